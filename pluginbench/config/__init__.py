@@ -1,0 +1,40 @@
+"""The evaluation config: schema, loading, validation and the ``init`` template."""
+
+from importlib import resources
+
+from ._load import LoadedConfig, load, parse_evaluation, to_builtins, validate
+from ._schema import (
+    CONTROL_HARNESSES,
+    HARNESSES,
+    Capabilities,
+    EnvironmentConfig,
+    Evaluation,
+    MeasurementSettings,
+    RunnerConfig,
+    TasksConfig,
+    Treatment,
+)
+
+
+def template_text() -> str:
+    """The commented starter config that ``pluginbench init`` writes."""
+    return resources.files(__package__).joinpath("template.yaml").read_text(encoding="utf-8")
+
+
+__all__ = [
+    "CONTROL_HARNESSES",
+    "HARNESSES",
+    "Capabilities",
+    "EnvironmentConfig",
+    "Evaluation",
+    "LoadedConfig",
+    "MeasurementSettings",
+    "RunnerConfig",
+    "TasksConfig",
+    "Treatment",
+    "load",
+    "parse_evaluation",
+    "template_text",
+    "to_builtins",
+    "validate",
+]

@@ -1,0 +1,218 @@
+"""Loading and validating an evaluation config; every failure names file, field and fix."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import msgspec
+import yaml
+
+from ..errors import ConfigError
+from ._schema import CONTROL_HARNESSES, HARNESSES, MEASUREMENTS, REASONING, Evaluation
+
+_ARM_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
+_EXACT_VERSION = re.compile(r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
+_CLAUDE_ALIASES = {"sonnet", "opus", "haiku", "default", "best", "opusplan"}
+
+
+class LoadedConfig(NamedTuple):
+    """A validated evaluation and the file it came from (paths resolve against its folder)."""
+
+    evaluation: Evaluation
+    path: Path
+
+    @property
+    def base(self) -> Path:
+        return self.path.parent
+
+    def resolve(self, raw: str) -> Path:
+        p = Path(raw).expanduser()
+        return p if p.is_absolute() else (self.base / p)
+
+
+def _parse_raw(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(
+            "the config file does not exist",
+            file=str(path),
+            fix="create one with: pluginbench init " + str(path),
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read the config: {exc}", file=str(path)) from None
+    try:
+        if path.suffix == ".json":
+            return json.loads(text)
+        return yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
+        if isinstance(exc, json.JSONDecodeError):
+            where = f"line {exc.lineno}, column {exc.colno}"
+        raise ConfigError(
+            f"the config is not valid {'JSON' if path.suffix == '.json' else 'YAML'}: "
+            f"{getattr(exc, 'problem', None) or exc}",
+            file=str(path),
+            field=where,
+            fix="fix the syntax at that position",
+        ) from None
+
+
+def _field_from_msgspec(message: str) -> tuple[str, str | None]:
+    """Split msgspec's ``... - at `$.runner.jobs` `` into (message, dotted field)."""
+    m = re.search(r" - at `\$(.*)`$", message)
+    if not m:
+        return message, None
+    field = m.group(1).lstrip(".")
+    field = re.sub(r"\[(\d+)\]", r"[\1]", field)
+    return message[: m.start()], field or None
+
+
+def parse_evaluation(raw: Any, path: Path) -> Evaluation:
+    if raw is None:
+        raise ConfigError("the config is empty", file=str(path), fix="pluginbench init writes a starter")
+    try:
+        return msgspec.convert(raw, Evaluation, strict=True)
+    except msgspec.ValidationError as exc:
+        message, field = _field_from_msgspec(str(exc))
+        fix = "see docs/configuration.md for the allowed fields and types"
+        if message.startswith("Object contains unknown field"):
+            unknown = re.search(r"`([^`]+)`", message)
+            name = unknown.group(1) if unknown else "?"
+            field = f"{field}.{name}" if field else name
+            message = f"unknown key '{name}'"
+            fix = "remove it or check its spelling; every setting is listed in docs/configuration.md"
+        elif message.startswith("Object missing required field"):
+            missing = re.search(r"`([^`]+)`", message)
+            name = missing.group(1) if missing else "?"
+            field = f"{field}.{name}" if field else name
+            message = f"required key '{name}' is missing"
+            fix = "add it; pluginbench init writes a complete example"
+        elif message.startswith("Expected"):
+            message = f"wrong type: {message[0].lower()}{message[1:]}"
+        raise ConfigError(message, file=str(path), field=field, fix=fix) from None
+
+
+def validate(ev: Evaluation, path: Path) -> None:
+    """Cross-field rules msgspec cannot express. Raises :class:`ConfigError`."""
+    f = str(path)
+
+    def bad(message: str, field: str, fix: str) -> ConfigError:
+        return ConfigError(message, file=f, field=field, fix=fix)
+
+    sources = [k for k in ("source", "urls", "dataset") if getattr(ev.tasks, k) is not None]
+    if len(sources) != 1:
+        raise bad(
+            "choose exactly one task source",
+            "tasks",
+            "set tasks.source with tasks.ids (local), tasks.urls, or tasks.dataset",
+        )
+    if ev.tasks.source is not None:
+        if not ev.tasks.ids:
+            raise bad("a local task source needs ids", "tasks.ids", "list the task folder names to run")
+        if len(set(ev.tasks.ids)) != len(ev.tasks.ids):
+            raise bad("a task id is listed twice", "tasks.ids", "list each task once")
+    if ev.tasks.urls is not None or ev.tasks.dataset is not None:
+        raise bad(
+            "remote task sources (urls, dataset) cannot be fetched by this build",
+            "tasks.urls" if ev.tasks.urls is not None else "tasks.dataset",
+            "copy the task folders locally and use tasks.source with tasks.ids",
+        )
+    if not 1 <= ev.jobs <= 4:
+        raise bad(f"jobs must be 1 to 4, got {ev.jobs}", "jobs", "set jobs to 1, 2, 3 or 4 (default 2)")
+    if ev.repeats < 1:
+        raise bad(f"repeats must be at least 1, got {ev.repeats}", "repeats", "set repeats: 3")
+    if ev.timeout_seconds < 1:
+        raise bad("timeout_seconds must be positive", "timeout_seconds", "set timeout_seconds: 1800")
+    for name in ev.treatments:
+        if name in ("vanilla", "baseline"):
+            raise bad(
+                f"'{name}' is the implicit no-guidance arm",
+                f"treatments.{name}",
+                "rename the treatment; vanilla is always included",
+            )
+        if not _ARM_NAME.match(name):
+            raise bad(
+                f"treatment name '{name}' is not allowed",
+                f"treatments.{name}",
+                "use lowercase letters, digits, '.', '_' and '-'",
+            )
+        t = ev.treatments[name]
+        if not (t.guidance or t.skills or t.plugins):
+            raise bad(
+                f"treatment '{name}' declares nothing",
+                f"treatments.{name}",
+                "give it guidance, skills or plugins, or remove it",
+            )
+    r = ev.runner
+    if r.harness not in HARNESSES:
+        raise bad(
+            f"unknown harness '{r.harness}'",
+            "runner.harness",
+            "use one of: " + ", ".join(HARNESSES),
+        )
+    if r.reasoning is not None and r.reasoning not in REASONING:
+        raise bad(f"unknown reasoning '{r.reasoning}'", "runner.reasoning", "use low, medium, high, xhigh or max")
+    if r.harness not in CONTROL_HARNESSES:
+        if not r.model:
+            raise bad("a real harness needs an exact model id", "runner.model", "set runner.model")
+        if r.cli_version is not None and not _EXACT_VERSION.match(r.cli_version):
+            raise bad(
+                f"cli_version '{r.cli_version}' is not an exact version",
+                "runner.cli_version",
+                'use an exact version such as "2.1.328"; ranges and tags are refused',
+            )
+    if r.harness == "claude":
+        if r.model and (r.model in _CLAUDE_ALIASES or not r.model.startswith("claude-")):
+            raise bad(
+                f"'{r.model}' is not an exact claude-* model id",
+                "runner.model",
+                "use an exact id such as claude-sonnet-4-5; floating aliases are refused",
+            )
+        for key in ("max_threads", "max_depth"):
+            if getattr(ev.capabilities, key) is not None:
+                raise bad(
+                    f"capabilities.{key} is not enforced by Claude Code",
+                    f"capabilities.{key}",
+                    "remove it for runner.harness: claude",
+                )
+    if ev.capabilities.max_threads is not None and not 1 <= ev.capabilities.max_threads <= 4:
+        raise bad("max_threads must be 1 to 4", "capabilities.max_threads", "set it to 4 or less")
+    for i, m in enumerate(ev.measurements):
+        if m not in MEASUREMENTS:
+            raise bad(
+                f"unknown measurement '{m}'",
+                f"measurements[{i}]",
+                "use any of: " + ", ".join(MEASUREMENTS),
+            )
+    env = ev.environment
+    if env.container_cpus is not None and env.container_cpus <= 0:
+        raise bad("container_cpus must be positive", "environment.container_cpus", "set e.g. 2")
+    if env.container_memory_mb is not None and env.container_memory_mb <= 0:
+        raise bad("container_memory_mb must be positive", "environment.container_memory_mb", "set e.g. 4096")
+
+
+def load(path: str | Path) -> LoadedConfig:
+    """Read, parse and validate a config file; paths inside stay relative to it."""
+    p = Path(path)
+    if p.is_dir():
+        raise ConfigError(
+            "expected a config file, got a folder",
+            file=str(p),
+            fix="pass evaluation.yaml, or a run directory to `pluginbench run` to resume",
+        )
+    if p.suffix not in (".yaml", ".yml", ".json"):
+        raise ConfigError(
+            f"unsupported config extension '{p.suffix}'", file=str(p), fix="use .yaml, .yml or .json"
+        )
+    ev = parse_evaluation(_parse_raw(p), p)
+    validate(ev, p)
+    return LoadedConfig(ev, p.resolve())
+
+
+def to_builtins(ev: Evaluation) -> dict[str, Any]:
+    return msgspec.to_builtins(ev)

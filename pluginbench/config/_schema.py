@@ -1,0 +1,97 @@
+"""The evaluation config schema (``evaluation.yaml`` / ``.json``), as frozen value types.
+
+Strict: unknown keys are refused (``forbid_unknown_fields``), types are checked, and
+every cross-field rule lives in :func:`pluginbench.config.validate`. Paths are stored as
+written; :func:`pluginbench.config.load` resolves them against the config's folder.
+See ``docs/configuration.md`` for every field.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+HARNESSES = ("claude", "codex", "simulated", "nop", "oracle")
+CONTROL_HARNESSES = ("simulated", "nop", "oracle")
+REASONING = ("low", "medium", "high", "xhigh", "max", "minimal", "none")
+MEASUREMENTS = ("tokens", "time", "lines")
+
+
+class _Strict(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    pass
+
+
+class DatasetSource(_Strict, frozen=True):
+    """A Harbor registry dataset, pinned by version (not yet fetchable offline)."""
+
+    name: str
+    version: str
+    ids: list[str]
+
+
+class TasksConfig(_Strict, frozen=True):
+    """Exactly one task source: a local folder with ids, task-folder urls, or a dataset."""
+
+    source: str | None = None
+    ids: list[str] | None = None
+    urls: list[str] | None = None
+    dataset: DatasetSource | None = None
+
+
+class Treatment(_Strict, frozen=True):
+    """One named guidance package: instruction files, skill folders, plugin folders."""
+
+    guidance: list[str] = []
+    skills: list[str] = []
+    plugins: list[str] = []
+
+
+class RunnerConfig(_Strict, frozen=True):
+    """The coding agent, fixed across arms."""
+
+    harness: str = "simulated"
+    model: str | None = None
+    reasoning: str | None = None
+    cli_version: str | None = None
+
+
+class Capabilities(_Strict, frozen=True):
+    """The same capability policy for vanilla and every treatment."""
+
+    subagents: bool = True
+    max_threads: int | None = None
+    max_depth: int | None = None
+
+
+class EnvironmentConfig(_Strict, frozen=True):
+    """Where attempts run. ``isolation`` applies to the local backend."""
+
+    backend: Literal["local", "docker"] = "local"
+    isolation: Literal["auto", "bubblewrap", "none"] = "auto"
+    allow_unisolated: bool = False
+    container_cpus: float | None = None
+    container_memory_mb: int | None = None
+
+
+class MeasurementSettings(_Strict, frozen=True):
+    require_ready: bool = False
+    source_scope: list[str] | None = None
+    test_scope: list[str] | None = None
+
+
+class Evaluation(_Strict, frozen=True):
+    """A whole evaluation: tasks × (vanilla + treatments) × repeats, everything else fixed."""
+
+    tasks: TasksConfig
+    name: str | None = None
+    treatments: dict[str, Treatment] = {}
+    runner: RunnerConfig = RunnerConfig()
+    capabilities: Capabilities = Capabilities()
+    repeats: int = 3
+    jobs: int = 2
+    seed: int = 0
+    timeout_seconds: int = 1800
+    environment: EnvironmentConfig = EnvironmentConfig()
+    measurements: list[str] = msgspec.field(default_factory=lambda: ["tokens", "time", "lines"])
+    measurement_settings: MeasurementSettings = MeasurementSettings()

@@ -1,0 +1,156 @@
+"""The environment port: a fresh sandbox per attempt, commands with deadlines, copy in/out.
+
+A backend (``local``, ``docker``) implements :class:`Environment`. Its
+:meth:`Environment.sandbox` is an async context manager that yields a
+:class:`Sandbox` and, on exit (normal, error or cancellation), removes everything the
+sandbox owns and nothing else. Inside a sandbox the task's paths are real:
+
+==================  ==========================================================
+``paths.app``       the starting source (a git repo whose HEAD is ``base_commit``)
+``paths.tests``     the task's ``tests/`` (verifier sandboxes only)
+``paths.solution``  the task's ``solution/`` (oracle sandboxes only)
+``paths.logs``      ``/logs`` with ``agent/``, ``verifier/`` and ``artifacts/``
+``paths.home``      the private HOME (harness config is delivered here)
+==================  ==========================================================
+
+With a mount namespace (bubblewrap, docker) these are ``/app``, ``/tests`` ... ; an
+unisolated local sandbox uses host folders and exports ``APP_DIR``, ``TESTS_DIR``,
+``SOLUTION_DIR``, ``LOGS_DIR`` so scripts that read those variables still work.
+Every command gets those variables in either mode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import Literal, NamedTuple, Protocol
+
+Role = Literal["coding", "verifier", "readiness"]
+
+
+class SandboxPaths(NamedTuple):
+    """Paths as the sandboxed processes see them."""
+
+    app: str
+    tests: str
+    solution: str
+    logs: str
+    home: str
+    tmp: str
+
+    def env(self) -> dict[str, str]:
+        return {
+            "APP_DIR": self.app,
+            "TESTS_DIR": self.tests,
+            "SOLUTION_DIR": self.solution,
+            "LOGS_DIR": self.logs,
+            "HOME": self.home,
+            "TMPDIR": self.tmp,
+        }
+
+
+class SandboxSpec(NamedTuple):
+    """What a sandbox is for and what it may see.
+
+    ``workspace`` is the host folder holding the starting source (local backend) and
+    ``image`` the prepared image (docker backend); a backend uses the one it needs.
+    ``tests``/``solution`` are host folders copied in only when given, so a coding
+    sandbox never receives hidden tests. ``hidden`` lists host paths that must not be
+    readable inside (the run directory, the task source, the cache root).
+    """
+
+    run_id: str
+    attempt_id: str
+    role: Role
+    task: str
+    workspace: Path | None = None
+    image: str | None = None
+    workdir: str = "/app"
+    tests: Path | None = None
+    solution: Path | None = None
+    home: Path | None = None
+    hidden: tuple[Path, ...] = ()
+    network: Literal["host", "none"] = "host"
+    cpus: float | None = None
+    memory_mb: int | None = None
+    git_identity: tuple[str, str] = ("PluginBench Agent", "agent@pluginbench.invalid")
+
+
+class ExecResult(NamedTuple):
+    """How a command ended. ``exit_code`` is ``None`` when it was killed at its deadline."""
+
+    exit_code: int | None
+    timed_out: bool
+    seconds: float
+    stdout: bytes
+    stderr: bytes
+
+
+class Sandbox(Protocol):
+    """One fresh, owned sandbox. Methods may be called until :meth:`stop`; then only
+    :meth:`export_workspace` and :meth:`get`."""
+
+    paths: SandboxPaths
+    base_commit: str
+    isolated: bool
+
+    async def exec(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        stdout_path: Path | None = None,
+        stderr_path: Path | None = None,
+        stdin: bytes | None = None,
+    ) -> ExecResult:
+        """Run ``argv`` inside; kill the whole process tree at ``timeout`` seconds.
+
+        With ``stdout_path``/``stderr_path`` the stream goes to that host file as it is
+        produced (``ExecResult.stdout``/``stderr`` are then empty). Cancellation kills
+        the process tree before re-raising.
+        """
+        ...
+
+    async def put(self, host_path: Path, sandbox_path: str) -> None:
+        """Copy a host file or folder in (modes kept, symlinks refused)."""
+        ...
+
+    async def get(self, sandbox_path: str, host_path: Path) -> None:
+        """Copy a file or folder out to the host."""
+        ...
+
+    async def stop(self) -> None:
+        """Stop every process in the sandbox and confirm they are gone."""
+        ...
+
+    async def export_workspace(self, host_path: Path) -> None:
+        """Copy the working tree of ``paths.app`` out; only after :meth:`stop`."""
+        ...
+
+
+class Environment(Protocol):
+    """A backend that makes sandboxes."""
+
+    name: str
+
+    async def check(self) -> None:
+        """Raise :class:`~pluginbench.errors.EnvironmentFailure` when unusable."""
+        ...
+
+    def sandbox(self, spec: SandboxSpec) -> AbstractAsyncContextManager[Sandbox]:
+        """A fresh sandbox for ``spec``; everything it owns is removed on exit."""
+        ...
+
+
+__all__ = [
+    "AsyncIterator",
+    "Environment",
+    "ExecResult",
+    "Role",
+    "Sandbox",
+    "SandboxPaths",
+    "SandboxSpec",
+]

@@ -1,0 +1,140 @@
+"""``run.lock``: who owns a run, proven by a held ``flock`` and a process start time.
+
+The owner writes its pid, process group, start time and run directory into the file
+and keeps an exclusive ``flock`` on it for as long as it lives; the kernel drops the
+lock when the process dies, however it dies. Readers never trust the file's text alone:
+a run is *owned* only while the lock is held **and** the recorded pid still has the
+recorded start time (pids are reused).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from pathlib import Path
+from typing import NamedTuple
+
+from ..errors import LockHeldError, RunDirError
+from ._log import utc_now
+
+LOCK_NAME = "run.lock"
+
+
+class Owner(NamedTuple):
+    pid: int
+    pgid: int
+    started_at: str
+    start_ticks: int | None
+    run_dir: str
+
+
+def process_start_ticks(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot (Linux), else ``None``."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name can hold spaces and parentheses; fields resume after the last ")".
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return int(fields[19])
+
+
+def read_owner_record(run_dir: Path) -> Owner | None:
+    """What ``run.lock`` says, whether or not that process is alive."""
+    try:
+        data = json.loads((run_dir / LOCK_NAME).read_text())
+        return Owner(
+            pid=int(data["pid"]),
+            pgid=int(data["pgid"]),
+            started_at=str(data["started_at"]),
+            start_ticks=data.get("start_ticks"),
+            run_dir=str(data["run_dir"]),
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _lock_is_held(path: Path) -> bool:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+def live_owner(run_dir: Path) -> Owner | None:
+    """The owner if a live process holds the lock with the recorded start time."""
+    path = run_dir / LOCK_NAME
+    if not _lock_is_held(path):
+        return None
+    owner = read_owner_record(run_dir)
+    if owner is None:
+        return None
+    if owner.start_ticks is not None and process_start_ticks(owner.pid) != owner.start_ticks:
+        return None
+    return owner
+
+
+class RunLock:
+    """The exclusive lock of one run directory, held by this process until released."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self.path = run_dir / LOCK_NAME
+        self._fd = -1
+
+    def acquire(self) -> Owner:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            owner = read_owner_record(self.run_dir)
+            who = f"pid {owner.pid} (started {owner.started_at})" if owner else "another process"
+            raise LockHeldError(
+                f"the run is owned by {who}",
+                file=str(self.path),
+                fix=f"wait for it, or stop it with: pluginbench stop {self.run_dir}",
+            ) from None
+        record = read_owner_record(self.run_dir)
+        if record is not None and Path(record.run_dir) != self.run_dir.resolve():
+            os.close(fd)
+            raise RunDirError(
+                f"the run was moved from {record.run_dir}",
+                file=str(self.path),
+                fix="a moved run is refused; delete run.lock if you moved it on purpose",
+            )
+        pid = os.getpid()
+        owner = Owner(
+            pid=pid,
+            pgid=os.getpgid(pid),
+            started_at=utc_now(),
+            start_ticks=process_start_ticks(pid),
+            run_dir=str(self.run_dir.resolve()),
+        )
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(owner._asdict(), indent=2).encode() + b"\n", 0)
+        os.fsync(fd)
+        self._fd = fd
+        return owner
+
+    def release(self) -> None:
+        if self._fd >= 0:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> Owner:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()

@@ -1,0 +1,204 @@
+"""The append-only event log, ``events.jsonl``: one JSON object a line, the truth.
+
+Contract:
+
+* Only one writer at a time (the holder of ``run.lock``). :class:`EventLog` assigns the
+  next contiguous ``seq``, writes the whole line in one ``write`` and fsyncs before
+  :meth:`EventLog.append` returns, so an event that was appended survives a crash.
+* A crash mid-write leaves a *torn* last line without its newline. Readers ignore it;
+  the next writer truncates it away and records :class:`LogRepaired` with the size and
+  hash of what it dropped.
+* A line before the last that does not decode, or a ``seq`` gap or duplicate, is
+  corruption: :class:`CorruptLogError`, never silently skipped.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+import msgspec
+
+from ..errors import CorruptLogError
+from ._types import Event, LogRepaired, decode, encode, stamp
+
+
+class LogContents(NamedTuple):
+    """What a reader found: the complete events and any torn tail bytes."""
+
+    events: list[Event]
+    torn_tail: bytes
+    valid_size: int
+
+
+def utc_now() -> str:
+    """The current UTC time as ISO-8601 with milliseconds and a ``Z``."""
+    now = _dt.datetime.now(_dt.UTC)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def _parse(data: bytes, path: Path) -> LogContents:
+    events: list[Event] = []
+    pos = 0
+    size = len(data)
+    lineno = 0
+    while pos < size:
+        end = data.find(b"\n", pos)
+        lineno += 1
+        if end == -1:
+            tail = data[pos:]
+            try:
+                event = decode(tail)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                return LogContents(events, tail, pos)
+            # Complete JSON that only lacks its newline: keep it, the writer adds "\n".
+            _check_seq(events, event, path, lineno)
+            events.append(event)
+            return LogContents(events, b"", size)
+        line = data[pos:end]
+        try:
+            event = decode(line)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise CorruptLogError(
+                f"line {lineno} of the event log does not decode: {exc}",
+                file=str(path),
+                field=f"line {lineno}",
+                fix="restore events.jsonl from a backup; PluginBench never rewrites a "
+                "complete line, so this was changed by hand or by another tool",
+            ) from exc
+        _check_seq(events, event, path, lineno)
+        events.append(event)
+        pos = end + 1
+    return LogContents(events, b"", size)
+
+
+def _check_seq(events: list[Event], event: Event, path: Path, lineno: int) -> None:
+    expected = events[-1].seq + 1 if events else 1
+    if event.seq != expected:
+        kind = "duplicate" if event.seq < expected else "gap"
+        raise CorruptLogError(
+            f"seq {kind} in the event log: line {lineno} has seq {event.seq}, expected {expected}",
+            file=str(path),
+            field=f"line {lineno}.seq",
+            fix="the log was edited or two writers ran at once; restore it from a backup "
+            "or start a new run",
+        )
+
+
+def read_log(path: Path) -> LogContents:
+    """Read every complete event; a missing file is an empty log."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return LogContents([], b"", 0)
+    return _parse(data, path)
+
+
+def read_events(path: Path) -> list[Event]:
+    """Every complete event in order (torn tail ignored)."""
+    return read_log(path).events
+
+
+class EventLog:
+    """The single writer of one ``events.jsonl``.
+
+    Open it only while holding ``run.lock``. Opening repairs a torn tail (and records
+    :class:`LogRepaired` as the first appended event). :meth:`append` is synchronous
+    and durable: it returns after ``fsync``.
+    """
+
+    def __init__(self, path: Path, *, clock: Callable[[], str] = utc_now) -> None:
+        self.path = path
+        self._clock = clock
+        contents = read_log(path)
+        self._events_seen = len(contents.events)
+        self._last_seq = contents.events[-1].seq if contents.events else 0
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self.recovered: list[Event] = list(contents.events)
+        self.repair: LogRepaired | None = None
+        if contents.torn_tail:
+            os.ftruncate(self._fd, contents.valid_size)
+            os.fsync(self._fd)
+            self.repair = LogRepaired(
+                dropped_bytes=len(contents.torn_tail),
+                dropped_sha256=hashlib.sha256(contents.torn_tail).hexdigest(),
+            )
+        elif contents.valid_size and not path.read_bytes().endswith(b"\n"):
+            os.write(self._fd, b"\n")
+            os.fsync(self._fd)
+
+    @property
+    def last_seq(self) -> int:
+        return self._last_seq
+
+    def append(self, event: Event) -> Event:
+        """Stamp ``seq`` and ``at``, write one line, fsync; return the stamped event."""
+        stamped = stamp(event, seq=self._last_seq + 1, at=self._clock())
+        line = encode(stamped) + b"\n"
+        written = os.write(self._fd, line)
+        while written < len(line):  # a short write on a full disk: finish or raise
+            written += os.write(self._fd, line[written:])
+        os.fsync(self._fd)
+        self._last_seq = stamped.seq
+        return stamped
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> EventLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def follow(
+    path: Path,
+    *,
+    poll_seconds: float = 0.2,
+    stop: Callable[[], bool] = lambda: False,
+    start_seq: int = 0,
+) -> Iterator[Event]:
+    """Yield every event with ``seq > start_seq``, then new ones as they are appended.
+
+    Polls the file; a partial last line is held back until its newline arrives. Ends
+    when ``stop()`` returns true after a poll that found nothing new.
+    """
+    offset = 0
+    buffer = b""
+    expected = None
+    while True:
+        try:
+            with path.open("rb") as fh:
+                fh.seek(offset)
+                chunk = fh.read()
+        except FileNotFoundError:
+            chunk = b""
+        if chunk:
+            offset += len(chunk)
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            for line in lines:
+                if not line:
+                    continue
+                event = decode(line)
+                if expected is not None and event.seq != expected:
+                    raise CorruptLogError(
+                        f"seq jumped from {expected - 1} to {event.seq} while following",
+                        file=str(path),
+                        fix="the log was rewritten while being followed",
+                    )
+                expected = event.seq + 1
+                if event.seq > start_seq:
+                    yield event
+            continue
+        if stop():
+            return
+        time.sleep(poll_seconds)

@@ -1,0 +1,308 @@
+"""Event types: one immutable msgspec struct per fact about a run.
+
+Every event carries ``seq`` (contiguous from 1), ``at`` (UTC ISO-8601 with
+milliseconds, set by the writer) and ``v`` (the schema version of that event type).
+The ``type`` tag names the fact in ``noun.past_participle`` form. Fields are only added
+within a version; renaming or removing one bumps ``v`` and keeps a decoder for the old
+shape. Values that were not measured are ``None`` beside a reason; never zero.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+import msgspec
+
+
+class _Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", omit_defaults=False):
+    seq: int = 0
+    at: str = ""
+    v: int = 1
+
+
+# ---------------------------------------------------------------- value types
+
+
+class SlotPlan(msgspec.Struct, frozen=True, kw_only=True):
+    """One planned slot: a task × arm × repeat at a randomized position."""
+
+    slot: int
+    task: str
+    arm: str
+    repeat: int
+    attempt_id: str
+
+
+class Usage(msgspec.Struct, frozen=True, kw_only=True):
+    """Token usage of one attempt. ``status`` is exact, lower_bound, unvalidated or unknown.
+
+    Any counter that was not measured is ``None``; ``reason`` says why.
+    """
+
+    status: str
+    input_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    uncached_input_tokens: int | None = None
+    output_tokens: int | None = None
+    reasoning_output_tokens: int | None = None
+    total_tokens: int | None = None
+    reason: str | None = None
+
+
+class Measure(msgspec.Struct, frozen=True, kw_only=True):
+    """One measured value, or an explicit unknown with a reason."""
+
+    value: float | int | None
+    unit: str
+    status: str = "measured"  # measured | unknown
+    reason: str | None = None
+
+
+# ---------------------------------------------------------------- run lifecycle
+
+
+class RunCreated(_Event, frozen=True, tag="run.created"):
+    """Settings were frozen and the plan fixed. Always the first event."""
+
+    name: str
+    evaluation_sha256: str
+    harness: str
+    model: str
+    reasoning: str | None
+    backend: str
+    isolation: str
+    tasks: list[str]
+    arms: list[str]
+    repeats: int
+    jobs: int
+    seed: int
+    timeout_seconds: int
+    slots: list[SlotPlan]
+    simulated: bool = False
+    probe: bool = False
+    pluginbench_version: str = ""
+
+
+class RunStarted(_Event, frozen=True, tag="run.started"):
+    """A worker took ``run.lock`` and began (or resumed) the run."""
+
+    pid: int
+    pgid: int
+    resumed: bool
+    foreground: bool = False
+
+
+class LogRepaired(_Event, frozen=True, tag="log.repaired"):
+    """A torn last line (a crash mid-write) was cut off by the next writer."""
+
+    dropped_bytes: int
+    dropped_sha256: str
+
+
+class RunStopping(_Event, frozen=True, tag="run.stopping"):
+    """A stop was requested (SIGTERM, Ctrl-C): no new attempt starts."""
+
+    reason: str
+
+
+class RunStopped(_Event, frozen=True, tag="run.stopped"):
+    """The worker stopped cooperatively with work left; resume continues it."""
+
+    reason: str
+
+
+class RunFailed(_Event, frozen=True, tag="run.failed"):
+    """The run cannot continue; ``error`` says why and what to do."""
+
+    error: str
+
+
+class RunFinished(_Event, frozen=True, tag="run.finished"):
+    """Every slot is complete and the report was written."""
+
+    report: str | None = None
+
+
+# ---------------------------------------------------------------- preparation
+
+
+class PreparationStarted(_Event, frozen=True, tag="preparation.started"):
+    """Inputs are being frozen and readiness checked."""
+
+
+class TaskPrepared(_Event, frozen=True, tag="task.prepared"):
+    """A task was frozen under ``evidence/frozen/tasks/<task>``."""
+
+    task: str
+    fingerprint: str
+    files: int
+    workdir: str
+
+
+class TreatmentFrozen(_Event, frozen=True, tag="treatment.frozen"):
+    """An arm's guidance, skills and plugins were admitted and frozen."""
+
+    arm: str
+    fingerprint: str
+    guidance_bytes: int
+    skills: list[str]
+    plugins: list[str]
+
+
+class ReadinessChecked(_Event, frozen=True, tag="readiness.checked"):
+    """A control ran on a task: ``oracle`` must pass, ``nop`` must fail."""
+
+    task: str
+    control: str
+    ok: bool
+    reward: float | None
+    cached: bool
+    reason: str | None = None
+
+
+class CodingStarted(_Event, frozen=True, tag="coding.started"):
+    """Preparation passed; attempts may start."""
+
+
+# ---------------------------------------------------------------- attempts
+
+
+class AttemptStarted(_Event, frozen=True, tag="attempt.started"):
+    """A fresh sandbox is being made for this attempt."""
+
+    attempt_id: str
+    slot: int
+    task: str
+    arm: str
+    repeat: int
+
+
+class AgentLaunched(_Event, frozen=True, tag="agent.launched"):
+    """The agent process started: from here on a model call may be paid for."""
+
+    attempt_id: str
+    argv: list[str]
+
+
+class AgentExited(_Event, frozen=True, tag="agent.exited"):
+    """The agent process ended (or was stopped at its deadline)."""
+
+    attempt_id: str
+    exit_code: int | None
+    timed_out: bool
+    coding_seconds: float
+    usage: Usage
+    error: str | None = None
+
+
+class SubmissionCaptured(_Event, frozen=True, tag="submission.captured"):
+    """The canonical patch (``git diff BASE HEAD`` after stop) was saved."""
+
+    attempt_id: str
+    patch_sha256: str
+    empty: bool
+    files_changed: int
+
+
+class AttemptGraded(_Event, frozen=True, tag="attempt.graded"):
+    """The hidden verifier graded the canonical patch in its own sandbox."""
+
+    attempt_id: str
+    outcome: str  # pass | fail | empty | unknown
+    reward: float | None
+    reason: str | None = None
+
+
+class MeasuresCollected(_Event, frozen=True, tag="measures.collected"):
+    """Collectors measured the submission."""
+
+    attempt_id: str
+    measures: dict[str, Measure]
+
+
+class AttemptCompleted(_Event, frozen=True, tag="attempt.completed"):
+    """The attempt is graded and measured; it is never coded again."""
+
+    attempt_id: str
+
+
+class AttemptInterrupted(_Event, frozen=True, tag="attempt.interrupted"):
+    """The attempt ended without a usable session (provider stop, sandbox failure)."""
+
+    attempt_id: str
+    reason: str
+    provider_stop: bool = False
+
+
+class AttemptDiscarded(_Event, frozen=True, tag="attempt.discarded"):
+    """Resume replaced an attempt whose agent had launched but never finished."""
+
+    attempt_id: str
+    slot: int
+    replaced_by: str
+    reason: str
+    usage: Usage
+
+
+class AttemptReset(_Event, frozen=True, tag="attempt.reset"):
+    """Resume returned an attempt that never launched its agent to pending."""
+
+    attempt_id: str
+    reason: str
+
+
+class ReportBuilt(_Event, frozen=True, tag="report.built"):
+    """``report/`` was rebuilt from the log and frozen evidence."""
+
+    path: str
+
+
+Event = Union[
+    RunCreated,
+    RunStarted,
+    LogRepaired,
+    RunStopping,
+    RunStopped,
+    RunFailed,
+    RunFinished,
+    PreparationStarted,
+    TaskPrepared,
+    TreatmentFrozen,
+    ReadinessChecked,
+    CodingStarted,
+    AttemptStarted,
+    AgentLaunched,
+    AgentExited,
+    SubmissionCaptured,
+    AttemptGraded,
+    MeasuresCollected,
+    AttemptCompleted,
+    AttemptInterrupted,
+    AttemptDiscarded,
+    AttemptReset,
+    ReportBuilt,
+]
+
+EVENT_TYPES: tuple[type[Any], ...] = Event.__args__  # type: ignore[attr-defined]
+
+_encoder = msgspec.json.Encoder(order="deterministic")
+_decoder = msgspec.json.Decoder(Event)
+
+
+def encode(event: Event) -> bytes:
+    """One event as compact JSON, keys in a fixed order, without a newline."""
+    return _encoder.encode(event)
+
+
+def decode(line: bytes | str) -> Event:
+    """Decode one line; raises :class:`msgspec.DecodeError` or ValidationError."""
+    return _decoder.decode(line)
+
+
+def stamp(event: Event, *, seq: int, at: str) -> Event:
+    """The same event with its log position and time filled in."""
+    return msgspec.structs.replace(event, seq=seq, at=at)
+
+
+def type_name(event: Event) -> str:
+    return event.__struct_config__.tag  # type: ignore[return-value]

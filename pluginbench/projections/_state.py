@@ -1,0 +1,264 @@
+"""The run aggregate: the one fold every projection and decision starts from.
+
+:class:`RunState` changes only through :meth:`RunState.apply`, one event at a time, and
+holds nothing that is not derived from events. ``apply`` updates the aggregate in place
+(O(1) per event, so 100,000 events fold in well under a second) and is deterministic:
+the same events give an equal state. Readers treat the state as read-only.
+
+Attempt states: ``pending`` (planned, not started), ``running`` (sandbox made, agent
+may be working), ``complete`` (graded and measured; never coded again), ``interrupted``
+(ended without a usable session). Outcomes of complete attempts: ``pass``, ``fail``,
+``empty`` (the graded patch is empty), ``unknown`` (with ``outcome_reason``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from ..events import (
+    AgentExited,
+    AgentLaunched,
+    AttemptCompleted,
+    AttemptDiscarded,
+    AttemptGraded,
+    AttemptInterrupted,
+    AttemptReset,
+    AttemptStarted,
+    CodingStarted,
+    Event,
+    LogRepaired,
+    Measure,
+    MeasuresCollected,
+    PreparationStarted,
+    ReadinessChecked,
+    ReportBuilt,
+    RunCreated,
+    RunFailed,
+    RunFinished,
+    RunStarted,
+    RunStopped,
+    RunStopping,
+    SubmissionCaptured,
+    TaskPrepared,
+    TreatmentFrozen,
+    Usage,
+)
+
+STATES = ("pending", "running", "complete", "interrupted")
+OUTCOMES = ("pass", "fail", "empty", "unknown")
+VANILLA = "vanilla"
+
+
+@dataclass(slots=True)
+class Attempt:
+    """One attempt at one slot. Mutated only by :meth:`RunState.apply`."""
+
+    attempt_id: str
+    slot: int
+    task: str
+    arm: str
+    repeat: int
+    state: str = "pending"
+    launched: bool = False
+    exited: bool = False
+    exit_code: int | None = None
+    timed_out: bool = False
+    coding_seconds: float | None = None
+    usage: Usage | None = None
+    agent_error: str | None = None
+    captured: bool = False
+    patch_sha256: str | None = None
+    empty: bool | None = None
+    files_changed: int | None = None
+    graded: bool = False
+    outcome: str | None = None
+    reward: float | None = None
+    outcome_reason: str | None = None
+    measured: bool = False
+    measures: dict[str, Measure] = field(default_factory=dict)
+    interrupted_reason: str | None = None
+    provider_stop: bool = False
+    started_seq: int | None = None
+    completed_seq: int | None = None
+
+
+@dataclass(slots=True)
+class Discarded:
+    attempt_id: str
+    slot: int
+    task: str
+    arm: str
+    repeat: int
+    replaced_by: str
+    reason: str
+    usage: Usage
+
+
+@dataclass(slots=True)
+class RunState:
+    """Everything known about a run, folded from its events."""
+
+    created: RunCreated | None = None
+    attempts: dict[str, Attempt] = field(default_factory=dict)
+    live: dict[int, str] = field(default_factory=dict)  # slot -> live attempt id
+    discarded: list[Discarded] = field(default_factory=list)
+    prepared_tasks: dict[str, TaskPrepared] = field(default_factory=dict)
+    frozen_treatments: dict[str, TreatmentFrozen] = field(default_factory=dict)
+    readiness: dict[tuple[str, str], ReadinessChecked] = field(default_factory=dict)
+    preparing: bool = False
+    coding: bool = False
+    stopping: str | None = None
+    stopped: str | None = None
+    failed: str | None = None
+    finished: bool = False
+    report: str | None = None
+    worker_pid: int | None = None
+    workers: int = 0
+    repairs: int = 0
+    last_seq: int = 0
+    last_type: str | None = None
+    last_at: str | None = None
+
+    # ------------------------------------------------------------ queries
+
+    def live_attempts(self) -> Iterator[Attempt]:
+        """The attempt that currently holds each slot, in slot order."""
+        for slot in sorted(self.live):
+            yield self.attempts[self.live[slot]]
+
+    def count(self, state: str) -> int:
+        return sum(1 for a in self.live_attempts() if a.state == state)
+
+    @property
+    def all_complete(self) -> bool:
+        return bool(self.live) and all(a.state == "complete" for a in self.live_attempts())
+
+    @property
+    def phase(self) -> str:
+        """not_started, starting, coding, reporting, complete, stopped, failed."""
+        if self.created is None:
+            return "not_started"
+        if self.finished:
+            return "complete"
+        if self.failed is not None:
+            return "failed"
+        if self.stopped is not None:
+            return "stopped"
+        if self.all_complete:
+            return "reporting"
+        if self.coding:
+            return "coding"
+        return "starting"
+
+    # ------------------------------------------------------------ the fold
+
+    def apply(self, event: Event) -> RunState:  # noqa: C901 - one branch per event type
+        """Fold one event in; returns ``self`` for chaining."""
+        self.last_seq = event.seq
+        self.last_at = event.at
+        self.last_type = event.__struct_config__.tag  # type: ignore[assignment]
+        match event:
+            case RunCreated():
+                self.created = event
+                for s in event.slots:
+                    self.attempts[s.attempt_id] = Attempt(s.attempt_id, s.slot, s.task, s.arm, s.repeat)
+                    self.live[s.slot] = s.attempt_id
+            case RunStarted():
+                self.worker_pid = event.pid
+                self.workers += 1
+                # A new worker clears the previous worker's ending; its history stays in the log.
+                self.stopping = self.stopped = self.failed = None
+                self.finished = False
+            case LogRepaired():
+                self.repairs += 1
+            case PreparationStarted():
+                self.preparing = True
+            case TaskPrepared():
+                self.prepared_tasks[event.task] = event
+            case TreatmentFrozen():
+                self.frozen_treatments[event.arm] = event
+            case ReadinessChecked():
+                self.readiness[(event.task, event.control)] = event
+            case CodingStarted():
+                self.preparing = False
+                self.coding = True
+            case AttemptStarted():
+                a = self.attempts.get(event.attempt_id)
+                if a is None:  # a replacement attempt with a derived id
+                    a = Attempt(event.attempt_id, event.slot, event.task, event.arm, event.repeat)
+                    self.attempts[event.attempt_id] = a
+                self.live[event.slot] = event.attempt_id
+                a.state = "running"
+                a.started_seq = event.seq
+            case AgentLaunched():
+                self.attempts[event.attempt_id].launched = True
+            case AgentExited():
+                a = self.attempts[event.attempt_id]
+                a.exited = True
+                a.exit_code = event.exit_code
+                a.timed_out = event.timed_out
+                a.coding_seconds = event.coding_seconds
+                a.usage = event.usage
+                a.agent_error = event.error
+            case SubmissionCaptured():
+                a = self.attempts[event.attempt_id]
+                a.captured = True
+                a.patch_sha256 = event.patch_sha256
+                a.empty = event.empty
+                a.files_changed = event.files_changed
+            case AttemptGraded():
+                a = self.attempts[event.attempt_id]
+                a.graded = True
+                a.outcome = event.outcome
+                a.reward = event.reward
+                a.outcome_reason = event.reason
+            case MeasuresCollected():
+                a = self.attempts[event.attempt_id]
+                a.measured = True
+                a.measures = dict(event.measures)
+            case AttemptCompleted():
+                a = self.attempts[event.attempt_id]
+                a.state = "complete"
+                a.completed_seq = event.seq
+            case AttemptInterrupted():
+                a = self.attempts[event.attempt_id]
+                a.state = "interrupted"
+                a.interrupted_reason = event.reason
+                a.provider_stop = event.provider_stop
+            case AttemptDiscarded():
+                old = self.attempts[event.attempt_id]
+                old.state = "interrupted"
+                self.discarded.append(
+                    Discarded(
+                        old.attempt_id, old.slot, old.task, old.arm, old.repeat,
+                        event.replaced_by, event.reason, event.usage,
+                    )
+                )
+                self.attempts[event.replaced_by] = Attempt(
+                    event.replaced_by, old.slot, old.task, old.arm, old.repeat
+                )
+                self.live[old.slot] = event.replaced_by
+            case AttemptReset():
+                a = self.attempts[event.attempt_id]
+                self.attempts[event.attempt_id] = Attempt(a.attempt_id, a.slot, a.task, a.arm, a.repeat)
+            case RunStopping():
+                self.stopping = event.reason
+            case RunStopped():
+                self.stopped = event.reason
+            case RunFailed():
+                self.failed = event.error
+            case RunFinished():
+                self.finished = True
+                self.report = event.report
+            case ReportBuilt():
+                self.report = event.path
+        return self
+
+
+def fold(events: Iterable[Event], state: RunState | None = None) -> RunState:
+    """Apply ``events`` in order to ``state`` (a new one by default)."""
+    st = state if state is not None else RunState()
+    for e in events:
+        st.apply(e)
+    return st

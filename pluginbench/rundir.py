@@ -1,0 +1,73 @@
+"""The layout of a run directory, in one place.
+
+```
+runs/<run>/
+  evaluation.json  evaluation-binding.json   frozen settings and their hash binding
+  events.jsonl                               the log (append-only, fsync per event)
+  run.lock  run.log
+  evidence/
+    ledger.sqlite                            projection: attempt states
+    frozen/tasks/<task>/                     frozen task folders
+    frozen/treatments/<arm>/                 frozen guidance, skills, plugins
+    attempts/<attempt-id>/                   invocation.json, execution.json, agent/,
+                                             model.patch, verifier/, measurements.json
+    discarded/<attempt-id>/                  attempts a resume replaced
+  report/  report.html  results.json  results.csv
+```
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+
+class RunDir(NamedTuple):
+    root: Path
+
+    @property
+    def evaluation(self) -> Path:
+        return self.root / "evaluation.json"
+
+    @property
+    def binding(self) -> Path:
+        return self.root / "evaluation-binding.json"
+
+    @property
+    def events(self) -> Path:
+        return self.root / "events.jsonl"
+
+    @property
+    def lock(self) -> Path:
+        return self.root / "run.lock"
+
+    @property
+    def log(self) -> Path:
+        return self.root / "run.log"
+
+    @property
+    def evidence(self) -> Path:
+        return self.root / "evidence"
+
+    @property
+    def ledger(self) -> Path:
+        return self.evidence / "ledger.sqlite"
+
+    def frozen_task(self, task: str) -> Path:
+        return self.evidence / "frozen" / "tasks" / task
+
+    def frozen_treatment(self, arm: str) -> Path:
+        return self.evidence / "frozen" / "treatments" / arm
+
+    def attempt(self, attempt_id: str) -> Path:
+        return self.evidence / "attempts" / attempt_id
+
+    def discarded(self, attempt_id: str) -> Path:
+        return self.evidence / "discarded" / attempt_id
+
+    @property
+    def report_dir(self) -> Path:
+        return self.root / "report"
+
+    def is_run(self) -> bool:
+        return self.evaluation.is_file() and self.binding.is_file()
