@@ -54,6 +54,9 @@ class RunnerConfig(_Strict, frozen=True):
     model: str | None = None
     reasoning: str | None = None
     cli_version: str | None = None
+    #: Probe mode: a scenario file for PluginBench's loopback model server. The run is
+    #: labelled a probe run everywhere, and real credentials are refused.
+    probe: str | None = None
 
 
 class Capabilities(_Strict, frozen=True):

@@ -100,9 +100,12 @@ class LogRepaired(_Event, frozen=True, tag="log.repaired"):
 
 
 class RunStopping(_Event, frozen=True, tag="run.stopping"):
-    """A stop was requested (SIGTERM, Ctrl-C): no new attempt starts."""
+    """A stop was requested (SIGTERM, Ctrl-C) or a failure ends the run: no new attempt
+    starts, running ones finish and are kept. ``failure`` marks a stop the run could
+    not avoid (provider stop, broken sandbox); it ends as ``run.failed``."""
 
     reason: str
+    failure: bool = False
 
 
 class RunStopped(_Event, frozen=True, tag="run.stopped"):

@@ -109,6 +109,7 @@ class RunState:
     preparing: bool = False
     coding: bool = False
     stopping: str | None = None
+    stopping_failure: bool = False
     stopped: str | None = None
     failed: str | None = None
     finished: bool = False
@@ -169,6 +170,7 @@ class RunState:
                 self.workers += 1
                 # A new worker clears the previous worker's ending; its history stays in the log.
                 self.stopping = self.stopped = self.failed = None
+                self.stopping_failure = False
                 self.finished = False
             case LogRepaired():
                 self.repairs += 1
@@ -244,6 +246,7 @@ class RunState:
                 self.attempts[event.attempt_id] = Attempt(a.attempt_id, a.slot, a.task, a.arm, a.repeat)
             case RunStopping():
                 self.stopping = event.reason
+                self.stopping_failure = event.failure
             case RunStopped():
                 self.stopped = event.reason
             case RunFailed():

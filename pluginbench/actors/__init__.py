@@ -1,0 +1,31 @@
+"""Actors: the Supervisor and the preparation, coding, grader and collector actors.
+
+Public surface: :func:`run_worker` (own a run until it ends), :func:`create_run`,
+:func:`check_inputs`, :func:`load_saved`, and the pure :func:`decide`/:func:`schedule`.
+"""
+
+from ._decide import BuildReport, Emit, Grade, Measure, Prepare, Start, decide, derive_attempt_id, schedule
+from ._runfiles import SavedRun, check_inputs, create_run, effective_isolation, load_saved, resolve_paths
+from ._supervisor import Supervisor
+from ._worker import build_engine, run_worker
+
+__all__ = [
+    "BuildReport",
+    "Emit",
+    "Grade",
+    "Measure",
+    "Prepare",
+    "SavedRun",
+    "Start",
+    "Supervisor",
+    "build_engine",
+    "check_inputs",
+    "create_run",
+    "decide",
+    "derive_attempt_id",
+    "effective_isolation",
+    "load_saved",
+    "resolve_paths",
+    "run_worker",
+    "schedule",
+]

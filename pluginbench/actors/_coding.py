@@ -1,0 +1,95 @@
+"""The coding actor: one attempt at a time from its channel, each in a fresh sandbox.
+
+It reports ``agent.launched`` (durably, before the agent process starts),
+``agent.exited`` and ``submission.captured``, or ``attempt.interrupted`` when no usable
+session came out of it. It never decides anything and never writes the log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from anyio.streams.memory import MemoryObjectReceiveStream
+
+from ..events import (
+    AgentExited,
+    AgentLaunched,
+    AttemptInterrupted,
+    SubmissionCaptured,
+)
+from ._context import Engine
+from ._decide import Start
+from ._pipeline import code_attempt
+
+
+def attempt_seed(run_seed: int, attempt_id: str) -> int:
+    """A per-attempt seed that depends only on the run seed and the attempt id."""
+    return int.from_bytes(hashlib.sha256(f"{run_seed}:{attempt_id}".encode()).digest()[:8], "big")
+
+
+async def coding_actor(engine: Engine, inbox: MemoryObjectReceiveStream[Start]) -> None:
+    async with inbox:
+        async for job in inbox:
+            await code_one(engine, job)
+
+
+async def code_one(engine: Engine, job: Start) -> None:
+    out = engine.outbox
+    task = engine.tasks[job.task]
+    attempt_dir = engine.run_dir.attempt(job.attempt_id)
+
+    async def launched(argv: object) -> None:
+        await out.record(AgentLaunched(attempt_id=job.attempt_id, argv=[str(a) for a in argv]))  # type: ignore[union-attr]
+
+    ev = engine.evaluation
+    try:
+        result = await code_attempt(
+            environment=engine.environment,
+            harness=engine.harness,
+            run_id=engine.run_id,
+            attempt_id=job.attempt_id,
+            task=task,
+            starting_source=engine.starting_source(job.task),
+            treatment=engine.treatments[job.arm],
+            attempt_dir=attempt_dir,
+            model=ev.runner.model,
+            reasoning=ev.runner.reasoning,
+            seed=attempt_seed(ev.seed, job.attempt_id),
+            timeout=engine.attempt_timeout(task),
+            hidden=engine.hidden,
+            launched=launched,
+        )
+    except Exception as exc:  # noqa: BLE001 - reported as an event; the Supervisor decides
+        await out.send(
+            AttemptInterrupted(attempt_id=job.attempt_id, reason=f"{type(exc).__name__}: {exc}")
+        )
+        return
+    run = result.run
+    await out.send(
+        AgentExited(
+            attempt_id=job.attempt_id,
+            exit_code=run.exit_code,
+            timed_out=run.timed_out,
+            coding_seconds=round(run.coding_seconds, 3),
+            usage=run.usage,
+            error=run.error,
+        )
+    )
+    if run.provider_stop:
+        await out.send(
+            AttemptInterrupted(attempt_id=job.attempt_id, reason=run.provider_stop, provider_stop=True)
+        )
+        return
+    if result.patch is None:
+        await out.send(
+            AttemptInterrupted(attempt_id=job.attempt_id, reason=result.capture_error or "no submission")
+        )
+        return
+    await out.send(
+        SubmissionCaptured(
+            attempt_id=job.attempt_id,
+            patch_sha256=result.patch.sha256,
+            empty=result.patch.empty,
+            files_changed=result.patch.files_changed,
+        )
+    )

@@ -1,0 +1,71 @@
+"""What every actor of one run shares: settings, ports, frozen inputs, and the outbox.
+
+Actors never write the log. They put events into the Supervisor's inbox through
+:meth:`Outbox.send`; :meth:`Outbox.record` also waits until the event is durably
+appended (used for ``agent.launched``, which must be on disk before a paid call).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+import anyio
+from anyio.streams.memory import MemoryObjectSendStream
+
+from ..config import Evaluation
+from ..environments._port import Environment
+from ..events import Event
+from ..harnesses._port import FrozenTreatment, Harness
+from ..rundir import RunDir
+from ..tasks import HarborTask
+
+
+class Envelope(NamedTuple):
+    """An event on its way to the Supervisor; ``done`` is set once it is appended."""
+
+    event: Event
+    done: anyio.Event | None
+
+
+@dataclass
+class Outbox:
+    stream: MemoryObjectSendStream[Envelope]
+
+    async def send(self, event: Event) -> None:
+        await self.stream.send(Envelope(event, None))
+
+    async def record(self, event: Event) -> None:
+        done = anyio.Event()
+        await self.stream.send(Envelope(event, done))
+        await done.wait()
+
+
+def cache_root() -> Path:
+    """``$XDG_CACHE_HOME/pluginbench`` or ``~/.cache/pluginbench``, resolved."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return (Path(base) / "pluginbench").resolve()
+
+
+@dataclass
+class Engine:
+    """The run-wide context handed to every actor."""
+
+    run_dir: RunDir
+    run_id: str
+    evaluation: Evaluation
+    environment: Environment
+    harness: Harness
+    task_sources: dict[str, Path]  # task id -> the user's task folder (before freezing)
+    outbox: Outbox
+    tasks: dict[str, HarborTask] = field(default_factory=dict)  # frozen tasks
+    treatments: dict[str, FrozenTreatment] = field(default_factory=dict)
+    hidden: tuple[Path, ...] = ()
+
+    def starting_source(self, task: str) -> Path:
+        return self.run_dir.frozen_task(task) / "workspace"
+
+    def attempt_timeout(self, task: HarborTask) -> float:
+        return float(self.evaluation.timeout_seconds)

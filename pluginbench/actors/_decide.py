@@ -1,0 +1,211 @@
+"""The Supervisor's decisions, as pure functions of the folded state.
+
+``decide(state, event)`` says what must happen *because of* ``event`` (grade a captured
+submission, complete a graded and measured attempt, discard an attempt a crash
+interrupted, build the report, end a drained run). ``schedule(state)`` says which
+pending slots may start now, given ``jobs`` and whether the run is stopping. Neither
+does I/O, reads a clock or draws a random number, so both are tested exhaustively and
+resume is nothing more than the same fold over the saved log followed by ``decide``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..events import (
+    AttemptCompleted,
+    AttemptDiscarded,
+    AttemptGraded,
+    AttemptInterrupted,
+    AttemptReset,
+    CodingStarted,
+    Event,
+    MeasuresCollected,
+    ReportBuilt,
+    RunFailed,
+    RunFinished,
+    RunStarted,
+    RunStopped,
+    RunStopping,
+    SubmissionCaptured,
+    Usage,
+)
+from ..projections._state import Attempt, RunState
+
+# ------------------------------------------------------------------ commands
+
+
+class Prepare(NamedTuple):
+    """Freeze inputs and check readiness, then record ``coding.started``."""
+
+
+class Grade(NamedTuple):
+    attempt_id: str
+    task: str
+
+
+class Measure(NamedTuple):
+    attempt_id: str
+    task: str
+
+
+class BuildReport(NamedTuple):
+    """Rebuild ``report/`` and record ``report.built``."""
+
+
+class Emit(NamedTuple):
+    """Record this event next (the Supervisor appends it, then decides again)."""
+
+    event: Event
+
+
+class Start(NamedTuple):
+    """Start coding this slot's live attempt."""
+
+    attempt_id: str
+    slot: int
+    task: str
+    arm: str
+    repeat: int
+
+
+Command = Prepare | Grade | Measure | BuildReport | Emit
+
+UNKNOWN_USAGE_KILLED = Usage(
+    status="unknown", reason="the worker was killed before the attempt saved its execution receipt"
+)
+
+
+def derive_attempt_id(attempt_id: str, state: RunState) -> str:
+    """The id of the attempt that replaces ``attempt_id`` in its slot: ``<base>~<n>``."""
+    base, _, gen = attempt_id.partition("~")
+    n = int(gen) + 1 if gen.isdigit() else 2
+    while f"{base}~{n}" in state.attempts:
+        n += 1
+    return f"{base}~{n}"
+
+
+def _in_flight(state: RunState) -> int:
+    return state.count("running")
+
+
+def _recover(state: RunState) -> list[Command]:
+    """What a new worker must do with attempts an earlier worker left unfinished."""
+    commands: list[Command] = []
+    for a in state.live_attempts():
+        if a.state == "interrupted" or (a.state == "running" and a.launched and not a.captured):
+            reason = a.interrupted_reason or (
+                "interrupted: the worker stopped after the agent launched and before its "
+                "submission was saved; the paid call is not replayed"
+            )
+            commands.append(
+                Emit(
+                    AttemptDiscarded(
+                        attempt_id=a.attempt_id,
+                        slot=a.slot,
+                        replaced_by=derive_attempt_id(a.attempt_id, state),
+                        reason=reason,
+                        usage=a.usage or UNKNOWN_USAGE_KILLED,
+                    )
+                )
+            )
+        elif a.state == "running" and not a.launched:
+            commands.append(
+                Emit(AttemptReset(attempt_id=a.attempt_id, reason="the worker stopped before the agent launched"))
+            )
+        elif a.state == "running":
+            commands.extend(_finish_captured(a))
+    return commands
+
+
+def _finish_captured(a: Attempt) -> list[Command]:
+    if a.graded and a.measured:
+        return [Emit(AttemptCompleted(attempt_id=a.attempt_id))]
+    out: list[Command] = []
+    if not a.graded:
+        out.append(Grade(a.attempt_id, a.task))
+    if not a.measured:
+        out.append(Measure(a.attempt_id, a.task))
+    return out
+
+
+def _drained(state: RunState) -> list[Command]:
+    """End a stopping run once nothing is in flight."""
+    if state.stopping is None or state.stopped is not None or state.failed is not None:
+        return []
+    if _in_flight(state):
+        return []
+    if state.stopping_failure:
+        return [Emit(RunFailed(error=state.stopping))]
+    return [Emit(RunStopped(reason=state.stopping))]
+
+
+def decide(state: RunState, event: Event) -> list[Command]:
+    """Commands that follow from ``event`` (already applied to ``state``)."""
+    if state.failed is not None and not isinstance(event, RunStarted):
+        return []
+    match event:
+        case RunStarted():
+            commands = _recover(state)
+            if not state.coding:
+                commands.append(Prepare())
+            elif state.all_complete and not state.finished:
+                commands.append(BuildReport())
+            return commands
+        case CodingStarted():
+            return [BuildReport()] if state.all_complete else []
+        case SubmissionCaptured():
+            a = state.attempts[event.attempt_id]
+            return [Grade(a.attempt_id, a.task), Measure(a.attempt_id, a.task)]
+        case AttemptGraded() | MeasuresCollected():
+            a = state.attempts[event.attempt_id]
+            if a.state == "running" and a.graded and a.measured:
+                return [Emit(AttemptCompleted(attempt_id=a.attempt_id))]
+            return []
+        case AttemptCompleted():
+            if state.all_complete and state.stopping is None:
+                return [BuildReport()]
+            return _drained(state)
+        case AttemptInterrupted():
+            if state.stopping is None:
+                cause = "provider stop" if event.provider_stop else "attempt failed before a submission"
+                return [
+                    Emit(
+                        RunStopping(
+                            reason=f"{cause} in attempt {event.attempt_id}: {event.reason}",
+                            failure=True,
+                        )
+                    )
+                ]
+            return _drained(state)
+        case RunStopping():
+            return _drained(state)
+        case ReportBuilt():
+            if state.all_complete and not state.finished and state.stopping is None:
+                return [Emit(RunFinished(report=event.path))]
+            return []
+        case AttemptDiscarded() | AttemptReset():
+            return []
+    return []
+
+
+def schedule(state: RunState) -> list[Start]:
+    """Pending slots that may start now, in slot order, up to ``jobs`` running at once."""
+    if (
+        state.created is None
+        or not state.coding
+        or state.stopping is not None
+        or state.failed is not None
+        or state.stopped is not None
+    ):
+        return []
+    free = state.created.jobs - _in_flight(state)
+    if free <= 0:
+        return []
+    starts: list[Start] = []
+    for a in state.live_attempts():
+        if a.state == "pending":
+            starts.append(Start(a.attempt_id, a.slot, a.task, a.arm, a.repeat))
+            if len(starts) == free:
+                break
+    return starts

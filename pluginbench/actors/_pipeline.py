@@ -1,0 +1,257 @@
+"""One attempt's I/O: code in a fresh sandbox, capture the canonical patch, grade it in
+another fresh sandbox. Shared by the coding and grader actors and by readiness checks,
+so controls go through exactly the path real attempts take.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import tempfile
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+import anyio
+import msgspec
+
+from ..environments._port import Environment, SandboxSpec
+from ..harnesses._port import AgentRun, AttemptContext, FrozenTreatment, Harness
+from ..tasks import HarborTask
+from ._patch import PatchInfo, make_patch
+
+
+class CodingResult(NamedTuple):
+    run: AgentRun
+    patch: PatchInfo | None
+    capture_error: str | None
+
+
+class GradeResult(NamedTuple):
+    outcome: str  # pass | fail | empty | unknown
+    reward: float | None
+    reason: str | None
+
+
+def write_json(path: Path, data: object) -> None:
+    """Write JSON atomically (temp file, fsync, rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_bytes(msgspec.json.format(msgspec.json.encode(data), indent=2) + b"\n")
+    with open(tmp, "rb") as fh:
+        import os
+
+        os.fsync(fh.fileno())
+    tmp.replace(path)
+
+
+async def code_attempt(
+    *,
+    environment: Environment,
+    harness: Harness,
+    run_id: str,
+    attempt_id: str,
+    task: HarborTask,
+    starting_source: Path,
+    treatment: FrozenTreatment,
+    attempt_dir: Path,
+    model: str | None,
+    reasoning: str | None,
+    seed: int,
+    timeout: float,
+    hidden: tuple[Path, ...],
+    launched: Callable[[Sequence[str]], Awaitable[None]],
+) -> CodingResult:
+    """Deliver, run the agent, stop the sandbox, export the tree, make the patch.
+
+    Raises only for failures *before* the agent launched (the sandbox or delivery is
+    broken); after launch every failure is folded into the result so the paid session
+    is kept.
+    """
+    attempt_dir.mkdir(parents=True, exist_ok=True)
+    (attempt_dir / "agent").mkdir(exist_ok=True)
+    delivery = attempt_dir / "delivery"
+    if delivery.exists():
+        shutil.rmtree(delivery)
+    delivery.mkdir()
+    receipt = await anyio.to_thread.run_sync(harness.deliver, treatment, delivery)
+    write_json(attempt_dir / "delivery.json", receipt)
+    spec = SandboxSpec(
+        run_id=run_id,
+        attempt_id=attempt_id,
+        role="coding",
+        task=task.id,
+        workspace=starting_source,
+        workdir=task.workdir,
+        solution=task.root / "solution" if harness.needs_solution else None,
+        home=delivery,
+        hidden=hidden,
+        network="host",
+    )
+    launched_flag = False
+
+    async def on_launch(argv: Sequence[str]) -> None:
+        nonlocal launched_flag
+        write_json(
+            attempt_dir / "invocation.json",
+            {"attempt_id": attempt_id, "task": task.id, "arm": treatment.arm, "harness": harness.name,
+             "model": model, "reasoning": reasoning, "argv": list(argv), "call_started": True},
+        )
+        await launched(argv)
+        launched_flag = True
+
+    ctx = AttemptContext(
+        run_id=run_id,
+        attempt_id=attempt_id,
+        task=task,
+        treatment=treatment,
+        model=model,
+        reasoning=reasoning,
+        seed=seed,
+        timeout_seconds=timeout,
+        attempt_dir=attempt_dir,
+        launched=on_launch,
+    )
+    async with environment.sandbox(spec) as sandbox:
+        try:
+            run = await harness.run(sandbox, ctx)
+        except Exception as exc:  # noqa: BLE001 - after launch, a harness crash is the attempt's result
+            if not launched_flag:
+                raise
+            from ..events import Usage
+
+            run = AgentRun(
+                exit_code=None,
+                timed_out=False,
+                coding_seconds=0.0,
+                usage=Usage(status="unknown", reason=f"the harness failed: {exc}"),
+                error=f"harness error: {exc}",
+            )
+        write_json(attempt_dir / "execution.json", {"attempt_id": attempt_id, **_run_dict(run)})
+        if run.provider_stop:
+            return CodingResult(run, None, None)
+        await sandbox.stop()
+        export = attempt_dir / "export"
+        if export.exists():
+            shutil.rmtree(export)
+        try:
+            await sandbox.export_workspace(export)
+        except Exception as exc:  # noqa: BLE001
+            return CodingResult(run, None, f"could not export the working tree: {exc}")
+    try:
+        patch = await anyio.to_thread.run_sync(make_patch, starting_source, export, attempt_dir / "model.patch")
+    except Exception as exc:  # noqa: BLE001
+        return CodingResult(run, None, f"could not make the canonical patch: {exc}")
+    return CodingResult(run, patch, None)
+
+
+def _run_dict(run: AgentRun) -> dict[str, object]:
+    return {
+        "exit_code": run.exit_code,
+        "timed_out": run.timed_out,
+        "coding_seconds": run.coding_seconds,
+        "usage": msgspec.to_builtins(run.usage),
+        "error": run.error,
+        "provider_stop": run.provider_stop,
+    }
+
+
+def read_reward(verifier_dir: Path) -> tuple[float | None, str | None]:
+    """Harbor's reward contract: ``reward.json`` (flat object with ``reward``) first,
+    else ``reward.txt`` (one number). Neither, empty, or non-numeric → unknown."""
+    rj = verifier_dir / "reward.json"
+    rt = verifier_dir / "reward.txt"
+    if rj.is_file():
+        try:
+            data = json.loads(rj.read_text())
+        except (ValueError, UnicodeDecodeError) as exc:
+            return None, f"reward.json does not parse: {exc}"
+        value = data.get("reward") if isinstance(data, dict) else None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            return None, "reward.json has no finite numeric 'reward'"
+        return float(value), None
+    if rt.is_file():
+        text = rt.read_text(errors="replace").strip()
+        if not text:
+            return None, "reward.txt is empty"
+        try:
+            value = float(text)
+        except ValueError:
+            return None, f"reward.txt is not a number: {text[:40]!r}"
+        if not math.isfinite(value):
+            return None, "reward.txt is not finite"
+        return value, None
+    return None, "the verifier wrote neither reward.json nor reward.txt"
+
+
+def classify(reward: float | None, reason: str | None, empty: bool) -> GradeResult:
+    if empty:
+        return GradeResult("empty", reward, "the graded patch is empty")
+    if reward is None:
+        return GradeResult("unknown", None, reason)
+    if reward == 1.0:
+        return GradeResult("pass", reward, None)
+    if reward == 0.0:
+        return GradeResult("fail", reward, None)
+    return GradeResult("unknown", reward, f"non-binary reward {reward:g}")
+
+
+async def grade_patch(
+    *,
+    environment: Environment,
+    run_id: str,
+    attempt_id: str,
+    task: HarborTask,
+    starting_source: Path,
+    patch_path: Path,
+    empty: bool,
+    out_dir: Path,
+    hidden: tuple[Path, ...],
+) -> GradeResult:
+    """Apply the canonical patch to a fresh copy of the starting source in a separate
+    sandbox, copy the hidden tests in, run ``tests/test.sh``, read the reward."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    spec = SandboxSpec(
+        run_id=run_id,
+        attempt_id=attempt_id,
+        role="verifier",
+        task=task.id,
+        workspace=starting_source,
+        workdir=task.workdir,
+        tests=task.tests_dir,
+        hidden=hidden,
+        network="host",
+    )
+    async with environment.sandbox(spec) as sb:
+        if not empty:
+            with tempfile.TemporaryDirectory(prefix="pluginbench-grade-") as tmp:
+                staged = Path(tmp) / "model.patch"
+                shutil.copyfile(patch_path, staged)
+                await sb.put(staged, f"{sb.paths.logs}/artifacts/model.patch")
+            applied = await sb.exec(
+                ["git", "apply", "--binary", "--whitespace=nowarn", f"{sb.paths.logs}/artifacts/model.patch"],
+                cwd=sb.paths.app,
+                timeout=120,
+            )
+            if applied.exit_code != 0:
+                (out_dir / "apply.txt").write_bytes(applied.stdout + applied.stderr)
+                return GradeResult("unknown", None, "the canonical patch does not apply to the starting source")
+        test_sh = f"{sb.paths.tests}/test.sh"
+        await sb.exec(["chmod", "+x", test_sh], timeout=30)
+        result = await sb.exec(
+            [test_sh],
+            cwd=sb.paths.app,
+            timeout=task.verifier_timeout_sec,
+            stdout_path=out_dir / "test-stdout.txt",
+            stderr_path=out_dir / "test-stderr.txt",
+        )
+        await sb.stop()
+        verifier_out = out_dir / "verifier"
+        if verifier_out.exists():
+            shutil.rmtree(verifier_out)
+        await sb.get(f"{sb.paths.logs}/verifier", verifier_out)
+    if result.timed_out:
+        return GradeResult("unknown", None, f"the verifier timed out after {task.verifier_timeout_sec:g} s")
+    reward, reason = read_reward(verifier_out)
+    return classify(reward, reason, empty)

@@ -1,0 +1,231 @@
+"""Creating a run directory, reading its saved settings back, and wiring its engine.
+
+``check_inputs`` is the foreground check ``run`` and ``check`` share: every task id
+loads, every treatment path exists and is safe, the sandbox policy allows the harness.
+Any failure is an :class:`~pluginbench.errors.InputError` (exit 2) raised before
+anything is written. ``create_run`` then freezes the settings (paths made absolute) in
+``evaluation.json`` with its SHA-256 in ``evaluation-binding.json`` and records
+``run.created`` with the plan.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import msgspec
+
+from .. import __version__
+from ..config import CONTROL_HARNESSES, Evaluation, LoadedConfig, parse_evaluation, validate
+from ..errors import ConfigError, RunDirError, TreatmentError
+from ..events import EventLog, RunCreated, RunLock
+from ..plan import arms_of, plan_slots
+from ..rundir import RunDir
+from ..tasks import HarborTask, load_task, scan_tree
+
+GUIDANCE_LIMIT = 32_768
+GUIDANCE_SEPARATOR = b"\n\n"
+
+
+class SavedRun(NamedTuple):
+    evaluation: Evaluation
+    config_file: str | None
+    saved: dict[str, Any]
+
+
+def resolve_paths(loaded: LoadedConfig) -> Evaluation:
+    """The evaluation with every path absolute (relative ones resolve against the config)."""
+    ev = loaded.evaluation
+
+    def r(p: str) -> str:
+        return str(loaded.resolve(p).resolve())
+
+    tasks = ev.tasks
+    if tasks.source is not None:
+        tasks = msgspec.structs.replace(tasks, source=r(tasks.source))
+    treatments = {
+        name: msgspec.structs.replace(
+            t, guidance=[r(p) for p in t.guidance], skills=[r(p) for p in t.skills], plugins=[r(p) for p in t.plugins]
+        )
+        for name, t in ev.treatments.items()
+    }
+    runner = ev.runner
+    if runner.probe is not None:
+        runner = msgspec.structs.replace(runner, probe=r(runner.probe))
+    return msgspec.structs.replace(ev, tasks=tasks, treatments=treatments, runner=runner)
+
+
+def _check_path(raw: str, field: str, config: Path, *, want_dir: bool) -> Path:
+    path = Path(raw)
+    if path.is_symlink():
+        raise TreatmentError(
+            f"{path} is a symlink", file=str(config), field=field, fix="point to the real file or folder"
+        )
+    if not path.exists():
+        raise TreatmentError(f"{path} does not exist", file=str(config), field=field, fix="fix the path (relative to the config file)")
+    if want_dir and not path.is_dir():
+        raise TreatmentError(f"{path} is not a folder", file=str(config), field=field, fix="give the folder")
+    if not want_dir and not path.is_file():
+        raise TreatmentError(f"{path} is not a regular file", file=str(config), field=field, fix="give a file")
+    return path
+
+
+def check_inputs(ev: Evaluation, config: Path) -> dict[str, HarborTask]:
+    """Foreground checks that need no model and start nothing. Returns the loaded tasks."""
+    source = Path(ev.tasks.source or "")
+    if not source.is_dir():
+        raise ConfigError(
+            f"the task source {source} is not a folder", file=str(config), field="tasks.source",
+            fix="point tasks.source at a folder whose subfolders are Harbor tasks",
+        )
+    tasks: dict[str, HarborTask] = {}
+    for i, task_id in enumerate(ev.tasks.ids or []):
+        folder = source / task_id
+        if not folder.is_dir():
+            raise ConfigError(
+                f"task '{task_id}' is not in {source}", file=str(config), field=f"tasks.ids[{i}]",
+                fix="check the id; it must name a subfolder of tasks.source",
+            )
+        task = load_task(folder, task_id)
+        scan_tree(folder, context=f"task '{task_id}'")
+        tasks[task_id] = task
+    for name, t in ev.treatments.items():
+        total = 0
+        for i, g in enumerate(t.guidance):
+            path = _check_path(g, f"treatments.{name}.guidance[{i}]", config, want_dir=False)
+            total += path.stat().st_size + (len(GUIDANCE_SEPARATOR) if i else 0)
+        if total > GUIDANCE_LIMIT:
+            raise TreatmentError(
+                f"treatment '{name}' has {total} bytes of guidance, over the {GUIDANCE_LIMIT}-byte limit",
+                file=str(config), field=f"treatments.{name}.guidance",
+                fix="shorten the guidance or move reference material into a skill",
+            )
+        for kind in ("skills", "plugins"):
+            for i, p in enumerate(getattr(t, kind)):
+                path = _check_path(p, f"treatments.{name}.{kind}[{i}]", config, want_dir=True)
+                scan_tree(path, context=f"{kind[:-1]} {path}", error=TreatmentError)
+                if kind == "skills" and not (path / "SKILL.md").is_file():
+                    raise TreatmentError(
+                        f"skill {path} has no SKILL.md", file=str(path), field=f"treatments.{name}.skills[{i}]",
+                        fix="a skill is a folder with SKILL.md at its root",
+                    )
+    _check_isolation(ev, config)
+    if ev.runner.probe is not None:
+        if ev.runner.harness in CONTROL_HARNESSES:
+            raise ConfigError(
+                "runner.probe applies to the claude and codex harnesses only", file=str(config),
+                field="runner.probe", fix="remove runner.probe, or use harness claude or codex",
+            )
+        _check_path(ev.runner.probe, "runner.probe", config, want_dir=False)
+    return tasks
+
+
+def _check_isolation(ev: Evaluation, config: Path) -> None:
+    env = ev.environment
+    if env.backend != "local":
+        return
+    from ..environments import bwrap_available
+
+    has_bwrap = bwrap_available()
+    if env.isolation == "bubblewrap" and not has_bwrap:
+        raise ConfigError(
+            "environment.isolation is bubblewrap but bwrap is not usable here", file=str(config),
+            field="environment.isolation", fix="install bubblewrap (apt-get install bubblewrap) or set isolation: auto",
+        )
+    unisolated = env.isolation == "none" or not has_bwrap
+    if unisolated and ev.runner.harness not in CONTROL_HARNESSES and not env.allow_unisolated:
+        raise ConfigError(
+            f"a real agent ({ev.runner.harness}) would run without a sandbox boundary", file=str(config),
+            field="environment.allow_unisolated",
+            fix="install bubblewrap, use environment.backend: docker, or set allow_unisolated: true "
+            "(the evidence and report then label the run unisolated)",
+        )
+
+
+def effective_isolation(ev: Evaluation) -> str:
+    if ev.environment.backend != "local":
+        return ev.environment.backend
+    from ..environments import bwrap_available
+
+    if ev.environment.isolation == "none" or not bwrap_available():
+        return "none"
+    return "bubblewrap"
+
+
+def evaluation_bytes(ev: Evaluation, config_file: Path) -> bytes:
+    data = msgspec.to_builtins(ev)
+    data["saved"] = {"config_file": str(config_file), "pluginbench_version": __version__}
+    return json.dumps(data, indent=2, sort_keys=True).encode() + b"\n"
+
+
+def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
+    """Make ``output`` a new run: settings, binding, and ``run.created`` with the plan."""
+    ev = resolve_paths(loaded)
+    check_inputs(ev, loaded.path)
+    if output.exists():
+        raise RunDirError(
+            f"the output folder {output} already exists", file=str(output), field="--output",
+            fix="choose a new folder, or pass the run directory itself to resume it",
+        )
+    output.mkdir(parents=True)
+    rd = RunDir(output.resolve())
+    try:
+        data = evaluation_bytes(ev, loaded.path)
+        rd.evaluation.write_bytes(data)
+        rd.binding.write_text(
+            json.dumps({"evaluation_sha256": hashlib.sha256(data).hexdigest(), "file": "evaluation.json"}, indent=2) + "\n"
+        )
+        task_ids = list(ev.tasks.ids or [])
+        with RunLock(rd.root), EventLog(rd.events) as log:
+            log.append(
+                RunCreated(
+                    name=ev.name or loaded.path.parent.name,
+                    evaluation_sha256=hashlib.sha256(data).hexdigest(),
+                    harness=ev.runner.harness,
+                    model=ev.runner.model or ev.runner.harness,
+                    reasoning=ev.runner.reasoning,
+                    backend=ev.environment.backend,
+                    isolation=effective_isolation(ev),
+                    tasks=task_ids,
+                    arms=arms_of(ev),
+                    repeats=ev.repeats,
+                    jobs=ev.jobs,
+                    seed=ev.seed,
+                    timeout_seconds=ev.timeout_seconds,
+                    slots=plan_slots(ev, task_ids),
+                    simulated=ev.runner.harness == "simulated",
+                    probe=ev.runner.probe is not None,
+                    pluginbench_version=__version__,
+                )
+            )
+    except BaseException:
+        shutil.rmtree(output, ignore_errors=True)
+        raise
+    return rd
+
+
+def load_saved(rd: RunDir) -> SavedRun:
+    """The frozen settings of a run, checked against their hash binding."""
+    if not rd.is_run():
+        raise RunDirError(
+            f"{rd.root} is not a run directory", file=str(rd.root),
+            fix="pass a folder made by `pluginbench run` (it holds evaluation.json and evaluation-binding.json)",
+        )
+    data = rd.evaluation.read_bytes()
+    try:
+        binding = json.loads(rd.binding.read_text())
+    except ValueError as exc:
+        raise RunDirError(f"evaluation-binding.json does not parse: {exc}", file=str(rd.binding)) from None
+    if binding.get("evaluation_sha256") != hashlib.sha256(data).hexdigest():
+        raise RunDirError(
+            "evaluation.json does not match its hash binding", file=str(rd.evaluation),
+            field="evaluation_sha256", fix="the saved settings were edited; restore them or start a new run",
+        )
+    raw = json.loads(data)
+    saved = raw.pop("saved", {})
+    ev = parse_evaluation(raw, rd.evaluation)
+    validate(ev, rd.evaluation)
+    return SavedRun(ev, saved.get("config_file"), saved)

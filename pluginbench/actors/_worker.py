@@ -1,0 +1,110 @@
+"""The worker: take ``run.lock``, recover the log, and drive the Supervisor to an end.
+
+Used both by the background process (``pluginbench worker``, started by ``run`` in a
+new session) and by ``run --foreground``/``demo`` in the terminal. The lock is taken
+before the log is opened, so there is never a second writer; it is released when the
+process ends, however it ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from ..config import CONTROL_HARNESSES, Evaluation
+from ..events import EventLog, RunLock
+from ..projections._ledger import Ledger
+from ..projections._state import RunState, fold
+from ..rundir import RunDir
+from ._context import Engine, Outbox, cache_root
+from ._runfiles import effective_isolation, load_saved
+from ._supervisor import Observer, Supervisor
+
+
+def _harness(ev: Evaluation, probe_base_url: str | None) -> Any:
+    from ..harnesses import make_harness
+
+    if ev.runner.harness in CONTROL_HARNESSES:
+        return make_harness(ev.runner.harness)
+    options: dict[str, Any] = {"cli_version": ev.runner.cli_version, "probe_base_url": probe_base_url}
+    return make_harness(ev.runner.harness, **options)
+
+
+def _environment(ev: Evaluation, run_id: str) -> Any:
+    from ..environments import make_environment
+
+    if ev.environment.backend == "local":
+        return make_environment("local", isolation=effective_isolation(ev))
+    return make_environment(ev.environment.backend, run_id=run_id)
+
+
+@contextlib.contextmanager
+def _probe(ev: Evaluation) -> Iterator[str | None]:
+    if ev.runner.probe is None:
+        yield None
+        return
+    from ..probe import ProbeServer, load_scenario
+
+    with ProbeServer(load_scenario(Path(ev.runner.probe))) as server:
+        yield server.base_url
+
+
+def build_engine(rd: RunDir, ev: Evaluation, probe_base_url: str | None) -> Engine:
+    source = Path(ev.tasks.source or "")
+    task_sources = {tid: source / tid for tid in ev.tasks.ids or []}
+    hidden = {rd.root, cache_root(), source.resolve()}
+    for t in ev.treatments.values():
+        for p in (*t.guidance, *t.skills, *t.plugins):
+            hidden.add(Path(p).resolve().parent if p in t.guidance else Path(p).resolve())
+    return Engine(
+        run_dir=rd,
+        run_id=rd.root.name,
+        evaluation=ev,
+        environment=_environment(ev, rd.root.name),
+        harness=_harness(ev, probe_base_url),
+        task_sources=task_sources,
+        outbox=Outbox(None),  # type: ignore[arg-type] - replaced by the Supervisor
+        hidden=tuple(sorted(hidden)),
+    )
+
+
+def run_worker(
+    run_dir: Path,
+    *,
+    foreground: bool = False,
+    observer: Observer | None = None,
+    handle_signals: bool = True,
+) -> RunState:
+    """Own the run until it finishes, stops or fails; return the final state."""
+    rd = RunDir(run_dir.resolve())
+    saved = load_saved(rd)
+    with RunLock(rd.root), EventLog(rd.events) as log:
+        state = fold(log.recovered)
+        if state.created is None:
+            from ..errors import RunDirError
+
+            raise RunDirError(
+                "the run has no run.created event", file=str(rd.events),
+                fix="the run directory is incomplete; start a new run",
+            )
+        ledger = Ledger(rd.ledger)
+        try:
+            if ledger.last_seq() != state.last_seq:
+                ledger.rebuild(state)
+            resumed = state.workers > 0
+            with _probe(saved.evaluation) as probe_url:
+                engine = build_engine(rd, saved.evaluation, probe_url)
+                supervisor = Supervisor(
+                    engine, log, ledger, state, observer=observer, handle_signals=handle_signals
+                )
+
+                async def main() -> RunState:
+                    return await supervisor.run(resumed=resumed, foreground=foreground)
+
+                return anyio.run(main, backend="asyncio")
+        finally:
+            ledger.close()

@@ -1,0 +1,38 @@
+"""The ``pluginbench`` command line: parsing and dispatch only.
+
+Commands: init, check, run, status, stop, report, events, demo (and the hidden worker).
+Exit codes: 0 success, 1 a run or check that failed, 2 bad input (nothing started).
+"""
+
+from __future__ import annotations
+
+import typer
+
+from ._run import demo_command, run_command, worker_command
+from ._setup import check_command, init_command
+from ._watch import events_command, report_command, status_command, stop_command
+
+app = typer.Typer(
+    name="pluginbench",
+    help=(
+        "Measure whether a guidance package (CLAUDE.md/AGENTS.md, skills, plugins) makes a real "
+        "coding agent do better work: the same tasks with vanilla and each treatment, graded by "
+        "hidden verifiers, with paired statistics."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command("init")(init_command)
+app.command("check")(check_command)
+app.command("run")(run_command)
+app.command("status")(status_command)
+app.command("stop")(stop_command)
+app.command("report")(report_command)
+app.command("events")(events_command)
+app.command("demo")(demo_command)
+app.command("worker", hidden=True)(worker_command)
+
+
+def main() -> None:
+    app()

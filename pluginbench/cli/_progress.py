@@ -1,0 +1,106 @@
+"""Progress for a run being driven in this process: a rich view in the terminal, or
+plain lines in ``run.log`` for the background worker. Both only observe events."""
+
+from __future__ import annotations
+
+import sys
+from types import TracebackType
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from ..events import Event, type_name
+from ..projections import RunState
+from ..rundir import RunDir
+from ._common import console
+
+_MARK = {"pass": "[green]pass[/]", "fail": "[red]fail[/]", "empty": "[yellow]empty[/]", "unknown": "[magenta]unknown[/]"}
+
+
+def describe(state: RunState, event: Event) -> str | None:
+    """A one-line human description of the events worth a line; None for the rest."""
+    kind = type_name(event)
+    aid = getattr(event, "attempt_id", None)
+    a = state.attempts.get(aid) if aid else None
+    match kind:
+        case "run.started":
+            return "worker started" + (" (resuming)" if getattr(event, "resumed", False) else "")
+        case "log.repaired":
+            return f"repaired a torn last line in events.jsonl ({getattr(event, 'dropped_bytes', 0)} bytes dropped)"
+        case "preparation.started":
+            return "preparing: freezing tasks and treatments, checking readiness (oracle must pass, nop must fail)"
+        case "readiness.checked":
+            ok = getattr(event, "ok", False)
+            cached = " (cached)" if getattr(event, "cached", False) else ""
+            return f"readiness {getattr(event, 'task', '')}: {getattr(event, 'control', '')} {'ok' if ok else 'FAILED'}{cached}"
+        case "coding.started":
+            return "coding started"
+        case "attempt.completed":
+            if a is None:
+                return None
+            tokens = a.usage.total_tokens if a.usage and a.usage.total_tokens is not None else "unknown"
+            return f"{a.task} · {a.arm} · r{a.repeat}: {a.outcome} (tokens {tokens})"
+        case "attempt.interrupted":
+            return f"attempt {aid} interrupted: {getattr(event, 'reason', '')}"
+        case "attempt.discarded":
+            return f"attempt {aid} discarded; {getattr(event, 'replaced_by', '')} takes its slot"
+        case "run.stopping":
+            return f"stopping: {getattr(event, 'reason', '')}"
+        case "run.stopped":
+            return f"stopped: {getattr(event, 'reason', '')}"
+        case "run.failed":
+            return f"failed: {getattr(event, 'error', '')}"
+        case "report.built":
+            return f"report written: {getattr(event, 'path', '')}"
+        case "run.finished":
+            return "finished"
+    return None
+
+
+def log_line(state: RunState, event: Event) -> None:
+    """Observer for the background worker: one plain line per notable event."""
+    text = describe(state, event)
+    if text is not None:
+        sys.stdout.write(f"{event.at} {text}\n")
+        sys.stdout.flush()
+
+
+class ForegroundProgress:
+    """A progress bar over the run's attempts with a line per notable event."""
+
+    def __init__(self, rd: RunDir) -> None:
+        self.rd = rd
+        self.progress = Progress(
+            SpinnerColumn(),
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=False,
+        )
+        self.bar = self.progress.add_task("starting", total=None)
+
+    def __enter__(self) -> ForegroundProgress:
+        self.progress.start()
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        self.progress.stop()
+
+    def observe(self, state: RunState, event: Event) -> None:
+        text = describe(state, event)
+        if text is not None:
+            for key, mark in _MARK.items():
+                if text.endswith(f": {key}") or f": {key} (" in text:
+                    text = text.replace(f": {key}", f": {mark}", 1)
+                    break
+            self.progress.console.print(text, highlight=False)
+        total = len(state.live)
+        done = state.count("complete")
+        running = state.count("running")
+        self.progress.update(
+            self.bar,
+            total=total or None,
+            completed=done,
+            description=f"{state.phase} · {running} running",
+        )

@@ -1,0 +1,248 @@
+"""``run``, ``demo`` and the hidden ``worker``: start, resume and own runs."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..actors import check_inputs, create_run, load_saved, resolve_paths, run_worker
+from ..config import CONTROL_HARNESSES, load
+from ..errors import LockHeldError, PluginBenchError, RunDirError
+from ..events import live_owner
+from ..plan import plan_summary
+from ..rundir import RunDir
+from ._common import console, err_console, errors_to_exit_codes, print_json
+from ._progress import ForegroundProgress, log_line
+
+
+def _default_output() -> Path:
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return Path("runs") / stamp
+
+
+def _notify(enabled: bool, message: str) -> None:
+    if not enabled:
+        return
+    tool = shutil.which("notify-send") or shutil.which("osascript")
+    if tool is None:
+        return
+    try:
+        if tool.endswith("osascript"):
+            subprocess.run([tool, "-e", f'display notification "{message}" with title "PluginBench"'], timeout=5, check=False)
+        else:
+            subprocess.run([tool, "PluginBench", message], timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        pass  # best effort: a notification never changes a run's outcome
+
+
+def _confirm(real: bool, attempts: int, yes: bool) -> None:
+    if not real or yes:
+        return
+    if not sys.stdin.isatty():
+        raise RunDirError(
+            f"this run makes {attempts} coding attempts with a real agent and no answer can be read",
+            fix="pass --yes to start it without asking",
+        )
+    if not typer.confirm(f"Start {attempts} coding attempts with a real agent?", default=False):
+        raise typer.Exit(1)
+
+
+def _spawn_worker(rd: RunDir, notify: bool) -> int:
+    argv = [sys.executable, "-m", "pluginbench", "worker", str(rd.root)]
+    if notify:
+        argv.append("--notify")
+    scope = _systemd_scope()
+    log = open(rd.log, "ab")  # noqa: SIM115 - handed to the child, closed below
+    try:
+        child = subprocess.Popen(
+            scope + argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+        )
+    finally:
+        log.close()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        owner = live_owner(rd.root)
+        if owner is not None and owner.pid == child.pid:
+            return child.pid
+        if child.poll() is not None and live_owner(rd.root) is None:
+            tail = rd.log.read_text(errors="replace")[-2000:] if rd.log.exists() else ""
+            raise PluginBenchError(f"the background worker exited ({child.returncode}) before owning the run:\n{tail}")
+        time.sleep(0.05)
+    raise PluginBenchError(f"the background worker did not take {rd.lock} within 60 s; see {rd.log}")
+
+
+def _systemd_scope() -> list[str]:
+    """``systemd-run --user --scope`` when a user manager answers, so the worker survives
+    the launcher's cgroup; nothing otherwise (most containers, macOS)."""
+    if not shutil.which("systemd-run") or not os.environ.get("XDG_RUNTIME_DIR"):
+        return []
+    try:
+        ok = subprocess.run(["systemctl", "--user", "show-environment"], capture_output=True, timeout=3).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        ok = False
+    return ["systemd-run", "--user", "--scope", "--quiet", "--collect"] if ok else []
+
+
+def _run_foreground(rd: RunDir, *, notify: bool) -> int:
+    with ForegroundProgress(rd) as progress:
+        state = run_worker(rd.root, foreground=True, observer=progress.observe)
+    return _finish(rd, state, notify)
+
+
+def _finish(rd: RunDir, state: object, notify: bool) -> int:
+    from ..projections import RunState
+
+    assert isinstance(state, RunState)
+    report = rd.report_dir / "report.html"
+    if state.finished:
+        console.print(f"[bold green]complete[/] report: {report}")
+        _notify(notify, f"run {rd.root.name} finished")
+        return 0
+    if state.failed is not None:
+        err_console.print(f"[bold red]failed[/]: {state.failed}", highlight=False)
+        err_console.print(f"fix the cause, then resume with: pluginbench run {shlex.quote(str(rd.root))}", highlight=False)
+        _notify(notify, f"run {rd.root.name} failed")
+        return 1
+    console.print(f"[yellow]stopped[/]: {state.stopped}. Resume with: pluginbench run {shlex.quote(str(rd.root))}", highlight=False)
+    _notify(notify, f"run {rd.root.name} stopped")
+    return 0
+
+
+@errors_to_exit_codes
+def run_command(
+    target: Annotated[Path, typer.Argument(help="evaluation.yaml/.json to start a run, or a run directory to resume it.")],
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="The new run directory (default runs/<timestamp>). Only with a config.")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the whole plan (attempts, order, arms, budgets) and start nothing.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="With --dry-run: the full plan as JSON.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before starting paid coding attempts.")] = False,
+    foreground: Annotated[bool, typer.Option("--foreground", help="Run in this terminal with a progress view instead of in the background.")] = False,
+    notify: Annotated[bool, typer.Option("--notify", help="Desktop notification when coding starts and when the run ends (best effort).")] = False,
+) -> None:
+    """Start an evaluation from a config, or resume a run directory.
+
+    Checks everything that needs no model in the foreground, then starts the run in the
+    background and returns once the background worker owns run.lock, printing the
+    `status --watch` command. Every setting lives in the config; a run directory
+    resumes with its saved settings. Completed attempts are never coded again.
+    """
+    if target.is_dir():
+        rd = RunDir(target.resolve())
+        if output is not None:
+            raise RunDirError("--output applies only to a config", field="--output", fix="drop --output when resuming")
+        saved = load_saved(rd)
+        owner = live_owner(rd.root)
+        if owner is not None:
+            raise LockHeldError(
+                f"the run is owned by live pid {owner.pid} (started {owner.started_at})", file=str(rd.lock),
+                fix=f"watch it with: pluginbench status {rd.root} --watch, or stop it with: pluginbench stop {rd.root}",
+            )
+        if dry_run:
+            from ..events import read_events
+            from ..projections import fold
+
+            state = fold(read_events(rd.events))
+            summary = plan_summary(saved.evaluation, list(saved.evaluation.tasks.ids or []))
+            summary["resume"] = {
+                "complete": state.count("complete"),
+                "to_code": sum(1 for a in state.live_attempts() if a.state in ("pending", "interrupted") or (a.state == "running" and not a.captured)),
+            }
+            _print_plan(summary, json_out)
+            return
+        _go(rd, foreground=foreground, notify=notify, real=saved.evaluation.runner.harness not in CONTROL_HARNESSES, yes=yes, attempts=0)
+        return
+    loaded = load(target)
+    if dry_run:
+        ev = resolve_paths(loaded)
+        check_inputs(ev, loaded.path)
+        _print_plan(plan_summary(ev, list(ev.tasks.ids or [])), json_out)
+        return
+    if json_out:
+        raise RunDirError("--json applies only with --dry-run", field="--json", fix="add --dry-run, or use pluginbench status --json")
+    ev = loaded.evaluation
+    attempts = len(ev.tasks.ids or []) * (1 + len(ev.treatments)) * ev.repeats
+    _confirm(ev.runner.harness not in CONTROL_HARNESSES, attempts, yes)
+    rd = create_run(loaded, output or _default_output())
+    _go(rd, foreground=foreground, notify=notify, real=False, yes=True, attempts=attempts)
+
+
+def _go(rd: RunDir, *, foreground: bool, notify: bool, real: bool, yes: bool, attempts: int) -> None:
+    _confirm(real, attempts, yes) if attempts else None
+    if notify and not (shutil.which("notify-send") or shutil.which("osascript")):
+        err_console.print("warning: --notify: neither notify-send nor osascript is on PATH; no notifications")
+    if foreground:
+        raise typer.Exit(_run_foreground(rd, notify=notify))
+    pid = _spawn_worker(rd, notify)
+    console.print(f"run {rd.root} started in the background (pid {pid})", highlight=False)
+    console.print(f"watch it:  pluginbench status {shlex.quote(str(rd.root))} --watch", highlight=False)
+
+
+def _print_plan(summary: dict[str, object], json_out: bool) -> None:
+    if json_out:
+        print_json(summary)
+        return
+    from rich.table import Table
+
+    console.print(
+        f"[bold]{summary['name']}[/]: {summary['coding_attempts']} coding attempts = "
+        f"{len(summary['tasks'])} tasks × {len(summary['arms'])} arms × {summary['repeats']} repeats; "  # type: ignore[arg-type]
+        f"jobs {summary['jobs']}, seed {summary['seed']}, harness {summary['harness']}",
+        highlight=False,
+    )
+    budgets = summary["budgets"]
+    console.print(f"budget: {budgets['timeout_seconds_per_attempt']} s per attempt; model calls: {summary['model_calls']}", highlight=False)  # type: ignore[index]
+    table = Table("slot", "attempt", "task", "arm", "repeat")
+    for s in summary["slots"]:  # type: ignore[attr-defined]
+        table.add_row(str(s["slot"]), s["attempt_id"], s["task"], s["arm"], str(s["repeat"]))
+    console.print(table)
+    if "resume" in summary:
+        console.print(f"resume: {summary['resume']}", highlight=False)
+    console.print("dry run: nothing was started")
+
+
+@errors_to_exit_codes
+def worker_command(
+    run_dir: Annotated[Path, typer.Argument(help="The run directory to own.")],
+    notify: Annotated[bool, typer.Option("--notify")] = False,
+) -> None:
+    """Own a run in this process until it ends (started by `run` in a new session)."""
+    rd = RunDir(run_dir.resolve())
+    state = run_worker(rd.root, observer=log_line)
+    raise typer.Exit(_finish(rd, state, notify))
+
+
+@errors_to_exit_codes
+def demo_command(
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Run directory (default runs/demo-<timestamp>).")] = None,
+) -> None:
+    """Run the bundled quickstart evaluation in the foreground and print where the report is.
+
+    Five small Python tasks, vanilla plus one guidance treatment, three repeats each,
+    coded by PluginBench's deterministic simulated agent on the local backend. It
+    spends nothing and needs no credentials; the report says prominently that the
+    agent was simulated.
+    """
+    config = Path(__file__).resolve().parents[2] / "examples" / "quickstart" / "evaluation.yaml"
+    if not config.is_file():
+        raise RunDirError(
+            "the bundled example is missing", file=str(config),
+            fix="run PluginBench from a source checkout (pip install -e .)",
+        )
+    loaded = load(config)
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    rd = create_run(loaded, output or Path("runs") / f"demo-{stamp}")
+    console.print(f"demo run: {rd.root}", highlight=False)
+    raise typer.Exit(_run_foreground(rd, notify=False))

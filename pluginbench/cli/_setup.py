@@ -1,0 +1,98 @@
+"""``init`` and ``check``: write a starter config; check one without any model call."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..actors import check_inputs, effective_isolation, resolve_paths
+from ..config import load, template_text
+from ..errors import ConfigError
+from ..plan import plan_summary
+from ._common import console, errors_to_exit_codes, print_json
+
+
+@errors_to_exit_codes
+def init_command(
+    path: Annotated[Path, typer.Argument(help="Where to write the starter config.")] = Path("evaluation.yaml"),
+) -> None:
+    """Write a commented starter evaluation config. Never overwrites a file."""
+    if path.exists():
+        raise ConfigError(
+            f"{path} already exists; init never overwrites", file=str(path),
+            fix="choose another path, or edit the existing file",
+        )
+    if path.suffix == ".json":
+        import json
+
+        import yaml
+
+        path.write_text(json.dumps(yaml.safe_load(template_text()), indent=2) + "\n")
+    else:
+        path.write_text(template_text())
+    console.print(f"wrote {path}; edit it, then: pluginbench check {path}", highlight=False)
+
+
+@errors_to_exit_codes
+def check_command(
+    config: Annotated[Path, typer.Argument(help="The evaluation config to check.")],
+    readiness: Annotated[bool, typer.Option("--readiness/--no-readiness", help="Also run the oracle and nop controls on every task.")] = True,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the check results as JSON.")] = False,
+) -> None:
+    """Run every check that needs no model: the config, each task, each treatment, the
+    sandbox policy, and (by default) readiness: oracle must pass and nop must fail on
+    every task through the real patch and verifier path."""
+    loaded = load(config)
+    ev = resolve_paths(loaded)
+    tasks = check_inputs(ev, loaded.path)
+    results: dict[str, object] = {
+        "config": str(loaded.path),
+        "tasks": sorted(tasks),
+        "isolation": effective_isolation(ev),
+        "plan": {k: v for k, v in plan_summary(ev, list(tasks)).items() if k != "slots"},
+        "readiness": [],
+    }
+    if readiness:
+        results["readiness"] = asyncio.run(_readiness(ev, tasks))
+    ok = all(r["ok"] for r in results["readiness"])  # type: ignore[union-attr]
+    results["ok"] = ok
+    if json_out:
+        print_json(results)
+    else:
+        console.print(f"config ok: {len(tasks)} tasks, arms {', '.join(results['plan']['arms'])}, isolation {results['isolation']}", highlight=False)  # type: ignore[index]
+        for r in results["readiness"]:  # type: ignore[union-attr]
+            mark = "[green]ok[/]" if r["ok"] else "[red]FAILED[/]"
+            console.print(f"readiness {r['task']}: {r['control']} {mark}" + (f" — {r['reason']}" if r["reason"] else ""))
+    if not ok:
+        raise typer.Exit(1)
+
+
+async def _readiness(ev, tasks):  # type: ignore[no-untyped-def]
+    """Oracle and nop on every task, in a throwaway run directory."""
+    from ..actors._context import Engine, Outbox, cache_root
+    from ..actors._preparation import _run_control, freeze_task
+    from ..environments import make_environment
+    from ..harnesses import make_harness
+    from ..rundir import RunDir
+    from ..tasks import load_task
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="pluginbench-check-") as tmp:
+        rd = RunDir(Path(tmp))
+        engine = Engine(
+            run_dir=rd, run_id="check", evaluation=ev,
+            environment=make_environment(ev.environment.backend, **({"isolation": effective_isolation(ev)} if ev.environment.backend == "local" else {"run_id": "check"})),
+            harness=make_harness("nop"), task_sources={}, outbox=Outbox(None),  # type: ignore[arg-type]
+            hidden=(cache_root(), Path(ev.tasks.source or "").resolve()),
+        )
+        for task_id, task in tasks.items():
+            freeze_task(task.root, rd.frozen_task(task_id), task_id)
+            engine.tasks[task_id] = load_task(rd.frozen_task(task_id), task_id)
+            for control in ("oracle", "nop"):
+                ok, reward, reason = await _run_control(engine, task_id, control)
+                rows.append({"task": task_id, "control": control, "ok": ok, "reward": reward, "reason": reason})
+    return rows

@@ -1,0 +1,205 @@
+"""``status``, ``events``, ``stop`` and ``report``: commands that read a run (or signal it)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from ..errors import RunDirError
+from ..events import encode, follow, live_owner, process_start_ticks, read_log, read_owner_record
+from ..projections import status_snapshot
+from ..rundir import RunDir
+from ._common import console, errors_to_exit_codes, print_json
+
+_CELL = {
+    "pass": ("✓", "green"),
+    "fail": ("✗", "red"),
+    "empty": ("∅", "yellow"),
+    "unknown": ("?", "magenta"),
+    "running": ("…", "cyan"),
+    "pending": ("·", "dim"),
+    "interrupted": ("!", "bold red"),
+}
+ENDED = ("complete", "stopped", "failed", "interrupted", "not_started")
+
+
+def _require_run(path: Path) -> RunDir:
+    rd = RunDir(path.resolve())
+    if not rd.is_run():
+        raise RunDirError(
+            f"{path} is not a run directory", file=str(path),
+            fix="pass a folder made by `pluginbench run` (it holds evaluation.json)",
+        )
+    return rd
+
+
+def render_status(snap: dict[str, Any]) -> Group:
+    """The terminal view of a status snapshot."""
+    owned = snap["active"]
+    header = Text()
+    header.append(f"{snap['name']}  ", style="bold")
+    header.append(f"phase {snap['phase']}", style="bold cyan")
+    header.append(f"  ·  {snap['harness']} {snap['model'] or ''}  ·  {snap['backend']} ({snap['isolation']})")
+    lines: list[Any] = [header]
+    if snap.get("simulated"):
+        lines.append(Text("SIMULATED AGENT: a deterministic stand-in, not a real coding agent", style="bold yellow"))
+    if snap.get("probe"):
+        lines.append(Text("PROBE RUN: the model is PluginBench's loopback server", style="bold yellow"))
+    owner = snap["owner"]
+    hb = snap["heartbeat"]
+    lines.append(Text(
+        (f"owner pid {owner['pid']} (pgid {owner['pgid']}, since {owner['started_at']})" if owner else "no live owner")
+        + (f"  ·  last activity {hb['age_seconds']} s ago" if hb else "")
+    ))
+    states = dict(snap["states"])
+    if not owned and states.get("running"):
+        states["interrupted"] = states.get("interrupted", 0) + states.pop("running")
+    lines.append(Text(
+        f"attempts {snap['attempts_total']}: " + ", ".join(f"{v} {k}" for k, v in states.items() if v)
+        + "  ·  outcomes: " + (", ".join(f"{v} {k}" for k, v in snap["outcomes"].items() if v) or "none yet")
+    ))
+    tasks = sorted({a["task"] for a in snap["attempts"]})
+    arms = list(snap["arms"])
+    table = Table(show_edge=False, pad_edge=False)
+    table.add_column("task")
+    for arm in arms:
+        table.add_column(arm)
+    for task in tasks:
+        cells = []
+        for arm in arms:
+            rows = sorted((a for a in snap["attempts"] if a["task"] == task and a["arm"] == arm), key=lambda a: a["repeat"])
+            cell = Text()
+            for a in rows:
+                key = a["outcome"] if a["state"] == "complete" else a["state"]
+                if key == "running" and not owned:
+                    key = "interrupted"
+                mark, style = _CELL.get(key or "unknown", ("?", "magenta"))
+                cell.append(mark + " ", style=style)
+            cells.append(cell)
+        table.add_row(task, *cells)
+    lines.append(table)
+    tok = Table(show_edge=False, pad_edge=False, title="coding tokens by arm")
+    tok.add_column("arm")
+    tok.add_column("input", justify="right")
+    tok.add_column("cached", justify="right")
+    tok.add_column("output", justify="right")
+    tok.add_column("total", justify="right")
+    for arm, info in snap["arms"].items():
+        t = info["tokens"]
+        suffix = " (lower bound)" if t["lower_bound"] else ""
+        tok.add_row(arm, str(t["input_tokens"]), str(t["cached_input_tokens"]), str(t["output_tokens"]), f"{t['total_tokens']}{suffix}")
+    lines.append(tok)
+    for d in snap["discarded"]:
+        lines.append(Text(f"discarded {d['id']} (slot {d['slot']}) → {d['replaced_by']}: {d['reason']}", style="yellow"))
+    if snap.get("stopping") and snap["phase"] not in ("stopped", "failed"):
+        lines.append(Text(f"stopping: {snap['stopping']}", style="yellow"))
+    if snap["error"]:
+        lines.append(Text(f"error: {snap['error']}", style="bold red"))
+    if snap["resume_command"]:
+        lines.append(Text(f"resume: {snap['resume_command']}"))
+    if snap["report"]:
+        lines.append(Text(f"report: {snap['report']}"))
+    return Group(*lines)
+
+
+@errors_to_exit_codes
+def status_command(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
+    watch: Annotated[bool, typer.Option("--watch", "-w", help="Redraw every 2 s; exit when the run ends or is stopped.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="One JSON object (schema_version 2) for dashboards.")] = False,
+) -> None:
+    """Show a run's phase, owner, last activity, attempts by arm and task, tokens and
+    discarded attempts. Only reads: the ledger read-only, else a fold of events.jsonl."""
+    rd = _require_run(run_dir)
+    if json_out:
+        print_json(status_snapshot(rd.root))
+        return
+    if not watch:
+        console.print(render_status(status_snapshot(rd.root)))
+        return
+    snap = status_snapshot(rd.root)
+    with Live(render_status(snap), console=console, refresh_per_second=4, auto_refresh=False) as live:
+        while True:
+            if snap["phase"] in ENDED and not snap["active"]:
+                break
+            time.sleep(2)
+            try:
+                snap = status_snapshot(rd.root)
+            except (OSError, ValueError):
+                continue  # caught a file mid-write: skip this redraw
+            live.update(render_status(snap), refresh=True)
+
+
+@errors_to_exit_codes
+def events_command(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
+    follow_: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing new events until the run ends.")] = False,
+) -> None:
+    """Print the run's events as JSON lines, for tooling (jq, your own dashboards)."""
+    rd = _require_run(run_dir)
+    if not follow_:
+        for event in read_log(rd.events).events:
+            sys.stdout.buffer.write(encode(event) + b"\n")
+        sys.stdout.flush()
+        return
+
+    def ended() -> bool:
+        return live_owner(rd.root) is None
+
+    for event in follow(rd.events, stop=ended):
+        sys.stdout.buffer.write(encode(event) + b"\n")
+        sys.stdout.flush()
+
+
+@errors_to_exit_codes
+def stop_command(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
+    wait: Annotated[bool, typer.Option("--wait", help="Wait until the worker has released run.lock.")] = False,
+) -> None:
+    """Ask the run's worker to stop: no new attempt starts; attempts already coding
+    finish and are kept. Signals only the process group recorded in run.lock, and only
+    while that process still holds the lock with the recorded start time."""
+    rd = _require_run(run_dir)
+    owner = live_owner(rd.root)
+    if owner is None:
+        record = read_owner_record(rd.root)
+        console.print("the run has no live owner; nothing to stop" + (f" (last owner pid {record.pid})" if record else ""))
+        return
+    if owner.start_ticks is not None and process_start_ticks(owner.pid) != owner.start_ticks:
+        console.print("the recorded owner is gone (its pid was reused); nothing to stop")
+        return
+    os.killpg(owner.pgid, signal.SIGTERM)
+    console.print(f"stop requested (SIGTERM to process group {owner.pgid}); running attempts finish and are kept")
+    if wait:
+        while live_owner(rd.root) is not None:
+            time.sleep(0.2)
+        console.print("stopped")
+
+
+@errors_to_exit_codes
+def report_command(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
+    json_out: Annotated[bool, typer.Option("--json", help="Print the paths as JSON.")] = False,
+) -> None:
+    """Rebuild report/ (results.json, results.csv, report.html) from the log and frozen
+    evidence. Makes no model call and codes nothing; the same run gives identical bytes."""
+    from ..projections import build_report
+
+    rd = _require_run(run_dir)
+    files = build_report(rd.root)
+    paths = {"results_json": str(files.results_json), "results_csv": str(files.results_csv), "report_html": str(files.report_html)}
+    if json_out:
+        print_json(paths)
+    else:
+        console.print(f"report: {files.report_html}", highlight=False)
+

@@ -1,0 +1,77 @@
+"""Planning: the slots of an evaluation, in the order the run's seed gives them. Pure.
+
+Slots are tasks × arms × repeats. Their order is a shuffle seeded by ``seed`` alone, so
+the same config always gives the same plan, and arms interleave in time (a provider
+slowdown or a cache warm-up does not land on one arm). Attempt ids read
+``<task>__<arm>__r<repeat>``; a replacement after an interrupted attempt appends ``~2``,
+``~3``...
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from .config import CONTROL_HARNESSES, Evaluation
+from .events import SlotPlan
+
+VANILLA = "vanilla"
+
+
+def arms_of(evaluation: Evaluation) -> list[str]:
+    """Vanilla first, then treatments in config order."""
+    return [VANILLA, *evaluation.treatments]
+
+
+def attempt_id(task: str, arm: str, repeat: int) -> str:
+    return f"{task}__{arm}__r{repeat}"
+
+
+def plan_slots(evaluation: Evaluation, task_ids: list[str]) -> list[SlotPlan]:
+    combos = [
+        (task, arm, repeat)
+        for task in task_ids
+        for arm in arms_of(evaluation)
+        for repeat in range(1, evaluation.repeats + 1)
+    ]
+    random.Random(evaluation.seed).shuffle(combos)
+    return [
+        SlotPlan(slot=i, task=t, arm=a, repeat=r, attempt_id=attempt_id(t, a, r))
+        for i, (t, a, r) in enumerate(combos)
+    ]
+
+
+def plan_summary(evaluation: Evaluation, task_ids: list[str]) -> dict[str, Any]:
+    """The whole plan for ``run --dry-run``: attempts, order, arms, budgets."""
+    slots = plan_slots(evaluation, task_ids)
+    arms = arms_of(evaluation)
+    real = evaluation.runner.harness not in CONTROL_HARNESSES
+    return {
+        "name": evaluation.name,
+        "harness": evaluation.runner.harness,
+        "model": evaluation.runner.model,
+        "reasoning": evaluation.runner.reasoning,
+        "backend": evaluation.environment.backend,
+        "tasks": list(task_ids),
+        "arms": arms,
+        "repeats": evaluation.repeats,
+        "jobs": evaluation.jobs,
+        "seed": evaluation.seed,
+        "coding_attempts": len(slots),
+        "attempts_per_arm": {arm: len(task_ids) * evaluation.repeats for arm in arms},
+        "readiness_runs": {"oracle": len(task_ids), "nop": len(task_ids)},
+        "budgets": {
+            "timeout_seconds_per_attempt": evaluation.timeout_seconds,
+            "max_coding_seconds_total": evaluation.timeout_seconds * len(slots),
+            "max_wall_seconds_coding": -(-len(slots) // evaluation.jobs) * evaluation.timeout_seconds,
+        },
+        "model_calls": (
+            "each coding attempt makes one agent session; the number of model requests inside it is not known in advance"
+            if real
+            else "none: the harness is a control or the simulated agent"
+        ),
+        "slots": [
+            {"slot": s.slot, "attempt_id": s.attempt_id, "task": s.task, "arm": s.arm, "repeat": s.repeat}
+            for s in slots
+        ],
+    }

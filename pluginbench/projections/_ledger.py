@@ -1,0 +1,133 @@
+"""``evidence/ledger.sqlite``: attempt states as SQL, for fast status and resume checks.
+
+A projection, never the truth: the single writer (the Supervisor) updates it after
+every appended event, in rollback-journal mode, and rebuilds it from the fold whenever
+its recorded ``last_seq`` disagrees with the log. Readers open it read-only
+(``mode=ro``) and fall back to folding the log when it is busy, has a hot journal, is
+in another journal mode, or lags the log.
+
+Uses the standard library's ``sqlite3`` rather than aiosqlite: every write is a few
+rows on a local file, the ledger must also work inside the trio-tested core, and a
+synchronous write keeps "after event N is appended, the ledger shows N" exact.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from ..events import Event
+from ._state import RunState
+from ._view import attempt_row, run_row
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS attempts (
+  id TEXT PRIMARY KEY, slot INTEGER NOT NULL, task TEXT NOT NULL, arm TEXT NOT NULL,
+  repeat INTEGER NOT NULL, state TEXT NOT NULL, live INTEGER NOT NULL, row TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS attempts_live ON attempts (live, slot);
+"""
+
+
+class LedgerView(NamedTuple):
+    run: dict[str, Any]
+    attempts: list[dict[str, Any]]  # live attempts in slot order
+    last_seq: int
+
+
+class Ledger:
+    """The writer. Open only while holding ``run.lock``."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._db = sqlite3.connect(path, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=DELETE")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+
+    def last_seq(self) -> int:
+        row = self._db.execute("SELECT value FROM meta WHERE key='last_seq'").fetchone()
+        return int(row[0]) if row else -1
+
+    def rebuild(self, state: RunState) -> None:
+        with self._tx():
+            self._db.execute("DELETE FROM attempts")
+            for a in state.attempts.values():
+                live = state.live.get(a.slot) == a.attempt_id
+                self._put(attempt_row(a, live=live))
+            self._meta(state)
+
+    def update(self, state: RunState, event: Event) -> None:
+        """Write what ``event`` changed (its attempts and the run row)."""
+        with self._tx():
+            ids = [getattr(event, "attempt_id", None), getattr(event, "replaced_by", None)]
+            if event.__struct_config__.tag == "run.created":  # type: ignore[attr-defined]
+                ids = list(state.attempts)
+            for aid in ids:
+                if aid and aid in state.attempts:
+                    a = state.attempts[aid]
+                    self._put(attempt_row(a, live=state.live.get(a.slot) == aid))
+            self._meta(state)
+
+    def _put(self, row: dict[str, Any]) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO attempts (id, slot, task, arm, repeat, state, live, row) VALUES (?,?,?,?,?,?,?,?)",
+            (row["id"], row["slot"], row["task"], row["arm"], row["repeat"], row["state"], int(row["live"]),
+             json.dumps(row, sort_keys=True)),
+        )
+
+    def _meta(self, state: RunState) -> None:
+        self._db.executemany(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+            [
+                ("schema_version", str(SCHEMA_VERSION)),
+                ("last_seq", str(state.last_seq)),
+                ("run", json.dumps(run_row(state), sort_keys=True)),
+            ],
+        )
+
+    def _tx(self) -> _Tx:
+        return _Tx(self._db)
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class _Tx:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+def read_ledger(path: Path) -> LedgerView | None:
+    """The ledger's view, read-only; ``None`` when it cannot be trusted right now."""
+    if not path.is_file() or Path(str(path) + "-journal").exists():
+        return None
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=0.2)
+    except sqlite3.Error:
+        return None
+    try:
+        mode = db.execute("PRAGMA journal_mode").fetchone()[0]
+        if str(mode).lower() != "delete":
+            return None
+        meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+        if meta.get("schema_version") != str(SCHEMA_VERSION) or "run" not in meta:
+            return None
+        rows = [json.loads(r[0]) for r in db.execute("SELECT row FROM attempts WHERE live=1 ORDER BY slot")]
+        return LedgerView(json.loads(meta["run"]), rows, int(meta["last_seq"]))
+    except (sqlite3.Error, ValueError, KeyError):
+        return None
+    finally:
+        db.close()

@@ -1,0 +1,191 @@
+"""``pluginbench status``: what a run is doing, read-only, from any run directory.
+
+Attempt states come from ``evidence/ledger.sqlite`` opened read-only when it is usable
+and current; otherwise from a fold of ``events.jsonl`` (``states_source`` says which).
+The owner comes from ``run.lock`` (a held lock with the recorded start time), the
+heartbeat from the newest write to the log, ``run.log`` or the ledger. Nothing here
+writes, and nothing here calls Docker except the explicit left-running check.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import shlex
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from ..events import live_owner, read_log
+from ..rundir import RunDir
+from ._ledger import read_ledger
+from ._state import OUTCOMES, STATES, fold
+from ._view import attempt_rows, run_row
+
+SCHEMA_VERSION = 2
+ACTIVE_PHASES = ("starting", "coding", "measuring", "reviewing", "reporting")
+TOKEN_FIELDS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens")
+
+
+def _last_line(path: Path) -> bytes | None:
+    try:
+        with path.open("rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - 65536))
+            lines = [ln for ln in fh.read().split(b"\n") if ln.strip()]
+    except OSError:
+        return None
+    return lines[-1] if lines else None
+
+
+def _iso(ts: float) -> str:
+    return _dt.datetime.fromtimestamp(ts, _dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _heartbeat(rd: RunDir, now: float) -> dict[str, Any] | None:
+    mtimes = [p.stat().st_mtime for p in (rd.events, rd.log, rd.ledger) if p.exists()]
+    if not mtimes:
+        return None
+    newest = max(mtimes)
+    return {"at": _iso(newest), "age_seconds": round(max(0.0, now - newest), 1)}
+
+
+def _sum_tokens(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Token totals over attempts that started. A counter that any counted attempt did
+    not measure is ``None`` (unknown), never a partial sum dressed as a total."""
+    counted = [r for r in rows if r.get("tokens_status") != "not_started"]
+    totals: dict[str, Any] = {}
+    for f in TOKEN_FIELDS:
+        values = []
+        for r in counted:
+            usage = r.get("usage") or {}
+            v = usage.get(f)
+            if f == "total_tokens" and v is None and usage.get("input_tokens") is not None and usage.get("output_tokens") is not None:
+                v = usage["input_tokens"] + usage["output_tokens"]
+            values.append(v)
+        totals[f] = None if any(v is None for v in values) else sum(values)
+    totals["lower_bound"] = any(r.get("tokens_status") in ("unknown", "lower_bound") for r in counted)
+    totals["unvalidated"] = any(r.get("tokens_status") == "unvalidated" for r in counted)
+    return totals
+
+
+def status_snapshot(run_dir: Path, *, now: float | None = None) -> dict[str, Any]:
+    """The ``status --json`` object (schema_version 2). Read-only."""
+    import time
+
+    rd = RunDir(run_dir.resolve())
+    now = time.time() if now is None else now
+    owner = live_owner(rd.root)
+    view = read_ledger(rd.ledger)
+    contents = None
+    if view is not None:
+        last = _last_line(rd.events)
+        last_seq = None
+        if last is not None:
+            try:
+                import json
+
+                last_seq = json.loads(last).get("seq")
+            except ValueError:
+                last_seq = None
+        if last_seq is not None and last_seq != view.last_seq:
+            view = None
+    if view is not None:
+        run, rows, source = view.run, view.attempts, "ledger"
+    else:
+        contents = read_log(rd.events)
+        state = fold(contents.events)
+        run, rows = run_row(state), attempt_rows(state)
+        source = "events" if contents.events else "none"
+    phase = run["phase"]
+    if owner is None and phase in ACTIVE_PHASES:
+        phase = "interrupted"
+    if not run.get("name") and not rd.events.exists():
+        phase = "not_started"
+    states = Counter(r["state"] for r in rows)
+    outcomes = Counter(r["outcome"] for r in rows if r["state"] == "complete" and r["outcome"])
+    arms: dict[str, Any] = {}
+    for arm in run.get("arms") or sorted({r["arm"] for r in rows}):
+        arm_rows = [r for r in rows if r["arm"] == arm]
+        arms[arm] = {
+            "attempts": len(arm_rows),
+            "states": {s: sum(1 for r in arm_rows if r["state"] == s) for s in STATES},
+            "outcomes": {o: sum(1 for r in arm_rows if r["outcome"] == o and r["state"] == "complete") for o in OUTCOMES},
+            "reused": 0,
+            "tokens": _sum_tokens(arm_rows),
+        }
+    work_left = phase not in ("complete", "not_started") and any(r["state"] != "complete" for r in rows)
+    if phase == "reporting" or (phase == "interrupted" and not work_left):
+        work_left = True
+    last = _last_line(rd.events)
+    last_event = None
+    if last is not None:
+        import json
+
+        try:
+            last_event = json.loads(last)
+        except ValueError:
+            last_event = None
+    report_html = rd.report_dir / "report.html"
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run": str(rd.root),
+        "name": run.get("name"),
+        "phase": phase,
+        "resume_command": (
+            f"pluginbench run {shlex.quote(str(rd.root))}" if owner is None and work_left and phase != "complete" else None
+        ),
+        "active": owner is not None,
+        "owner": None if owner is None else {"pid": owner.pid, "pgid": owner.pgid, "started_at": owner.started_at},
+        "heartbeat": _heartbeat(rd, now),
+        "last_event": last_event,
+        "error": run.get("error"),
+        "stopping": run.get("stopping"),
+        "states_source": source,
+        "harness": run.get("harness"),
+        "model": run.get("model"),
+        "reasoning": run.get("reasoning"),
+        "backend": run.get("backend"),
+        "isolation": run.get("isolation"),
+        "simulated": run.get("simulated", False),
+        "probe": run.get("probe", False),
+        "attempts_total": len(rows),
+        "states": {s: states.get(s, 0) for s in STATES},
+        "outcomes": {o: outcomes.get(o, 0) for o in OUTCOMES},
+        "tokens": _sum_tokens(rows + [
+            {"tokens_status": d["tokens_status"], "usage": None if d["tokens"] is None else {"total_tokens": d["tokens"]}}
+            for d in run.get("discarded", [])
+        ]),
+        "reuse": {"vanilla_attempts": sum(1 for r in rows if r["arm"] == "vanilla"), "planned_hits": 0, "reused": 0},
+        "discarded": run.get("discarded", []),
+        "readiness": run.get("readiness", []),
+        "arms": arms,
+        "measures": {"selected": [], "measurement_revisions": [], "review_revisions": [], "references": {}, "not_measured": []},
+        "report": str(report_html) if report_html.exists() else None,
+        "log": str(rd.log) if rd.log.exists() else None,
+        "left_running": None if owner is not None else _left_running(run, rd.root.name),
+        "attempts": [
+            {k: r[k] for k in ("id", "slot", "task", "arm", "repeat", "state", "outcome", "outcome_reason",
+                               "reused", "tokens", "tokens_status", "tokens_reason", "minutes", "measures")}
+            for r in rows
+        ],
+    }
+
+
+def _left_running(run: dict[str, Any], run_id: str) -> dict[str, Any]:
+    if run.get("backend") != "docker":
+        return {"checked": True, "error": None, "containers": [], "stop_command": None}
+    try:
+        from ..environments import list_left_running_sync
+
+        containers = list_left_running_sync(run_id)
+    except Exception as exc:  # noqa: BLE001 - reported, not raised: status must always answer
+        return {"checked": False, "error": str(exc), "containers": [], "stop_command": None}
+    ids = [c["id"] for c in containers]
+    return {
+        "checked": True,
+        "error": None,
+        "containers": containers,
+        "stop_command": ("docker stop " + " ".join(ids)) if ids else None,
+    }

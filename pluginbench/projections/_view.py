@@ -1,0 +1,117 @@
+"""Row shapes shared by the SQLite ledger and status, so both sources agree by construction.
+
+``attempt_row`` and ``run_row`` turn the folded state into plain JSON-able dicts. The
+ledger stores exactly these rows; status reads them from the ledger or computes them
+from a fold of the log, and formats them the same way either way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from ._state import Attempt, RunState
+
+
+def usage_dict(usage: Any) -> dict[str, Any] | None:
+    return None if usage is None else msgspec.to_builtins(usage)
+
+
+def tokens_status(a: Attempt) -> tuple[str, str | None]:
+    if a.usage is not None:
+        return a.usage.status, a.usage.reason
+    if a.state == "pending":
+        return "not_started", None
+    return "unknown", "no usage saved yet"
+
+
+def total_tokens(usage: Any) -> int | None:
+    if usage is None:
+        return None
+    if usage.total_tokens is not None:
+        return usage.total_tokens
+    if usage.input_tokens is not None and usage.output_tokens is not None:
+        return usage.input_tokens + usage.output_tokens
+    return None
+
+
+def attempt_row(a: Attempt, *, live: bool) -> dict[str, Any]:
+    status, reason = tokens_status(a)
+    return {
+        "id": a.attempt_id,
+        "slot": a.slot,
+        "task": a.task,
+        "arm": a.arm,
+        "repeat": a.repeat,
+        "state": a.state,
+        "live": live,
+        "launched": a.launched,
+        "outcome": a.outcome if a.state == "complete" else None,
+        "outcome_reason": a.outcome_reason if a.state == "complete" else a.interrupted_reason,
+        "reward": a.reward,
+        "reused": False,
+        "tokens": total_tokens(a.usage),
+        "tokens_status": status,
+        "tokens_reason": reason,
+        "usage": usage_dict(a.usage),
+        "minutes": None if a.coding_seconds is None else round(a.coding_seconds / 60.0, 2),
+        "coding_seconds": a.coding_seconds,
+        "timed_out": a.timed_out,
+        "provider_stop": a.provider_stop,
+        "measures": {k: msgspec.to_builtins(v) for k, v in sorted(a.measures.items())},
+    }
+
+
+def run_row(state: RunState) -> dict[str, Any]:
+    c = state.created
+    return {
+        "name": c.name if c else None,
+        "harness": c.harness if c else None,
+        "model": c.model if c else None,
+        "reasoning": c.reasoning if c else None,
+        "backend": c.backend if c else None,
+        "isolation": c.isolation if c else None,
+        "simulated": c.simulated if c else False,
+        "probe": c.probe if c else False,
+        "jobs": c.jobs if c else None,
+        "repeats": c.repeats if c else None,
+        "arms": list(c.arms) if c else [],
+        "tasks": list(c.tasks) if c else [],
+        "phase": state.phase,
+        "coding": state.coding,
+        "preparing": state.preparing,
+        "stopping": state.stopping,
+        "stopped": state.stopped,
+        "error": state.failed,
+        "finished": state.finished,
+        "report": state.report,
+        "last_seq": state.last_seq,
+        "last_type": state.last_type,
+        "last_at": state.last_at,
+        "workers": state.workers,
+        "repairs": state.repairs,
+        "readiness": [
+            {"task": t, "control": ctl, "ok": r.ok, "reward": r.reward, "cached": r.cached, "reason": r.reason}
+            for (t, ctl), r in sorted(state.readiness.items())
+        ],
+        "discarded": [
+            {
+                "id": d.attempt_id,
+                "slot": d.slot,
+                "task": d.task,
+                "arm": d.arm,
+                "repeat": d.repeat,
+                "replaced_by": d.replaced_by,
+                "reason": d.reason,
+                "tokens": total_tokens(d.usage),
+                "tokens_status": d.usage.status,
+            }
+            for d in state.discarded
+        ],
+    }
+
+
+def attempt_rows(state: RunState) -> list[dict[str, Any]]:
+    """Live attempts in slot order."""
+    return [attempt_row(a, live=True) for a in state.live_attempts()]

@@ -1,0 +1,10 @@
+"""Shared fixtures. Async tests run under both asyncio and trio unless a module narrows it."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    return request.param
