@@ -1,0 +1,63 @@
+"""The loopback model server the real Claude Code and Codex CLIs talk to in probe mode.
+
+It speaks Anthropic Messages (``POST /v1/messages``, streaming and not, plus
+``count_tokens``) and OpenAI Responses (``POST /v1/responses``, streaming), answers from a
+:class:`Scenario` (ordered rules; the step is the number of assistant turns already in the
+conversation, so the server is stateless and concurrent sessions do not interfere),
+records every request, and reports exactly the usage it served. It binds only to loopback
+and refuses real-looking credentials. Probe mode is a labelled test/doctor mode: the real
+run path never points a CLI at it.
+
+Public API::
+
+    scenario = load_scenario("pluginbench/probe/scenarios/edit-file.yaml")
+    with ProbeServer(scenario) as probe:
+        env = launch_env("anthropic", probe.base_url).env
+        ...  # run the CLI
+        probe.wait_idle()
+        probe.served_usage()   # {model: StepUsage} over completed coding turns
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ._clis import PINNED, cli_version, find_cli
+from ._launch import (
+    PROBE_ANTHROPIC_KEY,
+    PROBE_OPENAI_ENV_KEY,
+    PROBE_OPENAI_KEY,
+    PROBE_PROVIDER_ID,
+    PROBE_TOKENS,
+    LaunchEnv,
+    launch_env,
+)
+from ._match import Choice, assistant_turns, choose, is_coding
+from ._scenario import (
+    ErrorSpec,
+    Rule,
+    Scenario,
+    ScenarioError,
+    Step,
+    StepUsage,
+    ToolCall,
+    When,
+    load_scenario,
+)
+from ._server import ProbeRequest, ProbeServer, serve_forever
+
+SCENARIOS_DIR = Path(__file__).parent / "scenarios"
+
+
+def bundled_scenario(name: str) -> Scenario:
+    """A bundled example scenario by name (``text``, ``edit-file``, ``guided``, ...)."""
+    return load_scenario(SCENARIOS_DIR / f"{name}.yaml")
+
+
+__all__ = [
+    "PINNED", "PROBE_ANTHROPIC_KEY", "PROBE_OPENAI_ENV_KEY", "PROBE_OPENAI_KEY",
+    "PROBE_PROVIDER_ID", "PROBE_TOKENS", "SCENARIOS_DIR", "Choice", "ErrorSpec", "LaunchEnv",
+    "ProbeRequest", "ProbeServer", "Rule", "Scenario", "ScenarioError", "Step", "StepUsage",
+    "ToolCall", "When", "assistant_turns", "bundled_scenario", "choose", "cli_version",
+    "find_cli", "is_coding", "launch_env", "load_scenario", "serve_forever",
+]

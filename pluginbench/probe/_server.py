@@ -1,0 +1,405 @@
+"""The loopback HTTP server: routes, credential refusal, recording (stdlib threads).
+
+Backend-neutral on purpose: it runs in its own threads (``ThreadingHTTPServer``), so
+asyncio, trio and plain synchronous tests can all drive a real CLI against it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import ipaddress
+import json
+import socket
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ..errors import InputError
+from . import _anthropic as anth
+from . import _responses as resp
+from ._launch import PROBE_TOKENS
+from ._match import choose, credential_of, is_coding, looks_real, request_cwd
+from ._scenario import ErrorSpec, Scenario, Step, StepUsage
+
+_MODELS = ("claude-sonnet-4-5", "gpt-5.5")
+
+
+class ProbeRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """One request the probe received and what it answered.
+
+    ``kind`` is ``coding`` (a model turn of the agent's conversation: it offers tools) or
+    ``side`` (title/topic generation, quota probes, ``count_tokens``, ``/v1/models``,
+    ``HEAD /api/hello``, unknown paths, and refused requests). ``answer`` is text, tool, error, drop_stream,
+    refused, count_tokens, models, hello or not_found. ``usage`` is what the answer
+    reported (None when it reported none); ``completed`` is False when the stream was
+    cut (scripted or by the client). ``headers`` has credentials redacted.
+    """
+
+    seq: int
+    api: str  # anthropic | responses | other
+    method: str
+    path: str
+    kind: str
+    model: str | None
+    rule: str | None
+    rule_index: int | None
+    step: int | None
+    scripted: bool
+    answer: str
+    status: int
+    stream: bool
+    usage: StepUsage | None
+    completed: bool
+    refused_real_credential: bool
+    headers: dict[str, str]
+    body: Any
+
+
+def _loopback(host: str) -> tuple[str, socket.AddressFamily]:
+    """The bind address for ``host`` if it is loopback; anything else is refused."""
+    name = "127.0.0.1" if host == "localhost" else host
+    try:
+        ip = ipaddress.ip_address(name)
+    except ValueError:
+        ip = None
+    if ip is None or not ip.is_loopback:
+        raise InputError(f"the probe binds only to loopback, not {host!r}", field="host",
+                         fix="use 127.0.0.1 (or ::1)")
+    return name, socket.AF_INET6 if ip.version == 6 else socket.AF_INET
+
+
+def _redact(headers: Any) -> dict[str, str]:
+    out = {}
+    for key, value in headers.items():
+        if key.lower() in ("x-api-key", "authorization", "cookie"):
+            value = f"<redacted {len(value)} chars>"
+        out[key] = value
+    return out
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    probe: ProbeServer
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "pluginbench-probe/1"
+    timeout = 120  # reaps idle keep-alive connections
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        pass
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.probe._track(self.connection, True)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.probe._track(self.connection, False)
+
+    def do_POST(self) -> None:
+        self.server.probe._handle(self, "POST")
+
+    def do_GET(self) -> None:
+        self.server.probe._handle(self, "GET")
+
+    def do_HEAD(self) -> None:
+        self.server.probe._handle(self, "HEAD")
+
+    # -- writing helpers (called by ProbeServer._handle)
+
+    def send_json(self, status: int, obj: Any, extra: dict[str, str] | None = None) -> None:
+        data = json.dumps(obj).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("request-id", "req_probe_" + uuid.uuid4().hex[:16])
+        for key, value in (extra or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def send_cut_json(self, obj: Any) -> None:
+        """Announce a whole JSON body, send half of it, and drop the connection."""
+        data = json.dumps(obj).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        try:
+            self.wfile.write(data[: len(data) // 2])
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.close_connection = True
+
+    def send_stream(self, events: list[bytes], cut: bool) -> bool:
+        """Write SSE events chunked; ``cut`` drops the connection instead of ending the
+        body. Returns False when the client went away first."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("request-id", "req_probe_" + uuid.uuid4().hex[:16])
+        self.send_header("x-request-id", "req_probe_" + uuid.uuid4().hex[:16])
+        self.end_headers()
+        try:
+            for event in events:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+                self.wfile.flush()
+            if cut:
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return False
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except OSError:
+            self.close_connection = True
+            return False
+        return True
+
+
+class ProbeServer:
+    """A scripted model server on loopback, serving in a background thread.
+
+    Use as a context manager (or :meth:`start` / :meth:`stop`). ``base_url`` has no
+    ``/v1`` (Claude Code appends it; Codex's provider ``base_url`` is ``{base_url}/v1``,
+    see :func:`launch_env`). Requests carrying a credential shaped like a real one
+    (``sk-…`` other than the probe's, or a JWT) get 401 and are recorded with
+    ``refused_real_credential=True``. ``log``, if given, receives every record as a JSON line.
+    """
+
+    def __init__(self, scenario: Scenario, host: str = "127.0.0.1", port: int = 0,
+                 *, log: str | Path | None = None) -> None:
+        self.scenario = scenario
+        bind, family = _loopback(host)
+
+        class Server(_HTTPServer):
+            address_family = family
+
+        self._httpd = Server((bind, port), _Handler, bind_and_activate=True)
+        self._httpd.probe = self
+        self._log = Path(log) if log is not None else None
+        self._lock = threading.Condition()
+        self._records: list[ProbeRequest] = []
+        self._seq = 0
+        self._in_flight = 0
+        self._last_activity = time.monotonic()
+        self._conns: set[socket.socket] = set()
+        self._thread: threading.Thread | None = None
+        h = bind if family == socket.AF_INET else f"[{bind}]"
+        self.port: int = self._httpd.server_address[1]
+        self.base_url = f"http://{h}:{self.port}"
+
+    # -- lifecycle
+
+    def start(self) -> ProbeServer:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._httpd.serve_forever,
+                                            kwargs={"poll_interval": 0.05},
+                                            name=f"probe:{self.port}", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and cut any open connection (idempotent)."""
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join()
+            self._thread = None
+        with self._lock:
+            conns = list(self._conns)
+        for conn in conns:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        self._httpd.server_close()
+
+    def __enter__(self) -> ProbeServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- observations
+
+    @property
+    def requests(self) -> tuple[ProbeRequest, ...]:
+        """Every recorded request, in arrival order. A streamed answer is recorded when its
+        stream ends, so call :meth:`wait_idle` before reading after a client returns."""
+        with self._lock:
+            return tuple(sorted(self._records, key=lambda r: r.seq))
+
+    def served_usage(self, kind: str = "coding") -> dict[str, StepUsage]:
+        """Usage the probe reported, summed per model, over completed answers of ``kind``
+        (``coding``, ``side`` or ``all``). Cut streams and errors are not counted."""
+        totals: dict[str, StepUsage] = {}
+        for r in self.requests:
+            if r.usage is None or not r.completed or r.status != 200:
+                continue
+            if kind != "all" and r.kind != kind:
+                continue
+            key = r.model or ""
+            totals[key] = totals[key] + r.usage if key in totals else r.usage
+        return totals
+
+    def wait_idle(self, timeout: float = 5.0, quiet: float = 0.1) -> bool:
+        """Block until no request has been in flight for ``quiet`` seconds; False on timeout."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while True:
+                now = time.monotonic()
+                idle_for = now - self._last_activity
+                if self._in_flight == 0 and idle_for >= quiet:
+                    return True
+                if now >= deadline:
+                    return False
+                self._lock.wait(min(deadline - now, max(quiet - idle_for, 0.01)))
+
+    # -- internals
+
+    def _track(self, conn: socket.socket, add: bool) -> None:
+        with self._lock:
+            (self._conns.add if add else self._conns.discard)(conn)
+
+    def _record(self, rec: ProbeRequest) -> None:
+        with self._lock:
+            self._records.append(rec)
+            if self._log is not None:
+                with self._log.open("ab") as f:
+                    f.write(msgspec.json.encode(rec) + b"\n")
+
+    def _handle(self, h: _Handler, method: str) -> None:
+        with self._lock:
+            self._seq += 1
+            seq = self._seq
+            self._in_flight += 1
+            self._last_activity = time.monotonic()
+        try:
+            self._serve(h, method, seq)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+                self._last_activity = time.monotonic()
+                self._lock.notify_all()
+
+    def _serve(self, h: _Handler, method: str, seq: int) -> None:
+        raw = h.rfile.read(int(h.headers.get("Content-Length") or 0)) if method == "POST" else b""
+        if (h.headers.get("Content-Encoding") or "").lower() == "gzip":
+            raw = gzip.decompress(raw)
+        try:
+            body = json.loads(raw) if raw else {}
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            body = {"_undecodable": raw[:2000].decode("utf-8", "replace")}
+        path = h.path.split("?", 1)[0].rstrip("/")
+        api = ("anthropic" if path.startswith("/v1/messages")
+               else "responses" if path.endswith("/responses") else "other")
+        base = dict(seq=seq, api=api, method=method, path=h.path, headers=_redact(h.headers),
+                    body=body, model=body.get("model") if isinstance(body, dict) else None,
+                    rule=None, rule_index=None, step=None, scripted=False, stream=False,
+                    usage=None, completed=True, refused_real_credential=False)
+
+        def record(**kw: Any) -> None:
+            self._record(ProbeRequest(**{**base, **kw}))
+
+        if looks_real(credential_of(dict(h.headers)), PROBE_TOKENS):
+            spec = ErrorSpec(status=401, message="pluginbench probe: refused a real-looking "
+                             "credential; probe mode accepts only the probe's fake key")
+            record(kind="side", answer="refused", status=401, refused_real_credential=True)
+            return h.send_json(401, anth.error_body(spec) if api == "anthropic"
+                               else resp.error_body(spec))
+        if method == "HEAD":
+            record(kind="side", answer="hello", status=200)
+            return h.send_json(200, {})
+        if method == "GET" and path.endswith("/models"):
+            record(kind="side", answer="models", status=200)
+            return h.send_json(200, resp.models_body(list(_MODELS)))
+        if method == "POST" and path == "/v1/messages/count_tokens":
+            record(kind="side", answer="count_tokens", status=200)
+            return h.send_json(200, anth.count_tokens_body(body))
+        if method != "POST" or api == "other" or not isinstance(body, dict):
+            spec = ErrorSpec(status=404, message=f"pluginbench probe: no route {method} {path}")
+            record(kind="side", answer="not_found", status=404)
+            return h.send_json(404, resp.error_body(spec))
+
+        stream = bool(body.get("stream", api == "responses"))
+        if is_coding(body):
+            choice = choose(self.scenario, api, body)
+            step = choice.step
+            base.update(kind="coding", rule=choice.rule_name, rule_index=choice.rule_index,
+                        step=choice.step_index, scripted=choice.scripted, stream=stream)
+        else:
+            step = self.scenario.side
+            base.update(kind="side", stream=stream)
+        self._answer(h, api, body, step, stream, record)
+
+    def _answer(self, h: _Handler, api: str, body: dict[str, Any], step: Step, stream: bool,
+                record: Any) -> None:
+        model = str(body.get("model") or "probe-model")
+        if step.error is not None:
+            spec = step.error
+            extra = {"retry-after": f"{spec.retry_after:g}"} if spec.retry_after is not None else {}
+            record(answer="error", status=spec.status)
+            return h.send_json(spec.status, anth.error_body(spec) if api == "anthropic"
+                               else resp.error_body(spec), extra)
+        if step.drop_stream:
+            # Anthropic's message_start already reports input-side usage, so a cut stream
+            # has served that much (Claude Code's result.usage counts it, modelUsage not).
+            partial = StepUsage(input_tokens=step.usage.input_tokens,
+                                output_tokens=min(1, step.usage.output_tokens),
+                                cache_read_input_tokens=step.usage.cache_read_input_tokens,
+                                cache_creation_input_tokens=step.usage.cache_creation_input_tokens)
+            if not stream:  # e.g. Claude Code's non-streaming fallback after a cut stream
+                h.send_cut_json(anth.build_message(Step(text="cut", usage=step.usage), model, None)
+                                if api == "anthropic" else {"output": []})
+                partial = None
+            elif api == "anthropic":
+                h.send_stream(anth.dropped_stream_events(step, model), cut=True)
+            else:
+                h.send_stream(resp.dropped_stream_events(model), cut=True)
+                partial = None
+            return record(answer="drop_stream", status=200, usage=partial, completed=False)
+        cwd = request_cwd(api, body)
+        answer = "tool" if step.calls else "text"
+        if api == "anthropic":
+            message = anth.build_message(step, model, cwd)
+            if not stream:
+                record(answer=answer, status=200, usage=step.usage)
+                return h.send_json(200, message)
+            done = h.send_stream(anth.stream_events(message), cut=False)
+        else:
+            events = resp.stream_events(resp.build_items(step, body, cwd), step.usage, model)
+            done = h.send_stream(events, cut=False)
+        record(answer=answer, status=200, usage=step.usage, completed=done)
+
+
+def serve_forever(scenario: Scenario, port: int = 0, host: str = "127.0.0.1",
+                  *, log: str | Path | None = None, out: Any = None) -> None:
+    """Serve ``scenario`` in the foreground until interrupted, printing the base URL first."""
+    import signal
+    import sys
+
+    def _term(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _term)
+    stream = out if out is not None else sys.stdout
+    with ProbeServer(scenario, host=host, port=port, log=log) as server:
+        print(server.base_url, file=stream, flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass

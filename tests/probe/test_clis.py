@@ -1,0 +1,67 @@
+"""Finding the pinned CLIs and reading their versions."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pluginbench.probe import PINNED, cli_version, find_cli
+from pluginbench.probe._clis import clis_dir
+from tests._prereq import require
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _script(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "tool"
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_cli_version_reads_the_first_version_token(tmp_path: Path) -> None:
+    """cli_version returns the dotted version a program prints for --version."""
+    assert cli_version(_script(tmp_path, 'echo "2.1.328 (Claude Code)"')) == "2.1.328"
+
+
+def test_cli_version_is_none_when_unusable(tmp_path: Path) -> None:
+    """A failing program, one that prints no version, or a missing path gives None."""
+    assert cli_version(_script(tmp_path, "exit 3")) is None
+    assert cli_version(_script(tmp_path, "echo hello")) is None
+    assert cli_version(tmp_path / "absent") is None
+
+
+def test_find_cli_refuses_unknown_names() -> None:
+    """Only claude and codex are known."""
+    with pytest.raises(ValueError):
+        find_cli("cursor")  # type: ignore[arg-type]
+
+
+def test_local_install_folder_is_under_the_repo_root() -> None:
+    """The project-local install lives in <repo>/.tools/clis, where install-clis.sh puts it."""
+    assert clis_dir() == ROOT / ".tools" / "clis" / "node_modules" / ".bin"
+
+
+@pytest.mark.realcli
+@pytest.mark.parametrize("name", ["claude", "codex"])
+def test_installed_clis_are_found_at_the_pinned_version(name: str) -> None:
+    """find_cli finds the installed CLI and it reports the pinned version."""
+    path = find_cli(name)  # type: ignore[arg-type]
+    require(path is not None, f"{name} (run tools/install-clis.sh)")
+    assert path is not None and cli_version(path) == PINNED[name]
+
+
+@pytest.mark.realcli
+def test_install_script_is_idempotent_and_prints_both_paths() -> None:
+    """With both CLIs already installed the script installs nothing and prints both binaries."""
+    require(all(find_cli(n) is not None and find_cli(n).parent == clis_dir()  # type: ignore[union-attr]
+                for n in ("claude", "codex")), "CLIs installed by tools/install-clis.sh")
+    proc = subprocess.run(["bash", str(ROOT / "tools/install-clis.sh")], capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "already installed" in proc.stderr
+    paths = dict(line.split(" ", 1) for line in proc.stdout.splitlines())
+    assert set(paths) == {"claude", "codex"}
+    assert all(Path(p).is_file() for p in paths.values())
