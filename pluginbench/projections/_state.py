@@ -40,6 +40,7 @@ from ..events import (
     RunStopped,
     RunStopping,
     SubmissionCaptured,
+    SubmissionMissing,
     TaskPrepared,
     TreatmentFrozen,
     Usage,
@@ -77,6 +78,7 @@ class Attempt:
     outcome_reason: str | None = None
     measured: bool = False
     measures: dict[str, Measure] = field(default_factory=dict)
+    missing_reason: str | None = None
     interrupted_reason: str | None = None
     provider_stop: bool = False
     started_seq: int | None = None
@@ -117,6 +119,8 @@ class RunState:
     worker_pid: int | None = None
     workers: int = 0
     repairs: int = 0
+    #: attempts in a row (this worker) that ended with a failed call and no submission
+    failed_calls_in_row: list[str] = field(default_factory=list)
     last_seq: int = 0
     last_type: str | None = None
     last_at: str | None = None
@@ -171,6 +175,7 @@ class RunState:
                 # A new worker clears the previous worker's ending; its history stays in the log.
                 self.stopping = self.stopped = self.failed = None
                 self.stopping_failure = False
+                self.failed_calls_in_row = []
                 self.finished = False
             case LogRepaired():
                 self.repairs += 1
@@ -204,11 +209,19 @@ class RunState:
                 a.usage = event.usage
                 a.agent_error = event.error
             case SubmissionCaptured():
+                self.failed_calls_in_row = []
                 a = self.attempts[event.attempt_id]
                 a.captured = True
                 a.patch_sha256 = event.patch_sha256
                 a.empty = event.empty
                 a.files_changed = event.files_changed
+            case SubmissionMissing():
+                a = self.attempts[event.attempt_id]
+                a.missing_reason = event.reason
+                if a.agent_error:
+                    self.failed_calls_in_row.append(event.attempt_id)
+                else:
+                    self.failed_calls_in_row = []
             case AttemptGraded():
                 a = self.attempts[event.attempt_id]
                 a.graded = True

@@ -1,0 +1,252 @@
+"""The report projection: ``report/results.json``, ``results.csv`` and ``report.html``.
+
+:func:`build_report` reads ``evaluation.json`` and ``events.jsonl`` of a run directory,
+folds the events, and writes the three files atomically (temp file, then
+``os.replace``). It makes no model call and reads no clock: rebuilding from the same
+inputs gives byte-identical files, and no absolute path appears in them (evidence paths
+are relative to the run directory). :func:`results_document` is the pure core.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import tempfile
+from collections import defaultdict
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from ..errors import RunDirError
+from ..events import read_events
+from ..rundir import RunDir
+from ._report_data import (
+    SCHEMA_VERSION,
+    TOKEN_FIELDS,
+    arm_order,
+    arm_summary,
+    attempt_row,
+    expected_measures,
+    missing_values_for,
+    notes_for,
+    run_identity,
+    tokens_dict,
+)
+from ._report_html import render_html
+from ._report_paired import paired_deltas
+from ._state import RunState, fold
+
+__all__ = ["ReportFiles", "build_report", "csv_text", "json_text", "results_document"]
+
+CSV_HEADER = (
+    "run",
+    "attempt_id",
+    "task",
+    "arm",
+    "repeat",
+    "outcome",
+    "measure",
+    "value",
+    "unit",
+    "status",
+    "reason",
+)
+
+
+class ReportFiles(NamedTuple):
+    """Where the three report files were written."""
+
+    results_json: Path
+    results_csv: Path
+    report_html: Path
+
+
+def results_document(
+    config: Mapping[str, Any], state: RunState, *, fallback_name: str
+) -> dict[str, Any]:
+    """The results.json document (schema version 2) for a config and a folded state."""
+    run = run_identity(config, state, fallback_name)
+    arms = arm_order(config, state)
+    arm_index = {a: i for i, a in enumerate(arms)}
+    live = sorted(
+        state.live_attempts(),
+        key=lambda a: (a.task, arm_index[a.arm], a.repeat, a.slot, a.attempt_id),
+    )
+    rows = [attempt_row(a) for a in live]
+    tasks = sorted(set(state.created.tasks if state.created else []) | {r["task"] for r in rows})
+    grouped: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        grouped[(r["task"], r["arm"])].append(r)
+
+    expected = expected_measures(run)
+    missing = [m for r in rows for m in missing_values_for(r, expected)]
+    per_task: dict[str, dict[str, Any]] = {}
+    for task in tasks:
+        per_task[task] = {}
+        for arm in arms:
+            summary, unknown = arm_summary(grouped.get((task, arm), []))
+            per_task[task][arm] = summary
+            missing.extend(
+                {
+                    "scope": "task_arm",
+                    "attempt_id": None,
+                    "attempt_ids": ids,
+                    "task": task,
+                    "arm": arm,
+                    "field": f"per_task.{f}",
+                    "reason": why,
+                }
+                for f, why, ids in unknown
+            )
+    discarded = [
+        {
+            "attempt_id": d.attempt_id,
+            "slot": d.slot,
+            "task": d.task,
+            "arm": d.arm,
+            "repeat": d.repeat,
+            "replaced_by": d.replaced_by,
+            "reason": d.reason,
+            "tokens": tokens_dict(d.usage),
+        }
+        for d in sorted(
+            state.discarded, key=lambda d: (d.task, arm_index.get(d.arm, 0), d.repeat, d.attempt_id)
+        )
+    ]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run": run,
+        "arms": arms,
+        "tasks": tasks,
+        "attempts": rows,
+        "per_task": per_task,
+        "deltas": paired_deltas(tasks, arms, grouped),
+        "missing_values": missing,
+        "discarded_attempts": discarded,
+        "notes": notes_for(run, state, rows),
+    }
+
+
+def json_text(doc: Mapping[str, Any]) -> str:
+    """results.json bytes-to-be: sorted keys, two-space indent, UTF-8, trailing newline."""
+    return json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _cell(v: Any) -> str:
+    return "" if v is None else str(v)
+
+
+def csv_text(doc: Mapping[str, Any]) -> str:
+    """results.csv: one row per attempt × measure; an unknown value is an empty cell."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_HEADER)
+    name = doc["run"]["name"]
+    expected = expected_measures(doc["run"])
+    for r in doc["attempts"]:
+        head = (name, r["attempt_id"], r["task"], r["arm"], r["repeat"], _cell(r["outcome"]))
+        not_done = r["outcome_reason"] if r["state"] != "complete" else None
+        t = r["tokens"]
+        cells = [
+            (
+                "reward",
+                r["reward"],
+                "",
+                "measured" if r["reward"] is not None else "unknown",
+                not_done or (r["outcome_reason"] if r["reward"] is None else None),
+            )
+        ]
+        for k, _ in TOKEN_FIELDS:
+            known = t[k] is not None
+            cells.append(
+                (
+                    f"tokens.{k}",
+                    t[k],
+                    "tokens",
+                    t["status"] if known else "unknown",
+                    t["reason"] if t["reason"] or known else "not reported by the harness",
+                )
+            )
+        cells.append(
+            (
+                "coding_seconds",
+                r["coding_seconds"],
+                "s",
+                "measured" if r["coding_seconds"] is not None else "unknown",
+                None if r["coding_seconds"] is not None else "no coding time was recorded",
+            )
+        )
+        measures = dict(r["measures"])
+        if r["state"] == "complete":
+            for n in expected:
+                measures.setdefault(
+                    n,
+                    {
+                        "value": None,
+                        "unit": "lines",
+                        "status": "unknown",
+                        "reason": "not collected for this attempt",
+                    },
+                )
+        for n, m in sorted(measures.items()):
+            cells.append((f"measures.{n}", m["value"], m["unit"], m["status"], m["reason"]))
+        for measure, value, unit, status, reason in cells:
+            if not_done:
+                status, reason = "unknown", not_done
+            w.writerow((*head, measure, _cell(value), unit, status, _cell(reason)))
+    return buf.getvalue()
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise RunDirError(
+            "not a run directory: evaluation.json is missing",
+            file=str(path),
+            fix="pass the run directory that `pluginbench run` created",
+        ) from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise RunDirError(
+            f"evaluation.json is not valid JSON: {exc}",
+            file=str(path),
+            fix="restore the run's frozen evaluation.json; PluginBench never edits it",
+        ) from exc
+    if not isinstance(raw, dict):
+        raise RunDirError(
+            "evaluation.json must hold a JSON object",
+            file=str(path),
+            fix="restore the run's frozen evaluation.json",
+        )
+    return raw
+
+
+def build_report(run_dir: Path) -> ReportFiles:
+    """Rebuild ``report/`` of ``run_dir`` from its config and event log; returns the paths."""
+    rd = RunDir(Path(run_dir))
+    config = _read_config(rd.evaluation)
+    state = fold(read_events(rd.events))
+    doc = results_document(config, state, fallback_name=rd.root.resolve().name)
+    rd.report_dir.mkdir(parents=True, exist_ok=True)
+    files = ReportFiles(
+        rd.report_dir / "results.json", rd.report_dir / "results.csv", rd.report_dir / "report.html"
+    )
+    _write_atomic(files.results_json, json_text(doc))
+    _write_atomic(files.results_csv, csv_text(doc))
+    _write_atomic(files.report_html, render_html(doc))
+    return files

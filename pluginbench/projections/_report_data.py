@@ -1,0 +1,346 @@
+"""The report's content, as one JSON-ready document: a pure function of config and state.
+
+:func:`results_document` turns the frozen config (``evaluation.json`` as a dict) and the
+folded :class:`RunState` into the ``results.json`` document (schema version 2). The CSV and
+HTML renderings are derived from this document only, so the three files never disagree.
+
+Determinism: every mapping is emitted with sorted keys by the writer, every list has a
+fixed order (tasks sorted; arms vanilla first, then treatments in config order; attempts
+by task, arm, repeat, slot), and every float is rounded to :data:`DIGITS` places.
+Unknown is never zero: an unmeasured value is ``null`` and appears in ``missing_values``
+with a reason.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from .. import stats
+from ..events import Measure, Usage
+from ._state import OUTCOMES, VANILLA, Attempt, RunState
+
+SCHEMA_VERSION = 2
+DIGITS = 6
+TOKEN_FIELDS = (
+    ("input", "input_tokens"),
+    ("cached_input", "cached_input_tokens"),
+    ("uncached_input", "uncached_input_tokens"),
+    ("output", "output_tokens"),
+    ("reasoning_output", "reasoning_output_tokens"),
+    ("total", "total_tokens"),
+)
+LINE_MEASURES = (
+    "source_lines_added",
+    "source_lines_removed",
+    "test_lines_added",
+    "test_lines_removed",
+)
+DEFAULT_MEASUREMENTS = ("tokens", "time", "lines")
+SIMULATED_NOTE = (
+    "SIMULATED AGENT: these numbers come from PluginBench's deterministic stand-in agent, "
+    "not a real coding agent"
+)
+PROBE_NOTE = (
+    "PROBE RUN: the agent talked to PluginBench's scripted loopback model server, not a real "
+    "model; these numbers test the pipeline, not the guidance"
+)
+UNISOLATED_NOTE = (
+    "UNISOLATED RUN: attempts ran without a sandbox (isolation: {isolation}); the agent could read "
+    "and change the host, so results may be contaminated"
+)
+
+
+def num(x: float | int | None) -> float | int | None:
+    """A JSON-safe number: ints as-is, floats rounded to :data:`DIGITS`; non-finite → ``None``."""
+    if x is None or isinstance(x, bool):
+        return x
+    if isinstance(x, int):
+        return x
+    if not math.isfinite(x):
+        return None
+    r = round(float(x), DIGITS)
+    return 0.0 if r == 0 else r  # no "-0.0" in the output
+
+
+# ---------------------------------------------------------------- attempt values
+
+
+def tokens_dict(
+    usage: Usage | None, missing_reason: str = "no usage was recorded"
+) -> dict[str, Any]:
+    if usage is None:
+        out: dict[str, Any] = {k: None for k, _ in TOKEN_FIELDS}
+        out.update(status="unknown", reason=missing_reason)
+        return out
+    out = {k: getattr(usage, attr) for k, attr in TOKEN_FIELDS}
+    if usage.status == "unknown":  # counters beside an unknown status are not trusted
+        out = {k: None for k in out}
+    out.update(status=usage.status, reason=usage.reason)
+    return out
+
+
+def _measure(m: Measure) -> dict[str, Any]:
+    value, status, reason = m.value, m.status, m.reason
+    if isinstance(value, float) and not math.isfinite(value):
+        value, status, reason = None, "unknown", reason or f"non-finite value ({value!r})"
+    if status != "measured":
+        value = None
+    elif value is None:
+        status, reason = "unknown", reason or "no value recorded"
+    return {"value": num(value), "unit": m.unit, "status": status, "reason": reason}
+
+
+def _not_complete_reason(a: Attempt) -> str:
+    if a.state == "interrupted":
+        return f"attempt interrupted: {a.interrupted_reason or 'no reason recorded'}"
+    if a.state == "running":
+        return "attempt is still running (or was cut off; resume finishes it)"
+    return "attempt has not run yet"
+
+
+def attempt_row(a: Attempt) -> dict[str, Any]:
+    """One live attempt as reported; values of an incomplete attempt are all unknown."""
+    complete = a.state == "complete"
+    outcome = a.outcome if complete else None
+    reason = a.outcome_reason
+    if complete and outcome is None:
+        outcome, reason = "unknown", reason or "attempt completed without a grade"
+    return {
+        "attempt_id": a.attempt_id,
+        "slot": a.slot,
+        "task": a.task,
+        "arm": a.arm,
+        "repeat": a.repeat,
+        "state": a.state,
+        "outcome": outcome,
+        "outcome_reason": reason if complete else _not_complete_reason(a),
+        "reward": num(a.reward) if complete else None,
+        "tokens": tokens_dict(a.usage, "the agent never exited, so no usage was recorded"),
+        "coding_seconds": num(a.coding_seconds),
+        "measures": {k: _measure(m) for k, m in sorted(a.measures.items())} if complete else {},
+        "evidence": f"evidence/attempts/{a.attempt_id}",
+    }
+
+
+def io_tokens(row: Mapping[str, Any]) -> tuple[float | None, str | None]:
+    """Input + output tokens of an attempt row (the token statistic), or ``None`` and why."""
+    t = row["tokens"]
+    if t["status"] == "unknown":
+        return None, f"token usage unknown: {t['reason'] or 'no reason recorded'}"
+    parts = (t["input"], t["output"])
+    if any(p is None for p in parts):
+        return None, "input or output token count not reported"
+    if any(p < 0 for p in parts):
+        return None, "negative token count"
+    return float(parts[0] + parts[1]), None
+
+
+def total_tokens(row: Mapping[str, Any]) -> tuple[float | None, str | None]:
+    t = row["tokens"]
+    if t["status"] == "unknown":
+        return None, f"token usage unknown: {t['reason'] or 'no reason recorded'}"
+    if t["total"] is None:
+        return None, "total token count not reported"
+    if t["total"] < 0:
+        return None, "negative token count"
+    return float(t["total"]), None
+
+
+def expected_measures(run: Mapping[str, Any]) -> tuple[str, ...]:
+    """Measures every complete attempt should carry, from the config's ``measurements``."""
+    return LINE_MEASURES if "lines" in run["measurements"] else ()
+
+
+def missing_values_for(row: Mapping[str, Any], expected: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Every unknown value of one attempt row, each with its reason."""
+
+    def entry(field: str, reason: str | None) -> dict[str, Any]:
+        return {
+            "scope": "attempt",
+            "attempt_id": row["attempt_id"],
+            "attempt_ids": [row["attempt_id"]],
+            "task": row["task"],
+            "arm": row["arm"],
+            "field": field,
+            "reason": reason or "no reason recorded",
+        }
+
+    if row["state"] != "complete":
+        return [entry("attempt", row["outcome_reason"])]
+    out = []
+    if row["outcome"] == "unknown":
+        out.append(entry("outcome", row["outcome_reason"]))
+    if row["reward"] is None:
+        out.append(entry("reward", row["outcome_reason"] or "the verifier reported no reward"))
+    t = row["tokens"]
+    if t["status"] == "unknown":
+        out.append(entry("tokens", t["reason"]))
+    else:
+        for k, _ in TOKEN_FIELDS:
+            if t[k] is None:
+                out.append(entry(f"tokens.{k}", t["reason"] or "not reported by the harness"))
+            elif t[k] < 0:
+                out.append(
+                    entry(f"tokens.{k}", f"negative count {t[k]} is not a valid measurement")
+                )
+    if row["coding_seconds"] is None:
+        out.append(entry("coding_seconds", "no coding time was recorded"))
+    for name, m in row["measures"].items():
+        if m["value"] is None:
+            out.append(entry(f"measures.{name}", m["reason"]))
+    for name in expected:
+        if name not in row["measures"]:
+            out.append(entry(f"measures.{name}", "not collected for this attempt"))
+    return out
+
+
+# ---------------------------------------------------------------- per task × arm
+
+
+def _median_of(rows: list[dict[str, Any]], get) -> tuple[float | None, list[str]]:
+    """Median over complete rows, or ``None`` with the ids of rows lacking the value."""
+    vals, unknown = [], []
+    for r in rows:
+        v = get(r)
+        if v is None:
+            unknown.append(r["attempt_id"])
+        else:
+            vals.append(v)
+    if unknown or not vals:
+        return None, unknown
+    return stats.median(vals), unknown
+
+
+def _measure_value(name: str):
+    def get(r: Mapping[str, Any]) -> float | None:
+        m = r["measures"].get(name)
+        return None if m is None else m["value"]
+
+    return get
+
+
+def arm_summary(
+    rows: list[dict[str, Any]],
+) -> tuple[dict[str, Any], list[tuple[str, str, list[str]]]]:
+    """Counts, pass rate, Wilson 95% and medians of one task × arm.
+
+    Also returns its unknown summary values as ``(field, reason, attempt ids)``.
+    """
+    done = [r for r in rows if r["state"] == "complete"]
+    counts = {o: sum(1 for r in done if r["outcome"] == o) for o in OUTCOMES}
+    known = counts["pass"] + counts["fail"] + counts["empty"]
+    w = stats.wilson_interval(counts["pass"], known)
+    out: dict[str, Any] = {
+        "attempts": len(rows),
+        "complete": len(done),
+        "passes": counts["pass"],
+        "fails": counts["fail"],
+        "empties": counts["empty"],
+        "unknowns": counts["unknown"],
+        "pass_rate": num(counts["pass"] / known) if known else None,
+        "wilson_95": [num(w.low), num(w.high)] if w else None,
+    }
+    missing: list[tuple[str, str, list[str]]] = []
+    if done and not known:
+        missing.append(
+            (
+                "pass_rate",
+                "every complete attempt has unknown correctness",
+                [r["attempt_id"] for r in done],
+            )
+        )
+    io = [io_tokens(r)[0] for r in done]
+    io_bad = [r["attempt_id"] for r, v in zip(done, io, strict=True) if v is None]
+    out["mean_input_output_tokens"] = (
+        None if io_bad or not io else num(math.fsum(io) / len(io))  # type: ignore[arg-type]
+    )
+    medians = [
+        ("median_total_tokens", lambda r: total_tokens(r)[0]),
+        ("median_coding_seconds", lambda r: r["coding_seconds"]),
+        *((f"median_{n}", _measure_value(n)) for n in LINE_MEASURES),
+    ]
+    unknowns: list[tuple[str, list[str]]] = [("mean_input_output_tokens", io_bad)]
+    for field, get in medians:
+        value, bad = _median_of(done, get)
+        out[field] = num(value)
+        unknowns.append((field, bad))
+    for field, bad in unknowns:
+        if bad:
+            missing.append((field, f"unknown for {len(bad)} of {len(done)} complete attempts", bad))
+    return out, missing
+
+
+# ---------------------------------------------------------------- run identity and notes
+
+
+def run_identity(config: Mapping[str, Any], state: RunState, fallback_name: str) -> dict[str, Any]:
+    c = state.created
+    runner = config.get("runner") or {}
+    env = config.get("environment") or {}
+    harness = c.harness if c else runner.get("harness")
+    backend = c.backend if c else env.get("backend")
+    isolation = c.isolation if c else env.get("isolation")
+    live = list(state.live_attempts())
+    return {
+        "name": config.get("name") or (c.name if c else None) or fallback_name,
+        "harness": harness,
+        "model": c.model if c else runner.get("model"),
+        "reasoning": c.reasoning if c else runner.get("reasoning"),
+        "cli_version": runner.get("cli_version"),
+        "backend": backend,
+        "isolation": isolation,
+        "simulated": bool((c and c.simulated) or harness == "simulated"),
+        "probe": bool((c and c.probe) or runner.get("probe")),
+        "isolated": backend == "docker" or isolation not in (None, "", "none", "auto"),
+        "seed": c.seed if c else config.get("seed"),
+        "repeats": c.repeats if c else config.get("repeats"),
+        "jobs": c.jobs if c else config.get("jobs"),
+        "timeout_seconds": c.timeout_seconds if c else config.get("timeout_seconds"),
+        "measurements": list(config.get("measurements", DEFAULT_MEASUREMENTS)),
+        "evaluation_sha256": c.evaluation_sha256 if c else None,
+        "pluginbench_version": (c.pluginbench_version or None) if c else None,
+        "attempts_total": len(live),
+        "attempts_complete": sum(1 for a in live if a.state == "complete"),
+    }
+
+
+def arm_order(config: Mapping[str, Any], state: RunState) -> list[str]:
+    """Vanilla first, then treatments in config order, then any other arm seen (sorted)."""
+    arms = [VANILLA, *[t for t in (config.get("treatments") or {}) if t != VANILLA]]
+    seen = set(state.created.arms) if state.created else set()
+    seen |= {a.arm for a in state.attempts.values()}
+    return arms + sorted(seen - set(arms))
+
+
+def notes_for(run: Mapping[str, Any], state: RunState, rows: list[dict[str, Any]]) -> list[str]:
+    notes = []
+    if run["simulated"]:
+        notes.append(SIMULATED_NOTE)
+    if run["probe"]:
+        notes.append(PROBE_NOTE)
+    if not run["isolated"]:
+        notes.append(UNISOLATED_NOTE.format(isolation=run["isolation"]))
+    if state.created is None:
+        notes.append("The run has no run.created event yet: there is nothing to report.")
+    elif run["attempts_complete"] < run["attempts_total"]:
+        notes.append(
+            f"Incomplete run: {run['attempts_complete']} of {run['attempts_total']} attempts are "
+            "complete. Tasks with missing attempts are excluded from the paired statistics."
+        )
+    if state.discarded:
+        notes.append(
+            f"{len(state.discarded)} attempt(s) were discarded and replaced on resume; they and "
+            "their token use are listed under discarded_attempts and not counted anywhere else."
+        )
+    bounds = [r["attempt_id"] for r in rows if r["tokens"]["status"] == "lower_bound"]
+    if bounds:
+        notes.append(
+            f"Token usage is only a lower bound for {len(bounds)} attempt(s): " + ", ".join(bounds)
+        )
+    notes.append(
+        "Pass rates count an empty patch as a failure and leave unknown correctness "
+        "out of the rate; token ratios divide mean input + output tokens per task."
+    )
+    return notes

@@ -1,0 +1,396 @@
+"""report.html: a self-contained, readable rendering of the results.json document.
+
+One page, inline CSS, no script and no external asset. It renders only what the
+document holds, so it can never disagree with results.json. Every piece of text goes
+through :func:`html.escape`; an unknown value reads "unknown", never 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from html import escape
+from typing import Any
+
+from ._report_css import CSS
+
+UNKNOWN = '<span class="unknown">unknown</span>'
+
+
+def _e(v: Any) -> str:
+    return escape(str(v), quote=True)
+
+
+def _or_unknown(v: Any, fmt=lambda x: _e(x)) -> str:
+    return UNKNOWN if v is None else fmt(v)
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:.0f}%"
+
+
+def _tokens(v: float) -> str:
+    return f"{v:,.0f}" if float(v).is_integer() else f"{v:,.1f}"
+
+
+def _pp(d: float) -> str:
+    return "±0 pp" if d == 0 else f"{d * 100:+.0f} pp"
+
+
+def _signed(d: float | None, text: str, *, higher_is_better: bool = True) -> str:
+    if d is None:
+        return text
+    cls = "flat" if d == 0 else ("good" if (d > 0) == higher_is_better else "bad")
+    return f'<span class="{cls}">{text}</span>'
+
+
+def _row(cells: Iterable[str], tag: str = "td") -> str:
+    return (
+        "<tr>"
+        + "".join(c if c.startswith("<t") else f"<{tag}>{c}</{tag}>" for c in cells)
+        + "</tr>"
+    )
+
+
+def _table(head: Sequence[str], rows: Iterable[Iterable[str]], table_id: str) -> str:
+    body = "".join(_row(r) for r in rows)
+    return (
+        f'<table id="{table_id}"><thead>{_row((_e(h) for h in head), "th")}</thead>'
+        f"<tbody>{body}</tbody></table>"
+    )
+
+
+# ---------------------------------------------------------------- sections
+
+
+def _identity(run: Mapping[str, Any]) -> str:
+    items = [
+        ("Harness", run["harness"]),
+        ("Model", run["model"]),
+        ("Reasoning", run["reasoning"]),
+        ("CLI version", run["cli_version"]),
+        ("Backend", run["backend"]),
+        ("Isolation", run["isolation"]),
+        ("Repeats", run["repeats"]),
+        ("Jobs", run["jobs"]),
+        ("Seed", run["seed"]),
+        ("Attempts complete", f"{run['attempts_complete']} of {run['attempts_total']}"),
+        ("PluginBench", run["pluginbench_version"]),
+    ]
+    # Identity fields are settings, not measurements: an absent one was not set.
+    not_set = '<span class="flat">not set</span>'
+    cells = "".join(
+        f"<div><dt>{_e(k)}</dt><dd>{not_set if v is None else _e(v)}</dd></div>" for k, v in items
+    )
+    return f'<dl class="identity">{cells}</dl>'
+
+
+def _banners(doc: Mapping[str, Any]) -> str:
+    run, out = doc["run"], []
+    flags = (
+        ("simulated", run["simulated"], "SIMULATED AGENT"),
+        ("probe", run["probe"], "PROBE RUN"),
+        ("unisolated", not run["isolated"], "UNISOLATED RUN"),
+    )
+    for key, on, title in flags:
+        if not on:
+            continue
+        text = next((n for n in doc["notes"] if n.startswith(title)), title)
+        body = text[len(title) :].lstrip(": ")
+        out.append(
+            f'<div class="banner" role="alert" id="banner-{key}">'
+            f"<strong>{_e(title)}</strong>{_e(body)}</div>"
+        )
+    return "".join(out)
+
+
+def _pass_cell(s: Mapping[str, Any]) -> str:
+    known = s["passes"] + s["fails"] + s["empties"]
+    if s["pass_rate"] is None:
+        text = UNKNOWN if s["complete"] else '<span class="excluded">no results</span>'
+    else:
+        text = f"{s['passes']}/{known} ({_pct(s['pass_rate'])})"
+    extra = []
+    if s["unknowns"]:
+        extra.append(f"+{s['unknowns']} unknown")
+    if s["complete"] < s["attempts"]:
+        extra.append(f"{s['complete']} of {s['attempts']} done")
+    if extra:
+        text += f' <span class="small">({_e(", ".join(extra))})</span>'
+    return f'<td class="num pass-rate">{text}</td>'
+
+
+def _wilson_cell(s: Mapping[str, Any]) -> str:
+    w = s["wilson_95"]
+    text = UNKNOWN if w is None else f'<span class="interval">{_pct(w[0])} – {_pct(w[1])}</span>'
+    return f'<td class="num">{text}</td>'
+
+
+def _delta_cells(p: Mapping[str, Any]) -> list[str]:
+    d, r = p["pass_rate_difference"], p["token_ratio"]
+    dt = (
+        f'<span class="excluded" title="{_e(p["pass_rate_excluded"])}">excluded</span>'
+        if d is None
+        else _signed(d, _pp(d))
+    )
+    rt = (
+        f'<span class="excluded" title="{_e(p["tokens_excluded"])}">excluded</span>'
+        if r is None
+        else _signed(r - 1, f"×{r:.2f}", higher_is_better=False)
+    )
+    return [f'<td class="num delta">{dt}</td>', f'<td class="num ratio">{rt}</td>']
+
+
+def _interval_text(s: Mapping[str, Any], fmt, *, higher_is_better: bool, centre: float) -> str:
+    if s["estimate"] is None:
+        return '<span class="excluded">no usable tasks</span>'
+    est = _signed(s["estimate"] - centre, fmt(s["estimate"]), higher_is_better=higher_is_better)
+    if s["status"] != "ok":
+        return (
+            f'{est} <span class="excluded">too few tasks (n &lt; {s["min_tasks"]})</span> '
+            f'<span class="small">{s["tasks"]} usable</span>'
+        )
+    return (
+        f'{est} <span class="interval">[{fmt(s["low"])}, {fmt(s["high"])}] '
+        f"{_pct(s['level'])} CI, {s['tasks']} tasks</span>"
+    )
+
+
+def _per_task(doc: Mapping[str, Any]) -> str:
+    arms, tasks = doc["arms"], doc["tasks"]
+    base = arms[0]
+    top = ['<th rowspan="2">Task</th>'] + [
+        f'<th class="arm" colspan="{3 if a == base else 5}">{_e(a)}</th>' for a in arms
+    ]
+    sub = []
+    for a in arms:
+        sub += ["<th>pass</th>", "<th>Wilson 95%</th>", "<th>median tokens</th>"]
+        if a != base:
+            sub += [f"<th>Δ pass vs {_e(base)}</th>", "<th>token ratio</th>"]
+    body = []
+    for t in tasks:
+        cells = [f'<th scope="row">{_e(t)}</th>']
+        for a in arms:
+            s = doc["per_task"][t][a]
+            cells += [
+                _pass_cell(s),
+                _wilson_cell(s),
+                f'<td class="num">{_or_unknown(s["median_total_tokens"], _tokens)}</td>',
+            ]
+            if a != base:
+                cells += _delta_cells(doc["deltas"][a]["per_task"][t])
+        body.append(f'<tr data-task="{_e(t)}">' + "".join(cells) + "</tr>")
+    foot = ['<th scope="row">Summary</th>']
+    for a in arms:
+        foot.append('<td colspan="3"></td>')
+        if a != base:
+            s = doc["deltas"][a]["summary"]
+            foot.append(
+                '<td class="summary-pass">'
+                + _interval_text(s["pass_rate"], _pp, higher_is_better=True, centre=0)
+                + "</td>"
+            )
+            foot.append(
+                '<td class="summary-tokens">'
+                + _interval_text(
+                    s["tokens"], lambda r: f"×{r:.2f}", higher_is_better=False, centre=1
+                )
+                + "</td>"
+            )
+    return (
+        '<table id="per-task-table"><thead><tr>'
+        + "".join(top)
+        + "</tr><tr>"
+        + "".join(sub)
+        + "</tr></thead><tbody>"
+        + "".join(body)
+        + '</tbody><tfoot><tr class="summary">'
+        + "".join(foot)
+        + "</tr></tfoot></table>"
+    )
+
+
+def _paired(doc: Mapping[str, Any]) -> str:
+    out = []
+    for arm, d in doc["deltas"].items():
+        s = d["summary"]
+        sign = s["pass_rate"]["sign_test"]
+        p = _or_unknown(sign["p"], lambda x: f"{x:.3g}")
+        out.append(
+            f'<h3>{_e(arm)} vs {_e(d["against"])}</h3><ul class="notes">'
+            "<li>Mean pass-rate difference: "
+            + _interval_text(s["pass_rate"], _pp, higher_is_better=True, centre=0)
+            + "</li>"
+            f"<li>Exact two-sided sign test: {sign['positives']} better, {sign['negatives']} "
+            f"worse, {sign['ties']} tied, p = {p}</li>"
+            "<li>Geometric-mean token ratio (input + output): "
+            + _interval_text(s["tokens"], lambda r: f"×{r:.2f}", higher_is_better=False, centre=1)
+            + "</li></ul>"
+        )
+        for kind, label in (("pass_rate", "pass-rate"), ("tokens", "token")):
+            ex = d["excluded"][kind]
+            if ex:
+                out.append(f"<p>Excluded from {label} statistics:</p>")
+                out.append(
+                    _table(
+                        ("Task", "Reason"),
+                        ((_e(x["task"]), _e(x["reason"])) for x in ex),
+                        f"excluded-{kind}-{_e(arm)}",
+                    )
+                )
+    if not out:
+        return "<p>No treatment arm to compare.</p>"
+    return "".join(out)
+
+
+def _missing(doc: Mapping[str, Any]) -> str:
+    rows = doc["missing_values"]
+    if not rows:
+        return "<p>No missing values.</p>"
+    # results.json lists every unknown value; the page groups them by value and reason so
+    # a counter that a harness never reports does not bury the rest.
+    groups: dict[tuple[str, str], dict[tuple[str, str], list[str]]] = {}
+    for m in rows:
+        where = groups.setdefault((m["field"], m["reason"]), {})
+        where.setdefault((m["task"], m["arm"]), []).extend(m["attempt_ids"])
+
+    def place(where: Mapping[tuple[str, str], list[str]]) -> str:
+        parts = []
+        for (task, arm), ids in where.items():
+            label = f"{task} · {arm}"
+            parts.append(
+                f'<span title="{_e(", ".join(ids))}">{_e(label)}'
+                + (f" ×{len(ids)}" if len(ids) > 1 else "")
+                + "</span>"
+            )
+        return ", ".join(parts)
+
+    return (
+        f'<p class="small">{len(rows)} unknown values (each is listed with its attempt in '
+        "results.json under missing_values). Unknown values are never counted as 0.</p>"
+        + _table(
+            ("Value", "Reason", "Count", "Where (task · arm)"),
+            (
+                (
+                    f"<code>{_e(field)}</code>",
+                    _e(reason),
+                    f'<td class="num">{len(where) if field.startswith("per_task.") else sum(len(v) for v in where.values())}</td>',
+                    place(where),
+                )
+                for (field, reason), where in groups.items()
+            ),
+            "missing-values-table",
+        )
+    )
+
+
+def _discarded(doc: Mapping[str, Any]) -> str:
+    rows = doc["discarded_attempts"]
+    if not rows:
+        return "<p>No attempt was discarded.</p>"
+    return _table(
+        (
+            "Attempt",
+            "Task",
+            "Arm",
+            "Repeat",
+            "Replaced by",
+            "Reason",
+            "Tokens (total)",
+            "Usage status",
+        ),
+        (
+            (
+                _e(d["attempt_id"]),
+                _e(d["task"]),
+                _e(d["arm"]),
+                _e(d["repeat"]),
+                _e(d["replaced_by"]),
+                _e(d["reason"]),
+                _or_unknown(d["tokens"]["total"], _tokens),
+                _e(d["tokens"]["status"]),
+            )
+            for d in rows
+        ),
+        "discarded-table",
+    )
+
+
+def _attempts(doc: Mapping[str, Any]) -> str:
+    def measure(r: Mapping[str, Any], name: str) -> str:
+        m = r["measures"].get(name)
+        return _or_unknown(None if m is None else m["value"], _tokens)
+
+    rows = []
+    for r in doc["attempts"]:
+        t = r["tokens"]
+        rows.append(
+            (
+                f"<code>{_e(r['attempt_id'])}</code>",
+                _e(r["task"]),
+                _e(r["arm"]),
+                _e(r["repeat"]),
+                _e(r["state"]),
+                _or_unknown(r["outcome"]),
+                _or_unknown(r["reward"]),
+                _or_unknown(t["input"], _tokens),
+                _or_unknown(t["output"], _tokens),
+                _or_unknown(t["total"], _tokens),
+                _e(t["status"]),
+                _or_unknown(r["coding_seconds"], lambda s: f"{s:.1f}"),
+                measure(r, "source_lines_added"),
+                measure(r, "source_lines_removed"),
+                measure(r, "test_lines_added"),
+                measure(r, "test_lines_removed"),
+                _e(r["outcome_reason"] or ""),
+            )
+        )
+    table = _table(
+        (
+            "Attempt",
+            "Task",
+            "Arm",
+            "Repeat",
+            "State",
+            "Outcome",
+            "Reward",
+            "Input tok",
+            "Output tok",
+            "Total tok",
+            "Usage",
+            "Coding s",
+            "Src +",
+            "Src −",
+            "Test +",
+            "Test −",
+            "Reason",
+        ),
+        rows,
+        "attempts-table",
+    )
+    return f"<details><summary>All {len(doc['attempts'])} attempts</summary>{table}</details>"
+
+
+def render_html(doc: Mapping[str, Any]) -> str:
+    """The whole report page for a results.json document."""
+    run = doc["run"]
+    banner_titles = ("SIMULATED AGENT", "PROBE RUN", "UNISOLATED RUN")
+    notes = "".join(f"<li>{_e(n)}</li>" for n in doc["notes"] if not n.startswith(banner_titles))
+    title = f"PluginBench report: {run['name']}"
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{_e(title)}</title><style>{CSS}</style></head><body>\n"
+        f"<header><h1>{_e(title)}</h1>"
+        f'<p class="subtitle">{len(doc["tasks"])} tasks × {len(doc["arms"])} arms '
+        f"({_e(', '.join(doc['arms']))}), each arm compared with {_e(doc['arms'][0])}</p>"
+        f"{_identity(run)}</header>\n{_banners(doc)}\n"
+        f'<section id="notes"><h2>Notes</h2><ul class="notes">{notes}</ul></section>\n'
+        f'<section id="per-task"><h2>Pass rates by task</h2>{_per_task(doc)}</section>\n'
+        f'<section id="paired"><h2>Paired comparison</h2>{_paired(doc)}</section>\n'
+        f'<section id="missing-values"><h2>Missing values</h2>{_missing(doc)}</section>\n'
+        f'<section id="discarded"><h2>Discarded attempts</h2>{_discarded(doc)}</section>\n'
+        f'<section id="attempts"><h2>Attempts</h2>{_attempts(doc)}</section>\n'
+        f"<footer>Built by PluginBench from events.jsonl and evaluation.json; results.json "
+        f'schema version {_e(doc["schema_version"])}. Unknown values read "unknown", never 0.'
+        "</footer>\n</body></html>\n"
+    )
