@@ -1,0 +1,345 @@
+"""The real Claude Code harness (CLI 2.1.328 qualified): deliver, discover, launch, read.
+
+One attempt, in order (all inside the attempt's sandbox, nothing on the host's config):
+
+1. :meth:`ClaudeHarness.deliver` (sync, before the sandbox exists) writes the private
+   config ``<home>/.claude-config`` (settings.json with the pinned settings, CLAUDE.md from
+   the guidance, ``skills/<name>/`` as complete folders) and the private local marketplace
+   ``<home>/.pluginbench-marketplace`` (``pluginbench-frozen``) holding each plugin tree.
+   No credential is written there: the host copy of HOME must never hold the token.
+2. :meth:`ClaudeHarness.run` puts ``.credentials.json`` into the sandbox's config, then
+   (plugins only) runs ``claude plugin marketplace add`` / ``plugin install --json`` in
+   user scope against the private config. deliver() is sync and cannot start processes,
+   so the install lives here, before discovery, and makes no model call.
+3. Discovery: control requests + ``/cost`` (no model turn), hooks disabled. The receipt is
+   saved as ``native-treatment.json``; a mismatch raises :class:`DiscoveryMismatch` and
+   the attempt stops before coding.
+4. ``await ctx.launched(argv)``, then the pinned session; stdout → ``agent/stdout.jsonl``,
+   session transcripts → ``agent/transcripts/``; the credentials file is removed.
+5. Usage validation, provider-stop classification, after-run checks and the secret scan
+   go to ``execution.json``.
+
+Probe mode (``probe_base_url``): the probe's fake key travels the same way as a real
+token (credentials file), only the base URL (and retry cap) come from
+:func:`pluginbench.probe.launch_env`; a real token in the environment is refused and
+every receipt says ``probe: true``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from ..environments._port import Sandbox
+from ..errors import PluginBenchError
+from ..events import Usage
+from ..tasks._tree import copy_tree, fingerprint, scan_tree
+from ..treatments import MARKETPLACE, ClaudeTreatment, admit_claude_treatment
+from ._claude_checks import after_run_checks
+from ._claude_discovery import Expected, Paths, build_receipt, compare_receipt, discovery_stdin
+from ._claude_launch import (
+    CONFIG_DIR_NAME,
+    MARKETPLACE_DIR_NAME,
+    PINNED_SETTINGS,
+    PINNED_VERSION,
+    TOKEN_VARIABLE,
+    check_command_env,
+    check_model,
+    check_operator_env,
+    coding_argv,
+    credentials_json,
+    discovery_argv,
+    pinned_env,
+)
+from ._claude_stream import parse_stream, provider_stop
+from ._claude_usage import read_transcripts, validate_usage
+from ._port import AgentRun, AttemptContext, FrozenTreatment
+
+SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+SETUP_TIMEOUT = 120.0
+
+
+class DiscoveryMismatch(PluginBenchError):
+    """Discovery found something other than exactly the declared treatment."""
+
+    def __init__(self, arm: str, problems: list[str]) -> None:
+        super().__init__(f"arm {arm}: discovery mismatch, attempt stopped before coding: " + "; ".join(problems))
+        self.arm = arm
+        self.problems = problems
+
+
+def scan_for_secret(paths: Iterable[Path], secret: str) -> list[Path]:
+    """Every file under ``paths`` whose bytes contain ``secret`` (symlinks not followed)."""
+    if not secret:
+        return []
+    needle, hits = secret.encode(), []
+    for root in paths:
+        root = Path(root)
+        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink())
+        for f in files:
+            try:
+                if needle in f.read_bytes():
+                    hits.append(f)
+            except OSError:
+                continue
+    return hits
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, sort_keys=True, default=str) + "\n")
+
+
+def _slug(cwd: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in cwd)
+
+
+class ClaudeHarness:
+    """Claude Code behind the harness port (see the module docstring)."""
+
+    name = "claude"
+    real = True
+    needs_solution = False
+
+    def __init__(self, cli_path: str | Path, cli_version: str, probe_base_url: str | None = None,
+                 *, subagents: bool = True, environ: Mapping[str, str] | None = None) -> None:
+        self.cli_path = str(cli_path)
+        self.cli_version = cli_version
+        self.probe_base_url = probe_base_url
+        self.subagents = subagents
+        self._environ = dict(os.environ if environ is None else environ)
+        check_operator_env(self._environ, probe=self.probe)
+
+    @property
+    def probe(self) -> bool:
+        return self.probe_base_url is not None
+
+    def _token(self) -> str:
+        if self.probe:
+            from ..probe import PROBE_ANTHROPIC_KEY
+
+            return PROBE_ANTHROPIC_KEY
+        return self._environ[TOKEN_VARIABLE]
+
+    def _probe_env(self) -> dict[str, str]:
+        if not self.probe:
+            return {}
+        from ..probe import launch_env
+
+        env = dict(launch_env("anthropic", str(self.probe_base_url)).env)
+        env.pop("ANTHROPIC_API_KEY", None)  # the fake key travels as the credentials file
+        return env
+
+    @staticmethod
+    def admit(treatment: FrozenTreatment) -> ClaudeTreatment:
+        return admit_claude_treatment(treatment.guidance, treatment.skills, treatment.plugins)
+
+    # ------------------------------------------------------------------ deliver
+
+    def deliver(self, treatment: FrozenTreatment, home: Path) -> dict[str, object]:
+        """Write the private config and marketplace under ``home``; return the receipt."""
+        t = self.admit(treatment)
+        cfg, mkt = home / CONFIG_DIR_NAME, home / MARKETPLACE_DIR_NAME
+        cfg.mkdir(parents=True, exist_ok=True)
+        (cfg / "settings.json").write_text(json.dumps(PINNED_SETTINGS, indent=1) + "\n")
+        if t.guidance:
+            (cfg / "CLAUDE.md").write_bytes(t.guidance)
+        for info in t.loose_skills:
+            copy_tree(info.root, cfg / "skills" / info.name, list(info.entries))
+        if t.plugins:
+            manifest = {"name": MARKETPLACE, "owner": {"name": "PluginBench"},
+                        "plugins": [{"name": p.name, "source": f"./plugins/{p.name}",
+                                     **({"version": p.version} if p.version else {})} for p in t.plugins]}
+            _write_json(mkt / ".claude-plugin" / "marketplace.json", manifest)
+            for p in t.plugins:
+                copy_tree(p.root, mkt / "plugins" / p.name, list(p.entries))
+        return {
+            "delivery_policy": "claude-native-v1", "probe": self.probe, "arm": treatment.arm,
+            "config_dir": CONFIG_DIR_NAME, "marketplace_dir": MARKETPLACE_DIR_NAME if t.plugins else None,
+            "guidance_bytes": len(t.guidance),
+            "skills": {i.name: i.fingerprint for i in t.loose_skills},
+            "plugins": {p.name: {"fingerprint": p.fingerprint, "version": p.version,
+                                 "recorded_dirs": list(p.recorded_dirs)} for p in t.plugins},
+            "hooks": [list(h) for h in t.hooks],
+        }
+
+    # ------------------------------------------------------------------ run
+
+    async def _setup(self, sandbox: Sandbox, t: ClaudeTreatment, env: dict[str, str], agent_dir: Path,
+                     arm: str) -> None:
+        cfg = env["CLAUDE_CONFIG_DIR"]
+        with tempfile.TemporaryDirectory(prefix="pb-cred-") as tmp:
+            cred = Path(tmp) / ".credentials.json"
+            fd = os.open(cred, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(credentials_json(self._token()))
+            await sandbox.put(cred, f"{cfg}/.credentials.json")
+        if not t.plugins:
+            return
+        mkt = f"{sandbox.paths.home}/{MARKETPLACE_DIR_NAME}"
+        steps = [[self.cli_path, "plugin", "marketplace", "add", mkt, "--json"]]
+        steps += [[self.cli_path, "plugin", "install", f"{p.name}@{MARKETPLACE}", "--json"] for p in t.plugins]
+        log = []
+        for argv in steps:
+            res = await sandbox.exec(argv, cwd=sandbox.paths.home, env=env, timeout=SETUP_TIMEOUT)
+            out = res.stdout.decode(errors="replace")
+            log.append({"argv": argv[1:], "exit_code": res.exit_code, "stdout": out})
+            first = out.strip().splitlines()[0] if out.strip() else "{}"
+            try:
+                outcome = json.loads(first).get("outcome")
+            except (json.JSONDecodeError, AttributeError):
+                outcome = None
+            if res.exit_code != 0 or outcome != "ok":
+                _write_json(agent_dir / "plugin-install.json", log)
+                raise DiscoveryMismatch(arm, [f"plugin setup step {' '.join(argv[1:])} failed: {out.strip()[:300]}"])
+        _write_json(agent_dir / "plugin-install.json", log)
+
+    async def _trees(self, sandbox: Sandbox, t: ClaudeTreatment, env: dict[str, str]) -> dict[str, str]:
+        """Fingerprints of the delivered skill and plugin trees as the sandbox holds them."""
+        out: dict[str, str] = {}
+        with tempfile.TemporaryDirectory(prefix="pb-trees-") as tmp:
+            for info in t.loose_skills:
+                dest = Path(tmp) / "s" / info.name
+                await sandbox.get(f"{env['CLAUDE_CONFIG_DIR']}/skills/{info.name}", dest)
+                out[f"skill:{info.name}"] = fingerprint(scan_tree(dest))
+            for p in t.plugins:
+                dest = Path(tmp) / "p" / p.name
+                await sandbox.get(f"{sandbox.paths.home}/{MARKETPLACE_DIR_NAME}/plugins/{p.name}", dest)
+                out[f"plugin:{p.name}"] = fingerprint(scan_tree(dest))
+        return out
+
+    @staticmethod
+    def _frozen_trees(t: ClaudeTreatment) -> dict[str, str]:
+        return {**{f"skill:{i.name}": i.fingerprint for i in t.loose_skills},
+                **{f"plugin:{p.name}": p.fingerprint for p in t.plugins}}
+
+    async def discover(self, sandbox: Sandbox, ctx: AttemptContext, t: ClaudeTreatment,
+                       env: dict[str, str], model: str, effort: str) -> dict[str, Any]:
+        """Run discovery, save ``native-treatment.json``; raise DiscoveryMismatch on any difference."""
+        agent_dir = ctx.attempt_dir / "agent"
+        started = time.monotonic()
+        argv = discovery_argv(self.cli_path, model, effort, subagents=self.subagents)
+        res = await sandbox.exec(argv, cwd=sandbox.paths.app, env=env, stdin=discovery_stdin(), timeout=SETUP_TIMEOUT)
+        stdout = res.stdout.decode(errors="replace")
+        (agent_dir / "discovery.stdout.jsonl").write_text(stdout)
+        paths = Paths(env["CLAUDE_CONFIG_DIR"], f"{sandbox.paths.home}/{MARKETPLACE_DIR_NAME}", sandbox.paths.app)
+        receipt = build_receipt(stdout, paths, probe=self.probe)
+        managed = await sandbox.exec(["sh", "-c", "test -e /etc/claude-code && echo present || echo absent"],
+                                     env=env, timeout=30)
+        trees = await self._trees(sandbox, t, env)
+        receipt.update({
+            "arm": ctx.treatment.arm, "attempt_id": ctx.attempt_id, "exit_code": res.exit_code,
+            "seconds": round(time.monotonic() - started, 3),
+            "argv": argv[1:], "environment_problems": check_command_env(env, probe=self.probe),
+            "managed_settings": managed.stdout.decode().strip(),
+            "trees": trees, "frozen_trees": self._frozen_trees(t),
+        })
+        problems = compare_receipt(receipt, Expected(t, self.cli_version, model, self.probe))
+        if res.exit_code != 0:
+            problems.append(f"discovery exited {res.exit_code}: {res.stderr.decode(errors='replace')[-300:]}")
+        problems += receipt["environment_problems"]
+        if receipt["managed_settings"] != "absent":
+            problems.append("/etc/claude-code managed settings are present")
+        if trees != receipt["frozen_trees"]:
+            problems.append("delivered trees do not match the frozen inventory")
+        receipt["problems"] = problems
+        receipt["passed"] = not problems
+        _write_json(ctx.attempt_dir / "native-treatment.json", receipt)
+        if problems:
+            raise DiscoveryMismatch(ctx.treatment.arm, problems)
+        return receipt
+
+    async def _copy_transcripts(self, sandbox: Sandbox, env: dict[str, str], session: str,
+                                dest: Path) -> tuple[list[str], list[list[str]]] | None:
+        slug = _slug(sandbox.paths.app)
+        with tempfile.TemporaryDirectory(prefix="pb-tx-") as tmp:
+            got = Path(tmp) / "projects"
+            try:
+                await sandbox.get(f"{env['CLAUDE_CONFIG_DIR']}/projects/{slug}", got)
+            except Exception:  # noqa: BLE001 - no projects folder means no transcript
+                return None
+            root = got / f"{session}.jsonl"
+            if not root.is_file():
+                return None
+            subs = sorted((got / session).rglob("*.jsonl")) if (got / session).is_dir() else []
+            dest.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(root, dest / root.name)
+            for s in subs:
+                target = dest / s.relative_to(got)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(s, target)
+            return (root.read_text(errors="replace").splitlines(),
+                    [s.read_text(errors="replace").splitlines() for s in subs])
+
+    async def run(self, sandbox: Sandbox, ctx: AttemptContext) -> AgentRun:
+        model, effort = check_model(ctx.model, ctx.reasoning)
+        check_operator_env(self._environ, probe=self.probe)
+        t = self.admit(ctx.treatment)
+        agent_dir = ctx.attempt_dir / "agent"
+        agent_dir.mkdir(parents=True, exist_ok=True)
+        env = pinned_env(sandbox.paths.home, path=SANDBOX_PATH, model=model, probe_env=self._probe_env())
+        timings: dict[str, float] = {}
+        t0 = time.monotonic()
+        try:
+            await self._setup(sandbox, t, env, agent_dir, ctx.treatment.arm)
+            timings["setup_s"] = round(time.monotonic() - t0, 3)
+            t1 = time.monotonic()
+            receipt = await self.discover(sandbox, ctx, t, env, model, effort)
+            timings["discovery_s"] = round(time.monotonic() - t1, 3)
+            session = str(uuid.uuid4())
+            argv = coding_argv(self.cli_path, model, effort, ctx.task.instruction, subagents=self.subagents)
+            argv += ["--session-id", session]
+            await ctx.launched(argv)
+            res = await sandbox.exec(argv, cwd=sandbox.paths.app, env=env, timeout=ctx.timeout_seconds,
+                                     stdout_path=agent_dir / "stdout.jsonl", stderr_path=agent_dir / "stderr.txt")
+            timings["coding_s"] = round(res.seconds, 3)
+            t2 = time.monotonic()
+            transcripts = await self._copy_transcripts(sandbox, env, session, agent_dir / "transcripts")
+            trees = await self._trees(sandbox, t, env)
+        finally:
+            # A stopped sandbox is removed with its files, so a failure here is harmless.
+            with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+                await sandbox.exec(["rm", "-f", f"{env['CLAUDE_CONFIG_DIR']}/.credentials.json"],
+                                   env=env, timeout=30)
+        summary = parse_stream((agent_dir / "stdout.jsonl").read_text(errors="replace"))
+        totals = read_transcripts(*transcripts) if transcripts else None
+        usage, accounting = validate_usage(summary, totals, runner_model=model, cli_version=self.cli_version,
+                                           timed_out=res.timed_out)
+        if usage.status == "exact" and t.hooks:
+            usage = Usage(**{**{f: getattr(usage, f) for f in usage.__struct_fields__},
+                             "reason": (usage.reason or "") + "; native session only: command-hook "
+                             "subprocess usage is unmetered, so total usage is unknown"})
+        stop = provider_stop(summary, timed_out=res.timed_out)
+        checks = after_run_checks(summary, receipt, t, model=model, cli_version=self.cli_version,
+                                  subagents=self.subagents, trees_unchanged=trees == self._frozen_trees(t))
+        leaked = scan_for_secret([ctx.attempt_dir], self._token())
+        if leaked:
+            checks.append(f"the credential appears in saved artifacts: {[str(p) for p in leaked]}")
+        timings["collect_s"] = round(time.monotonic() - t2, 3)
+        res_ev = summary.result or {}
+        execution = {
+            "harness": "claude", "probe": self.probe, "cli_version": self.cli_version,
+            "qualified": self.cli_version == PINNED_VERSION, "model": model, "effort": effort,
+            "argv": [a if a != ctx.task.instruction else "<prompt>" for a in argv[1:]],
+            "exit_code": res.exit_code, "timed_out": res.timed_out, "coding_seconds": res.seconds,
+            "terminal_reason": res_ev.get("terminal_reason"), "is_error": res_ev.get("is_error"),
+            "api_retries": summary.api_retries, "announced_wait_ms": summary.announced_wait_ms,
+            "provider_stop": stop, "usage": {f: getattr(usage, f) for f in usage.__struct_fields__},
+            "usage_accounting": accounting, "total_usage_known": not t.hooks and usage.status == "exact",
+            "checks": {"passed": not checks, "reasons": checks}, "session_id": session,
+            "transcripts": totals is not None, "timings": timings,
+        }
+        _write_json(ctx.attempt_dir / "execution.json", execution)
+        error = "; ".join(checks) if checks else None
+        return AgentRun(exit_code=res.exit_code, timed_out=res.timed_out, coding_seconds=res.seconds,
+                        usage=usage, error=error, provider_stop=stop)

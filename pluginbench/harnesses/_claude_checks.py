@@ -1,0 +1,82 @@
+"""After-run checks of a Claude Code coding session (pure).
+
+A failed check keeps the attempt (and its verifier result); its execution outcome is a
+failure with the reasons in ``execution.json``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..treatments import ClaudeTreatment
+from ._claude_launch import PINNED_TOOLS, PINNED_VERSION, disallowed_tools
+from ._claude_stream import StreamSummary
+
+
+def _matches_startup(matcher: str) -> bool:
+    return matcher in ("", "*") or "startup" in matcher.split("|")
+
+
+def after_run_checks(
+    summary: StreamSummary,
+    receipt: dict[str, Any],
+    treatment: ClaudeTreatment,
+    *,
+    model: str,
+    cli_version: str,
+    subagents: bool,
+    trees_unchanged: bool,
+) -> list[str]:
+    """Every failed after-run check, as a sentence (empty when all pass)."""
+    bad: list[str] = []
+    if len(summary.inits) != 1:
+        return [f"expected one system/init, found {len(summary.inits)}"]
+    init, rinit = summary.inits[0], receipt.get("init") or {}
+    for key, ikey in (("claude_code_version", "claude_code_version"), ("skills", "skills"),
+                      ("slash_commands", "slash_commands"), ("agents", "agents")):
+        if init.get(ikey) != rinit.get(key):
+            bad.append(f"system/init {ikey} differs from the discovery receipt")
+    plugins = sorted((p.get("name"), p.get("source")) for p in init.get("plugins") or [])
+    if plugins != sorted((p.get("name"), p.get("source")) for p in rinit.get("plugins") or []):
+        bad.append("system/init plugins differ from the discovery receipt")
+    if init.get("model") != model:
+        bad.append(f"system/init model {init.get('model')!r} is not the runner model {model!r}")
+    if init.get("mcp_servers"):
+        bad.append(f"MCP servers present: {init.get('mcp_servers')}")
+    if init.get("apiKeySource") != "none":
+        bad.append(f"an API key is active ({init.get('apiKeySource')!r}); only the credentials file may be")
+    if init.get("permissionMode") != "bypassPermissions":
+        bad.append(f"permission mode is {init.get('permissionMode')!r}, not bypassPermissions")
+    denied = list(summary.denials) + list((summary.result or {}).get("permission_denials") or [])
+    if denied:
+        bad.append(f"{len(denied)} permission denial(s) recorded")
+    tools = list(init.get("tools") or [])
+    refused = set(disallowed_tools(subagents)) | (set() if subagents else {"Task"})
+    if refused & set(tools):
+        bad.append(f"disallowed tools offered: {sorted(refused & set(tools))}")
+    if cli_version == PINNED_VERSION:
+        pinned = PINNED_TOOLS.get(model)
+        if pinned is not None:
+            want = [t for t in pinned if subagents or t != "Task"]
+            if tools != want:
+                bad.append(f"offered tools {tools} are not the pinned set {want}")
+        elif tools != list(rinit.get("tools") or []):
+            bad.append("offered tools differ from the discovery receipt (model not in the pinned table)")
+    # Hooks: every declared SessionStart hook matching "startup" ran once before the first reply.
+    startup = [h for h in treatment.hooks if h.event == "SessionStart" and _matches_startup(h.matcher)]
+    ran = [h for h in summary.hooks if h.name == "SessionStart:startup"]
+    if len(ran) != len(startup):
+        bad.append(f"{len(ran)} SessionStart:startup hook run(s), expected {len(startup)}")
+    declared_events = {h.event for h in treatment.hooks}
+    for h in summary.hooks:
+        if h.event not in declared_events:
+            bad.append(f"hook {h.name} ran but is not declared")
+        elif not h.started or h.outcome is None or str(h.outcome).startswith("responses="):
+            bad.append(f"hook {h.name} did not start and respond exactly once")
+        elif h.event == "SessionStart" and (h.exit_code != 0 or not h.before_first_reply):
+            bad.append(f"SessionStart hook {h.name} exited {h.exit_code} or ran after the first reply")
+        elif h.event != "SessionStart" and h.exit_code not in (0, 2):
+            bad.append(f"hook {h.name} exited {h.exit_code}")
+    if not trees_unchanged:
+        bad.append("a delivered skill or plugin tree changed during the run")
+    return bad

@@ -1,0 +1,171 @@
+"""The real Claude Code CLI through ClaudeHarness, against PluginBench's loopback probe."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pluginbench.environments._local import LocalEnvironment
+from pluginbench.environments._port import SandboxSpec
+from pluginbench.errors import InputError
+from pluginbench.harnesses._claude import ClaudeHarness, DiscoveryMismatch, scan_for_secret
+from pluginbench.harnesses._port import AttemptContext, FrozenTreatment  # noqa: F401
+from pluginbench.probe import (
+    PINNED,
+    PROBE_ANTHROPIC_KEY,
+    ProbeServer,
+    cli_version,
+    find_cli,
+    load_scenario,
+)
+from pluginbench.tasks import HarborTask
+from tests._prereq import require
+from tests.harnesses._claude_pkg import MARKER, sample_treatment, vanilla, write
+
+pytestmark = pytest.mark.realcli
+MODEL = "claude-sonnet-4-5"
+
+SCENARIO = textwrap.dedent(f"""\
+    name: harness-edit
+    description: Bash then Write; the written text depends on the delivered guidance.
+    final:
+      text: "Done."
+      usage: {{input_tokens: 1400, output_tokens: 12, cache_read_input_tokens: 200, cache_creation_input_tokens: 50}}
+    rules:
+      - name: guided
+        when: {{api: anthropic, tools_include: Write, messages_contain: {MARKER}}}
+        script:
+          - tool: {{name: Bash, input: {{command: "ls -la", description: "List"}}}}
+            usage: {{input_tokens: 1200, output_tokens: 40, cache_read_input_tokens: 300, cache_creation_input_tokens: 100}}
+          - tool: {{name: Write, input: {{file_path: "{{{{cwd}}}}/answer.txt", content: "guided\\n"}}}}
+            usage: {{input_tokens: 1300, output_tokens: 30, cache_read_input_tokens: 350, cache_creation_input_tokens: 0}}
+      - name: vanilla
+        when: {{api: anthropic, tools_include: Write}}
+        script:
+          - tool: {{name: Write, input: {{file_path: "{{{{cwd}}}}/answer.txt", content: "vanilla\\n"}}}}
+            usage: {{input_tokens: 1250, output_tokens: 35}}
+    """)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def cli() -> Path:
+    path = find_cli("claude")
+    require(path is not None and cli_version(path) == PINNED["claude"],
+            f"Claude Code {PINNED['claude']} (tools/install-clis.sh)")
+    assert path is not None
+    return path
+
+
+def _task(tmp: Path) -> HarborTask:
+    return HarborTask("t1", tmp, "Write answer.txt.", "/app", None, 60.0, 60.0, "local", None, None,
+                      None, None, (), {})
+
+
+async def _attempt(cli: Path, tmp: Path, probe: ProbeServer, treatment: FrozenTreatment,
+                   name: str, *, prepare=None):
+    harness = ClaudeHarness(cli, PINNED["claude"], probe.base_url, environ={"PATH": "/usr/bin:/bin"})
+    home = tmp / f"home-{name}"
+    home.mkdir()
+    receipt = harness.deliver(treatment, home)
+    if prepare:
+        prepare(home)
+    work = tmp / f"work-{name}"
+    write(work / "README.md", "hello\n")
+    launched: list[list[str]] = []
+
+    async def on_launch(argv):
+        launched.append(list(argv))
+
+    attempt_dir = tmp / f"attempt-{name}"
+    ctx = AttemptContext("run", name, _task(tmp), treatment, MODEL, "medium", 0, 120.0, attempt_dir, on_launch)
+    spec = SandboxSpec(run_id="run", attempt_id=name, role="coding", task="t1", workspace=work, home=home)
+    async with LocalEnvironment(isolation="auto").sandbox(spec) as sb:
+        run = await harness.run(sb, ctx)
+        await sb.stop()
+        out = tmp / f"export-{name}"
+        await sb.export_workspace(out)
+    return receipt, run, attempt_dir, out, launched
+
+
+def _served(probe: ProbeServer) -> tuple[int, int]:
+    total_in = total_out = 0
+    for u in probe.served_usage().values():
+        total_in += u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens
+        total_out += u.output_tokens
+    return total_in, total_out
+
+
+@pytest.mark.anyio
+async def test_vanilla_attempt_discovers_nothing_and_usage_equals_served(cli: Path, tmp_path: Path) -> None:
+    """Vanilla loads no component, the scripted edit lands, and parsed usage equals what the probe served."""
+    scen = load_scenario(write(tmp_path / "s.yaml", SCENARIO))
+    with ProbeServer(scen) as probe:
+        _, run, adir, out, launched = await _attempt(cli, tmp_path, probe, vanilla(), "van")
+        probe.wait_idle()
+        served = _served(probe)
+    receipt = json.loads((adir / "native-treatment.json").read_text())
+    assert receipt["passed"] and receipt["probe"] is True
+    assert receipt["skills"] == [] and receipt["plugins"] == [] and receipt["memory_files"] == []
+    assert (out / "answer.txt").read_text() == "vanilla\n"
+    assert launched and launched[0][0] == str(cli)
+    assert run.error is None and run.provider_stop is None and run.exit_code == 0
+    assert run.usage.status == "exact"
+    assert (run.usage.input_tokens, run.usage.output_tokens) == served
+    execution = json.loads((adir / "execution.json").read_text())
+    assert execution["checks"]["passed"] and execution["api_retries"] == {}
+
+
+@pytest.mark.anyio
+async def test_treatment_attempt_loads_exactly_the_declared_components(cli: Path, tmp_path: Path) -> None:
+    """Guidance, skill and plugin hook are discovered, the hook runs once, and the guided edit lands."""
+    scen = load_scenario(write(tmp_path / "s.yaml", SCENARIO))
+    with ProbeServer(scen) as probe:
+        _, run, adir, out, _ = await _attempt(cli, tmp_path, probe, sample_treatment(tmp_path), "trt")
+        probe.wait_idle()
+        served = _served(probe)
+    receipt = json.loads((adir / "native-treatment.json").read_text())
+    assert receipt["passed"], receipt["problems"]
+    assert sorted(s["name"] for s in receipt["skills"]) == ["pb-hooks:plug-skill", "tidy-code"]
+    assert receipt["memory_files"] == [{"path": "<config>/CLAUDE.md", "type": "User"}]
+    assert [p["name"] for p in receipt["plugins"]] == ["pb-hooks"]
+    assert receipt["hook_events_during_discovery"] == 0
+    assert (out / "answer.txt").read_text() == "guided\n"
+    assert run.error is None, run.error
+    assert (run.usage.input_tokens, run.usage.output_tokens) == served
+    assert list((adir / "agent" / "transcripts").glob("*.jsonl"))
+    assert scan_for_secret([adir, out], PROBE_ANTHROPIC_KEY) == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("arm", ["vanilla", "treatment"])
+async def test_discovery_refuses_an_undeclared_skill(cli: Path, tmp_path: Path, arm: str) -> None:
+    """An arm (vanilla or treatment) whose private config would load an undeclared skill stops before coding."""
+    scen = load_scenario(write(tmp_path / "s.yaml", SCENARIO))
+
+    def sneak(home: Path) -> None:
+        write(home / ".claude-config" / "skills" / "sneaky" / "SKILL.md",
+               "---\nname: sneaky\ndescription: undeclared\n---\nx\n")
+
+    with ProbeServer(scen) as probe:
+        with pytest.raises(DiscoveryMismatch, match="sneaky"):
+            chosen = vanilla() if arm == "vanilla" else sample_treatment(tmp_path)
+            await _attempt(cli, tmp_path, probe, chosen, "sneak", prepare=sneak)
+        assert [r for r in probe.requests if r.kind == "coding"] == []
+
+
+def test_refused_operator_variables_raise_before_anything_starts(tmp_path: Path) -> None:
+    """A refused variable in the operator environment is an InputError at construction."""
+    with pytest.raises(InputError, match="ANTHROPIC_API_KEY"):
+        ClaudeHarness("/nonexistent/claude", "2.1.328", environ={"ANTHROPIC_API_KEY": "x",
+                                                                  "CLAUDE_CODE_OAUTH_TOKEN": "t"})
+    with pytest.raises(InputError, match="probe"):
+        ClaudeHarness("/nonexistent/claude", "2.1.328", "http://127.0.0.1:9",
+                      environ={"CLAUDE_CODE_OAUTH_TOKEN": "real"})
