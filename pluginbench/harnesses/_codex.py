@@ -1,0 +1,318 @@
+"""The real Codex CLI harness (``codex exec --json``, pinned 0.169.0).
+
+One attempt:
+
+1. :meth:`CodexHarness.deliver` (host side, before the sandbox exists) writes a private
+   ``CODEX_HOME`` at ``<home>/.codex``: ``config.toml`` (remote plugin catalog and apps
+   off, update checks and analytics off, approval never, and in probe mode the loopback
+   provider), ``AGENTS.md`` from the admitted guidance (none for vanilla), standalone
+   skills under ``skills/<name>/``, plugins as a private local marketplace under
+   ``<home>/.pluginbench-market``, and for real runs a copy of the host's
+   ``auth.json`` (never argv or environment). Probe mode copies no credential.
+2. :meth:`CodexHarness.run` installs the plugins through the CLI inside the sandbox
+   (``codex plugin marketplace add`` / ``plugin add``), then runs the no-model discovery
+   (see :mod:`._codex_discovery`) and saves ``native-treatment.json``; a mismatch raises
+   :class:`DiscoveryMismatch` before ``agent.launched``. Then it launches the pinned argv
+   with stdin closed, streams stdout to ``agent/stdout.jsonl``, copies the session
+   rollouts to ``agent/rollouts/`` and reads usage and provider stops from both.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from ..environments._port import Sandbox
+from ..errors import InputError, PluginBenchError
+from ..treatments._codex_rules import CodexPlugin, installed_command, read_codex_plugin
+from ..treatments._shared import admit_guidance, admit_skill
+from ._codex_config import (
+    APP_SERVER_SCRIPT,
+    CODEX_DIR,
+    MARKET_DIR,
+    MARKETPLACE,
+    app_server_requests,
+    config_toml,
+    exec_argv,
+    launch_env,
+    marketplace_json,
+)
+from ._codex_discovery import (
+    DiscoveryMismatch,
+    Expected,
+    ExpectedPlugin,
+    app_server_results,
+    compare,
+    norm_event,
+)
+from ._codex_events import reachable_sessions, read_exec_stream, read_rollout
+from ._codex_usage import classify_provider_stop, validate_usage
+from ._port import AgentRun, AttemptContext, FrozenTreatment
+
+__all__ = ["CodexHarness", "DiscoveryMismatch"]
+
+_INSTALLED_ROOT = re.compile(r"^Installed plugin root:\s*(\S.*)$", re.M)
+_SETUP_TIMEOUT = 120.0
+
+
+class CodexSetupError(PluginBenchError):
+    """A no-model setup command (plugin install, discovery) failed inside the sandbox."""
+
+
+def _probe_settings(base_url: str) -> tuple[str, str, str, dict[str, str]]:
+    """(provider id, key variable, fake key, provider table) from the probe's launch settings."""
+    from ..probe._launch import PROBE_OPENAI_KEY
+    from ..probe._launch import launch_env as probe_launch_env
+
+    launch = probe_launch_env("responses", base_url)
+    provider_id = ""
+    table: dict[str, str] = {}
+    for arg in launch.config_args[1::2]:
+        key, _, value = arg.partition("=")
+        if key == "model_provider":
+            provider_id = json.loads(value)
+        elif key.startswith("model_providers."):
+            table[key.split(".", 2)[2]] = value
+    ((key_var, key),) = launch.env.items()
+    if key != PROBE_OPENAI_KEY or not provider_id:
+        raise InputError("probe launch settings carry an unexpected credential", fix="use the probe's fake key")
+    return provider_id, key_var, key, table
+
+
+class CodexHarness:
+    """Codex CLI adapter: see the module docstring for the whole attempt."""
+
+    name = "codex"
+    real = True
+    needs_solution = False
+
+    def __init__(
+        self,
+        cli_path: str | Path,
+        cli_version: str,
+        probe_base_url: str | None = None,
+        *,
+        host_codex_home: Path | None = None,
+    ) -> None:
+        self.cli = str(cli_path)
+        self.cli_version = cli_version
+        self.probe_base_url = probe_base_url
+        self.host_codex_home = host_codex_home if host_codex_home is not None else Path.home() / ".codex"
+
+    # ------------------------------------------------------------------ delivery
+
+    def _config(self) -> str:
+        if self.probe_base_url is None:
+            return config_toml(probe=None)
+        provider_id, _, _, table = _probe_settings(self.probe_base_url)
+        return config_toml(probe=(provider_id, table))
+
+    def _env(self, sandbox: Sandbox) -> dict[str, str]:
+        extra: dict[str, str] = {}
+        if self.probe_base_url is not None:
+            _, key_var, key, _ = _probe_settings(self.probe_base_url)
+            extra[key_var] = key
+        return launch_env(home=sandbox.paths.home, tmp=sandbox.paths.tmp, extra=extra)
+
+    def deliver(self, treatment: FrozenTreatment, home: Path) -> dict[str, object]:
+        """Write the private CODEX_HOME and marketplace into ``home``; return the receipt."""
+        codex_home = home / CODEX_DIR
+        codex_home.mkdir(parents=True, exist_ok=True)
+        receipt: dict[str, Any] = {
+            "harness": self.name,
+            "cli_version": self.cli_version,
+            "probe": self.probe_base_url is not None,
+            "codex_home": CODEX_DIR,
+            "agents_md": None,
+            "skills": [],
+            "plugins": [],
+        }
+        config = self._config()
+        (codex_home / "config.toml").write_text(config, encoding="utf-8")
+        receipt["config_toml_sha256"] = hashlib.sha256(config.encode()).hexdigest()
+        if treatment.guidance:
+            data = admit_guidance(list(treatment.guidance))
+            (codex_home / "AGENTS.md").write_bytes(data)
+            receipt["agents_md"] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+        for skill in treatment.skills:
+            info = admit_skill(skill)
+            dest = codex_home / "skills" / info.name
+            if dest.exists():
+                raise InputError(f"two skills are named {info.name!r}", file=str(skill), fix="rename one")
+            shutil.copytree(skill, dest, ignore=shutil.ignore_patterns(".git"))
+            receipt["skills"].append({"name": info.name, "fingerprint": info.fingerprint})
+        plugins = [read_codex_plugin(p) for p in treatment.plugins]
+        if len({p.name for p in plugins}) != len(plugins):
+            raise InputError("two plugins share a name", fix="rename one plugin")
+        if plugins:
+            market = home / MARKET_DIR
+            (market / ".agents" / "plugins").mkdir(parents=True, exist_ok=True)
+            (market / ".agents" / "plugins" / "marketplace.json").write_text(
+                marketplace_json([p.name for p in plugins]), encoding="utf-8"
+            )
+            for p in plugins:
+                shutil.copytree(p.root, market / "plugins" / p.name, ignore=shutil.ignore_patterns(".git"))
+                receipt["plugins"].append({"name": p.name, "version": p.version, "skills": list(p.skills)})
+        receipt["credential"] = self._deliver_credential(codex_home)
+        return receipt
+
+    def _deliver_credential(self, codex_home: Path) -> str:
+        target = codex_home / "auth.json"
+        if self.probe_base_url is not None:
+            if target.exists():
+                raise InputError("a real Codex credential is present in a probe-mode home", file=str(target),
+                                 fix="probe runs use the probe's fake key only")
+            return "probe fake key (environment of the agent process only)"
+        source = self.host_codex_home / "auth.json"
+        if not source.is_file():
+            raise InputError("no Codex credentials on this host", file=str(source),
+                             fix="run `codex login` with the pinned CLI on the host")
+        shutil.copyfile(source, target)
+        target.chmod(0o600)
+        return "copy of the host auth.json"
+
+    # ------------------------------------------------------------------ run
+
+    async def _sh(self, sandbox: Sandbox, argv: list[str], env: dict[str, str], what: str) -> bytes:
+        res = await sandbox.exec(argv, cwd=sandbox.paths.app, env=env, timeout=_SETUP_TIMEOUT)
+        if res.exit_code != 0:
+            tail = (res.stderr or res.stdout)[-2000:].decode("utf-8", "replace")
+            raise CodexSetupError(f"{what} failed (exit {res.exit_code}, timed out {res.timed_out}): {tail}")
+        return res.stdout
+
+    async def _install(self, sandbox: Sandbox, env: dict[str, str], plugins: list[CodexPlugin]) -> dict[str, str]:
+        if not plugins:
+            return {}
+        market = f"{sandbox.paths.home}/{MARKET_DIR}"
+        await self._sh(sandbox, [self.cli, "plugin", "marketplace", "add", market], env, "codex plugin marketplace add")
+        roots: dict[str, str] = {}
+        for p in plugins:
+            out = await self._sh(sandbox, [self.cli, "plugin", "add", f"{p.name}@{MARKETPLACE}"], env, "codex plugin add")
+            m = _INSTALLED_ROOT.search(out.decode("utf-8", "replace"))
+            if not m:
+                raise CodexSetupError(f"codex plugin add {p.name} did not report its installed root")
+            roots[p.name] = m.group(1).strip()
+        return roots
+
+    def _expected(self, sandbox: Sandbox, t: FrozenTreatment, plugins: list[CodexPlugin], roots: dict[str, str]) -> Expected:
+        guidance = admit_guidance(list(t.guidance)).decode("utf-8") if t.guidance else None
+        skills_root = f"{sandbox.paths.home}/{CODEX_DIR}/skills"
+        skills = tuple((admit_skill(s).name, f"{skills_root}/{admit_skill(s).name}/SKILL.md") for s in t.skills)
+        eplugins = tuple(
+            ExpectedPlugin(
+                plugin_id=f"{p.name}@{MARKETPLACE}",
+                root=roots[p.name],
+                skills=p.skills,
+                hooks=tuple((norm_event(ev), installed_command(cmd, roots[p.name])) for ev, cmd in p.hooks),
+            )
+            for p in plugins
+        )
+        return Expected(guidance, skills, eplugins)
+
+    async def discover(self, sandbox: Sandbox, ctx: AttemptContext) -> tuple[dict[str, Any], list[CodexPlugin]]:
+        """Install plugins and prove (no model call) exactly the declared components load."""
+        env = self._env(sandbox)
+        t0 = time.monotonic()
+        plugins = [read_codex_plugin(p) for p in ctx.treatment.plugins]
+        roots = await self._install(sandbox, env, plugins)
+        t1 = time.monotonic()
+        model_arg = ["-c", f"model={json.dumps(ctx.model)}"] if ctx.model else []
+        prompt_out = await self._sh(
+            sandbox, [self.cli, "debug", "prompt-input", "-c", "project_doc_max_bytes=0", *model_arg],
+            env, "codex debug prompt-input",
+        )
+        try:
+            prompt_input = json.loads(prompt_out)
+        except ValueError as exc:
+            raise CodexSetupError(f"codex debug prompt-input printed no JSON: {exc}") from exc
+        requests = "".join(json.dumps(r) + "\n" for r in app_server_requests(sandbox.paths.app))
+        out_file = f"{sandbox.paths.tmp}/pluginbench-app-server.jsonl"
+        server_out = await self._sh(
+            sandbox, ["sh", "-c", APP_SERVER_SCRIPT, "sh", requests, out_file, self.cli],
+            env, "codex app-server discovery",
+        )
+        receipt = compare(self._expected(sandbox, ctx.treatment, plugins, roots), prompt_input,
+                          app_server_results(server_out.decode("utf-8", "replace")))
+        receipt.update({
+            "harness": self.name,
+            "cli_version": self.cli_version,
+            "arm": ctx.treatment.arm,
+            "probe": self.probe_base_url is not None,
+            "installed_plugin_roots": roots,
+            "seconds": {"install": round(t1 - t0, 3), "discovery": round(time.monotonic() - t1, 3)},
+        })
+        return receipt, plugins
+
+    async def run(self, sandbox: Sandbox, ctx: AttemptContext) -> AgentRun:
+        """Discover, launch the pinned ``codex exec --json``, read its trace and rollouts."""
+        if not ctx.model:
+            raise InputError("the codex harness needs an exact model id", field="runner.model",
+                             fix='set runner.model, e.g. "gpt-5.5"')
+        agent_dir = ctx.attempt_dir / "agent"
+        agent_dir.mkdir(parents=True, exist_ok=True)
+        receipt, plugins = await self.discover(sandbox, ctx)
+        (ctx.attempt_dir / "native-treatment.json").write_text(
+            json.dumps(receipt, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+        )
+        if not receipt["ok"]:
+            raise DiscoveryMismatch(ctx.attempt_id, receipt["mismatches"])
+        argv = exec_argv(
+            self.cli,
+            workdir=sandbox.paths.app,
+            model=ctx.model,
+            reasoning=ctx.reasoning,
+            prompt=ctx.task.instruction,
+            bypass_hook_trust=any(p.hooks for p in plugins),
+        )
+        env = self._env(sandbox)
+        await ctx.launched(argv)
+        res = await sandbox.exec(
+            argv, cwd=sandbox.paths.app, env=env, timeout=ctx.timeout_seconds,
+            stdout_path=agent_dir / "stdout.jsonl", stderr_path=agent_dir / "stderr.txt",
+        )
+        rollout_texts = await self._collect_rollouts(sandbox, agent_dir)
+        return read_agent_run(
+            (agent_dir / "stdout.jsonl").read_text(encoding="utf-8", errors="replace"),
+            rollout_texts,
+            exit_code=res.exit_code,
+            timed_out=res.timed_out,
+            seconds=res.seconds,
+        )
+
+    async def _collect_rollouts(self, sandbox: Sandbox, agent_dir: Path) -> list[str]:
+        dest = agent_dir / "rollouts"
+        dest.mkdir(exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="pb-codex-sessions-") as tmp:
+            got = Path(tmp) / "sessions"
+            try:
+                await sandbox.get(f"{sandbox.paths.home}/{CODEX_DIR}/sessions", got)
+            except Exception:  # noqa: BLE001 - no sessions folder: usage becomes unknown
+                return []
+            texts = []
+            for f in sorted(got.rglob("rollout-*.jsonl")):
+                shutil.copyfile(f, dest / f.name)
+                texts.append(f.read_text(encoding="utf-8", errors="replace"))
+            return texts
+
+
+def read_agent_run(stdout: str, rollouts: list[str], *, exit_code: int | None, timed_out: bool, seconds: float) -> AgentRun:
+    """Pure: the :class:`AgentRun` of one exec from its stdout and rollout texts."""
+    trace = read_exec_stream(stdout)
+    parsed = [read_rollout(t) for t in rollouts]
+    if trace.thread_id is None:
+        sessions, problems = [], ["stdout has no thread.started: root session unknown"]
+    else:
+        sessions, problems = reachable_sessions(trace.thread_id, parsed)
+    usage = validate_usage(trace, sessions, problems, timed_out=timed_out)
+    stop = classify_provider_stop(trace, sessions[0] if sessions else None, timed_out=timed_out)
+    error = trace.turn_failed
+    if error is None and not timed_out and exit_code not in (0, None):
+        error = f"codex exited {exit_code} without a turn.failed event"
+    return AgentRun(exit_code=exit_code, timed_out=timed_out, coding_seconds=seconds, usage=usage,
+                    error=error, provider_stop=stop)

@@ -1,0 +1,129 @@
+"""Pure builders of Codex's private configuration, launch argv and environment.
+
+Pinned facts (``../shared/research/codex-cli.md`` §0, §2, §6.2, §9, §13, §14):
+
+* ``codex exec`` always runs with approval ``never``; the sandbox mode is
+  ``danger-full-access`` because PluginBench's own sandbox (bubblewrap/docker) is the
+  boundary and Codex's nested bubblewrap cannot start inside it.
+* A custom provider id with ``wire_api = "responses"`` is the only way to reach the
+  loopback probe without WebSocket retries; its key comes from ``env_key``.
+* ``TMPDIR`` must not contain ``CODEX_HOME`` (helper binaries are refused there).
+* Stdin must be closed, or Codex waits for EOF and appends a ``<stdin>`` block.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+
+#: The private marketplace every plugin installs through.
+MARKETPLACE = "pluginbench-local"
+#: Where the private CODEX_HOME and the local marketplace live inside the sandbox HOME.
+CODEX_DIR = ".codex"
+MARKET_DIR = ".pluginbench-market"
+
+
+def _toml_str(value: str) -> str:
+    # JSON string escapes are valid TOML basic-string escapes for every character.
+    return json.dumps(value, ensure_ascii=False)
+
+
+def config_toml(*, probe: tuple[str, Mapping[str, str]] | None) -> str:
+    """The private ``config.toml``, identical for every arm.
+
+    The remote plugin catalog and app integrations are off for every arm, update checks
+    and analytics are off, approval is never and Codex's own sandbox is off (the
+    attempt's sandbox is the boundary). ``probe`` is ``(provider id, provider table)``
+    from :func:`pluginbench.probe.launch_env` (values already TOML-encoded): the loopback
+    provider is selected with a custom id; real runs keep the built-in provider.
+    """
+    lines = [
+        "# Written by PluginBench: the private Codex configuration of one attempt.",
+        "check_for_update_on_startup = false",
+        'approval_policy = "never"',
+        'sandbox_mode = "danger-full-access"',
+    ]
+    if probe is not None:
+        lines.append(f"model_provider = {_toml_str(probe[0])}")
+    lines += [
+        "",
+        "[analytics]",
+        "enabled = false",
+        "",
+        "[features]",
+        "apps = false",
+        "remote_plugin = false",
+    ]
+    if probe is not None:
+        provider_id, table = probe
+        lines += ["", f"[model_providers.{_toml_str(provider_id)}]"]
+        lines += [f"{k} = {v}" for k, v in table.items()]
+    return "\n".join(lines) + "\n"
+
+
+def exec_argv(
+    cli: str,
+    *,
+    workdir: str,
+    model: str,
+    reasoning: str | None,
+    prompt: str,
+    bypass_hook_trust: bool,
+) -> list[str]:
+    """The pinned ``codex exec`` argv. The prompt is the last argument, after ``--``."""
+    argv = [cli, "exec", "--json", "--strict-config", "--skip-git-repo-check", "-C", workdir, "-m", model]
+    if reasoning is not None:
+        argv += ["-c", f"model_reasoning_effort={_toml_str(reasoning)}"]
+    if bypass_hook_trust:
+        # Hooks of the verified, frozen plugin packages only: untrusted hooks are skipped
+        # silently otherwise (research §10.4).
+        argv.append("--dangerously-bypass-hook-trust")
+    argv += ["--", prompt]
+    return argv
+
+
+def launch_env(*, home: str, tmp: str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of every Codex command: private HOME/CODEX_HOME, TMPDIR outside it."""
+    codex_home = f"{home.rstrip('/')}/{CODEX_DIR}"
+    if tmp.rstrip("/") == home.rstrip("/") or codex_home.startswith(tmp.rstrip("/") + "/"):
+        raise ValueError(f"TMPDIR {tmp} contains CODEX_HOME {codex_home}; Codex refuses its helpers there")
+    env = {"HOME": home, "CODEX_HOME": codex_home, "TMPDIR": tmp, "NO_COLOR": "1"}
+    env.update(extra or {})
+    return env
+
+
+def marketplace_json(plugins: Sequence[str]) -> str:
+    """The private local marketplace listing each plugin under ``./plugins/<name>``."""
+    doc = {
+        "name": MARKETPLACE,
+        "plugins": [{"name": n, "source": {"source": "local", "path": f"./plugins/{n}"}} for n in plugins],
+    }
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+
+#: Requests for the no-model discovery session (``codex app-server`` JSON-RPC on stdio).
+def app_server_requests(cwd: str) -> list[dict[str, object]]:
+    return [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientInfo": {"name": "pluginbench", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "skills/list", "params": {"cwds": [cwd]}},
+        {"jsonrpc": "2.0", "id": 3, "method": "hooks/list", "params": {"cwds": [cwd]}},
+        {"jsonrpc": "2.0", "id": 4, "method": "plugin/list", "params": {"cwds": [cwd]}},
+    ]
+
+
+#: POSIX sh: feed the requests (``$1``), keep stdin open until every answer (ids 2-4) is
+#: in ``$2`` so the server answers before it sees EOF, at most ~30 s; stdout is a copy.
+APP_SERVER_SCRIPT = r"""
+req="$1"; out="$2"; shift 2
+: > "$out"
+{ printf '%s' "$req"
+  i=0
+  while [ "$i" -lt 600 ]; do
+    n=$(grep -c -E '"id":(2|3|4),' "$out" 2>/dev/null || true)
+    [ "${n:-0}" -ge 3 ] && break
+    i=$((i + 1))
+    sleep 0.05
+  done
+} | "$@" app-server | tee "$out"
+"""

@@ -1,0 +1,260 @@
+"""Pure readers of Codex CLI 0.169.0 traces: the ``exec --json`` stream and session rollouts.
+
+Nothing here touches the file system or a process: callers pass text in and get frozen
+values back, so every rule is tested on the real samples and on synthetic event lists.
+
+Facts these readers rely on (``../shared/research/codex-cli.md`` §5, §7, §8):
+
+* stdout is one JSON object a line: ``thread.started``, ``turn.started``,
+  ``item.started``/``item.completed``, ``turn.completed{usage}``,
+  ``turn.failed{error.message}`` and non-fatal top-level ``error{message}`` notices
+  ("Reconnecting... n/m (cause)").
+* ``turn.completed.usage`` is the thread-cumulative total of every model response in the
+  exec (no ``total_tokens``).
+* A rollout (``sessions/YYYY/MM/DD/rollout-*-<thread>.jsonl``) starts with
+  ``session_meta`` and holds one ``event_msg/token_count`` per model response whose
+  ``info.total_token_usage`` is the running thread total, and ends with
+  ``event_msg/task_complete`` whose ``error.codex_error_info`` says why a turn failed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
+
+#: Usage keys shared by ``turn.completed.usage`` and ``token_count.total_token_usage``.
+USAGE_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens")
+
+_RECONNECT = re.compile(r"^Reconnecting\.{3}|^Reconnecting…")
+_RECONNECT_COUNTED = re.compile(r"^Reconnecting(?:\.{3}|…)\s*(\d+)/(\d+)\s*\((.*)\)\s*$", re.S)
+_WORK_ITEMS = frozenset({"command_execution", "agent_message", "file_change", "mcp_tool_call", "web_search"})
+
+
+def parse_jsonl(text: str) -> tuple[list[dict[str, Any]], int]:
+    """Parse JSON lines; return the objects and how many non-empty lines were not objects.
+
+    A torn last line (a process killed mid-write) is counted as bad, never guessed at.
+    """
+    out: list[dict[str, Any]] = []
+    bad = 0
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            bad += 1
+            continue
+        if isinstance(obj, dict):
+            out.append(obj)
+        else:
+            bad += 1
+    return out, bad
+
+
+class ExecTrace(NamedTuple):
+    """What one ``codex exec --json`` stdout says."""
+
+    thread_id: str | None
+    turns_started: int
+    turns_completed: int
+    turn_failed: str | None  # the last turn.failed message
+    usage: dict[str, int] | None  # sum of turn.completed usage, None when none completed
+    commands: int
+    agent_messages: int
+    file_changes: int
+    notices: tuple[str, ...]  # top-level ``error`` messages, in order
+    bad_lines: int
+    events: tuple[dict[str, Any], ...]
+
+
+def _usage_of(raw: object) -> dict[str, int] | None:
+    if not isinstance(raw, Mapping):
+        return None
+    out: dict[str, int] = {}
+    for key in USAGE_KEYS:
+        value = raw.get(key)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            return None
+        out[key] = value
+    return out
+
+
+def read_exec_stream(text: str) -> ExecTrace:
+    """Fold a ``codex exec --json`` stdout into an :class:`ExecTrace`.
+
+    ``usage`` is None when a completed turn's usage is malformed (the caller must then
+    treat usage as unknown), and also when no turn completed.
+    """
+    events, bad = parse_jsonl(text)
+    thread_id = None
+    started = completed = commands = messages = changes = 0
+    failed: str | None = None
+    usage: dict[str, int] | None = None
+    usage_broken = False
+    notices: list[str] = []
+    for ev in events:
+        kind = ev.get("type")
+        if kind == "thread.started" and thread_id is None:
+            thread_id = ev.get("thread_id") if isinstance(ev.get("thread_id"), str) else None
+        elif kind == "turn.started":
+            started += 1
+        elif kind == "turn.completed":
+            completed += 1
+            u = _usage_of(ev.get("usage"))
+            if u is None:
+                usage_broken = True
+            else:
+                usage = u if usage is None else {k: usage[k] + u[k] for k in USAGE_KEYS}
+        elif kind == "turn.failed":
+            err = ev.get("error")
+            msg = err.get("message") if isinstance(err, Mapping) else None
+            failed = msg if isinstance(msg, str) else "turn failed (no message)"
+        elif kind == "error":
+            msg = ev.get("message")
+            notices.append(msg if isinstance(msg, str) else "")
+        elif kind == "item.completed":
+            item = ev.get("item") if isinstance(ev.get("item"), Mapping) else {}
+            itype = item.get("type")
+            if itype == "command_execution":
+                commands += 1
+            elif itype == "agent_message":
+                messages += 1
+            elif itype == "file_change":
+                changes += 1
+    return ExecTrace(
+        thread_id=thread_id,
+        turns_started=started,
+        turns_completed=completed,
+        turn_failed=failed,
+        usage=None if usage_broken else usage,
+        commands=commands,
+        agent_messages=messages,
+        file_changes=changes,
+        notices=tuple(notices),
+        bad_lines=bad + (1 if usage_broken else 0),
+        events=tuple(events),
+    )
+
+
+class Rollout(NamedTuple):
+    """One session rollout file, reduced to what accounting and stop rules need."""
+
+    session_id: str | None
+    parent_id: str | None  # the spawning thread, for a subagent session
+    totals: dict[str, int] | None  # last token_count.info.total_token_usage
+    token_counts: int
+    completed: bool  # a task_complete record was written
+    error_message: str | None
+    error_info: object  # task_complete.error.codex_error_info, verbatim
+    bad_lines: int
+
+
+def _find_key(obj: object, key: str) -> object:
+    """Depth-first search for ``key`` in nested dicts/lists (for session source shapes)."""
+    if isinstance(obj, Mapping):
+        if key in obj:
+            return obj[key]
+        for value in obj.values():
+            found = _find_key(value, key)
+            if found is not None:
+                return found
+    elif isinstance(obj, list):
+        for value in obj:
+            found = _find_key(value, key)
+            if found is not None:
+                return found
+    return None
+
+
+def read_rollout(text: str) -> Rollout:
+    """Reduce a rollout's JSON lines to a :class:`Rollout`."""
+    records, bad = parse_jsonl(text)
+    session_id = parent = None
+    totals: dict[str, int] | None = None
+    counts = 0
+    completed = False
+    err_msg: str | None = None
+    err_info: object = None
+    for rec in records:
+        payload = rec.get("payload") if isinstance(rec.get("payload"), Mapping) else {}
+        kind = rec.get("type")
+        if kind == "session_meta" and session_id is None:
+            sid = payload.get("id") or payload.get("session_id")
+            session_id = sid if isinstance(sid, str) else None
+            found = _find_key(payload.get("source"), "parent_thread_id")
+            parent = found if isinstance(found, str) else None
+        elif kind == "event_msg" and payload.get("type") == "token_count":
+            info = payload.get("info")
+            if isinstance(info, Mapping) and info.get("total_token_usage") is not None:
+                counts += 1
+                t = _usage_of(info.get("total_token_usage"))
+                if t is None:
+                    bad += 1
+                else:
+                    totals = t
+        elif kind == "event_msg" and payload.get("type") == "task_complete":
+            completed = True
+            err = payload.get("error")
+            if isinstance(err, Mapping):
+                msg = err.get("message")
+                err_msg = msg if isinstance(msg, str) else None
+                err_info = err.get("codex_error_info")
+            else:
+                err_msg, err_info = None, None
+    return Rollout(session_id, parent, totals, counts, completed, err_msg, err_info, bad)
+
+
+def reachable_sessions(root: str, rollouts: Iterable[Rollout]) -> tuple[list[Rollout], list[str]]:
+    """The root session and its reachable descendants, one rollout per session id.
+
+    When a session has several rollout files (resume appends to one, but a copy can
+    duplicate it) the one with the most token_count records wins. Returns the sessions
+    (root first, then by id) and the problems found (missing root, bad lines).
+    """
+    best: dict[str, Rollout] = {}
+    for r in rollouts:
+        if r.session_id is None:
+            continue
+        cur = best.get(r.session_id)
+        if cur is None or r.token_counts > cur.token_counts:
+            best[r.session_id] = r
+    problems: list[str] = []
+    if root not in best:
+        return [], [f"no rollout for the root session {root}"]
+    keep = {root}
+    changed = True
+    while changed:
+        changed = False
+        for sid, r in best.items():
+            if sid not in keep and r.parent_id in keep:
+                keep.add(sid)
+                changed = True
+    ordered = [best[root]] + [best[s] for s in sorted(keep - {root})]
+    for r in ordered:
+        if r.bad_lines:
+            problems.append(f"rollout of session {r.session_id} has {r.bad_lines} unreadable record(s)")
+    return ordered, problems
+
+
+def is_reconnect(message: str) -> bool:
+    """True for Codex's retry notice ("Reconnecting... n/m (cause)" or "waiting for network")."""
+    return bool(_RECONNECT.match(message))
+
+
+def reconnect_parts(message: str) -> tuple[int, int, str] | None:
+    """``(n, m, cause)`` of a counted "Reconnecting... n/m (cause)" notice, else None."""
+    m = _RECONNECT_COUNTED.match(message)
+    if not m:
+        return None
+    return int(m.group(1)), int(m.group(2)), m.group(3)
+
+
+def is_work_event(ev: Mapping[str, Any]) -> bool:
+    """True for an event that shows the agent worked: a command, a message, a file change."""
+    if ev.get("type") not in ("item.started", "item.completed"):
+        return False
+    item = ev.get("item")
+    return isinstance(item, Mapping) and item.get("type") in _WORK_ITEMS
