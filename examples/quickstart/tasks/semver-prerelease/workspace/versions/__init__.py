@@ -1,0 +1,5 @@
+"""Semantic versions."""
+
+from .semver import compare, parse
+
+__all__ = ["compare", "parse"]

@@ -1,0 +1,5 @@
+"""Text layout helpers."""
+
+from .wrap import wrap
+
+__all__ = ["wrap"]
