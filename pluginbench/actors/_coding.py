@@ -16,6 +16,7 @@ from ..events import (
     AgentLaunched,
     AttemptInterrupted,
     SubmissionCaptured,
+    SubmissionMissing,
 )
 from ._context import Engine
 from ._decide import Start
@@ -81,9 +82,7 @@ async def code_one(engine: Engine, job: Start) -> None:
         )
         return
     if result.patch is None:
-        await out.send(
-            AttemptInterrupted(attempt_id=job.attempt_id, reason=result.capture_error or "no submission")
-        )
+        await out.send(SubmissionMissing(attempt_id=job.attempt_id, reason=result.capture_error or "no submission"))
         return
     await out.send(
         SubmissionCaptured(

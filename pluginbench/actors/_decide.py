@@ -28,6 +28,7 @@ from ..events import (
     RunStopped,
     RunStopping,
     SubmissionCaptured,
+    SubmissionMissing,
     Usage,
 )
 from ..projections._state import Attempt, RunState
@@ -53,6 +54,12 @@ class BuildReport(NamedTuple):
     """Rebuild ``report/`` and record ``report.built``."""
 
 
+class Archive(NamedTuple):
+    """Move a discarded attempt's evidence to ``evidence/discarded/``."""
+
+    attempt_id: str
+
+
 class Emit(NamedTuple):
     """Record this event next (the Supervisor appends it, then decides again)."""
 
@@ -69,7 +76,9 @@ class Start(NamedTuple):
     repeat: int
 
 
-Command = Prepare | Grade | Measure | BuildReport | Emit
+Command = Prepare | Grade | Measure | BuildReport | Archive | Emit
+
+FAILED_CALLS_LIMIT = 3
 
 UNKNOWN_USAGE_KILLED = Usage(
     status="unknown", reason="the worker was killed before the attempt saved its execution receipt"
@@ -93,7 +102,8 @@ def _recover(state: RunState) -> list[Command]:
     """What a new worker must do with attempts an earlier worker left unfinished."""
     commands: list[Command] = []
     for a in state.live_attempts():
-        if a.state == "interrupted" or (a.state == "running" and a.launched and not a.captured):
+        settled = a.captured or a.missing_reason is not None
+        if a.state == "interrupted" or (a.state == "running" and a.launched and not settled):
             reason = a.interrupted_reason or (
                 "interrupted: the worker stopped after the agent launched and before its "
                 "submission was saved; the paid call is not replayed"
@@ -157,6 +167,21 @@ def decide(state: RunState, event: Event) -> list[Command]:
         case SubmissionCaptured():
             a = state.attempts[event.attempt_id]
             return [Grade(a.attempt_id, a.task), Measure(a.attempt_id, a.task)]
+        case SubmissionMissing():
+            out: list[Command] = [
+                Emit(AttemptGraded(attempt_id=event.attempt_id, outcome="unknown", reward=None,
+                                   reason=f"no submission: {event.reason}")),
+                Emit(MeasuresCollected(attempt_id=event.attempt_id, measures={})),
+            ]
+            if len(state.failed_calls_in_row) >= FAILED_CALLS_LIMIT and state.stopping is None:
+                names = ", ".join(
+                    f"{aid} ({state.attempts[aid].agent_error})" for aid in state.failed_calls_in_row[-FAILED_CALLS_LIMIT:]
+                )
+                out.append(Emit(RunStopping(
+                    reason=f"{FAILED_CALLS_LIMIT} attempts in a row ended with a failed call and no submission: {names}",
+                    failure=True,
+                )))
+            return out
         case AttemptGraded() | MeasuresCollected():
             a = state.attempts[event.attempt_id]
             if a.state == "running" and a.graded and a.measured:
@@ -184,8 +209,10 @@ def decide(state: RunState, event: Event) -> list[Command]:
             if state.all_complete and not state.finished and state.stopping is None:
                 return [Emit(RunFinished(report=event.path))]
             return []
-        case AttemptDiscarded() | AttemptReset():
-            return []
+        case AttemptDiscarded():
+            return [Archive(event.attempt_id)]
+        case AttemptReset():
+            return [Archive(event.attempt_id)]
     return []
 
 

@@ -51,6 +51,9 @@ def _git(repo: Path, *args: str, stdout: int | None = subprocess.PIPE) -> subpro
         stdout=stdout,
         stderr=subprocess.PIPE,
         check=True,
+        # Own session: a stop signals the worker's process group, and work already paid
+        # for (this attempt's patch) must still finish.
+        start_new_session=True,
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -41,7 +42,8 @@ def resolve_paths(loaded: LoadedConfig) -> Evaluation:
     ev = loaded.evaluation
 
     def r(p: str) -> str:
-        return str(loaded.resolve(p).resolve())
+        # abspath, not resolve(): a symlinked input must stay visible so admission refuses it
+        return os.path.abspath(loaded.resolve(p))
 
     tasks = ev.tasks
     if tasks.source is not None:

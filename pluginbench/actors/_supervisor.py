@@ -34,7 +34,7 @@ from ..projections._state import RunState
 from ._collector import collector_actor
 from ._coding import coding_actor
 from ._context import Engine, Envelope, Outbox
-from ._decide import BuildReport, Emit, Grade, Measure, Prepare, Start, decide, schedule
+from ._decide import Archive, BuildReport, Emit, Grade, Measure, Prepare, Start, decide, schedule
 from ._grader import grader_actor
 from ._preparation import load_frozen, prepare
 
@@ -140,6 +140,8 @@ class Supervisor:
                     case BuildReport():
                         assert self._tg is not None
                         self._tg.start_soon(self._build_report)
+                    case Archive(attempt_id=aid):
+                        self._archive(aid)
             if not queue:
                 for start in schedule(self.state):
                     self._append(
@@ -152,6 +154,19 @@ class Supervisor:
                     self._coding.send_nowait(start)
 
     # ------------------------------------------------------------------ helpers
+
+    def _archive(self, attempt_id: str) -> None:
+        """Keep a replaced attempt's evidence (invocation, any usage) out of the live tree."""
+        src = self.engine.run_dir.attempt(attempt_id)
+        if not src.exists():
+            return
+        dest = self.engine.run_dir.discarded(attempt_id)
+        n = 1
+        while dest.exists():
+            n += 1
+            dest = dest.with_name(f"{attempt_id}.{n}")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        src.rename(dest)
 
     async def _prepare(self) -> None:
         assert self._prep_scope is not None

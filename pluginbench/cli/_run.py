@@ -17,7 +17,7 @@ import typer
 from ..actors import check_inputs, create_run, load_saved, resolve_paths, run_worker
 from ..config import CONTROL_HARNESSES, load
 from ..errors import LockHeldError, PluginBenchError, RunDirError
-from ..events import live_owner
+from ..events import live_owner, read_log
 from ..plan import plan_summary
 from ..rundir import RunDir
 from ._common import console, err_console, errors_to_exit_codes, print_json
@@ -98,6 +98,7 @@ def _systemd_scope() -> list[str]:
 
 
 def _run_foreground(rd: RunDir, *, notify: bool) -> int:
+    read_log(rd.events)  # a corrupt log is refused before any progress view starts
     with ForegroundProgress(rd) as progress:
         state = run_worker(rd.root, foreground=True, observer=progress.observe)
     return _finish(rd, state, notify)
@@ -144,6 +145,7 @@ def run_command(
         if output is not None:
             raise RunDirError("--output applies only to a config", field="--output", fix="drop --output when resuming")
         saved = load_saved(rd)
+        read_log(rd.events)  # refuse a corrupt log here, not in the background
         owner = live_owner(rd.root)
         if owner is not None:
             raise LockHeldError(

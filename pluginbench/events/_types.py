@@ -207,6 +207,16 @@ class SubmissionCaptured(_Event, frozen=True, tag="submission.captured"):
     files_changed: int
 
 
+class SubmissionMissing(_Event, frozen=True, tag="submission.missing"):
+    """The agent ran but no canonical patch could be made (export or patch failed).
+
+    The paid session is kept: the attempt completes with correctness unknown, never a
+    fail, and is not coded again."""
+
+    attempt_id: str
+    reason: str
+
+
 class AttemptGraded(_Event, frozen=True, tag="attempt.graded"):
     """The hidden verifier graded the canonical patch in its own sandbox."""
 
@@ -277,6 +287,7 @@ Event = Union[
     AgentLaunched,
     AgentExited,
     SubmissionCaptured,
+    SubmissionMissing,
     AttemptGraded,
     MeasuresCollected,
     AttemptCompleted,

@@ -1,0 +1,45 @@
+"""Execution environments: the sandbox port and its backends (``local``, ``docker``).
+
+:func:`make_environment` picks a backend by name. The docker backend is imported only
+when asked for, so the local backend works without aiodocker being importable.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._bwrap import bwrap_usable
+from ._local import LocalEnvironment, LocalSandbox
+from ._port import Environment, ExecResult, Role, Sandbox, SandboxPaths, SandboxSpec
+
+
+def bwrap_available() -> bool:
+    """Whether bubblewrap is on PATH and can create our sandboxes here (probed once)."""
+    return bwrap_usable()
+
+
+def make_environment(backend: str, **kwargs: Any) -> Environment:
+    """The environment for ``backend`` ("local" or "docker") built with ``kwargs``."""
+    if backend == "local":
+        return LocalEnvironment(**kwargs)
+    if backend == "docker":
+        from ._docker import DockerEnvironment
+
+        return DockerEnvironment(**kwargs)
+    from ..errors import EnvironmentFailure
+
+    raise EnvironmentFailure(f"unknown environment backend {backend!r}: use local or docker")
+
+
+__all__ = [
+    "Environment",
+    "ExecResult",
+    "LocalEnvironment",
+    "LocalSandbox",
+    "Role",
+    "Sandbox",
+    "SandboxPaths",
+    "SandboxSpec",
+    "bwrap_available",
+    "make_environment",
+]

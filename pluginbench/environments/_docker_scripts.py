@@ -1,0 +1,88 @@
+"""POSIX ``sh`` programs the docker backend runs inside containers (as argv, never files).
+
+They are passed with ``sh -c PROGRAM NAME ARGS...`` so nothing the agent can edit inside
+the container is ever executed by the engine side, and values travel as positional
+arguments, never spliced into the program text. They need only ``sh``, ``mkdir``,
+``rm``, ``cat``, ``tr``, ``grep``, ``kill``, ``sleep`` (present in Debian, Ubuntu and
+Alpine/busybox images) and ``git`` for the base commit.
+"""
+
+from __future__ import annotations
+
+# Kept: the image's PID 1 (our keep-alive command under docker-init) is the only process
+# that must outlive every exec, so nothing else is started at container creation.
+KEEP_ALIVE = ["/bin/sh", "-c", "sleep infinity 2>/dev/null || while :; do sleep 3600; done"]
+
+# $1 workdir, $2 "replace" to empty it first, $3 home, $4 tmp; then the logs folders.
+SETUP = r"""
+set -e
+if [ "$2" = replace ]; then rm -rf "$1"; fi
+mkdir -p "$1" "$3" "$4" /logs/agent /logs/verifier /logs/artifacts
+chmod 1777 "$4" 2>/dev/null || true
+"""
+
+# $1 workdir, $2 exclude text, $3 message, $4 name, $5 email, $6 date, $7 agent name,
+# $8 agent email. Mirrors pluginbench.environments._local.init_base_repo exactly (same
+# commands, identity, dates, message and info/exclude) so equal content gives the same
+# base commit on both backends. An existing repo is kept: its HEAD is the base.
+GIT_BASE = r"""
+set -e
+cd "$1"
+if [ ! -e .git ]; then
+  git -c init.defaultBranch=main init -q --template=
+  mkdir -p .git/info
+  printf '%s' "$2" > .git/info/exclude
+  git add -A
+  GIT_AUTHOR_NAME="$4" GIT_AUTHOR_EMAIL="$5" GIT_AUTHOR_DATE="$6" \
+  GIT_COMMITTER_NAME="$4" GIT_COMMITTER_EMAIL="$5" GIT_COMMITTER_DATE="$6" \
+    git -c commit.gpgsign=false commit -q --allow-empty --no-verify -m "$3"
+fi
+git config user.name "$7"
+git config user.email "$8"
+git rev-parse HEAD
+"""
+
+# $1 the marker line NAME=VALUE that every process of one exec carries in its
+# environment. Each round SIGKILLs (a) every process with the marker and (b) every
+# process in the session of a marked process (docker exec makes each exec's first
+# process a session leader, so children that clear their environment are still found).
+# Exits 0 once a round finds nothing, 1 when processes survive 100 rounds.
+KILL_TREE = r"""
+m="$1"; self=$$
+round=0
+while [ "$round" -lt 100 ]; do
+  sids=""; victims=""
+  for d in /proc/[0-9]*; do
+    p=${d#/proc/}
+    [ "$p" = "$self" ] && continue
+    if tr '\0' '\n' < "$d/environ" 2>/dev/null | grep -qxF "$m"; then
+      st=$(cat "$d/stat" 2>/dev/null) || continue
+      set -- ${st##*) }
+      # 0 and 1 are never an exec's session: skip them rather than kill PID 1.
+      case "$4" in 0|1) ;; *) sids="$sids $4" ;; esac
+      victims="$victims $p"
+    fi
+  done
+  for d in /proc/[0-9]*; do
+    p=${d#/proc/}
+    [ "$p" = "$self" ] || [ "$p" = 1 ] && continue
+    st=$(cat "$d/stat" 2>/dev/null) || continue
+    set -- ${st##*) }
+    for s in $sids; do [ "$4" = "$s" ] && victims="$victims $p"; done
+  done
+  [ -z "$victims" ] && exit 0
+  kill -9 $victims 2>/dev/null || true
+  round=$((round + 1))
+  sleep 0.05 2>/dev/null || sleep 1
+done
+exit 1
+"""
+
+# stdin for an exec: $1 is a file put in the container; it is opened, removed, and the
+# command ($2...) runs with it as standard input.
+WITH_STDIN = r"""
+exec 0<"$1"
+rm -f "$1"
+shift
+exec "$@"
+"""

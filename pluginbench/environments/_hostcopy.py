@@ -1,0 +1,181 @@
+"""Copy between the host and a sandbox folder without ever following a sandbox symlink.
+
+The sandbox side is written by untrusted processes, so every step below a sandbox
+folder goes through directory file descriptors opened with ``O_NOFOLLOW``: a symlink
+planted at ``/logs/verifier/reward.txt`` or at a parent folder cannot redirect a read or
+a write to the host. Copying out keeps symlinks *as symlinks* (never followed), keeps
+file modes, and skips sockets, FIFOs and devices (they carry no content). The host side
+(``host_path``) belongs to the engine and is trusted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import shutil
+import stat
+from collections.abc import Callable
+from pathlib import Path
+
+from ..errors import EnvironmentFailure
+from ..tasks import scan_tree
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _refuse(what: str, where: str) -> EnvironmentFailure:
+    return EnvironmentFailure(f"refused: {what}: {where}")
+
+
+def _open_dir(base: Path, parts: list[str], *, create: bool) -> int:
+    """A descriptor for ``base/parts...`` where no part may be a symlink."""
+    fd = os.open(base, _DIR_FLAGS)
+    try:
+        return _open_dir_at(fd, parts, create=create)
+    finally:
+        os.close(fd)
+
+
+def _open_dir_at(fd: int, parts: list[str], *, create: bool) -> int:
+    """A new descriptor for ``parts`` below the open folder ``fd``; no part may be a symlink."""
+    cur = os.dup(fd)
+    try:
+        for i, part in enumerate(parts):
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o755, dir_fd=cur)
+            try:
+                nxt = os.open(part, _DIR_FLAGS, dir_fd=cur)
+            except FileNotFoundError as exc:
+                raise EnvironmentFailure(f"no such folder in the sandbox: {'/'.join(parts[: i + 1])}") from exc
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise _refuse("not a plain folder", "/".join(parts[: i + 1])) from exc
+                raise
+            os.close(cur)
+            cur = nxt
+    except BaseException:
+        os.close(cur)
+        raise
+    return cur
+
+
+def _copy_file_out(dir_fd: int, name: str, dest: Path) -> bool:
+    """Copy one regular file; ``False`` (nothing copied) when it is not regular."""
+    try:
+        src = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return False
+        raise
+    with open(src, "rb") as fin:
+        st = os.fstat(fin.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            return False
+        if dest.is_symlink():
+            dest.unlink()
+        with open(dest, "wb") as fout:
+            shutil.copyfileobj(fin, fout, 1 << 20)
+    os.chmod(dest, stat.S_IMODE(st.st_mode))
+    return True
+
+
+def _copy_dir_out(dir_fd: int, dest: Path, skip: Callable[[str], bool]) -> None:
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in sorted(os.listdir(dir_fd)):
+        if skip(name):
+            continue
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        target = dest / name
+        if stat.S_ISDIR(st.st_mode):
+            sub = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+            try:
+                _copy_dir_out(sub, target, lambda _n: False)
+            finally:
+                os.close(sub)
+        elif stat.S_ISLNK(st.st_mode):
+            if target.is_symlink() or target.exists():
+                target.unlink()
+            os.symlink(os.readlink(name, dir_fd=dir_fd), target)
+        elif stat.S_ISREG(st.st_mode):
+            _copy_file_out(dir_fd, name, target)
+        # sockets, FIFOs and devices are skipped: they have no content to carry
+
+
+def copy_out(
+    base: Path, rel: str, dest: Path, *, skip_top: Callable[[str], bool] = lambda _n: False
+) -> None:
+    """Copy ``base/rel`` (a sandbox file or folder) to the host path ``dest``."""
+    parts = [p for p in rel.split("/") if p]
+    if not parts:
+        fd = _open_dir(base, [], create=False)
+        try:
+            _copy_dir_out(fd, dest, skip_top)
+        finally:
+            os.close(fd)
+        return
+    parent = _open_dir(base, parts[:-1], create=False)
+    try:
+        name = parts[-1]
+        try:
+            st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        except FileNotFoundError as exc:
+            raise EnvironmentFailure(f"no such file in the sandbox: {rel}") from exc
+        if stat.S_ISLNK(st.st_mode):
+            raise _refuse("a symlink is never followed out of a sandbox", rel)
+        if stat.S_ISDIR(st.st_mode):
+            sub = os.open(name, _DIR_FLAGS, dir_fd=parent)
+            try:
+                _copy_dir_out(sub, dest, skip_top)
+            finally:
+                os.close(sub)
+        elif not (stat.S_ISREG(st.st_mode) and _copy_file_out(parent, name, dest)):
+            raise _refuse("not a regular file", rel)
+    finally:
+        os.close(parent)
+
+
+def _write_file_in(dir_fd: int, name: str, src: Path, mode: int) -> None:
+    try:
+        fd = os.open(
+            name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dir_fd
+        )
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _refuse("the target is a symlink", name) from exc
+        raise
+    with open(fd, "wb") as fout, open(src, "rb") as fin:
+        shutil.copyfileobj(fin, fout, 1 << 20)
+        os.fchmod(fout.fileno(), mode)
+
+
+def copy_in(src: Path, base: Path, rel: str) -> None:
+    """Copy the host file or folder ``src`` to ``base/rel`` (modes kept, symlinks refused)."""
+    parts = [p for p in rel.split("/") if p]
+    st = os.lstat(src)
+    if stat.S_ISLNK(st.st_mode):
+        raise _refuse("symlinks are not copied into a sandbox", str(src))
+    if stat.S_ISREG(st.st_mode):
+        if not parts:
+            raise _refuse("a file cannot replace a sandbox folder", str(src))
+        parent = _open_dir(base, parts[:-1], create=True)
+        try:
+            _write_file_in(parent, parts[-1], src, stat.S_IMODE(st.st_mode))
+        finally:
+            os.close(parent)
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        raise _refuse("not a regular file or folder", str(src))
+    entries = scan_tree(src, context="a folder copied into a sandbox")
+    root = _open_dir(base, parts, create=True)
+    try:
+        for entry in entries:
+            *folders, name = entry.relpath.split("/")
+            parent = _open_dir_at(root, folders, create=True)
+            try:
+                _write_file_in(parent, name, src / entry.relpath, entry.mode)
+            finally:
+                os.close(parent)
+    finally:
+        os.close(root)

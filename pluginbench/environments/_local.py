@@ -1,0 +1,440 @@
+"""The local backend: a temp folder per sandbox, bubblewrap where available.
+
+Each sandbox owns one folder ``pluginbench-<run>-<attempt>-<role>-XXXXXXXX`` (under
+``root`` or the system temp dir) holding ``app/``, ``logs/{agent,verifier,artifacts}``,
+``home/``, ``tmp/`` and, only when the spec gives them, ``tests/`` and ``solution/``.
+
+``app/`` always becomes a *fresh* git repo whose single commit is the starting source:
+the workspace is copied with :func:`~pluginbench.tasks.scan_tree`, which skips ``.git``,
+so a workspace that already is a repo does not keep its history or HEAD. The commit has
+a fixed author, committer, dates and message and no hooks or templates, so equal content
+gives the same ``base_commit`` on every machine.
+
+With bubblewrap every command runs in a mount/pid/ipc/uts namespace without
+capabilities (see :mod:`._bwrap`); the sandbox folders appear at ``/app`` (or
+``spec.workdir``), ``/tests``, ``/solution``, ``/logs``, ``/home/agent`` and ``/tmp``.
+Without it (``isolation="none"``) commands are plain host processes in their own session
+and ``paths`` are the host folders; that is no security boundary and ``isolated`` says so.
+
+Background processes: with bubblewrap they die when the command that started them ends
+(the pid namespace ends with it); unisolated they live on until :meth:`stop`.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from subprocess import DEVNULL, PIPE
+from typing import Literal
+
+import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream, Process
+
+from ..errors import EnvironmentFailure
+from ..tasks import copy_tree, scan_tree
+from . import _bwrap, _hostcopy, _proctree
+from ._port import ExecResult, SandboxPaths, SandboxSpec
+
+Isolation = Literal["auto", "bubblewrap", "none"]
+
+BASE_IDENTITY = ("PluginBench", "base@pluginbench.invalid")
+BASE_DATE = "2000-01-01T00:00:00Z"
+BASE_MESSAGE = "PluginBench base"
+GIT_EXCLUDE = ".pytest_cache/\n__pycache__/\n"
+_KILL_CONFIRM_SECONDS = 10.0
+
+
+def _safe_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]", "_", text)[:40] or "_"
+
+
+def _host_git_env(home: Path) -> dict[str, str]:
+    """A git environment that ignores the host's system and global configuration."""
+    return {
+        "PATH": os.environ.get("PATH", os.defpath),
+        "LANG": "C.UTF-8",
+        "HOME": str(home),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_TERMINAL_PROMPT": "0",
+    }
+
+
+async def _git(app: Path, home: Path, *args: str, extra_env: Mapping[str, str] = {}) -> str:
+    env = _host_git_env(home) | dict(extra_env)
+    try:
+        done = await anyio.run_process(["git", *args], cwd=app, env=env, check=False)
+    except OSError as exc:
+        raise EnvironmentFailure(f"cannot run git: {exc}") from exc
+    if done.returncode != 0:
+        raise EnvironmentFailure(
+            f"git {' '.join(args)} failed ({done.returncode}): {done.stderr.decode(errors='replace').strip()}"
+        )
+    return done.stdout.decode().strip()
+
+
+async def init_base_repo(app: Path, home: Path, identity: tuple[str, str]) -> str:
+    """Make ``app`` a fresh repo whose only commit is its content; return that SHA."""
+    await _git(app, home, "-c", "init.defaultBranch=main", "init", "-q", "--template=")
+    info = app / ".git" / "info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "exclude").write_text(GIT_EXCLUDE)
+    await _git(app, home, "add", "-A")
+    name, email = BASE_IDENTITY
+    stamp = {
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_AUTHOR_DATE": BASE_DATE,
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email,
+        "GIT_COMMITTER_DATE": BASE_DATE,
+    }
+    await _git(
+        app, home, "-c", "commit.gpgsign=false", "commit", "-q", "--allow-empty", "--no-verify",
+        "-m", BASE_MESSAGE, extra_env=stamp,
+    )  # fmt: skip
+    await _git(app, home, "config", "user.name", identity[0])
+    await _git(app, home, "config", "user.email", identity[1])
+    return await _git(app, home, "rev-parse", "HEAD")
+
+
+def _rmtree(path: Path) -> None:
+    """Remove ``path`` entirely, also folders a process made read-only (never follows links)."""
+
+    def make_writable(func: object, p: str, exc: object) -> None:
+        parent = os.path.dirname(p)
+        os.chmod(parent, 0o700)
+        if os.path.isdir(p) and not os.path.islink(p):
+            os.chmod(p, 0o700)
+            shutil.rmtree(p)
+        else:
+            os.unlink(p)
+
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=make_writable)
+    else:
+        shutil.rmtree(path, onerror=make_writable)
+
+
+class LocalSandbox:
+    """One sandbox of :class:`LocalEnvironment` (see the module docstring)."""
+
+    def __init__(self, root: Path, spec: SandboxSpec, bwrap: str | None) -> None:
+        self.root = root
+        self.spec = spec
+        self._bwrap = bwrap
+        self.isolated = bwrap is not None
+        self.base_commit = ""
+        self.host_app = root / "app"
+        host = {
+            "tests": root / "tests",
+            "solution": root / "solution",
+            "logs": root / "logs",
+            "home": root / "home",
+            "tmp": root / "tmp",
+        }
+        if self.isolated:
+            self.paths = SandboxPaths(spec.workdir, "/tests", "/solution", "/logs", "/home/agent", "/tmp")
+        else:
+            self.paths = SandboxPaths(
+                str(self.host_app), *(str(host[k]) for k in ("tests", "solution", "logs", "home", "tmp"))
+            )
+        mounts = [(self.paths.app, self.host_app), (self.paths.logs, host["logs"])]
+        mounts += [(self.paths.home, host["home"]), (self.paths.tmp, host["tmp"])]
+        if spec.tests is not None:
+            mounts.append((self.paths.tests, host["tests"]))
+        if spec.solution is not None:
+            mounts.append((self.paths.solution, host["solution"]))
+        # Longest first, so /home/agent wins over a hypothetical /home.
+        self._mounts = sorted(mounts, key=lambda m: len(m[0]), reverse=True)
+        self._procs: set[Process] = set()
+        self._stopped = False
+        self._closed = False
+
+    # -- setup ---------------------------------------------------------------------
+
+    async def _populate(self) -> None:
+        spec, root = self.spec, self.root
+
+        def copy_all() -> None:
+            for sub in ("app", "logs/agent", "logs/verifier", "logs/artifacts", "home", "tmp"):
+                (root / sub).mkdir(parents=True)
+            for src, dest in (
+                (spec.workspace, "app"),
+                (spec.tests, "tests"),
+                (spec.solution, "solution"),
+                (spec.home, "home"),
+            ):
+                if src is not None:
+                    copy_tree(src, root / dest, scan_tree(src, context=f"the sandbox {dest}/ source"))
+
+        await anyio.to_thread.run_sync(copy_all)
+        self.base_commit = await init_base_repo(self.host_app, root / "home", self.spec.git_identity)
+
+    def _bwrap_prefix(self, cwd: str) -> list[str]:
+        assert self._bwrap is not None
+        top = _bwrap.host_top_level()
+        binds = [_bwrap.Bind(str(host), inside) for inside, host in sorted(self._mounts, key=lambda m: len(m[0]))]
+        hidden: list[_bwrap.Hidden] = []
+        # The folder holding every sandbox is hidden too: other attempts live there.
+        for path in (*self.spec.hidden, self.root.parent):
+            real = os.path.realpath(path)
+            if os.path.lexists(real):
+                hidden.append(_bwrap.Hidden(real, os.path.isdir(real)))
+        args = _bwrap.bwrap_args(top, binds, hidden, network_none=self.spec.network == "none", chdir=cwd)
+        return [self._bwrap, *args, "--"]
+
+    # -- the port ------------------------------------------------------------------
+
+    def _env(self, extra: Mapping[str, str] | None) -> dict[str, str]:
+        env = {
+            "PATH": os.environ.get("PATH", os.defpath),
+            "LANG": "C.UTF-8",
+            **self.paths.env(),
+            "GIT_CONFIG_NOSYSTEM": "1",
+        }
+        env.update(extra or {})
+        return env
+
+    def _usable(self) -> None:
+        if self._stopped or self._closed:
+            raise EnvironmentFailure("the sandbox is stopped; only get() and export_workspace() remain")
+
+    async def exec(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        stdout_path: Path | None = None,
+        stderr_path: Path | None = None,
+        stdin: bytes | None = None,
+    ) -> ExecResult:
+        """Run ``argv``; see :meth:`pluginbench.environments.Sandbox.exec`.
+
+        ``stdout_path``/``stderr_path`` are truncated first. At the deadline the whole
+        tree is killed and ``exit_code`` is ``None``, even when the command itself had
+        ended but a process it left behind kept its output open.
+        """
+        self._usable()
+        if not argv:
+            raise EnvironmentFailure("exec needs a command")
+        cwd = cwd or self.paths.app
+        if self._bwrap is not None:
+            command, host_cwd = [*self._bwrap_prefix(cwd), *argv], str(self.root)
+        else:
+            command, host_cwd = list(argv), cwd
+        out_file = open(stdout_path, "wb") if stdout_path is not None else None  # noqa: SIM115
+        err_file = open(stderr_path, "wb") if stderr_path is not None else None  # noqa: SIM115
+        out, err = bytearray(), bytearray()
+        started = time.monotonic()
+        proc: Process | None = None
+        timed_out = False
+        try:
+            try:
+                proc = await anyio.open_process(
+                    command,
+                    stdin=PIPE if stdin is not None else DEVNULL,
+                    stdout=out_file if out_file is not None else PIPE,
+                    stderr=err_file if err_file is not None else PIPE,
+                    cwd=host_cwd,
+                    env=self._env(env),
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                raise EnvironmentFailure(f"cannot start {argv[0]!r}: {exc}") from exc
+            self._procs.add(proc)
+            with anyio.move_on_after(timeout) as deadline:
+                async with anyio.create_task_group() as tg:
+                    if proc.stdout is not None:
+                        tg.start_soon(_drain, proc.stdout, out)
+                    if proc.stderr is not None:
+                        tg.start_soon(_drain, proc.stderr, err)
+                    if proc.stdin is not None and stdin is not None:
+                        tg.start_soon(_feed, proc.stdin, stdin)
+                    await proc.wait()
+            timed_out = deadline.cancelled_caught
+        finally:
+            with anyio.CancelScope(shield=True):
+                try:
+                    if proc is not None:
+                        if timed_out or proc.returncode is None:
+                            await self._kill([proc.pid])
+                        await proc.aclose()
+                        self._procs.discard(proc)
+                finally:
+                    for fh in (out_file, err_file):
+                        if fh is not None:
+                            fh.close()
+        assert proc is not None
+        return ExecResult(
+            exit_code=None if timed_out else proc.returncode,
+            timed_out=timed_out,
+            seconds=time.monotonic() - started,
+            stdout=bytes(out),
+            stderr=bytes(err),
+        )
+
+    async def _kill(self, roots: list[int], *, sweep: bool = False) -> None:
+        """Kill the trees of ``roots`` and confirm they are gone.
+
+        ``sweep`` (for :meth:`stop`) also kills, when unisolated, every process whose
+        environment carries this sandbox's ``APP_DIR``: background processes of earlier
+        commands and daemons that left their session. A deadline in one command must
+        not do that, or it would kill a concurrent command.
+        """
+        marker = f"APP_DIR={self.paths.app}".encode()
+
+        def kill() -> set[int]:
+            extra = _proctree.marked(marker) if sweep and not self.isolated else set()
+            return _proctree.kill_trees(roots, extra)
+
+        victims = await anyio.to_thread.run_sync(kill)
+        with anyio.move_on_after(_KILL_CONFIRM_SECONDS):
+            while _proctree.alive(victims):
+                await anyio.sleep(0.01)
+        left = _proctree.alive(victims)
+        if left:
+            raise EnvironmentFailure(f"processes survived SIGKILL: {sorted(left)}")
+
+    def _to_host(self, sandbox_path: str) -> tuple[Path, str]:
+        path = posixpath.normpath(sandbox_path)
+        if not path.startswith("/"):
+            raise EnvironmentFailure(f"a sandbox path must be absolute: {sandbox_path!r}")
+        for inside, host in self._mounts:
+            if path == inside or path.startswith(inside.rstrip("/") + "/"):
+                return host, path[len(inside) :].lstrip("/")
+        raise EnvironmentFailure(
+            f"{sandbox_path!r} is outside the sandbox folders ({', '.join(m for m, _ in self._mounts)})"
+        )
+
+    async def put(self, host_path: Path, sandbox_path: str) -> None:
+        """Copy a host file or folder to exactly ``sandbox_path`` (modes kept, symlinks refused)."""
+        self._usable()
+        base, rel = self._to_host(sandbox_path)
+        await anyio.to_thread.run_sync(_hostcopy.copy_in, Path(host_path), base, rel)
+
+    async def get(self, sandbox_path: str, host_path: Path) -> None:
+        """Copy a sandbox file or folder to exactly ``host_path``; symlinks are never followed."""
+        if self._closed:
+            raise EnvironmentFailure("the sandbox is gone")
+        base, rel = self._to_host(sandbox_path)
+        await anyio.to_thread.run_sync(_hostcopy.copy_out, base, rel, Path(host_path))
+
+    async def stop(self) -> None:
+        """Kill every process still running in the sandbox and confirm they are gone."""
+        self._stopped = True
+        with anyio.CancelScope(shield=True):
+            await self._kill([p.pid for p in self._procs], sweep=True)
+
+    async def export_workspace(self, host_path: Path) -> None:
+        """Copy the working tree (not ``.git``) to ``host_path``; symlinks stay symlinks."""
+        if not self._stopped:
+            raise EnvironmentFailure("export_workspace() needs stop() first")
+        if self._closed:
+            raise EnvironmentFailure("the sandbox is gone")
+        await anyio.to_thread.run_sync(
+            lambda: _hostcopy.copy_out(self.host_app, "", Path(host_path), skip_top=lambda n: n == ".git")
+        )
+
+    async def _close(self) -> None:
+        try:
+            await self.stop()  # idempotent; unisolated it also sweeps leftover background processes
+        finally:
+            self._closed = True
+            await anyio.to_thread.run_sync(_rmtree, self.root)
+
+
+async def _drain(stream: ByteReceiveStream, into: bytearray) -> None:
+    try:
+        async for chunk in stream:
+            into += chunk
+    except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+        pass
+
+
+async def _feed(stream: ByteSendStream, data: bytes) -> None:
+    try:
+        await stream.send(data)
+        await stream.aclose()
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+        pass
+
+
+class LocalEnvironment:
+    """Sandboxes on this machine; ``isolation`` picks bubblewrap, none, or ``auto``."""
+
+    name = "local"
+
+    def __init__(self, isolation: Isolation = "auto", root: Path | None = None) -> None:
+        if isolation not in ("auto", "bubblewrap", "none"):
+            raise EnvironmentFailure(f"unknown isolation {isolation!r}: use auto, bubblewrap or none")
+        self.isolation: Isolation = isolation
+        self.root = Path(root) if root is not None else None
+
+    def _bwrap_executable(self, *, network_none: bool) -> str | None:
+        """The bwrap to use, ``None`` for unisolated; raises when bubblewrap is required."""
+        if self.isolation == "none":
+            return None
+        executable = _bwrap.find_bwrap()
+        usable = executable is not None and _bwrap.bwrap_usable(network_none=network_none)
+        if usable:
+            return executable
+        if self.isolation == "bubblewrap":
+            why = "not on PATH" if executable is None else f"{executable} cannot create a sandbox here"
+            raise EnvironmentFailure(
+                f"isolation=bubblewrap but bwrap is {why}"
+                + (" with --unshare-net" if network_none else "")
+                + "; install bubblewrap (apt-get install bubblewrap) or allow user namespaces"
+            )
+        return None
+
+    async def check(self) -> None:
+        """Raise :class:`EnvironmentFailure` when bubblewrap is required but unusable, or git is missing."""
+        if shutil.which("git") is None:
+            raise EnvironmentFailure("git is not on PATH; the local backend needs it")
+        await anyio.to_thread.run_sync(lambda: self._bwrap_executable(network_none=False))
+
+    @property
+    def isolated(self) -> bool:
+        """Whether sandboxes made now would run under bubblewrap."""
+        return self._bwrap_executable(network_none=False) is not None
+
+    @asynccontextmanager
+    async def sandbox(self, spec: SandboxSpec) -> AsyncIterator[LocalSandbox]:
+        """A fresh :class:`LocalSandbox`; its folder and processes are gone on exit."""
+        network_none = spec.network == "none"
+        bwrap = await anyio.to_thread.run_sync(lambda: self._bwrap_executable(network_none=network_none))
+        if bwrap is not None:
+            conflict = _bwrap.workdir_conflict(spec.workdir, _bwrap.host_top_level())
+            if conflict:
+                raise EnvironmentFailure(conflict)
+        parent = self.root if self.root is not None else Path(tempfile.gettempdir())
+        parent.mkdir(parents=True, exist_ok=True)
+        prefix = "-".join(
+            ["pluginbench", *(_safe_name(x) for x in (spec.run_id, spec.attempt_id, spec.role))]
+        )
+        root = Path(tempfile.mkdtemp(prefix=prefix + "-", dir=parent))
+        box = LocalSandbox(root, spec, bwrap)
+        try:
+            await box._populate()
+            yield box
+        except BaseException as exc:
+            with anyio.CancelScope(shield=True):
+                try:
+                    await box._close()
+                except Exception as cleanup:  # keep the original error; say cleanup failed too
+                    exc.add_note(f"sandbox cleanup also failed: {cleanup}")
+            raise
+        else:
+            with anyio.CancelScope(shield=True):
+                await box._close()

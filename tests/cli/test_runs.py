@@ -1,0 +1,152 @@
+"""Whole runs through the real CLI on the local backend: background, stop, kill -9, resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.runs_helpers import events_of, write_config
+
+pytestmark = pytest.mark.slow
+
+
+def cli(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run([sys.executable, "-m", "pluginbench", *args], capture_output=True, text=True, timeout=300)
+    if check and result.returncode != 0:
+        raise AssertionError(f"pluginbench {' '.join(args)} exited {result.returncode}:\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+def status(run_dir: Path) -> dict[str, Any]:
+    return json.loads(cli("status", str(run_dir), "--json").stdout)
+
+
+def wait_until_unowned(run_dir: Path, timeout: float = 120) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        snap = status(run_dir)
+        if not snap["active"]:
+            return snap
+        time.sleep(0.2)
+    raise AssertionError(f"{run_dir} still owned after {timeout} s")
+
+
+def assert_invariants(run_dir: Path) -> None:
+    """Every slot ends complete exactly once; no completed attempt was coded again."""
+    events = events_of(run_dir)
+    created = events[0]
+    completed = [e["attempt_id"] for e in events if e["type"] == "attempt.completed"]
+    assert len(completed) == len(set(completed)), "an attempt completed twice"
+    starts = Counter(e["attempt_id"] for e in events if e["type"] == "attempt.started")
+    launches = Counter(e["attempt_id"] for e in events if e["type"] == "agent.launched")
+    assert all(n == 1 for n in launches.values()), f"an attempt launched twice: {launches}"
+    for aid in completed:
+        assert starts[aid] == 1, f"completed attempt {aid} was started {starts[aid]} times"
+    slot_of = {s["attempt_id"]: s["slot"] for s in created["slots"]}
+    for e in events:
+        if e["type"] == "attempt.discarded":
+            slot_of[e["replaced_by"]] = e["slot"]
+    done_slots = Counter(slot_of[aid] for aid in completed)
+    assert sorted(done_slots) == sorted(s["slot"] for s in created["slots"])
+    assert all(n == 1 for n in done_slots.values()), "a slot completed twice"
+    discarded = {e["attempt_id"] for e in events if e["type"] == "attempt.discarded"}
+    assert not discarded & set(completed), "a discarded attempt was also completed"
+
+
+def test_background_run_completes_and_reports(tmp_path: Path) -> None:
+    """run returns once the worker owns the lock; the run finishes with a report and status says so."""
+    config = write_config(tmp_path, harness="simulated", repeats=2)
+    out = cli("run", str(config), "--output", str(tmp_path / "run")).stdout
+    assert "status" in out and "--watch" in out
+    snap = wait_until_unowned(tmp_path / "run")
+    assert snap["phase"] == "complete"
+    assert snap["states"]["complete"] == snap["attempts_total"] == 2 * 2 * 2
+    assert snap["report"] and Path(snap["report"]).is_file()
+    assert snap["simulated"] is True
+    assert snap["resume_command"] is None
+    assert (tmp_path / "run" / "run.log").read_text().count("finished") == 1
+    assert_invariants(tmp_path / "run")
+
+
+def test_stop_keeps_running_attempts_and_resume_finishes(tmp_path: Path) -> None:
+    """stop lets coding attempts finish and be kept; no new one starts; resume completes the rest."""
+    config = write_config(tmp_path, harness="simulated", repeats=3, jobs=1,
+                          tasks=["roman-numerals", "word-wrap", "merge-intervals"])
+    run_dir = tmp_path / "run"
+    cli("run", str(config), "--output", str(run_dir))
+    deadline = time.monotonic() + 60
+    while not any(e["type"] == "agent.launched" for e in events_of(run_dir)):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    cli("stop", str(run_dir), "--wait")
+    snap = status(run_dir)
+    assert snap["phase"] == "stopped"
+    assert snap["states"]["running"] == 0
+    assert snap["states"]["pending"] > 0
+    assert snap["resume_command"] == f"pluginbench run {run_dir}"
+    events = events_of(run_dir)
+    stop_at = next(i for i, e in enumerate(events) if e["type"] == "run.stopping")
+    assert not [e for e in events[stop_at:] if e["type"] == "attempt.started"], "an attempt started after stop"
+    launched_before_stop = {e["attempt_id"] for e in events[:stop_at] if e["type"] == "agent.launched"}
+    completed = {e["attempt_id"] for e in events if e["type"] == "attempt.completed"}
+    assert launched_before_stop <= completed, "a running attempt was not kept"
+    cli("run", str(run_dir), "--foreground")
+    assert status(run_dir)["phase"] == "complete"
+    assert_invariants(run_dir)
+
+
+def test_stop_without_owner_is_harmless(tmp_path: Path) -> None:
+    """stop on a run nobody owns signals nothing and says so."""
+    config = write_config(tmp_path, harness="nop", tasks=["roman-numerals"])
+    cli("run", str(config), "--output", str(tmp_path / "run"), "--foreground")
+    out = cli("stop", str(tmp_path / "run")).stdout
+    assert "no live owner" in out
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_kill_9_at_random_points_then_resume(tmp_path: Path, seed: int) -> None:
+    """Killing the worker at random points loses nothing saved; resume ends with each slot complete once."""
+    rng = random.Random(seed)
+    config = write_config(tmp_path, harness="simulated", repeats=2, jobs=2,
+                          tasks=["roman-numerals", "word-wrap", "csv-quoting"])
+    run_dir = tmp_path / "run"
+    cli("run", str(config), "--output", str(run_dir))
+    for _ in range(6):
+        snap = status(run_dir)
+        if snap["phase"] == "complete":
+            break
+        if snap["active"]:
+            time.sleep(rng.uniform(0.2, 2.0))
+            owner = json.loads((run_dir / "run.lock").read_text())
+            try:
+                os.kill(owner["pid"], signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            time.sleep(0.2)
+        snap = status(run_dir)
+        if snap["phase"] == "complete":
+            break
+        assert snap["active"] is False
+        assert snap["phase"] == "interrupted", snap["phase"]
+        assert snap["resume_command"] is not None
+        folded = Counter(e["type"] for e in events_of(run_dir))
+        assert snap["states"]["complete"] == folded["attempt.completed"]
+        cli("run", str(run_dir))
+    wait_until_unowned(run_dir)
+    if status(run_dir)["phase"] != "complete":
+        cli("run", str(run_dir), "--foreground")
+    snap = status(run_dir)
+    assert snap["phase"] == "complete"
+    assert_invariants(run_dir)
+    for d in snap["discarded"]:
+        assert (run_dir / "evidence" / "discarded" / d["id"]).is_dir() or d["tokens_status"] in ("unknown", "exact")

@@ -1,0 +1,321 @@
+"""The environment contract: every backend's sandboxes must pass these tests.
+
+A backend's test module subclasses :class:`EnvironmentContract` and provides the
+``environment`` fixture; it may override :meth:`EnvironmentContract.make_spec` (docker
+adds an ``image``), :meth:`EnvironmentContract.owned` and
+:meth:`EnvironmentContract.assert_released` (what "everything is removed" means for it).
+Every test builds its starting source from a small temp workspace, so nothing here
+depends on the backend.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import uuid
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from pluginbench.environments import Environment, Sandbox, SandboxSpec
+from pluginbench.errors import EnvironmentFailure
+
+WORKSPACE = {
+    "README.md": ("hello\n", 0o644),
+    "src/app.py": ("def add(a, b):\n    return a + b\n", 0o644),
+    "run.sh": ("#!/bin/sh\necho run\n", 0o755),
+}
+
+SH = "/bin/sh"
+
+
+def write_workspace(folder: Path, files: dict[str, tuple[str, int]] = WORKSPACE) -> Path:
+    """Write ``files`` (relative path -> (text, mode)) under ``folder``."""
+    for rel, (text, mode) in files.items():
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        path.chmod(mode)
+    return folder
+
+
+def beat(name: str) -> str:
+    """Shell text of a loop that appends to ``$LOGS_DIR/artifacts/<name>`` forever."""
+    return f'while :; do echo x >> "$LOGS_DIR/artifacts/{name}"; sleep 0.05; done'
+
+
+async def size_of(sb: Sandbox, sandbox_path: str, scratch: Path) -> int:
+    """Size of a sandbox file via ``get``, or -1 when it does not exist (yet)."""
+    dest = scratch / f"size-{uuid.uuid4().hex}"
+    try:
+        await sb.get(sandbox_path, dest)
+    except EnvironmentFailure:
+        return -1
+    return dest.stat().st_size
+
+
+async def wait_for_file(sb: Sandbox, sandbox_path: str, scratch: Path, seconds: float = 10) -> None:
+    with anyio.fail_after(seconds):
+        while await size_of(sb, sandbox_path, scratch) <= 0:
+            await anyio.sleep(0.05)
+
+
+async def assert_stopped_growing(sb: Sandbox, sandbox_path: str, scratch: Path) -> None:
+    """The heartbeat file exists and no longer grows, so its writer is dead."""
+    await anyio.sleep(0.3)  # let a SIGKILL land before the first look
+    first = await size_of(sb, sandbox_path, scratch)
+    await anyio.sleep(0.6)
+    second = await size_of(sb, sandbox_path, scratch)
+    assert first > 0, "the heartbeat never started"
+    assert first == second, "a process outlived the kill: its heartbeat is still growing"
+
+
+class EnvironmentContract:
+    """Backend-agnostic tests of :class:`pluginbench.environments.Environment`."""
+
+    @pytest.fixture
+    def environment(self) -> Environment:
+        raise NotImplementedError("a backend's test class provides the environment fixture")
+
+    def make_spec(self, tmp_path: Path, role: str = "coding", **kw: Any) -> SandboxSpec:
+        """A spec over a fresh copy of :data:`WORKSPACE` unless ``workspace`` is given."""
+        if kw.get("workspace") is None:
+            kw["workspace"] = write_workspace(tmp_path / f"ws-{uuid.uuid4().hex[:8]}")
+        kw.setdefault("run_id", "run1")
+        kw.setdefault("attempt_id", "att1")
+        kw.setdefault("task", "demo")
+        return SandboxSpec(role=role, **kw)  # type: ignore[arg-type]
+
+    def owned(self, sb: Sandbox) -> Any:
+        """What ``sb`` owns on the host (a folder, a container id ...)."""
+        raise NotImplementedError
+
+    def assert_released(self, owned: Any) -> None:
+        """Fail unless everything in ``owned`` is gone."""
+        raise NotImplementedError
+
+    async def sh(self, sb: Sandbox, script: str, **kw: Any):
+        return await sb.exec([SH, "-c", script], **kw)
+
+    # -- base commit -------------------------------------------------------------
+
+    @pytest.mark.anyio
+    async def test_base_commit_is_a_sha_that_depends_only_on_content(self, environment, tmp_path):
+        """Equal starting content gives the same 40-hex base commit; other content another."""
+        spec_a = self.make_spec(tmp_path, run_id="runA", attempt_id="a1")
+        spec_b = self.make_spec(tmp_path, run_id="runB", attempt_id="b7")
+        other = write_workspace(tmp_path / "other", {**WORKSPACE, "README.md": ("bye\n", 0o644)})
+        spec_c = self.make_spec(tmp_path, workspace=other)
+        async with environment.sandbox(spec_a) as a, environment.sandbox(spec_b) as b:
+            assert re.fullmatch(r"[0-9a-f]{40}", a.base_commit)
+            assert a.base_commit == b.base_commit
+            head = await self.sh(a, "git rev-parse HEAD && git status --porcelain")
+            assert head.exit_code == 0
+            assert head.stdout.decode().split() == [a.base_commit]
+        async with environment.sandbox(spec_c) as c:
+            assert c.base_commit != a.base_commit
+
+    # -- independence and exec -----------------------------------------------------
+
+    @pytest.mark.anyio
+    async def test_sandboxes_from_one_spec_are_independent(self, environment, tmp_path):
+        """A file written in one sandbox is not visible in another made from the same spec."""
+        spec = self.make_spec(tmp_path)
+        async with environment.sandbox(spec) as a, environment.sandbox(spec) as b:
+            wrote = await self.sh(a, 'echo mine > "$APP_DIR/only_a.txt" && echo l > "$LOGS_DIR/agent/x"')
+            assert wrote.exit_code == 0
+            seen_a = await self.sh(a, 'test -f "$APP_DIR/only_a.txt"')
+            seen_b = await self.sh(b, 'test -e "$APP_DIR/only_a.txt" || test -e "$LOGS_DIR/agent/x"')
+            assert seen_a.exit_code == 0
+            assert seen_b.exit_code == 1
+
+    @pytest.mark.anyio
+    async def test_exec_returns_exit_code_and_output(self, environment, tmp_path):
+        """exec reports the exit code and captures stdout and stderr separately."""
+        async with environment.sandbox(self.make_spec(tmp_path)) as sb:
+            r = await self.sh(sb, "echo out; echo err >&2; exit 3")
+            ok = await sb.exec(["cat", "src/app.py"])
+        assert (r.exit_code, r.timed_out, r.stdout, r.stderr) == (3, False, b"out\n", b"err\n")
+        assert r.seconds >= 0
+        assert ok.exit_code == 0 and b"def add" in ok.stdout
+
+    @pytest.mark.anyio
+    async def test_exec_streams_to_host_files_and_feeds_stdin(self, environment, tmp_path):
+        """With stdout_path/stderr_path output lands in host files; stdin bytes reach the command."""
+        out, err = tmp_path / "out.log", tmp_path / "err.log"
+        async with environment.sandbox(self.make_spec(tmp_path)) as sb:
+            r = await self.sh(sb, "cat; echo e >&2", stdin=b"piped\n", stdout_path=out, stderr_path=err)
+        assert r.exit_code == 0 and r.stdout == b"" and r.stderr == b""
+        assert out.read_bytes() == b"piped\n"
+        assert err.read_bytes() == b"e\n"
+
+    @pytest.mark.anyio
+    async def test_env_has_sandbox_paths_and_no_host_secrets(self, environment, tmp_path, monkeypatch):
+        """Commands see APP_DIR and friends, cwd is the app, and nothing else from the host env."""
+        monkeypatch.setenv("PLUGINBENCH_TEST_SECRET", "hunter2-do-not-leak")
+        async with environment.sandbox(self.make_spec(tmp_path)) as sb:
+            r = await sb.exec(["env"], env={"EXTRA": "1"})
+            pwd = await sb.exec(["pwd"])
+            paths = sb.paths
+        seen = dict(line.split("=", 1) for line in r.stdout.decode().splitlines() if "=" in line)
+        assert {k: seen.get(k) for k in paths.env()} == paths.env()
+        assert seen.get("EXTRA") == "1" and seen.get("LANG") == "C.UTF-8"
+        assert "PLUGINBENCH_TEST_SECRET" not in seen
+        assert b"hunter2" not in r.stdout
+        assert pwd.stdout.decode().strip() == paths.app
+
+    # -- deadlines and cancellation ------------------------------------------------
+
+    @pytest.mark.anyio
+    async def test_timeout_kills_the_tree_including_grandchildren(self, environment, tmp_path):
+        """At the deadline the command and its grandchildren die and timed_out is reported."""
+        async with environment.sandbox(self.make_spec(tmp_path)) as sb:
+            script = f"sh -c '{beat('t.beat')}' & sleep 30"
+            r = await self.sh(sb, script, timeout=1.5)
+            assert r.timed_out is True and r.exit_code is None
+            assert 1.4 <= r.seconds < 15
+            await assert_stopped_growing(sb, f"{sb.paths.logs}/artifacts/t.beat", tmp_path)
+
+    @pytest.mark.anyio
+    async def test_timeout_of_one_command_spares_a_concurrent_one(self, environment, tmp_path):
+        """A deadline kills only its own command's tree, not another command running beside it."""
+        async with environment.sandbox(self.make_spec(tmp_path)) as sb:
+            results: dict[str, Any] = {}
+
+            async def run(name: str, script: str, timeout: float) -> None:
+                results[name] = await self.sh(sb, script, timeout=timeout)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(run, "slow", "sleep 3; echo done", 20)
+                tg.start_soon(run, "short", "sleep 30", 0.5)
+        assert results["short"].timed_out is True
+        assert (results["slow"].exit_code, results["slow"].stdout) == (0, b"done\n")
+
+    @pytest.mark.anyio
+    async def test_cancelling_exec_kills_the_process(self, environment, tmp_path):
+        """Cancelling a running exec kills its process tree before the cancellation propagates."""
+        async with environment.sandbox(self.make_spec(tmp_path)) as sb:
+            finished = []
+            beat_path = f"{sb.paths.logs}/artifacts/c.beat"
+            async with anyio.create_task_group() as tg:
+
+                async def run() -> None:
+                    await self.sh(sb, f"sh -c '{beat('c.beat')}'")
+                    finished.append(True)
+
+                tg.start_soon(run)
+                await wait_for_file(sb, beat_path, tmp_path)
+                tg.cancel_scope.cancel()
+            assert finished == []
+            await assert_stopped_growing(sb, beat_path, tmp_path)
+
+    # -- what each role sees ---------------------------------------------------------
+
+    @pytest.mark.anyio
+    async def test_tests_and_solution_exist_only_when_given(self, environment, tmp_path):
+        """A coding sandbox has no tests/ or solution/; they appear only when the spec gives them."""
+        tests = write_workspace(tmp_path / "t", {"test.sh": ("#!/bin/sh\nexit 0\n", 0o755)})
+        solution = write_workspace(tmp_path / "s", {"solve.sh": ("#!/bin/sh\n", 0o755)})
+        probe = 'test -e "$TESTS_DIR"; echo $?; test -e "$SOLUTION_DIR"; echo $?'
+        async with environment.sandbox(self.make_spec(tmp_path)) as sb:
+            coding = await self.sh(sb, probe)
+        async with environment.sandbox(self.make_spec(tmp_path, "verifier", tests=tests)) as sb:
+            verifier = await self.sh(sb, probe + '; ls -l "$TESTS_DIR"')
+        async with environment.sandbox(self.make_spec(tmp_path, solution=solution)) as sb:
+            oracle = await self.sh(sb, probe + '; cat "$SOLUTION_DIR/solve.sh"')
+        assert coding.stdout.split() == [b"1", b"1"]
+        assert verifier.stdout.split()[:2] == [b"0", b"1"]
+        assert b"-rwxr-xr-x" in verifier.stdout and b"test.sh" in verifier.stdout
+        assert oracle.stdout.split()[:2] == [b"1", b"0"]
+
+    @pytest.mark.anyio
+    async def test_verifier_reward_is_readable_with_get(self, environment, tmp_path):
+        """A reward the verifier writes to $LOGS_DIR/verifier/reward.txt comes out through get()."""
+        tests = write_workspace(tmp_path / "t", {"test.sh": ("#!/bin/sh\necho 1 > \"$LOGS_DIR/verifier/reward.txt\"\n", 0o755)})
+        dest = tmp_path / "reward.txt"
+        async with environment.sandbox(self.make_spec(tmp_path, "verifier", tests=tests)) as sb:
+            r = await sb.exec([f"{sb.paths.tests}/test.sh"])
+            assert r.exit_code == 0
+            await sb.stop()
+            await sb.get(f"{sb.paths.logs}/verifier/reward.txt", dest)
+        assert dest.read_text() == "1\n"
+
+    @pytest.mark.anyio
+    async def test_put_copies_in_with_modes_and_get_copies_folders_out(self, environment, tmp_path):
+        """put() delivers a host folder with its modes; get() brings a folder back out."""
+        src = write_workspace(tmp_path / "cfg", {"bin/tool": ("#!/bin/sh\necho tool\n", 0o755), "a.txt": ("a\n", 0o600)})
+        async with environment.sandbox(self.make_spec(tmp_path)) as sb:
+            await sb.put(src, f"{sb.paths.home}/cfg")
+            r = await self.sh(sb, '"$HOME/cfg/bin/tool" && mkdir -p "$LOGS_DIR/artifacts/d" && echo q > "$LOGS_DIR/artifacts/d/q"')
+            await sb.get(f"{sb.paths.logs}/artifacts", tmp_path / "art")
+        assert (r.exit_code, r.stdout) == (0, b"tool\n")
+        assert (tmp_path / "art" / "d" / "q").read_text() == "q\n"
+
+    # -- stop, export, cleanup -------------------------------------------------------
+
+    @pytest.mark.anyio
+    async def test_export_needs_stop_and_keeps_files_and_modes(self, environment, tmp_path):
+        """export_workspace refuses before stop(); after it, the working tree comes out with modes and without .git."""
+        dest = tmp_path / "export"
+        async with environment.sandbox(self.make_spec(tmp_path)) as sb:
+            await self.sh(sb, "printf 'x' > new.sh && chmod 755 new.sh && mkdir -p d && echo y > d/y && rm README.md")
+            with pytest.raises(EnvironmentFailure):
+                await sb.export_workspace(dest)
+            await sb.stop()
+            with pytest.raises(EnvironmentFailure):
+                await sb.exec(["true"])
+            await sb.export_workspace(dest)
+        got = {str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file()}
+        assert got == {"new.sh", "d/y", "src/app.py", "run.sh"}
+        assert stat.S_IMODE((dest / "new.sh").stat().st_mode) == 0o755
+        assert stat.S_IMODE((dest / "src/app.py").stat().st_mode) == 0o644
+        assert (dest / "new.sh").read_text() == "x"
+
+    @pytest.mark.anyio
+    async def test_export_copies_symlinks_as_symlinks(self, environment, tmp_path):
+        """A symlink the agent made is exported as a symlink and never followed."""
+        dest = tmp_path / "export"
+        async with environment.sandbox(self.make_spec(tmp_path)) as sb:
+            r = await self.sh(sb, "ln -s /etc/hostname host_link && ln -s src/app.py rel_link")
+            assert r.exit_code == 0
+            await sb.stop()
+            await sb.export_workspace(dest)
+        assert os.readlink(dest / "host_link") == "/etc/hostname"
+        assert os.readlink(dest / "rel_link") == "src/app.py"
+
+    @pytest.mark.anyio
+    async def test_everything_is_removed_after_the_context_exits(self, environment, tmp_path):
+        """What a sandbox owns, running processes included, is gone after a normal exit and after an exception."""
+        spec = self.make_spec(tmp_path)
+        owned: list[Any] = []
+
+        async def use(fail: bool) -> None:
+            async with anyio.create_task_group() as tg, environment.sandbox(spec) as sb:
+                tg.start_soon(partial(self.sh, sb, f"sh -c '{beat('r.beat')}'"))
+                await wait_for_file(sb, f"{sb.paths.logs}/artifacts/r.beat", tmp_path)
+                owned.append(self.owned(sb))
+                if fail:
+                    raise RuntimeError("boom")
+
+        await use(fail=False)
+        self.assert_released(owned[0])
+        with pytest.raises(ExceptionGroup) as raised:  # the task group wraps it
+            await use(fail=True)
+        assert raised.group_contains(RuntimeError, match="boom")
+        self.assert_released(owned[1])
+
+    @pytest.mark.anyio
+    async def test_git_commit_works_with_the_spec_identity(self, environment, tmp_path):
+        """An agent can commit inside the app repo and the commit carries the spec's identity."""
+        spec = self.make_spec(tmp_path, git_identity=("Test Agent", "test@agent.invalid"))
+        async with environment.sandbox(spec) as sb:
+            r = await self.sh(
+                sb, "echo z > z.txt && git add z.txt && git commit -q -m agent && git log -1 --format='%an <%ae> %P'"
+            )
+            base = sb.base_commit
+        assert r.exit_code == 0, r.stderr
+        assert r.stdout.decode().strip() == f"Test Agent <test@agent.invalid> {base}"

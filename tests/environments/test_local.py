@@ -1,0 +1,326 @@
+"""The local backend: the environment contract with and without bubblewrap, plus local rules."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import anyio
+import pytest
+
+from pluginbench.environments import LocalEnvironment, _proctree, bwrap_available, make_environment
+from pluginbench.environments._bwrap import Bind, Hidden, TopEntry, bwrap_args, workdir_conflict
+from pluginbench.environments._local import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE
+from pluginbench.errors import EnvironmentFailure
+from tests._prereq import require
+
+from .contract import EnvironmentContract, assert_stopped_growing, beat, wait_for_file, write_workspace
+
+
+def _require_bwrap() -> None:
+    require(shutil.which("bwrap") is not None and bwrap_available(), "bubblewrap")
+
+
+def _processes_of(root: Path, app_dir: str) -> set[int]:
+    """Live processes naming ``root`` in their argv (bwrap) or carrying its APP_DIR (unisolated)."""
+    found = _proctree.marked(f"APP_DIR={app_dir}".encode()) if app_dir.startswith(str(root)) else set()
+    for name in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as fh:
+                if str(root).encode() in fh.read():
+                    found.add(int(name))
+        except (OSError, ValueError):
+            continue
+    return _proctree.alive(found)
+
+
+class _LocalContract(EnvironmentContract):
+    def owned(self, sb):
+        assert _processes_of(sb.root, sb.paths.app), "the sandbox should show live processes here"
+        return sb.root, sb.paths.app
+
+    def assert_released(self, owned):
+        root, app_dir = owned
+        assert not os.path.lexists(root), f"{root} was not removed"
+        assert not os.listdir(root.parent), "the sandbox parent folder holds leftovers"
+        assert _processes_of(root, app_dir) == set(), "processes of the sandbox survived"
+
+
+class TestLocalBubblewrap(_LocalContract):
+    """The contract with bubblewrap isolation."""
+
+    @pytest.fixture
+    def environment(self, tmp_path):
+        _require_bwrap()
+        return LocalEnvironment(isolation="bubblewrap", root=tmp_path / "boxes")
+
+
+class TestLocalUnisolated(_LocalContract):
+    """The contract with plain host processes."""
+
+    @pytest.fixture
+    def environment(self, tmp_path):
+        return LocalEnvironment(isolation="none", root=tmp_path / "boxes")
+
+
+def _spec(tmp_path: Path, **kw):
+    return EnvironmentContract().make_spec(tmp_path, **kw)
+
+
+@pytest.fixture
+def visible_secret():
+    """A folder with a secret file in a host location that bubblewrap binds read-only (/var/tmp)."""
+    folder = Path(tempfile.mkdtemp(prefix="pluginbench-test-secret-", dir="/var/tmp"))
+    (folder / "secret.txt").write_text("top secret\n")
+    yield folder
+    shutil.rmtree(folder)
+
+
+# -- bubblewrap only -------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_hidden_paths_are_empty_inside_bubblewrap(tmp_path, visible_secret):
+    """A host path listed in spec.hidden is readable without it and empty with it."""
+    _require_bwrap()
+    env = LocalEnvironment("bubblewrap", root=tmp_path / "boxes")
+    read = f"ls {visible_secret}; cat {visible_secret}/secret.txt"
+    async with env.sandbox(_spec(tmp_path)) as sb:
+        open_ = await sb.exec(["sh", "-c", read])
+    async with env.sandbox(_spec(tmp_path, hidden=(visible_secret,))) as sb:
+        hidden = await sb.exec(["sh", "-c", read])
+        file_hidden = await sb.exec(["cat", str(visible_secret / "secret.txt")])
+    assert b"top secret" in open_.stdout
+    assert b"top secret" not in hidden.stdout and hidden.exit_code != 0
+    assert file_hidden.exit_code != 0
+
+
+@pytest.mark.anyio
+async def test_bubblewrap_root_is_read_only_and_capabilities_dropped(tmp_path, visible_secret):
+    """Inside bubblewrap /usr cannot be written and no capability lets a process unmount a hidden path."""
+    _require_bwrap()
+    env = LocalEnvironment("bubblewrap", root=tmp_path / "boxes")
+    marker = Path("/usr") / f"pluginbench-test-{os.getpid()}"
+    async with env.sandbox(_spec(tmp_path, hidden=(visible_secret,))) as sb:
+        write = await sb.exec(["touch", str(marker)])
+        caps = await sb.exec(["grep", "CapEff", "/proc/self/status"])
+        umount = await sb.exec(["sh", "-c", f"umount {visible_secret}; cat {visible_secret}/secret.txt"])
+    assert write.exit_code != 0 and not marker.exists()
+    assert caps.stdout.split()[-1].strip(b"0") == b""
+    assert b"top secret" not in umount.stdout
+
+
+@pytest.mark.anyio
+async def test_bubblewrap_app_is_the_workspace_at_workdir(tmp_path):
+    """The workspace is /app by default and spec.workdir moves it; other host temp files are not visible."""
+    _require_bwrap()
+    env = LocalEnvironment("bubblewrap", root=tmp_path / "boxes")
+    async with env.sandbox(_spec(tmp_path)) as sb:
+        app = await sb.exec(["sh", "-c", "pwd; ls /app; ls /tmp | wc -l"])
+        assert sb.isolated is True and sb.paths.app == "/app"
+    async with env.sandbox(_spec(tmp_path, workdir="/workspace")) as sb:
+        moved = await sb.exec(["sh", "-c", 'pwd; echo "$APP_DIR"; test -e /app; echo $?'])
+    lines = app.stdout.decode().split()
+    assert lines[0] == "/app" and {"README.md", "run.sh", "src"} <= set(lines[1:-1]) and lines[-1] == "0"
+    assert moved.stdout.decode().split() == ["/workspace", "/workspace", "1"]
+
+
+@pytest.mark.anyio
+async def test_network_none_leaves_only_loopback(tmp_path):
+    """With network="none" the sandbox has no interface but lo."""
+    _require_bwrap()
+    env = LocalEnvironment("bubblewrap", root=tmp_path / "boxes")
+    async with env.sandbox(_spec(tmp_path, network="none")) as sb:
+        r = await sb.exec(["cat", "/proc/net/dev"])
+    names = {line.split(":")[0].strip() for line in r.stdout.decode().splitlines()[2:]}
+    assert names == {"lo"}
+
+
+def test_bwrap_layout_binds_tops_read_only_and_hides_only_visible_paths():
+    """The argv binds non-reserved top dirs read-only, keeps top symlinks, and hides visible paths only."""
+    top = [TopEntry("bin", False, "usr/bin"), TopEntry("home", True, None), TopEntry("usr", True, None),
+           TopEntry("var", True, None), TopEntry("tmp", True, None), TopEntry(".dockerenv", False, None)]
+    args = bwrap_args(
+        top,
+        [Bind("/h/app", "/app"), Bind("/h/logs", "/logs")],
+        [Hidden("/var/run-dir", True), Hidden("/tmp/cache", True), Hidden("/usr/secret.key", False)],
+        network_none=True,
+        chdir="/app",
+    )
+    joined = " ".join(args)
+    assert "--symlink usr/bin /bin" in joined and "--ro-bind /usr /usr" in joined
+    assert "--ro-bind /.dockerenv /.dockerenv" in joined
+    assert "/home" not in args and "--ro-bind /tmp /tmp" not in joined
+    assert "--bind /h/app /app" in joined and "--tmpfs /var/run-dir" in joined
+    assert "/tmp/cache" not in args  # /tmp is private anyway
+    assert "--ro-bind /dev/null /usr/secret.key" in joined
+    assert args.count("--unshare-net") == 1 and args[-2:] == ["--chdir", "/app"]
+    assert "--unshare-net" not in bwrap_args(top, [], [], network_none=False, chdir="/")
+
+
+def test_workdir_must_not_sit_under_a_read_only_host_folder():
+    """A workdir under a bound host folder or on a sandbox mount is refused; a fresh top folder is fine."""
+    top = [TopEntry("usr", True, None), TopEntry("srv", True, None)]
+    assert workdir_conflict("/workspace", top) is None
+    assert workdir_conflict("/app", top) is None
+    assert workdir_conflict("/usr/src/app", top) is not None
+    assert workdir_conflict("/logs", top) is not None
+    assert workdir_conflict("relative", top) is not None
+
+
+# -- both modes ------------------------------------------------------------------------
+
+
+def _both(tmp_path: Path, isolation: str) -> LocalEnvironment:
+    if isolation == "bubblewrap":
+        _require_bwrap()
+    return LocalEnvironment(isolation, root=tmp_path / "boxes")  # type: ignore[arg-type]
+
+
+MODES = pytest.mark.parametrize("isolation", ["bubblewrap", "none"])
+
+
+@MODES
+@pytest.mark.anyio
+async def test_base_commit_matches_an_independently_hashed_commit(tmp_path, isolation):
+    """The base commit of an empty workspace is the SHA-1 of the fixed commit object, so it is machine-independent."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    tree = hashlib.sha1(b"tree 0\0").hexdigest()
+    stamp = "946684800 +0000"
+    assert BASE_DATE == "2000-01-01T00:00:00Z"
+    who = f"{BASE_IDENTITY[0]} <{BASE_IDENTITY[1]}> {stamp}"
+    body = f"tree {tree}\nauthor {who}\ncommitter {who}\n\n{BASE_MESSAGE}\n".encode()
+    expected = hashlib.sha1(b"commit %d\0" % len(body) + body).hexdigest()
+    async with _both(tmp_path, isolation).sandbox(_spec(tmp_path, workspace=empty)) as sb:
+        exclude = await sb.exec(["cat", ".git/info/exclude"])
+        assert sb.base_commit == expected
+    assert exclude.stdout == b".pytest_cache/\n__pycache__/\n"
+
+
+@MODES
+@pytest.mark.anyio
+async def test_sandbox_folder_is_named_after_run_attempt_and_role(tmp_path, isolation):
+    """The sandbox folder is pluginbench-<run>-<attempt>-<role>-XXXX under root; unisolated paths point into it."""
+    async with _both(tmp_path, isolation).sandbox(_spec(tmp_path, run_id="r/9", attempt_id="a2", role="verifier")) as sb:
+        assert sb.root.parent == tmp_path / "boxes"
+        assert sb.root.name.startswith("pluginbench-r_9-a2-verifier-")
+        if isolation == "none":
+            assert sb.isolated is False and sb.paths.app == str(sb.root / "app")
+            assert sb.paths.home == str(sb.root / "home")
+
+
+@MODES
+@pytest.mark.anyio
+async def test_get_refuses_to_follow_a_planted_symlink(tmp_path, isolation):
+    """A reward file that is a symlink to a host file is refused, not read."""
+    secret = tmp_path / "host-secret"
+    secret.write_text("host data\n")
+    async with _both(tmp_path, isolation).sandbox(_spec(tmp_path)) as sb:
+        await sb.exec(["ln", "-s", str(secret), f"{sb.paths.logs}/verifier/reward.txt"])
+        await sb.exec(["ln", "-s", str(tmp_path), f"{sb.paths.logs}/verifier/dir"])
+        with pytest.raises(EnvironmentFailure):
+            await sb.get(f"{sb.paths.logs}/verifier/reward.txt", tmp_path / "out1")
+        with pytest.raises(EnvironmentFailure):
+            await sb.get(f"{sb.paths.logs}/verifier/dir/host-secret", tmp_path / "out2")
+    assert not (tmp_path / "out1").exists() and not (tmp_path / "out2").exists()
+
+
+@MODES
+@pytest.mark.anyio
+async def test_put_refuses_outside_paths_and_planted_symlinks(tmp_path, isolation):
+    """put() refuses paths outside the sandbox folders and never writes through a symlink the agent planted."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    payload = tmp_path / "payload.txt"
+    payload.write_text("p\n")
+    async with _both(tmp_path, isolation).sandbox(_spec(tmp_path)) as sb:
+        await sb.exec(["ln", "-s", str(outside), f"{sb.paths.logs}/agent/evil"])
+        for target in ("/etc/pluginbench-x", f"{sb.paths.app}/../../x", f"{sb.paths.logs}/agent/evil/x"):
+            with pytest.raises(EnvironmentFailure):
+                await sb.put(payload, target)
+        await sb.put(payload, f"{sb.paths.app}/ok/p.txt")
+        ok = await sb.exec(["cat", "ok/p.txt"])
+    assert list(outside.iterdir()) == [] and ok.stdout == b"p\n"
+
+
+@MODES
+@pytest.mark.anyio
+async def test_timeout_kills_a_grandchild_that_started_its_own_session(tmp_path, isolation):
+    """A grandchild that calls setsid is still killed at the deadline."""
+    async with _both(tmp_path, isolation).sandbox(_spec(tmp_path)) as sb:
+        r = await sb.exec(["sh", "-c", f"setsid sh -c '{beat('s.beat')}' & sleep 30"], timeout=1.5)
+        assert r.timed_out
+        await assert_stopped_growing(sb, f"{sb.paths.logs}/artifacts/s.beat", tmp_path)
+
+
+@pytest.mark.anyio
+async def test_unisolated_stop_kills_background_processes_of_finished_commands(tmp_path):
+    """A daemon left behind by a finished command (own session, reparented) dies at stop()."""
+    async with _both(tmp_path, "none").sandbox(_spec(tmp_path)) as sb:
+        r = await sb.exec(["sh", "-c", f"setsid sh -c '{beat('d.beat')}' >/dev/null 2>&1 &"])
+        assert r.exit_code == 0
+        path = f"{sb.paths.logs}/artifacts/d.beat"
+        await wait_for_file(sb, path, tmp_path)
+        await anyio.sleep(0.3)
+        await sb.stop()
+        await assert_stopped_growing(sb, path, tmp_path)
+
+
+# -- check and selection -----------------------------------------------------------------
+
+
+def _path_with(tmp_path: Path, fake_bwrap: str | None) -> str:
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "git").symlink_to(shutil.which("git"))
+    if fake_bwrap is not None:
+        (bindir / "bwrap").write_text(fake_bwrap)
+        (bindir / "bwrap").chmod(0o755)
+    return str(bindir)
+
+
+@pytest.mark.anyio
+async def test_check_fails_when_bubblewrap_is_required_but_missing(tmp_path, monkeypatch):
+    """isolation=bubblewrap fails check() without bwrap on PATH; auto and none fall back to unisolated."""
+    monkeypatch.setenv("PATH", _path_with(tmp_path, None))
+    with pytest.raises(EnvironmentFailure, match="bwrap"):
+        await LocalEnvironment("bubblewrap").check()
+    await LocalEnvironment("auto").check()
+    assert LocalEnvironment("auto").isolated is False
+
+
+@pytest.mark.anyio
+async def test_check_fails_when_bwrap_cannot_create_a_sandbox(tmp_path, monkeypatch):
+    """A bwrap that exits non-zero on the probe is unusable, so isolation=bubblewrap fails check()."""
+    monkeypatch.setenv("PATH", _path_with(tmp_path, "#!/bin/sh\nexit 1\n"))
+    with pytest.raises(EnvironmentFailure, match="cannot create a sandbox"):
+        await LocalEnvironment("bubblewrap").check()
+
+
+def test_make_environment_picks_local_and_refuses_unknown(tmp_path):
+    """make_environment("local") builds a LocalEnvironment and an unknown backend is an EnvironmentFailure."""
+    env = make_environment("local", isolation="none", root=tmp_path)
+    assert isinstance(env, LocalEnvironment) and env.name == "local" and env.root == tmp_path
+    with pytest.raises(EnvironmentFailure):
+        make_environment("podman")
+    with pytest.raises(EnvironmentFailure):
+        LocalEnvironment("maybe")  # type: ignore[arg-type]
+
+
+def test_workspace_with_a_symlink_is_refused(tmp_path):
+    """A starting source holding a symlink is refused and no sandbox folder is left behind."""
+    ws = write_workspace(tmp_path / "ws")
+    (ws / "link").symlink_to("/etc/passwd")
+    env = LocalEnvironment("none", root=tmp_path / "boxes")
+
+    async def main() -> None:
+        async with env.sandbox(_spec(tmp_path, workspace=ws)):
+            pass
+
+    with pytest.raises(Exception, match="symlink"):
+        anyio.run(main)
+    assert os.listdir(tmp_path / "boxes") == []
