@@ -139,11 +139,28 @@ async def code_attempt(
             await sandbox.export_workspace(export)
         except Exception as exc:  # noqa: BLE001
             return CodingResult(run, None, f"could not export the working tree: {exc}")
+    leaked = _leaked_secrets(harness, export)
+    if leaked:
+        shutil.rmtree(export, ignore_errors=True)
+        return CodingResult(run, None, f"the credential was found in the exported workspace ({', '.join(leaked)}); the export was deleted and the attempt is not graded")
     try:
         patch = await anyio.to_thread.run_sync(make_patch, starting_source, export, attempt_dir / "model.patch")
     except Exception as exc:  # noqa: BLE001
         return CodingResult(run, None, f"could not make the canonical patch: {exc}")
     return CodingResult(run, patch, None)
+
+
+def _leaked_secrets(harness: Harness, export: Path) -> list[str]:
+    """Files of the exported workspace that contain a credential the harness delivered."""
+    secrets = getattr(harness, "secrets", None)
+    if secrets is None:
+        return []
+    from ..harnesses._claude import scan_for_secret
+
+    found: list[str] = []
+    for secret in secrets():
+        found.extend(str(p.relative_to(export)) for p in scan_for_secret([export], secret))
+    return sorted(set(found))
 
 
 def _run_dict(run: AgentRun) -> dict[str, object]:

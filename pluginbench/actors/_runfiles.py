@@ -31,6 +31,39 @@ GUIDANCE_LIMIT = 32_768
 GUIDANCE_SEPARATOR = b"\n\n"
 
 
+class ResolvedCli(NamedTuple):
+    path: Path
+    version: str
+    source: str  # runner.cli_version or host
+
+
+def resolve_cli(ev: Evaluation) -> ResolvedCli:
+    """The agent CLI this run launches, at exactly the pinned version.
+
+    The local backend runs the CLI found in the project's ``.tools/clis`` (installed by
+    ``tools/install-clis.sh``) or on PATH; a pinned ``runner.cli_version`` must equal
+    what that binary reports, and an omitted one records the host version.
+    """
+    from ..probe import cli_version, find_cli
+
+    name = ev.runner.harness
+    path = find_cli(name)  # type: ignore[arg-type]
+    if path is None:
+        raise ConfigError(
+            f"the {name} CLI is not installed", field="runner.harness",
+            fix="run tools/install-clis.sh (installs the pinned Claude Code and Codex CLIs into .tools/clis)",
+        )
+    version = cli_version(path)
+    if version is None:
+        raise ConfigError(f"{path} --version did not answer", field="runner.cli_version", fix="reinstall the CLI")
+    if ev.runner.cli_version is not None and ev.runner.cli_version != version:
+        raise ConfigError(
+            f"runner.cli_version is {ev.runner.cli_version} but {path} is {version}", field="runner.cli_version",
+            fix="install the pinned version (tools/install-clis.sh) or pin the installed one",
+        )
+    return ResolvedCli(path, version, "runner.cli_version" if ev.runner.cli_version else "host")
+
+
 class SavedRun(NamedTuple):
     evaluation: Evaluation
     config_file: str | None
@@ -115,6 +148,12 @@ def check_inputs(ev: Evaluation, config: Path) -> dict[str, HarborTask]:
                         fix="a skill is a folder with SKILL.md at its root",
                     )
     _check_isolation(ev, config)
+    if ev.runner.harness not in CONTROL_HARNESSES:
+        resolve_cli(ev)
+        if ev.runner.harness == "claude":
+            from ..harnesses._claude_launch import check_operator_env
+
+            check_operator_env(os.environ, probe=ev.runner.probe is not None)
     if ev.runner.probe is not None:
         if ev.runner.harness in CONTROL_HARNESSES:
             raise ConfigError(

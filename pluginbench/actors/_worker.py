@@ -21,7 +21,7 @@ from ..projections._ledger import Ledger
 from ..projections._state import RunState, fold
 from ..rundir import RunDir
 from ._context import Engine, Outbox, cache_root
-from ._runfiles import effective_isolation, load_saved
+from ._runfiles import effective_isolation, load_saved, resolve_cli
 from ._supervisor import Observer, Supervisor
 
 
@@ -30,7 +30,10 @@ def _harness(ev: Evaluation, probe_base_url: str | None) -> Any:
 
     if ev.runner.harness in CONTROL_HARNESSES:
         return make_harness(ev.runner.harness)
-    options: dict[str, Any] = {"cli_version": ev.runner.cli_version, "probe_base_url": probe_base_url}
+    cli = resolve_cli(ev)
+    options: dict[str, Any] = {"cli_path": cli.path, "cli_version": cli.version, "probe_base_url": probe_base_url}
+    if ev.runner.harness == "claude":
+        options["subagents"] = ev.capabilities.subagents
     return make_harness(ev.runner.harness, **options)
 
 
@@ -43,14 +46,26 @@ def _environment(ev: Evaluation, run_id: str) -> Any:
 
 
 @contextlib.contextmanager
-def _probe(ev: Evaluation) -> Iterator[str | None]:
+def _probe(ev: Evaluation, rd: RunDir) -> Iterator[str | None]:
+    """The loopback model server of a probe run, with its receipt saved as evidence:
+    every request it answered (appended per worker) and the usage it served."""
     if ev.runner.probe is None:
         yield None
         return
+    import msgspec
+
     from ..probe import ProbeServer, load_scenario
 
     with ProbeServer(load_scenario(Path(ev.runner.probe))) as server:
-        yield server.base_url
+        try:
+            yield server.base_url
+        finally:
+            server.wait_idle()
+            folder = rd.evidence / "probe"
+            folder.mkdir(parents=True, exist_ok=True)
+            with (folder / "requests.jsonl").open("ab") as fh:
+                for r in server.requests:
+                    fh.write(msgspec.json.encode(msgspec.structs.replace(r, body=None)) + b"\n")
 
 
 def build_engine(rd: RunDir, ev: Evaluation, probe_base_url: str | None) -> Engine:
@@ -96,7 +111,7 @@ def run_worker(
             if ledger.last_seq() != state.last_seq:
                 ledger.rebuild(state)
             resumed = state.workers > 0
-            with _probe(saved.evaluation) as probe_url:
+            with _probe(saved.evaluation, rd) as probe_url:
                 engine = build_engine(rd, saved.evaluation, probe_url)
                 supervisor = Supervisor(
                     engine, log, ledger, state, observer=observer, handle_signals=handle_signals

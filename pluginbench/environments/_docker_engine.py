@@ -134,13 +134,32 @@ async def get_archive(docker: aiodocker.Docker, cid: str, path: str, out: IO[byt
         raise EnvironmentFailure(f"cannot copy {path} out of the container: {exc.message}") from exc
 
 
+class Upload:
+    """A tar file handed to the engine that reads as ended once the file is closed.
+
+    The engine answers as soon as it has read the tar's end marker, before the zero
+    padding after it; aiohttp then keeps sending in the background while the caller
+    closes the file. Reads happen on the event loop thread, so they never race a close.
+    """
+
+    def __init__(self, fh: IO[bytes]) -> None:
+        self._fh = fh
+
+    def read(self, size: int = -1) -> bytes:
+        return b"" if self._fh.closed else self._fh.read(size)
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        while chunk := self.read(1 << 20):
+            yield chunk
+
+
 async def put_archive(docker: aiodocker.Docker, cid: str, path: str, data: IO[bytes]) -> None:
     """Extract the tar ``data`` (an open file at offset 0) at ``path`` in container ``cid``."""
     try:
         async with docker._query(
             _archive_url(cid),
             method="PUT",
-            data=data,
+            data=Upload(data).chunks(),
             headers={"content-type": "application/x-tar"},
             params={"path": path},
         ):

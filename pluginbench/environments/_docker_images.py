@@ -28,6 +28,7 @@ import anyio
 
 from ..errors import EnvironmentFailure
 from ..tasks import HarborTask, fingerprint, scan_tree
+from ._docker_engine import Upload
 from ._docker_tar import pack
 
 BASE_IMAGE = "pluginbench/base:bookworm"
@@ -67,7 +68,7 @@ async def build_image(docker: aiodocker.Docker, context: Path, task: HarborTask)
         with anyio.move_on_after(task.build_timeout_sec) as deadline:
             try:
                 stream = docker.images.build(
-                    fileobj=fh,
+                    fileobj=Upload(fh),
                     encoding="identity",
                     tag=tag,
                     labels={IMAGE_LABEL: task.id},

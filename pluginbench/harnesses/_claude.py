@@ -124,6 +124,10 @@ class ClaudeHarness:
     def probe(self) -> bool:
         return self.probe_base_url is not None
 
+    def secrets(self) -> list[str]:
+        """Credentials this harness delivers; the engine scans exports for them."""
+        return [] if self.probe else [self._token()]
+
     def _token(self) -> str:
         if self.probe:
             from ..probe import PROBE_ANTHROPIC_KEY
