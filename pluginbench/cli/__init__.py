@@ -1,6 +1,6 @@
 """The ``pluginbench`` command line: parsing and dispatch only.
 
-Commands: init, check, run, status, stop, report, events, demo (and the hidden worker).
+Commands: init, check, run, status, stop, report, events, demo, doctor (and the hidden worker).
 Exit codes: 0 success, 1 a run or check that failed, 2 bad input (nothing started).
 """
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import typer
 
+from ._doctor import doctor_command
 from ._run import demo_command, run_command, worker_command
 from ._setup import check_command, init_command
 from ._watch import events_command, report_command, status_command, stop_command
@@ -31,6 +32,7 @@ app.command("stop")(stop_command)
 app.command("report")(report_command)
 app.command("events")(events_command)
 app.command("demo")(demo_command)
+app.command("doctor")(doctor_command)
 app.command("worker", hidden=True)(worker_command)
 
 

@@ -67,11 +67,13 @@ from ._docker_engine import (
     put_archive,
 )
 from ._docker_images import BASE_IMAGE, prepare_image
-from ._docker_tar import pack, unpack
+from ._docker_tar import pack, pack_many, unpack
 from ._local import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE
 from ._port import ExecResult, SandboxPaths, SandboxSpec
 
 MARKER = "PLUGINBENCH_EXEC"
+# Where the engine extracts the spec's folders before the first exec moves them in place.
+_STAGE = "/.pluginbench-stage"
 _CONFIRM_SECONDS = 15.0
 # Internal scripts are given a git config isolated from the image's HOME.
 _GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_TERMINAL_PROMPT": "0"}
@@ -160,28 +162,32 @@ class DockerSandbox:
                 )
             await self._exit_code(ex)
 
-    async def _populate(self) -> None:
-        spec, paths = self.spec, self.paths
-        drop = [p for p, given in ((paths.tests, spec.tests), (paths.solution, spec.solution)) if given is None]
-        await self._internal(
-            scripts.SETUP + "".join(f'rm -rf "{p}"\n' for p in drop),
-            paths.app,
-            "replace" if spec.workspace is not None else "",
-            paths.home,
-            paths.tmp,
-        )
-        for host, inside in (
-            (spec.workspace, paths.app),
-            (spec.tests, paths.tests),
-            (spec.solution, paths.solution),
-            (spec.home, paths.home),
-        ):
-            if host is not None:
-                await self._put(Path(host), inside)
+    async def _stage(self) -> None:
+        """Copy the spec's folders into the created container in one archive (before start)."""
+        spec = self.spec
+        stage = _STAGE.lstrip("/")
+        items = [
+            (Path(host), f"{stage}/{key}")
+            for key, host in (("app", spec.workspace), ("tests", spec.tests), ("solution", spec.solution))
+            if host is not None
+        ]
+        if spec.home is not None:
+            items.append((Path(spec.home), self.paths.home.lstrip("/")))
+        if not items:
+            return
+        with tempfile.TemporaryFile() as fh:
+            await anyio.to_thread.run_sync(lambda: pack_many(items, fh))
+            fh.seek(0)
+            await put_archive(self._docker, self.container_id, "/", fh)
+
+    async def _prepare(self) -> None:
+        """Place the staged folders, make the logs folders and the base commit (one exec)."""
+        paths = self.paths
         name, email = BASE_IDENTITY
         out = await self._internal(
-            scripts.GIT_BASE,
-            paths.app, GIT_EXCLUDE, BASE_MESSAGE, name, email, BASE_DATE, *spec.git_identity,
+            scripts.PREPARE,
+            _STAGE, paths.app, paths.home, paths.tmp, paths.tests, paths.solution,
+            GIT_EXCLUDE, BASE_MESSAGE, name, email, BASE_DATE, *self.spec.git_identity,
             env={**_GIT_ENV, "HOME": paths.tmp, "LANG": "C.UTF-8"},
         )  # fmt: skip
         lines = out.split()
@@ -379,11 +385,12 @@ class DockerEnvironment:
             try:
                 try:
                     container = await docker.containers.create(self._config(spec), name=name)
+                    box = DockerSandbox(docker, container, spec)
+                    await box._stage()
                     await container.start()
                 except aiodocker.DockerError as exc:
                     raise EnvironmentFailure(f"cannot start a container from {spec.image}: {exc.message}") from exc
-                box = DockerSandbox(docker, container, spec)
-                await box._populate()
+                await box._prepare()
                 yield box
             except BaseException as exc:
                 with anyio.CancelScope(shield=True):

@@ -13,32 +13,41 @@ from __future__ import annotations
 # that must outlive every exec, so nothing else is started at container creation.
 KEEP_ALIVE = ["/bin/sh", "-c", "sleep infinity 2>/dev/null || while :; do sleep 3600; done"]
 
-# $1 workdir, $2 "replace" to empty it first, $3 home, $4 tmp; then the logs folders.
-SETUP = r"""
+# One exec prepares a fresh container after the engine has extracted the staged copies
+# under $1 (the stage): $2 workdir, $3 home, $4 tmp, $5 tests path, $6 solution path.
+# A staged "app" replaces the workdir, staged "tests"/"solution" replace those folders,
+# and tests/solution that were not staged are removed (an image's own copies too).
+# Then the logs folders, and the base commit: $7 exclude text, $8 message, $9 name,
+# $10 email, $11 date, $12 agent name, $13 agent email. The git part mirrors
+# pluginbench.environments._local.init_base_repo exactly (same commands, identity, dates,
+# message and info/exclude) so equal content gives the same base commit on both backends.
+# An existing repo is kept: its HEAD is the base. Prints the base commit last.
+PREPARE = r"""
 set -e
-if [ "$2" = replace ]; then rm -rf "$1"; fi
-mkdir -p "$1" "$3" "$4" /logs/agent /logs/verifier /logs/artifacts
+stage="$1"; app="$2"
+place() {
+  if [ -e "$stage/$1" ]; then
+    rm -rf "$2"; mkdir -p "$2"; rmdir "$2"; mv "$stage/$1" "$2"
+  elif [ "$1" != app ]; then
+    rm -rf "$2"
+  fi
+}
+place app "$app"; place tests "$5"; place solution "$6"
+rm -rf "$stage"
+mkdir -p "$app" "$3" "$4" /logs/agent /logs/verifier /logs/artifacts
 chmod 1777 "$4" 2>/dev/null || true
-"""
-
-# $1 workdir, $2 exclude text, $3 message, $4 name, $5 email, $6 date, $7 agent name,
-# $8 agent email. Mirrors pluginbench.environments._local.init_base_repo exactly (same
-# commands, identity, dates, message and info/exclude) so equal content gives the same
-# base commit on both backends. An existing repo is kept: its HEAD is the base.
-GIT_BASE = r"""
-set -e
-cd "$1"
+cd "$app"
 if [ ! -e .git ]; then
   git -c init.defaultBranch=main init -q --template=
   mkdir -p .git/info
-  printf '%s' "$2" > .git/info/exclude
+  printf '%s' "$7" > .git/info/exclude
   git add -A
-  GIT_AUTHOR_NAME="$4" GIT_AUTHOR_EMAIL="$5" GIT_AUTHOR_DATE="$6" \
-  GIT_COMMITTER_NAME="$4" GIT_COMMITTER_EMAIL="$5" GIT_COMMITTER_DATE="$6" \
-    git -c commit.gpgsign=false commit -q --allow-empty --no-verify -m "$3"
+  GIT_AUTHOR_NAME="$9" GIT_AUTHOR_EMAIL="${10}" GIT_AUTHOR_DATE="${11}" \
+  GIT_COMMITTER_NAME="$9" GIT_COMMITTER_EMAIL="${10}" GIT_COMMITTER_DATE="${11}" \
+    git -c commit.gpgsign=false commit -q --allow-empty --no-verify -m "$8"
 fi
-git config user.name "$7"
-git config user.email "$8"
+git config user.name "${12}"
+git config user.email "${13}"
 git rev-parse HEAD
 """
 

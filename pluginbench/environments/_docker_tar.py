@@ -17,7 +17,7 @@ import os
 import shutil
 import stat
 import tarfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -49,28 +49,37 @@ def pack(src: Path, name: str, out: IO[bytes], *, mtime: float | None = None) ->
     plus a member for ``name`` itself only when the folder has no files (so it still
     appears). ``mtime`` fixes every member's time (build contexts); default: the file's.
     """
-    name = name.strip("/")
-    st = os.lstat(src)
+    pack_many([(src, name)], out, mtime=mtime)
+
+
+def pack_many(items: Sequence[tuple[Path, str]], out: IO[bytes], *, mtime: float | None = None) -> None:
+    """:func:`pack` several ``(src, name)`` pairs into one archive (one engine round trip)."""
     with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tf:
-        if stat.S_ISLNK(st.st_mode):
-            raise _refuse("symlinks are not copied into a sandbox", str(src))
-        if stat.S_ISREG(st.st_mode):
-            if not name:
-                raise _refuse("a file needs a name", str(src))
-            _add_file(tf, name, src, stat.S_IMODE(st.st_mode), mtime)
-            return
-        if not stat.S_ISDIR(st.st_mode):
-            raise _refuse("not a regular file or folder", str(src))
-        entries = scan_tree(src, context="a folder copied into a sandbox")
-        for entry in entries:
-            member = f"{name}/{entry.relpath}" if name else entry.relpath
-            _add_file(tf, member, src / entry.relpath, entry.mode, mtime)
-        if not entries and name:
-            info = tarfile.TarInfo(name)
-            info.type = tarfile.DIRTYPE
-            info.mode = 0o755
-            info.uid = info.gid = 0
-            tf.addfile(info)
+        for src, name in items:
+            _pack_one(tf, src, name.strip("/"), mtime)
+
+
+def _pack_one(tf: tarfile.TarFile, src: Path, name: str, mtime: float | None) -> None:
+    st = os.lstat(src)
+    if stat.S_ISLNK(st.st_mode):
+        raise _refuse("symlinks are not copied into a sandbox", str(src))
+    if stat.S_ISREG(st.st_mode):
+        if not name:
+            raise _refuse("a file needs a name", str(src))
+        _add_file(tf, name, src, stat.S_IMODE(st.st_mode), mtime)
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        raise _refuse("not a regular file or folder", str(src))
+    entries = scan_tree(src, context="a folder copied into a sandbox")
+    for entry in entries:
+        member = f"{name}/{entry.relpath}" if name else entry.relpath
+        _add_file(tf, member, src / entry.relpath, entry.mode, mtime)
+    if not entries and name:
+        info = tarfile.TarInfo(name)
+        info.type = tarfile.DIRTYPE
+        info.mode = 0o755
+        info.uid = info.gid = 0
+        tf.addfile(info)
 
 
 def _parts(member: str) -> list[str]:

@@ -104,11 +104,9 @@ def kill_trees(roots: Iterable[int], extra: Iterable[int] = ()) -> set[int]:
         for pid in new:
             _signal(pid, signal.SIGSTOP)
         victims |= new
-    for pid in roots:
-        _signal(pid, signal.SIGKILL)
     for pid in victims:
-        _signal(pid, signal.SIGCONT)
-    return set(roots)
+        _signal(pid, signal.SIGKILL)
+    return victims
 
 
 def alive(pids: Iterable[int]) -> set[int]:

@@ -1,0 +1,146 @@
+"""``pluginbench doctor``: is this machine ready to run a real harness? Spends nothing.
+
+Checks, per harness: the CLI is installed; its version (qualified or not); the flags the
+pinned launch needs are in its ``--help``; a credential is present (not whether it is
+valid); a sandbox boundary exists; and an end-to-end attempt of the real CLI against the
+loopback probe, with a sample treatment (guidance + a skill), in a real sandbox, graded
+by a real verifier. It prints what loaded and the parsed usage.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from ..harnesses._port import FrozenTreatment
+from ..tasks import load_task, scan_tree
+from ._pipeline import code_attempt, grade_patch
+
+QUALIFIED = {"claude": "2.1.328", "codex": "0.169.0"}
+REQUIRED_FLAGS = {
+    "claude": ("--output-format", "--permission-mode", "--setting-sources", "--strict-mcp-config",
+               "--disallowedTools", "--include-hook-events", "--effort", "--input-format"),
+    "codex": ("--json", "--skip-git-repo-check", "--cd", "--model"),
+}
+MARKER = "PLUGINBENCH-GUIDANCE-MARKER"
+
+
+class Check(NamedTuple):
+    name: str
+    ok: bool
+    detail: str
+
+
+def _help_text(cli: Path, harness: str) -> str:
+    argv = [str(cli), "exec", "--help"] if harness == "codex" else [str(cli), "--help"]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"<{exc}>"
+    return done.stdout + done.stderr
+
+
+def static_checks(harness: str) -> tuple[list[Check], Path | None, str | None]:
+    from ..environments import bwrap_available
+    from ..probe import cli_version, find_cli
+
+    checks: list[Check] = []
+    cli = find_cli(harness)  # type: ignore[arg-type]
+    checks.append(Check("cli installed", cli is not None, str(cli) if cli else "not found: run tools/install-clis.sh"))
+    version = cli_version(cli) if cli else None
+    if cli is not None:
+        qualified = version == QUALIFIED[harness]
+        checks.append(Check(
+            "cli version", version is not None,
+            f"{version} ({'qualified' if qualified else f'not qualified; PluginBench is qualified on {QUALIFIED[harness]}'})",
+        ))
+        text = _help_text(cli, harness)
+        missing = [f for f in REQUIRED_FLAGS[harness] if f not in text]
+        checks.append(Check("isolation flags", not missing, "all present" if not missing else "missing: " + ", ".join(missing)))
+    if harness == "claude":
+        present = bool(os.environ.get("CLAUDE_CODE_OAUTH_TOKEN"))
+        checks.append(Check("credential present", present,
+                            "CLAUDE_CODE_OAUTH_TOKEN is set (validity not checked)" if present
+                            else "CLAUDE_CODE_OAUTH_TOKEN is not set (needed for real runs, not for probe runs)"))
+    else:
+        auth = Path.home() / ".codex" / "auth.json"
+        checks.append(Check("credential present", auth.is_file(),
+                            f"{auth} exists (validity not checked)" if auth.is_file() else f"{auth} is missing: run codex login"))
+    bw = bwrap_available()
+    checks.append(Check("sandbox boundary", bw, "bubblewrap works" if bw else "bwrap is missing or unusable: apt-get install bubblewrap"))
+    return checks, cli, version
+
+
+def _write_sample(root: Path) -> tuple[Path, FrozenTreatment]:
+    task = root / "task"
+    (task / "workspace").mkdir(parents=True)
+    (task / "tests").mkdir()
+    (task / "workspace" / "README.md").write_text("# doctor\n")
+    (task / "task.toml").write_text('schema_version = "1.4"\n[verifier]\ntimeout_sec = 60\n')
+    (task / "instruction.md").write_text("Create solution.py with add(a, b) returning a + b.\n")
+    test = task / "tests" / "test.sh"
+    test.write_text(
+        "#!/usr/bin/env bash\ncd \"${APP_DIR:-/app}\"; mkdir -p \"${LOGS_DIR:-/logs}/verifier\"\n"
+        "python3 -c 'import solution,sys; sys.exit(0 if solution.add(2,3)==5 else 1)' "
+        "&& echo 1 > \"${LOGS_DIR:-/logs}/verifier/reward.txt\" || echo 0 > \"${LOGS_DIR:-/logs}/verifier/reward.txt\"\n"
+    )
+    test.chmod(0o755)
+    pkg = root / "treatment"
+    guidance = pkg / "guidance" / "00-core.md"
+    guidance.parent.mkdir(parents=True)
+    guidance.write_text(f"# Sample guidance\n{MARKER}: this line proves the guidance reached the model.\n")
+    skill = pkg / "skills" / "tidy-code"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: tidy-code\ndescription: Keep code tidy.\n---\nBe tidy.\n")
+    fp = hashlib.sha256(repr(scan_tree(pkg)).encode()).hexdigest()
+    return task, FrozenTreatment("sample", pkg, (guidance,), (skill,), (), fp)
+
+
+async def end_to_end(harness_name: str, cli: Path, version: str) -> tuple[Check, dict[str, Any]]:
+    """One attempt of the real CLI against the probe (guided scenario) with a sample treatment."""
+    from ..environments import LocalEnvironment
+    from ..harnesses import make_harness
+    from ..probe import SCENARIOS_DIR, ProbeServer, load_scenario
+
+    model = "claude-sonnet-4-5" if harness_name == "claude" else "gpt-5.5"
+    detail: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="pluginbench-doctor-") as tmp, \
+            ProbeServer(load_scenario(SCENARIOS_DIR / "guided.yaml")) as probe:
+        root = Path(tmp)
+        task_dir, treatment = _write_sample(root)
+        task = load_task(task_dir, "doctor")
+        options: dict[str, Any] = {"cli_path": cli, "cli_version": version, "probe_base_url": probe.base_url}
+        if harness_name == "claude":
+            options["environ"] = {k: v for k, v in os.environ.items() if k != "CLAUDE_CODE_OAUTH_TOKEN"}
+        harness = make_harness(harness_name, **options)
+        env = LocalEnvironment(isolation="auto")
+
+        async def launched(argv: object) -> None:
+            detail["argv"] = list(argv)  # type: ignore[call-overload]
+
+        result = await code_attempt(
+            environment=env, harness=harness, run_id="doctor", attempt_id="doctor", task=task,
+            starting_source=task.workspace_dir, treatment=treatment, attempt_dir=root / "attempt",
+            model=model, reasoning="low", seed=0, timeout=120.0, hidden=(), launched=launched,
+        )
+        receipt = root / "attempt" / "native-treatment.json"
+        detail["receipt"] = receipt.read_text() if receipt.is_file() else None
+        detail["usage"] = result.run.usage
+        probe.wait_idle()
+        detail["served"] = probe.served_usage()
+        if result.patch is None:
+            return Check("end-to-end probe attempt", False, result.capture_error or result.run.error or "no patch"), detail
+        grade = await grade_patch(
+            environment=env, run_id="doctor", attempt_id="doctor", task=task, starting_source=task.workspace_dir,
+            patch_path=result.patch.path, empty=result.patch.empty, out_dir=root / "grading", hidden=(),
+        )
+        ok = grade.outcome == "pass" and result.run.usage.status == "exact"
+        return Check(
+            "end-to-end probe attempt", ok,
+            f"guided fix graded {grade.outcome}; usage {result.run.usage.status} "
+            f"(input {result.run.usage.input_tokens}, output {result.run.usage.output_tokens})",
+        ), detail

@@ -1,0 +1,66 @@
+"""``doctor``: check a real harness on this machine without spending anything."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import anyio
+import msgspec
+import typer
+
+from ..actors._doctor import Check, end_to_end, static_checks
+from ._common import console, errors_to_exit_codes, print_json
+
+
+@errors_to_exit_codes
+def doctor_command(
+    harness: Annotated[list[str] | None, typer.Option("--harness", help="claude or codex (repeatable); default both.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
+) -> None:
+    """Check that a real harness can run here, spending nothing.
+
+    Per harness: the CLI is installed, its version (qualified or not), the flags the
+    pinned launch needs, whether a credential is present (not whether it is valid), a
+    sandbox boundary, and one real attempt of the CLI against PluginBench's loopback
+    model server with a sample treatment, printing what loaded and the parsed usage.
+    Exits 0 only when every check passed.
+    """
+    names = harness or ["claude", "codex"]
+    report: dict[str, list[dict[str, object]]] = {}
+    details: dict[str, object] = {}
+    all_ok = True
+    for name in names:
+        if name not in ("claude", "codex"):
+            raise typer.BadParameter(f"unknown harness {name!r}: use claude or codex", param_hint="--harness")
+        checks, cli, version = static_checks(name)
+        if cli is not None and version is not None:
+            check, detail = anyio.run(end_to_end, name, cli, version, backend="asyncio")
+            checks.append(check)
+            details[name] = msgspec.to_builtins(detail)
+        else:
+            checks.append(Check("end-to-end probe attempt", False, "skipped: the CLI is not usable"))
+        report[name] = [c._asdict() for c in checks]
+        all_ok &= all(c.ok for c in checks)
+        if not json_out:
+            console.print(f"[bold]{name}[/]")
+            for c in checks:
+                mark = "[green]ok[/]  " if c.ok else "[red]FAIL[/]"
+                console.print(f"  {mark} {c.name}: {c.detail}", highlight=False)
+            detail = details.get(name)
+            if isinstance(detail, dict) and detail.get("receipt"):
+                console.print(f"  loaded (native-treatment.json): {_summary(detail['receipt'])}", highlight=False)
+    if json_out:
+        print_json({"ok": all_ok, "checks": report, "details": details})
+    if not all_ok:
+        raise typer.Exit(1)
+
+
+def _summary(receipt_text: str) -> str:
+    import json
+
+    try:
+        data = json.loads(receipt_text)
+    except ValueError:
+        return "unreadable receipt"
+    keys = [k for k in ("memory_file", "memory_files", "skills", "plugins", "hooks", "agents", "agents_md") if k in data]
+    return "; ".join(f"{k}={data[k]}" for k in keys)[:600] or "receipt saved"
