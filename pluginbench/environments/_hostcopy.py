@@ -48,7 +48,9 @@ def _open_dir_at(fd: int, parts: list[str], *, create: bool) -> int:
             try:
                 nxt = os.open(part, _DIR_FLAGS, dir_fd=cur)
             except FileNotFoundError as exc:
-                raise EnvironmentFailure(f"no such folder in the sandbox: {'/'.join(parts[: i + 1])}") from exc
+                raise EnvironmentFailure(
+                    f"no such folder in the sandbox: {'/'.join(parts[: i + 1])}"
+                ) from exc
             except OSError as exc:
                 if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                     raise _refuse("not a plain folder", "/".join(parts[: i + 1])) from exc
@@ -64,7 +66,9 @@ def _open_dir_at(fd: int, parts: list[str], *, create: bool) -> int:
 def _copy_file_out(dir_fd: int, name: str, dest: Path) -> bool:
     """Copy one regular file; ``False`` (nothing copied) when it is not regular."""
     try:
-        src = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+        src = os.open(
+            name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd
+        )
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             return False
@@ -139,7 +143,10 @@ def copy_out(
 def _write_file_in(dir_fd: int, name: str, src: Path, mode: int) -> None:
     try:
         fd = os.open(
-            name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dir_fd
+            name,
+            os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
+            mode,
+            dir_fd=dir_fd,
         )
     except OSError as exc:
         if exc.errno == errno.ELOOP:

@@ -41,69 +41,16 @@ from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 from ..errors import EnvironmentFailure
 from ..tasks import copy_tree, scan_tree
 from . import _bwrap, _hostcopy, _proctree
+from ._gitbase import init_base_repo
 from ._port import ExecResult, SandboxPaths, SandboxSpec
 
 Isolation = Literal["auto", "bubblewrap", "none"]
 
-BASE_IDENTITY = ("PluginBench", "base@pluginbench.invalid")
-BASE_DATE = "2000-01-01T00:00:00Z"
-BASE_MESSAGE = "PluginBench base"
-GIT_EXCLUDE = ".pytest_cache/\n__pycache__/\n"
 _KILL_CONFIRM_SECONDS = 10.0
 
 
 def _safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", text)[:40] or "_"
-
-
-def _host_git_env(home: Path) -> dict[str, str]:
-    """A git environment that ignores the host's system and global configuration."""
-    return {
-        "PATH": os.environ.get("PATH", os.defpath),
-        "LANG": "C.UTF-8",
-        "HOME": str(home),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_TERMINAL_PROMPT": "0",
-    }
-
-
-async def _git(app: Path, home: Path, *args: str, extra_env: Mapping[str, str] = {}) -> str:
-    env = _host_git_env(home) | dict(extra_env)
-    try:
-        done = await anyio.run_process(["git", *args], cwd=app, env=env, check=False)
-    except OSError as exc:
-        raise EnvironmentFailure(f"cannot run git: {exc}") from exc
-    if done.returncode != 0:
-        raise EnvironmentFailure(
-            f"git {' '.join(args)} failed ({done.returncode}): {done.stderr.decode(errors='replace').strip()}"
-        )
-    return done.stdout.decode().strip()
-
-
-async def init_base_repo(app: Path, home: Path, identity: tuple[str, str]) -> str:
-    """Make ``app`` a fresh repo whose only commit is its content; return that SHA."""
-    await _git(app, home, "-c", "init.defaultBranch=main", "init", "-q", "--template=")
-    info = app / ".git" / "info"
-    info.mkdir(parents=True, exist_ok=True)
-    (info / "exclude").write_text(GIT_EXCLUDE)
-    await _git(app, home, "add", "-A")
-    name, email = BASE_IDENTITY
-    stamp = {
-        "GIT_AUTHOR_NAME": name,
-        "GIT_AUTHOR_EMAIL": email,
-        "GIT_AUTHOR_DATE": BASE_DATE,
-        "GIT_COMMITTER_NAME": name,
-        "GIT_COMMITTER_EMAIL": email,
-        "GIT_COMMITTER_DATE": BASE_DATE,
-    }
-    await _git(
-        app, home, "-c", "commit.gpgsign=false", "commit", "-q", "--allow-empty", "--no-verify",
-        "-m", BASE_MESSAGE, extra_env=stamp,
-    )  # fmt: skip
-    await _git(app, home, "config", "user.name", identity[0])
-    await _git(app, home, "config", "user.email", identity[1])
-    return await _git(app, home, "rev-parse", "HEAD")
 
 
 def _rmtree(path: Path) -> None:
@@ -142,10 +89,13 @@ class LocalSandbox:
             "tmp": root / "tmp",
         }
         if self.isolated:
-            self.paths = SandboxPaths(spec.workdir, "/tests", "/solution", "/logs", "/home/agent", "/tmp")
+            self.paths = SandboxPaths(
+                spec.workdir, "/tests", "/solution", "/logs", "/home/agent", "/tmp"
+            )
         else:
             self.paths = SandboxPaths(
-                str(self.host_app), *(str(host[k]) for k in ("tests", "solution", "logs", "home", "tmp"))
+                str(self.host_app),
+                *(str(host[k]) for k in ("tests", "solution", "logs", "home", "tmp")),
             )
         mounts = [(self.paths.app, self.host_app), (self.paths.logs, host["logs"])]
         mounts += [(self.paths.home, host["home"]), (self.paths.tmp, host["tmp"])]
@@ -174,22 +124,31 @@ class LocalSandbox:
                 (spec.home, "home"),
             ):
                 if src is not None:
-                    copy_tree(src, root / dest, scan_tree(src, context=f"the sandbox {dest}/ source"))
+                    copy_tree(
+                        src, root / dest, scan_tree(src, context=f"the sandbox {dest}/ source")
+                    )
 
         await anyio.to_thread.run_sync(copy_all)
-        self.base_commit = await init_base_repo(self.host_app, root / "home", self.spec.git_identity)
+        self.base_commit = await init_base_repo(
+            self.host_app, root / "home", self.spec.git_identity
+        )
 
     def _bwrap_prefix(self, cwd: str) -> list[str]:
         assert self._bwrap is not None
         top = _bwrap.host_top_level()
-        binds = [_bwrap.Bind(str(host), inside) for inside, host in sorted(self._mounts, key=lambda m: len(m[0]))]
+        binds = [
+            _bwrap.Bind(str(host), inside)
+            for inside, host in sorted(self._mounts, key=lambda m: len(m[0]))
+        ]
         hidden: list[_bwrap.Hidden] = []
         # The folder holding every sandbox is hidden too: other attempts live there.
         for path in (*self.spec.hidden, self.root.parent):
             real = os.path.realpath(path)
             if os.path.lexists(real):
                 hidden.append(_bwrap.Hidden(real, os.path.isdir(real)))
-        args = _bwrap.bwrap_args(top, binds, hidden, network_none=self.spec.network == "none", chdir=cwd)
+        args = _bwrap.bwrap_args(
+            top, binds, hidden, network_none=self.spec.network == "none", chdir=cwd
+        )
         return [self._bwrap, *args, "--"]
 
     # -- the port ------------------------------------------------------------------
@@ -206,7 +165,9 @@ class LocalSandbox:
 
     def _usable(self) -> None:
         if self._stopped or self._closed:
-            raise EnvironmentFailure("the sandbox is stopped; only get() and export_workspace() remain")
+            raise EnvironmentFailure(
+                "the sandbox is stopped; only get() and export_workspace() remain"
+            )
 
     async def exec(
         self,
@@ -343,7 +304,9 @@ class LocalSandbox:
         if self._closed:
             raise EnvironmentFailure("the sandbox is gone")
         await anyio.to_thread.run_sync(
-            lambda: _hostcopy.copy_out(self.host_app, "", Path(host_path), skip_top=lambda n: n == ".git")
+            lambda: _hostcopy.copy_out(
+                self.host_app, "", Path(host_path), skip_top=lambda n: n == ".git"
+            )
         )
 
     async def _close(self) -> None:
@@ -377,7 +340,9 @@ class LocalEnvironment:
 
     def __init__(self, isolation: Isolation = "auto", root: Path | None = None) -> None:
         if isolation not in ("auto", "bubblewrap", "none"):
-            raise EnvironmentFailure(f"unknown isolation {isolation!r}: use auto, bubblewrap or none")
+            raise EnvironmentFailure(
+                f"unknown isolation {isolation!r}: use auto, bubblewrap or none"
+            )
         self.isolation: Isolation = isolation
         self.root = Path(root) if root is not None else None
 
@@ -390,7 +355,11 @@ class LocalEnvironment:
         if usable:
             return executable
         if self.isolation == "bubblewrap":
-            why = "not on PATH" if executable is None else f"{executable} cannot create a sandbox here"
+            why = (
+                "not on PATH"
+                if executable is None
+                else f"{executable} cannot create a sandbox here"
+            )
             raise EnvironmentFailure(
                 f"isolation=bubblewrap but bwrap is {why}"
                 + (" with --unshare-net" if network_none else "")
@@ -413,7 +382,9 @@ class LocalEnvironment:
     async def sandbox(self, spec: SandboxSpec) -> AsyncIterator[LocalSandbox]:
         """A fresh :class:`LocalSandbox`; its folder and processes are gone on exit."""
         network_none = spec.network == "none"
-        bwrap = await anyio.to_thread.run_sync(lambda: self._bwrap_executable(network_none=network_none))
+        bwrap = await anyio.to_thread.run_sync(
+            lambda: self._bwrap_executable(network_none=network_none)
+        )
         if bwrap is not None:
             conflict = _bwrap.workdir_conflict(spec.workdir, _bwrap.host_top_level())
             if conflict:

@@ -126,10 +126,14 @@ class EnvironmentContract:
         """A file written in one sandbox is not visible in another made from the same spec."""
         spec = self.make_spec(tmp_path)
         async with environment.sandbox(spec) as a, environment.sandbox(spec) as b:
-            wrote = await self.sh(a, 'echo mine > "$APP_DIR/only_a.txt" && echo l > "$LOGS_DIR/agent/x"')
+            wrote = await self.sh(
+                a, 'echo mine > "$APP_DIR/only_a.txt" && echo l > "$LOGS_DIR/agent/x"'
+            )
             assert wrote.exit_code == 0
             seen_a = await self.sh(a, 'test -f "$APP_DIR/only_a.txt"')
-            seen_b = await self.sh(b, 'test -e "$APP_DIR/only_a.txt" || test -e "$LOGS_DIR/agent/x"')
+            seen_b = await self.sh(
+                b, 'test -e "$APP_DIR/only_a.txt" || test -e "$LOGS_DIR/agent/x"'
+            )
             assert seen_a.exit_code == 0
             assert seen_b.exit_code == 1
 
@@ -148,13 +152,17 @@ class EnvironmentContract:
         """With stdout_path/stderr_path output lands in host files; stdin bytes reach the command."""
         out, err = tmp_path / "out.log", tmp_path / "err.log"
         async with environment.sandbox(self.make_spec(tmp_path)) as sb:
-            r = await self.sh(sb, "cat; echo e >&2", stdin=b"piped\n", stdout_path=out, stderr_path=err)
+            r = await self.sh(
+                sb, "cat; echo e >&2", stdin=b"piped\n", stdout_path=out, stderr_path=err
+            )
         assert r.exit_code == 0 and r.stdout == b"" and r.stderr == b""
         assert out.read_bytes() == b"piped\n"
         assert err.read_bytes() == b"e\n"
 
     @pytest.mark.anyio
-    async def test_env_has_sandbox_paths_and_no_host_secrets(self, environment, tmp_path, monkeypatch):
+    async def test_env_has_sandbox_paths_and_no_host_secrets(
+        self, environment, tmp_path, monkeypatch
+    ):
         """Commands see APP_DIR and friends, cwd is the app, and nothing else from the host env."""
         monkeypatch.setenv("PLUGINBENCH_TEST_SECRET", "hunter2-do-not-leak")
         async with environment.sandbox(self.make_spec(tmp_path)) as sb:
@@ -235,7 +243,10 @@ class EnvironmentContract:
     @pytest.mark.anyio
     async def test_verifier_reward_is_readable_with_get(self, environment, tmp_path):
         """A reward the verifier writes to $LOGS_DIR/verifier/reward.txt comes out through get()."""
-        tests = write_workspace(tmp_path / "t", {"test.sh": ("#!/bin/sh\necho 1 > \"$LOGS_DIR/verifier/reward.txt\"\n", 0o755)})
+        tests = write_workspace(
+            tmp_path / "t",
+            {"test.sh": ('#!/bin/sh\necho 1 > "$LOGS_DIR/verifier/reward.txt"\n', 0o755)},
+        )
         dest = tmp_path / "reward.txt"
         async with environment.sandbox(self.make_spec(tmp_path, "verifier", tests=tests)) as sb:
             r = await sb.exec([f"{sb.paths.tests}/test.sh"])
@@ -247,10 +258,16 @@ class EnvironmentContract:
     @pytest.mark.anyio
     async def test_put_copies_in_with_modes_and_get_copies_folders_out(self, environment, tmp_path):
         """put() delivers a host folder with its modes; get() brings a folder back out."""
-        src = write_workspace(tmp_path / "cfg", {"bin/tool": ("#!/bin/sh\necho tool\n", 0o755), "a.txt": ("a\n", 0o600)})
+        src = write_workspace(
+            tmp_path / "cfg",
+            {"bin/tool": ("#!/bin/sh\necho tool\n", 0o755), "a.txt": ("a\n", 0o600)},
+        )
         async with environment.sandbox(self.make_spec(tmp_path)) as sb:
             await sb.put(src, f"{sb.paths.home}/cfg")
-            r = await self.sh(sb, '"$HOME/cfg/bin/tool" && mkdir -p "$LOGS_DIR/artifacts/d" && echo q > "$LOGS_DIR/artifacts/d/q"')
+            r = await self.sh(
+                sb,
+                '"$HOME/cfg/bin/tool" && mkdir -p "$LOGS_DIR/artifacts/d" && echo q > "$LOGS_DIR/artifacts/d/q"',
+            )
             await sb.get(f"{sb.paths.logs}/artifacts", tmp_path / "art")
         assert (r.exit_code, r.stdout) == (0, b"tool\n")
         assert (tmp_path / "art" / "d" / "q").read_text() == "q\n"
@@ -262,7 +279,10 @@ class EnvironmentContract:
         """export_workspace refuses before stop(); after it, the working tree comes out with modes and without .git."""
         dest = tmp_path / "export"
         async with environment.sandbox(self.make_spec(tmp_path)) as sb:
-            await self.sh(sb, "printf 'x' > new.sh && chmod 755 new.sh && mkdir -p d && echo y > d/y && rm README.md")
+            await self.sh(
+                sb,
+                "printf 'x' > new.sh && chmod 755 new.sh && mkdir -p d && echo y > d/y && rm README.md",
+            )
             with pytest.raises(EnvironmentFailure):
                 await sb.export_workspace(dest)
             await sb.stop()
@@ -314,7 +334,8 @@ class EnvironmentContract:
         spec = self.make_spec(tmp_path, git_identity=("Test Agent", "test@agent.invalid"))
         async with environment.sandbox(spec) as sb:
             r = await self.sh(
-                sb, "echo z > z.txt && git add z.txt && git commit -q -m agent && git log -1 --format='%an <%ae> %P'"
+                sb,
+                "echo z > z.txt && git add z.txt && git commit -q -m agent && git log -1 --format='%an <%ae> %P'",
             )
             base = sb.base_commit
         assert r.exit_code == 0, r.stderr

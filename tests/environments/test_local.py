@@ -13,11 +13,17 @@ import pytest
 
 from pluginbench.environments import LocalEnvironment, _proctree, bwrap_available, make_environment
 from pluginbench.environments._bwrap import Bind, Hidden, TopEntry, bwrap_args, workdir_conflict
-from pluginbench.environments._local import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE
+from pluginbench.environments._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE
 from pluginbench.errors import EnvironmentFailure
 from tests._prereq import require
 
-from .contract import EnvironmentContract, assert_stopped_growing, beat, wait_for_file, write_workspace
+from .contract import (
+    EnvironmentContract,
+    assert_stopped_growing,
+    beat,
+    wait_for_file,
+    write_workspace,
+)
 
 
 def _require_bwrap() -> None:
@@ -26,7 +32,9 @@ def _require_bwrap() -> None:
 
 def _processes_of(root: Path, app_dir: str) -> set[int]:
     """Live processes naming ``root`` in their argv (bwrap) or carrying its APP_DIR (unisolated)."""
-    found = _proctree.marked(f"APP_DIR={app_dir}".encode()) if app_dir.startswith(str(root)) else set()
+    found = (
+        _proctree.marked(f"APP_DIR={app_dir}".encode()) if app_dir.startswith(str(root)) else set()
+    )
     for name in os.listdir("/proc"):
         try:
             with open(f"/proc/{name}/cmdline", "rb") as fh:
@@ -107,7 +115,9 @@ async def test_bubblewrap_root_is_read_only_and_capabilities_dropped(tmp_path, v
     async with env.sandbox(_spec(tmp_path, hidden=(visible_secret,))) as sb:
         write = await sb.exec(["touch", str(marker)])
         caps = await sb.exec(["grep", "CapEff", "/proc/self/status"])
-        umount = await sb.exec(["sh", "-c", f"umount {visible_secret}; cat {visible_secret}/secret.txt"])
+        umount = await sb.exec(
+            ["sh", "-c", f"umount {visible_secret}; cat {visible_secret}/secret.txt"]
+        )
     assert write.exit_code != 0 and not marker.exists()
     assert caps.stdout.split()[-1].strip(b"0") == b""
     assert b"top secret" not in umount.stdout
@@ -124,7 +134,11 @@ async def test_bubblewrap_app_is_the_workspace_at_workdir(tmp_path):
     async with env.sandbox(_spec(tmp_path, workdir="/workspace")) as sb:
         moved = await sb.exec(["sh", "-c", 'pwd; echo "$APP_DIR"; test -e /app; echo $?'])
     lines = app.stdout.decode().split()
-    assert lines[0] == "/app" and {"README.md", "run.sh", "src"} <= set(lines[1:-1]) and lines[-1] == "0"
+    assert (
+        lines[0] == "/app"
+        and {"README.md", "run.sh", "src"} <= set(lines[1:-1])
+        and lines[-1] == "0"
+    )
     assert moved.stdout.decode().split() == ["/workspace", "/workspace", "1"]
 
 
@@ -141,12 +155,22 @@ async def test_network_none_leaves_only_loopback(tmp_path):
 
 def test_bwrap_layout_binds_tops_read_only_and_hides_only_visible_paths():
     """The argv binds non-reserved top dirs read-only, keeps top symlinks, and hides visible paths only."""
-    top = [TopEntry("bin", False, "usr/bin"), TopEntry("home", True, None), TopEntry("usr", True, None),
-           TopEntry("var", True, None), TopEntry("tmp", True, None), TopEntry(".dockerenv", False, None)]
+    top = [
+        TopEntry("bin", False, "usr/bin"),
+        TopEntry("home", True, None),
+        TopEntry("usr", True, None),
+        TopEntry("var", True, None),
+        TopEntry("tmp", True, None),
+        TopEntry(".dockerenv", False, None),
+    ]
     args = bwrap_args(
         top,
         [Bind("/h/app", "/app"), Bind("/h/logs", "/logs")],
-        [Hidden("/var/run-dir", True), Hidden("/tmp/cache", True), Hidden("/usr/secret.key", False)],
+        [
+            Hidden("/var/run-dir", True),
+            Hidden("/tmp/cache", True),
+            Hidden("/usr/secret.key", False),
+        ],
         network_none=True,
         chdir="/app",
     )
@@ -201,11 +225,23 @@ async def test_base_commit_matches_an_independently_hashed_commit(tmp_path, isol
     assert exclude.stdout == b".pytest_cache/\n__pycache__/\n"
 
 
+@pytest.mark.anyio
+async def test_base_commit_equals_the_patch_recipe(tmp_path):
+    """A sandbox's base commit equals the BASE the patch maker computes for the same starting source."""
+    from pluginbench.actors._patch import base_commit_of
+
+    ws = write_workspace(tmp_path / "ws")
+    async with _both(tmp_path, "none").sandbox(_spec(tmp_path, workspace=ws)) as sb:
+        assert sb.base_commit == base_commit_of(ws)
+
+
 @MODES
 @pytest.mark.anyio
 async def test_sandbox_folder_is_named_after_run_attempt_and_role(tmp_path, isolation):
     """The sandbox folder is pluginbench-<run>-<attempt>-<role>-XXXX under root; unisolated paths point into it."""
-    async with _both(tmp_path, isolation).sandbox(_spec(tmp_path, run_id="r/9", attempt_id="a2", role="verifier")) as sb:
+    async with _both(tmp_path, isolation).sandbox(
+        _spec(tmp_path, run_id="r/9", attempt_id="a2", role="verifier")
+    ) as sb:
         assert sb.root.parent == tmp_path / "boxes"
         assert sb.root.name.startswith("pluginbench-r_9-a2-verifier-")
         if isolation == "none":
@@ -239,7 +275,11 @@ async def test_put_refuses_outside_paths_and_planted_symlinks(tmp_path, isolatio
     payload.write_text("p\n")
     async with _both(tmp_path, isolation).sandbox(_spec(tmp_path)) as sb:
         await sb.exec(["ln", "-s", str(outside), f"{sb.paths.logs}/agent/evil"])
-        for target in ("/etc/pluginbench-x", f"{sb.paths.app}/../../x", f"{sb.paths.logs}/agent/evil/x"):
+        for target in (
+            "/etc/pluginbench-x",
+            f"{sb.paths.app}/../../x",
+            f"{sb.paths.logs}/agent/evil/x",
+        ):
             with pytest.raises(EnvironmentFailure):
                 await sb.put(payload, target)
         await sb.put(payload, f"{sb.paths.app}/ok/p.txt")
