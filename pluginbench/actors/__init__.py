@@ -4,8 +4,26 @@ Public surface: :func:`run_worker` (own a run until it ends), :func:`create_run`
 :func:`check_inputs`, :func:`load_saved`, and the pure :func:`decide`/:func:`schedule`.
 """
 
-from ._decide import Archive, BuildReport, Emit, Grade, Measure, Prepare, Start, decide, derive_attempt_id, schedule
-from ._runfiles import SavedRun, check_inputs, create_run, effective_isolation, load_saved, resolve_paths
+from ._decide import (
+    Archive,
+    BuildReport,
+    Emit,
+    Grade,
+    Measure,
+    Prepare,
+    Start,
+    decide,
+    derive_attempt_id,
+    schedule,
+)
+from ._runfiles import (
+    SavedRun,
+    check_inputs,
+    create_run,
+    effective_isolation,
+    load_saved,
+    resolve_paths,
+)
 from ._supervisor import Supervisor
 from ._worker import build_engine, run_worker
 

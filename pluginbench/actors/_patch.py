@@ -16,17 +16,19 @@ import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
+from ..environments._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE
 from ..tasks import copy_tree, scan_tree
 
-BASE_IDENTITY = {
-    "GIT_AUTHOR_NAME": "PluginBench",
-    "GIT_AUTHOR_EMAIL": "base@pluginbench.invalid",
-    "GIT_COMMITTER_NAME": "PluginBench",
-    "GIT_COMMITTER_EMAIL": "base@pluginbench.invalid",
-    "GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z",
-    "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z",
+# The sandboxes' recipe (environments._gitbase), so host-side patches and sandbox base
+# commits agree byte for byte.
+_BASE_ENV = {
+    "GIT_AUTHOR_NAME": BASE_IDENTITY[0],
+    "GIT_AUTHOR_EMAIL": BASE_IDENTITY[1],
+    "GIT_COMMITTER_NAME": BASE_IDENTITY[0],
+    "GIT_COMMITTER_EMAIL": BASE_IDENTITY[1],
+    "GIT_AUTHOR_DATE": BASE_DATE,
+    "GIT_COMMITTER_DATE": BASE_DATE,
 }
-EXCLUDES = (".pytest_cache/", "__pycache__/")
 
 
 class PatchInfo(NamedTuple):
@@ -41,8 +43,9 @@ def _git(repo: Path, *args: str, stdout: int | None = subprocess.PIPE) -> subpro
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(repo),
         "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
         "LANG": "C.UTF-8",
-        **BASE_IDENTITY,
+        **_BASE_ENV,
     }
     return subprocess.run(
         ["git", "-c", "core.autocrlf=false", "-c", "core.fileMode=true", *args],
@@ -59,12 +62,12 @@ def _git(repo: Path, *args: str, stdout: int | None = subprocess.PIPE) -> subpro
 
 def init_base_repo(repo: Path) -> str:
     """Commit everything in ``repo`` as the deterministic BASE commit; return its SHA."""
-    _git(repo, "-c", "init.defaultBranch=main", "init", "-q")
+    _git(repo, "-c", "init.defaultBranch=main", "init", "-q", "--template=")
     info = repo / ".git" / "info"
     info.mkdir(parents=True, exist_ok=True)
-    (info / "exclude").write_text("".join(f"{e}\n" for e in EXCLUDES))
+    (info / "exclude").write_text(GIT_EXCLUDE)
     _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "--allow-empty", "--no-verify", "-m", "PluginBench starting source")
+    _git(repo, "-c", "commit.gpgsign=false", "commit", "-q", "--allow-empty", "--no-verify", "-m", BASE_MESSAGE)
     return _git(repo, "rev-parse", "HEAD").stdout.decode().strip()
 
 

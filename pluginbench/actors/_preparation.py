@@ -19,7 +19,14 @@ from pathlib import Path
 from .. import __version__
 from ..config import Treatment
 from ..errors import PluginBenchError, TaskError, TreatmentError
-from ..events import CodingStarted, PreparationStarted, ReadinessChecked, RunStopping, TaskPrepared, TreatmentFrozen
+from ..events import (
+    CodingStarted,
+    PreparationStarted,
+    ReadinessChecked,
+    RunStopping,
+    TaskPrepared,
+    TreatmentFrozen,
+)
 from ..harnesses._port import FrozenTreatment
 from ..projections._state import VANILLA, RunState
 from ..tasks import fingerprint, freeze_tree, load_task, scan_tree

@@ -31,8 +31,8 @@ from anyio.streams.memory import MemoryObjectSendStream
 from ..events import AttemptStarted, Event, EventLog, ReportBuilt, RunStarted, RunStopping
 from ..projections._ledger import Ledger
 from ..projections._state import RunState
-from ._collector import collector_actor
 from ._coding import coding_actor
+from ._collector import collector_actor
 from ._context import Engine, Envelope, Outbox
 from ._decide import Archive, BuildReport, Emit, Grade, Measure, Prepare, Start, decide, schedule
 from ._grader import grader_actor

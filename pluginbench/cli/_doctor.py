@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import anyio
-import msgspec
 import typer
 
-from ..actors._doctor import Check, end_to_end, static_checks
 from ._common import console, errors_to_exit_codes, print_json
 
 
@@ -25,6 +22,11 @@ def doctor_command(
     model server with a sample treatment, printing what loaded and the parsed usage.
     Exits 0 only when every check passed.
     """
+    import anyio
+    import msgspec
+
+    from ..actors._doctor import Check, end_to_end, static_checks
+
     names = harness or ["claude", "codex"]
     report: dict[str, list[dict[str, object]]] = {}
     details: dict[str, object] = {}

@@ -6,7 +6,14 @@ from __future__ import annotations
 import sys
 from types import TracebackType
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from ..events import Event, type_name
 from ..projections import RunState

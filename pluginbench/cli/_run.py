@@ -14,7 +14,6 @@ from typing import Annotated
 
 import typer
 
-from ..actors import check_inputs, create_run, load_saved, resolve_paths, run_worker
 from ..config import CONTROL_HARNESSES, load
 from ..errors import LockHeldError, PluginBenchError, RunDirError
 from ..events import live_owner, read_log
@@ -98,6 +97,8 @@ def _systemd_scope() -> list[str]:
 
 
 def _run_foreground(rd: RunDir, *, notify: bool) -> int:
+    from ..actors import run_worker
+
     read_log(rd.events)  # a corrupt log is refused before any progress view starts
     with ForegroundProgress(rd) as progress:
         state = run_worker(rd.root, foreground=True, observer=progress.observe)
@@ -140,6 +141,8 @@ def run_command(
     `status --watch` command. Every setting lives in the config; a run directory
     resumes with its saved settings. Completed attempts are never coded again.
     """
+    from ..actors import check_inputs, create_run, load_saved, resolve_paths
+
     if target.is_dir():
         rd = RunDir(target.resolve())
         if output is not None:
@@ -221,6 +224,8 @@ def worker_command(
     notify: Annotated[bool, typer.Option("--notify")] = False,
 ) -> None:
     """Own a run in this process until it ends (started by `run` in a new session)."""
+    from ..actors import run_worker
+
     rd = RunDir(run_dir.resolve())
     state = run_worker(rd.root, observer=log_line)
     raise typer.Exit(_finish(rd, state, notify))
@@ -243,6 +248,8 @@ def demo_command(
             "the bundled example is missing", file=str(config),
             fix="run PluginBench from a source checkout (pip install -e .)",
         )
+    from ..actors import create_run
+
     loaded = load(config)
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     rd = create_run(loaded, output or Path("runs") / f"demo-{stamp}")

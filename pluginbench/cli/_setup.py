@@ -9,7 +9,6 @@ from typing import Annotated
 
 import typer
 
-from ..actors import check_inputs, effective_isolation, resolve_paths
 from ..config import load, template_text
 from ..errors import ConfigError
 from ..plan import plan_summary
@@ -46,6 +45,8 @@ def check_command(
     """Run every check that needs no model: the config, each task, each treatment, the
     sandbox policy, and (by default) readiness: oracle must pass and nop must fail on
     every task through the real patch and verifier path."""
+    from ..actors import check_inputs, effective_isolation, resolve_paths
+
     loaded = load(config)
     ev = resolve_paths(loaded)
     tasks = check_inputs(ev, loaded.path)
@@ -73,6 +74,7 @@ def check_command(
 
 async def _readiness(ev, tasks):  # type: ignore[no-untyped-def]
     """Oracle and nop on every task, in a throwaway run directory."""
+    from ..actors import effective_isolation
     from ..actors._context import Engine, Outbox, cache_root
     from ..actors._preparation import _run_control, freeze_task
     from ..environments import make_environment

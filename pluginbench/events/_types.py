@@ -270,7 +270,7 @@ class ReportBuilt(_Event, frozen=True, tag="report.built"):
     path: str
 
 
-Event = Union[
+Event = Union[  # noqa: UP007 - a Union object, so EVENT_TYPES can list its members
     RunCreated,
     RunStarted,
     LogRepaired,

@@ -46,10 +46,26 @@ class Ledger:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._db = sqlite3.connect(path, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=DELETE")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
+        try:
+            self._db = self._open(path)
+        except sqlite3.DatabaseError:
+            # A projection is never precious: a damaged file is replaced and rebuilt
+            # (the caller rebuilds whenever last_seq disagrees with the log).
+            path.unlink(missing_ok=True)
+            Path(str(path) + "-journal").unlink(missing_ok=True)
+            self._db = self._open(path)
+
+    @staticmethod
+    def _open(path: Path) -> sqlite3.Connection:
+        db = sqlite3.connect(path, isolation_level=None)
+        db.execute("PRAGMA journal_mode=DELETE")
+        # No fsync: the log is the durable truth and the ledger is rebuilt from it
+        # whenever its last_seq disagrees; a rollback journal still keeps readers
+        # from seeing half a transaction.
+        db.execute("PRAGMA synchronous=OFF")
+        db.executescript(_SCHEMA)
+        db.execute("SELECT count(*) FROM meta").fetchone()
+        return db
 
     def last_seq(self) -> int:
         row = self._db.execute("SELECT value FROM meta WHERE key='last_seq'").fetchone()

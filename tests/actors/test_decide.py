@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from pluginbench.actors import Archive, BuildReport, Emit, Grade, Measure, Prepare, decide, derive_attempt_id, schedule
+from pluginbench.actors import (
+    Archive,
+    BuildReport,
+    Emit,
+    Grade,
+    Measure,
+    Prepare,
+    decide,
+    derive_attempt_id,
+    schedule,
+)
 from pluginbench.events import (
     AgentExited,
     AgentLaunched,

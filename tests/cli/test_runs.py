@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -128,10 +129,8 @@ def test_kill_9_at_random_points_then_resume(tmp_path: Path, seed: int) -> None:
         if snap["active"]:
             time.sleep(rng.uniform(0.2, 2.0))
             owner = json.loads((run_dir / "run.lock").read_text())
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(owner["pid"], signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             time.sleep(0.2)
         snap = status(run_dir)
         if snap["phase"] == "complete":

@@ -143,3 +143,16 @@ def test_a_lagging_ledger_is_not_trusted(tmp_path: Path) -> None:
     with EventLog(tmp_path / "events.jsonl", clock=lambda: CLOCK) as log:
         log.append(RunStopping(reason="late"))
     assert status_snapshot(tmp_path, now=0)["states_source"] == "events"
+
+
+def test_a_damaged_ledger_is_replaced_and_rebuilt(tmp_path: Path) -> None:
+    """A ledger file that is not a database is replaced; the writer rebuilds it from the fold."""
+    path = tmp_path / "ledger.sqlite"
+    path.write_bytes(b"this is not sqlite" * 100)
+    state = random_run(5, tmp_path / "events.jsonl")
+    ledger = Ledger(path)
+    assert ledger.last_seq() == -1
+    ledger.rebuild(state)
+    ledger.close()
+    view = read_ledger(path)
+    assert view is not None and view.attempts == attempt_rows(state)
