@@ -266,3 +266,54 @@ def test_derived_ids_count_up() -> None:
     run = started_run()
     assert derive_attempt_id("a__b__r1", run.state) == "a__b__r1~2"
     assert derive_attempt_id("a__b__r1~2", run.state) == "a__b__r1~3"
+
+
+def test_three_failed_calls_in_a_row_stop_new_attempts() -> None:
+    """Three attempts in a row ending with a failed call and no submission stop the run, naming them."""
+    from pluginbench.events import SubmissionMissing
+
+    run = started_run(n_tasks=3, jobs=4)
+    ids = [s.attempt_id for s in schedule(run.state)]
+    for aid in ids:
+        run.start(aid)
+    got: list[object] = []
+    for aid in ids[:3]:
+        run.apply(AgentLaunched(attempt_id=aid, argv=[]))
+        run.apply(AgentExited(attempt_id=aid, exit_code=1, timed_out=False, coding_seconds=1.0, usage=USAGE,
+                              error="call failed"))
+        got = run.apply(SubmissionMissing(attempt_id=aid, reason="export failed"))
+    stops = [c.event for c in got if isinstance(c, Emit) and isinstance(c.event, RunStopping)]  # type: ignore[attr-defined]
+    assert len(stops) == 1 and stops[0].failure
+    assert all(aid in stops[0].reason for aid in ids[:3])
+
+
+def test_a_submission_resets_the_failed_call_count() -> None:
+    """A captured submission between failures resets the count, so two plus two never stop the run."""
+    from pluginbench.events import SubmissionMissing
+
+    run = started_run(n_tasks=3, jobs=6)
+    ids = [s.attempt_id for s in schedule(run.state)]
+    for aid in ids:
+        run.start(aid)
+    for i, aid in enumerate(ids[:5]):
+        run.apply(AgentLaunched(attempt_id=aid, argv=[]))
+        run.apply(AgentExited(attempt_id=aid, exit_code=1, timed_out=False, coding_seconds=1.0, usage=USAGE, error="boom"))
+        if i == 2:
+            got = run.apply(SubmissionCaptured(attempt_id=aid, patch_sha256="s", empty=False, files_changed=1))
+        else:
+            got = run.apply(SubmissionMissing(attempt_id=aid, reason="x"))
+        assert not any(isinstance(c, Emit) and isinstance(c.event, RunStopping) for c in got)  # type: ignore[attr-defined]
+
+
+def test_a_missing_submission_completes_as_unknown() -> None:
+    """An agent that ran but left no submission is graded unknown with the reason, never a fail."""
+    from pluginbench.events import SubmissionMissing
+
+    run = started_run()
+    aid = schedule(run.state)[0].attempt_id
+    run.start(aid)
+    run.apply(AgentLaunched(attempt_id=aid, argv=[]))
+    run.apply(AgentExited(attempt_id=aid, exit_code=0, timed_out=False, coding_seconds=1.0, usage=USAGE))
+    got = run.apply(SubmissionMissing(attempt_id=aid, reason="export failed"))
+    graded = [c.event for c in got if isinstance(c, Emit) and isinstance(c.event, AttemptGraded)]  # type: ignore[attr-defined]
+    assert graded and graded[0].outcome == "unknown" and "export failed" in graded[0].reason

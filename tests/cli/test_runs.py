@@ -149,3 +149,21 @@ def test_kill_9_at_random_points_then_resume(tmp_path: Path, seed: int) -> None:
     assert_invariants(run_dir)
     for d in snap["discarded"]:
         assert (run_dir / "evidence" / "discarded" / d["id"]).is_dir() or d["tokens_status"] in ("unknown", "exact")
+
+
+def test_status_watch_and_events_follow_end_with_the_run(tmp_path: Path) -> None:
+    """status --watch redraws until the run ends; events --follow prints every event and exits."""
+    config = write_config(tmp_path, harness="nop", repeats=2)
+    run_dir = tmp_path / "run"
+    cli("run", str(config), "--output", str(run_dir))
+    watch = subprocess.Popen([sys.executable, "-m", "pluginbench", "status", str(run_dir), "--watch"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    follow = subprocess.Popen([sys.executable, "-m", "pluginbench", "events", str(run_dir), "--follow"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    watch_out, _ = watch.communicate(timeout=180)
+    follow_out, _ = follow.communicate(timeout=180)
+    assert watch.returncode == 0 and "phase complete" in watch_out
+    assert follow.returncode == 0
+    followed = [json.loads(line) for line in follow_out.splitlines()]
+    assert followed == events_of(run_dir)
+    assert followed[-1]["type"] == "run.finished"

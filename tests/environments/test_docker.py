@@ -23,7 +23,7 @@ import aiodocker
 import anyio
 import pytest
 
-from pluginbench.environments import LocalEnvironment, SandboxSpec, make_environment
+from pluginbench.environments import LocalEnvironment, SandboxSpec, _docker_engine, make_environment
 from pluginbench.environments._docker import (
     DockerEnvironment,
     list_left_running,
@@ -103,6 +103,7 @@ def _run_id() -> str:
     return f"test-{uuid.uuid4().hex[:10]}"
 
 
+@pytest.mark.docker
 class TestDockerContract(EnvironmentContract):
     """The environment contract on the docker backend (base image, workspace copied in)."""
 
@@ -112,7 +113,8 @@ class TestDockerContract(EnvironmentContract):
         return DockerEnvironment()
 
     def make_spec(self, tmp_path: Path, role: str = "coding", **kw: Any) -> SandboxSpec:
-        kw.setdefault("image", _base_image_id())
+        if "image" not in kw:
+            kw["image"] = _base_image_id()
         return super().make_spec(tmp_path, role, **kw)
 
     def owned(self, sb: Any) -> str:
@@ -126,7 +128,13 @@ def _spec(tmp_path: Path, **kw: Any) -> SandboxSpec:
     return TestDockerContract().make_spec(tmp_path, **kw)
 
 
-def _task(tmp_path: Path, name: str, dockerfile: str | None = None, toml: str = "", workspace: bool = False):
+def _task(
+    tmp_path: Path,
+    name: str,
+    dockerfile: str | None = None,
+    toml: str = "",
+    workspace: bool = False,
+):
     """A minimal Harbor task folder with an optional environment/Dockerfile, loaded."""
     root = tmp_path / name
     (root / "tests").mkdir(parents=True)
@@ -180,7 +188,9 @@ def _tar(*members: tuple[str, str, bytes | str]) -> io.BytesIO:
                 info.size, info.mode = len(data), 0o640
                 tf.addfile(info, io.BytesIO(data))
                 continue
-            info.type = {"dir": tarfile.DIRTYPE, "sym": tarfile.SYMTYPE, "hard": tarfile.LNKTYPE}[kind]
+            info.type = {"dir": tarfile.DIRTYPE, "sym": tarfile.SYMTYPE, "hard": tarfile.LNKTYPE}[
+                kind
+            ]
             info.linkname = str(data)
             tf.addfile(info)
     buf.seek(0)
@@ -191,7 +201,9 @@ def test_unpack_refuses_a_member_below_a_planted_symlink(tmp_path):
     """A container archive cannot write through a symlink it planted (app/link -> outside)."""
     outside = tmp_path / "outside"
     outside.mkdir()
-    evil = _tar(("dir", "app", b""), ("sym", "app/link", str(outside)), ("file", "app/link/x", b"pwned"))
+    evil = _tar(
+        ("dir", "app", b""), ("sym", "app/link", str(outside)), ("file", "app/link/x", b"pwned")
+    )
     with pytest.raises(EnvironmentFailure, match="refused"):
         unpack(evil, tmp_path / "dest")
     assert not (outside / "x").exists()
@@ -224,7 +236,11 @@ def test_pack_refuses_symlinks_and_names_members_below_the_target(tmp_path):
     buf.seek(0)
     with tarfile.open(fileobj=buf) as tf:
         members = {m.name: stat.S_IMODE(m.mode) for m in tf.getmembers()}
-    assert members == {"home/agent/cfg/README.md": 0o644, "home/agent/cfg/run.sh": 0o755, "home/agent/cfg/src/app.py": 0o644}
+    assert members == {
+        "home/agent/cfg/README.md": 0o644,
+        "home/agent/cfg/run.sh": 0o755,
+        "home/agent/cfg/src/app.py": 0o644,
+    }
     (tmp_path / "link").symlink_to(src)
     with pytest.raises(EnvironmentFailure, match="symlink"):
         pack(tmp_path / "link", "x", io.BytesIO())
@@ -234,8 +250,8 @@ def test_pack_refuses_symlinks_and_names_members_below_the_target(tmp_path):
 
 
 @pytest.mark.anyio
-async def test_missing_engine_is_a_clear_error_naming_the_socket(tmp_path):
-    """With no engine at the socket, check() fails naming it and saying how to start one."""
+async def test_missing_engine_is_a_clear_error_naming_the_socket(tmp_path, monkeypatch):
+    """No socket, a dead socket, or a silent one: check() fails naming it and how to start an engine."""
     sock = tmp_path / "nothing.sock"
     env = make_environment("docker", docker_host=f"unix://{sock}")
     with pytest.raises(EnvironmentFailure) as err:
@@ -247,11 +263,23 @@ async def test_missing_engine_is_a_clear_error_naming_the_socket(tmp_path):
     listener.close()
     with pytest.raises(EnvironmentFailure, match="no Docker engine answers"):
         await env.check()
+    # A listener that accepts and never answers is given up on after the answer deadline.
+    monkeypatch.setattr(_docker_engine, "_ANSWER_SECONDS", 0.5)
+    silent_path = tmp_path / "silent.sock"
+    silent = socket.socket(socket.AF_UNIX)
+    silent.bind(str(silent_path))
+    silent.listen(4)
+    try:
+        with anyio.fail_after(10), pytest.raises(EnvironmentFailure, match="no answer within"):
+            await DockerEnvironment(docker_host=f"unix://{silent_path}").check()
+    finally:
+        silent.close()
 
 
 # -- engine checks ----------------------------------------------------------------------
 
 
+@pytest.mark.docker
 @pytest.mark.anyio
 async def test_check_passes_and_capacity_refuses_what_does_not_fit():
     """check() accepts this engine; check_capacity refuses jobs that exceed its CPUs or 80% memory."""
@@ -269,12 +297,21 @@ async def test_check_passes_and_capacity_refuses_what_does_not_fit():
 # -- labels, limits, network ------------------------------------------------------------
 
 
+@pytest.mark.docker
 @pytest.mark.anyio
 async def test_container_carries_ownership_labels_limits_and_network(tmp_path):
     """The container is labelled with owner, run, attempt, role and task, and has the spec's limits."""
     _require_docker()
     run = _run_id()
-    spec = _spec(tmp_path, run_id=run, attempt_id="att-7", role="verifier", network="none", cpus=0.5, memory_mb=300)
+    spec = _spec(
+        tmp_path,
+        run_id=run,
+        attempt_id="att-7",
+        role="verifier",
+        network="none",
+        cpus=0.5,
+        memory_mb=300,
+    )
     async with DockerEnvironment().sandbox(spec) as sb:
         info = _container(sb.container_id)
         ip = await sb.exec(["sh", "-c", "cat /proc/net/dev | tail -n +3 | cut -d: -f1"])
@@ -288,7 +325,11 @@ async def test_container_carries_ownership_labels_limits_and_network(tmp_path):
         "pluginbench.task": "demo",
     }
     host = info["HostConfig"]
-    assert (host["NetworkMode"], host["NanoCpus"], host["Memory"]) == ("none", 500_000_000, 300 * 1024 * 1024)
+    assert (host["NetworkMode"], host["NanoCpus"], host["Memory"]) == (
+        "none",
+        500_000_000,
+        300 * 1024 * 1024,
+    )
     assert info["Mounts"] == []
     assert ip.stdout.split() == [b"lo"]
 
@@ -296,6 +337,7 @@ async def test_container_carries_ownership_labels_limits_and_network(tmp_path):
 # -- images -----------------------------------------------------------------------------
 
 
+@pytest.mark.docker
 @pytest.mark.anyio
 async def test_image_that_fails_to_build_is_a_clear_error(tmp_path):
     """A Dockerfile whose RUN fails gives an EnvironmentFailure naming the task and the build output."""
@@ -307,16 +349,23 @@ async def test_image_that_fails_to_build_is_a_clear_error(tmp_path):
     assert "broken-task" in text and "did not build" in text and "about-to-fail" in text
 
 
+@pytest.mark.docker
 @pytest.mark.anyio
 async def test_build_over_its_timeout_is_refused(tmp_path):
     """A build longer than build_timeout_sec stops at the deadline with an error naming the setting."""
     _require_docker()
-    task = _task(tmp_path, "slow-task", f"FROM {BASE_IMAGE}\nRUN sleep 60\n", "[environment]\nbuild_timeout_sec = 2\n")
+    task = _task(
+        tmp_path,
+        "slow-task",
+        f"FROM {BASE_IMAGE}\nRUN sleep 60\n",
+        "[environment]\nbuild_timeout_sec = 2\n",
+    )
     with anyio.fail_after(30):
         with pytest.raises(EnvironmentFailure, match="build_timeout_sec=2"):
             await DockerEnvironment().prepare_image(task.root, task)
 
 
+@pytest.mark.docker
 @pytest.mark.anyio
 async def test_built_image_is_frozen_and_its_own_repo_head_is_the_base(tmp_path):
     """A Dockerfile task builds to an image ID (the same on rebuild) whose workdir repo HEAD is the base."""
@@ -332,12 +381,15 @@ async def test_built_image_is_frozen_and_its_own_repo_head_is_the_base(tmp_path)
     assert image.startswith("sha256:") and await env.prepare_image(task.root, task) == image
     spec = SandboxSpec(run_id=_run_id(), attempt_id="a", role="coding", task=task.id, image=image)
     async with env.sandbox(spec) as sb:
-        r = await sb.exec(["sh", "-c", "git rev-parse HEAD; git log -1 --format=%an; cat hello.txt"])
+        r = await sb.exec(
+            ["sh", "-c", "git rev-parse HEAD; git log -1 --format=%an; cat hello.txt"]
+        )
         base = sb.base_commit
     head, author, text = r.stdout.decode().splitlines()
     assert (head, author, text) == (base, "Author", "from the image")
 
 
+@pytest.mark.docker
 @pytest.mark.anyio
 async def test_workspace_task_uses_base_image_and_missing_published_image_is_refused(tmp_path):
     """A workspace-only task runs on the base image; a docker_image the engine lacks is refused."""
@@ -354,6 +406,7 @@ async def test_workspace_task_uses_base_image_and_missing_published_image_is_ref
 # -- base commit across backends --------------------------------------------------------
 
 
+@pytest.mark.docker
 @pytest.mark.anyio
 async def test_base_commit_equals_the_local_backends(tmp_path):
     """The same workspace gives the same base commit in a container as on the local backend."""
@@ -369,6 +422,7 @@ async def test_base_commit_equals_the_local_backends(tmp_path):
 # -- left running -----------------------------------------------------------------------
 
 
+@pytest.mark.docker
 @pytest.mark.anyio
 async def test_left_running_lists_and_stops_only_this_runs_containers(tmp_path):
     """Resume's listing finds this run's running containers only, and stopping them never removes them."""
@@ -385,10 +439,15 @@ async def test_left_running_lists_and_stops_only_this_runs_containers(tmp_path):
             async with (
                 env.sandbox(_spec(tmp_path, run_id=run, attempt_id="a1")) as one,
                 env.sandbox(_spec(tmp_path, run_id=run, attempt_id="a2")) as two,
-                DockerEnvironment().sandbox(_spec(tmp_path, run_id=other, attempt_id="o1")) as foreign,
+                DockerEnvironment().sandbox(
+                    _spec(tmp_path, run_id=other, attempt_id="o1")
+                ) as foreign,
             ):
                 listed = await list_left_running(run)
-                assert {(c.id, c.attempt) for c in listed} == {(one.container_id, "a1"), (two.container_id, "a2")}
+                assert {(c.id, c.attempt) for c in listed} == {
+                    (one.container_id, "a1"),
+                    (two.container_id, "a2"),
+                }
                 assert all(c.name.startswith(f"pluginbench-{run}-") for c in listed)
                 assert stop_command(listed) == "docker stop " + " ".join(c.id[:12] for c in listed)
                 stopped = await env.stop_left_running()
@@ -409,18 +468,31 @@ async def test_left_running_lists_and_stops_only_this_runs_containers(tmp_path):
 # -- the agent cannot set its own reward ------------------------------------------------
 
 
+@pytest.mark.docker
 @pytest.mark.anyio
 async def test_agent_reward_file_does_not_reach_the_verifier_container(tmp_path):
     """A reward.txt written by the coding container is absent in a separate verifier container."""
     _require_docker()
     run = _run_id()
     env = DockerEnvironment()
-    tests = write_workspace(tmp_path / "tests", {"test.sh": ("#!/bin/sh\necho 0 > /logs/verifier/reward.txt\n", 0o755)})
+    tests = write_workspace(
+        tmp_path / "tests", {"test.sh": ("#!/bin/sh\necho 0 > /logs/verifier/reward.txt\n", 0o755)}
+    )
     async with env.sandbox(_spec(tmp_path, run_id=run, attempt_id="a")) as coding:
-        cheat = await coding.exec(["sh", "-c", "echo 1 > /logs/verifier/reward.txt && mkdir -p /tests && echo 'exit 0' > /tests/test.sh"])
+        cheat = await coding.exec(
+            [
+                "sh",
+                "-c",
+                "echo 1 > /logs/verifier/reward.txt && mkdir -p /tests && echo 'exit 0' > /tests/test.sh",
+            ]
+        )
         assert cheat.exit_code == 0
-        async with env.sandbox(_spec(tmp_path, role="verifier", run_id=run, attempt_id="a", tests=tests)) as verifier:
-            before = await verifier.exec(["sh", "-c", "test -e /logs/verifier/reward.txt; echo $?; cat /tests/test.sh"])
+        async with env.sandbox(
+            _spec(tmp_path, role="verifier", run_id=run, attempt_id="a", tests=tests)
+        ) as verifier:
+            before = await verifier.exec(
+                ["sh", "-c", "test -e /logs/verifier/reward.txt; echo $?; cat /tests/test.sh"]
+            )
             graded = await verifier.exec(["/tests/test.sh"])
             await verifier.stop()
             await verifier.get("/logs/verifier/reward.txt", tmp_path / "reward.txt")
@@ -429,6 +501,7 @@ async def test_agent_reward_file_does_not_reach_the_verifier_container(tmp_path)
     assert graded.exit_code == 0 and (tmp_path / "reward.txt").read_text() == "0\n"
 
 
+@pytest.mark.docker
 @pytest.mark.anyio
 async def test_get_refuses_a_planted_symlink_and_put_needs_a_live_sandbox(tmp_path):
     """get() will not follow a reward.txt symlink the agent planted; put() after stop() is refused."""
@@ -441,3 +514,53 @@ async def test_get_refuses_a_planted_symlink_and_put_needs_a_live_sandbox(tmp_pa
         with pytest.raises(EnvironmentFailure, match="stopped"):
             await sb.put(tmp_path, "/tmp/x")
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.docker
+@pytest.mark.anyio
+async def test_timeout_kills_escapees_by_marker_and_by_session(tmp_path):
+    """At a deadline both a child in a new session and a child with a cleared environment die."""
+    _require_docker()
+    beat = 'while :; do echo x >> "/logs/artifacts/$0"; sleep 0.05; done'
+    script = f"setsid sh -c '{beat}' own-session & env -i sh -c '{beat}' no-env & sleep 30"
+    async with DockerEnvironment().sandbox(_spec(tmp_path)) as sb:
+        r = await sb.exec(["sh", "-c", script], timeout=1.5)
+        assert r.timed_out is True and r.exit_code is None
+        await anyio.sleep(0.3)
+        first = await sb.exec(
+            ["sh", "-c", "wc -c < /logs/artifacts/own-session; wc -c < /logs/artifacts/no-env"]
+        )
+        await anyio.sleep(0.6)
+        second = await sb.exec(
+            ["sh", "-c", "wc -c < /logs/artifacts/own-session; wc -c < /logs/artifacts/no-env"]
+        )
+    sizes = [int(x) for x in first.stdout.split()]
+    assert len(sizes) == 2 and min(sizes) > 0, "both heartbeats should have started"
+    assert first.stdout == second.stdout, "a process outlived the deadline"
+
+
+@pytest.mark.docker
+@pytest.mark.anyio
+async def test_stop_is_confirmed_by_the_engine_and_a_spec_needs_an_image(tmp_path):
+    """After stop() the engine reports the container not running; a spec without image is refused."""
+    _require_docker()
+    env = DockerEnvironment()
+    async with env.sandbox(_spec(tmp_path)) as sb:
+        await sb.exec(["sh", "-c", "trap '' TERM; sleep 300 >/dev/null 2>&1 &"])
+        await sb.stop()
+        state = _container(sb.container_id)
+        assert state is not None and state["State"]["Running"] is False
+    with pytest.raises(EnvironmentFailure, match="spec.image"):
+        async with env.sandbox(_spec(tmp_path, image=None)):
+            pass
+
+
+@pytest.mark.docker
+@pytest.mark.anyio
+async def test_a_removed_sandbox_refuses_get(tmp_path):
+    """Once the context has exited, get() says the sandbox is gone instead of reaching the engine."""
+    _require_docker()
+    async with DockerEnvironment().sandbox(_spec(tmp_path)) as sb:
+        pass
+    with pytest.raises(EnvironmentFailure, match="gone"):
+        await sb.get("/logs", tmp_path / "logs")
