@@ -1,0 +1,119 @@
+"""Attempt wall time through PluginBench against the bare CLI (issue 3). Prints numbers.
+
+    .venv/bin/python bench/bench_realcli.py [--rounds 5] [--harness claude codex]
+
+Both sides run the same loopback probe scenario (edit-file) with the same model flags:
+the bare side is the CLI alone in a temp folder; the PluginBench side is one coding
+attempt through the attempt pipeline on the local backend (bubblewrap when available):
+fresh sandbox with a base commit, private delivery, no-model discovery, the pinned
+launch, trace parsing and usage validation, stop, export and the canonical patch.
+Rounds alternate between the two sides so machine noise hits both alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from pluginbench.actors._pipeline import code_attempt  # noqa: E402
+from pluginbench.environments import LocalEnvironment  # noqa: E402
+from pluginbench.harnesses import FrozenTreatment, make_harness  # noqa: E402
+from pluginbench.probe import SCENARIOS_DIR, ProbeServer, cli_version, find_cli, launch_env, load_scenario  # noqa: E402
+from pluginbench.tasks import load_task  # noqa: E402
+
+MODELS = {"claude": "claude-sonnet-4-5", "codex": "gpt-5.5"}
+
+
+def _task(root: Path) -> Path:
+    task = root / "task"
+    (task / "workspace").mkdir(parents=True)
+    (task / "tests").mkdir()
+    (task / "workspace" / "README.md").write_text("# bench\n")
+    (task / "task.toml").write_text('schema_version = "1.4"\n')
+    (task / "instruction.md").write_text("Please do the task.\n")
+    (task / "tests" / "test.sh").write_text("#!/bin/sh\necho 0 > \"$LOGS_DIR/verifier/reward.txt\"\n")
+    return task
+
+
+def bare(harness: str, cli: Path, base_url: str, root: Path) -> float:
+    work, home, tmp = root / "work", root / "home", root / "tmp"
+    for p in (work, home, tmp):
+        p.mkdir(parents=True)
+    le = launch_env("anthropic" if harness == "claude" else "responses", base_url)
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), **le.env}
+    if harness == "claude":
+        env.update(CLAUDE_CONFIG_DIR=str(home / ".claude"), CLAUDE_CODE_TMPDIR=str(tmp),
+                   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1", IS_SANDBOX="1")
+        argv = [str(cli), "-p", "Please do the task.", "--output-format", "stream-json", "--verbose",
+                "--model", MODELS[harness], "--permission-mode", "bypassPermissions", "--strict-mcp-config",
+                "--setting-sources", "user"]
+    else:
+        codex_home = home / ".codex"
+        codex_home.mkdir()
+        (codex_home / "config.toml").write_text(le.config_toml or "")
+        env.update(CODEX_HOME=str(codex_home), TMPDIR=str(tmp))
+        argv = [str(cli), "exec", "--json", "--skip-git-repo-check", "-s", "danger-full-access",
+                "-m", MODELS[harness], "-C", str(work), "Please do the task."]
+    t = time.perf_counter()
+    subprocess.run(argv, cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=120, check=True)
+    return time.perf_counter() - t
+
+
+async def through_pluginbench(harness_name: str, cli: Path, base_url: str, root: Path) -> float:
+    task_dir = _task(root)
+    task = load_task(task_dir, "bench")
+    harness = make_harness(harness_name, cli_path=cli, cli_version=cli_version(cli), probe_base_url=base_url,
+                           **({"environ": {k: v for k, v in os.environ.items() if k != "CLAUDE_CODE_OAUTH_TOKEN"}}
+                              if harness_name == "claude" else {}))
+
+    async def launched(argv: object) -> None:
+        return None
+
+    t = time.perf_counter()
+    result = await code_attempt(
+        environment=LocalEnvironment(isolation="auto"), harness=harness, run_id="bench", attempt_id="a",
+        task=task, starting_source=task.workspace_dir, treatment=FrozenTreatment("vanilla", None, (), (), (), "0"),
+        attempt_dir=root / "attempt", model=MODELS[harness_name], reasoning="low", seed=0, timeout=120,
+        hidden=(), launched=launched,
+    )
+    elapsed = time.perf_counter() - t
+    assert result.patch is not None and result.run.usage.status == "exact", result
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--harness", nargs="+", default=["claude", "codex"])
+    args = parser.parse_args()
+    for name in args.harness:
+        cli = find_cli(name)  # type: ignore[arg-type]
+        if cli is None:
+            print(f"[{name}] CLI not installed: run tools/install-clis.sh")
+            continue
+        bare_t: list[float] = []
+        pb_t: list[float] = []
+        with ProbeServer(load_scenario(SCENARIOS_DIR / "edit-file.yaml")) as probe:
+            for _ in range(args.rounds):
+                with tempfile.TemporaryDirectory(prefix="pb-bench-") as tmp:
+                    bare_t.append(bare(name, cli, probe.base_url, Path(tmp)))
+                with tempfile.TemporaryDirectory(prefix="pb-bench-") as tmp:
+                    pb_t.append(anyio.run(through_pluginbench, name, cli, probe.base_url, Path(tmp), backend="asyncio"))
+        b, p = statistics.median(bare_t), statistics.median(pb_t)
+        print(f"[{name}] rounds {args.rounds}: bare CLI median {b:.2f} s, through PluginBench median {p:.2f} s, "
+              f"ratio {p / b:.2f} (target <= 1.3), added {p - b:.2f} s per attempt")
+
+
+if __name__ == "__main__":
+    main()
