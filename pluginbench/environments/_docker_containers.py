@@ -19,7 +19,11 @@ from ._docker_engine import engine
 
 OWNER = "pluginbench"
 LABEL_OWNER, LABEL_RUN = "pluginbench.owner", "pluginbench.run"
-LABEL_ATTEMPT, LABEL_ROLE, LABEL_TASK = "pluginbench.attempt", "pluginbench.role", "pluginbench.task"
+LABEL_ATTEMPT, LABEL_ROLE, LABEL_TASK = (
+    "pluginbench.attempt",
+    "pluginbench.role",
+    "pluginbench.task",
+)
 STOP_GRACE_SECONDS = 10
 _CONFIRM_SECONDS = 15.0
 
@@ -62,7 +66,9 @@ async def remove_container(container: Any) -> None:
         await container.delete(force=True, v=True)
     except aiodocker.DockerError as exc:
         if exc.status != 404:
-            raise EnvironmentFailure(f"cannot remove container {container.id[:12]}: {exc.message}") from exc
+            raise EnvironmentFailure(
+                f"cannot remove container {container.id[:12]}: {exc.message}"
+            ) from exc
 
 
 async def list_left_running(run_id: str, docker_host: str | None = None) -> list[ContainerInfo]:

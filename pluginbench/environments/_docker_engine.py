@@ -27,6 +27,7 @@ MEMORY_BUDGET = 0.8
 START_HINT = "start one with tools/start-docker.sh (as root)"
 # Connecting must not hang; long operations (build, exec streams, archives) have no
 # total timeout of their own and are bounded by the caller's deadline.
+_ANSWER_SECONDS = 20.0
 _TIMEOUT = aiohttp.ClientTimeout(total=None, connect=30, sock_connect=30, sock_read=None)
 
 
@@ -54,7 +55,10 @@ async def engine(docker_host: str | None = None) -> AsyncIterator[aiodocker.Dock
     docker = aiodocker.Docker(url=url, timeout=_TIMEOUT)
     try:
         try:
-            await docker.version()
+            with anyio.move_on_after(_ANSWER_SECONDS) as waited:
+                await docker.version()
+            if waited.cancelled_caught:
+                raise no_engine(sock, f"no answer within {_ANSWER_SECONDS:g}s")
         except (aiohttp.ClientError, OSError) as exc:
             raise no_engine(sock, str(exc) or type(exc).__name__) from exc
         except aiodocker.DockerError as exc:
@@ -90,7 +94,9 @@ async def engine_info(docker: aiodocker.Docker) -> EngineInfo:
     )
 
 
-def capacity_problem(jobs: int, cpus: float | None, memory_mb: int | None, info: EngineInfo) -> str | None:
+def capacity_problem(
+    jobs: int, cpus: float | None, memory_mb: int | None, info: EngineInfo
+) -> str | None:
     """Why ``jobs`` containers of ``cpus``/``memory_mb`` do not fit ``info``, or ``None``.
 
     A limit that is ``None`` (not declared) is not checked. Nothing is ever lowered to
@@ -165,4 +171,6 @@ async def put_archive(docker: aiodocker.Docker, cid: str, path: str, data: IO[by
         ):
             pass
     except aiodocker.DockerError as exc:
-        raise EnvironmentFailure(f"cannot copy into the container at {path}: {exc.message}") from exc
+        raise EnvironmentFailure(
+            f"cannot copy into the container at {path}: {exc.message}"
+        ) from exc

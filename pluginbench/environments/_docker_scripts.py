@@ -1,16 +1,20 @@
 """POSIX ``sh`` programs the docker backend runs inside containers (as argv, never files).
 
-They are passed with ``sh -c PROGRAM NAME ARGS...`` so nothing the agent can edit inside
-the container is ever executed by the engine side, and values travel as positional
-arguments, never spliced into the program text. They need only ``sh``, ``mkdir``,
-``rm``, ``cat``, ``tr``, ``grep``, ``kill``, ``sleep`` (present in Debian, Ubuntu and
-Alpine/busybox images) and ``git`` for the base commit.
+They are passed with ``sh -c PROGRAM NAME ARGS...``: no script file lives in the
+container for an agent to edit, and values travel as positional arguments, never spliced
+into the program text. They need only ``sh``, ``mkdir``, ``rmdir``, ``rm``, ``mv``,
+``chmod``, ``cat``, ``tr``, ``grep``, ``kill``, ``sleep`` (Debian, Ubuntu and
+Alpine/busybox images have them) and ``git`` for the base commit. They run inside the
+container only, so an agent that replaces one of those binaries can break its own
+container's steps (a kill that finds nothing is then reported as an exec that still runs)
+but reach nothing outside; ``docker stop`` of the whole container is the backstop.
 """
 
 from __future__ import annotations
 
-# Kept: the image's PID 1 (our keep-alive command under docker-init) is the only process
-# that must outlive every exec, so nothing else is started at container creation.
+# The container's only own process, under docker-init (PID 1, reaps zombies, forwards
+# docker stop's SIGTERM). Every command is an exec beside it; GNU sleep takes "infinity",
+# busybox's may not, hence the loop.
 KEEP_ALIVE = ["/bin/sh", "-c", "sleep infinity 2>/dev/null || while :; do sleep 3600; done"]
 
 # One exec prepares a fresh container after the engine has extracted the staged copies
@@ -19,7 +23,7 @@ KEEP_ALIVE = ["/bin/sh", "-c", "sleep infinity 2>/dev/null || while :; do sleep 
 # and tests/solution that were not staged are removed (an image's own copies too).
 # Then the logs folders, and the base commit: $7 exclude text, $8 message, $9 name,
 # $10 email, $11 date, $12 agent name, $13 agent email. The git part mirrors
-# pluginbench.environments._local.init_base_repo exactly (same commands, identity, dates,
+# pluginbench.environments._gitbase.init_base_repo exactly (same commands, identity, dates,
 # message and info/exclude) so equal content gives the same base commit on both backends.
 # An existing repo is kept: its HEAD is the base. Prints the base commit last.
 PREPARE = r"""

@@ -52,7 +52,9 @@ def pack(src: Path, name: str, out: IO[bytes], *, mtime: float | None = None) ->
     pack_many([(src, name)], out, mtime=mtime)
 
 
-def pack_many(items: Sequence[tuple[Path, str]], out: IO[bytes], *, mtime: float | None = None) -> None:
+def pack_many(
+    items: Sequence[tuple[Path, str]], out: IO[bytes], *, mtime: float | None = None
+) -> None:
     """:func:`pack` several ``(src, name)`` pairs into one archive (one engine round trip)."""
     with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tf:
         for src, name in items:

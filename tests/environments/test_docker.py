@@ -564,3 +564,17 @@ async def test_a_removed_sandbox_refuses_get(tmp_path):
         pass
     with pytest.raises(EnvironmentFailure, match="gone"):
         await sb.get("/logs", tmp_path / "logs")
+
+
+@pytest.mark.docker
+@pytest.mark.anyio
+async def test_a_command_that_cannot_start_is_an_environment_failure(tmp_path):
+    """A missing binary or working folder is reported as 'cannot start', not as an exit code."""
+    _require_docker()
+    async with DockerEnvironment().sandbox(_spec(tmp_path)) as sb:
+        with pytest.raises(EnvironmentFailure, match="cannot start 'no-such-binary'"):
+            await sb.exec(["no-such-binary"])
+        with pytest.raises(EnvironmentFailure, match="cannot start"):
+            await sb.exec(["true"], cwd="/no/such/folder")
+        ok = await sb.exec(["sh", "-c", "exit 126"])
+    assert ok.exit_code == 126

@@ -1,0 +1,288 @@
+"""One docker sandbox: a container's execs, copies, stop and export (see :mod:`._docker`)."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import secrets
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+import aiodocker
+import anyio
+
+from ..errors import EnvironmentFailure
+from . import _docker_scripts as scripts
+from ._docker_containers import stop_confirmed
+from ._docker_engine import get_archive, put_archive
+from ._docker_tar import pack, pack_many, unpack
+from ._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE
+from ._port import ExecResult, SandboxPaths, SandboxSpec
+
+MARKER = "PLUGINBENCH_EXEC"
+# What the runtime prints (on the exec's stdout, exit code 126) when it cannot start a command.
+_START_FAILED = b"OCI runtime exec failed"
+# Where the engine extracts the spec's folders before the first exec moves them in place.
+_STAGE = "/.pluginbench-stage"
+_CONFIRM_SECONDS = 15.0
+# Internal scripts are given a git config isolated from the image's HOME.
+_GIT_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_TERMINAL_PROMPT": "0",
+}
+
+
+def _absolute(sandbox_path: str) -> str:
+    path = posixpath.normpath(sandbox_path)
+    if not path.startswith("/") or path == "/":
+        raise EnvironmentFailure(f"a sandbox path must be absolute and below /: {sandbox_path!r}")
+    return "/" + path.lstrip("/")
+
+
+def _sink(fh: IO[bytes] | None, buffer: bytearray) -> Callable[[bytes], object]:
+    return fh.write if fh is not None else buffer.extend
+
+
+class DockerSandbox:
+    """One container of :class:`DockerEnvironment` (see the module docstring)."""
+
+    isolated = True
+
+    def __init__(self, docker: aiodocker.Docker, container: Any, spec: SandboxSpec) -> None:
+        self._docker = docker
+        self._container = container
+        self.container_id: str = container.id
+        self.spec = spec
+        self.paths = SandboxPaths(
+            spec.workdir, "/tests", "/solution", "/logs", "/home/agent", "/tmp"
+        )
+        self.base_commit = ""
+        self._stopped = False
+        self._closed = False
+
+    # -- internal execs --------------------------------------------------------------
+
+    async def _internal(self, script: str, *args: str, env: Mapping[str, str] | None = None) -> str:
+        """Run an internal ``sh`` program as root; its stdout, or a failure with its stderr."""
+        code, out, err = await self._run_internal(script, *args, env=env)
+        if code != 0:
+            raise EnvironmentFailure(
+                f"container {self.container_id[:12]}: internal step failed ({code}): "
+                f"{err.decode(errors='replace').strip() or out.decode(errors='replace').strip()}"
+            )
+        return out.decode(errors="replace")
+
+    async def _run_internal(
+        self, script: str, *args: str, env: Mapping[str, str] | None = None
+    ) -> tuple[int | None, bytearray, bytearray]:
+        ex = await self._create_exec(
+            ["/bin/sh", "-c", script, "pluginbench", *args], env or {}, "/", "0"
+        )
+        out, err = bytearray(), bytearray()
+        async with ex.start(detach=False) as stream:
+            while (msg := await stream.read_out()) is not None:
+                (out if msg.stream == 1 else err).extend(msg.data)
+        return await self._exit_code(ex), out, err
+
+    async def _create_exec(
+        self, argv: Sequence[str], env: Mapping[str, str], cwd: str, user: str = ""
+    ) -> Any:
+        try:
+            return await self._container.exec(
+                list(argv), stdout=True, stderr=True, environment=dict(env), workdir=cwd, user=user
+            )
+        except aiodocker.DockerError as exc:
+            raise EnvironmentFailure(
+                f"cannot run a command in container {self.container_id[:12]}: {exc.message}"
+            ) from exc
+
+    async def _exit_code(self, ex: Any) -> int | None:
+        """The exec's exit code once the engine says it is no longer running."""
+        with anyio.move_on_after(_CONFIRM_SECONDS):
+            while True:
+                info = await ex.inspect()
+                if not info.get("Running"):
+                    code = info.get("ExitCode")
+                    return int(code) if code is not None else None
+                await anyio.sleep(0.02)
+        raise EnvironmentFailure(
+            f"exec {ex.id[:12]} still runs {_CONFIRM_SECONDS:g}s after its end"
+        )
+
+    async def _kill(self, marker: str, ex: Any) -> None:
+        """SIGKILL the tree of one exec and confirm the engine sees it gone (shielded)."""
+        with anyio.CancelScope(shield=True):
+            code, _, err = await self._run_internal(scripts.KILL_TREE, marker)
+            if code != 0:
+                raise EnvironmentFailure(
+                    f"processes of exec {ex.id[:12]} survived SIGKILL ({code}): {err.decode(errors='replace').strip()}"
+                )
+            await self._exit_code(ex)
+
+    async def _stage(self) -> None:
+        """Copy the spec's folders into the created container in one archive (before start)."""
+        spec = self.spec
+        stage = _STAGE.lstrip("/")
+        items = [
+            (Path(host), f"{stage}/{key}")
+            for key, host in (
+                ("app", spec.workspace),
+                ("tests", spec.tests),
+                ("solution", spec.solution),
+            )
+            if host is not None
+        ]
+        if spec.home is not None:
+            items.append((Path(spec.home), self.paths.home.lstrip("/")))
+        if not items:
+            return
+        with tempfile.TemporaryFile() as fh:
+            await anyio.to_thread.run_sync(lambda: pack_many(items, fh))
+            fh.seek(0)
+            await put_archive(self._docker, self.container_id, "/", fh)
+
+    async def _prepare(self) -> None:
+        """Place the staged folders, make the logs folders and the base commit (one exec)."""
+        paths = self.paths
+        name, email = BASE_IDENTITY
+        out = await self._internal(
+            scripts.PREPARE,
+            _STAGE, paths.app, paths.home, paths.tmp, paths.tests, paths.solution,
+            GIT_EXCLUDE, BASE_MESSAGE, name, email, BASE_DATE, *self.spec.git_identity,
+            env={**_GIT_ENV, "HOME": paths.tmp, "LANG": "C.UTF-8"},
+        )  # fmt: skip
+        lines = out.split()
+        if not lines or not re.fullmatch(r"[0-9a-f]{40,64}", lines[-1]):
+            raise EnvironmentFailure(
+                f"could not read the base commit in {paths.app}: {out.strip()!r}"
+            )
+        self.base_commit = lines[-1]
+
+    # -- the port --------------------------------------------------------------------
+
+    def _usable(self) -> None:
+        if self._stopped or self._closed:
+            raise EnvironmentFailure(
+                "the sandbox is stopped; only get() and export_workspace() remain"
+            )
+
+    async def exec(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        stdout_path: Path | None = None,
+        stderr_path: Path | None = None,
+        stdin: bytes | None = None,
+    ) -> ExecResult:
+        """Run ``argv``; see :meth:`pluginbench.environments.Sandbox.exec`.
+
+        ``stdout_path``/``stderr_path`` are truncated first. At the deadline the tree is
+        killed and ``exit_code`` is ``None``. ``stdin`` travels as a file in ``/tmp``
+        that the command opens and removes before it starts.
+        """
+        self._usable()
+        if not argv:
+            raise EnvironmentFailure("exec needs a command")
+        token = secrets.token_hex(12)
+        marker = f"{MARKER}={token}"
+        full_env = {"LANG": "C.UTF-8", **self.paths.env(), **(env or {}), MARKER: token}
+        command = list(argv)
+        if stdin is not None:
+            feed = f"{self.paths.tmp}/.pluginbench-stdin-{token}"
+            await self._put_bytes(stdin, feed)
+            command = ["/bin/sh", "-c", scripts.WITH_STDIN, "pluginbench-stdin", feed, *argv]
+        out_file = open(stdout_path, "wb") if stdout_path is not None else None  # noqa: SIM115
+        err_file = open(stderr_path, "wb") if stderr_path is not None else None  # noqa: SIM115
+        out, err, head = bytearray(), bytearray(), bytearray()
+        sinks = {1: _sink(out_file, out), 2: _sink(err_file, err)}
+        started = time.monotonic()
+        timed_out, ended = False, False
+        ex: Any = None
+        try:
+            ex = await self._create_exec(command, full_env, cwd or self.paths.app)
+            with anyio.move_on_after(timeout) as deadline:
+                async with ex.start(detach=False) as stream:
+                    while (msg := await stream.read_out()) is not None:
+                        if len(head) < len(_START_FAILED):
+                            head.extend(msg.data[: len(_START_FAILED)])
+                        sinks.get(msg.stream, sinks[2])(msg.data)
+                ended = True
+            timed_out = deadline.cancelled_caught
+        except BaseException as exc:
+            # Cancelled (or the stream broke) while the command runs: kill it first, and
+            # keep the original exception; a failed kill is only a note on it.
+            if ex is not None and not ended:
+                with anyio.CancelScope(shield=True):
+                    try:
+                        await self._kill(marker, ex)
+                    except Exception as cleanup:
+                        exc.add_note(f"killing the command also failed: {cleanup}")
+            raise
+        finally:
+            for fh in (out_file, err_file):
+                if fh is not None:
+                    fh.close()
+        if timed_out:
+            await self._kill(marker, ex)
+        code = None if timed_out else await self._exit_code(ex)
+        if code == 126 and head.startswith(_START_FAILED):
+            # The runtime could not start it (no such binary, no such cwd), as the local
+            # backend's "cannot start": an engine-side failure, not the command's exit.
+            why = (bytes(out) or head).decode(errors="replace").strip()
+            raise EnvironmentFailure(f"cannot start {argv[0]!r} in the container: {why}")
+        return ExecResult(code, timed_out, time.monotonic() - started, bytes(out), bytes(err))
+
+    async def _put(self, host_path: Path, sandbox_path: str) -> None:
+        target = _absolute(sandbox_path)
+        with tempfile.TemporaryFile() as fh:
+            await anyio.to_thread.run_sync(lambda: pack(host_path, target.lstrip("/"), fh))
+            fh.seek(0)
+            # Extracted at / so the engine creates missing parents and keeps existing ones.
+            await put_archive(self._docker, self.container_id, "/", fh)
+
+    async def _put_bytes(self, data: bytes, sandbox_path: str) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            src = Path(tmp) / "data"
+            src.write_bytes(data)
+            # Readable by an image's non-root user; the command removes it before it starts.
+            src.chmod(0o644)
+            await self._put(src, sandbox_path)
+
+    async def put(self, host_path: Path, sandbox_path: str) -> None:
+        """Copy a host file or folder to exactly ``sandbox_path`` (modes kept, symlinks refused)."""
+        self._usable()
+        await self._put(Path(host_path), sandbox_path)
+
+    async def _get(
+        self, sandbox_path: str, host_path: Path, skip_top: Callable[[str], bool]
+    ) -> None:
+        if self._closed:
+            raise EnvironmentFailure("the sandbox is gone")
+        source = _absolute(sandbox_path)
+        with tempfile.TemporaryFile() as fh:
+            await get_archive(self._docker, self.container_id, source, fh)
+            fh.seek(0)
+            await anyio.to_thread.run_sync(lambda: unpack(fh, Path(host_path), skip_top=skip_top))
+
+    async def get(self, sandbox_path: str, host_path: Path) -> None:
+        """Copy a sandbox file or folder to exactly ``host_path``; symlinks are never followed."""
+        await self._get(sandbox_path, host_path, lambda _n: False)
+
+    async def stop(self) -> None:
+        """``docker stop`` the container and confirm through inspect that it is not running."""
+        self._stopped = True
+        with anyio.CancelScope(shield=True):
+            await stop_confirmed(self._container)
+
+    async def export_workspace(self, host_path: Path) -> None:
+        """Copy the working tree (not ``.git``) out; only after :meth:`stop`."""
+        if not self._stopped:
+            raise EnvironmentFailure("export_workspace() needs stop() first")
+        await self._get(self.paths.app, host_path, lambda n: n == ".git")
