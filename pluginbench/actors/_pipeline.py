@@ -128,7 +128,7 @@ async def code_attempt(
                 usage=Usage(status="unknown", reason=f"the harness failed: {exc}"),
                 error=f"harness error: {exc}",
             )
-        write_json(attempt_dir / "execution.json", {"attempt_id": attempt_id, **_run_dict(run)})
+        _merge_execution(attempt_dir / "execution.json", {"attempt_id": attempt_id, **_run_dict(run)})
         if run.provider_stop:
             return CodingResult(run, None, None)
         await sandbox.stop()
@@ -148,6 +148,17 @@ async def code_attempt(
     except Exception as exc:  # noqa: BLE001
         return CodingResult(run, None, f"could not make the canonical patch: {exc}")
     return CodingResult(run, patch, None)
+
+
+def _merge_execution(path: Path, summary: dict[str, object]) -> None:
+    """Add the engine's summary to the harness's own execution.json (never drop its detail)."""
+    try:
+        existing = json.loads(path.read_text())
+    except (OSError, ValueError):
+        existing = {}
+    if not isinstance(existing, dict):
+        existing = {}
+    write_json(path, {**existing, **summary})
 
 
 def _leaked_secrets(harness: Harness, export: Path) -> list[str]:

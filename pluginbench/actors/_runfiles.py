@@ -21,7 +21,7 @@ import msgspec
 
 from .. import __version__
 from ..config import CONTROL_HARNESSES, Evaluation, LoadedConfig, parse_evaluation, validate
-from ..errors import ConfigError, RunDirError, TreatmentError
+from ..errors import ConfigError, RunDirError, TaskError, TreatmentError
 from ..events import EventLog, RunCreated, RunLock
 from ..plan import arms_of, plan_slots
 from ..rundir import RunDir
@@ -126,6 +126,17 @@ def check_inputs(ev: Evaluation, config: Path) -> dict[str, HarborTask]:
             )
         task = load_task(folder, task_id)
         scan_tree(folder, context=f"task '{task_id}'")
+        if ev.environment.backend == "local" and not task.has_workspace:
+            raise TaskError(
+                f"task '{task_id}' has no workspace/ folder for the local backend", file=str(folder / "workspace"),
+                field=f"tasks.ids[{i}]", fix="put the starting source in workspace/, or use environment.backend: docker",
+            )
+        if ev.runner.harness == "simulated" and not (folder / "simulated" / "candidates.toml").is_file():
+            raise TaskError(
+                f"task '{task_id}' has no simulated/candidates.toml for the simulated harness",
+                file=str(folder / "simulated" / "candidates.toml"), field="runner.harness",
+                fix="add candidate patches (see docs/tasks.md) or use another harness",
+            )
         tasks[task_id] = task
     for name, t in ev.treatments.items():
         total = 0
@@ -161,7 +172,38 @@ def check_inputs(ev: Evaluation, config: Path) -> dict[str, HarborTask]:
                 field="runner.probe", fix="remove runner.probe, or use harness claude or codex",
             )
         _check_path(ev.runner.probe, "runner.probe", config, want_dir=False)
+        from ..probe import load_scenario
+
+        load_scenario(Path(ev.runner.probe))
+    _admit_for_harness(ev)
     return tasks
+
+
+def _admit_for_harness(ev: Evaluation) -> None:
+    """The harness's own admission rules and credentials, before anything starts."""
+    harness = ev.runner.harness
+    if harness == "claude":
+        from ..treatments import admit_claude_treatment
+
+        for t in ev.treatments.values():
+            admit_claude_treatment(
+                tuple(Path(p) for p in t.guidance), tuple(Path(p) for p in t.skills), tuple(Path(p) for p in t.plugins)
+            )
+    elif harness == "codex":
+        from ..treatments._codex_rules import read_codex_plugin
+        from ..treatments._shared import admit_guidance, admit_skill
+
+        for t in ev.treatments.values():
+            admit_guidance([Path(p) for p in t.guidance])
+            for p in t.skills:
+                admit_skill(Path(p))
+            for p in t.plugins:
+                read_codex_plugin(Path(p))
+        if ev.runner.probe is None and not (Path.home() / ".codex" / "auth.json").is_file():
+            raise ConfigError(
+                "no Codex credentials on this host", file=str(Path.home() / ".codex" / "auth.json"),
+                field="runner.harness", fix="run `codex login` with the pinned CLI, or use runner.probe for a probe run",
+            )
 
 
 def _check_isolation(ev: Evaluation, config: Path) -> None:

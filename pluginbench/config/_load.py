@@ -15,6 +15,7 @@ from ._schema import CONTROL_HARNESSES, HARNESSES, MEASUREMENTS, REASONING, Eval
 
 _ARM_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 _EXACT_VERSION = re.compile(r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
+CLAUDE_EFFORTS = ("low", "medium", "high", "xhigh", "max")
 _CLAUDE_ALIASES = {"sonnet", "opus", "haiku", "default", "best", "opusplan"}
 
 
@@ -156,7 +157,7 @@ def validate(ev: Evaluation, path: Path) -> None:
             "use one of: " + ", ".join(HARNESSES),
         )
     if r.reasoning is not None and r.reasoning not in REASONING:
-        raise bad(f"unknown reasoning '{r.reasoning}'", "runner.reasoning", "use low, medium, high, xhigh or max")
+        raise bad(f"unknown reasoning '{r.reasoning}'", "runner.reasoning", "use one of: " + ", ".join(REASONING))
     if r.harness not in CONTROL_HARNESSES:
         if not r.model:
             raise bad("a real harness needs an exact model id", "runner.model", "set runner.model")
@@ -167,7 +168,13 @@ def validate(ev: Evaluation, path: Path) -> None:
                 'use an exact version such as "2.1.328"; ranges and tags are refused',
             )
     if r.harness == "claude":
-        if r.model and (r.model in _CLAUDE_ALIASES or not r.model.startswith("claude-")):
+        if r.reasoning not in CLAUDE_EFFORTS:
+            raise bad(
+                f"Claude Code needs an explicit effort, got {r.reasoning!r}",
+                "runner.reasoning",
+                "use one of: " + ", ".join(CLAUDE_EFFORTS),
+            )
+        if r.model and (r.model in _CLAUDE_ALIASES or not r.model.startswith("claude-") or r.model.endswith("-latest")):
             raise bad(
                 f"'{r.model}' is not an exact claude-* model id",
                 "runner.model",

@@ -173,9 +173,41 @@ class CodexHarness:
         if not source.is_file():
             raise InputError("no Codex credentials on this host", file=str(source),
                              fix="run `codex login` with the pinned CLI on the host")
-        shutil.copyfile(source, target)
-        target.chmod(0o600)
-        return "copy of the host auth.json"
+        # The copy goes straight into the sandbox in run() and is removed after the
+        # session: the delivered home is saved as evidence and must never hold it.
+        return "copy of the host auth.json, put into the sandbox for the session only"
+
+    async def _put_credential(self, sandbox: Sandbox) -> str | None:
+        """Copy the host auth.json into the sandbox's private CODEX_HOME; its sandbox path."""
+        if self.probe_base_url is not None:
+            return None
+        target = f"{sandbox.paths.home}/{CODEX_DIR}/auth.json"
+        with tempfile.TemporaryDirectory(prefix="pb-codex-auth-") as tmp:
+            staged = Path(tmp) / "auth.json"
+            shutil.copyfile(self.host_codex_home / "auth.json", staged)
+            staged.chmod(0o600)
+            await sandbox.put(staged, target)
+        return target
+
+    def secrets(self) -> list[str]:
+        """Credential strings the engine scans exports for (long values of auth.json)."""
+        if self.probe_base_url is not None:
+            return []
+        try:
+            data = json.loads((self.host_codex_home / "auth.json").read_text())
+        except (OSError, ValueError):
+            return []
+        found: list[str] = []
+
+        def walk(v: object) -> None:
+            if isinstance(v, dict):
+                for x in v.values():
+                    walk(x)
+            elif isinstance(v, str) and len(v) >= 20:
+                found.append(v)
+
+        walk(data)
+        return found
 
     # ------------------------------------------------------------------ run
 
@@ -256,6 +288,14 @@ class CodexHarness:
                              fix='set runner.model, e.g. "gpt-5.5"')
         agent_dir = ctx.attempt_dir / "agent"
         agent_dir.mkdir(parents=True, exist_ok=True)
+        credential = await self._put_credential(sandbox)
+        try:
+            return await self._run(sandbox, ctx, agent_dir)
+        finally:
+            if credential is not None:
+                await sandbox.exec(["rm", "-f", credential], timeout=30)
+
+    async def _run(self, sandbox: Sandbox, ctx: AttemptContext, agent_dir: Path) -> AgentRun:
         receipt, plugins = await self.discover(sandbox, ctx)
         (ctx.attempt_dir / "native-treatment.json").write_text(
             json.dumps(receipt, indent=2, sort_keys=True) + "\n", encoding="utf-8"

@@ -176,14 +176,14 @@ def test_corrupt_events_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 def test_real_agent_without_boundary_is_refused(tmp_path: Path) -> None:
     """A real agent CLI without a sandbox boundary needs an explicit opt-in."""
     config = write_config(tmp_path, harness="claude", environment={"isolation": "none"})
-    config = edit(config, runner={"harness": "claude", "model": "claude-sonnet-4-5"})
+    config = edit(config, runner={"harness": "claude", "model": "claude-sonnet-4-5", "reasoning": "low"})
     code, out = run_cli("check", str(config), "--no-readiness")
     assert_refused(code, out, "allow_unisolated")
 
 
 def test_floating_claude_alias_is_refused(tmp_path: Path) -> None:
     """Claude runs need an exact claude-* model id."""
-    config = edit(write_config(tmp_path), runner={"harness": "claude", "model": "sonnet"})
+    config = edit(write_config(tmp_path), runner={"harness": "claude", "model": "sonnet", "reasoning": "low"})
     code, out = run_cli("check", str(config))
     assert_refused(code, out, "runner.model", "floating aliases")
 
@@ -197,3 +197,39 @@ def test_dry_run_starts_nothing(tmp_path: Path) -> None:
     assert plan["coding_attempts"] == 2 * 2 * 2 == len(plan["slots"])
     assert not (tmp_path / "run").exists()
     assert QUICKSTART.exists()
+
+
+@pytest.mark.parametrize("runner, needle", [
+    ({"harness": "claude", "model": "claude-sonnet-4-5-latest", "reasoning": "low"}, "floating aliases"),
+    ({"harness": "claude", "model": "claude-sonnet-4-5"}, "explicit effort"),
+    ({"harness": "claude", "model": "claude-sonnet-4-5", "reasoning": "minimal"}, "explicit effort"),
+])
+def test_claude_runner_settings_are_checked_before_anything_starts(tmp_path: Path, runner: dict[str, str], needle: str) -> None:
+    """Floating -latest ids and missing or foreign efforts are refused by check, not mid-run."""
+    code, out = run_cli("check", str(edit(write_config(tmp_path), runner=runner)))
+    assert_refused(code, out, needle)
+
+
+def test_invalid_probe_scenario_is_refused_before_the_run_directory(tmp_path: Path) -> None:
+    """A probe scenario that does not parse stops run before any run directory is made."""
+    bad = tmp_path / "scenario.yaml"
+    bad.write_text("rules: [ {when: 3} ]\n")
+    config = edit(write_config(tmp_path), runner={"harness": "codex", "model": "gpt-5.5", "probe": str(bad)})
+    code, out = run_cli("run", str(config), "--output", str(tmp_path / "run"), "--yes")
+    assert code == 2, out
+    assert "scenario.yaml" in out
+    assert not (tmp_path / "run").exists()
+
+
+def test_simulated_task_without_candidates_is_refused(tmp_path: Path) -> None:
+    """The simulated harness needs simulated/candidates.toml in every task."""
+    source = tmp_path / "tasks"
+    task = source / "plain"
+    (task / "workspace").mkdir(parents=True)
+    (task / "tests").mkdir()
+    (task / "task.toml").write_text('schema_version = "1.4"\n')
+    (task / "instruction.md").write_text("do it\n")
+    (task / "tests" / "test.sh").write_text("#!/bin/sh\n")
+    config = edit(write_config(tmp_path), tasks={"source": str(source), "ids": ["plain"]})
+    code, out = run_cli("check", str(config), "--no-readiness")
+    assert_refused(code, out, "simulated/candidates.toml")

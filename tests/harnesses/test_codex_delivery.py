@@ -66,8 +66,8 @@ def test_probe_config_toml_selects_loopback_provider_and_disables_catalog(tmp_pa
     assert PROBE_OPENAI_KEY not in (home / ".codex" / "config.toml").read_text()
 
 
-def test_real_mode_copies_host_auth_and_keeps_builtin_provider(tmp_path):
-    """A real run copies the host auth.json privately (mode 600) and sets no custom provider."""
+def test_real_mode_keeps_the_credential_out_of_the_delivered_home(tmp_path):
+    """A real run delivers no auth.json into the saved home and sets no custom provider."""
     host = tmp_path / "host-codex"
     host.mkdir()
     (host / "auth.json").write_text('{"auth_mode":"chatgpt"}')
@@ -75,11 +75,31 @@ def test_real_mode_copies_host_auth_and_keeps_builtin_provider(tmp_path):
     home = tmp_path / "home"
     receipt = CodexHarness("/x/codex", "0.169.0", host_codex_home=host).deliver(
         FrozenTreatment("vanilla", None, (), (), (), "f"), home)
-    auth = home / ".codex" / "auth.json"
-    assert auth.read_text() == '{"auth_mode":"chatgpt"}' and (auth.stat().st_mode & 0o777) == 0o600
+    assert not (home / ".codex" / "auth.json").exists()
     text = (home / ".codex" / "config.toml").read_text()
     assert "host-model" not in text and "mcp_servers" not in text and "model_provider" not in text
-    assert receipt["credential"] == "copy of the host auth.json"
+    assert "session only" in receipt["credential"]
+
+
+@pytest.mark.anyio
+async def test_real_mode_puts_the_credential_into_the_sandbox_privately(tmp_path):
+    """The host auth.json is copied into the sandbox's private CODEX_HOME with mode 600, and its values are scanned for."""
+    from pluginbench.environments import LocalEnvironment, SandboxSpec
+
+    host = tmp_path / "host-codex"
+    host.mkdir()
+    (host / "auth.json").write_text('{"tokens": {"access_token": "tok-0123456789abcdefghij"}}')
+    harness = CodexHarness("/x/codex", "0.169.0", host_codex_home=host)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a\n")
+    spec = SandboxSpec(run_id="r", attempt_id="a", role="coding", task="t", workspace=ws)
+    async with LocalEnvironment(isolation="none").sandbox(spec) as sb:
+        target = await harness._put_credential(sb)
+        copied = Path(target)
+        assert copied.read_text() == (host / "auth.json").read_text()
+        assert copied.stat().st_mode & 0o777 == 0o600
+    assert harness.secrets() == ["tok-0123456789abcdefghij"]
 
 
 def test_real_mode_without_host_credentials_is_refused(tmp_path):

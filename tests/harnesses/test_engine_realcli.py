@@ -135,7 +135,7 @@ def test_refused_operator_variable_stops_before_anything_starts(tmp_path: Path) 
     config = {
         "tasks": {"source": str(TASKS), "ids": ["add-numbers"]},
         "treatments": {},
-        "runner": {"harness": "claude", "model": "claude-sonnet-4-5"},
+        "runner": {"harness": "claude", "model": "claude-sonnet-4-5", "reasoning": "low"},
         "environment": {"isolation": "bubblewrap", "allow_unisolated": True},
     }
     path = tmp_path / "evaluation.yaml"
