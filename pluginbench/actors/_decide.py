@@ -103,7 +103,11 @@ def _recover(state: RunState) -> list[Command]:
     commands: list[Command] = []
     for a in state.live_attempts():
         settled = a.captured or a.missing_reason is not None
-        if a.state == "interrupted" or (a.state == "running" and a.launched and not settled):
+        if not a.launched and a.state in ("running", "interrupted"):
+            commands.append(
+                Emit(AttemptReset(attempt_id=a.attempt_id, reason=a.interrupted_reason or "the worker stopped before the agent launched"))
+            )
+        elif a.state == "interrupted" or (a.state == "running" and not settled):
             reason = a.interrupted_reason or (
                 "interrupted: the worker stopped after the agent launched and before its "
                 "submission was saved; the paid call is not replayed"
@@ -118,10 +122,6 @@ def _recover(state: RunState) -> list[Command]:
                         usage=a.usage or UNKNOWN_USAGE_KILLED,
                     )
                 )
-            )
-        elif a.state == "running" and not a.launched:
-            commands.append(
-                Emit(AttemptReset(attempt_id=a.attempt_id, reason="the worker stopped before the agent launched"))
             )
         elif a.state == "running":
             commands.extend(_finish_captured(a))

@@ -262,6 +262,7 @@ def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
             json.dumps({"evaluation_sha256": hashlib.sha256(data).hexdigest(), "file": "evaluation.json"}, indent=2) + "\n"
         )
         task_ids = list(ev.tasks.ids or [])
+        cli = resolve_cli(ev) if ev.runner.harness not in CONTROL_HARNESSES else None
         with RunLock(rd.root), EventLog(rd.events) as log:
             log.append(
                 RunCreated(
@@ -282,6 +283,8 @@ def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
                     simulated=ev.runner.harness == "simulated",
                     probe=ev.runner.probe is not None,
                     pluginbench_version=__version__,
+                    harness_version=cli.version if cli else None,
+                    cli_version_source=cli.source if cli else None,
                 )
             )
     except BaseException:

@@ -94,6 +94,8 @@ class Supervisor:
             signal_scope = anyio.CancelScope()
             if self.handle_signals:
                 tg.start_soon(self._watch_signals, signal_scope)
+            if resumed:
+                await self._stop_left_running()
             if self.log.repair is not None:
                 self._record(self.log.repair)
             pid = os.getpid()
@@ -154,6 +156,19 @@ class Supervisor:
                     self._coding.send_nowait(start)
 
     # ------------------------------------------------------------------ helpers
+
+    async def _stop_left_running(self) -> None:
+        """Resume stops what a killed worker left running before anything codes again."""
+        stop = getattr(self.engine.environment, "stop_left_running", None)
+        if stop is None:
+            return
+        try:
+            left = await stop(self.engine.run_id)
+        except Exception as exc:  # noqa: BLE001 - said, not fatal: the next resume tries again
+            print(f"could not check for sandboxes left running: {exc}", flush=True)
+            return
+        for thing in left:
+            print(f"stopped {thing}, left running by an attempt that a kill interrupted", flush=True)
 
     def _archive(self, attempt_id: str) -> None:
         """Keep a replaced attempt's evidence (invocation, any usage) out of the live tree."""

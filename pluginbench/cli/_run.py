@@ -9,8 +9,9 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -96,12 +97,23 @@ def _systemd_scope() -> list[str]:
     return ["systemd-run", "--user", "--scope", "--quiet", "--collect"] if ok else []
 
 
+def _notifying(observer: Callable[[Any, Any], None], rd: RunDir, notify: bool) -> Callable[[Any, Any], None]:
+    """``observer`` plus a notification when preparation passed and coding starts."""
+
+    def observe(state: Any, event: Any) -> None:
+        observer(state, event)
+        if notify and type(event).__name__ == "CodingStarted":
+            _notify(True, f"run {rd.root.name}: readiness passed, coding started")
+
+    return observe
+
+
 def _run_foreground(rd: RunDir, *, notify: bool) -> int:
     from ..actors import run_worker
 
     read_log(rd.events)  # a corrupt log is refused before any progress view starts
     with ForegroundProgress(rd) as progress:
-        state = run_worker(rd.root, foreground=True, observer=progress.observe)
+        state = run_worker(rd.root, foreground=True, observer=_notifying(progress.observe, rd, notify))
     return _finish(rd, state, notify)
 
 
@@ -116,7 +128,13 @@ def _finish(rd: RunDir, state: object, notify: bool) -> int:
         return 0
     if state.failed is not None:
         err_console.print(f"[bold red]failed[/]: {state.failed}", highlight=False)
-        err_console.print(f"fix the cause, then resume with: pluginbench run {shlex.quote(str(rd.root))}", highlight=False)
+        if not state.coding:
+            err_console.print(
+                "preparation failed before any coding call; the inputs are frozen in the run, so repair "
+                "them and start a new evaluation", highlight=False,
+            )
+        else:
+            err_console.print(f"fix the cause, then resume with: pluginbench run {shlex.quote(str(rd.root))}", highlight=False)
         _notify(notify, f"run {rd.root.name} failed")
         return 1
     console.print(f"[yellow]stopped[/]: {state.stopped}. Resume with: pluginbench run {shlex.quote(str(rd.root))}", highlight=False)
@@ -167,7 +185,7 @@ def run_command(
             }
             _print_plan(summary, json_out)
             return
-        _go(rd, foreground=foreground, notify=notify, real=saved.evaluation.runner.harness not in CONTROL_HARNESSES, yes=yes, attempts=0)
+        _go(rd, foreground=foreground, notify=notify)
         return
     loaded = load(target)
     if dry_run:
@@ -179,13 +197,13 @@ def run_command(
         raise RunDirError("--json applies only with --dry-run", field="--json", fix="add --dry-run, or use pluginbench status --json")
     ev = loaded.evaluation
     attempts = len(ev.tasks.ids or []) * (1 + len(ev.treatments)) * ev.repeats
-    _confirm(ev.runner.harness not in CONTROL_HARNESSES, attempts, yes)
+    paid = ev.runner.harness not in CONTROL_HARNESSES and ev.runner.probe is None
+    _confirm(paid, attempts, yes)
     rd = create_run(loaded, output or _default_output())
-    _go(rd, foreground=foreground, notify=notify, real=False, yes=True, attempts=attempts)
+    _go(rd, foreground=foreground, notify=notify)
 
 
-def _go(rd: RunDir, *, foreground: bool, notify: bool, real: bool, yes: bool, attempts: int) -> None:
-    _confirm(real, attempts, yes) if attempts else None
+def _go(rd: RunDir, *, foreground: bool, notify: bool) -> None:
     if notify and not (shutil.which("notify-send") or shutil.which("osascript")):
         err_console.print("warning: --notify: neither notify-send nor osascript is on PATH; no notifications")
     if foreground:
@@ -227,7 +245,7 @@ def worker_command(
     from ..actors import run_worker
 
     rd = RunDir(run_dir.resolve())
-    state = run_worker(rd.root, observer=log_line)
+    state = run_worker(rd.root, observer=_notifying(log_line, rd, notify))
     raise typer.Exit(_finish(rd, state, notify))
 
 
@@ -237,7 +255,7 @@ def demo_command(
 ) -> None:
     """Run the bundled quickstart evaluation in the foreground and print where the report is.
 
-    Five small Python tasks, vanilla plus one guidance treatment, three repeats each,
+    Six small Python tasks, vanilla plus one guidance treatment, three repeats each,
     coded by PluginBench's deterministic simulated agent on the local backend. It
     spends nothing and needs no credentials; the report says prominently that the
     agent was simulated.

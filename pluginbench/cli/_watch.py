@@ -94,10 +94,14 @@ def render_status(snap: dict[str, Any]) -> Group:
     tok.add_column("cached", justify="right")
     tok.add_column("output", justify="right")
     tok.add_column("total", justify="right")
+    def shown(v: object) -> str:
+        return "unknown" if v is None else str(v)
+
     for arm, info in snap["arms"].items():
         t = info["tokens"]
-        suffix = " (lower bound)" if t["lower_bound"] else ""
-        tok.add_row(arm, str(t["input_tokens"]), str(t["cached_input_tokens"]), str(t["output_tokens"]), f"{t['total_tokens']}{suffix}")
+        suffix = " (lower bound)" if t["lower_bound"] and t["total_tokens"] is not None else ""
+        tok.add_row(arm, shown(t["input_tokens"]), shown(t["cached_input_tokens"]), shown(t["output_tokens"]),
+                    shown(t["total_tokens"]) + suffix)
     lines.append(tok)
     for d in snap["discarded"]:
         lines.append(Text(f"discarded {d['id']} (slot {d['slot']}) → {d['replaced_by']}: {d['reason']}", style="yellow"))

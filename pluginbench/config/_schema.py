@@ -77,12 +77,6 @@ class EnvironmentConfig(_Strict, frozen=True):
     container_memory_mb: int | None = None
 
 
-class MeasurementSettings(_Strict, frozen=True):
-    require_ready: bool = False
-    source_scope: list[str] | None = None
-    test_scope: list[str] | None = None
-
-
 class Evaluation(_Strict, frozen=True):
     """A whole evaluation: tasks × (vanilla + treatments) × repeats, everything else fixed."""
 
@@ -97,4 +91,3 @@ class Evaluation(_Strict, frozen=True):
     timeout_seconds: int = 1800
     environment: EnvironmentConfig = EnvironmentConfig()
     measurements: list[str] = msgspec.field(default_factory=lambda: ["tokens", "time", "lines"])
-    measurement_settings: MeasurementSettings = MeasurementSettings()

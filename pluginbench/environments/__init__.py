@@ -31,6 +31,17 @@ def make_environment(backend: str, **kwargs: Any) -> Environment:
     raise EnvironmentFailure(f"unknown environment backend {backend!r}: use local or docker")
 
 
+def list_left_running_sync(run_id: str) -> list[dict[str, str]]:
+    """Running Docker containers labelled as ``run_id``'s (for ``status``); raises when
+    Docker cannot be asked, so the caller can say it could not check."""
+    import anyio
+
+    from ._docker_containers import list_left_running
+
+    infos = anyio.run(list_left_running, run_id, backend="asyncio")
+    return [{"id": c.id, "name": c.name, "attempt": c.attempt} for c in infos]
+
+
 __all__ = [
     "Environment",
     "ExecResult",
@@ -41,5 +52,6 @@ __all__ = [
     "SandboxPaths",
     "SandboxSpec",
     "bwrap_available",
+    "list_left_running_sync",
     "make_environment",
 ]

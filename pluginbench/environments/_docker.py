@@ -112,9 +112,10 @@ class DockerEnvironment:
         """Running containers of this environment's run (see :func:`list_left_running`)."""
         return await list_left_running(self._run(), self.docker_host)
 
-    async def stop_left_running(self) -> list[ContainerInfo]:
-        """``docker stop`` (never remove) this run's running containers; the ones stopped."""
-        return await stop_left_running(self._run(), self.docker_host)
+    async def stop_left_running(self, run_id: str | None = None) -> list[str]:
+        """``docker stop`` (never remove) the run's running containers; say which."""
+        stopped = await stop_left_running(run_id or self._run(), self.docker_host)
+        return [f"container {c.name} ({c.id[:12]}) of attempt {c.attempt}" for c in stopped]
 
     def _config(self, spec: SandboxSpec) -> dict[str, Any]:
         host: dict[str, Any] = {

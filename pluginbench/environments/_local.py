@@ -373,6 +373,31 @@ class LocalEnvironment:
             raise EnvironmentFailure("git is not on PATH; the local backend needs it")
         await anyio.to_thread.run_sync(lambda: self._bwrap_executable(network_none=False))
 
+    async def stop_left_running(self, run_id: str) -> list[str]:
+        """Remove sandbox folders a killed worker of ``run_id`` left behind; their names.
+
+        Only folders named by this backend for that run (``pluginbench-<run>-...``) are
+        touched. Processes still running in an unisolated one (found by its ``APP_DIR``)
+        are killed first; bubblewrap's ``--die-with-parent`` already ended the others.
+        Call it only while holding the run's lock.
+        """
+        parent = self.root if self.root is not None else Path(tempfile.gettempdir())
+        prefix = f"pluginbench-{_safe_name(run_id)}-"
+
+        def sweep() -> list[str]:
+            removed: list[str] = []
+            for folder in sorted(parent.glob(prefix + "*")):
+                if not folder.is_dir() or folder.is_symlink():
+                    continue
+                pids = _proctree.marked(f"APP_DIR={folder / 'app'}".encode())
+                if pids:
+                    _proctree.kill_trees(pids)
+                _rmtree(folder)
+                removed.append(f"sandbox folder {folder}")
+            return removed
+
+        return await anyio.to_thread.run_sync(sweep)
+
     @property
     def isolated(self) -> bool:
         """Whether sandboxes made now would run under bubblewrap."""

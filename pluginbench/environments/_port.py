@@ -144,6 +144,11 @@ class Environment(Protocol):
         """A fresh sandbox for ``spec``; everything it owns is removed on exit."""
         ...
 
+    async def stop_left_running(self, run_id: str) -> list[str]:
+        """Stop what a killed worker of ``run_id`` left running (containers are stopped,
+        never removed; local folders are removed); one description per thing."""
+        ...
+
 
 __all__ = [
     "AsyncIterator",

@@ -81,6 +81,10 @@ class RunCreated(_Event, frozen=True, tag="run.created"):
     simulated: bool = False
     probe: bool = False
     pluginbench_version: str = ""
+    #: The agent CLI version the run launches (resolved, not just the pin); None for controls.
+    harness_version: str | None = None
+    #: Where it came from: ``runner.cli_version`` (pinned) or ``host`` (read from the CLI).
+    cli_version_source: str | None = None
 
 
 class RunStarted(_Event, frozen=True, tag="run.started"):

@@ -320,9 +320,12 @@ class ClaudeHarness:
         usage, accounting = validate_usage(summary, totals, runner_model=model, cli_version=self.cli_version,
                                            timed_out=res.timed_out)
         if usage.status == "exact" and t.hooks:
+            # The validated figures are the native session's; hook subprocesses may spend
+            # tokens nobody meters, so they are a floor of the total, never the total.
             usage = Usage(**{**{f: getattr(usage, f) for f in usage.__struct_fields__},
+                             "status": "lower_bound",
                              "reason": (usage.reason or "") + "; native session only: command-hook "
-                             "subprocess usage is unmetered, so total usage is unknown"})
+                             "subprocess usage is unmetered, so the total is only bounded below"})
         stop = provider_stop(summary, timed_out=res.timed_out)
         checks = after_run_checks(summary, receipt, t, model=model, cli_version=self.cli_version,
                                   subagents=self.subagents, trees_unchanged=trees == self._frozen_trees(t))

@@ -206,6 +206,7 @@ def _write_atomic(path: Path, text: str) -> None:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; reports are meant to be shared and served
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

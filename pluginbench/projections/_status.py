@@ -154,8 +154,7 @@ def status_snapshot(run_dir: Path, *, now: float | None = None) -> dict[str, Any
         "states": {s: states.get(s, 0) for s in STATES},
         "outcomes": {o: outcomes.get(o, 0) for o in OUTCOMES},
         "tokens": _sum_tokens(rows + [
-            {"tokens_status": d["tokens_status"], "usage": None if d["tokens"] is None else {"total_tokens": d["tokens"]}}
-            for d in run.get("discarded", [])
+            {"tokens_status": d["tokens_status"], "usage": d.get("usage")} for d in run.get("discarded", [])
         ]),
         "reuse": {"vanilla_attempts": sum(1 for r in rows if r["arm"] == "vanilla"), "planned_hits": 0, "reused": 0},
         "discarded": run.get("discarded", []),

@@ -106,6 +106,7 @@ def run_row(state: RunState) -> dict[str, Any]:
                 "reason": d.reason,
                 "tokens": total_tokens(d.usage),
                 "tokens_status": d.usage.status,
+                "usage": usage_dict(d.usage),
             }
             for d in state.discarded
         ],

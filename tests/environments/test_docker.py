@@ -451,7 +451,9 @@ async def test_left_running_lists_and_stops_only_this_runs_containers(tmp_path):
                 assert all(c.name.startswith(f"pluginbench-{run}-") for c in listed)
                 assert stop_command(listed) == "docker stop " + " ".join(c.id[:12] for c in listed)
                 stopped = await env.stop_left_running()
-                assert sorted(stopped) == sorted(listed)
+                assert sorted(stopped) == sorted(
+                    f"container {c.name} ({c.id[:12]}) of attempt {c.attempt}" for c in listed
+                )
                 for box in (one, two):
                     kept = _container(box.container_id)
                     assert kept is not None and kept["State"]["Running"] is False

@@ -364,3 +364,28 @@ def test_workspace_with_a_symlink_is_refused(tmp_path):
     with pytest.raises(Exception, match="symlink"):
         anyio.run(main)
     assert os.listdir(tmp_path / "boxes") == []
+
+
+@pytest.mark.anyio
+async def test_left_behind_sandboxes_of_a_run_are_removed_and_others_kept(tmp_path: Path) -> None:
+    """stop_left_running removes this run's leftover sandbox folders (killing their processes) and nothing else."""
+    import subprocess
+
+    from pluginbench.environments import LocalEnvironment
+
+    env = LocalEnvironment(isolation="none", root=tmp_path)
+    mine = tmp_path / "pluginbench-run1-a__b__r1-coding-x1"
+    other = tmp_path / "pluginbench-run2-a__b__r1-coding-x2"
+    foreign = tmp_path / "unrelated"
+    for d in (mine, other, foreign):
+        (d / "app").mkdir(parents=True)
+    child = subprocess.Popen(["sleep", "60"], env={"APP_DIR": str(mine / "app"), "PATH": "/usr/bin:/bin"},
+                             start_new_session=True)
+    try:
+        removed = await env.stop_left_running("run1")
+        assert removed == [f"sandbox folder {mine}"]
+        assert not mine.exists() and other.exists() and foreign.exists()
+        assert child.wait(timeout=5) is not None
+    finally:
+        if child.poll() is None:
+            child.kill()

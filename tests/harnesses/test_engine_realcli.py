@@ -93,7 +93,11 @@ def test_whole_evaluation_shows_the_guidance_delta_and_exact_usage(tmp_path: Pat
     assert per["vanilla"]["pass_rate"] == 0.0
     assert per["guided"]["pass_rate"] == 1.0
     attempts = results["attempts"]
-    assert len(attempts) == 4 and all(a["tokens"]["status"] == "exact" for a in attempts)
+    assert len(attempts) == 4
+    for a in attempts:
+        # A command hook (Claude's plugin) may spend unmetered tokens: its arm is a lower bound.
+        hooked = harness == "claude" and a["arm"] == "guided"
+        assert a["tokens"]["status"] == ("lower_bound" if hooked else "exact"), a["tokens"]
     got_in = sum(a["tokens"]["input"] for a in attempts)
     got_out = sum(a["tokens"]["output"] for a in attempts)
     assert (got_in, got_out) == _served(run_dir, harness)

@@ -224,6 +224,7 @@ def test_claude_code_cut_streams_fall_back_to_non_streaming(tmp_path: Path) -> N
     """Cut streams make Claude Code retry, then try once without streaming, then fail with no usage."""
     with ProbeServer(bundled_scenario("drop-stream")) as probe:
         run = run_claude(tmp_path, probe)
+        probe.wait_idle()  # a cut stream is recorded when its connection ends
         recs = probe.requests
         served = probe.served_usage()
     (result,) = run.of("result")
@@ -241,6 +242,7 @@ def test_codex_cut_stream_fails_the_turn(tmp_path: Path) -> None:
     """A cut stream fails Codex's turn (stream retries are off in probe mode)."""
     with ProbeServer(bundled_scenario("drop-stream")) as probe:
         run = run_codex(tmp_path, probe)
+        probe.wait_idle()
         recs = probe.requests
     assert run.rc == 1 and "stream disconnected" in run.of("turn.failed")[0]["error"]["message"]
     assert [(r.answer, r.completed) for r in recs] == [("drop_stream", False)]
