@@ -105,6 +105,7 @@ def test_claude_code_edits_a_file_and_reports_served_usage_exactly(tmp_path: Pat
     with ProbeServer(bundled_scenario("edit-file")) as probe:
         run = run_claude(tmp_path, probe)
         served = probe.served_usage()
+        probe.wait_idle()
         recs = probe.requests
     assert run.rc == 0, run.stderr
     assert (run.work / "probe_output.txt").read_text() == "written by the pluginbench probe\n"
@@ -133,6 +134,7 @@ def test_codex_runs_shell_and_apply_patch_and_reports_served_usage_exactly(tmp_p
     with ProbeServer(bundled_scenario("edit-file")) as probe:
         run = run_codex(tmp_path, probe)
         served = probe.served_usage()
+        probe.wait_idle()
         recs = probe.requests
     assert run.rc == 0, run.stderr
     assert (run.work / "probe_output.txt").read_text() == "written by the pluginbench probe\n"
@@ -180,6 +182,7 @@ def test_claude_code_rate_limit_is_an_api_error(tmp_path: Path) -> None:
     """A scripted 429 makes Claude Code retry (CLAUDE_CODE_MAX_RETRIES=2) and end with api_error 429."""
     with ProbeServer(bundled_scenario("rate-limit")) as probe:
         run = run_claude(tmp_path, probe)
+        probe.wait_idle()
         recs = probe.requests
         served = probe.served_usage()
     (result,) = run.of("result")
@@ -193,6 +196,7 @@ def test_codex_rate_limit_fails_the_turn(tmp_path: Path) -> None:
     """A scripted 429 fails Codex's turn at once (provider retries are off in probe mode)."""
     with ProbeServer(bundled_scenario("rate-limit")) as probe:
         run = run_codex(tmp_path, probe)
+        probe.wait_idle()
         recs = probe.requests
     assert run.rc == 1 and run.of("turn.failed")
     assert "429" in run.of("turn.failed")[0]["error"]["message"]
@@ -204,6 +208,7 @@ def test_claude_code_with_a_real_looking_key_is_refused(tmp_path: Path) -> None:
     with ProbeServer(bundled_scenario("text")) as probe:
         run = run_claude(tmp_path, probe,
                          env_over={"ANTHROPIC_API_KEY": "sk-ant-api03-" + "x" * 40})
+        probe.wait_idle()
         recs = probe.requests
     (result,) = run.of("result")
     assert run.rc == 1 and result["api_error_status"] == 401
@@ -215,6 +220,7 @@ def test_codex_with_a_real_looking_key_is_refused(tmp_path: Path) -> None:
     """A real-looking OpenAI key reaching the probe is refused with 401 and flagged."""
     with ProbeServer(bundled_scenario("text")) as probe:
         run = run_codex(tmp_path, probe, env_over={PROBE_OPENAI_ENV_KEY: "sk-proj-" + "y" * 40})
+        probe.wait_idle()
         recs = probe.requests
     assert run.rc == 1 and "401" in run.of("turn.failed")[0]["error"]["message"]
     assert [(r.refused_real_credential, r.status) for r in recs] == [(True, 401)]
