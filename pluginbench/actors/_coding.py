@@ -59,6 +59,7 @@ async def code_one(engine: Engine, job: Start) -> None:
             timeout=engine.attempt_timeout(task),
             hidden=engine.hidden,
             launched=launched,
+            source=engine.source(job.task, "coding"),
         )
     except Exception as exc:  # noqa: BLE001 - reported as an event; the Supervisor decides
         await out.send(

@@ -23,6 +23,22 @@ from ..rundir import RunDir
 from ..tasks import HarborTask
 
 
+class SandboxSource(NamedTuple):
+    """What a sandbox of one task starts from: a workspace folder and/or an image, limits."""
+
+    workspace: Path | None
+    image: str | None
+    cpus: float | None
+    memory_mb: int | None
+
+
+class TaskImages(NamedTuple):
+    """A task's frozen images on the docker backend (IDs, never tags)."""
+
+    coding: str
+    verifier: str
+
+
 class Envelope(NamedTuple):
     """An event on its way to the Supervisor; ``done`` is set once it is appended."""
 
@@ -63,9 +79,29 @@ class Engine:
     tasks: dict[str, HarborTask] = field(default_factory=dict)  # frozen tasks
     treatments: dict[str, FrozenTreatment] = field(default_factory=dict)
     hidden: tuple[Path, ...] = ()
+    images: dict[str, TaskImages] = field(default_factory=dict)  # docker backend only
 
     def starting_source(self, task: str) -> Path:
-        return self.run_dir.frozen_task(task) / "workspace"
+        """The frozen starting source on the host: ``workspace/``, or for an image task
+        the tree exported from its image during preparation."""
+        workspace = self.run_dir.frozen_task(task) / "workspace"
+        if workspace.is_dir():
+            return workspace
+        return self.run_dir.evidence / "frozen" / "starting" / task
+
+    def source(self, task: str, role: str) -> SandboxSource:
+        """Where a ``role`` sandbox of ``task`` starts, per backend."""
+        env = self.evaluation.environment
+        workspace = self.run_dir.frozen_task(task) / "workspace"
+        if env.backend != "docker":
+            return SandboxSource(self.starting_source(task), None, None, None)
+        images = self.images[task]
+        declared = self.tasks.get(task)
+        cpus = env.container_cpus if env.container_cpus is not None else (declared.cpus if declared else None)
+        memory = env.container_memory_mb if env.container_memory_mb is not None else (declared.memory_mb if declared else None)
+        image = images.verifier if role == "verifier" else images.coding
+        # An image task's /app is already the starting source; a workspace task copies its own in.
+        return SandboxSource(workspace if workspace.is_dir() else None, image, cpus, memory)
 
     def attempt_timeout(self, task: HarborTask) -> float:
         return float(self.evaluation.timeout_seconds)

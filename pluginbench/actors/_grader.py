@@ -35,6 +35,7 @@ async def grade_one(engine: Engine, attempt_id: str, task_id: str) -> None:
             empty=patch.stat().st_size == 0,
             out_dir=attempt_dir / "grading",
             hidden=engine.hidden,
+            source=engine.source(task_id, "verifier"),
         )
     except Exception as exc:  # noqa: BLE001 - an ungraded attempt is unknown, never a fail
         await engine.outbox.send(

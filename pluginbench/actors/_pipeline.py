@@ -19,6 +19,7 @@ import msgspec
 from ..environments._port import Environment, SandboxSpec
 from ..harnesses._port import AgentRun, AttemptContext, FrozenTreatment, Harness
 from ..tasks import HarborTask
+from ._context import SandboxSource
 from ._patch import PatchInfo, make_patch
 
 
@@ -62,6 +63,7 @@ async def code_attempt(
     timeout: float,
     hidden: tuple[Path, ...],
     launched: Callable[[Sequence[str]], Awaitable[None]],
+    source: SandboxSource | None = None,
 ) -> CodingResult:
     """Deliver, run the agent, stop the sandbox, export the tree, make the patch.
 
@@ -77,17 +79,21 @@ async def code_attempt(
     delivery.mkdir()
     receipt = await anyio.to_thread.run_sync(harness.deliver, treatment, delivery)
     write_json(attempt_dir / "delivery.json", receipt)
+    src = source or SandboxSource(starting_source, None, None, None)
     spec = SandboxSpec(
         run_id=run_id,
         attempt_id=attempt_id,
         role="coding",
         task=task.id,
-        workspace=starting_source,
+        workspace=src.workspace,
+        image=src.image,
         workdir=task.workdir,
         solution=task.root / "solution" if harness.needs_solution else None,
         home=delivery,
         hidden=hidden,
         network="host",
+        cpus=src.cpus,
+        memory_mb=src.memory_mb,
     )
     launched_flag = False
 
@@ -236,20 +242,25 @@ async def grade_patch(
     empty: bool,
     out_dir: Path,
     hidden: tuple[Path, ...],
+    source: SandboxSource | None = None,
 ) -> GradeResult:
     """Apply the canonical patch to a fresh copy of the starting source in a separate
     sandbox, copy the hidden tests in, run ``tests/test.sh``, read the reward."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    src = source or SandboxSource(starting_source, None, None, None)
     spec = SandboxSpec(
         run_id=run_id,
         attempt_id=attempt_id,
         role="verifier",
         task=task.id,
-        workspace=starting_source,
+        workspace=src.workspace,
+        image=src.image,
         workdir=task.workdir,
         tests=task.tests_dir,
         hidden=hidden,
         network="host",
+        cpus=src.cpus,
+        memory_mb=src.memory_mb,
     )
     async with environment.sandbox(spec) as sb:
         if not empty:

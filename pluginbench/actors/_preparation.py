@@ -30,7 +30,7 @@ from ..events import (
 from ..harnesses._port import FrozenTreatment
 from ..projections._state import VANILLA, RunState
 from ..tasks import fingerprint, freeze_tree, load_task, scan_tree
-from ._context import Engine, cache_root
+from ._context import Engine, TaskImages, cache_root
 from ._pipeline import code_attempt, grade_patch, write_json
 
 
@@ -85,8 +85,68 @@ def load_frozen(engine: Engine, state: RunState) -> None:
                 fix="restore the run directory from a backup or start a new run",
             )
         engine.tasks[task_id] = load_task(dest, task_id)
+        if prepared.image is not None and prepared.verifier_image is not None:
+            engine.images[task_id] = TaskImages(prepared.image, prepared.verifier_image)
     for arm in _arms(engine):
         engine.treatments[arm] = _reload_treatment(engine, arm)
+
+
+def common_limits(engine: Engine) -> tuple[float | None, int | None]:
+    """The container limits every attempt gets: the config's common settings, else the
+    tasks' declarations when they all agree (checked in the foreground)."""
+    env = engine.evaluation.environment
+    tasks = list(engine.tasks.values())
+    cpus = env.container_cpus if env.container_cpus is not None else next((t.cpus for t in tasks if t.cpus), None)
+    mem = env.container_memory_mb if env.container_memory_mb is not None else next((t.memory_mb for t in tasks if t.memory_mb), None)
+    return cpus, mem
+
+
+async def check_docker_capacity(engine: Engine) -> None:
+    """Engine reachable, Linux containers, and ``jobs`` containers fit (never lowered)."""
+    env = engine.environment
+    await env.check()
+    cpus, mem = common_limits(engine) if engine.tasks else (
+        engine.evaluation.environment.container_cpus, engine.evaluation.environment.container_memory_mb)
+    await env.check_capacity(engine.evaluation.jobs, cpus, mem)  # type: ignore[attr-defined]
+
+
+async def prepare_docker_task(engine: Engine, task_id: str) -> TaskImages:
+    """Freeze the task's images; for an image task, export its starting source."""
+    from ..environments import SandboxSpec
+
+    env = engine.environment
+    root = engine.run_dir.frozen_task(task_id)
+    task = engine.tasks[task_id]
+    image = await env.prepare_image(root, task)  # type: ignore[attr-defined]
+    verifier = await env.verifier_image(root, task, image)  # type: ignore[attr-defined]
+    coding = image
+    harness = engine.harness
+    if getattr(harness, "real", False):
+        from ..probe._clis import clis_dir
+
+        coding, cli_inside = await env.coding_image(  # type: ignore[attr-defined]
+            image, harness.name, harness.cli_version, clis_dir().parents[1])  # type: ignore[attr-defined]
+        spec = SandboxSpec(run_id=engine.run_id, attempt_id=f"cli-check-{task_id}", role="readiness",
+                           task=task_id, image=coding, workdir=task.workdir, hidden=engine.hidden)
+        async with env.sandbox(spec) as sb:
+            got = await sb.exec([cli_inside, "--version"], timeout=120)
+        if got.exit_code != 0 or harness.cli_version not in got.stdout.decode(errors="replace"):  # type: ignore[attr-defined]
+            raise TaskError(
+                f"task '{task_id}': the coding image's {harness.name} --version said "
+                f"{(got.stdout + got.stderr).decode(errors='replace').strip()[:200]!r}, expected {harness.cli_version}",  # type: ignore[attr-defined]
+                fix="reinstall the pinned CLI with tools/install-clis.sh",
+            )
+    engine.images[task_id] = TaskImages(coding, verifier)
+    if not task.has_workspace:
+        dest = engine.starting_source(task_id)
+        if dest.exists():
+            shutil.rmtree(dest)
+        spec = SandboxSpec(run_id=engine.run_id, attempt_id=f"export-{task_id}", role="readiness",
+                           task=task_id, image=image, workdir=task.workdir, hidden=engine.hidden)
+        async with env.sandbox(spec) as sb:
+            await sb.stop()
+            await sb.export_workspace(dest)
+    return engine.images[task_id]
 
 
 def _arms(engine: Engine) -> list[str]:
@@ -140,6 +200,7 @@ async def _run_control(engine: Engine, task_id: str, control: str) -> tuple[bool
         timeout=float(task.agent_timeout_sec or engine.evaluation.timeout_seconds),
         hidden=engine.hidden,
         launched=no_record,
+        source=engine.source(task_id, "coding"),
     )
     if result.patch is None:
         return False, None, result.capture_error or result.run.error or "no patch"
@@ -153,6 +214,7 @@ async def _run_control(engine: Engine, task_id: str, control: str) -> tuple[bool
         empty=result.patch.empty,
         out_dir=out_dir / "grading",
         hidden=engine.hidden,
+        source=engine.source(task_id, "verifier"),
     )
     if control == "oracle":
         if result.patch.empty:
@@ -168,6 +230,8 @@ async def prepare(engine: Engine, state: RunState) -> None:
     out = engine.outbox
     await out.send(PreparationStarted())
     try:
+        if engine.evaluation.environment.backend == "docker":
+            await check_docker_capacity(engine)
         for task_id, source in engine.task_sources.items():
             fp = freeze_task(source, engine.run_dir.frozen_task(task_id), task_id)
             task = load_task(engine.run_dir.frozen_task(task_id), task_id)
@@ -178,8 +242,12 @@ async def prepare(engine: Engine, state: RunState) -> None:
                     fix="put the starting source in workspace/, or use environment.backend: docker",
                 )
             engine.tasks[task_id] = task
+            images = await prepare_docker_task(engine, task_id) if engine.evaluation.environment.backend == "docker" else None
             files = len(scan_tree(engine.run_dir.frozen_task(task_id), context="frozen task"))
-            await out.send(TaskPrepared(task=task_id, fingerprint=fp, files=files, workdir=task.workdir))
+            await out.send(TaskPrepared(
+                task=task_id, fingerprint=fp, files=files, workdir=task.workdir,
+                image=images.coding if images else None, verifier_image=images.verifier if images else None,
+            ))
         for arm in _arms(engine):
             spec = engine.evaluation.treatments.get(arm, Treatment())
             frozen = freeze_treatment(arm, spec, engine.run_dir.frozen_treatment(arm)) if arm != VANILLA else _reload_treatment(engine, arm)

@@ -159,6 +159,8 @@ def check_inputs(ev: Evaluation, config: Path) -> dict[str, HarborTask]:
                         fix="a skill is a folder with SKILL.md at its root",
                     )
     _check_isolation(ev, config)
+    if ev.environment.backend == "docker":
+        _check_docker(ev, config, tasks)
     if ev.runner.harness not in CONTROL_HARNESSES:
         resolve_cli(ev)
         if ev.runner.harness == "claude":
@@ -204,6 +206,42 @@ def _admit_for_harness(ev: Evaluation) -> None:
                 "no Codex credentials on this host", file=str(Path.home() / ".codex" / "auth.json"),
                 field="runner.harness", fix="run `codex login` with the pinned CLI, or use runner.probe for a probe run",
             )
+
+
+def _check_docker(ev: Evaluation, config: Path, tasks: dict[str, HarborTask]) -> None:
+    """Docker answers with Linux containers, and the tasks agree on container limits."""
+    env = ev.environment
+    for key, field in (("cpus", "container_cpus"), ("memory_mb", "container_memory_mb")):
+        declared = {getattr(t, key) for t in tasks.values()}
+        if getattr(env, field) is None and len(declared) > 1:
+            raise ConfigError(
+                f"the tasks declare different {key} ({', '.join(sorted(str(d) for d in declared))})",
+                file=str(config), field=f"environment.{field}",
+                fix=f"set a common environment.{field} that covers every task",
+            )
+    import anyio
+
+    from ..environments import make_environment
+    from ..errors import EnvironmentFailure
+
+    docker = make_environment("docker")
+    try:
+        anyio.run(docker.check, backend="asyncio")
+    except EnvironmentFailure as exc:
+        raise ConfigError(
+            f"environment.backend is docker but {exc}", file=str(config), field="environment.backend",
+            fix="start an engine (tools/start-docker.sh) or use backend: local",
+        ) from None
+    cpus = env.container_cpus if env.container_cpus is not None else next((t.cpus for t in tasks.values() if t.cpus), None)
+    memory = env.container_memory_mb if env.container_memory_mb is not None else next(
+        (t.memory_mb for t in tasks.values() if t.memory_mb), None)
+    try:
+        anyio.run(docker.check_capacity, ev.jobs, cpus, memory, backend="asyncio")  # type: ignore[attr-defined]
+    except EnvironmentFailure as exc:
+        raise ConfigError(
+            str(exc), file=str(config), field="environment.container_memory_mb" if memory else "jobs",
+            fix="lower jobs or the container limits (they are never lowered for you), or give Docker more resources",
+        ) from None
 
 
 def _check_isolation(ev: Evaluation, config: Path) -> None:

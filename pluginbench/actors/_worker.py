@@ -31,7 +31,12 @@ def _harness(ev: Evaluation, probe_base_url: str | None) -> Any:
     if ev.runner.harness in CONTROL_HARNESSES:
         return make_harness(ev.runner.harness)
     cli = resolve_cli(ev)
-    options: dict[str, Any] = {"cli_path": cli.path, "cli_version": cli.version, "probe_base_url": probe_base_url}
+    cli_path: Any = cli.path
+    if ev.environment.backend == "docker":
+        from ..environments._docker_derived import cli_path_in_image
+
+        cli_path = cli_path_in_image(ev.runner.harness)  # the coding image carries the same install
+    options: dict[str, Any] = {"cli_path": cli_path, "cli_version": cli.version, "probe_base_url": probe_base_url}
     if ev.runner.harness == "claude":
         options["subagents"] = ev.capabilities.subagents
     return make_harness(ev.runner.harness, **options)

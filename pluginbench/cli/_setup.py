@@ -94,6 +94,13 @@ async def _readiness(ev, tasks):  # type: ignore[no-untyped-def]
         for task_id, task in tasks.items():
             freeze_task(task.root, rd.frozen_task(task_id), task_id)
             engine.tasks[task_id] = load_task(rd.frozen_task(task_id), task_id)
+        if ev.environment.backend == "docker":
+            from ..actors._preparation import check_docker_capacity, prepare_docker_task
+
+            await check_docker_capacity(engine)
+            for task_id in tasks:
+                await prepare_docker_task(engine, task_id)
+        for task_id in tasks:
             for control in ("oracle", "nop"):
                 ok, reward, reason = await _run_control(engine, task_id, control)
                 rows.append({"task": task_id, "control": control, "ok": ok, "reward": reward, "reason": reason})

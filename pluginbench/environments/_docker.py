@@ -42,6 +42,7 @@ import anyio
 
 from ..errors import EnvironmentFailure
 from ..tasks import HarborTask
+from . import _docker_derived as _derived
 from . import _docker_scripts as scripts
 from ._docker_containers import (
     LABEL_ATTEMPT,
@@ -102,6 +103,17 @@ class DockerEnvironment:
         """The frozen image ID for ``task`` (built, published, or the base image)."""
         async with engine(self.docker_host) as docker:
             return await prepare_image(docker, Path(task_root), task)
+
+    async def verifier_image(self, task_root: Path, task: HarborTask, task_image: str) -> str:
+        """The separate verifier's image: ``tests/Dockerfile`` built, else the task image."""
+        async with engine(self.docker_host) as docker:
+            return await _derived.verifier_image(docker, Path(task_root), task, task_image)
+
+    async def coding_image(self, task_image: str, harness: str, version: str, clis_dir: Path) -> tuple[str, str]:
+        """The task image with the pinned agent CLI; (image ID, the CLI's path inside)."""
+        async with engine(self.docker_host) as docker:
+            image = await _derived.derive_cli_image(docker, task_image, harness, version, clis_dir)
+        return image, _derived.cli_path_in_image(harness)
 
     def _run(self) -> str:
         if not self.run_id:

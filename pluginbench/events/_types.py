@@ -144,6 +144,10 @@ class TaskPrepared(_Event, frozen=True, tag="task.prepared"):
     fingerprint: str
     files: int
     workdir: str
+    #: docker backend: the frozen coding image ID (with the pinned CLI for a real agent)
+    image: str | None = None
+    #: docker backend: the separate verifier's image ID
+    verifier_image: str | None = None
 
 
 class TreatmentFrozen(_Event, frozen=True, tag="treatment.frozen"):

@@ -1,0 +1,103 @@
+"""Images derived from a task image: the coding image with the pinned agent CLI, and the
+verifier image built from a task's ``tests/Dockerfile``.
+
+No registry is reachable, so the pinned CLI is not downloaded inside the image: the
+project-local install (``tools/install-clis.sh`` puts it in ``.tools/clis``) is copied
+in, only the chosen harness's npm scope and its ``.bin`` link, under
+:data:`CLI_ROOT`. The derived image is tagged by harness, version and base image ID and
+reused while the engine holds it, so each (task image, CLI version) is built once. The
+engine caller checks ``<cli> --version`` in a container before any coding.
+"""
+
+from __future__ import annotations
+
+import io
+import tarfile
+import tempfile
+from pathlib import Path
+
+import aiodocker
+import anyio
+
+from ..errors import EnvironmentFailure
+from ..tasks import HarborTask
+from ._docker_engine import Upload
+from ._docker_images import IMAGE_LABEL, build_image, image_id
+
+CLI_ROOT = "/opt/pluginbench/clis"
+#: harness -> (npm scope folder under node_modules, executable name in node_modules/.bin)
+CLI_PACKAGES = {"claude": ("@anthropic-ai", "claude"), "codex": ("@openai", "codex")}
+LABEL_CLI = "pluginbench.image.cli"
+LABEL_BASE = "pluginbench.image.base"
+
+
+def cli_path_in_image(harness: str) -> str:
+    return f"{CLI_ROOT}/node_modules/.bin/{CLI_PACKAGES[harness][1]}"
+
+
+def _context(clis_dir: Path, harness: str, base_id: str, out: io.BufferedIOBase) -> None:
+    """A build context: a Dockerfile and the harness's installed package tree (links kept)."""
+    scope, exe = CLI_PACKAGES[harness]
+    modules = clis_dir / "node_modules"
+    if not (modules / scope).is_dir() or not (modules / ".bin" / exe).exists():
+        raise EnvironmentFailure(
+            f"the {harness} CLI is not installed in {clis_dir}; run tools/install-clis.sh"
+        )
+    dockerfile = f"FROM {base_id}\nCOPY clis/ {CLI_ROOT}/\n".encode()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tf:
+        info = tarfile.TarInfo("Dockerfile")
+        info.size = len(dockerfile)
+        info.mtime = 0
+        tf.addfile(info, io.BytesIO(dockerfile))
+        # Our own pinned install, trusted: its npm links (.bin) are kept as links.
+        tf.add(modules / scope, arcname=f"clis/node_modules/{scope}", recursive=True)
+        tf.add(modules / ".bin" / exe, arcname=f"clis/node_modules/.bin/{exe}", recursive=False)
+
+
+async def derive_cli_image(
+    docker: aiodocker.Docker, base_id: str, harness: str, version: str, clis_dir: Path, *, timeout: float = 900
+) -> str:
+    """The task image ``base_id`` plus the pinned ``harness`` CLI; its image ID."""
+    if harness not in CLI_PACKAGES:
+        raise EnvironmentFailure(f"no CLI package is known for harness {harness!r}")
+    tag = f"pluginbench/coding-{harness}-{version}:{base_id.split(':')[-1][:12]}"
+    found = await image_id(docker, tag)
+    if found is not None:
+        info = await docker.images.inspect(found)
+        labels = (info.get("Config") or {}).get("Labels") or {}
+        if labels.get(LABEL_CLI) == f"{harness}@{version}" and labels.get(LABEL_BASE) == base_id:
+            return found
+    built: str | None = None
+    with tempfile.TemporaryFile() as fh:
+        await anyio.to_thread.run_sync(_context, clis_dir, harness, base_id, fh)
+        fh.seek(0)
+        with anyio.move_on_after(timeout) as deadline:
+            try:
+                async for item in docker.images.build(
+                    fileobj=Upload(fh), encoding="identity", tag=tag, rm=True, forcerm=True, pull=False,
+                    stream=True, labels={LABEL_CLI: f"{harness}@{version}", LABEL_BASE: base_id},
+                ):
+                    aux = item.get("aux")
+                    if isinstance(aux, dict) and aux.get("ID"):
+                        built = str(aux["ID"])
+                    if item.get("error"):
+                        raise EnvironmentFailure(f"deriving the {harness} coding image failed: {item['error']}")
+            except aiodocker.DockerError as exc:
+                raise EnvironmentFailure(f"deriving the {harness} coding image failed: {exc.message}") from exc
+    if deadline.cancelled_caught:
+        raise EnvironmentFailure(f"deriving the {harness} coding image took longer than {timeout:g} s")
+    found = built or await image_id(docker, tag)
+    if found is None:
+        raise EnvironmentFailure(f"the derived coding image {tag} is missing after its build")
+    return found
+
+
+async def verifier_image(docker: aiodocker.Docker, task_root: Path, task: HarborTask, task_image: str) -> str:
+    """``tests/Dockerfile`` built with ``tests/`` as context (a separate verifier), else the
+    task image itself (the hidden tests are then copied into a fresh container)."""
+    if (task_root / "tests" / "Dockerfile").is_file():
+        return await build_image(docker, task_root / "tests", task._replace(id=f"{task.id}-verifier"))
+    return task_image
+
+
+__all__ = ["CLI_ROOT", "IMAGE_LABEL", "cli_path_in_image", "derive_cli_image", "verifier_image"]
