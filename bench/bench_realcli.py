@@ -29,7 +29,14 @@ sys.path.insert(0, str(REPO))
 from pluginbench.actors._pipeline import code_attempt  # noqa: E402
 from pluginbench.environments import LocalEnvironment  # noqa: E402
 from pluginbench.harnesses import FrozenTreatment, make_harness  # noqa: E402
-from pluginbench.probe import SCENARIOS_DIR, ProbeServer, cli_version, find_cli, launch_env, load_scenario  # noqa: E402
+from pluginbench.probe import (  # noqa: E402
+    SCENARIOS_DIR,
+    ProbeServer,
+    cli_version,
+    find_cli,
+    launch_env,
+    load_scenario,
+)
 from pluginbench.tasks import load_task  # noqa: E402
 
 MODELS = {"claude": "claude-sonnet-4-5", "codex": "gpt-5.5"}
