@@ -16,7 +16,7 @@ from typing import NamedTuple
 import anyio
 import msgspec
 
-from ..environments._port import Environment, SandboxSpec
+from ..environments._port import Environment, Sandbox, SandboxSpec
 from ..harnesses._port import AgentRun, AttemptContext, FrozenTreatment, Harness
 from ..tasks import HarborTask
 from ._context import SandboxSource
@@ -137,6 +137,7 @@ async def code_attempt(
         _merge_execution(attempt_dir / "execution.json", {"attempt_id": attempt_id, **_run_dict(run)})
         if run.provider_stop:
             return CodingResult(run, None, None)
+        await _collect_artifacts(sandbox, task, attempt_dir)
         await sandbox.stop()
         export = attempt_dir / "export"
         if export.exists():
@@ -154,6 +155,28 @@ async def code_attempt(
     except Exception as exc:  # noqa: BLE001
         return CodingResult(run, None, f"could not make the canonical patch: {exc}")
     return CodingResult(run, patch, None)
+
+
+async def _collect_artifacts(sandbox: Sandbox, task: HarborTask, attempt_dir: Path) -> None:
+    """Run the task's ``[[verifier.collect]]`` commands after the agent, then save
+    ``/logs/artifacts``. Like Harbor, a failing command is recorded, not fatal."""
+    out = attempt_dir / "collect"
+    if task.collect:
+        out.mkdir(parents=True, exist_ok=True)
+    results = []
+    for i, command in enumerate(task.collect):
+        done = await sandbox.exec(["bash", "-c", command.command], cwd=sandbox.paths.app, timeout=command.timeout_sec,
+                                  stdout_path=out / f"{i}.stdout.txt", stderr_path=out / f"{i}.stderr.txt")
+        results.append({"command": command.command, "exit_code": done.exit_code, "timed_out": done.timed_out})
+    if results:
+        write_json(out / "collect.json", results)
+    artifacts = attempt_dir / "artifacts"
+    if artifacts.exists():
+        shutil.rmtree(artifacts)
+    try:
+        await sandbox.get(f"{sandbox.paths.logs}/artifacts", artifacts)
+    except Exception:  # noqa: BLE001 - an empty or missing artifacts folder is not an error
+        artifacts.mkdir(parents=True, exist_ok=True)
 
 
 def _merge_execution(path: Path, summary: dict[str, object]) -> None:
@@ -263,6 +286,11 @@ async def grade_patch(
         memory_mb=src.memory_mb,
     )
     async with environment.sandbox(spec) as sb:
+        collected = patch_path.parent / "artifacts"
+        if collected.is_dir() and any(collected.iterdir()):
+            # Task-defined artifacts reach the verifier at the same paths, as Harbor does;
+            # the canonical patch (written next) always replaces any model.patch among them.
+            await sb.put(collected, f"{sb.paths.logs}/artifacts")
         if not empty:
             with tempfile.TemporaryDirectory(prefix="pluginbench-grade-") as tmp:
                 staged = Path(tmp) / "model.patch"

@@ -146,7 +146,17 @@ def load_task(root: Path, task_id: str | None = None) -> HarborTask:
             fix="add the verifier entry point; it must write /logs/verifier/reward.txt or reward.json",
         )
     venv = verifier.get("environment") or {}
-    mode = verifier.get("environment_mode") or ("separate" if venv or (root / "tests" / "Dockerfile").exists() else "shared")
+    # PluginBench always grades in a separate sandbox made from the starting source plus
+    # the canonical patch, so an undeclared mode means "separate"; a task that declares
+    # "shared" expects state the agent left beyond its patch, which is never graded.
+    mode = verifier.get("environment_mode") or "separate"
+    if mode == "shared":
+        raise TaskError(
+            "shared verifiers are not supported: PluginBench grades the canonical patch in a separate sandbox",
+            file=str(toml_path),
+            field="verifier.environment_mode",
+            fix='set environment_mode = "separate" (and make tests/test.sh install what it needs)',
+        )
     if mode not in ("shared", "separate"):
         raise TaskError(
             f"unknown verifier.environment_mode '{mode}'",

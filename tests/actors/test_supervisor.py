@@ -42,3 +42,41 @@ async def test_controls_run_to_completion(tmp_path: Path, harness: str, expected
     assert (rd.report_dir / "report.html").is_file()
     readiness = {(r.task, r.control): r.ok for r in state.readiness.values()}  # type: ignore[attr-defined]
     assert readiness == {("roman-numerals", "oracle"): True, ("roman-numerals", "nop"): True}
+
+
+@pytest.mark.anyio
+async def test_collect_commands_run_and_their_artifacts_reach_the_verifier(tmp_path: Path) -> None:
+    """[[verifier.collect]] runs after the agent; /logs/artifacts reaches the separate verifier beside the canonical patch."""
+    from tests._prereq import require
+
+    require(__import__("shutil").which("bwrap") is not None, "bubblewrap")
+    source = tmp_path / "tasks"
+    t = source / "collect"
+    for d in ("workspace", "tests", "solution"):
+        (t / d).mkdir(parents=True)
+    (t / "workspace" / "a.txt").write_text("a\n")
+    (t / "instruction.md").write_text("Create b.txt.\n")
+    (t / "task.toml").write_text(
+        'schema_version = "1.4"\n[[verifier.collect]]\n'
+        'command = "echo collected-$(cat /app/b.txt) > /logs/artifacts/note.txt"\ntimeout_sec = 30\n'
+    )
+    test = t / "tests" / "test.sh"
+    test.write_text(
+        '#!/bin/sh\nif grep -q collected-b "$LOGS_DIR/artifacts/note.txt" && grep -q "b.txt" "$LOGS_DIR/artifacts/model.patch"; '
+        'then echo 1; else echo 0; fi > "$LOGS_DIR/verifier/reward.txt"\n'
+    )
+    test.chmod(0o755)
+    solve = t / "solution" / "solve.sh"
+    solve.write_text('#!/bin/sh\necho b > "$APP_DIR/b.txt"\n')
+    solve.chmod(0o755)
+    import yaml
+
+    cfg = tmp_path / "evaluation.yaml"
+    cfg.write_text(yaml.safe_dump({"tasks": {"source": str(source), "ids": ["collect"]}, "treatments": {},
+                                   "runner": {"harness": "oracle"}, "repeats": 1,
+                                   "environment": {"isolation": "bubblewrap"}}))
+    rd = create_run(load(cfg), tmp_path / "run")
+    state = await _drive(rd.root)
+    (attempt,) = list(state.live_attempts())  # type: ignore[attr-defined]
+    assert attempt.outcome == "pass"
+    assert (rd.attempt(attempt.attempt_id) / "artifacts" / "note.txt").read_text() == "collected-b\n"

@@ -233,3 +233,17 @@ def test_simulated_task_without_candidates_is_refused(tmp_path: Path) -> None:
     config = edit(write_config(tmp_path), tasks={"source": str(source), "ids": ["plain"]})
     code, out = run_cli("check", str(config), "--no-readiness")
     assert_refused(code, out, "simulated/candidates.toml")
+
+
+def test_shared_verifier_is_refused(tmp_path: Path) -> None:
+    """A task that declares a shared verifier is refused before anything starts."""
+    source = tmp_path / "tasks"
+    task = source / "shared"
+    (task / "workspace").mkdir(parents=True)
+    (task / "tests").mkdir()
+    (task / "task.toml").write_text('schema_version = "1.4"\n[verifier]\nenvironment_mode = "shared"\n')
+    (task / "instruction.md").write_text("do it\n")
+    (task / "tests" / "test.sh").write_text("#!/bin/sh\n")
+    config = edit(write_config(tmp_path, harness="nop"), tasks={"source": str(source), "ids": ["shared"]})
+    code, out = run_cli("check", str(config), "--no-readiness")
+    assert_refused(code, out, "shared verifiers are not supported", "verifier.environment_mode")
