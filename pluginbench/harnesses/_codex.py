@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from ..environments._port import Sandbox
 from ..errors import InputError, PluginBenchError
 from ..treatments._codex_rules import CodexPlugin, installed_command, read_codex_plugin
@@ -317,13 +319,23 @@ class CodexHarness:
             stdout_path=agent_dir / "stdout.jsonl", stderr_path=agent_dir / "stderr.txt",
         )
         rollout_texts = await self._collect_rollouts(sandbox, agent_dir)
-        return read_agent_run(
+        run = read_agent_run(
             (agent_dir / "stdout.jsonl").read_text(encoding="utf-8", errors="replace"),
             rollout_texts,
             exit_code=res.exit_code,
             timed_out=res.timed_out,
             seconds=res.seconds,
         )
+        if run.usage.status == "exact" and any(p.hooks for p in plugins):
+            # Hook subprocesses may spend tokens nobody meters: the session's validated
+            # usage is a floor of the total, never the total.
+            usage = msgspec.structs.replace(
+                run.usage, status="lower_bound",
+                reason=(run.usage.reason or "validated against the rollouts")
+                + "; native session only: command-hook subprocess usage is unmetered",
+            )
+            run = run._replace(usage=usage)
+        return run
 
     async def _collect_rollouts(self, sandbox: Sandbox, agent_dir: Path) -> list[str]:
         dest = agent_dir / "rollouts"

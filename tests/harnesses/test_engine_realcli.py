@@ -31,6 +31,14 @@ def _treatment(tmp: Path, harness: str) -> dict[str, list[str]]:
     skill = tmp / "pkg" / "skills" / "tidy-code"
     write(skill / "SKILL.md", "---\nname: tidy-code\ndescription: Keep code tidy.\n---\nBe tidy.\n")
     treatment = {"guidance": [str(guidance)], "skills": [str(skill)]}
+    if harness == "codex":
+        plugin = tmp / "pkg" / "plugins" / "starter"
+        write(plugin / ".codex-plugin" / "plugin.json", json.dumps({"name": "starter", "version": "0.2.0", "description": "d"}))
+        write(plugin / "skills" / "plug-skill" / "SKILL.md", "---\nname: plug-skill\ndescription: from a plugin\n---\nx\n")
+        write(plugin / "hooks" / "hooks.json", json.dumps({"hooks": {"SessionStart": [{"hooks": [
+            {"type": "command", "command": "sh ${PLUGIN_ROOT}/hooks/start.sh", "timeout": 10}]}]}}))
+        write(plugin / "hooks" / "start.sh", 'echo "$PWD" > "$HOME/hook-ran.txt"\n')
+        treatment["plugins"] = [str(plugin)]
     if harness == "claude":
         plugin = tmp / "pkg" / "plugins" / "pb-hooks"
         write(plugin / ".claude-plugin" / "plugin.json", json.dumps({"name": "pb-hooks", "version": "0.1.0"}))
@@ -95,8 +103,9 @@ def test_whole_evaluation_shows_the_guidance_delta_and_exact_usage(tmp_path: Pat
     attempts = results["attempts"]
     assert len(attempts) == 4
     for a in attempts:
-        # A command hook (Claude's plugin) may spend unmetered tokens: its arm is a lower bound.
-        hooked = harness == "claude" and a["arm"] == "guided"
+        # A command hook (both treatments carry a plugin with one) may spend unmetered
+        # tokens: its arm's usage is a lower bound.
+        hooked = a["arm"] == "guided"
         assert a["tokens"]["status"] == ("lower_bound" if hooked else "exact"), a["tokens"]
     got_in = sum(a["tokens"]["input"] for a in attempts)
     got_out = sum(a["tokens"]["output"] for a in attempts)
@@ -107,13 +116,14 @@ def test_whole_evaluation_shows_the_guidance_delta_and_exact_usage(tmp_path: Pat
     assert "PROBE" in (run_dir / "report" / "report.html").read_text()
 
 
+@pytest.mark.parametrize("stop", ["rate-limit", "auth", "server-error"])
 @pytest.mark.parametrize("harness, model", [("claude", "claude-sonnet-4-5"), ("codex", "gpt-5.5")])
-def test_provider_stop_stops_the_run_and_resume_finishes(tmp_path: Path, harness: str, model: str) -> None:
-    """A rate limit stops the run naming the attempt; once the provider answers, resume codes the slot again."""
+def test_provider_stop_stops_the_run_and_resume_finishes(tmp_path: Path, harness: str, model: str, stop: str) -> None:
+    """A limit, auth failure or 5xx stops the run naming the attempt; once the provider answers, resume codes the slot again."""
     require(find_cli(harness) is not None, f"{harness} CLI (tools/install-clis.sh)")
     require(shutil.which("bwrap") is not None, "bubblewrap")
     scenario = tmp_path / "scenario.yaml"
-    shutil.copyfile(SCENARIOS_DIR / "rate-limit.yaml", scenario)
+    shutil.copyfile(SCENARIOS_DIR / f"{stop}.yaml", scenario)
     run_dir, done = _run(tmp_path, harness, model, scenario)
     assert done.returncode == 1, done.stdout + done.stderr
     status = json.loads(subprocess.run([sys.executable, "-m", "pluginbench", "status", str(run_dir), "--json"],
