@@ -122,11 +122,14 @@ async def end_to_end(harness_name: str, cli: Path, version: str) -> tuple[Check,
         async def launched(argv: object) -> None:
             detail["argv"] = list(argv)  # type: ignore[call-overload]
 
-        result = await code_attempt(
-            environment=env, harness=harness, run_id="doctor", attempt_id="doctor", task=task,
-            starting_source=task.workspace_dir, treatment=treatment, attempt_dir=root / "attempt",
-            model=model, reasoning="low", seed=0, timeout=120.0, hidden=(), launched=launched,
-        )
+        try:
+            result = await code_attempt(
+                environment=env, harness=harness, run_id="doctor", attempt_id="doctor", task=task,
+                starting_source=task.workspace_dir, treatment=treatment, attempt_dir=root / "attempt",
+                model=model, reasoning="low", seed=0, timeout=120.0, hidden=(), launched=launched,
+            )
+        except Exception as exc:  # noqa: BLE001 - doctor reports every failure as a failed check
+            return Check("end-to-end probe attempt", False, f"{type(exc).__name__}: {exc}"), detail
         receipt = root / "attempt" / "native-treatment.json"
         detail["receipt"] = receipt.read_text() if receipt.is_file() else None
         detail["usage"] = result.run.usage

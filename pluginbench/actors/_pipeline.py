@@ -91,6 +91,7 @@ async def code_attempt(
         solution=task.root / "solution" if harness.needs_solution else None,
         home=delivery,
         hidden=hidden,
+        readonly=tuple(getattr(harness, "readonly", ())),
         network="host",
         cpus=src.cpus,
         memory_mb=src.memory_mb,

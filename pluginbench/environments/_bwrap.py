@@ -87,6 +87,7 @@ def bwrap_args(
     *,
     network_none: bool,
     chdir: str,
+    readonly: Sequence[str] = (),
 ) -> list[str]:
     """Options for ``bwrap`` (without the executable and the ``--`` command)."""
     args: list[str] = []
@@ -100,6 +101,9 @@ def bwrap_args(
     args += ["--proc", "/proc", "--dev", "/dev"]
     for b in binds:
         args += ["--bind", b.host, b.inside]
+    for path in readonly:
+        if not visible_from_host(path, top):  # e.g. a checkout under /tmp: bind it in
+            args += ["--ro-bind", path, path]
     for h in hidden:
         if not visible_from_host(h.path, top):
             continue  # already unreachable inside (under /tmp, /home, /run ...)

@@ -146,8 +146,9 @@ class LocalSandbox:
             real = os.path.realpath(path)
             if os.path.lexists(real):
                 hidden.append(_bwrap.Hidden(real, os.path.isdir(real)))
+        readonly = [os.path.realpath(p) for p in self.spec.readonly if os.path.isdir(os.path.realpath(p))]
         args = _bwrap.bwrap_args(
-            top, binds, hidden, network_none=self.spec.network == "none", chdir=cwd
+            top, binds, hidden, network_none=self.spec.network == "none", chdir=cwd, readonly=readonly
         )
         return [self._bwrap, *args, "--"]
 

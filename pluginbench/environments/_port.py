@@ -71,6 +71,10 @@ class SandboxSpec(NamedTuple):
     solution: Path | None = None
     home: Path | None = None
     hidden: tuple[Path, ...] = ()
+    #: host paths a harness's tools live in (e.g. the pinned CLI install), bound read-only
+    #: at the same path when they would otherwise be unreachable; the docker backend
+    #: ignores it because its coding image carries the tools
+    readonly: tuple[Path, ...] = ()
     network: Literal["host", "none"] = "host"
     cpus: float | None = None
     memory_mb: int | None = None

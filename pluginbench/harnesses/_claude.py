@@ -63,7 +63,7 @@ from ._claude_launch import (
 )
 from ._claude_stream import parse_stream, provider_stop
 from ._claude_usage import read_transcripts, validate_usage
-from ._port import AgentRun, AttemptContext, FrozenTreatment
+from ._port import AgentRun, AttemptContext, FrozenTreatment, tool_roots
 
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 SETUP_TIMEOUT = 120.0
@@ -115,6 +115,7 @@ class ClaudeHarness:
                  *, subagents: bool = True, environ: Mapping[str, str] | None = None) -> None:
         self.cli_path = str(cli_path)
         self.cli_version = cli_version
+        self.readonly = tool_roots(cli_path) if Path(cli_path).exists() else ()
         self.probe_base_url = probe_base_url
         self.subagents = subagents
         self._environ = dict(os.environ if environ is None else environ)

@@ -55,7 +55,7 @@ from ._codex_discovery import (
 )
 from ._codex_events import reachable_sessions, read_exec_stream, read_rollout
 from ._codex_usage import classify_provider_stop, validate_usage
-from ._port import AgentRun, AttemptContext, FrozenTreatment
+from ._port import AgentRun, AttemptContext, FrozenTreatment, tool_roots
 
 __all__ = ["CodexHarness", "DiscoveryMismatch"]
 
@@ -104,6 +104,7 @@ class CodexHarness:
     ) -> None:
         self.cli = str(cli_path)
         self.cli_version = cli_version
+        self.readonly = tool_roots(cli_path) if Path(cli_path).exists() else ()
         self.probe_base_url = probe_base_url
         self.host_codex_home = host_codex_home if host_codex_home is not None else Path.home() / ".codex"
 

@@ -95,3 +95,14 @@ NO_MODEL_USAGE = Usage(
     total_tokens=0,
     reason="control harness: makes no model call",
 )
+
+
+def tool_roots(cli_path: str | Path) -> tuple[Path, ...]:
+    """Host folders a CLI needs to run: its npm ``node_modules`` tree when it has one
+    (the package and its platform binaries), else the folder of the executable."""
+    path = Path(cli_path)
+    for candidate in (path, path.resolve()):
+        for parent in candidate.parents:
+            if parent.name == "node_modules":
+                return (parent,)
+    return (path.resolve().parent,)
