@@ -9,8 +9,10 @@ runs/<run>/
     ledger.sqlite                            projection: attempt states
     frozen/tasks/<task>/                     frozen task folders
     frozen/treatments/<arm>/                 frozen guidance, skills, plugins
+    frozen/starting/<task>/                  image tasks: the starting source exported
     attempts/<attempt-id>/                   invocation.json, execution.json, agent/,
-                                             model.patch, verifier/, measurements.json
+                                             delivery/, export/, artifacts/, model.patch,
+                                             grading/verifier/, measurements.json
     discarded/<attempt-id>/                  attempts a resume replaced
   report/  report.html  results.json  results.csv
 ```
@@ -18,12 +20,21 @@ runs/<run>/
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import NamedTuple
 
 
 class RunDir(NamedTuple):
     root: Path
+
+    @property
+    def run_id(self) -> str:
+        """The run's identity on shared resources (container labels, sandbox folders):
+        its folder name plus a hash of its absolute path, so two runs named alike in
+        different folders never touch each other's resources."""
+        digest = hashlib.sha256(str(self.root.resolve()).encode()).hexdigest()[:10]
+        return f"{self.root.name[:28]}-{digest}"
 
     @property
     def evaluation(self) -> Path:

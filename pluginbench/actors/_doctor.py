@@ -60,7 +60,7 @@ def static_checks(harness: str) -> tuple[list[Check], Path | None, str | None]:
         ))
         text = _help_text(cli, harness)
         missing = [f for f in REQUIRED_FLAGS[harness] if f not in text]
-        checks.append(Check("isolation flags", not missing, "all present" if not missing else "missing: " + ", ".join(missing)))
+        checks.append(Check("launch flags", not missing, "all present" if not missing else "missing: " + ", ".join(missing)))
     if harness == "claude":
         present = bool(os.environ.get("CLAUDE_CODE_OAUTH_TOKEN"))
         checks.append(Check("credential present", present,

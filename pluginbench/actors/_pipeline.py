@@ -292,11 +292,11 @@ async def grade_patch(
             # Task-defined artifacts reach the verifier at the same paths, as Harbor does;
             # the canonical patch (written next) always replaces any model.patch among them.
             await sb.put(collected, f"{sb.paths.logs}/artifacts")
+        with tempfile.TemporaryDirectory(prefix="pluginbench-grade-") as tmp:
+            staged = Path(tmp) / "model.patch"
+            shutil.copyfile(patch_path, staged)  # empty or not, the canonical patch is the one graded
+            await sb.put(staged, f"{sb.paths.logs}/artifacts/model.patch")
         if not empty:
-            with tempfile.TemporaryDirectory(prefix="pluginbench-grade-") as tmp:
-                staged = Path(tmp) / "model.patch"
-                shutil.copyfile(patch_path, staged)
-                await sb.put(staged, f"{sb.paths.logs}/artifacts/model.patch")
             applied = await sb.exec(
                 ["git", "apply", "--binary", "--whitespace=nowarn", f"{sb.paths.logs}/artifacts/model.patch"],
                 cwd=sb.paths.app,

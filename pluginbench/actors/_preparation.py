@@ -166,9 +166,15 @@ def _reload_treatment(engine: Engine, arm: str) -> FrozenTreatment:
     return FrozenTreatment(arm, dest, listed("guidance", False), listed("skills", True), listed("plugins", True), fp)
 
 
-def _readiness_key(engine: Engine, task_fp: str) -> str:
-    env = engine.evaluation.environment
-    raw = json.dumps([task_fp, env.backend, getattr(engine.environment, "isolation_mode", env.isolation), __version__])
+def _readiness_key(engine: Engine, task_id: str, task_fp: str) -> str:
+    """Readiness holds for this task content, backend, effective isolation, images and build."""
+    from ._runfiles import effective_isolation
+
+    images = engine.images.get(task_id)
+    raw = json.dumps([
+        task_fp, engine.evaluation.environment.backend, effective_isolation(engine.evaluation),
+        list(images) if images else None, __version__,
+    ])
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
@@ -270,7 +276,7 @@ async def prepare(engine: Engine, state: RunState) -> None:
 async def _check_task(engine: Engine, task_id: str) -> None:
     out = engine.outbox
     task_fp = fingerprint(scan_tree(engine.run_dir.frozen_task(task_id), context="frozen task"))
-    cache_file = cache_root() / "readiness" / f"{_readiness_key(engine, task_fp)}.json"
+    cache_file = cache_root() / "readiness" / f"{_readiness_key(engine, task_id, task_fp)}.json"
     cached: dict[str, dict[str, object]] = {}
     try:
         cached = json.loads(cache_file.read_text())

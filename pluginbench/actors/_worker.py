@@ -82,9 +82,9 @@ def build_engine(rd: RunDir, ev: Evaluation, probe_base_url: str | None) -> Engi
             hidden.add(Path(p).resolve().parent if p in t.guidance else Path(p).resolve())
     return Engine(
         run_dir=rd,
-        run_id=rd.root.name,
+        run_id=rd.run_id,
         evaluation=ev,
-        environment=_environment(ev, rd.root.name),
+        environment=_environment(ev, rd.run_id),
         harness=_harness(ev, probe_base_url),
         task_sources=task_sources,
         outbox=Outbox(None),  # type: ignore[arg-type] - replaced by the Supervisor

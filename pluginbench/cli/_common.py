@@ -13,8 +13,9 @@ from rich.console import Console
 
 from ..errors import InputError, PluginBenchError
 
-console = Console()
-err_console = Console(stderr=True)
+# Lines written to a file (run.log, a pipe) are not hard-wrapped at 80 columns.
+console = Console(soft_wrap=not sys.stdout.isatty())
+err_console = Console(stderr=True, soft_wrap=not sys.stderr.isatty())
 
 F = TypeVar("F", bound=Callable[..., Any])
 

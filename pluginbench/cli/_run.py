@@ -17,7 +17,7 @@ import typer
 
 from ..config import CONTROL_HARNESSES, load
 from ..errors import LockHeldError, PluginBenchError, RunDirError
-from ..events import live_owner, read_log
+from ..events import check_not_moved, live_owner, read_log
 from ..plan import plan_summary
 from ..rundir import RunDir
 from ._common import console, err_console, errors_to_exit_codes, print_json
@@ -167,6 +167,7 @@ def run_command(
             raise RunDirError("--output applies only to a config", field="--output", fix="drop --output when resuming")
         saved = load_saved(rd)
         read_log(rd.events)  # refuse a corrupt log here, not in the background
+        check_not_moved(rd.root)
         owner = live_owner(rd.root)
         if owner is not None:
             raise LockHeldError(

@@ -109,6 +109,16 @@ def render_status(snap: dict[str, Any]) -> Group:
         lines.append(Text(f"stopping: {snap['stopping']}", style="yellow"))
     if snap["error"]:
         lines.append(Text(f"error: {snap['error']}", style="bold red"))
+    left = snap.get("left_running")
+    if left is not None and not left.get("checked"):
+        lines.append(Text(f"could not check for sandboxes left running: {left.get('error')}", style="yellow"))
+    elif left:
+        for c in left.get("containers", []):
+            lines.append(Text(f"left running: container {c['name']} ({c['id'][:12]}) of attempt {c['attempt']}", style="yellow"))
+        if left.get("stop_command"):
+            lines.append(Text(f"  stop them with: {left['stop_command']} (resume stops them too)", style="yellow"))
+        for f in left.get("folders", []):
+            lines.append(Text(f"left behind: sandbox folder {f} (resume removes it)", style="yellow"))
     if snap["resume_command"]:
         lines.append(Text(f"resume: {snap['resume_command']}"))
     if snap["report"]:
@@ -147,7 +157,7 @@ def status_command(
 @errors_to_exit_codes
 def events_command(
     run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
-    follow_: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing new events until the run ends.")] = False,
+    follow_: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing new events while a live process owns the run; stop once none does.")] = False,
 ) -> None:
     """Print the run's events as JSON lines, for tooling (jq, your own dashboards)."""
     rd = _require_run(run_dir)

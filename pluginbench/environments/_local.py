@@ -334,6 +334,13 @@ async def _feed(stream: ByteSendStream, data: bytes) -> None:
         pass
 
 
+def left_behind(run_id: str, root: Path | None = None) -> list[Path]:
+    """Sandbox folders of ``run_id`` that still exist (a worker was killed mid-attempt)."""
+    parent = root if root is not None else Path(tempfile.gettempdir())
+    prefix = f"pluginbench-{_safe_name(run_id)}-"
+    return [f for f in sorted(parent.glob(prefix + "*")) if f.is_dir() and not f.is_symlink()]
+
+
 class LocalEnvironment:
     """Sandboxes on this machine; ``isolation`` picks bubblewrap, none, or ``auto``."""
 
@@ -382,14 +389,9 @@ class LocalEnvironment:
         are killed first; bubblewrap's ``--die-with-parent`` already ended the others.
         Call it only while holding the run's lock.
         """
-        parent = self.root if self.root is not None else Path(tempfile.gettempdir())
-        prefix = f"pluginbench-{_safe_name(run_id)}-"
-
         def sweep() -> list[str]:
             removed: list[str] = []
-            for folder in sorted(parent.glob(prefix + "*")):
-                if not folder.is_dir() or folder.is_symlink():
-                    continue
+            for folder in left_behind(run_id, self.root):
                 pids = _proctree.marked(f"APP_DIR={folder / 'app'}".encode())
                 if pids:
                     _proctree.kill_trees(pids)

@@ -5,7 +5,15 @@ Public surface: the event types (see ``docs/events.md``), :func:`encode`/:func:`
 :func:`follow` (readers), and :class:`RunLock`/:func:`live_owner`.
 """
 
-from ._lock import LOCK_NAME, Owner, RunLock, live_owner, process_start_ticks, read_owner_record
+from ._lock import (
+    LOCK_NAME,
+    Owner,
+    RunLock,
+    check_not_moved,
+    live_owner,
+    process_start_ticks,
+    read_owner_record,
+)
 from ._log import EventLog, LogContents, follow, read_events, read_log, utc_now
 from ._types import *  # noqa: F403
 from ._types import EVENT_TYPES, Event, decode, encode, stamp, type_name
@@ -18,6 +26,7 @@ __all__ = [
     "LogContents",
     "Owner",
     "RunLock",
+    "check_not_moved",
     "decode",
     "encode",
     "follow",

@@ -84,6 +84,17 @@ def live_owner(run_dir: Path) -> Owner | None:
     return owner
 
 
+def check_not_moved(run_dir: Path) -> None:
+    """Refuse a run whose ``run.lock`` names another directory (it was moved)."""
+    record = read_owner_record(run_dir)
+    if record is not None and Path(record.run_dir) != run_dir.resolve():
+        raise RunDirError(
+            f"the run was moved from {record.run_dir}",
+            file=str(run_dir / LOCK_NAME),
+            fix="a moved run is refused; delete run.lock if you moved it on purpose",
+        )
+
+
 class RunLock:
     """The exclusive lock of one run directory, held by this process until released."""
 
@@ -105,14 +116,11 @@ class RunLock:
                 file=str(self.path),
                 fix=f"wait for it, or stop it with: pluginbench stop {self.run_dir}",
             ) from None
-        record = read_owner_record(self.run_dir)
-        if record is not None and Path(record.run_dir) != self.run_dir.resolve():
+        try:
+            check_not_moved(self.run_dir)
+        except RunDirError:
             os.close(fd)
-            raise RunDirError(
-                f"the run was moved from {record.run_dir}",
-                file=str(self.path),
-                fix="a moved run is refused; delete run.lock if you moved it on purpose",
-            )
+            raise
         pid = os.getpid()
         owner = Owner(
             pid=pid,

@@ -163,7 +163,7 @@ def status_snapshot(run_dir: Path, *, now: float | None = None) -> dict[str, Any
         "measures": {"selected": [], "measurement_revisions": [], "review_revisions": [], "references": {}, "not_measured": []},
         "report": str(report_html) if report_html.exists() else None,
         "log": str(rd.log) if rd.log.exists() else None,
-        "left_running": None if owner is not None else _left_running(run, rd.root.name),
+        "left_running": None if owner is not None else _left_running(run, rd.run_id),
         "attempts": [
             {k: r[k] for k in ("id", "slot", "task", "arm", "repeat", "state", "outcome", "outcome_reason",
                                "reused", "tokens", "tokens_status", "tokens_reason", "minutes", "measures")}
@@ -174,17 +174,21 @@ def status_snapshot(run_dir: Path, *, now: float | None = None) -> dict[str, Any
 
 def _left_running(run: dict[str, Any], run_id: str) -> dict[str, Any]:
     if run.get("backend") != "docker":
-        return {"checked": True, "error": None, "containers": [], "stop_command": None}
+        from ..environments._local import left_behind
+
+        folders = [str(f) for f in left_behind(run_id)]
+        return {"checked": True, "error": None, "containers": [], "folders": folders, "stop_command": None}
     try:
         from ..environments import list_left_running_sync
 
         containers = list_left_running_sync(run_id)
     except Exception as exc:  # noqa: BLE001 - reported, not raised: status must always answer
-        return {"checked": False, "error": str(exc), "containers": [], "stop_command": None}
+        return {"checked": False, "error": str(exc), "containers": [], "folders": [], "stop_command": None}
     ids = [c["id"] for c in containers]
     return {
         "checked": True,
         "error": None,
         "containers": containers,
+        "folders": [],
         "stop_command": ("docker stop " + " ".join(ids)) if ids else None,
     }

@@ -103,7 +103,7 @@ def test_whole_evaluation_on_docker(tmp_path: Path, harness: str, outcomes: set[
     prepared = [e for e in events_of(run) if e["type"] == "task.prepared"]
     assert prepared and all(e["image"].startswith("sha256:") and e["verifier_image"] for e in prepared)
     assert our_containers(run.name) == []
-    assert status["left_running"] == {"checked": True, "error": None, "containers": [], "stop_command": None}
+    assert status["left_running"] == {"checked": True, "error": None, "containers": [], "folders": [], "stop_command": None}
 
 
 def test_real_claude_code_in_the_coding_image(tmp_path: Path) -> None:

@@ -48,11 +48,15 @@ def assert_invariants(run_dir: Path) -> None:
     created = events[0]
     completed = [e["attempt_id"] for e in events if e["type"] == "attempt.completed"]
     assert len(completed) == len(set(completed)), "an attempt completed twice"
-    starts = Counter(e["attempt_id"] for e in events if e["type"] == "attempt.started")
     launches = Counter(e["attempt_id"] for e in events if e["type"] == "agent.launched")
     assert all(n == 1 for n in launches.values()), f"an attempt launched twice: {launches}"
+    resets = Counter(e["attempt_id"] for e in events if e["type"] == "attempt.reset")
+    starts = Counter(e["attempt_id"] for e in events if e["type"] == "attempt.started")
     for aid in completed:
-        assert starts[aid] == 1, f"completed attempt {aid} was started {starts[aid]} times"
+        # Only a reset (an attempt that never launched its agent) may start again.
+        assert starts[aid] == 1 + resets[aid], f"completed attempt {aid} was started {starts[aid]} times"
+        done_at = next(i for i, e in enumerate(events) if e["type"] == "attempt.completed" and e["attempt_id"] == aid)
+        assert not [e for e in events[done_at:] if e.get("attempt_id") == aid and e["type"] in ("attempt.started", "agent.launched")]
     slot_of = {s["attempt_id"]: s["slot"] for s in created["slots"]}
     for e in events:
         if e["type"] == "attempt.discarded":
@@ -167,3 +171,33 @@ def test_status_watch_and_events_follow_end_with_the_run(tmp_path: Path) -> None
     followed = [json.loads(line) for line in follow_out.splitlines()]
     assert followed == events_of(run_dir)
     assert followed[-1]["type"] == "run.finished"
+
+
+def test_status_names_sandbox_folders_a_kill_left_behind(tmp_path: Path) -> None:
+    """A run nobody owns lists its leftover sandbox folders under left_running, and resume removes them."""
+    import hashlib
+    import tempfile
+
+    config = write_config(tmp_path, harness="nop", tasks=["roman-numerals"])
+    run_dir = tmp_path / "run"
+    cli("run", str(config), "--output", str(run_dir), "--foreground")
+    run_id = f"{run_dir.name[:28]}-{hashlib.sha256(str(run_dir.resolve()).encode()).hexdigest()[:10]}"
+    stale = Path(tempfile.gettempdir()) / f"pluginbench-{run_id}-x__vanilla__r1-coding-abc"
+    (stale / "app").mkdir(parents=True)
+    try:
+        snap = status(run_dir)
+        assert snap["left_running"]["folders"] == [str(stale)]
+        assert "left behind" in cli("status", str(run_dir)).stdout
+    finally:
+        import shutil
+
+        shutil.rmtree(stale, ignore_errors=True)
+
+
+def test_moved_run_is_refused_in_the_foreground(tmp_path: Path) -> None:
+    """Resuming a run that was moved exits 2 before any worker starts."""
+    config = write_config(tmp_path, harness="nop", tasks=["roman-numerals"])
+    cli("run", str(config), "--output", str(tmp_path / "run"), "--foreground")
+    (tmp_path / "run").rename(tmp_path / "moved")
+    done = cli("run", str(tmp_path / "moved"), check=False)
+    assert done.returncode == 2 and "moved" in done.stderr

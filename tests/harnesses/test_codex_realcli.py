@@ -105,10 +105,10 @@ async def attempt(tmp: Path, cli: Path, scenario: str, treatment: FrozenTreatmen
     return run, error, record, served, tmp / "out", tmp / "attempt"
 
 
-def assert_usage_equals_served(run, served) -> None:
+def assert_usage_equals_served(run, served, status: str = "exact") -> None:
     (model_usage,) = served.values()
     u = run.usage
-    assert u.status == "exact", u.reason
+    assert u.status == status, u.reason
     assert u.input_tokens == model_usage.input_tokens
     assert u.cached_input_tokens == model_usage.cache_read_input_tokens
     assert u.uncached_input_tokens == model_usage.input_tokens - model_usage.cache_read_input_tokens
@@ -173,7 +173,8 @@ async def test_plugin_installs_through_private_marketplace_and_hook_runs(tmp_pat
     assert receipt["hooks"] == [{"plugin": "starter@pluginbench-local", "event": "sessionstart", "command": f"sh {root}/hooks/start.sh"}]
     assert "--dangerously-bypass-hook-trust" in rec.launched[0]
     assert (tmp_path / "hook-ran.txt").is_file()
-    assert_usage_equals_served(run, served)
+    # The session's usage is validated, but the hook may spend unmetered tokens: a floor.
+    assert_usage_equals_served(run, served, status="lower_bound")
 
 
 @pytest.mark.anyio
