@@ -93,10 +93,19 @@ async def derive_cli_image(
 
 
 async def verifier_image(docker: aiodocker.Docker, task_root: Path, task: HarborTask, task_image: str) -> str:
-    """``tests/Dockerfile`` built with ``tests/`` as context (a separate verifier), else the
-    task image itself (the hidden tests are then copied into a fresh container)."""
+    """Harbor's precedence: ``tests/Dockerfile`` built with ``tests/`` as context, then
+    ``[verifier.environment].docker_image`` as published, else the task image itself (the
+    hidden tests are copied into a fresh container in every case)."""
     if (task_root / "tests" / "Dockerfile").is_file():
         return await build_image(docker, task_root / "tests", task._replace(id=f"{task.id}-verifier"))
+    if task.verifier_docker_image:
+        found = await image_id(docker, task.verifier_docker_image)
+        if found is None:
+            raise EnvironmentFailure(
+                f"task '{task.id}': verifier image {task.verifier_docker_image!r} "
+                "([verifier.environment].docker_image) is not on this Docker engine, and no registry is used"
+            )
+        return found
     return task_image
 
 

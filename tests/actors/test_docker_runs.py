@@ -209,3 +209,20 @@ def test_an_agent_cannot_set_its_own_reward(tmp_path: Path, backend: str) -> Non
     assert done.returncode == 1, done.stdout + done.stderr
     rows = {r["control"]: r for r in json.loads(done.stdout)["readiness"]}
     assert rows["oracle"]["ok"] is False and rows["oracle"]["reward"] == 0.0
+
+
+def test_separate_verifier_image_from_tests_dockerfile(tmp_path: Path) -> None:
+    """A task's tests/Dockerfile builds the verifier's own image; the coding image never has its contents."""
+    source = tmp_path / "tasks"
+    t = task(source, "sep", solve='test -e /verifier-only && exit 1; echo b > "$APP_DIR/b.txt"\n')
+    (t / "tests" / "Dockerfile").write_text("FROM pluginbench/base:bookworm\nRUN touch /verifier-only\n")
+    (t / "tests" / "test.sh").write_text(
+        '#!/bin/sh\nmkdir -p "$LOGS_DIR/verifier"\n'
+        'if [ -e /verifier-only ] && [ -f "$APP_DIR/b.txt" ]; then echo 1; else echo 0; fi > "$LOGS_DIR/verifier/reward.txt"\n')
+    path = config(tmp_path, tasks={"source": str(source), "ids": ["sep"]}, treatments={}, runner={"harness": "oracle"})
+    run = tmp_path / "run"
+    cli("run", str(path), "--output", str(run), "--foreground")
+    prepared = next(e for e in events_of(run) if e["type"] == "task.prepared")
+    assert prepared["verifier_image"] != prepared["image"]
+    status = json.loads(cli("status", str(run), "--json").stdout)
+    assert [a["outcome"] for a in status["attempts"]] == ["pass"]
