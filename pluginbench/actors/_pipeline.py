@@ -11,12 +11,12 @@ import shutil
 import tempfile
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import anyio
 import msgspec
 
-from ..environments._port import Environment, Sandbox, SandboxSpec
+from ..environments._port import Environment, Role, Sandbox, SandboxSpec
 from ..harnesses._port import AgentRun, AttemptContext, FrozenTreatment, Harness
 from ..tasks import HarborTask
 from ._context import SandboxSource
@@ -45,6 +45,18 @@ def write_json(path: Path, data: object) -> None:
 
         os.fsync(fh.fileno())
     tmp.replace(path)
+
+
+def _spec(
+    role: Role, run_id: str, attempt_id: str, task: HarborTask, src: SandboxSource, hidden: tuple[Path, ...],
+    **extra: Any,
+) -> SandboxSpec:
+    """A sandbox of ``task`` for ``role``: where it starts, its limits, what it must not see."""
+    return SandboxSpec(
+        run_id=run_id, attempt_id=attempt_id, role=role, task=task.id, workspace=src.workspace,
+        image=src.image, workdir=task.workdir, hidden=hidden, network="host", cpus=src.cpus,
+        memory_mb=src.memory_mb, **extra,
+    )
 
 
 async def code_attempt(
@@ -79,22 +91,11 @@ async def code_attempt(
     delivery.mkdir()
     receipt = await anyio.to_thread.run_sync(harness.deliver, treatment, delivery)
     write_json(attempt_dir / "delivery.json", receipt)
-    src = source or SandboxSource(starting_source, None, None, None)
-    spec = SandboxSpec(
-        run_id=run_id,
-        attempt_id=attempt_id,
-        role="coding",
-        task=task.id,
-        workspace=src.workspace,
-        image=src.image,
-        workdir=task.workdir,
+    spec = _spec(
+        "coding", run_id, attempt_id, task, source or SandboxSource(starting_source, None, None, None), hidden,
         solution=task.root / "solution" if harness.needs_solution else None,
         home=delivery,
-        hidden=hidden,
         readonly=tuple(getattr(harness, "readonly", ())),
-        network="host",
-        cpus=src.cpus,
-        memory_mb=src.memory_mb,
     )
     launched_flag = False
 
@@ -271,20 +272,9 @@ async def grade_patch(
     """Apply the canonical patch to a fresh copy of the starting source in a separate
     sandbox, copy the hidden tests in, run ``tests/test.sh``, read the reward."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    src = source or SandboxSource(starting_source, None, None, None)
-    spec = SandboxSpec(
-        run_id=run_id,
-        attempt_id=attempt_id,
-        role="verifier",
-        task=task.id,
-        workspace=src.workspace,
-        image=src.image,
-        workdir=task.workdir,
+    spec = _spec(
+        "verifier", run_id, attempt_id, task, source or SandboxSource(starting_source, None, None, None), hidden,
         tests=task.tests_dir,
-        hidden=hidden,
-        network="host",
-        cpus=src.cpus,
-        memory_mb=src.memory_mb,
     )
     async with environment.sandbox(spec) as sb:
         collected = patch_path.parent / "artifacts"

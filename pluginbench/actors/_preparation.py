@@ -117,11 +117,20 @@ async def prepare_docker_task(engine: Engine, task_id: str) -> TaskImages:
     env = engine.environment
     root = engine.run_dir.frozen_task(task_id)
     task = engine.tasks[task_id]
+    harness = engine.harness
+    real = bool(getattr(harness, "real", False))
+    record = _prepared_record(engine, task_id)
+    cached = _read_json(record)
+    if cached and await env.has_images(cached["image"], cached["coding"], cached["verifier"]):  # type: ignore[attr-defined]
+        image, coding, verifier = cached["image"], cached["coding"], cached["verifier"]
+        engine.images[task_id] = TaskImages(coding, verifier)
+        if not task.has_workspace:
+            await _export_starting_source(engine, task_id, image)
+        return engine.images[task_id]
     image = await env.prepare_image(root, task)  # type: ignore[attr-defined]
     verifier = await env.verifier_image(root, task, image)  # type: ignore[attr-defined]
     coding = image
-    harness = engine.harness
-    if getattr(harness, "real", False):
+    if real:
         from ..probe._clis import clis_dir
 
         coding, cli_inside = await env.coding_image(  # type: ignore[attr-defined]
@@ -137,16 +146,47 @@ async def prepare_docker_task(engine: Engine, task_id: str) -> TaskImages:
                 fix="reinstall the pinned CLI with tools/install-clis.sh",
             )
     engine.images[task_id] = TaskImages(coding, verifier)
+    write_json(record, {"task": task_id, "image": image, "coding": coding, "verifier": verifier,
+                        "harness": harness.name if real else None,
+                        "cli_version": getattr(harness, "cli_version", None) if real else None})
     if not task.has_workspace:
-        dest = engine.starting_source(task_id)
-        if dest.exists():
-            shutil.rmtree(dest)
-        spec = SandboxSpec(run_id=engine.run_id, attempt_id=f"export-{task_id}", role="readiness",
-                           task=task_id, image=image, workdir=task.workdir, hidden=engine.hidden)
-        async with env.sandbox(spec) as sb:
-            await sb.stop()
-            await sb.export_workspace(dest)
+        await _export_starting_source(engine, task_id, image)
     return engine.images[task_id]
+
+
+def _prepared_record(engine: Engine, task_id: str) -> Path:
+    """The cache entry of a task's prepared images: keyed by the frozen task's content,
+    the agent CLI and its version, and this PluginBench build."""
+    harness = engine.harness
+    real = bool(getattr(harness, "real", False))
+    fp = fingerprint(scan_tree(engine.run_dir.frozen_task(task_id), context="frozen task"))
+    key = hashlib.sha256(json.dumps([
+        fp, harness.name if real else None, getattr(harness, "cli_version", None) if real else None, __version__,
+    ]).encode()).hexdigest()
+    return cache_root() / "prepared" / f"{key}.json"
+
+
+def _read_json(path: Path) -> dict[str, str] | None:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and all(isinstance(data.get(k), str) for k in ("image", "coding", "verifier")) else None
+
+
+async def _export_starting_source(engine: Engine, task_id: str, image: str) -> None:
+    """An image task's /app, exported once so patches and graders start from the same tree."""
+    from ..environments import SandboxSpec
+
+    dest = engine.starting_source(task_id)
+    if dest.exists():
+        shutil.rmtree(dest)
+    task = engine.tasks[task_id]
+    spec = SandboxSpec(run_id=engine.run_id, attempt_id=f"export-{task_id}", role="readiness",
+                       task=task_id, image=image, workdir=task.workdir, hidden=engine.hidden)
+    async with engine.environment.sandbox(spec) as sb:
+        await sb.stop()
+        await sb.export_workspace(dest)
 
 
 def _arms(engine: Engine) -> list[str]:

@@ -58,7 +58,7 @@ from ._docker_containers import (
     stop_left_running,
 )
 from ._docker_engine import EngineInfo, capacity_problem, engine, engine_info
-from ._docker_images import BASE_IMAGE, prepare_image
+from ._docker_images import BASE_IMAGE, image_id, prepare_image
 from ._docker_sandbox import DockerSandbox
 from ._port import SandboxSpec
 
@@ -103,6 +103,14 @@ class DockerEnvironment:
         """The frozen image ID for ``task`` (built, published, or the base image)."""
         async with engine(self.docker_host) as docker:
             return await prepare_image(docker, Path(task_root), task)
+
+    async def has_images(self, *refs: str) -> bool:
+        """Whether the engine still holds every one of these images."""
+        async with engine(self.docker_host) as docker:
+            for ref in refs:
+                if await image_id(docker, ref) is None:
+                    return False
+        return True
 
     async def verifier_image(self, task_root: Path, task: HarborTask, task_image: str) -> str:
         """The separate verifier's image: ``tests/Dockerfile`` built, else the task image."""

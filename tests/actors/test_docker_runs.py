@@ -226,3 +226,24 @@ def test_separate_verifier_image_from_tests_dockerfile(tmp_path: Path) -> None:
     assert prepared["verifier_image"] != prepared["image"]
     status = json.loads(cli("status", str(run), "--json").stdout)
     assert [a["outcome"] for a in status["attempts"]] == ["pass"]
+
+
+def test_prepared_images_are_recorded_and_reused_from_the_cache_root(tmp_path: Path) -> None:
+    """Prepared image IDs go to the cache root; a second run of the same frozen task reuses them."""
+    source = tmp_path / "tasks"
+    task(source, "built", solve='echo b > "$APP_DIR/b.txt"\n',
+         dockerfile="FROM pluginbench/base:bookworm\nRUN echo prepared > /prepared.txt\n")
+    path = config(tmp_path, tasks={"source": str(source), "ids": ["built"]}, treatments={}, runner={"harness": "nop"})
+    cache = Path(os.environ["XDG_CACHE_HOME"]) / "pluginbench" / "prepared"
+    before = set(cache.glob("*.json")) if cache.is_dir() else set()
+    first, second = tmp_path / "r1", tmp_path / "r2"
+    cli("run", str(path), "--output", str(first), "--foreground")
+    records = set(cache.glob("*.json")) - before
+    assert len(records) == 1
+    record = json.loads(next(iter(records)).read_text())
+    prepared = next(e for e in events_of(first) if e["type"] == "task.prepared")
+    assert (record["coding"], record["verifier"]) == (prepared["image"], prepared["verifier_image"])
+    cli("run", str(path), "--output", str(second), "--foreground")
+    again = next(e for e in events_of(second) if e["type"] == "task.prepared")
+    assert (again["image"], again["verifier_image"]) == (prepared["image"], prepared["verifier_image"])
+    assert set(cache.glob("*.json")) - before == records
