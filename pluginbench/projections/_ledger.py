@@ -18,6 +18,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import msgspec
+
 from ..events import Event
 from ._state import RunState
 from ._view import attempt_row, run_row
@@ -141,9 +143,10 @@ def read_ledger(path: Path) -> LedgerView | None:
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
         if meta.get("schema_version") != str(SCHEMA_VERSION) or "run" not in meta:
             return None
-        rows = [json.loads(r[0]) for r in db.execute("SELECT row FROM attempts WHERE live=1 ORDER BY slot")]
+        decode = msgspec.json.decode
+        rows = [decode(r[0]) for r in db.execute("SELECT row FROM attempts WHERE live=1 ORDER BY slot")]
         return LedgerView(json.loads(meta["run"]), rows, int(meta["last_seq"]))
-    except (sqlite3.Error, ValueError, KeyError):
+    except (sqlite3.Error, ValueError, KeyError, msgspec.DecodeError):
         return None
     finally:
         db.close()

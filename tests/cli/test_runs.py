@@ -201,3 +201,19 @@ def test_moved_run_is_refused_in_the_foreground(tmp_path: Path) -> None:
     (tmp_path / "run").rename(tmp_path / "moved")
     done = cli("run", str(tmp_path / "moved"), check=False)
     assert done.returncode == 2 and "moved" in done.stderr
+
+
+def test_fast_status_json_matches_the_full_cli(tmp_path: Path) -> None:
+    """The console entry's fast status --json path prints what the typer command prints."""
+    from typer.testing import CliRunner
+
+    from pluginbench.cli import app
+
+    config = write_config(tmp_path, harness="nop", tasks=["roman-numerals"])
+    run_dir = tmp_path / "run"
+    cli("run", str(config), "--output", str(run_dir), "--foreground")
+    fast = json.loads(cli("status", str(run_dir), "--json").stdout)
+    full = json.loads(CliRunner().invoke(app, ["status", str(run_dir), "--json"]).output)
+    for snap in (fast, full):
+        snap.pop("heartbeat")
+    assert fast == full and fast["phase"] == "complete"

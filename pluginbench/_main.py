@@ -1,0 +1,47 @@
+"""The ``pluginbench`` console entry point.
+
+``status RUN --json`` is what dashboards and scripts poll, often; it is answered here
+without importing the CLI framework (typer, rich), which costs more than the status
+itself on a large run. Everything else, including any error in that path, goes through
+the typer app, so messages and exit codes stay the same.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def _fast_status_json(argv: list[str]) -> bool:
+    if len(argv) != 3 or argv[0] != "status" or "--json" not in argv[1:]:
+        return False
+    run = next(a for a in argv[1:] if a != "--json")
+    if run.startswith("-"):
+        return False
+    from pathlib import Path
+
+    from .rundir import RunDir
+
+    rd = RunDir(Path(run).resolve())
+    if not rd.is_run():
+        return False
+    import msgspec
+
+    from .errors import PluginBenchError
+    from .projections._status import status_snapshot
+
+    try:
+        snap = status_snapshot(rd.root)
+    except PluginBenchError:
+        return False  # let the full CLI print the error and choose the exit code
+    encoded = msgspec.json.Encoder(order="sorted").encode(snap)
+    sys.stdout.buffer.write(msgspec.json.format(encoded, indent=2) + b"\n")
+    sys.stdout.flush()
+    return True
+
+
+def main() -> None:
+    if _fast_status_json(sys.argv[1:]):
+        return
+    from .cli import main as cli_main
+
+    cli_main()
