@@ -209,6 +209,36 @@ def _per_task(doc: Mapping[str, Any]) -> str:
     )
 
 
+_CHANGE_COLUMNS = (
+    ("median_coding_seconds", "coding s"),
+    ("median_source_lines_added", "src +"),
+    ("median_source_lines_removed", "src −"),
+    ("median_test_lines_added", "test +"),
+    ("median_test_lines_removed", "test −"),
+)
+
+
+def _changes(doc: Mapping[str, Any]) -> str:
+    """Medians per task and arm of coding time and lines changed (source and test)."""
+    arms, tasks = doc["arms"], doc["tasks"]
+    top = ['<th rowspan="2">Task</th>'] + [
+        f'<th class="arm" colspan="{len(_CHANGE_COLUMNS)}">{_e(a)}</th>' for a in arms
+    ]
+    sub = [f"<th>{_e(label)}</th>" for _ in arms for _, label in _CHANGE_COLUMNS]
+    body = []
+    for t in tasks:
+        cells = [f'<th scope="row">{_e(t)}</th>']
+        for a in arms:
+            s = doc["per_task"][t][a]
+            cells += [f'<td class="num">{_or_unknown(s.get(field), _tokens)}</td>' for field, _ in _CHANGE_COLUMNS]
+        body.append(f'<tr data-changes-task="{_e(t)}">' + "".join(cells) + "</tr>")
+    return (
+        '<table id="changes-table"><thead><tr>' + "".join(top) + "</tr><tr>" + "".join(sub)
+        + "</tr></thead><tbody>" + "".join(body) + "</tbody></table>"
+        + '<p class="hint">Medians over complete attempts. Smaller numbers alone do not establish better work.</p>'
+    )
+
+
 def _paired(doc: Mapping[str, Any]) -> str:
     out = []
     for arm, d in doc["deltas"].items():
@@ -387,6 +417,7 @@ def render_html(doc: Mapping[str, Any]) -> str:
         f'<section id="notes"><h2>Notes</h2><ul class="notes">{notes}</ul></section>\n'
         f'<section id="per-task"><h2>Pass rates by task</h2>{_per_task(doc)}</section>\n'
         f'<section id="paired"><h2>Paired comparison</h2>{_paired(doc)}</section>\n'
+        f'<section id="changes"><h2>Time and code changes by task</h2>{_changes(doc)}</section>\n'
         f'<section id="missing-values"><h2>Missing values</h2>{_missing(doc)}</section>\n'
         f'<section id="discarded"><h2>Discarded attempts</h2>{_discarded(doc)}</section>\n'
         f'<section id="attempts"><h2>Attempts</h2>{_attempts(doc)}</section>\n'

@@ -703,3 +703,20 @@ def test_random_runs_report_deterministically_and_never_zero_unknowns(data: st.D
                     for t, p in doc["deltas"]["guided"]["per_task"].items()
                     if p["pass_rate_difference"] is not None
                 }
+
+
+def test_changes_table_shows_medians_and_unknown_never_zero() -> None:
+    """The time-and-changes table shows each arm's medians, and 'unknown' (not 0) where one is missing."""
+    from pluginbench.projections._report_html import _changes
+
+    doc = {
+        "arms": ["vanilla"], "tasks": ["t"],
+        "per_task": {"t": {"vanilla": {"median_coding_seconds": 1.5, "median_source_lines_added": 7,
+                                       "median_source_lines_removed": None, "median_test_lines_added": 3,
+                                       "median_test_lines_removed": 0}}},
+    }
+    html = _changes(doc)
+    cells = html.split('data-changes-task="t">')[1].split("</tr>")[0]
+    assert cells.count("<td") == 5
+    assert '<td class="num">7</td>' in cells and '<td class="num">1.5</td>' in cells
+    assert "unknown" in cells and cells.count(">0<") == 1

@@ -183,3 +183,4 @@ def test_screenshot_is_a_non_trivial_render(report: tuple[Path, dict], tmp_path:
     red = bytes(BANNER_RED)
     red_rows = sum(1 for r in rows if red * 20 in r)
     assert red_rows >= 20  # the banner is a solid red block many pixels tall
+
