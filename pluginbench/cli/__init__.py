@@ -1,6 +1,7 @@
 """The ``pluginbench`` command line: parsing and dispatch only.
 
-Commands: init, check, run, status, stop, report, events, demo, doctor (and the hidden worker).
+Commands: init, check, run, status, stop, report, events, demo, doctor, probe serve
+(and the hidden worker).
 Exit codes: 0 success, 1 a run or check that failed, 2 bad input (nothing started).
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 import typer
 
 from ._doctor import doctor_command
+from ._probe import probe_app
 from ._run import demo_command, run_command, worker_command
 from ._setup import check_command, init_command
 from ._watch import events_command, report_command, status_command, stop_command
@@ -33,6 +35,7 @@ app.command("report")(report_command)
 app.command("events")(events_command)
 app.command("demo")(demo_command)
 app.command("doctor")(doctor_command)
+app.add_typer(probe_app, name="probe")
 app.command("worker", hidden=True)(worker_command)
 
 
