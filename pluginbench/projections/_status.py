@@ -160,7 +160,8 @@ def status_snapshot(run_dir: Path, *, now: float | None = None) -> dict[str, Any
         "discarded": run.get("discarded", []),
         "readiness": run.get("readiness", []),
         "arms": arms,
-        "measures": {"selected": [], "measurement_revisions": [], "review_revisions": [], "references": {}, "not_measured": []},
+        "measures": {"selected": _selected_measures(rd), "measurement_revisions": [], "review_revisions": [],
+                     "references": {}, "not_measured": []},
         "report": str(report_html) if report_html.exists() else None,
         "log": str(rd.log) if rd.log.exists() else None,
         "left_running": None if owner is not None else _left_running(run, rd.run_id),
@@ -170,6 +171,17 @@ def status_snapshot(run_dir: Path, *, now: float | None = None) -> dict[str, Any
             for r in rows
         ],
     }
+
+
+def _selected_measures(rd: RunDir) -> list[str]:
+    """The measurements the run's frozen settings select (tokens and time are always taken)."""
+    import json
+
+    try:
+        selected = json.loads(rd.evaluation.read_text()).get("measurements")
+    except (OSError, ValueError, AttributeError):
+        return []
+    return sorted(m for m in selected if isinstance(m, str)) if isinstance(selected, list) else []
 
 
 def _left_running(run: dict[str, Any], run_id: str) -> dict[str, Any]:
