@@ -10,8 +10,7 @@ import typer
 from ._common import errors_to_exit_codes
 
 probe_app = typer.Typer(
-    help="The loopback model server (Anthropic Messages and OpenAI Responses) that drives the "
-    "real CLIs in probe runs, doctor and tests. Loopback only; real credentials are refused.",
+    help="The loopback model server that drives the real CLIs in probe runs, doctor and tests.",
     no_args_is_help=True,
 )
 

@@ -42,9 +42,12 @@ def check_command(
     readiness: Annotated[bool, typer.Option("--readiness/--no-readiness", help="Also run the oracle and nop controls on every task.")] = True,
     json_out: Annotated[bool, typer.Option("--json", help="Print the check results as JSON.")] = False,
 ) -> None:
-    """Run every check that needs no model: the config, each task, each treatment, the
-    sandbox policy, and (by default) readiness: oracle must pass and nop must fail on
-    every task through the real patch and verifier path."""
+    """Run every check that needs no model call.
+
+    The config, each task, each treatment (admission rules), credentials and refused
+    variables, the sandbox policy, the Docker engine and capacity, and (by default)
+    readiness: oracle must pass and nop must fail on every task through the real patch
+    and verifier path."""
     from ..actors import check_inputs, effective_isolation, resolve_paths
 
     loaded = load(config)

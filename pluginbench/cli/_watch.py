@@ -132,8 +132,10 @@ def status_command(
     watch: Annotated[bool, typer.Option("--watch", "-w", help="Redraw every 2 s; exit when the run ends or is stopped.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="One JSON object (schema_version 2) for dashboards.")] = False,
 ) -> None:
-    """Show a run's phase, owner, last activity, attempts by arm and task, tokens and
-    discarded attempts. Only reads: the ledger read-only, else a fold of events.jsonl."""
+    """Show a run's phase, owner, attempts, tokens and discarded attempts.
+
+    Also the last activity, attempts by arm and task, and sandboxes a killed worker left
+    running. Only reads: the ledger read-only, else a fold of events.jsonl."""
     rd = _require_run(run_dir)
     if json_out:
         print_json(status_snapshot(rd.root))
@@ -180,8 +182,9 @@ def stop_command(
     run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
     wait: Annotated[bool, typer.Option("--wait", help="Wait until the worker has released run.lock.")] = False,
 ) -> None:
-    """Ask the run's worker to stop: no new attempt starts; attempts already coding
-    finish and are kept. Signals only the process group recorded in run.lock, and only
+    """Ask the run's worker to stop; running attempts finish and are kept.
+
+    No new attempt starts. Signals only the process group recorded in run.lock, and only
     while that process still holds the lock with the recorded start time."""
     rd = _require_run(run_dir)
     owner = live_owner(rd.root)
@@ -205,8 +208,9 @@ def report_command(
     run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
     json_out: Annotated[bool, typer.Option("--json", help="Print the paths as JSON.")] = False,
 ) -> None:
-    """Rebuild report/ (results.json, results.csv, report.html) from the log and frozen
-    evidence. Makes no model call and codes nothing; the same run gives identical bytes."""
+    """Rebuild report/ from the log and frozen evidence, without any model call.
+
+    Writes results.json, results.csv and report.html; the same run gives identical bytes."""
     from ..projections import build_report
 
     rd = _require_run(run_dir)
