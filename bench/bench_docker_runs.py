@@ -25,22 +25,8 @@ from pluginbench.actors import create_run, run_worker  # noqa: E402
 from pluginbench.config import load  # noqa: E402
 from pluginbench.events import read_events  # noqa: E402
 
-
-def _task(root: Path) -> Path:
-    t = root / "tasks" / "trivial"
-    (t / "workspace").mkdir(parents=True)
-    (t / "tests").mkdir()
-    (t / "solution").mkdir()
-    (t / "workspace" / "a.txt").write_text("a\n")
-    (t / "task.toml").write_text('schema_version = "1.4"\n[verifier]\ntimeout_sec = 60\n')
-    (t / "instruction.md").write_text("nothing\n")
-    test = t / "tests" / "test.sh"
-    test.write_text('#!/bin/sh\nif [ -f "$APP_DIR/b.txt" ]; then echo 1; else echo 0; fi > "$LOGS_DIR/verifier/reward.txt"\n')
-    test.chmod(0o755)
-    solve = t / "solution" / "solve.sh"
-    solve.write_text('#!/bin/sh\necho b > "$APP_DIR/b.txt"\n')
-    solve.chmod(0o755)
-    return t.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_engine import _trivial_tasks  # noqa: E402  (the same trivial task as the engine bench)
 
 
 def main() -> None:
@@ -50,9 +36,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="pb-bench-docker-") as tmp:
         root = Path(tmp)
         os.environ["XDG_CACHE_HOME"] = str(root / "cache")
-        source = _task(root)
+        source = _trivial_tasks(root, 1)
         for jobs in (1, 2, 1, 2):
-            cfg = {"tasks": {"source": str(source), "ids": ["trivial"]}, "treatments": {},
+            cfg = {"tasks": {"source": str(source), "ids": ["t0"]}, "treatments": {},
                    "runner": {"harness": "nop"}, "repeats": args.attempts, "jobs": jobs,
                    "environment": {"backend": "docker"}}
             (root / "evaluation.yaml").write_text(yaml.safe_dump(cfg))
