@@ -149,9 +149,15 @@ async def code_attempt(
         except Exception as exc:  # noqa: BLE001
             return CodingResult(run, None, f"could not export the working tree: {exc}")
     leaked = _leaked_secrets(harness, export)
-    if leaked:
+    redacted = _redact_evidence(harness, attempt_dir, skip=export)
+    if leaked or redacted:
         shutil.rmtree(export, ignore_errors=True)
-        return CodingResult(run, None, f"the credential was found in the exported workspace ({', '.join(leaked)}); the export was deleted and the attempt is not graded")
+        where = [f"workspace: {p}" for p in leaked] + [f"evidence: {p}" for p in redacted]
+        return CodingResult(
+            run, None,
+            f"the credential was found ({'; '.join(where)}); it was redacted from the evidence, the export was "
+            "deleted, and the attempt is not graded",
+        )
     try:
         patch = await anyio.to_thread.run_sync(make_patch, starting_source, export, attempt_dir / "model.patch")
     except Exception as exc:  # noqa: BLE001
@@ -203,6 +209,23 @@ def _leaked_secrets(harness: Harness, export: Path) -> list[str]:
     for secret in secrets():
         found.extend(str(p.relative_to(export)) for p in scan_for_secret([export], secret))
     return sorted(set(found))
+
+
+def _redact_evidence(harness: Harness, attempt_dir: Path, *, skip: Path) -> list[str]:
+    """Replace any delivered credential found in saved evidence; the files it was in."""
+    secrets = getattr(harness, "secrets", None)
+    if secrets is None:
+        return []
+    from ..harnesses._claude import scan_for_secret
+
+    found: set[str] = set()
+    for secret in secrets():
+        for path in scan_for_secret([attempt_dir], secret):
+            if skip in path.parents:
+                continue
+            path.write_bytes(path.read_bytes().replace(secret.encode(), b"<redacted credential>"))
+            found.add(str(path.relative_to(attempt_dir)))
+    return sorted(found)
 
 
 def _run_dict(run: AgentRun) -> dict[str, object]:
