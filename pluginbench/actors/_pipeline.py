@@ -148,14 +148,12 @@ async def code_attempt(
             await sandbox.export_workspace(export)
         except Exception as exc:  # noqa: BLE001
             return CodingResult(run, None, f"could not export the working tree: {exc}")
-    leaked = _leaked_secrets(harness, export)
-    redacted = _redact_evidence(harness, attempt_dir, skip=export)
-    if leaked or redacted:
+    leaked = _scrub_credentials(harness, attempt_dir, export)
+    if leaked:
         shutil.rmtree(export, ignore_errors=True)
-        where = [f"workspace: {p}" for p in leaked] + [f"evidence: {p}" for p in redacted]
         return CodingResult(
             run, None,
-            f"the credential was found ({'; '.join(where)}); it was redacted from the evidence, the export was "
+            f"the credential was found ({'; '.join(leaked)}); it was redacted from the evidence, the export was "
             "deleted, and the attempt is not graded",
         )
     try:
@@ -198,33 +196,22 @@ def _merge_execution(path: Path, summary: dict[str, object]) -> None:
     write_json(path, {**existing, **summary})
 
 
-def _leaked_secrets(harness: Harness, export: Path) -> list[str]:
-    """Files of the exported workspace that contain a credential the harness delivered."""
+def _scrub_credentials(harness: Harness, attempt_dir: Path, export: Path) -> list[str]:
+    """Find the harness's delivered credentials in the attempt's files; redact them in
+    saved evidence (the export is deleted by the caller). One label per file."""
     secrets = getattr(harness, "secrets", None)
     if secrets is None:
         return []
-    from ..harnesses._claude import scan_for_secret
-
-    found: list[str] = []
-    for secret in secrets():
-        found.extend(str(p.relative_to(export)) for p in scan_for_secret([export], secret))
-    return sorted(set(found))
-
-
-def _redact_evidence(harness: Harness, attempt_dir: Path, *, skip: Path) -> list[str]:
-    """Replace any delivered credential found in saved evidence; the files it was in."""
-    secrets = getattr(harness, "secrets", None)
-    if secrets is None:
-        return []
-    from ..harnesses._claude import scan_for_secret
+    from ..harnesses._secrets import scan_for_secret
 
     found: set[str] = set()
     for secret in secrets():
         for path in scan_for_secret([attempt_dir], secret):
-            if skip in path.parents:
+            if export in path.parents:
+                found.add(f"workspace: {path.relative_to(export)}")
                 continue
             path.write_bytes(path.read_bytes().replace(secret.encode(), b"<redacted credential>"))
-            found.add(str(path.relative_to(attempt_dir)))
+            found.add(f"evidence: {path.relative_to(attempt_dir)}")
     return sorted(found)
 
 

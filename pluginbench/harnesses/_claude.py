@@ -34,7 +34,7 @@ import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -76,23 +76,6 @@ class DiscoveryMismatch(PluginBenchError):
         super().__init__(f"arm {arm}: discovery mismatch, attempt stopped before coding: " + "; ".join(problems))
         self.arm = arm
         self.problems = problems
-
-
-def scan_for_secret(paths: Iterable[Path], secret: str) -> list[Path]:
-    """Every file under ``paths`` whose bytes contain ``secret`` (symlinks not followed)."""
-    if not secret:
-        return []
-    needle, hits = secret.encode(), []
-    for root in paths:
-        root = Path(root)
-        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink())
-        for f in files:
-            try:
-                if needle in f.read_bytes():
-                    hits.append(f)
-            except OSError:
-                continue
-    return hits
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -330,9 +313,6 @@ class ClaudeHarness:
         stop = provider_stop(summary, timed_out=res.timed_out)
         checks = after_run_checks(summary, receipt, t, model=model, cli_version=self.cli_version,
                                   subagents=self.subagents, trees_unchanged=trees == self._frozen_trees(t))
-        leaked = scan_for_secret([ctx.attempt_dir], self._token())
-        if leaked:
-            checks.append(f"the credential appears in saved artifacts: {[str(p) for p in leaked]}")
         timings["collect_s"] = round(time.monotonic() - t2, 3)
         res_ev = summary.result or {}
         execution = {

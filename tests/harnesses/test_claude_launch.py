@@ -9,7 +9,7 @@ import pytest
 
 from pluginbench.errors import InputError
 from pluginbench.harnesses import make_harness
-from pluginbench.harnesses._claude import ClaudeHarness, scan_for_secret
+from pluginbench.harnesses._claude import ClaudeHarness
 from pluginbench.harnesses._claude_launch import (
     REFUSED_VARIABLES,
     check_command_env,
@@ -20,6 +20,7 @@ from pluginbench.harnesses._claude_launch import (
     discovery_argv,
     pinned_env,
 )
+from pluginbench.harnesses._secrets import scan_for_secret
 
 
 @pytest.mark.parametrize("var", REFUSED_VARIABLES)

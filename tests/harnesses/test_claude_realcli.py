@@ -11,8 +11,9 @@ import pytest
 from pluginbench.environments._local import LocalEnvironment
 from pluginbench.environments._port import SandboxSpec
 from pluginbench.errors import InputError
-from pluginbench.harnesses._claude import ClaudeHarness, DiscoveryMismatch, scan_for_secret
+from pluginbench.harnesses._claude import ClaudeHarness, DiscoveryMismatch
 from pluginbench.harnesses._port import AttemptContext, FrozenTreatment  # noqa: F401
+from pluginbench.harnesses._secrets import scan_for_secret
 from pluginbench.probe import (
     PINNED,
     PROBE_ANTHROPIC_KEY,
