@@ -81,8 +81,8 @@ class Guard:
         await PlainTextResponse(text + "\n", status_code=code, headers={**SECURITY_HEADERS, **extra})(scope, receive, send)
 
 
-def _html_response(title: str, fragment: str, status_code: int = 200) -> HTMLResponse:
-    return HTMLResponse(_html.page(title, fragment), status_code=status_code,
+def _html_response(title: str, fragment: str, status_code: int = 200, *, live: bool = True) -> HTMLResponse:
+    return HTMLResponse(_html.page(title, fragment, live=live and status_code == 200), status_code=status_code,
                         headers={**SECURITY_HEADERS, "Content-Security-Policy": PAGE_CSP})
 
 
@@ -148,7 +148,7 @@ def build_app(monitor: Monitor, port: int) -> ASGIApp:
         else:
             result = await anyio.to_thread.run_sync(left_running_check, entry.root)
             fragment = _html.left_running_fragment(key, name, result)
-        return _html_response("Containers left running", fragment)
+        return _html_response("Containers left running", fragment, live=False)
 
     async def live(request: Request) -> Response:
         target = urlsplit(request.query_params.get("page", "/"))
@@ -157,14 +157,15 @@ def build_app(monitor: Monitor, port: int) -> ASGIApp:
             return PlainTextResponse("refused\n", status_code=400, headers=SECURITY_HEADERS)
 
         async def stream() -> Any:
-            sent = None
+            sent = request.query_params.get("v")  # the version the page already shows
             generation = -1
             while not monitor.closed:
                 if generation != monitor.generation:
                     generation = monitor.generation
                     _code, _title, fragment = render(monitor, target.path, target.query)
-                    if fragment != sent:
-                        sent = fragment
+                    version = _html.fragment_version(fragment)
+                    if version != sent:
+                        sent = version
                         yield f"event: page\ndata: {json.dumps({'html': fragment})}\n\n"
                 new = await monitor.wait_for_change(generation, timeout=15)
                 if new == generation and not monitor.closed:

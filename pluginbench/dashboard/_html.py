@@ -38,8 +38,8 @@ APP_JS = """
   var main=document.getElementById('live'); var badge=document.getElementById('live-state');
   document.addEventListener('change',function(e){var f=e.target.form;
     if(f&&f.classList.contains('filters')){f.submit();}});
-  if(!main||!window.EventSource){return;}
-  var src=new EventSource('/live?page='+encodeURIComponent(location.pathname+location.search));
+  if(!main||!main.dataset.live||!window.EventSource){badge.textContent='';return;}
+  var src=new EventSource('/live?v='+main.dataset.v+'&page='+encodeURIComponent(location.pathname+location.search));
   src.addEventListener('page',function(e){main.innerHTML=JSON.parse(e.data).html;
     badge.textContent='live · updated '+new Date().toLocaleTimeString();});
   src.onerror=function(){badge.textContent='live updates paused: reconnecting';};
@@ -55,14 +55,23 @@ def _cell(v: Any, reason: str | None = None, *, num: bool = False) -> str:
     return f'<td{" class=num" if num else ""}>{escape(text)}</td>'
 
 
-def page(title: str, fragment: str) -> str:
-    """A whole page around the live ``<main>`` fragment."""
+def fragment_version(fragment: str) -> str:
+    """A short hash of a rendering: the live stream skips what the page already shows."""
+    import hashlib
+
+    return hashlib.sha256(fragment.encode()).hexdigest()[:16]
+
+
+def page(title: str, fragment: str, *, live: bool = True) -> str:
+    """A whole page around the ``<main>`` fragment; a live one is updated in place."""
+    badge = "live updates need JavaScript" if live else ""
+    live_attr = f' data-live="1" data-v="{fragment_version(fragment)}"' if live else ""
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
         f"<title>{escape(title)} · PluginBench</title><style>{CSS}</style></head><body>"
         '<header><a href="/">Runs</a><a href="/results">Results</a>'
-        '<span class="live" id="live-state">live updates need JavaScript</span></header>'
-        f'<main id="live">{fragment}</main><script src="/app.js"></script></body></html>'
+        f'<span class="live" id="live-state">{badge}</span></header>'
+        f'<main id="live"{live_attr}>{fragment}</main><script src="/app.js"></script></body></html>'
     )
 
 
