@@ -26,7 +26,7 @@ def test_pages_and_the_runs_two_files_are_served(served: tuple[int, str, Path]) 
     port, key, root = served
     for path in ("/", "/results", f"/run/{key}", "/results?arm=vanilla"):
         status, body = request(port, "GET", path)
-        assert status == 200 and b"<main id=\"live\">" in body, path
+        assert status == 200 and b"<main id=\"live\" data-live=\"1\"" in body, path
     assert request(port, "GET", f"/run/{key}/report.html") == (200, (root / "report" / "report.html").read_bytes())
     assert request(port, "GET", f"/run/{key}/results.csv") == (200, (root / "report" / "results.csv").read_bytes())
     assert request(port, "HEAD", "/")[0] == 200
