@@ -37,9 +37,10 @@ def _notify(enabled: bool, message: str) -> None:
         return
     try:
         if tool.endswith("osascript"):
-            subprocess.run([tool, "-e", f'display notification "{message}" with title "PluginBench"'], timeout=5, check=False)
+            subprocess.run([tool, "-e", f'display notification "{message}" with title "PluginBench"'], timeout=5, check=False,
+                           start_new_session=True)
         else:
-            subprocess.run([tool, "PluginBench", message], timeout=5, check=False)
+            subprocess.run([tool, "PluginBench", message], timeout=5, check=False, start_new_session=True)
     except (OSError, subprocess.SubprocessError):
         pass  # best effort: a notification never changes a run's outcome
 
@@ -91,7 +92,8 @@ def _systemd_scope() -> list[str]:
     if not shutil.which("systemd-run") or not os.environ.get("XDG_RUNTIME_DIR"):
         return []
     try:
-        ok = subprocess.run(["systemctl", "--user", "show-environment"], capture_output=True, timeout=3).returncode == 0
+        ok = subprocess.run(["systemctl", "--user", "show-environment"], capture_output=True, timeout=3,
+                            start_new_session=True).returncode == 0
     except (OSError, subprocess.SubprocessError):
         ok = False
     return ["systemd-run", "--user", "--scope", "--quiet", "--collect"] if ok else []
