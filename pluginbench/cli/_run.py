@@ -161,14 +161,18 @@ def run_command(
     `status --watch` command. Every setting lives in the config; a run directory
     resumes with its saved settings. Completed attempts are never coded again.
     """
-    from ..actors import check_inputs, create_run, load_saved, resolve_paths
+    from ..actors import check_inputs, create_run, frozen_cli, load_saved, resolve_paths
+    from ..events import RunCreated
 
     if target.is_dir():
         rd = RunDir(target.resolve())
         if output is not None:
             raise RunDirError("--output applies only to a config", field="--output", fix="drop --output when resuming")
         saved = load_saved(rd)
-        read_log(rd.events)  # refuse a corrupt log here, not in the background
+        log = read_log(rd.events)  # refuse a corrupt log here, not in the background
+        created = next((e for e in log.events if isinstance(e, RunCreated)), None)
+        if created is not None:
+            frozen_cli(saved.evaluation, created, rd.events)  # another host CLI or PluginBench is refused here
         check_not_moved(rd.root)
         owner = live_owner(rd.root)
         if owner is not None:
