@@ -31,6 +31,7 @@ from ._report_data import (
     expected_measures,
     missing_values_for,
     notes_for,
+    reused_attempts,
     run_identity,
     tokens_dict,
 )
@@ -125,6 +126,7 @@ def results_document(
         "deltas": paired_deltas(tasks, arms, grouped),
         "missing_values": missing,
         "discarded_attempts": discarded,
+        "reused_attempts": reused_attempts(state),
         "notes": notes_for(run, state, rows),
     }
 
