@@ -368,3 +368,42 @@ def notes_for(run: Mapping[str, Any], state: RunState, rows: list[dict[str, Any]
         "out of the rate; token ratios divide mean input + output tokens per task."
     )
     return notes
+
+
+# ---------------------------------------------------------------- comparison identity
+
+
+def comparison_identity(config: Mapping[str, Any], state: RunState, run: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``compare`` checks before it compares this run's packages with another run's.
+
+    The harness, model, requested reasoning and resolved CLI version; the capabilities;
+    each task's frozen fingerprint and effective agent timeout; the measurement settings.
+    Guidance, jobs, seed and container limits are deliberately absent: they may differ.
+    """
+    timeout = run["timeout_seconds"]
+    tasks = sorted(state.prepared_tasks)
+    return {
+        "runner": {"harness": run["harness"], "model": run["model"], "reasoning": run["reasoning"]},
+        "harness_version": run["cli_version"],
+        "capabilities": dict(sorted((config.get("capabilities") or {}).items())),
+        "tasks": {t: state.prepared_tasks[t].fingerprint for t in tasks},
+        "task_limits": {
+            t: {"effective": {"agent_timeout_seconds": timeout}} for t in tasks
+        },
+        "measurement_settings": {"measurements": list(run["measurements"])},
+    }
+
+
+def token_provenance(run: Mapping[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Where the attempts' token counts come from, and how many are exact, bounds or unknown."""
+    statuses: dict[str, int] = {}
+    for r in rows:
+        s = r["tokens"]["status"]
+        statuses[s] = statuses.get(s, 0) + 1
+    return {
+        "harness": run["harness"],
+        "cli_version": run["cli_version"],
+        "statuses": dict(sorted(statuses.items())),
+        "lower_bound_attempts": [r["attempt_id"] for r in rows if r["tokens"]["status"] == "lower_bound"],
+        "unknown_attempts": [r["attempt_id"] for r in rows if r["tokens"]["status"] == "unknown"],
+    }
