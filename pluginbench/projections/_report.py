@@ -32,6 +32,7 @@ from ._report_data import (
     expected_measures,
     missing_values_for,
     notes_for,
+    reused_attempts,
     run_identity,
     token_provenance,
     tokens_dict,
@@ -129,6 +130,7 @@ def results_document(
         "deltas": paired_deltas(tasks, arms, grouped),
         "missing_values": missing,
         "discarded_attempts": discarded,
+        "reused_attempts": reused_attempts(state),
         "notes": notes_for(run, state, rows),
     }
 

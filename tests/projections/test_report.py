@@ -288,6 +288,7 @@ def test_results_json_shape(tmp_path: Path) -> None:
         "deltas",
         "missing_values",
         "discarded_attempts",
+        "reused_attempts",
         "notes",
     }
     run = doc["run"]
