@@ -185,7 +185,7 @@ def run_command(
             from ..projections import fold
 
             state = fold(read_events(rd.events))
-            summary = plan_summary(saved.evaluation, list(saved.evaluation.tasks.ids or []))
+            summary = plan_summary(saved.evaluation, saved.evaluation.tasks.task_ids())
             summary["resume"] = {
                 "complete": state.count("complete"),
                 "to_code": sum(1 for a in state.live_attempts() if a.state in ("pending", "interrupted") or (a.state == "running" and not a.captured)),
@@ -198,12 +198,12 @@ def run_command(
     if dry_run:
         ev = resolve_paths(loaded)
         check_inputs(ev, loaded.path)
-        _print_plan(plan_summary(ev, list(ev.tasks.ids or [])), json_out)
+        _print_plan(plan_summary(ev, ev.tasks.task_ids()), json_out)
         return
     if json_out:
         raise RunDirError("--json applies only with --dry-run", field="--json", fix="add --dry-run, or use pluginbench status --json")
     ev = loaded.evaluation
-    attempts = len(ev.tasks.ids or []) * (1 + len(ev.treatments)) * ev.repeats
+    attempts = len(ev.tasks.task_ids()) * (1 + len(ev.treatments)) * ev.repeats
     paid = ev.runner.harness not in CONTROL_HARNESSES and ev.runner.probe is None
     _confirm(paid, attempts, yes)
     rd = create_run(loaded, output or _default_output())
