@@ -17,7 +17,7 @@ import typer
 
 from ..config import CONTROL_HARNESSES, load
 from ..errors import LockHeldError, PluginBenchError, RunDirError
-from ..events import check_not_moved, live_owner, read_log
+from ..events import check_not_moved, live_owner, read_run_log
 from ..plan import plan_summary
 from ..rundir import RunDir
 from ._common import console, err_console, errors_to_exit_codes, print_json
@@ -111,7 +111,7 @@ def _notifying(observer: Callable[[Any, Any], None], rd: RunDir, notify: bool) -
 def _run_foreground(rd: RunDir, *, notify: bool) -> int:
     from ..actors import run_worker
 
-    read_log(rd.events)  # a corrupt log is refused before any progress view starts
+    read_run_log(rd.events)  # a missing or corrupt log is refused before any progress view starts
     with ForegroundProgress(rd) as progress:
         state = run_worker(rd.root, foreground=True, observer=_notifying(progress.observe, rd, notify))
     return _finish(rd, state, notify)
@@ -166,7 +166,7 @@ def run_command(
         if output is not None:
             raise RunDirError("--output applies only to a config", field="--output", fix="drop --output when resuming")
         saved = load_saved(rd)
-        read_log(rd.events)  # refuse a corrupt log here, not in the background
+        contents = read_run_log(rd.events)  # refuse a missing or corrupt log here, not in the background
         check_not_moved(rd.root)
         owner = live_owner(rd.root)
         if owner is not None:
@@ -175,10 +175,9 @@ def run_command(
                 fix=f"watch it with: pluginbench status {rd.root} --watch, or stop it with: pluginbench stop {rd.root}",
             )
         if dry_run:
-            from ..events import read_events
             from ..projections import fold
 
-            state = fold(read_events(rd.events))
+            state = fold(contents.events)
             summary = plan_summary(saved.evaluation, list(saved.evaluation.tasks.ids or []))
             summary["resume"] = {
                 "complete": state.count("complete"),

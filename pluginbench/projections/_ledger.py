@@ -133,10 +133,13 @@ def read_ledger(path: Path) -> LedgerView | None:
     if not path.is_file() or Path(str(path) + "-journal").exists():
         return None
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=0.2)
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=0.2, isolation_level=None)
     except sqlite3.Error:
         return None
     try:
+        # One read transaction: meta (last_seq, run row) and the attempt rows are the
+        # same commit, never a mix of two.
+        db.execute("BEGIN")
         mode = db.execute("PRAGMA journal_mode").fetchone()[0]
         if str(mode).lower() != "delete":
             return None
