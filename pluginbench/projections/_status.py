@@ -181,7 +181,7 @@ def left_running_check(run_dir: Path) -> dict[str, Any]:
     the dashboard's "check for containers left running" action."""
     rd = RunDir(run_dir.resolve())
     view = read_ledger(rd.ledger)
-    run = view.run if view is not None else run_row(fold(read_log(rd.events).events))
+    run = view.run if view is not None else run_row(fold(read_run_log(rd.events).events))
     return _left_running(run, rd.run_id)
 
 
