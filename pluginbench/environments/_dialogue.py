@@ -9,7 +9,8 @@ feeds it the command's stdout as it arrives and gives it a way to write to stdin
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 
 import anyio
 
@@ -61,3 +62,15 @@ class LineChannel:
 #: runs and must end it through its own protocol (a backend may not be able to close
 #: stdin on its own); when it returns, the local backend also closes stdin.
 Dialogue = Callable[[LineChannel], Awaitable[None]]
+
+
+@contextmanager
+def first_error() -> Iterator[None]:
+    """Re-raise a task group's lone error as itself, so a dialogue's ``TimeoutError`` or
+    harness error reaches the caller of ``exec`` unwrapped."""
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise

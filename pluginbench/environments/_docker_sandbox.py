@@ -20,7 +20,7 @@ from ._docker_containers import stop_confirmed
 from ._docker_engine import get_archive, put_archive
 from ._docker_tar import pack, pack_many, unpack
 from ._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE
-from ._dialogue import Dialogue, LineChannel
+from ._dialogue import Dialogue, LineChannel, first_error
 from ._port import ExecResult, SandboxPaths, SandboxSpec
 
 MARKER = "PLUGINBENCH_EXEC"
@@ -231,10 +231,11 @@ class DockerSandbox:
                             if channel is not None:
                                 channel.end()
 
-                    async with anyio.create_task_group() as tg:
-                        if dialogue is not None and channel is not None:
-                            tg.start_soon(dialogue, channel)
-                        await read()
+                    with first_error():
+                        async with anyio.create_task_group() as tg:
+                            if dialogue is not None and channel is not None:
+                                tg.start_soon(dialogue, channel)
+                            await read()
                 ended = True
             timed_out = deadline.cancelled_caught
         except BaseException as exc:

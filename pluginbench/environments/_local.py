@@ -42,7 +42,7 @@ from ..errors import EnvironmentFailure
 from ..tasks import copy_tree, scan_tree
 from . import _bwrap, _hostcopy, _proctree
 from ._gitbase import init_base_repo
-from ._dialogue import Dialogue, LineChannel
+from ._dialogue import Dialogue, LineChannel, first_error
 from ._port import ExecResult, SandboxPaths, SandboxSpec
 
 Isolation = Literal["auto", "bubblewrap", "none"]
@@ -219,7 +219,7 @@ class LocalSandbox:
             except OSError as exc:
                 raise EnvironmentFailure(f"cannot start {argv[0]!r}: {exc}") from exc
             self._procs.add(proc)
-            with anyio.move_on_after(timeout) as deadline:
+            with anyio.move_on_after(timeout) as deadline, first_error():
                 async with anyio.create_task_group() as tg:
                     if dialogue is not None:
                         assert proc.stdin is not None and proc.stdout is not None
