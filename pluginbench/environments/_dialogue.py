@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 import anyio
 
@@ -45,10 +45,8 @@ class LineChannel:
 
     async def send(self, data: bytes) -> None:
         """Write to the command's stdin; a command that already exited ignores it."""
-        try:
+        with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError, RuntimeError):
             await self._send(data)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError, RuntimeError):
-            pass
 
     async def receive_line(self) -> bytes | None:
         """The next stdout line without its newline, or ``None`` once stdout has ended."""

@@ -16,11 +16,11 @@ import anyio
 
 from ..errors import EnvironmentFailure
 from . import _docker_scripts as scripts
+from ._dialogue import Dialogue, LineChannel, first_error
 from ._docker_containers import stop_confirmed
 from ._docker_engine import get_archive, put_archive
 from ._docker_tar import pack, pack_many, unpack
 from ._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE
-from ._dialogue import Dialogue, LineChannel, first_error
 from ._port import ExecResult, SandboxPaths, SandboxSpec
 
 MARKER = "PLUGINBENCH_EXEC"

@@ -30,7 +30,7 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from subprocess import DEVNULL, PIPE
 from typing import IO, Literal
@@ -41,8 +41,8 @@ from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 from ..errors import EnvironmentFailure
 from ..tasks import copy_tree, scan_tree
 from . import _bwrap, _hostcopy, _proctree
-from ._gitbase import init_base_repo
 from ._dialogue import Dialogue, LineChannel, first_error
+from ._gitbase import init_base_repo
 from ._port import ExecResult, SandboxPaths, SandboxSpec
 
 Isolation = Literal["auto", "bubblewrap", "none"]
@@ -357,10 +357,8 @@ async def _converse(dialogue: Dialogue, channel: LineChannel, stdin: ByteSendStr
         await dialogue(channel)
     finally:
         with anyio.CancelScope(shield=True):
-            try:
+            with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
                 await stdin.aclose()
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-                pass
 
 
 async def _feed(stream: ByteSendStream, data: bytes) -> None:

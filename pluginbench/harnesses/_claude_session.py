@@ -19,7 +19,15 @@ from collections.abc import Awaitable, Callable
 import anyio
 
 from ..environments._dialogue import LineChannel
-from ._claude_discovery import REQUESTS, control_request, end_session, is_result, request_id, response_id, user_message
+from ._claude_discovery import (
+    REQUESTS,
+    control_request,
+    end_session,
+    is_result,
+    request_id,
+    response_id,
+    user_message,
+)
 
 
 class ClaudeSession:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from pluginbench.harnesses._claude_checks import after_run_checks
 from pluginbench.harnesses._claude_discovery import (
+    REQUESTS,
     Expected,
     Paths,
-    REQUESTS,
     build_receipt,
     compare_receipt,
     control_request,
