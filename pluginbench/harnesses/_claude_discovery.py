@@ -2,9 +2,9 @@
 
 Discovery happens inside the attempt's one coding process (``--input-format
 stream-json``): before the task is sent, stdin carries only control requests, which the
-CLI answers from local state without any API request (see
-../shared/research/claude-code-discovery.md). The receipt is checked, and only then is the
-task sent as the first user message, so the receipt describes the very process that codes.
+CLI answers from local state without any API request (measured on the real CLI; a
+recorded transcript is in tests/data/samples/claude-code-2.1.328/discovery). The receipt
+is checked, and only then is the task sent as the first user message, so the receipt describes the very process that codes.
 The local ``/cost`` command is not used: its output would become part of the
 conversation the model sees.
 
