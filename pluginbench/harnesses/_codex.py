@@ -376,6 +376,9 @@ class CodexHarness:
             "probe": self.probe_base_url is not None,
             "installed_plugin_roots": roots,
             "discovery_settings": self._launch_settings(ctx),
+            "launch_argv": exec_argv(self.cli, workdir=sandbox.paths.app, model=ctx.model or "",
+                                     reasoning=ctx.reasoning, prompt="",
+                                     bypass_hook_trust=any(p.hooks for p in plugins))[1:-2],
             "cache": {"key": key, "hit": False, "origin_attempt": ctx.attempt_id},
             "seconds": {"install": round(t1 - t0, 3), "discovery": round(time.monotonic() - t1, 3)},
         })

@@ -142,3 +142,20 @@ def test_after_run_checks_refuse_agent_tool_when_subagents_are_off(tmp_path: Pat
     problems = after_run_checks(summary, _receipt(), _declared(tmp_path), model=MODEL, cli_version="2.1.328",
                                 subagents=False, trees_unchanged=True)
     assert any("disallowed tools" in p and "Task" in p for p in problems)
+
+
+def test_discovery_identity_ignores_the_attempt_and_binds_what_loaded(tmp_path: Path) -> None:
+    """Receipts that differ only per attempt (session id, timings) share an identity; a changed component,
+    task-owned file or launch flag changes it."""
+    from pluginbench.harnesses import discovery_identity
+
+    first = {**_receipt(), "argv": ["-p", "--model", MODEL, "--session-id", "a"], "attempt_id": "a1", "seconds": 1.0}
+    second = {**first, "argv": ["-p", "--model", MODEL, "--session-id", "b"], "attempt_id": "a2", "seconds": 2.5,
+              "usage_before_task": {**first["usage_before_task"], "total_duration_ms": 999}}
+    ident = discovery_identity(first)
+    assert ident == discovery_identity(second)
+    assert ident.launch == ("-p", "--model", MODEL) and ident.passed is False
+    assert discovery_identity({**first, "skills": []}).components_sha256 != ident.components_sha256
+    changed_task = {**first, "task_owned": {**first["task_owned"], "memory_files": [{"path": "<cwd>/CLAUDE.md"}]}}
+    assert discovery_identity(changed_task).task_owned_sha256 != ident.task_owned_sha256
+    assert discovery_identity({**first, "argv": ["-p", "--model", "claude-x-1"]}).launch != ident.launch
