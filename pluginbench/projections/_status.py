@@ -13,12 +13,13 @@ import datetime as _dt
 import os
 import shlex
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..events import live_owner, read_log
 from ..rundir import RunDir
-from ._ledger import read_ledger
+from ._ledger import LedgerView, read_ledger
 from ._state import OUTCOMES, STATES, fold
 from ._view import attempt_rows, run_row
 
@@ -70,14 +71,24 @@ def _sum_tokens(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return totals
 
 
-def status_snapshot(run_dir: Path, *, now: float | None = None) -> dict[str, Any]:
-    """The ``status --json`` object (schema_version 2). Read-only."""
+def status_snapshot(
+    run_dir: Path,
+    *,
+    now: float | None = None,
+    ledger_reader: Callable[[Path], LedgerView | None] = read_ledger,
+    check_left_running: bool = True,
+) -> dict[str, Any]:
+    """The ``status --json`` object (schema_version 2). Read-only.
+
+    ``ledger_reader`` lets an async caller (the dashboard) hand in the ledger view it
+    read itself; ``check_left_running=False`` keeps Docker out of a page poll
+    (``left_running`` is then null, as the dashboard's contract says)."""
     import time
 
     rd = RunDir(run_dir.resolve())
     now = time.time() if now is None else now
     owner = live_owner(rd.root)
-    view = read_ledger(rd.ledger)
+    view = ledger_reader(rd.ledger)
     contents = None
     if view is not None:
         last = _last_line(rd.events)
@@ -112,7 +123,7 @@ def status_snapshot(run_dir: Path, *, now: float | None = None) -> dict[str, Any
             "attempts": len(arm_rows),
             "states": {s: sum(1 for r in arm_rows if r["state"] == s) for s in STATES},
             "outcomes": {o: sum(1 for r in arm_rows if r["outcome"] == o and r["state"] == "complete") for o in OUTCOMES},
-            "reused": 0,
+            "reused": sum(1 for r in arm_rows if r.get("reused")),
             "tokens": _sum_tokens(arm_rows),
         }
     work_left = phase not in ("complete", "not_started") and any(r["state"] != "complete" for r in rows)
@@ -153,10 +164,15 @@ def status_snapshot(run_dir: Path, *, now: float | None = None) -> dict[str, Any
         "attempts_total": len(rows),
         "states": {s: states.get(s, 0) for s in STATES},
         "outcomes": {o: outcomes.get(o, 0) for o in OUTCOMES},
-        "tokens": _sum_tokens(rows + [
+        # Reused vanilla attempts were paid for by their origin run, not this one.
+        "tokens": _sum_tokens([r for r in rows if not r.get("reused")] + [
             {"tokens_status": d["tokens_status"], "usage": d.get("usage")} for d in run.get("discarded", [])
         ]),
-        "reuse": {"vanilla_attempts": sum(1 for r in rows if r["arm"] == "vanilla"), "planned_hits": 0, "reused": 0},
+        "reuse": run.get("reuse") or {
+            "vanilla_attempts": sum(1 for r in rows if r["arm"] == "vanilla"),
+            "planned_hits": 0,
+            "reused": sum(1 for r in rows if r.get("reused")),
+        },
         "discarded": run.get("discarded", []),
         "readiness": run.get("readiness", []),
         "arms": arms,
@@ -164,7 +180,7 @@ def status_snapshot(run_dir: Path, *, now: float | None = None) -> dict[str, Any
                      "references": {}, "not_measured": []},
         "report": str(report_html) if report_html.exists() else None,
         "log": str(rd.log) if rd.log.exists() else None,
-        "left_running": None if owner is not None else _left_running(run, rd.run_id),
+        "left_running": None if owner is not None or not check_left_running else _left_running(run, rd.run_id),
         "attempts": [
             {k: r[k] for k in ("id", "slot", "task", "arm", "repeat", "state", "outcome", "outcome_reason",
                                "reused", "tokens", "tokens_status", "tokens_reason", "minutes", "measures")}
@@ -182,6 +198,15 @@ def _selected_measures(rd: RunDir) -> list[str]:
     except (OSError, ValueError, AttributeError):
         return []
     return sorted(m for m in selected if isinstance(m, str)) if isinstance(selected, list) else []
+
+
+def left_running_check(run_dir: Path) -> dict[str, Any]:
+    """The ``left_running`` object of a run no process owns (asks Docker on docker runs):
+    the dashboard's "check for containers left running" action."""
+    rd = RunDir(run_dir.resolve())
+    view = read_ledger(rd.ledger)
+    run = view.run if view is not None else run_row(fold(read_log(rd.events).events))
+    return _left_running(run, rd.run_id)
 
 
 def _left_running(run: dict[str, Any], run_id: str) -> dict[str, Any]:
