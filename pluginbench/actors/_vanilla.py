@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import anyio
 import msgspec

@@ -41,6 +41,7 @@ from ._codex_config import (
     MARKETPLACE,
     app_server_requests,
     config_toml,
+    discovery_settings,
     exec_argv,
     launch_env,
     marketplace_json,
@@ -279,10 +280,7 @@ class CodexHarness:
 
     def _launch_settings(self, ctx: AttemptContext) -> list[str]:
         """The ``-c`` settings discovery renders the prompt with: the coding launch's own."""
-        args = ["-c", f"model={json.dumps(ctx.model)}"] if ctx.model else []
-        if ctx.reasoning is not None:
-            args += ["-c", f"model_reasoning_effort={json.dumps(ctx.reasoning)}"]
-        return args
+        return discovery_settings(ctx.model, ctx.reasoning)
 
     async def _repo_docs(self, sandbox: Sandbox) -> tuple[tuple[str, str], ...]:
         """The task repository's own instruction files at its root (task-owned)."""
