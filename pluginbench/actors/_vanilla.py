@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import anyio
 import msgspec
