@@ -17,7 +17,7 @@ import typer
 
 from ..config import CONTROL_HARNESSES, load
 from ..errors import LockHeldError, PluginBenchError, RunDirError
-from ..events import check_not_moved, live_owner, read_log
+from ..events import check_not_moved, live_owner, read_run_log
 from ..plan import plan_summary
 from ..rundir import RunDir
 from ._common import console, err_console, errors_to_exit_codes, print_json
@@ -113,7 +113,7 @@ def _notifying(observer: Callable[[Any, Any], None], rd: RunDir, notify: bool) -
 def _run_foreground(rd: RunDir, *, notify: bool) -> int:
     from ..actors import run_worker
 
-    read_log(rd.events)  # a corrupt log is refused before any progress view starts
+    read_run_log(rd.events)  # a missing or corrupt log is refused before any progress view starts
     with ForegroundProgress(rd) as progress:
         state = run_worker(rd.root, foreground=True, observer=_notifying(progress.observe, rd, notify))
     return _finish(rd, state, notify)
@@ -169,8 +169,8 @@ def run_command(
         if output is not None:
             raise RunDirError("--output applies only to a config", field="--output", fix="drop --output when resuming")
         saved = load_saved(rd)
-        log = read_log(rd.events)  # refuse a corrupt log here, not in the background
-        created = next((e for e in log.events if isinstance(e, RunCreated)), None)
+        contents = read_run_log(rd.events)  # refuse a missing or corrupt log here, not in the background
+        created = next((e for e in contents.events if isinstance(e, RunCreated)), None)
         if created is not None:
             frozen_cli(saved.evaluation, created, rd.events)  # another host CLI or PluginBench is refused here
         check_not_moved(rd.root)
@@ -181,11 +181,11 @@ def run_command(
                 fix=f"watch it with: pluginbench status {rd.root} --watch, or stop it with: pluginbench stop {rd.root}",
             )
         if dry_run:
-            from ..events import read_events
             from ..projections import fold
 
-            state = fold(read_events(rd.events))
-            summary = plan_summary(saved.evaluation, list(saved.evaluation.tasks.ids or []))
+            state = fold(contents.events)
+            summary = plan_summary(saved.evaluation, saved.evaluation.tasks.task_ids())
+            summary["vanilla_cache"] = _recorded_cache(state)
             summary["resume"] = {
                 "complete": state.count("complete"),
                 "to_code": sum(1 for a in state.live_attempts() if a.state in ("pending", "interrupted") or (a.state == "running" and not a.captured)),
@@ -197,13 +197,17 @@ def run_command(
     loaded = load(target)
     if dry_run:
         ev = resolve_paths(loaded)
-        check_inputs(ev, loaded.path)
-        _print_plan(plan_summary(ev, list(ev.tasks.ids or [])), json_out)
+        tasks = check_inputs(ev, loaded.path)
+        from ..actors._vanilla import plan_decisions
+
+        summary = plan_summary(ev, ev.tasks.task_ids())
+        summary["vanilla_cache"] = plan_decisions(ev, tasks)
+        _print_plan(summary, json_out)
         return
     if json_out:
         raise RunDirError("--json applies only with --dry-run", field="--json", fix="add --dry-run, or use pluginbench status --json")
     ev = loaded.evaluation
-    attempts = len(ev.tasks.ids or []) * (1 + len(ev.treatments)) * ev.repeats
+    attempts = len(ev.tasks.task_ids()) * (1 + len(ev.treatments)) * ev.repeats
     paid = ev.runner.harness not in CONTROL_HARNESSES and ev.runner.probe is None
     _confirm(paid, attempts, yes)
     rd = create_run(loaded, output or _default_output())
@@ -218,6 +222,31 @@ def _go(rd: RunDir, *, foreground: bool, notify: bool) -> None:
     pid = _spawn_worker(rd, notify)
     console.print(f"run {rd.root} started in the background (pid {pid})", highlight=False)
     console.print(f"watch it:  pluginbench status {shlex.quote(str(rd.root))} --watch", highlight=False)
+
+
+def _recorded_cache(state: Any) -> dict[str, Any]:
+    """A saved run's cache decisions as preparation recorded them (none before preparation)."""
+    attempts = [
+        {"attempt_id": d.attempt_id, "task": c.task, "repeat": d.repeat, "cohort": c.cohort,
+         "decision": d.decision, "reason": d.reason}
+        for c in state.vanilla_cache.values() for d in c.decisions
+    ]
+    return {"recorded": True, "attempts": attempts,
+            "planned_hits": sum(1 for a in attempts if a["decision"] in ("hit", "rejected"))}
+
+
+def print_cache_decisions(cache: dict[str, Any]) -> None:
+    """One line per vanilla attempt: hit or miss, and the cohort (relative to the cache root)."""
+    if cache.get("enabled") is False:
+        console.print("vanilla cache: off (runner.vanilla_cache or PLUGINBENCH_VANILLA_CACHE)", highlight=False)
+        return
+    attempts = cache.get("attempts") or []
+    hits = sum(1 for a in attempts if a["decision"] == "hit")
+    where = f" under {cache['root']}" if cache.get("root") else ""
+    console.print(f"vanilla cache: {hits} of {len(attempts)} vanilla attempts hit{where}", highlight=False)
+    for a in attempts:
+        why = f" ({a['reason']})" if a.get("reason") else ""
+        console.print(f"  {a['attempt_id']}: {a['decision']} {a['cohort']}/{a['repeat']}{why}", highlight=False)
 
 
 def _print_plan(summary: dict[str, object], json_out: bool) -> None:
@@ -238,6 +267,8 @@ def _print_plan(summary: dict[str, object], json_out: bool) -> None:
     for s in summary["slots"]:  # type: ignore[attr-defined]
         table.add_row(str(s["slot"]), s["attempt_id"], s["task"], s["arm"], str(s["repeat"]))
     console.print(table)
+    if "vanilla_cache" in summary:
+        print_cache_decisions(summary["vanilla_cache"])  # type: ignore[arg-type]
     if "resume" in summary:
         console.print(f"resume: {summary['resume']}", highlight=False)
     console.print("dry run: nothing was started")

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..errors import RunDirError
-from ..events import read_events
+from ..events import read_run_log
 from ..rundir import RunDir
 from ._report_data import (
     SCHEMA_VERSION,
@@ -28,10 +28,13 @@ from ._report_data import (
     arm_order,
     arm_summary,
     attempt_row,
+    comparison_identity,
     expected_measures,
     missing_values_for,
     notes_for,
+    reused_attempts,
     run_identity,
+    token_provenance,
     tokens_dict,
 )
 from ._report_html import render_html
@@ -118,6 +121,8 @@ def results_document(
     return {
         "schema_version": SCHEMA_VERSION,
         "run": run,
+        "comparison_identity": comparison_identity(config, state, run),
+        "token_provenance": token_provenance(run, rows),
         "arms": arms,
         "tasks": tasks,
         "attempts": rows,
@@ -125,6 +130,7 @@ def results_document(
         "deltas": paired_deltas(tasks, arms, grouped),
         "missing_values": missing,
         "discarded_attempts": discarded,
+        "reused_attempts": reused_attempts(state),
         "notes": notes_for(run, state, rows),
     }
 
@@ -241,7 +247,7 @@ def build_report(run_dir: Path) -> ReportFiles:
     """Rebuild ``report/`` of ``run_dir`` from its config and event log; returns the paths."""
     rd = RunDir(Path(run_dir))
     config = _read_config(rd.evaluation)
-    state = fold(read_events(rd.events))
+    state = fold(read_run_log(rd.events).events)  # a missing or empty log never overwrites a report
     doc = results_document(config, state, fallback_name=rd.root.resolve().name)
     rd.report_dir.mkdir(parents=True, exist_ok=True)
     files = ReportFiles(

@@ -30,6 +30,7 @@ from pluginbench.events._types import (
     MeasuresCollected,
     RunCreated,
     SlotPlan,
+    TaskPrepared,
     Usage,
 )
 from pluginbench.projections._report import build_report
@@ -258,17 +259,33 @@ def test_missing_config_is_a_run_dir_error(tmp_path: Path) -> None:
     assert "evaluation.json" in str(info.value)
 
 
-def test_run_without_events_still_reports(tmp_path: Path) -> None:
-    """A run whose log is still empty gets a report that says there is nothing to report."""
-    root = tmp_path / "run"
-    root.mkdir()
-    (root / "evaluation.json").write_text(json.dumps({"name": "empty", "treatments": {"g": {}}}))
-    doc = load(root)
+def test_a_state_without_events_reports_nothing_to_report() -> None:
+    """The pure report of a state with no events says there is nothing to report."""
+    from pluginbench.projections._report import results_document
+    from pluginbench.projections._report_html import render_html
+    from pluginbench.projections._state import fold
+
+    doc = results_document({"name": "empty", "treatments": {"g": {}}}, fold([]), fallback_name="empty")
     assert (doc["attempts"], doc["tasks"], doc["arms"]) == ([], [], ["vanilla", "g"])
     assert doc["deltas"]["g"]["summary"]["pass_rate"]["status"] == "no_tasks"
     assert doc["deltas"]["g"]["summary"]["pass_rate"]["sign_test"]["p"] is None
     assert any("nothing to report" in n for n in doc["notes"])
-    assert "nothing to report" in (root / "report" / "report.html").read_text()
+    assert "nothing to report" in render_html(doc)
+
+
+def test_run_without_events_is_refused(tmp_path: Path) -> None:
+    """build_report refuses a run whose log is missing or empty and writes no report."""
+    from pluginbench.errors import CorruptLogError
+
+    root = tmp_path / "run"
+    root.mkdir()
+    (root / "evaluation.json").write_text(json.dumps({"name": "empty", "treatments": {"g": {}}}))
+    with pytest.raises(CorruptLogError, match="missing"):
+        build_report(root)
+    (root / "events.jsonl").write_text("")
+    with pytest.raises(CorruptLogError, match="empty"):
+        build_report(root)
+    assert not (root / "report").exists()
 
 
 def test_results_json_shape(tmp_path: Path) -> None:
@@ -278,6 +295,8 @@ def test_results_json_shape(tmp_path: Path) -> None:
     assert set(doc) == {
         "schema_version",
         "run",
+        "comparison_identity",
+        "token_provenance",
         "arms",
         "tasks",
         "attempts",
@@ -285,6 +304,7 @@ def test_results_json_shape(tmp_path: Path) -> None:
         "deltas",
         "missing_values",
         "discarded_attempts",
+        "reused_attempts",
         "notes",
     }
     run = doc["run"]
@@ -305,6 +325,26 @@ def test_results_json_shape(tmp_path: Path) -> None:
     assert doc["arms"] == ["vanilla", "guided"]
     assert len(doc["attempts"]) == 42
     assert doc["attempts"][0]["evidence"] == f"evidence/attempts/{doc['attempts'][0]['attempt_id']}"
+
+
+def test_comparison_identity_and_token_provenance(tmp_path: Path) -> None:
+    """results.json saves what compare checks (runner, CLI version, capabilities, task fingerprints and
+    timeouts, measurements) and where token counts stand (counts by status, bound and unknown attempts)."""
+    b = RunBuilder(tmp_path / "run", ["task-a", "task-b"])
+    for t in ("task-a", "task-b"):
+        b.log.append(TaskPrepared(task=t, fingerprint=f"sha256:{t}", files=3, workdir="/app"))
+    b.complete("task-a", "vanilla", "pass", exact(10, 5))
+    b.complete("task-a", "guided", "pass", UNKNOWN_USAGE)
+    doc = load(b.close())
+    ident = doc["comparison_identity"]
+    assert ident["runner"] == {"harness": "simulated", "model": "model-x", "reasoning": "high"}
+    assert ident["harness_version"] == "1.2.3"  # the pinned runner.cli_version
+    assert ident["tasks"] == {"task-a": "sha256:task-a", "task-b": "sha256:task-b"}
+    assert ident["task_limits"]["task-b"] == {"effective": {"agent_timeout_seconds": 600}}
+    assert ident["measurement_settings"] == {"measurements": ["tokens", "time", "lines"]}
+    prov = doc["token_provenance"]
+    assert prov["statuses"]["exact"] == 1 and prov["statuses"]["unknown"] >= 1
+    assert "task-a.guided.0" in prov["unknown_attempts"]
 
 
 def test_arms_follow_config_order_after_vanilla(tmp_path: Path) -> None:
