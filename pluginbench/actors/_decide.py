@@ -119,6 +119,7 @@ def _publish(state: RunState, a: Attempt) -> list[Command]:
         or a.reused
         or a.cached is not None
         or a.task not in state.vanilla_cache
+        or not state.vanilla_cache[a.task].publish
         or a.state != "complete"
         or a.provider_stop
     ):

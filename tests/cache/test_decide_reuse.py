@@ -161,3 +161,16 @@ def test_an_all_reused_run_builds_its_report_only_after_coding_started() -> None
     run.apply(MeasuresCollected(attempt_id="t0__vanilla__r1", measures={}))
     out = run.apply(AttemptCompleted(attempt_id="t0__vanilla__r1"))
     assert BuildReport() not in out
+
+
+def test_a_task_whose_lookup_forbids_publication_is_never_published() -> None:
+    """vanilla_cache.checked with publish false (an unpinned Claude version) keeps its vanilla attempts out of the cache."""
+    import msgspec
+
+    run = Run(created(n_tasks=1), RunStarted(pid=1, pgid=1, resumed=False))
+    run.apply(msgspec.structs.replace(_checked(), publish=False, reason="unpinned"))
+    from pluginbench.events import CodingStarted
+
+    run.apply(CodingStarted())
+    run.start("t0__vanilla__r1")
+    assert not [c for c in _capture(run, "t0__vanilla__r1") if isinstance(c, Publish)]
