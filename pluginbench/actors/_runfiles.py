@@ -145,12 +145,6 @@ def check_inputs(
     for task_id, folder, field in _task_folders(ev, config, remote):
         task = load_task(folder, task_id)
         scan_tree(folder, context=f"task '{task_id}'")
-        if not task.has_solution:
-            raise TaskError(
-                f"task '{task_id}' has no solution/solve.sh", file=str(folder / "solution" / "solve.sh"),
-                field=f"tasks.ids[{i}]",
-                fix="add the reference solution (readiness runs it: oracle must pass before any agent is coded)",
-            )
         if ev.environment.backend == "local" and not task.has_workspace:
             raise TaskError(
                 f"task '{task_id}' has no workspace/ folder for the local backend", file=str(folder / "workspace"),
@@ -161,6 +155,12 @@ def check_inputs(
                 f"task '{task_id}' has no simulated/candidates.toml for the simulated harness",
                 file=str(folder / "simulated" / "candidates.toml"), field="runner.harness",
                 fix="add candidate patches (see docs/tasks.md) or use another harness",
+            )
+        if not task.has_solution:
+            raise TaskError(
+                f"task '{task_id}' has no solution/solve.sh", file=str(folder / "solution" / "solve.sh"),
+                field=field,
+                fix="add the reference solution (readiness runs it: oracle must pass before any agent is coded)",
             )
         tasks[task_id] = task
     for name, t in ev.treatments.items():
