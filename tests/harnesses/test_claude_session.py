@@ -20,7 +20,10 @@ class FakeCli:
         self.channel = LineChannel(self.receive)
 
     async def receive(self, data: bytes) -> None:
-        msg = json.loads(data)
+        for line in data.splitlines():
+            self.answer(json.loads(line))
+
+    def answer(self, msg: dict) -> None:
         self.sent.append(msg)
         if msg["type"] == "control_request":
             self.channel.feed(json.dumps({"type": "control_response", "response": {
