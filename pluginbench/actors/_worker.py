@@ -22,6 +22,7 @@ from ..projections._state import RunState, fold
 from ..rundir import RunDir
 from ._context import Engine, Outbox, cache_root
 from ._frozen_versions import frozen_cli
+from ._remote_tasks import task_sources as task_sources_of
 from ._runfiles import effective_isolation, load_saved, resolve_cli
 from ._supervisor import Observer, Supervisor
 
@@ -78,9 +79,8 @@ def _probe(ev: Evaluation, rd: RunDir) -> Iterator[str | None]:
 
 
 def build_engine(rd: RunDir, ev: Evaluation, probe_base_url: str | None, created: RunCreated | None = None) -> Engine:
-    source = Path(ev.tasks.source or "")
-    task_sources = {tid: source / tid for tid in ev.tasks.ids or []}
-    hidden = {rd.root, cache_root(), source.resolve()}
+    task_sources = task_sources_of(rd, ev)  # links: the run's own pinned copies, never resolved again
+    hidden = {rd.root, cache_root(), *(p.parent.resolve() for p in task_sources.values())}
     for t in ev.treatments.values():
         for p in (*t.guidance, *t.skills, *t.plugins):
             hidden.add(Path(p).resolve().parent if p in t.guidance else Path(p).resolve())

@@ -184,7 +184,7 @@ def run_command(
             from ..projections import fold
 
             state = fold(contents.events)
-            summary = plan_summary(saved.evaluation, list(saved.evaluation.tasks.ids or []))
+            summary = plan_summary(saved.evaluation, saved.evaluation.tasks.task_ids())
             summary["vanilla_cache"] = _recorded_cache(state)
             summary["resume"] = {
                 "complete": state.count("complete"),
@@ -200,14 +200,14 @@ def run_command(
         tasks = check_inputs(ev, loaded.path)
         from ..actors._vanilla import plan_decisions
 
-        summary = plan_summary(ev, list(ev.tasks.ids or []))
+        summary = plan_summary(ev, ev.tasks.task_ids())
         summary["vanilla_cache"] = plan_decisions(ev, tasks)
         _print_plan(summary, json_out)
         return
     if json_out:
         raise RunDirError("--json applies only with --dry-run", field="--json", fix="add --dry-run, or use pluginbench status --json")
     ev = loaded.evaluation
-    attempts = len(ev.tasks.ids or []) * (1 + len(ev.treatments)) * ev.repeats
+    attempts = len(ev.tasks.task_ids()) * (1 + len(ev.treatments)) * ev.repeats
     paid = ev.runner.harness not in CONTROL_HARNESSES and ev.runner.probe is None
     _confirm(paid, attempts, yes)
     rd = create_run(loaded, output or _default_output())
