@@ -17,6 +17,7 @@ The coding actor drives one attempt through a :class:`Harness`:
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple, Protocol
@@ -98,11 +99,23 @@ NO_MODEL_USAGE = Usage(
 
 
 def tool_roots(cli_path: str | Path) -> tuple[Path, ...]:
-    """Host folders a CLI needs to run: its npm ``node_modules`` tree when it has one
-    (the package and its platform binaries), else the folder of the executable."""
+    """Host folders a CLI needs to run, bound read-only in a default-deny sandbox: its
+    npm ``node_modules`` tree when it has one (the package and its platform binaries)
+    plus the install prefix of the ``node`` on PATH when that lies outside the system
+    folders (nvm, /opt/node ...), else the folder of the executable."""
     path = Path(cli_path)
     for candidate in (path, path.resolve()):
         for parent in candidate.parents:
             if parent.name == "node_modules":
-                return (parent,)
+                return (parent, *_node_prefix())
     return (path.resolve().parent,)
+
+
+def _node_prefix() -> tuple[Path, ...]:
+    node = shutil.which("node")
+    if node is None:
+        return ()
+    real = Path(node).resolve()
+    if real.parts[1:2] and real.parts[1] in ("usr", "bin", "sbin", "lib", "lib64"):
+        return ()  # a system install: already inside
+    return (real.parent.parent,)
