@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import stats
+from ..config import capability_record_of
 from ..events import Measure, Usage
 from ._state import OUTCOMES, VANILLA, Attempt, RunState
 
@@ -299,6 +300,7 @@ def run_identity(config: Mapping[str, Any], state: RunState, fallback_name: str)
         "repeats": c.repeats if c else config.get("repeats"),
         "jobs": c.jobs if c else config.get("jobs"),
         "timeout_seconds": c.timeout_seconds if c else config.get("timeout_seconds"),
+        "capabilities": capability_record_of(dict(config)),
         "measurements": list(config.get("measurements", DEFAULT_MEASUREMENTS)),
         "evaluation_sha256": c.evaluation_sha256 if c else None,
         "pluginbench_version": (c.pluginbench_version or None) if c else None,
