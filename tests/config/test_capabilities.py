@@ -9,7 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from pluginbench.cli import app
-from pluginbench.config import Capabilities, capability_record, capability_record_of
+from pluginbench.config import Capabilities, capability_record, capability_record_of, load
 from pluginbench.harnesses._codex import CodexHarness
 from pluginbench.harnesses._codex_config import config_toml
 from pluginbench.harnesses._port import FrozenTreatment
@@ -92,3 +92,18 @@ def test_results_json_identity_records_capabilities(tmp_path: Path) -> None:
     run = load(b.close())["run"]
     assert run["capabilities"] == capability_record("codex", Capabilities())
     assert run["capabilities"]["not_enforced"] == ["max_depth"]
+
+
+def test_claude_refuses_max_threads_and_max_depth_when_set(tmp_path: Path) -> None:
+    """A Claude run with capabilities.max_threads or max_depth set is refused naming the field; subagents alone is fine."""
+    claude = {"harness": "claude", "model": "claude-sonnet-4-5", "reasoning": "low", "probe": "scenario.yaml"}
+    for key in ("max_threads", "max_depth"):
+        folder = tmp_path / key
+        folder.mkdir()
+        config = edit(write_config(folder), runner=claude, capabilities={key: 2})
+        result = CliRunner().invoke(app, ["run", str(config), "--dry-run", "--json"])
+        assert_refused(result.exit_code, result.output, f"capabilities.{key}", "not enforced by Claude Code")
+    folder = tmp_path / "ok"
+    folder.mkdir()
+    ok = load(edit(write_config(folder), runner=claude, capabilities={"subagents": False}))
+    assert ok.evaluation.capabilities.subagents is False
