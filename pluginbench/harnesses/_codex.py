@@ -28,8 +28,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from ..config import Capabilities, capability_record
 from ..environments._port import Sandbox
 from ..errors import InputError, PluginBenchError
@@ -56,7 +54,7 @@ from ._codex_discovery import (
 )
 from ._codex_events import reachable_sessions, read_exec_stream, read_rollout
 from ._codex_usage import classify_provider_stop, validate_usage
-from ._port import AgentRun, AttemptContext, FrozenTreatment, tool_roots
+from ._port import AgentRun, AttemptContext, FrozenTreatment, hook_arm_usage, tool_roots
 
 __all__ = ["CodexHarness", "DiscoveryMismatch"]
 
@@ -106,10 +104,10 @@ class CodexHarness:
         probe_base_url: str | None = None,
         *,
         host_codex_home: Path | None = None,
-        capabilities: Capabilities = Capabilities(),
+        capabilities: Capabilities | None = None,
     ) -> None:
         self.cli = str(cli_path)
-        self.capabilities = capabilities
+        self.capabilities = capabilities if capabilities is not None else Capabilities()
         self.cli_version = cli_version
         self.readonly = tool_roots(cli_path) if Path(cli_path).exists() else ()
         self.probe_base_url = probe_base_url
@@ -337,15 +335,10 @@ class CodexHarness:
             timed_out=res.timed_out,
             seconds=res.seconds,
         )
-        if run.usage.status == "exact" and any(p.hooks for p in plugins):
-            # Hook subprocesses may spend tokens nobody meters: the session's validated
-            # usage is a floor of the total, never the total.
-            usage = msgspec.structs.replace(
-                run.usage, status="lower_bound",
-                reason=(run.usage.reason or "validated against the rollouts")
-                + "; native session only: command-hook subprocess usage is unmetered",
-            )
-            run = run._replace(usage=usage)
+        if any(p.hooks for p in plugins):
+            # Hook subprocesses may spend tokens nobody meters: the total is unknown, the
+            # session's usage stays, labelled as the native session's.
+            run = run._replace(usage=hook_arm_usage(run.usage))
         return run
 
     async def login_status(self, sandbox: Sandbox) -> dict[str, Any]:

@@ -31,7 +31,7 @@ def _toml_str(value: str) -> str:
 
 
 def config_toml(
-    *, probe: tuple[str, Mapping[str, str]] | None, capabilities: Capabilities = Capabilities()
+    *, probe: tuple[str, Mapping[str, str]] | None, capabilities: Capabilities | None = None
 ) -> str:
     """The private ``config.toml``, identical for every arm.
 
@@ -48,7 +48,7 @@ def config_toml(
     ``[agents] max_threads`` (at most 4) and ``max_depth`` (a V1 preference) are set and
     the model keeps choosing its runtime.
     """
-    subagents, max_threads, max_depth = codex_settings(capabilities)
+    subagents, max_threads, max_depth = codex_settings(capabilities or Capabilities())
     lines = [
         "# Written by PluginBench: the private Codex configuration of one attempt.",
         "check_for_update_on_startup = false",

@@ -22,6 +22,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
+import msgspec
+
 from ..environments._port import Sandbox
 from ..events import Usage
 from ..tasks import HarborTask
@@ -96,6 +98,23 @@ NO_MODEL_USAGE = Usage(
     total_tokens=0,
     reason="control harness: makes no model call",
 )
+
+
+#: Why an arm with command hooks has no known total.
+HOOKS_UNMETERED = (
+    "the arm's plugins run command hooks, whose subprocesses are unmetered: total usage is "
+    "unknown; the native CLI session's usage is kept separately in native_session"
+)
+
+
+def hook_arm_usage(native: Usage) -> Usage:
+    """The usage of an attempt whose arm runs command hooks: total ``unknown`` with the
+    reason, the native session's own usage (whatever its status) kept in ``native_session``."""
+    session = msgspec.structs.replace(
+        native, reason="native CLI session only (hook subprocesses excluded)"
+        + (f"; {native.reason}" if native.reason else ""), native_session=None,
+    )
+    return Usage(status="unknown", reason=HOOKS_UNMETERED, native_session=session)
 
 
 def tool_roots(cli_path: str | Path) -> tuple[Path, ...]:
