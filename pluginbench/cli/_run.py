@@ -37,9 +37,10 @@ def _notify(enabled: bool, message: str) -> None:
         return
     try:
         if tool.endswith("osascript"):
-            subprocess.run([tool, "-e", f'display notification "{message}" with title "PluginBench"'], timeout=5, check=False)
+            subprocess.run([tool, "-e", f'display notification "{message}" with title "PluginBench"'], timeout=5, check=False,
+                           start_new_session=True)
         else:
-            subprocess.run([tool, "PluginBench", message], timeout=5, check=False)
+            subprocess.run([tool, "PluginBench", message], timeout=5, check=False, start_new_session=True)
     except (OSError, subprocess.SubprocessError):
         pass  # best effort: a notification never changes a run's outcome
 
@@ -91,7 +92,8 @@ def _systemd_scope() -> list[str]:
     if not shutil.which("systemd-run") or not os.environ.get("XDG_RUNTIME_DIR"):
         return []
     try:
-        ok = subprocess.run(["systemctl", "--user", "show-environment"], capture_output=True, timeout=3).returncode == 0
+        ok = subprocess.run(["systemctl", "--user", "show-environment"], capture_output=True, timeout=3,
+                            start_new_session=True).returncode == 0
     except (OSError, subprocess.SubprocessError):
         ok = False
     return ["systemd-run", "--user", "--scope", "--quiet", "--collect"] if ok else []
@@ -159,14 +161,18 @@ def run_command(
     `status --watch` command. Every setting lives in the config; a run directory
     resumes with its saved settings. Completed attempts are never coded again.
     """
-    from ..actors import check_inputs, create_run, load_saved, resolve_paths
+    from ..actors import check_inputs, create_run, frozen_cli, load_saved, resolve_paths
+    from ..events import RunCreated
 
     if target.is_dir():
         rd = RunDir(target.resolve())
         if output is not None:
             raise RunDirError("--output applies only to a config", field="--output", fix="drop --output when resuming")
         saved = load_saved(rd)
-        read_log(rd.events)  # refuse a corrupt log here, not in the background
+        log = read_log(rd.events)  # refuse a corrupt log here, not in the background
+        created = next((e for e in log.events if isinstance(e, RunCreated)), None)
+        if created is not None:
+            frozen_cli(saved.evaluation, created, rd.events)  # another host CLI or PluginBench is refused here
         check_not_moved(rd.root)
         owner = live_owner(rd.root)
         if owner is not None:
@@ -180,6 +186,7 @@ def run_command(
 
             state = fold(read_events(rd.events))
             summary = plan_summary(saved.evaluation, list(saved.evaluation.tasks.ids or []))
+            summary["vanilla_cache"] = _recorded_cache(state)
             summary["resume"] = {
                 "complete": state.count("complete"),
                 "to_code": sum(1 for a in state.live_attempts() if a.state in ("pending", "interrupted") or (a.state == "running" and not a.captured)),
@@ -191,8 +198,12 @@ def run_command(
     loaded = load(target)
     if dry_run:
         ev = resolve_paths(loaded)
-        check_inputs(ev, loaded.path)
-        _print_plan(plan_summary(ev, list(ev.tasks.ids or [])), json_out)
+        tasks = check_inputs(ev, loaded.path)
+        from ..actors._vanilla import plan_decisions
+
+        summary = plan_summary(ev, list(ev.tasks.ids or []))
+        summary["vanilla_cache"] = plan_decisions(ev, tasks)
+        _print_plan(summary, json_out)
         return
     if json_out:
         raise RunDirError("--json applies only with --dry-run", field="--json", fix="add --dry-run, or use pluginbench status --json")
@@ -212,6 +223,31 @@ def _go(rd: RunDir, *, foreground: bool, notify: bool) -> None:
     pid = _spawn_worker(rd, notify)
     console.print(f"run {rd.root} started in the background (pid {pid})", highlight=False)
     console.print(f"watch it:  pluginbench status {shlex.quote(str(rd.root))} --watch", highlight=False)
+
+
+def _recorded_cache(state: Any) -> dict[str, Any]:
+    """A saved run's cache decisions as preparation recorded them (none before preparation)."""
+    attempts = [
+        {"attempt_id": d.attempt_id, "task": c.task, "repeat": d.repeat, "cohort": c.cohort,
+         "decision": d.decision, "reason": d.reason}
+        for c in state.vanilla_cache.values() for d in c.decisions
+    ]
+    return {"recorded": True, "attempts": attempts,
+            "planned_hits": sum(1 for a in attempts if a["decision"] in ("hit", "rejected"))}
+
+
+def print_cache_decisions(cache: dict[str, Any]) -> None:
+    """One line per vanilla attempt: hit or miss, and the cohort (relative to the cache root)."""
+    if cache.get("enabled") is False:
+        console.print("vanilla cache: off (runner.vanilla_cache or PLUGINBENCH_VANILLA_CACHE)", highlight=False)
+        return
+    attempts = cache.get("attempts") or []
+    hits = sum(1 for a in attempts if a["decision"] == "hit")
+    where = f" under {cache['root']}" if cache.get("root") else ""
+    console.print(f"vanilla cache: {hits} of {len(attempts)} vanilla attempts hit{where}", highlight=False)
+    for a in attempts:
+        why = f" ({a['reason']})" if a.get("reason") else ""
+        console.print(f"  {a['attempt_id']}: {a['decision']} {a['cohort']}/{a['repeat']}{why}", highlight=False)
 
 
 def _print_plan(summary: dict[str, object], json_out: bool) -> None:
@@ -236,6 +272,8 @@ def _print_plan(summary: dict[str, object], json_out: bool) -> None:
     for s in summary["slots"]:  # type: ignore[attr-defined]
         table.add_row(str(s["slot"]), s["attempt_id"], s["task"], s["arm"], str(s["repeat"]))
     console.print(table)
+    if "vanilla_cache" in summary:
+        print_cache_decisions(summary["vanilla_cache"])  # type: ignore[arg-type]
     if "resume" in summary:
         console.print(f"resume: {summary['resume']}", highlight=False)
     console.print("dry run: nothing was started")

@@ -49,6 +49,7 @@ def check_command(
     readiness: oracle must pass and nop must fail on every task through the real patch
     and verifier path."""
     from ..actors import check_inputs, effective_isolation, resolve_paths
+    from ..actors._vanilla import plan_decisions
 
     loaded = load(config)
     ev = resolve_paths(loaded)
@@ -58,6 +59,7 @@ def check_command(
         "tasks": sorted(tasks),
         "isolation": effective_isolation(ev),
         "plan": {k: v for k, v in plan_summary(ev, list(tasks)).items() if k != "slots"},
+        "vanilla_cache": plan_decisions(ev, tasks),
         "readiness": [],
     }
     if readiness:
@@ -68,6 +70,9 @@ def check_command(
         print_json(results)
     else:
         console.print(f"config ok: {len(tasks)} tasks, arms {', '.join(results['plan']['arms'])}, isolation {results['isolation']}", highlight=False)  # type: ignore[index]
+        from ._run import print_cache_decisions
+
+        print_cache_decisions(results["vanilla_cache"])  # type: ignore[arg-type]
         for r in results["readiness"]:  # type: ignore[union-attr]
             mark = "[green]ok[/]" if r["ok"] else "[red]FAILED[/]"
             console.print(f"readiness {r['task']}: {r['control']} {mark}" + (f" — {r['reason']}" if r["reason"] else ""))

@@ -84,14 +84,16 @@ def test_max_depth_below_one_is_refused(tmp_path: Path) -> None:
 
 
 def test_results_json_identity_records_capabilities(tmp_path: Path) -> None:
-    """results.json's run identity carries the capability record of the run's harness and settings."""
+    """results.json's run identity and comparison identity carry the capability record (with not_enforced)."""
     from tests.projections.test_report import RunBuilder, exact, load
 
     b = RunBuilder(tmp_path / "run", ["task-a"], harness="codex")
     b.complete("task-a", "vanilla", "pass", exact(100, 10))
-    run = load(b.close())["run"]
+    doc = load(b.close())
+    run = doc["run"]
     assert run["capabilities"] == capability_record("codex", Capabilities())
     assert run["capabilities"]["not_enforced"] == ["max_depth"]
+    assert doc["comparison_identity"]["capabilities"] == run["capabilities"]
 
 
 def test_claude_refuses_max_threads_and_max_depth_when_set(tmp_path: Path) -> None:
