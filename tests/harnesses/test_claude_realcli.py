@@ -146,6 +146,8 @@ async def test_treatment_attempt_loads_exactly_the_declared_components(cli: Path
     native = run.usage.native_session
     assert native is not None and native.status == "exact"
     assert (native.input_tokens, native.output_tokens) == served
+    saved = json.loads((adir / "execution.json").read_text())["usage"]
+    assert saved["status"] == "unknown" and saved["native_session"]["input_tokens"] == native.input_tokens
     assert list((adir / "agent" / "transcripts").glob("*.jsonl"))
     assert scan_for_secret([adir, out], PROBE_ANTHROPIC_KEY) == []
 
