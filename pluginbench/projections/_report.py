@@ -255,12 +255,25 @@ def _read_config(path: Path) -> dict[str, Any]:
     return raw
 
 
+def task_sources(rd: RunDir) -> list[dict[str, Any]] | None:
+    """The run's frozen ``tasks.urls`` pins (never resolved again), or None for local tasks."""
+    if not rd.remote_pins.is_file():
+        return None
+    from ..tasks._remote import read_pins
+
+    keep = ("task_id", "url", "pinned_url", "commit", "tree", "fingerprint")
+    return [{k: getattr(p, k) for k in keep} for p in read_pins(rd.remote_pins)]
+
+
 def build_report(run_dir: Path) -> ReportFiles:
     """Rebuild ``report/`` of ``run_dir`` from its config and event log; returns the paths."""
     rd = RunDir(Path(run_dir))
     config = _read_config(rd.evaluation)
     state = fold(read_run_log(rd.events).events)  # a missing or empty log never overwrites a report
     doc = results_document(config, state, fallback_name=rd.root.resolve().name)
+    sources = task_sources(rd)
+    if sources is not None:
+        doc["run"]["task_sources"] = sources
     rd.report_dir.mkdir(parents=True, exist_ok=True)
     files = ReportFiles(
         rd.report_dir / "results.json", rd.report_dir / "results.csv", rd.report_dir / "report.html"

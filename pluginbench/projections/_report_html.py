@@ -89,6 +89,8 @@ def _identity(run: Mapping[str, Any]) -> str:
     cells = "".join(
         f"<div><dt>{_e(k)}</dt><dd>{not_set if v is None else _e(v)}</dd></div>" for k, v in items
     )
+    for source in run.get("task_sources") or []:  # tasks.urls, pinned when the run was created
+        cells += f"<div><dt>Task {_e(source['task_id'])}</dt><dd>{_e(source['pinned_url'])}</dd></div>"
     return f'<dl class="identity">{cells}</dl>'
 
 
