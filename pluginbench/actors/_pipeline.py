@@ -322,4 +322,17 @@ async def grade_patch(
     if result.timed_out:
         return GradeResult("unknown", None, f"the verifier timed out after {task.verifier_timeout_sec:g} s")
     reward, reason = read_reward(verifier_out)
+    if reward is None and result.exit_code != 0:
+        reason = f"{reason}; tests/test.sh exited {result.exit_code}" + _stderr_hint(out_dir / "test-stderr.txt")
     return classify(reward, reason, empty)
+
+
+def _stderr_hint(path: Path) -> str:
+    """The last line test.sh wrote to stderr (the real cause, e.g. a bad interpreter), and where the rest is."""
+    try:
+        lines = [ln.strip() for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    if not lines:
+        return " with nothing on stderr"
+    return f": {lines[-1][:200]!r} (all of it in the attempt's evidence: grading/test-stderr.txt)"

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from ..config import load, template_text
 from ..errors import ConfigError
@@ -96,13 +97,13 @@ def check_command(
     if json_out:
         print_json(results)
     else:
-        console.print(f"config ok: {len(tasks)} tasks, arms {', '.join(results['plan']['arms'])}, isolation {results['isolation']}", highlight=False)  # type: ignore[index]
+        console.print(f"config ok: {len(tasks)} tasks, arms {', '.join(results['plan']['arms'])}, isolation {results['isolation']}", highlight=False, markup=False)  # type: ignore[index]
         from ._run import print_cache_decisions
 
         print_cache_decisions(results["vanilla_cache"])  # type: ignore[arg-type]
         for r in results["readiness"]:  # type: ignore[union-attr]
             mark = "[green]ok[/]" if r["ok"] else "[red]FAILED[/]"
-            console.print(f"readiness {r['task']}: {r['control']} {mark}" + (f" — {r['reason']}" if r["reason"] else ""))
+            console.print(f"readiness {escape(r['task'])}: {r['control']} {mark}" + (f" — {escape(r['reason'])}" if r["reason"] else ""))
     if not ok:
         raise typer.Exit(1)
 
