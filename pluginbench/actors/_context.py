@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
@@ -81,6 +81,8 @@ class Engine:
     images: dict[str, TaskImages] = field(default_factory=dict)  # docker backend only
     #: The shared cache root, resolved once before preparation (a symlinked ~/.cache works).
     cache_root: Path = field(default_factory=resolve_cache_root)
+    #: the frozen reviewer bound to its CLI adapter (``review.Reviewer``), or None
+    reviewer: Any = None
 
     def starting_source(self, task: str) -> Path:
         """The frozen starting source on the host: ``workspace/``, or for an image task

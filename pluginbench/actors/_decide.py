@@ -34,6 +34,9 @@ from ..events import (
     Usage,
 )
 from ..projections._state import VANILLA, Attempt, RunState
+from ._actor_ext import CoreRules, Emit, Requirement
+from ._extensions import EXTENSIONS
+from ._review_rules import Review
 
 # ------------------------------------------------------------------ commands
 
@@ -70,12 +73,6 @@ class Publish(NamedTuple):
     repeat: int
 
 
-class Emit(NamedTuple):
-    """Record this event next (the Supervisor appends it, then decides again)."""
-
-    event: Event
-
-
 class Start(NamedTuple):
     """Start coding this slot's live attempt."""
 
@@ -86,7 +83,13 @@ class Start(NamedTuple):
     repeat: int
 
 
-Command = Prepare | Grade | Measure | BuildReport | Archive | Publish | Emit
+Command = Prepare | Grade | Measure | BuildReport | Archive | Publish | Emit | Review
+
+#: What makes an attempt complete, as data: grading and measuring, then every registered
+#: extension's requirements (the reviewer's review) for runs they apply to.
+GRADED = Requirement("graded", lambda s: True, lambda s, a: a.graded, lambda a: Grade(a.attempt_id, a.task))
+MEASURED = Requirement("measured", lambda s: True, lambda s, a: a.measured, lambda a: Measure(a.attempt_id, a.task))
+REQUIREMENTS: tuple[Requirement, ...] = (GRADED, MEASURED, *(r for x in EXTENSIONS for r in x.requirements))
 
 FAILED_CALLS_LIMIT = 3
 
@@ -104,8 +107,53 @@ def derive_attempt_id(attempt_id: str, state: RunState) -> str:
     return f"{base}~{n}"
 
 
+def _requirements(state: RunState) -> list[Requirement]:
+    return [r for r in REQUIREMENTS if r.applies(state)]
+
+
+def _complete(state: RunState, a: Attempt) -> bool:
+    return all(r.done(state, a) for r in _requirements(state))
+
+
+def _ready(state: RunState, a: Attempt, *, downstream_only: bool) -> list[Command]:
+    """Commands for the requirements of ``a`` that are not done and whose ``after`` ones
+    are; ``downstream_only`` (after an event) skips those without ``after``, which were
+    issued at capture and may still be in flight. A stopping run starts no downstream work."""
+    reqs = _requirements(state)
+    done = {r.name for r in reqs if r.done(state, a)}
+    out: list[Command] = []
+    for r in reqs:
+        if r.name in done or not set(r.after) <= done:
+            continue
+        if r.after and state.stopping is not None:
+            continue
+        if downstream_only and (not r.after or r.in_flight(state, a)):
+            continue
+        out.append(r.command(a))
+    return out
+
+
+def _progress(state: RunState, attempt_id: str) -> list[Command]:
+    """After one of ``attempt_id``'s requirements got done: complete it, or start what is next."""
+    a = state.attempts[attempt_id]
+    if a.state != "running":
+        return []
+    if _complete(state, a):
+        return [Emit(AttemptCompleted(attempt_id=a.attempt_id))]
+    return _ready(state, a, downstream_only=True)
+
+
 def _in_flight(state: RunState) -> int:
-    return state.count("running")
+    """Running attempts with work in progress: coding, grading, measuring, or a started
+    extension call. An attempt that only waits for a requirement not begun (a review a
+    stopping run will not start) is not in flight."""
+    n = 0
+    for a in state.live_attempts():
+        if a.state != "running":
+            continue
+        if not (a.graded and a.measured) or any(r.in_flight(state, a) for r in _requirements(state)):
+            n += 1
+    return n
 
 
 def _publish(state: RunState, a: Attempt) -> list[Command]:
@@ -159,19 +207,19 @@ def _recover(state: RunState) -> list[Command]:
                 )
             )
         elif a.state == "running":
-            commands.extend(_finish_captured(a))
+            commands.extend(_finish_captured(state, a))
     return commands
 
 
-def _finish_captured(a: Attempt) -> list[Command]:
-    if a.graded and a.measured:
+def _finish_captured(state: RunState, a: Attempt) -> list[Command]:
+    """On resume: complete a settled attempt, or issue every requirement it still lacks
+    (a review a killed worker had started is issued again)."""
+    if _complete(state, a):
         return [Emit(AttemptCompleted(attempt_id=a.attempt_id))]
-    out: list[Command] = []
-    if not a.graded:
-        out.append(Grade(a.attempt_id, a.task))
-    if not a.measured:
-        out.append(Measure(a.attempt_id, a.task))
-    return out
+    return _ready(state, a, downstream_only=False)
+
+
+CORE = CoreRules(progress=_progress, drained=lambda state: _drained(state))
 
 
 def _drained(state: RunState) -> list[Command]:
@@ -233,10 +281,7 @@ def decide(state: RunState, event: Event) -> list[Command]:
                 )))
             return out
         case AttemptGraded() | MeasuresCollected():
-            a = state.attempts[event.attempt_id]
-            if a.state == "running" and a.graded and a.measured:
-                return [Emit(AttemptCompleted(attempt_id=a.attempt_id))]
-            return []
+            return _progress(state, event.attempt_id)
         case AttemptCompleted():
             publish = _publish(state, state.attempts[event.attempt_id])
             if state.all_complete and state.stopping is None and state.coding:
@@ -264,6 +309,10 @@ def decide(state: RunState, event: Event) -> list[Command]:
             return [Archive(event.attempt_id)]
         case AttemptReset():
             return [Archive(event.attempt_id)]
+    for extension in EXTENSIONS:
+        commands = extension.decide(state, event, CORE)
+        if commands:
+            return commands
     return []
 
 

@@ -92,7 +92,10 @@ def resolve_paths(loaded: LoadedConfig) -> Evaluation:
     runner = ev.runner
     if runner.probe is not None:
         runner = msgspec.structs.replace(runner, probe=r(runner.probe))
-    return msgspec.structs.replace(ev, tasks=tasks, treatments=treatments, runner=runner)
+    reviewer = ev.reviewer
+    if reviewer is not None and reviewer.criteria is not None:
+        reviewer = msgspec.structs.replace(reviewer, criteria=r(reviewer.criteria))
+    return msgspec.structs.replace(ev, tasks=tasks, treatments=treatments, runner=runner, reviewer=reviewer)
 
 
 def _check_path(raw: str, field: str, config: Path, *, want_dir: bool) -> Path:
@@ -245,6 +248,12 @@ def check_inputs(
 
         load_scenario(Path(ev.runner.probe))
     _admit_for_harness(ev)
+    if ev.reviewer is not None:
+        from ._reviewer_setup import criteria_bytes, preflight
+
+        criteria_bytes(ev, config)
+        preflight(ev.reviewer.harness, ev.reviewer.model, ev.reviewer.reasoning,
+                  probe=ev.runner.probe is not None, file=str(config))
     from ..cache import check_cache_root, resolve_cache_root
 
     check_cache_root(resolve_cache_root())
@@ -395,6 +404,17 @@ def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
         if remote is not None:
             freeze_remote(rd, remote)  # the run reads these pins and copies, never the links again
         cli = resolve_cli(ev) if ev.runner.harness not in CONTROL_HARNESSES else None
+        reviewer = None
+        if ev.reviewer is not None:
+            from ._reviewer_setup import criteria_bytes, frozen_spec, preflight
+
+            criteria = criteria_bytes(ev, loaded.path)
+            _, reviewer_version = preflight(ev.reviewer.harness, ev.reviewer.model, ev.reviewer.reasoning,
+                                            probe=ev.runner.probe is not None, file=str(loaded.path))
+            frozen = rd.evidence / "frozen"
+            frozen.mkdir(parents=True, exist_ok=True)
+            (frozen / "review-criteria.md").write_bytes(criteria)
+            reviewer = frozen_spec(ev, criteria, reviewer_version)
         with RunLock(rd.root), EventLog(rd.events) as log:
             log.append(
                 RunCreated(
@@ -417,6 +437,7 @@ def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
                     pluginbench_version=__version__,
                     harness_version=cli.version if cli else None,
                     cli_version_source=cli.source if cli else None,
+                    reviewer=reviewer,
                 )
             )
     except OSError as exc:

@@ -35,6 +35,7 @@ from ._coding import coding_actor
 from ._collector import collector_actor
 from ._context import Engine, Envelope, Outbox
 from ._decide import Archive, BuildReport, Emit, Grade, Measure, Prepare, Publish, Start, decide, schedule
+from ._extension_actors import ACTORS
 from ._grader import grader_actor
 from ._preparation import load_frozen, prepare
 from ._vanilla import publication
@@ -66,6 +67,7 @@ class Supervisor:
         self._grading: MemoryObjectSendStream[Grade] | None = None
         self._measuring: MemoryObjectSendStream[Measure] | None = None
         self._inbox: MemoryObjectSendStream[Envelope] | None = None
+        self._extensions: dict[type, MemoryObjectSendStream[object]] = {}
         self._prep_scope: anyio.CancelScope | None = None
         self._interrupts = 0
 
@@ -92,6 +94,12 @@ class Supervisor:
                     tg.start_soon(coding_actor, self.engine, coding_recv.clone())
                     tg.start_soon(grader_actor, self.engine, grade_recv.clone())
                 tg.start_soon(collector_actor, self.engine, measure_recv.clone())
+            for command_type, actor in ACTORS.items():
+                ext_send, ext_recv = anyio.create_memory_object_stream[object](math.inf)
+                self._extensions[command_type] = ext_send
+                async with ext_recv:
+                    for _ in range(jobs):
+                        tg.start_soon(actor, self.engine, ext_recv.clone())
             signal_scope = anyio.CancelScope()
             if self.handle_signals:
                 tg.start_soon(self._watch_signals, signal_scope)
@@ -109,7 +117,7 @@ class Supervisor:
                         envelope.done.set()
             self._prep_scope.cancel()
             signal_scope.cancel()
-            for stream in (coding_send, grade_send, measure_send, inbox_send):
+            for stream in (coding_send, grade_send, measure_send, inbox_send, *self._extensions.values()):
                 stream.close()
         return self.state
 
@@ -148,6 +156,8 @@ class Supervisor:
                     case Publish(attempt_id=aid):
                         assert self._tg is not None
                         self._tg.start_soon(self._publish, aid, publication(self.engine, self.state, aid))
+                    case _ if type(command) in self._extensions:
+                        self._extensions[type(command)].send_nowait(command)
             if not queue:
                 for start in schedule(self.state):
                     self._append(

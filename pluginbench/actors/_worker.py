@@ -91,6 +91,11 @@ def build_engine(rd: RunDir, ev: Evaluation, probe_base_url: str | None, created
     for t in ev.treatments.values():
         for p in (*t.guidance, *t.skills, *t.plugins):
             hidden.add(Path(p).resolve().parent if p in t.guidance else Path(p).resolve())
+    reviewer = None
+    if created is not None and created.reviewer is not None:
+        from ._reviewer_setup import make_reviewer
+
+        reviewer = make_reviewer(created.reviewer, probe_base_url=probe_base_url, hidden=tuple(sorted(hidden)))
     return Engine(
         run_dir=rd,
         run_id=rd.run_id,
@@ -100,6 +105,7 @@ def build_engine(rd: RunDir, ev: Evaluation, probe_base_url: str | None, created
         task_sources=task_sources,
         outbox=Outbox(None),  # type: ignore[arg-type] - replaced by the Supervisor
         hidden=tuple(sorted(hidden)),
+        reviewer=reviewer,
     )
 
 

@@ -3,13 +3,14 @@
 from importlib import resources
 
 from ._capabilities import capability_record, capability_record_of, codex_settings
-from ._load import LoadedConfig, load, parse_evaluation, to_builtins, validate
+from ._load import LoadedConfig, SpecProblem, load, parse_evaluation, reviewer_spec_problem, to_builtins, validate
 from ._schema import (
     CONTROL_HARNESSES,
     HARNESSES,
     Capabilities,
     EnvironmentConfig,
     Evaluation,
+    ReviewerConfig,
     RunnerConfig,
     TasksConfig,
     Treatment,
@@ -28,7 +29,9 @@ __all__ = [
     "EnvironmentConfig",
     "Evaluation",
     "LoadedConfig",
+    "ReviewerConfig",
     "RunnerConfig",
+    "SpecProblem",
     "TasksConfig",
     "Treatment",
     "capability_record",
@@ -36,6 +39,7 @@ __all__ = [
     "codex_settings",
     "load",
     "parse_evaluation",
+    "reviewer_spec_problem",
     "template_text",
     "to_builtins",
     "validate",

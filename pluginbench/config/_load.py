@@ -12,7 +12,7 @@ import yaml
 
 from ..errors import ConfigError
 from ..tasks._urls import BadTaskUrl, parse_task_url
-from ._schema import CONTROL_HARNESSES, HARNESSES, MEASUREMENTS, REASONING, Evaluation
+from ._schema import CONTROL_HARNESSES, HARNESSES, MEASUREMENTS, REASONING, REVIEWER_HARNESSES, Evaluation
 
 _ARM_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 _EXACT_VERSION = re.compile(r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
@@ -171,6 +171,51 @@ def parse_evaluation(raw: Any, path: Path) -> Evaluation:
         raise ConfigError(message, file=str(path), field=field, fix=fix) from None
 
 
+class SpecProblem(NamedTuple):
+    message: str
+    field: str  # the sub-field: harness, model or reasoning
+    fix: str
+
+
+def reviewer_spec_problem(harness: str, model: str | None, reasoning: str | None) -> SpecProblem | None:
+    """What is wrong with a reviewer's harness/model/effort, by the runner's rules (an exact
+    claude-* model id and an explicit effort for Claude); ``None`` when it is fine."""
+    if harness not in REVIEWER_HARNESSES:
+        return SpecProblem(f"unknown reviewer harness '{harness}'", "harness", "use claude or codex")
+    if reasoning is not None and reasoning not in REASONING:
+        return SpecProblem(f"unknown reasoning '{reasoning}'", "reasoning", "use one of: " + ", ".join(REASONING))
+    if harness == "simulated":
+        return None
+    if not model:
+        return SpecProblem("a reviewer needs an exact model id", "model", "set the reviewer's model")
+    if model != model.strip() or any(c.isspace() for c in model):
+        return SpecProblem(f"model {model!r} contains spaces", "model", "write the exact model id without spaces")
+    if harness == "claude":
+        if reasoning not in CLAUDE_EFFORTS:
+            return SpecProblem(f"Claude Code needs an explicit effort, got {reasoning!r}", "reasoning",
+                               "use one of: " + ", ".join(CLAUDE_EFFORTS))
+        if model in _CLAUDE_ALIASES or not _CLAUDE_MODEL.match(model) or model.endswith("-latest"):
+            return SpecProblem(f"'{model}' is not an exact claude-* model id", "model",
+                               "use an exact id such as claude-sonnet-4-5; floating aliases are refused")
+    return None
+
+
+def _validate_reviewer(ev: Evaluation, bad: Any) -> None:
+    rv = ev.reviewer
+    if rv is None:
+        return
+    problem = reviewer_spec_problem(rv.harness, rv.model, rv.reasoning)
+    if problem is not None:
+        raise bad(problem.message, f"reviewer.{problem.field}", problem.fix)
+    if rv.cli_version is not None:
+        raise bad("reviews run the host CLI and record its version", "reviewer.cli_version",
+                  "remove reviewer.cli_version (it must be null)")
+    if rv.timeout_seconds is not None and not 1 <= rv.timeout_seconds <= MAX_TIMEOUT_SECONDS:
+        raise bad(f"reviewer.timeout_seconds must be a positive integer up to {MAX_TIMEOUT_SECONDS}, "
+                  f"got {rv.timeout_seconds}", "reviewer.timeout_seconds",
+                  "set reviewer.timeout_seconds: 600, or null to inherit timeout_seconds")
+
+
 def validate(ev: Evaluation, path: Path) -> None:
     """Cross-field rules msgspec cannot express. Raises :class:`ConfigError`."""
     f = str(path)
@@ -309,6 +354,7 @@ def validate(ev: Evaluation, path: Path) -> None:
                 f"measurements[{i}]",
                 "use any of: " + ", ".join(MEASUREMENTS),
             )
+    _validate_reviewer(ev, bad)
     env = ev.environment
     if env.container_cpus is not None and env.container_cpus <= 0:
         raise bad("container_cpus must be positive", "environment.container_cpus", "set e.g. 2")

@@ -70,6 +70,25 @@ class RunnerConfig(_Strict, frozen=True):
     probe: str | None = None
 
 
+REVIEWER_HARNESSES = ("claude", "codex", "simulated")
+
+
+class ReviewerConfig(_Strict, frozen=True):
+    """The independent reviewer: a real CLI (claude or codex, the host's own version) with
+    an exact model and effort, a separate budget and a fixed criteria file bound by
+    SHA-256; ``simulated`` is a deterministic stand-in for pipeline tests, labelled as such."""
+
+    harness: str
+    model: str | None = None
+    reasoning: str | None = None
+    #: the review budget in seconds; null inherits ``timeout_seconds``
+    timeout_seconds: int | None = None
+    #: the fixed review criteria (Markdown); null uses PluginBench's built-in criteria
+    criteria: str | None = None
+    #: must stay null: reviews run the host CLI and record its version
+    cli_version: str | None = None
+
+
 class Capabilities(_Strict, frozen=True):
     """The same capability policy for vanilla and every treatment."""
 
@@ -101,4 +120,5 @@ class Evaluation(_Strict, frozen=True):
     seed: int = 0
     timeout_seconds: int = 1800
     environment: EnvironmentConfig = EnvironmentConfig()
+    reviewer: ReviewerConfig | None = None
     measurements: list[str] = msgspec.field(default_factory=lambda: ["tokens", "time", "lines"])

@@ -28,7 +28,7 @@ from typing import Literal, NamedTuple, Protocol
 
 from ._dialogue import Dialogue, LineChannel
 
-Role = Literal["coding", "verifier", "readiness"]
+Role = Literal["coding", "verifier", "readiness", "review"]
 
 
 class SandboxPaths(NamedTuple):

@@ -89,6 +89,31 @@ class RunCreated(_Event, frozen=True, tag="run.created"):
     harness_version: str | None = None
     #: Where it came from: ``runner.cli_version`` (pinned) or ``host`` (read from the CLI).
     cli_version_source: str | None = None
+    #: the frozen reviewer (``None``: the run has no review phase)
+    reviewer: ReviewerSpec | None = None
+
+
+class ReviewerSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """Who reviews: harness (claude, codex, or the labelled ``simulated`` stand-in), exact
+    model, effort, its host CLI version, the review budget and the fixed criteria's digest."""
+
+    harness: str
+    model: str
+    reasoning: str | None
+    cli_version: str | None
+    timeout_seconds: int
+    criteria_sha256: str
+
+
+class Finding(msgspec.Struct, frozen=True, kw_only=True):
+    """One review finding, as the reviewer's response schema requires it."""
+
+    severity: str
+    category: str
+    title: str
+    file: str | None = None
+    line: int | None = None
+    detail: str = ""
 
 
 class RunStarted(_Event, frozen=True, tag="run.started"):
@@ -335,6 +360,52 @@ class AttemptCached(_Event, frozen=True, tag="attempt.cached"):
     reason: str | None = None
 
 
+class ReviewStarted(_Event, frozen=True, tag="review.started"):
+    """A review call of ``attempt_id``'s submission is about to start (durable first)."""
+
+    attempt_id: str
+    revision: str
+
+
+class ReviewCompleted(_Event, frozen=True, tag="review.completed"):
+    """The reviewer answered with valid findings (possibly none)."""
+
+    attempt_id: str
+    revision: str
+    findings: list[Finding]
+    usage: Usage
+    seconds: float
+
+
+class ReviewFailed(_Event, frozen=True, tag="review.failed"):
+    """The review produced no valid findings (``reason``); never read as zero findings.
+    ``provider_stop``: the provider stopped it, which stops the run as coding does, and a
+    resume reviews that submission again."""
+
+    attempt_id: str
+    revision: str
+    reason: str
+    usage: Usage
+    seconds: float | None = None
+    provider_stop: bool = False
+
+
+class ReviewRevisionStarted(_Event, frozen=True, tag="review_revision.started"):
+    """``pluginbench review`` began revision ``revision`` with ``reviewer``."""
+
+    revision: str
+    reviewer: ReviewerSpec
+    assigned: list[str]
+    select: bool = True
+
+
+class ReviewRevisionFinished(_Event, frozen=True, tag="review_revision.finished"):
+    """Every assigned review of ``revision`` ended; ``selected`` says whether the report uses it."""
+
+    revision: str
+    selected: bool
+
+
 class ReportBuilt(_Event, frozen=True, tag="report.built"):
     """``report/`` was rebuilt from the log and frozen evidence."""
 
@@ -368,6 +439,11 @@ Event = Union[  # noqa: UP007 - a Union object, so EVENT_TYPES can list its memb
     VanillaCacheChecked,
     AttemptReused,
     AttemptCached,
+    ReviewStarted,
+    ReviewCompleted,
+    ReviewFailed,
+    ReviewRevisionStarted,
+    ReviewRevisionFinished,
     ReportBuilt,
 ]
 

@@ -34,7 +34,14 @@ from ..events import (
     MeasuresCollected,
     PreparationStarted,
     ReadinessChecked,
+    Finding,
     ReportBuilt,
+    ReviewCompleted,
+    ReviewerSpec,
+    ReviewFailed,
+    ReviewRevisionFinished,
+    ReviewRevisionStarted,
+    ReviewStarted,
     RunCreated,
     RunFailed,
     RunFinished,
@@ -50,6 +57,8 @@ from ..events import (
 )
 
 STATES = ("pending", "running", "complete", "interrupted")
+#: The review revision a run's own review phase writes; ``pluginbench review`` adds others.
+INITIAL_REVIEW = "initial"
 OUTCOMES = ("pass", "fail", "empty", "unknown")
 VANILLA = "vanilla"
 
@@ -99,6 +108,37 @@ class Attempt:
 
 
 @dataclass(slots=True)
+class ReviewRecord:
+    """One submission's review in one revision. ``status``: started, complete, failed,
+    or stopped (a provider stop: not settled, a resume reviews it again)."""
+
+    attempt_id: str
+    revision: str
+    status: str = "started"
+    findings: list[Finding] = field(default_factory=list)
+    usage: Usage | None = None
+    reason: str | None = None
+    seconds: float | None = None
+    calls: int = 0
+    #: usage of earlier calls of this review that ended without an answer (provider stop, kill)
+    earlier_usage: list[Usage] = field(default_factory=list)
+
+    @property
+    def settled(self) -> bool:
+        return self.status in ("complete", "failed")
+
+
+@dataclass(slots=True)
+class ReviewRevision:
+    revision: str
+    reviewer: ReviewerSpec
+    assigned: list[str]
+    select: bool
+    finished: bool = False
+    selected: bool = False
+
+
+@dataclass(slots=True)
 class Discarded:
     attempt_id: str
     slot: int
@@ -136,6 +176,10 @@ class RunState:
     repairs: int = 0
     #: attempts in a row (this worker) that ended with a failed call and no submission
     failed_calls_in_row: list[str] = field(default_factory=list)
+    #: revision -> attempt id -> its review (the run's own phase is ``initial``)
+    reviews: dict[str, dict[str, ReviewRecord]] = field(default_factory=dict)
+    #: revisions started by ``pluginbench review``, in order
+    review_revisions: dict[str, ReviewRevision] = field(default_factory=dict)
     last_seq: int = 0
     last_type: str | None = None
     last_at: str | None = None
@@ -152,8 +196,48 @@ class RunState:
 
     @property
     def coding_in_flight(self) -> int:
-        """Running attempts that hold a coding slot (a reused attempt is only regraded)."""
-        return sum(1 for a in self.live_attempts() if a.state == "running" and not a.reused)
+        """Running attempts that hold a coding slot (a reused attempt is only regraded; an
+        attempt graded and measured only waits for its review, which holds no slot)."""
+        return sum(1 for a in self.live_attempts()
+                   if a.state == "running" and not a.reused and not (a.graded and a.measured))
+
+    @property
+    def reviewer(self) -> ReviewerSpec | None:
+        return self.created.reviewer if self.created is not None else None
+
+    def review_of(self, attempt_id: str, revision: str = INITIAL_REVIEW) -> ReviewRecord | None:
+        return self.reviews.get(revision, {}).get(attempt_id)
+
+    def reviewed(self, attempt_id: str) -> bool:
+        """The run's own review of ``attempt_id`` ended (findings, or failed with a reason)."""
+        r = self.review_of(attempt_id)
+        return r is not None and r.settled
+
+    @property
+    def selected_review(self) -> str | None:
+        """The revision the report uses: the latest finished one started with select, else
+        ``initial`` when the run has a reviewer."""
+        chosen = INITIAL_REVIEW if self.reviewer is not None else None
+        for rev in self.review_revisions.values():
+            if rev.finished and rev.selected:
+                chosen = rev.revision
+        return chosen
+
+    @property
+    def reviewing(self) -> bool:
+        """Only reviews are left: nothing codes, grades or measures, a review is outstanding
+        (of the run's own phase, or of a revision ``pluginbench review`` is working on)."""
+        if any(not r.finished for r in self.review_revisions.values()):
+            return True
+        if self.reviewer is None or not self.coding or not self.live:
+            return False
+        outstanding = False
+        for a in self.live_attempts():
+            if a.state == "pending" or (a.state == "running" and not (a.graded and a.measured)):
+                return False
+            if a.state == "running" and not self.reviewed(a.attempt_id):
+                outstanding = True
+        return outstanding
 
     @property
     def all_complete(self) -> bool:
@@ -161,7 +245,7 @@ class RunState:
 
     @property
     def phase(self) -> str:
-        """not_started, starting, coding, reporting, complete, stopped, failed."""
+        """not_started, starting, coding, reviewing, reporting, complete, stopped, failed."""
         if self.created is None:
             return "not_started"
         if self.finished:
@@ -170,6 +254,8 @@ class RunState:
             return "failed"
         if self.stopped is not None:
             return "stopped"
+        if self.reviewing:
+            return "reviewing"
         if self.all_complete:
             return "reporting"
         if self.coding:
@@ -315,6 +401,35 @@ class RunState:
                 self.report = event.report
             case ReportBuilt():
                 self.report = event.path
+            case ReviewStarted():
+                rec = self.reviews.setdefault(event.revision, {}).get(event.attempt_id)
+                if rec is None:
+                    rec = ReviewRecord(event.attempt_id, event.revision)
+                    self.reviews[event.revision][event.attempt_id] = rec
+                elif rec.status == "started" and rec.calls:
+                    # an earlier call a kill interrupted: its usage was never saved
+                    rec.earlier_usage.append(Usage(status="unknown", reason="the worker stopped during this review call"))
+                elif rec.usage is not None:
+                    rec.earlier_usage.append(rec.usage)
+                rec.status, rec.calls = "started", rec.calls + 1
+                rec.findings, rec.usage, rec.reason, rec.seconds = [], None, None, None
+            case ReviewCompleted():
+                rec = self.reviews.setdefault(event.revision, {}).setdefault(
+                    event.attempt_id, ReviewRecord(event.attempt_id, event.revision))
+                rec.status, rec.findings, rec.usage = "complete", list(event.findings), event.usage
+                rec.seconds, rec.reason = event.seconds, None
+            case ReviewFailed():
+                rec = self.reviews.setdefault(event.revision, {}).setdefault(
+                    event.attempt_id, ReviewRecord(event.attempt_id, event.revision))
+                rec.status = "stopped" if event.provider_stop else "failed"
+                rec.findings, rec.usage, rec.reason, rec.seconds = [], event.usage, event.reason, event.seconds
+            case ReviewRevisionStarted():
+                self.review_revisions[event.revision] = ReviewRevision(
+                    event.revision, event.reviewer, list(event.assigned), event.select)
+                self.reviews.setdefault(event.revision, {})
+            case ReviewRevisionFinished():
+                rev = self.review_revisions[event.revision]
+                rev.finished, rev.selected = True, event.selected
         return self
 
 

@@ -1,0 +1,60 @@
+"""The reviewer's decide rules (pure): every submission of a run with a reviewer is
+reviewed after it is graded and measured, and the attempt completes only then.
+
+A review that ended with findings or with a failure reason settles the requirement (a
+failed review is reported as failed, never as zero findings). A provider stop leaves it
+unsettled and stops the run with a failure, as a provider stop in coding does; a resume
+issues the review again. A stopping run starts no new review.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from ..events import Event, ReviewCompleted, ReviewFailed, RunStopping
+from ..projections._state import INITIAL_REVIEW, Attempt, RunState
+from ._actor_ext import ActorExtension, CoreRules, Emit, Requirement
+
+
+class Review(NamedTuple):
+    """Review ``attempt_id``'s submission in ``revision``."""
+
+    attempt_id: str
+    task: str
+    patch_sha256: str
+    revision: str = INITIAL_REVIEW
+
+
+def _applies(state: RunState) -> bool:
+    return state.reviewer is not None
+
+
+def _done(state: RunState, a: Attempt) -> bool:
+    """Reviewed, or nothing to review (no submission was captured)."""
+    return not a.captured or state.reviewed(a.attempt_id)
+
+
+def _in_flight(state: RunState, a: Attempt) -> bool:
+    r = state.review_of(a.attempt_id)
+    return r is not None and r.status == "started"
+
+
+REVIEWED = Requirement(
+    name="reviewed", applies=_applies, done=_done, command=lambda a: Review(a.attempt_id, a.task, a.patch_sha256 or ""),
+    after=("graded", "measured"), in_flight=_in_flight,
+)
+
+
+def decide_review(state: RunState, event: Event, core: CoreRules) -> list[Any]:
+    match event:
+        case ReviewFailed(provider_stop=True, revision=rev) if rev == INITIAL_REVIEW:
+            if state.stopping is None:
+                return [Emit(RunStopping(reason=f"provider stop in the review of {event.attempt_id}: {event.reason}",
+                                         failure=True))]
+            return core.drained(state)
+        case ReviewCompleted(revision=rev) | ReviewFailed(revision=rev) if rev == INITIAL_REVIEW:
+            return core.progress(state, event.attempt_id)
+    return []
+
+
+REVIEWER = ActorExtension(name="reviewer", requirements=(REVIEWED,), decide=decide_review)

@@ -1,0 +1,109 @@
+"""The reviewer's settings, preflight and adapter (foreground checks and the worker share them).
+
+Reviews run the host CLI (``reviewer.cli_version`` must be null; the version is read and
+recorded), with credentials exactly as coding runs take them (Claude: the subscription
+token only, refused operator variables; Codex: a copy of the host's ``auth.json``), in a
+mandatory bubblewrap sandbox. A probe run's reviewer talks to the same loopback probe.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+from ..config import Evaluation, reviewer_spec_problem
+from ..errors import ConfigError, EnvironmentFailure, InputError
+from ..events import ReviewerSpec
+from ..review import Reviewer, default_criteria
+
+
+def criteria_bytes(ev: Evaluation, config: Path | None = None) -> bytes:
+    rv = ev.reviewer
+    assert rv is not None
+    if rv.criteria is None:
+        return default_criteria()
+    path = Path(rv.criteria)
+    try:
+        data = path.read_bytes()
+        data.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read the review criteria {path}: {exc}", file=str(config or path),
+                          field="reviewer.criteria", fix="point reviewer.criteria at a UTF-8 Markdown file") from None
+    if not data.strip():
+        raise ConfigError(f"the review criteria {path} are empty", file=str(config or path), field="reviewer.criteria",
+                          fix="write the criteria every arm is reviewed by, or remove the field for the built-in ones")
+    return data
+
+
+def preflight(harness: str, model: str | None, reasoning: str | None, *, probe: bool,
+              field: str = "reviewer", file: str | None = None) -> tuple[str | None, str | None]:
+    """Check the reviewer's spec, host CLI, credentials and sandbox host before any call;
+    return the host CLI (path, version) (``None`` for the simulated stand-in)."""
+    problem = reviewer_spec_problem(harness, model, reasoning)
+    if problem is not None:
+        raise ConfigError(problem.message, file=file, field=f"{field}.{problem.field}", fix=problem.fix)
+    if harness == "simulated":
+        return None, None
+    from ..environments._bwrap import bwrap_usable, find_bwrap
+    from ..probe import cli_version, find_cli
+
+    path = find_cli(harness)  # type: ignore[arg-type]
+    if path is None:
+        raise ConfigError(f"the reviewer's {harness} CLI is not installed", file=file, field=f"{field}.harness",
+                          fix="run tools/install-clis.sh (reviews run the host CLI)")
+    version = cli_version(path)
+    if version is None:
+        raise ConfigError(f"{path} --version did not answer", file=file, field=f"{field}.harness",
+                          fix="reinstall the CLI")
+    if harness == "claude":
+        from ..harnesses._claude_launch import TOKEN_VARIABLE, check_operator_env
+
+        check_operator_env(os.environ, probe=probe)
+        if not probe and not os.environ.get(TOKEN_VARIABLE):
+            raise InputError(f"the Claude reviewer needs {TOKEN_VARIABLE}", field=f"{field}.harness",
+                             fix=f"export {TOKEN_VARIABLE} (from `claude setup-token`)")
+    elif harness == "codex":
+        if not probe and not (Path.home() / ".codex" / "auth.json").is_file():
+            raise ConfigError("no Codex credentials on this host", file=str(Path.home() / ".codex" / "auth.json"),
+                              field=f"{field}.harness", fix="run `codex login` with the pinned CLI")
+        from ..harnesses._port import tool_roots
+
+        roots = [r for r in tool_roots(path) if r.name == "node_modules"] or [Path(path).resolve().parent]
+        if not any(any(r.rglob("codex-code-mode-host")) for r in roots):
+            raise ConfigError("a Codex reviewer needs codex-code-mode-host beside codex", file=str(path),
+                              field=f"{field}.harness", fix="reinstall the Codex CLI (tools/install-clis.sh)")
+    executable = find_bwrap()
+    if executable is None or not bwrap_usable(network_none=False):
+        raise EnvironmentFailure("reviews need a bubblewrap sandbox and bwrap is not usable here; install "
+                                 "bubblewrap (apt-get install bubblewrap) or allow user namespaces")
+    return str(path), version
+
+
+def frozen_spec(ev: Evaluation, criteria: bytes, cli_version: str | None) -> ReviewerSpec:
+    rv = ev.reviewer
+    assert rv is not None
+    return ReviewerSpec(
+        harness=rv.harness, model=rv.model or rv.harness, reasoning=rv.reasoning, cli_version=cli_version,
+        timeout_seconds=rv.timeout_seconds if rv.timeout_seconds is not None else ev.timeout_seconds,
+        criteria_sha256=hashlib.sha256(criteria).hexdigest(),
+    )
+
+
+def make_reviewer(spec: ReviewerSpec, *, probe_base_url: str | None, hidden: tuple[Path, ...]) -> Reviewer:
+    """The reviewer's adapter: the host CLI through the coding harness of the same name."""
+    if spec.harness == "simulated":
+        return Reviewer(spec, None, None, hidden)
+    from ..environments import make_environment
+    from ..harnesses import make_harness
+    from ..probe import find_cli
+
+    path = find_cli(spec.harness)  # type: ignore[arg-type]
+    if path is None:
+        raise EnvironmentFailure(f"the reviewer's {spec.harness} CLI is not installed on this host")
+    options: dict[str, Any] = {"cli_path": path, "cli_version": spec.cli_version or "", "probe_base_url": probe_base_url}
+    if spec.harness == "claude":
+        options["subagents"] = False
+    harness = make_harness(spec.harness, **options)
+    return Reviewer(spec, harness, make_environment("local", isolation="bubblewrap"), hidden)

@@ -1,0 +1,50 @@
+"""Independent review of submissions: the packet, the call, the response schema.
+
+Layer: uses ``events``, ``tasks``, ``environments`` and ``harnesses``; used by ``actors``
+(the reviewer actor and ``pluginbench review``) and ``projections`` (the report's counts).
+"""
+
+from ._call import REVIEWER_ARM, Reviewer, ReviewOutcome, review_once
+from ._packet import Packet, PacketError, build_packet, packet_dir, verify_packet
+from ._prompt import MARKER, review_prompt
+from ._response import (
+    CATEGORIES,
+    RESPONSE_SCHEMA,
+    SEVERITIES,
+    MalformedResponse,
+    final_message,
+    parse_response,
+)
+from ._simulated import simulated_findings
+
+DEFAULT_CRITERIA = "criteria.md"
+
+
+def default_criteria() -> bytes:
+    """PluginBench's built-in review criteria (used when ``reviewer.criteria`` is null)."""
+    from importlib import resources
+
+    return resources.files(__package__).joinpath(DEFAULT_CRITERIA).read_bytes()
+
+
+__all__ = [
+    "CATEGORIES",
+    "MARKER",
+    "REVIEWER_ARM",
+    "RESPONSE_SCHEMA",
+    "SEVERITIES",
+    "MalformedResponse",
+    "Packet",
+    "PacketError",
+    "ReviewOutcome",
+    "Reviewer",
+    "build_packet",
+    "default_criteria",
+    "final_message",
+    "packet_dir",
+    "parse_response",
+    "review_once",
+    "review_prompt",
+    "simulated_findings",
+    "verify_packet",
+]

@@ -1,0 +1,113 @@
+"""The reviewer's response schema and the pure parser of its final message.
+
+The reviewer must end with one JSON object ``{"findings": [...]}``; each finding has a
+severity, a category, a title and optionally a file, a line and a detail. Anything else
+(no JSON, extra fields, an unknown severity) is a malformed response: the review fails
+with the reason, and is never read as "no findings".
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Literal
+
+import msgspec
+
+from ..events import Finding
+
+SEVERITIES = ("high", "medium", "low")
+CATEGORIES = ("correctness", "tests", "design", "readability", "security", "performance")
+
+Severity = Literal["high", "medium", "low"]
+Category = Literal["correctness", "tests", "design", "readability", "security", "performance"]
+
+
+class _Finding(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    severity: Severity
+    category: Category
+    title: str
+    file: str | None = None
+    line: int | None = None
+    detail: str = ""
+
+
+class _Response(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    findings: list[_Finding]
+
+
+#: The JSON Schema the reviewer is given (saved in every packet, bound by SHA-256).
+RESPONSE_SCHEMA: dict[str, object] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "PluginBench review response",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["findings"],
+    "properties": {
+        "findings": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["severity", "category", "title"],
+                "properties": {
+                    "severity": {"enum": list(SEVERITIES)},
+                    "category": {"enum": list(CATEGORIES)},
+                    "title": {"type": "string"},
+                    "file": {"type": ["string", "null"]},
+                    "line": {"type": ["integer", "null"]},
+                    "detail": {"type": "string"},
+                },
+            },
+        }
+    },
+}
+
+
+def schema_bytes() -> bytes:
+    return (json.dumps(RESPONSE_SCHEMA, indent=2, sort_keys=True) + "\n").encode()
+
+
+class MalformedResponse(ValueError):
+    """The final message holds no valid review JSON (the message says what is wrong)."""
+
+
+_FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
+
+
+def parse_response(text: str | None) -> list[Finding]:
+    """The findings in a reviewer's final message (a bare JSON object or one fenced block)."""
+    if text is None or not text.strip():
+        raise MalformedResponse("the reviewer gave no final message")
+    fenced = _FENCE.findall(text)
+    body = fenced[-1] if fenced else text.strip()
+    if not fenced and not body.startswith("{"):
+        start, end = body.find("{"), body.rfind("}")
+        if start < 0 or end <= start:
+            raise MalformedResponse(f"the final message holds no JSON object: {text.strip()[:120]!r}")
+        body = body[start : end + 1]
+    try:
+        parsed = msgspec.json.decode(body.encode(), type=_Response)
+    except msgspec.DecodeError as exc:
+        raise MalformedResponse(f"the final message is not valid review JSON: {exc}") from None
+    return [Finding(severity=f.severity, category=f.category, title=f.title, file=f.file, line=f.line,
+                    detail=f.detail) for f in parsed.findings]
+
+
+def final_message(harness: str, stdout_text: str) -> str | None:
+    """The reviewer CLI's last assistant message from its saved stdout (JSON lines)."""
+    last: str | None = None
+    for line in stdout_text.splitlines():
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(ev, dict):
+            continue
+        if harness == "claude" and ev.get("type") == "result" and isinstance(ev.get("result"), str):
+            last = ev["result"]
+        elif harness == "codex" and ev.get("type") == "item.completed":
+            item = ev.get("item") or {}
+            if item.get("type") == "agent_message" and isinstance(item.get("text"), str):
+                last = item["text"]
+    return last
