@@ -118,10 +118,17 @@ def results_document(
             state.discarded, key=lambda d: (d.task, arm_index.get(d.arm, 0), d.repeat, d.attempt_id)
         )
     ]
+    from ._report_reviews import review_identity_field, reviews_section
+
+    identity = comparison_identity(config, state, run)
+    reviewer = review_identity_field(state)
+    if reviewer is not None:
+        identity["reviewer"] = reviewer
+    reviews = reviews_section(state, arms, tasks)
     return {
         "schema_version": SCHEMA_VERSION,
         "run": run,
-        "comparison_identity": comparison_identity(config, state, run),
+        "comparison_identity": identity,
         "token_provenance": token_provenance(run, rows),
         "arms": arms,
         "tasks": tasks,
@@ -131,6 +138,7 @@ def results_document(
         "missing_values": missing,
         "discarded_attempts": discarded,
         "reused_attempts": reused_attempts(state),
+        **({"reviews": reviews} if reviews is not None else {}),
         "notes": notes_for(run, state, rows),
     }
 

@@ -85,6 +85,14 @@ class MeasurementSettings(_Strict, frozen=True):
     measurements: doc(list[str], "Selected measurements.")
 
 
+class ComparisonReviewer(_Strict, frozen=True):
+    revision: doc(str, "The selected review revision (`initial` is the run's own review phase).")
+    harness: doc(str, "The reviewer's harness (claude, codex, or the labelled `simulated` stand-in).")
+    model: doc(str, "The reviewer's exact model.")
+    reasoning: doc(str | None, "The reviewer's effort.")
+    review_criteria_sha256: doc(str, "SHA-256 of the fixed review criteria.")
+
+
 class ComparisonIdentity(_Strict, frozen=True):
     runner: doc(Runner, "Harness, model and requested reasoning.")
     harness_version: doc(str | None, "The resolved agent CLI version.")
@@ -92,6 +100,7 @@ class ComparisonIdentity(_Strict, frozen=True):
     tasks: doc(dict[str, str], "Task → the frozen task's fingerprint.")
     task_limits: doc(dict[str, TaskLimits], "Task → its effective limits.")
     measurement_settings: doc(MeasurementSettings, "The measurement scope.")
+    reviewer: doc(ComparisonReviewer | None, "The reviewer of the selected review revision; absent without a reviewer.") = None
 
 
 class TokenProvenance(_Strict, frozen=True):
@@ -257,6 +266,87 @@ class ReusedAttempt(_Strict, frozen=True):
     origin_attempt: doc(str | None, "Its attempt id there.")
 
 
+class FindingItem(_Strict, frozen=True):
+    severity: doc(Literal["high", "medium", "low"], "How much it matters.")
+    category: doc(Literal["correctness", "tests", "design", "readability", "security", "performance"], "What it is about.")
+    title: doc(str, "One line.")
+    file: doc(str | None, "The file it points at.")
+    line: doc(int | None, "The line it points at.")
+    detail: doc(str, "The reviewer's explanation.")
+
+
+class ReviewedAttempt(_Strict, frozen=True):
+    task: doc(str, "Task.")
+    arm: doc(str, "Arm.")
+    status: doc(Literal["complete", "failed", "stopped", "started", "pending"],
+                "complete (valid findings), failed (no valid findings: `reason`), stopped (a provider stop; "
+                "a resume reviews it again), started or pending.")
+    reason: doc(str | None, "Why the review failed.")
+    seconds: doc(Num, "Wall time of the review call.")
+    findings: doc(int | None, "Number of findings; null unless complete (a failed review is never zero findings).")
+    by_severity: doc(dict[str, int] | None, "Severity → count.")
+    by_category: doc(dict[str, int] | None, "Category → count.")
+    items: doc(list[FindingItem], "The findings.")
+
+
+class FindingCounts(_Strict, frozen=True):
+    findings: doc(Num, "Findings (a median or a mean of medians; null without a valid review).")
+    by_severity: doc(dict[str, Num], "Severity → the same statistic.")
+    by_category: doc(dict[str, Num], "Category → the same statistic.")
+
+
+class TaskArmReviews(_Strict, frozen=True):
+    reviewed: doc(int, "Submissions with a valid review.")
+    failed: doc(int, "Submissions whose review failed, stopped or is pending (left out of the median).")
+    median: doc(FindingCounts, "Medians over the valid reviews.")
+
+
+class ArmReviews(_Strict, frozen=True):
+    tasks_reviewed: doc(int, "Tasks with at least one valid review.")
+    mean_of_task_medians: doc(FindingCounts, "Each task weighs the same: the mean of its medians.")
+
+
+class ReviewerInfo(_Strict, frozen=True):
+    revision: doc(str, "The revision this reviewer wrote.")
+    harness: doc(str, "claude, codex, or `simulated` (deterministic stand-in: no model call, not a real review).")
+    model: doc(str, "Exact model.")
+    reasoning: doc(str | None, "Effort.")
+    cli_version: doc(str | None, "The host CLI version the reviews ran.")
+    timeout_seconds: doc(int, "The review budget (reviewer.timeout_seconds, or timeout_seconds).")
+    review_criteria_sha256: doc(str, "SHA-256 of the fixed criteria.")
+    simulated: doc(bool, "The simulated stand-in wrote these findings.")
+
+
+class ReviewRevisionRow(_Strict, frozen=True):
+    revision: doc(str, "Its name.")
+    reviewer: doc(ReviewerInfo, "Its reviewer.")
+    finished: doc(bool, "Every assigned review ended.")
+    selected: doc(bool, "The report uses it.")
+
+
+class ReviewUsage(_Strict, frozen=True):
+    calls: doc(int, "Review calls of the selected revision (retried ones included).")
+    unknown_calls: doc(int, "Calls whose usage is unknown.")
+    status: doc(TOKEN_STATUS, "exact when every call's usage is exact, else lower_bound (or unknown without calls).")
+    input: doc(int | None, "Summed input tokens (cached included).")
+    cached_input: doc(int | None, "Summed cached input.")
+    uncached_input: doc(int | None, "Summed uncached input.")
+    output: doc(int | None, "Summed output tokens.")
+    total: doc(int | None, "Summed totals.")
+
+
+class Reviews(_Strict, frozen=True):
+    selected_revision: doc(str, "The revision the counts come from.")
+    reviewer: doc(ReviewerInfo, "Its reviewer.")
+    severities: doc(list[str], "high, medium, low.")
+    categories: doc(list[str], "correctness, tests, design, readability, security, performance.")
+    revisions: doc(list[ReviewRevisionRow], "Every review revision in evidence, `initial` first.")
+    per_attempt: doc(dict[str, ReviewedAttempt], "Attempt → its review (attempts with a submission).")
+    per_task: doc(dict[str, dict[str, TaskArmReviews]], "Task → arm → medians.")
+    per_arm: doc(dict[str, ArmReviews], "Arm → the mean of its task medians.")
+    usage: doc(ReviewUsage, "Reviewer tokens, counted apart from coding usage.")
+
+
 class ResultsJson(_Strict, frozen=True):
     """``report/results.json``."""
 
@@ -273,6 +363,7 @@ class ResultsJson(_Strict, frozen=True):
     discarded_attempts: doc(list[DiscardedAttempt], "Attempts a resume replaced, with their token use.")
     reused_attempts: doc(list[ReusedAttempt], "Vanilla attempts imported from the cache, with their origin.")
     notes: doc(list[str], "Plain-language notes: banners, incomplete runs, bounds, methods.")
+    reviews: doc(Reviews | None, "Independent review findings of the selected revision; absent without a reviewer.") = None
 
 
 def validate(document: Any) -> ResultsJson:

@@ -102,6 +102,7 @@ def run_row(state: RunState) -> dict[str, Any]:
         "workers": state.workers,
         "repairs": state.repairs,
         "reuse": reuse_counters(state),
+        "review_revisions": review_revisions(state),
         "readiness": [
             {"task": t, "control": ctl, "ok": r.ok, "reward": r.reward, "cached": r.cached, "reason": r.reason}
             for (t, ctl), r in sorted(state.readiness.items())
@@ -122,6 +123,26 @@ def run_row(state: RunState) -> dict[str, Any]:
             for d in state.discarded
         ],
     }
+
+
+def review_revisions(state: RunState) -> list[dict[str, Any]]:
+    """Each review revision as status shows it: revision, status (running, finished),
+    selected, and reviewed (settled reviews) of assigned (submissions to review)."""
+    out: list[dict[str, Any]] = []
+    selected = state.selected_review
+    if state.reviewer is not None:
+        assigned = [a.attempt_id for a in state.live_attempts() if a.captured]
+        reviewed = sum(1 for aid in assigned if state.reviewed(aid))
+        out.append({"revision": "initial", "status": "finished" if assigned and reviewed == len(assigned) else "running",
+                    "selected": selected == "initial", "reviewed": reviewed, "assigned": len(assigned),
+                    "harness": state.reviewer.harness, "model": state.reviewer.model})
+    for rev in state.review_revisions.values():
+        recs = state.reviews.get(rev.revision, {})
+        out.append({"revision": rev.revision, "status": "finished" if rev.finished else "running",
+                    "selected": selected == rev.revision,
+                    "reviewed": sum(1 for aid in rev.assigned if aid in recs and recs[aid].settled),
+                    "assigned": len(rev.assigned), "harness": rev.reviewer.harness, "model": rev.reviewer.model})
+    return out
 
 
 def reuse_counters(state: RunState) -> dict[str, int]:
