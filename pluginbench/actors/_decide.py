@@ -234,9 +234,17 @@ def _drained(state: RunState) -> list[Command]:
 
 
 def decide(state: RunState, event: Event) -> list[Command]:
-    """Commands that follow from ``event`` (already applied to ``state``)."""
+    """Commands that follow from ``event`` (already applied to ``state``): the core rules,
+    then each registered extension's rules."""
     if state.failed is not None and not isinstance(event, RunStarted):
         return []
+    commands = _decide_core(state, event)
+    for extension in EXTENSIONS:
+        commands.extend(extension.decide(state, event, CORE))
+    return commands
+
+
+def _decide_core(state: RunState, event: Event) -> list[Command]:
     match event:
         case RunStarted():
             commands = _recover(state)
@@ -309,10 +317,6 @@ def decide(state: RunState, event: Event) -> list[Command]:
             return [Archive(event.attempt_id)]
         case AttemptReset():
             return [Archive(event.attempt_id)]
-    for extension in EXTENSIONS:
-        commands = extension.decide(state, event, CORE)
-        if commands:
-            return commands
     return []
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from ..events import Event, ReviewCompleted, ReviewFailed, RunStopping
+from ..events import Event, ReviewCompleted, ReviewFailed, ReviewRevisionFinished, RunStarted, RunStopping
 from ..projections._state import INITIAL_REVIEW, Attempt, RunState
 from ._actor_ext import ActorExtension, CoreRules, Emit, Requirement
 
@@ -47,6 +47,11 @@ REVIEWED = Requirement(
 
 def decide_review(state: RunState, event: Event, core: CoreRules) -> list[Any]:
     match event:
+        case RunStarted():
+            # The worker holds run.lock: a revision still unfinished was left by a
+            # `pluginbench review` that ended; it is closed, not selected.
+            return [Emit(ReviewRevisionFinished(revision=r.revision, selected=False))
+                    for r in state.review_revisions.values() if not r.finished]
         case ReviewFailed(provider_stop=True, revision=rev) if rev == INITIAL_REVIEW:
             if state.stopping is None:
                 return [Emit(RunStopping(reason=f"provider stop in the review of {event.attempt_id}: {event.reason}",

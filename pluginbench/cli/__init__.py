@@ -14,6 +14,7 @@ from ._compare import calibrate_command, compare_command
 from ._dashboard import dashboard_command
 from ._doctor import doctor_command
 from ._probe import probe_app
+from ._review import review_command
 from ._run import demo_command, run_command, worker_command
 from ._setup import check_command, init_command
 from ._tasks import tasks_app
@@ -39,6 +40,7 @@ app.command("report")(report_command)
 app.command("compare")(compare_command)
 app.command("calibrate")(calibrate_command)
 app.command("events")(events_command)
+app.command("review")(review_command)
 app.command("demo")(demo_command)
 app.command("doctor")(doctor_command)
 app.command("dashboard")(dashboard_command)

@@ -248,6 +248,8 @@ class RunState:
         """not_started, starting, coding, reviewing, reporting, complete, stopped, failed."""
         if self.created is None:
             return "not_started"
+        if any(not r.finished for r in self.review_revisions.values()):
+            return "reviewing"
         if self.finished:
             return "complete"
         if self.failed is not None:

@@ -123,3 +123,24 @@ def test_a_provider_stop_mid_review_stops_the_run_and_resume_completes_the_revie
     assert row["status"] == "complete" and row["findings"] == 2
     assert results["reviews"]["usage"]["calls"] == 2  # the stopped call is counted, with its usage
     assert results["reviews"]["usage"]["status"] != "exact" or results["reviews"]["usage"]["unknown_calls"] == 0
+
+
+def test_a_revision_with_another_real_reviewer_is_named_in_the_comparison_identity(tmp_path: Path) -> None:
+    """A claude-reviewed run reviewed again by the real Codex CLI: the report selects it and names codex."""
+    _require("claude")
+    _require("codex")
+    run_dir = tmp_path / "run"
+    done = _pb("run", str(_config(tmp_path, "claude", SCENARIOS_DIR / "review-findings.yaml", treatment=False)),
+               "--output", str(run_dir), "--foreground", "--yes")
+    assert done.returncode == 0, done.stdout + done.stderr
+    again = _pb("review", str(run_dir), "--revision", "codex-2", "--reviewer-harness", "codex", "--reviewer-model",
+                MODELS["codex"], "--reviewer-effort", "low", "--yes")
+    assert again.returncode == 0, again.stdout + again.stderr
+    results = json.loads((run_dir / "report" / "results.json").read_text())
+    validate(results)
+    ident = results["comparison_identity"]["reviewer"]
+    assert (ident["revision"], ident["harness"], ident["model"]) == ("codex-2", "codex", MODELS["codex"])
+    assert results["reviews"]["reviewer"]["cli_version"] is not None
+    [row] = results["reviews"]["per_attempt"].values()
+    assert row["status"] == "complete" and row["findings"] == 2
+    assert [r["reviewer"]["harness"] for r in results["reviews"]["revisions"]] == ["claude", "codex"]
