@@ -88,7 +88,14 @@ def _run_with(prepared: Any, specs: list[Any], jobs: int, timeout: float, probe_
     from ..probe import cli_version, find_cli
 
     harnesses: dict[str, Any] = {}
-    for spec in specs:  # every credential check before any reservation
+    for spec in specs:  # every identity and credential check before any reservation
+        if spec.harness == "claude":
+            from ..harnesses._claude_launch import check_model
+
+            try:
+                check_model(spec.model, spec.effort)
+            except InputError as exc:
+                raise InputError(exc.message, field="--judge", fix=exc.fix) from None
         path = find_cli(spec.harness)
         if path is None:
             raise InputError(f"the {spec.harness} CLI is not installed", field="--judge",

@@ -36,14 +36,14 @@ def tally_dir(root: Path, *, require_bound: bool) -> dict[str, Any]:
     prepared = Prepared(root)
     judges = _judges(prepared)
     if not judges:
-        raise InputError("no judge has run in this directory", file=str(root / "judge-specs"),
+        raise InputError("no judge has run in this directory", file=str(root / "judge-specs"), field="judge-specs",
                          fix="run `pluginbench judge run DIR --judge HARNESS:MODEL:EFFORT` first")
     key_digest = sha256_bytes(prepared.key_bytes)
     missing = [str(prepared.verdict_path(j, p).relative_to(root)) for j in judges for p in prepared.pairs
                if not prepared.verdict_path(j, p).is_file()]
     if missing:
         raise InputError(f"{len(missing)} verdict(s) missing, first {missing[0]}", file=str(root / missing[0]),
-                         fix="run `pluginbench judge run` again with the same judges; it retries only missing calls")
+                         field="results", fix="run `pluginbench judge run` again with the same judges; it retries only missing calls")
     verdicts: dict[str, dict[str, str]] = {}
     usage: dict[str, list[CallUsage]] = {}
     unbound: list[str] = []

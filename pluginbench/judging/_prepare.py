@@ -214,7 +214,7 @@ def prepare(first: str, second: str, *, tasks: list[str] | None, exclude: list[s
             seed: int, output: Path) -> tuple[dict[str, Any], list[Omitted]]:
     """Check every input, then write ``output``; raises :class:`InputError` before writing anything."""
     if output.exists():
-        raise InputError("the output directory already exists", file=str(output),
+        raise InputError("the output directory already exists", file=str(output), field="--output",
                          fix="choose a new --output (a prepared directory is never reused)")
     try:
         criteria_bytes = criteria.read_bytes()
