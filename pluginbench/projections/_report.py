@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 from ..errors import RunDirError
 from ..events import read_run_log
 from ..rundir import RunDir
+from ..stats._cost import Prices
 from ._report_data import (
     SCHEMA_VERSION,
     TOKEN_FIELDS,
@@ -37,6 +38,7 @@ from ._report_data import (
     token_provenance,
     tokens_dict,
 )
+from ._report_cost import costs_section, load_prices
 from ._report_html import render_html
 from ._report_paired import paired_deltas
 from ._state import RunState, fold
@@ -67,9 +69,10 @@ class ReportFiles(NamedTuple):
 
 
 def results_document(
-    config: Mapping[str, Any], state: RunState, *, fallback_name: str
+    config: Mapping[str, Any], state: RunState, *, fallback_name: str,
+    prices: Prices | None = None, prices_reason: str | None = "no prices.json beside evaluation.json: dollars are unknown",
 ) -> dict[str, Any]:
-    """The results.json document (schema version 2) for a config and a folded state."""
+    """The results.json document (schema version 2) for a config, a folded state and the run's prices."""
     run = run_identity(config, state, fallback_name)
     arms = arm_order(config, state)
     arm_index = {a: i for i, a in enumerate(arms)}
@@ -131,6 +134,7 @@ def results_document(
         "missing_values": missing,
         "discarded_attempts": discarded,
         "reused_attempts": reused_attempts(state),
+        "costs": costs_section(prices, prices_reason, run["model"], rows, tasks, arms),
         "notes": notes_for(run, state, rows),
     }
 
@@ -270,7 +274,10 @@ def build_report(run_dir: Path) -> ReportFiles:
     rd = RunDir(Path(run_dir))
     config = _read_config(rd.evaluation)
     state = fold(read_run_log(rd.events).events)  # a missing or empty log never overwrites a report
-    doc = results_document(config, state, fallback_name=rd.root.resolve().name)
+    prices, prices_reason = load_prices(rd.root)
+    doc = results_document(
+        config, state, fallback_name=rd.root.resolve().name, prices=prices, prices_reason=prices_reason
+    )
     sources = task_sources(rd)
     if sources is not None:
         doc["run"]["task_sources"] = sources
