@@ -20,7 +20,7 @@ from ..environments._port import Environment
 from ..events import Event
 from ..harnesses._port import FrozenTreatment, Harness
 from ..rundir import RunDir
-from ..tasks import HarborTask
+from ..tasks import HarborTask, VerifierContract
 
 
 class SandboxSource(NamedTuple):
@@ -80,6 +80,7 @@ class Engine:
     treatments: dict[str, FrozenTreatment] = field(default_factory=dict)
     hidden: tuple[Path, ...] = ()
     images: dict[str, TaskImages] = field(default_factory=dict)  # docker backend only
+    contracts: dict[str, VerifierContract] = field(default_factory=dict)  # who applies model.patch, per task
 
     def starting_source(self, task: str) -> Path:
         """The frozen starting source on the host: ``workspace/``, or for an image task

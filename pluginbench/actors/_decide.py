@@ -43,11 +43,14 @@ class Prepare(NamedTuple):
 class Grade(NamedTuple):
     attempt_id: str
     task: str
+    #: the sha256 recorded at capture: the grader checks model.patch against it first
+    patch_sha256: str | None = None
 
 
 class Measure(NamedTuple):
     attempt_id: str
     task: str
+    patch_sha256: str | None = None
 
 
 class BuildReport(NamedTuple):
@@ -133,9 +136,9 @@ def _finish_captured(a: Attempt) -> list[Command]:
         return [Emit(AttemptCompleted(attempt_id=a.attempt_id))]
     out: list[Command] = []
     if not a.graded:
-        out.append(Grade(a.attempt_id, a.task))
+        out.append(Grade(a.attempt_id, a.task, a.patch_sha256))
     if not a.measured:
-        out.append(Measure(a.attempt_id, a.task))
+        out.append(Measure(a.attempt_id, a.task, a.patch_sha256))
     return out
 
 
@@ -166,7 +169,7 @@ def decide(state: RunState, event: Event) -> list[Command]:
             return [BuildReport()] if state.all_complete else []
         case SubmissionCaptured():
             a = state.attempts[event.attempt_id]
-            return [Grade(a.attempt_id, a.task), Measure(a.attempt_id, a.task)]
+            return [Grade(a.attempt_id, a.task, a.patch_sha256), Measure(a.attempt_id, a.task, a.patch_sha256)]
         case SubmissionMissing():
             out: list[Command] = [
                 Emit(AttemptGraded(attempt_id=event.attempt_id, outcome="unknown", reward=None,

@@ -20,7 +20,7 @@ from ..errors import LockHeldError, PluginBenchError, RunDirError
 from ..events import check_not_moved, live_owner, read_log
 from ..plan import plan_summary
 from ..rundir import RunDir
-from ._common import console, err_console, errors_to_exit_codes, print_json
+from ._common import console, err_console, errors_to_exit_codes, print_failed_control, print_json
 from ._progress import ForegroundProgress, log_line
 
 
@@ -128,6 +128,8 @@ def _finish(rd: RunDir, state: object, notify: bool) -> int:
         return 0
     if state.failed is not None:
         err_console.print(f"[bold red]failed[/]: {state.failed}", highlight=False)
+        for checked in state.readiness.values():
+            print_failed_control(checked, rd.root)
         if not state.coding:
             err_console.print(
                 "preparation failed before any coding call; the inputs are frozen in the run, so repair "

@@ -148,6 +148,11 @@ class TaskPrepared(_Event, frozen=True, tag="task.prepared"):
     image: str | None = None
     #: docker backend: the separate verifier's image ID
     verifier_image: str | None = None
+    #: who applies ``model.patch`` before grading: ``pluginbench`` or ``verifier`` (the task
+    #: declares it as an artifact); the whole contract is in ``evidence/frozen/contracts/<task>.json``
+    patch_applied_by: str | None = None
+    #: the contract's kind: ``workspace``, ``artifact`` or ``deepswe``
+    contract: str | None = None
 
 
 class TreatmentFrozen(_Event, frozen=True, tag="treatment.frozen"):
@@ -169,6 +174,10 @@ class ReadinessChecked(_Event, frozen=True, tag="readiness.checked"):
     reward: float | None
     cached: bool
     reason: str | None = None
+    #: when the control failed: the verifier's last output lines, and the evidence folder
+    #: (relative to the run directory)
+    verifier_tail: list[str] = []
+    evidence: str | None = None
 
 
 class CodingStarted(_Event, frozen=True, tag="coding.started"):
@@ -229,9 +238,14 @@ class AttemptGraded(_Event, frozen=True, tag="attempt.graded"):
     """The hidden verifier graded the canonical patch in its own sandbox."""
 
     attempt_id: str
-    outcome: str  # pass | fail | empty | unknown
+    outcome: str  # pass | overlap_pass | fail | empty | unknown
     reward: float | None
     reason: str | None = None
+    #: every numeric key of the verifier's reward.json beyond ``reward`` (partial credit:
+    #: fail-to-pass and pass-to-pass totals and passes...); None when it wrote reward.txt
+    native_grading: dict[str, float] | None = None
+    #: paths the canonical patch changes that the hidden test.patch replaces
+    overlap_paths: list[str] = []
 
 
 class MeasuresCollected(_Event, frozen=True, tag="measures.collected"):

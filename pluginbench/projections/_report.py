@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 from ..errors import RunDirError
 from ..events import read_events
-from ..rundir import RunDir
+from ..rundir import RunDir, patch_mismatch
 from ._report_data import (
     SCHEMA_VERSION,
     TOKEN_FIELDS,
@@ -64,9 +64,12 @@ class ReportFiles(NamedTuple):
 
 
 def results_document(
-    config: Mapping[str, Any], state: RunState, *, fallback_name: str
+    config: Mapping[str, Any], state: RunState, *, fallback_name: str,
+    tampered: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The results.json document (schema version 2) for a config and a folded state."""
+    """The results.json document (schema version 2) for a config and a folded state.
+    ``tampered`` maps attempt ids whose saved model.patch no longer matches its recorded
+    sha256 to the reason; those attempts are reported unknown."""
     run = run_identity(config, state, fallback_name)
     arms = arm_order(config, state)
     arm_index = {a: i for i, a in enumerate(arms)}
@@ -74,7 +77,7 @@ def results_document(
         state.live_attempts(),
         key=lambda a: (a.task, arm_index[a.arm], a.repeat, a.slot, a.attempt_id),
     )
-    rows = [attempt_row(a) for a in live]
+    rows = [attempt_row(a, (tampered or {}).get(a.attempt_id)) for a in live]
     tasks = sorted(set(state.created.tasks if state.created else []) | {r["task"] for r in rows})
     grouped: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
@@ -192,6 +195,8 @@ def csv_text(doc: Mapping[str, Any]) -> str:
                 )
         for n, m in sorted(measures.items()):
             cells.append((f"measures.{n}", m["value"], m["unit"], m["status"], m["reason"]))
+        for n, v in sorted((r.get("native_grading") or {}).items()):
+            cells.append((f"native.{n}", v, "", "measured", None))
         for measure, value, unit, status, reason in cells:
             if not_done:
                 status, reason = "unknown", not_done
@@ -242,7 +247,12 @@ def build_report(run_dir: Path) -> ReportFiles:
     rd = RunDir(Path(run_dir))
     config = _read_config(rd.evaluation)
     state = fold(read_events(rd.events))
-    doc = results_document(config, state, fallback_name=rd.root.resolve().name)
+    tampered = {
+        a.attempt_id: why for a in state.live_attempts()
+        if a.state == "complete" and a.captured
+        and (why := patch_mismatch(rd.attempt(a.attempt_id) / "model.patch", a.patch_sha256)) is not None
+    }
+    doc = results_document(config, state, fallback_name=rd.root.resolve().name, tampered=tampered)
     rd.report_dir.mkdir(parents=True, exist_ok=True)
     files = ReportFiles(
         rd.report_dir / "results.json", rd.report_dir / "results.csv", rd.report_dir / "report.html"

@@ -7,8 +7,10 @@ the same events give an equal state. Readers treat the state as read-only.
 
 Attempt states: ``pending`` (planned, not started), ``running`` (sandbox made, agent
 may be working), ``complete`` (graded and measured; never coded again), ``interrupted``
-(ended without a usable session). Outcomes of complete attempts: ``pass``, ``fail``,
-``empty`` (the graded patch is empty), ``unknown`` (with ``outcome_reason``).
+(ended without a usable session). Outcomes of complete attempts: ``pass``,
+``overlap_pass`` (reward 1 and every listed test passed, but the patch changes paths the
+hidden tests replace, so source-bound correctness is withheld), ``fail``, ``empty`` (the
+graded patch is empty), ``unknown`` (with ``outcome_reason``).
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from ..events import (
 )
 
 STATES = ("pending", "running", "complete", "interrupted")
-OUTCOMES = ("pass", "fail", "empty", "unknown")
+OUTCOMES = ("pass", "overlap_pass", "fail", "empty", "unknown")
 VANILLA = "vanilla"
 
 
@@ -76,6 +78,8 @@ class Attempt:
     outcome: str | None = None
     reward: float | None = None
     outcome_reason: str | None = None
+    native_grading: dict[str, float] | None = None
+    overlap_paths: list[str] = field(default_factory=list)
     measured: bool = False
     measures: dict[str, Measure] = field(default_factory=dict)
     missing_reason: str | None = None
@@ -228,6 +232,8 @@ class RunState:
                 a.outcome = event.outcome
                 a.reward = event.reward
                 a.outcome_reason = event.reason
+                a.native_grading = dict(event.native_grading) if event.native_grading is not None else None
+                a.overlap_paths = list(event.overlap_paths)
             case MeasuresCollected():
                 a = self.attempts[event.attempt_id]
                 a.measured = True

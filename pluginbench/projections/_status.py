@@ -166,8 +166,9 @@ def status_snapshot(run_dir: Path, *, now: float | None = None) -> dict[str, Any
         "log": str(rd.log) if rd.log.exists() else None,
         "left_running": None if owner is not None else _left_running(run, rd.run_id),
         "attempts": [
-            {k: r[k] for k in ("id", "slot", "task", "arm", "repeat", "state", "outcome", "outcome_reason",
-                               "reused", "tokens", "tokens_status", "tokens_reason", "minutes", "measures")}
+            {**{k: r[k] for k in ("id", "slot", "task", "arm", "repeat", "state", "outcome", "outcome_reason",
+                                  "reused", "tokens", "tokens_status", "tokens_reason", "minutes", "measures")},
+             **{k: r.get(k) for k in ("native_grading", "overlap_paths")}}
             for r in rows
         ],
     }

@@ -50,6 +50,8 @@ def attempt_row(a: Attempt, *, live: bool) -> dict[str, Any]:
         "outcome": a.outcome if a.state == "complete" else None,
         "outcome_reason": a.outcome_reason if a.state == "complete" else a.interrupted_reason,
         "reward": a.reward,
+        "native_grading": a.native_grading,
+        "overlap_paths": list(a.overlap_paths),
         "reused": False,
         "tokens": total_tokens(a.usage),
         "tokens_status": status,
@@ -92,7 +94,8 @@ def run_row(state: RunState) -> dict[str, Any]:
         "workers": state.workers,
         "repairs": state.repairs,
         "readiness": [
-            {"task": t, "control": ctl, "ok": r.ok, "reward": r.reward, "cached": r.cached, "reason": r.reason}
+            {"task": t, "control": ctl, "ok": r.ok, "reward": r.reward, "cached": r.cached, "reason": r.reason,
+             "verifier_tail": list(r.verifier_tail), "evidence": r.evidence}
             for (t, ctl), r in sorted(state.readiness.items())
         ],
         "discarded": [

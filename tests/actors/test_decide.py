@@ -130,7 +130,7 @@ def test_captured_submission_is_graded_and_measured() -> None:
     run.apply(AgentLaunched(attempt_id=aid, argv=[]))
     task = run.state.attempts[aid].task
     got = run.apply(SubmissionCaptured(attempt_id=aid, patch_sha256="s", empty=True, files_changed=0))
-    assert got == [Grade(aid, task), Measure(aid, task)]
+    assert got == [Grade(aid, task, "s"), Measure(aid, task, "s")]
 
 
 def test_graded_but_unmeasured_attempt_is_not_complete() -> None:
@@ -223,7 +223,7 @@ def test_resume_grades_a_captured_but_ungraded_attempt() -> None:
     run.apply(AgentLaunched(attempt_id=aid, argv=[]))
     run.apply(SubmissionCaptured(attempt_id=aid, patch_sha256="s", empty=False, files_changed=1))
     task = run.state.attempts[aid].task
-    assert run.apply(RunStarted(pid=2, pgid=2, resumed=True)) == [Grade(aid, task), Measure(aid, task)]
+    assert run.apply(RunStarted(pid=2, pgid=2, resumed=True)) == [Grade(aid, task, "s"), Measure(aid, task, "s")]
 
 
 def test_resume_replaces_a_provider_stopped_attempt() -> None:
