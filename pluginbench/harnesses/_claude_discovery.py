@@ -4,7 +4,8 @@ The CLI is started with the coding session's own flags plus ``--input-format str
 --no-session-persistence --settings {"disableAllHooks":true}``; stdin carries only control
 requests and the local ``/cost`` command (answered by the CLI itself: a full
 ``system/init`` and a $0 ``result`` with ``local_command: "cost"``), then ``end_session``.
-No user message reaches the model. See ../shared/research/claude-code-discovery.md.
+No user message reaches the model (measured on the real CLI; a recorded transcript is in
+tests/data/samples/claude-code-2.1.328/discovery).
 
 :func:`discovery_stdin` builds the input, :func:`build_receipt` folds stdout into the
 receipt saved as ``native-treatment.json``, :func:`compare_receipt` lists every way it

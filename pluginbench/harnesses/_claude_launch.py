@@ -1,7 +1,7 @@
 """The pinned Claude Code launch: argv, environment, settings, credentials (pure).
 
 Everything an arm's session sees is fixed here, identical across vanilla and treatments.
-Measured on CLI 2.1.328 (see ../shared/research/claude-code-cli.md): ``IS_SANDBOX=1`` is
+Measured on CLI 2.1.328 (the team's measurements of the real CLI; samples in tests/data/samples): ``IS_SANDBOX=1`` is
 needed for ``bypassPermissions`` as root; ``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1``
 removes every non-API call; ``CLAUDE_CODE_TMPDIR`` keeps sockets and probes out of /tmp.
 """

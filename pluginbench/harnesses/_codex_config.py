@@ -1,6 +1,6 @@
 """Pure builders of Codex's private configuration, launch argv and environment.
 
-Pinned facts (``../shared/research/codex-cli.md`` §0, §2, §6.2, §9, §13, §14):
+Pinned facts (measured by the team on Codex 0.169.0):
 
 * ``codex exec`` always runs with approval ``never``; the sandbox mode is
   ``danger-full-access`` because PluginBench's own sandbox (bubblewrap/docker) is the

@@ -3,7 +3,8 @@
 Nothing here touches the file system or a process: callers pass text in and get frozen
 values back, so every rule is tested on the real samples and on synthetic event lists.
 
-Facts these readers rely on (``../shared/research/codex-cli.md`` §5, §7, §8):
+Facts these readers rely on (the team's measurements of Codex 0.169.0; real samples in
+``tests/data/samples/codex-0.169.0``):
 
 * stdout is one JSON object a line: ``thread.started``, ``turn.started``,
   ``item.started``/``item.completed``, ``turn.completed{usage}``,

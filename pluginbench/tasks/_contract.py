@@ -13,8 +13,8 @@ tests. Two contracts are supported:
   from the untouched starting source; the canonical patch is handed over only as that
   artifact, and the task's own grader applies it.
 
-A task whose files point both ways (a collect command or a verifier file that handles
-``model.patch`` without the artifact declared, or the artifact declared with no verifier
+A task whose files point both ways (a collect command that writes ``model.patch`` or a
+verifier file that applies it without the artifact declared, or the artifact declared with no verifier
 file that reads it) is refused, naming the fields. DeepSWE-shaped tasks
 (``tests/grader.py`` + ``tests/config.json``) are checked further in :mod:`._deepswe`.
 """
@@ -86,11 +86,14 @@ def _verifier_files(task: HarborTask) -> list[Path]:
     return sorted(p for p in task.tests_dir.rglob("*") if p.is_file() and p.suffix in (".sh", ".py", ""))
 
 
-def _mentions_model_patch(path: Path) -> bool:
+def _mentions_model_patch(path: Path, applying: bool = False) -> bool:
+    """Whether a verifier file reads model.patch (``applying``: and applies a patch too,
+    with ``git apply`` or ``patch -p``); a test.sh that only inspects it is no contract."""
     try:
-        return b"model.patch" in path.read_bytes()
+        data = path.read_bytes()
     except OSError:
         return False
+    return b"model.patch" in data and (not applying or b"apply" in data or b"patch -p" in data)
 
 
 def admit_contract(task: HarborTask) -> VerifierContract:
@@ -98,6 +101,7 @@ def admit_contract(task: HarborTask) -> VerifierContract:
     toml = str(task.root / "task.toml")
     declared = MODEL_PATCH in task.artifacts
     readers = [p for p in _verifier_files(task) if _mentions_model_patch(p)]
+    appliers = [p for p in readers if _mentions_model_patch(p, applying=True)]
     collects = [c.command for c in task.collect if "model.patch" in c.command]
     if not declared and collects:
         raise TaskError(
@@ -106,10 +110,10 @@ def admit_contract(task: HarborTask) -> VerifierContract:
             file=toml, field="artifacts, verifier.collect",
             fix=f'add artifacts = ["{MODEL_PATCH}"] (the verifier applies it) or drop the collect command',
         )
-    if not declared and readers:
-        rel = readers[0].relative_to(task.root)
+    if not declared and appliers:
+        rel = appliers[0].relative_to(task.root)
         raise TaskError(
-            f"ambiguous verifier contract: {rel} reads model.patch but artifacts does not declare "
+            f"ambiguous verifier contract: {rel} applies model.patch but artifacts does not declare "
             f"{MODEL_PATCH}; PluginBench would apply the patch and the verifier would apply it again",
             file=toml, field=f"artifacts, {rel}",
             fix=f'add artifacts = ["{MODEL_PATCH}"] so the verifier gets the patch only as an artifact',

@@ -1,6 +1,6 @@
 """Codex-specific admission: plugin layout, skill identity and hook commands.
 
-Codex 0.169.0 facts (``../shared/research/codex-cli.md`` §10, checked again against
+Codex 0.169.0 facts (measured by the team on the real CLI, checked again against
 the pinned CLI): a plugin is ``.codex-plugin/plugin.json`` (``name``, ``version``,
 optional ``skills`` folder, default ``./skills/``) with ``skills/<dir>/SKILL.md`` whose
 front matter ``name`` Codex lists as ``<plugin>:<name>``; plugin hooks live in

@@ -15,7 +15,6 @@ from pluginbench.harnesses._claude_discovery import (
 )
 from pluginbench.harnesses._claude_stream import parse_stream
 from pluginbench.treatments import admit_claude_treatment
-from tests._prereq import require
 from tests.harnesses._claude_pkg import sample_treatment
 from tests.harnesses.test_claude_stream import DATA, SAMPLES
 
@@ -78,7 +77,6 @@ def test_real_run_requires_the_credentials_file_as_only_source(tmp_path: Path) -
 def test_research_reference_config_is_refused_for_loose_project_and_mcp_items(tmp_path: Path) -> None:
     """The research's reference discovery (user agent, project skill, MCP server) fails every check it should."""
     path = SAMPLES / "discovery" / "recipe.transcript.json"
-    require(path.is_file(), f"shared sample {path}")
     recipe = json.loads(path.read_text())
     stdout = "\n".join(json.dumps(r["msg"]) for r in recipe["received"])
     receipt = build_receipt(stdout, Paths("/lab/runs/ref/cfg", "/lab/fixtures/market", "/lab/runs/ref/work"),

@@ -7,16 +7,13 @@ from pathlib import Path
 import pytest
 
 from pluginbench.harnesses._claude_stream import parse_stream, provider_stop
-from tests._prereq import require
 
-SAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "samples" / "claude-code-2.1.328"
+SAMPLES = Path(__file__).resolve().parents[1] / "data" / "samples" / "claude-code-2.1.328"
 DATA = Path(__file__).parent / "data" / "claude-2.1.328"
 
 
 def sample(name: str) -> str:
-    path = SAMPLES / name
-    require(path.is_file(), f"shared sample {path}")
-    return path.read_text()
+    return (SAMPLES / name).read_text()
 
 
 def test_429_then_ok_counts_one_retry_and_is_not_a_stop() -> None:

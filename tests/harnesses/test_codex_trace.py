@@ -15,15 +15,12 @@ from pluginbench.harnesses._codex_events import (
     reconnect_parts,
 )
 from pluginbench.harnesses._codex_usage import classify_provider_stop, validate_usage
-from tests._prereq import require
 
-SAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "samples" / "codex-0.169.0"
+SAMPLES = Path(__file__).resolve().parents[1] / "data" / "samples" / "codex-0.169.0"
 
 
 def sample(name: str) -> str:
-    path = SAMPLES / name
-    require(path.is_file(), f"the shared sample {path}")
-    return path.read_text(encoding="utf-8")
+    return (SAMPLES / name).read_text(encoding="utf-8")
 
 
 def lines(*events: dict) -> str:

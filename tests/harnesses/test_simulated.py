@@ -38,7 +38,7 @@ from tests._prereq import require
 ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "examples" / "quickstart"
 GUIDANCE = QUICKSTART / "guidance" / "testing-discipline.md"
-SAMPLES = ROOT.parent / "shared" / "samples" / "claude-code-2.1.328"
+SAMPLES = ROOT / "tests" / "data" / "samples" / "claude-code-2.1.328"
 GIT_ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",
     "GIT_CONFIG_GLOBAL": os.devnull,
@@ -260,7 +260,6 @@ def _result(usage: object) -> str:
 def test_usage_from_the_real_claude_sample():
     """The real Claude Code 2.1.328 sample stream parses to its exact result usage."""
     sample = SAMPLES / "02_tools_bash_write.stream.jsonl"
-    require(sample.is_file(), f"the shared sample {sample}")
     usage = usage_from_stream(sample.read_text())
     assert usage == Usage(
         status="exact",

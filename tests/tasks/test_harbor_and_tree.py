@@ -17,9 +17,8 @@ from pluginbench.tasks import (
     scan_tree,
     strip_canary,
 )
-from tests._prereq import require
 
-DEEPSWE = Path(__file__).resolve().parents[2].parent / "shared" / "tasks" / "deep-swe"
+DEEPSWE = Path(__file__).resolve().parents[1] / "data" / "deep-swe"
 
 
 def make_task(root: Path, toml: str = 'schema_version = "1.4"\n') -> Path:
@@ -33,7 +32,6 @@ def make_task(root: Path, toml: str = 'schema_version = "1.4"\n') -> Path:
 @pytest.mark.parametrize("name", ["anko-default-function-arguments", "textual-kitty-key-phases"])
 def test_real_deepswe_tasks_load(name: str) -> None:
     """The two real DeepSWE tasks parse: separate verifier, published image, collect command, limits."""
-    require(DEEPSWE.is_dir(), "../shared/tasks/deep-swe")
     task = load_task(DEEPSWE / name)
     assert task.environment_mode == "separate"
     assert task.docker_image and task.cpus == 2.0 and task.memory_mb == 8192
