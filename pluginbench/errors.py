@@ -85,3 +85,8 @@ class ProviderStop(PluginBenchError):
         super().__init__(f"attempt {attempt_id}: provider stop: {cause}")
         self.attempt_id = attempt_id
         self.cause = cause
+
+
+class CacheError(InputError):
+    """The cache root cannot be used as it is: a symlink inside it, or an output folder
+    that overlaps it."""

@@ -20,6 +20,9 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     cache = tmp_path_factory.mktemp("xdg-cache")
     old = os.environ.get("XDG_CACHE_HOME")
     os.environ["XDG_CACHE_HOME"] = str(cache)
+    # Unrelated tests must not reuse each other's vanilla attempts through the shared
+    # cache; tests of the vanilla cache turn it back on (tests/cache/).
+    os.environ["PLUGINBENCH_VANILLA_CACHE"] = "off"
     yield cache
     if old is None:
         os.environ.pop("XDG_CACHE_HOME", None)

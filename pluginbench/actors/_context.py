@@ -7,7 +7,6 @@ appended (used for ``agent.launched``, which must be on disk before a paid call)
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -15,6 +14,7 @@ from typing import NamedTuple
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 
+from ..cache import resolve_cache_root
 from ..config import Evaluation
 from ..environments._port import Environment
 from ..events import Event
@@ -61,8 +61,7 @@ class Outbox:
 
 def cache_root() -> Path:
     """``$XDG_CACHE_HOME/pluginbench`` or ``~/.cache/pluginbench``, resolved."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return (Path(base) / "pluginbench").resolve()
+    return resolve_cache_root()
 
 
 @dataclass
@@ -80,7 +79,12 @@ class Engine:
     treatments: dict[str, FrozenTreatment] = field(default_factory=dict)
     hidden: tuple[Path, ...] = ()
     images: dict[str, TaskImages] = field(default_factory=dict)  # docker backend only
+<<<<<<< HEAD
     contracts: dict[str, VerifierContract] = field(default_factory=dict)  # who applies model.patch, per task
+=======
+    #: The shared cache root, resolved once before preparation (a symlinked ~/.cache works).
+    cache_root: Path = field(default_factory=resolve_cache_root)
+>>>>>>> main
 
     def starting_source(self, task: str) -> Path:
         """The frozen starting source on the host: ``workspace/``, or for an image task

@@ -13,11 +13,13 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..events import (
+    AttemptCached,
     AttemptCompleted,
     AttemptDiscarded,
     AttemptGraded,
     AttemptInterrupted,
     AttemptReset,
+    AttemptReused,
     CodingStarted,
     Event,
     MeasuresCollected,
@@ -31,7 +33,7 @@ from ..events import (
     SubmissionMissing,
     Usage,
 )
-from ..projections._state import Attempt, RunState
+from ..projections._state import VANILLA, Attempt, RunState
 
 # ------------------------------------------------------------------ commands
 
@@ -63,6 +65,14 @@ class Archive(NamedTuple):
     attempt_id: str
 
 
+class Publish(NamedTuple):
+    """Publish a finished vanilla attempt to the vanilla cache, then record ``attempt.cached``."""
+
+    attempt_id: str
+    task: str
+    repeat: int
+
+
 class Emit(NamedTuple):
     """Record this event next (the Supervisor appends it, then decides again)."""
 
@@ -79,7 +89,7 @@ class Start(NamedTuple):
     repeat: int
 
 
-Command = Prepare | Grade | Measure | BuildReport | Archive | Emit
+Command = Prepare | Grade | Measure | BuildReport | Archive | Publish | Emit
 
 FAILED_CALLS_LIMIT = 3
 
@@ -101,11 +111,35 @@ def _in_flight(state: RunState) -> int:
     return state.count("running")
 
 
+def _publish(state: RunState, a: Attempt) -> list[Command]:
+    """Publish ``a`` when it is a vanilla attempt this run coded to the end, the cache
+    was consulted for its task (so its key is known), and it was not published yet.
+    Failures and unknowns are published; provider stops and interrupted attempts never
+    reach here (they have no settled submission)."""
+    if (
+        a.arm != VANILLA
+        or a.reused
+        or a.cached is not None
+        or a.task not in state.vanilla_cache
+        or not (a.captured or a.missing_reason is not None)
+        or a.provider_stop
+    ):
+        return []
+    return [Publish(a.attempt_id, a.task, a.repeat)]
+
+
+def _publishing(state: RunState) -> int:
+    """Finished vanilla attempts whose publication has not been recorded yet."""
+    return sum(1 for a in state.live_attempts() if _publish(state, a))
+
+
 def _recover(state: RunState) -> list[Command]:
     """What a new worker must do with attempts an earlier worker left unfinished."""
     commands: list[Command] = []
     for a in state.live_attempts():
         settled = a.captured or a.missing_reason is not None
+        if settled and state.live.get(a.slot) == a.attempt_id:
+            commands.extend(_publish(state, a))
         if not a.launched and a.state in ("running", "interrupted"):
             commands.append(
                 Emit(AttemptReset(attempt_id=a.attempt_id, reason=a.interrupted_reason or "the worker stopped before the agent launched"))
@@ -146,7 +180,7 @@ def _drained(state: RunState) -> list[Command]:
     """End a stopping run once nothing is in flight."""
     if state.stopping is None or state.stopped is not None or state.failed is not None:
         return []
-    if _in_flight(state):
+    if _in_flight(state) or _publishing(state):
         return []
     if state.stopping_failure:
         return [Emit(RunFailed(error=state.stopping))]
@@ -169,9 +203,29 @@ def decide(state: RunState, event: Event) -> list[Command]:
             return [BuildReport()] if state.all_complete else []
         case SubmissionCaptured():
             a = state.attempts[event.attempt_id]
+<<<<<<< HEAD
             return [Grade(a.attempt_id, a.task, a.patch_sha256), Measure(a.attempt_id, a.task, a.patch_sha256)]
+=======
+            return [*_publish(state, a), Grade(a.attempt_id, a.task), Measure(a.attempt_id, a.task)]
+        case AttemptReused():
+            a = state.attempts[event.attempt_id]
+            if a.captured:
+                return [Grade(a.attempt_id, a.task), Measure(a.attempt_id, a.task)]
+            return [
+                Emit(AttemptGraded(attempt_id=a.attempt_id, outcome="unknown", reward=None,
+                                   reason=f"no submission: {a.missing_reason}")),
+                Emit(MeasuresCollected(attempt_id=a.attempt_id, measures={})),
+            ]
+        case AttemptCached():
+            if state.stopping is not None:
+                return _drained(state)
+            if state.all_complete and not state.finished and state.report is not None and not _publishing(state):
+                return [Emit(RunFinished(report=state.report))]
+            return []
+>>>>>>> main
         case SubmissionMissing():
             out: list[Command] = [
+                *_publish(state, state.attempts[event.attempt_id]),
                 Emit(AttemptGraded(attempt_id=event.attempt_id, outcome="unknown", reward=None,
                                    reason=f"no submission: {event.reason}")),
                 Emit(MeasuresCollected(attempt_id=event.attempt_id, measures={})),
@@ -191,7 +245,7 @@ def decide(state: RunState, event: Event) -> list[Command]:
                 return [Emit(AttemptCompleted(attempt_id=a.attempt_id))]
             return []
         case AttemptCompleted():
-            if state.all_complete and state.stopping is None:
+            if state.all_complete and state.stopping is None and state.coding:
                 return [BuildReport()]
             return _drained(state)
         case AttemptInterrupted():
@@ -209,7 +263,7 @@ def decide(state: RunState, event: Event) -> list[Command]:
         case RunStopping():
             return _drained(state)
         case ReportBuilt():
-            if state.all_complete and not state.finished and state.stopping is None:
+            if state.all_complete and not state.finished and state.stopping is None and not _publishing(state):
                 return [Emit(RunFinished(report=event.path))]
             return []
         case AttemptDiscarded():
@@ -229,7 +283,7 @@ def schedule(state: RunState) -> list[Start]:
         or state.stopped is not None
     ):
         return []
-    free = state.created.jobs - _in_flight(state)
+    free = state.created.jobs - state.coding_in_flight
     if free <= 0:
         return []
     starts: list[Start] = []

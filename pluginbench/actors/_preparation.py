@@ -33,6 +33,7 @@ from ..projections._state import VANILLA, RunState
 from ..tasks import VerifierContract, admit_contract, fingerprint, freeze_tree, load_task, scan_tree
 from ._context import Engine, TaskImages, cache_root
 from ._pipeline import code_attempt, grade_patch, write_json
+from ._vanilla import consult
 
 
 class ReadinessFailure(PluginBenchError):
@@ -355,6 +356,7 @@ async def prepare(engine: Engine, state: RunState) -> None:
             )
         for task_id in engine.task_sources:
             await _check_task(engine, task_id)
+        await consult(engine, state)
     except PluginBenchError as exc:
         await out.send(RunStopping(reason=f"preparation failed: {exc}", failure=True))
         return

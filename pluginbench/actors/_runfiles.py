@@ -179,6 +179,9 @@ def check_inputs(ev: Evaluation, config: Path) -> dict[str, HarborTask]:
 
         load_scenario(Path(ev.runner.probe))
     _admit_for_harness(ev)
+    from ..cache import check_cache_root, resolve_cache_root
+
+    check_cache_root(resolve_cache_root())
     return tasks
 
 
@@ -287,6 +290,9 @@ def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
     """Make ``output`` a new run: settings, binding, and ``run.created`` with the plan."""
     ev = resolve_paths(loaded)
     check_inputs(ev, loaded.path)
+    from ..cache import check_output_outside, resolve_cache_root
+
+    check_output_outside(output, resolve_cache_root())
     if output.exists():
         raise RunDirError(
             f"the output folder {output} already exists", file=str(output), field="--output",

@@ -28,15 +28,16 @@ import anyio
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectSendStream
 
-from ..events import AttemptStarted, Event, EventLog, ReportBuilt, RunStarted, RunStopping
+from ..events import AttemptCached, AttemptStarted, Event, EventLog, ReportBuilt, RunStarted, RunStopping
 from ..projections._ledger import Ledger
 from ..projections._state import RunState
 from ._coding import coding_actor
 from ._collector import collector_actor
 from ._context import Engine, Envelope, Outbox
-from ._decide import Archive, BuildReport, Emit, Grade, Measure, Prepare, Start, decide, schedule
+from ._decide import Archive, BuildReport, Emit, Grade, Measure, Prepare, Publish, Start, decide, schedule
 from ._grader import grader_actor
 from ._preparation import load_frozen, prepare
+from ._vanilla import publication
 
 Observer = Callable[[RunState, Event], None]
 
@@ -144,6 +145,9 @@ class Supervisor:
                         self._tg.start_soon(self._build_report)
                     case Archive(attempt_id=aid):
                         self._archive(aid)
+                    case Publish(attempt_id=aid):
+                        assert self._tg is not None
+                        self._tg.start_soon(self._publish, aid, publication(self.engine, self.state, aid))
             if not queue:
                 for start in schedule(self.state):
                     self._append(
@@ -182,6 +186,26 @@ class Supervisor:
             dest = dest.with_name(f"{attempt_id}.{n}")
         dest.parent.mkdir(parents=True, exist_ok=True)
         src.rename(dest)
+
+    async def _publish(self, attempt_id: str, manifest: object) -> None:
+        """Publish a finished vanilla attempt off the loop, then record ``attempt.cached``."""
+        from ..cache import EntryManifest, publish_entry
+
+        if isinstance(manifest, EntryManifest):
+            try:
+                entry, reason = await anyio.to_thread.run_sync(
+                    publish_entry, self.engine.cache_root, manifest, self.engine.run_dir.attempt(attempt_id))
+            except Exception as exc:  # noqa: BLE001 - best effort: the attempt stays this run's own
+                entry, reason = None, f"{type(exc).__name__}: {exc}"
+        else:
+            entry, reason = None, str(manifest)
+        if entry is None:
+            print(f"vanilla attempt {attempt_id} is not cached: {reason}", flush=True)
+        assert self._inbox is not None
+        try:
+            await self._inbox.send(Envelope(AttemptCached(attempt_id=attempt_id, entry=entry, reason=reason), None))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass  # the run already ended (failed); the entry itself is complete either way
 
     async def _prepare(self) -> None:
         assert self._prep_scope is not None

@@ -54,6 +54,9 @@ class RunnerConfig(_Strict, frozen=True):
     model: str | None = None
     reasoning: str | None = None
     cli_version: str | None = None
+    #: Reuse and publish vanilla attempts through the shared cache (see docs/vanilla-cache.md).
+    #: Not part of any key: turning it off only codes vanilla afresh.
+    vanilla_cache: bool = True
     #: Probe mode: a scenario file for PluginBench's loopback model server. The run is
     #: labelled a probe run everywhere, and real credentials are refused.
     probe: str | None = None

@@ -286,6 +286,62 @@ class AttemptReset(_Event, frozen=True, tag="attempt.reset"):
     reason: str
 
 
+class CacheDecision(msgspec.Struct, frozen=True, kw_only=True):
+    """What the vanilla cache said for one vanilla repeat: ``hit`` (reused), ``miss``
+    (no entry), ``rejected`` (an entry failed admission; coded fresh) or ``kept`` (the
+    run had already started or reused this attempt)."""
+
+    repeat: int
+    attempt_id: str
+    decision: str
+    reason: str | None = None
+
+
+class VanillaCacheChecked(_Event, frozen=True, tag="vanilla_cache.checked"):
+    """Preparation looked up one task's vanilla repeats in the shared cache.
+
+    ``key`` names the cohort ``vanilla/<key>`` under the cache root; ``inputs`` are what
+    the key binds, so later publications carry the same inputs."""
+
+    task: str
+    key: str
+    cohort: str
+    inputs: dict[str, Any]
+    decisions: list[CacheDecision]
+
+
+class AttemptReused(_Event, frozen=True, tag="attempt.reused"):
+    """A vanilla attempt was imported from the cache instead of coded: its coding facts
+    are the origin's; grading and measures run again in this run."""
+
+    attempt_id: str
+    slot: int
+    task: str
+    arm: str
+    repeat: int
+    origin_cohort: str
+    origin_entry: str
+    origin_run: str
+    origin_attempt: str
+    exit_code: int | None
+    timed_out: bool
+    coding_seconds: float | None
+    usage: Usage
+    error: str | None = None
+    patch_sha256: str | None = None
+    empty: bool | None = None
+    files_changed: int | None = None
+    missing_reason: str | None = None
+
+
+class AttemptCached(_Event, frozen=True, tag="attempt.cached"):
+    """A finished vanilla attempt was published to the cache (``entry``), or not (``reason``)."""
+
+    attempt_id: str
+    entry: str | None
+    reason: str | None = None
+
+
 class ReportBuilt(_Event, frozen=True, tag="report.built"):
     """``report/`` was rebuilt from the log and frozen evidence."""
 
@@ -316,6 +372,9 @@ Event = Union[  # noqa: UP007 - a Union object, so EVENT_TYPES can list its memb
     AttemptInterrupted,
     AttemptDiscarded,
     AttemptReset,
+    VanillaCacheChecked,
+    AttemptReused,
+    AttemptCached,
     ReportBuilt,
 ]
 

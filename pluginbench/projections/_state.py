@@ -21,11 +21,13 @@ from dataclasses import dataclass, field
 from ..events import (
     AgentExited,
     AgentLaunched,
+    AttemptCached,
     AttemptCompleted,
     AttemptDiscarded,
     AttemptGraded,
     AttemptInterrupted,
     AttemptReset,
+    AttemptReused,
     AttemptStarted,
     CodingStarted,
     Event,
@@ -46,6 +48,7 @@ from ..events import (
     TaskPrepared,
     TreatmentFrozen,
     Usage,
+    VanillaCacheChecked,
 )
 
 STATES = ("pending", "running", "complete", "interrupted")
@@ -87,6 +90,16 @@ class Attempt:
     provider_stop: bool = False
     started_seq: int | None = None
     completed_seq: int | None = None
+    #: imported from the vanilla cache instead of coded (its coding facts are the origin's)
+    reused: bool = False
+    origin_cohort: str | None = None
+    origin_entry: str | None = None
+    origin_run: str | None = None
+    origin_attempt: str | None = None
+    #: published to the vanilla cache: True, False (``cache_reason`` says why), None (not tried)
+    cached: bool | None = None
+    cache_entry: str | None = None
+    cache_reason: str | None = None
 
 
 @dataclass(slots=True)
@@ -112,6 +125,8 @@ class RunState:
     prepared_tasks: dict[str, TaskPrepared] = field(default_factory=dict)
     frozen_treatments: dict[str, TreatmentFrozen] = field(default_factory=dict)
     readiness: dict[tuple[str, str], ReadinessChecked] = field(default_factory=dict)
+    #: task -> the vanilla cache lookup preparation recorded (key, inputs, decisions)
+    vanilla_cache: dict[str, VanillaCacheChecked] = field(default_factory=dict)
     preparing: bool = False
     coding: bool = False
     stopping: str | None = None
@@ -138,6 +153,11 @@ class RunState:
 
     def count(self, state: str) -> int:
         return sum(1 for a in self.live_attempts() if a.state == state)
+
+    @property
+    def coding_in_flight(self) -> int:
+        """Running attempts that hold a coding slot (a reused attempt is only regraded)."""
+        return sum(1 for a in self.live_attempts() if a.state == "running" and not a.reused)
 
     @property
     def all_complete(self) -> bool:
@@ -260,6 +280,32 @@ class RunState:
                     event.replaced_by, old.slot, old.task, old.arm, old.repeat
                 )
                 self.live[old.slot] = event.replaced_by
+            case VanillaCacheChecked():
+                self.vanilla_cache[event.task] = event
+            case AttemptReused():
+                a = self.attempts.get(event.attempt_id)
+                if a is None:
+                    a = Attempt(event.attempt_id, event.slot, event.task, event.arm, event.repeat)
+                    self.attempts[event.attempt_id] = a
+                self.live[event.slot] = event.attempt_id
+                # Coded in the origin run; graded and measured again here, like a captured attempt.
+                a.state = "running"
+                a.started_seq = event.seq
+                a.reused = True
+                a.origin_cohort, a.origin_entry = event.origin_cohort, event.origin_entry
+                a.origin_run, a.origin_attempt = event.origin_run, event.origin_attempt
+                a.launched = a.exited = True
+                a.exit_code, a.timed_out = event.exit_code, event.timed_out
+                a.coding_seconds, a.usage, a.agent_error = event.coding_seconds, event.usage, event.error
+                if event.patch_sha256 is not None:
+                    a.captured = True
+                    a.patch_sha256, a.empty, a.files_changed = event.patch_sha256, event.empty, event.files_changed
+                else:
+                    a.missing_reason = event.missing_reason or "the cached attempt has no submission"
+            case AttemptCached():
+                a = self.attempts[event.attempt_id]
+                a.cached = event.entry is not None
+                a.cache_entry, a.cache_reason = event.entry, event.reason
             case AttemptReset():
                 a = self.attempts[event.attempt_id]
                 self.attempts[event.attempt_id] = Attempt(a.attempt_id, a.slot, a.task, a.arm, a.repeat)

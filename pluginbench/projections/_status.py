@@ -112,7 +112,7 @@ def status_snapshot(run_dir: Path, *, now: float | None = None) -> dict[str, Any
             "attempts": len(arm_rows),
             "states": {s: sum(1 for r in arm_rows if r["state"] == s) for s in STATES},
             "outcomes": {o: sum(1 for r in arm_rows if r["outcome"] == o and r["state"] == "complete") for o in OUTCOMES},
-            "reused": 0,
+            "reused": sum(1 for r in arm_rows if r.get("reused")),
             "tokens": _sum_tokens(arm_rows),
         }
     work_left = phase not in ("complete", "not_started") and any(r["state"] != "complete" for r in rows)
@@ -153,10 +153,15 @@ def status_snapshot(run_dir: Path, *, now: float | None = None) -> dict[str, Any
         "attempts_total": len(rows),
         "states": {s: states.get(s, 0) for s in STATES},
         "outcomes": {o: outcomes.get(o, 0) for o in OUTCOMES},
-        "tokens": _sum_tokens(rows + [
+        # Reused vanilla attempts were paid for by their origin run, not this one.
+        "tokens": _sum_tokens([r for r in rows if not r.get("reused")] + [
             {"tokens_status": d["tokens_status"], "usage": d.get("usage")} for d in run.get("discarded", [])
         ]),
-        "reuse": {"vanilla_attempts": sum(1 for r in rows if r["arm"] == "vanilla"), "planned_hits": 0, "reused": 0},
+        "reuse": run.get("reuse") or {
+            "vanilla_attempts": sum(1 for r in rows if r["arm"] == "vanilla"),
+            "planned_hits": 0,
+            "reused": sum(1 for r in rows if r.get("reused")),
+        },
         "discarded": run.get("discarded", []),
         "readiness": run.get("readiness", []),
         "arms": arms,

@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from ._state import Attempt, RunState
+from ._state import VANILLA, Attempt, RunState
 
 
 def usage_dict(usage: Any) -> dict[str, Any] | None:
@@ -52,7 +52,14 @@ def attempt_row(a: Attempt, *, live: bool) -> dict[str, Any]:
         "reward": a.reward,
         "native_grading": a.native_grading,
         "overlap_paths": list(a.overlap_paths),
-        "reused": False,
+        "reused": a.reused,
+        "origin_cohort": a.origin_cohort,
+        "origin_entry": a.origin_entry,
+        "origin_run": a.origin_run,
+        "origin_attempt": a.origin_attempt,
+        "cached": a.cached,
+        "cache_entry": a.cache_entry,
+        "cache_reason": a.cache_reason,
         "tokens": total_tokens(a.usage),
         "tokens_status": status,
         "tokens_reason": reason,
@@ -93,6 +100,7 @@ def run_row(state: RunState) -> dict[str, Any]:
         "last_at": state.last_at,
         "workers": state.workers,
         "repairs": state.repairs,
+        "reuse": reuse_counters(state),
         "readiness": [
             {"task": t, "control": ctl, "ok": r.ok, "reward": r.reward, "cached": r.cached, "reason": r.reason,
              "verifier_tail": list(r.verifier_tail), "evidence": r.evidence}
@@ -113,6 +121,18 @@ def run_row(state: RunState) -> dict[str, Any]:
             }
             for d in state.discarded
         ],
+    }
+
+
+def reuse_counters(state: RunState) -> dict[str, int]:
+    """Vanilla cache reuse: vanilla slots, planned hits (entries the lookup found), reused."""
+    live = list(state.live_attempts())
+    return {
+        "vanilla_attempts": sum(1 for a in live if a.arm == VANILLA),
+        "planned_hits": sum(
+            1 for c in state.vanilla_cache.values() for d in c.decisions if d.decision in ("hit", "rejected")
+        ),
+        "reused": sum(1 for a in live if a.reused),
     }
 
 

@@ -1,0 +1,56 @@
+"""The pinned launch of a vanilla attempt, as data for the vanilla cache key. Pure.
+
+Derived from the same builders that make the real launch (``coding_argv``,
+``discovery_argv``, ``exec_argv``) with placeholders (``<cli>``, ``<prompt>``...) for
+per-attempt values, plus the pinned constants a session depends on (refused variables,
+settings, built-ins). When a harness changes its launch, the key changes with it;
+admission later checks each saved invocation against the ``argv`` here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: The treatment-delivery policy per harness; a new policy version must change it.
+DELIVERY_POLICIES = {
+    "claude": "claude-native-v1",
+    "codex": "codex-native-v1",
+    "simulated": "simulated-claude-layout-v1",
+    "nop": "control-v1",
+    "oracle": "control-v1",
+}
+
+
+def delivery_policy(harness: str) -> str:
+    return DELIVERY_POLICIES.get(harness, f"{harness}-v1")
+
+
+def launch_identity(harness: str, model: str | None, reasoning: str | None, *, subagents: bool = True) -> dict[str, Any]:
+    """The pinned launch of ``harness`` for this model and effort, placeholders for the rest."""
+    if harness == "claude":
+        from . import _claude_launch as cl
+
+        m, effort = model or "<model>", reasoning or "<effort>"
+        return {
+            "argv": [*cl.coding_argv("<cli>", m, effort, "<prompt>", subagents=subagents), "--session-id", "<session>"],
+            "discovery_argv": cl.discovery_argv("<cli>", m, effort, subagents=subagents),
+            "refused_variables": sorted(cl.REFUSED_VARIABLES),
+            "settings": cl.PINNED_SETTINGS,
+            "builtin_agents": sorted(cl.BUILTIN_AGENTS),
+            "init_tools": sorted(cl.PINNED_TOOLS.get(m, ())),
+            "pinned_version": cl.PINNED_VERSION,
+        }
+    if harness == "codex":
+        from ._codex_config import exec_argv
+
+        return {
+            "argv": exec_argv("<cli>", workdir="<workdir>", model=model or "<model>", reasoning=reasoning,
+                              prompt="<prompt>", bypass_hook_trust=False),
+        }
+    if harness == "simulated":
+        return {"argv": ["<python>", "<agent>"]}
+    if harness == "nop":
+        return {"argv": ["true"]}
+    if harness == "oracle":
+        return {"argv": ["bash", "<solve>"]}
+    return {"argv": []}
