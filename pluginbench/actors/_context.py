@@ -79,12 +79,9 @@ class Engine:
     treatments: dict[str, FrozenTreatment] = field(default_factory=dict)
     hidden: tuple[Path, ...] = ()
     images: dict[str, TaskImages] = field(default_factory=dict)  # docker backend only
-<<<<<<< HEAD
     contracts: dict[str, VerifierContract] = field(default_factory=dict)  # who applies model.patch, per task
-=======
     #: The shared cache root, resolved once before preparation (a symlinked ~/.cache works).
     cache_root: Path = field(default_factory=resolve_cache_root)
->>>>>>> main
 
     def starting_source(self, task: str) -> Path:
         """The frozen starting source on the host: ``workspace/``, or for an image task

@@ -203,14 +203,12 @@ def decide(state: RunState, event: Event) -> list[Command]:
             return [BuildReport()] if state.all_complete else []
         case SubmissionCaptured():
             a = state.attempts[event.attempt_id]
-<<<<<<< HEAD
-            return [Grade(a.attempt_id, a.task, a.patch_sha256), Measure(a.attempt_id, a.task, a.patch_sha256)]
-=======
-            return [*_publish(state, a), Grade(a.attempt_id, a.task), Measure(a.attempt_id, a.task)]
+            return [*_publish(state, a), Grade(a.attempt_id, a.task, a.patch_sha256),
+                    Measure(a.attempt_id, a.task, a.patch_sha256)]
         case AttemptReused():
             a = state.attempts[event.attempt_id]
             if a.captured:
-                return [Grade(a.attempt_id, a.task), Measure(a.attempt_id, a.task)]
+                return [Grade(a.attempt_id, a.task, a.patch_sha256), Measure(a.attempt_id, a.task, a.patch_sha256)]
             return [
                 Emit(AttemptGraded(attempt_id=a.attempt_id, outcome="unknown", reward=None,
                                    reason=f"no submission: {a.missing_reason}")),
@@ -222,7 +220,6 @@ def decide(state: RunState, event: Event) -> list[Command]:
             if state.all_complete and not state.finished and state.report is not None and not _publishing(state):
                 return [Emit(RunFinished(report=state.report))]
             return []
->>>>>>> main
         case SubmissionMissing():
             out: list[Command] = [
                 *_publish(state, state.attempts[event.attempt_id]),
