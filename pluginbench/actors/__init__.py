@@ -16,6 +16,7 @@ from ._decide import (
     derive_attempt_id,
     schedule,
 )
+from ._frozen_versions import frozen_cli, version_mismatch
 from ._runfiles import (
     SavedRun,
     check_inputs,
@@ -43,8 +44,10 @@ __all__ = [
     "decide",
     "derive_attempt_id",
     "effective_isolation",
+    "frozen_cli",
     "load_saved",
     "resolve_paths",
     "run_worker",
     "schedule",
+    "version_mismatch",
 ]

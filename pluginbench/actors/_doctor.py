@@ -38,7 +38,8 @@ class Check(NamedTuple):
 def _help_text(cli: Path, harness: str) -> str:
     argv = [str(cli), "exec", "--help"] if harness == "codex" else [str(cli), "--help"]
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                              start_new_session=True)
     except (OSError, subprocess.SubprocessError) as exc:
         return f"<{exc}>"
     return done.stdout + done.stderr

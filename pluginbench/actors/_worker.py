@@ -16,21 +16,25 @@ from typing import Any
 import anyio
 
 from ..config import CONTROL_HARNESSES, Evaluation
-from ..events import EventLog, RunLock
+from ..events import EventLog, RunCreated, RunLock
 from ..projections._ledger import Ledger
 from ..projections._state import RunState, fold
 from ..rundir import RunDir
 from ._context import Engine, Outbox, cache_root
+from ._frozen_versions import frozen_cli
 from ._runfiles import effective_isolation, load_saved, resolve_cli
 from ._supervisor import Observer, Supervisor
 
 
-def _harness(ev: Evaluation, probe_base_url: str | None) -> Any:
+def _harness(ev: Evaluation, probe_base_url: str | None, created: RunCreated | None = None,
+             events_file: Path | None = None) -> Any:
     from ..harnesses import make_harness
 
     if ev.runner.harness in CONTROL_HARNESSES:
         return make_harness(ev.runner.harness)
-    cli = resolve_cli(ev)
+    # A run launches the CLI version frozen in run.created (refusing a host that differs),
+    # never the one the host happens to report now.
+    cli = (frozen_cli(ev, created, events_file or Path("events.jsonl")) if created is not None else None) or resolve_cli(ev)
     cli_path: Any = cli.path
     if ev.environment.backend == "docker":
         from ..environments._docker_derived import cli_path_in_image
@@ -73,7 +77,7 @@ def _probe(ev: Evaluation, rd: RunDir) -> Iterator[str | None]:
                     fh.write(msgspec.json.encode(msgspec.structs.replace(r, body=None)) + b"\n")
 
 
-def build_engine(rd: RunDir, ev: Evaluation, probe_base_url: str | None) -> Engine:
+def build_engine(rd: RunDir, ev: Evaluation, probe_base_url: str | None, created: RunCreated | None = None) -> Engine:
     source = Path(ev.tasks.source or "")
     task_sources = {tid: source / tid for tid in ev.tasks.ids or []}
     hidden = {rd.root, cache_root(), source.resolve()}
@@ -85,7 +89,7 @@ def build_engine(rd: RunDir, ev: Evaluation, probe_base_url: str | None) -> Engi
         run_id=rd.run_id,
         evaluation=ev,
         environment=_environment(ev, rd.run_id),
-        harness=_harness(ev, probe_base_url),
+        harness=_harness(ev, probe_base_url, created, rd.events),
         task_sources=task_sources,
         outbox=Outbox(None),  # type: ignore[arg-type] - replaced by the Supervisor
         hidden=tuple(sorted(hidden)),
@@ -117,7 +121,7 @@ def run_worker(
                 ledger.rebuild(state)
             resumed = state.workers > 0
             with _probe(saved.evaluation, rd) as probe_url:
-                engine = build_engine(rd, saved.evaluation, probe_url)
+                engine = build_engine(rd, saved.evaluation, probe_url, state.created)
                 supervisor = Supervisor(
                     engine, log, ledger, state, observer=observer, handle_signals=handle_signals
                 )

@@ -1,6 +1,6 @@
 """The ``pluginbench`` command line: parsing and dispatch only.
 
-Commands: init, check, run, status, stop, report, events, demo, doctor, probe serve
+Commands: init, check, run, status, stop, report, events, demo, doctor, dashboard, probe serve
 (and the hidden worker).
 Exit codes: 0 success, 1 a run or check that failed, 2 bad input (nothing started).
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typer
 
+from ._dashboard import dashboard_command
 from ._doctor import doctor_command
 from ._probe import probe_app
 from ._run import demo_command, run_command, worker_command
@@ -35,6 +36,7 @@ app.command("report")(report_command)
 app.command("events")(events_command)
 app.command("demo")(demo_command)
 app.command("doctor")(doctor_command)
+app.command("dashboard")(dashboard_command)
 app.add_typer(probe_app, name="probe")
 app.command("worker", hidden=True)(worker_command)
 

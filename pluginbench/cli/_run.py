@@ -37,9 +37,10 @@ def _notify(enabled: bool, message: str) -> None:
         return
     try:
         if tool.endswith("osascript"):
-            subprocess.run([tool, "-e", f'display notification "{message}" with title "PluginBench"'], timeout=5, check=False)
+            subprocess.run([tool, "-e", f'display notification "{message}" with title "PluginBench"'], timeout=5, check=False,
+                           start_new_session=True)
         else:
-            subprocess.run([tool, "PluginBench", message], timeout=5, check=False)
+            subprocess.run([tool, "PluginBench", message], timeout=5, check=False, start_new_session=True)
     except (OSError, subprocess.SubprocessError):
         pass  # best effort: a notification never changes a run's outcome
 
@@ -91,7 +92,8 @@ def _systemd_scope() -> list[str]:
     if not shutil.which("systemd-run") or not os.environ.get("XDG_RUNTIME_DIR"):
         return []
     try:
-        ok = subprocess.run(["systemctl", "--user", "show-environment"], capture_output=True, timeout=3).returncode == 0
+        ok = subprocess.run(["systemctl", "--user", "show-environment"], capture_output=True, timeout=3,
+                            start_new_session=True).returncode == 0
     except (OSError, subprocess.SubprocessError):
         ok = False
     return ["systemd-run", "--user", "--scope", "--quiet", "--collect"] if ok else []
@@ -161,14 +163,18 @@ def run_command(
     `status --watch` command. Every setting lives in the config; a run directory
     resumes with its saved settings. Completed attempts are never coded again.
     """
-    from ..actors import check_inputs, create_run, load_saved, resolve_paths
+    from ..actors import check_inputs, create_run, frozen_cli, load_saved, resolve_paths
+    from ..events import RunCreated
 
     if target.is_dir():
         rd = RunDir(target.resolve())
         if output is not None:
             raise RunDirError("--output applies only to a config", field="--output", fix="drop --output when resuming")
         saved = load_saved(rd)
-        read_log(rd.events)  # refuse a corrupt log here, not in the background
+        log = read_log(rd.events)  # refuse a corrupt log here, not in the background
+        created = next((e for e in log.events if isinstance(e, RunCreated)), None)
+        if created is not None:
+            frozen_cli(saved.evaluation, created, rd.events)  # another host CLI or PluginBench is refused here
         check_not_moved(rd.root)
         owner = live_owner(rd.root)
         if owner is not None:

@@ -149,6 +149,7 @@ def _probe(executable: str, network_none: bool) -> bool:
             capture_output=True,
             timeout=20,
             check=False,
+            start_new_session=True,
         )
     except (OSError, subprocess.TimeoutExpired):
         return False

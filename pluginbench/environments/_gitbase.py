@@ -36,7 +36,9 @@ def _host_git_env(home: Path) -> dict[str, str]:
 async def _git(app: Path, home: Path, *args: str, extra_env: Mapping[str, str] = {}) -> str:
     env = _host_git_env(home) | dict(extra_env)
     try:
-        done = await anyio.run_process(["git", *args], cwd=app, env=env, check=False)
+        # Own session: `pluginbench stop` signals the worker's process group, and a sandbox
+        # being made for grading must finish (a killed `git add -A` graded attempts unknown).
+        done = await anyio.run_process(["git", *args], cwd=app, env=env, check=False, start_new_session=True)
     except OSError as exc:
         raise EnvironmentFailure(f"cannot run git: {exc}") from exc
     if done.returncode != 0:

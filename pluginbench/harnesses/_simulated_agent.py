@@ -331,7 +331,7 @@ def _run_shell(command, cwd):
     try:
         done = subprocess.run(
             ["sh", "-c", command], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60, start_new_session=True,
         )  # fmt: skip
     except (OSError, subprocess.TimeoutExpired) as exc:
         return str(exc), True
@@ -343,7 +343,7 @@ def _apply(patch_path, cwd):
     try:
         done = subprocess.run(
             ["git", "apply", "--whitespace=nowarn", patch_path], cwd=cwd,
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
     except OSError as exc:
         return str(exc), False

@@ -34,7 +34,8 @@ def cli_version(path: str | Path, timeout: float = 30.0) -> str | None:
     when it cannot be run or prints no version."""
     try:
         proc = subprocess.run([str(path), "--version"], capture_output=True, text=True,
-                              timeout=timeout, stdin=subprocess.DEVNULL, check=False)
+                              timeout=timeout, stdin=subprocess.DEVNULL, check=False,
+                              start_new_session=True)
     except (OSError, subprocess.SubprocessError):
         return None
     if proc.returncode != 0:

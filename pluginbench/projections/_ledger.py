@@ -128,25 +128,50 @@ class _Tx:
         self.db.execute("ROLLBACK" if exc_type else "COMMIT")
 
 
-def read_ledger(path: Path) -> LedgerView | None:
-    """The ledger's view, read-only; ``None`` when it cannot be trusted right now."""
+READ_MODE_SQL = "PRAGMA journal_mode"
+READ_META_SQL = "SELECT key, value FROM meta"
+READ_ROWS_SQL = "SELECT row FROM attempts WHERE live=1 ORDER BY slot"
+
+
+def ledger_uri(path: Path) -> str | None:
+    """The read-only URI of a ledger worth opening, or ``None`` (missing, or a crashed
+    writer's hot journal beside it)."""
     if not path.is_file() or Path(str(path) + "-journal").exists():
         return None
+    return f"file:{path}?mode=ro"
+
+
+def ledger_view(journal_mode: Any, meta: dict[str, str], rows: list[Any]) -> LedgerView | None:
+    """The view from what a reader selected (``READ_*_SQL``); ``None`` when the ledger
+    is in another journal mode, another schema, or does not decode. Shared by the
+    synchronous reader below and the dashboard's aiosqlite reader."""
+    if str(journal_mode).lower() != "delete":
+        return None
+    if meta.get("schema_version") != str(SCHEMA_VERSION) or "run" not in meta:
+        return None
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=0.2)
+        decode = msgspec.json.decode
+        return LedgerView(json.loads(meta["run"]), [decode(r[0]) for r in rows], int(meta["last_seq"]))
+    except (ValueError, KeyError, TypeError, msgspec.DecodeError):
+        return None
+
+
+def read_ledger(path: Path) -> LedgerView | None:
+    """The ledger's view, read-only; ``None`` when it cannot be trusted right now."""
+    uri = ledger_uri(path)
+    if uri is None:
+        return None
+    try:
+        db = sqlite3.connect(uri, uri=True, timeout=0.2)
     except sqlite3.Error:
         return None
     try:
-        mode = db.execute("PRAGMA journal_mode").fetchone()[0]
+        mode = db.execute(READ_MODE_SQL).fetchone()[0]
         if str(mode).lower() != "delete":
             return None
-        meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
-        if meta.get("schema_version") != str(SCHEMA_VERSION) or "run" not in meta:
-            return None
-        decode = msgspec.json.decode
-        rows = [decode(r[0]) for r in db.execute("SELECT row FROM attempts WHERE live=1 ORDER BY slot")]
-        return LedgerView(json.loads(meta["run"]), rows, int(meta["last_seq"]))
-    except (sqlite3.Error, ValueError, KeyError, msgspec.DecodeError):
+        meta = dict(db.execute(READ_META_SQL).fetchall())
+        return ledger_view(mode, meta, db.execute(READ_ROWS_SQL).fetchall())
+    except sqlite3.Error:
         return None
     finally:
         db.close()

@@ -13,12 +13,13 @@ import datetime as _dt
 import os
 import shlex
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..events import live_owner, read_log
 from ..rundir import RunDir
-from ._ledger import read_ledger
+from ._ledger import LedgerView, read_ledger
 from ._state import OUTCOMES, STATES, fold
 from ._view import attempt_rows, run_row
 
@@ -70,14 +71,24 @@ def _sum_tokens(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return totals
 
 
-def status_snapshot(run_dir: Path, *, now: float | None = None) -> dict[str, Any]:
-    """The ``status --json`` object (schema_version 2). Read-only."""
+def status_snapshot(
+    run_dir: Path,
+    *,
+    now: float | None = None,
+    ledger_reader: Callable[[Path], LedgerView | None] = read_ledger,
+    check_left_running: bool = True,
+) -> dict[str, Any]:
+    """The ``status --json`` object (schema_version 2). Read-only.
+
+    ``ledger_reader`` lets an async caller (the dashboard) hand in the ledger view it
+    read itself; ``check_left_running=False`` keeps Docker out of a page poll
+    (``left_running`` is then null, as the dashboard's contract says)."""
     import time
 
     rd = RunDir(run_dir.resolve())
     now = time.time() if now is None else now
     owner = live_owner(rd.root)
-    view = read_ledger(rd.ledger)
+    view = ledger_reader(rd.ledger)
     contents = None
     if view is not None:
         last = _last_line(rd.events)
@@ -169,7 +180,7 @@ def status_snapshot(run_dir: Path, *, now: float | None = None) -> dict[str, Any
                      "references": {}, "not_measured": []},
         "report": str(report_html) if report_html.exists() else None,
         "log": str(rd.log) if rd.log.exists() else None,
-        "left_running": None if owner is not None else _left_running(run, rd.run_id),
+        "left_running": None if owner is not None or not check_left_running else _left_running(run, rd.run_id),
         "attempts": [
             {**{k: r[k] for k in ("id", "slot", "task", "arm", "repeat", "state", "outcome", "outcome_reason",
                                   "reused", "tokens", "tokens_status", "tokens_reason", "minutes", "measures")},
@@ -188,6 +199,15 @@ def _selected_measures(rd: RunDir) -> list[str]:
     except (OSError, ValueError, AttributeError):
         return []
     return sorted(m for m in selected if isinstance(m, str)) if isinstance(selected, list) else []
+
+
+def left_running_check(run_dir: Path) -> dict[str, Any]:
+    """The ``left_running`` object of a run no process owns (asks Docker on docker runs):
+    the dashboard's "check for containers left running" action."""
+    rd = RunDir(run_dir.resolve())
+    view = read_ledger(rd.ledger)
+    run = view.run if view is not None else run_row(fold(read_log(rd.events).events))
+    return _left_running(run, rd.run_id)
 
 
 def _left_running(run: dict[str, Any], run_id: str) -> dict[str, Any]:

@@ -1,0 +1,36 @@
+"""``dashboard``: serve the local web view of every run under some folders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ._common import console, errors_to_exit_codes
+
+
+@errors_to_exit_codes
+def dashboard_command(
+    dirs: Annotated[list[Path], typer.Argument(help="Folders to search for run directories (for example runs/).")],
+    port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1.")] = 8765,
+) -> None:
+    """Serve a live local web page of every run under the given folders.
+
+    At http://127.0.0.1:<port>/: Runs, Results (filterable) and one page per run. Only
+    reads; answers only on 127.0.0.1, to GET, with Host 127.0.0.1:<port> or
+    localhost:<port>. Ctrl-C stops it."""
+    import anyio
+
+    from ..dashboard import check_port, check_roots, serve
+
+    roots = check_roots(dirs)
+    check_port(port)
+
+    def ready(monitor: object) -> None:
+        n = len(monitor.entries)  # type: ignore[attr-defined]
+        console.print(f"dashboard: http://127.0.0.1:{port}/  ({n} run{'s' if n != 1 else ''} under "
+                      f"{', '.join(str(r) for r in roots)}; Ctrl-C stops it)", highlight=False)
+
+    anyio.run(serve, roots, port, ready, backend="asyncio")
+    console.print("dashboard stopped")

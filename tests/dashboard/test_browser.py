@@ -1,0 +1,207 @@
+"""The dashboard in Debian's Chromium (Selenium + Debian's chromium-driver), against real runs:
+the bundled demo, a run in progress that the test then stops, and a corrupt run."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pluginbench.dashboard._discovery import run_key
+from tests._prereq import require
+from tests.dashboard.server import dashboard
+from tests.runs_helpers import write_config
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+CHROMIUM, DRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--window-size=1400,1800")
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    out = subprocess.run([sys.executable, "-m", "pluginbench", *args], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, f"pluginbench {' '.join(args)}: {out.stdout}\n{out.stderr}"
+    return out
+
+
+def snapshot(run_dir: Path) -> dict[str, Any]:
+    return json.loads(cli("status", str(run_dir), "--json").stdout)
+
+
+class Runs:
+    def __init__(self, root: Path, port: int, screens: Path) -> None:
+        self.root, self.port, self.screens = root, port, screens
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def key(self, name: str) -> str:
+        return run_key(self.root / name)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
+    require(Path(CHROMIUM).exists() and Path(DRIVER).exists(), "chromium and chromium-driver (tools/install-chromium.sh)")
+    base = tmp_path_factory.mktemp("dashboard")
+    root = base / "runs"
+    root.mkdir()
+    cli("demo", "--output", str(root / "demo"))
+    shutil.copytree(root / "demo", root / "corrupt", ignore=shutil.ignore_patterns("ledger.sqlite*", "report"))
+    log = root / "corrupt" / "events.jsonl"
+    lines = log.read_bytes().split(b"\n")
+    lines[5] = b'{"type": "attempt.started", "seq": 6, "att'
+    log.write_bytes(b"\n".join(lines))
+    config = write_config(base, harness="simulated", repeats=12, jobs=1, name="live-run")
+    cli("run", str(config), "--output", str(root / "live"))
+    # Under the pytest tmp dir by default (pytest keeps the last three); CI can keep them
+    # elsewhere with PLUGINBENCH_SCREENSHOTS.
+    screens = Path(os.environ.get("PLUGINBENCH_SCREENSHOTS") or base / "screenshots")
+    screens.mkdir(parents=True, exist_ok=True)
+    print(f"\ndashboard screenshots: {screens}")
+    try:
+        with dashboard(root) as port:
+            yield Runs(root, port, screens)
+    finally:
+        if snapshot(root / "live")["active"]:
+            cli("stop", str(root / "live"), "--wait")
+
+
+@pytest.fixture(scope="module")
+def browser(runs: Runs) -> Iterator[Any]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for flag in FLAGS:
+        opts.add_argument(flag)
+    opts.add_argument(f"--user-data-dir={runs.screens.parent / 'profile'}")
+    driver = webdriver.Chrome(service=Service(DRIVER), options=opts)
+    driver.set_page_load_timeout(60)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def shot(driver: Any, runs: Runs, name: str) -> None:
+    path = runs.screens / f"{name}.png"
+    driver.save_screenshot(str(path))
+    assert path.stat().st_size > 1000
+    print(f"screenshot: {path}")
+
+
+def wait_for(predicate: Any, timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def texts(driver: Any, css: str) -> list[str]:
+    from selenium.webdriver.common.by import By
+
+    return [e.text for e in driver.find_elements(By.CSS_SELECTOR, css)]
+
+
+def test_runs_view_lists_every_run_running_first(runs: Runs, browser: Any) -> None:
+    """The Runs view shows each run with phase and completed attempts; the running run comes first; the corrupt one says why."""
+    from selenium.webdriver.common.by import By
+
+    browser.get(runs.url("/"))
+    rows = browser.find_elements(By.CSS_SELECTOR, "#runs tr[data-run]")
+    keys = [r.get_attribute("data-run") for r in rows]
+    assert set(keys) == {runs.key("demo"), runs.key("corrupt"), runs.key("live")}
+    assert keys[0] == runs.key("live") and "coding" in rows[0].text or "starting" in rows[0].text
+    demo = next(r for r in rows if r.get_attribute("data-run") == runs.key("demo"))
+    assert "complete" in demo.text and "36 of 36" in demo.text and "simulated" in demo.text
+    corrupt = next(r for r in rows if r.get_attribute("data-run") == runs.key("corrupt"))
+    assert "unreadable" in corrupt.text and "stale" in corrupt.text
+    shot(browser, runs, "runs")
+
+
+def test_run_view_shows_settings_attempts_totals_plots_and_report_link(runs: Runs, browser: Any) -> None:
+    """The demo's Run view has its settings, attempts by task and arm, totals, the plots and a working report link."""
+    from selenium.webdriver.common.by import By
+
+    browser.get(runs.url(f"/run/{runs.key('demo')}"))
+    assert browser.find_element(By.ID, "phase").text == "complete"
+    settings = browser.find_element(By.ID, "settings").text
+    assert "simulated" in settings and "repeats 3" in settings
+    task_rows = browser.find_elements(By.CSS_SELECTOR, "#attempts tr[data-task]")
+    assert len(task_rows) == 6
+    reps = browser.find_elements(By.CSS_SELECTOR, "#attempts .rep")
+    assert len(reps) == 36 and all("tok" in r.text for r in reps)
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#totals tr")) == 3
+    assert browser.find_elements(By.CSS_SELECTOR, "svg.heat rect[data-task]")
+    assert browser.find_elements(By.CSS_SELECTOR, "svg.tokens rect.bar")
+    shot(browser, runs, "run-demo")
+    browser.find_element(By.ID, "left-running").click()
+    assert wait_for(lambda: texts(browser, "#left-result"), 30, "the left-running check")[0] == "nothing left running"
+    browser.get(runs.url(f"/run/{runs.key('demo')}"))
+    browser.find_element(By.ID, "report-link").click()
+    wait_for(lambda: "/report.html" in browser.current_url, 10, "report.html")
+    assert "quickstart" in browser.page_source
+
+
+def test_results_filters_narrow_the_rows(runs: Runs, browser: Any) -> None:
+    """Choosing an arm, then a task, in the Results view narrows the rows to matching attempts."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    browser.get(runs.url("/results"))
+    all_rows = browser.find_elements(By.CSS_SELECTOR, "#results tr[data-arm]")
+    assert len(all_rows) == 36  # only the demo has a report
+    Select(browser.find_element(By.NAME, "arm")).select_by_value("vanilla")
+    wait_for(lambda: "arm=vanilla" in browser.current_url, 10, "the arm filter to apply")
+    rows = browser.find_elements(By.CSS_SELECTOR, "#results tr[data-arm]")
+    assert len(rows) == 18 and {r.get_attribute("data-arm") for r in rows} == {"vanilla"}
+    Select(browser.find_element(By.NAME, "task")).select_by_value("roman-numerals")
+    wait_for(lambda: "task=roman-numerals" in browser.current_url, 10, "the task filter to apply")
+    rows = browser.find_elements(By.CSS_SELECTOR, "#results tr[data-arm]")
+    assert len(rows) == 3 and {r.get_attribute("data-task") for r in rows} == {"roman-numerals"}
+    assert browser.find_element(By.ID, "shown").text == "3"
+    assert not browser.find_elements(By.ID, "mixed")
+    shot(browser, runs, "results-filtered")
+
+
+def test_corrupt_run_view_says_it_cannot_be_read(runs: Runs, browser: Any) -> None:
+    """A run whose log has a broken line renders, saying the read failed and naming the line."""
+    browser.get(runs.url(f"/run/{runs.key('corrupt')}"))
+    body = browser.page_source
+    assert "stale" in body and "line 6" in body
+    shot(browser, runs, "run-corrupt")
+
+
+def test_running_run_updates_without_reload_then_shows_stopped(runs: Runs, browser: Any) -> None:
+    """A running run's completed count rises in the open page with no reload; after stop the page shows stopped and the resume command."""
+    from selenium.webdriver.common.by import By
+
+    live = runs.root / "live"
+    browser.get(runs.url(f"/run/{runs.key('live')}"))
+    browser.execute_script("window.__not_reloaded = true;")
+    first = int(browser.find_element(By.ID, "complete-count").text)
+    wait_for(lambda: int(browser.find_element(By.ID, "complete-count").text) > first, 60,
+             "the completed count to rise without a reload")
+    assert browser.execute_script("return window.__not_reloaded === true;")
+    assert browser.find_elements(By.CSS_SELECTOR, "svg.timeline")
+    shot(browser, runs, "run-live")
+    cli("stop", str(live), "--wait")
+    wait_for(lambda: browser.find_element(By.ID, "phase").text == "stopped", 30, "the phase to show stopped")
+    assert browser.execute_script("return window.__not_reloaded === true;")
+    assert browser.find_element(By.ID, "resume").text == f"pluginbench run {live}"
+    assert browser.find_element(By.ID, "owner").text == "no live owner"
+    shot(browser, runs, "run-stopped")
