@@ -210,3 +210,45 @@ def publication(engine: Engine, state: RunState, attempt_id: str) -> EntryManife
         ),
         files={},
     )
+
+
+def plan_decisions(ev: Evaluation, tasks: dict[str, Any]) -> dict[str, Any]:
+    """Hit or miss for every vanilla attempt, before any run exists (``check``, ``run --dry-run``).
+
+    Computed from the saved entries and their inputs without validating their evidence;
+    ``run`` admits each hit again before it reuses it."""
+    from ..cache import resolve_cache_root
+    from ..config import CONTROL_HARNESSES
+    from ..plan import attempt_id
+    from ._runfiles import effective_isolation, resolve_cli
+
+    root = resolve_cache_root()
+    out: dict[str, Any] = {"enabled": vanilla_cache_enabled(ev), "root": str(root), "attempts": [],
+                           "planned_hits": 0}
+    if not out["enabled"]:
+        return out
+    cli = resolve_cli(ev).version if ev.runner.harness not in CONTROL_HARNESSES else None
+    isolation = effective_isolation(ev)
+    for task_id, task in tasks.items():
+        fp = fingerprint(scan_tree(task.root, context=f"task '{task_id}'"))
+        inputs = key_inputs(ev, task_id=task_id, task_fingerprint=fp, workdir=task.workdir, cli_version=cli,
+                            isolation=isolation)
+        key = vanilla_key(inputs)
+        for repeat in range(1, ev.repeats + 1):
+            entry = root / entry_of(key, repeat)
+            if not entry.exists():
+                decision, reason = "miss", None
+            else:
+                manifest = read_manifest(entry)
+                if isinstance(manifest, str):
+                    decision, reason = "miss", manifest
+                elif manifest.inputs != inputs:
+                    decision, reason = "miss", "the entry was saved for other settings"
+                else:
+                    decision, reason = "hit", None
+            out["attempts"].append({
+                "attempt_id": attempt_id(task_id, VANILLA, repeat), "task": task_id, "repeat": repeat,
+                "cohort": cohort_of(key), "decision": decision, "reason": reason,
+            })
+    out["planned_hits"] = sum(1 for a in out["attempts"] if a["decision"] == "hit")
+    return out

@@ -39,13 +39,24 @@ def describe(state: RunState, event: Event) -> str | None:
             ok = getattr(event, "ok", False)
             cached = " (cached)" if getattr(event, "cached", False) else ""
             return f"readiness {getattr(event, 'task', '')}: {getattr(event, 'control', '')} {'ok' if ok else 'FAILED'}{cached}"
+        case "vanilla_cache.checked":
+            decisions = getattr(event, "decisions", [])
+            parts = ", ".join(f"r{d.repeat} {d.decision}" + (f" ({d.reason})" if d.reason and d.decision == "rejected" else "")
+                              for d in decisions)
+            return f"vanilla cache {getattr(event, 'task', '')} ({getattr(event, 'cohort', '')}): {parts or 'nothing to look up'}"
+        case "attempt.reused":
+            return f"attempt {aid} reused from {getattr(event, 'origin_entry', '')} (run {getattr(event, 'origin_run', '')}); regrading"
+        case "attempt.cached":
+            entry = getattr(event, "entry", None)
+            return f"attempt {aid} cached as {entry}" if entry else f"attempt {aid} not cached: {getattr(event, 'reason', '')}"
         case "coding.started":
             return "coding started"
         case "attempt.completed":
             if a is None:
                 return None
             tokens = a.usage.total_tokens if a.usage and a.usage.total_tokens is not None else "unknown"
-            return f"{a.task} · {a.arm} · r{a.repeat}: {a.outcome} (tokens {tokens})"
+            reused = " (reused)" if a.reused else ""
+            return f"{a.task} · {a.arm} · r{a.repeat}: {a.outcome} (tokens {tokens}){reused}"
         case "attempt.interrupted":
             return f"attempt {aid} interrupted: {getattr(event, 'reason', '')}"
         case "attempt.discarded":

@@ -188,6 +188,7 @@ def run_command(
 
             state = fold(read_events(rd.events))
             summary = plan_summary(saved.evaluation, list(saved.evaluation.tasks.ids or []))
+            summary["vanilla_cache"] = _recorded_cache(state)
             summary["resume"] = {
                 "complete": state.count("complete"),
                 "to_code": sum(1 for a in state.live_attempts() if a.state in ("pending", "interrupted") or (a.state == "running" and not a.captured)),
@@ -199,8 +200,12 @@ def run_command(
     loaded = load(target)
     if dry_run:
         ev = resolve_paths(loaded)
-        check_inputs(ev, loaded.path)
-        _print_plan(plan_summary(ev, list(ev.tasks.ids or [])), json_out)
+        tasks = check_inputs(ev, loaded.path)
+        from ..actors._vanilla import plan_decisions
+
+        summary = plan_summary(ev, list(ev.tasks.ids or []))
+        summary["vanilla_cache"] = plan_decisions(ev, tasks)
+        _print_plan(summary, json_out)
         return
     if json_out:
         raise RunDirError("--json applies only with --dry-run", field="--json", fix="add --dry-run, or use pluginbench status --json")
@@ -222,6 +227,31 @@ def _go(rd: RunDir, *, foreground: bool, notify: bool) -> None:
     console.print(f"watch it:  pluginbench status {shlex.quote(str(rd.root))} --watch", highlight=False)
 
 
+def _recorded_cache(state: Any) -> dict[str, Any]:
+    """A saved run's cache decisions as preparation recorded them (none before preparation)."""
+    attempts = [
+        {"attempt_id": d.attempt_id, "task": c.task, "repeat": d.repeat, "cohort": c.cohort,
+         "decision": d.decision, "reason": d.reason}
+        for c in state.vanilla_cache.values() for d in c.decisions
+    ]
+    return {"recorded": True, "attempts": attempts,
+            "planned_hits": sum(1 for a in attempts if a["decision"] in ("hit", "rejected"))}
+
+
+def print_cache_decisions(cache: dict[str, Any]) -> None:
+    """One line per vanilla attempt: hit or miss, and the cohort (relative to the cache root)."""
+    if cache.get("enabled") is False:
+        console.print("vanilla cache: off (runner.vanilla_cache or PLUGINBENCH_VANILLA_CACHE)", highlight=False)
+        return
+    attempts = cache.get("attempts") or []
+    hits = sum(1 for a in attempts if a["decision"] == "hit")
+    where = f" under {cache['root']}" if cache.get("root") else ""
+    console.print(f"vanilla cache: {hits} of {len(attempts)} vanilla attempts hit{where}", highlight=False)
+    for a in attempts:
+        why = f" ({a['reason']})" if a.get("reason") else ""
+        console.print(f"  {a['attempt_id']}: {a['decision']} {a['cohort']}/{a['repeat']}{why}", highlight=False)
+
+
 def _print_plan(summary: dict[str, object], json_out: bool) -> None:
     if json_out:
         print_json(summary)
@@ -240,6 +270,8 @@ def _print_plan(summary: dict[str, object], json_out: bool) -> None:
     for s in summary["slots"]:  # type: ignore[attr-defined]
         table.add_row(str(s["slot"]), s["attempt_id"], s["task"], s["arm"], str(s["repeat"]))
     console.print(table)
+    if "vanilla_cache" in summary:
+        print_cache_decisions(summary["vanilla_cache"])  # type: ignore[arg-type]
     if "resume" in summary:
         console.print(f"resume: {summary['resume']}", highlight=False)
     console.print("dry run: nothing was started")

@@ -52,6 +52,7 @@ def check_command(
     readiness: oracle must pass and nop must fail on every task through the real patch
     and verifier path."""
     from ..actors import check_inputs, effective_isolation, resolve_paths
+    from ..actors._vanilla import plan_decisions
 
     loaded = load(config)
     ev = resolve_paths(loaded)
@@ -65,6 +66,7 @@ def check_command(
         "contracts": {tid: msgspec.to_builtins(c) for tid, c in contracts.items()},
         "isolation": effective_isolation(ev),
         "plan": {k: v for k, v in plan_summary(ev, list(tasks)).items() if k != "slots"},
+        "vanilla_cache": plan_decisions(ev, tasks),
         "readiness": [],
     }
     if readiness:
@@ -77,6 +79,9 @@ def check_command(
         console.print(f"config ok: {len(tasks)} tasks, arms {', '.join(results['plan']['arms'])}, isolation {results['isolation']}", highlight=False)  # type: ignore[index]
         for tid, c in contracts.items():
             console.print(f"contract {tid}: {c.describe()}", highlight=False, markup=False)
+        from ._run import print_cache_decisions
+
+        print_cache_decisions(results["vanilla_cache"])  # type: ignore[arg-type]
         for r in results["readiness"]:  # type: ignore[union-attr]
             mark = "[green]ok[/]" if r["ok"] else "[red]FAILED[/]"
             console.print(f"readiness {r['task']}: {r['control']} {mark}" + (f" — {escape(r['reason'])}" if r["reason"] else ""))

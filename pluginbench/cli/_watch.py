@@ -104,6 +104,12 @@ def render_status(snap: dict[str, Any]) -> Group:
         tok.add_row(arm, shown(t["input_tokens"]), shown(t["cached_input_tokens"]), shown(t["output_tokens"]),
                     shown(t["total_tokens"]) + suffix)
     lines.append(tok)
+    reuse = snap.get("reuse") or {}
+    if reuse.get("planned_hits") or reuse.get("reused"):
+        spent = snap["tokens"].get("total_tokens")
+        lines.append(Text(
+            f"vanilla cache: {reuse['reused']} of {reuse['vanilla_attempts']} vanilla attempts reused "
+            f"({reuse['planned_hits']} planned hits); this run spent {shown(spent)} tokens (reused attempts excluded)"))
     for d in snap["discarded"]:
         lines.append(Text(f"discarded {d['id']} (slot {d['slot']}) → {d['replaced_by']}: {d['reason']}", style="yellow"))
     if snap.get("stopping") and snap["phase"] not in ("stopped", "failed"):

@@ -28,10 +28,13 @@ from ._report_data import (
     arm_order,
     arm_summary,
     attempt_row,
+    comparison_identity,
     expected_measures,
     missing_values_for,
     notes_for,
+    reused_attempts,
     run_identity,
+    token_provenance,
     tokens_dict,
 )
 from ._report_html import render_html
@@ -121,6 +124,8 @@ def results_document(
     return {
         "schema_version": SCHEMA_VERSION,
         "run": run,
+        "comparison_identity": comparison_identity(config, state, run),
+        "token_provenance": token_provenance(run, rows),
         "arms": arms,
         "tasks": tasks,
         "attempts": rows,
@@ -128,6 +133,7 @@ def results_document(
         "deltas": paired_deltas(tasks, arms, grouped),
         "missing_values": missing,
         "discarded_attempts": discarded,
+        "reused_attempts": reused_attempts(state),
         "notes": notes_for(run, state, rows),
     }
 

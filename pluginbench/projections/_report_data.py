@@ -130,6 +130,8 @@ def attempt_row(a: Attempt, tampered: str | None = None) -> dict[str, Any]:
         "coding_seconds": num(a.coding_seconds),
         "measures": {k: _measure(m) for k, m in sorted(a.measures.items())} if complete else {},
         "evidence": f"evidence/attempts/{a.attempt_id}",
+        "reused": a.reused,
+        "origin_cohort": a.origin_cohort,
     }
 
 
@@ -328,6 +330,18 @@ def arm_order(config: Mapping[str, Any], state: RunState) -> list[str]:
     return arms + sorted(seen - set(arms))
 
 
+def reused_attempts(state: RunState) -> list[dict[str, Any]]:
+    """Every live attempt imported from the vanilla cache, with its origin (cohort relative to the cache root)."""
+    return [
+        {
+            "attempt_id": a.attempt_id, "task": a.task, "arm": a.arm, "repeat": a.repeat,
+            "origin_cohort": a.origin_cohort, "origin_entry": a.origin_entry,
+            "origin_run": a.origin_run, "origin_attempt": a.origin_attempt,
+        }
+        for a in sorted((a for a in state.live_attempts() if a.reused), key=lambda a: (a.task, a.repeat, a.attempt_id))
+    ]
+
+
 def notes_for(run: Mapping[str, Any], state: RunState, rows: list[dict[str, Any]]) -> list[str]:
     notes = []
     if run["simulated"]:
@@ -348,6 +362,15 @@ def notes_for(run: Mapping[str, Any], state: RunState, rows: list[dict[str, Any]
             f"{len(state.discarded)} attempt(s) were discarded and replaced on resume; they and "
             "their token use are listed under discarded_attempts and not counted anywhere else."
         )
+    reused = [a for a in state.live_attempts() if a.reused]
+    if reused:
+        cohorts = sorted({a.origin_cohort or "" for a in reused})
+        notes.append(
+            f"{len(reused)} vanilla attempt(s) were reused from the vanilla cache ({', '.join(cohorts)}, relative "
+            "to the cache root): their patches, tokens and coding time come from an earlier run and were graded "
+            "and measured again here. Reused attempts are not fresh independent samples; they are listed under "
+            "reused_attempts."
+        )
     bounds = [r["attempt_id"] for r in rows if r["tokens"]["status"] == "lower_bound"]
     if bounds:
         notes.append(
@@ -360,3 +383,42 @@ def notes_for(run: Mapping[str, Any], state: RunState, rows: list[dict[str, Any]
         "token ratios divide mean input + output tokens per task."
     )
     return notes
+
+
+# ---------------------------------------------------------------- comparison identity
+
+
+def comparison_identity(config: Mapping[str, Any], state: RunState, run: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``compare`` checks before it compares this run's packages with another run's.
+
+    The harness, model, requested reasoning and resolved CLI version; the capabilities;
+    each task's frozen fingerprint and effective agent timeout; the measurement settings.
+    Guidance, jobs, seed and container limits are deliberately absent: they may differ.
+    """
+    timeout = run["timeout_seconds"]
+    tasks = sorted(state.prepared_tasks)
+    return {
+        "runner": {"harness": run["harness"], "model": run["model"], "reasoning": run["reasoning"]},
+        "harness_version": run["cli_version"],
+        "capabilities": dict(sorted((config.get("capabilities") or {}).items())),
+        "tasks": {t: state.prepared_tasks[t].fingerprint for t in tasks},
+        "task_limits": {
+            t: {"effective": {"agent_timeout_seconds": timeout}} for t in tasks
+        },
+        "measurement_settings": {"measurements": list(run["measurements"])},
+    }
+
+
+def token_provenance(run: Mapping[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Where the attempts' token counts come from, and how many are exact, bounds or unknown."""
+    statuses: dict[str, int] = {}
+    for r in rows:
+        s = r["tokens"]["status"]
+        statuses[s] = statuses.get(s, 0) + 1
+    return {
+        "harness": run["harness"],
+        "cli_version": run["cli_version"],
+        "statuses": dict(sorted(statuses.items())),
+        "lower_bound_attempts": [r["attempt_id"] for r in rows if r["tokens"]["status"] == "lower_bound"],
+        "unknown_attempts": [r["attempt_id"] for r in rows if r["tokens"]["status"] == "unknown"],
+    }

@@ -316,6 +316,21 @@ def _missing(doc: Mapping[str, Any]) -> str:
     )
 
 
+def _reused(doc: Mapping[str, Any]) -> str:
+    rows = doc.get("reused_attempts") or []
+    if not rows:
+        return "<p>No attempt was reused from the vanilla cache.</p>"
+    return _table(
+        ("Attempt", "Task", "Repeat", "Origin cohort", "Origin run", "Origin attempt"),
+        (
+            (_e(r["attempt_id"]), _e(r["task"]), _e(r["repeat"]), _e(r["origin_cohort"]), _e(r["origin_run"]),
+             _e(r["origin_attempt"]))
+            for r in rows
+        ),
+        "reused-table",
+    )
+
+
 def _discarded(doc: Mapping[str, Any]) -> str:
     rows = doc["discarded_attempts"]
     if not rows:
@@ -438,6 +453,7 @@ def render_html(doc: Mapping[str, Any]) -> str:
         f'<section id="paired"><h2>Paired comparison</h2>{_paired(doc)}</section>\n'
         f'<section id="changes"><h2>Time and code changes by task</h2>{_changes(doc)}</section>\n'
         f'<section id="missing-values"><h2>Missing values</h2>{_missing(doc)}</section>\n'
+        f'<section id="reused"><h2>Reused vanilla attempts</h2>{_reused(doc)}</section>\n'
         f'<section id="discarded"><h2>Discarded attempts</h2>{_discarded(doc)}</section>\n'
         f'<section id="attempts"><h2>Attempts</h2>{_attempts(doc)}</section>\n'
         f"<footer>Built by PluginBench from events.jsonl and evaluation.json; results.json "

@@ -6,6 +6,8 @@
   (10,000 draws, seed 0, 90%, linear interpolation; fewer than 6 tasks → ``too_few_tasks``).
 * :func:`geometric_mean_ratio` — the same in log space for token ratios.
 * :func:`median`, :func:`percentile`.
+* :func:`parse_gates` — the gates file of ``compare``; :func:`compare_packages` — splits,
+  measure and gate tables, paired sections and the exit status (``_compare.py``).
 """
 
 from ._bootstrap import (
@@ -21,9 +23,54 @@ from ._bootstrap import (
     paired_bootstrap,
     percentile,
 )
+from ._compare import (
+    ALL,
+    EXIT_BAD_INPUT,
+    EXIT_FAIL,
+    EXIT_PASS,
+    EXIT_UNDETERMINED,
+    CompareRefused,
+    CompareResult,
+    MeasureRow,
+    SplitResult,
+    compare_packages,
+)
+from ._gate_eval import FAILED, PASSED, UNDETERMINED, GateResult, TaskValue
+from ._gates import METRICS, STATISTICS, Gate, GatesFile, parse_gates
+from ._identity import compare_identities, shown
 from ._intervals import Z_95, Interval, exact_sign_test, median, wilson_interval
+from ._paired import PairedComparison, TaskPair, paired_comparison
+from ._records import AttemptRecord, Package, correctness
 
 __all__ = [
+    "ALL",
+    "EXIT_BAD_INPUT",
+    "EXIT_FAIL",
+    "EXIT_PASS",
+    "EXIT_UNDETERMINED",
+    "FAILED",
+    "METRICS",
+    "PASSED",
+    "STATISTICS",
+    "UNDETERMINED",
+    "AttemptRecord",
+    "CompareRefused",
+    "CompareResult",
+    "Gate",
+    "GateResult",
+    "GatesFile",
+    "MeasureRow",
+    "Package",
+    "PairedComparison",
+    "SplitResult",
+    "TaskPair",
+    "TaskValue",
+    "compare_identities",
+    "compare_packages",
+    "correctness",
+    "paired_comparison",
+    "parse_gates",
+    "shown",
     "DRAWS",
     "LEVEL",
     "MIN_TASKS",

@@ -137,3 +137,35 @@ async def test_opting_out_neither_reads_nor_publishes(tmp_path: Path, cache: Pat
     assert not _types(rd.root, "attempt.reused")
     assert not _types(rd.root, "vanilla_cache.checked")
     assert not _types(rd.root, "attempt.cached")
+
+
+async def test_plan_check_and_report_name_hits_and_origin_cohorts(tmp_path: Path, cache: Path) -> None:
+    """run --dry-run --json and check print hit/miss per vanilla attempt before the second run; its report names each reused attempt and its origin cohort."""
+    from typer.testing import CliRunner
+
+    from pluginbench.cli import app
+
+    cli = CliRunner()
+    config = _config(tmp_path)
+    before = json.loads(cli.invoke(app, ["run", str(config), "--dry-run", "--json"]).output)["vanilla_cache"]
+    assert [a["decision"] for a in before["attempts"]] == ["miss", "miss"]
+    first, _ = await _evaluate(tmp_path, "run1")
+    plan = cli.invoke(app, ["run", str(config), "--dry-run", "--json"])
+    after = json.loads(plan.output)["vanilla_cache"]
+    assert [a["decision"] for a in after["attempts"]] == ["hit", "hit"] and after["planned_hits"] == 2
+    cohort = after["attempts"][0]["cohort"]
+    assert cohort.startswith("vanilla/") and not cohort.startswith("/")
+    text = cli.invoke(app, ["check", str(config), "--no-readiness"]).output
+    assert "roman-numerals__vanilla__r1: hit" in text and "2 of 2 vanilla attempts hit" in text
+    second, _ = await _evaluate(tmp_path, "run2")
+    results = json.loads((second / "report" / "results.json").read_text())
+    reused = results["reused_attempts"]
+    assert [r["attempt_id"] for r in reused] == ["roman-numerals__vanilla__r1", "roman-numerals__vanilla__r2"]
+    assert {r["origin_cohort"] for r in reused} == {cohort}
+    assert any("reused from the vanilla cache" in n for n in results["notes"])
+    html = (second / "report" / "report.html").read_text()
+    assert 'id="reused-table"' in html and cohort in html
+    resumed = json.loads(cli.invoke(app, ["run", str(second), "--dry-run", "--json"]).output)["vanilla_cache"]
+    assert [a["decision"] for a in resumed["attempts"]] == ["hit", "hit"]
+    status = cli.invoke(app, ["status", str(second)]).output
+    assert "2 of 2 vanilla attempts reused" in status

@@ -30,6 +30,7 @@ from pluginbench.events._types import (
     MeasuresCollected,
     RunCreated,
     SlotPlan,
+    TaskPrepared,
     Usage,
 )
 from pluginbench.projections._report import build_report
@@ -278,6 +279,8 @@ def test_results_json_shape(tmp_path: Path) -> None:
     assert set(doc) == {
         "schema_version",
         "run",
+        "comparison_identity",
+        "token_provenance",
         "arms",
         "tasks",
         "attempts",
@@ -285,6 +288,7 @@ def test_results_json_shape(tmp_path: Path) -> None:
         "deltas",
         "missing_values",
         "discarded_attempts",
+        "reused_attempts",
         "notes",
     }
     run = doc["run"]
@@ -305,6 +309,26 @@ def test_results_json_shape(tmp_path: Path) -> None:
     assert doc["arms"] == ["vanilla", "guided"]
     assert len(doc["attempts"]) == 42
     assert doc["attempts"][0]["evidence"] == f"evidence/attempts/{doc['attempts'][0]['attempt_id']}"
+
+
+def test_comparison_identity_and_token_provenance(tmp_path: Path) -> None:
+    """results.json saves what compare checks (runner, CLI version, capabilities, task fingerprints and
+    timeouts, measurements) and where token counts stand (counts by status, bound and unknown attempts)."""
+    b = RunBuilder(tmp_path / "run", ["task-a", "task-b"])
+    for t in ("task-a", "task-b"):
+        b.log.append(TaskPrepared(task=t, fingerprint=f"sha256:{t}", files=3, workdir="/app"))
+    b.complete("task-a", "vanilla", "pass", exact(10, 5))
+    b.complete("task-a", "guided", "pass", UNKNOWN_USAGE)
+    doc = load(b.close())
+    ident = doc["comparison_identity"]
+    assert ident["runner"] == {"harness": "simulated", "model": "model-x", "reasoning": "high"}
+    assert ident["harness_version"] == "1.2.3"  # the pinned runner.cli_version
+    assert ident["tasks"] == {"task-a": "sha256:task-a", "task-b": "sha256:task-b"}
+    assert ident["task_limits"]["task-b"] == {"effective": {"agent_timeout_seconds": 600}}
+    assert ident["measurement_settings"] == {"measurements": ["tokens", "time", "lines"]}
+    prov = doc["token_provenance"]
+    assert prov["statuses"]["exact"] == 1 and prov["statuses"]["unknown"] >= 1
+    assert "task-a.guided.0" in prov["unknown_attempts"]
 
 
 def test_arms_follow_config_order_after_vanilla(tmp_path: Path) -> None:

@@ -1,0 +1,145 @@
+"""``pluginbench compare``: gates over saved reports, and an exit code a pipeline acts on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import msgspec
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from .. import stats
+from ..stats import CompareResult, SplitResult
+from ._common import console, errors_to_exit_codes, print_json
+from ._compare_io import load_gates, load_inputs
+
+_STYLE = {"pass": "green", "fail": "red", "undetermined": "yellow"}
+
+
+def _num(v: float | None, digits: int = 4) -> str:
+    if v is None:
+        return "unknown"
+    if float(v).is_integer():
+        return f"{int(v):,}"
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:.{digits}g}"
+
+
+def _measure_table(split: SplitResult) -> Table:
+    t = Table(title=f"Measures · {split.name}", title_justify="left")
+    for col in ("task", "package", "done", "pass", "overlap", "fail", "unknown", "rate", "median in+out"):
+        t.add_column(col, overflow="fold")
+    for r in split.measures:
+        t.add_row(
+            r.task, r.package, f"{r.complete}/{r.attempts}", str(r.passes), str(r.overlap_passes),
+            str(r.fails), str(r.unknowns), _num(r.pass_rate, 3), _num(r.median_input_output_tokens),
+        )
+    return t
+
+
+def _gate_values_table(split: SplitResult) -> Table | None:
+    rows = [(g, v) for g in split.gates for v in g.per_task]
+    if not rows:
+        return None
+    t = Table(title=f"Metric gate values by task · {split.name}", title_justify="left")
+    for col in ("gate", "candidate", "task", "cand. median", "comp. median", "reference", "ratio", "left out"):
+        t.add_column(col, overflow="fold")
+    for g, v in rows:
+        t.add_row(
+            g.gate, g.candidate, v.task, _num(v.candidate), _num(v.comparator),
+            "" if v.reference is None else _num(v.reference), "" if v.ratio is None else _num(v.ratio),
+            v.left_out or "",
+        )
+    return t
+
+
+def _gate_table(split: SplitResult) -> Table:
+    t = Table(title=f"Gates · {split.name}", title_justify="left")
+    for col in ("gate", "candidate", "against", "result", "value", "comparator", "limit", "tasks"):
+        t.add_column(col, overflow="fold")
+    for g in split.gates:
+        t.add_row(
+            g.gate, g.candidate, g.against, Text(g.status, style=_STYLE[g.status]),
+            _num(g.candidate_value), "" if g.comparator_value is None else _num(g.comparator_value),
+            g.limit, str(g.tasks_compared),
+        )
+    return t
+
+
+def _interval(i: Any) -> str:
+    if i.status == "ok":
+        return f"{_num(i.estimate)} [90%: {_num(i.low)}, {_num(i.high)}] over {i.tasks} task(s)"
+    if i.status == "too_few_tasks":
+        return f"{_num(i.estimate)}, too few tasks ({i.tasks} < {i.min_tasks}) for an interval"
+    return "no usable task"
+
+
+def _paired_lines(split: SplitResult) -> list[str]:
+    out = []
+    for p in split.paired:
+        pr, tk, s = p.pass_rate, p.tokens, p.sign_test
+        out.append(f"Paired · {split.name} · {p.candidate} vs {p.against}")
+        out.append(f"  mean pass-rate difference: {_interval(pr)}; sign test +{s.positives} −{s.negatives} ={s.ties}, p={_num(s.p)}")
+        out.append(f"  geometric-mean token ratio: {_interval(tk)}")
+        for tp in p.per_task:
+            out.append(
+                f"  {tp.task}: pass-rate difference {_num(tp.pass_rate_difference, 3) if tp.pass_rate_excluded is None else 'excluded'}"
+                f", token ratio {_num(tp.token_ratio, 4) if tp.tokens_excluded is None else 'excluded'}"
+            )
+        for kind in ("pass_rate", "tokens"):
+            for tp in p.excluded(kind):
+                why = tp.pass_rate_excluded if kind == "pass_rate" else tp.tokens_excluded
+                out.append(f"  excluded from {kind.replace('_', '-')} statistics: {tp.task}: {why}")
+    return out
+
+
+def render(result: CompareResult) -> None:
+    for line in result.run_identity:
+        console.print(line, highlight=False, markup=False)
+    for split in result.splits:
+        console.print(Text(f"\n{split.name}: {len(split.tasks)} task(s): {', '.join(split.tasks)}", style="bold"))
+        console.print(_measure_table(split))
+        values = _gate_values_table(split)
+        if values is not None:
+            console.print(values)
+        console.print(_gate_table(split))
+        for g in split.gates:
+            console.print(
+                Text(f"  {g.gate} · {g.candidate} vs {g.against}: {g.status}: ", style=_STYLE[g.status])
+                + Text(g.detail)
+            )
+        missing = [m for g in split.gates for m in g.missing_values]
+        if missing:
+            console.print("Missing values:", highlight=False)
+            for m in dict.fromkeys(missing):
+                console.print(f"  {m}", highlight=False, markup=False)
+        for line in _paired_lines(split):
+            console.print(line, highlight=False, markup=False)
+    console.print(
+        Text(f"\nverdict: {result.status} (exit {result.exit_code})", style="bold " + _STYLE[result.status])
+    )
+
+
+@errors_to_exit_codes
+def compare_command(
+    runs: Annotated[list[str], typer.Argument(help="Run directories; DIR=ARM,ARM takes only those arms from a run.", show_default=False)],
+    gates: Annotated[Path, typer.Option("--gates", help="The gates file (YAML).", show_default=False)],
+    json_out: Annotated[bool, typer.Option("--json", help="Print the comparison as one JSON object.")] = False,
+) -> None:
+    """Decide gates over finished runs' reports; exit 0 pass, 1 fail, 3 undetermined, 2 bad input.
+
+    Reads each run's report/results.json (no model calls, nothing rebuilt) and prints,
+    for each split of the gates file and for all tasks, a measure table, a gate table
+    and the paired section of every package against each comparator.
+    """
+    gates_file = load_gates(gates)
+    packages, identities = load_inputs(runs)
+    result = stats.compare_packages(packages, gates_file, identities, gates_file=str(gates))
+    if json_out:
+        print_json(msgspec.to_builtins(result))
+    else:
+        render(result)
+    raise typer.Exit(result.exit_code)

@@ -1,0 +1,162 @@
+"""Reading compare's inputs: ``DIR[=ARM,ARM]`` arguments, results.json files, the gates file.
+
+The edge between files and the pure core in :mod:`pluginbench.stats`: every problem is an
+:class:`~pluginbench.errors.InputError` naming the file, the field and the fix.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..errors import InputError
+from ..stats import AttemptRecord, GatesFile, Package, parse_gates
+
+#: results.json token field per gate metric name.
+_TOKEN_METRICS = {
+    "Input tokens": "input",
+    "Cached input tokens": "cached_input",
+    "Output tokens": "output",
+    "Reasoning output tokens": "reasoning_output",
+    "Total tokens": "total",
+}
+_MEASURE_METRICS = {
+    "Source lines added": "source_lines_added",
+    "Source lines removed": "source_lines_removed",
+    "Test lines added": "test_lines_added",
+    "Test lines removed": "test_lines_removed",
+}
+
+
+def load_gates(path: Path) -> GatesFile:
+    """The parsed, validated gates file."""
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(
+            "the gates file does not exist", file=str(path), fix="pass --gates with a gates.yaml path"
+        ) from None
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise InputError(
+            f"the gates file is not valid YAML: {exc}".splitlines()[0],
+            file=str(path),
+            fix="fix the YAML syntax (see docs/compare.md for an example)",
+        ) from None
+    return parse_gates(raw, str(path))
+
+
+def split_argument(arg: str) -> tuple[Path, list[str] | None]:
+    """``DIR`` or ``DIR=ARM,ARM`` → the folder and the selected arms (``None``: all)."""
+    if "=" not in arg:
+        return Path(arg), None
+    folder, _, arms = arg.rpartition("=")
+    selected = [a.strip() for a in arms.split(",") if a.strip()]
+    if not folder or not selected:
+        raise InputError(
+            f"cannot read the input {arg!r}",
+            fix="write a run directory, optionally followed by =ARM,ARM (e.g. runs/a=vanilla,docs)",
+        )
+    return Path(folder), selected
+
+
+def read_results(folder: Path) -> tuple[Path, dict[str, Any]]:
+    """A run's ``report/results.json`` (or a results.json file given directly)."""
+    path = folder if folder.is_file() else folder / "report" / "results.json"
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(
+            "the run has no report/results.json",
+            file=str(path),
+            fix=f"build it with `pluginbench report {folder}` (compare rebuilds nothing)",
+        ) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(
+            f"results.json is not valid JSON: {exc}",
+            file=str(path),
+            fix=f"rebuild it with `pluginbench report {folder}`",
+        ) from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("attempts"), list):
+        raise InputError(
+            "results.json has no attempts list",
+            file=str(path),
+            field="attempts",
+            fix=f"rebuild it with `pluginbench report {folder}`",
+        )
+    return path, doc
+
+
+def _number(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    return float(v) if math.isfinite(v) else None
+
+
+def attempt_record(row: Mapping[str, Any]) -> AttemptRecord:
+    """One results.json attempt row as the compare core sees it.
+
+    Token counts that are only a lower bound, or unknown, are missing values (a gate
+    cannot pass on them); an attempt that is not complete has no outcome.
+    """
+    metrics: dict[str, float | None] = {}
+    reasons: dict[str, str] = {}
+    tokens = row.get("tokens") or {}
+    status = tokens.get("status")
+    for name, key in _TOKEN_METRICS.items():
+        v = _number(tokens.get(key))
+        if status not in ("exact", "unvalidated"):
+            v = None
+            reasons[name] = (
+                "only a lower bound was measured" if status == "lower_bound"
+                else tokens.get("reason") or f"token status {status}"
+            )
+        elif v is None:
+            reasons[name] = tokens.get("reason") or "not reported by the harness"
+        metrics[name] = v
+    metrics["Coding seconds"] = _number(row.get("coding_seconds"))
+    if metrics["Coding seconds"] is None:
+        reasons["Coding seconds"] = "no coding time was recorded"
+    measures = row.get("measures") or {}
+    for name, key in _MEASURE_METRICS.items():
+        m = measures.get(key) or {}
+        metrics[name] = _number(m.get("value"))
+        if metrics[name] is None:
+            reasons[name] = m.get("reason") or "not collected for this attempt"
+    complete = row.get("state") == "complete"
+    return AttemptRecord(
+        attempt_id=str(row.get("attempt_id")),
+        task=str(row.get("task")),
+        outcome=(row.get("outcome") or "unknown") if complete else None,
+        metrics=metrics,
+        reasons=reasons,
+    )
+
+
+def load_inputs(args: list[str]) -> tuple[list[Package], dict[str, Mapping[str, Any] | None]]:
+    """Every package the arguments select, and each run's saved comparison identity."""
+    packages: list[Package] = []
+    identities: dict[str, Mapping[str, Any] | None] = {}
+    for arg in args:
+        folder, selected = split_argument(arg)
+        path, doc = read_results(folder)
+        label = str(folder)
+        identities[label] = doc.get("comparison_identity")
+        rows = [r for r in doc["attempts"] if isinstance(r, Mapping)]
+        arms = list(dict.fromkeys([*(doc.get("arms") or []), *(str(r.get("arm")) for r in rows)]))
+        for arm in selected or []:
+            if arm not in arms:
+                raise InputError(
+                    f"the run has no arm {arm!r}",
+                    file=str(path),
+                    field="arms",
+                    fix="select one of: " + ", ".join(arms),
+                )
+        for arm in selected or arms:
+            attempts = tuple(attempt_record(r) for r in rows if r.get("arm") == arm)
+            packages.append(Package(arm, label, attempts))
+    return packages, identities

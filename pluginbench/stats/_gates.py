@@ -1,0 +1,298 @@
+"""The gates file (``gates.yaml``) of ``pluginbench compare``: schema and validation.
+
+Pure: :func:`parse_gates` takes the already-parsed YAML mapping and a file name for the
+error messages, and returns a frozen :class:`GatesFile` or raises
+:class:`~pluginbench.errors.InputError` naming the file, the field and the fix.
+
+Three kinds of gate (product description, "Compare runs"):
+
+* a **count gate** (``correctness: passes|unknown``): the candidate's count of passes (or
+  of unknown correctness) against the comparator's, within ``tolerance``, over the split
+  or, with ``per_task``, on each task;
+* a **metric gate** (``metrics`` with ``statistic``): a point statistic of the candidate
+  against the comparator's, scaled by ``factor``;
+* a **bound gate** (``bound``): an endpoint of the paired bootstrap interval against a
+  limit (``margin`` for pass-rate differences, ``factor`` for the token ratio).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from ..errors import InputError
+
+#: Metric names a gate may list, as the measure table prints them.
+INPUT_TOKENS = "Input tokens"
+OUTPUT_TOKENS = "Output tokens"
+METRICS = (
+    INPUT_TOKENS,
+    "Cached input tokens",
+    OUTPUT_TOKENS,
+    "Reasoning output tokens",
+    "Total tokens",
+    "Coding seconds",
+    "Source lines added",
+    "Source lines removed",
+    "Test lines added",
+    "Test lines removed",
+)
+TOKEN_BOUND_METRICS = frozenset((INPUT_TOKENS, OUTPUT_TOKENS))
+STATISTICS = ("total", "mean_of_task_medians", "mean_of_task_median_ratios")
+
+
+class Gate(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One gate as written in the gates file (see the module docstring for the kinds)."""
+
+    name: Annotated[str, msgspec.Meta(description="Unique name, printed in the gate table.")]
+    against: Annotated[
+        str, msgspec.Meta(description="The comparator package (an arm, e.g. vanilla); every other package is checked against it.")
+    ]
+    direction: Annotated[
+        Literal["higher", "lower"], msgspec.Meta(description="Which way is better for the candidate.")
+    ]
+    correctness: Annotated[
+        Literal["passes", "unknown"] | None,
+        msgspec.Meta(description="A count gate on passes or on attempts with unknown correctness. Exactly one of correctness and metrics."),
+    ] = None
+    per_task: Annotated[
+        bool, msgspec.Meta(description="Count gates: check each task of the split instead of the split's sum.")
+    ] = False
+    tolerance: Annotated[
+        int, msgspec.Meta(description="Count gates: attempts the candidate may be worse by (passes >= comparator − tolerance; unknowns <= comparator + tolerance).")
+    ] = 0
+    metrics: Annotated[
+        list[str] | None,
+        msgspec.Meta(description="A metric gate on the sum of these metrics per attempt: " + ", ".join(METRICS) + "."),
+    ] = None
+    statistic: Annotated[
+        Literal["total", "mean_of_task_medians", "mean_of_task_median_ratios"] | None,
+        msgspec.Meta(description="Metric gates: the sum over attempts, the mean over tasks of each task's median, or the mean over tasks of candidate median / comparator median. Omitted by bound gates."),
+    ] = None
+    factor: Annotated[
+        float | None,
+        msgspec.Meta(description="Metric gates: candidate must be <= (lower) or >= (higher) factor × comparator; for ratios, the mean ratio against factor (default 1). Token bound gates: the upper endpoint must be <= factor."),
+    ] = None
+    reference_floor: Annotated[
+        float | None,
+        msgspec.Meta(description="Ratio gates: a task whose comparator median is below it (or missing, zero, negative) is left out and listed under Missing values."),
+    ] = None
+    bound: Annotated[
+        Literal["lower", "upper"] | None,
+        msgspec.Meta(description="A bound gate on the paired bootstrap interval: lower for the pass-rate difference (with margin), upper for the geometric-mean token ratio (with factor)."),
+    ] = None
+    margin: Annotated[
+        float | None,
+        msgspec.Meta(description="Correctness bound gates: the lower 90% endpoint of the mean pass-rate difference must be >= margin (e.g. -0.05)."),
+    ] = None
+
+    @property
+    def kind(self) -> str:
+        """``count``, ``metric``, ``correctness_bound`` or ``token_bound``."""
+        if self.bound is not None:
+            return "correctness_bound" if self.correctness is not None else "token_bound"
+        return "count" if self.correctness is not None else "metric"
+
+
+class GatesFile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The whole gates file: the overlap-pass policy, named splits, and the gates."""
+
+    count_overlap_passes: Annotated[
+        bool,
+        msgspec.Meta(description="Required: whether an overlap pass counts as a pass (true) or a fail (false); never an unknown."),
+    ]
+    gates: Annotated[list[Gate], msgspec.Meta(description="The gates, decided per split for every candidate package.")]
+    splits: Annotated[
+        dict[str, list[str]],
+        msgspec.Meta(description="Named task subsets; each gets its own tables besides the all-tasks section."),
+    ] = {}
+
+    @property
+    def comparators(self) -> list[str]:
+        """Every package some gate compares against, in first-mention order."""
+        return list(dict.fromkeys(g.against for g in self.gates))
+
+
+_AT = re.compile(r" - at `\$(?P<path>[^`]*)`$")
+
+
+def _field_of(message: str) -> tuple[str, str | None]:
+    m = _AT.search(message)
+    if not m:
+        return message, None
+    return message[: m.start()], m.group("path").lstrip(".") or None
+
+
+def parse_gates(raw: Any, file: str) -> GatesFile:
+    """Validate a parsed gates file; every error names ``file``, the field and the fix."""
+    if not isinstance(raw, Mapping):
+        raise InputError(
+            "a gates file must be a YAML mapping",
+            file=file,
+            fix="write count_overlap_passes: and gates: at the top level",
+        )
+    if "count_overlap_passes" not in raw:
+        raise InputError(
+            "count_overlap_passes is required: the study decides whether an overlap pass counts",
+            file=file,
+            field="count_overlap_passes",
+            fix="add count_overlap_passes: true (count them as passes) or false (as fails)",
+        )
+    try:
+        parsed = msgspec.convert(raw, GatesFile)
+    except msgspec.ValidationError as exc:
+        message, field = _field_of(str(exc))
+        raise InputError(
+            f"invalid gates file: {message}",
+            file=file,
+            field=field,
+            fix="see docs/compare.md for every gates field and its type",
+        ) from None
+    if not parsed.gates:
+        raise InputError(
+            "the gates file has no gates", file=file, field="gates", fix="add at least one gate"
+        )
+    seen: set[str] = set()
+    for i, gate in enumerate(parsed.gates):
+        if gate.name in seen:
+            raise InputError(
+                f"two gates are named {gate.name!r}",
+                file=file,
+                field=f"gates[{i}].name",
+                fix="give every gate its own name",
+            )
+        seen.add(gate.name)
+        _check_gate(gate, f"gates[{i}]", file)
+    for name, tasks in parsed.splits.items():
+        if name == "all":
+            raise InputError(
+                "a split may not be named 'all': compare always adds the all-tasks section",
+                file=file,
+                field="splits.all",
+                fix="rename the split",
+            )
+        if not tasks:
+            raise InputError(
+                f"split {name!r} lists no tasks",
+                file=file,
+                field=f"splits.{name}",
+                fix="list the task ids of the split",
+            )
+        if len(set(tasks)) != len(tasks):
+            raise InputError(
+                f"split {name!r} lists a task twice",
+                file=file,
+                field=f"splits.{name}",
+                fix="list each task once",
+            )
+    return parsed
+
+
+def _check_gate(g: Gate, at: str, file: str) -> None:
+    def bad(field: str, message: str, fix: str) -> InputError:
+        return InputError(message, file=file, field=f"{at}.{field}", fix=fix)
+
+    if (g.correctness is None) == (g.metrics is None):
+        raise bad(
+            "correctness",
+            f"gate {g.name!r} must set exactly one of correctness and metrics",
+            "use correctness: passes|unknown for a count gate, or metrics: [...] for a metric gate",
+        )
+    if g.tolerance < 0:
+        raise bad("tolerance", "tolerance must be >= 0", "give a whole number of attempts, 0 or more")
+    for field in ("factor", "reference_floor", "margin"):
+        v = getattr(g, field)
+        if v is not None and not math.isfinite(v):
+            raise bad(field, f"{field} must be a finite number", f"give {field} as a number")
+    if g.factor is not None and g.factor <= 0:
+        raise bad("factor", "factor must be positive", "give a factor such as 1.1 or 1.3")
+    if g.metrics is not None:
+        if not g.metrics:
+            raise bad("metrics", "metrics lists nothing", "list at least one metric")
+        for j, m in enumerate(g.metrics):
+            if m not in METRICS:
+                raise bad(
+                    f"metrics[{j}]",
+                    f"unknown metric {m!r}",
+                    "use one of: " + ", ".join(METRICS),
+                )
+        if len(set(g.metrics)) != len(g.metrics):
+            raise bad("metrics", "a metric is listed twice", "list each metric once")
+    if g.bound is not None:
+        _check_bound(g, bad)
+        return
+    if g.margin is not None:
+        raise bad("margin", "margin belongs to bound gates only", "add bound: lower, or drop margin")
+    if g.correctness is not None:
+        for field in ("statistic", "factor", "reference_floor"):
+            if getattr(g, field) is not None:
+                raise bad(
+                    field,
+                    f"a correctness gate cannot use {field}",
+                    f"drop {field}; correctness gates compare counts within tolerance",
+                )
+        return
+    if g.statistic is None:
+        raise bad(
+            "statistic",
+            f"metric gate {g.name!r} needs a statistic",
+            "add statistic: total, mean_of_task_medians or mean_of_task_median_ratios",
+        )
+    if g.per_task:
+        raise bad("per_task", "per_task belongs to correctness gates", "drop per_task")
+    if g.tolerance:
+        raise bad("tolerance", "tolerance belongs to correctness gates", "use factor instead")
+    if g.reference_floor is not None and g.statistic != "mean_of_task_median_ratios":
+        raise bad(
+            "reference_floor",
+            "reference_floor applies only to statistic: mean_of_task_median_ratios",
+            "drop reference_floor or use the ratio statistic",
+        )
+
+
+def _check_bound(g: Gate, bad: Any) -> None:
+    for field in ("statistic", "reference_floor"):
+        if getattr(g, field) is not None:
+            raise bad(
+                field,
+                f"a bound gate cannot use {field}: it always averages repeats within task",
+                f"drop {field}",
+            )
+    if g.per_task:
+        raise bad("per_task", "a bound gate cannot use per_task", "drop per_task")
+    if g.tolerance:
+        raise bad("tolerance", "a bound gate cannot use tolerance", "drop tolerance")
+    if g.correctness is not None:
+        if g.correctness != "passes":
+            raise bad("correctness", "a correctness bound gate needs correctness: passes", "set correctness: passes")
+        if g.bound != "lower" or g.direction != "higher":
+            raise bad(
+                "bound",
+                "a correctness bound gate needs bound: lower and direction: higher",
+                "set bound: lower and direction: higher",
+            )
+        if g.margin is None:
+            raise bad("margin", "a correctness bound gate needs margin", "add margin: -0.05 (or your limit)")
+        if g.factor is not None:
+            raise bad("factor", "a correctness bound gate uses margin, not factor", "drop factor")
+        return
+    if set(g.metrics or ()) != TOKEN_BOUND_METRICS or len(g.metrics or ()) != 2:
+        raise bad(
+            "metrics",
+            "a token bound gate needs exactly metrics: [Input tokens, Output tokens]",
+            "set metrics: [Input tokens, Output tokens]",
+        )
+    if g.bound != "upper" or g.direction != "lower":
+        raise bad(
+            "bound",
+            "a token bound gate needs bound: upper and direction: lower",
+            "set bound: upper and direction: lower",
+        )
+    if g.factor is None:
+        raise bad("factor", "a token bound gate needs factor", "add factor: 1.3 (or your limit)")
+    if g.margin is not None:
+        raise bad("margin", "a token bound gate uses factor, not margin", "drop margin")

@@ -1,0 +1,78 @@
+"""The plain inputs of the compare core: one attempt and one package.
+
+The CLI builds these from each run's ``report/results.json``; the core never reads files.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import NamedTuple
+
+#: Outcomes an attempt can have once graded; ``None`` means it is not complete.
+PASS, OVERLAP_PASS, FAIL, EMPTY, UNKNOWN = "pass", "overlap_pass", "fail", "empty", "unknown"
+
+
+class AttemptRecord(NamedTuple):
+    """One assigned attempt: its task, outcome (``None`` when not complete) and metrics.
+
+    ``metrics`` maps a metric name (:data:`pluginbench.stats.METRICS`) to its value, or to
+    ``None`` when unknown; ``reasons`` says why for the unknown ones.
+    """
+
+    attempt_id: str
+    task: str
+    outcome: str | None
+    metrics: Mapping[str, float | None]
+    reasons: Mapping[str, str] = {}
+
+
+class Package(NamedTuple):
+    """One arm taken from one run: its name (the arm), the run it came from, its attempts."""
+
+    name: str
+    run: str
+    attempts: tuple[AttemptRecord, ...]
+
+    def on(self, task: str) -> list[AttemptRecord]:
+        """The package's assigned attempts on ``task`` (possibly none)."""
+        return [a for a in self.attempts if a.task == task]
+
+    def tasks(self) -> set[str]:
+        return {a.task for a in self.attempts}
+
+
+def correctness(outcome: str | None, count_overlap_passes: bool) -> str:
+    """``pass``, ``fail`` or ``unknown`` under the declared overlap-pass policy.
+
+    An empty patch is a fail. An overlap pass is a pass when the gates file counts overlap
+    passes and a fail otherwise, never an unknown. An attempt that is not complete has
+    unknown correctness.
+    """
+    if outcome == PASS:
+        return PASS
+    if outcome == OVERLAP_PASS:
+        return PASS if count_overlap_passes else FAIL
+    if outcome in (FAIL, EMPTY):
+        return FAIL
+    return UNKNOWN
+
+
+def metric_value(a: AttemptRecord, metrics: list[str] | tuple[str, ...]) -> float | None:
+    """The sum of ``metrics`` for one attempt, or ``None`` when any is unknown or not finite."""
+    total = 0.0
+    for m in metrics:
+        v = a.metrics.get(m)
+        if v is None or not math.isfinite(v):
+            return None
+        total += v
+    return total
+
+
+def missing_reason(a: AttemptRecord, metrics: list[str] | tuple[str, ...]) -> str:
+    """Why :func:`metric_value` is ``None`` for this attempt."""
+    for m in metrics:
+        v = a.metrics.get(m)
+        if v is None or not math.isfinite(v):
+            return f"{m}: {a.reasons.get(m) or 'not measured'}"
+    return "measured"

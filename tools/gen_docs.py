@@ -1,0 +1,37 @@
+"""Rewrite the generated reference tables in docs/ from the types they describe.
+
+Run: .venv/bin/python tools/gen_docs.py   (tests/test_docs_generated.py checks they match)
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from pluginbench.doctable import replace_generated  # noqa: E402
+
+
+def blocks() -> dict[tuple[str, str], str]:
+    """(page, block name) → the generated markdown."""
+    from pluginbench.doctable import table
+    from pluginbench.stats import GatesFile
+
+    return {("docs/compare.md", "gates-file"): table(GatesFile)}
+
+
+def render() -> dict[str, str]:
+    """Every page with generated blocks, as it should read."""
+    pages: dict[str, str] = {}
+    for (page, name), content in blocks().items():
+        text = pages.get(page) or (ROOT / page).read_text(encoding="utf-8")
+        pages[page] = replace_generated(text, name, content)
+    return pages
+
+
+if __name__ == "__main__":
+    for page, text in render().items():
+        (ROOT / page).write_text(text, encoding="utf-8")
+        print(f"wrote {page}")
