@@ -14,14 +14,18 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from ..events import AttemptGraded
 from ..rundir import patch_mismatch
 from ._context import Engine
-from ._decide import Grade
+from ._decide import Grade, GradeSourceOnly
+from ._source_only import source_only_one
 from ._pipeline import grade_patch
 
 
-async def grader_actor(engine: Engine, inbox: MemoryObjectReceiveStream[Grade]) -> None:
+async def grader_actor(engine: Engine, inbox: MemoryObjectReceiveStream[Grade | GradeSourceOnly]) -> None:
     async with inbox:
         async for job in inbox:
-            await grade_one(engine, job.attempt_id, job.task, job.patch_sha256)
+            if isinstance(job, GradeSourceOnly):
+                await source_only_one(engine, job)
+            else:
+                await grade_one(engine, job.attempt_id, job.task, job.patch_sha256)
 
 
 async def grade_one(engine: Engine, attempt_id: str, task_id: str, patch_sha256: str | None = None) -> None:

@@ -124,6 +124,11 @@ def _finish(rd: RunDir, state: object, notify: bool) -> int:
 
     assert isinstance(state, RunState)
     report = rd.report_dir / "report.html"
+    pending = [a for a in state.live_attempts() if a.source_only is not None and a.source_only.status == "pending"]
+    if pending:
+        reasons = sorted({a.source_only.reason or "no reason recorded" for a in pending})  # type: ignore[union-attr]
+        console.print(f"{len(pending)} source-only grade(s) pending ({'; '.join(reasons)}); "
+                      f"pluginbench run {shlex.quote(str(rd.root))} tries them again", highlight=False, markup=False)
     if state.finished:
         console.print(f"[bold green]complete[/] report: {report}")
         _notify(notify, f"run {rd.root.name} finished")
@@ -189,7 +194,10 @@ def run_command(
             state = fold(read_events(rd.events))
             summary = plan_summary(saved.evaluation, list(saved.evaluation.tasks.ids or []))
             summary["vanilla_cache"] = _recorded_cache(state)
+            from ..actors._decide import source_only_todo
+
             summary["resume"] = {
+                "source_only_replays": len(source_only_todo(state, next_worker=True)),
                 "complete": state.count("complete"),
                 "to_code": sum(1 for a in state.live_attempts() if a.state in ("pending", "interrupted") or (a.state == "running" and not a.captured)),
             }

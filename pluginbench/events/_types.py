@@ -248,6 +248,39 @@ class AttemptGraded(_Event, frozen=True, tag="attempt.graded"):
     overlap_paths: list[str] = []
 
 
+class SourceOnlyStarted(_Event, frozen=True, tag="source_only.started"):
+    """Every attempt is complete: these graded attempts get a source-only grade (the
+    unchanged verifier replayed on the patch without the agent's test files; no model call)."""
+
+    attempt_ids: list[str]
+    #: the filter revision (``pluginbench.measures._source_only.FILTER_REVISION``)
+    filter: str
+
+
+class SourceOnlyGraded(_Event, frozen=True, tag="source_only.graded"):
+    """One attempt's source-only grade. ``status``: ``graded`` (``reward`` is the replay's raw
+    verifier reward, or the native one when nothing was removed), ``unavailable`` (final for
+    this filter revision; ``reason`` says why) or ``pending`` (the grader image or starting
+    source is gone; the next ``pluginbench run <run-dir>`` tries again)."""
+
+    attempt_id: str
+    filter: str
+    status: str
+    reward: float | None = None
+    #: the replay's reward.json beyond ``reward``
+    grading: dict[str, float] | None = None
+    removed_test_files: list[str] = []
+    kept_reference_solution_files: list[str] = []
+    kept_test_setup_files: list[str] = []
+    filtered_patch_sha256: str | None = None
+    nothing_removed: bool = False
+    native_result_reused: bool = False
+    trusted_test_overlap: list[str] = []
+    reason: str | None = None
+    #: wall-clock seconds this grade added (the verifier replay; ~0 when reused)
+    seconds: float | None = None
+
+
 class MeasuresCollected(_Event, frozen=True, tag="measures.collected"):
     """Collectors measured the submission."""
 
@@ -369,6 +402,8 @@ Event = Union[  # noqa: UP007 - a Union object, so EVENT_TYPES can list its memb
     AttemptGraded,
     MeasuresCollected,
     AttemptCompleted,
+    SourceOnlyStarted,
+    SourceOnlyGraded,
     AttemptInterrupted,
     AttemptDiscarded,
     AttemptReset,

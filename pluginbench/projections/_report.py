@@ -203,6 +203,10 @@ def csv_text(doc: Mapping[str, Any]) -> str:
             cells.append((f"measures.{n}", m["value"], m["unit"], m["status"], m["reason"]))
         for n, v in sorted((r.get("native_grading") or {}).items()):
             cells.append((f"native.{n}", v, "", "measured", None))
+        so = r.get("source_only_grading")
+        if so is not None:
+            cells.append(("source_only.reward", r["source_only_reward"], "",
+                          "measured" if r["source_only_reward"] is not None else so["status"], so["reason"]))
         for measure, value, unit, status, reason in cells:
             if not_done:
                 status, reason = "unknown", not_done

@@ -126,12 +126,43 @@ def attempt_row(a: Attempt, tampered: str | None = None) -> dict[str, Any]:
             if complete and tampered is None and a.native_grading is not None else None
         ),
         "overlap_paths": list(a.overlap_paths) if complete else [],
+        **source_only_fields(a if complete and tampered is None else None),
         "tokens": tokens_dict(a.usage, "the agent never exited, so no usage was recorded"),
         "coding_seconds": num(a.coding_seconds),
         "measures": {k: _measure(m) for k, m in sorted(a.measures.items())} if complete else {},
         "evidence": f"evidence/attempts/{a.attempt_id}",
         "reused": a.reused,
         "origin_cohort": a.origin_cohort,
+    }
+
+
+def source_only_fields(a: Attempt | None) -> dict[str, Any]:
+    """``source_only_reward`` (the replay's raw reward; compare it with the raw native reward
+    in ``native_grading``, not with ``outcome``) and ``source_only_grading`` (everything the
+    grade recorded), or both ``None`` when the attempt has no source-only grade."""
+    g = a.source_only if a is not None else None
+    if g is None:
+        return {"source_only_reward": None, "source_only_grading": None}
+    return {
+        "source_only_reward": num(g.reward) if g.status == "graded" else None,
+        "source_only_grading": {
+            "status": g.status,
+            "source_only_filter": g.filter,
+            "reward": num(g.reward),
+            "grading": {k: num(v) for k, v in sorted(g.grading.items())} if g.grading is not None else None,
+            "removed_test_files": list(g.removed_test_files),
+            "kept_reference_solution_files": list(g.kept_reference_solution_files),
+            "kept_test_setup_files": list(g.kept_test_setup_files),
+            "filtered_patch_sha256": g.filtered_patch_sha256,
+            "nothing_removed": g.nothing_removed,
+            "native_result_reused": g.native_result_reused,
+            "trusted_test_overlap": list(g.trusted_test_overlap),
+            "unavailable": g.reason if g.status == "unavailable" else None,
+            "pending": g.reason if g.status == "pending" else None,
+            "reason": g.reason,
+            "seconds": num(g.seconds),
+            "evidence": f"evidence/source-only/filter-{g.filter}/{a.attempt_id}" if a is not None else None,
+        },
     }
 
 

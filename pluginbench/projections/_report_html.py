@@ -377,6 +377,18 @@ def _native_text(native: Mapping[str, Any] | None) -> str:
     return " · ".join(parts)
 
 
+def _source_only_text(g: Mapping[str, Any] | None) -> str:
+    """The source-only grade in a cell: reward and what was left out, or pending/unavailable."""
+    if not g:
+        return ""
+    if g["status"] != "graded":
+        return f"{g['status']}: {g['reason'] or ''}".strip()
+    reward = "unknown" if g["reward"] is None else f"{g['reward']:g}"
+    if g["nothing_removed"]:
+        return f"{reward} (nothing removed; native reused)"
+    return f"{reward} (without {', '.join(g['removed_test_files'])})"
+
+
 def _attempts(doc: Mapping[str, Any]) -> str:
     def measure(r: Mapping[str, Any], name: str) -> str:
         m = r["measures"].get(name)
@@ -395,6 +407,7 @@ def _attempts(doc: Mapping[str, Any]) -> str:
                 _or_unknown(r["outcome"]),
                 _or_unknown(r["reward"]),
                 _e(_native_text(r.get("native_grading"))),
+                _e(_source_only_text(r.get("source_only_grading"))),
                 _or_unknown(t["input"], _tokens),
                 _or_unknown(t["output"], _tokens),
                 _or_unknown(t["total"], _tokens),
@@ -417,6 +430,7 @@ def _attempts(doc: Mapping[str, Any]) -> str:
             "Outcome",
             "Reward",
             "Native grading",
+            "Source-only",
             "Input tok",
             "Output tok",
             "Total tok",

@@ -43,6 +43,8 @@ from ..events import (
     RunStarted,
     RunStopped,
     RunStopping,
+    SourceOnlyGraded,
+    SourceOnlyStarted,
     SubmissionCaptured,
     SubmissionMissing,
     TaskPrepared,
@@ -83,6 +85,8 @@ class Attempt:
     outcome_reason: str | None = None
     native_grading: dict[str, float] | None = None
     overlap_paths: list[str] = field(default_factory=list)
+    #: the latest source-only grade (any filter revision; see source_only.graded)
+    source_only: SourceOnlyGraded | None = None
     measured: bool = False
     measures: dict[str, Measure] = field(default_factory=dict)
     missing_reason: str | None = None
@@ -140,6 +144,9 @@ class RunState:
     repairs: int = 0
     #: attempts in a row (this worker) that ended with a failed call and no submission
     failed_calls_in_row: list[str] = field(default_factory=list)
+    #: the open source-only round (attempt ids) and the attempts this worker graded source-only
+    source_only_round: list[str] = field(default_factory=list)
+    source_only_tried: set[str] = field(default_factory=set)
     last_seq: int = 0
     last_type: str | None = None
     last_at: str | None = None
@@ -201,6 +208,8 @@ class RunState:
                 self.stopping_failure = False
                 self.failed_calls_in_row = []
                 self.finished = False
+                self.source_only_round = []
+                self.source_only_tried = set()
             case LogRepaired():
                 self.repairs += 1
             case PreparationStarted():
@@ -254,6 +263,11 @@ class RunState:
                 a.outcome_reason = event.reason
                 a.native_grading = dict(event.native_grading) if event.native_grading is not None else None
                 a.overlap_paths = list(event.overlap_paths)
+            case SourceOnlyStarted():
+                self.source_only_round = list(event.attempt_ids)
+            case SourceOnlyGraded():
+                self.attempts[event.attempt_id].source_only = event
+                self.source_only_tried.add(event.attempt_id)
             case MeasuresCollected():
                 a = self.attempts[event.attempt_id]
                 a.measured = True
@@ -321,6 +335,7 @@ class RunState:
                 self.report = event.report
             case ReportBuilt():
                 self.report = event.path
+                self.source_only_round = []
         return self
 
 

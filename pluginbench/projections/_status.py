@@ -175,6 +175,7 @@ def status_snapshot(
         },
         "discarded": run.get("discarded", []),
         "readiness": run.get("readiness", []),
+        "source_only": run.get("source_only"),
         "arms": arms,
         "measures": {"selected": _selected_measures(rd), "measurement_revisions": [], "review_revisions": [],
                      "references": {}, "not_measured": []},

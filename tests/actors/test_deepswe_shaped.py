@@ -113,7 +113,12 @@ def test_deepswe_shaped_overlap_and_source_only(task_image: str, tmp_path: Path)
     assert results["per_task"]["overlap"]["vanilla"]["passes"] == 0
     failing = rows["agent-test-fails"]
     assert failing["outcome"] == "fail" and failing["native_grading"]["p2p_passed"] == 0.0
+    assert failing["source_only_reward"] == 1.0
+    grading = failing["source_only_grading"]
+    assert grading["removed_test_files"] == ["tests/check_extra.py"] and grading["status"] == "graded"
+    assert grading["nothing_removed"] is False and grading["native_result_reused"] is False
+    assert overlap["source_only_grading"]["removed_test_files"] == ["tests/check_calc.py"]
     csv = (out / "report" / "results.csv").read_text()
-    assert "native.p2p_passed" in csv
+    assert "native.p2p_passed" in csv and "source_only.reward" in csv
     html = (out / "report" / "report.html").read_text()
     assert "overlap pass" in html
