@@ -10,6 +10,8 @@ runs/<run>/
     frozen/tasks/<task>/                     frozen task folders
     frozen/treatments/<arm>/                 frozen guidance, skills, plugins
     frozen/starting/<task>/                  image tasks: the starting source exported
+    remote/pins.json  remote/tasks/<task>/   tasks.urls: each link's pinned commit and
+                                             fingerprints, and the folder fetched at it
     attempts/<attempt-id>/                   invocation.json, execution.json, agent/,
                                              delivery/, export/, artifacts/, model.patch,
                                              grading/verifier/, measurements.json
@@ -66,6 +68,13 @@ class RunDir(NamedTuple):
 
     def frozen_task(self, task: str) -> Path:
         return self.evidence / "frozen" / "tasks" / task
+
+    @property
+    def remote_pins(self) -> Path:
+        return self.evidence / "remote" / "pins.json"
+
+    def remote_task(self, task: str) -> Path:
+        return self.evidence / "remote" / "tasks" / task
 
     def frozen_treatment(self, arm: str) -> Path:
         return self.evidence / "frozen" / "treatments" / arm

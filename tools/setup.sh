@@ -41,7 +41,7 @@ apt_install() {
     timeout 900 apt-get -o DPkg::Lock::Timeout=240 install -y -q --no-install-recommends "${missing[@]}"
 }
 
-apt_install bubblewrap git debootstrap
+apt_install bubblewrap git debootstrap fzf tmux  # fzf: `tasks pick`; tmux drives it in tests
 bash tools/install-clis.sh
 bash tools/install-chromium.sh
 bash tools/start-docker.sh

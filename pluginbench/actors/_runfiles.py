@@ -26,6 +26,8 @@ from ..events import EventLog, RunCreated, RunLock
 from ..plan import arms_of, plan_slots
 from ..rundir import RunDir
 from ..tasks import HarborTask, admit_contract, load_task, scan_tree
+from ..tasks._remote import TaskPin
+from ._remote_tasks import freeze_remote, resolve_remote
 
 GUIDANCE_LIMIT = 32_768
 GUIDANCE_SEPARATOR = b"\n\n"
@@ -108,29 +110,46 @@ def _check_path(raw: str, field: str, config: Path, *, want_dir: bool) -> Path:
     return path
 
 
-def check_inputs(ev: Evaluation, config: Path) -> dict[str, HarborTask]:
-    """Foreground checks that need no model and start nothing. Returns the loaded tasks."""
+def _task_folders(ev: Evaluation, config: Path, remote: list[tuple[TaskPin, Path]] | None) -> list[tuple[str, Path, str]]:
+    """``(task id, folder, config field)`` per task: ``tasks.source/<id>``, or each link's
+    fetched folder (resolved here unless the caller already did)."""
+    if ev.tasks.urls is not None:
+        if remote is None:
+            remote = resolve_remote(ev, config)
+        return [(pin.task_id, folder, f"tasks.urls[{i}]") for i, (pin, folder) in enumerate(remote)]
     source = Path(ev.tasks.source or "")
     if not source.is_dir():
         raise ConfigError(
             f"the task source {source} is not a folder", file=str(config), field="tasks.source",
             fix="point tasks.source at a folder whose subfolders are Harbor tasks",
         )
-    tasks: dict[str, HarborTask] = {}
+    folders = []
     for i, task_id in enumerate(ev.tasks.ids or []):
-        folder = source / task_id
-        if not folder.is_dir():
+        if not (source / task_id).is_dir():
             raise ConfigError(
                 f"task '{task_id}' is not in {source}", file=str(config), field=f"tasks.ids[{i}]",
                 fix="check the id; it must name a subfolder of tasks.source",
             )
+        folders.append((task_id, source / task_id, f"tasks.ids[{i}]"))
+    return folders
+
+
+def check_inputs(
+    ev: Evaluation, config: Path, remote: list[tuple[TaskPin, Path]] | None = None
+) -> dict[str, HarborTask]:
+    """Foreground checks that need no model and start nothing. Returns the loaded tasks.
+
+    ``tasks.urls`` links are resolved and fetched here (through the task cache) unless
+    ``remote`` already holds them."""
+    tasks: dict[str, HarborTask] = {}
+    for task_id, folder, field in _task_folders(ev, config, remote):
         task = load_task(folder, task_id)
         scan_tree(folder, context=f"task '{task_id}'")
         admit_contract(task)  # who applies model.patch; an ambiguous or unreviewed contract is refused here
         if ev.environment.backend == "local" and not task.has_workspace:
             raise TaskError(
                 f"task '{task_id}' has no workspace/ folder for the local backend", file=str(folder / "workspace"),
-                field=f"tasks.ids[{i}]", fix="put the starting source in workspace/, or use environment.backend: docker",
+                field=field, fix="put the starting source in workspace/, or use environment.backend: docker",
             )
         if ev.runner.harness == "simulated" and not (folder / "simulated" / "candidates.toml").is_file():
             raise TaskError(
@@ -289,7 +308,8 @@ def evaluation_bytes(ev: Evaluation, config_file: Path) -> bytes:
 def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
     """Make ``output`` a new run: settings, binding, and ``run.created`` with the plan."""
     ev = resolve_paths(loaded)
-    check_inputs(ev, loaded.path)
+    remote = resolve_remote(ev, loaded.path) if ev.tasks.urls is not None else None  # resolved once, here
+    check_inputs(ev, loaded.path, remote)
     from ..cache import check_output_outside, resolve_cache_root
 
     check_output_outside(output, resolve_cache_root())
@@ -306,7 +326,9 @@ def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
         rd.binding.write_text(
             json.dumps({"evaluation_sha256": hashlib.sha256(data).hexdigest(), "file": "evaluation.json"}, indent=2) + "\n"
         )
-        task_ids = list(ev.tasks.ids or [])
+        task_ids = ev.tasks.task_ids()
+        if remote is not None:
+            freeze_remote(rd, remote)  # the run reads these pins and copies, never the links again
         cli = resolve_cli(ev) if ev.runner.harness not in CONTROL_HARNESSES else None
         with RunLock(rd.root), EventLog(rd.events) as log:
             log.append(

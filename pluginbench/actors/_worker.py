@@ -16,12 +16,13 @@ from typing import Any
 import anyio
 
 from ..config import CONTROL_HARNESSES, Evaluation
-from ..events import EventLog, RunCreated, RunLock
+from ..events import EventLog, RunCreated, RunLock, read_run_log
 from ..projections._ledger import Ledger
 from ..projections._state import RunState, fold
 from ..rundir import RunDir
 from ._context import Engine, Outbox, cache_root
 from ._frozen_versions import frozen_cli
+from ._remote_tasks import task_sources as task_sources_of
 from ._runfiles import effective_isolation, load_saved, resolve_cli
 from ._supervisor import Observer, Supervisor
 
@@ -78,9 +79,8 @@ def _probe(ev: Evaluation, rd: RunDir) -> Iterator[str | None]:
 
 
 def build_engine(rd: RunDir, ev: Evaluation, probe_base_url: str | None, created: RunCreated | None = None) -> Engine:
-    source = Path(ev.tasks.source or "")
-    task_sources = {tid: source / tid for tid in ev.tasks.ids or []}
-    hidden = {rd.root, cache_root(), source.resolve()}
+    task_sources = task_sources_of(rd, ev)  # links: the run's own pinned copies, never resolved again
+    hidden = {rd.root, cache_root(), *(p.parent.resolve() for p in task_sources.values())}
     for t in ev.treatments.values():
         for p in (*t.guidance, *t.skills, *t.plugins):
             hidden.add(Path(p).resolve().parent if p in t.guidance else Path(p).resolve())
@@ -106,29 +106,29 @@ def run_worker(
     """Own the run until it finishes, stops or fails; return the final state."""
     rd = RunDir(run_dir.resolve())
     saved = load_saved(rd)
-    with RunLock(rd.root), EventLog(rd.events) as log:
-        state = fold(log.recovered)
-        if state.created is None:
-            from ..errors import RunDirError
+    with RunLock(rd.root):
+        read_run_log(rd.events)  # a lost or emptied log is refused, never recreated empty
+        with EventLog(rd.events) as log:
+            return _own(rd, saved, log, foreground=foreground, observer=observer, handle_signals=handle_signals)
 
-            raise RunDirError(
-                "the run has no run.created event", file=str(rd.events),
-                fix="the run directory is incomplete; start a new run",
+
+def _own(rd: RunDir, saved: Any, log: EventLog, *, foreground: bool, observer: Observer | None,
+         handle_signals: bool) -> RunState:
+    state = fold(log.recovered)
+    ledger = Ledger(rd.ledger)
+    try:
+        if ledger.last_seq() != state.last_seq:
+            ledger.rebuild(state)
+        resumed = state.workers > 0
+        with _probe(saved.evaluation, rd) as probe_url:
+            engine = build_engine(rd, saved.evaluation, probe_url, state.created)
+            supervisor = Supervisor(
+                engine, log, ledger, state, observer=observer, handle_signals=handle_signals
             )
-        ledger = Ledger(rd.ledger)
-        try:
-            if ledger.last_seq() != state.last_seq:
-                ledger.rebuild(state)
-            resumed = state.workers > 0
-            with _probe(saved.evaluation, rd) as probe_url:
-                engine = build_engine(rd, saved.evaluation, probe_url, state.created)
-                supervisor = Supervisor(
-                    engine, log, ledger, state, observer=observer, handle_signals=handle_signals
-                )
 
-                async def main() -> RunState:
-                    return await supervisor.run(resumed=resumed, foreground=foreground)
+            async def main() -> RunState:
+                return await supervisor.run(resumed=resumed, foreground=foreground)
 
-                return anyio.run(main, backend="asyncio")
-        finally:
-            ledger.close()
+            return anyio.run(main, backend="asyncio")
+    finally:
+        ledger.close()

@@ -123,9 +123,13 @@ def publish_entry(root: Path, manifest: EntryManifest, attempt_dir: Path) -> tup
     cohort = root / COHORT_DIR / manifest.key
     final = cohort / str(manifest.repeat)
     if final.exists():
-        return None, f"{entry_of(manifest.key, manifest.repeat)} already exists (published by another run)"
+        return _already(final, manifest)
     cohort.mkdir(parents=True, exist_ok=True)
-    tmp = cohort / f".tmp-{manifest.repeat}-{uuid.uuid4().hex}"
+    # One run has one writer, so a leftover of this run for this repeat is from a killed worker.
+    prefix = f".tmp-{manifest.repeat}-{manifest.origin_run}-"
+    for stale in cohort.glob(prefix + "*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    tmp = cohort / f"{prefix}{uuid.uuid4().hex}"
     try:
         try:
             entries = _publishable(attempt_dir)
@@ -141,11 +145,21 @@ def publish_entry(root: Path, manifest: EntryManifest, attempt_dir: Path) -> tup
         try:
             os.rename(tmp, final)
         except OSError:
-            return None, f"{entry_of(manifest.key, manifest.repeat)} already exists (published by another run)"
+            return _already(final, manifest)
         return entry_of(manifest.key, manifest.repeat), None
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _already(final: Path, manifest: EntryManifest) -> tuple[str | None, str | None]:
+    """An existing entry is this very attempt's (a resume after a kill that hit between
+    the rename and its record) or another run's, which is kept."""
+    saved = read_manifest(final)
+    entry = entry_of(manifest.key, manifest.repeat)
+    if not isinstance(saved, str) and (saved.origin_run, saved.origin_attempt) == (manifest.origin_run, manifest.origin_attempt):
+        return entry, None
+    return None, f"{entry} already exists (published by another run)"
 
 
 def import_entry(entry: Path, attempt_dir: Path, receipt: dict[str, Any]) -> None:

@@ -17,7 +17,7 @@ import typer
 
 from ..config import CONTROL_HARNESSES, load
 from ..errors import LockHeldError, PluginBenchError, RunDirError
-from ..events import check_not_moved, live_owner, read_log
+from ..events import check_not_moved, live_owner, read_run_log
 from ..plan import plan_summary
 from ..rundir import RunDir
 from ._common import console, err_console, errors_to_exit_codes, print_failed_control, print_json
@@ -113,7 +113,7 @@ def _notifying(observer: Callable[[Any, Any], None], rd: RunDir, notify: bool) -
 def _run_foreground(rd: RunDir, *, notify: bool) -> int:
     from ..actors import run_worker
 
-    read_log(rd.events)  # a corrupt log is refused before any progress view starts
+    read_run_log(rd.events)  # a missing or corrupt log is refused before any progress view starts
     with ForegroundProgress(rd) as progress:
         state = run_worker(rd.root, foreground=True, observer=_notifying(progress.observe, rd, notify))
     return _finish(rd, state, notify)
@@ -176,8 +176,8 @@ def run_command(
         if output is not None:
             raise RunDirError("--output applies only to a config", field="--output", fix="drop --output when resuming")
         saved = load_saved(rd)
-        log = read_log(rd.events)  # refuse a corrupt log here, not in the background
-        created = next((e for e in log.events if isinstance(e, RunCreated)), None)
+        contents = read_run_log(rd.events)  # refuse a missing or corrupt log here, not in the background
+        created = next((e for e in contents.events if isinstance(e, RunCreated)), None)
         if created is not None:
             frozen_cli(saved.evaluation, created, rd.events)  # another host CLI or PluginBench is refused here
         check_not_moved(rd.root)
@@ -188,11 +188,10 @@ def run_command(
                 fix=f"watch it with: pluginbench status {rd.root} --watch, or stop it with: pluginbench stop {rd.root}",
             )
         if dry_run:
-            from ..events import read_events
             from ..projections import fold
 
-            state = fold(read_events(rd.events))
-            summary = plan_summary(saved.evaluation, list(saved.evaluation.tasks.ids or []))
+            state = fold(contents.events)
+            summary = plan_summary(saved.evaluation, saved.evaluation.tasks.task_ids())
             summary["vanilla_cache"] = _recorded_cache(state)
             from ..actors._decide import source_only_todo
 
@@ -211,14 +210,14 @@ def run_command(
         tasks = check_inputs(ev, loaded.path)
         from ..actors._vanilla import plan_decisions
 
-        summary = plan_summary(ev, list(ev.tasks.ids or []))
+        summary = plan_summary(ev, ev.tasks.task_ids())
         summary["vanilla_cache"] = plan_decisions(ev, tasks)
         _print_plan(summary, json_out)
         return
     if json_out:
         raise RunDirError("--json applies only with --dry-run", field="--json", fix="add --dry-run, or use pluginbench status --json")
     ev = loaded.evaluation
-    attempts = len(ev.tasks.ids or []) * (1 + len(ev.treatments)) * ev.repeats
+    attempts = len(ev.tasks.task_ids()) * (1 + len(ev.treatments)) * ev.repeats
     paid = ev.runner.harness not in CONTROL_HARNESSES and ev.runner.probe is None
     _confirm(paid, attempts, yes)
     rd = create_run(loaded, output or _default_output())

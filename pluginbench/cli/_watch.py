@@ -16,7 +16,14 @@ from rich.table import Table
 from rich.text import Text
 
 from ..errors import RunDirError
-from ..events import encode, follow, live_owner, process_start_ticks, read_log, read_owner_record
+from ..events import (
+    encode,
+    follow,
+    live_owner,
+    process_start_ticks,
+    read_owner_record,
+    read_run_log,
+)
 from ..projections import status_snapshot
 from ..rundir import RunDir
 from ._common import console, errors_to_exit_codes, print_json
@@ -114,6 +121,12 @@ def render_status(snap: dict[str, Any]) -> Group:
         lines.append(Text(f"discarded {d['id']} (slot {d['slot']}) → {d['replaced_by']}: {d['reason']}", style="yellow"))
     if snap.get("stopping") and snap["phase"] not in ("stopped", "failed"):
         lines.append(Text(f"stopping: {snap['stopping']}", style="yellow"))
+    if snap.get("torn_tail_bytes"):
+        lines.append(Text(
+            f"events.jsonl ends in a torn line ({snap['torn_tail_bytes']} bytes, ignored: "
+            + ("being written by the owner, or torn)" if owned else "the next resume drops it and records log.repaired)"),
+            style="yellow",
+        ))
     if snap["error"]:
         lines.append(Text(f"error: {snap['error']}", style="bold red"))
     left = snap.get("left_running")
@@ -170,8 +183,9 @@ def events_command(
 ) -> None:
     """Print the run's events as JSON lines, for tooling (jq, your own dashboards)."""
     rd = _require_run(run_dir)
+    contents = read_run_log(rd.events)  # a missing, empty or corrupt log is refused, never printed as nothing
     if not follow_:
-        for event in read_log(rd.events).events:
+        for event in contents.events:
             sys.stdout.buffer.write(encode(event) + b"\n")
         sys.stdout.flush()
         return

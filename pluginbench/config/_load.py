@@ -11,6 +11,7 @@ import msgspec
 import yaml
 
 from ..errors import ConfigError
+from ..tasks._urls import BadTaskUrl, parse_task_url
 from ._schema import CONTROL_HARNESSES, HARNESSES, MEASUREMENTS, REASONING, Evaluation
 
 _ARM_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
@@ -117,11 +118,28 @@ def validate(ev: Evaluation, path: Path) -> None:
             raise bad("a local task source needs ids", "tasks.ids", "list the task folder names to run")
         if len(set(ev.tasks.ids)) != len(ev.tasks.ids):
             raise bad("a task id is listed twice", "tasks.ids", "list each task once")
-    if ev.tasks.urls is not None or ev.tasks.dataset is not None:
+    if ev.tasks.urls is not None:
+        if ev.tasks.ids is not None:
+            raise bad("tasks.ids goes with tasks.source; with tasks.urls each link names its task", "tasks.ids",
+                      "remove tasks.ids (the task id is the last folder of each link)")
+        if not ev.tasks.urls:
+            raise bad("tasks.urls is empty", "tasks.urls", "link at least one task folder")
+        seen: dict[str, int] = {}
+        for i, url in enumerate(ev.tasks.urls):
+            try:
+                link = parse_task_url(url)
+            except BadTaskUrl as exc:
+                raise bad(str(exc), f"tasks.urls[{i}]",
+                          "write https://github.com/<owner>/<repo>/tree/<commit|tag|branch>/<path>") from None
+            if link.task_id in seen:
+                raise bad(f"task id '{link.task_id}' is also the last folder of tasks.urls[{seen[link.task_id]}]",
+                          f"tasks.urls[{i}]", "link each task once; two tasks need different folder names")
+            seen[link.task_id] = i
+    if ev.tasks.dataset is not None:
         raise bad(
-            "remote task sources (urls, dataset) cannot be fetched by this build",
-            "tasks.urls" if ev.tasks.urls is not None else "tasks.dataset",
-            "copy the task folders locally and use tasks.source with tasks.ids",
+            "Harbor registry datasets cannot be fetched by this build",
+            "tasks.dataset",
+            "link the task folders with tasks.urls (git), or copy them locally and use tasks.source with tasks.ids",
         )
     if not 1 <= ev.jobs <= 4:
         raise bad(f"jobs must be 1 to 4, got {ev.jobs}", "jobs", "set jobs to 1, 2, 3 or 4 (default 2)")

@@ -35,8 +35,16 @@ class TasksConfig(_Strict, frozen=True):
 
     source: str | None = None
     ids: list[str] | None = None
+    #: Git task-folder links, ``<repo>/tree/<commit|tag|branch>/<path>``, pinned to the commit
+    #: at freeze time (see docs/tasks.md, "Remote task folders").
     urls: list[str] | None = None
     dataset: DatasetSource | None = None
+
+    def task_ids(self) -> list[str]:
+        """The run's task ids in config order: ``ids``, or the last folder of each link."""
+        if self.urls is not None:
+            return [u.rstrip("/").rsplit("/", 1)[-1] for u in self.urls]
+        return list(self.ids or [])
 
 
 class Treatment(_Strict, frozen=True):

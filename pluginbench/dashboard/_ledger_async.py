@@ -25,7 +25,8 @@ async def read_ledger_async(path: Path) -> LedgerView | None:
     if uri is None:
         return None
     try:
-        async with aiosqlite.connect(uri, uri=True, timeout=0.2) as db:
+        async with aiosqlite.connect(uri, uri=True, timeout=0.2, isolation_level=None) as db:
+            await db.execute("BEGIN")  # meta and rows from one commit, as read_ledger does
             async with db.execute(READ_MODE_SQL) as cur:
                 row = await cur.fetchone()
             mode = row[0] if row else None

@@ -16,6 +16,7 @@ import anyio
 
 from ..errors import EnvironmentFailure
 from . import _docker_scripts as scripts
+from ._dialogue import Dialogue, LineChannel, first_error
 from ._docker_containers import stop_confirmed
 from ._docker_engine import get_archive, put_archive
 from ._docker_tar import pack, pack_many, unpack
@@ -89,11 +90,12 @@ class DockerSandbox:
         return await self._exit_code(ex), out, err
 
     async def _create_exec(
-        self, argv: Sequence[str], env: Mapping[str, str], cwd: str, user: str = ""
+        self, argv: Sequence[str], env: Mapping[str, str], cwd: str, user: str = "", *, stdin: bool = False
     ) -> Any:
         try:
             return await self._container.exec(
-                list(argv), stdout=True, stderr=True, environment=dict(env), workdir=cwd, user=user
+                list(argv), stdout=True, stderr=True, stdin=stdin, environment=dict(env), workdir=cwd,
+                user=user,
             )
         except aiodocker.DockerError as exc:
             raise EnvironmentFailure(
@@ -180,16 +182,21 @@ class DockerSandbox:
         stdout_path: Path | None = None,
         stderr_path: Path | None = None,
         stdin: bytes | None = None,
+        dialogue: Dialogue | None = None,
     ) -> ExecResult:
         """Run ``argv``; see :meth:`pluginbench.environments.Sandbox.exec`.
 
         ``stdout_path``/``stderr_path`` are truncated first. At the deadline the tree is
         killed and ``exit_code`` is ``None``. ``stdin`` travels as a file in ``/tmp``
-        that the command opens and removes before it starts.
+        that the command opens and removes before it starts. A ``dialogue`` writes to the
+        exec's attached stdin, which the engine cannot half-close: the dialogue ends the
+        command through its own protocol.
         """
         self._usable()
         if not argv:
             raise EnvironmentFailure("exec needs a command")
+        if dialogue is not None and stdin is not None:
+            raise EnvironmentFailure("exec takes stdin bytes or a dialogue, not both")
         token = secrets.token_hex(12)
         marker = f"{MARKER}={token}"
         full_env = {"LANG": "C.UTF-8", **self.paths.env(), **(env or {}), MARKER: token}
@@ -206,13 +213,29 @@ class DockerSandbox:
         timed_out, ended = False, False
         ex: Any = None
         try:
-            ex = await self._create_exec(command, full_env, cwd or self.paths.app)
+            ex = await self._create_exec(command, full_env, cwd or self.paths.app,
+                                         stdin=dialogue is not None)
             with anyio.move_on_after(timeout) as deadline:
                 async with ex.start(detach=False) as stream:
-                    while (msg := await stream.read_out()) is not None:
-                        if len(head) < len(_START_FAILED):
-                            head.extend(msg.data[: len(_START_FAILED)])
-                        sinks.get(msg.stream, sinks[2])(msg.data)
+                    channel = LineChannel(stream.write_in) if dialogue is not None else None
+
+                    async def read() -> None:
+                        try:
+                            while (msg := await stream.read_out()) is not None:
+                                if len(head) < len(_START_FAILED):
+                                    head.extend(msg.data[: len(_START_FAILED)])
+                                sinks.get(msg.stream, sinks[2])(msg.data)
+                                if channel is not None and msg.stream == 1:
+                                    channel.feed(msg.data)
+                        finally:
+                            if channel is not None:
+                                channel.end()
+
+                    with first_error():
+                        async with anyio.create_task_group() as tg:
+                            if dialogue is not None and channel is not None:
+                                tg.start_soon(dialogue, channel)
+                            await read()
                 ended = True
             timed_out = deadline.cancelled_caught
         except BaseException as exc:

@@ -30,10 +30,10 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from subprocess import DEVNULL, PIPE
-from typing import Literal
+from typing import IO, Literal
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
@@ -41,6 +41,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 from ..errors import EnvironmentFailure
 from ..tasks import copy_tree, scan_tree
 from . import _bwrap, _hostcopy, _proctree
+from ._dialogue import Dialogue, LineChannel, first_error
 from ._gitbase import init_base_repo
 from ._port import ExecResult, SandboxPaths, SandboxSpec
 
@@ -180,6 +181,7 @@ class LocalSandbox:
         stdout_path: Path | None = None,
         stderr_path: Path | None = None,
         stdin: bytes | None = None,
+        dialogue: Dialogue | None = None,
     ) -> ExecResult:
         """Run ``argv``; see :meth:`pluginbench.environments.Sandbox.exec`.
 
@@ -190,6 +192,8 @@ class LocalSandbox:
         self._usable()
         if not argv:
             raise EnvironmentFailure("exec needs a command")
+        if dialogue is not None and stdin is not None:
+            raise EnvironmentFailure("exec takes stdin bytes or a dialogue, not both")
         cwd = cwd or self.paths.app
         if self._bwrap is not None:
             command, host_cwd = [*self._bwrap_prefix(cwd), *argv], str(self.root)
@@ -205,8 +209,8 @@ class LocalSandbox:
             try:
                 proc = await anyio.open_process(
                     command,
-                    stdin=PIPE if stdin is not None else DEVNULL,
-                    stdout=out_file if out_file is not None else PIPE,
+                    stdin=PIPE if stdin is not None or dialogue is not None else DEVNULL,
+                    stdout=out_file if out_file is not None and dialogue is None else PIPE,
                     stderr=err_file if err_file is not None else PIPE,
                     cwd=host_cwd,
                     env=self._env(env),
@@ -215,9 +219,14 @@ class LocalSandbox:
             except OSError as exc:
                 raise EnvironmentFailure(f"cannot start {argv[0]!r}: {exc}") from exc
             self._procs.add(proc)
-            with anyio.move_on_after(timeout) as deadline:
+            with anyio.move_on_after(timeout) as deadline, first_error():
                 async with anyio.create_task_group() as tg:
-                    if proc.stdout is not None:
+                    if dialogue is not None:
+                        assert proc.stdin is not None and proc.stdout is not None
+                        channel = LineChannel(proc.stdin.send)
+                        tg.start_soon(_drain_lines, proc.stdout, out, out_file, channel)
+                        tg.start_soon(_converse, dialogue, channel, proc.stdin)
+                    elif proc.stdout is not None:
                         tg.start_soon(_drain, proc.stdout, out)
                     if proc.stderr is not None:
                         tg.start_soon(_drain, proc.stderr, err)
@@ -324,6 +333,32 @@ async def _drain(stream: ByteReceiveStream, into: bytearray) -> None:
             into += chunk
     except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
         pass
+
+
+async def _drain_lines(stream: ByteReceiveStream, into: bytearray, file: IO[bytes] | None,
+                       channel: LineChannel) -> None:
+    """stdout to its sink (file or buffer) and, line by line, to the dialogue."""
+    try:
+        async for chunk in stream:
+            if file is not None:
+                file.write(chunk)
+                file.flush()
+            else:
+                into += chunk
+            channel.feed(chunk)
+    except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+        pass
+    finally:
+        channel.end()
+
+
+async def _converse(dialogue: Dialogue, channel: LineChannel, stdin: ByteSendStream) -> None:
+    try:
+        await dialogue(channel)
+    finally:
+        with anyio.CancelScope(shield=True):
+            with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+                await stdin.aclose()
 
 
 async def _feed(stream: ByteSendStream, data: bytes) -> None:

@@ -26,6 +26,8 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Literal, NamedTuple, Protocol
 
+from ._dialogue import Dialogue, LineChannel
+
 Role = Literal["coding", "verifier", "readiness"]
 
 
@@ -109,8 +111,15 @@ class Sandbox(Protocol):
         stdout_path: Path | None = None,
         stderr_path: Path | None = None,
         stdin: bytes | None = None,
+        dialogue: Dialogue | None = None,
     ) -> ExecResult:
         """Run ``argv`` inside; kill the whole process tree at ``timeout`` seconds.
+
+        With ``dialogue`` (never together with ``stdin``) the command's stdin stays open
+        and ``dialogue(channel)`` runs alongside it: it reads stdout lines and writes
+        stdin as the command works (stdout still goes to ``stdout_path`` or
+        ``ExecResult.stdout`` in full). An exception from it kills the command and is
+        re-raised.
 
         With ``stdout_path``/``stderr_path`` the stream goes to that host file as it is
         produced (``ExecResult.stdout``/``stderr`` are then empty). Cancellation kills
@@ -156,6 +165,8 @@ class Environment(Protocol):
 
 __all__ = [
     "AsyncIterator",
+    "Dialogue",
+    "LineChannel",
     "Environment",
     "ExecResult",
     "Role",

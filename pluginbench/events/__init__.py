@@ -14,7 +14,7 @@ from ._lock import (
     process_start_ticks,
     read_owner_record,
 )
-from ._log import EventLog, LogContents, follow, read_events, read_log, utc_now
+from ._log import EventLog, LogContents, follow, read_events, read_log, read_run_log, utc_now
 from ._types import *  # noqa: F403
 from ._types import EVENT_TYPES, Event, decode, encode, stamp, type_name
 
@@ -35,6 +35,7 @@ __all__ = [
     "read_events",
     "read_log",
     "read_owner_record",
+    "read_run_log",
     "stamp",
     "type_name",
     "utc_now",

@@ -25,7 +25,7 @@ from typing import NamedTuple
 import msgspec
 
 from ..errors import CorruptLogError
-from ._types import Event, LogRepaired, decode, encode, stamp
+from ._types import Event, LogRepaired, RunCreated, decode, encode, stamp
 
 
 class LogContents(NamedTuple):
@@ -97,6 +97,35 @@ def read_log(path: Path) -> LogContents:
     except FileNotFoundError:
         return LogContents([], b"", 0)
     return _parse(data, path)
+
+
+def read_run_log(path: Path) -> LogContents:
+    """Read the log of an existing run: like :func:`read_log`, but a missing or empty log
+    is refused. Every run's log begins with ``run.created``, so a run directory without
+    one lost its truth; rebuilding views from nothing would overwrite good ones."""
+    if not path.exists():
+        raise CorruptLogError(
+            "the event log is missing",
+            file=str(path),
+            fix="restore events.jsonl from a backup, or start a new run; nothing was written "
+            "(report/ and the ledger are rebuilt only from a log)",
+        )
+    contents = read_log(path)
+    if not contents.events:
+        raise CorruptLogError(
+            "the event log is empty" + (f" (only {len(contents.torn_tail)} bytes of a torn line)" if contents.torn_tail else ""),
+            file=str(path),
+            fix="restore events.jsonl from a backup, or start a new run; nothing was written "
+            "(report/ and the ledger are rebuilt only from a log)",
+        )
+    if not isinstance(contents.events[0], RunCreated):
+        raise CorruptLogError(
+            "the event log does not begin with run.created",
+            file=str(path),
+            field="line 1",
+            fix="restore events.jsonl from a backup, or start a new run",
+        )
+    return contents
 
 
 def read_events(path: Path) -> list[Event]:

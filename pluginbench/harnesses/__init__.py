@@ -13,6 +13,7 @@ from typing import Any
 from ..errors import ConfigError, PluginBenchError
 from ._controls import NopHarness, OracleHarness
 from ._port import NO_MODEL_USAGE, AgentRun, AttemptContext, FrozenTreatment, Harness
+from ._receipt import DiscoveryIdentity, discovery_identity
 from ._simulated import (
     SimPlan,
     SimulatedHarness,
@@ -63,6 +64,7 @@ __all__ = [
     "NO_MODEL_USAGE",
     "AgentRun",
     "AttemptContext",
+    "DiscoveryIdentity",
     "FrozenTreatment",
     "Harness",
     "NopHarness",
@@ -70,6 +72,7 @@ __all__ = [
     "SimPlan",
     "SimulatedHarness",
     "deliver_claude_layout",
+    "discovery_identity",
     "load_plan",
     "make_harness",
     "usage_from_stream",

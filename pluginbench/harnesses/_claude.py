@@ -11,12 +11,16 @@ One attempt, in order (all inside the attempt's sandbox, nothing on the host's c
    (plugins only) runs ``claude plugin marketplace add`` / ``plugin install --json`` in
    user scope against the private config. deliver() is sync and cannot start processes,
    so the install lives here, before discovery, and makes no model call.
-3. Discovery: control requests + ``/cost`` (no model turn), hooks disabled. The receipt is
-   saved as ``native-treatment.json``; a mismatch raises :class:`DiscoveryMismatch` and
-   the attempt stops before coding.
-4. ``await ctx.launched(argv)``, then the pinned session; stdout → ``agent/stdout.jsonl``,
-   session transcripts → ``agent/transcripts/``; the credentials file is removed.
-5. Usage validation, provider-stop classification, after-run checks and the secret scan
+3. One CLI process per attempt (``--input-format stream-json``, hooks on, transcripts
+   on): control requests first (no model call), answered from local state; the
+   receipt is built, checked and saved as ``native-treatment.json``. A mismatch ends
+   the process with ``end_session`` and raises :class:`DiscoveryMismatch` before any
+   model call. Otherwise ``await ctx.launched(argv)``, then the task goes in as the
+   first user message, so the receipt describes the very process that codes; stdout →
+   ``agent/stdout.jsonl``, session transcripts → ``agent/transcripts/``; the
+   credentials file is removed. The task repository's own ``CLAUDE.md`` and
+   ``.claude/`` load (``--setting-sources user,project``) and are listed as task-owned.
+4. Usage validation, provider-stop classification, after-run checks and the secret scan
    go to ``execution.json``.
 
 Probe mode (``probe_base_url``): the probe's fake key travels the same way as a real
@@ -46,7 +50,7 @@ from ..events import Usage
 from ..tasks._tree import copy_tree, fingerprint, scan_tree
 from ..treatments import MARKETPLACE, ClaudeTreatment, admit_claude_treatment
 from ._claude_checks import after_run_checks
-from ._claude_discovery import Expected, Paths, build_receipt, compare_receipt, discovery_stdin
+from ._claude_discovery import Expected, Paths, build_receipt, compare_receipt
 from ._claude_launch import (
     CONFIG_DIR_NAME,
     MARKETPLACE_DIR_NAME,
@@ -56,11 +60,11 @@ from ._claude_launch import (
     check_command_env,
     check_model,
     check_operator_env,
-    coding_argv,
     credentials_json,
-    discovery_argv,
     pinned_env,
+    session_argv,
 )
+from ._claude_session import ClaudeSession
 from ._claude_stream import parse_stream, provider_stop
 from ._claude_usage import read_transcripts, validate_usage
 from ._port import AgentRun, AttemptContext, FrozenTreatment, tool_roots
@@ -211,40 +215,20 @@ class ClaudeHarness:
         return {**{f"skill:{i.name}": i.fingerprint for i in t.loose_skills},
                 **{f"plugin:{p.name}": p.fingerprint for p in t.plugins}}
 
-    async def discover(self, sandbox: Sandbox, ctx: AttemptContext, t: ClaudeTreatment,
-                       env: dict[str, str], model: str, effort: str) -> dict[str, Any]:
-        """Run discovery, save ``native-treatment.json``; raise DiscoveryMismatch on any difference."""
-        agent_dir = ctx.attempt_dir / "agent"
-        started = time.monotonic()
-        argv = discovery_argv(self.cli_path, model, effort, subagents=self.subagents)
-        res = await sandbox.exec(argv, cwd=sandbox.paths.app, env=env, stdin=discovery_stdin(), timeout=SETUP_TIMEOUT)
-        stdout = res.stdout.decode(errors="replace")
-        (agent_dir / "discovery.stdout.jsonl").write_text(stdout)
+    def _judge(self, control_stdout: str, ctx: AttemptContext, t: ClaudeTreatment, env: dict[str, str],
+               sandbox: Sandbox, facts: dict[str, Any], model: str) -> dict[str, Any]:
+        """The receipt of the control phase with every problem found (saved before coding)."""
         paths = Paths(env["CLAUDE_CONFIG_DIR"], f"{sandbox.paths.home}/{MARKETPLACE_DIR_NAME}", sandbox.paths.app)
-        receipt = build_receipt(stdout, paths, probe=self.probe)
-        managed = await sandbox.exec(["sh", "-c", "test -e /etc/claude-code && echo present || echo absent"],
-                                     env=env, timeout=30)
-        trees = await self._trees(sandbox, t, env)
-        receipt.update({
-            "arm": ctx.treatment.arm, "attempt_id": ctx.attempt_id, "exit_code": res.exit_code,
-            "seconds": round(time.monotonic() - started, 3),
-            "argv": argv[1:], "environment_problems": check_command_env(env, probe=self.probe),
-            "managed_settings": managed.stdout.decode().strip(),
-            "trees": trees, "frozen_trees": self._frozen_trees(t),
-        })
+        receipt = build_receipt(control_stdout, paths, probe=self.probe)
+        receipt.update(facts)
         problems = compare_receipt(receipt, Expected(t, self.cli_version, model, self.probe))
-        if res.exit_code != 0:
-            problems.append(f"discovery exited {res.exit_code}: {res.stderr.decode(errors='replace')[-300:]}")
         problems += receipt["environment_problems"]
         if receipt["managed_settings"] != "absent":
             problems.append("/etc/claude-code managed settings are present")
-        if trees != receipt["frozen_trees"]:
+        if receipt["trees"] != receipt["frozen_trees"]:
             problems.append("delivered trees do not match the frozen inventory")
         receipt["problems"] = problems
         receipt["passed"] = not problems
-        _write_json(ctx.attempt_dir / "native-treatment.json", receipt)
-        if problems:
-            raise DiscoveryMismatch(ctx.treatment.arm, problems)
         return receipt
 
     async def _copy_transcripts(self, sandbox: Sandbox, env: dict[str, str], session: str,
@@ -278,21 +262,61 @@ class ClaudeHarness:
         env = pinned_env(sandbox.paths.home, path=SANDBOX_PATH, model=model, probe_env=self._probe_env())
         timings: dict[str, float] = {}
         t0 = time.monotonic()
+        session_id = str(uuid.uuid4())
+        argv = session_argv(self.cli_path, model, effort, session_id, subagents=self.subagents)
+        receipts: list[dict[str, Any]] = []
         try:
             await self._setup(sandbox, t, env, agent_dir, ctx.treatment.arm)
+            managed = await sandbox.exec(["sh", "-c", "test -e /etc/claude-code && echo present || echo absent"],
+                                         env=env, timeout=30)
+            facts = {
+                "arm": ctx.treatment.arm, "attempt_id": ctx.attempt_id, "argv": argv[1:],
+                "cli_processes": 1, "environment_problems": check_command_env(env, probe=self.probe),
+                "managed_settings": managed.stdout.decode().strip(),
+                "trees": await self._trees(sandbox, t, env), "frozen_trees": self._frozen_trees(t),
+            }
             timings["setup_s"] = round(time.monotonic() - t0, 3)
             t1 = time.monotonic()
-            receipt = await self.discover(sandbox, ctx, t, env, model, effort)
-            timings["discovery_s"] = round(time.monotonic() - t1, 3)
-            session = str(uuid.uuid4())
-            argv = coding_argv(self.cli_path, model, effort, ctx.task.instruction, subagents=self.subagents)
-            argv += ["--session-id", session]
-            await ctx.launched(argv)
-            res = await sandbox.exec(argv, cwd=sandbox.paths.app, env=env, timeout=ctx.timeout_seconds,
-                                     stdout_path=agent_dir / "stdout.jsonl", stderr_path=agent_dir / "stderr.txt")
-            timings["coding_s"] = round(res.seconds, 3)
+
+            async def check(control_stdout: str) -> bool:
+                """Judge the control phase; only a clean receipt lets the task be sent."""
+                (agent_dir / "discovery.stdout.jsonl").write_text(control_stdout)
+                receipt = self._judge(control_stdout, ctx, t, env, sandbox, facts, model)
+                receipt["seconds"] = round(time.monotonic() - t1, 3)
+                _write_json(ctx.attempt_dir / "native-treatment.json", receipt)
+                receipts.append(receipt)
+                if not receipt["passed"]:
+                    return False
+                timings["discovery_s"] = receipt["seconds"]
+                await ctx.launched(argv)
+                return True
+
+            session = ClaudeSession(ctx.task.instruction, check, setup_timeout=SETUP_TIMEOUT,
+                                    coding_timeout=ctx.timeout_seconds)
+            timed_out, exit_code, stderr_tail = False, None, ""
+            try:
+                res = await sandbox.exec(argv, cwd=sandbox.paths.app, env=env,
+                                         timeout=SETUP_TIMEOUT + ctx.timeout_seconds + 60,
+                                         stdout_path=agent_dir / "stdout.jsonl",
+                                         stderr_path=agent_dir / "stderr.txt", dialogue=session)
+                timed_out, exit_code = res.timed_out, res.exit_code
+            except TimeoutError:
+                if session.task_sent_at is None:
+                    raise DiscoveryMismatch(ctx.treatment.arm, [
+                        f"the CLI did not answer the control requests within {SETUP_TIMEOUT:.0f} s"]) from None
+                timed_out = True
+            if not receipts:
+                stderr_tail = (agent_dir / "stderr.txt").read_text(errors="replace")[-300:]
+                raise DiscoveryMismatch(ctx.treatment.arm, [
+                    f"the CLI ended (exit {exit_code}) before answering every control request: {stderr_tail}"])
+            receipt = receipts[0]
+            if not receipt["passed"]:
+                raise DiscoveryMismatch(ctx.treatment.arm, receipt["problems"])
+            assert session.task_sent_at is not None
+            coding_seconds = time.monotonic() - session.task_sent_at
+            timings["coding_s"] = round(coding_seconds, 3)
             t2 = time.monotonic()
-            transcripts = await self._copy_transcripts(sandbox, env, session, agent_dir / "transcripts")
+            transcripts = await self._copy_transcripts(sandbox, env, session_id, agent_dir / "transcripts")
             trees = await self._trees(sandbox, t, env)
         finally:
             # A stopped sandbox is removed with its files, so a failure here is harmless.
@@ -302,7 +326,7 @@ class ClaudeHarness:
         summary = parse_stream((agent_dir / "stdout.jsonl").read_text(errors="replace"))
         totals = read_transcripts(*transcripts) if transcripts else None
         usage, accounting = validate_usage(summary, totals, runner_model=model, cli_version=self.cli_version,
-                                           timed_out=res.timed_out)
+                                           timed_out=timed_out)
         if usage.status == "exact" and t.hooks:
             # The validated figures are the native session's; hook subprocesses may spend
             # tokens nobody meters, so they are a floor of the total, never the total.
@@ -310,7 +334,7 @@ class ClaudeHarness:
                              "status": "lower_bound",
                              "reason": (usage.reason or "") + "; native session only: command-hook "
                              "subprocess usage is unmetered, so the total is only bounded below"})
-        stop = provider_stop(summary, timed_out=res.timed_out)
+        stop = provider_stop(summary, timed_out=timed_out)
         checks = after_run_checks(summary, receipt, t, model=model, cli_version=self.cli_version,
                                   subagents=self.subagents, trees_unchanged=trees == self._frozen_trees(t))
         timings["collect_s"] = round(time.monotonic() - t2, 3)
@@ -318,16 +342,16 @@ class ClaudeHarness:
         execution = {
             "harness": "claude", "probe": self.probe, "cli_version": self.cli_version,
             "qualified": self.cli_version == PINNED_VERSION, "model": model, "effort": effort,
-            "argv": [a if a != ctx.task.instruction else "<prompt>" for a in argv[1:]],
-            "exit_code": res.exit_code, "timed_out": res.timed_out, "coding_seconds": res.seconds,
+            "argv": argv[1:], "cli_processes": 1, "task_sent_as": "first stream-json user message",
+            "exit_code": exit_code, "timed_out": timed_out, "coding_seconds": coding_seconds,
             "terminal_reason": res_ev.get("terminal_reason"), "is_error": res_ev.get("is_error"),
             "api_retries": summary.api_retries, "announced_wait_ms": summary.announced_wait_ms,
             "provider_stop": stop, "usage": {f: getattr(usage, f) for f in usage.__struct_fields__},
             "usage_accounting": accounting, "total_usage_known": not t.hooks and usage.status == "exact",
-            "checks": {"passed": not checks, "reasons": checks}, "session_id": session,
+            "checks": {"passed": not checks, "reasons": checks}, "session_id": session_id,
             "transcripts": totals is not None, "timings": timings,
         }
         _write_json(ctx.attempt_dir / "execution.json", execution)
         error = "; ".join(checks) if checks else None
-        return AgentRun(exit_code=res.exit_code, timed_out=res.timed_out, coding_seconds=res.seconds,
+        return AgentRun(exit_code=exit_code, timed_out=timed_out, coding_seconds=coding_seconds,
                         usage=usage, error=error, provider_stop=stop)

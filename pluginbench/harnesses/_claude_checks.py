@@ -31,14 +31,16 @@ def after_run_checks(
     bad: list[str] = []
     if len(summary.inits) != 1:
         return [f"expected one system/init, found {len(summary.inits)}"]
-    init, rinit = summary.inits[0], receipt.get("init") or {}
-    for key, ikey in (("claude_code_version", "claude_code_version"), ("skills", "skills"),
-                      ("slash_commands", "slash_commands"), ("agents", "agents")):
-        if init.get(ikey) != rinit.get(key):
-            bad.append(f"system/init {ikey} differs from the discovery receipt")
-    plugins = sorted((p.get("name"), p.get("source")) for p in init.get("plugins") or [])
-    if plugins != sorted((p.get("name"), p.get("source")) for p in rinit.get("plugins") or []):
-        bad.append("system/init plugins differ from the discovery receipt")
+    init, session = summary.inits[0], receipt.get("session") or {}
+    if init.get("claude_code_version") != session.get("claude_code_version"):
+        bad.append("system/init claude_code_version differs from the discovery receipt")
+    if sorted(init.get("slash_commands") or []) != list(session.get("commands") or []):
+        bad.append("system/init slash_commands differ from the commands discovery saw")
+    if sorted(init.get("agents") or []) != list(session.get("agents") or []):
+        bad.append("system/init agents differ from the agents discovery saw")
+    plugins = sorted(str(p.get("source")) for p in init.get("plugins") or [] if p.get("path") != "builtin")
+    if plugins != list(receipt.get("plugins") or []):
+        bad.append(f"system/init plugins {plugins} differ from the discovery receipt")
     if init.get("model") != model:
         bad.append(f"system/init model {init.get('model')!r} is not the runner model {model!r}")
     if init.get("mcp_servers"):
@@ -60,14 +62,16 @@ def after_run_checks(
             want = [t for t in pinned if subagents or t != "Task"]
             if tools != want:
                 bad.append(f"offered tools {tools} are not the pinned set {want}")
-        elif tools != list(rinit.get("tools") or []):
-            bad.append("offered tools differ from the discovery receipt (model not in the pinned table)")
     # Hooks: every declared SessionStart hook matching "startup" ran once before the first reply.
+    # The task repository's own settings hooks run on every arm alike.
+    task_hooks = [(str(h.get("event")), str(h.get("matcher") or ""))
+                  for h in (receipt.get("task_owned") or {}).get("hooks") or []]
     startup = [h for h in treatment.hooks if h.event == "SessionStart" and _matches_startup(h.matcher)]
+    startup_count = len(startup) + sum(1 for ev, m in task_hooks if ev == "SessionStart" and _matches_startup(m))
     ran = [h for h in summary.hooks if h.name == "SessionStart:startup"]
-    if len(ran) != len(startup):
-        bad.append(f"{len(ran)} SessionStart:startup hook run(s), expected {len(startup)}")
-    declared_events = {h.event for h in treatment.hooks}
+    if len(ran) != startup_count:
+        bad.append(f"{len(ran)} SessionStart:startup hook run(s), expected {startup_count}")
+    declared_events = {h.event for h in treatment.hooks} | {ev for ev, _ in task_hooks}
     for h in summary.hooks:
         if h.event not in declared_events:
             bad.append(f"hook {h.name} ran but is not declared")

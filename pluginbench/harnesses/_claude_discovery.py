@@ -1,15 +1,23 @@
 """Zero-cost discovery of what a Claude Code session loads (pure parts).
 
-The CLI is started with the coding session's own flags plus ``--input-format stream-json
---no-session-persistence --settings {"disableAllHooks":true}``; stdin carries only control
-requests and the local ``/cost`` command (answered by the CLI itself: a full
-``system/init`` and a $0 ``result`` with ``local_command: "cost"``), then ``end_session``.
-No user message reaches the model (measured on the real CLI; a recorded transcript is in
-tests/data/samples/claude-code-2.1.328/discovery).
+Discovery happens inside the attempt's one coding process (``--input-format
+stream-json``): before the task is sent, stdin carries only control requests, which the
+CLI answers from local state without any API request (measured on the real CLI; a
+recorded transcript is in tests/data/samples/claude-code-2.1.328/discovery). The receipt
+is checked, and only then is the task sent as the first user message, so the receipt describes the very process that codes.
+The local ``/cost`` command is not used: its output would become part of the
+conversation the model sees.
 
-:func:`discovery_stdin` builds the input, :func:`build_receipt` folds stdout into the
-receipt saved as ``native-treatment.json``, :func:`compare_receipt` lists every way it
-differs from the declared treatment (empty = pass).
+What loaded is split by where it comes from: the treatment's components (the private
+user config and marketplace) and the task's own files (``CLAUDE.md`` and ``.claude/`` of
+the task repository, loaded as the real CLI loads them for a user in that repository,
+identical for every arm). Vanilla declares no component; its task-owned files may be
+anything the repository holds, but nothing task-owned may come from outside it.
+
+:func:`control_request` / :func:`user_message` build the input lines,
+:func:`build_receipt` folds the control-phase stdout into the receipt saved as
+``native-treatment.json``, :func:`compare_receipt` lists every way it differs from the
+declared arm (empty = pass).
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from typing import Any, NamedTuple
 from ..treatments import MARKETPLACE, ClaudeTreatment
 from ._claude_launch import BUILTIN_AGENTS, PINNED_SETTINGS
 
+SCHEMA = "pluginbench.claude.native-treatment/2"
 REQUESTS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("initialize", {}),
     ("get_binary_version", {}),
@@ -32,25 +41,49 @@ REQUESTS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("mcp_status", {}),
     ("get_usage", {}),
 )
-AFTER_COST: tuple[tuple[str, dict[str, Any]], ...] = (
-    ("get_usage", {}),
-    ("get_session_cost", {}),
-    ("end_session", {"reason": "pluginbench_discovery_done"}),
-)
+#: Sources of the task repository's own files (``projectSettings`` in control answers,
+#: ``project`` in the skills dialog, ``Project`` for memory files).
+TASK_SOURCES = frozenset({"projectSettings", "project", "Project"})
 
 
-def discovery_stdin() -> bytes:
-    """Control requests, the local ``/cost`` turn, more control requests, end_session."""
-    lines = []
-    for i, (sub, params) in enumerate(REQUESTS, 1):
-        lines.append({"type": "control_request", "request_id": f"pb_{i}_{sub}",
-                      "request": {"subtype": sub, **params}})
-    lines.append({"type": "user", "message": {"role": "user", "content": "/cost"},
-                  "parent_tool_use_id": None, "session_id": ""})
-    for j, (sub, params) in enumerate(AFTER_COST, len(REQUESTS) + 1):
-        lines.append({"type": "control_request", "request_id": f"pb_{j}_after_{sub}",
-                      "request": {"subtype": sub, **params}})
-    return ("\n".join(json.dumps(x) for x in lines) + "\n").encode()
+def request_id(index: int, subtype: str) -> str:
+    return f"pb_{index}_{subtype}"
+
+
+def control_request(index: int, subtype: str, params: dict[str, Any] | None = None) -> bytes:
+    line = {"type": "control_request", "request_id": request_id(index, subtype),
+            "request": {"subtype": subtype, **(params or {})}}
+    return (json.dumps(line) + "\n").encode()
+
+
+def user_message(text: str) -> bytes:
+    """The task, as the first (and only) user message of the session."""
+    line = {"type": "user", "message": {"role": "user", "content": text}, "parent_tool_use_id": None,
+            "session_id": ""}
+    return (json.dumps(line) + "\n").encode()
+
+
+def end_session(index: int) -> bytes:
+    return control_request(index, "end_session", {"reason": "pluginbench_done"})
+
+
+def response_id(line: str) -> str | None:
+    """The request id a stdout line answers, or None when it is not a control response."""
+    try:
+        ev = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(ev, dict) or ev.get("type") != "control_response":
+        return None
+    return str((ev.get("response") or {}).get("request_id"))
+
+
+def is_result(line: str) -> bool:
+    try:
+        ev = json.loads(line)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(ev, dict) and ev.get("type") == "result"
 
 
 class Paths(NamedTuple):
@@ -65,7 +98,7 @@ def _norm(value: Any, paths: Paths) -> Any:
     if isinstance(value, str):
         for prefix, label in ((paths.marketplace, "<marketplace>"), (paths.config, "<config>"),
                               (paths.cwd, "<cwd>")):
-            if prefix and value.startswith(prefix):
+            if prefix and (value == prefix or value.startswith(prefix.rstrip("/") + "/")):
                 return label + value[len(prefix):]
         return value
     if isinstance(value, list):
@@ -75,89 +108,89 @@ def _norm(value: Any, paths: Paths) -> Any:
     return value
 
 
+def _task_owned(value: str | None) -> bool:
+    return value in TASK_SOURCES
+
+
 def build_receipt(stdout: str, paths: Paths, *, probe: bool) -> dict[str, Any]:
-    """The discovery receipt from the CLI's stdout (paths normalised to placeholders)."""
+    """The discovery receipt from the control phase's stdout (paths normalised to placeholders)."""
     responses: dict[str, Any] = {}
     errors: dict[str, str] = {}
-    inits, results, hook_events, other = [], [], 0, 0
+    hook_events = 0
     for line in stdout.splitlines():
         try:
             ev = json.loads(line)
         except json.JSONDecodeError:
-            other += 1
+            continue
+        if not isinstance(ev, dict):
             continue
         if ev.get("type") == "control_response":
             resp = ev.get("response") or {}
-            rid = str(resp.get("request_id"))
-            # "pb_<n>_<subtype>" / "pb_<n>_after_<subtype>": the last answer per subtype
-            # wins, so get_usage reflects the state after the /cost turn.
-            key = rid.split("_", 2)[-1].removeprefix("after_")
+            key = str(resp.get("request_id")).split("_", 2)[-1]
             if resp.get("subtype") == "success":
                 responses[key] = resp.get("response") or {}
             else:
                 errors[key] = str(resp.get("error"))
-        elif ev.get("type") == "system" and ev.get("subtype") == "init":
-            inits.append(ev)
         elif ev.get("type") == "system" and str(ev.get("subtype", "")).startswith("hook_"):
             hook_events += 1
-        elif ev.get("type") == "result":
-            results.append(ev)
-    init = inits[0] if len(inits) == 1 else {}
-    res = results[0] if len(results) == 1 else {}
     ctx = responses.get("get_context_usage", {})
-    fm = (ctx.get("skills") or {}).get("skillFrontmatter") or []
-    init_plugins = init.get("plugins") or []
+    fm = [s for s in (ctx.get("skills") or {}).get("skillFrontmatter") or [] if s.get("source") != "built-in"]
     initialize = responses.get("initialize", {})
     settings = responses.get("get_settings", {})
-    effective = {k: v for k, v in (settings.get("effective") or {}).items() if k != "disableAllHooks"}
-    receipt = {
-        "schema": "pluginbench.claude.native-treatment/1",
+    sources = {str(s.get("source")): s.get("settings") or {} for s in settings.get("sources") or []}
+    enabled = sources.get("userSettings", {}).get("enabledPlugins") or {}
+    hooks = [{k: h.get(k) for k in ("event", "matcher", "source", "pluginName", "type", "commandText")}
+             for h in (responses.get("get_hooks_listing") or {}).get("hooks") or []]
+    agents = [{k: a.get(k) for k in ("agentType", "source", "pluginId", "path")} for a in ctx.get("agents") or []]
+    memory = [{k: m.get(k) for k in ("path", "type")} for m in ctx.get("memoryFiles") or []]
+    dialog = [{k: s.get(k) for k in ("name", "source", "state")}
+              for s in (responses.get("get_skills_dialog") or {}).get("skills") or []]
+    commands = [c for c in initialize.get("commands") or [] if not c.get("builtin")]
+
+    def project_command(c: dict[str, Any]) -> bool:
+        return str(c.get("description") or "").endswith(" (project)")
+
+    return {
+        "schema": SCHEMA,
         "probe": probe,
         "delivery_policy": "claude-native-v1",
+        "method": "control requests in the coding process before the task is sent (no model call)",
         "control_errors": errors,
+        "answered": sorted(responses),
         "cli_version": (responses.get("get_binary_version") or {}).get("version"),
-        "init_count": len(inits),
-        "init": {
-            "claude_code_version": init.get("claude_code_version"),
-            "model": init.get("model"),
-            "permission_mode": init.get("permissionMode"),
-            "api_key_source": init.get("apiKeySource"),
-            "tools": init.get("tools"),
-            "skills": init.get("skills"),
-            "slash_commands": init.get("slash_commands"),
-            "agents": init.get("agents"),
-            "plugins": _norm(init_plugins, paths),
-            "mcp_servers": init.get("mcp_servers"),
+        "session": {
+            "claude_code_version": initialize.get("claude_code_version"),
+            "permission_mode": initialize.get("current_permission_mode"),
+            "model": (settings.get("applied") or {}).get("model"),
+            "commands": sorted(str(c.get("name")) for c in initialize.get("commands") or []),
+            "agents": sorted(str(a.get("name")) for a in initialize.get("agents") or []),
         },
+        # The treatment's components (private config and marketplace).
         "skills": _norm([{k: s.get(k) for k in ("name", "source", "path", "pluginId")}
-                         for s in fm if s.get("source") != "built-in"], paths),
-        "builtin_skills": sorted(s.get("name") for s in fm if s.get("source") == "built-in"),
-        "skills_dialog": [{k: s.get(k) for k in ("name", "source", "state")}
-                          for s in (responses.get("get_skills_dialog") or {}).get("skills") or []],
-        "commands": sorted(c["name"] for c in initialize.get("commands") or [] if not c.get("builtin")),
-        "agents": _norm([{k: a.get(k) for k in ("agentType", "source", "pluginId", "path")}
-                         for a in ctx.get("agents") or []], paths),
-        "initialize_agents": sorted(a.get("name") for a in initialize.get("agents") or []),
-        "plugins": [p for p in _norm(init_plugins, paths) if p.get("path") != "builtin"],
-        "builtin_plugins": sorted(p.get("name") for p in init_plugins if p.get("path") == "builtin"),
-        "hooks": _norm([{k: h.get(k) for k in ("event", "matcher", "source", "pluginName", "type", "commandText")}
-                        for h in (responses.get("get_hooks_listing") or {}).get("hooks") or []], paths),
-        "hooks_all_disabled": ((responses.get("get_hooks_listing") or {}).get("policy") or {}).get("allDisabled"),
-        "hook_events_during_discovery": hook_events,
-        "memory_files": _norm([{k: m.get(k) for k in ("path", "type")} for m in ctx.get("memoryFiles") or []], paths),
-        "mcp_servers": (responses.get("mcp_status") or {}).get("mcpServers"),
-        "settings": _norm(effective, paths),
-        "setting_sources": sorted(s.get("source") for s in settings.get("sources") or []),
-        "cost": {
-            "local_command": res.get("local_command"),
-            "total_cost_usd": res.get("total_cost_usd"),
-            "model_usage": res.get("modelUsage"),
-            "num_turns": res.get("num_turns"),
-            "session_after": (responses.get("get_usage") or {}).get("session"),
-            "session_cost_text": (responses.get("get_session_cost") or {}).get("text"),
+                         for s in fm if not _task_owned(s.get("source"))], paths),
+        "skills_dialog": [s for s in dialog if not _task_owned(s.get("source"))],
+        "commands": sorted(str(c["name"]) for c in commands if not project_command(c)),
+        "agents": _norm([a for a in agents if not _task_owned(a.get("source"))], paths),
+        "plugins": sorted(k for k, v in enabled.items() if v),
+        "hooks": _norm([h for h in hooks if not _task_owned(h.get("source"))], paths),
+        "memory_files": _norm([m for m in memory if not _task_owned(m.get("type"))], paths),
+        "settings": _norm(sources.get("userSettings", {}), paths),
+        # The task repository's own files: identical for every arm, never a component.
+        "task_owned": {
+            "memory_files": _norm([m for m in memory if _task_owned(m.get("type"))], paths),
+            "skills": _norm([{k: s.get(k) for k in ("name", "source", "path")}
+                             for s in fm if _task_owned(s.get("source"))], paths),
+            "commands": sorted(str(c["name"]) for c in commands if project_command(c)),
+            "agents": _norm([a for a in agents if _task_owned(a.get("source"))], paths),
+            "hooks": _norm([h for h in hooks if _task_owned(h.get("source"))], paths),
+            "settings": _norm(sources.get("projectSettings"), paths),
         },
+        "setting_sources": sorted(sources),
+        "hooks_all_disabled": ((responses.get("get_hooks_listing") or {}).get("policy") or {}).get("allDisabled"),
+        "hook_events_before_task": hook_events,
+        "mcp_servers": (responses.get("mcp_status") or {}).get("mcpServers"),
+        "usage_before_task": (responses.get("get_usage") or {}).get("session"),
     }
-    return receipt
 
 
 class Expected(NamedTuple):
@@ -178,29 +211,33 @@ def expected_settings(t: ClaudeTreatment, marketplace: str = "<marketplace>") ->
     return settings
 
 
+def _under(path: object, prefix: str) -> bool:
+    return isinstance(path, str) and path.startswith(prefix + "/")
+
+
 def compare_receipt(receipt: dict[str, Any], exp: Expected) -> list[str]:
     """Every difference between the receipt and the declared arm (empty when it passes)."""
     t, bad = exp.treatment, []
     if receipt.get("control_errors"):
         bad.append(f"control requests failed: {receipt['control_errors']}")
-    cost = receipt.get("cost") or {}
-    session = cost.get("session_after") or {}
-    if (cost.get("local_command") != "cost" or cost.get("total_cost_usd") != 0 or cost.get("model_usage")
-            or cost.get("num_turns") != 0 or session.get("total_cost_usd") != 0 or session.get("model_usage")):
-        bad.append(f"no-model-call proof failed: {cost}")
-    if receipt.get("hook_events_during_discovery") or receipt.get("hooks_all_disabled") is not True:
-        bad.append("hooks were not disabled during discovery")
-    init = receipt.get("init") or {}
-    if receipt.get("init_count") != 1:
-        bad.append(f"expected one system/init from /cost, got {receipt.get('init_count')}")
-    if receipt.get("cli_version") != exp.cli_version or init.get("claude_code_version") != exp.cli_version:
+    missing = sorted({sub for sub, _ in REQUESTS} - {"get_binary_version"} - set(_answered(receipt)))
+    if missing:
+        bad.append(f"control requests unanswered: {missing}")
+    usage = receipt.get("usage_before_task") or {}
+    if (usage.get("total_cost_usd") != 0 or usage.get("model_usage") != {}
+            or usage.get("total_api_duration_ms") != 0):
+        bad.append(f"no-model-call proof failed before the task: {usage}")
+    session = receipt.get("session") or {}
+    if receipt.get("cli_version") != exp.cli_version or session.get("claude_code_version") != exp.cli_version:
         bad.append(f"CLI version {receipt.get('cli_version')!r} is not the pinned {exp.cli_version!r}")
-    if init.get("model") != exp.model:
-        bad.append(f"model {init.get('model')!r} is not {exp.model!r}")
-    if not exp.probe and init.get("api_key_source") != "none":
-        bad.append(f"a credential source other than the credentials file is active: {init.get('api_key_source')!r}")
-    if init.get("mcp_servers") or receipt.get("mcp_servers"):
-        bad.append(f"MCP servers loaded: {receipt.get('mcp_servers') or init.get('mcp_servers')}")
+    if session.get("model") != exp.model:
+        bad.append(f"model {session.get('model')!r} is not {exp.model!r}")
+    if session.get("permission_mode") != "bypassPermissions":
+        bad.append(f"permission mode {session.get('permission_mode')!r} is not bypassPermissions")
+    if receipt.get("hooks_all_disabled") is not False:
+        bad.append("hooks are disabled in the coding session")
+    if receipt.get("mcp_servers"):
+        bad.append(f"MCP servers loaded: {receipt.get('mcp_servers')}")
     # Skills: exactly the declared ones, each from its declared source and file.
     want_skills = sorted(
         (s.name, s.source, f"<config>/{s.relpath}" if s.plugin is None else f"<marketplace>/plugins/{s.plugin}/{s.relpath}")
@@ -223,21 +260,22 @@ def compare_receipt(receipt: dict[str, Any], exp: Expected) -> list[str]:
         bad.append(f"undeclared skills in the skills dialog: {extra_dialog}")
     if sorted(receipt.get("commands") or []) != list(t.commands):
         bad.append(f"non-built-in commands {receipt.get('commands')} differ from declared {list(t.commands)}")
-    # Agents: built-ins plus exactly the declared plugin agents.
+    # Agents: built-ins plus exactly the declared plugin agents (plus the task's own).
     got_agents = sorted((a.get("agentType"), a.get("source"), a.get("pluginId")) for a in receipt.get("agents") or [])
     want_agents = sorted((a, "plugin", f"{a.split(':', 1)[0]}@{MARKETPLACE}") for a in t.agents)
     if got_agents != want_agents:
         bad.append(f"agents differ: declared {want_agents}, discovered {got_agents}")
-    builtin = sorted(set(receipt.get("initialize_agents") or []) - set(t.agents))
+    task = receipt.get("task_owned") or {}
+    task_agents = {a.get("agentType") for a in task.get("agents") or []}
+    builtin = sorted(set(session.get("agents") or []) - set(t.agents) - task_agents)
     if builtin != sorted(BUILTIN_AGENTS):
         bad.append(f"built-in agents {builtin} are not the pinned {sorted(BUILTIN_AGENTS)}")
     want_mem = [{"path": "<config>/CLAUDE.md", "type": "User"}] if t.guidance else []
     if receipt.get("memory_files") != want_mem:
         bad.append(f"memory files {receipt.get('memory_files')} are not {want_mem}")
-    got_plugins = sorted((p.get("name"), p.get("source"), p.get("path")) for p in receipt.get("plugins") or [])
-    want_plugins = sorted((p.name, f"{p.name}@{MARKETPLACE}", f"<marketplace>/plugins/{p.name}") for p in t.plugins)
-    if got_plugins != want_plugins:
-        bad.append(f"plugins differ: declared {want_plugins}, discovered {got_plugins}")
+    want_plugins = sorted(f"{p.name}@{MARKETPLACE}" for p in t.plugins)
+    if receipt.get("plugins") != want_plugins:
+        bad.append(f"plugins differ: declared {want_plugins}, enabled {receipt.get('plugins')}")
     got_hooks = sorted((h.get("event"), h.get("matcher") or "", h.get("source"), h.get("pluginName"),
                         h.get("type"), h.get("commandText")) for h in receipt.get("hooks") or [])
     want_hooks = sorted((h.event, h.matcher, "pluginHook", f"{h.plugin}@{MARKETPLACE}", "command", h.command)
@@ -245,7 +283,17 @@ def compare_receipt(receipt: dict[str, Any], exp: Expected) -> list[str]:
     if got_hooks != want_hooks:
         bad.append(f"hooks differ: declared {want_hooks}, discovered {got_hooks}")
     if receipt.get("settings") != expected_settings(t):
-        bad.append(f"effective settings {receipt.get('settings')} are not the pinned {expected_settings(t)}")
-    if receipt.get("setting_sources") != ["flagSettings", "userSettings"]:
-        bad.append(f"setting sources {receipt.get('setting_sources')} are not user (+ the discovery flag)")
+        bad.append(f"user settings {receipt.get('settings')} are not the pinned {expected_settings(t)}")
+    extra_sources = sorted(set(receipt.get("setting_sources") or []) - {"userSettings", "projectSettings"})
+    if "userSettings" not in (receipt.get("setting_sources") or []) or extra_sources:
+        bad.append(f"setting sources {receipt.get('setting_sources')} are not user (+ the task's project settings)")
+    # Task-owned files come from the task repository and nowhere else.
+    for kind, key in (("memory file", "memory_files"), ("skill", "skills"), ("agent", "agents")):
+        for item in task.get(key) or []:
+            if not _under(item.get("path"), "<cwd>"):
+                bad.append(f"a project {kind} loaded from outside the task repository: {item.get('path')}")
     return bad
+
+
+def _answered(receipt: dict[str, Any]) -> list[str]:
+    return list(receipt.get("answered") or [])

@@ -99,27 +99,28 @@ def disallowed_tools(subagents: bool) -> tuple[str, ...]:
     return DISALLOWED_TOOLS + (() if subagents else ("Agent",))
 
 
-def launch_argv(cli: str, model: str, effort: str, *, subagents: bool = True) -> list[str]:
-    """The session flags shared by discovery and coding (without the prompt/input mode)."""
+#: Where settings, memory (CLAUDE.md), skills, agents and commands load from: the private
+#: user config (the treatment) and the task repository (``CLAUDE.md``, ``.claude/``), as
+#: for a user working in that repository. ``local`` (the user's own uncommitted
+#: ``settings.local.json``) is no part of a task.
+SETTING_SOURCES = "user,project"
+
+
+def session_argv(cli: str, model: str, effort: str, session_id: str, *, subagents: bool = True) -> list[str]:
+    """The one process of an attempt: stream-json in and out.
+
+    Discovery (control requests, no model call) and coding (the task as the first user
+    message) happen in this same process, so the receipt describes the session that codes.
+    """
     return [
-        cli, "-p", "--output-format", "stream-json", "--verbose",
+        cli, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
         "--model", model, "--effort", effort,
         "--permission-mode", "bypassPermissions",
-        "--setting-sources", "user", "--strict-mcp-config",
+        "--setting-sources", SETTING_SOURCES, "--strict-mcp-config",
         "--disallowedTools", ",".join(disallowed_tools(subagents)),
         "--include-hook-events",
+        "--session-id", session_id,
     ]
-
-
-def coding_argv(cli: str, model: str, effort: str, prompt: str, *, subagents: bool = True) -> list[str]:
-    argv = launch_argv(cli, model, effort, subagents=subagents)
-    return [*argv[:2], prompt, *argv[2:]]
-
-
-def discovery_argv(cli: str, model: str, effort: str, *, subagents: bool = True) -> list[str]:
-    """Same flags, stream-json input, no transcript, every hook disabled."""
-    return [*launch_argv(cli, model, effort, subagents=subagents), "--input-format", "stream-json",
-            "--no-session-persistence", "--settings", json.dumps({"disableAllHooks": True})]
 
 
 def pinned_env(

@@ -41,6 +41,7 @@ from ._codex_config import (
     MARKETPLACE,
     app_server_requests,
     config_toml,
+    discovery_settings,
     exec_argv,
     launch_env,
     marketplace_json,
@@ -58,6 +59,30 @@ from ._codex_usage import classify_provider_stop, validate_usage
 from ._port import AgentRun, AttemptContext, FrozenTreatment, tool_roots
 
 __all__ = ["CodexHarness", "DiscoveryMismatch"]
+
+#: The task repository's own instruction files Codex reads at the repository root.
+REPO_DOC_NAMES = ("AGENTS.override.md", "AGENTS.md")
+#: POSIX sh: one line per file Codex's loading can depend on (path, then sha256 of the
+#: contents): the whole private HOME, the repository's instruction files and skill
+#: folders, and system config. Sorted, so the same files give the same digest.
+DIGEST_SCRIPT = r"""
+home="$1"; app="$2"
+{ find "$home" -type f -o -type l
+  for f in AGENTS.override.md AGENTS.md; do [ -e "$app/$f" ] && echo "$app/$f"; done
+  for d in "$app/.agents" "$app/.codex" /etc/codex; do [ -d "$d" ] && find "$d" -type f -o -type l; done
+} 2>/dev/null | LC_ALL=C sort | while IFS= read -r f; do
+  printf '%s ' "$f"; if [ -L "$f" ]; then printf 'link:%s\n' "$(readlink "$f")"; else sha256sum < "$f"; fi
+done
+"""
+
+
+def _file_digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
 
 _INSTALLED_ROOT = re.compile(r"^Installed plugin root:\s*(\S.*)$", re.M)
 _SETUP_TIMEOUT = 120.0
@@ -107,6 +132,9 @@ class CodexHarness:
         self.readonly = tool_roots(cli_path) if Path(cli_path).exists() else ()
         self.probe_base_url = probe_base_url
         self.host_codex_home = host_codex_home if host_codex_home is not None else Path.home() / ".codex"
+        #: passing receipts by setup digest, for the life of this harness (one run)
+        self._receipts: dict[str, dict[str, Any]] = {}
+        self._cli_memo: tuple[tuple[str, int, int], str] | None = None
 
     # ------------------------------------------------------------------ delivery
 
@@ -250,16 +278,80 @@ class CodexHarness:
         )
         return Expected(guidance, skills, eplugins)
 
+    def _launch_settings(self, ctx: AttemptContext) -> list[str]:
+        """The ``-c`` settings discovery renders the prompt with: the coding launch's own."""
+        return discovery_settings(ctx.model, ctx.reasoning)
+
+    async def _repo_docs(self, sandbox: Sandbox) -> tuple[tuple[str, str], ...]:
+        """The task repository's own instruction files at its root (task-owned)."""
+        out: list[tuple[str, str]] = []
+        with tempfile.TemporaryDirectory(prefix="pb-codex-docs-") as tmp:
+            for name in REPO_DOC_NAMES:
+                dest = Path(tmp) / name
+                try:
+                    await sandbox.get(f"{sandbox.paths.app}/{name}", dest)
+                except Exception:  # noqa: BLE001 - the file does not exist in this task
+                    continue
+                if dest.is_file():
+                    out.append((name, dest.read_text(encoding="utf-8", errors="replace")))
+        return tuple(out)
+
+    async def _cache_key(self, sandbox: Sandbox, env: dict[str, str], ctx: AttemptContext,
+                         roots: dict[str, str], bypass: bool) -> str:
+        """Digest of everything Codex's loading depends on (see docs/harnesses.md).
+
+        The delivered HOME (private CODEX_HOME, marketplace, installed plugins), the task
+        repository's instruction files and skill folders, any system config, the CLI
+        binary, and the launch settings (argv without the prompt, environment, paths).
+        """
+        res = await sandbox.exec(["sh", "-c", DIGEST_SCRIPT, "pluginbench-digest", sandbox.paths.home,
+                                  sandbox.paths.app], env=env, timeout=_SETUP_TIMEOUT)
+        if res.exit_code != 0:
+            raise CodexSetupError(f"digest of the delivered files failed: {res.stderr[-500:]!r}")
+        argv = exec_argv(self.cli, workdir=sandbox.paths.app, model=ctx.model or "", reasoning=ctx.reasoning,
+                         prompt="", bypass_hook_trust=bypass)
+        key = {
+            "files": hashlib.sha256(res.stdout).hexdigest(),
+            "cli": self._cli_digest(),
+            "cli_version": self.cli_version,
+            "argv": argv[1:-1],
+            "discovery_settings": self._launch_settings(ctx),
+            "env": env,
+            "paths": list(sandbox.paths),
+            "roots": roots,
+            "arm": ctx.treatment.arm,
+            "treatment": ctx.treatment.fingerprint,
+        }
+        return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()
+
+    def _cli_digest(self) -> str:
+        path = Path(self.cli).resolve()
+        stat = path.stat()
+        memo = (str(path), stat.st_size, stat.st_mtime_ns)
+        if self._cli_memo is None or self._cli_memo[0] != memo:
+            self._cli_memo = (memo, _file_digest(path))
+        return self._cli_memo[1]
+
     async def discover(self, sandbox: Sandbox, ctx: AttemptContext) -> tuple[dict[str, Any], list[CodexPlugin]]:
-        """Install plugins and prove (no model call) exactly the declared components load."""
+        """Install plugins and prove (no model call) exactly the declared components load.
+
+        The receipt of an identical setup (same digest, see :meth:`_cache_key`) is reused
+        instead of starting the CLI twice more; the reuse is marked in the receipt.
+        """
         env = self._env(sandbox)
         t0 = time.monotonic()
         plugins = [read_codex_plugin(p) for p in ctx.treatment.plugins]
         roots = await self._install(sandbox, env, plugins)
         t1 = time.monotonic()
-        model_arg = ["-c", f"model={json.dumps(ctx.model)}"] if ctx.model else []
+        key = await self._cache_key(sandbox, env, ctx, roots, any(p.hooks for p in plugins))
+        cached = self._receipts.get(key)
+        if cached is not None:
+            receipt = {**cached, "arm": ctx.treatment.arm, "installed_plugin_roots": roots,
+                       "cache": {"key": key, "hit": True, "origin_attempt": cached["cache"]["origin_attempt"]},
+                       "seconds": {"install": round(t1 - t0, 3), "discovery": round(time.monotonic() - t1, 3)}}
+            return receipt, plugins
         prompt_out = await self._sh(
-            sandbox, [self.cli, "debug", "prompt-input", "-c", "project_doc_max_bytes=0", *model_arg],
+            sandbox, [self.cli, "debug", "prompt-input", *self._launch_settings(ctx)],
             env, "codex debug prompt-input",
         )
         try:
@@ -272,16 +364,24 @@ class CodexHarness:
             sandbox, ["sh", "-c", APP_SERVER_SCRIPT, "sh", requests, out_file, self.cli],
             env, "codex app-server discovery",
         )
-        receipt = compare(self._expected(sandbox, ctx.treatment, plugins, roots), prompt_input,
-                          app_server_results(server_out.decode("utf-8", "replace")))
+        expected = self._expected(sandbox, ctx.treatment, plugins, roots)
+        expected = expected._replace(repo_docs=await self._repo_docs(sandbox), workdir=sandbox.paths.app)
+        receipt = compare(expected, prompt_input, app_server_results(server_out.decode("utf-8", "replace")))
         receipt.update({
             "harness": self.name,
             "cli_version": self.cli_version,
             "arm": ctx.treatment.arm,
             "probe": self.probe_base_url is not None,
             "installed_plugin_roots": roots,
+            "discovery_settings": self._launch_settings(ctx),
+            "launch_argv": exec_argv(self.cli, workdir=sandbox.paths.app, model=ctx.model or "",
+                                     reasoning=ctx.reasoning, prompt="",
+                                     bypass_hook_trust=any(p.hooks for p in plugins))[1:-2],
+            "cache": {"key": key, "hit": False, "origin_attempt": ctx.attempt_id},
             "seconds": {"install": round(t1 - t0, 3), "discovery": round(time.monotonic() - t1, 3)},
         })
+        if receipt["ok"]:
+            self._receipts[key] = receipt
         return receipt, plugins
 
     async def run(self, sandbox: Sandbox, ctx: AttemptContext) -> AgentRun:

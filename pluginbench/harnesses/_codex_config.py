@@ -82,6 +82,15 @@ def exec_argv(
     return argv
 
 
+def discovery_settings(model: str | None, reasoning: str | None) -> list[str]:
+    """The ``-c`` settings ``codex debug prompt-input`` renders with: the exec launch's own
+    model and effort (and, as in the launch, the repository's project docs on)."""
+    args = ["-c", f"model={json.dumps(model)}"] if model else []
+    if reasoning is not None:
+        args += ["-c", f"model_reasoning_effort={_toml_str(reasoning)}"]
+    return args
+
+
 def launch_env(*, home: str, tmp: str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment of every Codex command: private HOME/CODEX_HOME, TMPDIR outside it."""
     codex_home = f"{home.rstrip('/')}/{CODEX_DIR}"

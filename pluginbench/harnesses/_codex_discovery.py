@@ -2,28 +2,31 @@
 
 Two no-model sources (Codex 0.169.0), both run before ``agent.launched``:
 
-* ``codex debug prompt-input -c project_doc_max_bytes=0`` renders the model-visible
-  input without calling the provider; with project docs off, its
-  ``# AGENTS.md instructions`` block holds exactly the private global AGENTS.md.
+* ``codex debug prompt-input`` with the coding launch's own settings renders the
+  model-visible input without calling the provider. Its ``# AGENTS.md instructions``
+  block holds the private global AGENTS.md (the treatment's guidance) and, after a
+  ``--- project-doc ---`` line, the task repository's own AGENTS.md (task-owned: the
+  same on every arm, loaded as the real CLI loads it for a user in that repository).
 * ``codex app-server`` JSON-RPC ``skills/list``, ``hooks/list`` and ``plugin/list``
   report every skill (with scope and owning plugin), every hook (with the command
   after ``${PLUGIN_ROOT}`` substitution) and every installed plugin.
 
-Built-in ``system`` skills (bundled by Codex) and ``repo`` skills (part of the task's
-own source, identical for every arm) are recorded but not counted as treatment
-components. Everything else must be exactly what the arm declared; vanilla declares
+Built-in ``system`` skills (bundled by Codex) are recorded; ``repo`` skills (the task's
+own ``.agents/skills`` and ``.codex/skills``, identical for every arm) are listed as
+task-owned. Neither counts as a treatment component. Everything else must be exactly what the arm declared; vanilla declares
 nothing. The receipt proves availability, not activation.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from ..errors import PluginBenchError
 
-#: Skill scopes that are not treatment components.
+#: Skill scopes that are not treatment components: bundled (system) and task-owned (repo).
 AMBIENT_SCOPES = frozenset({"system", "repo"})
 _AGENTS_PREFIX = "# AGENTS.md instructions"
 
@@ -50,6 +53,28 @@ class Expected(NamedTuple):
     guidance: str | None
     skills: tuple[tuple[str, str], ...]  # (name, SKILL.md path inside the sandbox)
     plugins: tuple[ExpectedPlugin, ...]
+    #: the task repository's instruction files at its root, as found in the sandbox
+    #: ({"AGENTS.md": text, ...}); the project-doc part must be one of them
+    repo_docs: tuple[tuple[str, str], ...] = ()
+    workdir: str = "/app"
+
+
+PROJECT_DOC_SEPARATOR = "--- project-doc ---"
+
+
+def split_agents_md(text: str | None, has_repo_doc: bool) -> tuple[str, str]:
+    """(global part, project part) of the loaded AGENTS.md block, each stripped.
+
+    Codex joins the global file and the repository's with a ``--- project-doc ---`` line;
+    with only one of them there is no separator, and which one it is follows from
+    whether the repository has an instruction file.
+    """
+    body = (text or "").strip()
+    marker = f"\n\n{PROJECT_DOC_SEPARATOR}\n\n"
+    if marker in f"\n\n{body}\n\n" and has_repo_doc:
+        head, _, tail = f"\n\n{body}".partition(marker)
+        return head.strip(), tail.strip()
+    return ("", body) if has_repo_doc else (body, "")
 
 
 def norm_event(name: str) -> str:
@@ -114,14 +139,23 @@ def compare(expected: Expected, prompt_input: object, results: Mapping[int, Any]
             mismatches.append(f"{what} gave no answer: {results.get(rid)!r}")
 
     agents = loaded_agents_md(prompt_input)
+    repo_docs = {name: text.strip() for name, text in expected.repo_docs if text.strip()}
+    global_part, project_part = split_agents_md(agents, bool(repo_docs))
     if expected.guidance is None:
-        if agents is not None and agents.strip():
+        if global_part:
             mismatches.append("vanilla arm loaded a global AGENTS.md")
-    elif agents is None or agents.strip() != expected.guidance.strip():
+    elif global_part != expected.guidance.strip():
         mismatches.append("the private AGENTS.md did not load with the declared guidance text")
+    project_source = next((name for name, text in sorted(repo_docs.items()) if text == project_part), None)
+    if repo_docs and project_source is None:
+        mismatches.append("the project AGENTS.md that loaded is not the task repository's own instruction file")
 
     skills = _entries(results.get(2), "skills")
-    ambient = sorted(f"{s.get('scope')}:{s.get('name')}" for s in skills if s.get("scope") in AMBIENT_SCOPES)
+    ambient = sorted(f"{s.get('scope')}:{s.get('name')}" for s in skills if s.get("scope") == "system")
+    repo_skills = sorted((str(s.get("name")), str(s.get("path"))) for s in skills if s.get("scope") == "repo")
+    outside = sorted(p for _, p in repo_skills if not p.startswith(expected.workdir.rstrip("/") + "/"))
+    if outside:
+        mismatches.append(f"repo-scope skills from outside the task repository: {outside}")
     components = [s for s in skills if s.get("scope") not in AMBIENT_SCOPES]
     got_standalone = sorted((str(s.get("name")), str(s.get("path"))) for s in components if not s.get("pluginId"))
     want_standalone = sorted(expected.skills)
@@ -157,9 +191,17 @@ def compare(expected: Expected, prompt_input: object, results: Mapping[int, Any]
         mismatches.append(f"installed plugins {sorted(installed)} != declared {want_plugins}")
 
     return {
-        "method": "codex debug prompt-input -c project_doc_max_bytes=0; codex app-server skills/list, hooks/list, plugin/list",
+        "schema": "pluginbench.codex.native-treatment/2",
+        "method": "codex debug prompt-input (the coding launch's settings); codex app-server skills/list, hooks/list, plugin/list",
         "model_call": False,
-        "memory_file": {"loaded": agents is not None and bool(agents.strip()), "text_chars": len(agents or "")},
+        "memory_file": {"loaded": bool(global_part), "text_chars": len(global_part)},
+        "task_owned": {
+            "memory_files": ([{"path": f"<cwd>/{project_source}", "text_chars": len(project_part),
+                               "sha256": hashlib.sha256(project_part.encode()).hexdigest()}]
+                             if project_source else []),
+            "skills": [{"name": n, "path": "<cwd>" + p[len(expected.workdir.rstrip("/")):]
+                        if p.startswith(expected.workdir.rstrip("/") + "/") else p} for n, p in repo_skills],
+        },
         "skills": [{"name": n, "path": p} for n, p in got_standalone],
         "plugin_skills": [{"plugin": p, "name": n} for p, n in got_plugin_skills],
         "hooks": [{"plugin": p, "event": e, "command": c} for p, e, c in got_hooks],

@@ -1,7 +1,7 @@
 """The pinned launch of a vanilla attempt, as data for the vanilla cache key. Pure.
 
-Derived from the same builders that make the real launch (``coding_argv``,
-``discovery_argv``, ``exec_argv``) with placeholders (``<cli>``, ``<prompt>``...) for
+Derived from the same builders that make the real launch (``session_argv``,
+the control requests of Claude's discovery, ``exec_argv`` and Codex's discovery settings) with placeholders (``<cli>``, ``<prompt>``...) for
 per-attempt values, plus the pinned constants a session depends on (refused variables,
 settings, built-ins). When a harness changes its launch, the key changes with it;
 admission later checks each saved invocation against the ``argv`` here.
@@ -29,11 +29,13 @@ def launch_identity(harness: str, model: str | None, reasoning: str | None, *, s
     """The pinned launch of ``harness`` for this model and effort, placeholders for the rest."""
     if harness == "claude":
         from . import _claude_launch as cl
+        from ._claude_discovery import REQUESTS, SCHEMA
 
         m, effort = model or "<model>", reasoning or "<effort>"
         return {
-            "argv": [*cl.coding_argv("<cli>", m, effort, "<prompt>", subagents=subagents), "--session-id", "<session>"],
-            "discovery_argv": cl.discovery_argv("<cli>", m, effort, subagents=subagents),
+            # One process: discovery's control requests, then the task as the first message.
+            "argv": cl.session_argv("<cli>", m, effort, "<session>", subagents=subagents),
+            "discovery": {"control_requests": [[sub, params] for sub, params in REQUESTS], "receipt": SCHEMA},
             "refused_variables": sorted(cl.REFUSED_VARIABLES),
             "settings": cl.PINNED_SETTINGS,
             "builtin_agents": sorted(cl.BUILTIN_AGENTS),
@@ -41,11 +43,14 @@ def launch_identity(harness: str, model: str | None, reasoning: str | None, *, s
             "pinned_version": cl.PINNED_VERSION,
         }
     if harness == "codex":
-        from ._codex_config import exec_argv
+        from ._codex_config import discovery_settings, exec_argv
 
+        settings = discovery_settings(model or "<model>", reasoning)
         return {
             "argv": exec_argv("<cli>", workdir="<workdir>", model=model or "<model>", reasoning=reasoning,
                               prompt="<prompt>", bypass_hook_trust=False),
+            # Discovery renders the prompt with the launch's own settings (project docs on).
+            "discovery": {"prompt_input_settings": settings, "receipt": "pluginbench.codex.native-treatment/2"},
         }
     if harness == "simulated":
         return {"argv": ["<python>", "<agent>"]}

@@ -162,10 +162,13 @@ def read_ledger(path: Path) -> LedgerView | None:
     if uri is None:
         return None
     try:
-        db = sqlite3.connect(uri, uri=True, timeout=0.2)
+        db = sqlite3.connect(uri, uri=True, timeout=0.2, isolation_level=None)
     except sqlite3.Error:
         return None
     try:
+        # One read transaction: meta (last_seq, run row) and the attempt rows are the
+        # same commit, never a mix of two.
+        db.execute("BEGIN")
         mode = db.execute(READ_MODE_SQL).fetchone()[0]
         if str(mode).lower() != "delete":
             return None

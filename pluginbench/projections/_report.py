@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..errors import RunDirError
-from ..events import read_events
+from ..events import read_run_log
 from ..rundir import RunDir, patch_mismatch
 from ._report_data import (
     SCHEMA_VERSION,
@@ -256,7 +256,7 @@ def build_report(run_dir: Path) -> ReportFiles:
     """Rebuild ``report/`` of ``run_dir`` from its config and event log; returns the paths."""
     rd = RunDir(Path(run_dir))
     config = _read_config(rd.evaluation)
-    state = fold(read_events(rd.events))
+    state = fold(read_run_log(rd.events).events)  # a missing or empty log never overwrites a report
     tampered = {
         a.attempt_id: why for a in state.live_attempts()
         if a.state == "complete" and a.captured

@@ -1,7 +1,11 @@
 """``pluginbench status``: what a run is doing, read-only, from any run directory.
 
-Attempt states come from ``evidence/ledger.sqlite`` opened read-only when it is usable
-and current; otherwise from a fold of ``events.jsonl`` (``states_source`` says which).
+The log is read once and verified like ``events``, ``report`` and ``run`` do (a missing,
+empty or corrupt log is refused). Attempt states come from ``evidence/ledger.sqlite``
+opened read-only when it is usable and at exactly the log's last complete event;
+otherwise from a fold of that same read (``states_source`` says which), so states and
+``last_event`` are one moment. A torn last line is ignored and counted
+(``torn_tail_bytes``).
 The owner comes from ``run.lock`` (a held lock with the recorded start time), the
 heartbeat from the newest write to the log, ``run.log`` or the ledger. Nothing here
 writes, and nothing here calls Docker except the explicit left-running check.
@@ -10,14 +14,15 @@ writes, and nothing here calls Docker except the explicit left-running check.
 from __future__ import annotations
 
 import datetime as _dt
-import os
 import shlex
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..events import live_owner, read_log
+import msgspec
+
+from ..events import encode, live_owner, read_run_log
 from ..rundir import RunDir
 from ._ledger import LedgerView, read_ledger
 from ._state import OUTCOMES, STATES, fold
@@ -26,18 +31,6 @@ from ._view import attempt_rows, run_row
 SCHEMA_VERSION = 2
 ACTIVE_PHASES = ("starting", "coding", "measuring", "reviewing", "reporting")
 TOKEN_FIELDS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens")
-
-
-def _last_line(path: Path) -> bytes | None:
-    try:
-        with path.open("rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - 65536))
-            lines = [ln for ln in fh.read().split(b"\n") if ln.strip()]
-    except OSError:
-        return None
-    return lines[-1] if lines else None
 
 
 def _iso(ts: float) -> str:
@@ -88,32 +81,22 @@ def status_snapshot(
     rd = RunDir(run_dir.resolve())
     now = time.time() if now is None else now
     owner = live_owner(rd.root)
+    # One snapshot: the log is read (and verified: every line decodes, seq is contiguous,
+    # it begins with run.created) once; last_event is its last complete event, and the
+    # states come from the ledger only when the ledger is at exactly that event, else
+    # from a fold of the same events. States and last_event never mix two moments.
+    contents = read_run_log(rd.events)
+    last = contents.events[-1]
     view = ledger_reader(rd.ledger)
-    contents = None
-    if view is not None:
-        last = _last_line(rd.events)
-        last_seq = None
-        if last is not None:
-            try:
-                import json
-
-                last_seq = json.loads(last).get("seq")
-            except ValueError:
-                last_seq = None
-        if last_seq is not None and last_seq != view.last_seq:
-            view = None
-    if view is not None:
+    if view is not None and view.last_seq == last.seq:
         run, rows, source = view.run, view.attempts, "ledger"
     else:
-        contents = read_log(rd.events)
         state = fold(contents.events)
         run, rows = run_row(state), attempt_rows(state)
-        source = "events" if contents.events else "none"
+        source = "events"
     phase = run["phase"]
     if owner is None and phase in ACTIVE_PHASES:
         phase = "interrupted"
-    if not run.get("name") and not rd.events.exists():
-        phase = "not_started"
     states = Counter(r["state"] for r in rows)
     outcomes = Counter(r["outcome"] for r in rows if r["state"] == "complete" and r["outcome"])
     arms: dict[str, Any] = {}
@@ -129,15 +112,7 @@ def status_snapshot(
     work_left = phase not in ("complete", "not_started") and any(r["state"] != "complete" for r in rows)
     if phase == "reporting" or (phase == "interrupted" and not work_left):
         work_left = True
-    last = _last_line(rd.events)
-    last_event = None
-    if last is not None:
-        import json
-
-        try:
-            last_event = json.loads(last)
-        except ValueError:
-            last_event = None
+    last_event = msgspec.json.decode(encode(last))
     report_html = rd.report_dir / "report.html"
     return {
         "schema_version": SCHEMA_VERSION,
@@ -151,6 +126,7 @@ def status_snapshot(
         "owner": None if owner is None else {"pid": owner.pid, "pgid": owner.pgid, "started_at": owner.started_at},
         "heartbeat": _heartbeat(rd, now),
         "last_event": last_event,
+        "torn_tail_bytes": len(contents.torn_tail),
         "error": run.get("error"),
         "stopping": run.get("stopping"),
         "states_source": source,
@@ -207,7 +183,7 @@ def left_running_check(run_dir: Path) -> dict[str, Any]:
     the dashboard's "check for containers left running" action."""
     rd = RunDir(run_dir.resolve())
     view = read_ledger(rd.ledger)
-    run = view.run if view is not None else run_row(fold(read_log(rd.events).events))
+    run = view.run if view is not None else run_row(fold(read_run_log(rd.events).events))
     return _left_running(run, rd.run_id)
 
 

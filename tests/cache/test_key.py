@@ -9,7 +9,14 @@ import msgspec
 import pytest
 
 from pluginbench.actors._vanilla import key_inputs
-from pluginbench.cache import AttemptRecord, EntryManifest, KeyInputs, admit, argv_matches, vanilla_key
+from pluginbench.cache import (
+    AttemptRecord,
+    EntryManifest,
+    KeyInputs,
+    admit,
+    argv_matches,
+    vanilla_key,
+)
 from pluginbench.config import parse_evaluation
 from pluginbench.events import Usage
 
@@ -88,12 +95,13 @@ def test_a_claude_entry_never_satisfies_a_codex_lookup() -> None:
 
 
 def test_the_claude_key_binds_its_pinned_launch() -> None:
-    """The Claude inputs carry the coding and discovery argv shapes, refused variables and built-ins."""
+    """The Claude inputs carry the one-process argv shape, discovery's control requests, refused variables and built-ins."""
     ev = _ev(**{"runner.harness": "claude", "runner.model": "claude-sonnet-4-5"})
     launch = key_inputs(ev, task_id="t", task_fingerprint="f", workdir="/app", cli_version="2.1.328",
                         isolation="bubblewrap", transport="provider").launch
-    assert "--disallowedTools" in launch["argv"] and "<prompt>" in launch["argv"]
-    assert launch["discovery_argv"] and "ANTHROPIC_API_KEY" in launch["refused_variables"]
+    assert "--disallowedTools" in launch["argv"] and "<session>" in launch["argv"] and "<prompt>" not in launch["argv"]
+    assert launch["argv"][launch["argv"].index("--setting-sources") + 1] == "user,project"
+    assert launch["discovery"]["control_requests"] and "ANTHROPIC_API_KEY" in launch["refused_variables"]
     assert "Explore" in launch["builtin_agents"]
 
 

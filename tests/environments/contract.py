@@ -160,6 +160,26 @@ class EnvironmentContract:
         assert err.read_bytes() == b"e\n"
 
     @pytest.mark.anyio
+    async def test_exec_dialogue_answers_each_line_before_the_next_is_sent(self, environment, tmp_path):
+        """A dialogue reads each stdout line as it comes and its replies reach the running command."""
+        out = tmp_path / "dialogue.log"
+        heard: list[bytes] = []
+
+        async def talk(channel):
+            for word in (b"one", b"two"):
+                await channel.send(word + b"\n")
+                heard.append(await channel.receive_line() or b"")
+            await channel.send(b"bye\n")
+            heard.append(await channel.receive_line() or b"")
+            assert await channel.receive_line() is None
+
+        script = 'while read l; do echo "got $l"; [ "$l" = bye ] && exit 4; done'
+        async with environment.sandbox(self.make_spec(tmp_path)) as sb:
+            r = await self.sh(sb, script, dialogue=talk, stdout_path=out, timeout=30)
+        assert heard == [b"got one", b"got two", b"got bye"]
+        assert r.exit_code == 4 and out.read_bytes() == b"got one\ngot two\ngot bye\n"
+
+    @pytest.mark.anyio
     async def test_env_has_sandbox_paths_and_no_host_secrets(
         self, environment, tmp_path, monkeypatch
     ):

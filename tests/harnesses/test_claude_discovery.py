@@ -7,11 +7,13 @@ from pathlib import Path
 
 from pluginbench.harnesses._claude_checks import after_run_checks
 from pluginbench.harnesses._claude_discovery import (
+    REQUESTS,
     Expected,
     Paths,
     build_receipt,
     compare_receipt,
-    discovery_stdin,
+    control_request,
+    user_message,
 )
 from pluginbench.harnesses._claude_stream import parse_stream
 from pluginbench.treatments import admit_claude_treatment
@@ -28,26 +30,27 @@ def _declared(tmp: Path):
 
 
 def _receipt() -> dict:
-    return build_receipt((DATA / "treatment.discovery.stdout.jsonl").read_text(), RECORDED, probe=True)
+    return build_receipt((DATA / "session.control.stdout.jsonl").read_text(), RECORDED, probe=True)
 
 
-def test_stdin_sends_no_user_message_but_the_local_cost_command() -> None:
-    """Discovery input holds control requests, one /cost turn, and context usage only in summary mode."""
-    lines = [json.loads(ln) for ln in discovery_stdin().decode().splitlines()]
-    users = [ln for ln in lines if ln["type"] == "user"]
-    assert [u["message"]["content"] for u in users] == ["/cost"]
-    subs = [ln["request"]["subtype"] for ln in lines if ln["type"] == "control_request"]
+def test_control_phase_sends_no_user_message_and_only_summary_context_usage() -> None:
+    """The control requests never include a model-calling subtype; context usage is asked in summary mode."""
+    lines = [json.loads(control_request(i, sub, params)) for i, (sub, params) in enumerate(REQUESTS, 1)]
+    subs = [ln["request"]["subtype"] for ln in lines]
+    assert all(ln["type"] == "control_request" for ln in lines)
     assert "generate_session_title" not in subs and "side_question" not in subs
-    ctx = [ln["request"] for ln in lines if ln.get("request", {}).get("subtype") == "get_context_usage"]
+    ctx = [ln["request"] for ln in lines if ln["request"]["subtype"] == "get_context_usage"]
     assert ctx == [{"subtype": "get_context_usage", "detail": "summary"}]
-    assert subs[-1] == "end_session"
+    task = json.loads(user_message("Fix it."))
+    assert task["type"] == "user" and task["message"] == {"role": "user", "content": "Fix it."}
 
 
 def test_recorded_receipt_matches_its_declared_treatment(tmp_path: Path) -> None:
     """The receipt of the recorded attempt equals its declaration, with the zero-cost proof."""
     receipt = _receipt()
     assert compare_receipt(receipt, Expected(_declared(tmp_path), "2.1.328", MODEL, True)) == []
-    assert receipt["cost"]["local_command"] == "cost" and receipt["cost"]["total_cost_usd"] == 0
+    assert receipt["usage_before_task"]["total_cost_usd"] == 0 and receipt["usage_before_task"]["model_usage"] == {}
+    assert receipt["task_owned"]["memory_files"] == [] and receipt["task_owned"]["skills"] == []
 
 
 def test_vanilla_declaration_refuses_the_recorded_components(tmp_path: Path) -> None:
@@ -66,16 +69,42 @@ def test_other_pinned_version_or_model_is_a_mismatch(tmp_path: Path) -> None:
     assert any("model" in p for p in compare_receipt(_receipt(), Expected(declared, "2.1.328", "claude-x-1", True)))
 
 
-def test_real_run_requires_the_credentials_file_as_only_source(tmp_path: Path) -> None:
-    """Outside probe mode an API key source other than none is refused."""
+def test_a_model_call_before_the_task_fails_the_proof(tmp_path: Path) -> None:
+    """Session usage other than zero before the task was sent is a mismatch."""
     receipt = _receipt()
-    receipt["init"]["api_key_source"] = "ANTHROPIC_API_KEY"
-    problems = compare_receipt(receipt, Expected(_declared(tmp_path), "2.1.328", MODEL, False))
-    assert any("credential source" in p for p in problems)
+    receipt["usage_before_task"] = {**receipt["usage_before_task"], "total_cost_usd": 0.01,
+                                    "model_usage": {MODEL: {"inputTokens": 3}}}
+    problems = compare_receipt(receipt, Expected(_declared(tmp_path), "2.1.328", MODEL, True))
+    assert any("no-model-call proof" in p for p in problems)
 
 
-def test_research_reference_config_is_refused_for_loose_project_and_mcp_items(tmp_path: Path) -> None:
-    """The research's reference discovery (user agent, project skill, MCP server) fails every check it should."""
+def test_task_owned_files_are_listed_apart_and_must_come_from_the_repository(tmp_path: Path) -> None:
+    """Project CLAUDE.md and skills go to task_owned (vanilla stays clean); one outside the repository is refused."""
+    vanilla = admit_claude_treatment([], [], [])
+    lines = [
+        {"type": "control_response", "response": {"subtype": "success", "request_id": "pb_5_get_context_usage",
+         "response": {"memoryFiles": [{"path": "/app/CLAUDE.md", "type": "Project"}],
+                      "skills": {"skillFrontmatter": [{"name": "repo-skill", "source": "projectSettings",
+                                                       "path": "/app/.claude/skills/repo-skill/SKILL.md"}]},
+                      "agents": []}}},
+        {"type": "control_response", "response": {"subtype": "success", "request_id": "pb_7_get_skills_dialog",
+         "response": {"skills": [{"name": "repo-skill", "source": "project", "state": "on"}]}}},
+    ]
+    stdout = "\n".join(json.dumps(x) for x in lines)
+    receipt = build_receipt(stdout, RECORDED, probe=True)
+    assert receipt["task_owned"]["memory_files"] == [{"path": "<cwd>/CLAUDE.md", "type": "Project"}]
+    assert receipt["task_owned"]["skills"] == [{"name": "repo-skill", "source": "projectSettings",
+                                                "path": "<cwd>/.claude/skills/repo-skill/SKILL.md"}]
+    assert receipt["skills"] == [] and receipt["memory_files"] == [] and receipt["skills_dialog"] == []
+    problems = " | ".join(compare_receipt(receipt, Expected(vanilla, "2.1.328", MODEL, True)))
+    assert "skills differ" not in problems and "memory files" not in problems and "outside" not in problems
+    outside = build_receipt(stdout.replace('"/app/CLAUDE.md"', '"/CLAUDE.md"'), RECORDED, probe=True)
+    assert any("outside the task repository" in p
+               for p in compare_receipt(outside, Expected(vanilla, "2.1.328", MODEL, True)))
+
+
+def test_research_reference_config_is_refused_for_loose_user_items_and_mcp(tmp_path: Path) -> None:
+    """The research's reference discovery (user agent, user command, MCP server) fails every check it should."""
     path = SAMPLES / "discovery" / "recipe.transcript.json"
     recipe = json.loads(path.read_text())
     stdout = "\n".join(json.dumps(r["msg"]) for r in recipe["received"])
@@ -83,21 +112,21 @@ def test_research_reference_config_is_refused_for_loose_project_and_mcp_items(tm
                             probe=False)
     problems = " | ".join(compare_receipt(receipt, Expected(admit_claude_treatment([], [], []), "2.1.328",
                                                             "claude-sonnet-4-5", False)))
-    for word in ("proj-skill", "user-agent", "MCP servers", "user-cmd", "credential"):
+    for word in ("user-agent", "MCP servers", "user-cmd"):
         assert word in problems
-    assert receipt["cost"]["total_cost_usd"] == 0 and receipt["cost"]["session_after"]["model_usage"] == {}
+    assert [s["name"] for s in receipt["task_owned"]["skills"]] == ["proj-skill"]
 
 
 def test_after_run_checks_pass_on_the_recorded_attempt(tmp_path: Path) -> None:
     """The recorded coding session passes every after-run check against its receipt."""
-    summary = parse_stream((DATA / "treatment.stream.jsonl").read_text())
+    summary = parse_stream((DATA / "session.stdout.jsonl").read_text())
     assert after_run_checks(summary, _receipt(), _declared(tmp_path), model=MODEL, cli_version="2.1.328",
                             subagents=True, trees_unchanged=True) == []
 
 
 def test_after_run_checks_catch_denials_missing_hooks_and_changed_trees(tmp_path: Path) -> None:
     """A denial, a missing SessionStart run, a wrong mode and a changed tree each fail a check."""
-    text = (DATA / "treatment.stream.jsonl").read_text()
+    text = (DATA / "session.stdout.jsonl").read_text()
     no_hook = "\n".join(ln for ln in text.splitlines() if "hook_" not in ln)
     mode = no_hook.replace('"permissionMode":"bypassPermissions"', '"permissionMode":"default"')
     denied = mode + '\n{"type":"system","subtype":"permission_denied","tool_name":"Bash"}'
@@ -109,7 +138,24 @@ def test_after_run_checks_catch_denials_missing_hooks_and_changed_trees(tmp_path
 
 def test_after_run_checks_refuse_agent_tool_when_subagents_are_off(tmp_path: Path) -> None:
     """With subagents off, an offered Task/Agent tool fails the pinned tool-set check."""
-    summary = parse_stream((DATA / "treatment.stream.jsonl").read_text())
+    summary = parse_stream((DATA / "session.stdout.jsonl").read_text())
     problems = after_run_checks(summary, _receipt(), _declared(tmp_path), model=MODEL, cli_version="2.1.328",
                                 subagents=False, trees_unchanged=True)
     assert any("disallowed tools" in p and "Task" in p for p in problems)
+
+
+def test_discovery_identity_ignores_the_attempt_and_binds_what_loaded(tmp_path: Path) -> None:
+    """Receipts that differ only per attempt (session id, timings) share an identity; a changed component,
+    task-owned file or launch flag changes it."""
+    from pluginbench.harnesses import discovery_identity
+
+    first = {**_receipt(), "argv": ["-p", "--model", MODEL, "--session-id", "a"], "attempt_id": "a1", "seconds": 1.0}
+    second = {**first, "argv": ["-p", "--model", MODEL, "--session-id", "b"], "attempt_id": "a2", "seconds": 2.5,
+              "usage_before_task": {**first["usage_before_task"], "total_duration_ms": 999}}
+    ident = discovery_identity(first)
+    assert ident == discovery_identity(second)
+    assert ident.launch == ("-p", "--model", MODEL) and ident.passed is False
+    assert discovery_identity({**first, "skills": []}).components_sha256 != ident.components_sha256
+    changed_task = {**first, "task_owned": {**first["task_owned"], "memory_files": [{"path": "<cwd>/CLAUDE.md"}]}}
+    assert discovery_identity(changed_task).task_owned_sha256 != ident.task_owned_sha256
+    assert discovery_identity({**first, "argv": ["-p", "--model", "claude-x-1"]}).launch != ident.launch

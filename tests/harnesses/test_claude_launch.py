@@ -15,10 +15,9 @@ from pluginbench.harnesses._claude_launch import (
     check_command_env,
     check_model,
     check_operator_env,
-    coding_argv,
     credentials_json,
-    discovery_argv,
     pinned_env,
+    session_argv,
 )
 from pluginbench.harnesses._secrets import scan_for_secret
 
@@ -49,16 +48,16 @@ def test_floating_or_foreign_models_are_refused(model: str | None) -> None:
 
 
 def test_pinned_argv_and_environment() -> None:
-    """Coding and discovery share the pinned flags; the env holds no credential."""
-    argv = coding_argv("claude", "claude-sonnet-4-5", "medium", "do it", subagents=False)
-    assert argv[:3] == ["claude", "-p", "do it"]
+    """One stream-json process carries discovery and coding (no prompt in argv); the env holds no credential."""
+    argv = session_argv("claude", "claude-sonnet-4-5", "medium", "sid-1", subagents=False)
+    assert argv[:4] == ["claude", "-p", "--input-format", "stream-json"]
+    assert argv[argv.index("--session-id") + 1] == "sid-1" and "--settings" not in argv
     assert argv[argv.index("--disallowedTools") + 1] == "RemoteTrigger,CronCreate,ScheduleWakeup,SendMessage,Workflow,Agent"
     for flag in ("--strict-mcp-config", "--include-hook-events", "--verbose"):
         assert flag in argv
     assert argv[argv.index("--permission-mode") + 1] == "bypassPermissions"
-    assert argv[argv.index("--setting-sources") + 1] == "user"
-    disc = discovery_argv("claude", "claude-sonnet-4-5", "medium")
-    assert json.loads(disc[disc.index("--settings") + 1]) == {"disableAllHooks": True}
+    # The task repository's own CLAUDE.md and .claude/ load, as for a user in that repository.
+    assert argv[argv.index("--setting-sources") + 1] == "user,project"
     env = pinned_env("/home/agent", path="/usr/bin", model="claude-sonnet-4-5")
     assert env["CLAUDE_CONFIG_DIR"] == "/home/agent/.claude-config"
     assert env["CLAUDE_CODE_SUBAGENT_MODEL"] == "claude-sonnet-4-5"

@@ -137,8 +137,8 @@ async def test_treatment_attempt_loads_exactly_the_declared_components(cli: Path
     assert receipt["passed"], receipt["problems"]
     assert sorted(s["name"] for s in receipt["skills"]) == ["pb-hooks:plug-skill", "tidy-code"]
     assert receipt["memory_files"] == [{"path": "<config>/CLAUDE.md", "type": "User"}]
-    assert [p["name"] for p in receipt["plugins"]] == ["pb-hooks"]
-    assert receipt["hook_events_during_discovery"] == 0
+    assert receipt["plugins"] == ["pb-hooks@pluginbench-frozen"]
+    assert receipt["task_owned"]["memory_files"] == [] and receipt["cli_processes"] == 1
     assert (out / "answer.txt").read_text() == "guided\n"
     assert run.error is None, run.error
     assert (run.usage.input_tokens, run.usage.output_tokens) == served

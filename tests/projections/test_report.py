@@ -259,17 +259,33 @@ def test_missing_config_is_a_run_dir_error(tmp_path: Path) -> None:
     assert "evaluation.json" in str(info.value)
 
 
-def test_run_without_events_still_reports(tmp_path: Path) -> None:
-    """A run whose log is still empty gets a report that says there is nothing to report."""
-    root = tmp_path / "run"
-    root.mkdir()
-    (root / "evaluation.json").write_text(json.dumps({"name": "empty", "treatments": {"g": {}}}))
-    doc = load(root)
+def test_a_state_without_events_reports_nothing_to_report() -> None:
+    """The pure report of a state with no events says there is nothing to report."""
+    from pluginbench.projections._report import results_document
+    from pluginbench.projections._report_html import render_html
+    from pluginbench.projections._state import fold
+
+    doc = results_document({"name": "empty", "treatments": {"g": {}}}, fold([]), fallback_name="empty")
     assert (doc["attempts"], doc["tasks"], doc["arms"]) == ([], [], ["vanilla", "g"])
     assert doc["deltas"]["g"]["summary"]["pass_rate"]["status"] == "no_tasks"
     assert doc["deltas"]["g"]["summary"]["pass_rate"]["sign_test"]["p"] is None
     assert any("nothing to report" in n for n in doc["notes"])
-    assert "nothing to report" in (root / "report" / "report.html").read_text()
+    assert "nothing to report" in render_html(doc)
+
+
+def test_run_without_events_is_refused(tmp_path: Path) -> None:
+    """build_report refuses a run whose log is missing or empty and writes no report."""
+    from pluginbench.errors import CorruptLogError
+
+    root = tmp_path / "run"
+    root.mkdir()
+    (root / "evaluation.json").write_text(json.dumps({"name": "empty", "treatments": {"g": {}}}))
+    with pytest.raises(CorruptLogError, match="missing"):
+        build_report(root)
+    (root / "events.jsonl").write_text("")
+    with pytest.raises(CorruptLogError, match="empty"):
+        build_report(root)
+    assert not (root / "report").exists()
 
 
 def test_results_json_shape(tmp_path: Path) -> None:

@@ -1,0 +1,68 @@
+"""``tasks.urls`` at the edges of a run: resolved once at freeze time, then only read back.
+
+``resolve_remote`` resolves every link (ref → commit), fetches it through the task cache
+(``$XDG_CACHE_HOME/pluginbench/tasks``) and verifies it; ``run``, ``check`` and
+``--dry-run`` call it in the foreground. ``create_run`` then writes the pins and a copy of
+each folder into the run (``evidence/remote/``), so the worker, a resume and the report
+read the run's own evidence and never resolve a link again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..cache import resolve_cache_root
+from ..config import Evaluation
+from ..errors import RunDirError, TaskError
+from ..rundir import RunDir
+from ..tasks import freeze_tree
+from ..tasks._remote import TaskPin, read_pins, resolve_pins, write_pins
+
+
+def task_cache() -> Path:
+    """Where fetched task folders are cached (the vanilla cache's root, folder ``tasks``)."""
+    return resolve_cache_root() / "tasks"
+
+
+def resolve_remote(ev: Evaluation, config: Path) -> list[tuple[TaskPin, Path]]:
+    """Every ``tasks.urls`` link pinned and fetched: ``(pin, verified cached folder)``."""
+
+    def error(i: int, message: str, fix: str) -> TaskError:
+        return TaskError(message, file=str(config), field=f"tasks.urls[{i}]", fix=fix)
+
+    return resolve_pins(list(ev.tasks.urls or []), task_cache(), error=error)
+
+
+def freeze_remote(rd: RunDir, remote: list[tuple[TaskPin, Path]]) -> None:
+    """Copy each fetched folder into the run and write the pins beside them."""
+    pins = []
+    for pin, folder in remote:
+        fp, entries = freeze_tree(folder, rd.remote_task(pin.task_id), context=f"task '{pin.task_id}'")
+        if fp != pin.fingerprint:
+            raise TaskError(
+                f"the cached folder of task '{pin.task_id}' changed while it was frozen", file=str(folder),
+                fix="run again; the cache entry is fetched afresh when it does not match its fingerprints",
+            )
+        pins.append(pin)
+    rd.remote_pins.parent.mkdir(parents=True, exist_ok=True)
+    write_pins(pins, rd.remote_pins)
+
+
+def frozen_pins(rd: RunDir) -> list[TaskPin]:
+    """The pins a run froze (never resolved again); a missing or broken file is refused."""
+    try:
+        return read_pins(rd.remote_pins)
+    except (OSError, ValueError) as exc:
+        raise RunDirError(
+            f"the run's task pins cannot be read: {exc}", file=str(rd.remote_pins),
+            fix="the run directory is incomplete; start a new run from the config",
+        ) from None
+
+
+def task_sources(rd: RunDir, ev: Evaluation) -> dict[str, Path]:
+    """Task id → the folder preparation freezes from: ``tasks.source/<id>``, or for links the
+    run's own fetched copy."""
+    if ev.tasks.urls is not None:
+        return {pin.task_id: rd.remote_task(pin.task_id) for pin in frozen_pins(rd)}
+    source = Path(ev.tasks.source or "")
+    return {tid: source / tid for tid in ev.tasks.ids or []}

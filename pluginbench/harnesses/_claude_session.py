@@ -1,0 +1,83 @@
+"""The one Claude Code process of an attempt, as a stdin/stdout dialogue.
+
+1. Control requests, one at a time (each answer awaited): no model call.
+2. ``check(control_lines)`` builds and judges the receipt; it returns whether to go on.
+3. Going on: the task is sent as the first user message; when the session's ``result``
+   arrives, ``end_session`` ends the process. Refused: ``end_session`` at once, so the
+   process ends before any model call.
+
+Deadlines: the control phase has ``setup_timeout`` seconds, coding ``coding_timeout``
+seconds counted from the moment the task is sent; either one raises ``TimeoutError``
+(the sandbox then kills the process tree).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+
+import anyio
+
+from ..environments._dialogue import LineChannel
+from ._claude_discovery import (
+    REQUESTS,
+    control_request,
+    end_session,
+    is_result,
+    request_id,
+    response_id,
+    user_message,
+)
+
+
+class ClaudeSession:
+    """The dialogue; after the exec its fields say how far it got."""
+
+    def __init__(self, instruction: str, check: Callable[[str], Awaitable[bool]], *,
+                 setup_timeout: float, coding_timeout: float) -> None:
+        self.instruction = instruction
+        self.check = check
+        self.setup_timeout = setup_timeout
+        self.coding_timeout = coding_timeout
+        self.control_lines: list[str] = []
+        self.ended_early = False
+        self.task_sent_at: float | None = None
+        self.result_seen = False
+        self.coding_timed_out = False
+
+    async def __call__(self, channel: LineChannel) -> None:
+        with anyio.fail_after(self.setup_timeout):
+            for i, (sub, params) in enumerate(REQUESTS, 1):
+                await channel.send(control_request(i, sub, params))
+                want = request_id(i, sub)
+                while True:
+                    raw = await channel.receive_line()
+                    if raw is None:
+                        self.ended_early = True
+                        return
+                    line = raw.decode(errors="replace")
+                    self.control_lines.append(line)
+                    if response_id(line) == want:
+                        break
+            go = await self.check("\n".join(self.control_lines) + "\n")
+        last = len(REQUESTS) + 1
+        if not go:
+            await channel.send(end_session(last))
+            await _drain(channel)
+            return
+        self.task_sent_at = time.monotonic()
+        await channel.send(user_message(self.instruction))
+        try:
+            with anyio.fail_after(self.coding_timeout):
+                while (raw := await channel.receive_line()) is not None:
+                    if not self.result_seen and is_result(raw.decode(errors="replace")):
+                        self.result_seen = True
+                        await channel.send(end_session(last))
+        except TimeoutError:
+            self.coding_timed_out = True
+            raise
+
+
+async def _drain(channel: LineChannel) -> None:
+    while await channel.receive_line() is not None:
+        pass

@@ -1,0 +1,78 @@
+"""Whole runs from task links on a loopback git server: pinned at freeze time, resumed and reported offline."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pluginbench.actors import create_run
+from pluginbench.config import load
+from tests.runs_helpers import events_of
+from tests.tasks._gitserver import TaskRepo, git
+
+pytestmark = pytest.mark.slow
+QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart" / "tasks"
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pluginbench", *args], capture_output=True, text=True, timeout=300)
+
+
+def _config(tmp: Path, urls: list[str]) -> Path:
+    path = tmp / "evaluation.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": "remote", "tasks": {"urls": urls}, "treatments": {},
+        "runner": {"harness": "simulated", "model": "simulated-1"},
+        "repeats": 1, "jobs": 2, "seed": 1, "timeout_seconds": 60,
+    }))
+    return path
+
+
+@pytest.fixture
+def served(tmp_path: Path):
+    repo = TaskRepo(tmp_path / "server")
+    repo.add_tree(QUICKSTART / "roman-numerals", "tasks/roman-numerals")
+    repo.add_tree(QUICKSTART / "word-wrap", "tasks/word-wrap")
+    repo.commit()
+    repo.serve()
+    yield repo
+    repo.stop()
+
+
+def test_branch_links_are_pinned_at_freeze_and_the_run_never_resolves_them_again(served: TaskRepo, tmp_path: Path) -> None:
+    """A run frozen from git:// branch links runs, resumes and reports with the server gone, on the frozen commit."""
+    frozen_commit = git("rev-parse", "HEAD", cwd=served.work)
+    config = _config(tmp_path, [served.git_url("main", "tasks/roman-numerals"), served.git_url("main", "tasks/word-wrap")])
+    rd = create_run(load(config), tmp_path / "run")
+    (served.work / "tasks" / "word-wrap" / "instruction.md").write_text("A later instruction.\n")
+    served.commit("after the freeze")
+    served.stop()  # nothing below may reach the server
+
+    pins = json.loads((rd.root / "evidence" / "remote" / "pins.json").read_text())
+    assert [p["task_id"] for p in pins] == ["roman-numerals", "word-wrap"]
+    assert {p["commit"] for p in pins} == {frozen_commit} and all(p["ref"] == "main" for p in pins)
+    assert events_of(rd.root)[0]["tasks"] == ["roman-numerals", "word-wrap"]
+
+    done = _cli("run", str(rd.root), "--foreground")
+    assert done.returncode == 0, done.stdout + done.stderr
+    frozen = rd.root / "evidence" / "frozen" / "tasks" / "word-wrap" / "instruction.md"
+    assert frozen.read_text() == (QUICKSTART / "word-wrap" / "instruction.md").read_text()
+    results = json.loads((rd.root / "report" / "results.json").read_text())
+    assert set(results["per_task"]) == {"roman-numerals", "word-wrap"}
+    report = _cli("report", str(rd.root))
+    assert report.returncode == 0, report.stdout + report.stderr
+
+
+def test_a_bad_link_is_refused_before_anything_is_written(served: TaskRepo, tmp_path: Path) -> None:
+    """`run` with a link to a missing folder exits 2 naming tasks.urls[1] and the fix; no run folder appears."""
+    config = _config(tmp_path, [served.file_url("main", "tasks/word-wrap"), served.file_url("main", "tasks/nope")])
+    done = _cli("run", str(config), "--output", str(tmp_path / "run"))
+    out = done.stdout + done.stderr
+    assert done.returncode == 2, out
+    assert "tasks/nope does not exist" in out and "tasks.urls[1]" in out and "fix:" in out and "Traceback" not in out
+    assert not (tmp_path / "run").exists()
