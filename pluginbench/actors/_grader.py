@@ -15,8 +15,8 @@ from ..events import AttemptGraded
 from ..rundir import patch_mismatch
 from ._context import Engine
 from ._decide import Grade, GradeSourceOnly
-from ._source_only import source_only_one
 from ._pipeline import grade_patch
+from ._source_only import source_only_one
 
 
 async def grader_actor(engine: Engine, inbox: MemoryObjectReceiveStream[Grade | GradeSourceOnly]) -> None:

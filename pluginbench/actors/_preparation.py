@@ -32,6 +32,7 @@ from ..harnesses._port import FrozenTreatment
 from ..projections._state import VANILLA, RunState
 from ..tasks import VerifierContract, admit_contract, fingerprint, freeze_tree, load_task, scan_tree
 from ._context import Engine, TaskImages, cache_root
+from ._grader_proof import prove_grader_image
 from ._pipeline import code_attempt, grade_patch, write_json
 from ._vanilla import consult
 
@@ -139,6 +140,7 @@ async def prepare_docker_task(engine: Engine, task_id: str) -> TaskImages:
         engine.images[task_id] = TaskImages(coding, verifier)
         if not task.has_workspace:
             await _export_starting_source(engine, task_id, image)
+        await prove_grader_image(engine, task_id)
         return engine.images[task_id]
     image = await env.prepare_image(root, task)  # type: ignore[attr-defined]
     verifier = await env.verifier_image(root, task, image)  # type: ignore[attr-defined]
@@ -164,6 +166,7 @@ async def prepare_docker_task(engine: Engine, task_id: str) -> TaskImages:
                         "cli_version": getattr(harness, "cli_version", None) if real else None})
     if not task.has_workspace:
         await _export_starting_source(engine, task_id, image)
+    await prove_grader_image(engine, task_id)
     return engine.images[task_id]
 
 

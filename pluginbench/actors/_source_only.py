@@ -24,6 +24,7 @@ from ._context import Engine
 from ._decide import GradeSourceOnly
 from ._pipeline import grade_patch, write_json
 
+
 def source_only_dir(engine: Engine) -> Path:
     return engine.run_dir.evidence / "source-only" / f"filter-{FILTER_REVISION}"
 

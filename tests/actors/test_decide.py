@@ -13,6 +13,7 @@ from pluginbench.actors import (
     derive_attempt_id,
     schedule,
 )
+from pluginbench.actors._decide import GradeSourceOnly, source_only_todo
 from pluginbench.events import (
     AgentExited,
     AgentLaunched,
@@ -37,7 +38,6 @@ from pluginbench.events import (
     SubmissionCaptured,
     Usage,
 )
-from pluginbench.actors._decide import GradeSourceOnly, source_only_todo
 from pluginbench.measures._source_only import FILTER_REVISION
 from pluginbench.plan import attempt_id
 from pluginbench.projections import RunState

@@ -89,11 +89,22 @@ def test_deepswe_shaped_task_grades_like_harbor(task_image: str, tmp_path: Path)
     assert prepared["calc-clamp"]["patch_applied_by"] == "verifier" and prepared["calc-clamp"]["contract"] == "deepswe"
     frozen = json.loads((out / "evidence" / "frozen" / "contracts" / "calc-clamp.json").read_text())
     assert frozen["replaced_paths"] == ["run_tests.py", "tests/check_calc.py"]
+    proof = json.loads((out / "evidence" / "frozen" / "contracts" / "calc-clamp.proof.json").read_text())
+    assert proof["base_commit"] == frozen["base_commit"] and proof["payload"] == frozen["payload"]
     readiness = [(e["task"], e["control"], e["ok"]) for e in events_of(out) if e["type"] == "readiness.checked"]
     assert sorted(readiness) == [("artifact", "nop", True), ("artifact", "oracle", True),
                                  ("calc-clamp", "nop", True), ("calc-clamp", "oracle", True)]
 
     _, nop = run(tmp_path, "nop", "nop", ["calc-clamp"], source)
+    # A grader image whose /app is not at the base commit is refused before readiness.
+    moved = source / "moved"
+    shutil.copytree(TASK, moved)
+    (moved / "tests" / "Dockerfile").write_text(
+        (moved / "tests" / "Dockerfile").read_text() + "RUN chmod +x /app/calc.py\n")
+    refused = cli("check", str(config(tmp_path, tasks={"source": str(source), "ids": ["moved"]}, treatments={},
+                                      runner={"harness": "oracle"})), check=False)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "differs from the frozen starting source" in refused.stderr
     (row,) = nop["attempts"]
     assert row["outcome"] == "empty" and row["reward"] == 0.0
 

@@ -55,3 +55,46 @@ def test_no_overlap_keeps_the_plain_outcomes() -> None:
     """Without overlapping paths reward 1 is a confirmed pass and reward 0 a fail, with partial credit kept."""
     assert classify(1.0, None, False, DEEPSWE_PASS).outcome == "pass"
     assert classify(0.0, None, False, {"partial": 0.5}).native_grading == {"partial": 0.5}
+
+
+class _Outbox:
+    def __init__(self) -> None:
+        self.sent: list[object] = []
+
+    async def send(self, event: object) -> None:
+        self.sent.append(event)
+
+
+@pytest.mark.anyio
+async def test_grading_and_measuring_recheck_the_patch_sha256(tmp_path: Path) -> None:
+    """Before grading and measuring, model.patch is checked against the sha256 recorded at capture; a mismatch
+    grades unknown and measures unknown, each with the patch-integrity reason, and starts no verifier."""
+    import hashlib
+
+    from pluginbench.actors._collector import collect_one
+    from pluginbench.actors._grader import grade_one
+    from pluginbench.rundir import RunDir, patch_mismatch
+
+    rd = RunDir(tmp_path)
+    patch = rd.attempt("a1") / "model.patch"
+    patch.parent.mkdir(parents=True)
+    patch.write_text("diff --git a/x b/x\n")
+    recorded = hashlib.sha256(patch.read_bytes()).hexdigest()
+    assert patch_mismatch(patch, recorded) is None
+    patch.write_text("diff --git a/y b/y\n")
+
+    class Evaluation:
+        measurements = ("lines",)
+
+    class Engine:
+        run_dir = rd
+        outbox = _Outbox()
+        evaluation = Evaluation()
+
+    engine = Engine()
+    await grade_one(engine, "a1", "t", recorded)  # type: ignore[arg-type]
+    await collect_one(engine, "a1", recorded)  # type: ignore[arg-type]
+    graded, measured = engine.outbox.sent
+    assert graded.outcome == "unknown" and graded.reason.startswith("patch integrity")  # type: ignore[attr-defined]
+    assert all(m.status == "unknown" and m.reason.startswith("patch integrity")  # type: ignore[attr-defined]
+               for m in measured.measures.values())  # type: ignore[attr-defined]
