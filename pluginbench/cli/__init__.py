@@ -1,6 +1,6 @@
 """The ``pluginbench`` command line: parsing and dispatch only.
 
-Commands: init, check, run, status, stop, report, compare, events, demo, doctor, dashboard,
+Commands: init, check, run, status, stop, report, compare, calibrate, events, demo, doctor, dashboard,
 probe serve (and the hidden worker).
 Exit codes: 0 success, 1 a run or check that failed (for compare: a gate failed), 2 bad
 input (nothing started), 3 compare: no gate failed but some gate is undetermined.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import typer
 
-from ._compare import compare_command
+from ._compare import calibrate_command, compare_command
 from ._dashboard import dashboard_command
 from ._doctor import doctor_command
 from ._probe import probe_app
@@ -36,6 +36,7 @@ app.command("status")(status_command)
 app.command("stop")(stop_command)
 app.command("report")(report_command)
 app.command("compare")(compare_command)
+app.command("calibrate")(calibrate_command)
 app.command("events")(events_command)
 app.command("demo")(demo_command)
 app.command("doctor")(doctor_command)

@@ -1,4 +1,5 @@
-"""``pluginbench compare``: gates over saved reports, and an exit code a pipeline acts on."""
+"""``pluginbench compare`` (gates over saved reports, and an exit code a pipeline acts on) and
+``pluginbench calibrate`` (the gates' A/A false-positive rates)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from rich.text import Text
 
 from .. import stats
 from ..stats import CompareResult, SplitResult
+from ..stats._calibrate import DEFAULT_SEEDS, Calibration, calibrate
 from ._common import console, errors_to_exit_codes, print_json
-from ._compare_io import load_gates, load_inputs
+from ._compare_io import load_gates, load_inputs, load_vanilla
 
 _STYLE = {"pass": "green", "fail": "red", "undetermined": "yellow"}
 
@@ -143,3 +145,55 @@ def compare_command(
     else:
         render(result)
     raise typer.Exit(result.exit_code)
+
+
+def render_calibration(cal: Calibration) -> None:
+    console.print(
+        f"A/A calibration of {cal.run}: {cal.seeds} seeds, {cal.tasks} task(s), resampled from "
+        f"{cal.vanilla_attempts} vanilla attempts (no model calls)",
+        highlight=False, markup=False,
+    )
+    t = Table(title="False-positive rate per gate", title_justify="left")
+    for col in ("split", "gate", "kind", "false pos.", "rate", "nominal", "undetermined"):
+        t.add_column(col, overflow="fold")
+    for r in cal.gates:
+        rate = "n/a" if r.false_positive_rate is None else f"{r.false_positive_rate:.1%}"
+        nominal = "none stated" if r.nominal is None else f"{r.nominal:.0%}"
+        style = "red" if r.exceeds_nominal else ""
+        t.add_row(
+            r.split, r.gate, r.kind, f"{r.false_positives}/{r.determined}", Text(rate, style=style), nominal,
+            str(r.undetermined),
+        )
+    console.print(t)
+    for kind, definition in sorted({(r.kind, r.definition) for r in cal.gates}):
+        console.print(f"  {kind}: a false positive is a seed whose {definition}" if kind.endswith("bound")
+                      else f"  {kind}: a false positive is a seed where the gate {definition}", highlight=False)
+    if cal.exceeding:
+        console.print(
+            Text("Calibrated rate exceeds nominal for: " + ", ".join(cal.exceeding), style="bold red")
+        )
+    else:
+        console.print("No gate's calibrated rate exceeds its nominal level.", highlight=False)
+
+
+@errors_to_exit_codes
+def calibrate_command(
+    run: Annotated[Path, typer.Argument(help="A finished run directory (its report/results.json is read).", show_default=False)],
+    gates: Annotated[Path, typer.Option("--gates", help="The gates file (YAML).", show_default=False)],
+    seeds: Annotated[int, typer.Option("--seeds", min=1, help="A/A resamples (seeds 0..N-1).")] = DEFAULT_SEEDS,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the calibration as one JSON object.")] = False,
+) -> None:
+    """Measure each gate's false-positive rate by A/A resampling of a finished run's vanilla attempts.
+
+    Each seed compares vanilla with an identical-content treatment, both resampled with
+    replacement from the run's vanilla attempts per task; no model call is made. Prints
+    each gate's observed false-positive rate next to its nominal level, and says when a
+    calibrated rate exceeds it.
+    """
+    gates_file = load_gates(gates)
+    vanilla = load_vanilla(run)
+    cal = calibrate(vanilla, gates_file, seeds=seeds)
+    if json_out:
+        print_json(msgspec.to_builtins(cal))
+    else:
+        render_calibration(cal)

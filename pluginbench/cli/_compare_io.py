@@ -160,3 +160,24 @@ def load_inputs(args: list[str]) -> tuple[list[Package], dict[str, Mapping[str, 
             attempts = tuple(attempt_record(r) for r in rows if r.get("arm") == arm)
             packages.append(Package(arm, label, attempts))
     return packages, identities
+
+
+def load_vanilla(folder: Path) -> Package:
+    """The vanilla package of a finished run, for A/A calibration."""
+    path, doc = read_results(folder)
+    rows = [attempt_record(r) for r in doc["attempts"] if isinstance(r, Mapping) and r.get("arm") == "vanilla"]
+    if not rows:
+        raise InputError(
+            "the run has no vanilla attempts to resample",
+            file=str(path),
+            field="attempts",
+            fix="calibrate with a run that has a vanilla arm",
+        )
+    pending = [a.attempt_id for a in rows if a.outcome is None]
+    if pending:
+        raise InputError(
+            f"the run is not finished: {len(pending)} vanilla attempt(s) are not complete",
+            file=str(path),
+            fix=f"finish it with `pluginbench run {folder}`, then rebuild the report",
+        )
+    return Package("vanilla", str(folder), tuple(rows))

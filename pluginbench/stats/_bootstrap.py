@@ -15,6 +15,7 @@ and sums use :func:`math.fsum`, so results do not depend on summation order.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections.abc import Sequence
@@ -61,6 +62,17 @@ def percentile(sorted_values: Sequence[float], q: float) -> float:
     return a + (b - a) * frac if frac else float(a)
 
 
+@functools.lru_cache(maxsize=8)
+def _draws(n: int, draws: int, seed: int) -> tuple[tuple[int, ...], ...]:
+    """The resampled index rows for ``n`` tasks: the same for every statistic with that n.
+
+    Cached, so the pass-rate and token bootstraps of a comparison (and every seed of a
+    calibration) draw the Mersenne Twister stream once per task count.
+    """
+    rand = random.Random(seed).random
+    return tuple(tuple(int(rand() * n) for _ in range(n)) for _ in range(draws))
+
+
 def _check(values: Sequence[float], draws: int, level: float) -> None:
     if draws < 1:
         raise ValueError(f"draws must be >= 1, got {draws}")
@@ -91,9 +103,9 @@ def paired_bootstrap(
     mean = math.fsum(vals) / n
     if n < min_tasks:
         return BootstrapResult(mean, None, None, n, TOO_FEW_TASKS)
-    rng = random.Random(seed)
-    rand = rng.random
-    means = sorted(math.fsum(vals[int(rand() * n)] for _ in range(n)) / n for _ in range(draws))
+    get = vals.__getitem__
+    fsum = math.fsum
+    means = sorted(fsum(map(get, row)) / n for row in _draws(n, draws, seed))
     tail = (1.0 - level) / 2.0
     low = percentile(means, tail)
     high = percentile(means, 1.0 - tail)

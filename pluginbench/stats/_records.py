@@ -27,19 +27,33 @@ class AttemptRecord(NamedTuple):
     reasons: Mapping[str, str] = {}
 
 
-class Package(NamedTuple):
-    """One arm taken from one run: its name (the arm), the run it came from, its attempts."""
+class Package:
+    """One arm taken from one run: its name (the arm), the run it came from, its attempts.
 
-    name: str
-    run: str
-    attempts: tuple[AttemptRecord, ...]
+    Attempts are indexed by task once, so a comparison over thousands of attempts looks
+    each task up in constant time.
+    """
+
+    __slots__ = ("name", "run", "attempts", "_by_task")
+
+    def __init__(self, name: str, run: str, attempts: tuple[AttemptRecord, ...]) -> None:
+        self.name = name
+        self.run = run
+        self.attempts = tuple(attempts)
+        by_task: dict[str, list[AttemptRecord]] = {}
+        for a in self.attempts:
+            by_task.setdefault(a.task, []).append(a)
+        self._by_task = by_task
+
+    def __repr__(self) -> str:
+        return f"Package({self.name!r}, {self.run!r}, {len(self.attempts)} attempts)"
 
     def on(self, task: str) -> list[AttemptRecord]:
         """The package's assigned attempts on ``task`` (possibly none)."""
-        return [a for a in self.attempts if a.task == task]
+        return self._by_task.get(task, [])
 
     def tasks(self) -> set[str]:
-        return {a.task for a in self.attempts}
+        return set(self._by_task)
 
 
 def correctness(outcome: str | None, count_overlap_passes: bool) -> str:

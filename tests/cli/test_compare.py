@@ -155,3 +155,31 @@ def test_missing_report_and_unknown_arm_exit_two(tmp_path: Path) -> None:
     a = write_run(tmp_path / "a", ["vanilla", "docs"], TASKS, always("pass"))
     code, out = cli(f"{a}=vanilla,ghost", "--gates", str(gates_file(tmp_path)))
     assert code == 2 and "no arm 'ghost'" in out and "docs" in out
+
+
+def test_calibrate_prints_rates_next_to_nominal(tmp_path: Path) -> None:
+    """calibrate resamples a finished run's vanilla attempts and prints each gate's false-positive rate and nominal level."""
+    a = write_run(tmp_path / "a", ["vanilla", "docs"], TASKS, lambda t, arm, r: "pass" if (r + len(t)) % 2 else "fail",
+                  tokens=lambda t, arm, r: (1000 + 37 * r * len(t), 100 + r))
+    bound = {"name": "ceiling", "metrics": ["Input tokens", "Output tokens"], "against": "docs",
+             "direction": "lower", "bound": "upper", "factor": 1.3}
+    g = gates_file(tmp_path, {**GATES, "gates": [*GATES["gates"], bound]})
+    res = runner.invoke(app, ["calibrate", str(a), "--gates", str(g), "--seeds", "20", "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert (doc["seeds"], doc["tasks"], doc["vanilla_attempts"]) == (20, 6, 18)
+    rows = {(r["split"], r["gate"]): r for r in doc["gates"]}
+    assert rows[("all", "ceiling")]["nominal"] == 0.05
+    assert rows[("all", "passes")]["nominal"] is None
+    assert all(r["determined"] + r["undetermined"] == 20 for r in doc["gates"])
+    text = runner.invoke(app, ["calibrate", str(a), "--gates", str(g), "--seeds", "20"]).output
+    assert "False-positive rate per gate" in text and "nominal" in text
+    assert ("Calibrated rate exceeds nominal for:" in text) or ("No gate's calibrated rate exceeds" in text)
+
+
+def test_calibrate_refuses_an_unfinished_run(tmp_path: Path) -> None:
+    """A run whose vanilla attempts are not all complete cannot be calibrated: exit 2 with the fix."""
+    a = write_run(tmp_path / "a", ["vanilla", "docs"], TASKS, lambda t, arm, r: None if r == 3 else "pass")
+    res = runner.invoke(app, ["calibrate", str(a), "--gates", str(gates_file(tmp_path))])
+    assert res.exit_code == 2
+    assert "not finished" in res.output and "pluginbench run" in res.output

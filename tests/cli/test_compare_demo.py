@@ -65,3 +65,16 @@ def test_demo_runs_refuse_the_same_package_twice(demo_runs: tuple[Path, Path], t
     done = pb("compare", str(a), str(b), "--gates", gates(tmp_path, "g", PASSES), cwd=tmp_path)
     assert done.returncode == 2
     assert "may come from only one input" in done.stderr
+
+
+def test_demo_run_calibrates(demo_runs: tuple[Path, Path], tmp_path: Path) -> None:
+    """A/A calibration of a demo run (simulated agent, zero true difference by construction) reports every gate."""
+    a, _ = demo_runs
+    done = pb("calibrate", str(a), "--gates", gates(tmp_path, "cal", PASSES, NON_INFERIOR, TOKENS),
+              "--seeds", "50", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert (doc["seeds"], doc["tasks"], doc["vanilla_attempts"]) == (50, 6, 18)
+    ni = [r for r in doc["gates"] if r["gate"] == "non-inferior"][0]
+    assert ni["nominal"] == 0.05 and ni["determined"] == 50
+    assert ni["exceeds_nominal"] == (ni["false_positive_rate"] > 0.05)
