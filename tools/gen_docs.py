@@ -17,9 +17,13 @@ from pluginbench.doctable import replace_generated  # noqa: E402
 def blocks() -> dict[tuple[str, str], str]:
     """(page, block name) → the generated markdown."""
     from pluginbench.doctable import table
+    from pluginbench.projections._results_schema import ResultsJson
     from pluginbench.stats import GatesFile
 
-    return {("docs/compare.md", "gates-file"): table(GatesFile)}
+    return {
+        ("docs/compare.md", "gates-file"): table(GatesFile),
+        ("docs/results.md", "results-json"): table(ResultsJson, with_default=False),
+    }
 
 
 def render() -> dict[str, str]:

@@ -126,16 +126,18 @@ def _in_flight(state: RunState) -> int:
 
 
 def _publish(state: RunState, a: Attempt) -> list[Command]:
-    """Publish ``a`` when it is a vanilla attempt this run coded to the end, the cache
+    """Publish ``a`` when it is a vanilla attempt this run coded and completed, the cache
     was consulted for its task (so its key is known), and it was not published yet.
-    Failures and unknowns are published; provider stops and interrupted attempts never
-    reach here (they have no settled submission)."""
+    Completion means grading and measuring are done, so nothing writes into its folder
+    while it is copied. Failures and unknowns are published; provider stops and
+    interrupted attempts never complete, so they never reach here."""
     if (
         a.arm != VANILLA
         or a.reused
         or a.cached is not None
         or a.task not in state.vanilla_cache
-        or not (a.captured or a.missing_reason is not None)
+        or not state.vanilla_cache[a.task].publish
+        or a.state != "complete"
         or a.provider_stop
     ):
         return []
@@ -152,8 +154,7 @@ def _recover(state: RunState) -> list[Command]:
     commands: list[Command] = []
     for a in state.live_attempts():
         settled = a.captured or a.missing_reason is not None
-        if settled and state.live.get(a.slot) == a.attempt_id:
-            commands.extend(_publish(state, a))
+        commands.extend(_publish(state, a))
         if not a.launched and a.state in ("running", "interrupted"):
             commands.append(
                 Emit(AttemptReset(attempt_id=a.attempt_id, reason=a.interrupted_reason or "the worker stopped before the agent launched"))
@@ -240,8 +241,7 @@ def decide(state: RunState, event: Event) -> list[Command]:
             return _finish_run(state) if state.all_complete else []
         case SubmissionCaptured():
             a = state.attempts[event.attempt_id]
-            return [*_publish(state, a), Grade(a.attempt_id, a.task, a.patch_sha256),
-                    Measure(a.attempt_id, a.task, a.patch_sha256)]
+            return [Grade(a.attempt_id, a.task, a.patch_sha256), Measure(a.attempt_id, a.task, a.patch_sha256)]
         case AttemptReused():
             a = state.attempts[event.attempt_id]
             if a.captured:
@@ -259,7 +259,6 @@ def decide(state: RunState, event: Event) -> list[Command]:
             return []
         case SubmissionMissing():
             out: list[Command] = [
-                *_publish(state, state.attempts[event.attempt_id]),
                 Emit(AttemptGraded(attempt_id=event.attempt_id, outcome="unknown", reward=None,
                                    reason=f"no submission: {event.reason}")),
                 Emit(MeasuresCollected(attempt_id=event.attempt_id, measures={})),
@@ -279,9 +278,10 @@ def decide(state: RunState, event: Event) -> list[Command]:
                 return [Emit(AttemptCompleted(attempt_id=a.attempt_id))]
             return []
         case AttemptCompleted():
+            publish = _publish(state, state.attempts[event.attempt_id])
             if state.all_complete and state.stopping is None and state.coding:
-                return _finish_run(state)
-            return _drained(state)
+                return [*publish, *_finish_run(state)]
+            return [*publish, *_drained(state)]
         case SourceOnlyStarted():
             return [
                 GradeSourceOnly(aid, a.task, a.patch_sha256, a.reward, a.native_grading)

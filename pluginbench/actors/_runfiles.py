@@ -157,6 +157,12 @@ def check_inputs(
                 file=str(folder / "simulated" / "candidates.toml"), field="runner.harness",
                 fix="add candidate patches (see docs/tasks.md) or use another harness",
             )
+        if not task.has_solution:
+            raise TaskError(
+                f"task '{task_id}' has no solution/solve.sh", file=str(folder / "solution" / "solve.sh"),
+                field=field,
+                fix="add the reference solution (readiness runs it: oracle must pass before any agent is coded)",
+            )
         tasks[task_id] = task
     for name, t in ev.treatments.items():
         total = 0
@@ -318,7 +324,13 @@ def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
             f"the output folder {output} already exists", file=str(output), field="--output",
             fix="choose a new folder, or pass the run directory itself to resume it",
         )
-    output.mkdir(parents=True)
+    try:
+        output.mkdir(parents=True)
+    except OSError as exc:
+        raise RunDirError(
+            f"cannot create the run directory {output}: {exc.strerror}", file=str(output), field="--output",
+            fix="choose a writable folder on a filesystem with free space (not /proc, /sys or a read-only mount)",
+        ) from None
     rd = RunDir(output.resolve())
     try:
         data = evaluation_bytes(ev, loaded.path)
@@ -354,6 +366,12 @@ def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
                     cli_version_source=cli.source if cli else None,
                 )
             )
+    except OSError as exc:
+        shutil.rmtree(output, ignore_errors=True)
+        raise RunDirError(
+            f"cannot write the run directory {output}: {exc.strerror}", file=str(exc.filename or output),
+            field="--output", fix="free space or choose another folder; nothing was kept",
+        ) from None
     except BaseException:
         shutil.rmtree(output, ignore_errors=True)
         raise

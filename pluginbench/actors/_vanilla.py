@@ -37,7 +37,7 @@ from ..cache import (
 from ..cache._store import read_json
 from ..config import Evaluation
 from ..events import AttemptReused, CacheDecision, VanillaCacheChecked
-from ..harnesses._launch_identity import delivery_policy, launch_identity
+from ..harnesses._launch_identity import delivery_policy, launch_identity, uncacheable_cli
 from ..projections._state import VANILLA, Attempt, RunState
 from ..tasks import fingerprint, scan_tree
 from ._context import Engine
@@ -143,9 +143,13 @@ async def consult(engine: Engine, state: RunState) -> None:
         images = list(engine.images[task_id]) if task_id in engine.images else None
         decisions: list[CacheDecision] = []
         reuse: list[tuple[Attempt, EntryManifest]] = []
+        refused = uncacheable_cli(inputs.harness, inputs.cli_version)
         for repeat in range(1, ev.repeats + 1):
             a = _vanilla_attempt(state, task_id, repeat)
             if a is None:
+                continue
+            if refused is not None:
+                decisions.append(CacheDecision(repeat=repeat, attempt_id=a.attempt_id, decision="miss", reason=refused))
                 continue
             if a.state != "pending":
                 decisions.append(CacheDecision(repeat=repeat, attempt_id=a.attempt_id, decision="kept",
@@ -159,6 +163,7 @@ async def consult(engine: Engine, state: RunState) -> None:
                 reuse.append((a, manifest))
         await engine.outbox.send(VanillaCacheChecked(
             task=task_id, key=key, cohort=cohort_of(key), inputs=msgspec.to_builtins(inputs), decisions=decisions,
+            publish=refused is None, reason=refused,
         ))
         for a, m in reuse:
             entry = entry_of(key, m.repeat)
@@ -234,9 +239,12 @@ def plan_decisions(ev: Evaluation, tasks: dict[str, Any]) -> dict[str, Any]:
         inputs = key_inputs(ev, task_id=task_id, task_fingerprint=fp, workdir=task.workdir, cli_version=cli,
                             isolation=isolation)
         key = vanilla_key(inputs)
+        refused = uncacheable_cli(inputs.harness, inputs.cli_version)
         for repeat in range(1, ev.repeats + 1):
             entry = root / entry_of(key, repeat)
-            if not entry.exists():
+            if refused is not None:
+                decision, reason = "miss", refused
+            elif not entry.exists():
                 decision, reason = "miss", None
             else:
                 manifest = read_manifest(entry)

@@ -9,6 +9,10 @@ process ends, however it ends.
 from __future__ import annotations
 
 import contextlib
+import errno
+import os
+import shlex
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +20,8 @@ from typing import Any
 import anyio
 
 from ..config import CONTROL_HARNESSES, Evaluation
-from ..events import EventLog, RunCreated, RunLock, read_run_log
+from ..errors import PluginBenchError
+from ..events import EventLog, RunCreated, RunFailed, RunLock, read_run_log
 from ..projections._ledger import Ledger
 from ..projections._state import RunState, fold
 from ..rundir import RunDir
@@ -115,6 +120,17 @@ def run_worker(
 def _own(rd: RunDir, saved: Any, log: EventLog, *, foreground: bool, observer: Observer | None,
          handle_signals: bool) -> RunState:
     state = fold(log.recovered)
+    try:
+        return _supervise(rd, saved, log, state, foreground=foreground, observer=observer, handle_signals=handle_signals)
+    except BaseException as exc:
+        full = disk_full(exc)
+        if full is None:
+            raise
+        raise _record_disk_full(rd, log, state, full) from None
+
+
+def _supervise(rd: RunDir, saved: Any, log: EventLog, state: RunState, *, foreground: bool,
+               observer: Observer | None, handle_signals: bool) -> RunState:
     ledger = Ledger(rd.ledger)
     try:
         if ledger.last_seq() != state.last_seq:
@@ -132,3 +148,51 @@ def _own(rd: RunDir, saved: Any, log: EventLog, *, foreground: bool, observer: O
             return anyio.run(main, backend="asyncio")
     finally:
         ledger.close()
+
+
+def disk_full(exc: BaseException) -> str | None:
+    """The path a "no space left" error was writing (``"?"`` when unnamed), searched
+    through exception groups and causes; ``None`` when the failure is something else."""
+    seen: set[int] = set()
+    stack = [exc]
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
+            return str(e.filename) if e.filename else "?"
+        if isinstance(e, sqlite3.Error) and "database or disk is full" in str(e):
+            return "evidence/ledger.sqlite"
+        if isinstance(e, BaseExceptionGroup):
+            stack.extend(e.exceptions)
+        for nxt in (e.__cause__, e.__context__):
+            if nxt is not None:
+                stack.append(nxt)
+    return None
+
+
+def _mount_of(path: Path) -> Path:
+    p = path.resolve()
+    while not os.path.ismount(p) and p != p.parent:
+        p = p.parent
+    return p
+
+
+def _record_disk_full(rd: RunDir, log: EventLog, state: RunState, writing: str) -> PluginBenchError:
+    """Record ``run.failed`` for a full disk when the log still takes a line, and say so."""
+    mount = _mount_of(rd.root)
+    cause = f"no space left on {mount} (while writing {writing})"
+    recorded = state.failed is not None
+    if not recorded:
+        try:
+            state.apply(log.append(RunFailed(error=cause)))
+            recorded = True
+        except OSError:
+            recorded = False
+    return PluginBenchError(
+        f"{cause}; "
+        + ("the failure is recorded in events.jsonl" if recorded else "not even run.failed fit in events.jsonl")
+        + f"; every complete event is kept. Free space on {mount}, then resume with: "
+        f"pluginbench run {shlex.quote(str(rd.root))}"
+    )

@@ -110,7 +110,8 @@ def read_json(path: Path) -> dict[str, Any] | None:
 def _publishable(attempt_dir: Path) -> list[Any]:
     return scan_tree(
         attempt_dir, context=f"attempt {attempt_dir.name}", error=CacheError,
-        exclude=lambda rel: rel.split("/", 1)[0] in NOT_PUBLISHED,
+        # ``*.tmp`` are atomic writes in flight (the collector may be writing measurements.json).
+        exclude=lambda rel: rel.split("/", 1)[0] in NOT_PUBLISHED or rel.endswith(".tmp"),
     )
 
 

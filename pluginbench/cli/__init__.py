@@ -1,7 +1,7 @@
 """The ``pluginbench`` command line: parsing and dispatch only.
 
 Commands: init, check, run, status, stop, report, compare, calibrate, events, demo, doctor, dashboard,
-probe serve (and the hidden worker).
+probe serve, tasks pick (and the hidden worker).
 Exit codes: 0 success, 1 a run or check that failed (for compare: a gate failed), 2 bad
 input (nothing started), 3 compare: no gate failed but some gate is undetermined.
 """
@@ -16,6 +16,7 @@ from ._doctor import doctor_command
 from ._probe import probe_app
 from ._run import demo_command, run_command, worker_command
 from ._setup import check_command, init_command
+from ._tasks import tasks_app
 from ._watch import events_command, report_command, status_command, stop_command
 
 app = typer.Typer(
@@ -42,6 +43,7 @@ app.command("demo")(demo_command)
 app.command("doctor")(doctor_command)
 app.command("dashboard")(dashboard_command)
 app.add_typer(probe_app, name="probe")
+app.add_typer(tasks_app, name="tasks")
 app.command("worker", hidden=True)(worker_command)
 
 

@@ -23,19 +23,46 @@ def init_command(
     path: Annotated[Path, typer.Argument(help="Where to write the starter config.")] = Path("evaluation.yaml"),
 ) -> None:
     """Write a commented starter evaluation config. Never overwrites a file."""
+    if path.is_symlink():
+        raise ConfigError(
+            f"{path} is a symlink; init writes only a new regular file", file=str(path),
+            fix="choose a path that does not exist yet",
+        )
     if path.exists():
         raise ConfigError(
             f"{path} already exists; init never overwrites", file=str(path),
             fix="choose another path, or edit the existing file",
+        )
+    if path.suffix not in (".yaml", ".yml", ".json"):
+        raise ConfigError(
+            f"unsupported config extension '{path.suffix}'", file=str(path),
+            fix="name it evaluation.yaml (or .yml or .json): check and run read only those",
+        )
+    if not path.parent.is_dir():
+        raise ConfigError(
+            f"the folder {path.parent} does not exist", file=str(path),
+            fix=f"create it first (mkdir -p {path.parent}) or choose another path",
         )
     if path.suffix == ".json":
         import json
 
         import yaml
 
-        path.write_text(json.dumps(yaml.safe_load(template_text()), indent=2) + "\n")
+        text = json.dumps(yaml.safe_load(template_text()), indent=2) + "\n"
     else:
-        path.write_text(template_text())
+        text = template_text()
+    created = False
+    try:
+        with open(path, "x", encoding="utf-8") as fh:  # "x": never through a link, never over a file
+            created = True
+            fh.write(text)
+    except OSError as exc:
+        if created:
+            path.unlink(missing_ok=True)  # a half-written starter is worse than none
+        raise ConfigError(
+            f"cannot write {path}: {exc.strerror}", file=str(path),
+            fix="choose a writable folder (not a read-only mount)",
+        ) from None
     console.print(f"wrote {path}; edit it, then: pluginbench check {path}", highlight=False)
 
 

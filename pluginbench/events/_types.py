@@ -341,6 +341,9 @@ class VanillaCacheChecked(_Event, frozen=True, tag="vanilla_cache.checked"):
     cohort: str
     inputs: dict[str, Any]
     decisions: list[CacheDecision]
+    #: False when this run's vanilla attempts must not enter the cache (``reason`` says why)
+    publish: bool = True
+    reason: str | None = None
 
 
 class AttemptReused(_Event, frozen=True, tag="attempt.reused"):

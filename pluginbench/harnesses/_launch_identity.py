@@ -59,3 +59,18 @@ def launch_identity(harness: str, model: str | None, reasoning: str | None, *, s
     if harness == "oracle":
         return {"argv": ["bash", "<solve>"]}
     return {"argv": []}
+
+
+def uncacheable_cli(harness: str, cli_version: str | None) -> str | None:
+    """Why vanilla attempts of this CLI version are neither reused nor published, or ``None``.
+
+    Claude Code's built-in commands, agents and init tools are part of the vanilla arm,
+    and PluginBench pins them for one CLI version only; any other version codes its own
+    vanilla arm every run."""
+    if harness == "claude":
+        from ._claude_launch import PINNED_VERSION
+
+        if cli_version != PINNED_VERSION:
+            return (f"Claude Code {cli_version} is not {PINNED_VERSION}, the version whose built-ins PluginBench pins; "
+                    "this run codes its own vanilla arm and publishes nothing")
+    return None

@@ -189,9 +189,22 @@ class ProbeServer:
         class Server(_HTTPServer):
             address_family = family
 
-        self._httpd = Server((bind, port), _Handler, bind_and_activate=True)
-        self._httpd.probe = self
+        if not 0 <= port <= 65535:
+            raise InputError(f"port {port} is out of range", field="--port", fix="pass a port from 1 to 65535, or 0 for any free port")
         self._log = Path(log) if log is not None else None
+        if self._log is not None:
+            try:  # an unwritable log is refused before the server answers anything
+                with self._log.open("ab"):
+                    pass
+            except OSError as exc:
+                raise InputError(f"cannot append to the request log {self._log}: {exc.strerror}", file=str(self._log),
+                                 field="--log", fix="choose a writable file (its folder must exist)") from None
+        try:
+            self._httpd = Server((bind, port), _Handler, bind_and_activate=True)
+        except OSError as exc:
+            raise InputError(f"cannot listen on {host}:{port}: {exc.strerror}", field="--port",
+                             fix="choose another port, or 0 for any free port") from None
+        self._httpd.probe = self
         self._lock = threading.Condition()
         self._records: list[ProbeRequest] = []
         self._seq = 0

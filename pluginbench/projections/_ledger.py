@@ -13,6 +13,7 @@ synchronous write keeps "after event N is appended, the ledger shows N" exact.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 from pathlib import Path
@@ -125,7 +126,12 @@ class _Tx:
         self.db.execute("BEGIN IMMEDIATE")
 
     def __exit__(self, exc_type: object, *rest: object) -> None:
-        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+        if not exc_type:
+            self.db.execute("COMMIT")
+            return
+        # SQLite may have rolled back already (e.g. "database or disk is full"): keep that cause.
+        with contextlib.suppress(sqlite3.Error):
+            self.db.execute("ROLLBACK")
 
 
 READ_MODE_SQL = "PRAGMA journal_mode"

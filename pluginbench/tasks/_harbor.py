@@ -82,15 +82,69 @@ def strip_canary(text: str) -> str:
     return "".join(lines[i:])
 
 
-def _num(table: dict[str, Any], key: str, default: float | None, path: Path, where: str) -> float | None:
+def _num(table: dict[str, Any], key: str, default: float | None, path: Path, where: str, tid: str = "?") -> float | None:
     value = table.get(key, default)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TaskError(
-            f"{where}.{key} must be a number", file=str(path), field=f"{where}.{key}", fix="write a number"
+            f"task '{tid}': {where}.{key} must be a number, got {value!r}", file=str(path), field=f"{where}.{key}",
+            fix="write a positive number (seconds, CPUs, MB), without quotes",
+        )
+    if not value > 0 or value != value or value == float("inf"):
+        raise TaskError(
+            f"task '{tid}': {where}.{key} must be positive and finite, got {value!r}", file=str(path),
+            field=f"{where}.{key}", fix="write a positive number, or remove the key for the default",
         )
     return float(value)
+
+
+def _table(data: dict[str, Any], key: str, path: Path, tid: str, where: str | None = None) -> dict[str, Any]:
+    """``data[key]`` as a TOML table (absent: empty); anything else names the field."""
+    value = data.get(key)
+    if value is None:
+        return {}
+    name = f"{where}.{key}" if where else key
+    if not isinstance(value, dict):
+        raise TaskError(
+            f"task '{tid}': {name} must be a table, got {value!r}", file=str(path), field=name,
+            fix=f"write it as a [{name}] table with its keys (see docs/tasks.md)",
+        )
+    return value
+
+
+def _collect(verifier: dict[str, Any], path: Path, tid: str) -> tuple[CollectCommand, ...]:
+    raw = verifier.get("collect")
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise TaskError(
+            f"task '{tid}': verifier.collect must be a list of tables, got {raw!r}", file=str(path),
+            field="verifier.collect", fix='write each command as a [[verifier.collect]] table with command = "..."',
+        )
+    out = []
+    for i, c in enumerate(raw):
+        field = f"verifier.collect[{i}]"
+        if not isinstance(c, dict) or not isinstance(c.get("command"), str) or not c["command"].strip():
+            raise TaskError(
+                f"task '{tid}': {field} needs a command string", file=str(path), field=f"{field}.command",
+                fix='write [[verifier.collect]] with command = "..." (and optionally timeout_sec)',
+            )
+        timeout = _num(c, "timeout_sec", 60.0, path, field, tid)
+        out.append(CollectCommand(c["command"], timeout or 60.0))
+    return tuple(out)
+
+
+def _workdir(env: dict[str, Any], path: Path, tid: str) -> str:
+    value = env.get("workdir")
+    if value is None:
+        return "/app"
+    if not isinstance(value, str) or not value.startswith("/") or ".." in value.split("/") or "\0" in value:
+        raise TaskError(
+            f"task '{tid}': environment.workdir must be an absolute path inside the sandbox, got {value!r}",
+            file=str(path), field="environment.workdir", fix='write an absolute path without "..", e.g. workdir = "/app"',
+        )
+    return value
 
 
 def load_task(root: Path, task_id: str | None = None) -> HarborTask:
@@ -109,7 +163,9 @@ def load_task(root: Path, task_id: str | None = None) -> HarborTask:
     except FileNotFoundError:
         raise TaskError(f"task '{tid}' has no task.toml", file=str(toml_path), fix="add a Harbor task.toml") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise TaskError(f"task.toml does not parse: {exc}", file=str(toml_path), fix="fix the TOML syntax") from None
+        raise TaskError(f"task '{tid}': task.toml does not parse: {exc}", file=str(toml_path), fix="fix the TOML syntax (UTF-8)") from None
+    except OSError as exc:
+        raise TaskError(f"task '{tid}': cannot read task.toml: {exc.strerror}", file=str(toml_path), fix="make it a readable file") from None
     if data.get("steps"):
         raise TaskError(
             "multi-step tasks are not supported",
@@ -117,9 +173,10 @@ def load_task(root: Path, task_id: str | None = None) -> HarborTask:
             field="steps",
             fix="use a single-step task",
         )
-    env = data.get("environment") or {}
-    agent = data.get("agent") or {}
-    verifier = data.get("verifier") or {}
+    env = _table(data, "environment", toml_path, tid)
+    agent = _table(data, "agent", toml_path, tid)
+    verifier = _table(data, "verifier", toml_path, tid)
+    metadata = _table(data, "metadata", toml_path, tid)
     if env.get("os", "linux") != "linux":
         raise TaskError("only Linux tasks are supported", file=str(toml_path), field="environment.os", fix='set os = "linux"')
     if env.get("gpus") or env.get("tpu"):
@@ -136,11 +193,25 @@ def load_task(root: Path, task_id: str | None = None) -> HarborTask:
             field="environment/docker-compose.yaml",
             fix="use a single Dockerfile or a prebuilt docker_image",
         )
+    for name in ("tests", "solution", "workspace", "environment", "instruction.md", "task.toml"):
+        if (root / name).is_symlink():
+            raise TaskError(
+                f"task '{tid}': {name} is a symlink", file=str(root / name), field=name,
+                fix="replace it with the real folder or file (symlinks in tasks are refused)",
+            )
     instruction_path = root / "instruction.md"
     try:
         instruction = strip_canary(instruction_path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise TaskError(f"task '{tid}' has no instruction.md", file=str(instruction_path), fix="add the prompt") from None
+    except UnicodeDecodeError as exc:
+        raise TaskError(
+            f"task '{tid}': instruction.md is not UTF-8 text (byte {exc.start})", file=str(instruction_path),
+            field="instruction.md", fix="save the prompt as UTF-8",
+        ) from None
+    except OSError as exc:
+        raise TaskError(f"task '{tid}': cannot read instruction.md: {exc.strerror}", file=str(instruction_path),
+                        fix="make it a readable file") from None
     if not instruction.strip():
         raise TaskError("instruction.md is empty", file=str(instruction_path), fix="write the task prompt")
     if not (root / "tests" / "test.sh").is_file():
@@ -149,7 +220,7 @@ def load_task(root: Path, task_id: str | None = None) -> HarborTask:
             file=str(root / "tests" / "test.sh"),
             fix="add the verifier entry point; it must write /logs/verifier/reward.txt or reward.json",
         )
-    venv = verifier.get("environment") or {}
+    venv = _table(verifier, "environment", toml_path, tid, "verifier")
     # PluginBench always grades in a separate sandbox made from the starting source plus
     # the canonical patch, so an undeclared mode means "separate"; a task that declares
     # "shared" expects state the agent left beyond its patch, which is never graded.
@@ -168,11 +239,13 @@ def load_task(root: Path, task_id: str | None = None) -> HarborTask:
             field="verifier.environment_mode",
             fix='use "separate" or "shared"',
         )
-    collect = tuple(
-        CollectCommand(str(c["command"]), float(c.get("timeout_sec", 60.0)))
-        for c in verifier.get("collect") or []
-        if isinstance(c, dict) and "command" in c
-    )
+    collect = _collect(verifier, toml_path, tid)
+    for table, key, where in ((env, "docker_image", "environment"), (venv, "docker_image", "verifier.environment")):
+        if table.get(key) is not None and (not isinstance(table[key], str) or not table[key].strip()):
+            raise TaskError(
+                f"task '{tid}': {where}.{key} must be an image name, got {table[key]!r}", file=str(toml_path),
+                field=f"{where}.{key}", fix='write e.g. docker_image = "python:3.12-slim", or remove it',
+            )
     memory = env.get("memory_mb")
     artifacts = _artifacts(data.get("artifacts"), toml_path)
     venv_vars = verifier.get("env") or {}
@@ -180,17 +253,17 @@ def load_task(root: Path, task_id: str | None = None) -> HarborTask:
         id=tid,
         root=root,
         instruction=instruction,
-        workdir=str(env.get("workdir") or "/app"),
-        agent_timeout_sec=_num(agent, "timeout_sec", None, toml_path, "agent"),
-        verifier_timeout_sec=_num(verifier, "timeout_sec", 600.0, toml_path, "verifier") or 600.0,
-        build_timeout_sec=_num(env, "build_timeout_sec", 600.0, toml_path, "environment") or 600.0,
+        workdir=_workdir(env, toml_path, tid),
+        agent_timeout_sec=_num(agent, "timeout_sec", None, toml_path, "agent", tid),
+        verifier_timeout_sec=_num(verifier, "timeout_sec", 600.0, toml_path, "verifier", tid) or 600.0,
+        build_timeout_sec=_num(env, "build_timeout_sec", 600.0, toml_path, "environment", tid) or 600.0,
         environment_mode=mode,
         docker_image=env.get("docker_image"),
         verifier_docker_image=venv.get("docker_image"),
-        cpus=_num(env, "cpus", None, toml_path, "environment"),
-        memory_mb=int(memory) if isinstance(memory, (int, float)) and not isinstance(memory, bool) else None,
+        cpus=_num(env, "cpus", None, toml_path, "environment", tid),
+        memory_mb=int(memory) if _num(env, "memory_mb", None, toml_path, "environment", tid) is not None else None,
         collect=collect,
-        metadata=dict(data.get("metadata") or {}),
+        metadata=dict(metadata),
         artifacts=artifacts,
         verifier_env=dict(venv_vars) if isinstance(venv_vars, dict) else {},
     )

@@ -267,3 +267,30 @@ def write_pins(pins: list[TaskPin], path: Path) -> None:
 
 def read_pins(path: Path) -> list[TaskPin]:
     return msgspec.json.decode(path.read_bytes(), type=list[TaskPin])
+
+
+class TaskChoice(msgspec.Struct, frozen=True, kw_only=True):
+    """A task folder offered by ``tasks pick``: its link at the pinned commit and its prompt."""
+
+    task_id: str
+    link: TaskUrl
+    instruction: str
+
+
+def browse(link: TaskUrl, scratch: Path, fetched: set[tuple[str, str]]) -> tuple[str, list[TaskChoice]]:
+    """The commit ``link`` names now and every task folder directly under its folder (those
+    holding ``task.toml``), each with its ``instruction.md`` for previews."""
+    commit = resolve_commit(link)
+    _fetch(link, commit, scratch, fetched)
+    listing = git("ls-tree", "-r", "--name-only", f"{commit}:{link.path}", cwd=scratch)
+    ids = sorted({name.split("/", 1)[0] for name in listing.splitlines() if name.count("/") == 1
+                  and name.endswith("/task.toml")})
+    choices = []
+    for task_id in ids:
+        child = msgspec.structs.replace(link, ref=commit, path=f"{link.path}/{task_id}", url=link.pinned(commit) + f"/{task_id}")
+        try:
+            text = git("show", f"{commit}:{child.path}/instruction.md", cwd=scratch)
+        except GitFailed:
+            text = "(no instruction.md)"
+        choices.append(TaskChoice(task_id=task_id, link=child, instruction=text))
+    return commit, choices

@@ -64,6 +64,13 @@ def scan_tree(
                 continue
             if name in ("..", ".") or "/" in name or "\\" in name:
                 raise _refuse(Path(child.path), "a name that escapes its folder", error, context)
+            try:
+                name.encode("utf-8")
+            except UnicodeEncodeError:
+                raise error(
+                    f"{context} contains a file name that is not UTF-8: {name.encode('utf-8', 'surrogateescape')!r}",
+                    file=str(folder), fix="rename the file to a UTF-8 name (the patch and the evidence need text names)",
+                ) from None
             st = child.stat(follow_symlinks=False)
             if stat.S_ISLNK(st.st_mode):
                 raise _refuse(Path(child.path), "a symlink", error, context)

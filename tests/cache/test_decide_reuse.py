@@ -59,7 +59,7 @@ def test_regrading_a_reused_attempt_does_not_take_a_coding_slot() -> None:
 
 
 def test_a_finished_vanilla_attempt_is_published_once_its_task_was_looked_up() -> None:
-    """Capture of a coded vanilla attempt asks to publish it; a treatment attempt or an unlooked-up task does not."""
+    """Completion of a coded vanilla attempt asks to publish it; a treatment attempt or an unlooked-up task does not."""
     run = Run(created(n_tasks=2), RunStarted(pid=1, pgid=1, resumed=False))
     run.apply(_checked("t0"))
     from pluginbench.events import CodingStarted
@@ -77,11 +77,16 @@ def _capture(run: Run, aid: str) -> list[object]:
 
     run.apply(AgentLaunched(attempt_id=aid, argv=["x"]))
     run.apply(AgentExited(attempt_id=aid, exit_code=0, timed_out=False, coding_seconds=1.0, usage=USAGE))
-    return run.apply(SubmissionCaptured(attempt_id=aid, patch_sha256="s", empty=False, files_changed=1))
+    from pluginbench.events import MeasuresCollected
+
+    run.apply(SubmissionCaptured(attempt_id=aid, patch_sha256="s", empty=False, files_changed=1))
+    run.apply(AttemptGraded(attempt_id=aid, outcome="fail", reward=0.0))
+    run.apply(MeasuresCollected(attempt_id=aid, measures={}))
+    return run.apply(AttemptCompleted(attempt_id=aid))
 
 
 def test_a_missing_submission_is_published_too() -> None:
-    """Failures are cached: submission.missing of a vanilla attempt asks to publish it."""
+    """Failures are cached: a vanilla attempt completed after submission.missing is published."""
     run = Run(created(n_tasks=1), RunStarted(pid=1, pgid=1, resumed=False))
     run.apply(_checked())
     from pluginbench.events import AgentExited, AgentLaunched, CodingStarted
@@ -90,7 +95,12 @@ def test_a_missing_submission_is_published_too() -> None:
     run.start("t0__vanilla__r1")
     run.apply(AgentLaunched(attempt_id="t0__vanilla__r1", argv=["x"]))
     run.apply(AgentExited(attempt_id="t0__vanilla__r1", exit_code=1, timed_out=False, coding_seconds=1.0, usage=USAGE))
-    out = run.apply(SubmissionMissing(attempt_id="t0__vanilla__r1", reason="export failed"))
+    run.apply(SubmissionMissing(attempt_id="t0__vanilla__r1", reason="export failed"))
+    from pluginbench.events import MeasuresCollected
+
+    run.apply(MeasuresCollected(attempt_id="t0__vanilla__r1", measures={}))
+    run.apply(AttemptGraded(attempt_id="t0__vanilla__r1", outcome="unknown", reward=None))
+    out = run.apply(AttemptCompleted(attempt_id="t0__vanilla__r1"))
     assert Publish("t0__vanilla__r1", "t0", 1) in out
 
 
@@ -134,6 +144,7 @@ def test_resume_publishes_what_a_kill_left_unpublished() -> None:
     run.apply(CodingStarted())
     run.start("t0__vanilla__r1")
     run.finish("t0__vanilla__r1")
+    run.apply(AttemptCompleted(attempt_id="t0__vanilla__r1"))
     out = run.apply(RunStarted(pid=2, pgid=2, resumed=True))
     assert Publish("t0__vanilla__r1", "t0", 1) in out
     run.apply(AttemptCached(attempt_id="t0__vanilla__r1", entry="vanilla/k/1"))
@@ -150,3 +161,16 @@ def test_an_all_reused_run_builds_its_report_only_after_coding_started() -> None
     run.apply(MeasuresCollected(attempt_id="t0__vanilla__r1", measures={}))
     out = run.apply(AttemptCompleted(attempt_id="t0__vanilla__r1"))
     assert BuildReport() not in out
+
+
+def test_a_task_whose_lookup_forbids_publication_is_never_published() -> None:
+    """vanilla_cache.checked with publish false (an unpinned Claude version) keeps its vanilla attempts out of the cache."""
+    import msgspec
+
+    run = Run(created(n_tasks=1), RunStarted(pid=1, pgid=1, resumed=False))
+    run.apply(msgspec.structs.replace(_checked(), publish=False, reason="unpinned"))
+    from pluginbench.events import CodingStarted
+
+    run.apply(CodingStarted())
+    run.start("t0__vanilla__r1")
+    assert not [c for c in _capture(run, "t0__vanilla__r1") if isinstance(c, Publish)]

@@ -182,3 +182,14 @@ def test_inputs_round_trip_through_the_saved_event() -> None:
     """The inputs recorded in vanilla_cache.checked convert back to equal inputs (publication uses them)."""
     again = msgspec.convert(msgspec.to_builtins(INPUTS), KeyInputs)
     assert again == INPUTS and vanilla_key(again) == KEY
+
+
+def test_only_the_pinned_claude_version_uses_the_cache() -> None:
+    """Claude Code at another version than the pinned one is refused with a reason; Codex and controls are not."""
+    from pluginbench.harnesses._claude_launch import PINNED_VERSION
+    from pluginbench.harnesses._launch_identity import uncacheable_cli
+
+    assert uncacheable_cli("claude", PINNED_VERSION) is None
+    reason = uncacheable_cli("claude", "2.1.300")
+    assert reason is not None and PINNED_VERSION in reason and "2.1.300" in reason
+    assert uncacheable_cli("codex", "0.169.0") is None and uncacheable_cli("simulated", None) is None

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -34,6 +35,7 @@ from pluginbench.events._types import (
     Usage,
 )
 from pluginbench.projections._report import build_report
+from pluginbench.projections._results_schema import validate as validate_results
 
 CLOCK = "2026-01-01T00:00:00.000Z"
 SIMULATED_TEXT = (
@@ -173,8 +175,11 @@ class RunBuilder:
 
 
 def load(root: Path) -> dict[str, Any]:
+    """Build the report and read results.json, checked against its typed schema (unknown fields forbidden)."""
     files = build_report(root)
-    return json.loads(files.results_json.read_text(encoding="utf-8"))
+    doc = json.loads(files.results_json.read_text(encoding="utf-8"))
+    validate_results(doc)
+    return doc
 
 
 def report_bytes(root: Path) -> tuple[bytes, bytes, bytes]:
@@ -345,6 +350,14 @@ def test_comparison_identity_and_token_provenance(tmp_path: Path) -> None:
     prov = doc["token_provenance"]
     assert prov["statuses"]["exact"] == 1 and prov["statuses"]["unknown"] >= 1
     assert "task-a.guided.0" in prov["unknown_attempts"]
+
+
+def test_results_schema_refuses_an_undescribed_field(tmp_path: Path) -> None:
+    """A results.json field the typed schema does not describe fails validation, naming the field."""
+    doc = load(sample_run(tmp_path / "run"))
+    doc["attempts"][0]["surprise"] = 1
+    with pytest.raises(msgspec.ValidationError, match="surprise"):
+        validate_results(doc)
 
 
 def test_arms_follow_config_order_after_vanilla(tmp_path: Path) -> None:

@@ -1,0 +1,161 @@
+"""``tasks pick``: choose task folders from a git folder of tasks and print a pinned ``tasks:`` block.
+
+The picker browses one git folder at a ref (GitHub ``/tree/<ref>/<folder>`` links or
+``<repo>.git/tree/<ref>/<folder>`` with file:// or git://): every subfolder holding a
+``task.toml`` is a task, its ``instruction.md`` the preview. The ref is resolved to a commit
+once; the printed links carry that commit. Each picked task is fetched into the task cache
+and loaded before anything is printed, so a block that prints is one ``run`` can use.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..errors import ConfigError, PluginBenchError, TaskError
+from ._common import err_console, errors_to_exit_codes
+
+tasks_app = typer.Typer(help="Choose remote task folders for tasks.urls.", no_args_is_help=True)
+
+_CLIPBOARDS = (
+    ("WAYLAND_DISPLAY", ["wl-copy"]),
+    ("DISPLAY", ["xclip", "-selection", "clipboard"]),
+    ("DISPLAY", ["xsel", "--clipboard", "--input"]),
+    (None, ["pbcopy"]),
+)
+
+
+class ClipboardError(PluginBenchError):
+    """The block was printed but could not be copied."""
+
+
+def copy_to_clipboard(text: str) -> str:
+    """Copy ``text`` with the first clipboard tool this session can use; the tool's name.
+    Raises :class:`ClipboardError` when none is usable or it fails."""
+    tried = []
+    for needs, argv in _CLIPBOARDS:
+        if (needs is not None and not os.environ.get(needs)) or shutil.which(argv[0]) is None:
+            continue
+        tried.append(argv[0])
+        try:
+            done = subprocess.run(argv, input=text.encode(), capture_output=True, timeout=10, check=False,
+                                  start_new_session=True)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise ClipboardError(f"{argv[0]} failed: {exc}") from None
+        if done.returncode != 0:
+            detail = done.stderr.decode(errors="replace").strip()
+            raise ClipboardError(f"{argv[0]} exited {done.returncode}" + (f": {detail}" if detail else ""))
+        return argv[0]
+    raise ClipboardError("no clipboard tool found (wl-copy with WAYLAND_DISPLAY, xclip or xsel with DISPLAY, pbcopy)")
+
+
+def _fzf(ids: list[str], previews: Path, header: str) -> list[str] | None:
+    """The ids picked in fzf (multiselect), or None when the user cancelled (Escape)."""
+    argv = [
+        "fzf", "--multi", "--prompt", "tasks> ", "--header", header,
+        "--preview", f"cat {shlex.quote(str(previews))}/{{}}.md", "--preview-window", "right:60%:wrap",
+    ]
+    # fzf draws on stderr and reads keys from the controlling terminal: it stays in this
+    # session (not setsid) and draws on the terminal itself, so `2> file` cannot hide it.
+    try:
+        tty = open("/dev/tty", "w")  # noqa: SIM115 - closed below
+    except OSError:
+        tty = None
+    try:
+        done = subprocess.run(argv, input="\n".join(ids) + "\n", stdout=subprocess.PIPE, stderr=tty, text=True,
+                              check=False, start_new_session=False)
+    finally:
+        if tty is not None:
+            tty.close()
+    if done.returncode in (1, 130):  # 1: nothing matched, 130: Escape or Ctrl-C
+        return None
+    if done.returncode != 0:
+        raise TaskError(f"fzf exited {done.returncode}", fix="run it again, or pick with --id NAME")
+    return [line for line in done.stdout.splitlines() if line]
+
+
+@tasks_app.command("pick")
+@errors_to_exit_codes
+def pick_command(
+    source: Annotated[str, typer.Argument(
+        help="A git folder of tasks at a commit, tag or branch: https://github.com/<owner>/<repo>/tree/<ref>/<folder> "
+             "or <repository>.git/tree/<ref>/<folder> (file://, git://).")],
+    ids: Annotated[list[str] | None, typer.Option(
+        "--id", help="Pick this task without fzf (repeatable).")] = None,
+    copy: Annotated[bool, typer.Option("--copy", help="Also copy the block to the clipboard.")] = False,
+) -> None:
+    """Pick tasks (fzf multiselect, previews show each prompt) and print a pinned tasks: block.
+
+    Enter prints the block with every link pinned to the commit the ref names now; --copy also copies it. Escape prints nothing, leaves the clipboard alone and exits 130. A clipboard error keeps the printed block and exits 1. Without fzf, pass --id for each task.
+    """
+    from ..actors._remote_tasks import task_cache
+    from ..tasks import load_task
+    from ..tasks._remote import BadTaskUrl, GitFailed, browse, fetch_into_cache
+    from ..tasks._urls import parse_task_url, tasks_block
+
+    try:
+        link = parse_task_url(source)
+    except BadTaskUrl as exc:
+        raise ConfigError(str(exc), field="SOURCE", fix="give https://github.com/<owner>/<repo>/tree/<ref>/<folder>") from None
+    with tempfile.TemporaryDirectory(prefix="pluginbench-pick-") as tmp:
+        scratch, fetched = Path(tmp) / "repo", set[tuple[str, str]]()
+        try:
+            commit, choices = browse(link, scratch, fetched)
+        except BadTaskUrl as exc:
+            raise TaskError(str(exc), field="SOURCE", fix="check the ref and the folder") from None
+        except GitFailed as exc:
+            raise TaskError(f"cannot fetch {link.repo}: {exc}", field="SOURCE",
+                            fix="check the repository url and your network") from None
+        if not choices:
+            raise TaskError(f"no task folders (subfolders with task.toml) in {link.path} at {commit}", field="SOURCE",
+                            fix="link the folder that holds the task folders")
+        by_id = {c.task_id: c for c in choices}
+        if ids:
+            unknown = [i for i in ids if i not in by_id]
+            if unknown:
+                raise ConfigError(f"no task named {', '.join(unknown)} in {link.path} at {commit[:12]}", field="--id",
+                                  fix="choose from: " + ", ".join(sorted(by_id)))
+            picked = list(dict.fromkeys(ids))
+        else:
+            if shutil.which("fzf") is None:
+                listed = ", ".join(sorted(by_id)[:40]) + (" …" if len(by_id) > 40 else "")
+                raise ConfigError(
+                    f"fzf is not installed, so the picker cannot open; {len(by_id)} tasks are available: {listed}",
+                    field="--id", fix="install fzf (Debian/Ubuntu: apt-get install fzf), or pass --id NAME for each task",
+                )
+            previews = Path(tmp) / "previews"
+            previews.mkdir()
+            for c in choices:
+                (previews / f"{c.task_id}.md").write_text(c.instruction)
+            chosen = _fzf(sorted(by_id), previews,
+                          f"{len(by_id)} tasks at {commit[:12]} · Tab selects · Enter prints · Esc cancels")
+            if not chosen:
+                err_console.print("nothing picked; no block printed and the clipboard was left alone")
+                raise typer.Exit(130)
+            picked = chosen
+        urls = []
+        for task_id in picked:  # fetch and load each pick, so the printed block is runnable
+            try:
+                pin, folder, _ = fetch_into_cache(by_id[task_id].link, commit, task_cache(), scratch, fetched)
+            except (BadTaskUrl, GitFailed) as exc:
+                raise TaskError(f"task '{task_id}' cannot be fetched: {exc}", field="SOURCE") from None
+            load_task(folder, task_id)
+            urls.append(pin.pinned_url)
+    block = tasks_block(urls)
+    sys.stdout.write(block)
+    sys.stdout.flush()
+    if copy:
+        try:
+            tool = copy_to_clipboard(block)
+        except ClipboardError as exc:
+            err_console.print(f"error: the block above was not copied: {exc}", markup=False, highlight=False)
+            raise typer.Exit(1) from None
+        err_console.print(f"copied to the clipboard ({tool})", highlight=False)

@@ -1,0 +1,271 @@
+"""The typed schema of ``report/results.json`` (schema version 2).
+
+:class:`ResultsJson` describes every field the report writes, with its meaning; the
+reference table in ``docs/results.md`` is generated from it (``tools/gen_docs.py``), and a
+test converts every report the test suite builds through it with unknown fields forbidden,
+so a field added to the report without its description here fails that test.
+"""
+
+# No ``from __future__ import annotations``: the ``doc(...)`` annotations are evaluated here.
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+
+def doc(t: Any, text: str) -> Any:
+    """``t`` with a description for the generated docs."""
+    return Annotated[t, msgspec.Meta(description=text)]
+
+
+class _Strict(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    pass
+
+
+OUTCOME = Literal["pass", "overlap_pass", "fail", "empty", "unknown"]
+STATE = Literal["pending", "running", "complete", "interrupted"]
+TOKEN_STATUS = Literal["exact", "lower_bound", "unvalidated", "unknown"]
+Num = float | int | None
+
+
+class RunInfo(_Strict, frozen=True):
+    name: doc(str, "The evaluation's name.")
+    harness: doc(str | None, "claude, codex, or a control (simulated, nop, oracle).")
+    model: doc(str | None, "The exact model the run used.")
+    reasoning: doc(str | None, "Requested reasoning effort.")
+    cli_version: doc(str | None, "The agent CLI version the run resolved (pinned or read from the host); null for controls.")
+    cli_version_source: doc(str | None, "`runner.cli_version`, `host`, or null.")
+    backend: doc(str | None, "local or docker.")
+    isolation: doc(str | None, "The effective isolation (none, bubblewrap, docker).")
+    isolated: doc(bool, "Whether attempts ran sandboxed.")
+    simulated: doc(bool, "The simulated stand-in agent coded the attempts: the numbers are not a real agent's.")
+    probe: doc(bool, "The agent talked to PluginBench's loopback model server, not a real model.")
+    seed: doc(int | None, "The run's seed (attempt order).")
+    repeats: doc(int | None, "Attempts per task and arm.")
+    jobs: doc(int | None, "Concurrent coding attempts.")
+    timeout_seconds: doc(int | None, "The agent timeout per attempt.")
+    measurements: doc(list[str], "Selected measurements (tokens, time, lines).")
+    evaluation_sha256: doc(str | None, "SHA-256 of the frozen evaluation.json.")
+    pluginbench_version: doc(str | None, "The PluginBench version that made the run.")
+    attempts_total: doc(int, "Live attempts (discarded ones excluded).")
+    attempts_complete: doc(int, "Live attempts that are complete.")
+
+
+class Runner(_Strict, frozen=True):
+    harness: doc(str | None, "The harness.")
+    model: doc(str | None, "The model.")
+    reasoning: doc(str | None, "Requested reasoning effort.")
+
+
+class EffectiveLimits(_Strict, frozen=True):
+    agent_timeout_seconds: doc(int | float | None, "The agent timeout the task's attempts ran with.")
+
+
+class TaskLimits(_Strict, frozen=True):
+    effective: doc(EffectiveLimits, "Limits in effect for the task.")
+
+
+class MeasurementSettings(_Strict, frozen=True):
+    measurements: doc(list[str], "Selected measurements.")
+
+
+class ComparisonIdentity(_Strict, frozen=True):
+    runner: doc(Runner, "Harness, model and requested reasoning.")
+    harness_version: doc(str | None, "The resolved agent CLI version.")
+    capabilities: doc(dict[str, Any], "The run's capabilities settings.")
+    tasks: doc(dict[str, str], "Task → the frozen task's fingerprint.")
+    task_limits: doc(dict[str, TaskLimits], "Task → its effective limits.")
+    measurement_settings: doc(MeasurementSettings, "The measurement scope.")
+
+
+class TokenProvenance(_Strict, frozen=True):
+    harness: doc(str | None, "The harness whose receipts the counts come from.")
+    cli_version: doc(str | None, "Its CLI version.")
+    statuses: doc(dict[str, int], "Token status → number of attempts.")
+    lower_bound_attempts: doc(list[str], "Attempts whose counts are only a lower bound.")
+    unknown_attempts: doc(list[str], "Attempts whose usage is unknown.")
+
+
+class Tokens(_Strict, frozen=True):
+    input: doc(int | None, "All input tokens, cached included.")
+    cached_input: doc(int | None, "The part of input read from the prompt cache.")
+    uncached_input: doc(int | None, "input − cached_input.")
+    output: doc(int | None, "Output tokens.")
+    reasoning_output: doc(int | None, "Reasoning output tokens (a subset of output); null when the harness records none.")
+    total: doc(int | None, "input + output.")
+    status: doc(TOKEN_STATUS, "exact, lower_bound, unvalidated or unknown (then every counter is null).")
+    reason: doc(str | None, "Why a counter is unknown or only a bound.")
+
+
+class MeasureValue(_Strict, frozen=True):
+    value: doc(Num, "The value, or null when unknown.")
+    unit: doc(str, "lines, files, …")
+    status: doc(str, "measured or unknown.")
+    reason: doc(str | None, "Why it is unknown.")
+
+
+class SourceOnlyGrading(_Strict, frozen=True):
+    status: doc(Literal["graded", "unavailable", "pending"], "graded, unavailable (final for this filter revision) or pending (retried by the next `pluginbench run <run-dir>`).")
+    source_only_filter: doc(str, "The filter revision the grade was made under.")
+    reward: doc(Num, "The replay's raw verifier reward (the native one when nothing was removed).")
+    grading: doc(dict[str, Num] | None, "The replay's reward.json keys beyond reward.")
+    removed_test_files: doc(list[str], "The agent's test files left out of the graded patch.")
+    kept_reference_solution_files: doc(list[str], "Test-looking files kept because the reference solution changes them.")
+    kept_test_setup_files: doc(list[str], "Test data, fixtures, examples and shared config outside test dirs that stayed.")
+    filtered_patch_sha256: doc(str | None, "SHA-256 of the patch that was graded.")
+    nothing_removed: doc(bool, "No test file was removed.")
+    native_result_reused: doc(bool, "The native result was reused instead of replayed.")
+    trusted_test_overlap: doc(list[str], "Kept paths the hidden tests still overwrite.")
+    unavailable: doc(str | None, "Why no source-only grade can exist under this filter revision.")
+    pending: doc(str | None, "Why the grade is pending (the grader image or starting source is gone).")
+    reason: doc(str | None, "The unavailable or pending reason, or why the replay gave no reward.")
+    seconds: doc(Num, "Wall-clock seconds the grade added (about 0 when reused).")
+    evidence: doc(str | None, "The grade's evidence folder, relative to the run directory.")
+
+
+class AttemptRow(_Strict, frozen=True):
+    attempt_id: doc(str, "`<task>__<arm>__r<repeat>` (a replacement adds `~N`).")
+    slot: doc(int, "The planned slot.")
+    task: doc(str, "Task id.")
+    arm: doc(str, "vanilla or a treatment.")
+    repeat: doc(int, "Repeat number.")
+    state: doc(STATE, "pending, running, complete or interrupted.")
+    outcome: doc(OUTCOME | None, "pass, overlap_pass, fail, empty or unknown; null when not complete.")
+    outcome_reason: doc(str | None, "Why the outcome is empty or unknown, or why the attempt is not complete.")
+    reward: doc(Num, "The hidden verifier's reward, or null.")
+    tokens: doc(Tokens, "Coding-session token usage.")
+    coding_seconds: doc(Num, "Wall time of the agent process.")
+    measures: doc(dict[str, MeasureValue], "Measure name → value (lines measures from model.patch).")
+    evidence: doc(str, "The attempt's evidence folder, relative to the run directory.")
+    reused: doc(bool, "Imported from the vanilla cache instead of coded in this run.")
+    origin_cohort: doc(str | None, "For a reused attempt: the cache cohort it came from.")
+    native_grading: doc(dict[str, Num] | None, "Every numeric key of the verifier's reward.json beyond reward (partial credit: f2p/p2p totals and passes, partial); null for reward.txt.")
+    overlap_paths: doc(list[str], "Paths the patch changes that the hidden test.patch replaces (non-empty makes a pass an overlap_pass).")
+    source_only_reward: doc(Num, "The source-only grade's raw verifier reward; compare with the native reward, not the outcome.")
+    source_only_grading: doc(SourceOnlyGrading | None, "The source-only grade, or null when the attempt has none.")
+
+
+class ArmSummary(_Strict, frozen=True):
+    attempts: doc(int, "Assigned attempts.")
+    complete: doc(int, "Complete attempts.")
+    passes: doc(int, "Attempts that passed (confirmed passes).")
+    overlap_passes: doc(int, "Overlap passes: reward 1 and every listed test passed, but the patch changed paths the hidden tests replace.")
+    fails: doc(int, "Attempts that failed.")
+    empties: doc(int, "Attempts with an empty patch (counted as failures in the rate).")
+    unknowns: doc(int, "Attempts with unknown correctness (left out of the rate).")
+    pass_rate: doc(Num, "passes / (passes + overlap_passes + fails + empties), or null.")
+    pass_rate_with_overlap: doc(Num, "(passes + overlap_passes) / the same denominator, or null.")
+    wilson_95: doc(list[float] | None, "Wilson 95% interval of the pass rate, or null.")
+    mean_input_output_tokens: doc(Num, "Mean input + output tokens (null when any attempt lacks them).")
+    median_total_tokens: doc(Num, "Median total tokens.")
+    median_coding_seconds: doc(Num, "Median coding seconds.")
+    median_source_lines_added: doc(Num, "Median source lines added.")
+    median_source_lines_removed: doc(Num, "Median source lines removed.")
+    median_test_lines_added: doc(Num, "Median test lines added.")
+    median_test_lines_removed: doc(Num, "Median test lines removed.")
+
+
+class SignTest(_Strict, frozen=True):
+    positives: doc(int, "Tasks where the treatment's pass rate is higher.")
+    negatives: doc(int, "Tasks where it is lower.")
+    ties: doc(int, "Tasks with equal rates (excluded from the test).")
+    p: doc(Num, "Exact two-sided p-value; 1 when all tie; null without usable tasks.")
+
+
+class Summary(_Strict, frozen=True):
+    statistic: doc(str, "mean_pass_rate_difference or geometric_mean_token_ratio.")
+    estimate: doc(Num, "The mean difference or geometric-mean ratio over usable tasks.")
+    low: doc(Num, "Lower end of the 90% percentile-bootstrap interval (a one-sided 95% bound).")
+    high: doc(Num, "Upper end of the interval.")
+    tasks: doc(int, "Usable task pairs.")
+    status: doc(str, "ok, too_few_tasks (fewer than min_tasks) or no_tasks.")
+    level: doc(float, "0.9.")
+    draws: doc(int, "10,000 bootstrap draws.")
+    seed: doc(int, "Bootstrap seed 0.")
+    min_tasks: doc(int, "6.")
+    sign_test: doc(SignTest | None, "pass_rate only: the exact sign test.") = None
+    basis: doc(str | None, "tokens only: input_plus_output.") = None
+
+
+class DeltaSummary(_Strict, frozen=True):
+    pass_rate: doc(Summary, "Mean pass-rate difference (treatment − vanilla).")
+    tokens: doc(Summary, "Geometric-mean token ratio (treatment / vanilla).")
+
+
+class TaskDelta(_Strict, frozen=True):
+    pass_rate_difference: doc(Num, "Treatment pass rate − vanilla's on the task.")
+    pass_rate_excluded: doc(str | None, "Why the task is left out of pass-rate statistics.")
+    token_ratio: doc(Num, "Treatment mean input+output tokens / vanilla's.")
+    tokens_excluded: doc(str | None, "Why the task is left out of token statistics.")
+
+
+class Exclusion(_Strict, frozen=True):
+    task: doc(str, "The task.")
+    reason: doc(str, "Why it is excluded.")
+
+
+class Exclusions(_Strict, frozen=True):
+    pass_rate: doc(list[Exclusion], "Tasks left out of pass-rate statistics.")
+    tokens: doc(list[Exclusion], "Tasks left out of token statistics.")
+
+
+class Delta(_Strict, frozen=True):
+    against: doc(str, "The comparator arm (vanilla).")
+    per_task: doc(dict[str, TaskDelta], "Task → its paired values.")
+    summary: doc(DeltaSummary, "Summaries over usable tasks.")
+    excluded: doc(Exclusions, "Excluded tasks with reasons.")
+
+
+class MissingValue(_Strict, frozen=True):
+    scope: doc(Literal["attempt", "task_arm"], "An attempt's value or a task × arm summary.")
+    attempt_id: doc(str | None, "The attempt (attempt scope).")
+    attempt_ids: doc(list[str], "Attempts lacking the value.")
+    task: doc(str, "The task.")
+    arm: doc(str, "The arm.")
+    field: doc(str, "The unknown field (tokens.input, measures.x, per_task.pass_rate, …).")
+    reason: doc(str, "Why it is unknown.")
+
+
+class DiscardedAttempt(_Strict, frozen=True):
+    attempt_id: doc(str, "The discarded attempt.")
+    slot: doc(int, "Its slot.")
+    task: doc(str, "Task.")
+    arm: doc(str, "Arm.")
+    repeat: doc(int, "Repeat.")
+    replaced_by: doc(str | None, "The attempt that replaced it.")
+    reason: doc(str | None, "Why it was discarded.")
+    tokens: doc(Tokens, "Its token use (counted nowhere else).")
+
+
+class ReusedAttempt(_Strict, frozen=True):
+    attempt_id: doc(str, "The reused attempt.")
+    task: doc(str, "Task.")
+    arm: doc(str, "Arm (vanilla).")
+    repeat: doc(int, "Repeat.")
+    origin_cohort: doc(str | None, "The cache cohort, relative to the cache root.")
+    origin_entry: doc(str | None, "The cache entry.")
+    origin_run: doc(str | None, "The run that coded it.")
+    origin_attempt: doc(str | None, "Its attempt id there.")
+
+
+class ResultsJson(_Strict, frozen=True):
+    """``report/results.json``."""
+
+    schema_version: doc(Literal[2], "The schema version.")
+    run: doc(RunInfo, "The run's identity and settings.")
+    comparison_identity: doc(ComparisonIdentity, "What `compare` checks before comparing this run with another.")
+    token_provenance: doc(TokenProvenance, "Where the token counts come from and how many are exact, bounds or unknown.")
+    arms: doc(list[str], "vanilla first, then treatments in config order.")
+    tasks: doc(list[str], "Task ids, sorted.")
+    attempts: doc(list[AttemptRow], "One row per live attempt, by task, arm, repeat.")
+    per_task: doc(dict[str, dict[str, ArmSummary]], "Task → arm → summary.")
+    deltas: doc(dict[str, Delta], "Treatment → its paired comparison against vanilla.")
+    missing_values: doc(list[MissingValue], "Every unknown value with its reason.")
+    discarded_attempts: doc(list[DiscardedAttempt], "Attempts a resume replaced, with their token use.")
+    reused_attempts: doc(list[ReusedAttempt], "Vanilla attempts imported from the cache, with their origin.")
+    notes: doc(list[str], "Plain-language notes: banners, incomplete runs, bounds, methods.")
+
+
+def validate(document: Any) -> ResultsJson:
+    """``document`` as a :class:`ResultsJson`; ``msgspec.ValidationError`` names a field that does not fit."""
+    return msgspec.convert(document, ResultsJson, strict=False)
