@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from pluginbench.projections._results_schema import validate as validate_results
 from tests._prereq import require
 from tests.runs_helpers import events_of
 
@@ -55,7 +56,9 @@ def run(tmp: Path, name: str, harness: str, tasks: list[str], source: Path) -> t
     path = config(tmp, name=name, tasks={"source": str(source), "ids": tasks}, treatments={},
                   runner={"harness": harness, "model": "simulated-1" if harness == "simulated" else None}, jobs=2)
     cli("run", str(path), "--output", str(out), "--foreground")
-    return out, json.loads((out / "report" / "results.json").read_text())
+    results = json.loads((out / "report" / "results.json").read_text())
+    validate_results(results)
+    return out, results
 
 
 def by_task(results: dict[str, Any]) -> dict[str, dict[str, Any]]:

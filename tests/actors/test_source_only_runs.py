@@ -12,6 +12,7 @@ import yaml
 
 from pluginbench.actors import create_run
 from pluginbench.config import load
+from pluginbench.projections._results_schema import validate as validate_results
 from pluginbench.rundir import RunDir
 from tests.runs_helpers import QUICKSTART
 
@@ -51,7 +52,9 @@ async def test_pending_source_only_grade_is_reported_then_retried(tmp_path: Path
     rd = create_run(load(_config(tmp_path, _task_with_agent_test(tmp_path))), tmp_path / "run")
     state = await _drive(rd.root)
     assert state.finished  # type: ignore[attr-defined]
-    (row,) = json.loads((rd.report_dir / "results.json").read_text())["attempts"]
+    doc = json.loads((rd.report_dir / "results.json").read_text())
+    validate_results(doc)  # every field is described by the typed schema
+    (row,) = doc["attempts"]
     assert row["outcome"] == "pass" and row["source_only_reward"] is None
     assert row["source_only_grading"]["status"] == "pending"
     assert "is gone" in row["source_only_grading"]["pending"]
@@ -61,7 +64,9 @@ async def test_pending_source_only_grade_is_reported_then_retried(tmp_path: Path
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     state = await _drive(rd.root)
     assert state.finished  # type: ignore[attr-defined]
-    (row,) = json.loads((rd.report_dir / "results.json").read_text())["attempts"]
+    doc = json.loads((rd.report_dir / "results.json").read_text())
+    validate_results(doc)
+    (row,) = doc["attempts"]
     grading = row["source_only_grading"]
     assert row["source_only_reward"] == 1.0 and grading["status"] == "graded" and grading["pending"] is None
     assert grading["seconds"] is not None and grading["seconds"] > 0
