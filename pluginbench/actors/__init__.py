@@ -19,6 +19,7 @@ from ._decide import (
 from ._frozen_versions import frozen_cli, version_mismatch
 from ._runfiles import (
     SavedRun,
+    check_created_binding,
     check_inputs,
     create_run,
     effective_isolation,
@@ -39,6 +40,7 @@ __all__ = [
     "Start",
     "Supervisor",
     "build_engine",
+    "check_created_binding",
     "check_inputs",
     "create_run",
     "decide",

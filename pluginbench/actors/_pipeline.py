@@ -366,8 +366,21 @@ async def grade_patch(
     if result.timed_out:
         return GradeResult("unknown", None, f"the verifier timed out after {task.verifier_timeout_sec:g} s")
     reward, reason, native = read_reward(verifier_out)
+    if reward is None and result.exit_code != 0:
+        reason = f"{reason}; tests/test.sh exited {result.exit_code}" + _stderr_hint(out_dir / "test-stderr.txt")
     overlap: tuple[str, ...] = ()
     if contract is not None and contract.replaced_paths and not empty:
         changed = set(patch_paths(patch_path.read_text(encoding="utf-8", errors="replace")))
         overlap = tuple(p for p in contract.replaced_paths if p in changed)
     return classify(reward, reason, empty, native, overlap)
+
+
+def _stderr_hint(path: Path) -> str:
+    """The last line test.sh wrote to stderr (the real cause, e.g. a bad interpreter), and where the rest is."""
+    try:
+        lines = [ln.strip() for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    if not lines:
+        return " with nothing on stderr"
+    return f": {lines[-1][:200]!r} (all of it in the attempt's evidence: grading/test-stderr.txt)"

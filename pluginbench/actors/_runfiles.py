@@ -134,6 +134,33 @@ def _task_folders(ev: Evaluation, config: Path, remote: list[tuple[TaskPin, Path
     return folders
 
 
+def _declared_name(folder: Path) -> str | None:
+    """``[task] name`` of a task folder that :func:`load_task` already accepted."""
+    import tomllib
+
+    try:
+        table = tomllib.loads((folder / "task.toml").read_text(encoding="utf-8")).get("task")
+    except (OSError, ValueError):
+        return None
+    name = table.get("name") if isinstance(table, dict) else None
+    return name if isinstance(name, str) and name else None
+
+
+def _check_text(path: Path, field: str, config: Path) -> None:
+    """Guidance is delivered as CLAUDE.md/AGENTS.md: it must be UTF-8 text."""
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+        ok = b"\0" not in data
+    except UnicodeDecodeError:
+        ok = False
+    if not ok:
+        raise TreatmentError(
+            f"{path} is not UTF-8 text (binary guidance would be delivered as CLAUDE.md/AGENTS.md)",
+            file=str(config), field=field, fix="give a Markdown or text file saved as UTF-8",
+        )
+
+
 def check_inputs(
     ev: Evaluation, config: Path, remote: list[tuple[TaskPin, Path]] | None = None
 ) -> dict[str, HarborTask]:
@@ -142,8 +169,18 @@ def check_inputs(
     ``tasks.urls`` links are resolved and fetched here (through the task cache) unless
     ``remote`` already holds them."""
     tasks: dict[str, HarborTask] = {}
+    names: dict[str, str] = {}
     for task_id, folder, field in _task_folders(ev, config, remote):
         task = load_task(folder, task_id)
+        name = _declared_name(folder)
+        if name is not None:
+            if name in names:
+                raise TaskError(
+                    f"tasks '{names[name]}' and '{task_id}' declare the same [task] name '{name}'",
+                    file=str(folder / "task.toml"), field="task.name",
+                    fix="list each task once; two copies of one task would be counted as two tasks",
+                )
+            names[name] = task_id
         scan_tree(folder, context=f"task '{task_id}'")
         admit_contract(task)  # who applies model.patch; an ambiguous or unreviewed contract is refused here
         if ev.environment.backend == "local" and not task.has_workspace:
@@ -169,6 +206,7 @@ def check_inputs(
         for i, g in enumerate(t.guidance):
             path = _check_path(g, f"treatments.{name}.guidance[{i}]", config, want_dir=False)
             total += path.stat().st_size + (len(GUIDANCE_SEPARATOR) if i else 0)
+            _check_text(path, f"treatments.{name}.guidance[{i}]", config)
         if total > GUIDANCE_LIMIT:
             raise TreatmentError(
                 f"treatment '{name}' has {total} bytes of guidance, over the {GUIDANCE_LIMIT}-byte limit",
@@ -178,7 +216,11 @@ def check_inputs(
         for kind in ("skills", "plugins"):
             for i, p in enumerate(getattr(t, kind)):
                 path = _check_path(p, f"treatments.{name}.{kind}[{i}]", config, want_dir=True)
-                scan_tree(path, context=f"{kind[:-1]} {path}", error=TreatmentError)
+                if not scan_tree(path, context=f"{kind[:-1]} {path}", error=TreatmentError):
+                    raise TreatmentError(
+                        f"{kind[:-1]} folder {path} is empty", file=str(config), field=f"treatments.{name}.{kind}[{i}]",
+                        fix=f"point it at the {kind[:-1]}'s folder (with its files), or remove it",
+                    )
                 if kind == "skills" and not (path / "SKILL.md").is_file():
                     raise TreatmentError(
                         f"skill {path} has no SKILL.md", file=str(path), field=f"treatments.{name}.skills[{i}]",
@@ -267,10 +309,22 @@ def _check_docker(ev: Evaluation, config: Path, tasks: dict[str, HarborTask]) ->
     try:
         anyio.run(docker.check_capacity, ev.jobs, cpus, memory, backend="asyncio")  # type: ignore[attr-defined]
     except EnvironmentFailure as exc:
+        text = str(exc)
+        fields = [f for f, word in (("environment.container_cpus", " CPUs"), ("environment.container_memory_mb", " MB"))
+                  if word in text] or ["jobs"]
         raise ConfigError(
-            str(exc), file=str(config), field="environment.container_memory_mb" if memory else "jobs",
+            text, file=str(config), field=", ".join(fields),
             fix="lower jobs or the container limits (they are never lowered for you), or give Docker more resources",
         ) from None
+    for task in tasks.values():
+        for ref, field in ((task.docker_image, "environment.docker_image"),
+                           (task.verifier_docker_image, "verifier.environment.docker_image")):
+            if ref and not anyio.run(docker.has_images, ref, backend="asyncio"):  # type: ignore[attr-defined]
+                raise TaskError(
+                    f"task '{task.id}': image {ref!r} is not on this Docker engine (PluginBench never pulls)",
+                    file=str(task.root / "task.toml"), field=field,
+                    fix=f"docker pull {ref} (or load or build it), then run again",
+                )
 
 
 def _check_isolation(ev: Evaluation, config: Path) -> None:
@@ -400,3 +454,16 @@ def load_saved(rd: RunDir) -> SavedRun:
     ev = parse_evaluation(raw, rd.evaluation)
     validate(ev, rd.evaluation)
     return SavedRun(ev, saved.get("config_file"), saved)
+
+
+def check_created_binding(rd: RunDir, created: RunCreated) -> None:
+    """The saved settings are the ones ``run.created`` recorded: an evaluation.json edited
+    and re-bound after the run began is refused (its plan would differ from the log's)."""
+    digest = hashlib.sha256(rd.evaluation.read_bytes()).hexdigest()
+    if digest != created.evaluation_sha256:
+        raise RunDirError(
+            "evaluation.json is not the settings this run was created with (its hash differs from run.created)",
+            file=str(rd.evaluation), field="evaluation_sha256",
+            fix="restore the original evaluation.json and evaluation-binding.json, or start a new run with the new settings",
+        )
+

@@ -113,7 +113,7 @@ def examine(
     reason = admit(
         manifest, key=key, repeat=repeat, inputs=inputs, images=images, files=files,
         invocation=read_json(attempt / "invocation.json"), execution=read_json(attempt / "execution.json"),
-        reconstructed_sha256=reconstructed,
+        reconstructed_sha256=reconstructed, receipt=read_json(attempt / "native-treatment.json"),
     )
     return ("rejected", reason, None) if reason is not None else ("hit", None, manifest)
 

@@ -28,7 +28,7 @@ from ..rundir import RunDir
 from ._context import Engine, Outbox, cache_root
 from ._frozen_versions import frozen_cli
 from ._remote_tasks import task_sources as task_sources_of
-from ._runfiles import effective_isolation, load_saved, resolve_cli
+from ._runfiles import check_created_binding, effective_isolation, load_saved, resolve_cli
 from ._supervisor import Observer, Supervisor
 
 
@@ -120,6 +120,8 @@ def run_worker(
 def _own(rd: RunDir, saved: Any, log: EventLog, *, foreground: bool, observer: Observer | None,
          handle_signals: bool) -> RunState:
     state = fold(log.recovered)
+    if state.created is not None:
+        check_created_binding(rd, state.created)
     try:
         return _supervise(rd, saved, log, state, foreground=foreground, observer=observer, handle_signals=handle_signals)
     except BaseException as exc:

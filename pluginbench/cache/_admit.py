@@ -19,6 +19,10 @@ from ..events import Usage
 from ._key import KeyInputs
 
 MANIFEST_FORMAT = 1
+#: Harnesses whose attempts carry a discovery receipt (``native-treatment.json``).
+RECEIPT_HARNESSES = frozenset({"claude", "codex"})
+#: Treatment components a vanilla receipt must list as empty (task-owned files are separate).
+COMPONENTS = ("plugins", "skills", "hooks", "agents", "commands")
 _PLACEHOLDER = re.compile(r"^<[a-z_]+>$")
 
 
@@ -78,6 +82,7 @@ def admit(  # noqa: C901 - one check per line of the admission contract
     invocation: Mapping[str, Any] | None,
     execution: Mapping[str, Any] | None,
     reconstructed_sha256: str | None,
+    receipt: Mapping[str, Any] | None = None,
 ) -> str | None:
     """``None`` when the entry may be reused, else why not."""
     if manifest.format != MANIFEST_FORMAT:
@@ -102,6 +107,10 @@ def admit(  # noqa: C901 - one check per line of the admission contract
         return "the invocation receipt records no launch"
     if not argv_matches(inputs.launch.get("argv", []), [str(a) for a in argv]):
         return "the invocation's argv is not the pinned launch"
+    if inputs.harness in RECEIPT_HARNESSES:
+        why = _receipt_problem(receipt, inputs)
+        if why is not None:
+            return why
     if execution is None:
         return "no execution receipt"
     if execution.get("provider_stop"):
@@ -121,4 +130,21 @@ def admit(  # noqa: C901 - one check per line of the admission contract
             return "the canonical patch reconstructed from the saved export differs from model.patch"
     elif not rec.missing_reason:
         return "the entry has neither a patch nor a reason for its missing submission"
+    return None
+
+
+def _receipt_problem(receipt: Mapping[str, Any] | None, inputs: KeyInputs) -> str | None:
+    """The discovery receipt is there, passed, is vanilla's, names the key's CLI version,
+    and lists no treatment component."""
+    if receipt is None:
+        return "no discovery receipt (native-treatment.json)"
+    if receipt.get("passed", receipt.get("ok")) is not True:
+        return "the discovery receipt did not pass"
+    if receipt.get("arm") != "vanilla":
+        return "the discovery receipt is not a vanilla attempt's"
+    if receipt.get("cli_version") != inputs.cli_version:
+        return f"the discovery receipt reports CLI {receipt.get('cli_version')}, not {inputs.cli_version}"
+    loaded = [k for k in COMPONENTS if receipt.get(k)]
+    if loaded:
+        return "the discovery receipt is not empty: it lists " + ", ".join(loaded)
     return None

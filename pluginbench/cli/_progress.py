@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from types import TracebackType
 
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -108,6 +109,7 @@ class ForegroundProgress:
     def observe(self, state: RunState, event: Event) -> None:
         text = describe(state, event)
         if text is not None:
+            text = escape(text)  # names and reasons come from users: never rich markup
             for key, mark in _MARK.items():
                 if text.endswith(f": {key}") or f": {key} (" in text:
                     text = text.replace(f": {key}", f": {mark}", 1)

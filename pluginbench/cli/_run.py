@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from ..config import CONTROL_HARNESSES, load
 from ..errors import LockHeldError, PluginBenchError, RunDirError
@@ -79,9 +80,18 @@ def _spawn_worker(rd: RunDir, notify: bool) -> int:
         owner = live_owner(rd.root)
         if owner is not None and owner.pid == child.pid:
             return child.pid
-        if child.poll() is not None and live_owner(rd.root) is None:
-            tail = rd.log.read_text(errors="replace")[-2000:] if rd.log.exists() else ""
-            raise PluginBenchError(f"the background worker exited ({child.returncode}) before owning the run:\n{tail}")
+        if child.poll() is not None:
+            owner = live_owner(rd.root)
+            if owner is not None and owner.pid != child.pid:
+                # Another `run` won the lock between our check and our worker's start.
+                raise LockHeldError(
+                    f"the run is owned by live pid {owner.pid} (started {owner.started_at}); "
+                    "another `pluginbench run` started it first", file=str(rd.lock),
+                    fix=f"watch it with: pluginbench status {rd.root} --watch, or stop it with: pluginbench stop {rd.root}",
+                )
+            if owner is None:
+                tail = rd.log.read_text(errors="replace")[-2000:] if rd.log.exists() else ""
+                raise PluginBenchError(f"the background worker exited ({child.returncode}) before owning the run:\n{tail}")
         time.sleep(0.05)
     raise PluginBenchError(f"the background worker did not take {rd.lock} within 60 s; see {rd.log}")
 
@@ -130,11 +140,11 @@ def _finish(rd: RunDir, state: object, notify: bool) -> int:
         console.print(f"{len(pending)} source-only grade(s) pending ({'; '.join(reasons)}); "
                       f"pluginbench run {shlex.quote(str(rd.root))} tries them again", highlight=False, markup=False)
     if state.finished:
-        console.print(f"[bold green]complete[/] report: {report}")
+        console.print(f"[bold green]complete[/] report: {escape(str(report))}")
         _notify(notify, f"run {rd.root.name} finished")
         return 0
     if state.failed is not None:
-        err_console.print(f"[bold red]failed[/]: {state.failed}", highlight=False)
+        err_console.print(f"[bold red]failed[/]: {escape(state.failed)}", highlight=False)
         for checked in state.readiness.values():
             print_failed_control(checked, rd.root)
         if not state.coding:
@@ -146,7 +156,8 @@ def _finish(rd: RunDir, state: object, notify: bool) -> int:
             err_console.print(f"fix the cause, then resume with: pluginbench run {shlex.quote(str(rd.root))}", highlight=False)
         _notify(notify, f"run {rd.root.name} failed")
         return 1
-    console.print(f"[yellow]stopped[/]: {state.stopped}. Resume with: pluginbench run {shlex.quote(str(rd.root))}", highlight=False)
+    console.print(f"[yellow]stopped[/]: {escape(state.stopped or '')}. Resume with: "
+                  f"pluginbench run {escape(shlex.quote(str(rd.root)))}", highlight=False)
     _notify(notify, f"run {rd.root.name} stopped")
     return 0
 
@@ -168,7 +179,14 @@ def run_command(
     `status --watch` command. Every setting lives in the config; a run directory
     resumes with its saved settings. Completed attempts are never coded again.
     """
-    from ..actors import check_inputs, create_run, frozen_cli, load_saved, resolve_paths
+    from ..actors import (
+        check_created_binding,
+        check_inputs,
+        create_run,
+        frozen_cli,
+        load_saved,
+        resolve_paths,
+    )
     from ..events import RunCreated
 
     if target.is_dir():
@@ -179,6 +197,7 @@ def run_command(
         contents = read_run_log(rd.events)  # refuse a missing or corrupt log here, not in the background
         created = next((e for e in contents.events if isinstance(e, RunCreated)), None)
         if created is not None:
+            check_created_binding(rd, created)  # settings edited and re-bound after creation are refused
             frozen_cli(saved.evaluation, created, rd.events)  # another host CLI or PluginBench is refused here
         check_not_moved(rd.root)
         owner = live_owner(rd.root)
@@ -219,6 +238,8 @@ def run_command(
     ev = loaded.evaluation
     attempts = len(ev.tasks.task_ids()) * (1 + len(ev.treatments)) * ev.repeats
     paid = ev.runner.harness not in CONTROL_HARNESSES and ev.runner.probe is None
+    if paid:
+        check_inputs(resolve_paths(loaded), loaded.path)  # a missing CLI or token is said before asking to pay
     _confirm(paid, attempts, yes)
     rd = create_run(loaded, output or _default_output())
     _go(rd, foreground=foreground, notify=notify)
@@ -264,18 +285,19 @@ def _print_plan(summary: dict[str, object], json_out: bool) -> None:
         print_json(summary)
         return
     from rich.table import Table
+    from rich.text import Text
 
     console.print(
-        f"[bold]{summary['name']}[/]: {summary['coding_attempts']} coding attempts = "
+        f"[bold]{escape(str(summary['name']))}[/]: {summary['coding_attempts']} coding attempts = "
         f"{len(summary['tasks'])} tasks × {len(summary['arms'])} arms × {summary['repeats']} repeats; "  # type: ignore[arg-type]
         f"jobs {summary['jobs']}, seed {summary['seed']}, harness {summary['harness']}",
         highlight=False,
     )
     budgets = summary["budgets"]
-    console.print(f"budget: {budgets['timeout_seconds_per_attempt']} s per attempt; model calls: {summary['model_calls']}", highlight=False)  # type: ignore[index]
+    console.print(f"budget: {budgets['timeout_seconds_per_attempt']} s per attempt; model calls: {summary['model_calls']}", highlight=False, markup=False)  # type: ignore[index]
     table = Table("slot", "attempt", "task", "arm", "repeat")
     for s in summary["slots"]:  # type: ignore[attr-defined]
-        table.add_row(str(s["slot"]), s["attempt_id"], s["task"], s["arm"], str(s["repeat"]))
+        table.add_row(*(Text(str(s[k])) for k in ("slot", "attempt_id", "task", "arm", "repeat")))  # never markup
     console.print(table)
     if "vanilla_cache" in summary:
         print_cache_decisions(summary["vanilla_cache"])  # type: ignore[arg-type]

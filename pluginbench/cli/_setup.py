@@ -103,7 +103,7 @@ def check_command(
     if json_out:
         print_json(results)
     else:
-        console.print(f"config ok: {len(tasks)} tasks, arms {', '.join(results['plan']['arms'])}, isolation {results['isolation']}", highlight=False)  # type: ignore[index]
+        console.print(f"config ok: {len(tasks)} tasks, arms {', '.join(results['plan']['arms'])}, isolation {results['isolation']}", highlight=False, markup=False)  # type: ignore[index]
         for tid, c in contracts.items():
             console.print(f"contract {tid}: {c.describe()}", highlight=False, markup=False)
         from ._run import print_cache_decisions
@@ -111,7 +111,7 @@ def check_command(
         print_cache_decisions(results["vanilla_cache"])  # type: ignore[arg-type]
         for r in results["readiness"]:  # type: ignore[union-attr]
             mark = "[green]ok[/]" if r["ok"] else "[red]FAILED[/]"
-            console.print(f"readiness {r['task']}: {r['control']} {mark}" + (f" — {escape(r['reason'])}" if r["reason"] else ""))
+            console.print(f"readiness {escape(r['task'])}: {r['control']} {mark}" + (f" — {escape(r['reason'])}" if r["reason"] else ""))
             print_failed_control(r)
     if not ok:
         raise typer.Exit(1)

@@ -17,6 +17,11 @@ from ._schema import CONTROL_HARNESSES, HARNESSES, MEASUREMENTS, REASONING, Eval
 _ARM_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 _EXACT_VERSION = re.compile(r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
 CLAUDE_EFFORTS = ("low", "medium", "high", "xhigh", "max")
+_CLAUDE_MODEL = re.compile(r"^claude-[a-z0-9]+(?:[-.][a-z0-9]+)+$")
+#: Bounds that keep a typo from planning a billion attempts (planning is linear in them).
+MAX_REPEATS = 10
+MAX_CODING_ATTEMPTS = 10_000
+MAX_TIMEOUT_SECONDS = 86_400
 _CLAUDE_ALIASES = {"sonnet", "opus", "haiku", "default", "best", "opusplan"}
 
 
@@ -48,8 +53,8 @@ def _parse_raw(path: Path) -> Any:
         raise ConfigError(f"cannot read the config: {exc}", file=str(path)) from None
     try:
         if path.suffix == ".json":
-            return json.loads(text)
-        return yaml.safe_load(text)
+            return json.loads(text, object_pairs_hook=_refuse_duplicate_json_keys(path))
+        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
@@ -60,8 +65,51 @@ def _parse_raw(path: Path) -> Any:
             f"{getattr(exc, 'problem', None) or exc}",
             file=str(path),
             field=where,
-            fix="fix the syntax at that position",
+            fix="write each key once (merge the two entries or rename one)"
+            if "duplicate key" in str(getattr(exc, "problem", "")) else "fix the syntax at that position",
         ) from None
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key written twice in one mapping (PyYAML keeps the
+    last silently: a second treatment of the same name would replace the first)."""
+
+
+def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    loader.flatten_mapping(node)
+    seen: dict[Any, Any] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+        try:
+            first = seen.get(key)
+        except TypeError:
+            continue  # an unhashable key: the constructor below reports it
+        if first is not None:
+            raise yaml.constructor.ConstructorError(
+                None, None,
+                f"duplicate key {key!r} (first on line {first.line + 1}); a second one would silently replace the first",
+                key_node.start_mark,
+            )
+        seen[key] = key_node.start_mark
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+
+
+def _refuse_duplicate_json_keys(path: Path) -> Any:
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                raise ConfigError(
+                    f"duplicate key '{key}' in the config; a second one would silently replace the first",
+                    file=str(path), field=key, fix="write each key once (merge the two entries or rename one)",
+                )
+            out[key] = value
+        return out
+
+    return hook
 
 
 def _field_from_msgspec(message: str) -> tuple[str, str | None]:
@@ -72,6 +120,24 @@ def _field_from_msgspec(message: str) -> tuple[str, str | None]:
     field = m.group(1).lstrip(".")
     field = re.sub(r"\[(\d+)\]", r"[\1]", field)
     return message[: m.start()], field or None
+
+
+def _value_at(raw: Any, field: str | None) -> Any:
+    node = raw
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", field or ""):
+        try:
+            node = node[int(part[1:-1])] if part.startswith("[") else node[part]
+        except (KeyError, IndexError, TypeError, ValueError):
+            return None
+    return node
+
+
+def _looks_numeric(text: str) -> bool:
+    try:
+        float(text.strip())
+    except ValueError:
+        return False
+    return True
 
 
 def parse_evaluation(raw: Any, path: Path) -> Evaluation:
@@ -95,7 +161,13 @@ def parse_evaluation(raw: Any, path: Path) -> Evaluation:
             message = f"required key '{name}' is missing"
             fix = "add it; pluginbench init writes a complete example"
         elif message.startswith("Expected"):
-            message = f"wrong type: {message[0].lower()}{message[1:]}"
+            value = _value_at(raw, field)
+            if isinstance(value, str) and _looks_numeric(value):
+                message = (f"{value!r} is text, not a number: YAML reads exponents without a dot "
+                           f"(such as 1e9) and quoted numbers as strings")
+                fix = "write the number in plain digits without quotes, e.g. 1800"
+            else:
+                message = f"wrong type: {message[0].lower()}{message[1:]}"
         raise ConfigError(message, file=str(path), field=field, fix=fix) from None
 
 
@@ -118,6 +190,13 @@ def validate(ev: Evaluation, path: Path) -> None:
             raise bad("a local task source needs ids", "tasks.ids", "list the task folder names to run")
         if len(set(ev.tasks.ids)) != len(ev.tasks.ids):
             raise bad("a task id is listed twice", "tasks.ids", "list each task once")
+        for i, tid in enumerate(ev.tasks.ids):
+            if tid in ("", ".", "..") or tid != tid.strip() or any(c in tid for c in "/\\\0") or tid.startswith("-"):
+                raise bad(
+                    f"task id {tid!r} is not one folder name",
+                    f"tasks.ids[{i}]",
+                    "write the name of one subfolder of tasks.source (no '/', '.', '..' or surrounding spaces)",
+                )
     if ev.tasks.urls is not None:
         if ev.tasks.ids is not None:
             raise bad("tasks.ids goes with tasks.source; with tasks.urls each link names its task", "tasks.ids",
@@ -143,10 +222,21 @@ def validate(ev: Evaluation, path: Path) -> None:
         )
     if not 1 <= ev.jobs <= 4:
         raise bad(f"jobs must be 1 to 4, got {ev.jobs}", "jobs", "set jobs to 1, 2, 3 or 4 (default 2)")
-    if ev.repeats < 1:
-        raise bad(f"repeats must be at least 1, got {ev.repeats}", "repeats", "set repeats: 3")
-    if ev.timeout_seconds < 1:
-        raise bad("timeout_seconds must be positive", "timeout_seconds", "set timeout_seconds: 1800")
+    if not 1 <= ev.repeats <= MAX_REPEATS:
+        raise bad(f"repeats must be 1 to {MAX_REPEATS}, got {ev.repeats}", "repeats",
+                  f"set repeats: 3 (at most {MAX_REPEATS}; more repeats of the same task rarely change a verdict)")
+    if not 1 <= ev.timeout_seconds <= MAX_TIMEOUT_SECONDS:
+        raise bad(f"timeout_seconds must be 1 to {MAX_TIMEOUT_SECONDS} (24 h), got {ev.timeout_seconds}",
+                  "timeout_seconds", "set timeout_seconds: 1800")
+    n_tasks = len(ev.tasks.ids or ev.tasks.urls or (ev.tasks.dataset.ids if ev.tasks.dataset else []))
+    slots = n_tasks * (1 + len(ev.treatments)) * ev.repeats
+    if slots > MAX_CODING_ATTEMPTS:
+        raise bad(
+            f"{n_tasks} tasks × {1 + len(ev.treatments)} arms × {ev.repeats} repeats = {slots} coding attempts, "
+            f"over the limit of {MAX_CODING_ATTEMPTS}",
+            "repeats",
+            "split the evaluation into several runs, or use fewer tasks, treatments or repeats",
+        )
     for name in ev.treatments:
         if name in ("vanilla", "baseline"):
             raise bad(
@@ -179,6 +269,9 @@ def validate(ev: Evaluation, path: Path) -> None:
     if r.harness not in CONTROL_HARNESSES:
         if not r.model:
             raise bad("a real harness needs an exact model id", "runner.model", "set runner.model")
+        if r.model != r.model.strip() or any(c.isspace() for c in r.model):
+            raise bad(f"runner.model {r.model!r} contains spaces", "runner.model",
+                      "write the exact model id without spaces or quotes around spaces")
         if r.cli_version is not None and not _EXACT_VERSION.match(r.cli_version):
             raise bad(
                 f"cli_version '{r.cli_version}' is not an exact version",
@@ -192,7 +285,7 @@ def validate(ev: Evaluation, path: Path) -> None:
                 "runner.reasoning",
                 "use one of: " + ", ".join(CLAUDE_EFFORTS),
             )
-        if r.model and (r.model in _CLAUDE_ALIASES or not r.model.startswith("claude-") or r.model.endswith("-latest")):
+        if r.model and (r.model in _CLAUDE_ALIASES or not _CLAUDE_MODEL.match(r.model) or r.model.endswith("-latest")):
             raise bad(
                 f"'{r.model}' is not an exact claude-* model id",
                 "runner.model",

@@ -158,18 +158,21 @@ def build_app(monitor: Monitor, port: int) -> ASGIApp:
 
         async def stream() -> Any:
             sent = request.query_params.get("v")  # the version the page already shows
-            generation = -1
+            seen: tuple[object, ...] | None = None
+            generation = monitor.generation
             while not monitor.closed:
-                if generation != monitor.generation:
-                    generation = monitor.generation
+                version = monitor.version_of(target.path)
+                if version != seen:
+                    seen = version
                     _code, _title, fragment = render(monitor, target.path, target.query)
-                    version = _html.fragment_version(fragment)
-                    if version != sent:
-                        sent = version
+                    digest = _html.fragment_version(fragment)
+                    if digest != sent:
+                        sent = digest
                         yield f"event: page\ndata: {json.dumps({'html': fragment})}\n\n"
                 new = await monitor.wait_for_change(generation, timeout=15)
                 if new == generation and not monitor.closed:
                     yield ": keep-alive\n\n"
+                generation = new
 
         return StreamingResponse(stream(), media_type="text/event-stream", headers=SECURITY_HEADERS)
 

@@ -42,6 +42,7 @@ APP_JS = """
   var src=new EventSource('/live?v='+main.dataset.v+'&page='+encodeURIComponent(location.pathname+location.search));
   src.addEventListener('page',function(e){main.innerHTML=JSON.parse(e.data).html;
     badge.textContent='live · updated '+new Date().toLocaleTimeString();});
+  src.onopen=function(){badge.textContent='live';};
   src.onerror=function(){badge.textContent='live updates paused: reconnecting';};
 })();
 """
@@ -93,7 +94,7 @@ def runs_fragment(rows: list[RunsRow]) -> str:
         outcomes = ", ".join(f'<span class="m-{escape(k)}">{v} {escape(k)}</span>' for k, v in r.outcomes.items())
         phase = f'<span class="{"running" if r.running else ""}">{escape(r.phase)}</span>'
         if r.stale:
-            phase += ' <span class="err" title="' + escape(r.stale) + '">(stale)</span>'
+            phase += f' <span class="err">(stale)</span><div class="err">{escape(r.stale)}</div>'
         if r.error:
             phase += f'<div class="err">{escape(r.error)}</div>'
         completed = None if r.completed is None else f"{r.completed} of {r.total}"
@@ -190,11 +191,11 @@ def run_fragment(m: RunPage) -> str:
         links.append(f'<a id="left-running" href="/run/{key}/left-running">Check for containers left running</a>')
     if links:
         out.append("<p>" + " · ".join(links) + "</p>")
-    summary = ", ".join(f"{v} {escape(k)}" for k, v in m.states.items() if v)
+    summary = ", ".join(f"{v} {escape(k)}" for k, v in m.states.items() if v and k != "complete")
     outcomes = ", ".join(f'<span class="m-{escape(k)}">{v} {escape(k)}</span>' for k, v in m.outcomes.items())
     complete = m.states.get("complete", 0)
     out.append(f'<p id="counts">attempts {m.attempts_total}: <span id="complete-count">{complete}</span> complete'
-               f" ({summary or 'none'}) · outcomes: {outcomes or 'none yet'}</p>")
+               f"{' · ' + summary if summary else ''} · outcomes: {outcomes or 'none yet'}</p>")
     out.append("<h2>Settings</h2><table id=settings>" + "".join(
         f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in m.settings) + "</table>")
     out.append('<h2>Attempts by task and arm</h2><table id="attempts"><tr><th>task</th>'
@@ -205,7 +206,7 @@ def run_fragment(m: RunPage) -> str:
             reps = []
             for r in m.cells.get(task, {}).get(arm, []):
                 tok = "" if r.tokens is None else f" {r.tokens:,} tok"
-                if r.tokens is None and r.tokens_status not in (None, "not_started"):
+                if r.tokens is None and r.state in ("complete", "interrupted"):
                     tok = " tokens unknown"
                 title = f"{r.id}: {r.state}" + (f" · {r.reason}" if r.reason else "")
                 reps.append(f'<span class="rep m-{escape(r.mark)}" data-state="{escape(r.state)}" title="{escape(title)}">'

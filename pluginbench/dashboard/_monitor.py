@@ -26,6 +26,7 @@ def source_of(entry: RunEntry) -> RunSource:
     return RunSource(
         key=entry.key, root=str(entry.root), status=entry.status, settings=entry.settings,
         results=entry.results, stale=entry.stale, completed_at=tuple(entry.timeline.completed),
+        rows=entry.result_rows,
     )
 
 
@@ -56,6 +57,16 @@ class Monitor:
     def source(self, key: str) -> RunSource | None:
         entry = self.entries.get(key)
         return None if entry is None else source_of(entry)
+
+    def version_of(self, path: str) -> tuple[object, ...]:
+        """What a page depends on: a Run page its run, Results the reports, Runs everything.
+        A live stream renders again only when this changes."""
+        if path == "/results":
+            return tuple((k, e.results_version) for k, e in self.entries.items())
+        if path.startswith("/run/"):
+            entry = self.entries.get(path.split("/")[2])
+            return (-1,) if entry is None else (entry.generation,)
+        return (self.generation,)
 
     def _signal(self) -> None:
         self.generation += 1

@@ -25,6 +25,7 @@ from ..projections import status_snapshot
 from ..rundir import RunDir
 from ._ledger_async import read_ledger_async
 from ._timeline import Timeline
+from ._views import ResultRow, RunSource, result_rows
 
 Signature = tuple[tuple[int, int] | None, ...]
 
@@ -56,7 +57,9 @@ class RunEntry:
     read_at: float = float("-inf")  # monotonic time of the last read attempt
     signature: Signature | None = None
     results_signature: tuple[int, int] | None = None
-    generation: int = 0
+    result_rows: tuple[ResultRow, ...] = ()
+    results_version: int = 0  # bumped when results.json changed (the Results page's news)
+    generation: int = 0  # bumped when anything the pages show changed
 
     @property
     def active(self) -> bool:
@@ -90,13 +93,18 @@ async def refresh(entry: RunEntry, *, clock: Any = time.monotonic) -> bool:
     results_path = rd.report_dir / "results.json"
     rsig = sig[4]
     if rsig is None:
-        entry.results, entry.results_signature = None, None
+        if entry.results is not None:
+            entry.results_version += 1
+        entry.results, entry.results_signature, entry.result_rows = None, None, ()
     elif rsig != entry.results_signature:
         try:
             doc = await anyio.to_thread.run_sync(_read_json, results_path)
             if not isinstance(doc, dict) or not isinstance(doc.get("attempts"), list):
                 raise ValueError("not a results document (no attempts list)")
             entry.results, entry.results_signature = doc, rsig
+            entry.result_rows = tuple(result_rows(RunSource(
+                key=entry.key, root=str(entry.root), status=None, settings=None, results=doc, stale=None)))
+            entry.results_version += 1
         except (OSError, ValueError) as exc:
             problems.append(f"report/results.json: {exc}")
     await anyio.to_thread.run_sync(entry.timeline.tail, rd.events)

@@ -34,6 +34,7 @@ class RunSource(msgspec.Struct, frozen=True, kw_only=True):
     results: dict[str, Any] | None
     stale: str | None
     completed_at: tuple[str, ...] = ()
+    rows: tuple[ResultRow, ...] | None = None  # result_rows(self), computed once per results.json
 
 
 # ---------------------------------------------------------------- Runs
@@ -188,7 +189,7 @@ def _filter_value(row: ResultRow, name: str) -> str:
 
 def results_model(sources: Iterable[RunSource], filters: Mapping[str, str]) -> ResultsPage:
     """Every attempt of every run with a report, narrowed by the filters that are set."""
-    rows = [r for s in sources for r in result_rows(s)]
+    rows = [r for s in sources for r in (s.rows if s.rows is not None else result_rows(s))]
     active = {k: v for k, v in filters.items() if k in dict(FILTERS) and v}
     options = {k: sorted({_filter_value(r, k) for r in rows}) for k, _ in FILTERS}
     kept = [r for r in rows if all(_filter_value(r, k) == v for k, v in active.items())]

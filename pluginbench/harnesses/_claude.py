@@ -215,7 +215,7 @@ class ClaudeHarness:
         return {**{f"skill:{i.name}": i.fingerprint for i in t.loose_skills},
                 **{f"plugin:{p.name}": p.fingerprint for p in t.plugins}}
 
-    def _judge(self, control_stdout: str, ctx: AttemptContext, t: ClaudeTreatment, env: dict[str, str],
+    def _judge(self, control_stdout: str, t: ClaudeTreatment, env: dict[str, str],
                sandbox: Sandbox, facts: dict[str, Any], model: str) -> dict[str, Any]:
         """The receipt of the control phase with every problem found (saved before coding)."""
         paths = Paths(env["CLAUDE_CONFIG_DIR"], f"{sandbox.paths.home}/{MARKETPLACE_DIR_NAME}", sandbox.paths.app)
@@ -281,7 +281,7 @@ class ClaudeHarness:
             async def check(control_stdout: str) -> bool:
                 """Judge the control phase; only a clean receipt lets the task be sent."""
                 (agent_dir / "discovery.stdout.jsonl").write_text(control_stdout)
-                receipt = self._judge(control_stdout, ctx, t, env, sandbox, facts, model)
+                receipt = self._judge(control_stdout, t, env, sandbox, facts, model)
                 receipt["seconds"] = round(time.monotonic() - t1, 3)
                 _write_json(ctx.attempt_dir / "native-treatment.json", receipt)
                 receipts.append(receipt)

@@ -60,10 +60,13 @@ def check_operator_env(environ: Mapping[str, str], *, probe: bool = False) -> No
     Refused variables stop every run. A real run needs ``CLAUDE_CODE_OAUTH_TOKEN``; a
     probe run refuses it, because a probe must never carry a real credential.
     """
-    bad = sorted(v for v in REFUSED_VARIABLES if environ.get(v))
+    # Set at all is refused, empty too: ANTHROPIC_API_KEY= still changes how the CLI authenticates.
+    bad = sorted(v for v in REFUSED_VARIABLES if v in environ)
     if bad:
+        empty = [v for v in bad if not environ[v]]
         raise InputError(
-            f"refused variable(s) set in the environment that runs pluginbench: {', '.join(bad)}",
+            f"refused variable(s) set in the environment that runs pluginbench: {', '.join(bad)}"
+            + (f" ({', '.join(empty)} set but empty)" if empty else ""),
             field="environment", fix=f"unset {' '.join(bad)}; Claude Code runs authenticate only "
             f"with {TOKEN_VARIABLE} (a subscription token), delivered as a private credentials file")
     token = environ.get(TOKEN_VARIABLE, "")

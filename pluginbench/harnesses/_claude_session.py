@@ -1,6 +1,7 @@
 """The one Claude Code process of an attempt, as a stdin/stdout dialogue.
 
-1. Control requests, one at a time (each answer awaited): no model call.
+1. Control requests, all written at once (no model call); every answer is awaited,
+   matched by request id, before anything else is sent.
 2. ``check(control_lines)`` builds and judges the receipt; it returns whether to go on.
 3. Going on: the task is sent as the first user message; when the session's ``result``
    arrives, ``end_session`` ends the process. Refused: ``end_session`` at once, so the
@@ -47,18 +48,18 @@ class ClaudeSession:
 
     async def __call__(self, channel: LineChannel) -> None:
         with anyio.fail_after(self.setup_timeout):
-            for i, (sub, params) in enumerate(REQUESTS, 1):
-                await channel.send(control_request(i, sub, params))
-                want = request_id(i, sub)
-                while True:
-                    raw = await channel.receive_line()
-                    if raw is None:
-                        self.ended_early = True
-                        return
-                    line = raw.decode(errors="replace")
-                    self.control_lines.append(line)
-                    if response_id(line) == want:
-                        break
+            # Pipelined: the CLI answers them in order from local state, and a round trip
+            # per request would add its latency to every attempt.
+            await channel.send(b"".join(control_request(i, sub, params) for i, (sub, params) in enumerate(REQUESTS, 1)))
+            waiting = {request_id(i, sub) for i, (sub, _) in enumerate(REQUESTS, 1)}
+            while waiting:
+                raw = await channel.receive_line()
+                if raw is None:
+                    self.ended_early = True
+                    return
+                line = raw.decode(errors="replace")
+                self.control_lines.append(line)
+                waiting.discard(response_id(line) or "")
             go = await self.check("\n".join(self.control_lines) + "\n")
         last = len(REQUESTS) + 1
         if not go:

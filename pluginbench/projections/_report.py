@@ -252,6 +252,16 @@ def _read_config(path: Path) -> dict[str, Any]:
     return raw
 
 
+def task_sources(rd: RunDir) -> list[dict[str, Any]] | None:
+    """The run's frozen ``tasks.urls`` pins (never resolved again), or None for local tasks."""
+    if not rd.remote_pins.is_file():
+        return None
+    from ..tasks._remote import read_pins
+
+    keep = ("task_id", "url", "pinned_url", "commit", "tree", "fingerprint")
+    return [{k: getattr(p, k) for k in keep} for p in read_pins(rd.remote_pins)]
+
+
 def build_report(run_dir: Path) -> ReportFiles:
     """Rebuild ``report/`` of ``run_dir`` from its config and event log; returns the paths."""
     rd = RunDir(Path(run_dir))
@@ -263,6 +273,9 @@ def build_report(run_dir: Path) -> ReportFiles:
         and (why := patch_mismatch(rd.attempt(a.attempt_id) / "model.patch", a.patch_sha256)) is not None
     }
     doc = results_document(config, state, fallback_name=rd.root.resolve().name, tampered=tampered)
+    sources = task_sources(rd)
+    if sources is not None:
+        doc["run"]["task_sources"] = sources
     rd.report_dir.mkdir(parents=True, exist_ok=True)
     files = ReportFiles(
         rd.report_dir / "results.json", rd.report_dir / "results.csv", rd.report_dir / "report.html"

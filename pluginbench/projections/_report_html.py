@@ -12,6 +12,7 @@ from html import escape
 from typing import Any
 
 from ._report_css import CSS
+from ._report_plots import PLOT_CSS, plots_section
 
 UNKNOWN = '<span class="unknown">unknown</span>'
 
@@ -81,6 +82,8 @@ def _identity(run: Mapping[str, Any]) -> str:
     cells = "".join(
         f"<div><dt>{_e(k)}</dt><dd>{not_set if v is None else _e(v)}</dd></div>" for k, v in items
     )
+    for source in run.get("task_sources") or []:  # tasks.urls, pinned when the run was created
+        cells += f"<div><dt>Task {_e(source['task_id'])}</dt><dd>{_e(source['pinned_url'])}</dd></div>"
     return f'<dl class="identity">{cells}</dl>'
 
 
@@ -457,7 +460,7 @@ def render_html(doc: Mapping[str, Any]) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{_e(title)}</title><style>{CSS}</style></head><body>\n"
+        f"<title>{_e(title)}</title><style>{CSS}{PLOT_CSS}</style></head><body>\n"
         f"<header><h1>{_e(title)}</h1>"
         f'<p class="subtitle">{len(doc["tasks"])} tasks × {len(doc["arms"])} arms '
         f"({_e(', '.join(doc['arms']))}), each arm compared with {_e(doc['arms'][0])}</p>"
@@ -465,6 +468,7 @@ def render_html(doc: Mapping[str, Any]) -> str:
         f'<section id="notes"><h2>Notes</h2><ul class="notes">{notes}</ul></section>\n'
         f'<section id="per-task"><h2>Pass rates by task</h2>{_per_task(doc)}</section>\n'
         f'<section id="paired"><h2>Paired comparison</h2>{_paired(doc)}</section>\n'
+        f'<section id="plots"><h2>Plots</h2>{plots_section(doc)}</section>\n'
         f'<section id="changes"><h2>Time and code changes by task</h2>{_changes(doc)}</section>\n'
         f'<section id="missing-values"><h2>Missing values</h2>{_missing(doc)}</section>\n'
         f'<section id="reused"><h2>Reused vanilla attempts</h2>{_reused(doc)}</section>\n'

@@ -28,6 +28,15 @@ TOKEN_STATUS = Literal["exact", "lower_bound", "unvalidated", "unknown"]
 Num = float | int | None
 
 
+class TaskSource(_Strict, frozen=True):
+    task_id: doc(str, "The task id (the link's last folder).")
+    url: doc(str, "The `tasks.urls` link as written.")
+    pinned_url: doc(str, "The same link at the commit its ref named when the run was created.")
+    commit: doc(str, "That commit.")
+    tree: doc(str, "Git's tree id of the task folder at that commit.")
+    fingerprint: doc(str, "SHA-256 over every file's path, mode and content.")
+
+
 class RunInfo(_Strict, frozen=True):
     name: doc(str, "The evaluation's name.")
     harness: doc(str | None, "claude, codex, or a control (simulated, nop, oracle).")
@@ -49,6 +58,10 @@ class RunInfo(_Strict, frozen=True):
     pluginbench_version: doc(str | None, "The PluginBench version that made the run.")
     attempts_total: doc(int, "Live attempts (discarded ones excluded).")
     attempts_complete: doc(int, "Live attempts that are complete.")
+    task_sources: doc(
+        list[TaskSource] | None,
+        "A `tasks.urls` run only: each task's pinned link, from the run's frozen evidence/remote/pins.json (never resolved again).",
+    ) = None
 
 
 class Runner(_Strict, frozen=True):

@@ -38,7 +38,14 @@ from ._compare import (
 from ._gate_eval import FAILED, PASSED, UNDETERMINED, GateResult, TaskValue
 from ._gates import METRICS, STATISTICS, Gate, GatesFile, parse_gates
 from ._identity import compare_identities, shown
-from ._intervals import Z_95, Interval, exact_sign_test, median, wilson_interval
+from ._intervals import (
+    Z_95,
+    Interval,
+    exact_sign_test,
+    median,
+    newcombe_difference,
+    wilson_interval,
+)
 from ._paired import PairedComparison, TaskPair, paired_comparison
 from ._records import AttemptRecord, Package, correctness
 
@@ -84,6 +91,7 @@ __all__ = [
     "exact_sign_test",
     "geometric_mean_ratio",
     "median",
+    "newcombe_difference",
     "paired_bootstrap",
     "percentile",
     "wilson_interval",

@@ -74,3 +74,20 @@ def median(values: Sequence[float]) -> float | None:
     if n % 2:
         return float(ordered[mid])
     return (ordered[mid - 1] + ordered[mid]) / 2.0
+
+
+def newcombe_difference(k1: int, n1: int, k2: int, n2: int, z: float = Z_95) -> Interval | None:
+    """Newcombe's hybrid score interval for the difference of two rates, ``k1/n1 − k2/n2``.
+
+    Built from the two Wilson intervals (Newcombe 1998, method 10): the low end is
+    ``d − √((p1 − l1)² + (u2 − p2)²)`` and the high end ``d + √((u1 − p1)² + (p2 − l2)²)``.
+    ``None`` when either side has no trials.
+    """
+    w1, w2 = wilson_interval(k1, n1, z), wilson_interval(k2, n2, z)
+    if w1 is None or w2 is None:
+        return None
+    p1, p2 = k1 / n1, k2 / n2
+    d = p1 - p2
+    low = d - math.sqrt((p1 - w1.low) ** 2 + (w2.high - p2) ** 2)
+    high = d + math.sqrt((w1.high - p1) ** 2 + (p2 - w2.low) ** 2)
+    return Interval(max(-1.0, low), min(1.0, high))

@@ -99,6 +99,14 @@ def _num(table: dict[str, Any], key: str, default: float | None, path: Path, whe
     return float(value)
 
 
+def _first_line(path: Path) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.readline(4096)
+    except OSError:
+        return None
+
+
 def _table(data: dict[str, Any], key: str, path: Path, tid: str, where: str | None = None) -> dict[str, Any]:
     """``data[key]`` as a TOML table (absent: empty); anything else names the field."""
     value = data.get(key)
@@ -220,6 +228,13 @@ def load_task(root: Path, task_id: str | None = None) -> HarborTask:
             file=str(root / "tests" / "test.sh"),
             fix="add the verifier entry point; it must write /logs/verifier/reward.txt or reward.json",
         )
+    for script in ("tests/test.sh", "solution/solve.sh"):
+        first = _first_line(root / script)
+        if first is not None and first.endswith(b"\r\n"):
+            raise TaskError(
+                f"task '{tid}': {script} has Windows (CRLF) line endings; its interpreter line would not run",
+                file=str(root / script), field=script, fix=f"convert it to LF line endings (dos2unix {script})",
+            )
     venv = _table(verifier, "environment", toml_path, tid, "verifier")
     # PluginBench always grades in a separate sandbox made from the starting source plus
     # the canonical patch, so an undeclared mode means "separate"; a task that declares

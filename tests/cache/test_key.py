@@ -127,9 +127,14 @@ def _manifest(**attempt: Any) -> EntryManifest:
                          attempt=AttemptRecord(**rec), files=FILES)
 
 
+RECEIPT = {"schema": "pluginbench.codex.native-treatment/2", "ok": True, "arm": "vanilla", "cli_version": "0.167.2",
+           "plugins": [], "skills": [], "hooks": [], "task_owned": {"AGENTS.md": "x"}}
+
+
 def _admit(manifest: EntryManifest | None = None, **kw: Any) -> str | None:
     args: dict[str, Any] = {"key": KEY, "repeat": 1, "inputs": INPUTS, "images": None, "files": FILES,
-                            "invocation": INVOCATION, "execution": EXECUTION, "reconstructed_sha256": PATCH}
+                            "invocation": INVOCATION, "execution": EXECUTION, "reconstructed_sha256": PATCH,
+                            "receipt": RECEIPT}
     args.update(kw)
     return admit(manifest or _manifest(), **args)
 
@@ -152,6 +157,11 @@ def test_sound_evidence_is_admitted() -> None:
     ({"execution": {**EXECUTION, "exit_code": 1}}, "disagrees"),
     ({"execution": {**EXECUTION, "usage": {"status": "unknown"}}}, "usage disagrees"),
     ({"images": ["sha256:x", "sha256:y"]}, "image"),
+    ({"receipt": None}, "no discovery receipt"),
+    ({"receipt": {**RECEIPT, "ok": False}}, "did not pass"),
+    ({"receipt": {**RECEIPT, "arm": "guided"}}, "not a vanilla"),
+    ({"receipt": {**RECEIPT, "cli_version": "0.168.0"}}, "reports CLI 0.168.0"),
+    ({"receipt": {**RECEIPT, "skills": ["tidy-code"]}}, "not empty: it lists skills"),
     ({"repeat": 2}, "repeat"),
     ({"inputs": msgspec.structs.replace(INPUTS, seed=9)}, "seed"),
 ])

@@ -12,6 +12,7 @@ import yaml
 
 from pluginbench.actors import create_run
 from pluginbench.config import load
+from pluginbench.projections._results_schema import validate as validate_results
 from tests.runs_helpers import events_of
 from tests.tasks._gitserver import TaskRepo, git
 
@@ -64,8 +65,11 @@ def test_branch_links_are_pinned_at_freeze_and_the_run_never_resolves_them_again
     assert frozen.read_text() == (QUICKSTART / "word-wrap" / "instruction.md").read_text()
     results = json.loads((rd.root / "report" / "results.json").read_text())
     assert set(results["per_task"]) == {"roman-numerals", "word-wrap"}
+    assert [s["pinned_url"] for s in results["run"]["task_sources"]] == [p["pinned_url"] for p in pins]
+    assert validate_results(results).run.task_sources is not None  # described in the typed schema
     report = _cli("report", str(rd.root))
     assert report.returncode == 0, report.stdout + report.stderr
+    assert served.git_url(frozen_commit, "tasks/word-wrap") in (rd.root / "report" / "report.html").read_text()
 
 
 def test_a_bad_link_is_refused_before_anything_is_written(served: TaskRepo, tmp_path: Path) -> None:

@@ -193,6 +193,8 @@ def test_running_run_updates_without_reload_then_shows_stopped(runs: Runs, brows
     live = runs.root / "live"
     browser.get(runs.url(f"/run/{runs.key('live')}"))
     browser.execute_script("window.__not_reloaded = true;")
+    wait_for(lambda: browser.find_element(By.ID, "live-state").text.startswith("live"), 15,
+             "the page's live stream to connect")
     first = int(browser.find_element(By.ID, "complete-count").text)
     wait_for(lambda: int(browser.find_element(By.ID, "complete-count").text) > first, 60,
              "the completed count to rise without a reload")

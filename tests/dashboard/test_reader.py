@@ -109,3 +109,28 @@ async def test_monitor_rereads_an_unowned_run_only_when_a_file_changes(tmp_path:
     now[0] = 4.0
     await monitor.step()
     assert entry.read_at == 4.0
+
+
+async def test_results_page_version_moves_only_when_a_report_changes(tmp_path: Path) -> None:
+    """A status-only change wakes the Run page's stream but not the Results page's; a rebuilt report wakes Results."""
+    now = [0.0]
+    root = synthetic_run(tmp_path / "runs" / "one")
+    monitor = Monitor([tmp_path / "runs"], clock=lambda: now[0])
+    await monitor.step()
+    run_page = f"/run/{run_key(root)}"
+    results_v, run_v = monitor.version_of("/results"), monitor.version_of(run_page)
+    with (root / "run.log").open("a") as fh:
+        fh.write("progress\n")
+    (root / "events.jsonl").touch()
+    now[0] = 1.0
+    await monitor.step()
+    assert monitor.version_of("/results") == results_v
+    assert monitor.version_of(run_page) != run_v
+    run_v = monitor.version_of(run_page)
+    from pluginbench.projections import build_report
+
+    (root / "report" / "results.json").unlink()
+    build_report(root)
+    now[0] = 2.0
+    await monitor.step()
+    assert monitor.version_of("/results") != results_v
