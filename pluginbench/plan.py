@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from .config import CONTROL_HARNESSES, Evaluation
+from .config import CONTROL_HARNESSES, Evaluation, capability_record
 from .events import SlotPlan
 
 VANILLA = "vanilla"
@@ -57,6 +57,7 @@ def plan_summary(evaluation: Evaluation, task_ids: list[str]) -> dict[str, Any]:
         "repeats": evaluation.repeats,
         "jobs": evaluation.jobs,
         "seed": evaluation.seed,
+        "capabilities": capability_record(evaluation.runner.harness, evaluation.capabilities),
         "coding_attempts": len(slots),
         "attempts_per_arm": {arm: len(task_ids) * evaluation.repeats for arm in arms},
         "readiness_runs": {"oracle": len(task_ids), "nop": len(task_ids)},

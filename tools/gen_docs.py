@@ -16,6 +16,7 @@ from pluginbench.doctable import replace_generated  # noqa: E402
 
 def blocks() -> dict[tuple[str, str], str]:
     """(page, block name) → the generated markdown."""
+    from pluginbench.cache import KeyInputs
     from pluginbench.doctable import table
     from pluginbench.projections._results_schema import ResultsJson
     from pluginbench.stats import GatesFile
@@ -23,6 +24,7 @@ def blocks() -> dict[tuple[str, str], str]:
     return {
         ("docs/compare.md", "gates-file"): table(GatesFile),
         ("docs/results.md", "results-json"): table(ResultsJson, with_default=False),
+        ("docs/vanilla-cache.md", "vanilla-key"): table(KeyInputs, with_default=False),
     }
 
 

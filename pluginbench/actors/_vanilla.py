@@ -36,12 +36,13 @@ from ..cache import (
 )
 from ..cache._store import read_json
 from ..config import Evaluation
-from ..events import AttemptReused, CacheDecision, VanillaCacheChecked
+from ..events import AttemptReused, CacheDecision, Usage, VanillaCacheChecked
 from ..harnesses._launch_identity import delivery_policy, launch_identity, uncacheable_cli
 from ..projections._state import VANILLA, Attempt, RunState
 from ..tasks import fingerprint, scan_tree
 from ._context import Engine
 from ._patch import make_patch
+from ._pipeline import write_json
 
 
 def transport_of(ev: Evaluation) -> str:
@@ -169,16 +170,37 @@ async def consult(engine: Engine, state: RunState) -> None:
             entry = entry_of(key, m.repeat)
             receipt = {"origin_cohort": cohort_of(key), "origin_entry": entry, "origin_run": m.origin_run,
                        "origin_attempt": m.origin_attempt, "attempt_id": a.attempt_id}
-            await anyio.to_thread.run_sync(import_entry, root / entry, engine.run_dir.attempt(a.attempt_id), receipt)
+            attempt_dir = engine.run_dir.attempt(a.attempt_id)
+            await anyio.to_thread.run_sync(import_entry, root / entry, attempt_dir, receipt)
             rec = m.attempt
+            usage = await anyio.to_thread.run_sync(current_usage, m, attempt_dir)
             await engine.outbox.send(AttemptReused(
                 attempt_id=a.attempt_id, slot=a.slot, task=a.task, arm=a.arm, repeat=a.repeat,
                 origin_cohort=cohort_of(key), origin_entry=entry, origin_run=m.origin_run,
                 origin_attempt=m.origin_attempt, exit_code=rec.exit_code, timed_out=rec.timed_out,
-                coding_seconds=rec.coding_seconds, usage=rec.usage, error=rec.error,
+                coding_seconds=rec.coding_seconds, usage=usage, error=rec.error,
                 patch_sha256=rec.patch_sha256, empty=rec.empty, files_changed=rec.files_changed,
                 missing_reason=rec.missing_reason,
             ))
+
+
+def current_usage(m: EntryManifest, attempt_dir: Path) -> Usage:
+    """Re-validate the imported attempt's usage from its saved traces with today's rules and
+    save the result as ``execution-current.json``; ``execution.json`` keeps the origin's."""
+    from ..harnesses._revalidate import revalidate_usage
+
+    rec = m.attempt
+    try:
+        usage = revalidate_usage(m.inputs.harness, attempt_dir, model=m.inputs.model, cli_version=m.inputs.cli_version,
+                                 timed_out=rec.timed_out, exit_code=rec.exit_code, seconds=rec.coding_seconds or 0.0)
+    except Exception as exc:  # noqa: BLE001 - unreadable evidence makes usage unknown, never zero
+        usage = Usage(status="unknown", reason=f"the saved traces could not be re-validated: {exc}")
+    current = rec.usage if usage is None else usage
+    write_json(attempt_dir / "execution-current.json", {
+        "usage": msgspec.to_builtins(current), "recorded_usage": msgspec.to_builtins(rec.usage),
+        "revalidated": usage is not None, "changed": current != rec.usage,
+    })
+    return current
 
 
 def not_cacheable(a: Attempt, harness_real: bool) -> str | None:

@@ -49,6 +49,8 @@ def _harness(ev: Evaluation, probe_base_url: str | None, created: RunCreated | N
     options: dict[str, Any] = {"cli_path": cli_path, "cli_version": cli.version, "probe_base_url": probe_base_url}
     if ev.runner.harness == "claude":
         options["subagents"] = ev.capabilities.subagents
+    elif ev.runner.harness == "codex":
+        options["capabilities"] = ev.capabilities
     return make_harness(ev.runner.harness, **options)
 
 

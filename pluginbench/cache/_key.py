@@ -15,7 +15,7 @@ preparation); admission compares them instead.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -24,30 +24,37 @@ COHORT_DIR = "vanilla"
 KEY_SCHEMA = "pluginbench-vanilla-v1"
 
 
+def doc(t: Any, text: str) -> Any:
+    """``t`` with a description for the generated docs (``tools/gen_docs.py``)."""
+    return Annotated[t, msgspec.Meta(description=text)]
+
+
 class KeyInputs(msgspec.Struct, frozen=True, kw_only=True):
     """Everything the vanilla key binds, as saved beside each entry."""
 
-    schema: str = KEY_SCHEMA
-    launcher_version: str
-    harness: str
-    cli_version: str | None
-    model: str | None
-    reasoning: str | None
-    capabilities: dict[str, Any]
-    delivery_policy: str
-    launch: dict[str, Any]
-    transport: str
-    task: str
-    task_fingerprint: str
-    workdir: str
-    backend: str
-    isolation: str
-    container_cpus: float | None
-    container_memory_mb: int | None
-    timeout_seconds: int
-    jobs: int
-    seed: int
-    repeats: int
+    schema: doc(str, "The key's own format (`pluginbench-vanilla-v1`).") = KEY_SCHEMA
+    launcher_version: doc(str, "PluginBench's declared version (not the source of its modules).")
+    harness: doc(str, "`runner.harness`: a Claude entry never satisfies a Codex lookup.")
+    cli_version: doc(str | None, "The agent CLI version the run resolved; `null` for controls and `simulated`.")
+    model: doc(str | None, "`runner.model`.")
+    reasoning: doc(str | None, "`runner.reasoning`.")
+    capabilities: doc(dict[str, Any], "`capabilities.*` (subagents, max_threads, max_depth).")
+    delivery_policy: doc(str, "The harness's treatment-delivery policy, e.g. `claude-native-v1`.")
+    launch: doc(dict[str, Any], "The pinned launch from the harness's own builders, placeholders for per-attempt "
+                                "values: `argv`, and for Claude the discovery control requests, refused variables, "
+                                "pinned settings, built-in agents and init tools; for Codex its discovery settings.")
+    transport: doc(str, "`provider`, or `probe:<SHA-256 of the scenario>`: a probe entry never serves a real run.")
+    task: doc(str, "The task id.")
+    task_fingerprint: doc(str, "The frozen task's content fingerprint (instruction, tests, solution, environment).")
+    workdir: doc(str, "The task's working directory in the sandbox.")
+    backend: doc(str, "`environment.backend`.")
+    isolation: doc(str, "The effective isolation (`bubblewrap`, `none`, `docker`).")
+    container_cpus: doc(float | None, "`environment.container_cpus`.")
+    container_memory_mb: doc(int | None, "`environment.container_memory_mb`.")
+    timeout_seconds: doc(int, "`timeout_seconds`.")
+    jobs: doc(int, "`jobs`.")
+    seed: doc(int, "`seed`.")
+    repeats: doc(int, "`repeats`.")
 
 
 _encoder = msgspec.json.Encoder(order="deterministic")

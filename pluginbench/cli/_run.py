@@ -295,6 +295,10 @@ def _print_plan(summary: dict[str, object], json_out: bool) -> None:
     )
     budgets = summary["budgets"]
     console.print(f"budget: {budgets['timeout_seconds_per_attempt']} s per attempt; model calls: {summary['model_calls']}", highlight=False, markup=False)  # type: ignore[index]
+    caps = summary["capabilities"]
+    console.print("capabilities: " + ", ".join(
+        f"{key} {caps[key]['value']} ({caps[key]['enforcement']})" for key in ("subagents", "max_threads", "max_depth")  # type: ignore[index]
+    ), highlight=False, markup=False)
     table = Table("slot", "attempt", "task", "arm", "repeat")
     for s in summary["slots"]:  # type: ignore[attr-defined]
         table.add_row(*(Text(str(s[k])) for k in ("slot", "attempt_id", "task", "arm", "repeat")))  # never markup

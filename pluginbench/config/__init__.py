@@ -2,6 +2,7 @@
 
 from importlib import resources
 
+from ._capabilities import capability_record, capability_record_of, codex_settings
 from ._load import LoadedConfig, load, parse_evaluation, to_builtins, validate
 from ._schema import (
     CONTROL_HARNESSES,
@@ -30,6 +31,9 @@ __all__ = [
     "RunnerConfig",
     "TasksConfig",
     "Treatment",
+    "capability_record",
+    "capability_record_of",
+    "codex_settings",
     "load",
     "parse_evaluation",
     "template_text",

@@ -300,6 +300,8 @@ def validate(ev: Evaluation, path: Path) -> None:
                 )
     if ev.capabilities.max_threads is not None and not 1 <= ev.capabilities.max_threads <= 4:
         raise bad("max_threads must be 1 to 4", "capabilities.max_threads", "set it to 4 or less")
+    if ev.capabilities.max_depth is not None and ev.capabilities.max_depth < 1:
+        raise bad("max_depth must be 1 or more", "capabilities.max_depth", "set it to 1 (the default) or more")
     for i, m in enumerate(ev.measurements):
         if m not in MEASUREMENTS:
             raise bad(

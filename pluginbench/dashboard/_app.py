@@ -2,7 +2,8 @@
 
 The guard answers before any route: only GET and HEAD (anything else 405), only a Host
 of ``127.0.0.1:<port>`` or ``localhost:<port>`` (anything else 403, which also defeats DNS
-rebinding), and no ``..``, backslash or encoded separator in the path (400). Files are
+rebinding), no request a browser marks as coming from another site (403), and no
+``..``, backslash or encoded separator in the path (400). Files are
 served only as a known run's ``report/report.html`` and ``report/results.csv`` looked up
 by its key, never from a path in the URL, and never through a symlink.
 """
@@ -51,6 +52,9 @@ def refusal(scope: Scope, port: int) -> tuple[int, str, dict[str, str]] | None:
     allowed = {f"127.0.0.1:{port}".encode(), f"localhost:{port}".encode()}
     if len(hosts) != 1 or hosts[0].lower() not in allowed:
         return 403, f"refused: Host must be 127.0.0.1:{port} or localhost:{port}", {}
+    fetch_site = [v for k, v in scope.get("headers", []) if k.lower() == b"sec-fetch-site"]
+    if fetch_site and fetch_site[0].lower() == b"cross-site":
+        return 403, "refused: a request from another site", {}
     raw = bytes(scope.get("raw_path") or scope["path"].encode())
     lowered = raw.lower()
     segments = scope["path"].split("/")

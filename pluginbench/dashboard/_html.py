@@ -196,6 +196,10 @@ def run_fragment(m: RunPage) -> str:
     complete = m.states.get("complete", 0)
     out.append(f'<p id="counts">attempts {m.attempts_total}: <span id="complete-count">{complete}</span> complete'
                f"{' · ' + summary if summary else ''} · outcomes: {outcomes or 'none yet'}</p>")
+    reuse = m.reuse
+    if reuse.get("vanilla_attempts"):
+        out.append(f'<p id="reuse">vanilla cache: {reuse.get("reused", 0)} of {reuse.get("vanilla_attempts")} vanilla '
+                   f'attempts reused (planned hits {reuse.get("planned_hits", 0)})</p>')
     out.append("<h2>Settings</h2><table id=settings>" + "".join(
         f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in m.settings) + "</table>")
     out.append('<h2>Attempts by task and arm</h2><table id="attempts"><tr><th>task</th>'
@@ -209,6 +213,8 @@ def run_fragment(m: RunPage) -> str:
                 if r.tokens is None and r.state in ("complete", "interrupted"):
                     tok = " tokens unknown"
                 title = f"{r.id}: {r.state}" + (f" · {r.reason}" if r.reason else "")
+                if r.reused:
+                    tok += " (reused)"
                 reps.append(f'<span class="rep m-{escape(r.mark)}" data-state="{escape(r.state)}" title="{escape(title)}">'
                             f"#{r.repeat} {escape(r.mark)}{escape(tok)}</span>")
             row.append(f"<td>{''.join(reps)}</td>")

@@ -224,6 +224,7 @@ class Repeat(msgspec.Struct, frozen=True, kw_only=True):
     tokens: int | None
     tokens_status: str | None
     reason: str | None
+    reused: bool = False  # imported from the vanilla cache, not coded in this run
 
 
 class RunPage(msgspec.Struct, frozen=True, kw_only=True):
@@ -248,6 +249,7 @@ class RunPage(msgspec.Struct, frozen=True, kw_only=True):
     outcomes: dict[str, int]
     discarded: list[dict[str, Any]]
     revisions: dict[str, list[dict[str, Any]]]
+    reuse: dict[str, Any]  # vanilla cache: vanilla_attempts, planned_hits, reused
     has_report: bool
     has_csv: bool
     completed_at: tuple[str, ...]
@@ -317,6 +319,7 @@ def run_model(src: RunSource) -> RunPage:
             mark=(outcome or "unknown") if state == "complete" else state,
             tokens=a.get("tokens"), tokens_status=a.get("tokens_status"),
             reason=a.get("outcome_reason") or a.get("tokens_reason"),
+            reused=bool(a.get("reused")),
         ))
         p, k = grid[a["task"]].get(a["arm"], (0, 0))
         grid[a["task"]][a["arm"]] = (p + (outcome in PASSES), k + (outcome in KNOWN))
@@ -356,6 +359,7 @@ def run_model(src: RunSource) -> RunPage:
             "measurement": list(measures.get("measurement_revisions") or []),
             "review": list(measures.get("review_revisions") or []),
         },
+        reuse=dict(s.get("reuse") or {}),
         has_report=bool(s.get("report")),
         has_csv=src.results is not None,
         completed_at=src.completed_at,

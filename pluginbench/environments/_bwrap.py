@@ -1,19 +1,32 @@
 """Bubblewrap: a cached usability probe and the argv prefix of one sandbox.
 
-The mount layout is a pure function of the host's top-level entries, the sandbox's own
-folders and the hidden paths, so it is tested without starting anything.
+The mount layout is a pure function of the host's top-level entries, the host's ``/etc``
+entries, the sandbox's own folders, the tool folders and the hidden paths, so it is
+tested without starting anything.
 
-Layout: every top-level host directory except the reserved ones is bound read-only,
-top-level symlinks (``/bin -> usr/bin`` on merged-/usr systems) are recreated as
-symlinks, ``/proc`` and ``/dev`` are fresh, and the sandbox folders are bound
-read-write. ``/tmp`` is the sandbox's own ``tmp/`` folder (private like a tmpfs, but on
-disk and reachable by ``get``). Every capability is dropped: bubblewrap run by root keeps
-them otherwise, and a root process with ``CAP_SYS_ADMIN`` could unmount the tmpfs that
-hides a path.
+Layout, default-deny: the root is an empty tmpfs and only what the agent's tools need
+is bound read-only at the same path:
+
+* the system tool and library folders (:data:`SYSTEM_DIRS`: ``/usr``, ``/bin``,
+  ``/lib*`` ...; top-level symlinks such as ``/bin -> usr/bin`` on merged-/usr systems
+  are recreated as symlinks),
+* the few ``/etc`` entries name resolution, TLS, users, the dynamic linker, Debian's
+  alternatives and the language runtimes read (:data:`ETC_ENTRIES`),
+* the tool folders a harness names (``readonly``: the pinned CLI install),
+
+``/proc`` and ``/dev`` are fresh, and the sandbox folders are bound read-write (``/tmp``
+is the sandbox's own ``tmp/`` folder). Nothing else of the host exists inside: no
+``/srv``, ``/opt``, ``/var``, ``/home``, ``/root``, ``/run``, ``/sys``, no run or cache
+folder, no task or treatment source. A hidden path that still falls under a bound folder
+(say a cache inside the CLI install) is covered by an empty tmpfs (a file by
+``/dev/null``). Every capability is dropped: bubblewrap run by root keeps them
+otherwise, and a root process with ``CAP_SYS_ADMIN`` could unmount the tmpfs that hides
+a path.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import os
 import shutil
@@ -22,11 +35,25 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-# Top-level names never bound from the host: fresh (/proc, /dev), private (/tmp, the
-# homes, /run) or the sandbox's own mount points.
-RESERVED = frozenset(
-    {"proc", "dev", "sys", "tmp", "home", "root", "run", "app", "tests", "solution", "logs"}
+#: Top-level host folders bound read-only (or recreated as symlinks): tools and libraries.
+SYSTEM_DIRS = frozenset({"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"})
+
+#: ``/etc`` entries bound read-only (shell patterns): users and groups, name resolution,
+#: CA certificates, time zone, the dynamic linker, Debian's alternatives (``/usr/bin/awk``
+#: and friends point there), OS identity, MIME/magic data and the Python/Java runtime
+#: configuration. Everything else in ``/etc`` (ssh keys, shadow, package-manager and
+#: service configuration) stays out.
+ETC_ENTRIES = (
+    "passwd", "group", "nsswitch.conf", "hosts", "host.conf", "resolv.conf", "gai.conf",
+    "services", "protocols", "networks", "ssl", "ca-certificates", "ca-certificates.conf",
+    "pki", "crypto-policies", "localtime", "timezone", "ld.so.cache", "ld.so.conf",
+    "ld.so.conf.d", "alternatives", "os-release", "debian_version", "mime.types", "magic",
+    "magic.mime", "locale.alias", "shells", "terminfo", "python3*", "java-*",
 )
+
+# Top-level names that are the sandbox's own mount points or fresh file systems; a
+# workdir there would collide.
+SANDBOX_MOUNTS = frozenset({"proc", "dev", "sys", "tmp", "home", "tests", "solution", "logs", "etc"})
 
 NAMESPACE_FLAGS = (
     "--unshare-pid",
@@ -71,13 +98,33 @@ def host_top_level(root: str = "/") -> list[TopEntry]:
     return sorted(entries)
 
 
-def visible_from_host(path: str, top: Sequence[TopEntry]) -> bool:
-    """Whether ``path`` (absolute, symlinks resolved) is reachable through a read-only bind."""
-    parts = Path(path).parts
-    if len(parts) < 2:
-        return False
-    first = parts[1]
-    return any(t.name == first and t.link is None and first not in RESERVED for t in top)
+def host_etc(etc: str = "/etc") -> list[str]:
+    """The names in the host's ``/etc`` that :data:`ETC_ENTRIES` allows, sorted."""
+    try:
+        names = os.listdir(etc)
+    except OSError:
+        return []
+    return sorted(n for n in names if any(fnmatch.fnmatchcase(n, pat) for pat in ETC_ENTRIES))
+
+
+def _under(path: str, root: str) -> bool:
+    root = root.rstrip("/") or "/"
+    return path == root or path.startswith(root + "/") or root == "/"
+
+
+def bound_read_only(
+    top: Sequence[TopEntry], etc: Sequence[str], readonly: Sequence[str]
+) -> list[str]:
+    """Every host path bound read-only inside, in mount order."""
+    paths = ["/" + t.name for t in top if t.name in SYSTEM_DIRS and t.link is None and t.is_dir]
+    paths += ["/etc/" + n for n in etc]
+    paths += [p for p in readonly if not any(_under(p, q) for q in paths)]
+    return paths
+
+
+def visible_inside(path: str, bound: Sequence[str]) -> bool:
+    """Whether host ``path`` (absolute, symlinks resolved) is reachable through a read-only bind."""
+    return any(_under(path, b) for b in bound)
 
 
 def bwrap_args(
@@ -88,25 +135,27 @@ def bwrap_args(
     network_none: bool,
     chdir: str,
     readonly: Sequence[str] = (),
+    etc: Sequence[str] = (),
 ) -> list[str]:
     """Options for ``bwrap`` (without the executable and the ``--`` command)."""
-    args: list[str] = []
+    args: list[str] = ["--tmpfs", "/"]
     for t in top:
-        if t.name in RESERVED:
-            continue
-        if t.link is not None:
+        if t.name in SYSTEM_DIRS and t.link is not None:
             args += ["--symlink", t.link, "/" + t.name]
-        else:
-            args += ["--ro-bind", "/" + t.name, "/" + t.name]
+    bound = bound_read_only(top, etc, readonly)
+    system = [p for p in bound if p.count("/") == 1]
+    for path in system:
+        args += ["--ro-bind", path, path]
+    for name in etc:
+        args += ["--ro-bind", "/etc/" + name, "/etc/" + name]
     args += ["--proc", "/proc", "--dev", "/dev"]
     for b in binds:
         args += ["--bind", b.host, b.inside]
-    for path in readonly:
-        if not visible_from_host(path, top):  # e.g. a checkout under /tmp: bind it in
-            args += ["--ro-bind", path, path]
+    for path in bound[len(system) + len(etc) :]:
+        args += ["--ro-bind", path, path]
     for h in hidden:
-        if not visible_from_host(h.path, top):
-            continue  # already unreachable inside (under /tmp, /home, /run ...)
+        if not visible_inside(h.path, bound):
+            continue  # not there at all inside
         if h.is_dir:
             args += ["--tmpfs", h.path, "--remount-ro", h.path]
         else:
@@ -118,15 +167,20 @@ def bwrap_args(
     return args
 
 
-def workdir_conflict(workdir: str, top: Sequence[TopEntry]) -> str | None:
+def workdir_conflict(
+    workdir: str, top: Sequence[TopEntry], readonly: Sequence[str] = ()
+) -> str | None:
     """Why ``workdir`` cannot be a mount point inside, or ``None`` when it can."""
     if not workdir.startswith("/") or os.path.normpath(workdir) != workdir or workdir == "/":
         return f"workdir {workdir!r} must be a normalized absolute path other than /"
     first = Path(workdir).parts[1]
-    if first in ("proc", "dev", "sys", "tmp", "home", "tests", "solution", "logs"):
+    if first in SANDBOX_MOUNTS:
         return f"workdir {workdir!r} collides with a sandbox mount"
-    if any(t.name == first and first not in RESERVED for t in top):
+    if first in SYSTEM_DIRS and any(t.name == first for t in top):
         return f"workdir {workdir!r} lies under the read-only host folder /{first}"
+    for path in readonly:
+        if _under(path, workdir) or _under(workdir, path):
+            return f"workdir {workdir!r} overlaps the read-only tool folder {path}"
     return None
 
 

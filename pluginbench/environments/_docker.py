@@ -5,7 +5,10 @@ Each sandbox is one container made from ``spec.image`` (a frozen image ID, see
 ``pluginbench.run``, ``pluginbench.attempt``, ``pluginbench.role`` and
 ``pluginbench.task``, limited to ``spec.cpus``/``spec.memory_mb``, on the host network or
 none. Its PID 1 is Docker's init (``docker-init``) over a keep-alive ``sleep``; every
-command is an exec. Nothing from the host is mounted, so ``spec.hidden`` holds trivially.
+command is an exec. Default deny: nothing from the host is mounted (no binds, mounts or
+volumes, ``spec.readonly`` is ignored because the coding image carries the CLI), the
+container is unprivileged with its own PID and IPC namespaces, so ``spec.hidden`` holds
+trivially and ``/proc/1/root`` is the container's own root.
 
 Setup, before the sandbox is yielded: the spec's folders are copied into the created
 container as one archive (staged), then one exec (:data:`._docker_scripts.PREPARE`)
@@ -141,6 +144,12 @@ class DockerEnvironment:
         host: dict[str, Any] = {
             "Init": True,
             "NetworkMode": "host" if spec.network == "host" else "none",
+            # Default deny, said explicitly: no host folder, no privilege, private PID/IPC.
+            "Binds": [],
+            "Mounts": [],
+            "Privileged": False,
+            "PidMode": "",
+            "IpcMode": "private",
         }
         if spec.cpus is not None:
             host["NanoCpus"] = int(spec.cpus * 1e9)

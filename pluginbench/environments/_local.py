@@ -11,8 +11,10 @@ a fixed author, committer, dates and message and no hooks or templates, so equal
 gives the same ``base_commit`` on every machine.
 
 With bubblewrap every command runs in a mount/pid/ipc/uts namespace without
-capabilities (see :mod:`._bwrap`); the sandbox folders appear at ``/app`` (or
-``spec.workdir``), ``/tests``, ``/solution``, ``/logs``, ``/home/agent`` and ``/tmp``.
+capabilities in a default-deny file system (see :mod:`._bwrap`): the system tool folders,
+a few ``/etc`` entries and ``spec.readonly`` read-only, and the sandbox folders at
+``/app`` (or ``spec.workdir``), ``/tests``, ``/solution``, ``/logs``, ``/home/agent`` and
+``/tmp``; no other host folder exists inside.
 Without it (``isolation="none"``) commands are plain host processes in their own session
 and ``paths`` are the host folders; that is no security boundary and ``isolated`` says so.
 
@@ -136,7 +138,6 @@ class LocalSandbox:
 
     def _bwrap_prefix(self, cwd: str) -> list[str]:
         assert self._bwrap is not None
-        top = _bwrap.host_top_level()
         binds = [
             _bwrap.Bind(str(host), inside)
             for inside, host in sorted(self._mounts, key=lambda m: len(m[0]))
@@ -147,9 +148,14 @@ class LocalSandbox:
             real = os.path.realpath(path)
             if os.path.lexists(real):
                 hidden.append(_bwrap.Hidden(real, os.path.isdir(real)))
-        readonly = [os.path.realpath(p) for p in self.spec.readonly if os.path.isdir(os.path.realpath(p))]
         args = _bwrap.bwrap_args(
-            top, binds, hidden, network_none=self.spec.network == "none", chdir=cwd, readonly=readonly
+            _bwrap.host_top_level(),
+            binds,
+            hidden,
+            network_none=self.spec.network == "none",
+            chdir=cwd,
+            readonly=tool_folders(self.spec.readonly),
+            etc=_bwrap.host_etc(),
         )
         return [self._bwrap, *args, "--"]
 
@@ -369,6 +375,20 @@ async def _feed(stream: ByteSendStream, data: bytes) -> None:
         pass
 
 
+def tool_folders(paths: Sequence[Path]) -> list[str]:
+    """The existing tool folders of a spec, each at its given and at its resolved path
+    (a checkout reached through a symlink), in order, without duplicates."""
+    out: list[str] = []
+    for p in paths:
+        real = os.path.realpath(p)
+        if not os.path.isdir(real):
+            continue
+        for path in (os.path.abspath(p), real):
+            if path not in out:
+                out.append(path)
+    return out
+
+
 def left_behind(run_id: str, root: Path | None = None) -> list[Path]:
     """Sandbox folders of ``run_id`` that still exist (a worker was killed mid-attempt)."""
     parent = root if root is not None else Path(tempfile.gettempdir())
@@ -449,7 +469,9 @@ class LocalEnvironment:
             lambda: self._bwrap_executable(network_none=network_none)
         )
         if bwrap is not None:
-            conflict = _bwrap.workdir_conflict(spec.workdir, _bwrap.host_top_level())
+            conflict = _bwrap.workdir_conflict(
+                spec.workdir, _bwrap.host_top_level(), tool_folders(spec.readonly)
+            )
             if conflict:
                 raise EnvironmentFailure(conflict)
         parent = self.root if self.root is not None else Path(tempfile.gettempdir())

@@ -36,7 +36,10 @@ class SlotPlan(msgspec.Struct, frozen=True, kw_only=True):
 class Usage(msgspec.Struct, frozen=True, kw_only=True):
     """Token usage of one attempt. ``status`` is exact, lower_bound, unvalidated or unknown.
 
-    Any counter that was not measured is ``None``; ``reason`` says why.
+    Any counter that was not measured is ``None``; ``reason`` says why. ``native_session``
+    is set only for an arm whose plugins run command hooks: hook subprocesses are
+    unmetered, so the attempt's total is ``unknown`` and the native CLI session's own
+    usage (with its own status) is kept there, separately and labelled.
     """
 
     status: str
@@ -47,6 +50,7 @@ class Usage(msgspec.Struct, frozen=True, kw_only=True):
     reasoning_output_tokens: int | None = None
     total_tokens: int | None = None
     reason: str | None = None
+    native_session: Usage | None = None
 
 
 class Measure(msgspec.Struct, frozen=True, kw_only=True):

@@ -43,10 +43,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import msgspec
 
 from ..environments._port import Sandbox
 from ..errors import PluginBenchError
-from ..events import Usage
 from ..tasks._tree import copy_tree, fingerprint, scan_tree
 from ..treatments import MARKETPLACE, ClaudeTreatment, admit_claude_treatment
 from ._claude_checks import after_run_checks
@@ -67,7 +67,7 @@ from ._claude_launch import (
 from ._claude_session import ClaudeSession
 from ._claude_stream import parse_stream, provider_stop
 from ._claude_usage import read_transcripts, validate_usage
-from ._port import AgentRun, AttemptContext, FrozenTreatment, tool_roots
+from ._port import AgentRun, AttemptContext, FrozenTreatment, hook_arm_usage, tool_roots
 
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 SETUP_TIMEOUT = 120.0
@@ -327,13 +327,10 @@ class ClaudeHarness:
         totals = read_transcripts(*transcripts) if transcripts else None
         usage, accounting = validate_usage(summary, totals, runner_model=model, cli_version=self.cli_version,
                                            timed_out=timed_out)
-        if usage.status == "exact" and t.hooks:
-            # The validated figures are the native session's; hook subprocesses may spend
-            # tokens nobody meters, so they are a floor of the total, never the total.
-            usage = Usage(**{**{f: getattr(usage, f) for f in usage.__struct_fields__},
-                             "status": "lower_bound",
-                             "reason": (usage.reason or "") + "; native session only: command-hook "
-                             "subprocess usage is unmetered, so the total is only bounded below"})
+        if t.hooks:
+            # Hook subprocesses may spend tokens nobody meters: the total is unknown, the
+            # validated figures stay, labelled as the native session's.
+            usage = hook_arm_usage(usage)
         stop = provider_stop(summary, timed_out=timed_out)
         checks = after_run_checks(summary, receipt, t, model=model, cli_version=self.cli_version,
                                   subagents=self.subagents, trees_unchanged=trees == self._frozen_trees(t))
@@ -346,7 +343,7 @@ class ClaudeHarness:
             "exit_code": exit_code, "timed_out": timed_out, "coding_seconds": coding_seconds,
             "terminal_reason": res_ev.get("terminal_reason"), "is_error": res_ev.get("is_error"),
             "api_retries": summary.api_retries, "announced_wait_ms": summary.announced_wait_ms,
-            "provider_stop": stop, "usage": {f: getattr(usage, f) for f in usage.__struct_fields__},
+            "provider_stop": stop, "usage": msgspec.to_builtins(usage),
             "usage_accounting": accounting, "total_usage_known": not t.hooks and usage.status == "exact",
             "checks": {"passed": not checks, "reasons": checks}, "session_id": session_id,
             "transcripts": totals is not None, "timings": timings,

@@ -28,8 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
+from ..config import Capabilities, capability_record
 from ..environments._port import Sandbox
 from ..errors import InputError, PluginBenchError
 from ..treatments._codex_rules import CodexPlugin, installed_command, read_codex_plugin
@@ -56,7 +55,7 @@ from ._codex_discovery import (
 )
 from ._codex_events import reachable_sessions, read_exec_stream, read_rollout
 from ._codex_usage import classify_provider_stop, validate_usage
-from ._port import AgentRun, AttemptContext, FrozenTreatment, tool_roots
+from ._port import AgentRun, AttemptContext, FrozenTreatment, hook_arm_usage, tool_roots
 
 __all__ = ["CodexHarness", "DiscoveryMismatch"]
 
@@ -90,6 +89,10 @@ _SETUP_TIMEOUT = 120.0
 
 class CodexSetupError(PluginBenchError):
     """A no-model setup command (plugin install, discovery) failed inside the sandbox."""
+
+
+class CodexLoginError(CodexSetupError):
+    """``codex login status`` in the sandbox says the delivered credential is not usable."""
 
 
 def _probe_settings(base_url: str) -> tuple[str, str, str, dict[str, str]]:
@@ -126,8 +129,10 @@ class CodexHarness:
         probe_base_url: str | None = None,
         *,
         host_codex_home: Path | None = None,
+        capabilities: Capabilities | None = None,
     ) -> None:
         self.cli = str(cli_path)
+        self.capabilities = capabilities if capabilities is not None else Capabilities()
         self.cli_version = cli_version
         self.readonly = tool_roots(cli_path) if Path(cli_path).exists() else ()
         self.probe_base_url = probe_base_url
@@ -140,9 +145,9 @@ class CodexHarness:
 
     def _config(self) -> str:
         if self.probe_base_url is None:
-            return config_toml(probe=None)
+            return config_toml(probe=None, capabilities=self.capabilities)
         provider_id, _, _, table = _probe_settings(self.probe_base_url)
-        return config_toml(probe=(provider_id, table))
+        return config_toml(probe=(provider_id, table), capabilities=self.capabilities)
 
     def _env(self, sandbox: Sandbox) -> dict[str, str]:
         extra: dict[str, str] = {}
@@ -167,6 +172,7 @@ class CodexHarness:
         config = self._config()
         (codex_home / "config.toml").write_text(config, encoding="utf-8")
         receipt["config_toml_sha256"] = hashlib.sha256(config.encode()).hexdigest()
+        receipt["capabilities"] = capability_record(self.name, self.capabilities)
         if treatment.guidance:
             data = admit_guidance(list(treatment.guidance))
             (codex_home / "AGENTS.md").write_bytes(data)
@@ -393,6 +399,8 @@ class CodexHarness:
         agent_dir.mkdir(parents=True, exist_ok=True)
         credential = await self._put_credential(sandbox)
         try:
+            login = await self.login_status(sandbox)
+            (agent_dir / "login-status.json").write_text(json.dumps(login, indent=2, sort_keys=True) + "\n")
             return await self._run(sandbox, ctx, agent_dir)
         finally:
             if credential is not None:
@@ -427,16 +435,33 @@ class CodexHarness:
             timed_out=res.timed_out,
             seconds=res.seconds,
         )
-        if run.usage.status == "exact" and any(p.hooks for p in plugins):
-            # Hook subprocesses may spend tokens nobody meters: the session's validated
-            # usage is a floor of the total, never the total.
-            usage = msgspec.structs.replace(
-                run.usage, status="lower_bound",
-                reason=(run.usage.reason or "validated against the rollouts")
-                + "; native session only: command-hook subprocess usage is unmetered",
-            )
-            run = run._replace(usage=usage)
+        if any(p.hooks for p in plugins):
+            # Hook subprocesses may spend tokens nobody meters: the total is unknown, the
+            # session's usage stays, labelled as the native session's.
+            run = run._replace(usage=hook_arm_usage(run.usage))
         return run
+
+    async def login_status(self, sandbox: Sandbox) -> dict[str, Any]:
+        """``codex login status`` with the delivered credential, before any model call.
+
+        Real runs need it to succeed (exit 0: an API key or a ChatGPT login); otherwise
+        :class:`CodexLoginError` stops the attempt before coding. Probe runs skip it: the
+        loopback provider's key comes from ``env_key`` and login status says "Not logged
+        in" there by design. Only the kind of login is kept, never the masked key.
+        """
+        if self.probe_base_url is not None:
+            return {"checked": False, "reason": "probe mode: the loopback provider's env key is the credential"}
+        res = await sandbox.exec([self.cli, "login", "status"], cwd=sandbox.paths.app, env=self._env(sandbox),
+                                 timeout=_SETUP_TIMEOUT)
+        text = (res.stdout + res.stderr).decode("utf-8", "replace")
+        if res.exit_code != 0:
+            first = (text.strip().splitlines() or ["no output"])[0][:200]
+            raise CodexLoginError(
+                f"codex login status in the sandbox exited {res.exit_code} ({first}): the delivered "
+                "auth.json does not log Codex in; run `codex login` with the pinned CLI on the host"
+            )
+        kind = "api key" if "API key" in text else "chatgpt" if "ChatGPT" in text else "other"
+        return {"checked": True, "exit_code": 0, "login": kind}
 
     async def _collect_rollouts(self, sandbox: Sandbox, agent_dir: Path) -> list[str]:
         dest = agent_dir / "rollouts"

@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
+from ..config import Capabilities, codex_settings
+
 #: The private marketplace every plugin installs through.
 MARKETPLACE = "pluginbench-local"
 #: Where the private CODEX_HOME and the local marketplace live inside the sandbox HOME.
@@ -28,7 +30,9 @@ def _toml_str(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def config_toml(*, probe: tuple[str, Mapping[str, str]] | None) -> str:
+def config_toml(
+    *, probe: tuple[str, Mapping[str, str]] | None, capabilities: Capabilities | None = None
+) -> str:
     """The private ``config.toml``, identical for every arm.
 
     The remote plugin catalog and app integrations are off for every arm, update checks
@@ -36,7 +40,15 @@ def config_toml(*, probe: tuple[str, Mapping[str, str]] | None) -> str:
     attempt's sandbox is the boundary). ``probe`` is ``(provider id, provider table)``
     from :func:`pluginbench.probe.launch_env` (values already TOML-encoded): the loopback
     provider is selected with a custom id; real runs keep the built-in provider.
+
+    The capability policy (:func:`pluginbench.config.codex_settings`): ``subagents:
+    false`` turns both native agent runtimes off (``features.multi_agent`` and
+    ``features.multi_agent_v2``, checked with ``--strict-config``: the V1 namespace
+    ``multi_agent_v1`` then leaves the model-visible tool list); otherwise
+    ``[agents] max_threads`` (at most 4) and ``max_depth`` (a V1 preference) are set and
+    the model keeps choosing its runtime.
     """
+    subagents, max_threads, max_depth = codex_settings(capabilities or Capabilities())
     lines = [
         "# Written by PluginBench: the private Codex configuration of one attempt.",
         "check_for_update_on_startup = false",
@@ -54,6 +66,10 @@ def config_toml(*, probe: tuple[str, Mapping[str, str]] | None) -> str:
         "apps = false",
         "remote_plugin = false",
     ]
+    if not subagents:
+        lines += ["multi_agent = false", "multi_agent_v2 = false"]
+    else:
+        lines += ["", "[agents]", f"max_threads = {max_threads}", f"max_depth = {max_depth}"]
     if probe is not None:
         provider_id, table = probe
         lines += ["", f"[model_providers.{_toml_str(provider_id)}]"]

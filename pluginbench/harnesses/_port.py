@@ -17,9 +17,12 @@ The coding actor drives one attempt through a :class:`Harness`:
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple, Protocol
+
+import msgspec
 
 from ..environments._port import Sandbox
 from ..events import Usage
@@ -97,12 +100,41 @@ NO_MODEL_USAGE = Usage(
 )
 
 
+#: Why an arm with command hooks has no known total.
+HOOKS_UNMETERED = (
+    "the arm's plugins run command hooks, whose subprocesses are unmetered: total usage is "
+    "unknown; the native CLI session's usage is kept separately in native_session"
+)
+
+
+def hook_arm_usage(native: Usage) -> Usage:
+    """The usage of an attempt whose arm runs command hooks: total ``unknown`` with the
+    reason, the native session's own usage (whatever its status) kept in ``native_session``."""
+    session = msgspec.structs.replace(
+        native, reason="native CLI session only (hook subprocesses excluded)"
+        + (f"; {native.reason}" if native.reason else ""), native_session=None,
+    )
+    return Usage(status="unknown", reason=HOOKS_UNMETERED, native_session=session)
+
+
 def tool_roots(cli_path: str | Path) -> tuple[Path, ...]:
-    """Host folders a CLI needs to run: its npm ``node_modules`` tree when it has one
-    (the package and its platform binaries), else the folder of the executable."""
+    """Host folders a CLI needs to run, bound read-only in a default-deny sandbox: its
+    npm ``node_modules`` tree when it has one (the package and its platform binaries)
+    plus the install prefix of the ``node`` on PATH when that lies outside the system
+    folders (nvm, /opt/node ...), else the folder of the executable."""
     path = Path(cli_path)
     for candidate in (path, path.resolve()):
         for parent in candidate.parents:
             if parent.name == "node_modules":
-                return (parent,)
+                return (parent, *_node_prefix())
     return (path.resolve().parent,)
+
+
+def _node_prefix() -> tuple[Path, ...]:
+    node = shutil.which("node")
+    if node is None:
+        return ()
+    real = Path(node).resolve()
+    if real.parts[1:2] and real.parts[1] in ("usr", "bin", "sbin", "lib", "lib64"):
+        return ()  # a system install: already inside
+    return (real.parent.parent,)

@@ -178,6 +178,18 @@ def csv_text(doc: Mapping[str, Any]) -> str:
                     t["reason"] if t["reason"] or known else "not reported by the harness",
                 )
             )
+        native = t.get("native_session")
+        for k, _ in TOKEN_FIELDS if native is not None else ():
+            known = native[k] is not None
+            cells.append(
+                (
+                    f"native_session_tokens.{k}",
+                    native[k],
+                    "tokens",
+                    native["status"] if known else "unknown",
+                    native["label"] if known else (native["reason"] or "not reported by the harness"),
+                )
+            )
         cells.append(
             (
                 "coding_seconds",

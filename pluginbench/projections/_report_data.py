@@ -18,8 +18,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import stats
+from ..config import capability_record_of
 from ..events import Measure, Usage
 from ._state import OUTCOMES, VANILLA, Attempt, RunState
+from ._view import NATIVE_SESSION_LABEL
 
 SCHEMA_VERSION = 2
 DIGITS = 6
@@ -72,12 +74,16 @@ def tokens_dict(
 ) -> dict[str, Any]:
     if usage is None:
         out: dict[str, Any] = {k: None for k, _ in TOKEN_FIELDS}
-        out.update(status="unknown", reason=missing_reason)
+        out.update(status="unknown", reason=missing_reason, native_session=None)
         return out
     out = {k: getattr(usage, attr) for k, attr in TOKEN_FIELDS}
     if usage.status == "unknown":  # counters beside an unknown status are not trusted
         out = {k: None for k in out}
     out.update(status=usage.status, reason=usage.reason)
+    # An arm whose plugins run command hooks: the total is unknown, the native CLI
+    # session's own usage is kept beside it, labelled, never summed into the total.
+    native = getattr(usage, "native_session", None)
+    out["native_session"] = None if native is None else {**tokens_dict(native), "label": NATIVE_SESSION_LABEL}
     return out
 
 
@@ -345,6 +351,7 @@ def run_identity(config: Mapping[str, Any], state: RunState, fallback_name: str)
         "repeats": c.repeats if c else config.get("repeats"),
         "jobs": c.jobs if c else config.get("jobs"),
         "timeout_seconds": c.timeout_seconds if c else config.get("timeout_seconds"),
+        "capabilities": capability_record_of(dict(config)),
         "measurements": list(config.get("measurements", DEFAULT_MEASUREMENTS)),
         "evaluation_sha256": c.evaluation_sha256 if c else None,
         "pluginbench_version": (c.pluginbench_version or None) if c else None,
@@ -407,6 +414,13 @@ def notes_for(run: Mapping[str, Any], state: RunState, rows: list[dict[str, Any]
         notes.append(
             f"Token usage is only a lower bound for {len(bounds)} attempt(s): " + ", ".join(bounds)
         )
+    hooked = [r["attempt_id"] for r in rows if r["tokens"].get("native_session") is not None]
+    if hooked:
+        notes.append(
+            f"Total token usage is unknown for {len(hooked)} attempt(s) whose arm runs command hooks "
+            "(hook subprocesses are unmetered); their native CLI session usage is kept separately "
+            "under tokens.native_session: " + ", ".join(hooked)
+        )
     notes.append(
         "Pass rates count an empty patch as a failure and leave unknown correctness "
         "out of the rate; an overlap pass (the patch changed paths the hidden tests replace) "
@@ -431,7 +445,9 @@ def comparison_identity(config: Mapping[str, Any], state: RunState, run: Mapping
     return {
         "runner": {"harness": run["harness"], "model": run["model"], "reasoning": run["reasoning"]},
         "harness_version": run["cli_version"],
-        "capabilities": dict(sorted((config.get("capabilities") or {}).items())),
+        # The capability record: settings as the harness applies them and what it cannot
+        # enforce (not_enforced), so two runs agree only on the same effective policy.
+        "capabilities": run["capabilities"],
         "tasks": {t: state.prepared_tasks[t].fingerprint for t in tasks},
         "task_limits": {
             t: {"effective": {"agent_timeout_seconds": timeout}} for t in tasks

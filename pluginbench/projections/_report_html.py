@@ -29,6 +29,14 @@ def _pct(x: float) -> str:
     return f"{x * 100:.0f}%"
 
 
+def _native_session(t: dict[str, Any]) -> str:
+    """Beside an unknown total: the native CLI session's own total, labelled."""
+    native = t.get("native_session")
+    if native is None:
+        return ""
+    return f'<br><small title="{_e(native["label"])}">native session: {_or_unknown(native["total"], _tokens)}</small>'
+
+
 def _tokens(v: float) -> str:
     return f"{v:,.0f}" if float(v).is_integer() else f"{v:,.1f}"
 
@@ -414,7 +422,7 @@ def _attempts(doc: Mapping[str, Any]) -> str:
                 _or_unknown(t["input"], _tokens),
                 _or_unknown(t["output"], _tokens),
                 _or_unknown(t["total"], _tokens),
-                _e(t["status"]),
+                _e(t["status"]) + _native_session(t),
                 _or_unknown(r["coding_seconds"], lambda s: f"{s:.1f}"),
                 measure(r, "source_lines_added"),
                 measure(r, "source_lines_removed"),

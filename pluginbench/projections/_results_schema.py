@@ -53,6 +53,9 @@ class RunInfo(_Strict, frozen=True):
     repeats: doc(int | None, "Attempts per task and arm.")
     jobs: doc(int | None, "Concurrent coding attempts.")
     timeout_seconds: doc(int | None, "The agent timeout per attempt.")
+    capabilities: doc(dict[str, Any], "The capability record: per setting (subagents, max_threads, max_depth) its "
+                      "`value`, `enforcement` (enforced, not_enforced, not_applicable) and `how`; `not_enforced` "
+                      "lists the settings the harness cannot enforce.")
     measurements: doc(list[str], "Selected measurements (tokens, time, lines).")
     evaluation_sha256: doc(str | None, "SHA-256 of the frozen evaluation.json.")
     pluginbench_version: doc(str | None, "The PluginBench version that made the run.")
@@ -85,7 +88,7 @@ class MeasurementSettings(_Strict, frozen=True):
 class ComparisonIdentity(_Strict, frozen=True):
     runner: doc(Runner, "Harness, model and requested reasoning.")
     harness_version: doc(str | None, "The resolved agent CLI version.")
-    capabilities: doc(dict[str, Any], "The run's capabilities settings.")
+    capabilities: doc(dict[str, Any], "The capability record, as `run.capabilities` (with `not_enforced`).")
     tasks: doc(dict[str, str], "Task → the frozen task's fingerprint.")
     task_limits: doc(dict[str, TaskLimits], "Task → its effective limits.")
     measurement_settings: doc(MeasurementSettings, "The measurement scope.")
@@ -99,6 +102,19 @@ class TokenProvenance(_Strict, frozen=True):
     unknown_attempts: doc(list[str], "Attempts whose usage is unknown.")
 
 
+class NativeSessionTokens(_Strict, frozen=True):
+    input: doc(int | None, "The native session's input tokens, cached included.")
+    cached_input: doc(int | None, "Its cached part.")
+    uncached_input: doc(int | None, "input − cached_input.")
+    output: doc(int | None, "Its output tokens.")
+    reasoning_output: doc(int | None, "Its reasoning output tokens.")
+    total: doc(int | None, "input + output of the native session only.")
+    status: doc(TOKEN_STATUS, "The native session's own status (exact when validated).")
+    reason: doc(str | None, "Starts `native CLI session only (hook subprocesses excluded)`.")
+    native_session: doc(None, "Always null here.")
+    label: doc(str, "Says these are the native CLI session's tokens only, without the unmetered hook subprocesses.")
+
+
 class Tokens(_Strict, frozen=True):
     input: doc(int | None, "All input tokens, cached included.")
     cached_input: doc(int | None, "The part of input read from the prompt cache.")
@@ -108,6 +124,11 @@ class Tokens(_Strict, frozen=True):
     total: doc(int | None, "input + output.")
     status: doc(TOKEN_STATUS, "exact, lower_bound, unvalidated or unknown (then every counter is null).")
     reason: doc(str | None, "Why a counter is unknown or only a bound.")
+    native_session: doc(
+        NativeSessionTokens | None,
+        "Only for an arm whose plugins run command hooks (then the total is unknown: hook subprocesses are "
+        "unmetered): the native CLI session's own usage, kept apart and labelled; null otherwise.",
+    )
 
 
 class MeasureValue(_Strict, frozen=True):

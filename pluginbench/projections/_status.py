@@ -26,7 +26,7 @@ from ..events import encode, live_owner, read_run_log
 from ..rundir import RunDir
 from ._ledger import LedgerView, read_ledger
 from ._state import OUTCOMES, STATES, fold
-from ._view import attempt_rows, run_row
+from ._view import NATIVE_SESSION_LABEL, attempt_rows, run_row
 
 SCHEMA_VERSION = 2
 ACTIVE_PHASES = ("starting", "coding", "measuring", "reviewing", "reporting")
@@ -45,22 +45,38 @@ def _heartbeat(rd: RunDir, now: float) -> dict[str, Any] | None:
     return {"at": _iso(newest), "age_seconds": round(max(0.0, now - newest), 1)}
 
 
-def _sum_tokens(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Token totals over attempts that started. A counter that any counted attempt did
-    not measure is ``None`` (unknown), never a partial sum dressed as a total."""
-    counted = [r for r in rows if r.get("tokens_status") != "not_started"]
+def _sum_usages(usages: list[dict[str, Any]]) -> dict[str, Any]:
     totals: dict[str, Any] = {}
     for f in TOKEN_FIELDS:
         values = []
-        for r in counted:
-            usage = r.get("usage") or {}
+        for usage in usages:
             v = usage.get(f)
             if f == "total_tokens" and v is None and usage.get("input_tokens") is not None and usage.get("output_tokens") is not None:
                 v = usage["input_tokens"] + usage["output_tokens"]
             values.append(v)
         totals[f] = None if any(v is None for v in values) else sum(values)
+    return totals
+
+
+def _sum_tokens(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Token totals over attempts that started. A counter that any counted attempt did
+    not measure is ``None`` (unknown), never a partial sum dressed as a total.
+
+    ``native_session`` sums, apart and labelled, the native CLI sessions of attempts
+    whose arm runs command hooks (their totals are unknown: hooks are unmetered);
+    ``None`` when no counted attempt has one."""
+    counted = [r for r in rows if r.get("tokens_status") != "not_started"]
+    totals = _sum_usages([r.get("usage") or {} for r in counted])
     totals["lower_bound"] = any(r.get("tokens_status") in ("unknown", "lower_bound") for r in counted)
     totals["unvalidated"] = any(r.get("tokens_status") == "unvalidated" for r in counted)
+    native = [(r.get("usage") or {}).get("native_session") for r in counted]
+    sessions = [n for n in native if n]
+    totals["native_session"] = None if not sessions else {
+        **_sum_usages(sessions),
+        "attempts": len(sessions),
+        "lower_bound": any(n.get("status") in ("unknown", "lower_bound") for n in sessions),
+        "label": NATIVE_SESSION_LABEL,
+    }
     return totals
 
 

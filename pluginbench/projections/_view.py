@@ -13,6 +13,9 @@ import msgspec
 
 from ._state import VANILLA, Attempt, RunState
 
+#: How a native-session usage beside an unknown total is labelled everywhere.
+NATIVE_SESSION_LABEL = "native CLI session only; command-hook subprocesses are unmetered and not included"
+
 
 def usage_dict(usage: Any) -> dict[str, Any] | None:
     return None if usage is None else msgspec.to_builtins(usage)

@@ -71,6 +71,9 @@ def test_a_second_evaluation_makes_no_vanilla_model_call(tmp_path: Path, harness
     assert len(results["reused_attempts"]) == 2
     assert {r["origin_cohort"] for r in results["reused_attempts"]} == {
         f"vanilla/{p.name}" for p in (tmp_path / "xdg" / "pluginbench" / "vanilla").iterdir()}
+    for r in results["reused_attempts"]:
+        current = json.loads((second / "evidence" / "attempts" / r["attempt_id"] / "execution-current.json").read_text())
+        assert current["revalidated"] is True and current["changed"] is False  # today's rules agree with the origin's
     per = results["per_task"]["add-numbers"]
     assert per["vanilla"]["pass_rate"] == 0.0 and per["guided"]["pass_rate"] == 1.0
     status = json.loads(subprocess.run([sys.executable, "-m", "pluginbench", "status", str(second), "--json"],

@@ -86,6 +86,8 @@ async def test_a_second_run_reuses_every_vanilla_attempt_and_codes_none(tmp_path
         assert e["patch_sha256"] == origin[e["attempt_id"]]["patch_sha256"]
         assert e["origin_cohort"] == cached[0]["entry"].rsplit("/", 1)[0]
         assert (second / "evidence" / "attempts" / e["attempt_id"] / "reused.json").is_file()
+        current = json.loads((second / "evidence" / "attempts" / e["attempt_id"] / "execution-current.json").read_text())
+        assert current["revalidated"] is False and current["usage"] == e["usage"]  # the simulated agent has no validator
     snap = status_snapshot(second)
     assert snap["reuse"] == {"vanilla_attempts": 2, "planned_hits": 2, "reused": 2}
     assert snap["arms"]["vanilla"]["reused"] == 2

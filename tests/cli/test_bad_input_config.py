@@ -257,3 +257,13 @@ def test_crlf_test_sh_is_refused(tmp_path: Path) -> None:
     config = edit(write_config(tmp_path), tasks={"source": str(source), "ids": ["roman-numerals"]})
     code, out = run_cli("check", str(config), "--no-readiness")
     assert_refused(code, out, "CRLF", "tests/test.sh", "dos2unix")
+
+
+def test_missing_reward_points_to_the_verifier_stderr(tmp_path: Path) -> None:
+    """When test.sh fails without a reward, the reason quotes its last stderr line and names the file."""
+    from pluginbench.actors._pipeline import _stderr_hint
+
+    (tmp_path / "test-stderr.txt").write_text("setup\n/bin/bash^M: bad interpreter: No such file or directory\n\n")
+    hint = _stderr_hint(tmp_path / "test-stderr.txt")
+    assert "bad interpreter" in hint and "grading/test-stderr.txt" in hint
+    assert _stderr_hint(tmp_path / "absent.txt") == ""

@@ -16,6 +16,7 @@ from pluginbench.config import parse_evaluation, validate
 from tests._prereq import require
 from tests.tasks._gitserver import TaskRepo, git
 
+pytestmark = pytest.mark.slow  # subprocesses, a git daemon and a real terminal
 QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart" / "tasks"
 # A stand-in clipboard: records what it is given (or fails) so the test can read it back.
 FAKE_XCLIP = """#!/bin/sh

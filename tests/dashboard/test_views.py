@@ -206,3 +206,24 @@ def test_guard_refuses_dot_dot_and_encoded_traversal() -> None:
     for path, raw in (("/run/k/../../etc/passwd", None), ("/run/k/../x", b"/run/k/%2e%2e/x"),
                       ("/run/k/a/b", b"/run/k/a%2Fb"), ("/run/k\\x", None)):
         assert refusal(_scope(path=path, raw=raw), 8765)[0] == 400  # type: ignore[index]
+
+
+def test_run_page_marks_reused_vanilla_attempts(tmp_path: Path) -> None:
+    """A repeat imported from the vanilla cache says so, and the page counts the cache's reuse."""
+    src = source(synthetic_run(tmp_path / "a"))
+    status = dict(src.status or {})
+    status["attempts"] = [dict(a, reused=a["arm"] == "vanilla" and a["state"] == "complete") for a in status["attempts"]]
+    status["reuse"] = {"vanilla_attempts": 4, "planned_hits": 3, "reused": 3}
+    model = run_model(RunSource(**{**{f: getattr(src, f) for f in src.__struct_fields__}, "status": status}))
+    assert [r.reused for r in model.cells["task-a"]["vanilla"]] == [True, True]
+    html = run_fragment(model)
+    assert "(reused)" in html and "3 of 4 vanilla attempts reused (planned hits 3)" in html
+
+
+def test_guard_refuses_requests_a_browser_marks_cross_site() -> None:
+    """A page on another site cannot make the browser fetch dashboard URLs (Sec-Fetch-Site: cross-site)."""
+    scope = _scope()
+    scope["headers"].append((b"sec-fetch-site", b"cross-site"))
+    assert refusal(scope, 8765)[0] == 403  # type: ignore[index]
+    scope["headers"][-1] = (b"sec-fetch-site", b"same-origin")
+    assert refusal(scope, 8765) is None

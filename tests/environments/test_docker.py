@@ -152,6 +152,18 @@ def _task(
 # -- engine endpoint and capacity (pure) ------------------------------------------------
 
 
+def test_container_config_binds_nothing_from_the_host(tmp_path):
+    """A sandbox container gets no host bind, mount or volume (even with spec.readonly/hidden), no privilege
+    and private PID/IPC namespaces."""
+    spec = SandboxSpec("run1", "att1", "coding", "demo", image="sha256:abc", workspace=tmp_path,
+                       readonly=(Path("/usr/lib/node_modules"),), hidden=(tmp_path,))
+    config = DockerEnvironment(run_id="run1")._config(spec)
+    host = config["HostConfig"]
+    assert host["Binds"] == [] and host["Mounts"] == [] and "Volumes" not in config
+    assert host["Privileged"] is False and host["PidMode"] == "" and host["IpcMode"] == "private"
+    assert str(tmp_path) not in json.dumps(config)
+
+
 def test_only_unix_endpoints_are_accepted(monkeypatch):
     """DOCKER_HOST is honoured for unix:// sockets and refused with a fix for anything else."""
     monkeypatch.setenv("DOCKER_HOST", "unix:///run/custom.sock")

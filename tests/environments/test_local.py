@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from pluginbench.environments import LocalEnvironment, _proctree, bwrap_available, make_environment
-from pluginbench.environments._bwrap import Bind, Hidden, TopEntry, bwrap_args, workdir_conflict
+from pluginbench.environments._bwrap import Bind, Hidden, TopEntry, bwrap_args, host_etc, workdir_conflict
 from pluginbench.environments._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE
 from pluginbench.errors import EnvironmentFailure
 from tests._prereq import require
@@ -80,7 +80,7 @@ def _spec(tmp_path: Path, **kw):
 
 @pytest.fixture
 def visible_secret():
-    """A folder with a secret file in a host location that bubblewrap binds read-only (/var/tmp)."""
+    """A folder with a secret file in a host location outside the sandbox folders (/var/tmp)."""
     folder = Path(tempfile.mkdtemp(prefix="pluginbench-test-secret-", dir="/var/tmp"))
     (folder / "secret.txt").write_text("top secret\n")
     yield folder
@@ -91,19 +91,36 @@ def visible_secret():
 
 
 @pytest.mark.anyio
-async def test_hidden_paths_are_empty_inside_bubblewrap(tmp_path, visible_secret):
-    """A host path listed in spec.hidden is readable without it and empty with it."""
+async def test_host_folders_are_absent_unless_named_read_only(tmp_path, visible_secret):
+    """Default deny: a host folder is absent inside unless spec.readonly names it, and then it cannot be written."""
     _require_bwrap()
     env = LocalEnvironment("bubblewrap", root=tmp_path / "boxes")
-    read = f"ls {visible_secret}; cat {visible_secret}/secret.txt"
+    read = f"cat {visible_secret}/secret.txt; test -e /var; echo var=$?; test -e /srv; echo srv=$?"
     async with env.sandbox(_spec(tmp_path)) as sb:
-        open_ = await sb.exec(["sh", "-c", read])
-    async with env.sandbox(_spec(tmp_path, hidden=(visible_secret,))) as sb:
+        denied = await sb.exec(["sh", "-c", read])
+    async with env.sandbox(_spec(tmp_path, readonly=(visible_secret,))) as sb:
+        named = await sb.exec(["sh", "-c", read])
+        write = await sb.exec(["touch", str(visible_secret / "new.txt")])
+    assert b"top secret" not in denied.stdout
+    assert b"var=1" in denied.stdout and b"srv=1" in denied.stdout
+    assert b"top secret" in named.stdout
+    assert write.exit_code != 0 and not (visible_secret / "new.txt").exists()
+
+
+@pytest.mark.anyio
+async def test_hidden_paths_under_a_read_only_folder_are_empty_inside(tmp_path, visible_secret):
+    """A host path listed in spec.hidden that lies inside a read-only tool folder is empty inside."""
+    _require_bwrap()
+    env = LocalEnvironment("bubblewrap", root=tmp_path / "boxes")
+    (visible_secret / "cache").mkdir()
+    (visible_secret / "cache" / "entry.txt").write_text("cached answer\n")
+    read = f"ls {visible_secret}/cache; cat {visible_secret}/cache/entry.txt"
+    spec = _spec(tmp_path, readonly=(visible_secret,), hidden=(visible_secret / "cache", visible_secret / "secret.txt"))
+    async with env.sandbox(spec) as sb:
         hidden = await sb.exec(["sh", "-c", read])
         file_hidden = await sb.exec(["cat", str(visible_secret / "secret.txt")])
-    assert b"top secret" in open_.stdout
-    assert b"top secret" not in hidden.stdout and hidden.exit_code != 0
-    assert file_hidden.exit_code != 0
+    assert b"cached answer" not in hidden.stdout and hidden.exit_code != 0
+    assert file_hidden.stdout == b""
 
 
 @pytest.mark.anyio
@@ -112,7 +129,7 @@ async def test_bubblewrap_root_is_read_only_and_capabilities_dropped(tmp_path, v
     _require_bwrap()
     env = LocalEnvironment("bubblewrap", root=tmp_path / "boxes")
     marker = Path("/usr") / f"pluginbench-test-{os.getpid()}"
-    async with env.sandbox(_spec(tmp_path, hidden=(visible_secret,))) as sb:
+    async with env.sandbox(_spec(tmp_path, readonly=(visible_secret,), hidden=(visible_secret,))) as sb:
         write = await sb.exec(["touch", str(marker)])
         caps = await sb.exec(["grep", "CapEff", "/proc/self/status"])
         umount = await sb.exec(
@@ -121,6 +138,19 @@ async def test_bubblewrap_root_is_read_only_and_capabilities_dropped(tmp_path, v
     assert write.exit_code != 0 and not marker.exists()
     assert caps.stdout.split()[-1].strip(b"0") == b""
     assert b"top secret" not in umount.stdout
+
+
+@pytest.mark.anyio
+async def test_tools_python_git_and_dns_work_inside(tmp_path):
+    """The default-deny root still runs python, git, Debian alternatives (awk) and resolves localhost."""
+    _require_bwrap()
+    env = LocalEnvironment("bubblewrap", root=tmp_path / "boxes")
+    script = "python3 -c 'import ssl; print(1 + 1)'; git -C /app log --oneline | wc -l; awk 'BEGIN{print 7}'; getent hosts localhost"
+    async with env.sandbox(_spec(tmp_path)) as sb:
+        r = await sb.exec(["sh", "-c", script])
+    lines = r.stdout.decode().split("\n")
+    assert r.exit_code == 0, r.stderr
+    assert lines[:3] == ["2", "1", "7"] and "localhost" in lines[3]
 
 
 @pytest.mark.anyio
@@ -153,46 +183,67 @@ async def test_network_none_leaves_only_loopback(tmp_path):
     assert names == {"lo"}
 
 
-def test_bwrap_layout_binds_tops_read_only_and_hides_only_visible_paths():
-    """The argv binds non-reserved top dirs read-only, keeps top symlinks, and hides visible paths only."""
+def test_bwrap_layout_is_default_deny():
+    """The argv starts from an empty root, binds only system folders, allowed /etc entries and tool folders
+    read-only, keeps top symlinks, and hides only paths a bind would show."""
     top = [
         TopEntry("bin", False, "usr/bin"),
         TopEntry("home", True, None),
+        TopEntry("opt", True, None),
+        TopEntry("srv", True, None),
         TopEntry("usr", True, None),
         TopEntry("var", True, None),
         TopEntry("tmp", True, None),
+        TopEntry("work", True, None),
         TopEntry(".dockerenv", False, None),
     ]
     args = bwrap_args(
         top,
         [Bind("/h/app", "/app"), Bind("/h/logs", "/logs")],
         [
-            Hidden("/var/run-dir", True),
-            Hidden("/tmp/cache", True),
+            Hidden("/srv/runs", True),
+            Hidden("/work/co/node_modules/cache", True),
             Hidden("/usr/secret.key", False),
         ],
         network_none=True,
         chdir="/app",
+        readonly=["/work/co/node_modules"],
+        etc=["passwd", "ssl"],
     )
     joined = " ".join(args)
+    assert args[:2] == ["--tmpfs", "/"]
     assert "--symlink usr/bin /bin" in joined and "--ro-bind /usr /usr" in joined
-    assert "--ro-bind /.dockerenv /.dockerenv" in joined
-    assert "/home" not in args and "--ro-bind /tmp /tmp" not in joined
-    assert "--bind /h/app /app" in joined and "--tmpfs /var/run-dir" in joined
-    assert "/tmp/cache" not in args  # /tmp is private anyway
+    assert "--ro-bind /etc/passwd /etc/passwd" in joined and "--ro-bind /etc/ssl /etc/ssl" in joined
+    for absent in ("/srv", "/opt", "/var", "/home", "/work", "/.dockerenv", "/tmp", "/etc"):
+        assert absent not in args, absent
+    assert "--bind /h/app /app" in joined
+    assert "--ro-bind /work/co/node_modules /work/co/node_modules" in joined
+    assert joined.index("--bind /h/logs /logs") < joined.index("--ro-bind /work/co/node_modules")
+    assert "--tmpfs /work/co/node_modules/cache" in joined
+    assert "/srv/runs" not in args  # nothing of /srv exists inside anyway
     assert "--ro-bind /dev/null /usr/secret.key" in joined
     assert args.count("--unshare-net") == 1 and args[-2:] == ["--chdir", "/app"]
     assert "--unshare-net" not in bwrap_args(top, [], [], network_none=False, chdir="/")
 
 
+def test_host_etc_keeps_only_the_allowed_entries(tmp_path):
+    """Of /etc only users, name resolution, certificates, linker, alternatives and runtime config are taken."""
+    for name in ("passwd", "shadow", "ssh", "python3.11", "java-17-openjdk", "npmrc", "resolv.conf", "pip.conf"):
+        (tmp_path / name).mkdir()
+    assert host_etc(str(tmp_path)) == ["java-17-openjdk", "passwd", "python3.11", "resolv.conf"]
+
+
 def test_workdir_must_not_sit_under_a_read_only_host_folder():
-    """A workdir under a bound host folder or on a sandbox mount is refused; a fresh top folder is fine."""
+    """A workdir under a bound system folder, on a sandbox mount or over a tool folder is refused; /srv is free."""
     top = [TopEntry("usr", True, None), TopEntry("srv", True, None)]
     assert workdir_conflict("/workspace", top) is None
     assert workdir_conflict("/app", top) is None
+    assert workdir_conflict("/srv/app", top) is None
     assert workdir_conflict("/usr/src/app", top) is not None
     assert workdir_conflict("/logs", top) is not None
+    assert workdir_conflict("/etc/app", top) is not None
     assert workdir_conflict("relative", top) is not None
+    assert workdir_conflict("/work", top, ["/work/co/node_modules"]) is not None
 
 
 # -- both modes ------------------------------------------------------------------------

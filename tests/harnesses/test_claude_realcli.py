@@ -141,7 +141,13 @@ async def test_treatment_attempt_loads_exactly_the_declared_components(cli: Path
     assert receipt["task_owned"]["memory_files"] == [] and receipt["cli_processes"] == 1
     assert (out / "answer.txt").read_text() == "guided\n"
     assert run.error is None, run.error
-    assert (run.usage.input_tokens, run.usage.output_tokens) == served
+    # A command hook runs unmetered: the total is unknown, the native session's usage is kept apart.
+    assert run.usage.status == "unknown" and run.usage.input_tokens is None
+    native = run.usage.native_session
+    assert native is not None and native.status == "exact"
+    assert (native.input_tokens, native.output_tokens) == served
+    saved = json.loads((adir / "execution.json").read_text())["usage"]
+    assert saved["status"] == "unknown" and saved["native_session"]["input_tokens"] == native.input_tokens
     assert list((adir / "agent" / "transcripts").glob("*.jsonl"))
     assert scan_for_secret([adir, out], PROBE_ANTHROPIC_KEY) == []
 

@@ -173,8 +173,10 @@ async def test_plugin_installs_through_private_marketplace_and_hook_runs(tmp_pat
     assert receipt["hooks"] == [{"plugin": "starter@pluginbench-local", "event": "sessionstart", "command": f"sh {root}/hooks/start.sh"}]
     assert "--dangerously-bypass-hook-trust" in rec.launched[0]
     assert (tmp_path / "hook-ran.txt").is_file()
-    # The session's usage is validated, but the hook may spend unmetered tokens: a floor.
-    assert_usage_equals_served(run, served, status="lower_bound")
+    # The hook may spend unmetered tokens: the total is unknown; the validated native
+    # session usage is kept apart and equals what the probe served.
+    assert run.usage.status == "unknown" and run.usage.total_tokens is None
+    assert_usage_equals_served(run._replace(usage=run.usage.native_session), served)
 
 
 @pytest.mark.anyio

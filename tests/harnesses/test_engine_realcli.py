@@ -102,14 +102,22 @@ def test_whole_evaluation_shows_the_guidance_delta_and_exact_usage(tmp_path: Pat
     assert per["guided"]["pass_rate"] == 1.0
     attempts = results["attempts"]
     assert len(attempts) == 4
+    sessions = []
     for a in attempts:
         # A command hook (both treatments carry a plugin with one) may spend unmetered
-        # tokens: its arm's usage is a lower bound.
+        # tokens: its arm's total is unknown and the native session's usage is kept apart.
         hooked = a["arm"] == "guided"
-        assert a["tokens"]["status"] == ("lower_bound" if hooked else "exact"), a["tokens"]
-    got_in = sum(a["tokens"]["input"] for a in attempts)
-    got_out = sum(a["tokens"]["output"] for a in attempts)
+        if hooked:
+            assert a["tokens"]["status"] == "unknown" and a["tokens"]["total"] is None, a["tokens"]
+            assert a["tokens"]["native_session"]["status"] == "exact", a["tokens"]
+            sessions.append(a["tokens"]["native_session"])
+        else:
+            assert a["tokens"]["status"] == "exact" and a["tokens"]["native_session"] is None, a["tokens"]
+            sessions.append(a["tokens"])
+    got_in = sum(s["input"] for s in sessions)
+    got_out = sum(s["output"] for s in sessions)
     assert (got_in, got_out) == _served(run_dir, harness)
+    assert any("native CLI session usage is kept separately" in n for n in results["notes"])
     for a in attempts:
         receipt = json.loads((run_dir / a["evidence"] / "native-treatment.json").read_text())
         assert receipt, "discovery receipt missing"
