@@ -35,6 +35,8 @@ CASES = SHAPED / "cases"
 def _variant(source: Path, name: str, candidate: str | None = None, solve: str | None = None) -> None:
     dest = source / name
     shutil.copytree(TASK, dest)
+    toml = dest / "task.toml"  # each copy is its own task (two tasks may not share a [task] name)
+    toml.write_text(toml.read_text().replace('name = "pluginbench-test/calc-clamp"', f'name = "pluginbench-test/{name}"'))
     if candidate:
         (dest / "simulated").mkdir()
         shutil.copyfile(CASES / candidate, dest / "simulated" / candidate)

@@ -40,6 +40,8 @@ def variant(source: Path, name: str, *, candidate: str | None = None, solve: str
     """A copy of the task whose simulated agent applies ``candidate`` or whose oracle runs ``solve``."""
     dest = source / name
     shutil.copytree(TASK, dest)
+    toml = dest / "task.toml"  # each copy is its own task (two tasks may not share a [task] name)
+    toml.write_text(toml.read_text().replace('name = "pluginbench-test/calc-clamp"', f'name = "pluginbench-test/{name}"'))
     if candidate is not None:
         (dest / "simulated").mkdir()
         shutil.copyfile(CASES / candidate, dest / "simulated" / candidate)
@@ -100,8 +102,8 @@ def test_deepswe_shaped_task_grades_like_harbor(task_image: str, tmp_path: Path)
 
     _, nop = run(tmp_path, "nop", "nop", ["calc-clamp"], source)
     # A grader image whose /app is not at the base commit is refused before readiness.
+    variant(source, "moved")
     moved = source / "moved"
-    shutil.copytree(TASK, moved)
     (moved / "tests" / "Dockerfile").write_text(
         (moved / "tests" / "Dockerfile").read_text() + "RUN chmod +x /app/calc.py\n")
     refused = cli("check", str(config(tmp_path, tasks={"source": str(source), "ids": ["moved"]}, treatments={},
