@@ -36,6 +36,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="pb-bench-docker-") as tmp:
         root = Path(tmp)
         os.environ["XDG_CACHE_HOME"] = str(root / "cache")
+        # Every run here is vanilla with the same key per jobs value: measure the engine,
+        # not the vanilla cache (bench_vanilla_cache.py measures that).
+        os.environ["PLUGINBENCH_VANILLA_CACHE"] = "off"
         source = _trivial_tasks(root, 1)
         for jobs in (1, 2, 1, 2):
             cfg = {"tasks": {"source": str(source), "ids": ["t0"]}, "treatments": {},

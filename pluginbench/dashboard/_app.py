@@ -23,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from ..errors import PluginBenchError
 from ..projections._status import left_running_check
 from ..rundir import RunDir
 from . import _html
@@ -150,8 +151,11 @@ def build_app(monitor: Monitor, port: int) -> ASGIApp:
         if entry.active:
             fragment = _html.left_running_fragment(key, name, None, "a live process owns this run: nothing is left running")
         else:
-            result = await anyio.to_thread.run_sync(left_running_check, entry.root)
-            fragment = _html.left_running_fragment(key, name, result)
+            try:
+                result = await anyio.to_thread.run_sync(left_running_check, entry.root)
+                fragment = _html.left_running_fragment(key, name, result)
+            except (PluginBenchError, OSError) as exc:  # a run whose log cannot be read
+                fragment = _html.left_running_fragment(key, name, None, f"could not check: {exc}")
         return _html_response("Containers left running", fragment, live=False)
 
     async def live(request: Request) -> Response:

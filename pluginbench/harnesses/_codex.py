@@ -318,7 +318,7 @@ class CodexHarness:
                          prompt="", bypass_hook_trust=bypass)
         key = {
             "files": hashlib.sha256(res.stdout).hexdigest(),
-            "cli": self._cli_digest(),
+            "cli": await self._cli_digest(sandbox, env),
             "cli_version": self.cli_version,
             "argv": argv[1:-1],
             "discovery_settings": self._launch_settings(ctx),
@@ -330,12 +330,25 @@ class CodexHarness:
         }
         return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()
 
-    def _cli_digest(self) -> str:
+    async def _cli_digest(self, sandbox: Sandbox, env: dict[str, str]) -> str:
+        """SHA-256 of the CLI file: on the host when it is there, else (docker: the coding
+        image carries the install at its own path) inside the sandbox, once per harness."""
         path = Path(self.cli).resolve()
-        stat = path.stat()
-        memo = (str(path), stat.st_size, stat.st_mtime_ns)
+        if path.exists():
+            stat = path.stat()
+            memo = (str(path), stat.st_size, stat.st_mtime_ns)
+        else:
+            memo = ("in-sandbox:" + self.cli, 0, 0)
         if self._cli_memo is None or self._cli_memo[0] != memo:
-            self._cli_memo = (memo, _file_digest(path))
+            if path.exists():
+                digest = _file_digest(path)
+            else:
+                res = await sandbox.exec(["sh", "-c", 'sha256sum < "$(readlink -f "$1")"', "sh", self.cli],
+                                         env=env, timeout=_SETUP_TIMEOUT)
+                if res.exit_code != 0 or not res.stdout.split():
+                    raise CodexSetupError(f"cannot digest the CLI {self.cli} in the sandbox: {res.stderr[-300:]!r}")
+                digest = res.stdout.split()[0].decode()
+            self._cli_memo = (memo, digest)
         return self._cli_memo[1]
 
     async def discover(self, sandbox: Sandbox, ctx: AttemptContext) -> tuple[dict[str, Any], list[CodexPlugin]]:

@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 from ..errors import RunDirError
 from ..events import read_run_log
 from ..rundir import RunDir, patch_mismatch
+from ..stats._cost import Prices
 from ._report_data import (
     SCHEMA_VERSION,
     TOKEN_FIELDS,
@@ -37,6 +38,7 @@ from ._report_data import (
     token_provenance,
     tokens_dict,
 )
+from ._report_cost import costs_section, load_prices
 from ._report_html import render_html
 from ._report_paired import paired_deltas
 from ._state import RunState, fold
@@ -68,9 +70,10 @@ class ReportFiles(NamedTuple):
 
 def results_document(
     config: Mapping[str, Any], state: RunState, *, fallback_name: str,
+    prices: Prices | None = None, prices_reason: str | None = "no prices.json beside evaluation.json: dollars are unknown",
     tampered: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The results.json document (schema version 2) for a config and a folded state.
+    """The results.json document (schema version 2) for a config, a folded state and the run's prices.
     ``tampered`` maps attempt ids whose saved model.patch no longer matches its recorded
     sha256 to the reason; those attempts are reported unknown."""
     run = run_identity(config, state, fallback_name)
@@ -134,6 +137,7 @@ def results_document(
         "missing_values": missing,
         "discarded_attempts": discarded,
         "reused_attempts": reused_attempts(state),
+        "costs": costs_section(prices, prices_reason, run["model"], rows, tasks, arms),
         "notes": notes_for(run, state, rows),
     }
 
@@ -284,7 +288,11 @@ def build_report(run_dir: Path) -> ReportFiles:
         if a.state == "complete" and a.captured
         and (why := patch_mismatch(rd.attempt(a.attempt_id) / "model.patch", a.patch_sha256)) is not None
     }
-    doc = results_document(config, state, fallback_name=rd.root.resolve().name, tampered=tampered)
+    prices, prices_reason = load_prices(rd.root)
+    doc = results_document(
+        config, state, fallback_name=rd.root.resolve().name, prices=prices, prices_reason=prices_reason,
+        tampered=tampered,
+    )
     sources = task_sources(rd)
     if sources is not None:
         doc["run"]["task_sources"] = sources

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 
+from ._report_cost import cost_html
 from ._report_css import CSS
 from ._report_plots import PLOT_CSS, plots_section
 
@@ -477,6 +478,7 @@ def render_html(doc: Mapping[str, Any]) -> str:
         f'<section id="per-task"><h2>Pass rates by task</h2>{_per_task(doc)}</section>\n'
         f'<section id="paired"><h2>Paired comparison</h2>{_paired(doc)}</section>\n'
         f'<section id="plots"><h2>Plots</h2>{plots_section(doc)}</section>\n'
+        f'<section id="cost"><h2>Cost</h2>{cost_html(doc)}</section>\n'
         f'<section id="changes"><h2>Time and code changes by task</h2>{_changes(doc)}</section>\n'
         f'<section id="missing-values"><h2>Missing values</h2>{_missing(doc)}</section>\n'
         f'<section id="reused"><h2>Reused vanilla attempts</h2>{_reused(doc)}</section>\n'

@@ -10,6 +10,7 @@ the picture and counted in the caption.
   with Newcombe 95% intervals, and the summary mean with its 90% bootstrap interval.
 * :func:`distribution_plot` — one value per attempt (input + output tokens, or coding
   seconds) as dots per arm with the arm's median.
+* :func:`cost_plot` — pass rate against dollars per attempt per arm, when the run has prices.
 
 The dashboard may import these functions to draw the same figures.
 """
@@ -264,6 +265,77 @@ def distribution_plot(doc: Mapping[str, Any], metric: str) -> str:
     return _figure(fig_id, height + 4, title, desc, "".join(parts), caption, table)
 
 
+def cost_points(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Per arm: dollars per attempt and the pass rate over all tasks (``None`` when unknown)."""
+    costs = doc.get("costs") or {}
+    out = []
+    for arm in doc["arms"]:
+        rows = [r for r in doc["attempts"] if r["arm"] == arm and r["state"] == "complete"]
+        passes = sum(1 for r in rows if r["outcome"] == "pass")
+        known = sum(1 for r in rows if r["outcome"] in ("pass", "fail", "empty"))
+        total = (costs.get("arms") or {}).get(arm) or {}
+        n = sum(1 for r in doc["attempts"] if r["arm"] == arm)
+        usd = total.get("usd")
+        out.append({
+            "arm": arm, "usd_per_attempt": None if usd is None or not n else usd / n,
+            "lower_bound": bool(total.get("lower_bound")), "pass_rate": passes / known if known else None,
+            "reason": total.get("reason"),
+        })
+    return out
+
+
+def cost_plot(doc: Mapping[str, Any]) -> str:
+    """Pass rate against dollars per attempt, one point per arm (only with prices)."""
+    points = cost_points(doc)
+    fig_id = "cost-pass-rate"
+    drawn = [p for p in points if p["usd_per_attempt"] is not None and p["pass_rate"] is not None]
+    top = max((p["usd_per_attempt"] for p in drawn), default=0.0) * 1.15 or 1.0
+    plot_w, plot_h = WIDTH - LABEL_W - RIGHT_PAD, 200
+    height = TOP + plot_h + AXIS_H
+
+    def x(v: float) -> float:
+        return LABEL_W + v / top * plot_w
+
+    def y(v: float) -> float:
+        return TOP + (1.0 - v) * plot_h
+
+    parts = []
+    for tv in nice_ticks(top):
+        parts.append(f'<line class="grid-line" x1="{_f(x(tv))}" y1="{TOP}" x2="{_f(x(tv))}" y2="{_f(TOP + plot_h)}"/>')
+        parts.append(f'<text class="tick" x="{_f(x(tv))}" y="{_f(TOP + plot_h + 16)}" text-anchor="middle">${tv:g}</text>')
+    for pv in (0.0, 0.5, 1.0):
+        parts.append(f'<line class="grid-line" x1="{LABEL_W}" y1="{_f(y(pv))}" x2="{WIDTH - RIGHT_PAD}" y2="{_f(y(pv))}"/>')
+        parts.append(f'<text class="tick" x="{LABEL_W - 8}" y="{_f(y(pv) + 4)}" text-anchor="end">{pv * 100:.0f}% pass</text>')
+    for i, p in enumerate(points):
+        if p not in drawn:
+            continue
+        colour = ARM_COLOURS[i % len(ARM_COLOURS)]
+        cx, cy = x(p["usd_per_attempt"]), y(p["pass_rate"])
+        right = cx > LABEL_W + plot_w * 0.6
+        anchor = ' text-anchor="end"' if right else ""
+        parts.append(
+            f'<g class="cost-arm" data-arm="{_e(p["arm"])}"><circle class="cost-point" cx="{_f(cx)}" cy="{_f(cy)}" r="6" fill="{colour}"/>'
+            f'<text class="label" x="{_f(cx - 9 if right else cx + 9)}" y="{_f(cy - 8)}"'
+            f"{anchor}>{_e(p['arm'])}</text></g>"
+        )
+
+    def usd(p: dict[str, Any]) -> str:
+        if p["usd_per_attempt"] is None:
+            return "unknown"
+        return ("at least " if p["lower_bound"] else "") + f"${p['usd_per_attempt']:.4f}"
+
+    desc = "Pass rate against dollars per attempt by arm. " + "; ".join(
+        f"{p['arm']}: {usd(p)} per attempt, pass rate " + ("unknown" if p["pass_rate"] is None else f"{p['pass_rate'] * 100:.0f}%")
+        for p in points
+    ) + "."
+    table = _table(fig_id, ("Arm", "Dollars per attempt", "Pass rate", "Why unknown"), [
+        (p["arm"], usd(p), "unknown" if p["pass_rate"] is None else f"{p['pass_rate'] * 100:.0f}%", p["reason"] or "")
+        for p in points
+    ])
+    caption = "Pass rate over all tasks against mean dollars per attempt, one point per arm (arms with unknown dollars are not drawn)."
+    return _figure(fig_id, height + 4, "Cost against pass rate", desc, "".join(parts), caption, table)
+
+
 PLOT_CSS = """
 figure.plot-figure { margin: 12px 0 20px; }
 svg.plot { max-width: 100%; height: auto; font: 12px "DejaVu Sans", Helvetica, Arial, sans-serif; }
@@ -292,4 +364,6 @@ def plots_section(doc: Mapping[str, Any]) -> str:
         parts.append("<p>No treatment arm to plot against vanilla.</p>")
     parts.append("<h3>Tokens per attempt</h3>" + distribution_plot(doc, "tokens"))
     parts.append("<h3>Coding time per attempt</h3>" + distribution_plot(doc, "time"))
+    if (doc.get("costs") or {}).get("prices") is not None:
+        parts.append("<h3>Cost against pass rate</h3>" + cost_plot(doc))
     return "".join(parts)

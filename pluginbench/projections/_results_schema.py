@@ -282,6 +282,33 @@ class ReusedAttempt(_Strict, frozen=True):
     origin_attempt: doc(str | None, "Its attempt id there.")
 
 
+class CostValue(_Strict, frozen=True):
+    usd: doc(Num, "Dollars, or null when unknown.")
+    lower_bound: doc(bool, "True when some token count behind it is only a lower bound.")
+    basis: doc(str, "Which price row and date, which token counts.")
+    reason: doc(str | None, "Why the dollars are unknown.")
+
+
+class PriceRow(_Strict, frozen=True):
+    input_per_million: doc(float, "Dollars per million uncached input tokens.")
+    cached_input_per_million: doc(float, "Dollars per million cached input tokens.")
+    output_per_million: doc(float, "Dollars per million output tokens.")
+
+
+class PriceTable(_Strict, frozen=True):
+    as_of: doc(str, "The date the prices were read.")
+    currency: doc(str, "USD.")
+    models: doc(dict[str, PriceRow], "Model → its prices.")
+
+
+class Costs(_Strict, frozen=True):
+    prices: doc(PriceTable | None, "The run's prices.json, or null when it has none (then every dollar figure is absent).")
+    reason: doc(str | None, "Why there are no dollars (no prices.json, or an invalid one).")
+    attempts: doc(dict[str, CostValue], "Attempt id → its dollars.")
+    per_task: doc(dict[str, dict[str, CostValue]], "Task → arm → dollars summed over its attempts.")
+    arms: doc(dict[str, CostValue], "Arm → dollars summed over its attempts.")
+
+
 class ResultsJson(_Strict, frozen=True):
     """``report/results.json``."""
 
@@ -297,6 +324,7 @@ class ResultsJson(_Strict, frozen=True):
     missing_values: doc(list[MissingValue], "Every unknown value with its reason.")
     discarded_attempts: doc(list[DiscardedAttempt], "Attempts a resume replaced, with their token use.")
     reused_attempts: doc(list[ReusedAttempt], "Vanilla attempts imported from the cache, with their origin.")
+    costs: doc(Costs, "Dollars per attempt, task × arm and arm from the run's dated prices.json.")
     notes: doc(list[str], "Plain-language notes: banners, incomplete runs, bounds, methods.")
 
 

@@ -133,6 +133,7 @@ def layout():
     ("local", "claude"),
     ("local", "codex"),
     pytest.param("docker", "claude", marks=pytest.mark.docker),
+    pytest.param("docker", "codex", marks=pytest.mark.docker),
 ])
 def test_escape_agent_finds_nothing_outside_its_sandbox(tmp_path: Path, layout: Layout, backend: str, harness: str) -> None:
     """An agent that reads sibling runs, the current run, task and treatment sources, the cache root, /srv,

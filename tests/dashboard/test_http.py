@@ -17,6 +17,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, str,
     runs = tmp_path_factory.mktemp("runs")
     root = synthetic_run(runs / "demo")
     (root / "secret.txt").write_text("not for the browser")
+    corrupt = synthetic_run(runs / "corrupt", report=False)
+    (corrupt / "events.jsonl").write_bytes(b"not json\n" + (corrupt / "events.jsonl").read_bytes())
     with dashboard(runs) as port:
         yield port, run_key(root), root
 
@@ -121,3 +123,17 @@ def test_a_missing_folder_is_bad_input(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "pluginbench", "dashboard", str(missing)],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and str(missing) in out.stderr and "Traceback" not in out.stderr
+
+
+def test_containers_check_of_an_unreadable_run_says_why(served: tuple[int, str, Path]) -> None:
+    """The left-running check on a run whose log does not decode answers with the reason, not a server error."""
+    port, _, root = served
+    status, body = request(port, "GET", f"/run/{run_key(root.parent / 'corrupt')}/left-running")
+    assert status == 200 and b"could not check" in body and b"line 1" in body
+
+
+def test_containers_check_of_a_local_run_answers_without_docker(served: tuple[int, str, Path]) -> None:
+    """On the local backend the check lists left-behind sandbox folders: none for a finished run."""
+    port, key, _ = served
+    status, body = request(port, "GET", f"/run/{key}/left-running")
+    assert status == 200 and b"nothing left running" in body

@@ -310,6 +310,7 @@ def test_results_json_shape(tmp_path: Path) -> None:
         "missing_values",
         "discarded_attempts",
         "reused_attempts",
+        "costs",
         "notes",
     }
     run = doc["run"]

@@ -39,3 +39,46 @@ def test_plots_are_deterministic_and_scriptless(tmp_path) -> None:
         svg = make()
         assert svg == make()
         assert "<script" not in svg and "http" not in svg and "href" not in svg
+
+
+PRICES = {"as_of": "2026-11-01", "models": {"model-x": {"input_per_million": 3.0, "cached_input_per_million": 0.3, "output_per_million": 15.0}}}
+
+
+def test_report_prices_attempts_tasks_and_arms_from_prices_json(tmp_path) -> None:
+    """With a dated prices.json beside evaluation.json the report has dollars per attempt, task × arm and arm,
+    each with its basis; an attempt with unknown tokens has unknown dollars, and so do the sums that count it."""
+    import json
+
+    from pluginbench.events._types import Usage
+    from tests.projections.test_report import UNKNOWN_USAGE, RunBuilder
+
+    usage = Usage(status="exact", input_tokens=1_000_000, cached_input_tokens=400_000, output_tokens=100_000, total_tokens=1_100_000)
+    b = RunBuilder(tmp_path / "run", ["t1", "t2"])
+    b.complete("t1", "vanilla", "pass", usage)
+    b.complete("t1", "guided", "pass", usage)
+    b.complete("t2", "vanilla", "fail", usage)
+    b.complete("t2", "guided", "pass", UNKNOWN_USAGE)
+    root = b.close()
+    (root / "prices.json").write_text(json.dumps(PRICES))
+    doc = load(root)
+    costs = doc["costs"]
+    assert costs["prices"]["as_of"] == "2026-11-01" and costs["reason"] is None
+    c = costs["attempts"]["t1.vanilla.0"]
+    assert c["usd"] == pytest.approx(3.42) and "as of 2026-11-01" in c["basis"]  # 600k×3 + 400k×0.3 + 100k×15 per M
+    assert costs["per_task"]["t1"]["guided"]["usd"] == pytest.approx(3.42)
+    assert costs["arms"]["vanilla"]["usd"] == pytest.approx(6.84)
+    assert costs["attempts"]["t2.guided.0"]["usd"] is None
+    assert costs["arms"]["guided"]["usd"] is None and "1 of 2 attempts" in costs["arms"]["guided"]["reason"]
+    html = (root / "report" / "report.html").read_text()
+    assert 'id="cost-arms"' in html and 'id="cost-pass-rate"' in html and "$6.8400" in html
+
+
+def test_report_without_or_with_bad_prices_says_why(tmp_path) -> None:
+    """Without prices.json every dollar figure is absent with the reason; an invalid one names its field and fix."""
+    root = sample_run(tmp_path / "run")
+    doc = load(root)
+    assert doc["costs"]["prices"] is None and "no prices.json" in doc["costs"]["reason"]
+    assert 'id="cost-pass-rate"' not in (root / "report" / "report.html").read_text()
+    (root / "prices.json").write_text('{"as_of": "yesterday", "models": {}}')
+    doc = load(root)
+    assert doc["costs"]["prices"] is None and "field as_of" in doc["costs"]["reason"]

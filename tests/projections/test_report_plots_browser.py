@@ -30,7 +30,10 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, dict]]
     from selenium.webdriver.chrome.service import Service
 
     tmp = tmp_path_factory.mktemp("plots")
-    files = build_report(sample_run(tmp / "run"))
+    root = sample_run(tmp / "run")
+    (root / "prices.json").write_text(json.dumps({"as_of": "2026-11-01", "models": {"model-x": {
+        "input_per_million": 3.0, "cached_input_per_million": 0.3, "output_per_million": 15.0}}}))
+    files = build_report(root)
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROMIUM
     for flag in FLAGS:
@@ -101,10 +104,24 @@ def test_plots_have_screen_reader_text_and_table_fallbacks(page: tuple[Any, dict
         " labels: s.getAttribute('aria-labelledby').split(' ').map(i => document.getElementById(i).textContent),"
         " rows: document.getElementById(s.id + '-table').querySelectorAll('tbody tr').length}))"
     )
-    assert [f["id"] for f in figures] == ["forest-guided", "dist-tokens", "dist-time"]
+    assert [f["id"] for f in figures] == ["forest-guided", "dist-tokens", "dist-time", "cost-pass-rate"]
     forest = figures[0]
     assert forest["labels"][0].startswith("Pass-rate difference by task")
     assert "task-b: +100 pp" in forest["labels"][1] and "Summary: mean" in forest["labels"][1]
     assert forest["rows"] == len(doc["tasks"]) + 1
     assert figures[1]["rows"] == figures[2]["rows"] == len(doc["arms"])
     assert "without a value" in figures[1]["labels"][1]  # unknown tokens are counted, not drawn as 0
+
+
+def test_cost_plot_draws_no_point_for_unknown_dollars(page: tuple[Any, dict]) -> None:
+    """The sample's token counts lack the cached share, so its dollars are unknown: the cost figure draws no
+    point and its table says unknown with the reason, never $0."""
+    driver, doc = page
+    assert doc["costs"]["arms"]["vanilla"]["usd"] is None
+    assert bbox(driver, "#cost-pass-rate .cost-point") == []
+    cells = driver.execute_script(
+        "return Array.from(document.querySelectorAll('#cost-pass-rate-table tbody tr')).map(r => Array.from(r.cells).map(c => c.textContent))"
+    )
+    assert [c[0] for c in cells] == doc["arms"]
+    assert all(c[1] == "unknown" and "unknown dollars" in c[3] for c in cells)
+    assert "$0" not in driver.execute_script("return document.getElementById('cost-arms').textContent")

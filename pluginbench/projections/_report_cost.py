@@ -1,0 +1,113 @@
+"""The report's dollars: ``costs`` in results.json and the Cost section of report.html.
+
+Prices come from ``prices.json`` beside the run's ``evaluation.json`` (dated, per model);
+the arithmetic is :mod:`pluginbench.stats._cost`. Without prices every dollar figure is
+absent with the reason, never 0.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from html import escape
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ..errors import InputError
+from ..stats._cost import Cost, Prices, attempt_cost, parse_prices, total_cost
+from ._report_data import num
+
+PRICES_FILE = "prices.json"
+
+
+def load_prices(run_root: Path) -> tuple[Prices | None, str | None]:
+    """The run's price table, or ``None`` and why (absent, or invalid with file, field and fix)."""
+    path = run_root / PRICES_FILE
+    if not path.is_file():
+        return None, f"no {PRICES_FILE} beside evaluation.json: dollars are unknown"
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        return parse_prices(raw, PRICES_FILE), None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return None, f"{PRICES_FILE} is not valid JSON ({exc}): dollars are unknown"
+    except InputError as exc:
+        return None, f"{PRICES_FILE} is invalid: {exc.message} (field {exc.field}; fix: {exc.fix})"
+
+
+def _cost(c: Cost) -> dict[str, Any]:
+    return {"usd": num(c.usd), "lower_bound": c.lower_bound, "basis": c.basis, "reason": c.reason}
+
+
+def costs_section(
+    prices: Prices | None, reason: str | None, model: str | None, rows: Sequence[Mapping[str, Any]],
+    tasks: Sequence[str], arms: Sequence[str],
+) -> dict[str, Any]:
+    """``costs`` of results.json: per attempt, per task × arm and per arm, each with its basis."""
+    if prices is None:
+        return {"prices": None, "reason": reason, "attempts": {}, "per_task": {}, "arms": {}}
+    per_attempt = {r["attempt_id"]: attempt_cost(r["tokens"], model, prices) for r in rows}
+    grouped: dict[tuple[str, str], list[Cost]] = {}
+    for r in rows:
+        grouped.setdefault((r["task"], r["arm"]), []).append(per_attempt[r["attempt_id"]])
+    return {
+        "prices": msgspec.to_builtins(prices),
+        "reason": None,
+        "attempts": {a: _cost(c) for a, c in per_attempt.items()},
+        "per_task": {
+            t: {a: _cost(total_cost(grouped.get((t, a), []), f"{t} × {a}")) for a in arms} for t in tasks
+        },
+        "arms": {
+            a: _cost(total_cost([c for (t, arm), cs in grouped.items() if arm == a for c in cs], a)) for a in arms
+        },
+    }
+
+
+def _usd(c: Mapping[str, Any]) -> str:
+    if c["usd"] is None:
+        return f'<span class="unknown" title="{escape(c["reason"] or "", quote=True)}">unknown</span>'
+    return ("≥ " if c["lower_bound"] else "") + f"${c['usd']:,.4f}"
+
+
+def cost_html(doc: Mapping[str, Any]) -> str:
+    """The Cost section: the price row and date, dollars per arm, per task × arm and per attempt."""
+    costs = doc["costs"]
+    if costs["prices"] is None:
+        return f"<p>{escape(costs['reason'] or 'no prices')}. Put a dated prices.json beside evaluation.json and rebuild the report.</p>"
+    p = costs["prices"]
+    model = doc["run"]["model"]
+    row = p["models"].get(model or "")
+    head = (
+        f"<p>Prices as of <strong>{escape(p['as_of'])}</strong> ({escape(p['currency'])}), row "
+        f"<code>{escape(str(model))}</code>: "
+        + (f"input ${row['input_per_million']:g}, cached input ${row['cached_input_per_million']:g}, "
+           f"output ${row['output_per_million']:g} per million tokens." if row else "no row for this model.")
+        + " Dollars = uncached input × input + cached input × cached input + output × output. "
+        "≥ marks a lower bound (some token counts are only a floor); unknown tokens give unknown dollars.</p>"
+    )
+    arms = doc["arms"]
+    arm_rows = "".join(
+        f"<tr><td>{escape(a)}</td><td>{_usd(costs['arms'][a])}</td>"
+        f"<td>{_usd({**costs['arms'][a], 'usd': None if costs['arms'][a]['usd'] is None else costs['arms'][a]['usd'] / max(1, sum(1 for r in doc['attempts'] if r['arm'] == a))})}</td>"
+        f"<td>{escape(costs['arms'][a]['basis'])}</td></tr>"
+        for a in arms
+    )
+    task_rows = "".join(
+        f'<tr data-task="{escape(t, quote=True)}"><td>{escape(t)}</td>' + "".join(f"<td>{_usd(costs['per_task'][t][a])}</td>" for a in arms) + "</tr>"
+        for t in doc["tasks"]
+    )
+    attempt_rows = "".join(
+        f"<tr><td>{escape(r['attempt_id'])}</td><td>{_usd(costs['attempts'][r['attempt_id']])}</td>"
+        f"<td>{escape(costs['attempts'][r['attempt_id']]['reason'] or costs['attempts'][r['attempt_id']]['basis'])}</td></tr>"
+        for r in doc["attempts"]
+    )
+    th = "".join(f"<th>{escape(a)}</th>" for a in arms)
+    return (
+        head
+        + '<table id="cost-arms"><thead><tr><th>Arm</th><th>Dollars</th><th>Per attempt</th><th>Basis</th></tr></thead>'
+        f"<tbody>{arm_rows}</tbody></table>"
+        f'<h3>By task</h3><table id="cost-tasks"><thead><tr><th>Task</th>{th}</tr></thead><tbody>{task_rows}</tbody></table>'
+        f'<details><summary>Dollars per attempt</summary><table id="cost-attempts"><thead><tr><th>Attempt</th>'
+        f"<th>Dollars</th><th>Basis or reason</th></tr></thead><tbody>{attempt_rows}</tbody></table></details>"
+    )

@@ -1,0 +1,113 @@
+"""Dollars from token counts and a dated price table: pure arithmetic, unknown never zero.
+
+A run's ``prices.json`` sits beside its ``evaluation.json``::
+
+    {"as_of": "2026-11-01",
+     "models": {"claude-sonnet-4-5": {"input_per_million": 3.0,
+                                      "cached_input_per_million": 0.3,
+                                      "output_per_million": 15.0}}}
+
+An attempt costs ``(uncached input × input + cached input × cached_input + output ×
+output) / 1,000,000`` dollars at its model's row. Unknown tokens, or no row for the model,
+give unknown dollars with a reason; a token count that is only a lower bound gives a
+lower bound. A sum is unknown when any attempt it counts is unknown, and a lower bound
+when any is.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from collections.abc import Iterable, Mapping
+from typing import Annotated, Any
+
+import msgspec
+
+from ..errors import InputError
+
+
+class ModelPrice(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Dollars per million tokens for one model."""
+
+    input_per_million: Annotated[float, msgspec.Meta(ge=0, description="Uncached input tokens.")]
+    cached_input_per_million: Annotated[float, msgspec.Meta(ge=0, description="Input tokens read from the prompt cache.")]
+    output_per_million: Annotated[float, msgspec.Meta(ge=0, description="Output tokens (reasoning included).")]
+
+
+class Prices(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A dated price table (``prices.json``)."""
+
+    as_of: Annotated[str, msgspec.Meta(description="The date the prices were read, YYYY-MM-DD.")]
+    models: Annotated[dict[str, ModelPrice], msgspec.Meta(description="Exact model id → its prices.")]
+    currency: Annotated[str, msgspec.Meta(description="Always USD.")] = "USD"
+
+
+class Cost(msgspec.Struct, frozen=True, kw_only=True):
+    """Dollars with their basis; ``usd`` is ``None`` (with ``reason``) when unknown."""
+
+    usd: float | None
+    lower_bound: bool
+    basis: str
+    reason: str | None = None
+
+
+def parse_prices(raw: Any, file: str) -> Prices:
+    """A validated price table; errors name the file, the field and the fix."""
+    try:
+        prices = msgspec.convert(raw, Prices)
+    except msgspec.ValidationError as exc:
+        text = str(exc)
+        field = text.rsplit("`$", 1)[-1].rstrip("`").lstrip(".") if "`$" in text else None
+        raise InputError(
+            f"invalid prices file: {text.split(' - at ')[0]}",
+            file=file,
+            field=field or None,
+            fix='write {"as_of": "YYYY-MM-DD", "models": {"<model>": {"input_per_million": …, '
+            '"cached_input_per_million": …, "output_per_million": …}}} (see docs/results.md#prices)',
+        ) from None
+    try:
+        _dt.date.fromisoformat(prices.as_of)
+    except ValueError:
+        raise InputError(
+            f"as_of must be a date, got {prices.as_of!r}",
+            file=file,
+            field="as_of",
+            fix="write the date the prices were read, e.g. 2026-11-01",
+        ) from None
+    if prices.currency != "USD":
+        raise InputError("only USD prices are supported", file=file, field="currency", fix='drop currency or write "USD"')
+    return prices
+
+
+def attempt_cost(tokens: Mapping[str, Any], model: str | None, prices: Prices) -> Cost:
+    """One attempt's dollars from its results.json ``tokens`` at ``model``'s price row."""
+    row = prices.models.get(model or "")
+    basis = f"prices.json as of {prices.as_of}, row {model}; uncached input, cached input and output tokens"
+    if row is None:
+        return Cost(usd=None, lower_bound=False, basis=basis, reason=f"prices.json has no row for model {model!r}")
+    status = tokens.get("status")
+    if status not in ("exact", "lower_bound", "unvalidated"):
+        return Cost(usd=None, lower_bound=False, basis=basis, reason=f"token usage unknown: {tokens.get('reason') or 'no reason recorded'}")
+    inp, cached, out = tokens.get("input"), tokens.get("cached_input"), tokens.get("output")
+    if inp is None or out is None:
+        return Cost(usd=None, lower_bound=False, basis=basis, reason="input or output token count not reported")
+    if cached is None:  # pricing all input as uncached would be a guess, not a measurement
+        return Cost(usd=None, lower_bound=False, basis=basis, reason="cached input token count not reported")
+    usd = ((inp - cached) * row.input_per_million + cached * row.cached_input_per_million
+           + out * row.output_per_million) / 1_000_000
+    return Cost(usd=usd, lower_bound=status == "lower_bound", basis=basis + (" (a lower bound)" if status == "lower_bound" else ""))
+
+
+def total_cost(costs: Iterable[Cost], what: str) -> Cost:
+    """The sum of ``costs``: unknown when any is unknown (naming how many), a lower bound when any is."""
+    items = list(costs)
+    unknown = [c for c in items if c.usd is None]
+    basis = items[0].basis.split(";")[0] if items else "no attempts"
+    if not items:
+        return Cost(usd=None, lower_bound=False, basis=basis, reason=f"no attempts in {what}")
+    if unknown:
+        return Cost(usd=None, lower_bound=False, basis=basis,
+                    reason=f"{len(unknown)} of {len(items)} attempts in {what} have unknown dollars ({unknown[0].reason})")
+    lower = any(c.lower_bound for c in items)
+    usd = math.fsum(c.usd for c in items if c.usd is not None)
+    return Cost(usd=usd, lower_bound=lower, basis=basis + f"; sum over {len(items)} attempts" + (", a lower bound" if lower else ""))
