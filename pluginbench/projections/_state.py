@@ -7,8 +7,10 @@ the same events give an equal state. Readers treat the state as read-only.
 
 Attempt states: ``pending`` (planned, not started), ``running`` (sandbox made, agent
 may be working), ``complete`` (graded and measured; never coded again), ``interrupted``
-(ended without a usable session). Outcomes of complete attempts: ``pass``, ``fail``,
-``empty`` (the graded patch is empty), ``unknown`` (with ``outcome_reason``).
+(ended without a usable session). Outcomes of complete attempts: ``pass``,
+``overlap_pass`` (reward 1 and every listed test passed, but the patch changes paths the
+hidden tests replace, so source-bound correctness is withheld), ``fail``, ``empty`` (the
+graded patch is empty), ``unknown`` (with ``outcome_reason``).
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ from ..events import (
     RunStarted,
     RunStopped,
     RunStopping,
+    SourceOnlyGraded,
+    SourceOnlyStarted,
     SubmissionCaptured,
     SubmissionMissing,
     TaskPrepared,
@@ -59,7 +63,7 @@ from ..events import (
 STATES = ("pending", "running", "complete", "interrupted")
 #: The review revision a run's own review phase writes; ``pluginbench review`` adds others.
 INITIAL_REVIEW = "initial"
-OUTCOMES = ("pass", "fail", "empty", "unknown")
+OUTCOMES = ("pass", "overlap_pass", "fail", "empty", "unknown")
 VANILLA = "vanilla"
 
 
@@ -88,6 +92,10 @@ class Attempt:
     outcome: str | None = None
     reward: float | None = None
     outcome_reason: str | None = None
+    native_grading: dict[str, float] | None = None
+    overlap_paths: list[str] = field(default_factory=list)
+    #: the latest source-only grade (any filter revision; see source_only.graded)
+    source_only: SourceOnlyGraded | None = None
     measured: bool = False
     measures: dict[str, Measure] = field(default_factory=dict)
     missing_reason: str | None = None
@@ -180,6 +188,9 @@ class RunState:
     reviews: dict[str, dict[str, ReviewRecord]] = field(default_factory=dict)
     #: revisions started by ``pluginbench review``, in order
     review_revisions: dict[str, ReviewRevision] = field(default_factory=dict)
+    #: the open source-only round (attempt ids) and the attempts this worker graded source-only
+    source_only_round: list[str] = field(default_factory=list)
+    source_only_tried: set[str] = field(default_factory=set)
     last_seq: int = 0
     last_type: str | None = None
     last_at: str | None = None
@@ -285,6 +296,8 @@ class RunState:
                 self.stopping_failure = False
                 self.failed_calls_in_row = []
                 self.finished = False
+                self.source_only_round = []
+                self.source_only_tried = set()
             case LogRepaired():
                 self.repairs += 1
             case PreparationStarted():
@@ -336,6 +349,13 @@ class RunState:
                 a.outcome = event.outcome
                 a.reward = event.reward
                 a.outcome_reason = event.reason
+                a.native_grading = dict(event.native_grading) if event.native_grading is not None else None
+                a.overlap_paths = list(event.overlap_paths)
+            case SourceOnlyStarted():
+                self.source_only_round = list(event.attempt_ids)
+            case SourceOnlyGraded():
+                self.attempts[event.attempt_id].source_only = event
+                self.source_only_tried.add(event.attempt_id)
             case MeasuresCollected():
                 a = self.attempts[event.attempt_id]
                 a.measured = True
@@ -403,6 +423,7 @@ class RunState:
                 self.report = event.report
             case ReportBuilt():
                 self.report = event.path
+                self.source_only_round = []
             case ReviewStarted():
                 rec = self.reviews.setdefault(event.revision, {}).get(event.attempt_id)
                 if rec is None:

@@ -53,7 +53,7 @@ def grade_and_measure(run: Run, aid: str = AID) -> list[object]:
 def test_review_is_issued_once_after_grading_and_measuring() -> None:
     """A captured submission is graded and measured first; the review follows, exactly once."""
     run = reviewed_run()
-    assert capture(run) == [Grade(AID, "t0"), Measure(AID, "t0")]
+    assert capture(run) == [Grade(AID, "t0", "p" * 64), Measure(AID, "t0", "p" * 64)]
     assert run.apply(AttemptGraded(attempt_id=AID, outcome="pass", reward=1.0)) == []
     assert run.apply(MeasuresCollected(attempt_id=AID, measures={})) == [Review(AID, "t0", "p" * 64)]
     assert run.state.attempts[AID].state == "running"
