@@ -70,10 +70,10 @@ def scenario(tmp: Path, answers: dict[int, str], extra: list[dict] | None = None
     return path
 
 
-def refusal(done: subprocess.CompletedProcess[str], *needles: str) -> None:
+def refusal(done: subprocess.CompletedProcess[str], *needles: str, file: bool = True) -> None:
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
-    for needle in ("error:", "file:", "field:", "fix:", *needles):
+    for needle in ("error:", *(("file:",) if file else ()), "field:", "fix:", *needles):
         assert needle in done.stderr, done.stderr
 
 
@@ -264,3 +264,20 @@ def test_codex_judge_is_checked_from_its_rollouts(runs: tuple[Path, Path], tmp_p
     doc = json.loads(pb("judge", "tally", str(d), "--json", cwd=tmp_path).stdout)
     for judge in ("codex-gpt-5.1-codex-high", JUDGE_NAME):
         assert doc["judge_stats"][judge]["agreement"] == {"rate": 1.0, "pairs": 10}
+
+
+def test_refused_credentials_stop_run_before_any_reservation(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    """A refused operator variable (ANTHROPIC_API_KEY) or a floating Claude model id stops judge run with exit 2
+    before any judge spec or call folder is written."""
+    import os
+
+    d = prepare(tmp_path, runs)
+    env = {k: v for k, v in os.environ.items() if k not in ENV_DROP} | {"ANTHROPIC_API_KEY": "sk-ant-x"}
+    argv = [sys.executable, "-m", "pluginbench", "judge", "run", str(d), "--judge", JUDGE, "--probe",
+            str(SCENARIOS_DIR / "judge-always-a.yaml")]
+    done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    refusal(done, "ANTHROPIC_API_KEY", "field: environment", file=False)  # the environment, not a file
+    floating = pb("judge", "run", str(d), "--judge", "claude:sonnet:high", "--probe",
+                  str(SCENARIOS_DIR / "judge-always-a.yaml"), cwd=tmp_path)
+    refusal(floating, "field: --judge", file=False)
+    assert not (d / "results").exists() and not (d / "judge-specs").exists()
