@@ -281,3 +281,47 @@ def test_refused_credentials_stop_run_before_any_reservation(runs: tuple[Path, P
                   str(SCENARIOS_DIR / "judge-always-a.yaml"), cwd=tmp_path)
     refusal(floating, "field: --judge", file=False)
     assert not (d / "results").exists() and not (d / "judge-specs").exists()
+
+
+def _write_packet(run: Path, attempt: str, task: str) -> Path:
+    """A review packet in the layout the reviewer writes (evidence/review-packets/<attempt>/), built here from the
+    attempt's own evidence: packet/{submission.patch, source/, instruction.md} and binding.json."""
+    import hashlib
+
+    from pluginbench.tasks._tree import fingerprint, scan_tree
+
+    folder = run / "evidence" / "review-packets" / attempt
+    root = folder / "packet"
+    root.mkdir(parents=True)
+    patch = (run / "evidence" / "attempts" / attempt / "model.patch").read_bytes()
+    (root / "submission.patch").write_bytes(patch)
+    frozen = run / "evidence" / "frozen" / "tasks" / task
+    shutil.copytree(frozen / "workspace", root / "source")
+    instruction = (frozen / "instruction.md").read_bytes()
+    (root / "instruction.md").write_bytes(instruction)
+    binding = {"attempt_id": attempt, "task": task, "submission_sha256": hashlib.sha256(patch).hexdigest(),
+               "starting_source_fingerprint": fingerprint(scan_tree(root / "source")),
+               "instruction_sha256": hashlib.sha256(instruction).hexdigest()}
+    (folder / "binding.json").write_text(json.dumps(binding))
+    return root
+
+
+def test_prepare_prefers_a_bound_review_packet_and_refuses_a_changed_one(runs: tuple[Path, Path],
+                                                                         tmp_path: Path) -> None:
+    """A submission with a review packet bound to its submission and starting source is read from the packet
+    (diff_origin review-packet in the key); a packet whose patch no longer matches its binding is refused."""
+    copy = tmp_path / "with-packets"
+    shutil.copytree(runs[1], copy)
+    attempt = next((copy / "evidence" / "attempts").glob("roman-numerals__vanilla__r1*")).name
+    root = _write_packet(copy, attempt, "roman-numerals")
+    d = prepare(tmp_path, (runs[0], copy))
+    key = json.loads((d / "key.json").read_text())
+    origins = {side["attempt_id"]: side["diff_origin"] for p in key["pairs"].values() for side in (p["A"], p["B"])}
+    assert origins[attempt] == "review-packet"
+    assert sum(1 for o in origins.values() if o == "snapshot") == len(origins) - 1
+    (root / "submission.patch").write_text("diff --git a/x b/x\n")
+    crit = tmp_path / "criteria.md"
+    done = pb("judge", "prepare", f"{runs[0]}=testing-discipline", f"{copy}=vanilla", "--criteria", str(crit),
+              "--seed", "1", "--output", str(tmp_path / "refused"), cwd=tmp_path)
+    refusal(done, "binding.json", "field: submission_sha256")
+    assert not (tmp_path / "refused").exists()
