@@ -38,7 +38,10 @@ from ..events import (
     RunStopping,
 )
 from ..projections._ledger import Ledger
+from ..projections._report_cost import load_prices
 from ..projections._state import RunState
+from ..stats._cost import Prices
+from ._ceiling import within_ceiling
 from ._coding import coding_actor
 from ._collector import collector_actor
 from ._context import Engine, Envelope, Outbox
@@ -74,6 +77,7 @@ class Supervisor:
         observer: Observer | None = None,
         handle_signals: bool = True,
         report_builder: Callable[[], str] | None = None,
+        cost_ceiling: float | None = None,
     ) -> None:
         self.engine = engine
         self.log = log
@@ -90,6 +94,9 @@ class Supervisor:
         self._extensions: dict[type, MemoryObjectSendStream[object]] = {}
         self._prep_scope: anyio.CancelScope | None = None
         self._interrupts = 0
+        self.cost_ceiling = cost_ceiling
+        self._prices: Prices | None = None
+        self._prices_reason: str | None = None
 
     @property
     def terminal(self) -> bool:
@@ -107,6 +114,7 @@ class Supervisor:
         self._prep_scope = anyio.CancelScope()
         if self.state.coding:
             load_frozen(self.engine, self.state)
+        self._prices, self._prices_reason = load_prices(self.engine.run_dir.root)
         async with anyio.create_task_group() as tg:
             self._tg = tg
             async with coding_recv, grade_recv, measure_recv:
@@ -128,7 +136,8 @@ class Supervisor:
             if self.log.repair is not None:
                 self._record(self.log.repair)
             pid = os.getpid()
-            self._record(RunStarted(pid=pid, pgid=os.getpgid(pid), resumed=resumed, foreground=foreground))
+            self._record(RunStarted(pid=pid, pgid=os.getpgid(pid), resumed=resumed, foreground=foreground,
+                                    cost_ceiling=self.cost_ceiling))
             async with inbox_recv:
                 while not self.terminal:
                     envelope = await inbox_recv.receive()
@@ -179,7 +188,11 @@ class Supervisor:
                     case _ if type(command) in self._extensions:
                         self._extensions[type(command)].send_nowait(command)
             if not queue:
-                for start in schedule(self.state):
+                starts = schedule(self.state)
+                check = within_ceiling(self.state, self._prices, self._prices_reason, len(starts))
+                if check.reason is not None:
+                    queue.append(RunStopping(reason=check.reason))  # after the starts that fit
+                for start in starts[: check.allowed]:
                     self._append(
                         AttemptStarted(
                             attempt_id=start.attempt_id, slot=start.slot, task=start.task,
