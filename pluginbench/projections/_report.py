@@ -129,11 +129,12 @@ def results_document(
     ]
     from ._report_reviews import review_identity_field, reviews_section
 
+    reviews = reviews_section(state, arms, tasks)
     identity = comparison_identity(config, state, run)
     reviewer = review_identity_field(state)
-    if reviewer is not None:
+    if reviewer is not None:  # compare checks reviewer.harness/model/reasoning and review_criteria_sha256
         identity["reviewer"] = reviewer
-    reviews = reviews_section(state, arms, tasks)
+        identity["review_criteria_sha256"] = (reviews or {}).get("reviewer", {}).get("review_criteria_sha256")
     return {
         "schema_version": SCHEMA_VERSION,
         "run": run,

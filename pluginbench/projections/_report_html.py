@@ -12,6 +12,7 @@ from html import escape
 from typing import Any
 
 from ._report_cost import cost_html
+from ._report_reviews_html import reviews_html
 from ._report_css import CSS
 from ._report_plots import PLOT_CSS, plots_section
 from ._report_refs import references_html
@@ -480,7 +481,8 @@ def render_html(doc: Mapping[str, Any]) -> str:
         f'<section id="paired"><h2>Paired comparison</h2>{_paired(doc)}</section>\n'
         f'<section id="plots"><h2>Plots</h2>{plots_section(doc)}</section>\n'
         f'<section id="cost"><h2>Cost</h2>{cost_html(doc)}</section>\n'
-        f'<section id="changes"><h2>Time and code changes by task</h2>{_changes(doc)}</section>\n'
+        + (f'<section id="reviews"><h2>Independent review</h2>{reviews_html(doc)}</section>\n' if doc.get("reviews") else "")
+        + f'<section id="changes"><h2>Time and code changes by task</h2>{_changes(doc)}</section>\n'
         f'<section id="references"><h2>Against the reference solution</h2>{references_html(doc)}</section>\n'
         f'<section id="missing-values"><h2>Missing values</h2>{_missing(doc)}</section>\n'
         f'<section id="reused"><h2>Reused vanilla attempts</h2>{_reused(doc)}</section>\n'

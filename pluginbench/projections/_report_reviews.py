@@ -144,4 +144,4 @@ def review_identity_field(state: RunState) -> Mapping[str, Any] | None:
     ident = selected_reviewer(state)
     if ident is None:
         return None
-    return {k: ident[k] for k in ("revision", "harness", "model", "reasoning", "review_criteria_sha256")}
+    return {k: ident[k] for k in ("revision", "harness", "model", "reasoning")}

@@ -90,7 +90,6 @@ class ComparisonReviewer(_Strict, frozen=True):
     harness: doc(str, "The reviewer's harness (claude, codex, or the labelled `simulated` stand-in).")
     model: doc(str, "The reviewer's exact model.")
     reasoning: doc(str | None, "The reviewer's effort.")
-    review_criteria_sha256: doc(str, "SHA-256 of the fixed review criteria.")
 
 
 class ComparisonIdentity(_Strict, frozen=True):
@@ -101,6 +100,7 @@ class ComparisonIdentity(_Strict, frozen=True):
     task_limits: doc(dict[str, TaskLimits], "Task → its effective limits.")
     measurement_settings: doc(MeasurementSettings, "The measurement scope.")
     reviewer: doc(ComparisonReviewer | None, "The reviewer of the selected review revision; absent without a reviewer.") = None
+    review_criteria_sha256: doc(str | None, "SHA-256 of the fixed review criteria; absent without a reviewer.") = None
 
 
 class TokenProvenance(_Strict, frozen=True):

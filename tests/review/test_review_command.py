@@ -52,6 +52,7 @@ def test_a_revision_is_selected_and_earlier_ones_stay_in_evidence(finished: Path
     assert results["reviews"]["selected_revision"] == "again"
     assert results["comparison_identity"]["reviewer"]["revision"] == "again"
     assert [r["revision"] for r in results["reviews"]["revisions"]] == ["initial", "again"]
+    assert "Revision <strong>again</strong>" in (run / "report" / "report.html").read_text()
     assert sorted(p.name for p in (run / "evidence" / "reviews").iterdir()) == ["again", "initial"]
     assert len(list((run / "evidence" / "reviews" / "initial").glob("*/review.json"))) == 2
     status = json.loads(_pb("status", str(run), "--json").stdout)

@@ -34,6 +34,9 @@ def test_a_simulated_reviewer_reviews_every_submission_and_is_labelled(tmp_path:
     for aid, row in reviews["per_attempt"].items():
         patch = (run_dir / "evidence" / "attempts" / aid / "model.patch").read_text()
         assert row["status"] == "complete" and row["findings"] == len(simulated_findings(patch))
+    html = (run_dir / "report" / "report.html").read_text()
+    assert 'id="reviews"' in html and "SIMULATED reviewer" in html and 'id="review-arms"' in html
+    assert results["comparison_identity"]["review_criteria_sha256"] == reviews["reviewer"]["review_criteria_sha256"]
     status = json.loads(_pb("status", str(run_dir), "--json").stdout)
     assert status["measures"]["review_revisions"] == [
         {"revision": "initial", "status": "finished", "selected": True, "reviewed": 4, "assigned": 4,
