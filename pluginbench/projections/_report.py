@@ -23,6 +23,7 @@ from ..errors import RunDirError
 from ..events import read_run_log
 from ..rundir import RunDir, patch_mismatch
 from ..stats._cost import Prices
+from ._report_cost import costs_section, load_prices
 from ._report_data import (
     DEFAULT_MEASUREMENTS,
     SCHEMA_VERSION,
@@ -39,10 +40,9 @@ from ._report_data import (
     token_provenance,
     tokens_dict,
 )
-from ._report_cost import costs_section, load_prices
-from ._report_refs import references_section
 from ._report_html import render_html
 from ._report_paired import paired_deltas
+from ._report_refs import references_section
 from ._state import RunState, fold
 
 __all__ = ["ReportFiles", "build_report", "csv_text", "json_text", "results_document"]
