@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import subprocess
@@ -99,15 +100,19 @@ def main() -> None:
         n = args.tasks * 2 * args.repeats
         inputs = [f"{a}=treatment", f"{b}=vanilla"]
         print(f"two runs of {n:,} attempts each ({args.tasks} tasks × 2 arms × {args.repeats} repeats)")
-        walls = []
+        walls, cpus = [], []
         for _ in range(args.rounds):
+            c0 = os.times()
             t0 = time.perf_counter()
             done = subprocess.run([sys.executable, "-m", "pluginbench", "compare", *inputs, "--gates", str(g), "--json"],
                                   capture_output=True, text=True)
             walls.append(time.perf_counter() - t0)
+            c1 = os.times()
+            cpus.append((c1.children_user - c0.children_user) + (c1.children_system - c0.children_system))
             verdict = json.loads(done.stdout)["status"] if done.stdout.startswith("{") else done.stderr
         print(f"compare --json as a process: median {statistics.median(walls):.2f} s over {args.rounds} "
-              f"(min {min(walls):.2f}, max {max(walls):.2f}); exit {done.returncode} ({verdict})")
+              f"(min {min(walls):.2f}, max {max(walls):.2f}); CPU median {statistics.median(cpus):.2f} s "
+              f"(wall includes waiting on a shared machine); exit {done.returncode} ({verdict})")
         t0 = time.perf_counter()
         gf = load_gates(g)
         packages, identities = load_inputs(inputs)

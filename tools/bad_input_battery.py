@@ -599,7 +599,7 @@ def main() -> None:
                 continue
             done, lost = result if isinstance(result, tuple) else (result, False)
             text = (done.stderr.strip() or done.stdout.strip()) if done.returncode else (done.stdout.strip() or done.stderr.strip())
-            first = text.splitlines()[0] if text else ""
+            first = (text.splitlines()[0] if text else "").replace(str(root), "$TMP")
             rows.append(Outcome(item, name, done.returncode, expected, first[:160], classify(expected, done, lost)))
     if args.markdown:
         print("| item | case | exit | first line | verdict |")

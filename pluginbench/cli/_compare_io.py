@@ -6,12 +6,12 @@ The edge between files and the pure core in :mod:`pluginbench.stats`: every prob
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import yaml
 
 from ..errors import InputError
@@ -68,14 +68,14 @@ def read_results(folder: Path) -> tuple[Path, dict[str, Any]]:
     """A run's ``report/results.json`` (or a results.json file given directly)."""
     path = folder if folder.is_file() else folder / "report" / "results.json"
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = msgspec.json.decode(path.read_bytes())
     except FileNotFoundError:
         raise InputError(
             "the run has no report/results.json",
             file=str(path),
             fix=f"build it with `pluginbench report {folder}` (compare rebuilds nothing)",
         ) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
         raise InputError(
             f"results.json is not valid JSON: {exc}",
             file=str(path),

@@ -289,10 +289,18 @@ def _print_plan(summary: dict[str, object], json_out: bool) -> None:
     console.print("capabilities: " + ", ".join(
         f"{key} {caps[key]['value']} ({caps[key]['enforcement']})" for key in ("subagents", "max_threads", "max_depth")  # type: ignore[index]
     ), highlight=False, markup=False)
-    table = Table("slot", "attempt", "task", "arm", "repeat")
-    for s in summary["slots"]:  # type: ignore[attr-defined]
-        table.add_row(*(Text(str(s[k])) for k in ("slot", "attempt_id", "task", "arm", "repeat")))  # never markup
-    console.print(table)
+    slots: list[dict[str, Any]] = summary["slots"]  # type: ignore[assignment]
+    if len(slots) > 500:
+        # Plain columns: a rich table of thousands of rows takes seconds to lay out.
+        width = max(len(s["attempt_id"]) for s in slots)
+        sys.stdout.write("slot  " + "attempt".ljust(width) + "  repeat\n")
+        sys.stdout.writelines(f"{s['slot']:>4}  {s['attempt_id']:<{width}}  {s['repeat']:>6}\n" for s in slots)
+        sys.stdout.flush()
+    else:
+        table = Table("slot", "attempt", "task", "arm", "repeat")
+        for s in slots:
+            table.add_row(*(Text(str(s[k])) for k in ("slot", "attempt_id", "task", "arm", "repeat")))  # never markup
+        console.print(table)
     if "vanilla_cache" in summary:
         print_cache_decisions(summary["vanilla_cache"])  # type: ignore[arg-type]
     if "resume" in summary:

@@ -12,10 +12,12 @@ from html import escape
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from ..projections._report_plots import PLOT_CSS, plots_section
 from ._plots import attempts_over_time, heat_grid, token_bars
 from ._views import FILTERS, ResultsPage, RunPage, RunsRow
 
 CSS = """
+:root{--fg:#1d2330;--muted:#6b7485;--line:#dde1e8;--accent:#2f5fb3}
 body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
 header{background:#1d2330;color:#fff;padding:8px 16px;display:flex;gap:18px;align-items:center}
 header a{color:#cfe0ff;text-decoration:none;font-weight:600}header .live{margin-left:auto;font-size:12px;color:#9fb0c8}
@@ -31,7 +33,7 @@ form.filters label{margin-right:10px}svg.plot{background:#fff;border:1px solid #
 svg .lbl{font-size:12px;fill:#1d2330}svg .val{font-size:12px;fill:#fff;font-weight:600}svg .blank{fill:#eef1f5}
 svg.tokens .val{fill:#1d2330}svg .unknown{font-size:12px;fill:#8250df}svg .bar{fill:#4c78a8}
 svg .axis{stroke:#8c959f}svg .line{stroke:#0b6bcb;stroke-width:2}
-"""
+""" + PLOT_CSS
 
 APP_JS = """
 (function(){
@@ -231,6 +233,8 @@ def run_fragment(m: RunPage) -> str:
     out.append("</table>" + token_bars(m.totals))
     if m.running:
         out.append("<h2>Attempts over time</h2>" + attempts_over_time(m.completed_at, m.attempts_total))
+    if m.report is not None:
+        out.append('<h2>From the report</h2><div id="report-plots">' + _report_figures(m.report) + "</div>")
     out.append("<h2>Discarded attempts</h2>")
     if m.discarded:
         out.append('<table id="discarded"><tr><th>attempt</th><th>slot</th><th>task</th><th>arm</th><th>repeat</th>'
@@ -249,6 +253,16 @@ def run_fragment(m: RunPage) -> str:
         else:
             out.append(f'<p class="muted">{kind}: none</p>')
     return "".join(out)
+
+
+def _report_figures(doc: Mapping[str, Any]) -> str:
+    """The report's own figures (forest plot per treatment, token and time distributions),
+    drawn by the report's plotting code from results.json; a report too old or too new for
+    it says so instead."""
+    try:
+        return plots_section(doc)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        return f'<p class="muted">this report\'s figures cannot be drawn here ({escape(type(exc).__name__)}: {escape(str(exc))}); open report.html</p>'
 
 
 def left_running_fragment(key: str, name: str, result: Mapping[str, Any] | None, reason: str | None = None) -> str:

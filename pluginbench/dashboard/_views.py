@@ -250,6 +250,7 @@ class RunPage(msgspec.Struct, frozen=True, kw_only=True):
     discarded: list[dict[str, Any]]
     revisions: dict[str, list[dict[str, Any]]]
     reuse: dict[str, Any]  # vanilla cache: vanilla_attempts, planned_hits, reused
+    report: dict[str, Any] | None  # report/results.json, for the report's own figures
     has_report: bool
     has_csv: bool
     completed_at: tuple[str, ...]
@@ -360,6 +361,7 @@ def run_model(src: RunSource) -> RunPage:
             "review": list(measures.get("review_revisions") or []),
         },
         reuse=dict(s.get("reuse") or {}),
+        report=src.results,
         has_report=bool(s.get("report")),
         has_csv=src.results is not None,
         completed_at=src.completed_at,

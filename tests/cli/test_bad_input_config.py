@@ -267,3 +267,13 @@ def test_missing_reward_points_to_the_verifier_stderr(tmp_path: Path) -> None:
     hint = _stderr_hint(tmp_path / "test-stderr.txt")
     assert "bad interpreter" in hint and "grading/test-stderr.txt" in hint
     assert _stderr_hint(tmp_path / "absent.txt") == ""
+
+
+def test_large_dry_run_lists_every_slot(tmp_path: Path) -> None:
+    """A dry run of more than 500 slots lists every attempt id once, in plain columns."""
+    treatments = {f"t{i}": {"guidance": [str(QUICKSTART / "guidance" / "testing-discipline.md")]} for i in range(30)}
+    config = edit(write_config(tmp_path, treatments=treatments), repeats=10)
+    code, out = run_cli("run", str(config), "--dry-run")
+    assert code == 0, out
+    ids = [line.split()[1] for line in out.splitlines() if line[:4].strip().isdigit() and "__r" in line]
+    assert len(ids) == len(set(ids)) == 2 * 31 * 10

@@ -61,7 +61,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
     lines = log.read_bytes().split(b"\n")
     lines[5] = b'{"type": "attempt.started", "seq": 6, "att'
     log.write_bytes(b"\n".join(lines))
-    config = write_config(base, harness="simulated", repeats=12, jobs=1, name="live-run")
+    config = write_config(base, harness="simulated", repeats=10, jobs=1, name="live-run",
+                          tasks=["roman-numerals", "word-wrap", "merge-intervals"])
     cli("run", str(config), "--output", str(root / "live"))
     # Under the pytest tmp dir by default (pytest keeps the last three); CI can keep them
     # elsewhere with PLUGINBENCH_SCREENSHOTS.
@@ -148,6 +149,7 @@ def test_run_view_shows_settings_attempts_totals_plots_and_report_link(runs: Run
     assert len(browser.find_elements(By.CSS_SELECTOR, "#totals tr")) == 3
     assert browser.find_elements(By.CSS_SELECTOR, "svg.heat rect[data-task]")
     assert browser.find_elements(By.CSS_SELECTOR, "svg.tokens rect.bar")
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#report-plots figure svg")) >= 3  # the report's own figures
     shot(browser, runs, "run-demo")
     browser.find_element(By.ID, "left-running").click()
     assert wait_for(lambda: texts(browser, "#left-result"), 30, "the left-running check")[0] == "nothing left running"

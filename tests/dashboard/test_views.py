@@ -227,3 +227,11 @@ def test_guard_refuses_requests_a_browser_marks_cross_site() -> None:
     assert refusal(scope, 8765)[0] == 403  # type: ignore[index]
     scope["headers"][-1] = (b"sec-fetch-site", b"same-origin")
     assert refusal(scope, 8765) is None
+
+
+def test_run_page_reuses_the_reports_figures_when_a_report_exists(tmp_path: Path) -> None:
+    """With report/results.json the Run page carries the report's forest and distribution figures; without one it has none."""
+    with_report = run_fragment(run_model(source(synthetic_run(tmp_path / "a"))))
+    assert 'id="report-plots"' in with_report and with_report.count('<figure class="plot-figure">') >= 3
+    without = run_fragment(run_model(source(synthetic_run(tmp_path / "b", report=False))))
+    assert 'id="report-plots"' not in without
