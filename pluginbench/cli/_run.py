@@ -256,6 +256,15 @@ def _recorded_cache(state: Any) -> dict[str, Any]:
             "planned_hits": sum(1 for a in attempts if a["decision"] in ("hit", "rejected"))}
 
 
+def _config_value(value: object) -> str:
+    """A capability value as the config spells it (true, false, null, 4), not Python's repr."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 def print_cache_decisions(cache: dict[str, Any]) -> None:
     """One line per vanilla attempt: hit or miss, and the cohort (relative to the cache root)."""
     if cache.get("enabled") is False:
@@ -287,7 +296,7 @@ def _print_plan(summary: dict[str, object], json_out: bool) -> None:
     console.print(f"budget: {budgets['timeout_seconds_per_attempt']} s per attempt; model calls: {summary['model_calls']}", highlight=False, markup=False)  # type: ignore[index]
     caps = summary["capabilities"]
     console.print("capabilities: " + ", ".join(
-        f"{key} {caps[key]['value']} ({caps[key]['enforcement']})" for key in ("subagents", "max_threads", "max_depth")  # type: ignore[index]
+        f"{key} {_config_value(caps[key]['value'])} ({caps[key]['enforcement']})" for key in ("subagents", "max_threads", "max_depth")  # type: ignore[index]
     ), highlight=False, markup=False)
     slots: list[dict[str, Any]] = summary["slots"]  # type: ignore[assignment]
     if len(slots) > 500:

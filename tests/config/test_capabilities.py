@@ -73,7 +73,7 @@ def test_dry_run_plan_records_capabilities(tmp_path: Path) -> None:
     caps = json.loads(result.output)["capabilities"]
     assert caps["not_enforced"] == [] and caps["subagents"]["enforcement"] == "not_applicable"
     text = CliRunner().invoke(app, ["run", str(config), "--dry-run"])
-    assert "capabilities: subagents True (not_applicable)" in text.output
+    assert "capabilities: subagents true (not_applicable), max_threads null (not_applicable)" in text.output
 
 
 def test_max_depth_below_one_is_refused(tmp_path: Path) -> None:
