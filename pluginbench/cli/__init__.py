@@ -1,7 +1,7 @@
 """The ``pluginbench`` command line: parsing and dispatch only.
 
 Commands: init, check, run, status, stop, report, compare, calibrate, events, demo, doctor, dashboard,
-probe serve, tasks pick (and the hidden worker).
+probe serve, tasks pick, judge prepare|run|tally (and the hidden worker).
 Exit codes: 0 success, 1 a run or check that failed (for compare: a gate failed), 2 bad
 input (nothing started), 3 compare: no gate failed but some gate is undetermined.
 """
@@ -13,6 +13,7 @@ import typer
 from ._compare import calibrate_command, compare_command
 from ._dashboard import dashboard_command
 from ._doctor import doctor_command
+from ._judge import judge_app
 from ._probe import probe_app
 from ._run import demo_command, run_command, worker_command
 from ._setup import check_command, init_command
@@ -44,6 +45,7 @@ app.command("doctor")(doctor_command)
 app.command("dashboard")(dashboard_command)
 app.add_typer(probe_app, name="probe")
 app.add_typer(tasks_app, name="tasks")
+app.add_typer(judge_app, name="judge")
 app.command("worker", hidden=True)(worker_command)
 
 
