@@ -283,7 +283,9 @@ def print_cache_decisions(cache: dict[str, Any]) -> None:
     attempts = cache.get("attempts") or []
     hits = sum(1 for a in attempts if a["decision"] == "hit")
     where = f" under {cache['root']}" if cache.get("root") else ""
-    console.print(f"vanilla cache: {hits} of {len(attempts)} vanilla attempts hit{where}", highlight=False)
+    # A run directory shows what its preparation decided then, not a lookup made now.
+    label = "vanilla cache (as decided when the run prepared)" if cache.get("recorded") else "vanilla cache"
+    console.print(f"{label}: {hits} of {len(attempts)} vanilla attempts hit{where}", highlight=False)
     for a in attempts:
         why = f" ({a['reason']})" if a.get("reason") else ""
         console.print(f"  {a['attempt_id']}: {a['decision']} {a['cohort']}/{a['repeat']}{why}", highlight=False)
@@ -323,7 +325,10 @@ def _print_plan(summary: dict[str, object], json_out: bool) -> None:
     if "vanilla_cache" in summary:
         print_cache_decisions(summary["vanilla_cache"])  # type: ignore[arg-type]
     if "resume" in summary:
-        console.print(f"resume: {summary['resume']}", highlight=False)
+        resume: dict[str, int] = summary["resume"]  # type: ignore[assignment]
+        console.print(
+            f"resume: {resume['complete']} complete (never coded again), {resume['to_code']} to code, "
+            f"{resume['source_only_replays']} source-only grades to replay", highlight=False)
     console.print("dry run: nothing was started")
 
 
