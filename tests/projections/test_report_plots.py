@@ -88,9 +88,8 @@ def test_report_command_warns_on_stderr_about_an_unusable_prices_json(tmp_path) 
     """pluginbench report still builds the report (exit 0) but says on stderr that the prices.json it found is invalid, naming the field; no warning without one."""
     from typer.testing import CliRunner
 
-    from pluginbench.cli import app
-
     from pluginbench.actors import create_run
+    from pluginbench.cli import app
     from pluginbench.config import load as load_config
     from tests.runs_helpers import write_config
 
