@@ -20,8 +20,10 @@ with ``--cost-ceiling`` continues it.
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
+from ..events import Usage
 from ..projections._report_data import tokens_dict
 from ..projections._state import RunState
 from ..stats._cost import ModelPrice, Prices, attempt_cost
@@ -44,6 +46,14 @@ def worst_case_per_attempt(row: ModelPrice, max_tokens: int | None) -> float | N
     return max_tokens * dearest / 1_000_000
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _dollars(usage: Usage | None, model: str, row: ModelPrice) -> tuple[float | None, str | None]:
+    """One attempt's dollars (the report's arithmetic), memoized: the check runs before
+    every start and would otherwise price every finished attempt again each time."""
+    cost = attempt_cost(tokens_dict(usage), model, Prices(as_of="", models={model: row}))
+    return cost.usd, cost.reason
+
+
 def within_ceiling(state: RunState, prices: Prices | None, prices_reason: str | None, wanted: int) -> CeilingCheck:
     """How many of ``wanted`` starts keep the run within ``state.cost_ceiling``."""
     ceiling = state.cost_ceiling
@@ -60,16 +70,16 @@ def within_ceiling(state: RunState, prices: Prices | None, prices_reason: str | 
     worst = worst_case_per_attempt(row, state.created.max_tokens_per_attempt)
     spent = 0.0
     unknown: list[str] = []
-    running = 0
-    paid = [(a.attempt_id, a.usage) for a in state.live_attempts() if not a.reused and a.exited]
+    live = [state.attempts[aid] for aid in state.live.values()]  # order is irrelevant to a sum; no sort
+    paid = [(a.attempt_id, a.usage) for a in live if not a.reused and a.exited]
     paid += [(d.attempt_id, d.usage) for d in state.discarded]
     for attempt_id, usage in paid:
-        cost = attempt_cost(tokens_dict(usage), model, prices)
-        if cost.usd is None:
-            unknown.append(f"{attempt_id} ({cost.reason})")
+        usd, reason = _dollars(usage, model, row)
+        if usd is None:
+            unknown.append(f"{attempt_id} ({reason})")
         else:
-            spent += cost.usd
-    running = sum(1 for a in state.live_attempts() if a.state == "running" and not a.reused and not a.exited)
+            spent += usd
+    running = sum(1 for a in live if a.state == "running" and not a.reused and not a.exited)
     if worst is None:
         if unknown:
             return CeilingCheck(0, f"cost_ceiling ${ceiling:g} cannot be checked: {len(unknown)} attempt(s) have "

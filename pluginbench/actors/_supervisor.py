@@ -38,13 +38,13 @@ from ..events import (
     RunStopping,
 )
 from ..projections._ledger import Ledger
+from ..projections._report_cost import load_prices
 from ..projections._state import RunState
+from ..stats._cost import Prices
+from ._ceiling import within_ceiling
 from ._coding import coding_actor
 from ._collector import collector_actor
 from ._context import Engine, Envelope, Outbox
-from ..projections._report_cost import load_prices
-from ..stats._cost import Prices
-from ._ceiling import within_ceiling
 from ._decide import (
     Archive,
     BuildReport,

@@ -216,7 +216,6 @@ def run_command(
             )
         if dry_run:
             from ..projections import fold
-
             from ..projections._report_cost import load_prices
 
             state = fold(contents.events)

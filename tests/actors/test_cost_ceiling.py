@@ -176,3 +176,15 @@ def test_bad_cost_ceiling_flag_exits_2(tmp_path: Path) -> None:
     for args in (["run", str(config), "--cost-ceiling", "-3"], ["run", str(config), "--cost-ceiling", "10"]):
         out = CliRunner().invoke(app, args)
         assert out.exit_code == 2 and "field: --cost-ceiling" in out.output, out.output
+
+
+def test_check_json_carries_the_worst_case(tmp_path: Path) -> None:
+    """check (without readiness) reports the plan's worst case in dollars and the ceiling."""
+    config = _config(tmp_path, cost_ceiling=50, runner={"max_tokens_per_attempt": 10_000})
+    out = CliRunner().invoke(app, ["check", str(config), "--no-readiness", "--json"])
+    assert out.exit_code == 0, out.output
+    cost = json.loads(out.output)["plan"]["cost"]
+    assert cost["worst_case_usd"] == pytest.approx(4 * 10_000 * PRICE / 1e6)
+    assert cost["cost_ceiling_usd"] == 50
+    text = CliRunner().invoke(app, ["check", str(config), "--no-readiness"])
+    assert "worst-case cost: $4.00" in text.output, text.output
