@@ -91,3 +91,19 @@ class RunDir(NamedTuple):
 
     def is_run(self) -> bool:
         return self.evaluation.is_file() and self.binding.is_file()
+
+
+def patch_mismatch(patch: Path, recorded_sha256: str | None) -> str | None:
+    """Why ``patch`` is not the canonical patch recorded at capture, or ``None`` when its
+    sha256 still matches. Grading, measuring and reporting each check it first."""
+    if recorded_sha256 is None:
+        return None
+    try:
+        data = patch.read_bytes()
+    except OSError as exc:
+        return f"patch integrity: model.patch is unreadable ({exc.strerror or exc})"
+    got = hashlib.sha256(data).hexdigest()
+    if got != recorded_sha256:
+        return (f"patch integrity: model.patch has sha256 {got[:12]}…, not the {recorded_sha256[:12]}… "
+                "recorded at capture; the saved submission was changed")
+    return None

@@ -7,6 +7,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 
 from ..events import Measure, MeasuresCollected
 from ..measures import count_lines
+from ..rundir import patch_mismatch
 from ._context import Engine
 from ._decide import Measure as MeasureCommand
 from ._pipeline import write_json
@@ -15,7 +16,7 @@ from ._pipeline import write_json
 async def collector_actor(engine: Engine, inbox: MemoryObjectReceiveStream[MeasureCommand]) -> None:
     async with inbox:
         async for job in inbox:
-            await collect_one(engine, job.attempt_id)
+            await collect_one(engine, job.attempt_id, job.patch_sha256)
 
 
 def measure_patch(patch_text: str, selected: list[str]) -> dict[str, Measure]:
@@ -31,14 +32,17 @@ def measure_patch(patch_text: str, selected: list[str]) -> dict[str, Measure]:
     return out
 
 
-async def collect_one(engine: Engine, attempt_id: str) -> None:
+async def collect_one(engine: Engine, attempt_id: str, patch_sha256: str | None = None) -> None:
     attempt_dir = engine.run_dir.attempt(attempt_id)
     selected = list(engine.evaluation.measurements)
     try:
+        tampered = patch_mismatch(attempt_dir / "model.patch", patch_sha256)
+        if tampered is not None:
+            raise OSError(tampered)
         text = (attempt_dir / "model.patch").read_text(encoding="utf-8", errors="replace")
         measures = await anyio.to_thread.run_sync(measure_patch, text, selected)
     except OSError as exc:
-        reason = f"model.patch unreadable: {exc}"
+        reason = str(exc) if str(exc).startswith("patch integrity") else f"model.patch unreadable: {exc}"
         measures = {
             name: Measure(value=None, unit="lines", status="unknown", reason=reason)
             for name in ("source_lines_added", "source_lines_removed", "test_lines_added", "test_lines_removed")

@@ -20,7 +20,7 @@ from ..environments._port import Environment
 from ..events import Event
 from ..harnesses._port import FrozenTreatment, Harness
 from ..rundir import RunDir
-from ..tasks import HarborTask
+from ..tasks import HarborTask, VerifierContract
 
 
 class SandboxSource(NamedTuple):
@@ -79,6 +79,7 @@ class Engine:
     treatments: dict[str, FrozenTreatment] = field(default_factory=dict)
     hidden: tuple[Path, ...] = ()
     images: dict[str, TaskImages] = field(default_factory=dict)  # docker backend only
+    contracts: dict[str, VerifierContract] = field(default_factory=dict)  # who applies model.patch, per task
     #: The shared cache root, resolved once before preparation (a symlinked ~/.cache works).
     cache_root: Path = field(default_factory=resolve_cache_root)
 

@@ -29,10 +29,13 @@ from ..events import (
     RunStarted,
     RunStopped,
     RunStopping,
+    SourceOnlyGraded,
+    SourceOnlyStarted,
     SubmissionCaptured,
     SubmissionMissing,
     Usage,
 )
+from ..measures._source_only import FILTER_REVISION
 from ..projections._state import VANILLA, Attempt, RunState
 
 # ------------------------------------------------------------------ commands
@@ -45,11 +48,25 @@ class Prepare(NamedTuple):
 class Grade(NamedTuple):
     attempt_id: str
     task: str
+    #: the sha256 recorded at capture: the grader checks model.patch against it first
+    patch_sha256: str | None = None
 
 
 class Measure(NamedTuple):
     attempt_id: str
     task: str
+    patch_sha256: str | None = None
+
+
+class GradeSourceOnly(NamedTuple):
+    """Replay the attempt's verifier on its patch without the agent's test files."""
+
+    attempt_id: str
+    task: str
+    patch_sha256: str | None
+    #: the native grade, reused when the filter removes nothing
+    native_reward: float | None
+    native_grading: dict[str, float] | None
 
 
 class BuildReport(NamedTuple):
@@ -168,10 +185,33 @@ def _finish_captured(a: Attempt) -> list[Command]:
         return [Emit(AttemptCompleted(attempt_id=a.attempt_id))]
     out: list[Command] = []
     if not a.graded:
-        out.append(Grade(a.attempt_id, a.task))
+        out.append(Grade(a.attempt_id, a.task, a.patch_sha256))
     if not a.measured:
-        out.append(Measure(a.attempt_id, a.task))
+        out.append(Measure(a.attempt_id, a.task, a.patch_sha256))
     return out
+
+
+def source_only_todo(state: RunState, *, next_worker: bool = False) -> list[str]:
+    """Graded attempts still owed a source-only grade under the current filter revision:
+    never graded, graded under another revision, or pending and not yet tried by this worker
+    (``next_worker``: what the next ``pluginbench run <run-dir>`` would replay)."""
+    todo = []
+    for a in state.live_attempts():
+        if a.state != "complete" or not a.captured or a.empty or a.reward is None:
+            continue
+        done = a.source_only
+        if (done is None or done.filter != FILTER_REVISION
+                or (done.status == "pending" and (next_worker or a.attempt_id not in state.source_only_tried))):
+            todo.append(a.attempt_id)
+    return todo
+
+
+def _finish_run(state: RunState) -> list[Command]:
+    """Every attempt is complete: the source-only round first (when one is owed), then the report."""
+    todo = source_only_todo(state)
+    if todo:
+        return [Emit(SourceOnlyStarted(attempt_ids=todo, filter=FILTER_REVISION))]
+    return [BuildReport()]
 
 
 def _drained(state: RunState) -> list[Command]:
@@ -195,17 +235,17 @@ def decide(state: RunState, event: Event) -> list[Command]:
             if not state.coding:
                 commands.append(Prepare())
             elif state.all_complete and not state.finished:
-                commands.append(BuildReport())
+                commands.extend(_finish_run(state))
             return commands
         case CodingStarted():
-            return [BuildReport()] if state.all_complete else []
+            return _finish_run(state) if state.all_complete else []
         case SubmissionCaptured():
             a = state.attempts[event.attempt_id]
-            return [Grade(a.attempt_id, a.task), Measure(a.attempt_id, a.task)]
+            return [Grade(a.attempt_id, a.task, a.patch_sha256), Measure(a.attempt_id, a.task, a.patch_sha256)]
         case AttemptReused():
             a = state.attempts[event.attempt_id]
             if a.captured:
-                return [Grade(a.attempt_id, a.task), Measure(a.attempt_id, a.task)]
+                return [Grade(a.attempt_id, a.task, a.patch_sha256), Measure(a.attempt_id, a.task, a.patch_sha256)]
             return [
                 Emit(AttemptGraded(attempt_id=a.attempt_id, outcome="unknown", reward=None,
                                    reason=f"no submission: {a.missing_reason}")),
@@ -240,8 +280,20 @@ def decide(state: RunState, event: Event) -> list[Command]:
         case AttemptCompleted():
             publish = _publish(state, state.attempts[event.attempt_id])
             if state.all_complete and state.stopping is None and state.coding:
-                return [*publish, BuildReport()]
+                return [*publish, *_finish_run(state)]
             return [*publish, *_drained(state)]
+        case SourceOnlyStarted():
+            return [
+                GradeSourceOnly(aid, a.task, a.patch_sha256, a.reward, a.native_grading)
+                for aid in event.attempt_ids
+                for a in (state.attempts[aid],)
+            ]
+        case SourceOnlyGraded():
+            if state.stopping is not None:
+                return _drained(state)
+            if state.source_only_round and all(aid in state.source_only_tried for aid in state.source_only_round):
+                return [BuildReport()]
+            return []
         case AttemptInterrupted():
             if state.stopping is None:
                 cause = "provider stop" if event.provider_stop else "attempt failed before a submission"

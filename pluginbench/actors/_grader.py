@@ -1,8 +1,10 @@
 """The grader actor: the hidden verifier on the canonical patch, in its own sandbox.
 
 The agent's sandbox is gone by now; the verifier starts from the frozen starting source
-plus ``model.patch``, so nothing the agent wrote (a reward file, edited tests) can set
-its own reward.
+(or verifier image) and gets ``model.patch``, applied by PluginBench or handed over as an
+artifact as the task's contract says, so nothing the agent wrote (a reward file, edited
+tests) can set its own reward. The patch's sha256 is checked against the one recorded at
+capture first; a mismatch is graded unknown with the reason.
 """
 
 from __future__ import annotations
@@ -10,20 +12,29 @@ from __future__ import annotations
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from ..events import AttemptGraded
+from ..rundir import patch_mismatch
 from ._context import Engine
-from ._decide import Grade
+from ._decide import Grade, GradeSourceOnly
 from ._pipeline import grade_patch
+from ._source_only import source_only_one
 
 
-async def grader_actor(engine: Engine, inbox: MemoryObjectReceiveStream[Grade]) -> None:
+async def grader_actor(engine: Engine, inbox: MemoryObjectReceiveStream[Grade | GradeSourceOnly]) -> None:
     async with inbox:
         async for job in inbox:
-            await grade_one(engine, job.attempt_id, job.task)
+            if isinstance(job, GradeSourceOnly):
+                await source_only_one(engine, job)
+            else:
+                await grade_one(engine, job.attempt_id, job.task, job.patch_sha256)
 
 
-async def grade_one(engine: Engine, attempt_id: str, task_id: str) -> None:
+async def grade_one(engine: Engine, attempt_id: str, task_id: str, patch_sha256: str | None = None) -> None:
     attempt_dir = engine.run_dir.attempt(attempt_id)
     patch = attempt_dir / "model.patch"
+    tampered = patch_mismatch(patch, patch_sha256)
+    if tampered is not None:
+        await engine.outbox.send(AttemptGraded(attempt_id=attempt_id, outcome="unknown", reward=None, reason=tampered))
+        return
     try:
         result = await grade_patch(
             environment=engine.environment,
@@ -36,6 +47,7 @@ async def grade_one(engine: Engine, attempt_id: str, task_id: str) -> None:
             out_dir=attempt_dir / "grading",
             hidden=engine.hidden,
             source=engine.source(task_id, "verifier"),
+            contract=engine.contracts.get(task_id),
         )
     except Exception as exc:  # noqa: BLE001 - an ungraded attempt is unknown, never a fail
         await engine.outbox.send(
@@ -43,6 +55,7 @@ async def grade_one(engine: Engine, attempt_id: str, task_id: str) -> None:
         )
         return
     await engine.outbox.send(
-        AttemptGraded(attempt_id=attempt_id, outcome=result.outcome, reward=result.reward, reason=result.reason)
+        AttemptGraded(attempt_id=attempt_id, outcome=result.outcome, reward=result.reward, reason=result.reason,
+                      native_grading=result.native_grading, overlap_paths=list(result.overlap_paths))
     )
 

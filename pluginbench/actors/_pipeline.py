@@ -18,7 +18,7 @@ import msgspec
 
 from ..environments._port import Environment, Role, Sandbox, SandboxSpec
 from ..harnesses._port import AgentRun, AttemptContext, FrozenTreatment, Harness
-from ..tasks import HarborTask
+from ..tasks import HarborTask, VerifierContract, patch_paths
 from ._context import SandboxSource
 from ._patch import PatchInfo, make_patch
 
@@ -30,9 +30,13 @@ class CodingResult(NamedTuple):
 
 
 class GradeResult(NamedTuple):
-    outcome: str  # pass | fail | empty | unknown
+    outcome: str  # pass | overlap_pass | fail | empty | unknown
     reward: float | None
     reason: str | None
+    #: every numeric key of reward.json beyond ``reward`` (partial credit), None without one
+    native_grading: dict[str, float] | None = None
+    #: paths the patch changes that the hidden test.patch replaces
+    overlap_paths: tuple[str, ...] = ()
 
 
 def write_json(path: Path, data: object) -> None:
@@ -226,44 +230,80 @@ def _run_dict(run: AgentRun) -> dict[str, object]:
     }
 
 
-def read_reward(verifier_dir: Path) -> tuple[float | None, str | None]:
+def read_reward(verifier_dir: Path) -> tuple[float | None, str | None, dict[str, float] | None]:
     """Harbor's reward contract: ``reward.json`` (flat object with ``reward``) first,
-    else ``reward.txt`` (one number). Neither, empty, or non-numeric → unknown."""
+    else ``reward.txt`` (one number). Neither, empty, or non-numeric → unknown. The third
+    value is every other finite numeric key of ``reward.json`` (the native grading)."""
     rj = verifier_dir / "reward.json"
     rt = verifier_dir / "reward.txt"
     if rj.is_file():
         try:
             data = json.loads(rj.read_text())
         except (ValueError, UnicodeDecodeError) as exc:
-            return None, f"reward.json does not parse: {exc}"
-        value = data.get("reward") if isinstance(data, dict) else None
+            return None, f"reward.json does not parse: {exc}", None
+        if not isinstance(data, dict):
+            return None, "reward.json is not an object", None
+        extra = {
+            str(k): float(v) for k, v in sorted(data.items())
+            if k != "reward" and not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
+        }
+        value = data.get("reward")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            return None, "reward.json has no finite numeric 'reward'"
-        return float(value), None
+            return None, "reward.json has no finite numeric 'reward'", extra
+        return float(value), None, extra
     if rt.is_file():
         text = rt.read_text(errors="replace").strip()
         if not text:
-            return None, "reward.txt is empty"
+            return None, "reward.txt is empty", None
         try:
             value = float(text)
         except ValueError:
-            return None, f"reward.txt is not a number: {text[:40]!r}"
+            return None, f"reward.txt is not a number: {text[:40]!r}", None
         if not math.isfinite(value):
-            return None, "reward.txt is not finite"
-        return value, None
-    return None, "the verifier wrote neither reward.json nor reward.txt"
+            return None, "reward.txt is not finite", None
+        return value, None, None
+    return None, "the verifier wrote neither reward.json nor reward.txt", None
 
 
-def classify(reward: float | None, reason: str | None, empty: bool) -> GradeResult:
+def classify(
+    reward: float | None, reason: str | None, empty: bool,
+    native: dict[str, float] | None = None, overlap: tuple[str, ...] = (),
+) -> GradeResult:
+    """The binary outcome of one native grade (see docs/results.md, "Outcomes")."""
     if empty:
-        return GradeResult("empty", reward, "the graded patch is empty")
+        return GradeResult("empty", reward, "the graded patch is empty", native)
     if reward is None:
-        return GradeResult("unknown", None, reason)
+        return GradeResult("unknown", None, reason, native, overlap)
+    if native and native.get("apply_failed"):
+        return GradeResult("unknown", reward, "the task's verifier could not apply the canonical patch", native, overlap)
+    if overlap:
+        return _classify_overlap(reward, native or {}, overlap)
     if reward == 1.0:
-        return GradeResult("pass", reward, None)
+        return GradeResult("pass", reward, None, native)
     if reward == 0.0:
-        return GradeResult("fail", reward, None)
-    return GradeResult("unknown", reward, f"non-binary reward {reward:g}")
+        return GradeResult("fail", reward, None, native)
+    return GradeResult("unknown", reward, f"non-binary reward {reward:g}", native)
+
+
+def _classify_overlap(reward: float, native: dict[str, float], overlap: tuple[str, ...]) -> GradeResult:
+    """A patch that changes paths the hidden tests replace: its source-bound correctness is
+    withheld. overlap_pass when reward 1 and every fail-to-pass and pass-to-pass test
+    passed; fail when reward 0; unknown otherwise, and for reward 0 with pass-to-pass tests
+    none of which passed (a replaced file may have broken the suite's build)."""
+    why = f"the patch changes paths the hidden tests replace ({', '.join(overlap)}); source-bound correctness is withheld"
+    counts = [native.get(k) for k in ("f2p_total", "f2p_passed", "p2p_total", "p2p_passed")]
+    if reward == 1.0:
+        if None not in counts and counts[0] == counts[1] and counts[2] == counts[3]:
+            return GradeResult("overlap_pass", reward, why, native, overlap)
+        return GradeResult("unknown", reward, why + "; the verifier did not report every fail-to-pass and "
+                           "pass-to-pass test passing", native, overlap)
+    if reward == 0.0:
+        p2p_total, p2p_passed = native.get("p2p_total"), native.get("p2p_passed")
+        if p2p_total and p2p_passed == 0:
+            return GradeResult("unknown", reward, why + "; reward 0 with no pass-to-pass test passing: the replaced "
+                               "tests may have broken the suite before any test ran", native, overlap)
+        return GradeResult("fail", reward, why, native, overlap)
+    return GradeResult("unknown", reward, why + f"; non-binary reward {reward:g}", native, overlap)
 
 
 async def grade_patch(
@@ -278,9 +318,13 @@ async def grade_patch(
     out_dir: Path,
     hidden: tuple[Path, ...],
     source: SandboxSource | None = None,
+    contract: VerifierContract | None = None,
 ) -> GradeResult:
-    """Apply the canonical patch to a fresh copy of the starting source in a separate
-    sandbox, copy the hidden tests in, run ``tests/test.sh``, read the reward."""
+    """Grade the canonical patch in a separate sandbox made from the starting source (or
+    the verifier image), with the hidden tests in ``/tests``: the task-declared artifacts
+    go to ``/logs/artifacts`` with the canonical ``model.patch`` written over any the agent
+    left, PluginBench applies the patch unless the task's contract says its verifier does,
+    then ``tests/test.sh`` runs and the reward is read."""
     out_dir.mkdir(parents=True, exist_ok=True)
     spec = _spec(
         "verifier", run_id, attempt_id, task, source or SandboxSource(starting_source, None, None, None), hidden,
@@ -296,7 +340,7 @@ async def grade_patch(
             staged = Path(tmp) / "model.patch"
             shutil.copyfile(patch_path, staged)  # empty or not, the canonical patch is the one graded
             await sb.put(staged, f"{sb.paths.logs}/artifacts/model.patch")
-        if not empty:
+        if not empty and (contract is None or contract.patch_applied_by == "pluginbench"):
             applied = await sb.exec(
                 ["git", "apply", "--binary", "--whitespace=nowarn", f"{sb.paths.logs}/artifacts/model.patch"],
                 cwd=sb.paths.app,
@@ -321,10 +365,14 @@ async def grade_patch(
         await sb.get(f"{sb.paths.logs}/verifier", verifier_out)
     if result.timed_out:
         return GradeResult("unknown", None, f"the verifier timed out after {task.verifier_timeout_sec:g} s")
-    reward, reason = read_reward(verifier_out)
+    reward, reason, native = read_reward(verifier_out)
     if reward is None and result.exit_code != 0:
         reason = f"{reason}; tests/test.sh exited {result.exit_code}" + _stderr_hint(out_dir / "test-stderr.txt")
-    return classify(reward, reason, empty)
+    overlap: tuple[str, ...] = ()
+    if contract is not None and contract.replaced_paths and not empty:
+        changed = set(patch_paths(patch_path.read_text(encoding="utf-8", errors="replace")))
+        overlap = tuple(p for p in contract.replaced_paths if p in changed)
+    return classify(reward, reason, empty, native, overlap)
 
 
 def _stderr_hint(path: Path) -> str:

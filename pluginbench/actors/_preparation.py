@@ -15,6 +15,7 @@ import hashlib
 import json
 import shutil
 from pathlib import Path
+from typing import NamedTuple
 
 from .. import __version__
 from ..config import Treatment
@@ -29,8 +30,9 @@ from ..events import (
 )
 from ..harnesses._port import FrozenTreatment
 from ..projections._state import VANILLA, RunState
-from ..tasks import fingerprint, freeze_tree, load_task, scan_tree
+from ..tasks import VerifierContract, admit_contract, fingerprint, freeze_tree, load_task, scan_tree
 from ._context import Engine, TaskImages, cache_root
+from ._grader_proof import prove_grader_image
 from ._pipeline import code_attempt, grade_patch, write_json
 from ._vanilla import consult
 
@@ -74,6 +76,16 @@ def freeze_treatment(arm: str, spec: Treatment, dest: Path) -> FrozenTreatment:
     return FrozenTreatment(arm, dest if dest.exists() else None, tuple(guidance), tuple(skills), tuple(plugins), fp)
 
 
+def record_contract(engine: Engine, task_id: str) -> VerifierContract:
+    """Admit the frozen task's verifier contract and keep it in the frozen evidence
+    (``evidence/frozen/contracts/<task>.json``): who applies model.patch, the trusted
+    payload's hashes, the paths the hidden tests replace."""
+    contract = admit_contract(engine.tasks[task_id])
+    engine.contracts[task_id] = contract
+    write_json(engine.run_dir.evidence / "frozen" / "contracts" / f"{task_id}.json", contract)
+    return contract
+
+
 def load_frozen(engine: Engine, state: RunState) -> None:
     """Load frozen tasks and treatments into ``engine`` (resume after preparation)."""
     for task_id, prepared in state.prepared_tasks.items():
@@ -86,6 +98,7 @@ def load_frozen(engine: Engine, state: RunState) -> None:
                 fix="restore the run directory from a backup or start a new run",
             )
         engine.tasks[task_id] = load_task(dest, task_id)
+        engine.contracts[task_id] = admit_contract(engine.tasks[task_id])
         if prepared.image is not None and prepared.verifier_image is not None:
             engine.images[task_id] = TaskImages(prepared.image, prepared.verifier_image)
     for arm in _arms(engine):
@@ -127,6 +140,7 @@ async def prepare_docker_task(engine: Engine, task_id: str) -> TaskImages:
         engine.images[task_id] = TaskImages(coding, verifier)
         if not task.has_workspace:
             await _export_starting_source(engine, task_id, image)
+        await prove_grader_image(engine, task_id)
         return engine.images[task_id]
     image = await env.prepare_image(root, task)  # type: ignore[attr-defined]
     verifier = await env.verifier_image(root, task, image)  # type: ignore[attr-defined]
@@ -152,6 +166,7 @@ async def prepare_docker_task(engine: Engine, task_id: str) -> TaskImages:
                         "cli_version": getattr(harness, "cli_version", None) if real else None})
     if not task.has_workspace:
         await _export_starting_source(engine, task_id, image)
+    await prove_grader_image(engine, task_id)
     return engine.images[task_id]
 
 
@@ -219,7 +234,40 @@ def _readiness_key(engine: Engine, task_id: str, task_fp: str) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
-async def _run_control(engine: Engine, task_id: str, control: str) -> tuple[bool, float | None, str | None]:
+class ControlResult(NamedTuple):
+    ok: bool
+    reward: float | None
+    reason: str | None
+    #: the verifier's last output lines and the control's evidence folder (failures only)
+    verifier_tail: list[str] = []
+    evidence: Path | None = None
+
+
+TAIL_LINES = 20
+
+
+def verifier_tail(grading: Path, lines: int = TAIL_LINES) -> list[str]:
+    """The last ``lines`` lines the verifier printed (its stdout, then stderr, then a
+    failed ``git apply``), so a failing control explains itself."""
+    out: list[str] = []
+    for name in ("test-stdout.txt", "test-stderr.txt", "apply.txt"):
+        try:
+            text = (grading / name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        out.extend(line.rstrip() for line in text.splitlines() if line.strip())
+    return out[-lines:]
+
+
+async def _run_control(engine: Engine, task_id: str, control: str) -> ControlResult:
+    result = await _run_control_raw(engine, task_id, control)
+    if result.ok:
+        return result
+    out_dir = engine.run_dir.evidence / "readiness" / task_id / control
+    return result._replace(verifier_tail=verifier_tail(out_dir / "grading"), evidence=out_dir)
+
+
+async def _run_control_raw(engine: Engine, task_id: str, control: str) -> ControlResult:
     from ..harnesses import make_harness
 
     harness = make_harness(control)
@@ -250,7 +298,7 @@ async def _run_control(engine: Engine, task_id: str, control: str) -> tuple[bool
         source=engine.source(task_id, "coding"),
     )
     if result.patch is None:
-        return False, None, result.capture_error or result.run.error or "no patch"
+        return ControlResult(False, None, result.capture_error or result.run.error or "no patch")
     grade = await grade_patch(
         environment=engine.environment,
         run_id=engine.run_id,
@@ -262,14 +310,15 @@ async def _run_control(engine: Engine, task_id: str, control: str) -> tuple[bool
         out_dir=out_dir / "grading",
         hidden=engine.hidden,
         source=engine.source(task_id, "verifier"),
+        contract=engine.contracts.get(task_id),
     )
     if control == "oracle":
         if result.patch.empty:
-            return False, grade.reward, "the oracle produced an empty patch"
+            return ControlResult(False, grade.reward, "the oracle produced an empty patch")
         ok = grade.reward == 1.0
-        return ok, grade.reward, None if ok else f"the oracle got reward {grade.reward} ({grade.reason or 'verifier'})"
+        return ControlResult(ok, grade.reward, None if ok else f"the oracle got reward {grade.reward} ({grade.reason or 'verifier'})")
     ok = grade.reward == 0.0
-    return ok, grade.reward, None if ok else f"nop got reward {grade.reward} ({grade.reason or 'verifier'}); the verifier must fail an unchanged source"
+    return ControlResult(ok, grade.reward, None if ok else f"nop got reward {grade.reward} ({grade.reason or 'verifier'}); the verifier must fail an unchanged source")
 
 
 async def prepare(engine: Engine, state: RunState) -> None:
@@ -289,11 +338,13 @@ async def prepare(engine: Engine, state: RunState) -> None:
                     fix="put the starting source in workspace/, or use environment.backend: docker",
                 )
             engine.tasks[task_id] = task
+            contract = record_contract(engine, task_id)
             images = await prepare_docker_task(engine, task_id) if engine.evaluation.environment.backend == "docker" else None
             files = len(scan_tree(engine.run_dir.frozen_task(task_id), context="frozen task"))
             await out.send(TaskPrepared(
                 task=task_id, fingerprint=fp, files=files, workdir=task.workdir,
                 image=images.coding if images else None, verifier_image=images.verifier if images else None,
+                patch_applied_by=contract.patch_applied_by, contract=contract.kind,
             ))
         for arm in _arms(engine):
             spec = engine.evaluation.treatments.get(arm, Treatment())
@@ -331,8 +382,11 @@ async def _check_task(engine: Engine, task_id: str) -> None:
                 ReadinessChecked(task=task_id, control=control, ok=True, reward=hit.get("reward"), cached=True)  # type: ignore[arg-type]
             )
             continue
-        ok, reward, reason = await _run_control(engine, task_id, control)
-        await out.send(ReadinessChecked(task=task_id, control=control, ok=ok, reward=reward, cached=False, reason=reason))
+        ok, reward, reason, tail, evidence = await _run_control(engine, task_id, control)
+        await out.send(ReadinessChecked(
+            task=task_id, control=control, ok=ok, reward=reward, cached=False, reason=reason, verifier_tail=tail,
+            evidence=evidence.relative_to(engine.run_dir.root).as_posix() if evidence is not None else None,
+        ))
         if not ok:
             raise ReadinessFailure(f"task '{task_id}' is not ready: {reason}")
         cached[control] = {"ok": True, "reward": reward}

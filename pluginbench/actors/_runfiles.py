@@ -25,7 +25,7 @@ from ..errors import ConfigError, RunDirError, TaskError, TreatmentError
 from ..events import EventLog, RunCreated, RunLock
 from ..plan import arms_of, plan_slots
 from ..rundir import RunDir
-from ..tasks import HarborTask, load_task, scan_tree
+from ..tasks import HarborTask, admit_contract, load_task, scan_tree
 from ..tasks._remote import TaskPin
 from ._remote_tasks import freeze_remote, resolve_remote
 
@@ -182,6 +182,7 @@ def check_inputs(
                 )
             names[name] = task_id
         scan_tree(folder, context=f"task '{task_id}'")
+        admit_contract(task)  # who applies model.patch; an ambiguous or unreviewed contract is refused here
         if ev.environment.backend == "local" and not task.has_workspace:
             raise TaskError(
                 f"task '{task_id}' has no workspace/ folder for the local backend", file=str(folder / "workspace"),

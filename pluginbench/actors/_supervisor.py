@@ -28,13 +28,33 @@ import anyio
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectSendStream
 
-from ..events import AttemptCached, AttemptStarted, Event, EventLog, ReportBuilt, RunStarted, RunStopping
+from ..events import (
+    AttemptCached,
+    AttemptStarted,
+    Event,
+    EventLog,
+    ReportBuilt,
+    RunStarted,
+    RunStopping,
+)
 from ..projections._ledger import Ledger
 from ..projections._state import RunState
 from ._coding import coding_actor
 from ._collector import collector_actor
 from ._context import Engine, Envelope, Outbox
-from ._decide import Archive, BuildReport, Emit, Grade, Measure, Prepare, Publish, Start, decide, schedule
+from ._decide import (
+    Archive,
+    BuildReport,
+    Emit,
+    Grade,
+    GradeSourceOnly,
+    Measure,
+    Prepare,
+    Publish,
+    Start,
+    decide,
+    schedule,
+)
 from ._grader import grader_actor
 from ._preparation import load_frozen, prepare
 from ._vanilla import publication
@@ -134,7 +154,7 @@ class Supervisor:
                     case Prepare():
                         assert self._tg is not None
                         self._tg.start_soon(self._prepare)
-                    case Grade():
+                    case Grade() | GradeSourceOnly():
                         assert self._grading is not None
                         self._grading.send_nowait(command)
                     case Measure():

@@ -44,3 +44,21 @@ def print_json(data: Any) -> None:
     """Indented JSON with sorted keys (msgspec: a 10,000-attempt status in milliseconds)."""
     sys.stdout.buffer.write(msgspec.json.format(_ENCODER.encode(data), indent=2) + b"\n")
     sys.stdout.flush()
+
+
+def print_failed_control(row: Any, base: Any = None) -> None:
+    """After a failing readiness control: the verifier's last lines and the evidence folder
+    (``row`` is a readiness row or ``ReadinessChecked``; ``base`` makes a relative evidence
+    path absolute)."""
+    get = row.get if isinstance(row, dict) else lambda k: getattr(row, k, None)
+    if get("ok"):
+        return
+    tail = get("verifier_tail") or []
+    if tail:
+        err_console.print(f"  the verifier's last {len(tail)} lines:", markup=False, highlight=False)
+        for line in tail:
+            err_console.print(f"    {line}", markup=False, highlight=False)
+    evidence = get("evidence")
+    if evidence:
+        where = f"{base}/{evidence}" if base is not None else evidence
+        err_console.print(f"  evidence: {where}", markup=False, highlight=False)

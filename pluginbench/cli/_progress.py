@@ -21,7 +21,7 @@ from ..projections import RunState
 from ..rundir import RunDir
 from ._common import console
 
-_MARK = {"pass": "[green]pass[/]", "fail": "[red]fail[/]", "empty": "[yellow]empty[/]", "unknown": "[magenta]unknown[/]"}
+_MARK = {"pass": "[green]pass[/]", "overlap_pass": "[green]overlap_pass[/]", "fail": "[red]fail[/]", "empty": "[yellow]empty[/]", "unknown": "[magenta]unknown[/]"}
 
 
 def describe(state: RunState, event: Event) -> str | None:

@@ -22,7 +22,7 @@ from ..errors import LockHeldError, PluginBenchError, RunDirError
 from ..events import check_not_moved, live_owner, read_run_log
 from ..plan import plan_summary
 from ..rundir import RunDir
-from ._common import console, err_console, errors_to_exit_codes, print_json
+from ._common import console, err_console, errors_to_exit_codes, print_failed_control, print_json
 from ._progress import ForegroundProgress, log_line
 
 
@@ -146,12 +146,19 @@ def _finish(rd: RunDir, state: object, notify: bool) -> int:
 
     assert isinstance(state, RunState)
     report = rd.report_dir / "report.html"
+    pending = [a for a in state.live_attempts() if a.source_only is not None and a.source_only.status == "pending"]
+    if pending:
+        reasons = sorted({a.source_only.reason or "no reason recorded" for a in pending})  # type: ignore[union-attr]
+        console.print(f"{len(pending)} source-only grade(s) pending ({'; '.join(reasons)}); "
+                      f"pluginbench run {shlex.quote(str(rd.root))} tries them again", highlight=False, markup=False)
     if state.finished:
         console.print(f"[bold green]complete[/] report: {escape(str(report))}")
         _notify(notify, f"run {rd.root.name} finished")
         return 0
     if state.failed is not None:
         err_console.print(f"[bold red]failed[/]: {escape(state.failed)}", highlight=False)
+        for checked in state.readiness.values():
+            print_failed_control(checked, rd.root)
         if not state.coding:
             err_console.print(
                 "preparation failed before any coding call; the inputs are frozen in the run, so repair "
@@ -217,7 +224,10 @@ def run_command(
             state = fold(contents.events)
             summary = plan_summary(saved.evaluation, saved.evaluation.tasks.task_ids())
             summary["vanilla_cache"] = _recorded_cache(state)
+            from ..actors._decide import source_only_todo
+
             summary["resume"] = {
+                "source_only_replays": len(source_only_todo(state, next_worker=True)),
                 "complete": state.count("complete"),
                 "to_code": sum(1 for a in state.live_attempts() if a.state in ("pending", "interrupted") or (a.state == "running" and not a.captured)),
             }

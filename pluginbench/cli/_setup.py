@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Annotated
 
+import msgspec
 import typer
 from rich.markup import escape
 
 from ..config import load, template_text
 from ..errors import ConfigError
 from ..plan import plan_summary
-from ._common import console, errors_to_exit_codes, print_json
+from ._common import console, errors_to_exit_codes, print_failed_control, print_json
 
 
 @errors_to_exit_codes
@@ -82,9 +84,13 @@ def check_command(
     loaded = load(config)
     ev = resolve_paths(loaded)
     tasks = check_inputs(ev, loaded.path)
+    from ..tasks import admit_contract
+
+    contracts = {tid: admit_contract(t) for tid, t in sorted(tasks.items())}
     results: dict[str, object] = {
         "config": str(loaded.path),
         "tasks": sorted(tasks),
+        "contracts": {tid: msgspec.to_builtins(c) for tid, c in contracts.items()},
         "isolation": effective_isolation(ev),
         "plan": {k: v for k, v in plan_summary(ev, list(tasks)).items() if k != "slots"},
         "vanilla_cache": plan_decisions(ev, tasks),
@@ -98,12 +104,15 @@ def check_command(
         print_json(results)
     else:
         console.print(f"config ok: {len(tasks)} tasks, arms {', '.join(results['plan']['arms'])}, isolation {results['isolation']}", highlight=False, markup=False)  # type: ignore[index]
+        for tid, c in contracts.items():
+            console.print(f"contract {tid}: {c.describe()}", highlight=False, markup=False)
         from ._run import print_cache_decisions
 
         print_cache_decisions(results["vanilla_cache"])  # type: ignore[arg-type]
         for r in results["readiness"]:  # type: ignore[union-attr]
             mark = "[green]ok[/]" if r["ok"] else "[red]FAILED[/]"
             console.print(f"readiness {escape(r['task'])}: {r['control']} {mark}" + (f" — {escape(r['reason'])}" if r["reason"] else ""))
+            print_failed_control(r)
     if not ok:
         raise typer.Exit(1)
 
@@ -112,14 +121,16 @@ async def _readiness(ev, tasks):  # type: ignore[no-untyped-def]
     """Oracle and nop on every task, in a throwaway run directory."""
     from ..actors import effective_isolation
     from ..actors._context import Engine, Outbox, cache_root
-    from ..actors._preparation import _run_control, freeze_task
+    from ..actors._preparation import _run_control, freeze_task, record_contract
     from ..environments import make_environment
     from ..harnesses import make_harness
     from ..rundir import RunDir
     from ..tasks import load_task
 
     rows = []
-    with tempfile.TemporaryDirectory(prefix="pluginbench-check-") as tmp:
+    # Kept when a control fails, so the evidence folder that check prints still exists.
+    tmp = tempfile.mkdtemp(prefix="pluginbench-check-")
+    try:
         rd = RunDir(Path(tmp))
         engine = Engine(
             run_dir=rd, run_id="check", evaluation=ev,
@@ -130,6 +141,7 @@ async def _readiness(ev, tasks):  # type: ignore[no-untyped-def]
         for task_id, task in tasks.items():
             freeze_task(task.root, rd.frozen_task(task_id), task_id)
             engine.tasks[task_id] = load_task(rd.frozen_task(task_id), task_id)
+            record_contract(engine, task_id)
         if ev.environment.backend == "docker":
             from ..actors._preparation import check_docker_capacity, prepare_docker_task
 
@@ -138,6 +150,11 @@ async def _readiness(ev, tasks):  # type: ignore[no-untyped-def]
                 await prepare_docker_task(engine, task_id)
         for task_id in tasks:
             for control in ("oracle", "nop"):
-                ok, reward, reason = await _run_control(engine, task_id, control)
-                rows.append({"task": task_id, "control": control, "ok": ok, "reward": reward, "reason": reason})
+                got = await _run_control(engine, task_id, control)
+                rows.append({"task": task_id, "control": control, "ok": got.ok, "reward": got.reward,
+                             "reason": got.reason, "verifier_tail": got.verifier_tail,
+                             "evidence": str(got.evidence) if got.evidence is not None else None})
+    finally:
+        if all(r["ok"] for r in rows):
+            shutil.rmtree(tmp, ignore_errors=True)
     return rows

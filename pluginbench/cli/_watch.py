@@ -30,6 +30,7 @@ from ._common import console, errors_to_exit_codes, print_json
 
 _CELL = {
     "pass": ("✓", "green"),
+    "overlap_pass": ("◐", "green"),
     "fail": ("✗", "red"),
     "empty": ("∅", "yellow"),
     "unknown": ("?", "magenta"),

@@ -152,6 +152,11 @@ class TaskPrepared(_Event, frozen=True, tag="task.prepared"):
     image: str | None = None
     #: docker backend: the separate verifier's image ID
     verifier_image: str | None = None
+    #: who applies ``model.patch`` before grading: ``pluginbench`` or ``verifier`` (the task
+    #: declares it as an artifact); the whole contract is in ``evidence/frozen/contracts/<task>.json``
+    patch_applied_by: str | None = None
+    #: the contract's kind: ``workspace``, ``artifact`` or ``deepswe``
+    contract: str | None = None
 
 
 class TreatmentFrozen(_Event, frozen=True, tag="treatment.frozen"):
@@ -173,6 +178,10 @@ class ReadinessChecked(_Event, frozen=True, tag="readiness.checked"):
     reward: float | None
     cached: bool
     reason: str | None = None
+    #: when the control failed: the verifier's last output lines, and the evidence folder
+    #: (relative to the run directory)
+    verifier_tail: list[str] = []
+    evidence: str | None = None
 
 
 class CodingStarted(_Event, frozen=True, tag="coding.started"):
@@ -233,9 +242,47 @@ class AttemptGraded(_Event, frozen=True, tag="attempt.graded"):
     """The hidden verifier graded the canonical patch in its own sandbox."""
 
     attempt_id: str
-    outcome: str  # pass | fail | empty | unknown
+    outcome: str  # pass | overlap_pass | fail | empty | unknown
     reward: float | None
     reason: str | None = None
+    #: every numeric key of the verifier's reward.json beyond ``reward`` (partial credit:
+    #: fail-to-pass and pass-to-pass totals and passes...); None when it wrote reward.txt
+    native_grading: dict[str, float] | None = None
+    #: paths the canonical patch changes that the hidden test.patch replaces
+    overlap_paths: list[str] = []
+
+
+class SourceOnlyStarted(_Event, frozen=True, tag="source_only.started"):
+    """Every attempt is complete: these graded attempts get a source-only grade (the
+    unchanged verifier replayed on the patch without the agent's test files; no model call)."""
+
+    attempt_ids: list[str]
+    #: the filter revision (``pluginbench.measures._source_only.FILTER_REVISION``)
+    filter: str
+
+
+class SourceOnlyGraded(_Event, frozen=True, tag="source_only.graded"):
+    """One attempt's source-only grade. ``status``: ``graded`` (``reward`` is the replay's raw
+    verifier reward, or the native one when nothing was removed), ``unavailable`` (final for
+    this filter revision; ``reason`` says why) or ``pending`` (the grader image or starting
+    source is gone; the next ``pluginbench run <run-dir>`` tries again)."""
+
+    attempt_id: str
+    filter: str
+    status: str
+    reward: float | None = None
+    #: the replay's reward.json beyond ``reward``
+    grading: dict[str, float] | None = None
+    removed_test_files: list[str] = []
+    kept_reference_solution_files: list[str] = []
+    kept_test_setup_files: list[str] = []
+    filtered_patch_sha256: str | None = None
+    nothing_removed: bool = False
+    native_result_reused: bool = False
+    trusted_test_overlap: list[str] = []
+    reason: str | None = None
+    #: wall-clock seconds this grade added (the verifier replay; ~0 when reused)
+    seconds: float | None = None
 
 
 class MeasuresCollected(_Event, frozen=True, tag="measures.collected"):
@@ -362,6 +409,8 @@ Event = Union[  # noqa: UP007 - a Union object, so EVENT_TYPES can list its memb
     AttemptGraded,
     MeasuresCollected,
     AttemptCompleted,
+    SourceOnlyStarted,
+    SourceOnlyGraded,
     AttemptInterrupted,
     AttemptDiscarded,
     AttemptReset,

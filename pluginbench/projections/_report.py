@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 from ..errors import RunDirError
 from ..events import read_run_log
-from ..rundir import RunDir
+from ..rundir import RunDir, patch_mismatch
 from ..stats._cost import Prices
 from ._report_data import (
     SCHEMA_VERSION,
@@ -71,8 +71,11 @@ class ReportFiles(NamedTuple):
 def results_document(
     config: Mapping[str, Any], state: RunState, *, fallback_name: str,
     prices: Prices | None = None, prices_reason: str | None = "no prices.json beside evaluation.json: dollars are unknown",
+    tampered: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The results.json document (schema version 2) for a config, a folded state and the run's prices."""
+    """The results.json document (schema version 2) for a config, a folded state and the run's prices.
+    ``tampered`` maps attempt ids whose saved model.patch no longer matches its recorded
+    sha256 to the reason; those attempts are reported unknown."""
     run = run_identity(config, state, fallback_name)
     arms = arm_order(config, state)
     arm_index = {a: i for i, a in enumerate(arms)}
@@ -80,7 +83,7 @@ def results_document(
         state.live_attempts(),
         key=lambda a: (a.task, arm_index[a.arm], a.repeat, a.slot, a.attempt_id),
     )
-    rows = [attempt_row(a) for a in live]
+    rows = [attempt_row(a, (tampered or {}).get(a.attempt_id)) for a in live]
     tasks = sorted(set(state.created.tasks if state.created else []) | {r["task"] for r in rows})
     grouped: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
@@ -214,6 +217,12 @@ def csv_text(doc: Mapping[str, Any]) -> str:
                 )
         for n, m in sorted(measures.items()):
             cells.append((f"measures.{n}", m["value"], m["unit"], m["status"], m["reason"]))
+        for n, v in sorted((r.get("native_grading") or {}).items()):
+            cells.append((f"native.{n}", v, "", "measured", None))
+        so = r.get("source_only_grading")
+        if so is not None:
+            cells.append(("source_only.reward", r["source_only_reward"], "",
+                          "measured" if r["source_only_reward"] is not None else so["status"], so["reason"]))
         for measure, value, unit, status, reason in cells:
             if not_done:
                 status, reason = "unknown", not_done
@@ -274,9 +283,15 @@ def build_report(run_dir: Path) -> ReportFiles:
     rd = RunDir(Path(run_dir))
     config = _read_config(rd.evaluation)
     state = fold(read_run_log(rd.events).events)  # a missing or empty log never overwrites a report
+    tampered = {
+        a.attempt_id: why for a in state.live_attempts()
+        if a.state == "complete" and a.captured
+        and (why := patch_mismatch(rd.attempt(a.attempt_id) / "model.patch", a.patch_sha256)) is not None
+    }
     prices, prices_reason = load_prices(rd.root)
     doc = results_document(
-        config, state, fallback_name=rd.root.resolve().name, prices=prices, prices_reason=prices_reason
+        config, state, fallback_name=rd.root.resolve().name, prices=prices, prices_reason=prices_reason,
+        tampered=tampered,
     )
     sources = task_sources(rd)
     if sources is not None:

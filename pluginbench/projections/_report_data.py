@@ -106,13 +106,17 @@ def _not_complete_reason(a: Attempt) -> str:
     return "attempt has not run yet"
 
 
-def attempt_row(a: Attempt) -> dict[str, Any]:
-    """One live attempt as reported; values of an incomplete attempt are all unknown."""
+def attempt_row(a: Attempt, tampered: str | None = None) -> dict[str, Any]:
+    """One live attempt as reported; values of an incomplete attempt are all unknown.
+    ``tampered`` is why the saved model.patch no longer matches its recorded sha256: the
+    outcome is then unknown with that reason."""
     complete = a.state == "complete"
     outcome = a.outcome if complete else None
     reason = a.outcome_reason
     if complete and outcome is None:
         outcome, reason = "unknown", reason or "attempt completed without a grade"
+    if complete and tampered is not None:
+        outcome, reason = "unknown", tampered
     return {
         "attempt_id": a.attempt_id,
         "slot": a.slot,
@@ -122,13 +126,49 @@ def attempt_row(a: Attempt) -> dict[str, Any]:
         "state": a.state,
         "outcome": outcome,
         "outcome_reason": reason if complete else _not_complete_reason(a),
-        "reward": num(a.reward) if complete else None,
+        "reward": num(a.reward) if complete and tampered is None else None,
+        "native_grading": (
+            {k: num(v) for k, v in sorted(a.native_grading.items())}
+            if complete and tampered is None and a.native_grading is not None else None
+        ),
+        "overlap_paths": list(a.overlap_paths) if complete else [],
+        **source_only_fields(a if complete and tampered is None else None),
         "tokens": tokens_dict(a.usage, "the agent never exited, so no usage was recorded"),
         "coding_seconds": num(a.coding_seconds),
         "measures": {k: _measure(m) for k, m in sorted(a.measures.items())} if complete else {},
         "evidence": f"evidence/attempts/{a.attempt_id}",
         "reused": a.reused,
         "origin_cohort": a.origin_cohort,
+    }
+
+
+def source_only_fields(a: Attempt | None) -> dict[str, Any]:
+    """``source_only_reward`` (the replay's raw reward; compare it with the raw native reward
+    in ``native_grading``, not with ``outcome``) and ``source_only_grading`` (everything the
+    grade recorded), or both ``None`` when the attempt has no source-only grade."""
+    g = a.source_only if a is not None else None
+    if g is None:
+        return {"source_only_reward": None, "source_only_grading": None}
+    return {
+        "source_only_reward": num(g.reward) if g.status == "graded" else None,
+        "source_only_grading": {
+            "status": g.status,
+            "source_only_filter": g.filter,
+            "reward": num(g.reward),
+            "grading": {k: num(v) for k, v in sorted(g.grading.items())} if g.grading is not None else None,
+            "removed_test_files": list(g.removed_test_files),
+            "kept_reference_solution_files": list(g.kept_reference_solution_files),
+            "kept_test_setup_files": list(g.kept_test_setup_files),
+            "filtered_patch_sha256": g.filtered_patch_sha256,
+            "nothing_removed": g.nothing_removed,
+            "native_result_reused": g.native_result_reused,
+            "trusted_test_overlap": list(g.trusted_test_overlap),
+            "unavailable": g.reason if g.status == "unavailable" else None,
+            "pending": g.reason if g.status == "pending" else None,
+            "reason": g.reason,
+            "seconds": num(g.seconds),
+            "evidence": f"evidence/source-only/filter-{g.filter}/{a.attempt_id}" if a is not None else None,
+        },
     }
 
 
@@ -238,16 +278,20 @@ def arm_summary(
     """
     done = [r for r in rows if r["state"] == "complete"]
     counts = {o: sum(1 for r in done if r["outcome"] == o) for o in OUTCOMES}
-    known = counts["pass"] + counts["fail"] + counts["empty"]
+    # An overlap pass is decided but not a confirmed pass: it is in the rate's denominator,
+    # counted as a pass only in pass_rate_with_overlap (a gates file decides which counts).
+    known = counts["pass"] + counts["overlap_pass"] + counts["fail"] + counts["empty"]
     w = stats.wilson_interval(counts["pass"], known)
     out: dict[str, Any] = {
         "attempts": len(rows),
         "complete": len(done),
         "passes": counts["pass"],
+        "overlap_passes": counts["overlap_pass"],
         "fails": counts["fail"],
         "empties": counts["empty"],
         "unknowns": counts["unknown"],
         "pass_rate": num(counts["pass"] / known) if known else None,
+        "pass_rate_with_overlap": num((counts["pass"] + counts["overlap_pass"]) / known) if known else None,
         "wilson_95": [num(w.low), num(w.high)] if w else None,
     }
     missing: list[tuple[str, str, list[str]]] = []
@@ -379,7 +423,9 @@ def notes_for(run: Mapping[str, Any], state: RunState, rows: list[dict[str, Any]
         )
     notes.append(
         "Pass rates count an empty patch as a failure and leave unknown correctness "
-        "out of the rate; token ratios divide mean input + output tokens per task."
+        "out of the rate; an overlap pass (the patch changed paths the hidden tests replace) "
+        "is shown beside confirmed passes and counts as a pass only in pass_rate_with_overlap; "
+        "token ratios divide mean input + output tokens per task."
     )
     return notes
 

@@ -116,12 +116,15 @@ def _banners(doc: Mapping[str, Any]) -> str:
 
 
 def _pass_cell(s: Mapping[str, Any]) -> str:
-    known = s["passes"] + s["fails"] + s["empties"]
+    overlap = s.get("overlap_passes", 0)
+    known = s["passes"] + overlap + s["fails"] + s["empties"]
     if s["pass_rate"] is None:
         text = UNKNOWN if s["complete"] else '<span class="excluded">no results</span>'
     else:
         text = f"{s['passes']}/{known} ({_pct(s['pass_rate'])})"
     extra = []
+    if overlap:
+        extra.append(f"+{overlap} overlap pass{'es' if overlap != 1 else ''}")
     if s["unknowns"]:
         extra.append(f"+{s['unknowns']} unknown")
     if s["complete"] < s["attempts"]:
@@ -372,6 +375,32 @@ def _discarded(doc: Mapping[str, Any]) -> str:
     )
 
 
+def _native_text(native: Mapping[str, Any] | None) -> str:
+    """reward.json's other keys (partial credit), e.g. ``f2p 20/24 · p2p 295/295 · partial 0.98``."""
+    if not native:
+        return ""
+    parts, rest = [], dict(native)
+    for kind in ("f2p", "p2p"):
+        passed, total = rest.pop(f"{kind}_passed", None), rest.pop(f"{kind}_total", None)
+        if passed is not None and total is not None:
+            rest.pop(kind, None)
+            parts.append(f"{kind} {passed:g}/{total:g}")
+    parts.extend(f"{k} {v:g}" for k, v in sorted(rest.items()) if v is not None)
+    return " · ".join(parts)
+
+
+def _source_only_text(g: Mapping[str, Any] | None) -> str:
+    """The source-only grade in a cell: reward and what was left out, or pending/unavailable."""
+    if not g:
+        return ""
+    if g["status"] != "graded":
+        return f"{g['status']}: {g['reason'] or ''}".strip()
+    reward = "unknown" if g["reward"] is None else f"{g['reward']:g}"
+    if g["nothing_removed"]:
+        return f"{reward} (nothing removed; native reused)"
+    return f"{reward} (without {', '.join(g['removed_test_files'])})"
+
+
 def _attempts(doc: Mapping[str, Any]) -> str:
     def measure(r: Mapping[str, Any], name: str) -> str:
         m = r["measures"].get(name)
@@ -389,6 +418,8 @@ def _attempts(doc: Mapping[str, Any]) -> str:
                 _e(r["state"]),
                 _or_unknown(r["outcome"]),
                 _or_unknown(r["reward"]),
+                _e(_native_text(r.get("native_grading"))),
+                _e(_source_only_text(r.get("source_only_grading"))),
                 _or_unknown(t["input"], _tokens),
                 _or_unknown(t["output"], _tokens),
                 _or_unknown(t["total"], _tokens),
@@ -410,6 +441,8 @@ def _attempts(doc: Mapping[str, Any]) -> str:
             "State",
             "Outcome",
             "Reward",
+            "Native grading",
+            "Source-only",
             "Input tok",
             "Output tok",
             "Total tok",

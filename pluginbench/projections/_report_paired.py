@@ -40,7 +40,8 @@ def _both(task: str, arms: tuple[str, str], rows: Rows) -> str | None:
 
 
 def _pass_fraction(rs: Sequence[Mapping[str, Any]]) -> Fraction | str:
-    unknown = [r["attempt_id"] for r in rs if r["outcome"] not in ("pass", "fail", "empty")]
+    # overlap_pass is decided (reward 1, every listed test passed) but not a confirmed pass
+    unknown = [r["attempt_id"] for r in rs if r["outcome"] not in ("pass", "overlap_pass", "fail", "empty")]
     if unknown:
         return f"unknown correctness ({', '.join(unknown)})"
     return Fraction(sum(1 for r in rs if r["outcome"] == "pass"), len(rs))

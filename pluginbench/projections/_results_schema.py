@@ -138,6 +138,25 @@ class MeasureValue(_Strict, frozen=True):
     reason: doc(str | None, "Why it is unknown.")
 
 
+class SourceOnlyGrading(_Strict, frozen=True):
+    status: doc(Literal["graded", "unavailable", "pending"], "graded, unavailable (final for this filter revision) or pending (retried by the next `pluginbench run <run-dir>`).")
+    source_only_filter: doc(str, "The filter revision the grade was made under.")
+    reward: doc(Num, "The replay's raw verifier reward (the native one when nothing was removed).")
+    grading: doc(dict[str, Num] | None, "The replay's reward.json keys beyond reward.")
+    removed_test_files: doc(list[str], "The agent's test files left out of the graded patch.")
+    kept_reference_solution_files: doc(list[str], "Test-looking files kept because the reference solution changes them.")
+    kept_test_setup_files: doc(list[str], "Test data, fixtures, examples and shared config outside test dirs that stayed.")
+    filtered_patch_sha256: doc(str | None, "SHA-256 of the patch that was graded.")
+    nothing_removed: doc(bool, "No test file was removed.")
+    native_result_reused: doc(bool, "The native result was reused instead of replayed.")
+    trusted_test_overlap: doc(list[str], "Kept paths the hidden tests still overwrite.")
+    unavailable: doc(str | None, "Why no source-only grade can exist under this filter revision.")
+    pending: doc(str | None, "Why the grade is pending (the grader image or starting source is gone).")
+    reason: doc(str | None, "The unavailable or pending reason, or why the replay gave no reward.")
+    seconds: doc(Num, "Wall-clock seconds the grade added (about 0 when reused).")
+    evidence: doc(str | None, "The grade's evidence folder, relative to the run directory.")
+
+
 class AttemptRow(_Strict, frozen=True):
     attempt_id: doc(str, "`<task>__<arm>__r<repeat>` (a replacement adds `~N`).")
     slot: doc(int, "The planned slot.")
@@ -154,16 +173,22 @@ class AttemptRow(_Strict, frozen=True):
     evidence: doc(str, "The attempt's evidence folder, relative to the run directory.")
     reused: doc(bool, "Imported from the vanilla cache instead of coded in this run.")
     origin_cohort: doc(str | None, "For a reused attempt: the cache cohort it came from.")
+    native_grading: doc(dict[str, Num] | None, "Every numeric key of the verifier's reward.json beyond reward (partial credit: f2p/p2p totals and passes, partial); null for reward.txt.")
+    overlap_paths: doc(list[str], "Paths the patch changes that the hidden test.patch replaces (non-empty makes a pass an overlap_pass).")
+    source_only_reward: doc(Num, "The source-only grade's raw verifier reward; compare with the native reward, not the outcome.")
+    source_only_grading: doc(SourceOnlyGrading | None, "The source-only grade, or null when the attempt has none.")
 
 
 class ArmSummary(_Strict, frozen=True):
     attempts: doc(int, "Assigned attempts.")
     complete: doc(int, "Complete attempts.")
-    passes: doc(int, "Attempts that passed.")
+    passes: doc(int, "Attempts that passed (confirmed passes).")
+    overlap_passes: doc(int, "Overlap passes: reward 1 and every listed test passed, but the patch changed paths the hidden tests replace.")
     fails: doc(int, "Attempts that failed.")
     empties: doc(int, "Attempts with an empty patch (counted as failures in the rate).")
     unknowns: doc(int, "Attempts with unknown correctness (left out of the rate).")
-    pass_rate: doc(Num, "passes / (passes + fails + empties), or null.")
+    pass_rate: doc(Num, "passes / (passes + overlap_passes + fails + empties), or null.")
+    pass_rate_with_overlap: doc(Num, "(passes + overlap_passes) / the same denominator, or null.")
     wilson_95: doc(list[float] | None, "Wilson 95% interval of the pass rate, or null.")
     mean_input_output_tokens: doc(Num, "Mean input + output tokens (null when any attempt lacks them).")
     median_total_tokens: doc(Num, "Median total tokens.")

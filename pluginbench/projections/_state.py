@@ -7,8 +7,10 @@ the same events give an equal state. Readers treat the state as read-only.
 
 Attempt states: ``pending`` (planned, not started), ``running`` (sandbox made, agent
 may be working), ``complete`` (graded and measured; never coded again), ``interrupted``
-(ended without a usable session). Outcomes of complete attempts: ``pass``, ``fail``,
-``empty`` (the graded patch is empty), ``unknown`` (with ``outcome_reason``).
+(ended without a usable session). Outcomes of complete attempts: ``pass``,
+``overlap_pass`` (reward 1 and every listed test passed, but the patch changes paths the
+hidden tests replace, so source-bound correctness is withheld), ``fail``, ``empty`` (the
+graded patch is empty), ``unknown`` (with ``outcome_reason``).
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ from ..events import (
     RunStarted,
     RunStopped,
     RunStopping,
+    SourceOnlyGraded,
+    SourceOnlyStarted,
     SubmissionCaptured,
     SubmissionMissing,
     TaskPrepared,
@@ -50,7 +54,7 @@ from ..events import (
 )
 
 STATES = ("pending", "running", "complete", "interrupted")
-OUTCOMES = ("pass", "fail", "empty", "unknown")
+OUTCOMES = ("pass", "overlap_pass", "fail", "empty", "unknown")
 VANILLA = "vanilla"
 
 
@@ -79,6 +83,10 @@ class Attempt:
     outcome: str | None = None
     reward: float | None = None
     outcome_reason: str | None = None
+    native_grading: dict[str, float] | None = None
+    overlap_paths: list[str] = field(default_factory=list)
+    #: the latest source-only grade (any filter revision; see source_only.graded)
+    source_only: SourceOnlyGraded | None = None
     measured: bool = False
     measures: dict[str, Measure] = field(default_factory=dict)
     missing_reason: str | None = None
@@ -136,6 +144,9 @@ class RunState:
     repairs: int = 0
     #: attempts in a row (this worker) that ended with a failed call and no submission
     failed_calls_in_row: list[str] = field(default_factory=list)
+    #: the open source-only round (attempt ids) and the attempts this worker graded source-only
+    source_only_round: list[str] = field(default_factory=list)
+    source_only_tried: set[str] = field(default_factory=set)
     last_seq: int = 0
     last_type: str | None = None
     last_at: str | None = None
@@ -197,6 +208,8 @@ class RunState:
                 self.stopping_failure = False
                 self.failed_calls_in_row = []
                 self.finished = False
+                self.source_only_round = []
+                self.source_only_tried = set()
             case LogRepaired():
                 self.repairs += 1
             case PreparationStarted():
@@ -248,6 +261,13 @@ class RunState:
                 a.outcome = event.outcome
                 a.reward = event.reward
                 a.outcome_reason = event.reason
+                a.native_grading = dict(event.native_grading) if event.native_grading is not None else None
+                a.overlap_paths = list(event.overlap_paths)
+            case SourceOnlyStarted():
+                self.source_only_round = list(event.attempt_ids)
+            case SourceOnlyGraded():
+                self.attempts[event.attempt_id].source_only = event
+                self.source_only_tried.add(event.attempt_id)
             case MeasuresCollected():
                 a = self.attempts[event.attempt_id]
                 a.measured = True
@@ -315,6 +335,7 @@ class RunState:
                 self.report = event.report
             case ReportBuilt():
                 self.report = event.path
+                self.source_only_round = []
         return self
 
 

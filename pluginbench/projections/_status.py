@@ -179,6 +179,7 @@ def _snapshot(
         },
         "discarded": run.get("discarded", []),
         "readiness": run.get("readiness", []),
+        "source_only": run.get("source_only"),
         "arms": arms,
         "measures": {"selected": _selected_measures(rd), "measurement_revisions": [], "review_revisions": [],
                      "references": {}, "not_measured": []},
@@ -186,8 +187,9 @@ def _snapshot(
         "log": str(rd.log) if rd.log.exists() else None,
         "left_running": None if owner is not None or not check_left_running else _left_running(run, rd.run_id),
         "attempts": [
-            {k: r[k] for k in ("id", "slot", "task", "arm", "repeat", "state", "outcome", "outcome_reason",
-                               "reused", "tokens", "tokens_status", "tokens_reason", "minutes", "measures")}
+            {**{k: r[k] for k in ("id", "slot", "task", "arm", "repeat", "state", "outcome", "outcome_reason",
+                                  "reused", "tokens", "tokens_status", "tokens_reason", "minutes", "measures")},
+             **{k: r.get(k) for k in ("native_grading", "overlap_paths")}}
             for r in rows
         ],
     }

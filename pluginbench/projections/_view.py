@@ -53,6 +53,8 @@ def attempt_row(a: Attempt, *, live: bool) -> dict[str, Any]:
         "outcome": a.outcome if a.state == "complete" else None,
         "outcome_reason": a.outcome_reason if a.state == "complete" else a.interrupted_reason,
         "reward": a.reward,
+        "native_grading": a.native_grading,
+        "overlap_paths": list(a.overlap_paths),
         "reused": a.reused,
         "origin_cohort": a.origin_cohort,
         "origin_entry": a.origin_entry,
@@ -102,8 +104,10 @@ def run_row(state: RunState) -> dict[str, Any]:
         "workers": state.workers,
         "repairs": state.repairs,
         "reuse": reuse_counters(state),
+        "source_only": source_only_counts(state),
         "readiness": [
-            {"task": t, "control": ctl, "ok": r.ok, "reward": r.reward, "cached": r.cached, "reason": r.reason}
+            {"task": t, "control": ctl, "ok": r.ok, "reward": r.reward, "cached": r.cached, "reason": r.reason,
+             "verifier_tail": list(r.verifier_tail), "evidence": r.evidence}
             for (t, ctl), r in sorted(state.readiness.items())
         ],
         "discarded": [
@@ -139,3 +143,17 @@ def reuse_counters(state: RunState) -> dict[str, int]:
 def attempt_rows(state: RunState) -> list[dict[str, Any]]:
     """Live attempts in slot order."""
     return [attempt_row(a, live=True) for a in state.live_attempts()]
+
+
+def source_only_counts(state: RunState) -> dict[str, object]:
+    """Source-only grades of live attempts by status, and the reasons of pending ones."""
+    counts: dict[str, int] = {"graded": 0, "pending": 0, "unavailable": 0}
+    pending: list[str] = []
+    for a in state.live_attempts():
+        g = a.source_only
+        if g is None:
+            continue
+        counts[g.status] = counts.get(g.status, 0) + 1
+        if g.status == "pending" and g.reason:
+            pending.append(f"{a.attempt_id}: {g.reason}")
+    return {**counts, "pending_reasons": pending}

@@ -41,6 +41,10 @@ class HarborTask(NamedTuple):
     memory_mb: int | None
     collect: tuple[CollectCommand, ...]
     metadata: dict[str, Any]
+    #: container paths of the top-level ``artifacts`` (a ``{source = ...}`` table gives its source)
+    artifacts: tuple[str, ...] = ()
+    #: ``[verifier.env]``: variables for ``tests/test.sh``
+    verifier_env: dict[str, Any] = {}
 
     @property
     def tests_dir(self) -> Path:
@@ -258,6 +262,8 @@ def load_task(root: Path, task_id: str | None = None) -> HarborTask:
                 field=f"{where}.{key}", fix='write e.g. docker_image = "python:3.12-slim", or remove it',
             )
     memory = env.get("memory_mb")
+    artifacts = _artifacts(data.get("artifacts"), toml_path)
+    venv_vars = verifier.get("env") or {}
     return HarborTask(
         id=tid,
         root=root,
@@ -273,4 +279,25 @@ def load_task(root: Path, task_id: str | None = None) -> HarborTask:
         memory_mb=int(memory) if _num(env, "memory_mb", None, toml_path, "environment", tid) is not None else None,
         collect=collect,
         metadata=dict(metadata),
+        artifacts=artifacts,
+        verifier_env=dict(venv_vars) if isinstance(venv_vars, dict) else {},
     )
+
+
+def _artifacts(raw: Any, path: Path) -> tuple[str, ...]:
+    """The container paths a task collects after the agent, as Harbor reads ``artifacts``."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise TaskError("artifacts must be a list", file=str(path), field="artifacts",
+                        fix='write artifacts = ["/logs/artifacts/model.patch"] or remove it')
+    out: list[str] = []
+    for i, item in enumerate(raw):
+        source = item.get("source") if isinstance(item, dict) else item
+        if not isinstance(source, str) or not source.startswith("/"):
+            raise TaskError(
+                f"artifacts[{i}] must be an absolute container path or a table with source = an absolute path",
+                file=str(path), field=f"artifacts[{i}]", fix='write e.g. "/logs/artifacts/model.patch"',
+            )
+        out.append(source)
+    return tuple(out)

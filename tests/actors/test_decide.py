@@ -13,6 +13,7 @@ from pluginbench.actors import (
     derive_attempt_id,
     schedule,
 )
+from pluginbench.actors._decide import GradeSourceOnly, source_only_todo
 from pluginbench.events import (
     AgentExited,
     AgentLaunched,
@@ -32,9 +33,12 @@ from pluginbench.events import (
     RunStopped,
     RunStopping,
     SlotPlan,
+    SourceOnlyGraded,
+    SourceOnlyStarted,
     SubmissionCaptured,
     Usage,
 )
+from pluginbench.measures._source_only import FILTER_REVISION
 from pluginbench.plan import attempt_id
 from pluginbench.projections import RunState
 
@@ -130,7 +134,7 @@ def test_captured_submission_is_graded_and_measured() -> None:
     run.apply(AgentLaunched(attempt_id=aid, argv=[]))
     task = run.state.attempts[aid].task
     got = run.apply(SubmissionCaptured(attempt_id=aid, patch_sha256="s", empty=True, files_changed=0))
-    assert got == [Grade(aid, task), Measure(aid, task)]
+    assert got == [Grade(aid, task, "s"), Measure(aid, task, "s")]
 
 
 def test_graded_but_unmeasured_attempt_is_not_complete() -> None:
@@ -142,8 +146,8 @@ def test_graded_but_unmeasured_attempt_is_not_complete() -> None:
     assert run.apply(AttemptGraded(attempt_id=aid, outcome="fail", reward=0.0)) == []
 
 
-def test_all_complete_builds_the_report_then_finishes() -> None:
-    """The last completion asks for the report; report.built finishes the run."""
+def test_all_complete_grades_source_only_then_builds_the_report_then_finishes() -> None:
+    """The last completion opens the source-only round; its last grade asks for the report; report.built finishes."""
     run = started_run(n_tasks=1, jobs=2)
     ids = [s.attempt_id for s in schedule(run.state)]
     for aid in ids:
@@ -151,8 +155,47 @@ def test_all_complete_builds_the_report_then_finishes() -> None:
     run.finish(ids[0])
     assert run.apply(AttemptCompleted(attempt_id=ids[0])) == []
     run.finish(ids[1])
-    assert run.apply(AttemptCompleted(attempt_id=ids[1])) == [BuildReport()]
+    opened = SourceOnlyStarted(attempt_ids=ids, filter=FILTER_REVISION)
+    assert run.apply(AttemptCompleted(attempt_id=ids[1])) == [Emit(opened)]
+    task = run.state.attempts[ids[0]].task
+    assert run.apply(opened) == [GradeSourceOnly(aid, task, "s", 1.0, None) for aid in ids]
+    assert run.apply(SourceOnlyGraded(attempt_id=ids[0], filter=FILTER_REVISION, status="graded", reward=1.0)) == []
+    assert run.apply(SourceOnlyGraded(attempt_id=ids[1], filter=FILTER_REVISION, status="pending",
+                                      reason="the grader image is gone")) == [BuildReport()]
     assert run.apply(ReportBuilt(path="report/report.html")) == [Emit(RunFinished(report="report/report.html"))]
+
+
+def test_a_finished_run_retries_pending_source_only_grades_on_the_next_run() -> None:
+    """pluginbench run <run-dir> on a finished run re-grades only pending (or older-filter) source-only grades."""
+    run = started_run(n_tasks=1, jobs=2)
+    ids = [s.attempt_id for s in schedule(run.state)]
+    for aid in ids:
+        run.start(aid)
+        run.finish(aid)
+        run.apply(AttemptCompleted(attempt_id=aid))
+    run.apply(SourceOnlyStarted(attempt_ids=ids, filter=FILTER_REVISION))
+    run.apply(SourceOnlyGraded(attempt_id=ids[0], filter=FILTER_REVISION, status="unavailable", reason="rename"))
+    run.apply(SourceOnlyGraded(attempt_id=ids[1], filter=FILTER_REVISION, status="pending", reason="image gone"))
+    run.apply(ReportBuilt(path="report/report.html"))
+    run.apply(RunFinished(report="report/report.html"))
+    assert source_only_todo(run.state) == []  # this worker tried both already
+    got = run.apply(RunStarted(pid=2, pgid=2, resumed=True))
+    assert got == [Emit(SourceOnlyStarted(attempt_ids=[ids[1]], filter=FILTER_REVISION))]
+
+
+def test_empty_and_ungraded_attempts_get_no_source_only_grade() -> None:
+    """Only graded, non-empty submissions are owed a source-only grade; otherwise the report is built at once."""
+    run = started_run(n_tasks=1, jobs=2)
+    ids = [s.attempt_id for s in schedule(run.state)]
+    for aid in ids:
+        run.start(aid)
+        run.apply(AgentLaunched(attempt_id=aid, argv=["x"]))
+        run.apply(AgentExited(attempt_id=aid, exit_code=0, timed_out=False, coding_seconds=1.0, usage=USAGE))
+        run.apply(SubmissionCaptured(attempt_id=aid, patch_sha256="s", empty=aid == ids[0], files_changed=0))
+        run.apply(AttemptGraded(attempt_id=aid, outcome="empty" if aid == ids[0] else "unknown", reward=None))
+        run.apply(MeasuresCollected(attempt_id=aid, measures={}))
+    run.apply(AttemptCompleted(attempt_id=ids[0]))
+    assert run.apply(AttemptCompleted(attempt_id=ids[1])) == [BuildReport()]
 
 
 def test_stop_starts_nothing_new_and_ends_when_drained() -> None:
@@ -223,7 +266,7 @@ def test_resume_grades_a_captured_but_ungraded_attempt() -> None:
     run.apply(AgentLaunched(attempt_id=aid, argv=[]))
     run.apply(SubmissionCaptured(attempt_id=aid, patch_sha256="s", empty=False, files_changed=1))
     task = run.state.attempts[aid].task
-    assert run.apply(RunStarted(pid=2, pgid=2, resumed=True)) == [Grade(aid, task), Measure(aid, task)]
+    assert run.apply(RunStarted(pid=2, pgid=2, resumed=True)) == [Grade(aid, task, "s"), Measure(aid, task, "s")]
 
 
 def test_resume_replaces_a_provider_stopped_attempt() -> None:
@@ -246,6 +289,7 @@ def test_resume_of_a_complete_run_rebuilds_the_report() -> None:
         run.start(s.attempt_id)
         run.finish(s.attempt_id)
         run.apply(AttemptCompleted(attempt_id=s.attempt_id))
+        run.apply(SourceOnlyGraded(attempt_id=s.attempt_id, filter=FILTER_REVISION, status="graded", reward=1.0))
     assert run.apply(RunStarted(pid=2, pgid=2, resumed=True)) == [BuildReport()]
     assert schedule(run.state) == []
 

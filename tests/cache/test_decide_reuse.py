@@ -39,7 +39,7 @@ def test_a_reused_attempt_is_regraded_and_measured_not_coded() -> None:
     """attempt.reused with a patch asks for grading and measuring; the slot is not pending, so nothing codes it."""
     run = started_run(n_tasks=1)
     out = run.apply(_reused())
-    assert out == [Grade("t0__vanilla__r1", "t0"), Measure("t0__vanilla__r1", "t0")]
+    assert out == [Grade("t0__vanilla__r1", "t0", "p"), Measure("t0__vanilla__r1", "t0", "p")]
     assert "t0__vanilla__r1" not in [s.attempt_id for s in schedule(run.state)]
 
 

@@ -143,6 +143,20 @@ def test_always_a_judge_is_flagged_and_usage_is_known(runs: tuple[Path, Path], t
                cwd=tmp_path)
     assert again.returncode == 0
     assert len(list((d / "results" / JUDGE_NAME).glob("task-*/call-*"))) == 10
+    # A legacy verdict (no binding) and one bound before the CLI version was recorded: counted, or refused
+    # with --require-bound.
+    legacy = d / "results" / JUDGE_NAME / "task-1.json"
+    legacy.write_text(json.dumps({k: v for k, v in json.loads(legacy.read_text()).items() if k != "binding"}))
+    old = d / "results" / JUDGE_NAME / "task-2.json"
+    doc2 = json.loads(old.read_text())
+    del doc2["binding"]["judge_cli_version"]
+    old.write_text(json.dumps(doc2))
+    text = pb("judge", "tally", str(d), cwd=tmp_path).stdout
+    assert "unbound verdict (written before binding)" in text and "needs rebind" in text
+    doc = json.loads(pb("judge", "tally", str(d), "--json", cwd=tmp_path).stdout)
+    assert (doc["unbound"], doc["needs_rebind"]) == (1, 1)
+    assert doc["unbound_verdicts"] == [f"results/{JUDGE_NAME}/task-1.json"]
+    refusal(pb("judge", "tally", str(d), "--require-bound", cwd=tmp_path), "task-1.json", "field: binding")
 
 
 def test_failed_calls_leave_no_verdict_and_a_rerun_retries_only_them(runs: tuple[Path, Path], tmp_path: Path) -> None:
@@ -233,3 +247,20 @@ def test_tally_refuses_while_a_requested_judge_has_no_verdict(runs: tuple[Path, 
               cwd=tmp_path)
     assert done.returncode == 2
     refusal(pb("judge", "tally", str(d), cwd=tmp_path), "claude-claude-opus-4-1-low")
+
+
+def test_codex_judge_is_checked_from_its_rollouts(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    """The real Codex CLI as a second judge: model, effort and CLI version come from its own rollouts, every verdict
+    is bound, and with two judges agreeing on every pair each one's agreement is 1.0 over all ten pairs."""
+    path = find_cli("codex")
+    require(path is not None and cli_version(path) == PINNED["codex"], f"Codex {PINNED['codex']}")
+    d = prepare(tmp_path, runs)
+    always_a = str(SCENARIOS_DIR / "judge-always-a.yaml")
+    done = pb("judge", "run", str(d), "--judge", "codex:gpt-5.1-codex:high", "--judge", JUDGE, "--jobs", "3",
+              "--probe", always_a, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    verdict = json.loads((d / "results" / "codex-gpt-5.1-codex-high" / "task-3.json").read_text())
+    assert verdict["binding"]["judge_cli_version"] == PINNED["codex"]
+    doc = json.loads(pb("judge", "tally", str(d), "--json", cwd=tmp_path).stdout)
+    for judge in ("codex-gpt-5.1-codex-high", JUDGE_NAME):
+        assert doc["judge_stats"][judge]["agreement"] == {"rate": 1.0, "pairs": 10}

@@ -131,7 +131,7 @@ def test_reward_contract(tmp_path: Path, files: dict[str, str], reward: float | 
     """reward.json wins over reward.txt; empty, non-numeric, non-finite or missing is unknown, never 0."""
     for name, text in files.items():
         (tmp_path / name).write_text(text)
-    got, why = read_reward(tmp_path)
+    got, why, _native = read_reward(tmp_path)
     assert got == reward
     assert (why is None) == (reason is None) and (reason is None or reason in why)
 
