@@ -14,6 +14,7 @@ from typing import Any
 
 from .config import CONTROL_HARNESSES, Evaluation, capability_record
 from .events import SlotPlan
+from .stats._cost import Prices
 
 VANILLA = "vanilla"
 
@@ -41,8 +42,42 @@ def plan_slots(evaluation: Evaluation, task_ids: list[str]) -> list[SlotPlan]:
     ]
 
 
-def plan_summary(evaluation: Evaluation, task_ids: list[str]) -> dict[str, Any]:
-    """The whole plan for ``run --dry-run``: attempts, order, arms, budgets."""
+def cost_estimate(
+    evaluation: Evaluation, attempts: int, prices: Prices | None, cost_ceiling: float | None = None,
+) -> dict[str, Any]:
+    """The worst case in dollars of ``attempts`` coding attempts: each uses
+    ``runner.max_tokens_per_attempt`` tokens at the model row's dearest price. Unknown
+    (``None`` with the reason), never zero, without that budget or a price row."""
+    model = evaluation.runner.model or evaluation.runner.harness
+    budget = evaluation.runner.max_tokens_per_attempt
+    ceiling = evaluation.cost_ceiling if cost_ceiling is None else cost_ceiling
+    out: dict[str, Any] = {
+        "cost_ceiling_usd": ceiling, "max_tokens_per_attempt": budget, "model": model,
+        "prices_as_of": prices.as_of if prices is not None else None, "attempts": attempts,
+        "worst_case_usd_per_attempt": None, "worst_case_usd": None, "reason": None, "basis": None,
+    }
+    row = prices.models.get(model) if prices is not None else None
+    if prices is None:
+        out["reason"] = "no price table (set prices in the config): dollars are unknown"
+    elif row is None:
+        out["reason"] = f"the price table has no row for model {model!r}: dollars are unknown"
+    elif budget is None:
+        out["reason"] = ("runner.max_tokens_per_attempt is not set, so no attempt has a worst case: dollars are "
+                         "unknown" + ("; cost_ceiling is checked on the spend so far" if ceiling is not None else ""))
+    else:
+        dearest = max(row.input_per_million, row.cached_input_per_million, row.output_per_million)
+        per = budget * dearest / 1_000_000
+        out.update(
+            worst_case_usd_per_attempt=per, worst_case_usd=per * attempts,
+            basis=f"{attempts} attempts × {budget} tokens × ${dearest:g} per million (the dearest price of "
+                  f"{model}, prices as of {prices.as_of}); vanilla cache hits cost nothing, so this is an upper bound",
+        )
+    return out
+
+
+def plan_summary(evaluation: Evaluation, task_ids: list[str], prices: Prices | None = None,
+                 cost_ceiling: float | None = None) -> dict[str, Any]:
+    """The whole plan for ``run --dry-run``: attempts, order, arms, budgets, worst-case dollars."""
     slots = plan_slots(evaluation, task_ids)
     arms = arms_of(evaluation)
     real = evaluation.runner.harness not in CONTROL_HARNESSES
@@ -66,6 +101,7 @@ def plan_summary(evaluation: Evaluation, task_ids: list[str]) -> dict[str, Any]:
             "max_coding_seconds_total": evaluation.timeout_seconds * len(slots),
             "max_wall_seconds_coding": -(-len(slots) // evaluation.jobs) * evaluation.timeout_seconds,
         },
+        "cost": cost_estimate(evaluation, len(slots), prices, cost_ceiling),
         "model_calls": (
             "each coding attempt makes one agent session; the number of model requests inside it is not known in advance"
             if real

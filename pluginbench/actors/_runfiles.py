@@ -25,6 +25,7 @@ from ..errors import ConfigError, RunDirError, TaskError, TreatmentError
 from ..events import EventLog, RunCreated, RunLock
 from ..plan import arms_of, plan_slots
 from ..rundir import RunDir
+from ..stats._cost import Prices, parse_prices
 from ..tasks import HarborTask, admit_contract, load_task, scan_tree
 from ..tasks._remote import TaskPin
 from ._remote_tasks import freeze_remote, resolve_remote
@@ -92,7 +93,30 @@ def resolve_paths(loaded: LoadedConfig) -> Evaluation:
     runner = ev.runner
     if runner.probe is not None:
         runner = msgspec.structs.replace(runner, probe=r(runner.probe))
-    return msgspec.structs.replace(ev, tasks=tasks, treatments=treatments, runner=runner)
+    prices = r(ev.prices) if ev.prices is not None else None
+    return msgspec.structs.replace(ev, tasks=tasks, treatments=treatments, runner=runner, prices=prices)
+
+
+def read_prices(ev: Evaluation) -> Prices | None:
+    """The config's price table (``prices``), validated; ``cost_ceiling`` needs a row for the model."""
+    if ev.prices is None:
+        return None
+    path = Path(ev.prices)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read the price table {path}: {exc.strerror}", file=str(path), field="prices",
+                          fix="point prices at a readable prices.json (see docs/results.md#prices)") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"the price table is not valid JSON: {exc}", file=str(path), field="prices",
+                          fix="write prices.json as JSON (see docs/results.md#prices)") from None
+    prices = parse_prices(raw, str(path))
+    model = ev.runner.model or ev.runner.harness
+    if ev.cost_ceiling is not None and model not in prices.models:
+        raise ConfigError(f"cost_ceiling needs a price for model {model!r}, and the price table has none",
+                          file=str(path), field=f"models.{model}",
+                          fix=f"add a row for {model} (input_per_million, cached_input_per_million, output_per_million)")
+    return prices
 
 
 def _check_path(raw: str, field: str, config: Path, *, want_dir: bool) -> Path:
@@ -226,6 +250,7 @@ def check_inputs(
                         f"skill {path} has no SKILL.md", file=str(path), field=f"treatments.{name}.skills[{i}]",
                         fix="a skill is a folder with SKILL.md at its root",
                     )
+    read_prices(ev)
     _check_isolation(ev, config)
     if ev.environment.backend == "docker":
         _check_docker(ev, config, tasks)
@@ -393,6 +418,8 @@ def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
             json.dumps({"evaluation_sha256": hashlib.sha256(data).hexdigest(), "file": "evaluation.json"}, indent=2) + "\n"
         )
         task_ids = ev.tasks.task_ids()
+        if ev.prices is not None:  # the report and the ceiling read the run's own copy
+            shutil.copyfile(ev.prices, rd.root / "prices.json")
         if remote is not None:
             freeze_remote(rd, remote)  # the run reads these pins and copies, never the links again
         cli = resolve_cli(ev) if ev.runner.harness not in CONTROL_HARNESSES else None
@@ -418,6 +445,8 @@ def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
                     pluginbench_version=__version__,
                     harness_version=cli.version if cli else None,
                     cli_version_source=cli.source if cli else None,
+                    cost_ceiling=ev.cost_ceiling,
+                    max_tokens_per_attempt=ev.runner.max_tokens_per_attempt,
                 )
             )
     except OSError as exc:

@@ -38,7 +38,10 @@ from ..events import (
     RunStopping,
 )
 from ..projections._ledger import Ledger
+from ..projections._report_cost import load_prices
 from ..projections._state import RunState
+from ..stats._cost import Prices
+from ._ceiling import within_ceiling
 from ._coding import coding_actor
 from ._collector import collector_actor
 from ._context import Engine, Envelope, Outbox
@@ -73,6 +76,7 @@ class Supervisor:
         observer: Observer | None = None,
         handle_signals: bool = True,
         report_builder: Callable[[], str] | None = None,
+        cost_ceiling: float | None = None,
     ) -> None:
         self.engine = engine
         self.log = log
@@ -88,6 +92,9 @@ class Supervisor:
         self._inbox: MemoryObjectSendStream[Envelope] | None = None
         self._prep_scope: anyio.CancelScope | None = None
         self._interrupts = 0
+        self.cost_ceiling = cost_ceiling
+        self._prices: Prices | None = None
+        self._prices_reason: str | None = None
 
     @property
     def terminal(self) -> bool:
@@ -105,6 +112,7 @@ class Supervisor:
         self._prep_scope = anyio.CancelScope()
         if self.state.coding:
             load_frozen(self.engine, self.state)
+        self._prices, self._prices_reason = load_prices(self.engine.run_dir.root)
         async with anyio.create_task_group() as tg:
             self._tg = tg
             async with coding_recv, grade_recv, measure_recv:
@@ -120,7 +128,8 @@ class Supervisor:
             if self.log.repair is not None:
                 self._record(self.log.repair)
             pid = os.getpid()
-            self._record(RunStarted(pid=pid, pgid=os.getpgid(pid), resumed=resumed, foreground=foreground))
+            self._record(RunStarted(pid=pid, pgid=os.getpgid(pid), resumed=resumed, foreground=foreground,
+                                    cost_ceiling=self.cost_ceiling))
             async with inbox_recv:
                 while not self.terminal:
                     envelope = await inbox_recv.receive()
@@ -169,7 +178,11 @@ class Supervisor:
                         assert self._tg is not None
                         self._tg.start_soon(self._publish, aid, publication(self.engine, self.state, aid))
             if not queue:
-                for start in schedule(self.state):
+                starts = schedule(self.state)
+                check = within_ceiling(self.state, self._prices, self._prices_reason, len(starts))
+                if check.reason is not None:
+                    queue.append(RunStopping(reason=check.reason))  # after the starts that fit
+                for start in starts[: check.allowed]:
                     self._append(
                         AttemptStarted(
                             attempt_id=start.attempt_id, slot=start.slot, task=start.task,

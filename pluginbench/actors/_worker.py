@@ -109,10 +109,12 @@ def run_worker(
     foreground: bool = False,
     observer: Observer | None = None,
     handle_signals: bool = True,
+    cost_ceiling: float | None = None,
     on_owned: Callable[[], None] | None = None,
 ) -> RunState:
     """Own the run until it finishes, stops or fails; return the final state.
 
+    ``cost_ceiling`` replaces the run's dollar ceiling from this worker on (``run.started``).
     ``on_owned`` runs once ``run.lock`` is held, before anything else is written."""
     rd = RunDir(run_dir.resolve())
     saved = load_saved(rd)
@@ -121,16 +123,18 @@ def run_worker(
             on_owned()
         read_run_log(rd.events)  # a lost or emptied log is refused, never recreated empty
         with EventLog(rd.events) as log:
-            return _own(rd, saved, log, foreground=foreground, observer=observer, handle_signals=handle_signals)
+            return _own(rd, saved, log, foreground=foreground, observer=observer, handle_signals=handle_signals,
+                        cost_ceiling=cost_ceiling)
 
 
 def _own(rd: RunDir, saved: Any, log: EventLog, *, foreground: bool, observer: Observer | None,
-         handle_signals: bool) -> RunState:
+         handle_signals: bool, cost_ceiling: float | None = None) -> RunState:
     state = fold(log.recovered)
     if state.created is not None:
         check_created_binding(rd, state.created)
     try:
-        return _supervise(rd, saved, log, state, foreground=foreground, observer=observer, handle_signals=handle_signals)
+        return _supervise(rd, saved, log, state, foreground=foreground, observer=observer, handle_signals=handle_signals,
+                          cost_ceiling=cost_ceiling)
     except BaseException as exc:
         full = disk_full(exc)
         if full is None:
@@ -139,7 +143,7 @@ def _own(rd: RunDir, saved: Any, log: EventLog, *, foreground: bool, observer: O
 
 
 def _supervise(rd: RunDir, saved: Any, log: EventLog, state: RunState, *, foreground: bool,
-               observer: Observer | None, handle_signals: bool) -> RunState:
+               observer: Observer | None, handle_signals: bool, cost_ceiling: float | None = None) -> RunState:
     ledger = Ledger(rd.ledger)
     try:
         if ledger.last_seq() != state.last_seq:
@@ -148,7 +152,8 @@ def _supervise(rd: RunDir, saved: Any, log: EventLog, state: RunState, *, foregr
         with _probe(saved.evaluation, rd) as probe_url:
             engine = build_engine(rd, saved.evaluation, probe_url, state.created)
             supervisor = Supervisor(
-                engine, log, ledger, state, observer=observer, handle_signals=handle_signals
+                engine, log, ledger, state, observer=observer, handle_signals=handle_signals,
+                cost_ceiling=cost_ceiling,
             )
 
             async def main() -> RunState:

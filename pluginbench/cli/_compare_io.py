@@ -137,6 +137,22 @@ def attempt_record(row: Mapping[str, Any]) -> AttemptRecord:
     )
 
 
+def references_of(doc: Mapping[str, Any]) -> dict[str, dict[str, tuple[float | None, str | None]]]:
+    """results.json ``references`` keyed by compare metric names: task → metric → (value, reason)."""
+    out: dict[str, dict[str, tuple[float | None, str | None]]] = {}
+    for task, refs in (doc.get("references") or {}).items():
+        if not isinstance(refs, Mapping):
+            continue
+        row: dict[str, tuple[float | None, str | None]] = {}
+        for name, key in _MEASURE_METRICS.items():
+            r = refs.get(key)
+            if isinstance(r, Mapping):
+                value = _number(r.get("value")) if r.get("status") == "measured" else None
+                row[name] = (value, None if value is not None else str(r.get("reason") or "unavailable"))
+        out[str(task)] = row
+    return out
+
+
 def load_inputs(args: list[str]) -> tuple[list[Package], dict[str, Mapping[str, Any] | None]]:
     """Every package the arguments select, and each run's saved comparison identity."""
     packages: list[Package] = []
@@ -156,9 +172,10 @@ def load_inputs(args: list[str]) -> tuple[list[Package], dict[str, Mapping[str, 
                     field="arms",
                     fix="select one of: " + ", ".join(arms),
                 )
+        refs = references_of(doc)
         for arm in selected or arms:
             attempts = tuple(attempt_record(r) for r in rows if r.get("arm") == arm)
-            packages.append(Package(arm, label, attempts))
+            packages.append(Package(arm, label, attempts, refs))
     return packages, identities
 
 

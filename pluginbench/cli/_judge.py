@@ -105,8 +105,16 @@ def _run_with(prepared: Any, specs: list[Any], jobs: int, timeout: float, probe_
             raise InputError(f"{path} --version did not answer", field="--judge", fix="reinstall the CLI")
         harnesses[spec.name] = make_harness(spec.harness, cli_path=path, cli_version=version,
                                             probe_base_url=probe_url)
+    # The sandbox boundary is mandatory: bubblewrap or no call at all (checked before any reservation).
+    environment = make_environment("local", isolation="bubblewrap")
+    from ..errors import EnvironmentFailure
+
+    try:
+        anyio.run(environment.check)
+    except EnvironmentFailure as exc:
+        raise InputError(f"judges need a sandbox: {exc}", field="environment",
+                         fix="install bubblewrap (apt-get install bubblewrap) or allow user namespaces") from None
     save_specs(prepared, specs)
-    environment = make_environment("local", isolation="auto")
 
     def log(line: str) -> None:
         err_console.print(line, markup=False, highlight=False)

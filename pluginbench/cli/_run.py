@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import os
 import shlex
 import shutil
@@ -59,10 +60,12 @@ def _confirm(real: bool, attempts: int, yes: bool) -> None:
         raise typer.Exit(1)
 
 
-def _spawn_worker(rd: RunDir, notify: bool) -> int:
+def _spawn_worker(rd: RunDir, notify: bool, cost_ceiling: float | None = None) -> int:
     argv = [sys.executable, "-m", "pluginbench", "worker", str(rd.root), "--adopt-run-log"]
     if notify:
         argv.append("--notify")
+    if cost_ceiling is not None:
+        argv += ["--cost-ceiling", repr(cost_ceiling)]
     scope = _systemd_scope()
     # Until the worker holds run.lock, its output is its own (an unlinked file read back
     # below): run.log belongs to whoever owns the run, and a worker that loses the lock
@@ -132,12 +135,13 @@ def _notifying(observer: Callable[[Any, Any], None], rd: RunDir, notify: bool) -
     return observe
 
 
-def _run_foreground(rd: RunDir, *, notify: bool) -> int:
+def _run_foreground(rd: RunDir, *, notify: bool, cost_ceiling: float | None = None) -> int:
     from ..actors import run_worker
 
     read_run_log(rd.events)  # a missing or corrupt log is refused before any progress view starts
     with ForegroundProgress(rd) as progress:
-        state = run_worker(rd.root, foreground=True, observer=_notifying(progress.observe, rd, notify))
+        state = run_worker(rd.root, foreground=True, observer=_notifying(progress.observe, rd, notify),
+                           cost_ceiling=cost_ceiling)
     return _finish(rd, state, notify)
 
 
@@ -183,6 +187,7 @@ def run_command(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before starting paid coding attempts.")] = False,
     foreground: Annotated[bool, typer.Option("--foreground", help="Run in this terminal with a progress view instead of in the background.")] = False,
     notify: Annotated[bool, typer.Option("--notify", help="Desktop notification when coding starts and when the run ends (best effort).")] = False,
+    cost_ceiling: Annotated[float | None, typer.Option("--cost-ceiling", help="Resuming only: the run's new dollar ceiling (recorded in run.started), e.g. after a cost_ceiling stop.")] = None,
 ) -> None:
     """Start an evaluation from a config, or resume a run directory.
 
@@ -201,6 +206,9 @@ def run_command(
     )
     from ..events import RunCreated
 
+    if cost_ceiling is not None and not (cost_ceiling > 0 and math.isfinite(cost_ceiling)):
+        raise RunDirError(f"--cost-ceiling must be a positive number of dollars, got {cost_ceiling}",
+                          field="--cost-ceiling", fix="pass e.g. --cost-ceiling 50")
     if target.is_dir():
         rd = RunDir(target.resolve())
         if output is not None:
@@ -220,9 +228,11 @@ def run_command(
             )
         if dry_run:
             from ..projections import fold
+            from ..projections._report_cost import load_prices
 
             state = fold(contents.events)
-            summary = plan_summary(saved.evaluation, saved.evaluation.tasks.task_ids())
+            summary = plan_summary(saved.evaluation, saved.evaluation.tasks.task_ids(), load_prices(rd.root)[0],
+                                   cost_ceiling if cost_ceiling is not None else state.cost_ceiling)
             summary["vanilla_cache"] = _recorded_cache(state)
             from ..actors._decide import source_only_todo
 
@@ -233,15 +243,19 @@ def run_command(
             }
             _print_plan(summary, json_out)
             return
-        _go(rd, foreground=foreground, notify=notify)
+        _go(rd, foreground=foreground, notify=notify, cost_ceiling=cost_ceiling)
         return
+    if cost_ceiling is not None:
+        raise RunDirError("--cost-ceiling applies only when resuming a run directory", field="--cost-ceiling",
+                          fix="set cost_ceiling in the config for a new run")
     loaded = load(target)
     if dry_run:
         ev = resolve_paths(loaded)
         tasks = check_inputs(ev, loaded.path)
+        from ..actors._runfiles import read_prices
         from ..actors._vanilla import plan_decisions
 
-        summary = plan_summary(ev, ev.tasks.task_ids())
+        summary = plan_summary(ev, ev.tasks.task_ids(), read_prices(ev))
         summary["vanilla_cache"] = plan_decisions(ev, tasks)
         _print_plan(summary, json_out)
         return
@@ -257,12 +271,12 @@ def run_command(
     _go(rd, foreground=foreground, notify=notify)
 
 
-def _go(rd: RunDir, *, foreground: bool, notify: bool) -> None:
+def _go(rd: RunDir, *, foreground: bool, notify: bool, cost_ceiling: float | None = None) -> None:
     if notify and not (shutil.which("notify-send") or shutil.which("osascript")):
         err_console.print("warning: --notify: neither notify-send nor osascript is on PATH; no notifications")
     if foreground:
-        raise typer.Exit(_run_foreground(rd, notify=notify))
-    pid = _spawn_worker(rd, notify)
+        raise typer.Exit(_run_foreground(rd, notify=notify, cost_ceiling=cost_ceiling))
+    pid = _spawn_worker(rd, notify, cost_ceiling)
     console.print(f"run {rd.root} started in the background (pid {pid})", highlight=False)
     console.print(f"watch it:  pluginbench status {shlex.quote(str(rd.root))} --watch", highlight=False)
 
@@ -292,6 +306,15 @@ def print_cache_decisions(cache: dict[str, Any]) -> None:
         console.print(f"  {a['attempt_id']}: {a['decision']} {a['cohort']}/{a['repeat']}{why}", highlight=False)
 
 
+def cost_line(cost: dict[str, Any]) -> str:
+    """The plan's worst case in dollars, and the ceiling, in one line."""
+    ceiling = f"; cost_ceiling ${cost['cost_ceiling_usd']:g}" if cost.get("cost_ceiling_usd") is not None else "; no cost_ceiling"
+    if cost["worst_case_usd"] is None:
+        return f"worst-case cost: unknown ({cost['reason']}){ceiling}"
+    return (f"worst-case cost: ${cost['worst_case_usd']:.2f} (${cost['worst_case_usd_per_attempt']:.4f} per attempt; "
+            f"{cost['basis']}){ceiling}")
+
+
 def _print_plan(summary: dict[str, object], json_out: bool) -> None:
     if json_out:
         print_json(summary)
@@ -307,6 +330,7 @@ def _print_plan(summary: dict[str, object], json_out: bool) -> None:
     )
     budgets = summary["budgets"]
     console.print(f"budget: {budgets['timeout_seconds_per_attempt']} s per attempt; model calls: {summary['model_calls']}", highlight=False, markup=False)  # type: ignore[index]
+    console.print(cost_line(summary["cost"]), highlight=False, markup=False)  # type: ignore[arg-type]
     caps = summary["capabilities"]
     console.print("capabilities: " + ", ".join(
         f"{key} {caps[key]['value']} ({caps[key]['enforcement']})" for key in ("subagents", "max_threads", "max_depth")  # type: ignore[index]
@@ -335,12 +359,13 @@ def worker_command(
     run_dir: Annotated[Path, typer.Argument(help="The run directory to own.")],
     notify: Annotated[bool, typer.Option("--notify")] = False,
     adopt_run_log: Annotated[bool, typer.Option("--adopt-run-log", help="Send output to run.log once the run is owned.")] = False,
+    cost_ceiling: Annotated[float | None, typer.Option("--cost-ceiling")] = None,
 ) -> None:
     """Own a run in this process until it ends (started by `run` in a new session)."""
     from ..actors import run_worker
 
     rd = RunDir(run_dir.resolve())
-    state = run_worker(rd.root, observer=_notifying(log_line, rd, notify),
+    state = run_worker(rd.root, observer=_notifying(log_line, rd, notify), cost_ceiling=cost_ceiling,
                        on_owned=(lambda: _adopt_run_log(rd)) if adopt_run_log else None)
     raise typer.Exit(_finish(rd, state, notify))
 

@@ -79,6 +79,7 @@ def check_command(
     readiness: oracle must pass and nop must fail on every task through the real patch
     and verifier path."""
     from ..actors import check_inputs, effective_isolation, resolve_paths
+    from ..actors._runfiles import read_prices
     from ..actors._vanilla import plan_decisions
 
     loaded = load(config)
@@ -92,7 +93,7 @@ def check_command(
         "tasks": sorted(tasks),
         "contracts": {tid: msgspec.to_builtins(c) for tid, c in contracts.items()},
         "isolation": effective_isolation(ev),
-        "plan": {k: v for k, v in plan_summary(ev, list(tasks)).items() if k != "slots"},
+        "plan": {k: v for k, v in plan_summary(ev, list(tasks), read_prices(ev)).items() if k != "slots"},
         "vanilla_cache": plan_decisions(ev, tasks),
         "readiness": [],
     }
@@ -106,8 +107,9 @@ def check_command(
         console.print(f"config ok: {len(tasks)} tasks, arms {', '.join(results['plan']['arms'])}, isolation {results['isolation']}", highlight=False, markup=False)  # type: ignore[index]
         for tid, c in contracts.items():
             console.print(f"contract {tid}: {c.describe()}", highlight=False, markup=False)
-        from ._run import print_cache_decisions
+        from ._run import cost_line, print_cache_decisions
 
+        console.print(cost_line(results["plan"]["cost"]), highlight=False, markup=False)  # type: ignore[index]
         print_cache_decisions(results["vanilla_cache"])  # type: ignore[arg-type]
         for r in results["readiness"]:  # type: ignore[union-attr]
             mark = "[green]ok[/]" if r["ok"] else "[red]FAILED[/]"

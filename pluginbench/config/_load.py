@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -309,6 +310,16 @@ def validate(ev: Evaluation, path: Path) -> None:
                 f"measurements[{i}]",
                 "use any of: " + ", ".join(MEASUREMENTS),
             )
+    if r.max_tokens_per_attempt is not None and r.max_tokens_per_attempt < 1:
+        raise bad(f"max_tokens_per_attempt must be 1 or more, got {r.max_tokens_per_attempt}",
+                  "runner.max_tokens_per_attempt", "set the most tokens one attempt may use, e.g. 2000000, or remove it")
+    if ev.cost_ceiling is not None:
+        if not (ev.cost_ceiling > 0 and math.isfinite(ev.cost_ceiling)):
+            raise bad(f"cost_ceiling must be a positive number of dollars, got {ev.cost_ceiling}", "cost_ceiling",
+                      "set e.g. cost_ceiling: 50, or remove it")
+        if ev.prices is None:
+            raise bad("cost_ceiling needs a price table", "prices",
+                      "set prices: prices.json (a dated table; see docs/results.md#prices), or remove cost_ceiling")
     env = ev.environment
     if env.container_cpus is not None and env.container_cpus <= 0:
         raise bad("container_cpus must be positive", "environment.container_cpus", "set e.g. 2")

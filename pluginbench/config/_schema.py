@@ -68,6 +68,9 @@ class RunnerConfig(_Strict, frozen=True):
     #: Probe mode: a scenario file for PluginBench's loopback model server. The run is
     #: labelled a probe run everywhere, and real credentials are refused.
     probe: str | None = None
+    #: The most tokens (input, cached input and output together) one coding attempt is assumed
+    #: to use. Only the cost estimate and ``cost_ceiling`` read it; the agent is not limited.
+    max_tokens_per_attempt: int | None = None
 
 
 class Capabilities(_Strict, frozen=True):
@@ -102,3 +105,7 @@ class Evaluation(_Strict, frozen=True):
     timeout_seconds: int = 1800
     environment: EnvironmentConfig = EnvironmentConfig()
     measurements: list[str] = msgspec.field(default_factory=lambda: ["tokens", "time", "lines"])
+    #: A dated price table (prices.json), copied into the run folder at creation.
+    prices: str | None = None
+    #: Dollars: no attempt starts that could take the run's spend over this (see docs/configuration.md#cost).
+    cost_ceiling: float | None = None

@@ -89,6 +89,10 @@ class RunCreated(_Event, frozen=True, tag="run.created"):
     harness_version: str | None = None
     #: Where it came from: ``runner.cli_version`` (pinned) or ``host`` (read from the CLI).
     cli_version_source: str | None = None
+    #: ``cost_ceiling`` in dollars at creation (a resume may set another, see ``run.started``).
+    cost_ceiling: float | None = None
+    #: ``runner.max_tokens_per_attempt``: the assumed worst case of one attempt, for the ceiling.
+    max_tokens_per_attempt: int | None = None
 
 
 class RunStarted(_Event, frozen=True, tag="run.started"):
@@ -98,6 +102,8 @@ class RunStarted(_Event, frozen=True, tag="run.started"):
     pgid: int
     resumed: bool
     foreground: bool = False
+    #: ``run <run> --cost-ceiling N``: the dollar ceiling from this worker on (None keeps the last one).
+    cost_ceiling: float | None = None
 
 
 class LogRepaired(_Event, frozen=True, tag="log.repaired"):

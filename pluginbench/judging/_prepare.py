@@ -9,9 +9,11 @@ Layout of the output directory (nothing the judges must not see is inside ``task
     sources/<task>-<digest>/ the starting source, read-only
     submissions/<n>-<run>/<attempt>.diff   diffs built from the saved snapshots
 
-Each submission's diff is built from the attempt's saved ``model.patch``; its SHA-256 must
-equal the ``submission.captured`` digest the run's log recorded, and the starting source's
-fingerprint the task fingerprint in ``report/results.json``'s comparison identity.
+Each submission's diff comes from its review packet (``evidence/review-packets/<attempt>/``)
+when the run has one, which must be bound to the attempt's submission (the log's
+``submission.captured`` digest), starting source and instruction; otherwise from the
+attempt's saved ``model.patch``, whose SHA-256 must equal that digest. The frozen task must
+match the task fingerprint in ``report/results.json``'s comparison identity.
 """
 
 from __future__ import annotations
@@ -98,6 +100,36 @@ def _starting_source(rd: RunDir, task: str) -> Path:
                      fix="judge runs whose evidence/frozen holds the task's workspace")
 
 
+def _read_packet(rd: RunDir, attempt_id: str, patch_sha256: str | None, source_fp: str,
+                 instruction: str) -> bytes | None:
+    """The attempt's review packet submission, when the run has one bound to this very submission and
+    starting source (``evidence/review-packets/<attempt>/``); ``None`` without a packet."""
+    folder = rd.evidence / "review-packets" / attempt_id
+    binding_path = folder / "binding.json"
+    if not binding_path.is_file() or patch_sha256 is None:
+        return None
+    binding = _read_json(binding_path, "rebuild the review packets with `pluginbench review`")
+    root = folder / "packet"
+    try:
+        patch = (root / "submission.patch").read_bytes()
+        actual = {
+            "submission_sha256": sha256_bytes(patch),
+            "starting_source_fingerprint": fingerprint(scan_tree(root / "source")),
+            "instruction_sha256": sha256_bytes((root / "instruction.md").read_bytes()),
+        }
+    except OSError as exc:
+        raise InputError(f"attempt {attempt_id}: the review packet is unreadable ({exc.strerror})",
+                         file=str(root), fix="judge a run with complete review packets") from None
+    expected = {"submission_sha256": patch_sha256, "starting_source_fingerprint": source_fp,
+                "instruction_sha256": sha256_bytes(instruction.encode())}
+    for field, value in actual.items():
+        if binding.get(field) != value or value != expected[field]:
+            raise InputError(f"attempt {attempt_id}: the review packet is not bound to the attempt's submission, "
+                             "starting source and instruction", file=str(binding_path), field=field,
+                             fix="the evidence was changed after the run; judge an unchanged run")
+    return patch
+
+
 def load_submissions(arg: str, *, excluded: set[str]) -> list[Submission]:
     """Every assigned attempt of one RUN=ARM (``vanilla`` also matches ``baseline``)."""
     folder, arm = parse_side(arg)
@@ -142,9 +174,13 @@ def load_submissions(arg: str, *, excluded: set[str]) -> list[Submission]:
             missing = f"the attempt is {row.get('state')}, not complete"
         elif attempt_id not in digests:
             missing = "no saved submission (the log records no captured patch)"
-        elif not patch.is_file():
+        elif not patch.is_file() and not (rd.evidence / "review-packets" / attempt_id / "binding.json").is_file():
             missing = f"no saved submission ({patch} is missing)"
-        else:
+        origin = "snapshot"
+        packet = _read_packet(rd, attempt_id, digests.get(attempt_id), fp, instruction)
+        if missing is None and packet is not None:
+            diff, origin = anonymize_diff(packet.decode("utf-8", errors="replace")), "review-packet"
+        elif missing is None:
             data = patch.read_bytes()
             if sha256_bytes(data) != digests[attempt_id]:
                 raise InputError(f"attempt {attempt_id}: model.patch does not match its recorded digest",
@@ -153,7 +189,7 @@ def load_submissions(arg: str, *, excluded: set[str]) -> list[Submission]:
             diff = anonymize_diff(data.decode("utf-8", errors="replace"))
         subs.append(Submission(side_label=arg, run=str(folder), arm=arm, task=task, repeat=int(row["repeat"]),
                                attempt_id=attempt_id, outcome=row.get("outcome") if row.get("state") == "complete"
-                               else None, diff=diff, diff_origin="snapshot", source_fingerprint=fp,
+                               else None, diff=diff, diff_origin=origin, source_fingerprint=fp,
                                source_path=str(src), instruction=instruction, missing_reason=missing))
     return subs
 

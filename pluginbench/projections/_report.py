@@ -23,7 +23,9 @@ from ..errors import RunDirError
 from ..events import read_run_log
 from ..rundir import RunDir, patch_mismatch
 from ..stats._cost import Prices
+from ._report_cost import costs_section, load_prices
 from ._report_data import (
+    DEFAULT_MEASUREMENTS,
     SCHEMA_VERSION,
     TOKEN_FIELDS,
     arm_order,
@@ -38,9 +40,9 @@ from ._report_data import (
     token_provenance,
     tokens_dict,
 )
-from ._report_cost import costs_section, load_prices
 from ._report_html import render_html
 from ._report_paired import paired_deltas
+from ._report_refs import references_section
 from ._state import RunState, fold
 
 __all__ = ["ReportFiles", "build_report", "csv_text", "json_text", "results_document"]
@@ -72,6 +74,7 @@ def results_document(
     config: Mapping[str, Any], state: RunState, *, fallback_name: str,
     prices: Prices | None = None, prices_reason: str | None = "no prices.json beside evaluation.json: dollars are unknown",
     tampered: Mapping[str, str] | None = None,
+    references: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The results.json document (schema version 2) for a config, a folded state and the run's prices.
     ``tampered`` maps attempt ids whose saved model.patch no longer matches its recorded
@@ -139,6 +142,7 @@ def results_document(
         "reused_attempts": reused_attempts(state),
         "costs": costs_section(prices, prices_reason, run["model"], rows, tasks, arms),
         "notes": notes_for(run, state, rows),
+        "references": dict(references or {}),
     }
 
 
@@ -292,6 +296,8 @@ def build_report(run_dir: Path) -> ReportFiles:
     doc = results_document(
         config, state, fallback_name=rd.root.resolve().name, prices=prices, prices_reason=prices_reason,
         tampered=tampered,
+        references=references_section(rd.evidence / "frozen" / "tasks", state.created.tasks if state.created else [],
+                                      config.get("measurements", DEFAULT_MEASUREMENTS)),
     )
     sources = task_sources(rd)
     if sources is not None:

@@ -14,6 +14,7 @@ from typing import Any
 from ._report_cost import cost_html
 from ._report_css import CSS
 from ._report_plots import PLOT_CSS, plots_section
+from ._report_refs import references_html
 
 UNKNOWN = '<span class="unknown">unknown</span>'
 
@@ -480,6 +481,7 @@ def render_html(doc: Mapping[str, Any]) -> str:
         f'<section id="plots"><h2>Plots</h2>{plots_section(doc)}</section>\n'
         f'<section id="cost"><h2>Cost</h2>{cost_html(doc)}</section>\n'
         f'<section id="changes"><h2>Time and code changes by task</h2>{_changes(doc)}</section>\n'
+        f'<section id="references"><h2>Against the reference solution</h2>{references_html(doc)}</section>\n'
         f'<section id="missing-values"><h2>Missing values</h2>{_missing(doc)}</section>\n'
         f'<section id="reused"><h2>Reused vanilla attempts</h2>{_reused(doc)}</section>\n'
         f'<section id="discarded"><h2>Discarded attempts</h2>{_discarded(doc)}</section>\n'

@@ -138,6 +138,12 @@ class MeasureValue(_Strict, frozen=True):
     reason: doc(str | None, "Why it is unknown.")
 
 
+class ReferenceValue(_Strict, frozen=True):
+    status: doc(Literal["measured", "unavailable"], "measured, or unavailable (no solution/solution.patch, lines not selected).")
+    value: doc(Num, "The reference solution's value, or null when unavailable.")
+    reason: doc(str | None, "Why it is unavailable.")
+
+
 class SourceOnlyGrading(_Strict, frozen=True):
     status: doc(Literal["graded", "unavailable", "pending"], "graded, unavailable (final for this filter revision) or pending (retried by the next `pluginbench run <run-dir>`).")
     source_only_filter: doc(str, "The filter revision the grade was made under.")
@@ -326,6 +332,11 @@ class ResultsJson(_Strict, frozen=True):
     reused_attempts: doc(list[ReusedAttempt], "Vanilla attempts imported from the cache, with their origin.")
     costs: doc(Costs, "Dollars per attempt, task × arm and arm from the run's dated prices.json.")
     notes: doc(list[str], "Plain-language notes: banners, incomplete runs, bounds, methods.")
+    references: doc(
+        dict[str, dict[str, ReferenceValue]],
+        "Task → lines metric → the task's solution/solution.patch measured with the attempts' line collector "
+        "(code measures are shown as a ratio to it; ratio gates divide by it). Empty in reports made before it existed.",
+    ) = {}
 
 
 def validate(document: Any) -> ResultsJson:

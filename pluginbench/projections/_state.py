@@ -135,6 +135,8 @@ class RunState:
     coding: bool = False
     stopping: str | None = None
     stopping_failure: bool = False
+    #: Dollars: from ``run.created``, replaced by a resume's ``run.started`` that sets one.
+    cost_ceiling: float | None = None
     stopped: str | None = None
     failed: str | None = None
     finished: bool = False
@@ -197,12 +199,15 @@ class RunState:
         match event:
             case RunCreated():
                 self.created = event
+                self.cost_ceiling = event.cost_ceiling
                 for s in event.slots:
                     self.attempts[s.attempt_id] = Attempt(s.attempt_id, s.slot, s.task, s.arm, s.repeat)
                     self.live[s.slot] = s.attempt_id
             case RunStarted():
                 self.worker_pid = event.pid
                 self.workers += 1
+                if event.cost_ceiling is not None:
+                    self.cost_ceiling = event.cost_ceiling
                 # A new worker clears the previous worker's ending; its history stays in the log.
                 self.stopping = self.stopped = self.failed = None
                 self.stopping_failure = False

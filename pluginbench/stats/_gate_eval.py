@@ -23,6 +23,7 @@ from ._records import (
     correctness,
     metric_value,
     missing_reason,
+    reference_value,
 )
 
 PASSED, FAILED, UNDETERMINED = "pass", "fail", "undetermined"
@@ -41,6 +42,8 @@ class TaskValue(msgspec.Struct, frozen=True, kw_only=True):
     comparator: float | None
     reference: float | None = None
     ratio: float | None = None
+    #: With a reference solution value: the comparator's task median / that reference.
+    comparator_ratio: float | None = None
     left_out: str | None = None
 
 
@@ -183,20 +186,30 @@ def metric_gate(g: Gate, cand: Package, comp: Package, tasks: Sequence[str]) -> 
     counted: list[str] = []
     missing_notes: list[str] = []
     unmeasured = {cand.name: [0, 0], comp.name: [0, 0]}  # measured, assigned
+    # With the reference solution measured (results.json ``references``) every task's ratio
+    # divides by it, on both sides; without, by the comparator's task median.
+    task_refs = ratio and any(reference_value((cand, comp), t, metrics)[0] for t in both)
     for t in both:
         vc, vp = _values(cand.on(t), metrics), _values(comp.on(t), metrics)
         med_c = None if None in vc else median([v for v in vc if v is not None])
         med_p = None if None in vp else median([v for v in vp if v is not None])
+        ref = med_p
         if ratio:
             left_out = None
-            if med_p is None:
+            if task_refs:
+                found, ref, why = reference_value((cand, comp), t, metrics)
+                if not found:
+                    left_out = "reference missing (the report has no reference solution value for this task)"
+                elif ref is None:
+                    left_out = f"reference missing ({why})"
+            elif med_p is None:
                 left_out = f"reference missing ({comp.name} lacks a value on {vp.count(None)} of {len(vp)} attempts)"
-            elif med_p <= 0:
-                left_out = f"reference {med_p:g} is zero or negative"
-            elif g.reference_floor is not None and med_p < g.reference_floor:
-                left_out = f"reference {med_p:g} is below reference_floor {g.reference_floor:g}"
+            if left_out is None and ref is not None and ref <= 0:
+                left_out = f"reference {ref:g} is zero or negative"
+            elif left_out is None and ref is not None and g.reference_floor is not None and ref < g.reference_floor:
+                left_out = f"reference {ref:g} is below reference_floor {g.reference_floor:g}"
             if left_out:
-                per_task.append(TaskValue(task=t, candidate=med_c, comparator=med_p, reference=med_p, left_out=left_out))
+                per_task.append(TaskValue(task=t, candidate=med_c, comparator=med_p, reference=ref, left_out=left_out))
                 missing_notes.append(f"{t}: left out of {g.name!r}: {left_out}")
                 continue
         for pkg, vals in ((cand, vc), (comp, vp)):
@@ -206,9 +219,11 @@ def metric_gate(g: Gate, cand: Package, comp: Package, tasks: Sequence[str]) -> 
                 if v is None:
                     missing_notes.append(f"{t}: {pkg.name} {a.attempt_id}: {missing_reason(a, metrics)}")
         counted.append(t)
-        r = None if (med_c is None or med_p is None or not ratio) else med_c / med_p
+        r = None if (med_c is None or ref is None or not ratio) else med_c / ref
+        rp = None if (med_p is None or ref is None or not task_refs) else med_p / ref
         per_task.append(
-            TaskValue(task=t, candidate=med_c, comparator=med_p, reference=med_p if ratio else None, ratio=r)
+            TaskValue(task=t, candidate=med_c, comparator=med_p, reference=ref if ratio else None, ratio=r,
+                      comparator_ratio=rp)
         )
     reasons = []
     if one_sided:
@@ -256,6 +271,9 @@ def _statistic(
         pv = math.fsum(rows[t].comparator or 0.0 for t in tasks) / len(tasks)
         return cv, pv, _meets(g.direction, cv, factor * pv)
     mean_ratio = math.fsum(rows[t].ratio or 0.0 for t in tasks) / len(tasks)
+    if all(rows[t].comparator_ratio is not None for t in tasks):  # ratios to the reference solution
+        comp_ratio = math.fsum(rows[t].comparator_ratio or 0.0 for t in tasks) / len(tasks)
+        return mean_ratio, comp_ratio, _meets(g.direction, mean_ratio, factor * comp_ratio)
     return mean_ratio, None, _meets(g.direction, mean_ratio, factor)
 
 

@@ -34,12 +34,16 @@ class Package:
     each task up in constant time.
     """
 
-    __slots__ = ("name", "run", "attempts", "_by_task")
+    __slots__ = ("name", "run", "attempts", "references", "_by_task")
 
-    def __init__(self, name: str, run: str, attempts: tuple[AttemptRecord, ...]) -> None:
+    def __init__(self, name: str, run: str, attempts: tuple[AttemptRecord, ...],
+                 references: Mapping[str, Mapping[str, tuple[float | None, str | None]]] | None = None) -> None:
         self.name = name
         self.run = run
         self.attempts = tuple(attempts)
+        #: task → metric → (the reference solution's value, or None with the reason); empty
+        #: when the run's report has no references (then ratio gates divide by the comparator)
+        self.references = references or {}
         by_task: dict[str, list[AttemptRecord]] = {}
         for a in self.attempts:
             by_task.setdefault(a.task, []).append(a)
@@ -54,6 +58,26 @@ class Package:
 
     def tasks(self) -> set[str]:
         return set(self._by_task)
+
+
+def reference_value(
+    packages: tuple[Package, ...], task: str, metrics: list[str] | tuple[str, ...]
+) -> tuple[bool, float | None, str | None]:
+    """The task's reference for ``metrics`` (their sum) from the first package whose run
+    measured references for all of them: ``(found, value, reason)``; ``found`` is False
+    when no package has one (ratio gates then divide by the comparator's median)."""
+    for p in packages:
+        refs = p.references.get(task)
+        if refs is None or any(m not in refs for m in metrics):
+            continue
+        total = 0.0
+        for m in metrics:
+            v, why = refs[m]
+            if v is None or not math.isfinite(v):
+                return True, None, f"reference {m} unavailable: {why or 'not measured'}"
+            total += v
+        return True, total, None
+    return False, None, None
 
 
 def correctness(outcome: str | None, count_overlap_passes: bool) -> str:

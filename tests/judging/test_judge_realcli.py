@@ -70,10 +70,10 @@ def scenario(tmp: Path, answers: dict[int, str], extra: list[dict] | None = None
     return path
 
 
-def refusal(done: subprocess.CompletedProcess[str], *needles: str) -> None:
+def refusal(done: subprocess.CompletedProcess[str], *needles: str, file: bool = True) -> None:
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
-    for needle in ("error:", "file:", "field:", "fix:", *needles):
+    for needle in ("error:", *(("file:",) if file else ()), "field:", "fix:", *needles):
         assert needle in done.stderr, done.stderr
 
 
@@ -264,3 +264,64 @@ def test_codex_judge_is_checked_from_its_rollouts(runs: tuple[Path, Path], tmp_p
     doc = json.loads(pb("judge", "tally", str(d), "--json", cwd=tmp_path).stdout)
     for judge in ("codex-gpt-5.1-codex-high", JUDGE_NAME):
         assert doc["judge_stats"][judge]["agreement"] == {"rate": 1.0, "pairs": 10}
+
+
+def test_refused_credentials_stop_run_before_any_reservation(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    """A refused operator variable (ANTHROPIC_API_KEY) or a floating Claude model id stops judge run with exit 2
+    before any judge spec or call folder is written."""
+    import os
+
+    d = prepare(tmp_path, runs)
+    env = {k: v for k, v in os.environ.items() if k not in ENV_DROP} | {"ANTHROPIC_API_KEY": "sk-ant-x"}
+    argv = [sys.executable, "-m", "pluginbench", "judge", "run", str(d), "--judge", JUDGE, "--probe",
+            str(SCENARIOS_DIR / "judge-always-a.yaml")]
+    done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    refusal(done, "ANTHROPIC_API_KEY", "field: environment", file=False)  # the environment, not a file
+    floating = pb("judge", "run", str(d), "--judge", "claude:sonnet:high", "--probe",
+                  str(SCENARIOS_DIR / "judge-always-a.yaml"), cwd=tmp_path)
+    refusal(floating, "field: --judge", file=False)
+    assert not (d / "results").exists() and not (d / "judge-specs").exists()
+
+
+def _write_packet(run: Path, attempt: str, task: str) -> Path:
+    """A review packet in the layout the reviewer writes (evidence/review-packets/<attempt>/), built here from the
+    attempt's own evidence: packet/{submission.patch, source/, instruction.md} and binding.json."""
+    import hashlib
+
+    from pluginbench.tasks._tree import fingerprint, scan_tree
+
+    folder = run / "evidence" / "review-packets" / attempt
+    root = folder / "packet"
+    root.mkdir(parents=True)
+    patch = (run / "evidence" / "attempts" / attempt / "model.patch").read_bytes()
+    (root / "submission.patch").write_bytes(patch)
+    frozen = run / "evidence" / "frozen" / "tasks" / task
+    shutil.copytree(frozen / "workspace", root / "source")
+    instruction = (frozen / "instruction.md").read_bytes()
+    (root / "instruction.md").write_bytes(instruction)
+    binding = {"attempt_id": attempt, "task": task, "submission_sha256": hashlib.sha256(patch).hexdigest(),
+               "starting_source_fingerprint": fingerprint(scan_tree(root / "source")),
+               "instruction_sha256": hashlib.sha256(instruction).hexdigest()}
+    (folder / "binding.json").write_text(json.dumps(binding))
+    return root
+
+
+def test_prepare_prefers_a_bound_review_packet_and_refuses_a_changed_one(runs: tuple[Path, Path],
+                                                                         tmp_path: Path) -> None:
+    """A submission with a review packet bound to its submission and starting source is read from the packet
+    (diff_origin review-packet in the key); a packet whose patch no longer matches its binding is refused."""
+    copy = tmp_path / "with-packets"
+    shutil.copytree(runs[1], copy)
+    attempt = next((copy / "evidence" / "attempts").glob("roman-numerals__vanilla__r1*")).name
+    root = _write_packet(copy, attempt, "roman-numerals")
+    d = prepare(tmp_path, (runs[0], copy))
+    key = json.loads((d / "key.json").read_text())
+    origins = {side["attempt_id"]: side["diff_origin"] for p in key["pairs"].values() for side in (p["A"], p["B"])}
+    assert origins[attempt] == "review-packet"
+    assert sum(1 for o in origins.values() if o == "snapshot") == len(origins) - 1
+    (root / "submission.patch").write_text("diff --git a/x b/x\n")
+    crit = tmp_path / "criteria.md"
+    done = pb("judge", "prepare", f"{runs[0]}=testing-discipline", f"{copy}=vanilla", "--criteria", str(crit),
+              "--seed", "1", "--output", str(tmp_path / "refused"), cwd=tmp_path)
+    refusal(done, "binding.json", "field: submission_sha256")
+    assert not (tmp_path / "refused").exists()

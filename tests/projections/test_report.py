@@ -312,6 +312,7 @@ def test_results_json_shape(tmp_path: Path) -> None:
         "reused_attempts",
         "costs",
         "notes",
+        "references",
     }
     run = doc["run"]
     assert (run["name"], run["harness"], run["model"], run["reasoning"], run["cli_version"]) == (
