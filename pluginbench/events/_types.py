@@ -291,6 +291,22 @@ class SourceOnlyGraded(_Event, frozen=True, tag="source_only.graded"):
     seconds: float | None = None
 
 
+class SourceOnlySelected(_Event, frozen=True, tag="source_only.selected"):
+    """The source-only ``index.json`` the report reads, bound by its SHA-256. ``evaluation.json``
+    is frozen and bound once (``evaluation-binding.json``, checked on resume), so the selection
+    is bound here instead; a later selection (a new filter revision, or a retried pending grade)
+    replaces it, and an earlier revision's index stays on disk unread."""
+
+    #: the filter revision whose index is selected
+    filter: str
+    #: the index, relative to the run directory
+    index: str
+    #: SHA-256 of that index.json's bytes when it was selected
+    index_sha256: str
+    #: grades the index lists
+    grades: int
+
+
 class MeasuresCollected(_Event, frozen=True, tag="measures.collected"):
     """Collectors measured the submission."""
 
@@ -417,6 +433,7 @@ Event = Union[  # noqa: UP007 - a Union object, so EVENT_TYPES can list its memb
     AttemptCompleted,
     SourceOnlyStarted,
     SourceOnlyGraded,
+    SourceOnlySelected,
     AttemptInterrupted,
     AttemptDiscarded,
     AttemptReset,

@@ -106,10 +106,11 @@ def _not_complete_reason(a: Attempt) -> str:
     return "attempt has not run yet"
 
 
-def attempt_row(a: Attempt, tampered: str | None = None) -> dict[str, Any]:
+def attempt_row(a: Attempt, tampered: str | None = None, source_only_filter: str | None = None) -> dict[str, Any]:
     """One live attempt as reported; values of an incomplete attempt are all unknown.
     ``tampered`` is why the saved model.patch no longer matches its recorded sha256: the
-    outcome is then unknown with that reason."""
+    outcome is then unknown with that reason. ``source_only_filter`` is the revision of the
+    selected (and verified) source-only index; a grade under any other revision is not shown."""
     complete = a.state == "complete"
     outcome = a.outcome if complete else None
     reason = a.outcome_reason
@@ -132,7 +133,10 @@ def attempt_row(a: Attempt, tampered: str | None = None) -> dict[str, Any]:
             if complete and tampered is None and a.native_grading is not None else None
         ),
         "overlap_paths": list(a.overlap_paths) if complete else [],
-        **source_only_fields(a if complete and tampered is None else None),
+        **source_only_fields(
+            a if complete and tampered is None and a.source_only is not None
+            and a.source_only.filter == source_only_filter else None
+        ),
         "tokens": tokens_dict(a.usage, "the agent never exited, so no usage was recorded"),
         "coding_seconds": num(a.coding_seconds),
         "measures": {k: _measure(m) for k, m in sorted(a.measures.items())} if complete else {},

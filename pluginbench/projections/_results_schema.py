@@ -315,6 +315,15 @@ class Costs(_Strict, frozen=True):
     arms: doc(dict[str, CostValue], "Arm → dollars summed over its attempts.")
 
 
+class SourceOnlyIndex(_Strict, frozen=True):
+    filter: doc(str, "The filter revision whose index is selected.")
+    index: doc(str, "The selected index.json, relative to the run directory (earlier revisions' indexes stay on disk, unread).")
+    sha256: doc(str, "The SHA-256 bound by the latest `source_only.selected` event in events.jsonl.")
+    status: doc(Literal["verified", "changed", "missing"],
+                "verified (the file's bytes match the bound SHA-256), changed or missing (its grades are then left out of the rows).")
+    reason: doc(str | None, "Why the index is not verified.")
+
+
 class ResultsJson(_Strict, frozen=True):
     """``report/results.json``."""
 
@@ -337,6 +346,10 @@ class ResultsJson(_Strict, frozen=True):
         "Task → lines metric → the task's solution/solution.patch measured with the attempts' line collector "
         "(code measures are shown as a ratio to it; ratio gates divide by it). Empty in reports made before it existed.",
     ) = {}
+    source_only_index: doc(
+        SourceOnlyIndex | None,
+        "The selected source-only index.json the rows' source-only grades come from, or null when none is selected.",
+    ) = None
 
 
 def validate(document: Any) -> ResultsJson:

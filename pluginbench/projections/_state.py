@@ -44,6 +44,7 @@ from ..events import (
     RunStopped,
     RunStopping,
     SourceOnlyGraded,
+    SourceOnlySelected,
     SourceOnlyStarted,
     SubmissionCaptured,
     SubmissionMissing,
@@ -149,6 +150,8 @@ class RunState:
     #: the open source-only round (attempt ids) and the attempts this worker graded source-only
     source_only_round: list[str] = field(default_factory=list)
     source_only_tried: set[str] = field(default_factory=set)
+    #: the source-only index.json the report reads (the latest ``source_only.selected``)
+    source_only_selected: SourceOnlySelected | None = None
     last_seq: int = 0
     last_type: str | None = None
     last_at: str | None = None
@@ -273,6 +276,8 @@ class RunState:
             case SourceOnlyGraded():
                 self.attempts[event.attempt_id].source_only = event
                 self.source_only_tried.add(event.attempt_id)
+            case SourceOnlySelected():
+                self.source_only_selected = event
             case MeasuresCollected():
                 a = self.attempts[event.attempt_id]
                 a.measured = True

@@ -313,6 +313,7 @@ def test_results_json_shape(tmp_path: Path) -> None:
         "costs",
         "notes",
         "references",
+        "source_only_index",
     }
     run = doc["run"]
     assert (run["name"], run["harness"], run["model"], run["reasoning"], run["cli_version"]) == (
