@@ -30,6 +30,7 @@ from ..events import (
     RunStopped,
     RunStopping,
     SourceOnlyGraded,
+    SourceOnlySelected,
     SourceOnlyStarted,
     SubmissionCaptured,
     SubmissionMissing,
@@ -69,6 +70,11 @@ class GradeSourceOnly(NamedTuple):
     native_grading: dict[str, float] | None
 
 
+class SelectSourceOnly(NamedTuple):
+    """Bind the current filter revision's source-only ``index.json`` (its SHA-256) with
+    ``source_only.selected``; the report then reads only that index."""
+
+
 class BuildReport(NamedTuple):
     """Rebuild ``report/`` and record ``report.built``."""
 
@@ -103,7 +109,7 @@ class Start(NamedTuple):
     repeat: int
 
 
-Command = Prepare | Grade | Measure | BuildReport | Archive | Publish | Emit
+Command = Prepare | Grade | Measure | SelectSourceOnly | BuildReport | Archive | Publish | Emit
 
 FAILED_CALLS_LIMIT = 3
 
@@ -206,11 +212,23 @@ def source_only_todo(state: RunState, *, next_worker: bool = False) -> list[str]
     return todo
 
 
+def source_only_unselected(state: RunState) -> bool:
+    """Grades exist under the current filter revision but its index is not the selected one
+    (a run graded before selections were recorded)."""
+    selected = state.source_only_selected
+    return (selected is None or selected.filter != FILTER_REVISION) and any(
+        a.source_only is not None and a.source_only.filter == FILTER_REVISION for a in state.live_attempts()
+    )
+
+
 def _finish_run(state: RunState) -> list[Command]:
-    """Every attempt is complete: the source-only round first (when one is owed), then the report."""
+    """Every attempt is complete: the source-only round first (when one is owed), the selection
+    of its index, then the report."""
     todo = source_only_todo(state)
     if todo:
         return [Emit(SourceOnlyStarted(attempt_ids=todo, filter=FILTER_REVISION))]
+    if source_only_unselected(state):
+        return [SelectSourceOnly()]
     return [BuildReport()]
 
 
@@ -292,8 +310,12 @@ def decide(state: RunState, event: Event) -> list[Command]:
             if state.stopping is not None:
                 return _drained(state)
             if state.source_only_round and all(aid in state.source_only_tried for aid in state.source_only_round):
-                return [BuildReport()]
+                return [SelectSourceOnly()]
             return []
+        case SourceOnlySelected():
+            if state.stopping is not None:
+                return _drained(state)
+            return [BuildReport()]
         case AttemptInterrupted():
             if state.stopping is None:
                 cause = "provider stop" if event.provider_stop else "attempt failed before a submission"

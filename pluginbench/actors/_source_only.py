@@ -11,13 +11,14 @@ grader image (docker) or starting source is gone is ``pending`` and tried again 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from pathlib import Path
 
 import msgspec
 
-from ..events import SourceOnlyGraded
+from ..events import SourceOnlyGraded, SourceOnlySelected
 from ..measures._source_only import FILTER_REVISION, filter_patch
 from ..rundir import patch_mismatch
 from ._context import Engine
@@ -119,3 +120,16 @@ def _record(engine: Engine, event: SourceOnlyGraded) -> None:
         index = {"source_only_filter": FILTER_REVISION, "grades": {}}
     index["grades"][event.attempt_id] = row
     write_json(index_path, index)
+
+
+def select_index(engine: Engine) -> SourceOnlySelected:
+    """Bind the current revision's ``index.json`` by the SHA-256 of its bytes now (``missing``
+    when it is not on disk, which the report then flags)."""
+    index_path = source_only_dir(engine) / "index.json"
+    try:
+        data = index_path.read_bytes()
+        digest, grades = hashlib.sha256(data).hexdigest(), len(json.loads(data).get("grades", {}))
+    except (OSError, ValueError, AttributeError):
+        digest, grades = "missing", 0
+    return SourceOnlySelected(filter=FILTER_REVISION, index=str(index_path.relative_to(engine.run_dir.root)),
+                              index_sha256=digest, grades=grades)

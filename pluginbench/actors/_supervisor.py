@@ -54,12 +54,14 @@ from ._decide import (
     Measure,
     Prepare,
     Publish,
+    SelectSourceOnly,
     Start,
     decide,
     schedule,
 )
 from ._grader import grader_actor
 from ._preparation import load_frozen, prepare
+from ._source_only import select_index
 from ._vanilla import publication
 
 Observer = Callable[[RunState, Event], None]
@@ -169,6 +171,8 @@ class Supervisor:
                     case Measure():
                         assert self._measuring is not None
                         self._measuring.send_nowait(command)
+                    case SelectSourceOnly():
+                        queue.append(select_index(self.engine))
                     case BuildReport():
                         assert self._tg is not None
                         self._tg.start_soon(self._build_report)

@@ -53,6 +53,30 @@ class Usage(msgspec.Struct, frozen=True, kw_only=True):
     native_session: Usage | None = None
 
 
+class ChildModel(msgspec.Struct, frozen=True, kw_only=True):
+    """A Codex child session that ran on another model or effort than its runner."""
+
+    session_id: str | None
+    model: str | None
+    effort: str | None
+
+
+class ModelRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """Which model and effort an attempt's sessions ran on, read from its rollouts.
+
+    ``status`` is ``single`` (the root and every child on the runner's model and effort),
+    ``mixed`` (a child on another model or effort: ``model`` is None and the attempt is
+    ineligible) or ``unknown`` (a session's model could not be read; ``reason`` says why).
+    """
+
+    status: str
+    model: str | None
+    effort: str | None = None
+    children: int | None = None
+    mismatched: list[ChildModel] = []
+    reason: str | None = None
+
+
 class Measure(msgspec.Struct, frozen=True, kw_only=True):
     """One measured value, or an explicit unknown with a reason."""
 
@@ -223,6 +247,8 @@ class AgentExited(_Event, frozen=True, tag="agent.exited"):
     coding_seconds: float
     usage: Usage
     error: str | None = None
+    #: Codex: the models and efforts its sessions ran on (None: not read, e.g. Claude)
+    model_record: ModelRecord | None = None
 
 
 class SubmissionCaptured(_Event, frozen=True, tag="submission.captured"):
@@ -289,6 +315,22 @@ class SourceOnlyGraded(_Event, frozen=True, tag="source_only.graded"):
     reason: str | None = None
     #: wall-clock seconds this grade added (the verifier replay; ~0 when reused)
     seconds: float | None = None
+
+
+class SourceOnlySelected(_Event, frozen=True, tag="source_only.selected"):
+    """The source-only ``index.json`` the report reads, bound by its SHA-256. ``evaluation.json``
+    is frozen and bound once (``evaluation-binding.json``, checked on resume), so the selection
+    is bound here instead; a later selection (a new filter revision, or a retried pending grade)
+    replaces it, and an earlier revision's index stays on disk unread."""
+
+    #: the filter revision whose index is selected
+    filter: str
+    #: the index, relative to the run directory
+    index: str
+    #: SHA-256 of that index.json's bytes when it was selected
+    index_sha256: str
+    #: grades the index lists
+    grades: int
 
 
 class MeasuresCollected(_Event, frozen=True, tag="measures.collected"):
@@ -417,6 +459,7 @@ Event = Union[  # noqa: UP007 - a Union object, so EVENT_TYPES can list its memb
     AttemptCompleted,
     SourceOnlyStarted,
     SourceOnlyGraded,
+    SourceOnlySelected,
     AttemptInterrupted,
     AttemptDiscarded,
     AttemptReset,
@@ -440,6 +483,11 @@ def encode(event: Event) -> bytes:
 def decode(line: bytes | str) -> Event:
     """Decode one line; raises :class:`msgspec.DecodeError` or ValidationError."""
     return _decoder.decode(line)
+
+
+def decode_many(lines: list[bytes]) -> list[Event]:
+    """Decode many lines in one loop (no call per line); raises like :func:`decode`."""
+    return [_decoder.decode(line) for line in lines]
 
 
 def stamp(event: Event, *, seq: int, at: str) -> Event:

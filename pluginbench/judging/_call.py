@@ -94,6 +94,16 @@ def codex_identity(call_dir: Path) -> dict[str, Any]:
     return {"model": one(models), "effort": one(efforts), "cli_version": one(versions)}
 
 
+def native_cli_version(call_dir: Path, harness: str) -> str | None:
+    """The CLI version the call's own native evidence reports (Claude: execution.json; Codex: its rollouts)."""
+    if harness == "codex":
+        return codex_identity(call_dir)["cli_version"]
+    try:
+        return json.loads((call_dir / "execution.json").read_text()).get("cli_version")
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
 async def launch_judge(harness: Any, environment: Any, spec: JudgeSpec, *, task_dir: Path, brief: str,
                        call_dir: Path, seed: int, timeout: float) -> dict[str, Any]:
     """Run one judge call; returns the host evidence (also what ``host-evidence.json`` records)."""

@@ -8,15 +8,36 @@ from typing import Any
 
 from ..errors import InputError
 from ._binding import mismatched_fields, sha256_bytes
+from ._call import native_cli_version
 from ._run import Prepared
 from ._tally import CallUsage, tally
 
 FIX_REPREPARE = "prepare a new directory with `pluginbench judge prepare` and run the judges there"
 
 
-def _call_usage(call_dir: Path) -> CallUsage:
+def _traced_usage(call_dir: Path, spec: dict[str, Any]) -> dict[str, Any]:
+    """An older call without host-evidence.json: its usage from the saved stdout.jsonl and native traces
+    (Claude transcripts, Codex rollouts), validated by today's rules; a killed call's partial trace is unknown."""
+    if not (call_dir / "agent" / "stdout.jsonl").is_file():
+        return {}
+    from ..harnesses._revalidate import revalidate_usage
+
+    try:
+        version = json.loads((call_dir / "native-treatment.json").read_text()).get("cli_version")
+    except (OSError, json.JSONDecodeError):
+        version = None
+    usage = revalidate_usage(str(spec.get("harness")), call_dir, model=spec.get("model"), cli_version=version,
+                             timed_out=False, exit_code=None, seconds=0.0)
+    return {} if usage is None else {"status": usage.status, "input_tokens": usage.input_tokens,
+                                     "output_tokens": usage.output_tokens,
+                                     "cached_input_tokens": usage.cached_input_tokens}
+
+
+def _call_usage(call_dir: Path, spec: dict[str, Any]) -> CallUsage:
     try:
         ev = json.loads((call_dir / "host-evidence.json").read_text())
+    except FileNotFoundError:
+        ev = {"usage": _traced_usage(call_dir, spec)}
     except (OSError, json.JSONDecodeError):
         return CallUsage()
     u = ev.get("usage") or {}
@@ -50,6 +71,7 @@ def tally_dir(root: Path, *, require_bound: bool) -> dict[str, Any]:
     rebind: list[str] = []
     for judge in judges:
         spec_bytes = prepared.spec_path(judge).read_bytes()
+        spec = json.loads(spec_bytes)
         calls: list[CallUsage] = []
         for pair in prepared.pairs:
             path = prepared.verdict_path(judge, pair)
@@ -67,7 +89,7 @@ def tally_dir(root: Path, *, require_bound: bool) -> dict[str, Any]:
                 raise InputError(f"unknown verdict {doc.get('verdict')!r}", file=str(path), field="verdict",
                                  fix=f"delete it and run `pluginbench judge run {root}` again")
             call_dirs = sorted((root / "results" / judge / pair).glob("call-*"))
-            calls.extend(_call_usage(c) for c in call_dirs)
+            calls.extend(_call_usage(c, spec) for c in call_dirs)
             if not call_dirs:
                 calls.append(CallUsage())  # a verdict without call evidence is one unknown call
             binding = doc.get("binding")
@@ -86,10 +108,7 @@ def tally_dir(root: Path, *, require_bound: bool) -> dict[str, Any]:
                     rebind.append(rel)
                 else:
                     call = root / "results" / judge / str(doc.get("call", ""))
-                    try:
-                        produced = json.loads((call / "host-evidence.json").read_text()).get("cli_version")
-                    except (OSError, json.JSONDecodeError):
-                        produced = None
+                    produced = native_cli_version(call, str(spec.get("harness"))) if doc.get("call") else None
                     if produced != version:
                         raise InputError("the verdict's judge CLI version is not what its call evidence records",
                                          file=str(path), field="binding.judge_cli_version", fix=FIX_REPREPARE)

@@ -10,6 +10,7 @@ are relative to the run directory). :func:`results_document` is the pure core.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import os
@@ -75,10 +76,13 @@ def results_document(
     prices: Prices | None = None, prices_reason: str | None = "no prices.json beside evaluation.json: dollars are unknown",
     tampered: Mapping[str, str] | None = None,
     references: Mapping[str, Any] | None = None,
+    source_only_index: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The results.json document (schema version 2) for a config, a folded state and the run's prices.
     ``tampered`` maps attempt ids whose saved model.patch no longer matches its recorded
-    sha256 to the reason; those attempts are reported unknown."""
+    sha256 to the reason; those attempts are reported unknown. ``source_only_index`` is the
+    selected source-only index as checked on disk (:func:`source_only_index`); rows show
+    source-only grades only from it, and only when it is verified."""
     run = run_identity(config, state, fallback_name)
     arms = arm_order(config, state)
     arm_index = {a: i for i, a in enumerate(arms)}
@@ -86,11 +90,14 @@ def results_document(
         state.live_attempts(),
         key=lambda a: (a.task, arm_index[a.arm], a.repeat, a.slot, a.attempt_id),
     )
-    rows = [attempt_row(a, (tampered or {}).get(a.attempt_id)) for a in live]
+    so_filter = (source_only_index["filter"] if source_only_index is not None
+                 and source_only_index["status"] == "verified" else None)
+    rows = [attempt_row(a, (tampered or {}).get(a.attempt_id), so_filter) for a in live]
     tasks = sorted(set(state.created.tasks if state.created else []) | {r["task"] for r in rows})
     grouped: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
-        grouped[(r["task"], r["arm"])].append(r)
+        if not r["ineligible"]:  # a child on another model or effort: left out of every comparison
+            grouped[(r["task"], r["arm"])].append(r)
 
     expected = expected_measures(run)
     missing = [m for r in rows for m in missing_values_for(r, expected)]
@@ -141,8 +148,12 @@ def results_document(
         "discarded_attempts": discarded,
         "reused_attempts": reused_attempts(state),
         "costs": costs_section(prices, prices_reason, run["model"], rows, tasks, arms),
-        "notes": notes_for(run, state, rows),
+        "notes": notes_for(run, state, rows) + (
+            [f"Source-only grades withheld: {source_only_index['reason']}"]
+            if source_only_index is not None and source_only_index["reason"] else []
+        ),
         "references": dict(references or {}),
+        "source_only_index": dict(source_only_index) if source_only_index is not None else None,
     }
 
 
@@ -282,6 +293,26 @@ def task_sources(rd: RunDir) -> list[dict[str, Any]] | None:
     return [{k: getattr(p, k) for k in keep} for p in read_pins(rd.remote_pins)]
 
 
+def source_only_index(rd: RunDir, state: RunState) -> dict[str, Any] | None:
+    """The selected source-only index (the latest ``source_only.selected``) checked against
+    its bound SHA-256; only this index is read, earlier revisions' indexes stay unread."""
+    selected = state.source_only_selected
+    if selected is None:
+        return None
+    doc = {"filter": selected.filter, "index": selected.index, "sha256": selected.index_sha256,
+           "status": "verified", "reason": None}
+    try:
+        digest = hashlib.sha256((rd.root / selected.index).read_bytes()).hexdigest()
+    except OSError:
+        return {**doc, "status": "missing",
+                "reason": f"{selected.index} is gone; its source-only grades are not reported"}
+    if digest != selected.index_sha256:
+        return {**doc, "status": "changed",
+                "reason": f"{selected.index} has sha256 {digest}, not the {selected.index_sha256} bound in "
+                          "events.jsonl when it was selected; its source-only grades are not reported"}
+    return doc
+
+
 def build_report(run_dir: Path) -> ReportFiles:
     """Rebuild ``report/`` of ``run_dir`` from its config and event log; returns the paths."""
     rd = RunDir(Path(run_dir))
@@ -295,7 +326,7 @@ def build_report(run_dir: Path) -> ReportFiles:
     prices, prices_reason = load_prices(rd.root)
     doc = results_document(
         config, state, fallback_name=rd.root.resolve().name, prices=prices, prices_reason=prices_reason,
-        tampered=tampered,
+        tampered=tampered, source_only_index=source_only_index(rd, state),
         references=references_section(rd.evidence / "frozen" / "tasks", state.created.tasks if state.created else [],
                                       config.get("measurements", DEFAULT_MEASUREMENTS)),
     )

@@ -179,6 +179,10 @@ class AttemptRow(_Strict, frozen=True):
     evidence: doc(str, "The attempt's evidence folder, relative to the run directory.")
     reused: doc(bool, "Imported from the vanilla cache instead of coded in this run.")
     origin_cohort: doc(str | None, "For a reused attempt: the cache cohort it came from.")
+    model_record: doc(dict[str, Any] | None, "Codex: the model and effort its sessions ran on (`status` single, mixed "
+                      "or unknown, `model` null unless single, `mismatched` children); null where not read.")
+    ineligible: doc(str | None, "Why the attempt is left out of every comparison (a Codex child ran on another "
+                    "model or effort), or null.")
     native_grading: doc(dict[str, Num] | None, "Every numeric key of the verifier's reward.json beyond reward (partial credit: f2p/p2p totals and passes, partial); null for reward.txt.")
     overlap_paths: doc(list[str], "Paths the patch changes that the hidden test.patch replaces (non-empty makes a pass an overlap_pass).")
     source_only_reward: doc(Num, "The source-only grade's raw verifier reward; compare with the native reward, not the outcome.")
@@ -315,6 +319,15 @@ class Costs(_Strict, frozen=True):
     arms: doc(dict[str, CostValue], "Arm → dollars summed over its attempts.")
 
 
+class SourceOnlyIndex(_Strict, frozen=True):
+    filter: doc(str, "The filter revision whose index is selected.")
+    index: doc(str, "The selected index.json, relative to the run directory (earlier revisions' indexes stay on disk, unread).")
+    sha256: doc(str, "The SHA-256 bound by the latest `source_only.selected` event in events.jsonl.")
+    status: doc(Literal["verified", "changed", "missing"],
+                "verified (the file's bytes match the bound SHA-256), changed or missing (its grades are then left out of the rows).")
+    reason: doc(str | None, "Why the index is not verified.")
+
+
 class ResultsJson(_Strict, frozen=True):
     """``report/results.json``."""
 
@@ -337,6 +350,10 @@ class ResultsJson(_Strict, frozen=True):
         "Task → lines metric → the task's solution/solution.patch measured with the attempts' line collector "
         "(code measures are shown as a ratio to it; ratio gates divide by it). Empty in reports made before it existed.",
     ) = {}
+    source_only_index: doc(
+        SourceOnlyIndex | None,
+        "The selected source-only index.json the rows' source-only grades come from, or null when none is selected.",
+    ) = None
 
 
 def validate(document: Any) -> ResultsJson:

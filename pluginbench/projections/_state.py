@@ -33,6 +33,7 @@ from ..events import (
     Event,
     LogRepaired,
     Measure,
+    ModelRecord,
     MeasuresCollected,
     PreparationStarted,
     ReadinessChecked,
@@ -44,6 +45,7 @@ from ..events import (
     RunStopped,
     RunStopping,
     SourceOnlyGraded,
+    SourceOnlySelected,
     SourceOnlyStarted,
     SubmissionCaptured,
     SubmissionMissing,
@@ -75,6 +77,7 @@ class Attempt:
     coding_seconds: float | None = None
     usage: Usage | None = None
     agent_error: str | None = None
+    model_record: ModelRecord | None = None
     captured: bool = False
     patch_sha256: str | None = None
     empty: bool | None = None
@@ -149,6 +152,8 @@ class RunState:
     #: the open source-only round (attempt ids) and the attempts this worker graded source-only
     source_only_round: list[str] = field(default_factory=list)
     source_only_tried: set[str] = field(default_factory=set)
+    #: the source-only index.json the report reads (the latest ``source_only.selected``)
+    source_only_selected: SourceOnlySelected | None = None
     last_seq: int = 0
     last_type: str | None = None
     last_at: str | None = None
@@ -246,6 +251,7 @@ class RunState:
                 a.coding_seconds = event.coding_seconds
                 a.usage = event.usage
                 a.agent_error = event.error
+                a.model_record = event.model_record
             case SubmissionCaptured():
                 self.failed_calls_in_row = []
                 a = self.attempts[event.attempt_id]
@@ -273,6 +279,8 @@ class RunState:
             case SourceOnlyGraded():
                 self.attempts[event.attempt_id].source_only = event
                 self.source_only_tried.add(event.attempt_id)
+            case SourceOnlySelected():
+                self.source_only_selected = event
             case MeasuresCollected():
                 a = self.attempts[event.attempt_id]
                 a.measured = True

@@ -143,6 +143,10 @@ def test_always_a_judge_is_flagged_and_usage_is_known(runs: tuple[Path, Path], t
                cwd=tmp_path)
     assert again.returncode == 0
     assert len(list((d / "results" / JUDGE_NAME).glob("task-*/call-*"))) == 10
+    # An older call without host-evidence.json: its usage is parsed from the saved stream and transcripts.
+    (d / "results" / JUDGE_NAME / "task-5" / "call-1" / "host-evidence.json").unlink()
+    traced = json.loads(pb("judge", "tally", str(d), "--json", cwd=tmp_path).stdout)["judge_stats"][JUDGE_NAME]
+    assert (traced["usage"]["tokens"], traced["usage"]["unknown_calls"]) == (10 * 940, 0)
     # A legacy verdict (no binding) and one bound before the CLI version was recorded: counted, or refused
     # with --require-bound.
     legacy = d / "results" / JUDGE_NAME / "task-1.json"
