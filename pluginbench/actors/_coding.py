@@ -75,6 +75,7 @@ async def code_one(engine: Engine, job: Start) -> None:
             coding_seconds=round(run.coding_seconds, 3),
             usage=run.usage,
             error=run.error,
+            model_record=run.model_record,
         )
     )
     if run.provider_stop:

@@ -13,7 +13,7 @@ import errno
 import os
 import shlex
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -116,13 +116,17 @@ def run_worker(
     observer: Observer | None = None,
     handle_signals: bool = True,
     cost_ceiling: float | None = None,
+    on_owned: Callable[[], None] | None = None,
 ) -> RunState:
     """Own the run until it finishes, stops or fails; return the final state.
 
-    ``cost_ceiling`` replaces the run's dollar ceiling from this worker on (``run.started``)."""
+    ``cost_ceiling`` replaces the run's dollar ceiling from this worker on (``run.started``).
+    ``on_owned`` runs once ``run.lock`` is held, before anything else is written."""
     rd = RunDir(run_dir.resolve())
     saved = load_saved(rd)
     with RunLock(rd.root):
+        if on_owned is not None:
+            on_owned()
         read_run_log(rd.events)  # a lost or emptied log is refused, never recreated empty
         with EventLog(rd.events) as log:
             return _own(rd, saved, log, foreground=foreground, observer=observer, handle_signals=handle_signals,

@@ -166,14 +166,22 @@ def render_calibration(cal: Calibration) -> None:
         )
     console.print(t)
     for kind, definition in sorted({(r.kind, r.definition) for r in cal.gates}):
-        console.print(f"  {kind}: a false positive is a seed whose {definition}" if kind.endswith("bound")
+        console.print(f"  {kind}: a false positive is a seed where the {definition}" if kind.endswith("bound")
                       else f"  {kind}: a false positive is a seed where the gate {definition}", highlight=False)
+    # A gate undetermined in every seed has no rate: saying nothing exceeds its level would
+    # read as a clean calibration of a gate that was never measured.
+    never = [f"{r.gate} ({r.split})" for r in cal.gates if r.determined == 0]
+    if never:
+        console.print(
+            Text(f"Not calibrated (undetermined in all {cal.seeds} seeds; compare says why): " + ", ".join(never),
+                 style="yellow")
+        )
     if cal.exceeding:
         console.print(
             Text("Calibrated rate exceeds nominal for: " + ", ".join(cal.exceeding), style="bold red")
         )
-    else:
-        console.print("No gate's calibrated rate exceeds its nominal level.", highlight=False)
+    elif len(never) < len(cal.gates):
+        console.print("No calibrated gate's rate exceeds its nominal level.", highlight=False)
 
 
 @errors_to_exit_codes

@@ -9,6 +9,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -60,24 +61,32 @@ def _confirm(real: bool, attempts: int, yes: bool) -> None:
 
 
 def _spawn_worker(rd: RunDir, notify: bool, cost_ceiling: float | None = None) -> int:
-    argv = [sys.executable, "-m", "pluginbench", "worker", str(rd.root)]
+    argv = [sys.executable, "-m", "pluginbench", "worker", str(rd.root), "--adopt-run-log"]
     if notify:
         argv.append("--notify")
     if cost_ceiling is not None:
         argv += ["--cost-ceiling", repr(cost_ceiling)]
     scope = _systemd_scope()
-    log = open(rd.log, "ab")  # noqa: SIM115 - handed to the child, closed below
+    # Until the worker holds run.lock, its output is its own (an unlinked file read back
+    # below): run.log belongs to whoever owns the run, and a worker that loses the lock
+    # race must not write its refusal into the winner's log. The worker moves its output
+    # to run.log itself once it owns the run (--adopt-run-log).
+    early = tempfile.TemporaryFile()  # noqa: SIM115 - read back on failure, closed below
     try:
         child = subprocess.Popen(
             scope + argv,
             stdin=subprocess.DEVNULL,
-            stdout=log,
+            stdout=early,
             stderr=subprocess.STDOUT,
             start_new_session=True,
             close_fds=True,
         )
+        return _await_owner(rd, child, early)
     finally:
-        log.close()
+        early.close()
+
+
+def _await_owner(rd: RunDir, child: subprocess.Popen[bytes], early: Any) -> int:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         owner = live_owner(rd.root)
@@ -93,10 +102,13 @@ def _spawn_worker(rd: RunDir, notify: bool, cost_ceiling: float | None = None) -
                     fix=f"watch it with: pluginbench status {rd.root} --watch, or stop it with: pluginbench stop {rd.root}",
                 )
             if owner is None:
-                tail = rd.log.read_text(errors="replace")[-2000:] if rd.log.exists() else ""
+                early.seek(0)
+                tail = early.read().decode(errors="replace")[-2000:]
                 raise PluginBenchError(f"the background worker exited ({child.returncode}) before owning the run:\n{tail}")
         time.sleep(0.05)
-    raise PluginBenchError(f"the background worker did not take {rd.lock} within 60 s; see {rd.log}")
+    early.seek(0)
+    tail = early.read().decode(errors="replace")[-2000:]
+    raise PluginBenchError(f"the background worker did not take {rd.lock} within 60 s:\n{tail}")
 
 
 def _systemd_scope() -> list[str]:
@@ -280,6 +292,15 @@ def _recorded_cache(state: Any) -> dict[str, Any]:
             "planned_hits": sum(1 for a in attempts if a["decision"] in ("hit", "rejected"))}
 
 
+def _config_value(value: object) -> str:
+    """A capability value as the config spells it (true, false, null, 4), not Python's repr."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 def print_cache_decisions(cache: dict[str, Any]) -> None:
     """One line per vanilla attempt: hit or miss, and the cohort (relative to the cache root)."""
     if cache.get("enabled") is False:
@@ -288,7 +309,9 @@ def print_cache_decisions(cache: dict[str, Any]) -> None:
     attempts = cache.get("attempts") or []
     hits = sum(1 for a in attempts if a["decision"] == "hit")
     where = f" under {cache['root']}" if cache.get("root") else ""
-    console.print(f"vanilla cache: {hits} of {len(attempts)} vanilla attempts hit{where}", highlight=False)
+    # A run directory shows what its preparation decided then, not a lookup made now.
+    label = "vanilla cache (as decided when the run prepared)" if cache.get("recorded") else "vanilla cache"
+    console.print(f"{label}: {hits} of {len(attempts)} vanilla attempts hit{where}", highlight=False)
     for a in attempts:
         why = f" ({a['reason']})" if a.get("reason") else ""
         console.print(f"  {a['attempt_id']}: {a['decision']} {a['cohort']}/{a['repeat']}{why}", highlight=False)
@@ -321,7 +344,7 @@ def _print_plan(summary: dict[str, object], json_out: bool) -> None:
     console.print(cost_line(summary["cost"]), highlight=False, markup=False)  # type: ignore[arg-type]
     caps = summary["capabilities"]
     console.print("capabilities: " + ", ".join(
-        f"{key} {caps[key]['value']} ({caps[key]['enforcement']})" for key in ("subagents", "max_threads", "max_depth")  # type: ignore[index]
+        f"{key} {_config_value(caps[key]['value'])} ({caps[key]['enforcement']})" for key in ("subagents", "max_threads", "max_depth")  # type: ignore[index]
     ), highlight=False, markup=False)
     slots: list[dict[str, Any]] = summary["slots"]  # type: ignore[assignment]
     if len(slots) > 500:
@@ -338,7 +361,10 @@ def _print_plan(summary: dict[str, object], json_out: bool) -> None:
     if "vanilla_cache" in summary:
         print_cache_decisions(summary["vanilla_cache"])  # type: ignore[arg-type]
     if "resume" in summary:
-        console.print(f"resume: {summary['resume']}", highlight=False)
+        resume: dict[str, int] = summary["resume"]  # type: ignore[assignment]
+        console.print(
+            f"resume: {resume['complete']} complete (never coded again), {resume['to_code']} to code, "
+            f"{resume['source_only_replays']} source-only grades to replay", highlight=False)
     console.print("dry run: nothing was started")
 
 
@@ -346,14 +372,29 @@ def _print_plan(summary: dict[str, object], json_out: bool) -> None:
 def worker_command(
     run_dir: Annotated[Path, typer.Argument(help="The run directory to own.")],
     notify: Annotated[bool, typer.Option("--notify")] = False,
+    adopt_run_log: Annotated[bool, typer.Option("--adopt-run-log", help="Send output to run.log once the run is owned.")] = False,
     cost_ceiling: Annotated[float | None, typer.Option("--cost-ceiling")] = None,
 ) -> None:
     """Own a run in this process until it ends (started by `run` in a new session)."""
     from ..actors import run_worker
 
     rd = RunDir(run_dir.resolve())
-    state = run_worker(rd.root, observer=_notifying(log_line, rd, notify), cost_ceiling=cost_ceiling)
+    state = run_worker(rd.root, observer=_notifying(log_line, rd, notify), cost_ceiling=cost_ceiling,
+                       on_owned=(lambda: _adopt_run_log(rd)) if adopt_run_log else None)
     raise typer.Exit(_finish(rd, state, notify))
+
+
+def _adopt_run_log(rd: RunDir) -> None:
+    """Point this process's stdout and stderr at ``run.log`` (appending): called only
+    while holding ``run.lock``, so only the owner of a run ever writes its log."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    fd = os.open(rd.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+    finally:
+        os.close(fd)
 
 
 @errors_to_exit_codes

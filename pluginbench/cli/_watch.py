@@ -241,4 +241,17 @@ def report_command(
         print_json(paths)
     else:
         console.print(f"report: {files.report_html}", highlight=False)
+    _warn_unusable_prices(rd.root)
+
+
+def _warn_unusable_prices(run_root: Path) -> None:
+    """A prices.json the user put there but the report could not use is said on stderr, not
+    only inside results.json: the report is still built (dollars unknown), so the exit stays 0."""
+    from ..projections._report_cost import PRICES_FILE, load_prices
+
+    if not (run_root / PRICES_FILE).is_file():
+        return
+    prices, reason = load_prices(run_root)
+    if prices is None and reason:
+        sys.stderr.write(f"warning: {reason}; every dollar figure is unknown\n")
 

@@ -6,7 +6,10 @@ One policy holds for vanilla and every treatment. What a harness can enforce dif
   agent runtimes off (``features.multi_agent``, ``features.multi_agent_v2``);
   ``agents.max_threads`` caps concurrently running children (default and ceiling 4);
   ``agents.max_depth`` (default 1) is a preference of the V1 runtime only, and the model
-  may select the V2 runtime, which has no depth limit, so it is ``not_enforced``.
+  may select the V2 runtime, which has no depth limit, so it is ``not_enforced``;
+  ``child_model`` (children inherit the runner's model and effort): on V2 the spawn tool's
+  model/effort fields are hidden, which is not a lock, so it is ``not_enforced`` and an
+  attempt with a child on another model or effort is ineligible (``_codex_children``).
 * Claude Code disables its ``Agent`` tool for ``subagents: false``; it has no concurrency
   or depth limit, so ``max_threads``/``max_depth`` are refused when set (see
   :mod:`._load`) and recorded as ``not_enforced``.
@@ -54,6 +57,12 @@ def capability_record(harness: str, caps: Capabilities) -> dict[str, Any]:
             "max_threads": _entry(threads, ENFORCED, f"agents.max_threads = {threads} (at most {CODEX_MAX_THREADS})"),
             "max_depth": _entry(depth, NOT_ENFORCED, f"agents.max_depth = {depth} is a V1-runtime preference; "
                                 "the V2 runtime a model may select has no depth limit"),
+            "child_model": _entry(
+                "inherit", NOT_ENFORCED if subagents else NOT_APPLICABLE,
+                "V2 only: features.multi_agent_v2.expose_spawn_agent_model_overrides = false hides the spawn "
+                "tool's model and effort fields; this is not a lock (V1's spawn tool keeps them), so an attempt "
+                "with any child on another model or effort records no model and is ineligible"
+                if subagents else "native agents are off"),
         }
     elif harness == "claude":
         record = {

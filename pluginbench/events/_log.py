@@ -24,8 +24,9 @@ from typing import NamedTuple
 
 import msgspec
 
+from .._gc import paused_gc
 from ..errors import CorruptLogError
-from ._types import Event, LogRepaired, RunCreated, decode, encode, stamp
+from ._types import Event, LogRepaired, RunCreated, decode, decode_many, encode, stamp
 
 
 class LogContents(NamedTuple):
@@ -43,6 +44,34 @@ def utc_now() -> str:
 
 
 def _parse(data: bytes, path: Path) -> LogContents:
+    """Every complete line decoded and seq-checked in one tight pass; on any failure the
+    line-by-line :func:`_parse_lines` runs instead, so errors name the same line and say
+    the same thing whichever path found them."""
+    *lines, tail = data.split(b"\n")
+    try:
+        with paused_gc():
+            events = decode_many(lines)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return _parse_lines(data, path)
+    if [e.seq for e in events] != list(range(1, len(events) + 1)):
+        return _parse_lines(data, path)
+    if not tail:
+        return LogContents(events, b"", len(data))
+    return _with_tail(events, tail, data, path)
+
+
+def _with_tail(events: list[Event], tail: bytes, data: bytes, path: Path) -> LogContents:
+    try:
+        event = decode(tail)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return LogContents(events, tail, len(data) - len(tail))
+    # Complete JSON that only lacks its newline: keep it, the writer adds "\n".
+    _check_seq(events, event, path, len(events) + 1)
+    events.append(event)
+    return LogContents(events, b"", len(data))
+
+
+def _parse_lines(data: bytes, path: Path) -> LogContents:
     events: list[Event] = []
     pos = 0
     size = len(data)

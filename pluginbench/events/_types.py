@@ -53,6 +53,30 @@ class Usage(msgspec.Struct, frozen=True, kw_only=True):
     native_session: Usage | None = None
 
 
+class ChildModel(msgspec.Struct, frozen=True, kw_only=True):
+    """A Codex child session that ran on another model or effort than its runner."""
+
+    session_id: str | None
+    model: str | None
+    effort: str | None
+
+
+class ModelRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """Which model and effort an attempt's sessions ran on, read from its rollouts.
+
+    ``status`` is ``single`` (the root and every child on the runner's model and effort),
+    ``mixed`` (a child on another model or effort: ``model`` is None and the attempt is
+    ineligible) or ``unknown`` (a session's model could not be read; ``reason`` says why).
+    """
+
+    status: str
+    model: str | None
+    effort: str | None = None
+    children: int | None = None
+    mismatched: list[ChildModel] = []
+    reason: str | None = None
+
+
 class Measure(msgspec.Struct, frozen=True, kw_only=True):
     """One measured value, or an explicit unknown with a reason."""
 
@@ -248,6 +272,8 @@ class AgentExited(_Event, frozen=True, tag="agent.exited"):
     coding_seconds: float
     usage: Usage
     error: str | None = None
+    #: Codex: the models and efforts its sessions ran on (None: not read, e.g. Claude)
+    model_record: ModelRecord | None = None
 
 
 class SubmissionCaptured(_Event, frozen=True, tag="submission.captured"):
@@ -533,6 +559,11 @@ def encode(event: Event) -> bytes:
 def decode(line: bytes | str) -> Event:
     """Decode one line; raises :class:`msgspec.DecodeError` or ValidationError."""
     return _decoder.decode(line)
+
+
+def decode_many(lines: list[bytes]) -> list[Event]:
+    """Decode many lines in one loop (no call per line); raises like :func:`decode`."""
+    return [_decoder.decode(line) for line in lines]
 
 
 def stamp(event: Event, *, seq: int, at: str) -> Event:

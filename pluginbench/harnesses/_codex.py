@@ -53,6 +53,7 @@ from ._codex_discovery import (
     compare,
     norm_event,
 )
+from ._codex_children import model_record
 from ._codex_events import reachable_sessions, read_exec_stream, read_rollout
 from ._codex_usage import classify_provider_stop, validate_usage
 from ._port import AgentRun, AttemptContext, FrozenTreatment, hook_arm_usage, tool_roots
@@ -447,6 +448,8 @@ class CodexHarness:
             exit_code=res.exit_code,
             timed_out=res.timed_out,
             seconds=res.seconds,
+            model=ctx.model,
+            effort=ctx.reasoning,
         )
         if any(p.hooks for p in plugins):
             # Hook subprocesses may spend tokens nobody meters: the total is unknown, the
@@ -492,7 +495,8 @@ class CodexHarness:
             return texts
 
 
-def read_agent_run(stdout: str, rollouts: list[str], *, exit_code: int | None, timed_out: bool, seconds: float) -> AgentRun:
+def read_agent_run(stdout: str, rollouts: list[str], *, exit_code: int | None, timed_out: bool, seconds: float,
+                   model: str | None = None, effort: str | None = None) -> AgentRun:
     """Pure: the :class:`AgentRun` of one exec from its stdout and rollout texts."""
     trace = read_exec_stream(stdout)
     parsed = [read_rollout(t) for t in rollouts]
@@ -506,4 +510,5 @@ def read_agent_run(stdout: str, rollouts: list[str], *, exit_code: int | None, t
     if error is None and not timed_out and exit_code not in (0, None):
         error = f"codex exited {exit_code} without a turn.failed event"
     return AgentRun(exit_code=exit_code, timed_out=timed_out, coding_seconds=seconds, usage=usage,
-                    error=error, provider_stop=stop)
+                    error=error, provider_stop=stop,
+                    model_record=model_record(sessions, model=model, effort=effort))

@@ -30,6 +30,10 @@ def _toml_str(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+#: ``[features.multi_agent_v2]`` key that hides the V2 spawn tool's model and effort fields.
+V2_HIDE_SPAWN_OVERRIDES = "expose_spawn_agent_model_overrides"
+
+
 def config_toml(
     *, probe: tuple[str, Mapping[str, str]] | None, capabilities: Capabilities | None = None
 ) -> str:
@@ -45,8 +49,9 @@ def config_toml(
     false`` turns both native agent runtimes off (``features.multi_agent`` and
     ``features.multi_agent_v2``, checked with ``--strict-config``: the V1 namespace
     ``multi_agent_v1`` then leaves the model-visible tool list); otherwise
-    ``[agents] max_threads`` (at most 4) and ``max_depth`` (a V1 preference) are set and
-    the model keeps choosing its runtime.
+    ``[agents] max_threads`` (at most 4) and ``max_depth`` (a V1 preference) are set, the
+    V2 spawn tool's ``model``/``reasoning_effort`` fields are hidden, and the model keeps
+    choosing its runtime.
     """
     subagents, max_threads, max_depth = codex_settings(capabilities or Capabilities())
     lines = [
@@ -69,6 +74,11 @@ def config_toml(
     if not subagents:
         lines += ["multi_agent = false", "multi_agent_v2 = false"]
     else:
+        # V2 only: drop the spawn tool's ``model``/``reasoning_effort`` fields (checked on
+        # 0.169.0: a table without ``enabled`` leaves the runtime to the model, and V1's
+        # spawn_agent keeps its fields). Not a lock: children on another model or effort
+        # are still detected from the rollouts and make the attempt ineligible.
+        lines += [f"multi_agent_v2 = {{ {V2_HIDE_SPAWN_OVERRIDES} = false }}"]
         lines += ["", "[agents]", f"max_threads = {max_threads}", f"max_depth = {max_depth}"]
     if probe is not None:
         provider_id, table = probe

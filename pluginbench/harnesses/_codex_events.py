@@ -151,6 +151,8 @@ class Rollout(NamedTuple):
     error_message: str | None
     error_info: object  # task_complete.error.codex_error_info, verbatim
     bad_lines: int
+    #: (model, effort) of each ``turn_context`` record, in order (None where not recorded)
+    turns: tuple[tuple[str | None, str | None], ...] = ()
 
 
 def _find_key(obj: object, key: str) -> object:
@@ -179,6 +181,7 @@ def read_rollout(text: str) -> Rollout:
     completed = False
     err_msg: str | None = None
     err_info: object = None
+    turns: list[tuple[str | None, str | None]] = []
     for rec in records:
         payload = rec.get("payload") if isinstance(rec.get("payload"), Mapping) else {}
         kind = rec.get("type")
@@ -187,6 +190,8 @@ def read_rollout(text: str) -> Rollout:
             session_id = sid if isinstance(sid, str) else None
             found = _find_key(payload.get("source"), "parent_thread_id")
             parent = found if isinstance(found, str) else None
+        elif kind == "turn_context":
+            turns.append(_turn_model(payload))
         elif kind == "event_msg" and payload.get("type") == "token_count":
             info = payload.get("info")
             if isinstance(info, Mapping) and info.get("total_token_usage") is not None:
@@ -205,7 +210,18 @@ def read_rollout(text: str) -> Rollout:
                 err_info = err.get("codex_error_info")
             else:
                 err_msg, err_info = None, None
-    return Rollout(session_id, parent, totals, counts, completed, err_msg, err_info, bad)
+    return Rollout(session_id, parent, totals, counts, completed, err_msg, err_info, bad, tuple(turns))
+
+
+def _turn_model(payload: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """(model, effort) of one ``turn_context``: ``effort``, else the collaboration mode's."""
+    model = payload.get("model")
+    effort = payload.get("effort")
+    if effort is None:
+        settings = _find_key(payload.get("collaboration_mode"), "settings")
+        if isinstance(settings, Mapping):
+            effort = settings.get("reasoning_effort")
+    return (model if isinstance(model, str) else None, effort if isinstance(effort, str) else None)
 
 
 def reachable_sessions(root: str, rollouts: Iterable[Rollout]) -> tuple[list[Rollout], list[str]]:

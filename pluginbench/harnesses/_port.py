@@ -25,7 +25,7 @@ from typing import NamedTuple, Protocol
 import msgspec
 
 from ..environments._port import Sandbox
-from ..events import Usage
+from ..events import ModelRecord, Usage
 from ..tasks import HarborTask
 
 
@@ -68,6 +68,7 @@ class AgentRun(NamedTuple):
     usage: Usage
     error: str | None = None
     provider_stop: str | None = None  # the cause, when the provider/account stopped it
+    model_record: ModelRecord | None = None  # Codex: the models its sessions ran on
 
 
 class Harness(Protocol):

@@ -96,7 +96,8 @@ def results_document(
     tasks = sorted(set(state.created.tasks if state.created else []) | {r["task"] for r in rows})
     grouped: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
-        grouped[(r["task"], r["arm"])].append(r)
+        if not r["ineligible"]:  # a child on another model or effort: left out of every comparison
+            grouped[(r["task"], r["arm"])].append(r)
 
     expected = expected_measures(run)
     missing = [m for r in rows for m in missing_values_for(r, expected)]

@@ -14,12 +14,14 @@ with a reason.
 from __future__ import annotations
 
 import math
+
+import msgspec
 from collections.abc import Mapping
 from typing import Any
 
 from .. import stats
 from ..config import capability_record_of
-from ..events import Measure, Usage
+from ..events import Measure, ModelRecord, Usage
 from ._state import OUTCOMES, VANILLA, Attempt, RunState
 from ._view import NATIVE_SESSION_LABEL
 
@@ -106,6 +108,14 @@ def _not_complete_reason(a: Attempt) -> str:
     return "attempt has not run yet"
 
 
+def ineligible_reason(record: ModelRecord | None) -> str | None:
+    """Why an attempt with ``record`` is left out of every comparison: a Codex child ran
+    on another model or effort (``mixed``); None when it is eligible."""
+    if record is not None and record.status == "mixed":
+        return record.reason or "a child session ran on another model or effort"
+    return None
+
+
 def attempt_row(a: Attempt, tampered: str | None = None, source_only_filter: str | None = None) -> dict[str, Any]:
     """One live attempt as reported; values of an incomplete attempt are all unknown.
     ``tampered`` is why the saved model.patch no longer matches its recorded sha256: the
@@ -143,6 +153,8 @@ def attempt_row(a: Attempt, tampered: str | None = None, source_only_filter: str
         "evidence": f"evidence/attempts/{a.attempt_id}",
         "reused": a.reused,
         "origin_cohort": a.origin_cohort,
+        "model_record": msgspec.to_builtins(a.model_record) if a.model_record is not None else None,
+        "ineligible": ineligible_reason(a.model_record),
     }
 
 
@@ -417,6 +429,13 @@ def notes_for(run: Mapping[str, Any], state: RunState, rows: list[dict[str, Any]
     if bounds:
         notes.append(
             f"Token usage is only a lower bound for {len(bounds)} attempt(s): " + ", ".join(bounds)
+        )
+    mixed = [r["attempt_id"] for r in rows if r.get("ineligible")]
+    if mixed:
+        notes.append(
+            f"{len(mixed)} attempt(s) are ineligible and left out of every comparison: a child session ran on "
+            "another model or effort than the runner's, so the attempt records no model (attempts[].ineligible, "
+            "attempts[].model_record): " + ", ".join(mixed)
         )
     hooked = [r["attempt_id"] for r in rows if r["tokens"].get("native_session") is not None]
     if hooked:

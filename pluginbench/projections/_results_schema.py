@@ -188,6 +188,10 @@ class AttemptRow(_Strict, frozen=True):
     evidence: doc(str, "The attempt's evidence folder, relative to the run directory.")
     reused: doc(bool, "Imported from the vanilla cache instead of coded in this run.")
     origin_cohort: doc(str | None, "For a reused attempt: the cache cohort it came from.")
+    model_record: doc(dict[str, Any] | None, "Codex: the model and effort its sessions ran on (`status` single, mixed "
+                      "or unknown, `model` null unless single, `mismatched` children); null where not read.")
+    ineligible: doc(str | None, "Why the attempt is left out of every comparison (a Codex child ran on another "
+                    "model or effort), or null.")
     native_grading: doc(dict[str, Num] | None, "Every numeric key of the verifier's reward.json beyond reward (partial credit: f2p/p2p totals and passes, partial); null for reward.txt.")
     overlap_paths: doc(list[str], "Paths the patch changes that the hidden test.patch replaces (non-empty makes a pass an overlap_pass).")
     source_only_reward: doc(Num, "The source-only grade's raw verifier reward; compare with the native reward, not the outcome.")

@@ -33,6 +33,7 @@ from ..events import (
     Event,
     LogRepaired,
     Measure,
+    ModelRecord,
     MeasuresCollected,
     PreparationStarted,
     ReadinessChecked,
@@ -85,6 +86,7 @@ class Attempt:
     coding_seconds: float | None = None
     usage: Usage | None = None
     agent_error: str | None = None
+    model_record: ModelRecord | None = None
     captured: bool = False
     patch_sha256: str | None = None
     empty: bool | None = None
@@ -337,6 +339,7 @@ class RunState:
                 a.coding_seconds = event.coding_seconds
                 a.usage = event.usage
                 a.agent_error = event.error
+                a.model_record = event.model_record
             case SubmissionCaptured():
                 self.failed_calls_in_row = []
                 a = self.attempts[event.attempt_id]

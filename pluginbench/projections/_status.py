@@ -22,6 +22,7 @@ from typing import Any
 
 import msgspec
 
+from .._gc import paused_gc
 from ..events import encode, live_owner, read_run_log
 from ..rundir import RunDir
 from ._ledger import LedgerView, read_ledger
@@ -48,13 +49,14 @@ def _heartbeat(rd: RunDir, now: float) -> dict[str, Any] | None:
 def _sum_usages(usages: list[dict[str, Any]]) -> dict[str, Any]:
     totals: dict[str, Any] = {}
     for f in TOKEN_FIELDS:
-        values = []
-        for usage in usages:
-            v = usage.get(f)
-            if f == "total_tokens" and v is None and usage.get("input_tokens") is not None and usage.get("output_tokens") is not None:
-                v = usage["input_tokens"] + usage["output_tokens"]
-            values.append(v)
-        totals[f] = None if any(v is None for v in values) else sum(values)
+        values = [usage.get(f) for usage in usages]
+        if f == "total_tokens" and None in values:
+            values = [
+                v if v is not None or u.get("input_tokens") is None or u.get("output_tokens") is None
+                else u["input_tokens"] + u["output_tokens"]
+                for v, u in zip(values, usages, strict=True)
+            ]
+        totals[f] = None if None in values else sum(values)
     return totals
 
 
@@ -67,8 +69,9 @@ def _sum_tokens(rows: list[dict[str, Any]]) -> dict[str, Any]:
     ``None`` when no counted attempt has one."""
     counted = [r for r in rows if r.get("tokens_status") != "not_started"]
     totals = _sum_usages([r.get("usage") or {} for r in counted])
-    totals["lower_bound"] = any(r.get("tokens_status") in ("unknown", "lower_bound") for r in counted)
-    totals["unvalidated"] = any(r.get("tokens_status") == "unvalidated" for r in counted)
+    statuses = {r.get("tokens_status") for r in counted}
+    totals["lower_bound"] = not statuses.isdisjoint(("unknown", "lower_bound"))
+    totals["unvalidated"] = "unvalidated" in statuses
     native = [(r.get("usage") or {}).get("native_session") for r in counted]
     sessions = [n for n in native if n]
     totals["native_session"] = None if not sessions else {
@@ -92,6 +95,13 @@ def status_snapshot(
     ``ledger_reader`` lets an async caller (the dashboard) hand in the ledger view it
     read itself; ``check_left_running=False`` keeps Docker out of a page poll
     (``left_running`` is then null, as the dashboard's contract says)."""
+    with paused_gc():
+        return _snapshot(run_dir, now, ledger_reader, check_left_running)
+
+
+def _snapshot(
+    run_dir: Path, now: float | None, ledger_reader: Callable[[Path], LedgerView | None], check_left_running: bool
+) -> dict[str, Any]:
     import time
 
     rd = RunDir(run_dir.resolve())
@@ -102,12 +112,14 @@ def status_snapshot(
     # states come from the ledger only when the ledger is at exactly that event, else
     # from a fold of the same events. States and last_event never mix two moments.
     contents = read_run_log(rd.events)
-    last = contents.events[-1]
+    last, torn_tail_bytes = contents.events[-1], len(contents.torn_tail)
     view = ledger_reader(rd.ledger)
     if view is not None and view.last_seq == last.seq:
+        del contents  # verified; the ledger holds the same moment, so no fold is needed
         run, rows, source = view.run, view.attempts, "ledger"
     else:
         state = fold(contents.events)
+        del contents
         run, rows = run_row(state), attempt_rows(state)
         source = "events"
     phase = run["phase"]
@@ -142,7 +154,7 @@ def status_snapshot(
         "owner": None if owner is None else {"pid": owner.pid, "pgid": owner.pgid, "started_at": owner.started_at},
         "heartbeat": _heartbeat(rd, now),
         "last_event": last_event,
-        "torn_tail_bytes": len(contents.torn_tail),
+        "torn_tail_bytes": torn_tail_bytes,
         "error": run.get("error"),
         "stopping": run.get("stopping"),
         "states_source": source,

@@ -86,8 +86,8 @@ def _false_positive(kind: str, gate_status: str, low: float | None, high: float 
 
 
 DEFINITIONS = {
-    "correctness_bound": "lower 95% bound of the pass-rate difference above 0",
-    "token_bound": "upper 95% bound of the token ratio below 1",
+    "correctness_bound": "lower 95% bound of the pass-rate difference is above 0",
+    "token_bound": "upper 95% bound of the token ratio is below 1",
     "count": "fails an identical treatment",
     "metric": "fails an identical treatment",
 }

@@ -171,3 +171,17 @@ async def test_plan_check_and_report_name_hits_and_origin_cohorts(tmp_path: Path
     assert [a["decision"] for a in resumed["attempts"]] == ["hit", "hit"]
     status = cli.invoke(app, ["status", str(second)]).output
     assert "2 of 2 vanilla attempts reused" in status
+
+
+async def test_dry_run_of_a_run_directory_labels_recorded_decisions_and_counts_resume_work(tmp_path: Path, cache: Path) -> None:
+    """run <run-dir> --dry-run says its cache lines are what preparation decided (a finished run's own misses stay misses) and counts the resume work in words, not a Python dict."""
+    from typer.testing import CliRunner
+
+    from pluginbench.cli import app
+
+    first, _ = await _evaluate(tmp_path, "run1")
+    text = CliRunner().invoke(app, ["run", str(first), "--dry-run"]).output
+    flat = " ".join(text.split())
+    assert "vanilla cache (as decided when the run prepared): 0 of 2 vanilla attempts hit" in flat, text
+    assert "resume: 4 complete (never coded again), 0 to code" in flat, text
+    assert "{'" not in text

@@ -219,6 +219,40 @@ def test_second_concurrent_run_names_the_owner(tmp_path: Path, monkeypatch: pyte
         holder.wait()
 
 
+def test_losing_worker_leaves_the_winners_run_log_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The background worker of the `run` that lost the lock race writes nothing into the
+    winner's run.log; the refusal goes only to the losing command's own output."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    from pluginbench.actors import create_run
+    from pluginbench.cli import _run
+    from pluginbench.config import load
+
+    rd = create_run(load(write_config(tmp_path)), tmp_path / "run")
+    rd.log.write_text("12:00 winner progress line\n")
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys,time; from pathlib import Path; from pluginbench.events import RunLock; "
+         "RunLock(Path(sys.argv[1])).acquire(); print('held', flush=True); time.sleep(60)", str(rd.root)],
+        stdout=subprocess.PIPE, text=True,
+    )
+    real = _run.live_owner
+    calls = {"n": 0}
+
+    def racing_live_owner(root: Path) -> object:
+        calls["n"] += 1
+        return None if calls["n"] == 1 else real(root)  # the first check ran before the winner took the lock
+
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        monkeypatch.setattr(_run, "live_owner", racing_live_owner)
+        code, out = run_cli("run", str(rd.root))
+        assert_refused(code, out, f"live pid {holder.pid}")
+        assert rd.log.read_text() == "12:00 winner progress line\n"
+    finally:
+        holder.kill()
+        holder.wait()
+
+
 def test_missing_cli_is_said_before_the_paid_run_question(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """run claude.yaml without the Claude CLI says it is not installed before asking to pay."""
     from pluginbench.probe import _clis

@@ -24,7 +24,7 @@ def test_codex_enforces_subagents_and_threads_but_not_depth():
     rec = capability_record("codex", Capabilities())
     assert (rec["subagents"]["value"], rec["max_threads"]["value"], rec["max_depth"]["value"]) == (True, 4, 1)
     assert rec["subagents"]["enforcement"] == rec["max_threads"]["enforcement"] == "enforced"
-    assert rec["max_depth"]["enforcement"] == "not_enforced" and rec["not_enforced"] == ["max_depth"]
+    assert rec["max_depth"]["enforcement"] == "not_enforced" and rec["not_enforced"] == ["child_model", "max_depth"]
     assert capability_record("codex", Capabilities(max_threads=2, max_depth=3))["max_threads"]["value"] == 2
 
 
@@ -45,10 +45,11 @@ def test_controls_record_not_applicable_and_the_mapping_form_agrees():
 
 
 def test_codex_config_carries_the_capability_policy():
-    """config.toml sets [agents] max_threads/max_depth when subagents are on, and turns both agent runtimes off when not."""
+    """config.toml sets [agents] max_threads/max_depth and hides the V2 spawn tool's model/effort when subagents are on, and turns both agent runtimes off when not."""
     on = tomllib.loads(config_toml(probe=None, capabilities=Capabilities(max_threads=2, max_depth=2)))
     assert on["agents"] == {"max_threads": 2, "max_depth": 2}
     assert "multi_agent" not in on["features"]
+    assert on["features"]["multi_agent_v2"] == {"expose_spawn_agent_model_overrides": False}
     default = tomllib.loads(config_toml(probe=None))
     assert default["agents"] == {"max_threads": 4, "max_depth": 1}
     off = tomllib.loads(config_toml(probe=None, capabilities=Capabilities(subagents=False)))
@@ -73,7 +74,7 @@ def test_dry_run_plan_records_capabilities(tmp_path: Path) -> None:
     caps = json.loads(result.output)["capabilities"]
     assert caps["not_enforced"] == [] and caps["subagents"]["enforcement"] == "not_applicable"
     text = CliRunner().invoke(app, ["run", str(config), "--dry-run"])
-    assert "capabilities: subagents True (not_applicable)" in text.output
+    assert "capabilities: subagents true (not_applicable), max_threads null (not_applicable)" in text.output
 
 
 def test_max_depth_below_one_is_refused(tmp_path: Path) -> None:
@@ -92,7 +93,7 @@ def test_results_json_identity_records_capabilities(tmp_path: Path) -> None:
     doc = load(b.close())
     run = doc["run"]
     assert run["capabilities"] == capability_record("codex", Capabilities())
-    assert run["capabilities"]["not_enforced"] == ["max_depth"]
+    assert run["capabilities"]["not_enforced"] == ["child_model", "max_depth"]
     assert doc["comparison_identity"]["capabilities"] == run["capabilities"]
 
 

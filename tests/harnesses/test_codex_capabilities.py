@@ -123,3 +123,43 @@ async def test_login_status_runs_in_the_sandbox_before_coding(tmp_path, cli, log
         else:
             with pytest.raises(CodexLoginError, match="failed to deserialize CLI auth"):
                 await harness.login_status(sb)
+
+
+def _spawn_fields(body: object) -> dict[str, list[str]]:
+    """``namespace.spawn_agent -> its parameter names`` among the tools of one request body."""
+    found: dict[str, list[str]] = {}
+    for tool in (body or {}).get("tools", []) if isinstance(body, dict) else []:
+        if tool.get("type") == "namespace":
+            for inner in tool.get("tools", []):
+                if inner.get("name") == "spawn_agent":
+                    found[tool["name"]] = sorted((inner.get("parameters") or {}).get("properties", {}))
+    return found
+
+
+@pytest.mark.parametrize("runtime", ["v1", "v2"])
+def test_v2_spawn_tool_hides_model_and_effort(tmp_path, cli, runtime):
+    """The delivered config makes the real CLI's V2 spawn_agent offer no model or reasoning_effort field, while V1's keeps them (not a lock)."""
+    from pluginbench.probe import launch_env
+
+    home = tmp_path / "home"
+    with ProbeServer(load_scenario(SCENARIOS / "text.yaml")) as probe:
+        harness = CodexHarness(cli, "0.169.0", probe.base_url)
+        harness.deliver(VANILLA, home)
+        ws = _workspace(tmp_path)
+        # An unknown slug offers the agent tools directly (bundled slugs defer them behind tool_search);
+        # V2 is forced on here only to see its tool; a run leaves the runtime to the model.
+        force = ["-c", "features.multi_agent_v2.enabled=true"] if runtime == "v2" else []
+        env = {"PATH": os.environ["PATH"], "HOME": str(home), "CODEX_HOME": str(home / ".codex"),
+               "TMPDIR": str(tmp_path), **launch_env("responses", probe.base_url).env}
+        done = subprocess.run([str(cli), "exec", "--json", "--strict-config", "--skip-git-repo-check", "-C", str(ws),
+                               "-m", "stub-model", *force, "--", "Say hello."],
+                              env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        probe.wait_idle()
+        coding = [r for r in probe.requests if r.kind == "coding"]
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert coding, "the CLI made no coding request"
+    fields = _spawn_fields(coding[0].body)
+    if runtime == "v2":
+        assert fields == {"collaboration": ["fork_turns", "message", "task_name"]}
+    else:
+        assert fields["multi_agent_v1"] == ["fork_context", "items", "message", "model", "reasoning_effort"]

@@ -132,6 +132,10 @@ async def test_vanilla_attempt_edits_workspace_and_usage_is_exact(tmp_path, cli)
     assert_usage_equals_served(run, served)
     assert list((adir / "agent" / "rollouts").glob("rollout-*.jsonl"))
     assert (adir / "agent" / "stdout.jsonl").read_text().count('"turn.completed"') == 1
+    # no child: the real rollout's turn context names the runner's model and effort
+    rec_model = run.model_record
+    assert rec_model is not None and (rec_model.status, rec_model.model, rec_model.effort, rec_model.children) == (
+        "single", "gpt-5.5", "medium", 0)
 
 
 @pytest.mark.anyio

@@ -29,6 +29,7 @@ from pluginbench.events._types import (
     AttemptStarted,
     Measure,
     MeasuresCollected,
+    ModelRecord,
     RunCreated,
     SlotPlan,
     TaskPrepared,
@@ -143,11 +144,13 @@ class RunBuilder:
         lines: int | None = 3,
         reason: str | None = None,
         attempt_id: str | None = None,
+        model_record: ModelRecord | None = None,
     ) -> str:
         aid = self.start(self.slot(task, arm, repeat), attempt_id)
         self.log.append(
             AgentExited(
-                attempt_id=aid, exit_code=0, timed_out=False, coding_seconds=12.5, usage=usage
+                attempt_id=aid, exit_code=0, timed_out=False, coding_seconds=12.5, usage=usage,
+                model_record=model_record,
             )
         )
         reward = None if outcome in ("unknown", "empty") else float(outcome == "pass")

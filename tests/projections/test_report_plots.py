@@ -82,3 +82,23 @@ def test_report_without_or_with_bad_prices_says_why(tmp_path) -> None:
     (root / "prices.json").write_text('{"as_of": "yesterday", "models": {}}')
     doc = load(root)
     assert doc["costs"]["prices"] is None and "field as_of" in doc["costs"]["reason"]
+
+
+def test_report_command_warns_on_stderr_about_an_unusable_prices_json(tmp_path) -> None:
+    """pluginbench report still builds the report (exit 0) but says on stderr that the prices.json it found is invalid, naming the field; no warning without one."""
+    from typer.testing import CliRunner
+
+    from pluginbench.actors import create_run
+    from pluginbench.cli import app
+    from pluginbench.config import load as load_config
+    from tests.runs_helpers import write_config
+
+    config = write_config(tmp_path, tasks=["roman-numerals"], repeats=1)
+    root = create_run(load_config(config), tmp_path / "run").root
+    quiet = CliRunner().invoke(app, ["report", str(root)])
+    assert quiet.exit_code == 0 and "warning" not in quiet.stderr
+    (root / "prices.json").write_text('{"as_of": "yesterday", "models": {}}')
+    res = CliRunner().invoke(app, ["report", str(root)])
+    assert res.exit_code == 0, res.output
+    assert "report:" in res.stdout
+    assert "warning: prices.json is invalid" in res.stderr and "field as_of" in res.stderr
