@@ -91,7 +91,9 @@ def runs_fragment(rows: list[RunsRow]) -> str:
                    "evaluation-binding.json); the folders are searched again every 10 s</p>")
         return "".join(out)
     out.append('<table id="runs"><tr><th>run</th><th>phase</th><th>completed</th><th>outcomes</th>'
-               "<th>coding tokens</th><th>harness</th><th>model</th><th>effort</th><th>last activity</th></tr>")
+               '<th title="what this run spent: attempts reused from the vanilla cache are excluded (their origin run '
+               'paid for them)">coding tokens spent</th><th>harness</th><th>model</th><th>effort</th>'
+               "<th>last activity</th></tr>")
     for r in rows:
         outcomes = ", ".join(f'<span class="m-{escape(k)}">{v} {escape(k)}</span>' for k, v in r.outcomes.items())
         phase = f'<span class="{"running" if r.running else ""}">{escape(r.phase)}</span>'

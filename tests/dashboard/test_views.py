@@ -105,6 +105,13 @@ def test_runs_page_lists_running_runs_first(tmp_path: Path) -> None:
     assert rows[1].tokens is None  # one attempt's usage is unknown: the total is unknown, not a sum
 
 
+def test_runs_page_tokens_column_says_it_is_what_the_run_spent(tmp_path: Path) -> None:
+    """The Runs table's token column is labelled as the run's spend and its tooltip says reused vanilla attempts are excluded."""
+    html = runs_fragment(runs_model([source(synthetic_run(tmp_path / "a", name="alpha"))]))
+    assert ">coding tokens spent</th>" in html
+    assert "reused from the vanilla cache are excluded" in html
+
+
 def test_results_filters_narrow_rows_and_blanks_stay_blank(tmp_path: Path) -> None:
     """Each filter keeps only matching rows; an unmeasured value is None (a blank cell), never 0."""
     src = source(synthetic_run(tmp_path / "a"))
