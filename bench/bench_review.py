@@ -81,7 +81,7 @@ def main() -> None:
     ap.add_argument("--harness", nargs="+", default=["claude", "codex", "simulated"])
     args = ap.parse_args()
     os.environ.pop("CLAUDE_CODE_OAUTH_TOKEN", None)
-    print(f"| reviewer | rounds | median s | min s | max s |\n| --- | ---: | ---: | ---: | ---: |")
+    print("| reviewer | rounds | median s | min s | max s |\n| --- | ---: | ---: | ---: | ---: |")
     for harness in args.harness:
         with tempfile.TemporaryDirectory(prefix="pb-bench-review-") as tmp:
             run = make_run(Path(tmp), harness)

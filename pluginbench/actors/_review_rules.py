@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from ..events import Event, ReviewCompleted, ReviewFailed, ReviewRevisionFinished, RunStarted, RunStopping
+from ..events import (
+    Event,
+    ReviewCompleted,
+    ReviewFailed,
+    ReviewRevisionFinished,
+    RunStarted,
+    RunStopping,
+)
 from ..projections._state import INITIAL_REVIEW, Attempt, RunState
 from ._actor_ext import ActorExtension, CoreRules, Emit, Requirement
 

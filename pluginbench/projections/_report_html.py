@@ -12,10 +12,10 @@ from html import escape
 from typing import Any
 
 from ._report_cost import cost_html
-from ._report_reviews_html import reviews_html
 from ._report_css import CSS
 from ._report_plots import PLOT_CSS, plots_section
 from ._report_refs import references_html
+from ._report_reviews_html import reviews_html
 
 UNKNOWN = '<span class="unknown">unknown</span>'
 

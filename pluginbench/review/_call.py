@@ -70,16 +70,16 @@ def _review_task(prompt: str, stage: Path) -> HarborTask:
 
 
 def _read_only(root: Path) -> None:
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, _dirs, filenames in os.walk(root):
         for name in filenames:
             p = Path(dirpath) / name
             p.chmod(p.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
-    for dirpath, dirnames, _ in os.walk(root, topdown=False):
+    for dirpath, _dirs, _ in os.walk(root, topdown=False):
         Path(dirpath).chmod(0o555)
 
 
 def _remove(root: Path) -> None:
-    for dirpath, dirnames, _ in os.walk(root):
+    for dirpath, _dirs, _ in os.walk(root):
         Path(dirpath).chmod(0o755)
     shutil.rmtree(root, ignore_errors=True)
 

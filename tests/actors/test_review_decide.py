@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from pluginbench.actors import Emit, Grade, Measure, decide, schedule
+from pluginbench.actors import Emit, Grade, Measure, schedule
 from pluginbench.actors._review_rules import Review
 from pluginbench.events import (
     AgentExited,
