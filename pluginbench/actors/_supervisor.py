@@ -17,6 +17,7 @@ because those calls are already paid for.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import signal
@@ -249,10 +250,9 @@ class Supervisor:
         if entry is None:
             print(f"vanilla attempt {attempt_id} is not cached: {reason}", flush=True)
         assert self._inbox is not None
-        try:
+        # The run may already have ended (failed); the entry itself is complete either way.
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
             await self._inbox.send(Envelope(AttemptCached(attempt_id=attempt_id, entry=entry, reason=reason), None))
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass  # the run already ended (failed); the entry itself is complete either way
 
     async def _prepare(self) -> None:
         assert self._prep_scope is not None

@@ -11,6 +11,7 @@ of a finished vanilla attempt for the Supervisor, which publishes it off the loo
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import tempfile
 from pathlib import Path
@@ -156,9 +157,10 @@ async def consult(engine: Engine, state: RunState) -> None:
                 decisions.append(CacheDecision(repeat=repeat, attempt_id=a.attempt_id, decision="kept",
                                                reason="already reused or coded by this run"))
                 continue
-            decision, reason, manifest = await anyio.to_thread.run_sync(
-                lambda r=repeat: examine(root / entry_of(key, r), key=key, repeat=r, inputs=inputs, images=images,
-                                         starting_source=engine.starting_source(task_id)))
+            examine_entry = functools.partial(
+                examine, root / entry_of(key, repeat), key=key, repeat=repeat, inputs=inputs, images=images,
+                starting_source=engine.starting_source(task_id))
+            decision, reason, manifest = await anyio.to_thread.run_sync(examine_entry)
             decisions.append(CacheDecision(repeat=repeat, attempt_id=a.attempt_id, decision=decision, reason=reason))
             if manifest is not None:
                 reuse.append((a, manifest))

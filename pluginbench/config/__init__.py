@@ -3,7 +3,15 @@
 from importlib import resources
 
 from ._capabilities import capability_record, capability_record_of, codex_settings
-from ._load import LoadedConfig, SpecProblem, load, parse_evaluation, reviewer_spec_problem, to_builtins, validate
+from ._load import (
+    LoadedConfig,
+    SpecProblem,
+    load,
+    parse_evaluation,
+    reviewer_spec_problem,
+    to_builtins,
+    validate,
+)
 from ._schema import (
     CONTROL_HARNESSES,
     HARNESSES,

@@ -13,7 +13,14 @@ import yaml
 
 from ..errors import ConfigError
 from ..tasks._urls import BadTaskUrl, parse_task_url
-from ._schema import CONTROL_HARNESSES, HARNESSES, MEASUREMENTS, REASONING, REVIEWER_HARNESSES, Evaluation
+from ._schema import (
+    CONTROL_HARNESSES,
+    HARNESSES,
+    MEASUREMENTS,
+    REASONING,
+    REVIEWER_HARNESSES,
+    Evaluation,
+)
 
 _ARM_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 _EXACT_VERSION = re.compile(r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")

@@ -33,6 +33,7 @@ from ..environments._port import Sandbox
 from ..errors import InputError, PluginBenchError
 from ..treatments._codex_rules import CodexPlugin, installed_command, read_codex_plugin
 from ..treatments._shared import admit_guidance, admit_skill
+from ._codex_children import model_record
 from ._codex_config import (
     APP_SERVER_SCRIPT,
     CODEX_DIR,
@@ -53,7 +54,6 @@ from ._codex_discovery import (
     compare,
     norm_event,
 )
-from ._codex_children import model_record
 from ._codex_events import reachable_sessions, read_exec_stream, read_rollout
 from ._codex_usage import classify_provider_stop, validate_usage
 from ._port import AgentRun, AttemptContext, FrozenTreatment, hook_arm_usage, tool_roots

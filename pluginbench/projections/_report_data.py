@@ -14,10 +14,10 @@ with a reason.
 from __future__ import annotations
 
 import math
-
-import msgspec
 from collections.abc import Mapping
 from typing import Any
+
+import msgspec
 
 from .. import stats
 from ..config import capability_record_of

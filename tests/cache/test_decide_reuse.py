@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pluginbench.actors import BuildReport, Emit, Grade, Measure, decide, schedule
+from pluginbench.actors import BuildReport, Emit, Grade, Measure, schedule
 from pluginbench.actors._decide import Publish
 from pluginbench.events import (
     AttemptCached,

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.actors.test_docker_runs import _engine_up
 from tests._prereq import require
+from tests.actors.test_docker_runs import _engine_up
 from tests.runs_helpers import QUICKSTART, events_of
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

@@ -12,7 +12,14 @@ import anyio
 import pytest
 
 from pluginbench.environments import LocalEnvironment, _proctree, bwrap_available, make_environment
-from pluginbench.environments._bwrap import Bind, Hidden, TopEntry, bwrap_args, host_etc, workdir_conflict
+from pluginbench.environments._bwrap import (
+    Bind,
+    Hidden,
+    TopEntry,
+    bwrap_args,
+    host_etc,
+    workdir_conflict,
+)
 from pluginbench.environments._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE
 from pluginbench.errors import EnvironmentFailure
 from tests._prereq import require
