@@ -25,10 +25,12 @@ def review_command(
         "--no-select", help="Record the revision without selecting it: the report keeps its current review.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before starting the review calls.")] = False,
 ) -> None:
-    """Review every submission of a finished run again as revision NAME (the frozen reviewer,
-    criteria, jobs and budget, or another reviewer given by all three --reviewer-* options).
-    Owns run.lock; refuses an active run, an existing name, a run without a reviewer or whose
-    first review has not finished; checks the reviewer's CLI, credentials and sandbox first."""
+    """Review every submission of a finished run again, as revision NAME.
+
+    Uses the frozen reviewer, criteria, jobs and budget, or another reviewer given by all three
+    --reviewer-* options. Owns run.lock; refuses an active run, an existing name, a run without a
+    reviewer or whose first review has not finished; checks the reviewer's CLI, credentials and
+    sandbox first."""
     from ..actors._review_again import plan_review, run_review
 
     plan = plan_review(run, revision, reviewer_harness, reviewer_model, reviewer_effort)
