@@ -118,7 +118,8 @@ def runs_fragment(rows: list[RunsRow]) -> str:
 RESULT_COLUMNS = (
     ("run", "run"), ("harness", "harness"), ("cli_version", "CLI version"), ("model", "model"),
     ("effort", "requested effort"), ("effective_effort", "effective effort"), ("task", "task"),
-    ("repeat", "repeat"), ("arm", "arm"), ("correctness", "correctness"), ("input_tokens", "input tokens"),
+    ("repeat", "repeat"), ("arm", "arm"), ("source", "coded or reused"), ("correctness", "correctness"),
+    ("input_tokens", "input tokens"),
     ("output_tokens", "output tokens"), ("coding_seconds", "coding time (s)"),
     ("source_lines_added", "source lines added"), ("test_lines_added", "test lines added"),
 )
@@ -142,6 +143,11 @@ def results_fragment(p: ResultsPage) -> str:
     if not p.total:
         out.append('<p class="muted">no run has a report yet (pluginbench report runs/&lt;run&gt; builds one)</p>')
         return "".join(out)
+    if p.reused:
+        out.append(f'<div class="warn" id="reused-note">{p.reused} of these rows are vanilla attempts reused '
+                   "from the vanilla cache (marked reused); the run that coded each one may list it too, so "
+                   "pooled counts can include it twice. Choose \u201ccoded\u201d under coded or reused to count "
+                   "every attempt once.</div>")
     tasks = list(p.grid)
     out.append("<h2>Pass rate by task and arm</h2>" + heat_grid(tasks, p.arms, p.grid))
     out.append('<table id="results"><tr>' + "".join(f"<th>{escape(label)}</th>" for _, label in RESULT_COLUMNS) + "</tr>")
@@ -151,6 +157,9 @@ def results_fragment(p: ResultsPage) -> str:
             v = getattr(r, col)
             if col == "run":
                 cells.append(f'<td><a href="/run/{quote(r.run_key)}">{escape(str(v))}</a></td>')
+            elif col == "source":
+                title = f' title="from {escape(r.origin_cohort)}"' if r.origin_cohort else ""
+                cells.append(f'<td class="src-{escape(str(v))}"{title}>{escape(str(v))}</td>')
             elif col == "correctness" and v is not None:
                 cells.append(f'<td class="m-{escape(v)}">{escape(v)}</td>')
             else:

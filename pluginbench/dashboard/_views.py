@@ -21,6 +21,7 @@ FILTERS = (
     ("model", "model"),
     ("effort", "effort"),
     ("task", "task"),
+    ("source", "coded or reused"),
 )
 
 
@@ -112,6 +113,10 @@ class ResultRow(msgspec.Struct, frozen=True, kw_only=True):
     source_lines_added: int | float | None
     test_lines_added: int | float | None
     reasons: dict[str, str]  # column -> why it is blank
+    # "coded" by this run, or "reused" from the vanilla cache: a reused attempt is also a row of
+    # the run that coded it, so pooling both counts it twice; the filter keeps one of each.
+    source: str = "coded"
+    origin_cohort: str | None = None
 
 
 class ResultsPage(msgspec.Struct, frozen=True, kw_only=True):
@@ -123,6 +128,7 @@ class ResultsPage(msgspec.Struct, frozen=True, kw_only=True):
     mixed: bool
     grid: dict[str, dict[str, tuple[int, int]]]  # task -> arm -> (passes, known)
     arms: list[str]
+    reused: int = 0  # shown rows that were imported from the vanilla cache
 
 
 def _measure(attempt: Mapping[str, Any], name: str) -> tuple[Any, str | None]:
@@ -177,6 +183,8 @@ def result_rows(src: RunSource) -> list[ResultRow]:
             arm=str(a.get("arm")),
             correctness=correctness,
             reasons=reasons,
+            source="reused" if a.get("reused") else "coded",
+            origin_cohort=a.get("origin_cohort") if a.get("reused") else None,
             **values,
         ))
     return out
@@ -205,6 +213,7 @@ def results_model(sources: Iterable[RunSource], filters: Mapping[str, str]) -> R
         rows=kept, total=len(rows), filters=active, options=options,
         combinations=combos, mixed=len(combos) > 1,
         grid=dict(sorted(grid.items())), arms=_vanilla_first(arms),
+        reused=sum(r.source == "reused" for r in kept),
     )
 
 

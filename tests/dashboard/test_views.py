@@ -141,6 +141,31 @@ def test_results_warn_when_rows_span_several_combinations(tmp_path: Path) -> Non
     assert not results_model([a, b], {"model": "model-y"}).mixed
 
 
+def test_results_mark_reused_vanilla_attempts_and_count_each_once_when_filtered(tmp_path: Path) -> None:
+    """A run that reused another run's vanilla attempts lists them marked reused (with their cohort), the page
+    says pooled counts can include them twice, and the coded filter counts every attempt once."""
+    coded = source(synthetic_run(tmp_path / "a"))
+    assert coded.results is not None
+    reused_doc = {**coded.results, "attempts": [
+        {**a, "reused": True, "origin_cohort": "vanilla/simulated-0123/1"} if a.get("arm") == "vanilla" else a
+        for a in coded.results["attempts"]
+    ]}
+    reusing = RunSource(**{**{f: getattr(coded, f) for f in coded.__struct_fields__},
+                           "key": coded.key + "-b", "results": reused_doc})
+    pooled = results_model([coded, reusing], {})
+    vanilla_rows = [r for r in pooled.rows if r.arm == "vanilla"]
+    assert {r.source for r in vanilla_rows} == {"coded", "reused"}
+    assert pooled.reused == sum(r.source == "reused" for r in pooled.rows) == 4
+    assert {r.origin_cohort for r in pooled.rows if r.source == "reused"} == {"vanilla/simulated-0123/1"}
+    html = results_fragment(pooled)
+    assert 'id="reused-note"' in html and 'class="src-reused" title="from vanilla/simulated-0123/1"' in html
+    once = results_model([coded, reusing], {"source": "coded"})
+    assert once.reused == 0 and len(once.rows) == pooled.total - 4
+    assert sum(k for arms in once.grid.values() for _, k in [arms.get("vanilla", (0, 0))]) == \
+        sum(k for arms in results_model([coded], {}).grid.values() for _, k in [arms.get("vanilla", (0, 0))])
+    assert 'id="reused-note"' not in results_fragment(once)
+
+
 def test_run_page_shows_repeats_totals_and_unowned_running_as_interrupted(tmp_path: Path) -> None:
     """Attempts by task and arm carry each repeat's state or outcome and tokens; an unowned running attempt shows interrupted."""
     root = synthetic_run(tmp_path / "a", report=False)
