@@ -16,36 +16,10 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from pluginbench.cli import app
+from tests.cli._cli_helpers import assert_refused, edit, run_cli
 from tests.runs_helpers import QUICKSTART, write_config
 
 runner = CliRunner()
-
-
-def run_cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
-    result = runner.invoke(app, list(args), env=env)
-    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
-    return result.exit_code, result.output
-
-
-def assert_refused(code: int, output: str, *needles: str) -> None:
-    assert code == 2, output
-    assert output.startswith("error: "), output
-    assert "Traceback" not in output
-    for n in needles:
-        assert n in output, f"{n!r} not in:\n{output}"
-
-
-def edit(config: Path, **changes: object) -> Path:
-    data = yaml.safe_load(config.read_text())
-    for dotted, value in changes.items():
-        node = data
-        *parents, leaf = dotted.split("__")
-        for p in parents:
-            node = node[p]
-        node[leaf] = value
-    config.write_text(yaml.safe_dump(data))
-    return config
 
 
 @pytest.mark.parametrize("repeats", [11, 100_000, 1_000_000_000])

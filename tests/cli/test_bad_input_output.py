@@ -10,27 +10,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from pluginbench.cli import app
 from tests._prereq import require
+from tests.cli._cli_helpers import assert_refused, run_cli
 from tests.runs_helpers import write_config
 
-runner = CliRunner()
 SCENARIO = Path(__file__).resolve().parents[2] / "pluginbench" / "probe" / "scenarios"
-
-
-def run_cli(*args: str) -> tuple[int, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.output
-
-
-def assert_refused(code: int, output: str, *needles: str) -> None:
-    assert code == 2, output
-    assert output.startswith("error: "), output
-    assert "Traceback" not in output
-    for n in needles:
-        assert n in output, f"{n!r} not in:\n{output}"
 
 
 @pytest.fixture

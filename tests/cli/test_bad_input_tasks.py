@@ -10,27 +10,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from typer.testing import CliRunner
 
-from pluginbench.cli import app
+from tests.cli._cli_helpers import assert_refused, run_cli
 from tests.runs_helpers import QUICKSTART, write_config
 
-runner = CliRunner()
 TASK = "roman-numerals"
-
-
-def run_cli(*args: str) -> tuple[int, str]:
-    result = runner.invoke(app, list(args))
-    assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit), result.exception
-    return result.exit_code, result.output
-
-
-def assert_refused(code: int, output: str, *needles: str) -> None:
-    assert code == 2, output
-    assert output.startswith("error: "), output
-    assert "Traceback" not in output
-    for n in needles:
-        assert n in output, f"{n!r} not in:\n{output}"
 
 
 def task_config(tmp_path: Path, change: Callable[[Path], None], ids: list[str] | None = None) -> Path:

@@ -13,7 +13,7 @@ from pluginbench.config import Capabilities, capability_record, capability_recor
 from pluginbench.harnesses._codex import CodexHarness
 from pluginbench.harnesses._codex_config import config_toml
 from pluginbench.harnesses._port import FrozenTreatment
-from tests.cli.test_bad_input import assert_refused, edit
+from tests.cli._cli_helpers import assert_refused, edit
 from tests.runs_helpers import write_config
 
 PROBE = "http://127.0.0.1:45678"
