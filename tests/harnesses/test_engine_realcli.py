@@ -139,7 +139,7 @@ def test_provider_stop_stops_the_run_and_resume_finishes(tmp_path: Path, harness
     assert status["phase"] == "failed"
     assert "provider stop" in status["error"] and "__r" in status["error"]
     assert status["states"]["interrupted"] >= 1
-    assert status["outcomes"] == {"pass": 0, "fail": 0, "empty": 0, "unknown": 0}
+    assert status["outcomes"] == {"pass": 0, "overlap_pass": 0, "fail": 0, "empty": 0, "unknown": 0}
     shutil.copyfile(SCENARIOS_DIR / "guided.yaml", scenario)  # the provider recovers
     env = {k: v for k, v in os.environ.items() if k not in REFUSED}
     again = subprocess.run([sys.executable, "-m", "pluginbench", "run", str(run_dir), "--foreground"],
