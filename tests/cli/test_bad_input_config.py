@@ -4,12 +4,14 @@ naming the file, the field and the fix, and nothing written (issue 14 items 10-1
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -159,9 +161,10 @@ def test_markup_in_the_name_is_printed_as_written(tmp_path: Path) -> None:
     assert name in out
 
 
-def test_second_concurrent_run_names_the_owner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """When another run takes the lock between our check and our worker's start, run
-    exits 2 naming the owner, not 1 with the winner's progress lines."""
+@contextlib.contextmanager
+def _lost_lock_race(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, int]]:
+    """A run whose lock a real other process takes between `run`'s ownership check and its
+    worker's start; yields the run directory and the winner's pid."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     from pluginbench.actors import create_run
     from pluginbench.cli import _run
@@ -185,46 +188,28 @@ def test_second_concurrent_run_names_the_owner(tmp_path: Path, monkeypatch: pyte
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         monkeypatch.setattr(_run, "live_owner", racing_live_owner)
-        code, out = run_cli("run", str(rd.root))
-        assert_refused(code, out, f"live pid {holder.pid}", "run.lock", "pluginbench status")
-        assert "winner progress line" not in out
+        yield rd.root, holder.pid
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_second_concurrent_run_names_the_owner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When another run takes the lock between our check and our worker's start, run
+    exits 2 naming the owner, not 1 with the winner's progress lines."""
+    with _lost_lock_race(tmp_path, monkeypatch) as (root, winner):
+        code, out = run_cli("run", str(root))
+        assert_refused(code, out, f"live pid {winner}", "run.lock", "pluginbench status")
+        assert "winner progress line" not in out
 
 
 def test_losing_worker_leaves_the_winners_run_log_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The background worker of the `run` that lost the lock race writes nothing into the
     winner's run.log; the refusal goes only to the losing command's own output."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    from pluginbench.actors import create_run
-    from pluginbench.cli import _run
-    from pluginbench.config import load
-
-    rd = create_run(load(write_config(tmp_path)), tmp_path / "run")
-    rd.log.write_text("12:00 winner progress line\n")
-    holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys,time; from pathlib import Path; from pluginbench.events import RunLock; "
-         "RunLock(Path(sys.argv[1])).acquire(); print('held', flush=True); time.sleep(60)", str(rd.root)],
-        stdout=subprocess.PIPE, text=True,
-    )
-    real = _run.live_owner
-    calls = {"n": 0}
-
-    def racing_live_owner(root: Path) -> object:
-        calls["n"] += 1
-        return None if calls["n"] == 1 else real(root)  # the first check ran before the winner took the lock
-
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        monkeypatch.setattr(_run, "live_owner", racing_live_owner)
-        code, out = run_cli("run", str(rd.root))
-        assert_refused(code, out, f"live pid {holder.pid}")
-        assert rd.log.read_text() == "12:00 winner progress line\n"
-    finally:
-        holder.kill()
-        holder.wait()
+    with _lost_lock_race(tmp_path, monkeypatch) as (root, winner):
+        code, out = run_cli("run", str(root))
+        assert_refused(code, out, f"live pid {winner}")
+        assert (root / "run.log").read_text() == "12:00 winner progress line\n"
 
 
 def test_missing_cli_is_said_before_the_paid_run_question(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
