@@ -103,13 +103,25 @@ def shot(driver: Any, runs: Runs, name: str) -> None:
 
 
 def wait_for(predicate: Any, timeout: float, what: str) -> Any:
+    """Poll until truthy; an element the live page replaced mid-read counts as "not yet"."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        value = predicate()
+        try:
+            value = predicate()
+        except (StaleElementReferenceException, NoSuchElementException):
+            value = None
         if value:
             return value
         time.sleep(0.2)
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def element_text(driver: Any, element_id: str) -> str:
+    """One atomic read in the page, so a live update cannot replace the element between find and read."""
+    return str(driver.execute_script(
+        "const e = document.getElementById(arguments[0]); return e ? e.textContent.trim() : '';", element_id))
 
 
 def texts(driver: Any, css: str) -> list[str]:
@@ -139,7 +151,7 @@ def test_run_view_shows_settings_attempts_totals_plots_and_report_link(runs: Run
     from selenium.webdriver.common.by import By
 
     browser.get(runs.url(f"/run/{runs.key('demo')}"))
-    assert browser.find_element(By.ID, "phase").text == "complete"
+    assert element_text(browser, "phase") == "complete"
     settings = browser.find_element(By.ID, "settings").text
     assert "simulated" in settings and "repeats 3" in settings
     task_rows = browser.find_elements(By.CSS_SELECTOR, "#attempts tr[data-task]")
@@ -195,17 +207,17 @@ def test_running_run_updates_without_reload_then_shows_stopped(runs: Runs, brows
     live = runs.root / "live"
     browser.get(runs.url(f"/run/{runs.key('live')}"))
     browser.execute_script("window.__not_reloaded = true;")
-    wait_for(lambda: browser.find_element(By.ID, "live-state").text.startswith("live"), 15,
+    wait_for(lambda: element_text(browser, "live-state").startswith("live"), 15,
              "the page's live stream to connect")
-    first = int(browser.find_element(By.ID, "complete-count").text)
-    wait_for(lambda: int(browser.find_element(By.ID, "complete-count").text) > first, 60,
+    first = int(element_text(browser, "complete-count"))
+    wait_for(lambda: int(element_text(browser, "complete-count")) > first, 60,
              "the completed count to rise without a reload")
     assert browser.execute_script("return window.__not_reloaded === true;")
     assert browser.find_elements(By.CSS_SELECTOR, "svg.timeline")
     shot(browser, runs, "run-live")
     cli("stop", str(live), "--wait")
-    wait_for(lambda: browser.find_element(By.ID, "phase").text == "stopped", 30, "the phase to show stopped")
+    wait_for(lambda: element_text(browser, "phase") == "stopped", 30, "the phase to show stopped")
     assert browser.execute_script("return window.__not_reloaded === true;")
-    assert browser.find_element(By.ID, "resume").text == f"pluginbench run {live}"
-    assert browser.find_element(By.ID, "owner").text == "no live owner"
+    assert element_text(browser, "resume") == f"pluginbench run {live}"
+    assert element_text(browser, "owner") == "no live owner"
     shot(browser, runs, "run-stopped")
