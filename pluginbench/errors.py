@@ -75,6 +75,10 @@ class EnvironmentFailure(PluginBenchError):
     """A sandbox could not be created, used, or cleaned up."""
 
 
+class WorkerLost(EnvironmentFailure):
+    """The cluster node that ran a sandbox died (its attempt is interrupted, not failed)."""
+
+
 class ProviderStop(PluginBenchError):
     """The model provider or account stopped the session (limit, auth, 5xx).
 

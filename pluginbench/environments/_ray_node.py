@@ -1,0 +1,278 @@
+"""The worker-node side of the ``ray`` backend: one agent per node hosting its sandboxes.
+
+A :class:`NodeAgent` is a Ray actor pinned to one worker node. It makes sandboxes with
+that node's own :class:`~pluginbench.environments.LocalEnvironment` (bubblewrap when
+usable, exactly as on one machine) and serves the sandbox port's calls from the head:
+``exec`` (with deadlines, cancellation and line dialogues), ``put``/``get``/``export``
+as packed transfers, ``stop`` and ``close``. What a sandbox starts from (workspace,
+private HOME, tests, solution) arrives packed and is unpacked under the agent's own
+staging folder on this node, so nothing here reads a head path; the staging folder is
+owner-only and removed with the sandbox, so delivered credentials live on this node only
+while the attempt runs.
+
+This module imports no Ray: the head wraps the class with ``ray.remote``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import socket
+import sys
+import tempfile
+from collections.abc import Mapping
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from ..errors import EnvironmentFailure
+from ._dialogue import LineChannel
+from ._local import LocalEnvironment, _safe_name
+from ._port import SandboxSpec
+from ._ray_transfer import Packed, pack, sha256_file, unpack
+
+#: Spec fields that are head folders: packed on the head, unpacked here.
+SHIPPED = ("workspace", "tests", "solution", "home")
+
+
+class _Dialogue:
+    """One exec's line conversation, relayed to the head: lines out, stdin in."""
+
+    def __init__(self) -> None:
+        self.lines: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.ended = asyncio.Event()
+        self.channel: LineChannel | None = None
+
+    async def run(self, channel: LineChannel) -> None:
+        """The dialogue the local backend runs: relay stdout lines until the head ends it."""
+        self.channel = channel
+
+        async def relay() -> None:
+            while (line := await channel.receive_line()) is not None:
+                self.lines.put_nowait(line)
+            self.lines.put_nowait(None)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(relay)
+            await self.ended.wait()
+            tg.cancel_scope.cancel()
+
+
+class _Held:
+    """A sandbox held open by its own task until the head closes it."""
+
+    def __init__(self, staging: Path) -> None:
+        self.staging = staging
+        self.box: Any = None
+        self.ready = asyncio.Event()
+        self.close = asyncio.Event()
+        self.error: BaseException | None = None
+        self.task: asyncio.Task[None] | None = None
+        self.dialogues: dict[str, _Dialogue] = {}
+
+
+class NodeAgent:
+    """Serves one node's sandboxes to the head (see the module docstring)."""
+
+    def __init__(self, node_name: str, isolation: str = "auto", root: str | None = None) -> None:
+        self.node_name = node_name
+        self.root = Path(root) if root else Path(tempfile.gettempdir())
+        self.env = LocalEnvironment(isolation=isolation, root=self.root)  # type: ignore[arg-type]
+        self.held: dict[str, _Held] = {}
+
+    # -- the node ---------------------------------------------------------------------
+
+    async def describe(self) -> dict[str, Any]:
+        """What the capacity check and ``doctor`` need to know about this node."""
+        from .. import __version__ as version  # type: ignore[attr-defined]
+
+        problem = None
+        try:
+            await self.env.check()
+            isolated = self.env.isolated
+        except EnvironmentFailure as exc:
+            problem, isolated = str(exc), False
+        pages = os.sysconf("SC_PHYS_PAGES") if hasattr(os, "sysconf") else 0
+        return {
+            "node": self.node_name,
+            "hostname": socket.gethostname(),
+            "cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+            "memory_mb": int(pages * os.sysconf("SC_PAGE_SIZE") / (1 << 20)) if pages else None,
+            "isolated": isolated,
+            "problem": problem,
+            "pluginbench": version,
+            "python": ".".join(map(str, sys.version_info[:3])),
+        }
+
+    async def stop_left_running(self, run_id: str) -> list[str]:
+        """Remove what a killed head of ``run_id`` left on this node: sandboxes and staging."""
+        for held in list(self.held.values()):
+            held.close.set()
+        found = [f"{self.node_name}: {what}" for what in await self.env.stop_left_running(run_id)]
+        prefix = f"pluginbench-ray-{_safe_name(run_id)}-"
+        for folder in sorted(self.root.glob(prefix + "*")):
+            if folder.is_dir() and not folder.is_symlink():
+                shutil.rmtree(folder, ignore_errors=True)
+                found.append(f"{self.node_name}: staging folder {folder}")
+        return found
+
+    # -- one sandbox ---------------------------------------------------------------------
+
+    async def open(self, sid: str, spec: dict[str, Any], shipped: dict[str, Packed]) -> dict[str, Any]:
+        """Unpack what the sandbox starts from and open it; its paths and base commit."""
+        staging = Path(tempfile.mkdtemp(
+            prefix=f"pluginbench-ray-{_safe_name(spec['run_id'])}-{_safe_name(spec['attempt_id'])}-",
+            dir=self.root,
+        ))
+        os.chmod(staging, 0o700)
+        held = _Held(staging)
+        self.held[sid] = held
+        try:
+            local: dict[str, Any] = {}
+            for name, packed in shipped.items():
+                await anyio.to_thread.run_sync(unpack, packed, staging / name)
+                local[name] = staging / name
+            fields = {**spec, **local}
+            fields["hidden"] = (*(Path(p) for p in spec.get("hidden", ())), staging)
+            fields["readonly"] = tuple(Path(p) for p in spec.get("readonly", ()))
+            fields["git_identity"] = tuple(spec.get("git_identity", ("PluginBench Agent", "agent@pluginbench.invalid")))
+            sandbox_spec = SandboxSpec(**fields)
+        except BaseException:
+            await self._forget(sid)
+            raise
+        held.task = asyncio.ensure_future(self._hold(held, sandbox_spec))
+        await held.ready.wait()
+        if held.error is not None:
+            await self._forget(sid)
+            raise held.error
+        box = held.box
+        return {"paths": tuple(box.paths), "base_commit": box.base_commit, "isolated": box.isolated,
+                "owned": [str(box.root), str(held.staging)]}
+
+    async def _hold(self, held: _Held, spec: SandboxSpec) -> None:
+        try:
+            async with self.env.sandbox(spec) as box:
+                held.box = box
+                held.ready.set()
+                await held.close.wait()
+        except BaseException as exc:  # noqa: BLE001 - handed to open() or close()
+            held.error = exc
+        finally:
+            held.ready.set()
+
+    def _box(self, sid: str) -> Any:
+        held = self.held.get(sid)
+        if held is None or held.box is None:
+            raise EnvironmentFailure("the sandbox is gone")
+        return held.box
+
+    async def exec(
+        self, sid: str, call: str, argv: list[str], cwd: str | None, env: Mapping[str, str] | None,
+        timeout: float | None, stdin: bytes | None, to_files: tuple[bool, bool], dialogue: bool,
+    ) -> dict[str, Any]:
+        """Run one command; output comes back as bytes with sha256 for the head's files."""
+        box, held = self._box(sid), self.held[sid]
+        talk = _Dialogue() if dialogue else None
+        if talk is not None:
+            held.dialogues[call] = talk
+        out_dir = Path(tempfile.mkdtemp(prefix="exec-", dir=held.staging))
+        paths = [out_dir / "stdout" if to_files[0] else None, out_dir / "stderr" if to_files[1] else None]
+        try:
+            result = await box.exec(
+                argv, cwd=cwd, env=env, timeout=timeout, stdout_path=paths[0], stderr_path=paths[1],
+                stdin=stdin, dialogue=talk.run if talk is not None else None,
+            )
+            files = {}
+            for name, path in zip(("stdout", "stderr"), paths, strict=True):
+                if path is not None:
+                    files[name] = (path.read_bytes(), sha256_file(path))
+            return {"result": tuple(result), "files": files}
+        finally:
+            if talk is not None:
+                talk.lines.put_nowait(None)
+                held.dialogues.pop(call, None)
+            shutil.rmtree(out_dir, ignore_errors=True)
+
+    async def dialogue_next(self, sid: str, call: str) -> list[bytes] | None:
+        """The stdout lines since the last call (waiting for one), or None once stdout ended."""
+        held = self.held.get(sid)
+        for _ in range(200):
+            talk = held.dialogues.get(call) if held is not None else None
+            if talk is not None:
+                break
+            await asyncio.sleep(0.01)  # the exec call may not have started yet
+        else:
+            return None
+        first = await talk.lines.get()
+        if first is None:
+            return None
+        lines = [first]
+        while not talk.lines.empty():
+            nxt = talk.lines.get_nowait()
+            if nxt is None:
+                talk.lines.put_nowait(None)
+                break
+            lines.append(nxt)
+        return lines
+
+    async def dialogue_send(self, sid: str, call: str, data: bytes) -> None:
+        talk = self.held[sid].dialogues.get(call) if sid in self.held else None
+        if talk is not None and talk.channel is not None:
+            await talk.channel.send(data)
+
+    async def dialogue_end(self, sid: str, call: str) -> None:
+        talk = self.held[sid].dialogues.get(call) if sid in self.held else None
+        if talk is not None:
+            talk.ended.set()
+
+    async def put(self, sid: str, packed: Packed, sandbox_path: str) -> None:
+        box, held = self._box(sid), self.held[sid]
+        incoming = Path(tempfile.mkdtemp(prefix="put-", dir=held.staging))
+        try:
+            target = incoming / "item"
+            await anyio.to_thread.run_sync(unpack, packed, target)
+            await box.put(target, sandbox_path)
+        finally:
+            shutil.rmtree(incoming, ignore_errors=True)
+
+    async def get(self, sid: str, sandbox_path: str) -> Packed:
+        box, held = self._box(sid), self.held[sid]
+        return await self._out(held, lambda dest: box.get(sandbox_path, dest))
+
+    async def stop(self, sid: str) -> None:
+        await self._box(sid).stop()
+
+    async def export(self, sid: str) -> Packed:
+        box, held = self._box(sid), self.held[sid]
+        return await self._out(held, box.export_workspace)
+
+    async def _out(self, held: _Held, copy: Any) -> Packed:
+        outgoing = Path(tempfile.mkdtemp(prefix="get-", dir=held.staging))
+        try:
+            dest = outgoing / "item"
+            await copy(dest)
+            return await anyio.to_thread.run_sync(pack, dest)
+        finally:
+            shutil.rmtree(outgoing, ignore_errors=True)
+
+    async def close(self, sid: str) -> None:
+        """Close the sandbox (its processes and folder go) and remove its staging folder."""
+        held = self.held.get(sid)
+        if held is None:
+            return
+        held.close.set()
+        if held.task is not None:
+            with suppress(BaseException):
+                await held.task
+        error = held.error
+        await self._forget(sid)
+        if error is not None and not isinstance(error, asyncio.CancelledError):
+            raise EnvironmentFailure(f"closing the sandbox failed: {error}")
+
+    async def _forget(self, sid: str) -> None:
+        held = self.held.pop(sid, None)
+        if held is not None:
+            await anyio.to_thread.run_sync(lambda: shutil.rmtree(held.staging, ignore_errors=True))
