@@ -11,6 +11,7 @@ import hashlib
 
 from anyio.streams.memory import MemoryObjectReceiveStream
 
+from ..errors import WorkerLost
 from ..events import (
     AgentExited,
     AgentLaunched,
@@ -40,7 +41,8 @@ async def code_one(engine: Engine, job: Start) -> None:
     attempt_dir = engine.run_dir.attempt(job.attempt_id)
 
     async def launched(argv: object) -> None:
-        await out.record(AgentLaunched(attempt_id=job.attempt_id, argv=[str(a) for a in argv]))  # type: ignore[union-attr]
+        await out.record(AgentLaunched(attempt_id=job.attempt_id, argv=[str(a) for a in argv],  # type: ignore[union-attr]
+                                       node=engine.node_of(job.attempt_id)))
 
     ev = engine.evaluation
     try:
@@ -61,6 +63,9 @@ async def code_one(engine: Engine, job: Start) -> None:
             launched=launched,
             source=engine.source(job.task, "coding"),
         )
+    except WorkerLost as exc:  # the cluster node died under it: recoded, not a failed run
+        await out.send(AttemptInterrupted(attempt_id=job.attempt_id, reason=str(exc), worker_lost=True))
+        return
     except Exception as exc:  # noqa: BLE001 - reported as an event; the Supervisor decides
         await out.send(
             AttemptInterrupted(attempt_id=job.attempt_id, reason=f"{type(exc).__name__}: {exc}")

@@ -17,7 +17,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 from ..cache import resolve_cache_root
 from ..config import Evaluation
 from ..environments._port import Environment
-from ..events import Event
+from ..events import ClusterNode, Event
 from ..harnesses._port import FrozenTreatment, Harness
 from ..rundir import RunDir
 from ..tasks import HarborTask, VerifierContract
@@ -84,6 +84,13 @@ class Engine:
     cache_root: Path = field(default_factory=resolve_cache_root)
     #: the frozen reviewer bound to its CLI adapter (``review.Reviewer``), or None
     reviewer: Any = None
+    #: a cluster backend's worker nodes (``environment.cluster_nodes()``), None on one machine
+    cluster_nodes: list[ClusterNode] | None = None
+
+    def node_of(self, attempt_id: str) -> str | None:
+        """The cluster node running ``attempt_id``'s coding sandbox (None on one machine)."""
+        where = getattr(self.environment, "node_of", None)
+        return where(attempt_id) if where is not None else None
 
     def starting_source(self, task: str) -> Path:
         """The frozen starting source on the host: ``workspace/``, or for an image task

@@ -244,6 +244,20 @@ def _recover(state: RunState) -> list[Command]:
     return commands
 
 
+def _replace_lost(state: RunState, a: Attempt, reason: str) -> Event:
+    """An attempt whose cluster node was lost, handled as a resume handles a killed
+    worker's: reset when its agent never launched, else discarded and replaced (the paid
+    call is not replayed)."""
+    if not a.launched:
+        return AttemptReset(attempt_id=a.attempt_id, reason=f"{reason}; the agent had not launched")
+    return AttemptDiscarded(
+        attempt_id=a.attempt_id, slot=a.slot, replaced_by=derive_attempt_id(a.attempt_id, state),
+        reason=f"interrupted: {reason} after the agent launched and before its submission was saved; "
+        "the paid call is not replayed",
+        usage=a.usage or UNKNOWN_USAGE_KILLED,
+    )
+
+
 def _finish_captured(state: RunState, a: Attempt) -> list[Command]:
     """On resume: complete a settled attempt, or issue every requirement it still lacks
     (a review a killed worker had started is issued again)."""
@@ -381,6 +395,8 @@ def _decide_core(state: RunState, event: Event) -> list[Command]:
             if state.stopping is not None:
                 return _drained(state)
             return [BuildReport()]
+        case AttemptInterrupted() if event.worker_lost:
+            return [Emit(_replace_lost(state, state.attempts[event.attempt_id], event.reason))]
         case AttemptInterrupted():
             if state.stopping is None:
                 cause = "provider stop" if event.provider_stop else "attempt failed before a submission"
@@ -400,9 +416,9 @@ def _decide_core(state: RunState, event: Event) -> list[Command]:
                 return [Emit(RunFinished(report=event.path))]
             return []
         case AttemptDiscarded():
-            return [Archive(event.attempt_id)]
+            return [Archive(event.attempt_id), *_drained(state)]
         case AttemptReset():
-            return [Archive(event.attempt_id)]
+            return [Archive(event.attempt_id), *_drained(state)]
     return []
 
 
@@ -416,7 +432,7 @@ def schedule(state: RunState) -> list[Start]:
         or state.stopped is not None
     ):
         return []
-    free = state.created.jobs - state.coding_in_flight
+    free = state.coding_capacity - state.coding_in_flight
     if free <= 0:
         return []
     starts: list[Start] = []

@@ -9,13 +9,16 @@ capture first; a mismatch is graded unknown with the reason.
 
 from __future__ import annotations
 
+from typing import Any
+
 from anyio.streams.memory import MemoryObjectReceiveStream
 
+from ..errors import WorkerLost
 from ..events import AttemptGraded
 from ..rundir import patch_mismatch
 from ._context import Engine
 from ._decide import Grade, GradeSourceOnly
-from ._pipeline import grade_patch
+from ._pipeline import GradeResult, grade_patch
 from ._source_only import source_only_one
 
 
@@ -36,7 +39,7 @@ async def grade_one(engine: Engine, attempt_id: str, task_id: str, patch_sha256:
         await engine.outbox.send(AttemptGraded(attempt_id=attempt_id, outcome="unknown", reward=None, reason=tampered))
         return
     try:
-        result = await grade_patch(
+        result = await _grade_on_a_live_node(
             environment=engine.environment,
             run_id=engine.run_id,
             attempt_id=attempt_id,
@@ -59,3 +62,18 @@ async def grade_one(engine: Engine, attempt_id: str, task_id: str, patch_sha256:
                       native_grading=result.native_grading, overlap_paths=list(result.overlap_paths))
     )
 
+
+
+#: Grading a saved submission again costs no model call, so a lost node is retried.
+_LOST_NODE_RETRIES = 3
+
+
+async def _grade_on_a_live_node(**kwargs: Any) -> GradeResult:
+    """``grade_patch``, again on another node when the cluster node grading it was lost."""
+    for attempt in range(_LOST_NODE_RETRIES + 1):
+        try:
+            return await grade_patch(**kwargs)
+        except WorkerLost:
+            if attempt == _LOST_NODE_RETRIES:
+                raise
+    raise AssertionError("unreachable")

@@ -17,6 +17,7 @@ import anyio
 import msgspec
 
 from ..environments._port import Environment, Role, Sandbox, SandboxSpec
+from ..errors import WorkerLost
 from ..harnesses._port import AgentRun, AttemptContext, FrozenTreatment, Harness
 from ..tasks import HarborTask, VerifierContract, patch_paths
 from ._context import SandboxSource
@@ -129,7 +130,7 @@ async def code_attempt(
         try:
             run = await harness.run(sandbox, ctx)
         except Exception as exc:  # noqa: BLE001 - after launch, a harness crash is the attempt's result
-            if not launched_flag:
+            if not launched_flag or isinstance(exc, WorkerLost):
                 raise
             from ..events import Usage
 
@@ -150,6 +151,8 @@ async def code_attempt(
             shutil.rmtree(export)
         try:
             await sandbox.export_workspace(export)
+        except WorkerLost:
+            raise  # the node is gone: the attempt is interrupted, not missing a submission
         except Exception as exc:  # noqa: BLE001
             return CodingResult(run, None, f"could not export the working tree: {exc}")
     leaked = _scrub_credentials(harness, attempt_dir, export)

@@ -107,7 +107,9 @@ class Supervisor:
         return s.finished or s.stopped is not None or s.failed is not None
 
     async def run(self, *, resumed: bool, foreground: bool = False) -> RunState:
-        jobs = self.engine.evaluation.jobs
+        # On a cluster backend ``jobs`` is per node: as many coding actors as the nodes' slots.
+        nodes = self.engine.cluster_nodes
+        jobs = sum(n.jobs for n in nodes) if nodes else self.engine.evaluation.jobs
         inbox_send, inbox_recv = anyio.create_memory_object_stream[Envelope](math.inf)
         coding_send, coding_recv = anyio.create_memory_object_stream[Start](jobs)
         grade_send, grade_recv = anyio.create_memory_object_stream[Grade](math.inf)
@@ -140,7 +142,7 @@ class Supervisor:
                 self._record(self.log.repair)
             pid = os.getpid()
             self._record(RunStarted(pid=pid, pgid=os.getpgid(pid), resumed=resumed, foreground=foreground,
-                                    cost_ceiling=self.cost_ceiling))
+                                    cost_ceiling=self.cost_ceiling, nodes=self.engine.cluster_nodes))
             async with inbox_recv:
                 while not self.terminal:
                     envelope = await inbox_recv.receive()

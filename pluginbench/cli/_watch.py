@@ -51,6 +51,19 @@ def _require_run(path: Path) -> RunDir:
     return rd
 
 
+def _node_lines(snap: dict[str, Any]) -> list[Text]:
+    """On a cluster backend: each worker node, its jobs and the attempts running on it."""
+    nodes = snap.get("nodes")
+    if not nodes:
+        return []
+    running: dict[str, list[str]] = {}
+    for a in snap["attempts"]:
+        if a["state"] == "running" and a.get("node"):
+            running.setdefault(a["node"], []).append(a["id"])
+    return [Text(f"node {n['name']} ({n['jobs']} jobs): " + (", ".join(sorted(running.get(n["name"], []))) or "idle"))
+            for n in nodes]
+
+
 def render_status(snap: dict[str, Any]) -> Group:
     """The terminal view of a status snapshot."""
     owned = snap["active"]
@@ -76,6 +89,7 @@ def render_status(snap: dict[str, Any]) -> Group:
         f"attempts {snap['attempts_total']}: " + ", ".join(f"{v} {k}" for k, v in states.items() if v)
         + "  ·  outcomes: " + (", ".join(f"{v} {k}" for k, v in snap["outcomes"].items() if v) or "none yet")
     ))
+    lines.extend(_node_lines(snap))
     tasks = sorted({a["task"] for a in snap["attempts"]})
     arms = list(snap["arms"])
     table = Table(show_edge=False, pad_edge=False)

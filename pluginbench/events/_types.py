@@ -144,6 +144,13 @@ class Finding(msgspec.Struct, frozen=True, kw_only=True):
     detail: str = ""
 
 
+class ClusterNode(msgspec.Struct, frozen=True, kw_only=True):
+    """A worker node of a cluster backend that takes attempts: its name and coding slots."""
+
+    name: str
+    jobs: int
+
+
 class RunStarted(_Event, frozen=True, tag="run.started"):
     """A worker took ``run.lock`` and began (or resumed) the run."""
 
@@ -153,6 +160,9 @@ class RunStarted(_Event, frozen=True, tag="run.started"):
     foreground: bool = False
     #: ``run <run> --cost-ceiling N``: the dollar ceiling from this worker on (None keeps the last one).
     cost_ceiling: float | None = None
+    #: a cluster backend (ray): the worker nodes this worker found and their ``jobs``
+    #: (coding runs on up to the sum of them at once); None on one machine
+    nodes: list[ClusterNode] | None = None
 
 
 class LogRepaired(_Event, frozen=True, tag="log.repaired"):
@@ -261,6 +271,8 @@ class AgentLaunched(_Event, frozen=True, tag="agent.launched"):
 
     attempt_id: str
     argv: list[str]
+    #: the cluster node the agent runs on (ray backend); None on one machine
+    node: str | None = None
 
 
 class AgentExited(_Event, frozen=True, tag="agent.exited"):
@@ -377,6 +389,8 @@ class AttemptInterrupted(_Event, frozen=True, tag="attempt.interrupted"):
     attempt_id: str
     reason: str
     provider_stop: bool = False
+    #: the cluster node running it was lost: discarded and recoded in-run, as a resume would
+    worker_lost: bool = False
 
 
 class AttemptDiscarded(_Event, frozen=True, tag="attempt.discarded"):

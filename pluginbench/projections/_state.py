@@ -30,6 +30,7 @@ from ..events import (
     AttemptReset,
     AttemptReused,
     AttemptStarted,
+    ClusterNode,
     CodingStarted,
     Event,
     ExtensionRecorded,
@@ -82,6 +83,8 @@ class Attempt:
     repeat: int
     state: str = "pending"
     launched: bool = False
+    #: the cluster node its agent ran on (ray backend); None on one machine
+    node: str | None = None
     exited: bool = False
     exit_code: int | None = None
     timed_out: bool = False
@@ -180,6 +183,8 @@ class RunState:
     coding: bool = False
     stopping: str | None = None
     stopping_failure: bool = False
+    #: the cluster nodes the current worker found (run.started), None on one machine
+    nodes: list[ClusterNode] | None = None
     #: Dollars: from ``run.created``, replaced by a resume's ``run.started`` that sets one.
     cost_ceiling: float | None = None
     stopped: str | None = None
@@ -219,6 +224,14 @@ class RunState:
     def extension_record(self, extension: str, attempt_id: str | None = None) -> dict[str, Any] | None:
         """What ``extension`` last recorded about ``attempt_id`` (or the run), or None."""
         return self.extension_records.get(extension, {}).get(attempt_id or "")
+
+    @property
+    def coding_capacity(self) -> int:
+        """Coding attempts that may run at once: ``jobs``, or on a cluster the sum of the
+        current worker's nodes' jobs."""
+        if self.nodes is not None:
+            return sum(n.jobs for n in self.nodes)
+        return self.created.jobs if self.created is not None else 0
 
     @property
     def coding_in_flight(self) -> int:
@@ -307,6 +320,7 @@ class RunState:
             case RunStarted():
                 self.worker_pid = event.pid
                 self.workers += 1
+                self.nodes = event.nodes
                 if event.cost_ceiling is not None:
                     self.cost_ceiling = event.cost_ceiling
                 # A new worker clears the previous worker's ending; its history stays in the log.
@@ -339,6 +353,7 @@ class RunState:
                 a.started_seq = event.seq
             case AgentLaunched():
                 self.attempts[event.attempt_id].launched = True
+                self.attempts[event.attempt_id].node = event.node
             case AgentExited():
                 a = self.attempts[event.attempt_id]
                 a.exited = True

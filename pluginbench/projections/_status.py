@@ -162,6 +162,7 @@ def _snapshot(
         "model": run.get("model"),
         "reasoning": run.get("reasoning"),
         "backend": run.get("backend"),
+        "nodes": run.get("nodes"),
         "isolation": run.get("isolation"),
         "simulated": run.get("simulated", False),
         "probe": run.get("probe", False),
@@ -190,7 +191,7 @@ def _snapshot(
         "attempts": [
             {**{k: r[k] for k in ("id", "slot", "task", "arm", "repeat", "state", "outcome", "outcome_reason",
                                   "reused", "tokens", "tokens_status", "tokens_reason", "minutes", "measures")},
-             **{k: r.get(k) for k in ("native_grading", "overlap_paths")}}
+             **{k: r.get(k) for k in ("native_grading", "overlap_paths", "node")}}
             for r in rows
         ],
     }
