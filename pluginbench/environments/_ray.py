@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 import anyio
 
 from ..errors import EnvironmentFailure, WorkerLost
+from ..events import ClusterNode
 from ._dialogue import Dialogue, LineChannel, first_error
 from ._port import ExecResult, SandboxPaths, SandboxSpec
 from ._ray_node import SHIPPED, NodeAgent
@@ -145,9 +146,10 @@ class RayEnvironment:
             self._names[n.node_id] = n.name
         return [n for n in found if n.node_id not in self._lost]
 
-    def coding_slots(self) -> int:
-        """Coding sandboxes the cluster runs at once: the sum of its nodes' jobs."""
-        return sum(n.jobs for n in self.nodes())
+    def cluster_nodes(self) -> list[ClusterNode]:
+        """The worker nodes that take attempts now and their jobs (recorded in run.started;
+        coding runs on up to the sum at once). Connects to the cluster when needed."""
+        return [ClusterNode(name=n.name, jobs=n.jobs) for n in self.nodes()]
 
     def node_of(self, attempt_id: str) -> str | None:
         """The name of the node that runs (or ran) the coding sandbox of ``attempt_id``."""
