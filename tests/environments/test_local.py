@@ -21,7 +21,7 @@ from pluginbench.environments._bwrap import (
     workdir_conflict,
 )
 from pluginbench.environments._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE
-from pluginbench.errors import EnvironmentFailure
+from pluginbench.errors import ConfigError, EnvironmentFailure
 from tests._prereq import require
 
 from .contract import (
@@ -400,11 +400,13 @@ async def test_check_fails_when_bwrap_cannot_create_a_sandbox(tmp_path, monkeypa
 
 
 def test_make_environment_picks_local_and_refuses_unknown(tmp_path):
-    """make_environment("local") builds a LocalEnvironment and an unknown backend is an EnvironmentFailure."""
+    """make_environment("local") builds a LocalEnvironment and an unknown backend is a config error (exit 2) listing the registered ones."""
     env = make_environment("local", isolation="none", root=tmp_path)
     assert isinstance(env, LocalEnvironment) and env.name == "local" and env.root == tmp_path
-    with pytest.raises(EnvironmentFailure):
+    with pytest.raises(ConfigError) as refused:
         make_environment("podman")
+    assert refused.value.exit_code == 2 and refused.value.field == "environment.backend"
+    assert {"docker", "local"} <= set((refused.value.fix or "").removeprefix("use one of: ").split(", "))
     with pytest.raises(EnvironmentFailure):
         LocalEnvironment("maybe")  # type: ignore[arg-type]
 
