@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._backend import Backend, LeftRunning
 from ._bwrap import bwrap_usable
 from ._local import LocalEnvironment, LocalSandbox
-from ._backend import Backend, LeftRunning
 from ._port import Environment, ExecResult, Role, Sandbox, SandboxPaths, SandboxSpec
 from ._registry import (
     backend_names,

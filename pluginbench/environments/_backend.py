@@ -105,7 +105,9 @@ class Backend(abc.ABC):
 
     def check_host(self, ev: Evaluation, path: Path, tasks: Mapping[str, HarborTask]) -> None:
         """Foreground checks before a run is created (I/O allowed): raise an
-        :class:`~pluginbench.errors.InputError` naming the field and the fix."""
+        :class:`~pluginbench.errors.InputError` naming the field and the fix. Default:
+        nothing to check on the host."""
+        return None
 
     # -- building environments -------------------------------------------------------
 
