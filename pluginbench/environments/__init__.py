@@ -16,8 +16,10 @@ from ._bwrap import bwrap_usable
 from ._local import LocalEnvironment, LocalSandbox
 from ._port import Environment, ExecResult, Role, Sandbox, SandboxPaths, SandboxSpec
 from ._registry import (
+    BUILTIN_BACKENDS,
     backend_names,
     backend_of,
+    backends_table,
     check_backend_config,
     get_backend,
     register_backend,
@@ -43,6 +45,7 @@ def left_running(backend: str, run_id: str) -> LeftRunning:
 
 
 __all__ = [
+    "BUILTIN_BACKENDS",
     "Backend",
     "Environment",
     "ExecResult",
@@ -55,6 +58,7 @@ __all__ = [
     "SandboxSpec",
     "backend_names",
     "backend_of",
+    "backends_table",
     "bwrap_available",
     "check_backend_config",
     "get_backend",

@@ -82,13 +82,30 @@ def check_backend_config(ev: Evaluation, path: Path | str) -> Backend:
     return backend
 
 
+def backends_table(names: tuple[str, ...] | None = None) -> str:
+    """The registered backends as a Markdown table (generated into docs/configuration.md)."""
+    rows = ["| Backend | What it is | `environment.settings` | Tasks need `workspace/` | Task images |",
+            "| --- | --- | --- | --- | --- |"]
+    for name in names if names is not None else backend_names():
+        b = get_backend(name)
+        settings = "none" if b.settings_type is None else ", ".join(
+            f"`{f}`" for f in b.settings_type.__struct_fields__)
+        rows.append(f"| `{name}` | {b.summary} | {settings} | {'yes' if b.needs_workspace else 'no'} | "
+                    f"{'yes' if b.uses_images else 'no'} |")
+    return "\n".join(rows) + "\n"
+
+
 # The built-in backends: one registration each.
 register_backend("pluginbench.environments._local_backend:LocalBackend", name="local")
 register_backend("pluginbench.environments._docker_backend:DockerBackend", name="docker")
 
 
+BUILTIN_BACKENDS = backend_names()
+
 __all__ = [
+    "BUILTIN_BACKENDS",
     "backend_names",
+    "backends_table",
     "backend_of",
     "check_backend_config",
     "get_backend",
