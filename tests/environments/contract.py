@@ -75,14 +75,23 @@ async def wait_for_file(sb: Sandbox, sandbox_path: str, scratch: Path, seconds: 
             await anyio.sleep(0.05)
 
 
-async def assert_stopped_growing(sb: Sandbox, sandbox_path: str, scratch: Path) -> None:
-    """The heartbeat file exists and no longer grows, so its writer is dead."""
-    await anyio.sleep(0.3)  # let a SIGKILL land before the first look
+async def assert_stopped_growing(sb: Sandbox, sandbox_path: str, scratch: Path, seconds: float = 20) -> None:
+    """The heartbeat file exists and stops growing, so its writer is dead.
+
+    A living writer appends every 0.05 s, so it never stays unchanged for a whole 0.6 s
+    window; a dead one does. Waiting for such a window (up to ``seconds``) instead of
+    comparing two fixed instants keeps a kill that lands late on a loaded machine from
+    failing the test, while a process that outlived the kill still fails it."""
     first = await size_of(sb, sandbox_path, scratch)
-    await anyio.sleep(0.6)
-    second = await size_of(sb, sandbox_path, scratch)
     assert first > 0, "the heartbeat never started"
-    assert first == second, "a process outlived the kill: its heartbeat is still growing"
+    with anyio.move_on_after(seconds):
+        while True:
+            await anyio.sleep(0.6)
+            second = await size_of(sb, sandbox_path, scratch)
+            if second == first:
+                return
+            first = second
+    raise AssertionError("a process outlived the kill: its heartbeat is still growing")
 
 
 class EnvironmentContract:

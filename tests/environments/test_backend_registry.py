@@ -1,6 +1,6 @@
 """The backend registry: a toy backend registered from inside the tests runs a whole nop
-evaluation; every registered backend passes the backend contract; an unknown backend is a
-config error (exit 2)."""
+evaluation and passes the backend contract (local and docker inherit it in their own test
+modules); an unknown backend is a config error (exit 2)."""
 
 from __future__ import annotations
 
@@ -54,15 +54,6 @@ class TestToyBackendContract(_FolderOwned, BackendContract):
 
     def backend_settings(self, tmp_path: Path) -> dict[str, Any]:
         return {"journal": str(tmp_path / "toy-journal.txt")}
-
-
-class TestLocalBackendContract(_FolderOwned, BackendContract):
-    """The backend contract on the built-in local backend, unisolated."""
-
-    backend_name = "local"
-
-    def evaluation(self, tmp_path: Path, **environment: Any):  # type: ignore[no-untyped-def]
-        return super().evaluation(tmp_path, **{"isolation": "none", **environment})
 
 
 def _toy_config(tmp_path: Path, harness: str = "nop", **settings: Any) -> Path:

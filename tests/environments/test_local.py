@@ -25,6 +25,7 @@ from pluginbench.errors import ConfigError, EnvironmentFailure
 from tests._prereq import require
 
 from .contract import (
+    BackendContract,
     EnvironmentContract,
     assert_stopped_growing,
     beat,
@@ -52,7 +53,26 @@ def _processes_of(root: Path, app_dir: str) -> set[int]:
     return _proctree.alive(found)
 
 
-class _LocalContract(EnvironmentContract):
+class _LocalContract(BackendContract):
+    """The backend and environment contracts on the local backend, its environment made
+    by the backend itself; sandboxes (and what ``left_running`` looks at) go to a private
+    temp folder so the release check can see that nothing is left in it."""
+
+    backend_name = "local"
+    isolation = "none"
+
+    def evaluation(self, tmp_path, **environment):
+        return super().evaluation(tmp_path, **{"isolation": self.isolation, **environment})
+
+    @pytest.fixture
+    def environment(self, backend, tmp_path, monkeypatch):
+        boxes = tmp_path / "boxes"
+        boxes.mkdir()
+        monkeypatch.setattr(tempfile, "tempdir", str(boxes))
+        env = backend.make(self.evaluation(tmp_path), "contract-run")
+        assert env.isolation == self.isolation
+        return env
+
     def owned(self, sb):
         assert _processes_of(sb.root, sb.paths.app), "the sandbox should show live processes here"
         return sb.root, sb.paths.app
@@ -65,20 +85,17 @@ class _LocalContract(EnvironmentContract):
 
 
 class TestLocalBubblewrap(_LocalContract):
-    """The contract with bubblewrap isolation."""
+    """The contracts with bubblewrap isolation."""
 
-    @pytest.fixture
-    def environment(self, tmp_path):
+    isolation = "bubblewrap"
+
+    @pytest.fixture(autouse=True)
+    def _bwrap(self):
         _require_bwrap()
-        return LocalEnvironment(isolation="bubblewrap", root=tmp_path / "boxes")
 
 
 class TestLocalUnisolated(_LocalContract):
-    """The contract with plain host processes."""
-
-    @pytest.fixture
-    def environment(self, tmp_path):
-        return LocalEnvironment(isolation="none", root=tmp_path / "boxes")
+    """The contracts with plain host processes."""
 
 
 def _spec(tmp_path: Path, **kw):
