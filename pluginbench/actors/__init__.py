@@ -23,6 +23,7 @@ from ._runfiles import (
     check_inputs,
     create_run,
     effective_isolation,
+    load_config,
     load_saved,
     resolve_paths,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "derive_attempt_id",
     "effective_isolation",
     "frozen_cli",
+    "load_config",
     "load_saved",
     "resolve_paths",
     "run_worker",

@@ -16,6 +16,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 
 from ..cache import resolve_cache_root
 from ..config import Evaluation
+from ..environments import backend_of
 from ..environments._port import Environment
 from ..events import ClusterNode, Event
 from ..harnesses._port import FrozenTreatment, Harness
@@ -104,7 +105,7 @@ class Engine:
         """Where a ``role`` sandbox of ``task`` starts, per backend."""
         env = self.evaluation.environment
         workspace = self.run_dir.frozen_task(task) / "workspace"
-        if env.backend != "docker":
+        if not backend_of(self.evaluation).uses_images:
             return SandboxSource(self.starting_source(task), None, None, None)
         images = self.images[task]
         declared = self.tasks.get(task)

@@ -218,22 +218,12 @@ def left_running_check(run_dir: Path) -> dict[str, Any]:
 
 
 def _left_running(run: dict[str, Any], run_id: str) -> dict[str, Any]:
-    if run.get("backend") != "docker":
-        from ..environments._local import left_behind
-
-        folders = [str(f) for f in left_behind(run_id)]
-        return {"checked": True, "error": None, "containers": [], "folders": folders, "stop_command": None}
+    """Asks the run's backend through the backend port (``Backend.left_running``)."""
     try:
-        from ..environments import list_left_running_sync
+        from ..environments import left_running
 
-        containers = list_left_running_sync(run_id)
+        left = left_running(run.get("backend") or "local", run_id)
     except Exception as exc:  # noqa: BLE001 - reported, not raised: status must always answer
         return {"checked": False, "error": str(exc), "containers": [], "folders": [], "stop_command": None}
-    ids = [c["id"] for c in containers]
-    return {
-        "checked": True,
-        "error": None,
-        "containers": containers,
-        "folders": [],
-        "stop_command": ("docker stop " + " ".join(ids)) if ids else None,
-    }
+    return {"checked": True, "error": None, "containers": left.containers, "folders": left.folders,
+            "stop_command": left.stop_command}
