@@ -148,3 +148,34 @@ async def end_to_end(harness_name: str, cli: Path, version: str) -> tuple[Check,
             f"guided fix graded {grade.outcome}; usage {result.run.usage.status} "
             f"(input {result.run.usage.input_tokens}, output {result.run.usage.output_tokens})",
         ), detail
+
+
+async def cluster_checks(address: str, label: str) -> list[Check]:
+    """``doctor --ray ADDRESS``: the cluster answers, has worker nodes carrying ``label``,
+    and each node can make sandboxes and runs the head's PluginBench and Python versions.
+    Spends nothing and starts no attempt."""
+    import sys
+
+    from .. import __version__
+    from ..environments import get_backend
+    from ..errors import EnvironmentFailure
+
+    env: Any = get_backend("ray").environment(address=address, label=label)
+    try:
+        described = await env.describe()
+    except EnvironmentFailure as exc:
+        return [Check("ray cluster reachable", False, str(exc))]
+    checks = [Check("ray cluster reachable", True, address),
+              Check(f"worker nodes labelled {label}", bool(described),
+                    ", ".join(d["node"] for d in described) or "none: ray start --address=<head> "
+                    f"--labels={label}=<name> on each worker")]
+    python = ".".join(map(str, sys.version_info[:3]))
+    for d in described:
+        same = d["pluginbench"] == __version__ and d["python"] == python
+        problems = [p for p in (d.get("problem"),
+                                None if same else f"runs pluginbench {d['pluginbench']} on Python {d['python']}, "
+                                f"the head {__version__} on {python}") if p]
+        detail = (f"{d['cpus']} CPUs, {d['memory_mb']} MB, {'bubblewrap' if d['isolated'] else 'no bubblewrap'}, "
+                  f"jobs {d['jobs']}, host {d['hostname']}")
+        checks.append(Check(f"node {d['node']}", not problems, "; ".join(problems) or detail))
+    return checks

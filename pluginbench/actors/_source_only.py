@@ -120,6 +120,9 @@ def _record(engine: Engine, event: SourceOnlyGraded) -> None:
     except (OSError, ValueError):
         index = {"source_only_filter": FILTER_REVISION, "grades": {}}
     index["grades"][event.attempt_id] = row
+    # In attempt order, not completion order: its sha256 is bound into results.json, which
+    # must not depend on which concurrent attempt finished first.
+    index["grades"] = dict(sorted(index["grades"].items()))
     write_json(index_path, index)
 
 

@@ -109,7 +109,7 @@ class Supervisor:
     async def run(self, *, resumed: bool, foreground: bool = False) -> RunState:
         # On a cluster backend ``jobs`` is per node: as many coding actors as the nodes' slots.
         nodes = self.engine.cluster_nodes
-        jobs = sum(n.jobs for n in nodes) if nodes else self.engine.evaluation.jobs
+        jobs = max(1, sum(n.jobs for n in nodes)) if nodes is not None else self.engine.evaluation.jobs
         inbox_send, inbox_recv = anyio.create_memory_object_stream[Envelope](math.inf)
         coding_send, coding_recv = anyio.create_memory_object_stream[Start](jobs)
         grade_send, grade_recv = anyio.create_memory_object_stream[Grade](math.inf)

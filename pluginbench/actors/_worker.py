@@ -160,6 +160,10 @@ def _supervise(rd: RunDir, saved: Any, log: EventLog, state: RunState, *, foregr
             )
 
             async def main() -> RunState:
+                # A cluster backend says which worker nodes take attempts (and their jobs) now.
+                find = getattr(engine.environment, "cluster_nodes", None)
+                if find is not None:
+                    engine.cluster_nodes = await anyio.to_thread.run_sync(find)
                 return await supervisor.run(resumed=resumed, foreground=foreground)
 
             return anyio.run(main, backend="asyncio")

@@ -13,6 +13,9 @@ from ._common import console, errors_to_exit_codes, print_json
 def doctor_command(
     harness: Annotated[list[str] | None, typer.Option("--harness", help="claude or codex (repeatable); default both.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
+    ray: Annotated[str | None, typer.Option("--ray", metavar="ADDRESS", help=(
+        "Check a Ray cluster for the ray backend (head GCS address, or auto); alone, only the cluster."))] = None,
+    ray_label: Annotated[str, typer.Option("--ray-label", help="The node label of worker nodes.")] = "pluginbench-node",
 ) -> None:
     """Check that a real harness can run here, spending nothing.
 
@@ -20,6 +23,8 @@ def doctor_command(
     pinned launch needs, whether a credential is present (not whether it is valid), a
     sandbox boundary, and one real attempt of the CLI against PluginBench's loopback
     model server with a sample treatment, printing what loaded and the parsed usage.
+    With ``--ray ADDRESS``: the cluster answers, it has worker nodes carrying the label,
+    and each node can make sandboxes and runs this PluginBench and Python version.
     Exits 0 only when every check passed.
     """
     import anyio
@@ -27,10 +32,21 @@ def doctor_command(
 
     from ..actors._doctor import Check, end_to_end, static_checks
 
-    names = harness or ["claude", "codex"]
+    names = harness or ([] if ray else ["claude", "codex"])
     report: dict[str, list[dict[str, object]]] = {}
     details: dict[str, object] = {}
     all_ok = True
+    if ray:
+        from ..actors._doctor import cluster_checks
+
+        checks = anyio.run(cluster_checks, ray, ray_label, backend="asyncio")
+        report["ray"] = [c._asdict() for c in checks]
+        all_ok &= all(c.ok for c in checks)
+        if not json_out:
+            console.print("[bold]ray cluster[/]")
+            for c in checks:
+                mark = "[green]ok[/]  " if c.ok else "[red]FAIL[/]"
+                console.print(f"  {mark} {c.name}: {c.detail}", highlight=False)
     for name in names:
         if name not in ("claude", "codex"):
             raise typer.BadParameter(f"unknown harness {name!r}: use claude or codex", param_hint="--harness")

@@ -98,6 +98,7 @@ def backends_table(names: tuple[str, ...] | None = None) -> str:
 # The built-in backends: one registration each.
 register_backend("pluginbench.environments._local_backend:LocalBackend", name="local")
 register_backend("pluginbench.environments._docker_backend:DockerBackend", name="docker")
+register_backend("pluginbench.environments._ray_backend:RayBackend", name="ray")
 
 
 BUILTIN_BACKENDS = backend_names()

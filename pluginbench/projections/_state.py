@@ -229,8 +229,8 @@ class RunState:
     def coding_capacity(self) -> int:
         """Coding attempts that may run at once: ``jobs``, or on a cluster the sum of the
         current worker's nodes' jobs."""
-        if self.nodes is not None:
-            return sum(n.jobs for n in self.nodes)
+        if self.nodes is not None:  # none found: one, so a start waits for a node (and fails in time)
+            return max(1, sum(n.jobs for n in self.nodes))
         return self.created.jobs if self.created is not None else 0
 
     @property

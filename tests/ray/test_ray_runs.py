@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .runs import assert_no_duplicates_none_lost, cli, config, events, results_without_backend, status
+from .runs import assert_no_duplicates_none_lost, cli, config, events, results_without_backend
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
@@ -60,4 +60,3 @@ def test_status_shows_nodes_and_doctor_checks_the_cluster(cluster, tmp_path: Pat
     assert bad.returncode == 2, bad.stderr
     assert "environment.settings.address" in bad.stderr + bad.stdout
     assert not (tmp_path / "no").exists()
-    _ = status
