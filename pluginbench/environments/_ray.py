@@ -130,6 +130,7 @@ class RayEnvironment:
         ray = _ray()
         if ray.is_initialized():
             return
+        _check_reachable(self.address)
         try:
             ray.init(
                 address=self.address, log_to_driver=False, logging_level="ERROR",
@@ -264,6 +265,20 @@ class RayEnvironment:
         finally:
             if slot:
                 self._busy[node.node_id] -= 1
+
+
+def _check_reachable(address: str, seconds: float = 10.0) -> None:
+    """Fail fast on a ``host:port`` nothing listens on (Ray itself retries for minutes)."""
+    import socket
+
+    if address in ("auto", "local") or "://" in address or ":" not in address:
+        return
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=seconds):
+            return
+    except (OSError, ValueError) as exc:
+        raise EnvironmentFailure(f"cannot connect to the Ray cluster at {address}: {exc}") from None
 
 
 async def _translate(env: RayEnvironment, node: RayNode, ref: Any) -> Any:
