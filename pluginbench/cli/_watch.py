@@ -24,7 +24,7 @@ from ..events import (
     read_owner_record,
     read_run_log,
 )
-from ..projections import status_snapshot
+from ..status import status_snapshot
 from ..rundir import RunDir
 from ._common import console, errors_to_exit_codes, print_json
 

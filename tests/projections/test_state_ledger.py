@@ -24,7 +24,8 @@ from pluginbench.events import (
     Usage,
     read_events,
 )
-from pluginbench.projections import Ledger, RunState, fold, read_ledger, status_snapshot
+from pluginbench.projections import Ledger, RunState, fold, read_ledger
+from pluginbench.status import status_snapshot
 from pluginbench.projections._view import attempt_rows, run_row
 from tests.actors.test_decide import created
 
