@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import shutil
+from contextlib import closing
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -24,11 +25,14 @@ from ..config import CONTROL_HARNESSES, Evaluation, LoadedConfig, parse_evaluati
 from ..errors import ConfigError, RunDirError, TaskError, TreatmentError
 from ..events import EventLog, RunCreated, RunLock
 from ..plan import arms_of, plan_slots
+from ..projections._ledger import Ledger
+from ..projections._state import RunState
 from ..rundir import RunDir
 from ..stats._cost import Prices, parse_prices
 from ..tasks import HarborTask, admit_contract, load_task, scan_tree
 from ..tasks._remote import TaskPin
 from ._remote_tasks import freeze_remote, resolve_remote
+from ._writer import RunWriter
 
 GUIDANCE_LIMIT = 32_768
 GUIDANCE_SEPARATOR = b"\n\n"
@@ -444,8 +448,11 @@ def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
             frozen.mkdir(parents=True, exist_ok=True)
             (frozen / "review-criteria.md").write_bytes(criteria)
             reviewer = frozen_spec(ev, criteria, reviewer_version)
-        with RunLock(rd.root), EventLog(rd.events) as log:
-            log.append(
+        # run.created takes the Supervisor's own path (RunWriter: append, step, ledger) under
+        # run.lock: one writer at a time, one way to write. Nothing follows from it until a
+        # worker records run.started, so its (empty) commands are not needed here.
+        with RunLock(rd.root), EventLog(rd.events) as log, closing(Ledger(rd.ledger)) as ledger:
+            RunWriter(log, RunState(), ledger).record(
                 RunCreated(
                     name=ev.name or loaded.path.parent.name,
                     evaluation_sha256=hashlib.sha256(data).hexdigest(),
