@@ -18,7 +18,11 @@ from collections import deque
 from typing import Generic, TypeVar
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream, MemoryObjectStreamStatistics
+from anyio.streams.memory import (
+    MemoryObjectReceiveStream,
+    MemoryObjectSendStream,
+    MemoryObjectStreamStatistics,
+)
 
 T = TypeVar("T")
 

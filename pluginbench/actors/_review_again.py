@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import re
-from contextlib import closing
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any, NamedTuple
 

@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import shutil
+import sqlite3
 from contextlib import closing
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -482,6 +483,12 @@ def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
         shutil.rmtree(output, ignore_errors=True)
         raise RunDirError(
             f"cannot write the run directory {output}: {exc.strerror}", file=str(exc.filename or output),
+            field="--output", fix="free space or choose another folder; nothing was kept",
+        ) from None
+    except sqlite3.Error as exc:  # the ledger (written with run.created) on a full or unwritable disk
+        shutil.rmtree(output, ignore_errors=True)
+        raise RunDirError(
+            f"cannot write the run directory {output}: {exc}", file=str(rd.ledger),
             field="--output", fix="free space or choose another folder; nothing was kept",
         ) from None
     except BaseException:

@@ -21,8 +21,8 @@ import anyio.to_thread
 import msgspec
 
 from ..errors import PluginBenchError
-from ..status import status_snapshot
 from ..rundir import RunDir
+from ..status import status_snapshot
 from ._ledger_async import read_ledger_async
 from ._timeline import Timeline
 from ._views import ResultRow, RunSource, result_rows

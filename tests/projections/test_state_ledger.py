@@ -25,8 +25,8 @@ from pluginbench.events import (
     read_events,
 )
 from pluginbench.projections import Ledger, RunState, fold, read_ledger
-from pluginbench.status import status_snapshot
 from pluginbench.projections._view import attempt_rows, run_row
+from pluginbench.status import status_snapshot
 from tests.actors.test_decide import created
 
 CLOCK = "2026-01-01T00:00:00.000Z"
