@@ -14,22 +14,28 @@ import hashlib
 import json
 import os
 import shutil
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import msgspec
 
 from .. import __version__
-from ..config import CONTROL_HARNESSES, Evaluation, LoadedConfig, load, parse_evaluation, validate
+from ..config import Evaluation, LoadedConfig, load, parse_evaluation, validate
 from ..environments import backend_of, check_backend_config
 from ..errors import ConfigError, RunDirError, TaskError, TreatmentError
 from ..events import EventLog, RunCreated, RunLock
+from ..harness_registry import harness_class, real_harness_names
 from ..plan import arms_of, plan_slots
+from ..projections._ledger import Ledger
+from ..projections._state import RunState
 from ..rundir import RunDir
 from ..stats._cost import Prices, parse_prices
 from ..tasks import HarborTask, admit_contract, load_task, scan_tree
 from ..tasks._remote import TaskPin
 from ._remote_tasks import freeze_remote, resolve_remote
+from ._writer import RunWriter
 
 GUIDANCE_LIMIT = 32_768
 GUIDANCE_SEPARATOR = b"\n\n"
@@ -51,11 +57,11 @@ def resolve_cli(ev: Evaluation) -> ResolvedCli:
     from ..probe import cli_version, find_cli
 
     name = ev.runner.harness
-    path = find_cli(name)  # type: ignore[arg-type]
+    path = find_cli(name)
     if path is None:
         raise ConfigError(
             f"the {name} CLI is not installed", field="runner.harness",
-            fix="run tools/install-clis.sh (installs the pinned Claude Code and Codex CLIs into .tools/clis)",
+            fix="run tools/install-clis.sh (installs every harness's pinned CLI into .tools/clis)",
         )
     version = cli_version(path)
     if version is None:
@@ -197,6 +203,7 @@ def check_inputs(
 
     ``tasks.urls`` links are resolved and fetched here (through the task cache) unless
     ``remote`` already holds them."""
+    harness = harness_class(ev.runner.harness, file=str(config))
     check_backend_config(ev, config)
     tasks: dict[str, HarborTask] = {}
     names: dict[str, str] = {}
@@ -219,12 +226,7 @@ def check_inputs(
                 file=str(folder / "workspace"),
                 field=field, fix="put the starting source in workspace/, or use environment.backend: docker",
             )
-        if ev.runner.harness == "simulated" and not (folder / "simulated" / "candidates.toml").is_file():
-            raise TaskError(
-                f"task '{task_id}' has no simulated/candidates.toml for the simulated harness",
-                file=str(folder / "simulated" / "candidates.toml"), field="runner.harness",
-                fix="add candidate patches (see docs/tasks.md) or use another harness",
-            )
+        harness.check_task(task_id, folder)  # what this harness needs of each task
         if not task.has_solution:
             raise TaskError(
                 f"task '{task_id}' has no solution/solve.sh", file=str(folder / "solution" / "solve.sh"),
@@ -259,23 +261,20 @@ def check_inputs(
                     )
     read_prices(ev)
     backend_of(ev, config).check_host(ev, config, tasks)
-    if ev.runner.harness not in CONTROL_HARNESSES:
+    if harness.cli is not None:
         resolve_cli(ev)
-        if ev.runner.harness == "claude":
-            from ..harnesses._claude_launch import check_operator_env
-
-            check_operator_env(os.environ, probe=ev.runner.probe is not None)
     if ev.runner.probe is not None:
-        if ev.runner.harness in CONTROL_HARNESSES:
+        if not harness.real:
+            real = real_harness_names()
             raise ConfigError(
-                "runner.probe applies to the claude and codex harnesses only", file=str(config),
-                field="runner.probe", fix="remove runner.probe, or use harness claude or codex",
+                f"runner.probe applies to the {' and '.join(real)} harnesses only", file=str(config),
+                field="runner.probe", fix=f"remove runner.probe, or use harness {' or '.join(real)}",
             )
         _check_path(ev.runner.probe, "runner.probe", config, want_dir=False)
         from ..probe import load_scenario
 
         load_scenario(Path(ev.runner.probe))
-    _admit_for_harness(ev)
+    harness.admit_evaluation(ev, probe=ev.runner.probe is not None)  # treatments and host credentials
     if ev.reviewer is not None:
         from ._reviewer_setup import criteria_bytes, preflight
 
@@ -286,33 +285,6 @@ def check_inputs(
 
     check_cache_root(resolve_cache_root())
     return tasks
-
-
-def _admit_for_harness(ev: Evaluation) -> None:
-    """The harness's own admission rules and credentials, before anything starts."""
-    harness = ev.runner.harness
-    if harness == "claude":
-        from ..treatments import admit_claude_treatment
-
-        for t in ev.treatments.values():
-            admit_claude_treatment(
-                tuple(Path(p) for p in t.guidance), tuple(Path(p) for p in t.skills), tuple(Path(p) for p in t.plugins)
-            )
-    elif harness == "codex":
-        from ..treatments._codex_rules import read_codex_plugin
-        from ..treatments._shared import admit_guidance, admit_skill
-
-        for t in ev.treatments.values():
-            admit_guidance([Path(p) for p in t.guidance])
-            for p in t.skills:
-                admit_skill(Path(p))
-            for p in t.plugins:
-                read_codex_plugin(Path(p))
-        if ev.runner.probe is None and not (Path.home() / ".codex" / "auth.json").is_file():
-            raise ConfigError(
-                "no Codex credentials on this host", file=str(Path.home() / ".codex" / "auth.json"),
-                field="runner.harness", fix="run `codex login` with the pinned CLI, or use runner.probe for a probe run",
-            )
 
 
 def load_config(path: str | Path) -> LoadedConfig:
@@ -366,7 +338,7 @@ def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
             shutil.copyfile(ev.prices, rd.root / "prices.json")
         if remote is not None:
             freeze_remote(rd, remote)  # the run reads these pins and copies, never the links again
-        cli = resolve_cli(ev) if ev.runner.harness not in CONTROL_HARNESSES else None
+        cli = resolve_cli(ev) if harness_class(ev.runner.harness).cli is not None else None
         reviewer = None
         if ev.reviewer is not None:
             from ._reviewer_setup import criteria_bytes, frozen_spec, preflight
@@ -378,8 +350,11 @@ def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
             frozen.mkdir(parents=True, exist_ok=True)
             (frozen / "review-criteria.md").write_bytes(criteria)
             reviewer = frozen_spec(ev, criteria, reviewer_version)
-        with RunLock(rd.root), EventLog(rd.events) as log:
-            log.append(
+        # run.created takes the Supervisor's own path (RunWriter: append, step, ledger) under
+        # run.lock: one writer at a time, one way to write. Nothing follows from it until a
+        # worker records run.started, so its (empty) commands are not needed here.
+        with RunLock(rd.root), EventLog(rd.events) as log, closing(Ledger(rd.ledger)) as ledger:
+            RunWriter(log, RunState(), ledger).record(
                 RunCreated(
                     name=ev.name or loaded.path.parent.name,
                     evaluation_sha256=hashlib.sha256(data).hexdigest(),
@@ -395,7 +370,7 @@ def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
                     seed=ev.seed,
                     timeout_seconds=ev.timeout_seconds,
                     slots=plan_slots(ev, task_ids),
-                    simulated=ev.runner.harness == "simulated",
+                    simulated=harness_class(ev.runner.harness).simulated,
                     probe=ev.runner.probe is not None,
                     pluginbench_version=__version__,
                     harness_version=cli.version if cli else None,
@@ -409,6 +384,12 @@ def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
         shutil.rmtree(output, ignore_errors=True)
         raise RunDirError(
             f"cannot write the run directory {output}: {exc.strerror}", file=str(exc.filename or output),
+            field="--output", fix="free space or choose another folder; nothing was kept",
+        ) from None
+    except sqlite3.Error as exc:  # the ledger (written with run.created) on a full or unwritable disk
+        shutil.rmtree(output, ignore_errors=True)
+        raise RunDirError(
+            f"cannot write the run directory {output}: {exc}", file=str(rd.ledger),
             field="--output", fix="free space or choose another folder; nothing was kept",
         ) from None
     except BaseException:

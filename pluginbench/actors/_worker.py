@@ -19,9 +19,10 @@ from typing import Any
 
 import anyio
 
-from ..config import CONTROL_HARNESSES, Evaluation
+from ..config import Evaluation
 from ..errors import PluginBenchError
 from ..events import EventLog, RunCreated, RunFailed, RunLock, read_run_log
+from ..harness_registry import harness_class
 from ..projections._ledger import Ledger
 from ..projections._state import RunState, fold
 from ..rundir import RunDir
@@ -34,23 +35,17 @@ from ._supervisor import Observer, Supervisor
 
 def _harness(ev: Evaluation, probe_base_url: str | None, created: RunCreated | None = None,
              events_file: Path | None = None) -> Any:
-    from ..harnesses import make_harness
-
-    if ev.runner.harness in CONTROL_HARNESSES:
-        return make_harness(ev.runner.harness)
+    cls = harness_class(ev.runner.harness)
+    if cls.cli is None:
+        return cls.for_run(ev, cli_path=None, cli_version=None, probe_base_url=probe_base_url)
     # A run launches the CLI version frozen in run.created (refusing a host that differs),
     # never the one the host happens to report now.
     cli = (frozen_cli(ev, created, events_file or Path("events.jsonl")) if created is not None else None) or resolve_cli(ev)
     from ..environments import backend_of
 
     # where the pinned install runs inside the backend's sandboxes (a coding image carries it)
-    cli_path: Any = backend_of(ev).cli_path(ev.runner.harness, cli.path)
-    options: dict[str, Any] = {"cli_path": cli_path, "cli_version": cli.version, "probe_base_url": probe_base_url}
-    if ev.runner.harness == "claude":
-        options["subagents"] = ev.capabilities.subagents
-    elif ev.runner.harness == "codex":
-        options["capabilities"] = ev.capabilities
-    return make_harness(ev.runner.harness, **options)
+    cli_path: Any = backend_of(ev).cli_path(cls.cli, cli.path)
+    return cls.for_run(ev, cli_path=cli_path, cli_version=cli.version, probe_base_url=probe_base_url)
 
 
 def _environment(ev: Evaluation, run_id: str) -> Any:
@@ -147,10 +142,8 @@ def _own(rd: RunDir, saved: Any, log: EventLog, *, foreground: bool, observer: O
 
 def _supervise(rd: RunDir, saved: Any, log: EventLog, state: RunState, *, foreground: bool,
                observer: Observer | None, handle_signals: bool, cost_ceiling: float | None = None) -> RunState:
-    ledger = Ledger(rd.ledger)
+    ledger = Ledger(rd.ledger)  # the Supervisor's writer rebuilds it first when it lags the log
     try:
-        if ledger.last_seq() != state.last_seq:
-            ledger.rebuild(state)
         resumed = state.workers > 0
         with _probe(saved.evaluation, rd) as probe_url:
             engine = build_engine(rd, saved.evaluation, probe_url, state.created)
@@ -205,6 +198,8 @@ def _record_disk_full(rd: RunDir, log: EventLog, state: RunState, writing: str) 
     mount = _mount_of(rd.root)
     cause = f"no space left on {mount} (while writing {writing})"
     recorded = state.failed is not None
+    # The one write outside the Supervisor's writer (documented and tested): the disk is full,
+    # so only the log gets run.failed; the ledger, behind by then, is rebuilt by the next worker.
     if not recorded:
         try:
             state.apply(log.append(RunFailed(error=cause)))

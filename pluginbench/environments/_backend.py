@@ -35,6 +35,7 @@ from ..errors import ConfigError
 
 if TYPE_CHECKING:
     from ..config import Evaluation
+    from ..harness_registry import CliPin
     from ..tasks import HarborTask
     from ._port import Environment
 
@@ -144,9 +145,9 @@ class Backend(abc.ABC):
         readiness pass is reused only when these parts are equal."""
         return [self.name, self.isolation(ev)]
 
-    def cli_path(self, harness: str, host_path: str | Path) -> str | Path:
-        """Where a harness CLI installed on the host at ``host_path`` runs inside this
-        backend's coding sandboxes."""
+    def cli_path(self, cli: CliPin, host_path: str | Path) -> str | Path:
+        """Where the harness CLI pinned by ``cli``, installed on the host at ``host_path``,
+        runs inside this backend's coding sandboxes."""
         return host_path
 
     # -- what a killed worker left ---------------------------------------------------

@@ -16,6 +16,7 @@ from ._backend import Backend, LeftRunning
 
 if TYPE_CHECKING:
     from ..config import Evaluation
+    from ..harness_registry import CliPin
     from ..tasks import HarborTask
     from ._docker import DockerEnvironment
     from ._port import Environment
@@ -98,11 +99,11 @@ class DockerBackend(Backend):
         await environment.check()
         await environment.check_capacity(jobs, cpus, memory_mb)  # type: ignore[attr-defined]  # DockerEnvironment's own
 
-    def cli_path(self, harness: str, host_path: str | Path) -> str | Path:
+    def cli_path(self, cli: CliPin, host_path: str | Path) -> str | Path:
         """The coding image carries the same pinned install at a fixed path."""
         from ._docker_derived import cli_path_in_image
 
-        return cli_path_in_image(harness)
+        return cli_path_in_image(cli)
 
     def left_running(self, run_id: str) -> LeftRunning:
         """Running containers labelled as ``run_id``'s, with the ``docker stop`` command;

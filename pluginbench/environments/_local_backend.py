@@ -52,7 +52,7 @@ class LocalBackend(Backend):
 
     def check_host(self, ev: Evaluation, path: Path, tasks: Mapping[str, HarborTask]) -> None:
         """bubblewrap works when required, and a real agent is never silently unisolated."""
-        from ..config import CONTROL_HARNESSES
+        from ..harness_registry import harness_class
 
         env = ev.environment
         has_bwrap = bwrap_usable()
@@ -62,7 +62,7 @@ class LocalBackend(Backend):
                 field="environment.isolation", fix="install bubblewrap (apt-get install bubblewrap) or set isolation: auto",
             )
         unisolated = env.isolation == "none" or not has_bwrap
-        if unisolated and ev.runner.harness not in CONTROL_HARNESSES and not env.allow_unisolated:
+        if unisolated and harness_class(ev.runner.harness).real and not env.allow_unisolated:
             raise ConfigError(
                 f"a real agent ({ev.runner.harness}) would run without a sandbox boundary", file=str(path),
                 field="environment.allow_unisolated",

@@ -14,8 +14,8 @@ import pytest
 from pluginbench.actors import create_run, load_config, load_saved, run_worker
 from pluginbench.environments import LocalSandbox, get_backend, register_backend, unregister_backend
 from pluginbench.errors import ConfigError
-from pluginbench.projections import status_snapshot
 from pluginbench.rundir import RunDir
+from pluginbench.status import status_snapshot
 from tests.cli._cli_helpers import assert_refused, run_cli
 from tests.environments.contract import BackendContract
 from tests.environments.toy_backend import ToyBackend
