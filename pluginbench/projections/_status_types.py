@@ -196,7 +196,7 @@ class Status(_Out, frozen=True):
         list[ClusterNodeStatus] | None,
         "On a cluster backend (`ray`): the worker nodes the current worker found (`run.started`) and their jobs; "
         "`null` on one machine.",
-    ) = None
+    )
     isolation: doc(str | None, "From `run.created`.")
     simulated: doc(bool, "From `run.created`: the simulated stand-in agent.")
     probe: doc(bool, "From `run.created`: the loopback probe model server.")
