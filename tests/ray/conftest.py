@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
 
-from .cluster import LocalCluster, local_cluster
+from .cluster import LOOPBACK_SWITCH, LocalCluster, local_cluster
+
+# Before anything in this session imports ray: the test clusters live on 127.0.0.1 only.
+os.environ.setdefault(LOOPBACK_SWITCH, "0")
 
 
 @pytest.fixture(scope="module")
