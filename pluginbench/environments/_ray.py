@@ -20,6 +20,7 @@ call on it raise :class:`~pluginbench.errors.WorkerLost`, and it takes no new sa
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
@@ -131,6 +132,9 @@ class RayEnvironment:
         if ray.is_initialized():
             return
         _check_reachable(self.address)
+        # Joined from a worker thread on purpose: Ray then installs no SIGTERM handler, so
+        # a stop stays the Supervisor's cooperative one; its note about that is not news.
+        logging.getLogger("ray").setLevel(logging.ERROR)
         try:
             ray.init(
                 address=self.address, log_to_driver=False, logging_level="ERROR",
