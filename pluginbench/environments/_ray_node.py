@@ -44,11 +44,14 @@ class _Dialogue:
     def __init__(self) -> None:
         self.lines: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.ended = asyncio.Event()
+        self.attached = asyncio.Event()  # the command runs and its stdin can take writes
+        self.lines_done = asyncio.Event()  # the exec call ended
         self.channel: LineChannel | None = None
 
     async def run(self, channel: LineChannel) -> None:
         """The dialogue the local backend runs: relay stdout lines until the head ends it."""
         self.channel = channel
+        self.attached.set()
 
         async def relay() -> None:
             while (line := await channel.receive_line()) is not None:
@@ -72,6 +75,7 @@ class _Held:
         self.error: BaseException | None = None
         self.task: asyncio.Task[None] | None = None
         self.dialogues: dict[str, _Dialogue] = {}
+        self.finished: set[str] = set()  # exec calls that ended
 
 
 class NodeAgent:
@@ -193,18 +197,15 @@ class NodeAgent:
         finally:
             if talk is not None:
                 talk.lines.put_nowait(None)
+                talk.lines_done.set()
+                held.finished.add(call)
                 held.dialogues.pop(call, None)
             shutil.rmtree(out_dir, ignore_errors=True)
 
     async def dialogue_next(self, sid: str, call: str) -> list[bytes] | None:
         """The stdout lines since the last call (waiting for one), or None once stdout ended."""
-        held = self.held.get(sid)
-        for _ in range(200):
-            talk = held.dialogues.get(call) if held is not None else None
-            if talk is not None:
-                break
-            await asyncio.sleep(0.01)  # the exec call may not have started yet
-        else:
+        talk = await self._dialogue(sid, call)
+        if talk is None:
             return None
         first = await talk.lines.get()
         if first is None:
@@ -219,12 +220,35 @@ class NodeAgent:
         return lines
 
     async def dialogue_send(self, sid: str, call: str, data: bytes) -> None:
-        talk = self.held[sid].dialogues.get(call) if sid in self.held else None
-        if talk is not None and talk.channel is not None:
+        """Write to the command's stdin, once it runs (a write sent before it started
+        waits for it; one after it ended is dropped, as locally)."""
+        talk = await self._dialogue(sid, call)
+        if talk is None:
+            return
+        ended = asyncio.ensure_future(talk.lines_done.wait())
+        attached = asyncio.ensure_future(talk.attached.wait())
+        try:
+            await asyncio.wait({ended, attached}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            ended.cancel()
+            attached.cancel()
+        if talk.channel is not None:
             await talk.channel.send(data)
 
+    async def _dialogue(self, sid: str, call: str) -> _Dialogue | None:
+        """The exec call's dialogue, waiting for the call to start (Ray does not order an
+        async actor's calls); None once it ended or the sandbox is gone."""
+        for _ in range(6000):
+            held = self.held.get(sid)
+            if held is None or call in held.finished:
+                return None
+            if call in held.dialogues:
+                return held.dialogues[call]
+            await asyncio.sleep(0.01)
+        return None
+
     async def dialogue_end(self, sid: str, call: str) -> None:
-        talk = self.held[sid].dialogues.get(call) if sid in self.held else None
+        talk = await self._dialogue(sid, call)
         if talk is not None:
             talk.ended.set()
 
