@@ -443,10 +443,7 @@ def _masked_after(segs: tuple[Segment, ...], k: int, pipefail_at: list[bool]) ->
                 return True
         elif sep == "&":
             return True  # in the background: the shell's status is not the tool's
-        elif sep == ";":
-            if any(_runs_a_command(s) for s in later):
-                return True
-        elif sep == "\n":
+        elif sep == ";" or sep == "\n":
             if any(_runs_a_command(s) for s in later):
                 return True
         elif sep == "||":

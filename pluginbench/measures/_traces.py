@@ -275,8 +275,10 @@ def _patch_applied(output: str) -> bool | None:
     return None
 
 
-def codex_exec_trace(text: str, name: str = "stdout") -> Trace:
-    """The root trace from ``codex exec --json`` stdout (when no rollout was saved)."""
+def codex_exec_trace(text: str, name: str = "stdout", workspace: str | None = None) -> Trace:
+    """The root trace from ``codex exec --json`` stdout (when no rollout was saved).
+    ``workspace`` is the ``-C`` folder of the launch; without it an absolute edit path may
+    or may not be in the workspace, so its edit has no known outcome."""
     objs, bad = _jsonl(text)
     started: dict[str, dict[str, Any]] = {}
     done: dict[str, dict[str, Any]] = {}
@@ -307,9 +309,11 @@ def codex_exec_trace(text: str, name: str = "stdout") -> Trace:
             ok = None if not finished else item.get("status") == "completed"
             for ch in item.get("changes") or []:
                 if isinstance(ch, dict) and isinstance(ch.get("path"), str):
-                    rel = workspace_relative(ch["path"], None)
+                    rel = workspace_relative(ch["path"], workspace)
                     if rel is not None:
                         actions.append(Edit(rel, ok))
+                    elif workspace is None:
+                        actions.append(Edit(ch["path"], None))
     problems = [f"{name}: an unreadable line mentions a verification tool" for b in bad if _maybe_verification(b)]
     return Trace(name, tuple(actions), tuple(problems[:1]))
 
@@ -320,6 +324,18 @@ def _maybe_verification(raw: str) -> bool:
 
 
 # ------------------------------------------------------------------ the I/O edge
+
+
+def _launch_workdir(attempt_dir: Path) -> str | None:
+    """The ``-C`` folder of the recorded Codex launch (``invocation.json``), or None."""
+    try:
+        argv = json.loads((attempt_dir / "invocation.json").read_text()).get("argv") or []
+    except (OSError, ValueError, AttributeError):
+        return None
+    for flag, value in zip(argv, argv[1:], strict=False):
+        if flag in ("-C", "--cd") and isinstance(value, str):
+            return value
+    return None
 
 
 class AttemptTraces(NamedTuple):
@@ -372,7 +388,7 @@ def load_attempt_traces(attempt_dir: Path) -> AttemptTraces:
     if stdout.is_file():
         text = stdout.read_text(errors="replace")
         if '"thread.started"' in text:
-            return AttemptTraces("codex", (codex_exec_trace(text),),
+            return AttemptTraces("codex", (codex_exec_trace(text, workspace=_launch_workdir(attempt_dir)),),
                                  ("no Codex rollout was saved, so subagent traces cannot be read",)
                                  if '"collab_tool_call"' in text else ())
     return AttemptTraces(None, (), ("no saved agent trace (agent/transcripts or agent/rollouts)",))

@@ -1,0 +1,65 @@
+"""Unused-code candidates a submission introduces: a pure comparison of two scans.
+
+A candidate is one finding of the language's unused-code analyzer, identified by its file
+and message without the line number (``pkg/a.py``, ``unused function 'helper'``), so code
+that only moved within a file is not new. Findings in test files are left out (tests still
+count as users of the code). ``dead_code_candidates_added`` is, over every identity, how
+many more times it occurs after the patch than before (never negative per identity).
+Warnings can include public APIs a user of the package needs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from typing import NamedTuple
+
+from ._lines import is_test_path
+
+_VULTURE_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+): (?P<message>unused .+?|unreachable code .*?) "
+                           r"\((?P<confidence>\d+)% confidence(?:, \d+ lines?)?\)\s*$")
+_VULTURE_ERROR = re.compile(r"^(?P<path>.+?):(?P<line>\d+): (?P<message>invalid syntax.*|.*(?:encoding|decode).*)$")
+
+
+class Candidate(NamedTuple):
+    path: str
+    message: str  # e.g. "unused function 'helper'"
+    line: int
+
+
+class DeadCodeScan(NamedTuple):
+    candidates: tuple[Candidate, ...]
+    unreadable: tuple[str, ...]  # files the analyzer could not parse
+
+
+def parse_vulture(stdout: str, stderr: str = "") -> DeadCodeScan:
+    """Vulture's report lines (``path:line: unused function 'x' (60% confidence)``)."""
+    found = []
+    for line in stdout.splitlines():
+        m = _VULTURE_LINE.match(line.strip())
+        if m:
+            found.append(Candidate(_norm(m["path"]), m["message"], int(m["line"])))
+    bad = sorted({_norm(m["path"]) for line in (stdout + "\n" + stderr).splitlines()
+                  if (m := _VULTURE_ERROR.match(line.strip())) and not _VULTURE_LINE.match(line.strip())})
+    return DeadCodeScan(tuple(found), tuple(bad))
+
+
+def _norm(path: str) -> str:
+    return path[2:] if path.startswith("./") else path
+
+
+def introduced(before: Iterable[Candidate], after: Iterable[Candidate]) -> list[Candidate]:
+    """Candidates after the patch beyond those before it (by file and message), test files
+    left out."""
+    old = Counter((c.path, c.message) for c in before if not is_test_path(c.path))
+    seen: Counter[tuple[str, str]] = Counter()
+    out = []
+    for c in sorted(after, key=lambda c: (c.path, c.line, c.message)):
+        if is_test_path(c.path):
+            continue
+        key = (c.path, c.message)
+        seen[key] += 1
+        if seen[key] > old[key]:
+            out.append(c)
+    return out
