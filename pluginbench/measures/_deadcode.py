@@ -63,3 +63,44 @@ def introduced(before: Iterable[Candidate], after: Iterable[Candidate]) -> list[
         if seen[key] > old[key]:
             out.append(c)
     return out
+
+
+# ------------------------------------------------------------------ JavaScript / TypeScript
+
+#: knip issue types that are unused code (dependency issues are not)
+KNIP_CODE_TYPES = ("files", "exports", "types", "enumMembers", "namespaceMembers", "classMembers", "duplicates")
+
+
+class KnipScan(NamedTuple):
+    candidates: tuple[Candidate, ...]
+    unresolved: tuple[tuple[str, str], ...]  # (importing file, import)
+
+
+def parse_knip(report: dict) -> KnipScan:
+    """knip's ``--reporter json`` report: one candidate per unused file, export, type, enum
+    or namespace member, class member or duplicate export; unresolved imports apart."""
+    found: list[Candidate] = []
+    unresolved: list[tuple[str, str]] = []
+    for issue in report.get("issues") or []:
+        path = _norm(str(issue.get("file", "")))
+        for kind in KNIP_CODE_TYPES:
+            for item in issue.get(kind) or []:
+                items = item if isinstance(item, list) else [item]  # duplicates come as lists
+                names = ", ".join(str(i.get("name")) for i in items if isinstance(i, dict))
+                line = next((int(i["line"]) for i in items if isinstance(i, dict) and "line" in i), 0)
+                found.append(Candidate(path, f"unused {kind} '{names}'", line))
+        for item in issue.get("unresolved") or []:
+            if isinstance(item, dict):
+                unresolved.append((path, str(item.get("name"))))
+    return KnipScan(tuple(found), tuple(unresolved))
+
+
+def duplicate_groups(report: dict) -> set[str]:
+    """jscpd's JSON report as groups: the distinct duplicated fragments, whitespace collapsed
+    (a fragment copied three times is one group, whatever pairs jscpd lists)."""
+    return {" ".join(str(d.get("fragment", "")).split()) for d in report.get("duplicates") or []}
+
+
+def introduced_groups(before: set[str], after: set[str]) -> list[str]:
+    """Duplicate-code groups after the patch that the starting scan did not have."""
+    return sorted(after - before)

@@ -40,7 +40,7 @@ def run_vulture(root: Path, timeout: float = 300.0) -> DeadCodeScan:
     proc = subprocess.run([sys.executable, "-m", "vulture", ".", "--min-confidence", str(MIN_CONFIDENCE),
                            "--exclude", ".git,node_modules,.venv,venv,__pycache__"],
                           cwd=root, capture_output=True, text=True, check=False, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
+                          stdin=subprocess.DEVNULL, start_new_session=True)
     # 0: nothing unused, 3: unused code found, 1: some input was invalid (reported per file)
     if proc.returncode not in (0, 1, 3):
         raise AnalyzerFailed(f"vulture exited {proc.returncode}: {proc.stderr.strip()[:300]}")

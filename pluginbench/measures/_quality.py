@@ -12,15 +12,17 @@ from __future__ import annotations
 import hashlib
 import shutil
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from ..events import Measure
 from ._complexity import ComplexityDelta, compare
 from ._complexity_scan import analyzer_status, language_of, scan_paths
-from ._deadcode import DeadCodeScan, introduced
+from ._deadcode import introduced, introduced_groups
 from ._deadcode_scan import AnalyzerFailed, run_vulture, vulture_status
 from ._iterations import METHOD, count_attempt
+from ._js_analyzers import run_jscpd, run_knip, tool_status
 from ._port import CollectorInput, Column, MeasureSpec, Readiness, ReadinessInput
 from ._registry import register
 from ._tree import PatchDoesNotApply, changed_paths, source_files, submission_tree
@@ -191,68 +193,177 @@ COGNITIVE = register(MeasureSpec(
 # ------------------------------------------------------------------ dead code
 
 _STARTING_LOCK = threading.Lock()
-_STARTING_SCANS: dict[str, DeadCodeScan] = {}
+_STARTING_SCANS: dict[tuple[str, str], Any] = {}
 
 
-def _starting_vulture(starting: Path) -> DeadCodeScan:
-    key = str(starting.resolve())
+def _starting(starting: Path, analyzer: str, scan: Callable[[], Any]) -> Any:
+    """The starting source's scan by ``analyzer``, once per task and process (the starting
+    source is frozen, so its scan cannot change)."""
+    key = (str(starting.resolve()), analyzer)
     with _STARTING_LOCK:
         if key in _STARTING_SCANS:
             return _STARTING_SCANS[key]
-    scan = run_vulture(starting)
+    got = scan()
     with _STARTING_LOCK:
-        _STARTING_SCANS[key] = scan
-    return scan
+        _STARTING_SCANS[key] = got
+    return got
 
 
 def collect_dead_code(inp: CollectorInput) -> Mapping[str, Measure]:
+    """Unused-code candidates (Vulture for Python, knip for JS/TS) and JS/TS duplicate-code
+    groups (jscpd) the submission introduces since the starting scan."""
     before_paths, after_paths = changed_paths(inp.patch)
     changed = {p for p in before_paths | after_paths if language_of(p)}
-    others = sorted({language_of(p) for p in changed} - {None, "python"})  # type: ignore[type-var]
-    if others:
-        return DEAD_CODE.unknown(f"no unused-code analyzer is configured for {', '.join(others)} in this build")
+    languages = {language_of(p) for p in changed} - {None}
+    js_repo = any(language_of(p) in _JS for p in source_files(inp.starting_source, _SUFFIXES)) or bool(languages & _JS)
+    out = dict(_unused_candidates(inp, languages, before_paths | after_paths))
+    if not js_repo:
+        out["duplicate_groups_added"] = Measure(
+            value=None, unit="groups", status="unknown",
+            reason="duplicate-code groups are measured for JavaScript/TypeScript source (jscpd); the task has none")
+    else:
+        out["duplicate_groups_added"] = _duplicate_groups(inp, bool(languages & _JS))
+    return out
+
+
+_JS = frozenset({"javascript", "typescript"})
+
+
+def _unused_candidates(inp: CollectorInput, languages: set[str | None], touched: set[str]) -> dict[str, Measure]:
+    unit = "candidates"
+    if languages - {"python"} - _JS:
+        return {"dead_code_candidates_added": Measure(
+            value=None, unit=unit, status="unknown",
+            reason=f"no unused-code analyzer is configured for {', '.join(sorted(languages - {'python'} - _JS))} "
+                   "in this build")}
+    if "python" in languages and languages & _JS:
+        return {"dead_code_candidates_added": Measure(
+            value=None, unit=unit, status="unknown",
+            reason="the submission changes Python and JavaScript/TypeScript source: candidates of different "
+                   "analyzers are not pooled")}
+    if languages & _JS:
+        return {"dead_code_candidates_added": _knip_candidates(inp, touched)}
     analyzer, reason = vulture_status()
     if analyzer is None:
-        return DEAD_CODE.unknown(reason or "Vulture is not installed")
-    if not any(p.endswith(".py") for p in before_paths | after_paths):
+        return {"dead_code_candidates_added": Measure(value=None, unit=unit, status="unknown", reason=reason)}
+    if not any(p.endswith(".py") for p in touched):
         # Vulture's findings depend only on Python files: none changed, none introduced
-        return {"dead_code_candidates_added": Measure(value=0, unit="candidates", language="python",
-                                                      analyzer=analyzer)}
+        return {"dead_code_candidates_added": Measure(value=0, unit=unit, language="python", analyzer=analyzer)}
     work = inp.work_dir.parent / "dead-code-tree"
     try:
-        before = _starting_vulture(inp.starting_source)
+        before = _starting(inp.starting_source, "vulture", lambda: run_vulture(inp.starting_source))
         after = run_vulture(submission_tree(inp.starting_source, inp.patch, work))
     except (PatchDoesNotApply, AnalyzerFailed) as exc:
-        return DEAD_CODE.unknown(str(exc))
+        return {"dead_code_candidates_added": Measure(value=None, unit=unit, status="unknown", reason=str(exc))}
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    unreadable = [p for p in after.unreadable if p in after_paths]
+    unreadable = [p for p in after.unreadable if p in touched]
     if unreadable:
-        return DEAD_CODE.unknown(f"Vulture could not parse {unreadable[0]} after the patch")
+        return {"dead_code_candidates_added": Measure(
+            value=None, unit=unit, status="unknown", reason=f"Vulture could not parse {unreadable[0]} after the patch")}
     new = introduced(before.candidates, after.candidates)
+    _evidence(inp, "introduced.txt", [f"{c.path}:{c.line}: {c.message}" for c in new])
+    return {"dead_code_candidates_added": Measure(value=len(new), unit=unit, language="python", analyzer=analyzer)}
+
+
+def _knip_candidates(inp: CollectorInput, touched: set[str]) -> Measure:
+    unit = "candidates"
+    analyzer, reason = tool_status("knip")
+    if analyzer is None:
+        return Measure(value=None, unit=unit, status="unknown", reason=reason)
+    if not (inp.starting_source / "package.json").is_file():
+        return Measure(value=None, unit=unit, status="unknown",
+                       reason="knip needs the repository's package.json; the starting source has none")
+    language = "typescript" if any(language_of(p) == "typescript" for p in touched) else "javascript"
+    work = inp.work_dir.parent / "dead-code-tree"
+    try:
+        before = _starting(inp.starting_source, "knip", lambda: _knip_copy(inp.starting_source, inp.work_dir.parent))
+        after = run_knip(submission_tree(inp.starting_source, inp.patch, work))
+    except (PatchDoesNotApply, AnalyzerFailed) as exc:
+        return Measure(value=None, unit=unit, status="unknown", reason=str(exc), language=language, analyzer=analyzer)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    unresolved = [u for u in after.unresolved if u not in before.unresolved]
+    if unresolved:
+        f, name = unresolved[0]
+        return Measure(value=None, unit=unit, status="unknown", language=language, analyzer=analyzer,
+                       reason=f"knip could not resolve the import '{name}' in {f}, so it cannot tell which "
+                              "exports are used")
+    new = introduced(before.candidates, after.candidates)
+    _evidence(inp, "introduced.txt", [f"{c.path}:{c.line}: {c.message}" for c in new])
+    return Measure(value=len(new), unit=unit, language=language, analyzer=analyzer)
+
+
+def _knip_copy(starting: Path, scratch: Path) -> object:
+    """knip on a copy of the starting source (it may write a cache beside the project)."""
+    work = scratch / "dead-code-start"
+    try:
+        return run_knip(submission_tree(starting, "", work))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _duplicate_groups(inp: CollectorInput, js_changed: bool) -> Measure:
+    unit = "groups"
+    analyzer, reason = tool_status("jscpd")
+    if analyzer is None:
+        return Measure(value=None, unit=unit, status="unknown", reason=reason)
+    if not js_changed:
+        # jscpd's JS/TS groups depend only on JS/TS files: none changed, none introduced
+        return Measure(value=0, unit=unit, language="javascript/typescript", analyzer=analyzer)
+    work = inp.work_dir.parent / "duplicates-tree"
+    try:
+        before = _starting(inp.starting_source, "jscpd", lambda: run_jscpd(inp.starting_source))
+        after = run_jscpd(submission_tree(inp.starting_source, inp.patch, work))
+    except (PatchDoesNotApply, AnalyzerFailed) as exc:
+        return Measure(value=None, unit=unit, status="unknown", reason=str(exc))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    new = introduced_groups(before, after)  # type: ignore[arg-type]
+    _evidence(inp, "duplicate-groups.txt", [g[:200] for g in new])
+    return Measure(value=len(new), unit=unit, language="javascript/typescript", analyzer=analyzer)
+
+
+def _evidence(inp: CollectorInput, name: str, lines: list[str]) -> None:
     inp.work_dir.mkdir(parents=True, exist_ok=True)
-    (inp.work_dir / "introduced.txt").write_text("".join(f"{c.path}:{c.line}: {c.message}\n" for c in new))
-    return {"dead_code_candidates_added": Measure(value=len(new), unit="candidates", language="python",
-                                                  analyzer=analyzer)}
+    (inp.work_dir / name).write_text("".join(f"{line}\n" for line in lines))
 
 
 def check_dead_code(inp: ReadinessInput) -> Readiness:
-    present = sorted({language_of(p) for p in source_files(inp.starting_source, _SUFFIXES)} - {None})  # type: ignore[type-var]
-    if "python" not in present:
-        return Readiness("not_configured", "dead code is analyzed for Python source (Vulture) in this build")
-    analyzer, reason = vulture_status()
-    return Readiness("ready", None, analyzer) if analyzer else Readiness("broken", reason)
+    present = {language_of(p) for p in source_files(inp.starting_source, _SUFFIXES)} - {None}
+    if not present & ({"python"} | _JS):
+        return Readiness("not_configured", "dead code is analyzed for Python (Vulture) and JavaScript/TypeScript "
+                                           "(knip, jscpd) source in this build")
+    versions = []
+    if "python" in present:
+        analyzer, reason = vulture_status()
+        if analyzer is None:
+            return Readiness("broken", reason)
+        versions.append(analyzer)
+    if present & _JS:
+        for tool in ("knip", "jscpd"):
+            analyzer, reason = tool_status(tool)
+            if analyzer is None:
+                return Readiness("broken", reason)
+            versions.append(analyzer)
+        if not (inp.starting_source / "package.json").is_file():
+            return Readiness("broken", "knip needs the repository's package.json; the starting source has none")
+    return Readiness("ready", None, ", ".join(versions))
 
 
 DEAD_CODE = register(MeasureSpec(
     name="dead_code",
-    description="Unused-code candidates the submission introduces since the starting scan (Vulture 2.16 for Python).",
+    description=("Unused-code candidates the submission introduces since the starting scan (Vulture 2.16 for "
+                 "Python, knip for JavaScript/TypeScript) and JS/TS duplicate-code groups (jscpd)."),
     columns=(
         Column("dead_code_candidates_added", "candidates", "unused +",
                "Unused-code candidates introduced since the starting scan.", "Unused-code candidates added"),
+        Column("duplicate_groups_added", "groups", "dup +",
+               "JavaScript/TypeScript duplicate-code groups introduced since the starting scan.",
+               "Duplicate-code groups added"),
     ),
     observer_version="1",
-    languages=("python",),
+    languages=("python", "javascript", "typescript"),
     collect=collect_dead_code,
     check=check_dead_code,
 ))

@@ -65,7 +65,7 @@ def submission_tree(starting: Path, patch: str, dest: Path, only: set[str] | Non
     env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(dest.parent.resolve())}
     proc = subprocess.run(["git", "apply", "--binary", "--whitespace=nowarn", str(patch_file.resolve())],
                           cwd=dest, env=env, capture_output=True, text=True, check=False,
-                          stdin=subprocess.DEVNULL, timeout=120)
+                          stdin=subprocess.DEVNULL, timeout=120, start_new_session=True)
     patch_file.unlink(missing_ok=True)
     if proc.returncode != 0:
         raise PatchDoesNotApply(f"model.patch does not apply to the starting source: {proc.stderr.strip()[:300]}")

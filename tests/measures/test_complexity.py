@@ -29,8 +29,8 @@ EXPECTED = {
     "rust": (3, 3, 1, 0, 0, "rust", "rust-code-analysis 0.0.4"),
     # label: for + nested if with && -> cyc 4, cog 1+2+1 = 4
     "typescript": (4, 4, 1, 0, 0, "typescript", "rust-code-analysis 0.0.4"),
-    # total: for + nested if/else -> cyc 3, cog 1+2+1 = 4
-    "javascript": (3, 4, 1, 0, 0, "javascript", "rust-code-analysis 0.0.4"),
+    # total and its copy totalAgain: for + nested if / else if / else -> cyc 4, cog 1+2+1+1 = 5 each
+    "javascript": (8, 10, 2, 0, 0, "javascript", "rust-code-analysis 0.0.4"),
 }
 
 

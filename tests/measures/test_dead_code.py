@@ -6,6 +6,7 @@ from pathlib import Path
 
 from pluginbench.measures._deadcode import Candidate, introduced, parse_vulture
 from pluginbench.measures._deadcode_scan import run_vulture, vulture_status
+from pluginbench.measures._js_analyzers import tool_status
 from pluginbench.measures._port import ReadinessInput
 from pluginbench.measures._quality import check_dead_code, collect_dead_code
 from tests._prereq import require
@@ -50,6 +51,46 @@ def test_a_syntax_error_in_a_changed_file_is_unknown(tmp_path: Path) -> None:
     assert got.value is None and got.status == "unknown" and "pkg/broken.py" in (got.reason or "")
 
 
+def _require_js_tools() -> None:
+    for tool in ("knip", "jscpd"):
+        require(tool_status(tool)[0] is not None, f"{tool} (tools/install-analyzers.sh)")
+
+
+def test_typescript_fixture_introduces_one_unused_export(tmp_path: Path) -> None:
+    """The TypeScript submission adds an exported `label` nothing imports: knip finds one new candidate, jscpd none."""
+    _require_js_tools()
+    got = collect_dead_code(fixture_input(tmp_path, "typescript"))
+    assert (got["dead_code_candidates_added"].value, got["dead_code_candidates_added"].language,
+            got["dead_code_candidates_added"].analyzer) == (1, "typescript", "knip 6.44.2")
+    assert (got["duplicate_groups_added"].value, got["duplicate_groups_added"].analyzer) == (0, "jscpd 5.3.2")
+
+
+def test_javascript_fixture_introduces_two_unused_exports_and_one_duplicate_group(tmp_path: Path) -> None:
+    """The JavaScript submission exports `total` and its copy `totalAgain`, used nowhere: 2 candidates, 1 group."""
+    _require_js_tools()
+    got = collect_dead_code(fixture_input(tmp_path, "javascript"))
+    assert (got["dead_code_candidates_added"].value, got["duplicate_groups_added"].value) == (2, 1)
+    groups = (tmp_path / "attempt" / "measure" / "x" / "duplicate-groups.txt").read_text().splitlines()
+    assert len(groups) == 1 and "let sum = 0;" in groups[0]
+
+
+def test_an_unresolved_new_import_names_the_file_and_the_import(tmp_path: Path) -> None:
+    """A new relative import knip cannot resolve leaves JS dead code unknown, naming the importing file and import."""
+    _require_js_tools()
+    patch = ('diff --git a/src/index.js b/src/index.js\n--- a/src/index.js\n+++ b/src/index.js\n'
+             '@@ -1,3 +1,4 @@\n const { pick } = require("./util");\n+const gone = require("./missing-module");\n \n'
+             '-console.log(pick([{ a: 1 }], "a"));\n+console.log(pick([{ a: 1 }], "a"), gone);\n')
+    got = collect_dead_code(fixture_input(tmp_path, "javascript", patch=patch))["dead_code_candidates_added"]
+    assert got.value is None and "src/index.js" in (got.reason or "") and "./missing-module" in (got.reason or "")
+
+
+def test_python_tasks_have_no_duplicate_groups_measure(tmp_path: Path) -> None:
+    """Duplicate-code groups are JS/TS only: a Python task's value is unknown with that reason, never zero."""
+    _require_vulture()
+    got = collect_dead_code(fixture_input(tmp_path, "python"))["duplicate_groups_added"]
+    assert got.value is None and "JavaScript/TypeScript" in (got.reason or "")
+
+
 def test_languages_without_an_unused_code_analyzer_are_unknown_never_zero(tmp_path: Path) -> None:
     """A Go submission's dead code is unknown with the reason (no Go analyzer in this build)."""
     got = collect_dead_code(fixture_input(tmp_path, "go"))["dead_code_candidates_added"]
@@ -74,10 +115,13 @@ def test_vulture_report_lines_parse_and_errors_name_the_file() -> None:
     assert scan.unreadable == ("pkg/c.py",)
 
 
-def test_readiness_is_not_configured_without_python(tmp_path: Path) -> None:
-    """Dead-code readiness is ready on the Python fixture and not_configured on the Go one."""
+def test_readiness_per_language(tmp_path: Path) -> None:
+    """Dead-code readiness: ready on the Python and TypeScript fixtures with the tool versions, not_configured on Go."""
     _require_vulture()
-    py = check_dead_code(ReadinessInput("t", tmp_path, QUALITY / "python" / "start", None, None, {}, tmp_path))
-    go = check_dead_code(ReadinessInput("t", tmp_path, QUALITY / "go" / "start", None, None, {}, tmp_path))
-    assert (py.state, py.tool_version) == ("ready", "vulture 2.16")
-    assert go.state == "not_configured"
+    _require_js_tools()
+
+    def check(name: str):
+        return check_dead_code(ReadinessInput("t", tmp_path, QUALITY / name / "start", None, None, {}, tmp_path))
+    assert (check("python").state, check("python").tool_version) == ("ready", "vulture 2.16")
+    assert (check("typescript").state, check("typescript").tool_version) == ("ready", "knip 6.44.2, jscpd 5.3.2")
+    assert check("go").state == "not_configured"
