@@ -232,21 +232,25 @@ def _validate_measurements(ev: Evaluation, bad: Any) -> None:
         if m not in known:
             raise bad(f"unknown measurement '{m}'", f"measurements[{i}]", "use any of: " + ", ".join(known))
     owners = measure_registry.settings_owners()
+    general = measure_registry.general_settings()
     for key, value in ev.measurement_settings.items():
         owner = owners.get(key)
-        if owner is None:
+        if key in general:
+            value_type, whose = general[key], "docs/metrics.md (shared measurement settings)"
+        elif owner is None:
             raise bad(f"unknown measurement setting '{key}'", f"measurement_settings.{key}",
-                      "use any of: " + (", ".join(sorted(owners)) or "(no registered measure has settings)"))
-        if owner.name not in ev.measurements:
+                      "use any of: " + (", ".join(sorted({*owners, *general})) or "(no measurement settings exist)"))
+        elif owner.name not in ev.measurements:
             raise bad(f"measurement_settings.{key} belongs to the measure '{owner.name}', which is not selected",
                       f"measurement_settings.{key}", f"add {owner.name} to measurements, or remove this setting")
+        else:
+            value_type, whose = owner.settings[key], f"the settings of the '{owner.name}' measure in docs/metrics.md"
         try:
-            msgspec.convert(value, owner.settings[key], strict=False)
+            msgspec.convert(value, value_type, strict=False)
         except msgspec.ValidationError as exc:
             where = str(exc).rpartition(" - at `$")[2].rstrip("`") if " - at `$" in str(exc) else ""
             raise bad(f"measurement_settings.{key}: {str(exc).partition(' - at ')[0]}",
-                      f"measurement_settings.{key}{where}",
-                      f"see the settings of the '{owner.name}' measure in docs/metrics.md") from None
+                      f"measurement_settings.{key}{where}", f"see {whose}") from None
 
 
 def validate(ev: Evaluation, path: Path) -> None:
