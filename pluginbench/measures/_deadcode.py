@@ -104,3 +104,35 @@ def duplicate_groups(report: dict) -> set[str]:
 def introduced_groups(before: set[str], after: set[str]) -> list[str]:
     """Duplicate-code groups after the patch that the starting scan did not have."""
     return sorted(after - before)
+
+
+# ------------------------------------------------------------------ Rust
+
+
+def parse_cargo_messages(stdout: str) -> tuple[list[Candidate], list[str]]:
+    """rustc's ``dead_code``/``unused_*`` warnings (as candidates) and error messages from
+    ``cargo check --message-format=json``."""
+    import json
+
+    found: list[Candidate] = []
+    errors: list[str] = []
+    for line in stdout.splitlines():
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(msg, dict) or msg.get("reason") != "compiler-message":
+            continue
+        m = msg.get("message") or {}
+        if m.get("level") == "error":
+            errors.append(str(m.get("message")))
+            continue
+        code = (m.get("code") or {}).get("code") or ""
+        if m.get("level") != "warning" or not (code == "dead_code" or code.startswith("unused_")):
+            continue
+        spans = [s for s in m.get("spans") or [] if s.get("is_primary")]
+        if spans:
+            found.append(Candidate(_norm(str(spans[0]["file_name"])), str(m.get("message")),
+                                   int(spans[0].get("line_start") or 0)))
+    # one warning per (file, message, line), however many targets report it
+    return sorted(set(found), key=lambda c: (c.path, c.line, c.message)), errors

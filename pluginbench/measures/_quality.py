@@ -20,7 +20,13 @@ from ..events import Measure
 from ._complexity import ComplexityDelta, compare
 from ._complexity_scan import analyzer_status, language_of, scan_paths
 from ._deadcode import introduced, introduced_groups
-from ._deadcode_scan import AnalyzerFailed, run_vulture, vulture_status
+from ._deadcode_scan import (
+    AnalyzerFailed,
+    cargo_status,
+    run_cargo_check,
+    run_vulture,
+    vulture_status,
+)
 from ._iterations import METHOD, count_attempt
 from ._js_analyzers import run_jscpd, run_knip, tool_status
 from ._port import CollectorInput, Column, MeasureSpec, Readiness, ReadinessInput
@@ -231,18 +237,21 @@ _JS = frozenset({"javascript", "typescript"})
 
 def _unused_candidates(inp: CollectorInput, languages: set[str | None], touched: set[str]) -> dict[str, Measure]:
     unit = "candidates"
-    if languages - {"python"} - _JS:
+    if "go" in languages:
         return {"dead_code_candidates_added": Measure(
             value=None, unit=unit, status="unknown",
-            reason=f"no unused-code analyzer is configured for {', '.join(sorted(languages - {'python'} - _JS))} "
-                   "in this build")}
-    if "python" in languages and languages & _JS:
+            reason="no unused-code analyzer is configured for go in this build (staticcheck needs a Go toolchain "
+                   "and module downloads)")}
+    groups = [g for g in ({"python"}, _JS, {"rust"}) if languages & g]
+    if len(groups) > 1:
         return {"dead_code_candidates_added": Measure(
             value=None, unit=unit, status="unknown",
-            reason="the submission changes Python and JavaScript/TypeScript source: candidates of different "
-                   "analyzers are not pooled")}
+            reason=f"the submission changes {' and '.join(sorted(str(x) for x in languages))} source: candidates "
+                   "of different analyzers are not pooled")}
     if languages & _JS:
         return {"dead_code_candidates_added": _knip_candidates(inp, touched)}
+    if "rust" in languages:
+        return {"dead_code_candidates_added": _rust_candidates(inp, touched)}
     analyzer, reason = vulture_status()
     if analyzer is None:
         return {"dead_code_candidates_added": Measure(value=None, unit=unit, status="unknown", reason=reason)}
@@ -294,6 +303,39 @@ def _knip_candidates(inp: CollectorInput, touched: set[str]) -> Measure:
     return Measure(value=len(new), unit=unit, language=language, analyzer=analyzer)
 
 
+def _rust_candidates(inp: CollectorInput, touched: set[str]) -> Measure:
+    unit = "candidates"
+    analyzer, reason = cargo_status()
+    if analyzer is None:
+        return Measure(value=None, unit=unit, status="unknown", reason=reason)
+    if not (inp.starting_source / "Cargo.toml").is_file():
+        return Measure(value=None, unit=unit, status="unknown",
+                       reason="cargo check needs the repository's Cargo.toml at its root; the starting source has none")
+    scratch = inp.work_dir.parent
+    work = scratch / "dead-code-tree"
+    try:
+        before = _starting(inp.starting_source, "cargo", lambda: _cargo_copy(inp.starting_source, scratch))
+        after = run_cargo_check(submission_tree(inp.starting_source, inp.patch, work), scratch / "cargo-target")
+    except (PatchDoesNotApply, AnalyzerFailed) as exc:
+        return Measure(value=None, unit=unit, status="unknown", reason=str(exc), language="rust", analyzer=analyzer)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(scratch / "cargo-target", ignore_errors=True)
+    new = introduced(before.candidates, after.candidates)
+    _evidence(inp, "introduced.txt", [f"{c.path}:{c.line}: {c.message}" for c in new])
+    return Measure(value=len(new), unit=unit, language="rust", analyzer=analyzer)
+
+
+def _cargo_copy(starting: Path, scratch: Path) -> object:
+    """cargo check on a copy of the starting source (it writes a lock file and a target folder)."""
+    work = scratch / "dead-code-start"
+    try:
+        return run_cargo_check(submission_tree(starting, "", work), scratch / "cargo-target-start")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(scratch / "cargo-target-start", ignore_errors=True)
+
+
 def _knip_copy(starting: Path, scratch: Path) -> object:
     """knip on a copy of the starting source (it may write a cache beside the project)."""
     work = scratch / "dead-code-start"
@@ -331,9 +373,9 @@ def _evidence(inp: CollectorInput, name: str, lines: list[str]) -> None:
 
 def check_dead_code(inp: ReadinessInput) -> Readiness:
     present = {language_of(p) for p in source_files(inp.starting_source, _SUFFIXES)} - {None}
-    if not present & ({"python"} | _JS):
-        return Readiness("not_configured", "dead code is analyzed for Python (Vulture) and JavaScript/TypeScript "
-                                           "(knip, jscpd) source in this build")
+    if not present & ({"python", "rust"} | _JS):
+        return Readiness("not_configured", "dead code is analyzed for Python (Vulture), JavaScript/TypeScript "
+                                           "(knip, jscpd) and Rust (cargo check) source in this build")
     versions = []
     if "python" in present:
         analyzer, reason = vulture_status()
@@ -348,13 +390,20 @@ def check_dead_code(inp: ReadinessInput) -> Readiness:
             versions.append(analyzer)
         if not (inp.starting_source / "package.json").is_file():
             return Readiness("broken", "knip needs the repository's package.json; the starting source has none")
+    if "rust" in present:
+        analyzer, reason = cargo_status()
+        if analyzer is None:
+            return Readiness("broken", reason)
+        if not (inp.starting_source / "Cargo.toml").is_file():
+            return Readiness("broken", "cargo check needs the repository's Cargo.toml at its root")
+        versions.append(analyzer)
     return Readiness("ready", None, ", ".join(versions))
 
 
 DEAD_CODE = register(MeasureSpec(
     name="dead_code",
     description=("Unused-code candidates the submission introduces since the starting scan (Vulture 2.16 for "
-                 "Python, knip for JavaScript/TypeScript) and JS/TS duplicate-code groups (jscpd)."),
+                 "Python, knip for JavaScript/TypeScript, rustc's lints for Rust) and JS/TS duplicate-code groups (jscpd)."),
     columns=(
         Column("dead_code_candidates_added", "candidates", "unused +",
                "Unused-code candidates introduced since the starting scan.", "Unused-code candidates added"),
@@ -363,7 +412,7 @@ DEAD_CODE = register(MeasureSpec(
                "Duplicate-code groups added"),
     ),
     observer_version="1",
-    languages=("python", "javascript", "typescript"),
+    languages=("python", "javascript", "typescript", "rust"),
     collect=collect_dead_code,
     check=check_dead_code,
 ))

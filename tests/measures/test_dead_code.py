@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pluginbench.measures._deadcode import Candidate, introduced, parse_vulture
-from pluginbench.measures._deadcode_scan import run_vulture, vulture_status
+from pluginbench.measures._deadcode_scan import cargo_status, run_vulture, vulture_status
 from pluginbench.measures._js_analyzers import tool_status
 from pluginbench.measures._port import ReadinessInput
 from pluginbench.measures._quality import check_dead_code, collect_dead_code
@@ -89,6 +89,38 @@ def test_python_tasks_have_no_duplicate_groups_measure(tmp_path: Path) -> None:
     _require_vulture()
     got = collect_dead_code(fixture_input(tmp_path, "python"))["duplicate_groups_added"]
     assert got.value is None and "JavaScript/TypeScript" in (got.reason or "")
+
+
+def _require_cargo() -> None:
+    require(cargo_status()[0] is not None, "cargo on PATH (the machine's Rust toolchain)")
+
+
+def test_rust_fixture_adds_a_public_function_and_no_candidate(tmp_path: Path) -> None:
+    """The Rust submission adds `pub fn count_even`: rustc's lints report nothing new (public items are used)."""
+    _require_cargo()
+    got = collect_dead_code(fixture_input(tmp_path, "rust"))["dead_code_candidates_added"]
+    assert (got.value, got.status, got.language) == (0, "measured", "rust")
+    assert (got.analyzer or "").startswith("cargo ")
+
+
+def test_rust_private_unused_function_and_variable_are_two_candidates(tmp_path: Path) -> None:
+    """A private never-called function holding an unused variable: rustc's dead_code and unused_variables, 2."""
+    _require_cargo()
+    patch = ("diff --git a/src/lib.rs b/src/lib.rs\n--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -7,3 +7,8 @@ pub fn sign(x: i32) -> i32 {\n"
+             "         0\n     }\n }\n+\n+fn helper() -> i32 {\n+    let unused_var = 3;\n+    4\n+}\n")
+    got = collect_dead_code(fixture_input(tmp_path, "rust", patch=patch))["dead_code_candidates_added"]
+    assert got.value == 2, got.reason
+    listed = (tmp_path / "attempt" / "measure" / "x" / "introduced.txt").read_text().splitlines()
+    assert listed == ["src/lib.rs:11: function `helper` is never used", "src/lib.rs:12: unused variable: `unused_var`"]
+
+
+def test_rust_that_does_not_compile_is_unknown(tmp_path: Path) -> None:
+    """A submission cargo cannot check leaves Rust dead code unknown with the compiler's message."""
+    _require_cargo()
+    patch = ("diff --git a/src/lib.rs b/src/lib.rs\n--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -7,3 +7,4 @@ pub fn sign(x: i32) -> i32 {\n"
+             "         0\n     }\n }\n+fn broken() -> i32 { \"text\" }\n")
+    got = collect_dead_code(fixture_input(tmp_path, "rust", patch=patch))["dead_code_candidates_added"]
+    assert got.value is None and "cargo check --offline failed" in (got.reason or "")
 
 
 def test_languages_without_an_unused_code_analyzer_are_unknown_never_zero(tmp_path: Path) -> None:
