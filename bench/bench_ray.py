@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_ray.py [--attempts 60]
 
-1. ``--attempts`` nop attempts (the quickstart's two tasks, vanilla only) on the local
+1. ``--attempts`` nop attempts (the quickstart's two tasks × vanilla and two arms) on the local
    backend, on the ray backend with one worker node, and with two worker nodes; each
    with ``jobs`` 2 per node. Printed: coding wall time (``coding.started`` to the last
    ``attempt.completed``, from the log's own timestamps) and seconds per attempt. This
@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.ray.cluster import local_cluster  # noqa: E402
 from tests.ray.runs import cli, config, events, slow_task, wait_for  # noqa: E402
+from tests.runs_helpers import QUICKSTART  # noqa: E402
 
 
 def _at(event: dict) -> float:
@@ -44,7 +45,10 @@ def coding_seconds(run: Path) -> float:
 
 def nop_run(tmp: Path, address: str | None, attempts: int, label: str) -> float:
     run = tmp / label
-    cfg = config(tmp / f"cfg-{label}", address=address, harness="nop", treatments={}, jobs=2, repeats=attempts // 2)
+    guidance = [str(QUICKSTART / "guidance" / "testing-discipline.md")]
+    arms = {"g1": {"guidance": guidance}, "g2": {"guidance": guidance}}  # 3 arms × 2 tasks × repeats
+    cfg = config(tmp / f"cfg-{label}", address=address, harness="nop", treatments=arms, jobs=2,
+                 repeats=attempts // 6)
     cli("run", str(cfg), "--output", str(run), "--foreground", timeout=3600)
     return coding_seconds(run)
 
