@@ -27,7 +27,7 @@ def _fast_status_json(argv: list[str]) -> bool:
     import msgspec
 
     from .errors import PluginBenchError
-    from .projections._status import status_snapshot
+    from .projections import status_snapshot
 
     try:
         snap = status_snapshot(rd.root)

@@ -14,7 +14,7 @@ from typing import Any
 
 from .config import CONTROL_HARNESSES, Evaluation, capability_record
 from .events import SlotPlan
-from .stats._cost import Prices
+from .stats import Prices
 
 VANILLA = "vanilla"
 

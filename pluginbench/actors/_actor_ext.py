@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ..events import Event
-from ..projections._state import Attempt, RunState
+from ..projections import Attempt, RunState
 
 
 class Emit(NamedTuple):

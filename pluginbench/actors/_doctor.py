@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..harnesses._port import FrozenTreatment
+from ..harnesses import FrozenTreatment
 from ..tasks import load_task, scan_tree
 from ._pipeline import code_attempt, grade_patch
 

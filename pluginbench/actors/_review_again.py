@@ -32,7 +32,7 @@ from ..events import (
     live_owner,
     read_run_log,
 )
-from ..projections._state import INITIAL_REVIEW, RunState, fold
+from ..projections import INITIAL_REVIEW, RunState, fold
 from ..rundir import RunDir
 from ..tasks import load_task
 from ._context import Engine, cache_root

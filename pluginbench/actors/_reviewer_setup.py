@@ -46,7 +46,7 @@ def preflight(harness: str, model: str | None, reasoning: str | None, *, probe: 
         raise ConfigError(problem.message, file=file, field=f"{field}.{problem.field}", fix=problem.fix)
     if harness == "simulated":
         return None, None
-    from ..environments._bwrap import bwrap_usable, find_bwrap
+    from ..environments import bwrap_usable, find_bwrap
     from ..probe import cli_version, find_cli
 
     path = find_cli(harness)  # type: ignore[arg-type]
@@ -58,7 +58,7 @@ def preflight(harness: str, model: str | None, reasoning: str | None, *, probe: 
         raise ConfigError(f"{path} --version did not answer", file=file, field=f"{field}.harness",
                           fix="reinstall the CLI")
     if harness == "claude":
-        from ..harnesses._claude_launch import TOKEN_VARIABLE, check_operator_env
+        from ..harnesses import TOKEN_VARIABLE, check_operator_env
 
         check_operator_env(os.environ, probe=probe)
         if not probe and not os.environ.get(TOKEN_VARIABLE):
@@ -68,7 +68,7 @@ def preflight(harness: str, model: str | None, reasoning: str | None, *, probe: 
         if not probe and not (Path.home() / ".codex" / "auth.json").is_file():
             raise ConfigError("no Codex credentials on this host", file=str(Path.home() / ".codex" / "auth.json"),
                               field=f"{field}.harness", fix="run `codex login` with the pinned CLI")
-        from ..harnesses._port import tool_roots
+        from ..harnesses import tool_roots
 
         roots = [r for r in tool_roots(path) if r.name == "node_modules"] or [Path(path).resolve().parent]
         if not any(any(r.rglob("codex-code-mode-host")) for r in roots):

@@ -25,9 +25,8 @@ from ..errors import ConfigError, RunDirError, TaskError, TreatmentError
 from ..events import EventLog, RunCreated, RunLock
 from ..plan import arms_of, plan_slots
 from ..rundir import RunDir
-from ..stats._cost import Prices, parse_prices
-from ..tasks import HarborTask, admit_contract, load_task, scan_tree
-from ..tasks._remote import TaskPin
+from ..stats import Prices, parse_prices
+from ..tasks import HarborTask, TaskPin, admit_contract, load_task, scan_tree
 from ._remote_tasks import freeze_remote, resolve_remote
 
 GUIDANCE_LIMIT = 32_768
@@ -261,7 +260,7 @@ def check_inputs(
     if ev.runner.harness not in CONTROL_HARNESSES:
         resolve_cli(ev)
         if ev.runner.harness == "claude":
-            from ..harnesses._claude_launch import check_operator_env
+            from ..harnesses import check_operator_env
 
             check_operator_env(os.environ, probe=ev.runner.probe is not None)
     if ev.runner.probe is not None:
@@ -298,8 +297,7 @@ def _admit_for_harness(ev: Evaluation) -> None:
                 tuple(Path(p) for p in t.guidance), tuple(Path(p) for p in t.skills), tuple(Path(p) for p in t.plugins)
             )
     elif harness == "codex":
-        from ..treatments._codex_rules import read_codex_plugin
-        from ..treatments._shared import admit_guidance, admit_skill
+        from ..treatments import admit_guidance, admit_skill, read_codex_plugin
 
         for t in ev.treatments.values():
             admit_guidance([Path(p) for p in t.guidance])

@@ -96,10 +96,16 @@ def pick_command(
 
     Enter prints the block with every link pinned to the commit the ref names now; --copy also copies it. Escape prints nothing, leaves the clipboard alone and exits 130. A clipboard error keeps the printed block and exits 1. Without fzf, pass --id for each task.
     """
-    from ..actors._remote_tasks import task_cache
-    from ..tasks import load_task
-    from ..tasks._remote import BadTaskUrl, GitFailed, browse, fetch_into_cache
-    from ..tasks._urls import parse_task_url, tasks_block
+    from ..actors import task_cache
+    from ..tasks import (
+        BadTaskUrl,
+        GitFailed,
+        browse,
+        fetch_into_cache,
+        load_task,
+        parse_task_url,
+        tasks_block,
+    )
 
     try:
         link = parse_task_url(source)

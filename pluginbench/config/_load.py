@@ -12,7 +12,7 @@ import msgspec
 import yaml
 
 from ..errors import ConfigError
-from ..tasks._urls import BadTaskUrl, parse_task_url
+from ..tasks import BadTaskUrl, parse_task_url
 from ._schema import (
     CONTROL_HARNESSES,
     HARNESSES,

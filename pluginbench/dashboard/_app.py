@@ -24,7 +24,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, Response, Strea
 from starlette.routing import Route
 
 from ..errors import PluginBenchError
-from ..projections._status import left_running_check
+from ..projections import left_running_check
 from ..rundir import RunDir
 from . import _html
 from ._monitor import Monitor

@@ -11,9 +11,13 @@ import importlib
 from typing import Any
 
 from ..errors import ConfigError, PluginBenchError
+from ._claude_launch import TOKEN_VARIABLE, check_model, check_operator_env
 from ._controls import NopHarness, OracleHarness
-from ._port import NO_MODEL_USAGE, AgentRun, AttemptContext, FrozenTreatment, Harness
+from ._launch_identity import delivery_policy, launch_identity, uncacheable_cli
+from ._port import NO_MODEL_USAGE, AgentRun, AttemptContext, FrozenTreatment, Harness, tool_roots
 from ._receipt import DiscoveryIdentity, discovery_identity
+from ._revalidate import revalidate_usage
+from ._secrets import scan_for_secret
 from ._simulated import (
     SimPlan,
     SimulatedHarness,
@@ -62,6 +66,7 @@ def make_harness(name: str, **options: Any) -> Harness:
 
 __all__ = [
     "NO_MODEL_USAGE",
+    "TOKEN_VARIABLE",
     "AgentRun",
     "AttemptContext",
     "DiscoveryIdentity",
@@ -71,9 +76,17 @@ __all__ = [
     "OracleHarness",
     "SimPlan",
     "SimulatedHarness",
+    "check_model",
+    "check_operator_env",
     "deliver_claude_layout",
+    "delivery_policy",
     "discovery_identity",
+    "launch_identity",
     "load_plan",
     "make_harness",
+    "revalidate_usage",
+    "scan_for_secret",
+    "tool_roots",
+    "uncacheable_cli",
     "usage_from_stream",
 ]

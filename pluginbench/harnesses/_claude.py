@@ -45,9 +45,9 @@ from typing import Any
 import anyio
 import msgspec
 
-from ..environments._port import Sandbox
+from ..environments import Sandbox
 from ..errors import PluginBenchError
-from ..tasks._tree import copy_tree, fingerprint, scan_tree
+from ..tasks import copy_tree, fingerprint, scan_tree
 from ..treatments import MARKETPLACE, ClaudeTreatment, admit_claude_treatment
 from ._claude_checks import after_run_checks
 from ._claude_discovery import Expected, Paths, build_receipt, compare_receipt

@@ -29,10 +29,15 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Capabilities, capability_record
-from ..environments._port import Sandbox
+from ..environments import Sandbox
 from ..errors import InputError, PluginBenchError
-from ..treatments._codex_rules import CodexPlugin, installed_command, read_codex_plugin
-from ..treatments._shared import admit_guidance, admit_skill
+from ..treatments import (
+    CodexPlugin,
+    admit_guidance,
+    admit_skill,
+    installed_command,
+    read_codex_plugin,
+)
 from ._codex_children import model_record
 from ._codex_config import (
     APP_SERVER_SCRIPT,
@@ -98,8 +103,8 @@ class CodexLoginError(CodexSetupError):
 
 def _probe_settings(base_url: str) -> tuple[str, str, str, dict[str, str]]:
     """(provider id, key variable, fake key, provider table) from the probe's launch settings."""
-    from ..probe._launch import PROBE_OPENAI_KEY
-    from ..probe._launch import launch_env as probe_launch_env
+    from ..probe import PROBE_OPENAI_KEY
+    from ..probe import launch_env as probe_launch_env
 
     launch = probe_launch_env("responses", base_url)
     provider_id = ""

@@ -24,7 +24,7 @@ from typing import NamedTuple, Protocol
 
 import msgspec
 
-from ..environments._port import Sandbox
+from ..environments import Sandbox
 from ..events import ModelRecord, Usage
 from ..tasks import HarborTask
 

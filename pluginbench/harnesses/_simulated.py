@@ -27,7 +27,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..environments._port import Sandbox
+from ..environments import Sandbox
 from ..errors import TaskError, TreatmentError
 from ..events import Usage
 from ..tasks import copy_tree, scan_tree

@@ -17,8 +17,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..environments._port import SandboxSpec
-from ..harnesses._port import AttemptContext, FrozenTreatment
+from ..environments import SandboxSpec
+from ..harnesses import AttemptContext, FrozenTreatment
 from ..tasks import HarborTask
 from ._binding import workspace_digests
 from ._spec import JudgeSpec

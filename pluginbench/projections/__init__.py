@@ -5,9 +5,21 @@ Public surface: :class:`RunState`/:func:`fold` (the run aggregate), :func:`statu
 and :func:`build_report` (``report/``: results.json, results.csv, report.html).
 """
 
-from ._ledger import Ledger, LedgerView, read_ledger
-from ._state import OUTCOMES, STATES, VANILLA, Attempt, RunState, fold
-from ._status import status_snapshot
+from ._ledger import (
+    READ_META_SQL,
+    READ_MODE_SQL,
+    READ_ROWS_SQL,
+    Ledger,
+    LedgerView,
+    ledger_uri,
+    ledger_view,
+    read_ledger,
+)
+from ._report_cost import PRICES_FILE, load_prices
+from ._report_data import tokens_dict
+from ._report_plots import PLOT_CSS, plots_section
+from ._state import INITIAL_REVIEW, OUTCOMES, STATES, VANILLA, Attempt, RunState, fold
+from ._status import left_running_check, status_snapshot
 
 
 def build_report(run_dir):  # type: ignore[no-untyped-def]
@@ -18,7 +30,13 @@ def build_report(run_dir):  # type: ignore[no-untyped-def]
 
 
 __all__ = [
+    "INITIAL_REVIEW",
     "OUTCOMES",
+    "PLOT_CSS",
+    "PRICES_FILE",
+    "READ_META_SQL",
+    "READ_MODE_SQL",
+    "READ_ROWS_SQL",
     "STATES",
     "VANILLA",
     "Attempt",
@@ -27,6 +45,12 @@ __all__ = [
     "RunState",
     "build_report",
     "fold",
+    "ledger_uri",
+    "ledger_view",
+    "left_running_check",
+    "load_prices",
+    "plots_section",
     "read_ledger",
     "status_snapshot",
+    "tokens_dict",
 ]

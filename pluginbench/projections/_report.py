@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 from ..errors import RunDirError
 from ..events import read_run_log
 from ..rundir import RunDir, patch_mismatch
-from ..stats._cost import Prices
+from ..stats import Prices
 from ._report_cost import costs_section, load_prices
 from ._report_data import (
     DEFAULT_MEASUREMENTS,
@@ -296,7 +296,7 @@ def task_sources(rd: RunDir) -> list[dict[str, Any]] | None:
     """The run's frozen ``tasks.urls`` pins (never resolved again), or None for local tasks."""
     if not rd.remote_pins.is_file():
         return None
-    from ..tasks._remote import read_pins
+    from ..tasks import read_pins
 
     keep = ("task_id", "url", "pinned_url", "commit", "tree", "fingerprint")
     return [{k: getattr(p, k) for k in keep} for p in read_pins(rd.remote_pins)]

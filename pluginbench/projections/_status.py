@@ -218,7 +218,7 @@ def left_running_check(run_dir: Path) -> dict[str, Any]:
 
 def _left_running(run: dict[str, Any], run_id: str) -> dict[str, Any]:
     if run.get("backend") != "docker":
-        from ..environments._local import left_behind
+        from ..environments import left_behind
 
         folders = [str(f) for f in left_behind(run_id)]
         return {"checked": True, "error": None, "containers": [], "folders": folders, "stop_command": None}

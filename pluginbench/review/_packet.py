@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..errors import PluginBenchError
-from ..tasks._tree import copy_tree, fingerprint, scan_tree
+from ..tasks import copy_tree, fingerprint, scan_tree
 from ._response import schema_bytes
 
 
