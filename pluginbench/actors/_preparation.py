@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from .. import __version__
 from ..config import Treatment
-from ..errors import PluginBenchError, TaskError, TreatmentError
+from ..errors import PluginBenchError, ReadinessFailure, TaskError, TreatmentError
 from ..events import (
     CodingStarted,
     PreparationStarted,
@@ -35,10 +35,6 @@ from ._context import Engine, TaskImages, cache_root
 from ._grader_proof import prove_grader_image
 from ._pipeline import code_attempt, grade_patch, write_json
 from ._vanilla import consult
-
-
-class ReadinessFailure(PluginBenchError):
-    """A task's oracle did not pass or its nop did not fail."""
 
 
 def freeze_task(source: Path, dest: Path, task_id: str) -> str:

@@ -20,7 +20,7 @@ from typing import Annotated
 
 import typer
 
-from ..errors import ConfigError, PluginBenchError, TaskError
+from ..errors import ClipboardError, ConfigError, TaskError
 from ._common import err_console, errors_to_exit_codes
 
 tasks_app = typer.Typer(help="Choose remote task folders for tasks.urls.", no_args_is_help=True)
@@ -31,10 +31,6 @@ _CLIPBOARDS = (
     ("DISPLAY", ["xsel", "--clipboard", "--input"]),
     (None, ["pbcopy"]),
 )
-
-
-class ClipboardError(PluginBenchError):
-    """The block was printed but could not be copied."""
 
 
 def copy_to_clipboard(text: str) -> str:

@@ -30,7 +30,7 @@ from typing import Any
 
 from ..config import Capabilities, capability_record
 from ..environments import Sandbox
-from ..errors import InputError, PluginBenchError
+from ..errors import CodexLoginError, CodexSetupError, DiscoveryMismatch, InputError
 from ..treatments import (
     CodexPlugin,
     admit_guidance,
@@ -52,7 +52,6 @@ from ._codex_config import (
     marketplace_json,
 )
 from ._codex_discovery import (
-    DiscoveryMismatch,
     Expected,
     ExpectedPlugin,
     app_server_results,
@@ -91,14 +90,6 @@ def _file_digest(path: Path) -> str:
 
 _INSTALLED_ROOT = re.compile(r"^Installed plugin root:\s*(\S.*)$", re.M)
 _SETUP_TIMEOUT = 120.0
-
-
-class CodexSetupError(PluginBenchError):
-    """A no-model setup command (plugin install, discovery) failed inside the sandbox."""
-
-
-class CodexLoginError(CodexSetupError):
-    """``codex login status`` in the sandbox says the delivered credential is not usable."""
 
 
 def _probe_settings(base_url: str) -> tuple[str, str, str, dict[str, str]]:
@@ -431,7 +422,7 @@ class CodexHarness:
             json.dumps(receipt, indent=2, sort_keys=True) + "\n", encoding="utf-8"
         )
         if not receipt["ok"]:
-            raise DiscoveryMismatch(ctx.attempt_id, receipt["mismatches"])
+            raise DiscoveryMismatch(f"attempt {ctx.attempt_id}", receipt["mismatches"])
         argv = exec_argv(
             self.cli,
             workdir=sandbox.paths.app,

@@ -14,13 +14,10 @@ from typing import Any
 
 import msgspec
 
+from ..errors import RegistryError
 from ._port import Column, MeasureSpec
 
 _MEASURES: dict[str, MeasureSpec] = {}
-
-
-class RegistryError(ValueError):
-    """A registration that would make two measures ambiguous (a programming error)."""
 
 
 def register(spec: MeasureSpec) -> MeasureSpec:
