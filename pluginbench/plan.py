@@ -13,10 +13,8 @@ import random
 from typing import Any
 
 from .config import CONTROL_HARNESSES, Evaluation, capability_record
-from .events import SlotPlan
+from .events import VANILLA, SlotPlan
 from .stats import Prices
-
-VANILLA = "vanilla"
 
 
 def arms_of(evaluation: Evaluation) -> list[str]:

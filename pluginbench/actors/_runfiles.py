@@ -27,10 +27,8 @@ from ..plan import arms_of, plan_slots
 from ..rundir import RunDir
 from ..stats import Prices, parse_prices
 from ..tasks import HarborTask, TaskPin, admit_contract, load_task, scan_tree
+from ..treatments import GUIDANCE_LIMIT, GUIDANCE_SEPARATOR
 from ._remote_tasks import freeze_remote, resolve_remote
-
-GUIDANCE_LIMIT = 32_768
-GUIDANCE_SEPARATOR = b"\n\n"
 
 
 class ResolvedCli(NamedTuple):

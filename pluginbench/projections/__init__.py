@@ -5,6 +5,7 @@ Public surface: :class:`RunState`/:func:`fold` (the run aggregate), :func:`statu
 and :func:`build_report` (``report/``: results.json, results.csv, report.html).
 """
 
+from ..events import OUTCOMES, VANILLA
 from ._ledger import (
     READ_META_SQL,
     READ_MODE_SQL,
@@ -18,7 +19,7 @@ from ._ledger import (
 from ._report_cost import PRICES_FILE, load_prices
 from ._report_data import tokens_dict
 from ._report_plots import PLOT_CSS, plots_section
-from ._state import INITIAL_REVIEW, OUTCOMES, STATES, VANILLA, Attempt, RunState, fold
+from ._state import INITIAL_REVIEW, STATES, Attempt, RunState, fold
 from ._status import left_running_check, status_snapshot
 
 

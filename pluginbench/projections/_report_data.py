@@ -22,8 +22,8 @@ import msgspec
 from .. import measures as measure_registry
 from .. import stats
 from ..config import capability_record_of
-from ..events import Measure, ModelRecord, Usage
-from ._state import OUTCOMES, VANILLA, Attempt, RunState
+from ..events import OUTCOMES, VANILLA, Measure, ModelRecord, Usage
+from ._state import Attempt, RunState
 from ._view import NATIVE_SESSION_LABEL
 
 SCHEMA_VERSION = 2

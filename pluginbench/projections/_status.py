@@ -23,10 +23,10 @@ from typing import Any
 import msgspec
 
 from .._gc import paused_gc
-from ..events import encode, live_owner, read_run_log
+from ..events import OUTCOMES, encode, live_owner, read_run_log
 from ..rundir import RunDir
 from ._ledger import LedgerView, read_ledger
-from ._state import OUTCOMES, STATES, fold
+from ._state import STATES, fold
 from ._view import NATIVE_SESSION_LABEL, attempt_rows, run_row
 
 SCHEMA_VERSION = 2
