@@ -28,7 +28,7 @@ from ..stats import Prices
 from ._report_cost import costs_section, load_prices
 from ._report_data import (
     DEFAULT_MEASUREMENTS,
-    SCHEMA_VERSION,
+    RESULTS_SCHEMA_VERSION,
     TOKEN_FIELDS,
     arm_order,
     arm_summary,
@@ -146,7 +146,7 @@ def results_document(
         identity["reviewer"] = reviewer
         identity["review_criteria_sha256"] = (reviews or {}).get("reviewer", {}).get("review_criteria_sha256")
     return {
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": RESULTS_SCHEMA_VERSION,
         "run": run,
         "comparison_identity": identity,
         "token_provenance": token_provenance(run, rows),

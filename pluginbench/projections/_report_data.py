@@ -26,7 +26,7 @@ from ..events import OUTCOMES, VANILLA, Measure, ModelRecord, Usage
 from ._state import Attempt, RunState
 from ._view import NATIVE_SESSION_LABEL
 
-SCHEMA_VERSION = 2
+RESULTS_SCHEMA_VERSION = 2
 DIGITS = 6
 TOKEN_FIELDS = (
     ("input", "input_tokens"),
