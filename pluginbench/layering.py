@@ -39,11 +39,11 @@ LAYERS: tuple[Layer, ...] = (
           "harnesses (use `environments`, `treatments`, `probe`); review (the packet, the "
           "review call, the response schema; uses `harnesses`, `environments`, `tasks`)"),
     Layer(5, ("projections",),
-          "pure folds of the log (use `events`, `stats`, `config` for the capability record; "
-          "`environments` only for the docker left-running check)"),
-    Layer(6, ("actors", "dashboard", "judging"),
-          "actors (everything below); dashboard (uses `projections`, `events`); judging "
-          "(uses `harnesses`, `environments`, `tasks`, `probe`)"),
+          "pure folds of the log (use `events`, `stats`, `config` for the capability record)"),
+    Layer(6, ("actors", "status", "dashboard", "judging"),
+          "actors (everything below); status (the status adapter: uses `projections`, `events`, "
+          "and `environments` for the left-running check); dashboard (uses `status`, "
+          "`projections`, `events`); judging (uses `harnesses`, `environments`, `tasks`, `probe`)"),
     Layer(7, ("cli", "_main", "__main__"),
           "the command line: parsing and dispatch only (`_main` answers `status --json` "
           "without loading the CLI framework)"),

@@ -21,6 +21,7 @@ def blocks() -> dict[tuple[str, str], str]:
     from pluginbench.events import vocabulary_table
     from pluginbench.layering import markdown as layering_table
     from pluginbench.measures._doc import measures_table
+    from pluginbench.projections import Status
     from pluginbench.projections._results_schema import ResultsJson
     from pluginbench.stats import GatesFile
 
@@ -36,6 +37,7 @@ def blocks() -> dict[tuple[str, str], str]:
         ("docs/metrics.md", "measure-status"): vocabulary_table("measure-status", "Status"),
         ("docs/metrics.md", "model-status"): vocabulary_table("model-status", "Status"),
         ("docs/results.md", "results-json"): table(ResultsJson, with_default=False),
+        ("docs/metrics.md", "status-json"): table(Status, with_default=False),
         ("docs/vanilla-cache.md", "vanilla-key"): table(KeyInputs, with_default=False),
     }
 

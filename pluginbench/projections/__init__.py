@@ -1,7 +1,8 @@
 """Projections: pure folds of the event log (and frozen evidence) into views.
 
-Public surface: :class:`RunState`/:func:`fold` (the run aggregate), :func:`status_snapshot`
-(``status --json``), :class:`Ledger`/:func:`read_ledger` (``evidence/ledger.sqlite``),
+Public surface: :class:`RunState`/:func:`fold` (the run aggregate), :func:`status_view`/:func:`status_of`
+(``status --json`` as a pure view of the rows or the state, typed :class:`Status`; the I/O is in
+:mod:`pluginbench.status`), :class:`Ledger`/:func:`read_ledger` (``evidence/ledger.sqlite``),
 and :func:`build_report` (``report/``: results.json, results.csv, report.html).
 """
 
@@ -20,7 +21,9 @@ from ._report_cost import PRICES_FILE, load_prices
 from ._report_data import tokens_dict
 from ._report_plots import PLOT_CSS, plots_section
 from ._state import INITIAL_REVIEW, STATES, Attempt, RunState, fold
-from ._status import left_running_check, status_snapshot
+from ._status import RunFacts, status_of, status_view
+from ._status_types import LeftRunning, Owner, Status
+from ._view import attempt_rows, run_row
 
 
 def build_report(run_dir):  # type: ignore[no-untyped-def]
@@ -43,15 +46,21 @@ __all__ = [
     "Attempt",
     "Ledger",
     "LedgerView",
+    "LeftRunning",
+    "Owner",
+    "RunFacts",
     "RunState",
+    "Status",
+    "attempt_rows",
     "build_report",
     "fold",
     "ledger_uri",
     "ledger_view",
-    "left_running_check",
     "load_prices",
     "plots_section",
     "read_ledger",
-    "status_snapshot",
+    "run_row",
+    "status_of",
+    "status_view",
     "tokens_dict",
 ]
