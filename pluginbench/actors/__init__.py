@@ -2,8 +2,12 @@
 
 Public surface: :func:`run_worker` (own a run until it ends), :func:`create_run`,
 :func:`check_inputs`, :func:`load_saved`, and the pure :func:`decide`/:func:`schedule`.
+The actor extension point: :class:`ActorExtension` (with :class:`Requirement`,
+:class:`CoreRules`), :func:`register_extension` / :func:`registered_extension`, and
+:func:`requirements` (when an attempt is complete, now).
 """
 
+from ._actor_ext import ActorExtension, CoreRules, Requirement
 from ._context import Engine, Outbox, cache_root
 from ._decide import (
     Archive,
@@ -15,10 +19,12 @@ from ._decide import (
     Start,
     decide,
     derive_attempt_id,
+    requirements,
     schedule,
     source_only_todo,
 )
 from ._doctor import Check, end_to_end, static_checks
+from ._extensions import register_extension, registered_extension, unregister_extension
 from ._frozen_versions import frozen_cli, version_mismatch
 from ._preparation import (
     check_docker_capacity,
@@ -44,15 +50,18 @@ from ._vanilla import plan_decisions
 from ._worker import build_engine, run_worker
 
 __all__ = [
+    "ActorExtension",
     "Archive",
     "BuildReport",
     "Check",
+    "CoreRules",
     "Emit",
     "Engine",
     "Grade",
     "Measure",
     "Outbox",
     "Prepare",
+    "Requirement",
     "SavedRun",
     "Start",
     "Supervisor",
@@ -74,6 +83,9 @@ __all__ = [
     "prepare_docker_task",
     "read_prices",
     "record_contract",
+    "register_extension",
+    "registered_extension",
+    "requirements",
     "resolve_paths",
     "run_control",
     "run_review",
@@ -82,5 +94,6 @@ __all__ = [
     "source_only_todo",
     "static_checks",
     "task_cache",
+    "unregister_extension",
     "version_mismatch",
 ]
