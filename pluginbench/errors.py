@@ -157,3 +157,11 @@ class CompareRefused(InputError):
 
 class UnsafeTree(InputError):
     """A tree holds a symlink, hardlink, special file or escaping name."""
+
+
+class AnalyzerFailed(PluginBenchError):
+    """A code-quality analyzer did not produce a report (its reason is the message)."""
+
+
+class PatchDoesNotApply(PluginBenchError):
+    """``model.patch`` does not apply to the frozen starting source."""
