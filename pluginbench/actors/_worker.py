@@ -23,8 +23,7 @@ from ..config import Evaluation
 from ..errors import PluginBenchError
 from ..events import EventLog, RunCreated, RunFailed, RunLock, read_run_log
 from ..harness_registry import harness_class
-from ..projections._ledger import Ledger
-from ..projections._state import RunState, fold
+from ..projections import Ledger, RunState, fold
 from ..rundir import RunDir
 from ._context import Engine, Outbox, cache_root
 from ._frozen_versions import frozen_cli

@@ -30,7 +30,7 @@ def doctor_command(
     import anyio
     import msgspec
 
-    from ..actors._doctor import Check, end_to_end, static_checks
+    from ..actors import Check, end_to_end, static_checks
     from ..harness_registry import cli_pins
 
     with_cli = list(cli_pins())
@@ -39,7 +39,7 @@ def doctor_command(
     details: dict[str, object] = {}
     all_ok = True
     if ray:
-        from ..actors._doctor import cluster_checks
+        from ..actors import cluster_checks
 
         checks = anyio.run(cluster_checks, ray, ray_label, backend="asyncio")
         report["ray"] = [c._asdict() for c in checks]

@@ -78,9 +78,14 @@ def check_command(
     variables, the sandbox policy, the Docker engine and capacity, and (by default)
     readiness: oracle must pass and nop must fail on every task through the real patch
     and verifier path."""
-    from ..actors import check_inputs, effective_isolation, load_config, resolve_paths
-    from ..actors._runfiles import read_prices
-    from ..actors._vanilla import plan_decisions
+    from ..actors import (
+        check_inputs,
+        effective_isolation,
+        load_config,
+        plan_decisions,
+        read_prices,
+        resolve_paths,
+    )
 
     loaded = load_config(config)
     ev = resolve_paths(loaded)
@@ -121,8 +126,14 @@ def check_command(
 
 async def _readiness(ev, tasks):  # type: ignore[no-untyped-def]
     """Oracle and nop on every task, in a throwaway run directory."""
-    from ..actors._context import Engine, Outbox, cache_root
-    from ..actors._preparation import _run_control, freeze_task, record_contract
+    from ..actors import (
+        Engine,
+        Outbox,
+        cache_root,
+        freeze_task,
+        record_contract,
+        run_control,
+    )
     from ..environments import backend_of
     from ..harnesses import make_harness
     from ..rundir import RunDir
@@ -144,14 +155,14 @@ async def _readiness(ev, tasks):  # type: ignore[no-untyped-def]
             engine.tasks[task_id] = load_task(rd.frozen_task(task_id), task_id)
             record_contract(engine, task_id)
         if backend_of(ev).uses_images:
-            from ..actors._preparation import check_capacity, prepare_task_images
+            from ..actors import check_capacity, prepare_task_images
 
             await check_capacity(engine)
             for task_id in tasks:
                 await prepare_task_images(engine, task_id)
         for task_id in tasks:
             for control in ("oracle", "nop"):
-                got = await _run_control(engine, task_id, control)
+                got = await run_control(engine, task_id, control)
                 rows.append({"task": task_id, "control": control, "ok": got.ok, "reward": got.reward,
                              "reason": got.reason, "verifier_tail": got.verifier_tail,
                              "evidence": str(got.evidence) if got.evidence is not None else None})

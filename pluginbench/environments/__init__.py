@@ -12,8 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from ._backend import Backend, LeftRunning
-from ._bwrap import bwrap_usable
-from ._local import LocalEnvironment, LocalSandbox
+from ._bwrap import bwrap_usable, find_bwrap
+from ._dialogue import LineChannel
+from ._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE
+from ._local import LocalEnvironment, LocalSandbox, left_behind
 from ._port import Environment, ExecResult, Role, Sandbox, SandboxPaths, SandboxSpec
 from ._registry import (
     BUILTIN_BACKENDS,
@@ -45,12 +47,17 @@ def left_running(backend: str, run_id: str) -> LeftRunning:
 
 
 __all__ = [
+    "BASE_DATE",
+    "BASE_IDENTITY",
+    "BASE_MESSAGE",
     "BUILTIN_BACKENDS",
+    "GIT_EXCLUDE",
     "Backend",
     "Environment",
     "ExecResult",
-    "LocalEnvironment",
     "LeftRunning",
+    "LineChannel",
+    "LocalEnvironment",
     "LocalSandbox",
     "Role",
     "Sandbox",
@@ -60,8 +67,11 @@ __all__ = [
     "backend_of",
     "backends_table",
     "bwrap_available",
+    "bwrap_usable",
     "check_backend_config",
+    "find_bwrap",
     "get_backend",
+    "left_behind",
     "left_running",
     "make_environment",
     "register_backend",

@@ -166,9 +166,9 @@ class Environment(Protocol):
 __all__ = [
     "AsyncIterator",
     "Dialogue",
-    "LineChannel",
     "Environment",
     "ExecResult",
+    "LineChannel",
     "Role",
     "Sandbox",
     "SandboxPaths",

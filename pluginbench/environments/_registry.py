@@ -106,8 +106,8 @@ BUILTIN_BACKENDS = backend_names()
 __all__ = [
     "BUILTIN_BACKENDS",
     "backend_names",
-    "backends_table",
     "backend_of",
+    "backends_table",
     "check_backend_config",
     "get_backend",
     "register_backend",
