@@ -7,7 +7,7 @@ The actor extension point: :class:`ActorExtension` (with :class:`Requirement`,
 :func:`requirements` (when an attempt is complete, now).
 """
 
-from ._actor_ext import ActorExtension, CoreRules, Requirement
+from ._actor_ext import ActorExtension, CoreRules, Requirement, SetupContext
 from ._decide import (
     Archive,
     BuildReport,
@@ -46,6 +46,7 @@ __all__ = [
     "Prepare",
     "Requirement",
     "SavedRun",
+    "SetupContext",
     "Start",
     "Supervisor",
     "build_engine",
