@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+#: fixture repositories under tests/data carry their own tests; they are data, never collected
+collect_ignore_glob = ["data/*"]
+
 
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:

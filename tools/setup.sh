@@ -43,6 +43,7 @@ apt_install() {
 
 apt_install bubblewrap git debootstrap fzf tmux  # fzf: `tasks pick`; tmux drives it in tests
 bash tools/install-clis.sh
+bash tools/install-analyzers.sh  # knip and jscpd for the dead_code measure
 bash tools/install-chromium.sh
 bash tools/start-docker.sh
 bash tools/build-base-image.sh
