@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..events import Event
-from ..projections._state import Attempt, RunState
+from ..projections import Attempt, RunState
 
 
 class Emit(NamedTuple):

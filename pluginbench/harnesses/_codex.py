@@ -29,10 +29,15 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Capabilities, capability_record
-from ..environments._port import Sandbox
-from ..errors import InputError, PluginBenchError
-from ..treatments._codex_rules import CodexPlugin, installed_command, read_codex_plugin
-from ..treatments._shared import admit_guidance, admit_skill
+from ..environments import Sandbox
+from ..errors import CodexLoginError, CodexSetupError, DiscoveryMismatch, InputError
+from ..treatments import (
+    CodexPlugin,
+    admit_guidance,
+    admit_skill,
+    installed_command,
+    read_codex_plugin,
+)
 from ._codex_children import model_record
 from ._codex_config import (
     APP_SERVER_SCRIPT,
@@ -47,15 +52,14 @@ from ._codex_config import (
     marketplace_json,
 )
 from ._codex_discovery import (
-    DiscoveryMismatch,
     Expected,
     ExpectedPlugin,
     app_server_results,
     compare,
     norm_event,
 )
-from ._codex_events import reachable_sessions, read_exec_stream, read_rollout
-from ._codex_host import CLI, admit_evaluation, credential_check
+from ._codex_events import final_and_writes, reachable_sessions, read_exec_stream, read_rollout
+from ._codex_host import CLI, admit_evaluation, check_reviewer_host, credential_check
 from ._codex_usage import classify_provider_stop, validate_usage
 from ._port import (
     AgentRun,
@@ -96,18 +100,10 @@ _INSTALLED_ROOT = re.compile(r"^Installed plugin root:\s*(\S.*)$", re.M)
 _SETUP_TIMEOUT = 120.0
 
 
-class CodexSetupError(PluginBenchError):
-    """A no-model setup command (plugin install, discovery) failed inside the sandbox."""
-
-
-class CodexLoginError(CodexSetupError):
-    """``codex login status`` in the sandbox says the delivered credential is not usable."""
-
-
 def _probe_settings(base_url: str) -> tuple[str, str, str, dict[str, str]]:
     """(provider id, key variable, fake key, provider table) from the probe's launch settings."""
-    from ..probe._launch import PROBE_OPENAI_KEY
-    from ..probe._launch import launch_env as probe_launch_env
+    from ..probe import PROBE_OPENAI_KEY
+    from ..probe import launch_env as probe_launch_env
 
     launch = probe_launch_env("responses", base_url)
     provider_id = ""
@@ -134,6 +130,17 @@ class CodexHarness(HarnessBase):
     native_receipts = True
     cli = CLI
     doctor_model = "gpt-5.5"
+    delivery_policy = "codex-native-v1"
+
+    @classmethod
+    def launch_identity(cls, model: str | None, reasoning: str | None, *, subagents: bool = True) -> dict[str, Any]:
+        settings = discovery_settings(model or "<model>", reasoning)
+        return {
+            "argv": exec_argv("<cli>", workdir="<workdir>", model=model or "<model>", reasoning=reasoning,
+                              prompt="<prompt>", bypass_hook_trust=False),
+            # Discovery renders the prompt with the launch's own settings (project docs on).
+            "discovery": {"prompt_input_settings": settings, "receipt": "pluginbench.codex.native-treatment/2"},
+        }
 
     @classmethod
     def admit_evaluation(cls, ev: Any, *, probe: bool) -> None:
@@ -147,6 +154,14 @@ class CodexHarness(HarnessBase):
     @classmethod
     def credential_check(cls) -> tuple[bool, str]:
         return credential_check()
+
+    @classmethod
+    def read_final(cls, stdout: str) -> tuple[str | None, list[str]]:
+        return final_and_writes(stdout)
+
+    @classmethod
+    def check_reviewer_host(cls, cli_path: Path, *, probe: bool, field: str, file: str | None) -> None:
+        check_reviewer_host(cli_path, probe=probe, field=field, file=file)
 
     def __init__(
         self,
@@ -451,7 +466,7 @@ class CodexHarness(HarnessBase):
             json.dumps(receipt, indent=2, sort_keys=True) + "\n", encoding="utf-8"
         )
         if not receipt["ok"]:
-            raise DiscoveryMismatch(ctx.attempt_id, receipt["mismatches"])
+            raise DiscoveryMismatch(f"attempt {ctx.attempt_id}", receipt["mismatches"])
         argv = exec_argv(
             self.cli_path,
             workdir=sandbox.paths.app,

@@ -27,18 +27,18 @@ import tomllib
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..environments._port import Sandbox
+from ..environments import Sandbox
 from ..errors import TaskError, TreatmentError
 from ..events import Usage
 from ..tasks import copy_tree, scan_tree
+from ..treatments import GUIDANCE_SEPARATOR
 from ._port import AgentRun, AttemptContext, FrozenTreatment, HarnessBase
+from ._simulated_agent import DEFAULT_MODEL
 
 AGENT_SCRIPT = Path(__file__).with_name("_simulated_agent.py")
 SIM_FOLDER = ".pluginbench-sim"  # inside the sandbox home
 CONFIG_FOLDER = ".claude"
 PLUGINS_FOLDER = "plugins/local"
-GUIDANCE_SEPARATOR = b"\n\n"
-DEFAULT_MODEL = "simulated-1"
 
 
 # ------------------------------------------------------------------ delivery
@@ -317,6 +317,11 @@ class SimulatedHarness(HarnessBase):
     summary = "deterministic stand-in agent for demos and pipeline tests (labelled SIMULATED)"
     simulated = True
     reviewer = True
+    delivery_policy = "simulated-claude-layout-v1"
+
+    @classmethod
+    def launch_identity(cls, model: str | None, reasoning: str | None, *, subagents: bool = True) -> dict[str, Any]:
+        return {"argv": ["<python>", "<agent>"]}
 
     @classmethod
     def check_task(cls, task_id: str, folder: Path) -> None:
