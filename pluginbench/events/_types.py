@@ -84,6 +84,10 @@ class Measure(msgspec.Struct, frozen=True, kw_only=True):
     unit: str
     status: str = "measured"  # measured | unknown
     reason: str | None = None
+    #: the language and analyzer a code measure was taken with (reports group by them and
+    #: never pool across them); ``None`` for measures that have neither (tokens, lines)
+    language: str | None = None
+    analyzer: str | None = None
 
 
 # ---------------------------------------------------------------- run lifecycle
