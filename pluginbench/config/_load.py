@@ -13,6 +13,7 @@ import yaml
 
 from ..errors import ConfigError
 from ..tasks._urls import BadTaskUrl, parse_task_url
+from ._measurement_settings import validate_settings
 from ._schema import (
     CONTROL_HARNESSES,
     HARNESSES,
@@ -362,6 +363,7 @@ def validate(ev: Evaluation, path: Path) -> None:
                 f"measurements[{i}]",
                 "use any of: " + ", ".join(MEASUREMENTS),
             )
+    validate_settings(ev.measurement_settings, bad)
     _validate_reviewer(ev, bad)
     if r.max_tokens_per_attempt is not None and r.max_tokens_per_attempt < 1:
         raise bad(f"max_tokens_per_attempt must be 1 or more, got {r.max_tokens_per_attempt}",

@@ -12,10 +12,12 @@ from typing import Literal
 
 import msgspec
 
+from ._measurement_settings import MeasurementSettings
+
 HARNESSES = ("claude", "codex", "simulated", "nop", "oracle")
 CONTROL_HARNESSES = ("simulated", "nop", "oracle")
 REASONING = ("low", "medium", "high", "xhigh", "max", "minimal", "none")
-MEASUREMENTS = ("tokens", "time", "lines")
+MEASUREMENTS = ("tokens", "time", "lines", "coverage")
 
 
 class _Strict(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -125,6 +127,8 @@ class Evaluation(_Strict, frozen=True):
     environment: EnvironmentConfig = EnvironmentConfig()
     reviewer: ReviewerConfig | None = None
     measurements: list[str] = msgspec.field(default_factory=lambda: ["tokens", "time", "lines"])
+    #: How code measures are taken: coverage profiles, scopes, require_ready (see docs/metrics.md).
+    measurement_settings: MeasurementSettings = MeasurementSettings()
     #: A dated price table (prices.json), copied into the run folder at creation.
     prices: str | None = None
     #: Dollars: no attempt starts that could take the run's spend over this (see docs/configuration.md#cost).
