@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+#: fixture repositories hold their own test suites (run by their coverage commands, not by pytest)
+collect_ignore_glob = ["data/*"]
+
 
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:

@@ -181,3 +181,19 @@ def test_unfinished_and_active_runs_are_refused(tmp_path: Path, venv_path) -> No
     (run / "evidence" / "ledger.sqlite").unlink(missing_ok=True)
     code, out = run_cli("measure", str(run), "--measurements", "coverage", "--revision", "a", "--yes")
     assert_refused(code, out, "has not finished", "pluginbench run")
+
+
+def test_status_lists_the_revision_and_resume_accepts_rewritten_settings(finished_run: Path, tmp_path: Path) -> None:
+    """After a revision, status --json lists it as selected, and `run` on the finished run
+    accepts the settings the revision rewrote (their hash is the one the log recorded)."""
+    run = _copy(finished_run, tmp_path)
+    code, out = run_cli("measure", str(run), "--measurements", "coverage", "--revision", "r1",
+                        "--coverage-profiles", str(_profiles(tmp_path)), "--yes")
+    assert code == 0, out
+    code, out = run_cli("status", str(run), "--json")
+    assert code == 0, out
+    measures = json.loads(out)["measures"]
+    assert measures["measurement_revisions"] == [{"revision": "r1", "status": "selected", "selected": True}]
+    assert "coverage" in measures["selected"]
+    code, out = run_cli("run", str(run), "--foreground")
+    assert code == 0, out
