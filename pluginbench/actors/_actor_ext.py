@@ -1,7 +1,11 @@
 """The actor extension point: what an actor adds to the Supervisor's decisions, as data.
 
-An actor is its module (the loop that does the I/O), its events (in ``events/_types.py``),
-its decide rules and one registration in ``_extensions.py``. The rules are pure:
+An actor is its module (the loop that does the I/O), its events, its decide rules and one
+registration (:func:`._extensions.register_extension`; the built-in ones are listed in
+``_extensions.py``). Its events are its own typed events in ``events/_types.py`` or the
+generic ``extension.recorded`` (:class:`~pluginbench.events.ExtensionRecorded`, folded
+into ``RunState.extension_records``), which needs no edit outside the actor's module.
+The rules are pure:
 
 * :class:`Requirement`: something every attempt needs before it is complete (grading and
   measuring are the built-in ones). ``applies(state)`` says whether the run needs it at
@@ -10,12 +14,14 @@ its decide rules and one registration in ``_extensions.py``. The rules are pure:
 * ``decide(state, event, core)``: the commands the actor's own events cause (``core`` gives
   the shared rules: an attempt's next step, draining a stopping run).
 
-The Supervisor runs each extension's actor for its command type (``_extension_actors.py``).
+``actor`` is the loop the Supervisor starts (``jobs`` of it) for the command types in
+``commands``; it reads commands from its channel and reports events through
+``engine.outbox``, like every actor.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
 from ..events import Event
@@ -41,13 +47,22 @@ class Requirement(NamedTuple):
 class CoreRules(NamedTuple):
     """The core decisions an extension's rules may defer to (all pure)."""
 
-    #: the next commands of an attempt whose requirement just got done (or its completion)
-    progress: Callable[[RunState, str], list[Any]]
+    #: ``progress(state, attempt_id, requirement_name)``: the next commands of an attempt
+    #: whose requirement just got done (its completion, or what waited on that requirement)
+    progress: Callable[..., list[Any]]
     #: end a stopping run once nothing is in flight
     drained: Callable[[RunState], list[Any]]
 
 
+def no_rules(state: RunState, event: Event, core: CoreRules) -> list[Any]:
+    return []
+
+
 class ActorExtension(NamedTuple):
     name: str
-    requirements: tuple[Requirement, ...]
-    decide: Callable[[RunState, Event, CoreRules], list[Any]]
+    requirements: tuple[Requirement, ...] = ()
+    decide: Callable[[RunState, Event, CoreRules], list[Any]] = no_rules
+    #: the actor loop, ``async (engine, receive_stream) -> None``; None for rules-only extensions
+    actor: Callable[..., Awaitable[Any]] | None = None
+    #: the command types the Supervisor routes to ``actor``
+    commands: tuple[type, ...] = ()

@@ -1,16 +1,30 @@
-"""The collector actor: measures of a captured submission (lines, by source and test)."""
+"""The collector actor: every selected registered measure's collector on a captured submission.
+
+The measures come from the registry (:mod:`pluginbench.measures`); this actor knows none
+by name. Each collector gets a :class:`~pluginbench.measures.CollectorInput` built from
+the run's frozen evidence and returns a value or an unknown with a reason for each column
+it declares. A column it leaves out, a value under an undeclared name, a collector that
+raises and a patch that fails its integrity check all become unknowns with the reason,
+never zero and never a crash of the run.
+"""
 
 from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
+from typing import Any
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
+from .. import measures as registry
 from ..events import Measure, MeasuresCollected
-from ..measures import count_lines
+from ..measures import CollectorInput, MeasureSpec
 from ..rundir import patch_mismatch
 from ._context import Engine
 from ._decide import Measure as MeasureCommand
-from ._pipeline import write_json
+from ._pipeline import _spec, write_json
 
 
 async def collector_actor(engine: Engine, inbox: MemoryObjectReceiveStream[MeasureCommand]) -> None:
@@ -19,33 +33,83 @@ async def collector_actor(engine: Engine, inbox: MemoryObjectReceiveStream[Measu
             await collect_one(engine, job.attempt_id, job.patch_sha256)
 
 
-def measure_patch(patch_text: str, selected: list[str]) -> dict[str, Measure]:
-    """The selected patch measures; ``lines`` gives four counts."""
+def checked(spec: MeasureSpec, values: Mapping[str, Measure]) -> dict[str, Measure]:
+    """``values`` restricted to ``spec``'s columns, each present: a missing column or a
+    value of the wrong type is an unknown with the reason."""
     out: dict[str, Measure] = {}
-    if "lines" in selected:
-        c = count_lines(patch_text)
-        out["source_lines_added"] = Measure(value=c.source_added, unit="lines")
-        out["source_lines_removed"] = Measure(value=c.source_removed, unit="lines")
-        out["test_lines_added"] = Measure(value=c.test_added, unit="lines")
-        out["test_lines_removed"] = Measure(value=c.test_removed, unit="lines")
-        out["binary_files_changed"] = Measure(value=c.binary_files, unit="files")
+    for c in spec.columns:
+        m = values.get(c.metric)
+        if m is None:
+            out[c.metric] = Measure(value=None, unit=c.unit, status="unknown",
+                                    reason=f"the {spec.name} collector returned no value for it")
+        elif not isinstance(m, Measure):
+            out[c.metric] = Measure(value=None, unit=c.unit, status="unknown",
+                                    reason=f"the {spec.name} collector returned {type(m).__name__}, not a Measure")
+        else:
+            out[c.metric] = m
     return out
+
+
+async def run_collector(spec: MeasureSpec, inp: CollectorInput) -> dict[str, Measure]:
+    """One collector's values (sync collectors run in a worker thread)."""
+    assert spec.collect is not None
+    try:
+        if inspect.iscoroutinefunction(spec.collect):
+            values = await spec.collect(inp)
+        else:
+            values = await anyio.to_thread.run_sync(spec.collect, inp)
+            if inspect.isawaitable(values):
+                values = await values
+    except Exception as exc:  # noqa: BLE001 - a failing collector makes its own measures unknown
+        return spec.unknown(f"the {spec.name} collector failed: {type(exc).__name__}: {exc}")
+    return checked(spec, values)
+
+
+def collector_input(engine: Engine, attempt_id: str, spec: MeasureSpec, patch: str) -> CollectorInput:
+    """What ``spec``'s collector sees of ``attempt_id`` (frozen evidence of this run)."""
+    attempt = engine.run_dir.attempt(attempt_id)
+    task, arm = _task_and_arm(engine, attempt_id)
+    task_dir = engine.run_dir.frozen_task(task)
+    reference = task_dir / "solution" / "solution.patch"
+    image = engine.images[task].coding if task in engine.images else None
+
+    def open_task_sandbox() -> AbstractAsyncContextManager[Any]:
+        harbor = engine.tasks[task]
+        src = engine.source(task, "readiness")
+        return engine.environment.sandbox(_spec("readiness", engine.run_id, f"{attempt_id}.{spec.name}", harbor, src,
+                                                engine.hidden))
+
+    return CollectorInput(
+        attempt_id=attempt_id, task=task, arm=arm, patch=patch, attempt_dir=attempt, traces_dir=attempt / "agent",
+        harness=engine.evaluation.runner.harness, task_dir=task_dir, starting_source=engine.starting_source(task),
+        reference_patch=reference.read_text(encoding="utf-8", errors="replace") if reference.is_file() else None,
+        task_image=image, open_task_sandbox=open_task_sandbox if task in engine.tasks else None,
+        settings=registry.settings_for(spec, engine.evaluation.measurement_settings),
+        work_dir=attempt / "measure" / spec.name,
+    )
+
+
+def _task_and_arm(engine: Engine, attempt_id: str) -> tuple[str, str]:
+    """``<task>__<arm>__r<repeat>[~n]``: the plan's attempt id shape (a task id may hold ``__``)."""
+    parts = attempt_id.rsplit("__", 2)
+    return (parts[0], parts[1]) if len(parts) == 3 else (attempt_id, "")
 
 
 async def collect_one(engine: Engine, attempt_id: str, patch_sha256: str | None = None) -> None:
     attempt_dir = engine.run_dir.attempt(attempt_id)
-    selected = list(engine.evaluation.measurements)
+    specs = registry.collectors(engine.evaluation.measurements)
+    measures: dict[str, Measure] = {}
     try:
         tampered = patch_mismatch(attempt_dir / "model.patch", patch_sha256)
         if tampered is not None:
             raise OSError(tampered)
         text = (attempt_dir / "model.patch").read_text(encoding="utf-8", errors="replace")
-        measures = await anyio.to_thread.run_sync(measure_patch, text, selected)
     except OSError as exc:
         reason = str(exc) if str(exc).startswith("patch integrity") else f"model.patch unreadable: {exc}"
-        measures = {
-            name: Measure(value=None, unit="lines", status="unknown", reason=reason)
-            for name in ("source_lines_added", "source_lines_removed", "test_lines_added", "test_lines_removed")
-        } if "lines" in selected else {}
+        for spec in specs:
+            measures.update(spec.unknown(reason))
+    else:
+        for spec in specs:
+            measures.update(await run_collector(spec, collector_input(engine, attempt_id, spec, text)))
     write_json(attempt_dir / "measurements.json", {k: v for k, v in sorted(measures.items())})
     await engine.outbox.send(MeasuresCollected(attempt_id=attempt_id, measures=measures))

@@ -10,7 +10,7 @@ resume is nothing more than the same fold over the saved log followed by ``decid
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..events import (
     AttemptCached,
@@ -39,8 +39,7 @@ from ..events import (
 from ..measures._source_only import FILTER_REVISION
 from ..projections._state import VANILLA, Attempt, RunState
 from ._actor_ext import CoreRules, Emit, Requirement
-from ._extensions import EXTENSIONS
-from ._review_rules import Review
+from ._extensions import extension_requirements, extensions
 
 # ------------------------------------------------------------------ commands
 
@@ -106,13 +105,23 @@ class Start(NamedTuple):
     repeat: int
 
 
-Command = Prepare | Grade | Measure | SelectSourceOnly | BuildReport | Archive | Publish | Emit | Review
+#: the core commands; a registered actor extension adds its own command types (``Review``…),
+#: NamedTuples like these, routed by type to its actor
+Command = Prepare | Grade | Measure | SelectSourceOnly | BuildReport | Archive | Publish | Emit | tuple[Any, ...]
 
-#: What makes an attempt complete, as data: grading and measuring, then every registered
-#: extension's requirements (the reviewer's review) for runs they apply to.
-GRADED = Requirement("graded", lambda s: True, lambda s, a: a.graded, lambda a: Grade(a.attempt_id, a.task, a.patch_sha256))
-MEASURED = Requirement("measured", lambda s: True, lambda s, a: a.measured, lambda a: Measure(a.attempt_id, a.task, a.patch_sha256))
-REQUIREMENTS: tuple[Requirement, ...] = (GRADED, MEASURED, *(r for x in EXTENSIONS for r in x.requirements))
+#: What makes an attempt complete, as data: grading and measuring (issued together at
+#: capture, in flight until done), then every registered extension's requirements (the
+#: reviewer's review) for runs they apply to.
+GRADED = Requirement("graded", lambda s: True, lambda s, a: a.graded, lambda a: Grade(a.attempt_id, a.task, a.patch_sha256),
+                     in_flight=lambda s, a: not a.graded)
+MEASURED = Requirement("measured", lambda s: True, lambda s, a: a.measured,
+                       lambda a: Measure(a.attempt_id, a.task, a.patch_sha256), in_flight=lambda s, a: not a.measured)
+CORE_REQUIREMENTS: tuple[Requirement, ...] = (GRADED, MEASURED)
+
+
+def requirements() -> tuple[Requirement, ...]:
+    """The completion rule now: the core requirements, then each registered extension's."""
+    return (*CORE_REQUIREMENTS, *extension_requirements())
 
 FAILED_CALLS_LIMIT = 3
 
@@ -131,17 +140,20 @@ def derive_attempt_id(attempt_id: str, state: RunState) -> str:
 
 
 def _requirements(state: RunState) -> list[Requirement]:
-    return [r for r in REQUIREMENTS if r.applies(state)]
+    return [r for r in requirements() if r.applies(state)]
 
 
 def _complete(state: RunState, a: Attempt) -> bool:
     return all(r.done(state, a) for r in _requirements(state))
 
 
-def _ready(state: RunState, a: Attempt, *, downstream_only: bool) -> list[Command]:
+def _ready(state: RunState, a: Attempt, *, just_done: str | None = None, downstream_only: bool) -> list[Command]:
     """Commands for the requirements of ``a`` that are not done and whose ``after`` ones
     are; ``downstream_only`` (after an event) skips those without ``after``, which were
-    issued at capture and may still be in flight. A stopping run starts no downstream work."""
+    issued at capture and may still be in flight, and those in flight. With ``just_done``
+    (the requirement the event settled) only the requirements waiting on it are issued, so
+    one that another requirement's completion finds already issued is not issued twice.
+    A stopping run starts no downstream work."""
     reqs = _requirements(state)
     done = {r.name for r in reqs if r.done(state, a)}
     out: list[Command] = []
@@ -152,31 +164,29 @@ def _ready(state: RunState, a: Attempt, *, downstream_only: bool) -> list[Comman
             continue
         if downstream_only and (not r.after or r.in_flight(state, a)):
             continue
+        if just_done is not None and just_done not in r.after:
+            continue
         out.append(r.command(a))
     return out
 
 
-def _progress(state: RunState, attempt_id: str) -> list[Command]:
-    """After one of ``attempt_id``'s requirements got done: complete it, or start what is next."""
+def _progress(state: RunState, attempt_id: str, just_done: str | None = None) -> list[Command]:
+    """After one of ``attempt_id``'s requirements (``just_done``) got done: complete it, or
+    start what waited on it."""
     a = state.attempts[attempt_id]
     if a.state != "running":
         return []
     if _complete(state, a):
         return [Emit(AttemptCompleted(attempt_id=a.attempt_id))]
-    return _ready(state, a, downstream_only=True)
+    return _ready(state, a, just_done=just_done, downstream_only=True)
 
 
 def _in_flight(state: RunState) -> int:
-    """Running attempts with work in progress: coding, grading, measuring, or a started
-    extension call. An attempt that only waits for a requirement not begun (a review a
-    stopping run will not start) is not in flight."""
-    n = 0
-    for a in state.live_attempts():
-        if a.state != "running":
-            continue
-        if not (a.graded and a.measured) or any(r.in_flight(state, a) for r in _requirements(state)):
-            n += 1
-    return n
+    """Running attempts with work in progress: coding, or any requirement in flight
+    (grading, measuring, a started extension call). An attempt that only waits for a
+    requirement not begun (a review a stopping run will not start) is not in flight."""
+    reqs = _requirements(state)
+    return sum(1 for a in state.live_attempts() if a.state == "running" and any(r.in_flight(state, a) for r in reqs))
 
 
 def _publish(state: RunState, a: Attempt) -> list[Command]:
@@ -297,7 +307,7 @@ def decide(state: RunState, event: Event) -> list[Command]:
     if state.failed is not None and not isinstance(event, RunStarted):
         return []
     commands = _decide_core(state, event)
-    for extension in EXTENSIONS:
+    for extension in extensions():
         commands.extend(extension.decide(state, event, CORE))
     return commands
 
@@ -346,8 +356,10 @@ def _decide_core(state: RunState, event: Event) -> list[Command]:
                     failure=True,
                 )))
             return out
-        case AttemptGraded() | MeasuresCollected():
-            return _progress(state, event.attempt_id)
+        case AttemptGraded():
+            return _progress(state, event.attempt_id, GRADED.name)
+        case MeasuresCollected():
+            return _progress(state, event.attempt_id, MEASURED.name)
         case AttemptCompleted():
             publish = _publish(state, state.attempts[event.attempt_id])
             if state.all_complete and state.stopping is None and state.coding:

@@ -1,12 +1,9 @@
 """The actor loop of each registered extension, by the command type it serves (the
-Supervisor starts ``jobs`` of each and routes its commands there)."""
+Supervisor starts ``jobs`` of each and routes its commands there). Read from the one
+registration in ``_extensions.py``."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
+from ._extensions import ACTORS
 
-from ._review_rules import Review
-from ._reviewer import reviewer_actor
-
-ACTORS: dict[type, Callable[..., Awaitable[Any]]] = {Review: reviewer_actor}
+__all__ = ["ACTORS"]

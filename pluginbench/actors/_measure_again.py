@@ -34,14 +34,9 @@ import anyio
 import msgspec
 import yaml
 
+from .. import measures as measure_registry
 from ..config import parse_evaluation
-from ..config._measurement_settings import (
-    CoverageProfile,
-    MeasurementSettings,
-    parse_profiles_mapping,
-    resolve_profile,
-)
-from ..config._schema import MEASUREMENTS, Evaluation
+from ..config._schema import Evaluation
 from ..errors import ConfigError, InputError, LockHeldError, MeasurementError, RunDirError
 from ..events import (
     EventLog,
@@ -63,20 +58,27 @@ from ..measures._coverage_changed import (
     changed_coverage,
 )
 from ..measures._coverage_data import CoverageReport
+from ..measures._coverage_profile import (
+    CoverageProfile,
+    MeasurementSettings,
+    parse_profiles_mapping,
+    resolve_profile,
+    settings_of,
+)
+from ..measures._coverage_run import OpenSandbox, coverage_readiness, run_coverage
+from ..measures._coverage_spec import task_language
 from ..measures._readiness import not_measured
 from ..projections._state import RunState, fold
 from ..rundir import RunDir
 from ..tasks import load_task
 from ._context import Engine, Outbox, TaskImages, cache_root
-from ._coverage import coverage_readiness, run_coverage
+from ._pipeline import _spec
 from ._runfiles import load_saved
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 
 #: measures a revision collects with a collector of this build, and the metrics each writes
 REVISION_METRICS: dict[str, tuple[str, ...]] = {"coverage": COVERAGE_METRICS}
-#: measures the product names that this build cannot collect yet
-NOT_BUILT = ("iterations", "cyclomatic", "cognitive", "dead_code")
 
 
 class MeasurePlan(NamedTuple):
@@ -122,10 +124,10 @@ def plan_measure(run_dir: Path, measurements: str, revision: str, coverage_profi
     if not requested:
         raise InputError("no measure requested", field="--measurements", fix="name one or more, e.g. --measurements coverage")
     ev = saved.evaluation
-    settings = ev.measurement_settings
+    settings = settings_of(ev.measurement_settings)
     if coverage_profiles is not None:
         settings = _merge_profiles(settings, coverage_profiles)
-    known = sorted({*MEASUREMENTS, *REVISION_METRICS, *NOT_BUILT})
+    known = sorted({*measure_registry.names(), "iterations", "cyclomatic", "cognitive", "dead_code"})
     for m in requested:
         if m not in known:
             raise InputError(f"unknown measure '{m}'", field="--measurements", fix="use any of: " + ", ".join(known))
@@ -174,9 +176,8 @@ def _merge_profiles(settings: MeasurementSettings, path: Path) -> MeasurementSet
 
 
 def _task_profile(settings: MeasurementSettings, metadata: dict[str, Any]) -> tuple[CoverageProfile | None, str]:
-    language = metadata.get("language") or metadata.get("repo_language")
     url = metadata.get("repository_url")
-    return resolve_profile(settings, str(language).lower() if language else None, str(url) if url else None)
+    return resolve_profile(settings, task_language(metadata), str(url) if url else None)
 
 
 def _engine(plan: MeasurePlan, state: RunState) -> Engine:
@@ -209,7 +210,9 @@ async def _check(engine: Engine, plan: MeasurePlan, work: Path, progress: Callab
     for task_id, task in sorted(engine.tasks.items()):
         if "coverage" in plan.collect:
             profile, why = _task_profile(plan.settings, task.metadata)
-            row, report = await coverage_readiness(engine, task_id, profile, why, work / "readiness" / task_id / "coverage")
+            row, report = await coverage_readiness(_opener(engine, task_id, "coverage-starting"),
+                                                   engine.starting_source(task_id), task_id, profile, why,
+                                                   work / "readiness" / task_id / "coverage")
             rows.append(row)
             progress(f"readiness {task_id} coverage: {row.state}" + (f" ({row.reason})" if row.reason else ""))
             if report is not None and profile is not None:
@@ -265,15 +268,27 @@ async def _coverage_of(engine: Engine, task_id: str, attempt_id: str, ready: _Re
         reason = skipped.get((task_id, "coverage"), "coverage is not ready on this task")
         return {m: Measure(value=None, unit=METRIC_UNITS[m], status="unknown", reason=f"not measured: {reason}")
                 for m in COVERAGE_METRICS}
-    ctx = CoverageContext(profile.format, profile.tool_version, profile.source_scope or engine.evaluation.measurement_settings.source_scope,
-                          profile.test_scope or engine.evaluation.measurement_settings.test_scope)
+    shared = settings_of(engine.evaluation.measurement_settings)
+    ctx = CoverageContext(profile.format, profile.tool_version, profile.source_scope or shared.source_scope,
+                          profile.test_scope or shared.test_scope)
     patch = engine.run_dir.attempt(attempt_id) / "model.patch"
     try:
-        after = await run_coverage(engine, task_id, profile, patch, work / "attempts" / attempt_id / "coverage", attempt_id)
         text = patch.read_text(encoding="utf-8", errors="replace")
+        after = await run_coverage(_opener(engine, task_id, f"{attempt_id}.coverage"), engine.starting_source(task_id),
+                                   profile, text, work / "attempts" / attempt_id / "coverage")
     except (MeasurementError, OSError) as exc:
         return ctx.unknown_all(f"coverage unavailable: {exc}")
     return changed_coverage(text, ready.starting[task_id], after, ctx)
+
+
+def _opener(engine: Engine, task_id: str, label: str) -> OpenSandbox:
+    """A fresh sandbox of the frozen task (role readiness: no credentials, hidden tests or solution)."""
+
+    def open_sandbox():  # type: ignore[no-untyped-def]
+        src = engine.source(task_id, "readiness")
+        return engine.environment.sandbox(_spec("readiness", engine.run_id, label, engine.tasks[task_id], src, engine.hidden))
+
+    return open_sandbox
 
 
 def lost_observations(selected: dict[str, dict[str, Measure]], new: dict[str, dict[str, Measure]]) -> list[str]:
@@ -291,8 +306,11 @@ def lost_observations(selected: dict[str, dict[str, Measure]], new: dict[str, di
 def _write_settings(plan: MeasurePlan) -> str:
     """Rewrite evaluation.json (new measures, merged profiles) and its binding; the new SHA-256."""
     rd = plan.run_dir
+    raw_settings = dict(plan.evaluation.measurement_settings)
+    if plan.settings.coverage_profiles:
+        raw_settings["coverage_profiles"] = {k: msgspec.to_builtins(p) for k, p in sorted(plan.settings.coverage_profiles.items())}
     ev = msgspec.structs.replace(plan.evaluation, measurements=[*plan.evaluation.measurements, *plan.requested],
-                                 measurement_settings=plan.settings)
+                                 measurement_settings=raw_settings)
     data = msgspec.to_builtins(ev)
     data["saved"] = plan.raw_saved
     parse_evaluation({k: v for k, v in data.items() if k != "saved"}, rd.evaluation)  # the schema still holds

@@ -65,7 +65,7 @@ def decide_review(state: RunState, event: Event, core: CoreRules) -> list[Any]:
                                          failure=True))]
             return core.drained(state)
         case ReviewCompleted(revision=rev) | ReviewFailed(revision=rev) if rev == INITIAL_REVIEW:
-            return core.progress(state, event.attempt_id)
+            return core.progress(state, event.attempt_id, REVIEWED.name)
     return []
 
 

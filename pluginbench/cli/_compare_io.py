@@ -15,6 +15,7 @@ import msgspec
 import yaml
 
 from ..errors import InputError
+from ..measures import all_columns
 from ..stats import AttemptRecord, GatesFile, Package, parse_gates
 
 #: results.json token field per gate metric name.
@@ -25,12 +26,17 @@ _TOKEN_METRICS = {
     "Reasoning output tokens": "reasoning_output",
     "Total tokens": "total",
 }
-_MEASURE_METRICS = {
-    "Source lines added": "source_lines_added",
-    "Source lines removed": "source_lines_removed",
-    "Test lines added": "test_lines_added",
-    "Test lines removed": "test_lines_removed",
-}
+_BASE_METRICS = (*_TOKEN_METRICS, "Coding seconds")
+
+
+def _measure_metrics() -> dict[str, str]:
+    """Gate metric name → results.json measure column, for every registered gateable column."""
+    return {c.gate_name: c.metric for c in all_columns() if c.gate_name}
+
+
+def gate_metrics() -> tuple[str, ...]:
+    """The metric names a gate may list: tokens, coding time and the registered measures' columns."""
+    return (*_BASE_METRICS, *_measure_metrics())
 
 
 def load_gates(path: Path) -> GatesFile:
@@ -47,7 +53,7 @@ def load_gates(path: Path) -> GatesFile:
             file=str(path),
             fix="fix the YAML syntax (see docs/compare.md for an example)",
         ) from None
-    return parse_gates(raw, str(path))
+    return parse_gates(raw, str(path), gate_metrics())
 
 
 def split_argument(arg: str) -> tuple[Path, list[str] | None]:
@@ -122,7 +128,7 @@ def attempt_record(row: Mapping[str, Any]) -> AttemptRecord:
     if metrics["Coding seconds"] is None:
         reasons["Coding seconds"] = "no coding time was recorded"
     measures = row.get("measures") or {}
-    for name, key in _MEASURE_METRICS.items():
+    for name, key in _measure_metrics().items():
         m = measures.get(key) or {}
         metrics[name] = _number(m.get("value"))
         if metrics[name] is None:
@@ -144,7 +150,7 @@ def references_of(doc: Mapping[str, Any]) -> dict[str, dict[str, tuple[float | N
         if not isinstance(refs, Mapping):
             continue
         row: dict[str, tuple[float | None, str | None]] = {}
-        for name, key in _MEASURE_METRICS.items():
+        for name, key in _measure_metrics().items():
             r = refs.get(key)
             if isinstance(r, Mapping):
                 value = _number(r.get("value")) if r.get("status") == "measured" else None

@@ -11,13 +11,13 @@ from typing import Any, NamedTuple
 import msgspec
 import yaml
 
+from .. import measures as measure_registry
 from ..errors import ConfigError
+from ..measures._coverage_profile import settings_of, validate_settings
 from ..tasks._urls import BadTaskUrl, parse_task_url
-from ._measurement_settings import validate_settings
 from ._schema import (
     CONTROL_HARNESSES,
     HARNESSES,
-    MEASUREMENTS,
     REASONING,
     REVIEWER_HARNESSES,
     Evaluation,
@@ -225,6 +225,31 @@ def _validate_reviewer(ev: Evaluation, bad: Any) -> None:
                   "set reviewer.timeout_seconds: 600, or null to inherit timeout_seconds")
 
 
+def _validate_measurements(ev: Evaluation, bad: Any) -> None:
+    """Every selected name is a registered measure; every ``measurement_settings`` key is
+    owned by a selected measure and fits the type it declares."""
+    known = measure_registry.names()
+    for i, m in enumerate(ev.measurements):
+        if m not in known:
+            raise bad(f"unknown measurement '{m}'", f"measurements[{i}]", "use any of: " + ", ".join(known))
+    owners = measure_registry.settings_owners()
+    for key, value in ev.measurement_settings.items():
+        owner = owners.get(key)
+        if owner is None:
+            raise bad(f"unknown measurement setting '{key}'", f"measurement_settings.{key}",
+                      "use any of: " + (", ".join(sorted(owners)) or "(no registered measure has settings)"))
+        if owner.name not in ev.measurements:
+            raise bad(f"measurement_settings.{key} belongs to the measure '{owner.name}', which is not selected",
+                      f"measurement_settings.{key}", f"add {owner.name} to measurements, or remove this setting")
+        try:
+            msgspec.convert(value, owner.settings[key], strict=False)
+        except msgspec.ValidationError as exc:
+            where = str(exc).rpartition(" - at `$")[2].rstrip("`") if " - at `$" in str(exc) else ""
+            raise bad(f"measurement_settings.{key}: {str(exc).partition(' - at ')[0]}",
+                      f"measurement_settings.{key}{where}",
+                      f"see the settings of the '{owner.name}' measure in docs/metrics.md") from None
+
+
 def validate(ev: Evaluation, path: Path) -> None:
     """Cross-field rules msgspec cannot express. Raises :class:`ConfigError`."""
     f = str(path)
@@ -356,14 +381,8 @@ def validate(ev: Evaluation, path: Path) -> None:
         raise bad("max_threads must be 1 to 4", "capabilities.max_threads", "set it to 4 or less")
     if ev.capabilities.max_depth is not None and ev.capabilities.max_depth < 1:
         raise bad("max_depth must be 1 or more", "capabilities.max_depth", "set it to 1 (the default) or more")
-    for i, m in enumerate(ev.measurements):
-        if m not in MEASUREMENTS:
-            raise bad(
-                f"unknown measurement '{m}'",
-                f"measurements[{i}]",
-                "use any of: " + ", ".join(MEASUREMENTS),
-            )
-    validate_settings(ev.measurement_settings, bad)
+    _validate_measurements(ev, bad)
+    validate_settings(settings_of(ev.measurement_settings), bad)
     _validate_reviewer(ev, bad)
     if r.max_tokens_per_attempt is not None and r.max_tokens_per_attempt < 1:
         raise bad(f"max_tokens_per_attempt must be 1 or more, got {r.max_tokens_per_attempt}",

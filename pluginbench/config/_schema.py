@@ -8,16 +8,15 @@ See ``docs/configuration.md`` for every field.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
-from ._measurement_settings import MeasurementSettings
+from ..measures import default_selection
 
 HARNESSES = ("claude", "codex", "simulated", "nop", "oracle")
 CONTROL_HARNESSES = ("simulated", "nop", "oracle")
 REASONING = ("low", "medium", "high", "xhigh", "max", "minimal", "none")
-MEASUREMENTS = ("tokens", "time", "lines", "coverage")
 
 
 class _Strict(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -126,9 +125,11 @@ class Evaluation(_Strict, frozen=True):
     timeout_seconds: int = 1800
     environment: EnvironmentConfig = EnvironmentConfig()
     reviewer: ReviewerConfig | None = None
-    measurements: list[str] = msgspec.field(default_factory=lambda: ["tokens", "time", "lines"])
-    #: How code measures are taken: coverage profiles, scopes, require_ready (see docs/metrics.md).
-    measurement_settings: MeasurementSettings = MeasurementSettings()
+    #: Registered measure names (``pluginbench.measures``); default: every measure registered as default.
+    measurements: list[str] = msgspec.field(default_factory=default_selection)
+    #: Each key is owned by a registered measure (``MeasureSpec.settings``) and decoded with
+    #: its type; validation refuses an unknown key or one whose measure is not selected.
+    measurement_settings: dict[str, Any] = {}
     #: A dated price table (prices.json), copied into the run folder at creation.
     prices: str | None = None
     #: Dollars: no attempt starts that could take the run's spend over this (see docs/configuration.md#cost).

@@ -557,6 +557,16 @@ class MeasurementRevisionFinished(_Event, frozen=True, tag="measurement_revision
     evaluation_sha256: str | None = None
 
 
+class ExtensionRecorded(_Event, frozen=True, tag="extension.recorded"):
+    """A registered actor extension recorded a fact of its own (``data``), about one attempt
+    or, with ``attempt_id`` null, about the run. An extension whose facts fit this shape
+    needs no event type of its own (see ``actors/_actor_ext.py``)."""
+
+    extension: str
+    attempt_id: str | None = None
+    data: dict[str, Any] = {}
+
+
 class ReportBuilt(_Event, frozen=True, tag="report.built"):
     """``report/`` was rebuilt from the log and frozen evidence."""
 
@@ -601,6 +611,9 @@ Event = Union[  # noqa: UP007 - a Union object, so EVENT_TYPES can list its memb
     MeasurementRevisionStarted,
     RevisionMeasured,
     MeasurementRevisionFinished,
+
+
+    ExtensionRecorded,
     ReportBuilt,
 ]
 

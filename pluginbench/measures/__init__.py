@@ -1,5 +1,60 @@
-"""Measures: small collectors, each returning a value or an explicit unknown with a reason."""
+"""Measures: small collectors, each returning a value or an explicit unknown with a reason.
 
+The measure port (``_port.py``) and its registry (``_registry.py``): a measure declares
+its name, columns, languages, observer version, settings schema and collector, and
+registers once; the built-in ones are in ``_builtin.py``.
+"""
+
+from . import _builtin  # noqa: F401 - registers the built-in measures
 from ._lines import LineCounts, count_lines, is_test_path
+from ._port import (
+    CollectorInput,
+    Column,
+    MeasureSpec,
+    Readiness,
+    ReadinessInput,
+    ReadinessState,
+)
+from ._registry import (
+    RegistryError,
+    all_columns,
+    collected_columns,
+    collectors,
+    default_selection,
+    get,
+    measures,
+    names,
+    register,
+    registered,
+    selected,
+    settings_for,
+    settings_owners,
+    unregister,
+)
 
-__all__ = ["LineCounts", "count_lines", "is_test_path"]
+__all__ = [
+    "CollectorInput",
+    "Column",
+    "LineCounts",
+    "MeasureSpec",
+    "Readiness",
+    "ReadinessInput",
+    "ReadinessState",
+    "RegistryError",
+    "all_columns",
+    "collected_columns",
+    "collectors",
+    "count_lines",
+    "default_selection",
+    "get",
+    "is_test_path",
+    "measures",
+    "names",
+    "register",
+    "registered",
+    "selected",
+    "settings_for",
+    "settings_owners",
+    "unregister",
+]
+

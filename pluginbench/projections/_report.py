@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 
 from ..errors import RunDirError
 from ..events import read_run_log
+from ..measures import collected_columns
 from ..rundir import RunDir, patch_mismatch
 from ..stats._cost import Prices
 from ._report_code import (
@@ -44,6 +45,7 @@ from ._report_data import (
     notes_for,
     reused_attempts,
     run_identity,
+    summary_metrics,
     token_provenance,
     tokens_dict,
 )
@@ -106,12 +108,13 @@ def results_document(
             grouped[(r["task"], r["arm"])].append(r)
 
     expected = expected_measures(run)
+    medians = summary_metrics(run)
     missing = [m for r in rows for m in missing_values_for(r, expected)]
     per_task: dict[str, dict[str, Any]] = {}
     for task in tasks:
         per_task[task] = {}
         for arm in arms:
-            summary, unknown = arm_summary(grouped.get((task, arm), []))
+            summary, unknown = arm_summary(grouped.get((task, arm), []), medians)
             per_task[task][arm] = summary
             missing.extend(
                 {
@@ -199,6 +202,7 @@ def csv_text(doc: Mapping[str, Any]) -> str:
     w.writerow(CSV_HEADER)
     name = doc["run"]["name"]
     expected = expected_measures(doc["run"])
+    units = {c.metric: c.unit for c in collected_columns(doc["run"]["measurements"])}
     for r in doc["attempts"]:
         head = (name, r["attempt_id"], r["task"], r["arm"], r["repeat"], _cell(r["outcome"]))
         not_done = r["outcome_reason"] if r["state"] != "complete" else None
@@ -251,7 +255,7 @@ def csv_text(doc: Mapping[str, Any]) -> str:
                     n,
                     {
                         "value": None,
-                        "unit": "lines",
+                        "unit": units.get(n, ""),
                         "status": "unknown",
                         "reason": "not collected for this attempt",
                     },

@@ -19,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from .. import measures as measure_registry
 from .. import stats
 from ..config import capability_record_of
 from ..events import Measure, ModelRecord, Usage
@@ -35,12 +36,7 @@ TOKEN_FIELDS = (
     ("reasoning_output", "reasoning_output_tokens"),
     ("total", "total_tokens"),
 )
-LINE_MEASURES = (
-    "source_lines_added",
-    "source_lines_removed",
-    "test_lines_added",
-    "test_lines_removed",
-)
+#: what a frozen config without ``measurements`` selected (runs made before the key existed)
 DEFAULT_MEASUREMENTS = ("tokens", "time", "lines")
 SIMULATED_NOTE = (
     "SIMULATED AGENT: these numbers come from PluginBench's deterministic stand-in agent, "
@@ -220,8 +216,14 @@ def total_tokens(row: Mapping[str, Any]) -> tuple[float | None, str | None]:
 
 
 def expected_measures(run: Mapping[str, Any]) -> tuple[str, ...]:
-    """Measures every complete attempt should carry, from the config's ``measurements``."""
-    return LINE_MEASURES if "lines" in run["measurements"] else ()
+    """Measures every complete attempt should carry: the columns of the selected collector
+    measures in the registry."""
+    return tuple(c.metric for c in measure_registry.collected_columns(run["measurements"]))
+
+
+def summary_metrics(run: Mapping[str, Any]) -> tuple[str, ...]:
+    """The columns each task × arm summary carries a median of (selected, registered)."""
+    return tuple(c.metric for c in measure_registry.collected_columns(run["measurements"]) if c.summary)
 
 
 def missing_values_for(row: Mapping[str, Any], expected: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -293,10 +295,11 @@ def _measure_value(name: str):
 
 
 def arm_summary(
-    rows: list[dict[str, Any]],
+    rows: list[dict[str, Any]], medians_of: tuple[str, ...] = (),
 ) -> tuple[dict[str, Any], list[tuple[str, str, list[str]]]]:
     """Counts, pass rate, Wilson 95% and medians of one task × arm.
 
+    ``medians_of``: the measure columns it carries ``median_<column>`` of (:func:`summary_metrics`).
     Also returns its unknown summary values as ``(field, reason, attempt ids)``.
     """
     done = [r for r in rows if r["state"] == "complete"]
@@ -334,7 +337,7 @@ def arm_summary(
     medians = [
         ("median_total_tokens", lambda r: total_tokens(r)[0]),
         ("median_coding_seconds", lambda r: r["coding_seconds"]),
-        *((f"median_{n}", _measure_value(n)) for n in LINE_MEASURES),
+        *((f"median_{n}", _measure_value(n)) for n in medians_of),
     ]
     unknowns: list[tuple[str, list[str]]] = [("mean_input_output_tokens", io_bad)]
     for field, get in medians:

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 
+from ..measures import Column, all_columns, collected_columns
 from ._report_cost import cost_html
 from ._report_css import CSS
 from ._report_plots import PLOT_CSS, plots_section
@@ -226,28 +227,39 @@ def _per_task(doc: Mapping[str, Any]) -> str:
     )
 
 
-_CHANGE_COLUMNS = (
-    ("median_coding_seconds", "coding s"),
-    ("median_source_lines_added", "src +"),
-    ("median_source_lines_removed", "src −"),
-    ("median_test_lines_added", "test +"),
-    ("median_test_lines_removed", "test −"),
-)
+def _shown_columns(doc: Mapping[str, Any], present: set[str]) -> tuple[Column, ...]:
+    """Registered collector columns, in registry order, that the run selects or ``present`` holds."""
+    chosen = {c.metric for c in collected_columns(doc.get("run", {}).get("measurements", ()))}
+    return tuple(c for c in all_columns() if c.metric in chosen or c.metric in present)
+
+
+def _change_columns(doc: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """Coding time, then the median of every summary column shown (registry order)."""
+    present = {k.removeprefix("median_") for arms in doc["per_task"].values() for s in arms.values() for k in s}
+    return (("median_coding_seconds", "coding s"),
+            *((f"median_{c.metric}", c.label) for c in _shown_columns(doc, present) if c.summary))
+
+
+def _table_columns(doc: Mapping[str, Any]) -> tuple[Column, ...]:
+    """The measure columns of the attempt table."""
+    present = {k for r in doc["attempts"] for k in r["measures"]}
+    return tuple(c for c in _shown_columns(doc, present) if c.table)
 
 
 def _changes(doc: Mapping[str, Any]) -> str:
-    """Medians per task and arm of coding time and lines changed (source and test)."""
+    """Medians per task and arm of coding time and of each selected measure's summary columns."""
     arms, tasks = doc["arms"], doc["tasks"]
+    change_columns = _change_columns(doc)
     top = ['<th rowspan="2">Task</th>'] + [
-        f'<th class="arm" colspan="{len(_CHANGE_COLUMNS)}">{_e(a)}</th>' for a in arms
+        f'<th class="arm" colspan="{len(change_columns)}">{_e(a)}</th>' for a in arms
     ]
-    sub = [f"<th>{_e(label)}</th>" for _ in arms for _, label in _CHANGE_COLUMNS]
+    sub = [f"<th>{_e(label)}</th>" for _ in arms for _, label in change_columns]
     body = []
     for t in tasks:
         cells = [f'<th scope="row">{_e(t)}</th>']
         for a in arms:
             s = doc["per_task"][t][a]
-            cells += [f'<td class="num">{_or_unknown(s.get(field), _tokens)}</td>' for field, _ in _CHANGE_COLUMNS]
+            cells += [f'<td class="num">{_or_unknown(s.get(field), _tokens)}</td>' for field, _ in change_columns]
         body.append(f'<tr data-changes-task="{_e(t)}">' + "".join(cells) + "</tr>")
     return (
         '<table id="changes-table"><thead><tr>' + "".join(top) + "</tr><tr>" + "".join(sub)
@@ -408,6 +420,7 @@ def _attempts(doc: Mapping[str, Any]) -> str:
         m = r["measures"].get(name)
         return _or_unknown(None if m is None else m["value"], _tokens)
 
+    columns = _table_columns(doc)
     rows = []
     for r in doc["attempts"]:
         t = r["tokens"]
@@ -427,10 +440,7 @@ def _attempts(doc: Mapping[str, Any]) -> str:
                 _or_unknown(t["total"], _tokens),
                 _e(t["status"]) + _native_session(t),
                 _or_unknown(r["coding_seconds"], lambda s: f"{s:.1f}"),
-                measure(r, "source_lines_added"),
-                measure(r, "source_lines_removed"),
-                measure(r, "test_lines_added"),
-                measure(r, "test_lines_removed"),
+                *(measure(r, c.metric) for c in columns),
                 _e(r["outcome_reason"] or ""),
             )
         )
@@ -450,10 +460,7 @@ def _attempts(doc: Mapping[str, Any]) -> str:
             "Total tok",
             "Usage",
             "Coding s",
-            "Src +",
-            "Src −",
-            "Test +",
-            "Test −",
+            *(c.label[:1].upper() + c.label[1:] for c in columns),
             "Reason",
         ),
         rows,

@@ -8,9 +8,12 @@ so a field added to the report without its description here fails that test.
 
 # No ``from __future__ import annotations``: the ``doc(...)`` annotations are evaluated here.
 
+from functools import cache
 from typing import Annotated, Any, Literal
 
 import msgspec
+
+from ..measures import Column, all_columns
 
 
 def doc(t: Any, text: str) -> Any:
@@ -222,7 +225,7 @@ class AttemptRow(_Strict, frozen=True):
     reward: doc(Num, "The hidden verifier's reward, or null.")
     tokens: doc(Tokens, "Coding-session token usage.")
     coding_seconds: doc(Num, "Wall time of the agent process.")
-    measures: doc(dict[str, MeasureValue], "Measure name → value (lines measures from model.patch).")
+    measures: doc(dict[str, MeasureValue], "Column → value, one per column of each selected collector measure (the registry in `pluginbench/measures/`; see docs/metrics.md).")
     evidence: doc(str, "The attempt's evidence folder, relative to the run directory.")
     reused: doc(bool, "Imported from the vanilla cache instead of coded in this run.")
     origin_cohort: doc(str | None, "For a reused attempt: the cache cohort it came from.")
@@ -236,7 +239,7 @@ class AttemptRow(_Strict, frozen=True):
     source_only_grading: doc(SourceOnlyGrading | None, "The source-only grade, or null when the attempt has none.")
 
 
-class ArmSummary(_Strict, frozen=True):
+class _ArmSummaryBase(_Strict, frozen=True):
     attempts: doc(int, "Assigned attempts.")
     complete: doc(int, "Complete attempts.")
     passes: doc(int, "Attempts that passed (confirmed passes).")
@@ -250,10 +253,23 @@ class ArmSummary(_Strict, frozen=True):
     mean_input_output_tokens: doc(Num, "Mean input + output tokens (null when any attempt lacks them).")
     median_total_tokens: doc(Num, "Median total tokens.")
     median_coding_seconds: doc(Num, "Median coding seconds.")
-    median_source_lines_added: doc(Num, "Median source lines added.")
-    median_source_lines_removed: doc(Num, "Median source lines removed.")
-    median_test_lines_added: doc(Num, "Median test lines added.")
-    median_test_lines_removed: doc(Num, "Median test lines removed.")
+
+
+def summary_columns() -> tuple[Column, ...]:
+    """Registered collector columns a task × arm summary carries a median of."""
+    return tuple(c for c in all_columns() if c.summary)
+
+
+def arm_summary_type(columns: tuple[Column, ...]) -> type:
+    """The task × arm summary with ``median_<metric>`` for each registered summary column
+    (present when its measure is selected)."""
+    fields = [(f"median_{c.metric}", doc(Num, f"Median {c.metric} ({c.unit}): {c.description}"), None)
+              for c in columns]
+    return msgspec.defstruct("ArmSummary", fields, bases=(_ArmSummaryBase,), frozen=True, kw_only=True,
+                             forbid_unknown_fields=True)
+
+
+ArmSummary = arm_summary_type(summary_columns())
 
 
 class SignTest(_Strict, frozen=True):
@@ -493,6 +509,16 @@ class ResultsJson(_Strict, frozen=True):
     ) = None
 
 
+@cache
+def _results_type(columns: tuple[Column, ...]) -> type:
+    summary = arm_summary_type(columns)
+    return msgspec.defstruct(
+        "ResultsJson", [("per_task", doc(dict[str, dict[str, summary]], "Task → arm → summary."))],  # type: ignore[valid-type]
+        bases=(ResultsJson,), frozen=True, kw_only=True, forbid_unknown_fields=True,
+    )
+
+
 def validate(document: Any) -> ResultsJson:
-    """``document`` as a :class:`ResultsJson`; ``msgspec.ValidationError`` names a field that does not fit."""
-    return msgspec.convert(document, ResultsJson, strict=False)
+    """``document`` as a :class:`ResultsJson` of the measures registered now;
+    ``msgspec.ValidationError`` names a field that does not fit."""
+    return msgspec.convert(document, _results_type(summary_columns()), strict=False)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..events import (
     AgentExited,
@@ -31,6 +32,7 @@ from ..events import (
     AttemptStarted,
     CodingStarted,
     Event,
+    ExtensionRecorded,
     Finding,
     LogRepaired,
     Measure,
@@ -225,6 +227,8 @@ class RunState:
     source_only_tried: set[str] = field(default_factory=set)
     #: the source-only index.json the report reads (the latest ``source_only.selected``)
     source_only_selected: SourceOnlySelected | None = None
+    #: extension name -> attempt id ("" for the run) -> the data of its latest ``extension.recorded``
+    extension_records: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     last_seq: int = 0
     last_type: str | None = None
     last_at: str | None = None
@@ -238,6 +242,10 @@ class RunState:
 
     def count(self, state: str) -> int:
         return sum(1 for a in self.live_attempts() if a.state == state)
+
+    def extension_record(self, extension: str, attempt_id: str | None = None) -> dict[str, Any] | None:
+        """What ``extension`` last recorded about ``attempt_id`` (or the run), or None."""
+        return self.extension_records.get(extension, {}).get(attempt_id or "")
 
     @property
     def coding_in_flight(self) -> int:
@@ -464,6 +472,8 @@ class RunState:
             case ReportBuilt():
                 self.report = event.path
                 self.source_only_round = []
+            case ExtensionRecorded():
+                self.extension_records.setdefault(event.extension, {})[event.attempt_id or ""] = dict(event.data)
             case ReviewStarted():
                 rec = self.reviews.setdefault(event.revision, {}).get(event.attempt_id)
                 if rec is None:

@@ -127,8 +127,9 @@ def _field_of(message: str) -> tuple[str, str | None]:
     return message[: m.start()], m.group("path").lstrip(".") or None
 
 
-def parse_gates(raw: Any, file: str) -> GatesFile:
-    """Validate a parsed gates file; every error names ``file``, the field and the fix."""
+def parse_gates(raw: Any, file: str, metrics: tuple[str, ...] = METRICS) -> GatesFile:
+    """Validate a parsed gates file; every error names ``file``, the field and the fix.
+    ``metrics``: the metric names a gate may list (the caller adds the registered measures')."""
     if not isinstance(raw, Mapping):
         raise InputError(
             "a gates file must be a YAML mapping",
@@ -166,7 +167,7 @@ def parse_gates(raw: Any, file: str) -> GatesFile:
                 fix="give every gate its own name",
             )
         seen.add(gate.name)
-        _check_gate(gate, f"gates[{i}]", file)
+        _check_gate(gate, f"gates[{i}]", file, metrics)
     for name, tasks in parsed.splits.items():
         if name == "all":
             raise InputError(
@@ -192,7 +193,7 @@ def parse_gates(raw: Any, file: str) -> GatesFile:
     return parsed
 
 
-def _check_gate(g: Gate, at: str, file: str) -> None:
+def _check_gate(g: Gate, at: str, file: str, metrics: tuple[str, ...] = METRICS) -> None:
     def bad(field: str, message: str, fix: str) -> InputError:
         return InputError(message, file=file, field=f"{at}.{field}", fix=fix)
 
@@ -214,11 +215,11 @@ def _check_gate(g: Gate, at: str, file: str) -> None:
         if not g.metrics:
             raise bad("metrics", "metrics lists nothing", "list at least one metric")
         for j, m in enumerate(g.metrics):
-            if m not in METRICS:
+            if m not in metrics:
                 raise bad(
                     f"metrics[{j}]",
                     f"unknown metric {m!r}",
-                    "use one of: " + ", ".join(METRICS),
+                    "use one of: " + ", ".join(metrics),
                 )
         if len(set(g.metrics)) != len(g.metrics):
             raise bad("metrics", "a metric is listed twice", "list each metric once")

@@ -197,3 +197,19 @@ def test_status_lists_the_revision_and_resume_accepts_rewritten_settings(finishe
     assert "coverage" in measures["selected"]
     code, out = run_cli("run", str(run), "--foreground")
     assert code == 0, out
+
+
+def test_a_fresh_run_selecting_coverage_collects_it(tmp_path: Path, venv_path) -> None:
+    """A run that selects coverage with a profile collects it per attempt through the collector
+    actor: the guided arm (tests-first) gets 0.6 with one redundant test, vanilla 0.2, and the
+    report groups the medians by language and analyzer."""
+    config = _config(tmp_path, measurements=["tokens", "time", "lines", "coverage"],
+                     measurement_settings={"coverage_profiles": {"python": PROFILE}})
+    code, out = run_cli("run", str(config), "--output", str(tmp_path / "run"), "--foreground")
+    assert code == 0, out
+    results = json.loads((tmp_path / "run" / "report" / "results.json").read_text())
+    got = {r["arm"]: r["measures"]["changed_line_coverage"]["value"] for r in results["attempts"]}
+    assert got == {"vanilla": 0.2, "tests-first": 0.6}, got
+    group = results["code_measures"]["changed_line_coverage"]["python|coverage-py-json 7.17.3"]
+    assert group["per_task"]["clamp"]["tests-first"] == {"median": 0.6, "n": 2, "unknown": 0}
+    assert group["per_arm"]["vanilla"]["median_of_task_medians"] == 0.2

@@ -1,6 +1,8 @@
 """The coverage collector's edge: run a task's coverage command in a fresh sandbox of the
-frozen task (the verifier's image on docker, a copy of the frozen starting source on the
-local backend), on the starting source or on a submission, and read its report.
+frozen task (the frozen task image on docker, a copy of the frozen starting source on the
+local backend, run with the host's tools), on the starting source or on a submission, and
+read its report. The sandbox comes from the caller (``open_sandbox``: the measure port's
+``open_task_sandbox``, or ``pluginbench measure``'s own), so this module needs no backend.
 
 The command runs without model credentials (sandboxes get only PATH, LANG and the task
 paths), from the repository root, with no hidden tests and no reference solution.
@@ -18,20 +20,23 @@ from __future__ import annotations
 import contextlib
 import shutil
 import tempfile
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
+from typing import Any
 
-from ..config._measurement_settings import CoverageProfile
 from ..errors import EnvironmentFailure, MeasurementError
 from ..events import ReadinessRow
-from ..measures._coverage_data import (
+from ._coverage_data import (
     CoverageReport,
     go_module_path,
     parse_coverage_py_json,
     parse_go_coverprofile,
     parse_lcov,
 )
-from ._context import Engine
-from ._pipeline import _spec
+from ._coverage_profile import CoverageProfile
+
+OpenSandbox = Callable[[], AbstractAsyncContextManager[Any]]
 
 SIDE_SUFFIXES = (".per-test.json", ".go-list.json", ".go-blocks.txt", ".instrumented.txt")
 
@@ -45,21 +50,18 @@ def _refuse_preexisting(starting: Path, profile: CoverageProfile) -> None:
                                    "write the report elsewhere")
 
 
-async def run_coverage(engine: Engine, task_id: str, profile: CoverageProfile, patch: Path | None,
-                       out_dir: Path, label: str) -> CoverageReport:
+async def run_coverage(open_sandbox: OpenSandbox, starting: Path, profile: CoverageProfile, patch: str | None,
+                       out_dir: Path) -> CoverageReport:
     """Run the coverage command once (on the submission when ``patch`` is given) and parse
     its report. Raises :class:`MeasurementError` with the reason when there is none."""
-    task = engine.tasks[task_id]
-    starting = engine.starting_source(task_id)
     _refuse_preexisting(starting, profile)
     out_dir.mkdir(parents=True, exist_ok=True)
-    spec = _spec("verifier", engine.run_id, f"coverage-{label}", task, engine.source(task_id, "verifier"), engine.hidden)
     try:
-        async with engine.environment.sandbox(spec) as sb:
-            if patch is not None and patch.stat().st_size > 0:
+        async with open_sandbox() as sb:
+            if patch:
                 with tempfile.TemporaryDirectory(prefix="pluginbench-coverage-") as tmp:
                     staged = Path(tmp) / "model.patch"
-                    shutil.copyfile(patch, staged)
+                    staged.write_text(patch, encoding="utf-8")
                     await sb.put(staged, f"{sb.paths.tmp}/pluginbench-model.patch")
                 applied = await sb.exec(["git", "apply", "--binary", "--whitespace=nowarn",
                                          f"{sb.paths.tmp}/pluginbench-model.patch"], cwd=sb.paths.app, timeout=120)
@@ -126,17 +128,20 @@ def read_report(out_dir: Path, profile: CoverageProfile, sources: dict[str, str]
     return parse_go_coverprofile(text, sources, module, where)
 
 
-async def coverage_readiness(engine: Engine, task_id: str, profile: CoverageProfile | None, why: str,
+async def coverage_readiness(open_sandbox: OpenSandbox | None, starting: Path, task_id: str,
+                             profile: CoverageProfile | None, why: str,
                              out_dir: Path) -> tuple[ReadinessRow, CoverageReport | None]:
     """Run the command twice on the starting source: ``ready`` with the starting report when
     both runs agree, ``broken`` with the reason otherwise, ``not_configured`` without a profile."""
     if profile is None:
         return ReadinessRow(task=task_id, measure="coverage", state="not_configured", reason=why), None
+    if open_sandbox is None:
+        return ReadinessRow(task=task_id, measure="coverage", state="broken",
+                            reason="no sandbox of the frozen task can be opened"), None
     reports: list[CoverageReport] = []
     for repeat in (1, 2):
         try:
-            reports.append(await run_coverage(engine, task_id, profile, None, out_dir / f"starting-{repeat}",
-                                              f"{task_id}-starting-{repeat}"))
+            reports.append(await run_coverage(open_sandbox, starting, profile, None, out_dir / f"starting-{repeat}"))
         except MeasurementError as exc:
             return ReadinessRow(task=task_id, measure="coverage", state="broken",
                                 reason=f"starting source, run {repeat}: {exc}"), None

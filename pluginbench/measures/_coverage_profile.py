@@ -1,5 +1,7 @@
-"""``measurement_settings``: how the code measures are taken (coverage profiles, scopes,
-``require_ready``), as frozen values, their validation and coverage-profile resolution.
+"""The coverage measure's settings (``measurement_settings.coverage`` and
+``coverage_profiles``) and the shared ones this module reads (``require_ready``,
+``source_scope``, ``test_scope``), as frozen values, their validation and coverage-profile
+resolution.
 
 A coverage profile says how one task's tests produce a coverage report inside a fresh copy
 of the frozen task image: ``command`` (argv, run from the repository root, without model
@@ -51,6 +53,15 @@ class MeasurementSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unkn
 
 
 Bad = Callable[[str, str, str], Exception]
+
+#: the ``measurement_settings`` keys this module reads
+SETTINGS_KEYS = ("require_ready", "source_scope", "test_scope", "coverage", "coverage_profiles")
+
+
+def settings_of(raw: Mapping[str, Any]) -> MeasurementSettings:
+    """The keys of a ``measurement_settings`` mapping this module reads, decoded (other
+    measures' keys are theirs)."""
+    return msgspec.convert({k: v for k, v in raw.items() if k in SETTINGS_KEYS}, MeasurementSettings, strict=False)
 
 
 def validate_profile(p: CoverageProfile, where: str, bad: Bad) -> None:
