@@ -12,8 +12,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from .config import CONTROL_HARNESSES, Evaluation, capability_record
+from .config import Evaluation, capability_record
 from .events import SlotPlan
+from .harness_registry import harness_class
 from .stats._cost import Prices
 
 VANILLA = "vanilla"
@@ -80,7 +81,7 @@ def plan_summary(evaluation: Evaluation, task_ids: list[str], prices: Prices | N
     """The whole plan for ``run --dry-run``: attempts, order, arms, budgets, worst-case dollars."""
     slots = plan_slots(evaluation, task_ids)
     arms = arms_of(evaluation)
-    real = evaluation.runner.harness not in CONTROL_HARNESSES
+    real = harness_class(evaluation.runner.harness).real
     return {
         "name": evaluation.name,
         "harness": evaluation.runner.harness,

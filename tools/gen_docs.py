@@ -23,11 +23,29 @@ def blocks() -> dict[tuple[str, str], str]:
     from pluginbench.stats import GatesFile
 
     return {
+        ("docs/architecture.md", "harnesses"): harness_table(),
         ("docs/compare.md", "gates-file"): table(GatesFile),
         ("docs/metrics.md", "measures"): measures_table(),
         ("docs/results.md", "results-json"): table(ResultsJson, with_default=False),
         ("docs/vanilla-cache.md", "vanilla-key"): table(KeyInputs, with_default=False),
     }
+
+
+def harness_table() -> str:
+    """The registered harnesses and what each declares (pluginbench/harness_registry.py)."""
+    from pluginbench.harness_registry import harness_classes
+
+    def yes(flag: bool) -> str:
+        return "yes" if flag else "—"
+
+    lines = ["| Harness | Adapter | What it is | Real CLI (pinned) | Reviewer | Simulated |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for name, cls in harness_classes().items():
+        cli = f"`{cls.cli.package}@{cls.cli.version}`" if cls.cli is not None else "—"
+        module = cls.__module__.removeprefix("pluginbench.").replace(".", "/")
+        lines.append(f"| `{name}` | `{module}.py: {cls.__qualname__}` | {cls.summary} | {cli} | "
+                     f"{yes(cls.reviewer)} | {yes(cls.simulated)} |")
+    return "\n".join(lines) + "\n"
 
 
 def render() -> dict[str, str]:

@@ -1,30 +1,42 @@
 #!/usr/bin/env bash
-# Install the pinned coding-agent CLIs the real-CLI tests and the probe drive.
+# Install the pinned coding-agent CLIs the real harnesses, the real-CLI tests and the probe drive.
 #
-# Installs @anthropic-ai/claude-code and @openai/codex from the npm registry into the
-# project-local folder .tools/clis (never globally), skips packages already at the pinned
-# version, and prints the two binary paths, one per line: "claude <path>", "codex <path>".
+# Which CLIs, from which npm packages, at which versions, is each harness's own declaration
+# (its CliPin, read from the harness registry: `python -m pluginbench.harness_registry pins`
+# prints "<command> <npm package> <version>" per line; today @anthropic-ai/claude-code and
+# @openai/codex). Installs them from the npm registry into the project-local folder
+# .tools/clis (never globally), skips packages already at the pinned version, and prints one
+# line per CLI: "<command> <path>" (e.g. "claude <path>", "codex <path>").
 set -euo pipefail
-
-CLAUDE_VERSION="2.1.328"
-CODEX_VERSION="0.169.0"
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 prefix="$root/.tools/clis"
 mkdir -p "$prefix"
 
+python="$root/.venv/bin/python"
+[ -x "$python" ] || python="$(command -v python3)"
+pins="$(cd "$root" && "$python" -m pluginbench.harness_registry pins)" || {
+    echo "error: cannot read the pinned CLIs from the harness registry (run tools/setup.sh first)" >&2
+    exit 1
+}
+
 installed_version() {
     # Prints the version recorded in the installed package.json, or nothing.
-    local pkg="$1" manifest="$prefix/node_modules/$1/package.json"
+    local manifest="$prefix/node_modules/$1/package.json"
     [ -f "$manifest" ] || return 0
     node -e 'process.stdout.write(require(process.argv[1]).version || "")' "$manifest"
 }
 
 want=()
-[ "$(installed_version @anthropic-ai/claude-code)" = "$CLAUDE_VERSION" ] \
-    || want+=("@anthropic-ai/claude-code@$CLAUDE_VERSION")
-[ "$(installed_version @openai/codex)" = "$CODEX_VERSION" ] \
-    || want+=("@openai/codex@$CODEX_VERSION")
+have=()
+while read -r command package version; do
+    [ -n "$command" ] || continue
+    if [ "$(installed_version "$package")" = "$version" ]; then
+        have+=("$package $version")
+    else
+        want+=("$package@$version")
+    fi
+done <<< "$pins"
 
 if [ "${#want[@]}" -gt 0 ]; then
     echo "installing: ${want[*]}" >&2
@@ -32,22 +44,23 @@ if [ "${#want[@]}" -gt 0 ]; then
     npm install --prefix "$prefix" --no-audit --no-fund --no-package-lock \
         --registry "${NPM_CONFIG_REGISTRY:-https://registry.npmjs.org/}" "${want[@]}" >&2
 else
-    echo "already installed: claude-code $CLAUDE_VERSION, codex $CODEX_VERSION" >&2
+    echo "already installed: ${have[*]}" >&2
 fi
 
-# Claude Code's postinstall copies the native binary over a placeholder; npm versions that
-# gate install scripts may skip it, so run it by hand when the binary does not answer.
-claude_pkg="$prefix/node_modules/@anthropic-ai/claude-code"
-if ! "$prefix/node_modules/.bin/claude" --version >/dev/null 2>&1 && [ -f "$claude_pkg/install.cjs" ]; then
-    echo "running claude-code postinstall" >&2
-    (cd "$claude_pkg" && node install.cjs >&2)
-fi
-
-for bin in claude codex; do
-    path="$prefix/node_modules/.bin/$bin"
+while read -r command package version; do
+    [ -n "$command" ] || continue
+    path="$prefix/node_modules/.bin/$command"
+    # Claude Code's postinstall copies the native binary over a placeholder; npm versions that
+    # gate install scripts may skip it, so run a package's install.cjs by hand when its binary
+    # does not answer.
+    pkg="$prefix/node_modules/$package"
+    if ! "$path" --version >/dev/null 2>&1 && [ -f "$pkg/install.cjs" ]; then
+        echo "running $package postinstall" >&2
+        (cd "$pkg" && node install.cjs >&2)
+    fi
     if [ ! -x "$path" ] || ! "$path" --version >/dev/null 2>&1; then
         echo "error: $path is missing or does not run after install" >&2
         exit 1
     fi
-    echo "$bin $path"
-done
+    echo "$command $path"
+done <<< "$pins"

@@ -1,5 +1,7 @@
 """``pluginbench doctor``: is this machine ready to run a real harness? Spends nothing.
 
+Every check reads the harness's own declaration (the registry): its pinned CLI and the
+flags the launch needs, its credential check, the model its probe attempt asks for.
 Checks, per harness: the CLI is installed; its version (qualified or not); the flags the
 pinned launch needs are in its ``--help``; a credential is present (not whether it is
 valid); a sandbox boundary exists; and an end-to-end attempt of the real CLI against the
@@ -10,22 +12,16 @@ by a real verifier. It prints what loaded and the parsed usage.
 from __future__ import annotations
 
 import hashlib
-import os
 import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..harness_registry import harness_class
 from ..harnesses._port import FrozenTreatment
 from ..tasks import load_task, scan_tree
 from ._pipeline import code_attempt, grade_patch
 
-QUALIFIED = {"claude": "2.1.328", "codex": "0.169.0"}
-REQUIRED_FLAGS = {
-    "claude": ("--output-format", "--permission-mode", "--setting-sources", "--strict-mcp-config",
-               "--disallowedTools", "--include-hook-events", "--effort", "--input-format"),
-    "codex": ("--json", "--skip-git-repo-check", "--cd", "--model"),
-}
 MARKER = "PLUGINBENCH-GUIDANCE-MARKER"
 
 
@@ -35,8 +31,8 @@ class Check(NamedTuple):
     detail: str
 
 
-def _help_text(cli: Path, harness: str) -> str:
-    argv = [str(cli), "exec", "--help"] if harness == "codex" else [str(cli), "--help"]
+def _help_text(cli: Path, help_argv: tuple[str, ...]) -> str:
+    argv = [str(cli), *help_argv]
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
                               start_new_session=True)
@@ -49,28 +45,23 @@ def static_checks(harness: str) -> tuple[list[Check], Path | None, str | None]:
     from ..environments import bwrap_available
     from ..probe import cli_version, find_cli
 
+    cls = harness_class(harness, field="--harness")
+    pin = cls.cli
     checks: list[Check] = []
-    cli = find_cli(harness)  # type: ignore[arg-type]
+    cli = find_cli(harness)
     checks.append(Check("cli installed", cli is not None, str(cli) if cli else "not found: run tools/install-clis.sh"))
     version = cli_version(cli) if cli else None
     if cli is not None:
-        qualified = version == QUALIFIED[harness]
+        qualified = version == pin.version
         checks.append(Check(
             "cli version", version is not None,
-            f"{version} ({'qualified' if qualified else f'not qualified; PluginBench is qualified on {QUALIFIED[harness]}'})",
+            f"{version} ({'qualified' if qualified else f'not qualified; PluginBench is qualified on {pin.version}'})",
         ))
-        text = _help_text(cli, harness)
-        missing = [f for f in REQUIRED_FLAGS[harness] if f not in text]
+        text = _help_text(cli, pin.help_argv)
+        missing = [f for f in pin.launch_flags if f not in text]
         checks.append(Check("launch flags", not missing, "all present" if not missing else "missing: " + ", ".join(missing)))
-    if harness == "claude":
-        present = bool(os.environ.get("CLAUDE_CODE_OAUTH_TOKEN"))
-        checks.append(Check("credential present", present,
-                            "CLAUDE_CODE_OAUTH_TOKEN is set (validity not checked)" if present
-                            else "CLAUDE_CODE_OAUTH_TOKEN is not set (needed for real runs, not for probe runs)"))
-    else:
-        auth = Path.home() / ".codex" / "auth.json"
-        checks.append(Check("credential present", auth.is_file(),
-                            f"{auth} exists (validity not checked)" if auth.is_file() else f"{auth} is missing: run codex login"))
+    present, detail = cls.credential_check()
+    checks.append(Check("credential present", present, detail))
     bw = bwrap_available()
     checks.append(Check("sandbox boundary", bw, "bubblewrap works" if bw else "bwrap is missing or unusable: apt-get install bubblewrap"))
     return checks, cli, version
@@ -107,16 +98,16 @@ async def end_to_end(harness_name: str, cli: Path, version: str) -> tuple[Check,
     from ..harnesses import make_harness
     from ..probe import SCENARIOS_DIR, ProbeServer, load_scenario
 
-    model = "claude-sonnet-4-5" if harness_name == "claude" else "gpt-5.5"
+    cls = harness_class(harness_name, field="--harness")
+    model = cls.doctor_model or harness_name
     detail: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="pluginbench-doctor-") as tmp, \
             ProbeServer(load_scenario(SCENARIOS_DIR / "guided.yaml")) as probe:
         root = Path(tmp)
         task_dir, treatment = _write_sample(root)
         task = load_task(task_dir, "doctor")
-        options: dict[str, Any] = {"cli_path": cli, "cli_version": version, "probe_base_url": probe.base_url}
-        if harness_name == "claude":
-            options["environ"] = {k: v for k, v in os.environ.items() if k != "CLAUDE_CODE_OAUTH_TOKEN"}
+        options: dict[str, Any] = {"cli_path": cli, "cli_version": version, "probe_base_url": probe.base_url,
+                                   **cls.doctor_options()}
         harness = make_harness(harness_name, **options)
         env = LocalEnvironment(isolation="auto")
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import __version__
-from ..config import CONTROL_HARNESSES, Evaluation
+from ..config import Evaluation
 from ..errors import RunDirError
 from ..events import RunCreated
+from ..harness_registry import harness_class
 from ._runfiles import ResolvedCli
 
 
@@ -30,7 +31,7 @@ def version_mismatch(created: RunCreated, *, host_pluginbench: str, host_cli: st
             f"resume it with PluginBench {created.pluginbench_version}, or start a new evaluation from the "
             f"config with PluginBench {host_pluginbench}",
         )
-    if created.harness in CONTROL_HARNESSES:
+    if harness_class(created.harness).cli is None:
         return None
     frozen = created.harness_version
     if frozen is None:
@@ -58,9 +59,9 @@ def frozen_cli(ev: Evaluation, created: RunCreated, events_file: Path) -> Resolv
 
     path: Path | None = None
     host_cli: str | None = None
-    needs_cli = ev.runner.harness not in CONTROL_HARNESSES
+    needs_cli = harness_class(ev.runner.harness).cli is not None
     if needs_cli:
-        path = find_cli(ev.runner.harness)  # type: ignore[arg-type]
+        path = find_cli(ev.runner.harness)
         host_cli = cli_version(path) if path is not None else None
     problem = version_mismatch(created, host_pluginbench=__version__, host_cli=host_cli)
     if problem is not None:

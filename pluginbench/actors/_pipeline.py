@@ -99,7 +99,7 @@ async def code_attempt(
         "coding", run_id, attempt_id, task, source or SandboxSource(starting_source, None, None, None), hidden,
         solution=task.root / "solution" if harness.needs_solution else None,
         home=delivery,
-        readonly=tuple(getattr(harness, "readonly", ())),
+        readonly=tuple(harness.readonly),
     )
     launched_flag = False
 
@@ -203,13 +203,10 @@ def _merge_execution(path: Path, summary: dict[str, object]) -> None:
 def _scrub_credentials(harness: Harness, attempt_dir: Path, export: Path) -> list[str]:
     """Find the harness's delivered credentials in the attempt's files; redact them in
     saved evidence (the export is deleted by the caller). One label per file."""
-    secrets = getattr(harness, "secrets", None)
-    if secrets is None:
-        return []
     from ..harnesses._secrets import scan_for_secret
 
     found: set[str] = set()
-    for secret in secrets():
+    for secret in harness.secrets():
         for path in scan_for_secret([attempt_dir], secret):
             if export in path.parents:
                 found.add(f"workspace: {path.relative_to(export)}")

@@ -28,6 +28,7 @@ from ..events import (
     TaskPrepared,
     TreatmentFrozen,
 )
+from ..harness_registry import harness_class
 from ..harnesses._port import FrozenTreatment
 from ..projections._state import VANILLA, RunState
 from ..tasks import VerifierContract, admit_contract, fingerprint, freeze_tree, load_task, scan_tree
@@ -132,7 +133,7 @@ async def prepare_docker_task(engine: Engine, task_id: str) -> TaskImages:
     root = engine.run_dir.frozen_task(task_id)
     task = engine.tasks[task_id]
     harness = engine.harness
-    real = bool(getattr(harness, "real", False))
+    cli = harness_class(harness.name).cli if harness.real else None  # the CLI the coding image carries
     record = _prepared_record(engine, task_id)
     cached = _read_json(record)
     if cached and await env.has_images(cached["image"], cached["coding"], cached["verifier"]):  # type: ignore[attr-defined]
@@ -145,25 +146,25 @@ async def prepare_docker_task(engine: Engine, task_id: str) -> TaskImages:
     image = await env.prepare_image(root, task)  # type: ignore[attr-defined]
     verifier = await env.verifier_image(root, task, image)  # type: ignore[attr-defined]
     coding = image
-    if real:
+    if cli is not None and harness.cli_version is not None:
         from ..probe._clis import clis_dir
 
         coding, cli_inside = await env.coding_image(  # type: ignore[attr-defined]
-            image, harness.name, harness.cli_version, clis_dir().parents[1])  # type: ignore[attr-defined]
+            image, harness.name, cli, harness.cli_version, clis_dir().parents[1])
         spec = SandboxSpec(run_id=engine.run_id, attempt_id=f"cli-check-{task_id}", role="readiness",
                            task=task_id, image=coding, workdir=task.workdir, hidden=engine.hidden)
         async with env.sandbox(spec) as sb:
             got = await sb.exec([cli_inside, "--version"], timeout=120)
-        if got.exit_code != 0 or harness.cli_version not in got.stdout.decode(errors="replace"):  # type: ignore[attr-defined]
+        if got.exit_code != 0 or harness.cli_version not in got.stdout.decode(errors="replace"):
             raise TaskError(
                 f"task '{task_id}': the coding image's {harness.name} --version said "
-                f"{(got.stdout + got.stderr).decode(errors='replace').strip()[:200]!r}, expected {harness.cli_version}",  # type: ignore[attr-defined]
+                f"{(got.stdout + got.stderr).decode(errors='replace').strip()[:200]!r}, expected {harness.cli_version}",
                 fix="reinstall the pinned CLI with tools/install-clis.sh",
             )
     engine.images[task_id] = TaskImages(coding, verifier)
     write_json(record, {"task": task_id, "image": image, "coding": coding, "verifier": verifier,
-                        "harness": harness.name if real else None,
-                        "cli_version": getattr(harness, "cli_version", None) if real else None})
+                        "harness": harness.name if harness.real else None,
+                        "cli_version": harness.cli_version if harness.real else None})
     if not task.has_workspace:
         await _export_starting_source(engine, task_id, image)
     await prove_grader_image(engine, task_id)
@@ -174,10 +175,9 @@ def _prepared_record(engine: Engine, task_id: str) -> Path:
     """The cache entry of a task's prepared images: keyed by the frozen task's content,
     the agent CLI and its version, and this PluginBench build."""
     harness = engine.harness
-    real = bool(getattr(harness, "real", False))
     fp = fingerprint(scan_tree(engine.run_dir.frozen_task(task_id), context="frozen task"))
     key = hashlib.sha256(json.dumps([
-        fp, harness.name if real else None, getattr(harness, "cli_version", None) if real else None, __version__,
+        fp, harness.name if harness.real else None, harness.cli_version if harness.real else None, __version__,
     ]).encode()).hexdigest()
     return cache_root() / "prepared" / f"{key}.json"
 

@@ -20,9 +20,10 @@ from typing import Any, NamedTuple
 import msgspec
 
 from .. import __version__
-from ..config import CONTROL_HARNESSES, Evaluation, LoadedConfig, parse_evaluation, validate
+from ..config import Evaluation, LoadedConfig, parse_evaluation, validate
 from ..errors import ConfigError, RunDirError, TaskError, TreatmentError
 from ..events import EventLog, RunCreated, RunLock
+from ..harness_registry import harness_class, real_harness_names
 from ..plan import arms_of, plan_slots
 from ..rundir import RunDir
 from ..stats._cost import Prices, parse_prices
@@ -50,11 +51,11 @@ def resolve_cli(ev: Evaluation) -> ResolvedCli:
     from ..probe import cli_version, find_cli
 
     name = ev.runner.harness
-    path = find_cli(name)  # type: ignore[arg-type]
+    path = find_cli(name)
     if path is None:
         raise ConfigError(
             f"the {name} CLI is not installed", field="runner.harness",
-            fix="run tools/install-clis.sh (installs the pinned Claude Code and Codex CLIs into .tools/clis)",
+            fix="run tools/install-clis.sh (installs every harness's pinned CLI into .tools/clis)",
         )
     version = cli_version(path)
     if version is None:
@@ -196,6 +197,7 @@ def check_inputs(
 
     ``tasks.urls`` links are resolved and fetched here (through the task cache) unless
     ``remote`` already holds them."""
+    harness = harness_class(ev.runner.harness, file=str(config))
     tasks: dict[str, HarborTask] = {}
     names: dict[str, str] = {}
     for task_id, folder, field in _task_folders(ev, config, remote):
@@ -216,12 +218,7 @@ def check_inputs(
                 f"task '{task_id}' has no workspace/ folder for the local backend", file=str(folder / "workspace"),
                 field=field, fix="put the starting source in workspace/, or use environment.backend: docker",
             )
-        if ev.runner.harness == "simulated" and not (folder / "simulated" / "candidates.toml").is_file():
-            raise TaskError(
-                f"task '{task_id}' has no simulated/candidates.toml for the simulated harness",
-                file=str(folder / "simulated" / "candidates.toml"), field="runner.harness",
-                fix="add candidate patches (see docs/tasks.md) or use another harness",
-            )
+        harness.check_task(task_id, folder)  # what this harness needs of each task
         if not task.has_solution:
             raise TaskError(
                 f"task '{task_id}' has no solution/solve.sh", file=str(folder / "solution" / "solve.sh"),
@@ -258,23 +255,20 @@ def check_inputs(
     _check_isolation(ev, config)
     if ev.environment.backend == "docker":
         _check_docker(ev, config, tasks)
-    if ev.runner.harness not in CONTROL_HARNESSES:
+    if harness.cli is not None:
         resolve_cli(ev)
-        if ev.runner.harness == "claude":
-            from ..harnesses._claude_launch import check_operator_env
-
-            check_operator_env(os.environ, probe=ev.runner.probe is not None)
     if ev.runner.probe is not None:
-        if ev.runner.harness in CONTROL_HARNESSES:
+        if not harness.real:
+            real = real_harness_names()
             raise ConfigError(
-                "runner.probe applies to the claude and codex harnesses only", file=str(config),
-                field="runner.probe", fix="remove runner.probe, or use harness claude or codex",
+                f"runner.probe applies to the {' and '.join(real)} harnesses only", file=str(config),
+                field="runner.probe", fix=f"remove runner.probe, or use harness {' or '.join(real)}",
             )
         _check_path(ev.runner.probe, "runner.probe", config, want_dir=False)
         from ..probe import load_scenario
 
         load_scenario(Path(ev.runner.probe))
-    _admit_for_harness(ev)
+    harness.admit_evaluation(ev, probe=ev.runner.probe is not None)  # treatments and host credentials
     if ev.reviewer is not None:
         from ._reviewer_setup import criteria_bytes, preflight
 
@@ -285,33 +279,6 @@ def check_inputs(
 
     check_cache_root(resolve_cache_root())
     return tasks
-
-
-def _admit_for_harness(ev: Evaluation) -> None:
-    """The harness's own admission rules and credentials, before anything starts."""
-    harness = ev.runner.harness
-    if harness == "claude":
-        from ..treatments import admit_claude_treatment
-
-        for t in ev.treatments.values():
-            admit_claude_treatment(
-                tuple(Path(p) for p in t.guidance), tuple(Path(p) for p in t.skills), tuple(Path(p) for p in t.plugins)
-            )
-    elif harness == "codex":
-        from ..treatments._codex_rules import read_codex_plugin
-        from ..treatments._shared import admit_guidance, admit_skill
-
-        for t in ev.treatments.values():
-            admit_guidance([Path(p) for p in t.guidance])
-            for p in t.skills:
-                admit_skill(Path(p))
-            for p in t.plugins:
-                read_codex_plugin(Path(p))
-        if ev.runner.probe is None and not (Path.home() / ".codex" / "auth.json").is_file():
-            raise ConfigError(
-                "no Codex credentials on this host", file=str(Path.home() / ".codex" / "auth.json"),
-                field="runner.harness", fix="run `codex login` with the pinned CLI, or use runner.probe for a probe run",
-            )
 
 
 def _check_docker(ev: Evaluation, config: Path, tasks: dict[str, HarborTask]) -> None:
@@ -375,7 +342,7 @@ def _check_isolation(ev: Evaluation, config: Path) -> None:
             field="environment.isolation", fix="install bubblewrap (apt-get install bubblewrap) or set isolation: auto",
         )
     unisolated = env.isolation == "none" or not has_bwrap
-    if unisolated and ev.runner.harness not in CONTROL_HARNESSES and not env.allow_unisolated:
+    if unisolated and harness_class(ev.runner.harness).real and not env.allow_unisolated:
         raise ConfigError(
             f"a real agent ({ev.runner.harness}) would run without a sandbox boundary", file=str(config),
             field="environment.allow_unisolated",
@@ -432,7 +399,7 @@ def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
             shutil.copyfile(ev.prices, rd.root / "prices.json")
         if remote is not None:
             freeze_remote(rd, remote)  # the run reads these pins and copies, never the links again
-        cli = resolve_cli(ev) if ev.runner.harness not in CONTROL_HARNESSES else None
+        cli = resolve_cli(ev) if harness_class(ev.runner.harness).cli is not None else None
         reviewer = None
         if ev.reviewer is not None:
             from ._reviewer_setup import criteria_bytes, frozen_spec, preflight
@@ -461,7 +428,7 @@ def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
                     seed=ev.seed,
                     timeout_seconds=ev.timeout_seconds,
                     slots=plan_slots(ev, task_ids),
-                    simulated=ev.runner.harness == "simulated",
+                    simulated=harness_class(ev.runner.harness).simulated,
                     probe=ev.runner.probe is not None,
                     pluginbench_version=__version__,
                     harness_version=cli.version if cli else None,

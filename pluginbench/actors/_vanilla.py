@@ -222,7 +222,7 @@ def publication(engine: Engine, state: RunState, attempt_id: str) -> EntryManife
     """The manifest to publish for a finished vanilla attempt, or why it is not cached."""
     a = state.attempts[attempt_id]
     checked = state.vanilla_cache[a.task]
-    reason = not_cacheable(a, bool(getattr(engine.harness, "real", False)))
+    reason = not_cacheable(a, engine.harness.real)
     if reason is not None:
         return reason
     prepared = state.prepared_tasks.get(a.task)
@@ -247,7 +247,7 @@ def plan_decisions(ev: Evaluation, tasks: dict[str, Any]) -> dict[str, Any]:
     Computed from the saved entries and their inputs without validating their evidence;
     ``run`` admits each hit again before it reuses it."""
     from ..cache import resolve_cache_root
-    from ..config import CONTROL_HARNESSES
+    from ..harness_registry import harness_class
     from ..plan import attempt_id
     from ._runfiles import effective_isolation, resolve_cli
 
@@ -256,7 +256,7 @@ def plan_decisions(ev: Evaluation, tasks: dict[str, Any]) -> dict[str, Any]:
                            "planned_hits": 0}
     if not out["enabled"]:
         return out
-    cli = resolve_cli(ev).version if ev.runner.harness not in CONTROL_HARNESSES else None
+    cli = resolve_cli(ev).version if harness_class(ev.runner.harness).cli is not None else None
     isolation = effective_isolation(ev)
     for task_id, task in tasks.items():
         fp = fingerprint(scan_tree(task.root, context=f"task '{task_id}'"))

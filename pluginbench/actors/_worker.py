@@ -19,9 +19,10 @@ from typing import Any
 
 import anyio
 
-from ..config import CONTROL_HARNESSES, Evaluation
+from ..config import Evaluation
 from ..errors import PluginBenchError
 from ..events import EventLog, RunCreated, RunFailed, RunLock, read_run_log
+from ..harness_registry import harness_class
 from ..projections._ledger import Ledger
 from ..projections._state import RunState, fold
 from ..rundir import RunDir
@@ -34,10 +35,9 @@ from ._supervisor import Observer, Supervisor
 
 def _harness(ev: Evaluation, probe_base_url: str | None, created: RunCreated | None = None,
              events_file: Path | None = None) -> Any:
-    from ..harnesses import make_harness
-
-    if ev.runner.harness in CONTROL_HARNESSES:
-        return make_harness(ev.runner.harness)
+    cls = harness_class(ev.runner.harness)
+    if cls.cli is None:
+        return cls.for_run(ev, cli_path=None, cli_version=None, probe_base_url=probe_base_url)
     # A run launches the CLI version frozen in run.created (refusing a host that differs),
     # never the one the host happens to report now.
     cli = (frozen_cli(ev, created, events_file or Path("events.jsonl")) if created is not None else None) or resolve_cli(ev)
@@ -45,13 +45,8 @@ def _harness(ev: Evaluation, probe_base_url: str | None, created: RunCreated | N
     if ev.environment.backend == "docker":
         from ..environments._docker_derived import cli_path_in_image
 
-        cli_path = cli_path_in_image(ev.runner.harness)  # the coding image carries the same install
-    options: dict[str, Any] = {"cli_path": cli_path, "cli_version": cli.version, "probe_base_url": probe_base_url}
-    if ev.runner.harness == "claude":
-        options["subagents"] = ev.capabilities.subagents
-    elif ev.runner.harness == "codex":
-        options["capabilities"] = ev.capabilities
-    return make_harness(ev.runner.harness, **options)
+        cli_path = cli_path_in_image(cls.cli)  # the coding image carries the same install
+    return cls.for_run(ev, cli_path=cli_path, cli_version=cli.version, probe_base_url=probe_base_url)
 
 
 def _environment(ev: Evaluation, run_id: str) -> Any:

@@ -16,11 +16,10 @@ from typing import Any
 import msgspec
 
 from ..events import Usage
+from ..harness_registry import harness_class, is_registered
 from ._key import KeyInputs
 
 MANIFEST_FORMAT = 1
-#: Harnesses whose attempts carry a discovery receipt (``native-treatment.json``).
-RECEIPT_HARNESSES = frozenset({"claude", "codex"})
 #: Treatment components a vanilla receipt must list as empty (task-owned files are separate).
 COMPONENTS = ("plugins", "skills", "hooks", "agents", "commands")
 _PLACEHOLDER = re.compile(r"^<[a-z_]+>$")
@@ -107,7 +106,7 @@ def admit(  # noqa: C901 - one check per line of the admission contract
         return "the invocation receipt records no launch"
     if not argv_matches(inputs.launch.get("argv", []), [str(a) for a in argv]):
         return "the invocation's argv is not the pinned launch"
-    if inputs.harness in RECEIPT_HARNESSES:
+    if is_registered(inputs.harness) and harness_class(inputs.harness).native_receipts:
         why = _receipt_problem(receipt, inputs)
         if why is not None:
             return why

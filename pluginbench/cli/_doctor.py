@@ -11,7 +11,7 @@ from ._common import console, errors_to_exit_codes, print_json
 
 @errors_to_exit_codes
 def doctor_command(
-    harness: Annotated[list[str] | None, typer.Option("--harness", help="claude or codex (repeatable); default both.")] = None,
+    harness: Annotated[list[str] | None, typer.Option("--harness", help="A harness with a pinned CLI: claude or codex (repeatable); default all of them.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
 ) -> None:
     """Check that a real harness can run here, spending nothing.
@@ -26,14 +26,16 @@ def doctor_command(
     import msgspec
 
     from ..actors._doctor import Check, end_to_end, static_checks
+    from ..harness_registry import cli_pins
 
-    names = harness or ["claude", "codex"]
+    with_cli = list(cli_pins())
+    names = harness or with_cli
     report: dict[str, list[dict[str, object]]] = {}
     details: dict[str, object] = {}
     all_ok = True
     for name in names:
-        if name not in ("claude", "codex"):
-            raise typer.BadParameter(f"unknown harness {name!r}: use claude or codex", param_hint="--harness")
+        if name not in with_cli:
+            raise typer.BadParameter(f"unknown harness {name!r}: use {' or '.join(with_cli)}", param_hint="--harness")
         checks, cli, version = static_checks(name)
         if cli is not None and version is not None:
             check, detail = anyio.run(end_to_end, name, cli, version, backend="asyncio")

@@ -18,9 +18,10 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from ..config import CONTROL_HARNESSES, load
+from ..config import load
 from ..errors import LockHeldError, PluginBenchError, RunDirError
 from ..events import check_not_moved, live_owner, read_run_log
+from ..harness_registry import harness_class
 from ..plan import plan_summary
 from ..rundir import RunDir
 from ._common import console, err_console, errors_to_exit_codes, print_failed_control, print_json
@@ -266,7 +267,7 @@ def run_command(
         raise RunDirError("--json applies only with --dry-run", field="--json", fix="add --dry-run, or use pluginbench status --json")
     ev = loaded.evaluation
     attempts = len(ev.tasks.task_ids()) * (1 + len(ev.treatments)) * ev.repeats
-    paid = ev.runner.harness not in CONTROL_HARNESSES and ev.runner.probe is None
+    paid = harness_class(ev.runner.harness).real and ev.runner.probe is None
     if paid:
         check_inputs(resolve_paths(loaded), loaded.path)  # a missing CLI or token is said before asking to pay
     _confirm(paid, attempts, yes)

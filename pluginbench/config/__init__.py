@@ -13,8 +13,6 @@ from ._load import (
     validate,
 )
 from ._schema import (
-    CONTROL_HARNESSES,
-    HARNESSES,
     Capabilities,
     EnvironmentConfig,
     Evaluation,
@@ -31,8 +29,6 @@ def template_text() -> str:
 
 
 __all__ = [
-    "CONTROL_HARNESSES",
-    "HARNESSES",
     "Capabilities",
     "EnvironmentConfig",
     "Evaluation",

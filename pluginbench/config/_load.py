@@ -13,25 +13,20 @@ import yaml
 
 from .. import measures as measure_registry
 from ..errors import ConfigError
+from ..harness_registry import SpecProblem, harness_class, harness_names
 from ..measures._coverage_profile import settings_of, validate_settings
 from ..tasks._urls import BadTaskUrl, parse_task_url
 from ._schema import (
-    CONTROL_HARNESSES,
-    HARNESSES,
     REASONING,
-    REVIEWER_HARNESSES,
     Evaluation,
 )
 
 _ARM_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 _EXACT_VERSION = re.compile(r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
-CLAUDE_EFFORTS = ("low", "medium", "high", "xhigh", "max")
-_CLAUDE_MODEL = re.compile(r"^claude-[a-z0-9]+(?:[-.][a-z0-9]+)+$")
 #: Bounds that keep a typo from planning a billion attempts (planning is linear in them).
 MAX_REPEATS = 10
 MAX_CODING_ATTEMPTS = 10_000
 MAX_TIMEOUT_SECONDS = 86_400
-_CLAUDE_ALIASES = {"sonnet", "opus", "haiku", "default", "best", "opusplan"}
 
 
 class LoadedConfig(NamedTuple):
@@ -180,33 +175,24 @@ def parse_evaluation(raw: Any, path: Path) -> Evaluation:
         raise ConfigError(message, file=str(path), field=field, fix=fix) from None
 
 
-class SpecProblem(NamedTuple):
-    message: str
-    field: str  # the sub-field: harness, model or reasoning
-    fix: str
-
-
 def reviewer_spec_problem(harness: str, model: str | None, reasoning: str | None) -> SpecProblem | None:
-    """What is wrong with a reviewer's harness/model/effort, by the runner's rules (an exact
-    claude-* model id and an explicit effort for Claude); ``None`` when it is fine."""
-    if harness not in REVIEWER_HARNESSES:
-        return SpecProblem(f"unknown reviewer harness '{harness}'", "harness", "use claude or codex")
+    """What is wrong with a reviewer's harness/model/effort, by the runner's rules (a
+    registered harness that may review; a real one needs an exact model id; then the
+    harness's own rule, e.g. an explicit effort for Claude); ``None`` when it is fine."""
+    reviewers = [n for n in harness_names() if harness_class(n).reviewer]
+    if harness not in reviewers:
+        return SpecProblem(f"unknown reviewer harness '{harness}'", "harness", "use one of: " + ", ".join(reviewers))
     if reasoning is not None and reasoning not in REASONING:
         return SpecProblem(f"unknown reasoning '{reasoning}'", "reasoning", "use one of: " + ", ".join(REASONING))
-    if harness == "simulated":
+    cls = harness_class(harness)
+    if not cls.real:
         return None
     if not model:
         return SpecProblem("a reviewer needs an exact model id", "model", "set the reviewer's model")
     if model != model.strip() or any(c.isspace() for c in model):
         return SpecProblem(f"model {model!r} contains spaces", "model", "write the exact model id without spaces")
-    if harness == "claude":
-        if reasoning not in CLAUDE_EFFORTS:
-            return SpecProblem(f"Claude Code needs an explicit effort, got {reasoning!r}", "reasoning",
-                               "use one of: " + ", ".join(CLAUDE_EFFORTS))
-        if model in _CLAUDE_ALIASES or not _CLAUDE_MODEL.match(model) or model.endswith("-latest"):
-            return SpecProblem(f"'{model}' is not an exact claude-* model id", "model",
-                               "use an exact id such as claude-sonnet-4-5; floating aliases are refused")
-    return None
+    problem: SpecProblem | None = cls.spec_problem(model, reasoning)
+    return problem
 
 
 def _validate_reviewer(ev: Evaluation, bad: Any) -> None:
@@ -233,21 +219,25 @@ def _validate_measurements(ev: Evaluation, bad: Any) -> None:
         if m not in known:
             raise bad(f"unknown measurement '{m}'", f"measurements[{i}]", "use any of: " + ", ".join(known))
     owners = measure_registry.settings_owners()
+    general = measure_registry.general_settings()
     for key, value in ev.measurement_settings.items():
         owner = owners.get(key)
-        if owner is None:
+        if key in general:
+            value_type, whose = general[key], "docs/metrics.md (shared measurement settings)"
+        elif owner is None:
             raise bad(f"unknown measurement setting '{key}'", f"measurement_settings.{key}",
-                      "use any of: " + (", ".join(sorted(owners)) or "(no registered measure has settings)"))
-        if owner.name not in ev.measurements:
+                      "use any of: " + (", ".join(sorted({*owners, *general})) or "(no measurement settings exist)"))
+        elif owner.name not in ev.measurements:
             raise bad(f"measurement_settings.{key} belongs to the measure '{owner.name}', which is not selected",
                       f"measurement_settings.{key}", f"add {owner.name} to measurements, or remove this setting")
+        else:
+            value_type, whose = owner.settings[key], f"the settings of the '{owner.name}' measure in docs/metrics.md"
         try:
-            msgspec.convert(value, owner.settings[key], strict=False)
+            msgspec.convert(value, value_type, strict=False)
         except msgspec.ValidationError as exc:
             where = str(exc).rpartition(" - at `$")[2].rstrip("`") if " - at `$" in str(exc) else ""
             raise bad(f"measurement_settings.{key}: {str(exc).partition(' - at ')[0]}",
-                      f"measurement_settings.{key}{where}",
-                      f"see the settings of the '{owner.name}' measure in docs/metrics.md") from None
+                      f"measurement_settings.{key}{where}", f"see {whose}") from None
 
 
 def validate(ev: Evaluation, path: Path) -> None:
@@ -337,15 +327,10 @@ def validate(ev: Evaluation, path: Path) -> None:
                 "give it guidance, skills or plugins, or remove it",
             )
     r = ev.runner
-    if r.harness not in HARNESSES:
-        raise bad(
-            f"unknown harness '{r.harness}'",
-            "runner.harness",
-            "use one of: " + ", ".join(HARNESSES),
-        )
+    harness = harness_class(r.harness, file=f)  # an unknown name lists the registered ones
     if r.reasoning is not None and r.reasoning not in REASONING:
         raise bad(f"unknown reasoning '{r.reasoning}'", "runner.reasoning", "use one of: " + ", ".join(REASONING))
-    if r.harness not in CONTROL_HARNESSES:
+    if harness.real:
         if not r.model:
             raise bad("a real harness needs an exact model id", "runner.model", "set runner.model")
         if r.model != r.model.strip() or any(c.isspace() for c in r.model):
@@ -357,26 +342,10 @@ def validate(ev: Evaluation, path: Path) -> None:
                 "runner.cli_version",
                 'use an exact version such as "2.1.328"; ranges and tags are refused',
             )
-    if r.harness == "claude":
-        if r.reasoning not in CLAUDE_EFFORTS:
-            raise bad(
-                f"Claude Code needs an explicit effort, got {r.reasoning!r}",
-                "runner.reasoning",
-                "use one of: " + ", ".join(CLAUDE_EFFORTS),
-            )
-        if r.model and (r.model in _CLAUDE_ALIASES or not _CLAUDE_MODEL.match(r.model) or r.model.endswith("-latest")):
-            raise bad(
-                f"'{r.model}' is not an exact claude-* model id",
-                "runner.model",
-                "use an exact id such as claude-sonnet-4-5; floating aliases are refused",
-            )
-        for key in ("max_threads", "max_depth"):
-            if getattr(ev.capabilities, key) is not None:
-                raise bad(
-                    f"capabilities.{key} is not enforced by Claude Code",
-                    f"capabilities.{key}",
-                    "remove it for runner.harness: claude",
-                )
+    problem = harness.spec_problem(r.model, r.reasoning)
+    if problem is not None:
+        raise bad(problem.message, f"runner.{problem.field}", problem.fix)
+    harness.validate_config(ev, path)
     if ev.capabilities.max_threads is not None and not 1 <= ev.capabilities.max_threads <= 4:
         raise bad("max_threads must be 1 to 4", "capabilities.max_threads", "set it to 4 or less")
     if ev.capabilities.max_depth is not None and ev.capabilities.max_depth < 1:

@@ -14,8 +14,6 @@ import msgspec
 
 from ..measures import default_selection
 
-HARNESSES = ("claude", "codex", "simulated", "nop", "oracle")
-CONTROL_HARNESSES = ("simulated", "nop", "oracle")
 REASONING = ("low", "medium", "high", "xhigh", "max", "minimal", "none")
 
 
@@ -59,6 +57,7 @@ class Treatment(_Strict, frozen=True):
 class RunnerConfig(_Strict, frozen=True):
     """The coding agent, fixed across arms."""
 
+    #: a registered harness (``pluginbench.harness_registry``); its own rules apply
     harness: str = "simulated"
     model: str | None = None
     reasoning: str | None = None
@@ -74,13 +73,11 @@ class RunnerConfig(_Strict, frozen=True):
     max_tokens_per_attempt: int | None = None
 
 
-REVIEWER_HARNESSES = ("claude", "codex", "simulated")
-
-
 class ReviewerConfig(_Strict, frozen=True):
-    """The independent reviewer: a real CLI (claude or codex, the host's own version) with
-    an exact model and effort, a separate budget and a fixed criteria file bound by
-    SHA-256; ``simulated`` is a deterministic stand-in for pipeline tests, labelled as such."""
+    """The independent reviewer: a registered harness that may review (the real CLIs claude
+    and codex, the host's own version) with an exact model and effort, a separate budget and
+    a fixed criteria file bound by SHA-256; ``simulated`` is a deterministic stand-in for
+    pipeline tests, labelled as such."""
 
     harness: str
     model: str | None = None

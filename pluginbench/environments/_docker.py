@@ -44,6 +44,7 @@ import aiodocker
 import anyio
 
 from ..errors import EnvironmentFailure
+from ..harness_registry import CliPin
 from ..tasks import HarborTask
 from . import _docker_derived as _derived
 from . import _docker_scripts as scripts
@@ -120,11 +121,13 @@ class DockerEnvironment:
         async with engine(self.docker_host) as docker:
             return await _derived.verifier_image(docker, Path(task_root), task, task_image)
 
-    async def coding_image(self, task_image: str, harness: str, version: str, clis_dir: Path) -> tuple[str, str]:
-        """The task image with the pinned agent CLI; (image ID, the CLI's path inside)."""
+    async def coding_image(self, task_image: str, harness: str, cli: CliPin, version: str,
+                           clis_dir: Path) -> tuple[str, str]:
+        """The task image with the harness's agent CLI (``cli``, installed at ``version``);
+        (image ID, the CLI's path inside)."""
         async with engine(self.docker_host) as docker:
-            image = await _derived.derive_cli_image(docker, task_image, harness, version, clis_dir)
-        return image, _derived.cli_path_in_image(harness)
+            image = await _derived.derive_cli_image(docker, task_image, harness, cli, version, clis_dir)
+        return image, _derived.cli_path_in_image(cli)
 
     def _run(self) -> str:
         if not self.run_id:

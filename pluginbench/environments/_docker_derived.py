@@ -3,7 +3,8 @@ verifier image built from a task's ``tests/Dockerfile``.
 
 No registry is reachable, so the pinned CLI is not downloaded inside the image: the
 project-local install (``tools/install-clis.sh`` puts it in ``.tools/clis``) is copied
-in, only the chosen harness's npm scope and its ``.bin`` link, under
+in, only the chosen harness's npm folder (its :class:`~pluginbench.harness_registry.CliPin`
+declares the package and executable) and its ``.bin`` link, under
 :data:`CLI_ROOT`. The derived image is tagged by harness, version and base image ID and
 reused while the engine holds it, so each (task image, CLI version) is built once. The
 engine caller checks ``<cli> --version`` in a container before any coding.
@@ -20,24 +21,24 @@ import aiodocker
 import anyio
 
 from ..errors import EnvironmentFailure
+from ..harness_registry import CliPin
 from ..tasks import HarborTask
 from ._docker_engine import Upload
 from ._docker_images import IMAGE_LABEL, build_image, image_id
 
 CLI_ROOT = "/opt/pluginbench/clis"
-#: harness -> (npm scope folder under node_modules, executable name in node_modules/.bin)
-CLI_PACKAGES = {"claude": ("@anthropic-ai", "claude"), "codex": ("@openai", "codex")}
 LABEL_CLI = "pluginbench.image.cli"
 LABEL_BASE = "pluginbench.image.base"
 
 
-def cli_path_in_image(harness: str) -> str:
-    return f"{CLI_ROOT}/node_modules/.bin/{CLI_PACKAGES[harness][1]}"
+def cli_path_in_image(cli: CliPin) -> str:
+    """Where the coding image holds the CLI's executable."""
+    return f"{CLI_ROOT}/node_modules/.bin/{cli.command}"
 
 
-def _context(clis_dir: Path, harness: str, base_id: str, out: io.BufferedIOBase) -> None:
+def _context(clis_dir: Path, harness: str, cli: CliPin, base_id: str, out: io.BufferedIOBase) -> None:
     """A build context: a Dockerfile and the harness's installed package tree (links kept)."""
-    scope, exe = CLI_PACKAGES[harness]
+    scope, exe = cli.npm_folder, cli.command
     modules = clis_dir / "node_modules"
     if not (modules / scope).is_dir() or not (modules / ".bin" / exe).exists():
         raise EnvironmentFailure(
@@ -55,11 +56,10 @@ def _context(clis_dir: Path, harness: str, base_id: str, out: io.BufferedIOBase)
 
 
 async def derive_cli_image(
-    docker: aiodocker.Docker, base_id: str, harness: str, version: str, clis_dir: Path, *, timeout: float = 900
+    docker: aiodocker.Docker, base_id: str, harness: str, cli: CliPin, version: str, clis_dir: Path, *,
+    timeout: float = 900,
 ) -> str:
-    """The task image ``base_id`` plus the pinned ``harness`` CLI; its image ID."""
-    if harness not in CLI_PACKAGES:
-        raise EnvironmentFailure(f"no CLI package is known for harness {harness!r}")
+    """The task image ``base_id`` plus the ``harness``'s pinned CLI ``cli`` at ``version``; its image ID."""
     tag = f"pluginbench/coding-{harness}-{version}:{base_id.split(':')[-1][:12]}"
     found = await image_id(docker, tag)
     if found is not None:
@@ -69,7 +69,7 @@ async def derive_cli_image(
             return found
     built: str | None = None
     with tempfile.TemporaryFile() as fh:
-        await anyio.to_thread.run_sync(_context, clis_dir, harness, base_id, fh)
+        await anyio.to_thread.run_sync(_context, clis_dir, harness, cli, base_id, fh)
         fh.seek(0)
         with anyio.move_on_after(timeout) as deadline:
             try:

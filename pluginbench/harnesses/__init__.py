@@ -1,18 +1,26 @@
 """Harnesses: coding agents behind one port, and the controls that need no model.
 
-:func:`make_harness` builds one by name: the controls ``nop``, ``oracle`` and
-``simulated`` live here; the real CLIs ``claude`` and ``codex`` are imported only when
-asked for, so the controls work without their dependencies.
+:func:`make_harness` builds one by name from the harness registry
+(:mod:`pluginbench.harness_registry`): the controls ``nop``, ``oracle`` and ``simulated``
+and the real CLIs ``claude`` and ``codex`` are registered there by module path and
+imported only when asked for, so the controls work without the real CLIs' dependencies.
+A new harness subclasses :class:`HarnessBase` and is registered once
+(:func:`register_harness`); see docs/architecture.md ("Writing a harness adapter").
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
-from ..errors import ConfigError, PluginBenchError
+from ..harness_registry import (
+    CliPin,
+    harness_class,
+    harness_names,
+    register_harness,
+    unregister_harness,
+)
 from ._controls import NopHarness, OracleHarness
-from ._port import NO_MODEL_USAGE, AgentRun, AttemptContext, FrozenTreatment, Harness
+from ._port import NO_MODEL_USAGE, AgentRun, AttemptContext, FrozenTreatment, Harness, HarnessBase
 from ._receipt import DiscoveryIdentity, discovery_identity
 from ._simulated import (
     SimPlan,
@@ -22,58 +30,37 @@ from ._simulated import (
     usage_from_stream,
 )
 
-CONTROLS: dict[str, type[Any]] = {
-    "nop": NopHarness,
-    "oracle": OracleHarness,
-    "simulated": SimulatedHarness,
-}
-#: name -> (module, class) of the real agent CLIs, imported lazily.
-REAL: dict[str, tuple[str, str]] = {
-    "claude": ("._claude", "ClaudeHarness"),
-    "codex": ("._codex", "CodexHarness"),
-}
-
 
 def make_harness(name: str, **options: Any) -> Harness:
-    """The harness called ``name``, built with ``options``.
+    """The harness registered as ``name`` (:mod:`pluginbench.harness_registry`), built
+    with ``options``.
 
     Raises :class:`ConfigError` for an unknown name and :class:`PluginBenchError` when
-    a real harness's adapter cannot be imported.
+    a harness's adapter cannot be imported.
     """
-    if name in CONTROLS:
-        return CONTROLS[name](**options)
-    if name in REAL:
-        module_name, class_name = REAL[name]
-        try:
-            module = importlib.import_module(module_name, __package__)
-            cls = getattr(module, class_name)
-        except (ImportError, AttributeError) as exc:
-            raise PluginBenchError(
-                f"the {name} harness is not available in this build: cannot load "
-                f"{__package__}{module_name}.{class_name} ({exc})"
-            ) from exc
-        return cls(**options)
-    raise ConfigError(
-        f"unknown harness '{name}'",
-        field="runner.harness",
-        fix="use one of: " + ", ".join([*REAL, *CONTROLS]),
-    )
+    return harness_class(name)(**options)  # type: ignore[no-any-return]
 
 
 __all__ = [
     "NO_MODEL_USAGE",
     "AgentRun",
     "AttemptContext",
+    "CliPin",
     "DiscoveryIdentity",
     "FrozenTreatment",
     "Harness",
+    "HarnessBase",
     "NopHarness",
     "OracleHarness",
     "SimPlan",
     "SimulatedHarness",
     "deliver_claude_layout",
     "discovery_identity",
+    "harness_class",
+    "harness_names",
     "load_plan",
     "make_harness",
+    "register_harness",
+    "unregister_harness",
     "usage_from_stream",
 ]

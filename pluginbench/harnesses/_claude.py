@@ -46,12 +46,14 @@ import anyio
 import msgspec
 
 from ..environments._port import Sandbox
-from ..errors import PluginBenchError
+from ..errors import ConfigError, PluginBenchError
+from ..harness_registry import SpecProblem
 from ..tasks._tree import copy_tree, fingerprint, scan_tree
 from ..treatments import MARKETPLACE, ClaudeTreatment, admit_claude_treatment
 from ._claude_checks import after_run_checks
 from ._claude_discovery import Expected, Paths, build_receipt, compare_receipt
 from ._claude_launch import (
+    CLI,
     CONFIG_DIR_NAME,
     MARKETPLACE_DIR_NAME,
     PINNED_SETTINGS,
@@ -63,11 +65,19 @@ from ._claude_launch import (
     credentials_json,
     pinned_env,
     session_argv,
+    spec_problem,
 )
 from ._claude_session import ClaudeSession
 from ._claude_stream import parse_stream, provider_stop
 from ._claude_usage import read_transcripts, validate_usage
-from ._port import AgentRun, AttemptContext, FrozenTreatment, hook_arm_usage, tool_roots
+from ._port import (
+    AgentRun,
+    AttemptContext,
+    FrozenTreatment,
+    HarnessBase,
+    hook_arm_usage,
+    tool_roots,
+)
 
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 SETUP_TIMEOUT = 120.0
@@ -91,12 +101,53 @@ def _slug(cwd: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in cwd)
 
 
-class ClaudeHarness:
+class ClaudeHarness(HarnessBase):
     """Claude Code behind the harness port (see the module docstring)."""
 
     name = "claude"
+    summary = "Claude Code (stream-json), the pinned CLI"
     real = True
-    needs_solution = False
+    reviewer = True
+    native_receipts = True
+    cli = CLI
+    doctor_model = "claude-sonnet-4-5"
+
+    @classmethod
+    def spec_problem(cls, model: str | None, reasoning: str | None) -> SpecProblem | None:
+        return spec_problem(model, reasoning)
+
+    @classmethod
+    def validate_config(cls, ev: Any, path: Path) -> None:
+        """Claude Code enforces neither thread nor depth limits: refuse them."""
+        for key in ("max_threads", "max_depth"):
+            if getattr(ev.capabilities, key) is not None:
+                raise ConfigError(f"capabilities.{key} is not enforced by Claude Code", file=str(path),
+                                  field=f"capabilities.{key}", fix="remove it for runner.harness: claude")
+
+    @classmethod
+    def admit_evaluation(cls, ev: Any, *, probe: bool) -> None:
+        """Every treatment admissible for Claude Code; the operator environment holds the
+        token (and no refused variable; no token for a probe run)."""
+        check_operator_env(os.environ, probe=probe)
+        for t in ev.treatments.values():
+            admit_claude_treatment(tuple(Path(p) for p in t.guidance), tuple(Path(p) for p in t.skills),
+                                   tuple(Path(p) for p in t.plugins))
+
+    @classmethod
+    def for_run(cls, ev: Any, *, cli_path: str | Path | None, cli_version: str | None,
+                probe_base_url: str | None) -> ClaudeHarness:
+        return cls(str(cli_path), cli_version or "", probe_base_url, subagents=ev.capabilities.subagents)
+
+    @classmethod
+    def credential_check(cls) -> tuple[bool, str]:
+        if os.environ.get(TOKEN_VARIABLE):
+            return True, f"{TOKEN_VARIABLE} is set (validity not checked)"
+        return False, f"{TOKEN_VARIABLE} is not set (needed for real runs, not for probe runs)"
+
+    @classmethod
+    def doctor_options(cls) -> dict[str, Any]:
+        """The doctor's attempt is a probe run: the real token is left out."""
+        return {"environ": {k: v for k, v in os.environ.items() if k != TOKEN_VARIABLE}}
 
     def __init__(self, cli_path: str | Path, cli_version: str, probe_base_url: str | None = None,
                  *, subagents: bool = True, environ: Mapping[str, str] | None = None) -> None:

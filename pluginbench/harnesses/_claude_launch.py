@@ -14,9 +14,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import InputError
+from ..harness_registry import CliPin, SpecProblem
 
-#: Pinned, qualified CLI version (what the research measured).
-PINNED_VERSION = "2.1.328"
+#: The pinned, qualified CLI (what the research measured); ``tools/install-clis.sh``
+#: installs it and ``doctor`` checks the flags the launch below uses.
+CLI = CliPin(
+    command="claude", package="@anthropic-ai/claude-code", version="2.1.328",
+    launch_flags=("--output-format", "--permission-mode", "--setting-sources", "--strict-mcp-config",
+                  "--disallowedTools", "--include-hook-events", "--effort", "--input-format"),
+)
+PINNED_VERSION = CLI.version
 DISALLOWED_TOOLS = ("RemoteTrigger", "CronCreate", "ScheduleWakeup", "SendMessage", "Workflow")
 #: init.tools of the pinned launch on 2.1.328, measured per model with OAuth credentials.
 #: ``Agent`` appears as ``Task`` in init and disappears when Agent is disallowed.
@@ -89,6 +96,23 @@ def check_model(model: str | None, reasoning: str | None) -> tuple[str, str]:
         raise InputError(f"reasoning {reasoning!r} is not one of {', '.join(REASONING)}",
                          field="runner.reasoning", fix="set runner.reasoning")
     return model, reasoning
+
+
+#: What config validation accepts as an exact model id (aliases and ``-latest`` refused).
+CONFIG_MODEL_ID = re.compile(r"^claude-[a-z0-9]+(?:[-.][a-z0-9]+)+$")
+MODEL_ALIASES = frozenset({"sonnet", "opus", "haiku", "default", "best", "opusplan"})
+
+
+def spec_problem(model: str | None, reasoning: str | None) -> SpecProblem | None:
+    """Config validation's rule for Claude Code (runner and reviewer): an explicit effort
+    and an exact ``claude-*`` model id; ``None`` when both hold. Pure."""
+    if reasoning not in REASONING:
+        return SpecProblem(f"Claude Code needs an explicit effort, got {reasoning!r}", "reasoning",
+                           "use one of: " + ", ".join(REASONING))
+    if model and (model in MODEL_ALIASES or not CONFIG_MODEL_ID.match(model) or model.endswith("-latest")):
+        return SpecProblem(f"'{model}' is not an exact claude-* model id", "model",
+                           "use an exact id such as claude-sonnet-4-5; floating aliases are refused")
+    return None
 
 
 def credentials_json(token: str) -> bytes:

@@ -55,8 +55,16 @@ from ._codex_discovery import (
     norm_event,
 )
 from ._codex_events import reachable_sessions, read_exec_stream, read_rollout
+from ._codex_host import CLI, admit_evaluation, credential_check
 from ._codex_usage import classify_provider_stop, validate_usage
-from ._port import AgentRun, AttemptContext, FrozenTreatment, hook_arm_usage, tool_roots
+from ._port import (
+    AgentRun,
+    AttemptContext,
+    FrozenTreatment,
+    HarnessBase,
+    hook_arm_usage,
+    tool_roots,
+)
 
 __all__ = ["CodexHarness", "DiscoveryMismatch"]
 
@@ -116,12 +124,29 @@ def _probe_settings(base_url: str) -> tuple[str, str, str, dict[str, str]]:
     return provider_id, key_var, key, table
 
 
-class CodexHarness:
+class CodexHarness(HarnessBase):
     """Codex CLI adapter: see the module docstring for the whole attempt."""
 
     name = "codex"
+    summary = "Codex CLI (codex exec --json), the pinned CLI"
     real = True
-    needs_solution = False
+    reviewer = True
+    native_receipts = True
+    cli = CLI
+    doctor_model = "gpt-5.5"
+
+    @classmethod
+    def admit_evaluation(cls, ev: Any, *, probe: bool) -> None:
+        admit_evaluation(ev, probe=probe)
+
+    @classmethod
+    def for_run(cls, ev: Any, *, cli_path: str | Path | None, cli_version: str | None,
+                probe_base_url: str | None) -> CodexHarness:
+        return cls(str(cli_path), cli_version or "", probe_base_url, capabilities=ev.capabilities)
+
+    @classmethod
+    def credential_check(cls) -> tuple[bool, str]:
+        return credential_check()
 
     def __init__(
         self,
@@ -132,7 +157,7 @@ class CodexHarness:
         host_codex_home: Path | None = None,
         capabilities: Capabilities | None = None,
     ) -> None:
-        self.cli = str(cli_path)
+        self.cli_path = str(cli_path)
         self.capabilities = capabilities if capabilities is not None else Capabilities()
         self.cli_version = cli_version
         self.readonly = tool_roots(cli_path) if Path(cli_path).exists() else ()
@@ -260,10 +285,10 @@ class CodexHarness:
         if not plugins:
             return {}
         market = f"{sandbox.paths.home}/{MARKET_DIR}"
-        await self._sh(sandbox, [self.cli, "plugin", "marketplace", "add", market], env, "codex plugin marketplace add")
+        await self._sh(sandbox, [self.cli_path, "plugin", "marketplace", "add", market], env, "codex plugin marketplace add")
         roots: dict[str, str] = {}
         for p in plugins:
-            out = await self._sh(sandbox, [self.cli, "plugin", "add", f"{p.name}@{MARKETPLACE}"], env, "codex plugin add")
+            out = await self._sh(sandbox, [self.cli_path, "plugin", "add", f"{p.name}@{MARKETPLACE}"], env, "codex plugin add")
             m = _INSTALLED_ROOT.search(out.decode("utf-8", "replace"))
             if not m:
                 raise CodexSetupError(f"codex plugin add {p.name} did not report its installed root")
@@ -315,7 +340,7 @@ class CodexHarness:
                                   sandbox.paths.app], env=env, timeout=_SETUP_TIMEOUT)
         if res.exit_code != 0:
             raise CodexSetupError(f"digest of the delivered files failed: {res.stderr[-500:]!r}")
-        argv = exec_argv(self.cli, workdir=sandbox.paths.app, model=ctx.model or "", reasoning=ctx.reasoning,
+        argv = exec_argv(self.cli_path, workdir=sandbox.paths.app, model=ctx.model or "", reasoning=ctx.reasoning,
                          prompt="", bypass_hook_trust=bypass)
         key = {
             "files": hashlib.sha256(res.stdout).hexdigest(),
@@ -334,20 +359,20 @@ class CodexHarness:
     async def _cli_digest(self, sandbox: Sandbox, env: dict[str, str]) -> str:
         """SHA-256 of the CLI file: on the host when it is there, else (docker: the coding
         image carries the install at its own path) inside the sandbox, once per harness."""
-        path = Path(self.cli).resolve()
+        path = Path(self.cli_path).resolve()
         if path.exists():
             stat = path.stat()
             memo = (str(path), stat.st_size, stat.st_mtime_ns)
         else:
-            memo = ("in-sandbox:" + self.cli, 0, 0)
+            memo = ("in-sandbox:" + self.cli_path, 0, 0)
         if self._cli_memo is None or self._cli_memo[0] != memo:
             if path.exists():
                 digest = _file_digest(path)
             else:
-                res = await sandbox.exec(["sh", "-c", 'sha256sum < "$(readlink -f "$1")"', "sh", self.cli],
+                res = await sandbox.exec(["sh", "-c", 'sha256sum < "$(readlink -f "$1")"', "sh", self.cli_path],
                                          env=env, timeout=_SETUP_TIMEOUT)
                 if res.exit_code != 0 or not res.stdout.split():
-                    raise CodexSetupError(f"cannot digest the CLI {self.cli} in the sandbox: {res.stderr[-300:]!r}")
+                    raise CodexSetupError(f"cannot digest the CLI {self.cli_path} in the sandbox: {res.stderr[-300:]!r}")
                 digest = res.stdout.split()[0].decode()
             self._cli_memo = (memo, digest)
         return self._cli_memo[1]
@@ -371,7 +396,7 @@ class CodexHarness:
                        "seconds": {"install": round(t1 - t0, 3), "discovery": round(time.monotonic() - t1, 3)}}
             return receipt, plugins
         prompt_out = await self._sh(
-            sandbox, [self.cli, "debug", "prompt-input", *self._launch_settings(ctx)],
+            sandbox, [self.cli_path, "debug", "prompt-input", *self._launch_settings(ctx)],
             env, "codex debug prompt-input",
         )
         try:
@@ -381,7 +406,7 @@ class CodexHarness:
         requests = "".join(json.dumps(r) + "\n" for r in app_server_requests(sandbox.paths.app))
         out_file = f"{sandbox.paths.tmp}/pluginbench-app-server.jsonl"
         server_out = await self._sh(
-            sandbox, ["sh", "-c", APP_SERVER_SCRIPT, "sh", requests, out_file, self.cli],
+            sandbox, ["sh", "-c", APP_SERVER_SCRIPT, "sh", requests, out_file, self.cli_path],
             env, "codex app-server discovery",
         )
         expected = self._expected(sandbox, ctx.treatment, plugins, roots)
@@ -394,7 +419,7 @@ class CodexHarness:
             "probe": self.probe_base_url is not None,
             "installed_plugin_roots": roots,
             "discovery_settings": self._launch_settings(ctx),
-            "launch_argv": exec_argv(self.cli, workdir=sandbox.paths.app, model=ctx.model or "",
+            "launch_argv": exec_argv(self.cli_path, workdir=sandbox.paths.app, model=ctx.model or "",
                                      reasoning=ctx.reasoning, prompt="",
                                      bypass_hook_trust=any(p.hooks for p in plugins))[1:-2],
             "cache": {"key": key, "hit": False, "origin_attempt": ctx.attempt_id},
@@ -428,7 +453,7 @@ class CodexHarness:
         if not receipt["ok"]:
             raise DiscoveryMismatch(ctx.attempt_id, receipt["mismatches"])
         argv = exec_argv(
-            self.cli,
+            self.cli_path,
             workdir=sandbox.paths.app,
             model=ctx.model,
             reasoning=ctx.reasoning,
@@ -467,7 +492,7 @@ class CodexHarness:
         """
         if self.probe_base_url is not None:
             return {"checked": False, "reason": "probe mode: the loopback provider's env key is the credential"}
-        res = await sandbox.exec([self.cli, "login", "status"], cwd=sandbox.paths.app, env=self._env(sandbox),
+        res = await sandbox.exec([self.cli_path, "login", "status"], cwd=sandbox.paths.app, env=self._env(sandbox),
                                  timeout=_SETUP_TIMEOUT)
         text = (res.stdout + res.stderr).decode("utf-8", "replace")
         if res.exit_code != 0:

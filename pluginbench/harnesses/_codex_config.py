@@ -162,3 +162,4 @@ req="$1"; out="$2"; shift 2
   done
 } | "$@" app-server | tee "$out"
 """
+

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..environments._port import Sandbox
-from ._port import NO_MODEL_USAGE, AgentRun, AttemptContext, FrozenTreatment
+from ._port import NO_MODEL_USAGE, AgentRun, AttemptContext, FrozenTreatment, HarnessBase
 
 
 def _control_receipt(name: str) -> dict[str, object]:
@@ -25,12 +25,11 @@ def _control_receipt(name: str) -> dict[str, object]:
     }
 
 
-class NopHarness:
+class NopHarness(HarnessBase):
     """Does nothing: runs ``true`` in the workspace and leaves it unchanged."""
 
     name = "nop"
-    real = False
-    needs_solution = False
+    summary = "control: does nothing (readiness: every task must fail)"
 
     def deliver(self, treatment: FrozenTreatment, home: Path) -> dict[str, object]:
         """Write nothing; return a receipt that says so."""
@@ -55,7 +54,7 @@ class NopHarness:
         )
 
 
-class OracleHarness:
+class OracleHarness(HarnessBase):
     """Applies the reference solution: ``bash $SOLUTION_DIR/solve.sh`` in the workspace.
 
     The engine gives an oracle sandbox the task's ``solution/`` (``needs_solution``).
@@ -64,7 +63,7 @@ class OracleHarness:
     """
 
     name = "oracle"
-    real = False
+    summary = "control: applies the reference solution (readiness: every task must pass)"
     needs_solution = True
 
     def deliver(self, treatment: FrozenTreatment, home: Path) -> dict[str, object]:

@@ -13,6 +13,28 @@ The coding actor drives one attempt through a :class:`Harness`:
 3. It returns :class:`AgentRun`: exit, timeout, coding time and token usage (unknown
    with a reason, never zero, when it cannot be read), and whether the provider
    stopped the session (rate limit, auth, 5xx), which is not an outcome of the agent.
+
+Everything else the engine needs to know about a harness is declared here too, on
+:class:`HarnessBase`, and provided by each adapter class, so that config validation, run
+creation, the worker, preparation, ``doctor`` and the docker coding image ask the adapter
+(through :mod:`pluginbench.harness_registry`) instead of testing its name:
+
+* what it is: ``real`` (a real agent CLI: it needs an exact model id, its pinned CLI and
+  a sandbox boundary, and may be pointed at the probe), ``simulated`` (every report labels
+  it), ``reviewer`` (it may review submissions), ``native_receipts`` (its attempts carry
+  a native-treatment receipt the vanilla cache checks), ``needs_solution`` (oracle);
+* its pinned CLI (:class:`~pluginbench.harness_registry.CliPin`): the npm package and
+  version ``tools/install-clis.sh`` installs, the executable, the flags ``doctor`` checks;
+  for a run, the resolved ``cli_version`` and the host folders the CLI needs bound
+  read-only in a default-deny sandbox (``readonly``); the credential strings it delivers
+  (``secrets()``), which the engine scans exports and evidence for;
+* its rules: model and effort (:meth:`HarnessBase.spec_problem`, runner and reviewer),
+  other config rules (:meth:`HarnessBase.validate_config`), what each task must carry
+  (:meth:`HarnessBase.check_task`), treatment admission and host credentials before a run
+  is created (:meth:`HarnessBase.admit_evaluation`);
+* how the worker builds it for a run (:meth:`HarnessBase.for_run`), and what ``doctor``
+  checks (:meth:`HarnessBase.credential_check`, :attr:`HarnessBase.doctor_model`,
+  :meth:`HarnessBase.doctor_options`).
 """
 
 from __future__ import annotations
@@ -20,12 +42,13 @@ from __future__ import annotations
 import shutil
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import Any, ClassVar, NamedTuple, Protocol
 
 import msgspec
 
 from ..environments._port import Sandbox
 from ..events import ModelRecord, Usage
+from ..harness_registry import CliPin, SpecProblem
 from ..tasks import HarborTask
 
 
@@ -72,13 +95,24 @@ class AgentRun(NamedTuple):
 
 
 class Harness(Protocol):
-    """A coding agent (real CLI or control) behind one interface."""
+    """A coding agent (real CLI or control) behind one interface: what an adapter
+    instance built for a run provides. Adapters subclass :class:`HarnessBase`."""
 
     name: str
     #: True for real agent CLIs: they need a sandbox boundary unless the config opts out.
     real: bool
     #: True when the harness needs the task's solution/ inside its sandbox (oracle only).
     needs_solution: bool
+    #: The agent CLI's version this adapter launches; ``None`` for a harness without a CLI.
+    cli_version: str | None
+    #: Host folders the harness's tools need, bound read-only in a default-deny sandbox.
+    readonly: tuple[Path, ...]
+
+    def secrets(self) -> list[str]:
+        """The credential strings this harness delivers into a sandbox (none for a probe
+        run or a control); the engine redacts them from evidence and refuses an export
+        that contains one."""
+        ...
 
     def deliver(self, treatment: FrozenTreatment, home: Path) -> dict[str, object]:
         """Write the treatment into the private home folder; return a delivery receipt."""
@@ -87,6 +121,76 @@ class Harness(Protocol):
     async def run(self, sandbox: Sandbox, ctx: AttemptContext) -> AgentRun:
         """Run the agent on ``ctx.task.instruction`` in ``sandbox`` until it exits or times out."""
         ...
+
+
+class HarnessBase:
+    """What every harness declares, with the defaults of a control (no model, no CLI, no
+    credentials). An adapter subclasses it, overrides what differs, and is registered once
+    (:func:`pluginbench.harness_registry.register_harness`)."""
+
+    #: the name ``runner.harness`` (and ``reviewer.harness``) selects it by
+    name: ClassVar[str]
+    #: one line for ``doctor`` and the docs' harness table
+    summary: ClassVar[str] = ""
+    #: a real agent CLI: needs an exact model id, its pinned CLI and a sandbox boundary
+    real: ClassVar[bool] = False
+    #: the task's solution/ goes into its sandbox (oracle only)
+    needs_solution: ClassVar[bool] = False
+    #: a stand-in agent: the run and every report are labelled SIMULATED
+    simulated: ClassVar[bool] = False
+    #: may act as the independent reviewer (``reviewer.harness``)
+    reviewer: ClassVar[bool] = False
+    #: its attempts write a native-treatment receipt the vanilla cache checks on reuse
+    native_receipts: ClassVar[bool] = False
+    #: the pinned agent CLI (``None`` for a harness that runs none)
+    cli: ClassVar[CliPin | None] = None
+    #: the model id the ``doctor`` probe attempt asks for
+    doctor_model: ClassVar[str | None] = None
+
+    cli_version: str | None = None
+    readonly: tuple[Path, ...] = ()
+
+    def secrets(self) -> list[str]:
+        """No credentials: nothing to scan for."""
+        return []
+
+    @classmethod
+    def spec_problem(cls, model: str | None, reasoning: str | None) -> SpecProblem | None:
+        """What is wrong with this model and effort for this harness (runner or
+        reviewer), beyond the shared rules; ``None`` when they are fine. Pure."""
+        return None
+
+    @classmethod
+    def validate_config(cls, ev: Any, path: Path) -> None:
+        """This harness's other cross-field rules on the evaluation (pure); raises
+        :class:`~pluginbench.errors.ConfigError` naming the file and field."""
+
+    @classmethod
+    def check_task(cls, task_id: str, folder: Path) -> None:
+        """What a task folder must carry for this harness; raises
+        :class:`~pluginbench.errors.TaskError`."""
+
+    @classmethod
+    def admit_evaluation(cls, ev: Any, *, probe: bool) -> None:
+        """Foreground checks before a run is created: every treatment is admissible for
+        this harness, and the host holds its credentials (unless ``probe``)."""
+
+    @classmethod
+    def for_run(cls, ev: Any, *, cli_path: str | Path | None, cli_version: str | None,
+                probe_base_url: str | None) -> Harness:
+        """The adapter the worker runs for the evaluation ``ev``: the resolved CLI (its
+        path as the sandbox sees it) and the probe's URL when it is a probe run."""
+        return cls()  # type: ignore[return-value]  # a subclass provides deliver/run
+
+    @classmethod
+    def credential_check(cls) -> tuple[bool, str]:
+        """``doctor``: is a credential present on this host (never whether it is valid)."""
+        return True, "no credential needed"
+
+    @classmethod
+    def doctor_options(cls) -> dict[str, Any]:
+        """Extra constructor options for the ``doctor`` probe attempt."""
+        return {}
 
 
 #: A control that makes no model call used exactly zero tokens: measured, not assumed.

@@ -31,7 +31,7 @@ from ..environments._port import Sandbox
 from ..errors import TaskError, TreatmentError
 from ..events import Usage
 from ..tasks import copy_tree, scan_tree
-from ._port import AgentRun, AttemptContext, FrozenTreatment
+from ._port import AgentRun, AttemptContext, FrozenTreatment, HarnessBase
 
 AGENT_SCRIPT = Path(__file__).with_name("_simulated_agent.py")
 SIM_FOLDER = ".pluginbench-sim"  # inside the sandbox home
@@ -310,12 +310,23 @@ def _tail(path: Path, limit: int = 500) -> str | None:
 # ------------------------------------------------------------------ the harness
 
 
-class SimulatedHarness:
+class SimulatedHarness(HarnessBase):
     """The deterministic stand-in agent (see the module docstring)."""
 
     name = "simulated"
-    real = False
-    needs_solution = False
+    summary = "deterministic stand-in agent for demos and pipeline tests (labelled SIMULATED)"
+    simulated = True
+    reviewer = True
+
+    @classmethod
+    def check_task(cls, task_id: str, folder: Path) -> None:
+        """Each task carries the candidate patches the stand-in chooses from."""
+        if not (folder / "simulated" / "candidates.toml").is_file():
+            raise TaskError(
+                f"task '{task_id}' has no simulated/candidates.toml for the simulated harness",
+                file=str(folder / "simulated" / "candidates.toml"), field="runner.harness",
+                fix="add candidate patches (see docs/tasks.md) or use another harness",
+            )
 
     def __init__(self, python: str = "python3") -> None:
         self.python = python

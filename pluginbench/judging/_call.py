@@ -129,7 +129,7 @@ async def launch_judge(harness: Any, environment: Any, spec: JudgeSpec, *, task_
         ctx = AttemptContext("judge", f"{spec.name}-{name}-{call_dir.name}", task, VANILLA, spec.model,
                              spec.effort, seed, timeout, call_dir, on_launch)
         sandbox_spec = SandboxSpec(run_id="judge", attempt_id=ctx.attempt_id, role="coding", task=name,
-                                   workspace=work, home=home, readonly=getattr(harness, "readonly", ()),
+                                   workspace=work, home=home, readonly=harness.readonly,
                                    hidden=(task_dir.parent,))
         error: str | None = None
         run = None

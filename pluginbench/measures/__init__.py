@@ -21,15 +21,18 @@ from ._registry import (
     collected_columns,
     collectors,
     default_selection,
+    general_settings,
     get,
     measures,
     names,
     register,
+    register_general_setting,
     registered,
     selected,
     settings_for,
     settings_owners,
     unregister,
+    unregister_general_setting,
 )
 
 __all__ = [
@@ -46,15 +49,18 @@ __all__ = [
     "collectors",
     "count_lines",
     "default_selection",
+    "general_settings",
     "get",
     "is_test_path",
     "measures",
     "names",
     "register",
+    "register_general_setting",
     "registered",
     "selected",
     "settings_for",
     "settings_owners",
     "unregister",
+    "unregister_general_setting",
 ]
 

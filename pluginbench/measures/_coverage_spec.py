@@ -18,7 +18,7 @@ from ._coverage_changed import COVERAGE_METRICS, METRIC_UNITS, CoverageContext, 
 from ._coverage_profile import CoverageProfile, resolve_profile, settings_of
 from ._coverage_run import coverage_readiness, run_coverage
 from ._port import CollectorInput, Column, MeasureSpec, Readiness, ReadinessInput
-from ._registry import register
+from ._registry import register, register_general_setting
 
 #: 2: Go line coverage (a profile version 1 froze has none)
 COVERAGE_OBSERVER_VERSION = "2"
@@ -101,3 +101,8 @@ COVERAGE = register(MeasureSpec(
     check=check_coverage,
     default=False,
 ))
+
+# Settings every code measure reads (not owned by one measure).
+register_general_setting("require_ready", bool)
+register_general_setting("source_scope", list[str])
+register_general_setting("test_scope", list[str])

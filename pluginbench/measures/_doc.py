@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._registry import measures
+from ._registry import general_settings, measures
 
 
 def _cell(text: str) -> str:
@@ -30,4 +30,7 @@ def measures_table() -> str:
             gate = f"`{c.gate_name}`" if c.gate_name else "—"
             lines.append(f"| `{c.metric}` | `{m.name}` | {c.unit} | {_cell(c.label)} | {gate} | "
                          f"{'`median_' + c.metric + '`' if c.summary else '—'} | {_cell(c.description)} |")
+    shared = general_settings()
+    lines += ["", "Shared `measurement_settings` keys (any selection; every collector sees them): "
+              + (", ".join(f"`{k}`" for k in shared) if shared else "none yet") + "."]
     return "\n".join(lines) + "\n"

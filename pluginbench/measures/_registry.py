@@ -18,6 +18,11 @@ from ._port import Column, MeasureSpec
 
 _MEASURES: dict[str, MeasureSpec] = {}
 
+#: ``measurement_settings`` keys that belong to no single measure (scope and readiness
+#: policy), each with the type its value decodes to; every collector sees the ones set.
+#: Add one with :func:`register_general_setting`.
+_GENERAL: dict[str, Any] = {}
+
 
 class RegistryError(ValueError):
     """A registration that would make two measures ambiguous (a programming error)."""
@@ -35,6 +40,8 @@ def register(spec: MeasureSpec) -> MeasureSpec:
         raise RegistryError(f"measure {spec.name!r} declares a column twice")
     owned = settings_owners()
     for key in spec.settings:
+        if key in _GENERAL:
+            raise RegistryError(f"measure {spec.name!r}: setting {key!r} is a shared measurement setting")
         if key in owned:
             raise RegistryError(f"measure {spec.name!r}: setting {key!r} already belongs to {owned[key].name!r}")
     if spec.source == "collector" and spec.collect is None:
@@ -104,13 +111,31 @@ def column(metric: str) -> Column | None:
     return None
 
 
+def register_general_setting(key: str, value_type: Any) -> None:
+    """Declare a ``measurement_settings`` key shared by all measures (``require_ready``,
+    ``source_scope``…); it must not be a measure's key."""
+    if key in _GENERAL or key in settings_owners():
+        raise RegistryError(f"measurement setting {key!r} is already declared")
+    _GENERAL[key] = value_type
+
+
+def unregister_general_setting(key: str) -> None:
+    _GENERAL.pop(key, None)
+
+
+def general_settings() -> dict[str, Any]:
+    """The shared ``measurement_settings`` keys and their types."""
+    return dict(_GENERAL)
+
+
 def settings_owners() -> dict[str, MeasureSpec]:
     """``measurement_settings`` key → the measure that owns it."""
     return {key: m for m in _MEASURES.values() for key in m.settings}
 
 
 def settings_for(spec: MeasureSpec, measurement_settings: Mapping[str, Any]) -> dict[str, Any]:
-    """``spec``'s keys of ``measurement_settings`` that are set, decoded to their declared types
-    (config validation has already checked them)."""
+    """The shared keys and ``spec``'s own keys of ``measurement_settings`` that are set, decoded
+    to their declared types (config validation has already checked them)."""
+    types = {**_GENERAL, **spec.settings}
     return {key: msgspec.convert(measurement_settings[key], t, strict=False)
-            for key, t in spec.settings.items() if key in measurement_settings}
+            for key, t in types.items() if key in measurement_settings}

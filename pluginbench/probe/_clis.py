@@ -1,14 +1,16 @@
-"""Finding the pinned coding-agent CLIs (installed by ``tools/install-clis.sh``)."""
+"""Finding the pinned coding-agent CLIs (installed by ``tools/install-clis.sh``).
+
+Which CLIs there are, and at which version, is each harness's own declaration
+(:attr:`~pluginbench.harnesses.HarnessBase.cli`), read from the harness registry."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Literal
 
-#: Versions ``tools/install-clis.sh`` pins.
-PINNED = {"claude": "2.1.328", "codex": "0.169.0"}
+from ..harness_registry import cli_pins
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]  # parent of the `pluginbench` package dir
 
@@ -18,14 +20,35 @@ def clis_dir() -> Path:
     return _REPO_ROOT / ".tools" / "clis" / "node_modules" / ".bin"
 
 
-def find_cli(name: Literal["claude", "codex"]) -> Path | None:
-    """The ``name`` executable: the project-local install first, then ``PATH``; else None."""
-    if name not in PINNED:
-        raise ValueError(f"unknown CLI {name!r} (use 'claude' or 'codex')")
-    local = clis_dir() / name
+class _PinnedVersions(Mapping[str, str]):
+    """Harness name -> the CLI version it pins, read from the registry on each access (the
+    adapters are imported on first use, not when this module is)."""
+
+    def __getitem__(self, name: str) -> str:
+        return cli_pins()[name].version
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(cli_pins())
+
+    def __len__(self) -> int:
+        return len(cli_pins())
+
+
+#: The versions ``tools/install-clis.sh`` pins, by harness (each harness's ``cli.version``).
+PINNED: Mapping[str, str] = _PinnedVersions()
+
+
+def find_cli(name: str) -> Path | None:
+    """The CLI of the harness ``name``: the project-local install first, then ``PATH``;
+    else None. A harness without a pinned CLI is a ValueError."""
+    pins = cli_pins()
+    if name not in pins:
+        raise ValueError(f"unknown CLI {name!r} (use one of: {', '.join(pins)})")
+    command = pins[name].command
+    local = clis_dir() / command
     if local.is_file() and local.stat().st_mode & 0o111:
         return local
-    found = shutil.which(name)
+    found = shutil.which(command)
     return Path(found) if found else None
 
 

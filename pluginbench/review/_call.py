@@ -119,7 +119,7 @@ async def _call(reviewer: Reviewer, spec: ReviewerSpec, staged: Path, before: st
     review_id = "review-" + hashlib.sha256(str(out_dir).encode()).hexdigest()[:12]
     sandbox_spec = SandboxSpec(
         run_id=run_id, attempt_id=review_id, role="review", task="review", workspace=None, workdir="/app",
-        home=home, hidden=reviewer.hidden, readonly=(*tuple(getattr(harness, "readonly", ())), staged),
+        home=home, hidden=reviewer.hidden, readonly=(*tuple(harness.readonly), staged),
     )
     launched = False
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pluginbench import harnesses
+from pluginbench import harness_registry
 from pluginbench.environments import LocalEnvironment, SandboxSpec, bwrap_available
 from pluginbench.errors import ConfigError, PluginBenchError
 from pluginbench.harnesses import (
@@ -61,7 +61,7 @@ def test_make_harness_refuses_an_unknown_name():
 
 def test_make_harness_explains_a_missing_real_adapter(monkeypatch):
     """When a real harness's module cannot be imported the error says which and why."""
-    monkeypatch.setitem(harnesses.REAL, "claude", ("._no_such_adapter", "ClaudeHarness"))
+    monkeypatch.setitem(harness_registry._registry, "claude", "pluginbench.harnesses._no_such_adapter:ClaudeHarness")
     with pytest.raises(PluginBenchError, match="claude harness is not available"):
         make_harness("claude")
 

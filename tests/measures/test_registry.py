@@ -109,6 +109,25 @@ def test_config_names_an_unregistered_measure_and_a_stray_setting(tmp_path: Path
         assert load(write_config(tmp_path, measurements=["toy"], measurement_settings={"toy_scale": {"factor": 2}}))
 
 
+def test_a_shared_setting_reaches_every_collector_and_is_type_checked(tmp_path: Path) -> None:
+    """A shared measurement setting (no single measure owns it) is accepted with any selection, refused
+    with the wrong type naming the field, and handed decoded to every collector with its own keys."""
+    measures.register_general_setting("toy_scope", list[str])
+    try:
+        with measures.registered(TOY):
+            with pytest.raises(ConfigError) as err:
+                load(write_config(tmp_path, measurement_settings={"toy_scope": "src/"}))
+            assert err.value.field == "measurement_settings.toy_scope"
+            with pytest.raises(measures.RegistryError, match="shared measurement setting"):
+                measures.register(SANDBOX_TOY._replace(name="other", columns=(), settings={"toy_scope": str}))
+            ev = load(write_config(tmp_path, measurements=["toy"], measurement_settings={
+                "toy_scope": ["src/"], "toy_scale": {"factor": 2}})).evaluation
+            assert measures.settings_for(TOY, ev.measurement_settings) == {"toy_scope": ["src/"],
+                                                                           "toy_scale": ToyScale(factor=2)}
+    finally:
+        measures.unregister_general_setting("toy_scope")
+
+
 @pytest.mark.anyio
 async def test_a_toy_measure_runs_through_a_whole_evaluation(tmp_path: Path, toy: MeasureSpec,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:

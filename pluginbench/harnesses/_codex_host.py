@@ -1,0 +1,47 @@
+"""What the Codex harness declares about the host: its pinned CLI, the admission of an
+evaluation's treatments, and the host's credentials (``codex login``'s ``auth.json``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from ..harness_registry import CliPin
+
+#: The pinned, qualified CLI: ``tools/install-clis.sh`` installs it, ``doctor`` checks the
+#: flags of ``codex exec`` the launch uses.
+CLI = CliPin(command="codex", package="@openai/codex", version="0.169.0", help_argv=("exec", "--help"),
+             launch_flags=("--json", "--skip-git-repo-check", "--cd", "--model"))
+
+
+def host_auth() -> Path:
+    """The host's Codex credentials (``codex login``), copied into each sandbox."""
+    return Path.home() / ".codex" / "auth.json"
+
+
+def admit_evaluation(ev: Any, *, probe: bool) -> None:
+    """Every treatment admissible for Codex (guidance, skills, Codex plugins), and the
+    host's credentials present unless it is a probe run."""
+    from ..treatments._codex_rules import read_codex_plugin
+    from ..treatments._shared import admit_guidance, admit_skill
+
+    for t in ev.treatments.values():
+        admit_guidance([Path(p) for p in t.guidance])
+        for p in t.skills:
+            admit_skill(Path(p))
+        for p in t.plugins:
+            read_codex_plugin(Path(p))
+    if not probe and not host_auth().is_file():
+        raise ConfigError(
+            "no Codex credentials on this host", file=str(host_auth()), field="runner.harness",
+            fix="run `codex login` with the pinned CLI, or use runner.probe for a probe run",
+        )
+
+
+def credential_check() -> tuple[bool, str]:
+    """``doctor``: the host's ``auth.json`` exists (its validity is not checked)."""
+    auth = host_auth()
+    if auth.is_file():
+        return True, f"{auth} exists (validity not checked)"
+    return False, f"{auth} is missing: run codex login"
