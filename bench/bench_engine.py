@@ -56,7 +56,8 @@ from pluginbench.events import (  # noqa: E402
 )
 from pluginbench.harnesses import FrozenTreatment, make_harness  # noqa: E402
 from pluginbench.measures import count_lines  # noqa: E402
-from pluginbench.projections import Ledger, fold, status_snapshot  # noqa: E402
+from pluginbench.projections import Ledger, fold  # noqa: E402
+from pluginbench.status import status_snapshot  # noqa: E402
 from pluginbench.tasks import load_task  # noqa: E402
 
 

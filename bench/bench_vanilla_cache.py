@@ -32,7 +32,7 @@ from pluginbench.actors import create_run, run_worker  # noqa: E402
 from pluginbench.config import load  # noqa: E402
 from pluginbench.events import read_events  # noqa: E402
 from pluginbench.probe import SCENARIOS_DIR  # noqa: E402
-from pluginbench.projections import status_snapshot  # noqa: E402
+from pluginbench.status import status_snapshot  # noqa: E402
 
 
 def _config(root: Path, realcli: str | None, repeats: int | None) -> Path:

@@ -27,10 +27,10 @@ def _fast_status_json(argv: list[str]) -> bool:
     import msgspec
 
     from .errors import PluginBenchError
-    from .projections._status import status_snapshot
+    from .status import read_status
 
     try:
-        snap = status_snapshot(rd.root)
+        snap = read_status(rd.root)
     except PluginBenchError:
         return False  # let the full CLI print the error and choose the exit code
     encoded = msgspec.json.Encoder(order="sorted").encode(snap)

@@ -169,10 +169,10 @@ for _kind in ("garbage", "seq gap", "unknown type", "blank line"):
 @case("3", "status --json during a live write: states and last_event one moment", expected=0)
 def _one_moment(ctx: Ctx) -> Any:
     from pluginbench.events import EventLog, decode
-    from pluginbench.projections import status_snapshot
     from pluginbench.projections._ledger import Ledger
     from pluginbench.projections._state import fold
     from pluginbench.projections._view import attempt_rows
+    from pluginbench.status import status_snapshot
 
     recorded = [decode(line) for line in (ctx.finished() / "events.jsonl").read_bytes().splitlines()]
     live = ctx.fresh()

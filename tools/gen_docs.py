@@ -19,6 +19,7 @@ def blocks() -> dict[tuple[str, str], str]:
     from pluginbench.cache import KeyInputs
     from pluginbench.doctable import table
     from pluginbench.measures._doc import measures_table
+    from pluginbench.projections import Status
     from pluginbench.projections._results_schema import ResultsJson
     from pluginbench.stats import GatesFile
 
@@ -27,6 +28,7 @@ def blocks() -> dict[tuple[str, str], str]:
         ("docs/compare.md", "gates-file"): table(GatesFile),
         ("docs/metrics.md", "measures"): measures_table(),
         ("docs/results.md", "results-json"): table(ResultsJson, with_default=False),
+        ("docs/metrics.md", "status-json"): table(Status, with_default=False),
         ("docs/vanilla-cache.md", "vanilla-key"): table(KeyInputs, with_default=False),
     }
 

@@ -2,8 +2,12 @@
 
 Public surface: :func:`run_worker` (own a run until it ends), :func:`create_run`,
 :func:`check_inputs`, :func:`load_saved`, and the pure :func:`decide`/:func:`schedule`.
+The actor extension point: :class:`ActorExtension` (with :class:`Requirement`,
+:class:`CoreRules`), :func:`register_extension` / :func:`registered_extension`, and
+:func:`requirements` (when an attempt is complete, now).
 """
 
+from ._actor_ext import ActorExtension, CoreRules, Requirement
 from ._decide import (
     Archive,
     BuildReport,
@@ -14,8 +18,10 @@ from ._decide import (
     Start,
     decide,
     derive_attempt_id,
+    requirements,
     schedule,
 )
+from ._extensions import register_extension, registered_extension, unregister_extension
 from ._frozen_versions import frozen_cli, version_mismatch
 from ._runfiles import (
     SavedRun,
@@ -30,12 +36,15 @@ from ._supervisor import Supervisor
 from ._worker import build_engine, run_worker
 
 __all__ = [
+    "ActorExtension",
     "Archive",
     "BuildReport",
+    "CoreRules",
     "Emit",
     "Grade",
     "Measure",
     "Prepare",
+    "Requirement",
     "SavedRun",
     "Start",
     "Supervisor",
@@ -48,8 +57,12 @@ __all__ = [
     "effective_isolation",
     "frozen_cli",
     "load_saved",
+    "register_extension",
+    "registered_extension",
+    "requirements",
     "resolve_paths",
     "run_worker",
     "schedule",
+    "unregister_extension",
     "version_mismatch",
 ]

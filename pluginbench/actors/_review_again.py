@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -32,6 +33,7 @@ from ..events import (
     live_owner,
     read_run_log,
 )
+from ..projections._ledger import Ledger
 from ..projections._state import INITIAL_REVIEW, RunState, fold
 from ..rundir import RunDir
 from ..tasks import load_task
@@ -40,6 +42,7 @@ from ._review_rules import Review
 from ._reviewer import review_submission
 from ._reviewer_setup import make_reviewer, preflight
 from ._runfiles import load_saved
+from ._writer import RunWriter
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 
@@ -130,11 +133,12 @@ def run_review(plan: ReviewPlan, *, select: bool, progress: Callable[[str], None
     """Own the run, review every assigned submission, record the revision, rebuild the report."""
     rd = plan.run_dir
     saved = load_saved(rd)
-    with RunLock(rd.root), EventLog(rd.events) as log:
+    with RunLock(rd.root), EventLog(rd.events) as log, closing(Ledger(rd.ledger)) as ledger:
         state = fold(log.recovered)
+        writer = RunWriter(log, state, ledger)  # the Supervisor's path: append, step, ledger
 
         def append(event: Event) -> None:
-            state.apply(log.append(event))
+            writer.record(event)  # the run is finished: nothing it decides is run here
 
         for rev in state.review_revisions.values():
             if not rev.finished:  # a review command that ended before finishing it

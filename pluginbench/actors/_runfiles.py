@@ -14,6 +14,8 @@ import hashlib
 import json
 import os
 import shutil
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -25,11 +27,14 @@ from ..errors import ConfigError, RunDirError, TaskError, TreatmentError
 from ..events import EventLog, RunCreated, RunLock
 from ..harness_registry import harness_class, real_harness_names
 from ..plan import arms_of, plan_slots
+from ..projections._ledger import Ledger
+from ..projections._state import RunState
 from ..rundir import RunDir
 from ..stats._cost import Prices, parse_prices
 from ..tasks import HarborTask, admit_contract, load_task, scan_tree
 from ..tasks._remote import TaskPin
 from ._remote_tasks import freeze_remote, resolve_remote
+from ._writer import RunWriter
 
 GUIDANCE_LIMIT = 32_768
 GUIDANCE_SEPARATOR = b"\n\n"
@@ -411,8 +416,11 @@ def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
             frozen.mkdir(parents=True, exist_ok=True)
             (frozen / "review-criteria.md").write_bytes(criteria)
             reviewer = frozen_spec(ev, criteria, reviewer_version)
-        with RunLock(rd.root), EventLog(rd.events) as log:
-            log.append(
+        # run.created takes the Supervisor's own path (RunWriter: append, step, ledger) under
+        # run.lock: one writer at a time, one way to write. Nothing follows from it until a
+        # worker records run.started, so its (empty) commands are not needed here.
+        with RunLock(rd.root), EventLog(rd.events) as log, closing(Ledger(rd.ledger)) as ledger:
+            RunWriter(log, RunState(), ledger).record(
                 RunCreated(
                     name=ev.name or loaded.path.parent.name,
                     evaluation_sha256=hashlib.sha256(data).hexdigest(),
@@ -442,6 +450,12 @@ def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
         shutil.rmtree(output, ignore_errors=True)
         raise RunDirError(
             f"cannot write the run directory {output}: {exc.strerror}", file=str(exc.filename or output),
+            field="--output", fix="free space or choose another folder; nothing was kept",
+        ) from None
+    except sqlite3.Error as exc:  # the ledger (written with run.created) on a full or unwritable disk
+        shutil.rmtree(output, ignore_errors=True)
+        raise RunDirError(
+            f"cannot write the run directory {output}: {exc}", file=str(rd.ledger),
             field="--output", fix="free space or choose another folder; nothing was kept",
         ) from None
     except BaseException:

@@ -2,12 +2,20 @@
 
 Its whole job is::
 
-    event -> log.append -> state.apply -> ledger.update -> decide/schedule -> send
+    event -> writer.record (log.append, step = apply + decide, ledger.update) -> schedule -> send
 
-Actors (preparation, coding ×jobs, grader, collector) run in one task group and talk
-to it only through memory-object streams; the Supervisor is the only code that appends
-to ``events.jsonl``. Processing an event and everything it causes happens without an
-``await`` in between, so decisions never interleave.
+The decisions are the pure :func:`._step.settle` (``step`` per event, then the starts);
+this class is the I/O around it. Actors (preparation, coding ×jobs, grader, collector,
+extensions) run in one task group and talk to it only through bounded memory-object
+streams; the Supervisor is the only code that appends to ``events.jsonl``
+(:class:`._writer.RunWriter`). Processing an event and everything it causes happens
+without an ``await`` in between, so decisions never interleave.
+
+Channels are bounded. The inbox holds ``inbox_capacity`` events: an actor whose result
+finds it full waits until the Supervisor has recorded what is ahead (back-pressure; the
+event is never dropped). Commands go out through :class:`._feed.Feed`: ``Start`` (the
+schedule never starts more than ``jobs``), ``Grade``, ``Measure`` and each extension's
+commands, each channel ``jobs`` deep; the Supervisor itself never waits on an actor.
 
 Stopping is cooperative: SIGTERM or Ctrl-C records ``run.stopping``; ``schedule`` then
 starts nothing new and the run ends ``run.stopped`` once the attempts in flight have
@@ -18,20 +26,17 @@ because those calls are already paid for.
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import signal
 import sys
-from collections import deque
 from collections.abc import Callable
 
 import anyio
 from anyio.abc import TaskGroup
-from anyio.streams.memory import MemoryObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ..events import (
     AttemptCached,
-    AttemptStarted,
     Event,
     EventLog,
     ReportBuilt,
@@ -42,14 +47,13 @@ from ..projections._ledger import Ledger
 from ..projections._report_cost import load_prices
 from ..projections._state import RunState
 from ..stats._cost import Prices
-from ._ceiling import within_ceiling
 from ._coding import coding_actor
 from ._collector import collector_actor
 from ._context import Engine, Envelope, Outbox
 from ._decide import (
     Archive,
     BuildReport,
-    Emit,
+    Command,
     Grade,
     GradeSourceOnly,
     Measure,
@@ -57,16 +61,20 @@ from ._decide import (
     Publish,
     SelectSourceOnly,
     Start,
-    decide,
-    schedule,
 )
 from ._extension_actors import ACTORS
+from ._feed import Feed
 from ._grader import grader_actor
 from ._preparation import load_frozen, prepare
 from ._source_only import select_index
+from ._step import settle
 from ._vanilla import publication
+from ._writer import Observer, RunWriter
 
-Observer = Callable[[RunState, Event], None]
+#: Events the inbox holds before an actor's send waits for the Supervisor.
+INBOX_CAPACITY = 64
+
+__all__ = ["INBOX_CAPACITY", "Observer", "Supervisor"]
 
 
 class Supervisor:
@@ -81,20 +89,20 @@ class Supervisor:
         handle_signals: bool = True,
         report_builder: Callable[[], str] | None = None,
         cost_ceiling: float | None = None,
+        inbox_capacity: int = INBOX_CAPACITY,
     ) -> None:
         self.engine = engine
         self.log = log
         self.ledger = ledger
         self.state = state
-        self.observer = observer
+        self.writer = RunWriter(log, state, ledger, observer)
+        self.inbox_capacity = inbox_capacity
         self.handle_signals = handle_signals
         self.report_builder = report_builder
         self._tg: TaskGroup | None = None
-        self._coding: MemoryObjectSendStream[Start] | None = None
-        self._grading: MemoryObjectSendStream[Grade] | None = None
-        self._measuring: MemoryObjectSendStream[Measure] | None = None
+        self.feeds: dict[str, Feed[object]] = {}  # coding, grading, measuring, then each extension's command type
         self._inbox: MemoryObjectSendStream[Envelope] | None = None
-        self._extensions: dict[type, MemoryObjectSendStream[object]] = {}
+        self._extensions: dict[type, Feed[object]] = {}
         self._prep_scope: anyio.CancelScope | None = None
         self._interrupts = 0
         self.cost_ceiling = cost_ceiling
@@ -108,29 +116,25 @@ class Supervisor:
 
     async def run(self, *, resumed: bool, foreground: bool = False) -> RunState:
         jobs = self.engine.evaluation.jobs
-        inbox_send, inbox_recv = anyio.create_memory_object_stream[Envelope](math.inf)
-        coding_send, coding_recv = anyio.create_memory_object_stream[Start](jobs)
-        grade_send, grade_recv = anyio.create_memory_object_stream[Grade](math.inf)
-        measure_send, measure_recv = anyio.create_memory_object_stream[Measure](math.inf)
+        inbox_send, inbox_recv = anyio.create_memory_object_stream[Envelope](self.inbox_capacity)
+        self.feeds = {"coding": Feed(jobs), "grading": Feed(jobs), "measuring": Feed(jobs)}
+        for command_type in ACTORS:
+            self._extensions[command_type] = self.feeds[command_type.__name__] = Feed(jobs)
         self.engine.outbox = Outbox(inbox_send)
-        self._inbox, self._coding, self._grading, self._measuring = inbox_send, coding_send, grade_send, measure_send
+        self._inbox = inbox_send
         self._prep_scope = anyio.CancelScope()
         if self.state.coding:
             load_frozen(self.engine, self.state)
         self._prices, self._prices_reason = load_prices(self.engine.run_dir.root)
+        feeding = anyio.CancelScope()
         async with anyio.create_task_group() as tg:
             self._tg = tg
-            async with coding_recv, grade_recv, measure_recv:
-                for _ in range(jobs):
-                    tg.start_soon(coding_actor, self.engine, coding_recv.clone())
-                    tg.start_soon(grader_actor, self.engine, grade_recv.clone())
-                tg.start_soon(collector_actor, self.engine, measure_recv.clone())
-            for command_type, actor in ACTORS.items():
-                ext_send, ext_recv = anyio.create_memory_object_stream[object](math.inf)
-                self._extensions[command_type] = ext_send
-                async with ext_recv:
-                    for _ in range(jobs):
-                        tg.start_soon(actor, self.engine, ext_recv.clone())
+            pools = [(self.feeds["coding"], coding_actor), (self.feeds["grading"], grader_actor)]
+            pools += [(self._extensions[t], actor) for t, actor in ACTORS.items()]
+            for feed, actor in pools:
+                self._start_pool(tg, feed.receive_stream, actor, jobs)
+            self._start_pool(tg, self.feeds["measuring"].receive_stream, collector_actor, 1)
+            tg.start_soon(self._feed_all, feeding)
             signal_scope = anyio.CancelScope()
             if self.handle_signals:
                 tg.start_soon(self._watch_signals, signal_scope)
@@ -149,63 +153,58 @@ class Supervisor:
                         envelope.done.set()
             self._prep_scope.cancel()
             signal_scope.cancel()
-            for stream in (coding_send, grade_send, measure_send, inbox_send, *self._extensions.values()):
-                stream.close()
+            feeding.cancel()
+            for feed in self.feeds.values():
+                feed.close()
+            inbox_send.close()
         return self.state
+
+    def _start_pool(self, tg: TaskGroup, receive: MemoryObjectReceiveStream[object], actor: Callable[..., object],
+                    n: int) -> None:
+        """``n`` actors sharing one channel; each holds its own clone, so the channel ends
+        when the Supervisor closes its sending side and the actors have drained it."""
+        with receive:
+            for _ in range(n):
+                tg.start_soon(actor, self.engine, receive.clone())  # type: ignore[arg-type]
+
+    async def _feed_all(self, scope: anyio.CancelScope) -> None:
+        with scope:
+            async with anyio.create_task_group() as tg:
+                for feed in self.feeds.values():
+                    tg.start_soon(feed.run)
 
     # ------------------------------------------------------------------ the loop body
 
-    def _append(self, event: Event) -> Event:
-        stamped = self.log.append(event)
-        self.state.apply(stamped)
-        self.ledger.update(self.state, stamped)
-        if self.observer is not None:
-            self.observer(self.state, stamped)
-        return stamped
-
     def _record(self, first: Event) -> None:
-        queue: deque[Event] = deque([first])
-        while queue:
-            event = self._append(queue.popleft())
-            for command in decide(self.state, event):
-                match command:
-                    case Emit(event=e):
-                        queue.append(e)
-                    case Prepare():
-                        assert self._tg is not None
-                        self._tg.start_soon(self._prepare)
-                    case Grade() | GradeSourceOnly():
-                        assert self._grading is not None
-                        self._grading.send_nowait(command)
-                    case Measure():
-                        assert self._measuring is not None
-                        self._measuring.send_nowait(command)
-                    case SelectSourceOnly():
-                        queue.append(select_index(self.engine))
-                    case BuildReport():
-                        assert self._tg is not None
-                        self._tg.start_soon(self._build_report)
-                    case Archive(attempt_id=aid):
-                        self._archive(aid)
-                    case Publish(attempt_id=aid):
-                        assert self._tg is not None
-                        self._tg.start_soon(self._publish, aid, publication(self.engine, self.state, aid))
-                    case _ if type(command) in self._extensions:
-                        self._extensions[type(command)].send_nowait(command)
-            if not queue:
-                starts = schedule(self.state)
-                check = within_ceiling(self.state, self._prices, self._prices_reason, len(starts))
-                if check.reason is not None:
-                    queue.append(RunStopping(reason=check.reason))  # after the starts that fit
-                for start in starts[: check.allowed]:
-                    self._append(
-                        AttemptStarted(
-                            attempt_id=start.attempt_id, slot=start.slot, task=start.task,
-                            arm=start.arm, repeat=start.repeat,
-                        )
-                    )
-                    assert self._coding is not None
-                    self._coding.send_nowait(start)
+        """Record ``first`` and everything it causes (:func:`settle`, pure but for the
+        writer), then hand each command to its actor or do it."""
+        commands = settle(self.state, first, self.writer.record, self._prices, self._prices_reason)
+        for command in commands:
+            self._dispatch(command)
+
+    def _dispatch(self, command: Command | Start) -> None:
+        match command:
+            case Start():
+                self.feeds["coding"].put(command)
+            case Prepare():
+                assert self._tg is not None
+                self._tg.start_soon(self._prepare)
+            case Grade() | GradeSourceOnly():
+                self.feeds["grading"].put(command)
+            case Measure():
+                self.feeds["measuring"].put(command)
+            case SelectSourceOnly():
+                self._record(select_index(self.engine))
+            case BuildReport():
+                assert self._tg is not None
+                self._tg.start_soon(self._build_report)
+            case Archive(attempt_id=aid):
+                self._archive(aid)
+            case Publish(attempt_id=aid):
+                assert self._tg is not None
+                self._tg.start_soon(self._publish, aid, publication(self.engine, self.state, aid))
+            case _ if type(command) in self._extensions:
+                self._extensions[type(command)].put(command)
 
     # ------------------------------------------------------------------ helpers
 

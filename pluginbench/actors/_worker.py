@@ -145,10 +145,8 @@ def _own(rd: RunDir, saved: Any, log: EventLog, *, foreground: bool, observer: O
 
 def _supervise(rd: RunDir, saved: Any, log: EventLog, state: RunState, *, foreground: bool,
                observer: Observer | None, handle_signals: bool, cost_ceiling: float | None = None) -> RunState:
-    ledger = Ledger(rd.ledger)
+    ledger = Ledger(rd.ledger)  # the Supervisor's writer rebuilds it first when it lags the log
     try:
-        if ledger.last_seq() != state.last_seq:
-            ledger.rebuild(state)
         resumed = state.workers > 0
         with _probe(saved.evaluation, rd) as probe_url:
             engine = build_engine(rd, saved.evaluation, probe_url, state.created)
@@ -199,6 +197,8 @@ def _record_disk_full(rd: RunDir, log: EventLog, state: RunState, writing: str) 
     mount = _mount_of(rd.root)
     cause = f"no space left on {mount} (while writing {writing})"
     recorded = state.failed is not None
+    # The one write outside the Supervisor's writer (documented and tested): the disk is full,
+    # so only the log gets run.failed; the ledger, behind by then, is rebuilt by the next worker.
     if not recorded:
         try:
             state.apply(log.append(RunFailed(error=cause)))

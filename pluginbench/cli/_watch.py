@@ -24,8 +24,8 @@ from ..events import (
     read_owner_record,
     read_run_log,
 )
-from ..projections import status_snapshot
 from ..rundir import RunDir
+from ..status import status_snapshot
 from ._common import console, errors_to_exit_codes, print_json
 
 _CELL = {

@@ -24,8 +24,8 @@ from starlette.responses import HTMLResponse, PlainTextResponse, Response, Strea
 from starlette.routing import Route
 
 from ..errors import PluginBenchError
-from ..projections._status import left_running_check
 from ..rundir import RunDir
+from ..status import left_running_check
 from . import _html
 from ._monitor import Monitor
 from ._views import FILTERS, results_model, run_model, runs_model

@@ -1,7 +1,7 @@
 """Reading one run for the dashboard: status, frozen settings, results, timeline.
 
 The I/O edge of the dashboard. Status comes from the one status code
-(:func:`~pluginbench.projections.status_snapshot`) with the ledger read through
+(:func:`~pluginbench.status.status_snapshot`) with the ledger read through
 aiosqlite and the Docker check switched off (``left_running`` is null on every poll).
 A read that fails (a file caught mid-write, a log that does not decode) keeps the last
 good view and marks the entry stale with the reason; the monitor tries again.
@@ -21,8 +21,8 @@ import anyio.to_thread
 import msgspec
 
 from ..errors import PluginBenchError
-from ..projections import status_snapshot
 from ..rundir import RunDir
+from ..status import status_snapshot
 from ._ledger_async import read_ledger_async
 from ._timeline import Timeline
 from ._views import ResultRow, RunSource, result_rows

@@ -1,13 +1,15 @@
 """Projections: pure folds of the event log (and frozen evidence) into views.
 
-Public surface: :class:`RunState`/:func:`fold` (the run aggregate), :func:`status_snapshot`
-(``status --json``), :class:`Ledger`/:func:`read_ledger` (``evidence/ledger.sqlite``),
+Public surface: :class:`RunState`/:func:`fold` (the run aggregate), :func:`status_view`/:func:`status_of`
+(``status --json`` as a pure view of the rows or the state, typed :class:`Status`; the I/O is in
+:mod:`pluginbench.status`), :class:`Ledger`/:func:`read_ledger` (``evidence/ledger.sqlite``),
 and :func:`build_report` (``report/``: results.json, results.csv, report.html).
 """
 
 from ._ledger import Ledger, LedgerView, read_ledger
 from ._state import OUTCOMES, STATES, VANILLA, Attempt, RunState, fold
-from ._status import status_snapshot
+from ._status import RunFacts, status_of, status_view
+from ._status_types import Status
 
 
 def build_report(run_dir):  # type: ignore[no-untyped-def]
@@ -24,9 +26,12 @@ __all__ = [
     "Attempt",
     "Ledger",
     "LedgerView",
+    "RunFacts",
     "RunState",
+    "Status",
     "build_report",
     "fold",
     "read_ledger",
-    "status_snapshot",
+    "status_of",
+    "status_view",
 ]

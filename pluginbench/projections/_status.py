@@ -1,14 +1,11 @@
-"""``pluginbench status``: what a run is doing, read-only, from any run directory.
+"""``pluginbench status`` as a pure view: ``(state, run facts, now) → Status``.
 
-The log is read once and verified like ``events``, ``report`` and ``run`` do (a missing,
-empty or corrupt log is refused). Attempt states come from ``evidence/ledger.sqlite``
-opened read-only when it is usable and at exactly the log's last complete event;
-otherwise from a fold of that same read (``states_source`` says which), so states and
-``last_event`` are one moment. A torn last line is ignored and counted
-(``torn_tail_bytes``).
-The owner comes from ``run.lock`` (a held lock with the recorded start time), the
-heartbeat from the newest write to the log, ``run.log`` or the ledger. Nothing here
-writes, and nothing here calls Docker except the explicit left-running check.
+The state is the run row and the attempt rows (:mod:`._view`), read from the ledger or
+computed from a fold of the log, the same either way. The run facts are what the status
+adapter (:mod:`pluginbench.status`) read outside the log: the owner from ``run.lock``, the
+newest write's time, the last complete event, the torn tail, the selected measurements,
+the report and ``run.log`` paths, and what the backend says was left running. ``now`` is
+the clock. Nothing here reads a file, the clock or the lock, or asks a backend.
 """
 
 from __future__ import annotations
@@ -16,34 +13,38 @@ from __future__ import annotations
 import datetime as _dt
 import shlex
 from collections import Counter
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
-from .._gc import paused_gc
-from ..events import encode, live_owner, read_run_log
-from ..rundir import RunDir
-from ._ledger import LedgerView, read_ledger
-from ._state import OUTCOMES, STATES, fold
+from ._state import OUTCOMES, STATES, RunState
+from ._status_types import ACTIVE_PHASES, LeftRunning, Owner, Status
 from ._view import NATIVE_SESSION_LABEL, attempt_rows, run_row
 
 SCHEMA_VERSION = 2
-ACTIVE_PHASES = ("starting", "coding", "measuring", "reviewing", "reporting")
 TOKEN_FIELDS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens")
 
 
-def _iso(ts: float) -> str:
+class RunFacts(NamedTuple):
+    """What the status adapter read besides the rows; everything the view needs from outside."""
+
+    run_dir: str
+    owner: Owner | None
+    #: mtime of the newest of events.jsonl, run.log and the ledger; None when none exists
+    newest_write: float | None
+    #: the last complete event as JSON (from the same read the rows come from)
+    last_event: dict[str, Any]
+    torn_tail_bytes: int
+    states_source: str
+    selected_measures: list[str]
+    report_html: str | None
+    log: str | None
+    #: None while owned, or when the caller did not ask the backend
+    left_running: LeftRunning | None
+
+
+def iso_utc(ts: float) -> str:
     return _dt.datetime.fromtimestamp(ts, _dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
-def _heartbeat(rd: RunDir, now: float) -> dict[str, Any] | None:
-    mtimes = [p.stat().st_mtime for p in (rd.events, rd.log, rd.ledger) if p.exists()]
-    if not mtimes:
-        return None
-    newest = max(mtimes)
-    return {"at": _iso(newest), "age_seconds": round(max(0.0, now - newest), 1)}
 
 
 def _sum_usages(usages: list[dict[str, Any]]) -> dict[str, Any]:
@@ -83,50 +84,7 @@ def _sum_tokens(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return totals
 
 
-def status_snapshot(
-    run_dir: Path,
-    *,
-    now: float | None = None,
-    ledger_reader: Callable[[Path], LedgerView | None] = read_ledger,
-    check_left_running: bool = True,
-) -> dict[str, Any]:
-    """The ``status --json`` object (schema_version 2). Read-only.
-
-    ``ledger_reader`` lets an async caller (the dashboard) hand in the ledger view it
-    read itself; ``check_left_running=False`` keeps Docker out of a page poll
-    (``left_running`` is then null, as the dashboard's contract says)."""
-    with paused_gc():
-        return _snapshot(run_dir, now, ledger_reader, check_left_running)
-
-
-def _snapshot(
-    run_dir: Path, now: float | None, ledger_reader: Callable[[Path], LedgerView | None], check_left_running: bool
-) -> dict[str, Any]:
-    import time
-
-    rd = RunDir(run_dir.resolve())
-    now = time.time() if now is None else now
-    owner = live_owner(rd.root)
-    # One snapshot: the log is read (and verified: every line decodes, seq is contiguous,
-    # it begins with run.created) once; last_event is its last complete event, and the
-    # states come from the ledger only when the ledger is at exactly that event, else
-    # from a fold of the same events. States and last_event never mix two moments.
-    contents = read_run_log(rd.events)
-    last, torn_tail_bytes = contents.events[-1], len(contents.torn_tail)
-    view = ledger_reader(rd.ledger)
-    if view is not None and view.last_seq == last.seq:
-        del contents  # verified; the ledger holds the same moment, so no fold is needed
-        run, rows, source = view.run, view.attempts, "ledger"
-    else:
-        state = fold(contents.events)
-        del contents
-        run, rows = run_row(state), attempt_rows(state)
-        source = "events"
-    phase = run["phase"]
-    if owner is None and phase in ACTIVE_PHASES:
-        phase = "interrupted"
-    states = Counter(r["state"] for r in rows)
-    outcomes = Counter(r["outcome"] for r in rows if r["state"] == "complete" and r["outcome"])
+def _arms(run: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
     arms: dict[str, Any] = {}
     for arm in run.get("arms") or sorted({r["arm"] for r in rows}):
         arm_rows = [r for r in rows if r["arm"] == arm]
@@ -137,27 +95,39 @@ def _snapshot(
             "reused": sum(1 for r in arm_rows if r.get("reused")),
             "tokens": _sum_tokens(arm_rows),
         }
+    return arms
+
+
+def status_view(run: dict[str, Any], rows: list[dict[str, Any]], facts: RunFacts, now: float) -> Status:
+    """The ``status --json`` object of a run whose run row is ``run`` and whose live
+    attempts (slot order) are ``rows``, given what the adapter read (``facts``) at ``now``."""
+    owned = facts.owner is not None
+    phase = run["phase"]
+    if not owned and phase in ACTIVE_PHASES:
+        phase = "interrupted"
+    states = Counter(r["state"] for r in rows)
+    outcomes = Counter(r["outcome"] for r in rows if r["state"] == "complete" and r["outcome"])
     work_left = phase not in ("complete", "not_started") and any(r["state"] != "complete" for r in rows)
     if phase == "reporting" or (phase == "interrupted" and not work_left):
         work_left = True
-    last_event = msgspec.json.decode(encode(last))
-    report_html = rd.report_dir / "report.html"
-    return {
+    heartbeat = None if facts.newest_write is None else {
+        "at": iso_utc(facts.newest_write), "age_seconds": round(max(0.0, now - facts.newest_write), 1),
+    }
+    plain = {
         "schema_version": SCHEMA_VERSION,
-        "run": str(rd.root),
+        "run": facts.run_dir,
         "name": run.get("name"),
         "phase": phase,
         "resume_command": (
-            f"pluginbench run {shlex.quote(str(rd.root))}" if owner is None and work_left and phase != "complete" else None
+            f"pluginbench run {shlex.quote(facts.run_dir)}" if not owned and work_left and phase != "complete" else None
         ),
-        "active": owner is not None,
-        "owner": None if owner is None else {"pid": owner.pid, "pgid": owner.pgid, "started_at": owner.started_at},
-        "heartbeat": _heartbeat(rd, now),
-        "last_event": last_event,
-        "torn_tail_bytes": torn_tail_bytes,
+        "active": owned,
+        "heartbeat": heartbeat,
+        "last_event": facts.last_event,
+        "torn_tail_bytes": facts.torn_tail_bytes,
         "error": run.get("error"),
         "stopping": run.get("stopping"),
-        "states_source": source,
+        "states_source": facts.states_source,
         "harness": run.get("harness"),
         "model": run.get("model"),
         "reasoning": run.get("reasoning"),
@@ -180,59 +150,21 @@ def _snapshot(
         "discarded": run.get("discarded", []),
         "readiness": run.get("readiness", []),
         "source_only": run.get("source_only"),
-        "arms": arms,
-        "measures": {"selected": _selected_measures(rd), "measurement_revisions": run.get("measurement_revisions", []),
+        "arms": _arms(run, rows),
+        "measures": {"selected": facts.selected_measures, "measurement_revisions": run.get("measurement_revisions", []),
                      "review_revisions": run.get("review_revisions", []),
                      "references": {}, "not_measured": run.get("not_measured", [])},
-        "report": str(report_html) if report_html.exists() else None,
-        "log": str(rd.log) if rd.log.exists() else None,
-        "left_running": None if owner is not None or not check_left_running else _left_running(run, rd.run_id),
-        "attempts": [
-            {**{k: r[k] for k in ("id", "slot", "task", "arm", "repeat", "state", "outcome", "outcome_reason",
-                                  "reused", "tokens", "tokens_status", "tokens_reason", "minutes", "measures")},
-             **{k: r.get(k) for k in ("native_grading", "overlap_paths")}}
-            for r in rows
-        ],
+        "report": facts.report_html,
+        "log": facts.log,
+        "owner": facts.owner,
+        "left_running": facts.left_running,
+        "attempts": rows,
     }
+    # One conversion checks the whole object against its type (the attempt rows carry
+    # more columns than status shows; only the typed ones are kept).
+    return msgspec.convert(plain, Status)
 
 
-def _selected_measures(rd: RunDir) -> list[str]:
-    """The measurements the run's frozen settings select (tokens and time are always taken)."""
-    import json
-
-    try:
-        selected = json.loads(rd.evaluation.read_text()).get("measurements")
-    except (OSError, ValueError, AttributeError):
-        return []
-    return sorted(m for m in selected if isinstance(m, str)) if isinstance(selected, list) else []
-
-
-def left_running_check(run_dir: Path) -> dict[str, Any]:
-    """The ``left_running`` object of a run no process owns (asks Docker on docker runs):
-    the dashboard's "check for containers left running" action."""
-    rd = RunDir(run_dir.resolve())
-    view = read_ledger(rd.ledger)
-    run = view.run if view is not None else run_row(fold(read_run_log(rd.events).events))
-    return _left_running(run, rd.run_id)
-
-
-def _left_running(run: dict[str, Any], run_id: str) -> dict[str, Any]:
-    if run.get("backend") != "docker":
-        from ..environments._local import left_behind
-
-        folders = [str(f) for f in left_behind(run_id)]
-        return {"checked": True, "error": None, "containers": [], "folders": folders, "stop_command": None}
-    try:
-        from ..environments import list_left_running_sync
-
-        containers = list_left_running_sync(run_id)
-    except Exception as exc:  # noqa: BLE001 - reported, not raised: status must always answer
-        return {"checked": False, "error": str(exc), "containers": [], "folders": [], "stop_command": None}
-    ids = [c["id"] for c in containers]
-    return {
-        "checked": True,
-        "error": None,
-        "containers": containers,
-        "folders": [],
-        "stop_command": ("docker stop " + " ".join(ids)) if ids else None,
-    }
+def status_of(state: RunState, facts: RunFacts, now: float) -> Status:
+    """:func:`status_view` of a folded state (the rows computed, as the ledger stores them)."""
+    return status_view(run_row(state), attempt_rows(state), facts, now)

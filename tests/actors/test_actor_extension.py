@@ -12,11 +12,16 @@ from typing import NamedTuple
 import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from pluginbench.actors import Emit
-from pluginbench.actors._actor_ext import ActorExtension, CoreRules, Requirement
-from pluginbench.actors._decide import requirements
+from pluginbench.actors import (
+    ActorExtension,
+    CoreRules,
+    Emit,
+    Requirement,
+    register_extension,
+    registered_extension,
+    requirements,
+)
 from pluginbench.actors._extension_actors import ACTORS
-from pluginbench.actors._extensions import register_extension, registered_extension
 from pluginbench.actors._review_rules import Review
 from pluginbench.events import (
     AttemptCompleted,

@@ -9,11 +9,11 @@ from pluginbench.actors import (
     Grade,
     Measure,
     Prepare,
-    decide,
     derive_attempt_id,
     schedule,
 )
 from pluginbench.actors._decide import GradeSourceOnly, source_only_todo
+from pluginbench.actors._step import settle, step
 from pluginbench.events import (
     AgentExited,
     AgentLaunched,
@@ -24,6 +24,7 @@ from pluginbench.events import (
     AttemptReset,
     AttemptStarted,
     CodingStarted,
+    Event,
     MeasuresCollected,
     ReportBuilt,
     RunCreated,
@@ -37,6 +38,7 @@ from pluginbench.events import (
     SourceOnlyStarted,
     SubmissionCaptured,
     Usage,
+    stamp,
 )
 from pluginbench.measures._source_only import FILTER_REVISION
 from pluginbench.plan import attempt_id
@@ -61,7 +63,8 @@ def created(n_tasks: int = 2, repeats: int = 1, jobs: int = 2) -> RunCreated:
 
 
 class Run:
-    """Applies events with seq numbers and collects what decide() says about each."""
+    """Steps events (stamped with seq numbers) through the Supervisor's pure step and
+    collects the commands each causes."""
 
     def __init__(self, *events: object) -> None:
         self.state = RunState()
@@ -69,11 +72,20 @@ class Run:
         for e in events:
             self.apply(e)
 
-    def apply(self, event: object) -> list[object]:
+    def stamp(self, event: object) -> Event:
         self.seq += 1
-        stamped = event.__class__(**{**{f: getattr(event, f) for f in event.__struct_fields__}, "seq": self.seq})  # type: ignore[attr-defined]
-        self.state.apply(stamped)  # type: ignore[arg-type]
-        return decide(self.state, stamped)  # type: ignore[arg-type]
+        return stamp(event, seq=self.seq, at="2026-01-01T00:00:00.000Z")  # type: ignore[arg-type]
+
+    def apply(self, event: object) -> list[object]:
+        """The commands ``event`` causes (``step``: fold, then decide)."""
+        state, commands = step(self.state, self.stamp(event))
+        assert state is self.state
+        return list(commands)
+
+    def settle(self, event: object) -> list[object]:
+        """Everything ``event`` causes, as the Supervisor runs it: emitted events recorded,
+        then the starts; the commands for actors."""
+        return list(settle(self.state, event, lambda e: step(self.state, self.stamp(e)).commands))  # type: ignore[arg-type]
 
     def start(self, aid: str) -> None:
         a = self.state.attempts[aid]

@@ -59,7 +59,7 @@ async def test_pending_source_only_grade_is_reported_then_retried(tmp_path: Path
     assert row["source_only_grading"]["status"] == "pending"
     assert "is gone" in row["source_only_grading"]["pending"]
     assert row["source_only_grading"]["removed_test_files"] == ["tests/test_agent_extra.py"]
-    from pluginbench.projections import status_snapshot
+    from pluginbench.status import status_snapshot
 
     counts = status_snapshot(rd.root)["source_only"]
     assert (counts["pending"], counts["graded"]) == (1, 0) and "is gone" in counts["pending_reasons"][0]

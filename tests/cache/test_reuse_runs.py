@@ -11,8 +11,9 @@ import pytest
 from pluginbench.actors import Supervisor, build_engine, create_run, load_saved
 from pluginbench.config import load
 from pluginbench.events import EventLog
-from pluginbench.projections import Ledger, fold, status_snapshot
+from pluginbench.projections import Ledger, fold
 from pluginbench.rundir import RunDir
+from pluginbench.status import status_snapshot
 from tests.runs_helpers import events_of, write_config
 
 pytestmark = pytest.mark.anyio

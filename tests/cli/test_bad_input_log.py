@@ -156,10 +156,10 @@ def test_status_states_and_last_event_are_one_moment(finished_run: Path, tmp_pat
     """While a writer appends (log, then ledger, as the Supervisor does), every status
     snapshot's states equal the fold of the log up to its last_event."""
     from pluginbench.events import EventLog, decode
-    from pluginbench.projections import status_snapshot
     from pluginbench.projections._ledger import Ledger
     from pluginbench.projections._state import fold
     from pluginbench.projections._view import attempt_rows
+    from pluginbench.status import status_snapshot
 
     recorded = [decode(line) for line in (finished_run / "events.jsonl").read_bytes().splitlines()]
     live = tmp_path / "live"

@@ -12,7 +12,7 @@ from pluginbench.dashboard._plots import attempts_over_time, heat_grid, token_ba
 from pluginbench.dashboard._reader import RunEntry, due
 from pluginbench.dashboard._timeline import Timeline
 from pluginbench.dashboard._views import RunSource, results_model, run_model, runs_model
-from pluginbench.projections import status_snapshot
+from pluginbench.status import status_snapshot
 from tests.dashboard._runs import synthetic_run
 
 

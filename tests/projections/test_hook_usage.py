@@ -10,7 +10,7 @@ from pathlib import Path
 from pluginbench.events import Usage
 from pluginbench.harnesses._port import HOOKS_UNMETERED, hook_arm_usage
 from pluginbench.projections import build_report
-from pluginbench.projections._status import status_snapshot
+from pluginbench.status import status_snapshot
 from tests.projections.test_report import RunBuilder, exact, load
 
 

@@ -8,12 +8,12 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pluginbench.actors import Emit, decide, schedule
+from pluginbench.actors._step import settle
+from pluginbench.actors._writer import RunWriter
 from pluginbench.events import (
     AgentExited,
     AgentLaunched,
     AttemptGraded,
-    AttemptStarted,
     CodingStarted,
     EventLog,
     Measure,
@@ -24,29 +24,24 @@ from pluginbench.events import (
     Usage,
     read_events,
 )
-from pluginbench.projections import Ledger, RunState, fold, read_ledger, status_snapshot
+from pluginbench.projections import Ledger, RunState, fold, read_ledger
 from pluginbench.projections._view import attempt_rows, run_row
+from pluginbench.status import status_snapshot
 from tests.actors.test_decide import created
 
 CLOCK = "2026-01-01T00:00:00.000Z"
 
 
 def random_run(seed: int, path: Path, ledger: Ledger | None = None) -> RunState:
-    """Drive decide/schedule with random agent behaviour and random crashes (new workers)."""
+    """Drive the Supervisor's step (its writer and ``settle``: decide, then schedule) with
+    random agent behaviour and random crashes (new workers)."""
     rng = random.Random(seed)
     state = RunState()
     log = EventLog(path, clock=lambda: CLOCK)
+    writer = RunWriter(log, state, ledger)
 
     def record(event: object) -> None:
-        queue = [event]
-        while queue:
-            e = log.append(queue.pop(0))  # type: ignore[arg-type]
-            state.apply(e)
-            if ledger is not None:
-                ledger.update(state, e)
-            for c in decide(state, e):
-                if isinstance(c, Emit):
-                    queue.append(c.event)
+        settle(state, event, writer.record)  # type: ignore[arg-type]
 
     record(created(n_tasks=rng.randint(1, 3), repeats=rng.randint(1, 2), jobs=rng.randint(1, 3)))
     record(RunStarted(pid=1, pgid=1, resumed=False))
@@ -54,8 +49,6 @@ def random_run(seed: int, path: Path, ledger: Ledger | None = None) -> RunState:
     for _ in range(rng.randint(5, 80)):
         if state.finished or state.failed or state.stopped:
             break
-        for s in schedule(state):
-            record(AttemptStarted(attempt_id=s.attempt_id, slot=s.slot, task=s.task, arm=s.arm, repeat=s.repeat))
         running = [a for a in state.live_attempts() if a.state == "running"]
         roll = rng.random()
         if roll < 0.05:

@@ -1,0 +1,43 @@
+"""The one path by which an event reaches ``events.jsonl``.
+
+:meth:`RunWriter.record` appends (stamp ``seq`` and ``at``, write, fsync), steps the
+state (fold and decide, :func:`._step.step`), updates the ledger and tells the observer.
+The Supervisor records every event of a run through it; run creation records
+``run.created`` through it too (a fresh state and ledger), and ``pluginbench review``
+records its revision's events through it. Each holds ``run.lock`` while it writes, so
+there is one writer at a time and every writer takes the same steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..events import Event, EventLog
+from ..projections._ledger import Ledger
+from ..projections._state import RunState
+from ._decide import Command
+from ._step import step
+
+Observer = Callable[[RunState, Event], None]
+
+
+class RunWriter:
+    """Append, step, update the ledger, observe: for one run, while its lock is held."""
+
+    def __init__(self, log: EventLog, state: RunState, ledger: Ledger | None, observer: Observer | None = None) -> None:
+        self.log = log
+        self.state = state
+        self.ledger = ledger
+        self.observer = observer
+        if ledger is not None and ledger.last_seq() != state.last_seq:
+            ledger.rebuild(state)  # a ledger behind the log (or damaged) is rebuilt from the fold first
+
+    def record(self, event: Event) -> list[Command]:
+        """Durably append ``event``, fold it in, and return the commands it causes."""
+        stamped = self.log.append(event)
+        commands = step(self.state, stamped).commands
+        if self.ledger is not None:
+            self.ledger.update(self.state, stamped)
+        if self.observer is not None:
+            self.observer(self.state, stamped)
+        return commands

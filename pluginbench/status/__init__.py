@@ -1,0 +1,13 @@
+"""The status adapter: the I/O around the pure status view.
+
+:func:`read_status` reads what ``pluginbench status`` shows (the lock's owner, the clock,
+file times, the log once, the ledger read-only, the selected measurements, and, for a run
+no process owns, what its backend says a killed worker left, through the backend port)
+and hands it to :func:`pluginbench.projections.status_view`, which computes the typed
+:class:`~pluginbench.projections.Status`. ``status``, ``status --json``, ``status --watch``
+and the dashboard all read status here.
+"""
+
+from ._read import left_running_check, read_status, status_snapshot
+
+__all__ = ["left_running_check", "read_status", "status_snapshot"]

@@ -1,0 +1,146 @@
+"""Read a run for ``status``: every piece of I/O the pure view must not do.
+
+The log is read once and verified like ``events``, ``report`` and ``run`` do (a missing,
+empty or corrupt log is refused). Attempt states come from ``evidence/ledger.sqlite``
+opened read-only when it is usable and at exactly the log's last complete event;
+otherwise from a fold of that same read (``states_source`` says which), so states and
+``last_event`` are one moment. A torn last line is ignored and counted
+(``torn_tail_bytes``). The owner comes from ``run.lock`` (a held lock with the recorded
+start time), the heartbeat from the newest write to the log, ``run.log`` or the ledger.
+Nothing here writes. The backend is asked what a killed worker left only for a run no
+process owns, and only when the caller wants it (the dashboard's page polls do not).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from .._gc import paused_gc
+from ..events import encode, live_owner, read_run_log
+from ..projections._ledger import LedgerView, read_ledger
+from ..projections._state import fold
+from ..projections._status import RunFacts, status_view
+from ..projections._status_types import LeftRunning, Owner, Status
+from ..projections._view import attempt_rows, run_row
+from ..rundir import RunDir
+
+
+def read_status(
+    run_dir: Path,
+    *,
+    now: float | None = None,
+    clock: Callable[[], float] = time.time,
+    ledger_reader: Callable[[Path], LedgerView | None] = read_ledger,
+    check_left_running: bool = True,
+) -> Status:
+    """The typed ``status --json`` object of ``run_dir``. Read-only.
+
+    ``now`` (else ``clock()``) is the moment the heartbeat's age is measured at;
+    ``ledger_reader`` lets an async caller (the dashboard) hand in the ledger view it read
+    itself; ``check_left_running=False`` keeps the backend out of a page poll
+    (``left_running`` is then null, as the dashboard's contract says)."""
+    with paused_gc():
+        return _read(RunDir(run_dir.resolve()), clock() if now is None else now, ledger_reader, check_left_running)
+
+
+def status_snapshot(
+    run_dir: Path,
+    *,
+    now: float | None = None,
+    ledger_reader: Callable[[Path], LedgerView | None] = read_ledger,
+    check_left_running: bool = True,
+) -> dict[str, Any]:
+    """:func:`read_status` as plain JSON-able data (what the terminal view and the
+    dashboard's page models read)."""
+    status = read_status(run_dir, now=now, ledger_reader=ledger_reader, check_left_running=check_left_running)
+    with paused_gc():
+        return msgspec.to_builtins(status)  # type: ignore[no-any-return]
+
+
+def _read(rd: RunDir, now: float, ledger_reader: Callable[[Path], LedgerView | None], check_left_running: bool) -> Status:
+    lock = live_owner(rd.root)
+    # One snapshot: the log is read (and verified: every line decodes, seq is contiguous,
+    # it begins with run.created) once; last_event is its last complete event, and the
+    # states come from the ledger only when the ledger is at exactly that event, else
+    # from a fold of the same events. States and last_event never mix two moments.
+    contents = read_run_log(rd.events)
+    last, torn_tail_bytes = contents.events[-1], len(contents.torn_tail)
+    view = ledger_reader(rd.ledger)
+    if view is not None and view.last_seq == last.seq:
+        del contents  # verified; the ledger holds the same moment, so no fold is needed
+        run, rows, source = view.run, view.attempts, "ledger"
+    else:
+        state = fold(contents.events)
+        del contents
+        run, rows, source = run_row(state), attempt_rows(state), "events"
+    owner = None if lock is None else Owner(pid=lock.pid, pgid=lock.pgid, started_at=lock.started_at)
+    report_html = rd.report_dir / "report.html"
+    facts = RunFacts(
+        run_dir=str(rd.root),
+        owner=owner,
+        newest_write=_newest_write(rd),
+        last_event=msgspec.json.decode(encode(last)),
+        torn_tail_bytes=torn_tail_bytes,
+        states_source=source,
+        selected_measures=_selected_measures(rd),
+        report_html=str(report_html) if report_html.exists() else None,
+        log=str(rd.log) if rd.log.exists() else None,
+        left_running=None if owner is not None or not check_left_running else ask_backend(run.get("backend"), rd.run_id),
+    )
+    return status_view(run, rows, facts, now)
+
+
+def _newest_write(rd: RunDir) -> float | None:
+    mtimes = []
+    for p in (rd.events, rd.log, rd.ledger):
+        try:
+            mtimes.append(p.stat().st_mtime)
+        except FileNotFoundError:
+            continue
+    return max(mtimes) if mtimes else None
+
+
+def _selected_measures(rd: RunDir) -> list[str]:
+    """The measurements the run's frozen settings select (tokens and time are always taken)."""
+    try:
+        selected = json.loads(rd.evaluation.read_text()).get("measurements")
+    except (OSError, ValueError, AttributeError):
+        return []
+    return sorted(m for m in selected if isinstance(m, str)) if isinstance(selected, list) else []
+
+
+def left_running_check(run_dir: Path) -> dict[str, Any]:
+    """The ``left_running`` object of a run no process owns, from its backend: the
+    dashboard's "check for containers left running" action."""
+    rd = RunDir(run_dir.resolve())
+    view = read_ledger(rd.ledger)
+    run = view.run if view is not None else run_row(fold(read_run_log(rd.events).events))
+    return msgspec.to_builtins(ask_backend(run.get("backend"), rd.run_id))  # type: ignore[no-any-return]
+
+
+def ask_backend(backend: str | None, run_id: str) -> LeftRunning:
+    """What the run's backend says a killed worker of ``run_id`` left; ``checked: false``
+    with the reason when it could not be asked (status always answers)."""
+    try:
+        left = _left_on_backend(backend or "local", run_id)
+    except Exception as exc:  # noqa: BLE001 - reported, not raised: status must always answer
+        return LeftRunning(checked=False, error=str(exc), containers=[], folders=[], stop_command=None)
+    return msgspec.convert({"checked": True, "error": None, **left}, LeftRunning)
+
+
+def _left_on_backend(backend: str, run_id: str) -> dict[str, Any]:
+    if backend != "docker":
+        from ..environments._local import left_behind
+
+        return {"containers": [], "folders": [str(f) for f in left_behind(run_id)], "stop_command": None}
+    from ..environments import list_left_running_sync
+
+    containers = list_left_running_sync(run_id)
+    ids = [c["id"] for c in containers]
+    return {"containers": containers, "folders": [], "stop_command": ("docker stop " + " ".join(ids)) if ids else None}
