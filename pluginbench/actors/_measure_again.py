@@ -27,6 +27,7 @@ import json
 import re
 import shutil
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -39,6 +40,7 @@ from ..config import parse_evaluation
 from ..config._schema import Evaluation
 from ..errors import ConfigError, InputError, LockHeldError, MeasurementError, RunDirError
 from ..events import (
+    Event,
     EventLog,
     Measure,
     MeasurementRevisionFinished,
@@ -68,12 +70,14 @@ from ..measures._coverage_profile import (
 from ..measures._coverage_run import OpenSandbox, coverage_readiness, run_coverage
 from ..measures._coverage_spec import task_language
 from ..measures._readiness import not_measured
+from ..projections._ledger import Ledger
 from ..projections._state import RunState, fold
 from ..rundir import RunDir
 from ..tasks import load_task
 from ._context import Engine, Outbox, TaskImages, cache_root
 from ._pipeline import _spec
 from ._runfiles import load_saved
+from ._writer import RunWriter
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 
@@ -328,14 +332,18 @@ def _write_settings(plan: MeasurePlan) -> str:
 def run_measure(plan: MeasurePlan, progress: Callable[[str], None] = print) -> RunState:
     """Own the run, check readiness, collect the revision, select it and rebuild the report."""
     rd = plan.run_dir
-    with RunLock(rd.root), EventLog(rd.events) as log:
+    with RunLock(rd.root), EventLog(rd.events) as log, closing(Ledger(rd.ledger)) as ledger:
         state = fold(log.recovered)
+        writer = RunWriter(log, state, ledger)  # the Supervisor's path: append, step, ledger
+
+        def append(event: Event) -> None:
+            writer.record(event)  # the run is finished: nothing it decides is run here
         for rev in state.measurement_revisions.values():
             if not rev.finished:
                 progress(f"measurement revision {rev.revision} was left unfinished by a process that ended; "
                          "it is recorded as finished and not selected")
-                state.apply(log.append(MeasurementRevisionFinished(revision=rev.revision, selected=False,
-                                                                   reason="left unfinished by a process that ended")))
+                append(MeasurementRevisionFinished(revision=rev.revision, selected=False,
+                                                                   reason="left unfinished by a process that ended"))
         work = rd.root / "measure" / plan.revision
         checking = rd.root / "measure" / f".{plan.revision}.checking"
         shutil.rmtree(checking, ignore_errors=True)
@@ -359,12 +367,12 @@ def run_measure(plan: MeasurePlan, progress: Callable[[str], None] = print) -> R
         skipped = {(n.task, n.measure): n.reason for n in [*previous, *skipped_rows]}
         merged_nm = sorted({(n.task, n.measure): n for n in [*previous, *skipped_rows]}.values(),
                            key=lambda n: (n.task, n.measure))
-        state.apply(log.append(MeasurementRevisionStarted(
+        append(MeasurementRevisionStarted(
             revision=plan.revision, measurements=plan.collect, added=plan.requested, readiness=ready.rows,
-            not_measured=list(merged_nm))))
+            not_measured=list(merged_nm)))
 
         def record(event: RevisionMeasured) -> None:
-            state.apply(log.append(event))
+            append(event)
 
         anyio.run(_collect, engine, plan, ready, skipped, work, record, progress, backend="asyncio")
         selected = state.selected_measurement()
@@ -372,17 +380,17 @@ def run_measure(plan: MeasurePlan, progress: Callable[[str], None] = print) -> R
         if lost:
             reason = (f"it loses {len(lost)} observation(s) the selected revision {selected.revision} measured "  # type: ignore[union-attr]
                       f"(e.g. {lost[0]})")
-            state.apply(log.append(MeasurementRevisionFinished(revision=plan.revision, selected=False, reason=reason)))
+            append(MeasurementRevisionFinished(revision=plan.revision, selected=False, reason=reason))
             raise RunDirError(f"measurement revision {plan.revision} was collected but not selected: {reason}",
                               file=str(work), field="--revision",
                               fix="it stays in evidence; find why the collector failed on those submissions, "
                                   "then measure again under a new name")
         digest = _write_settings(plan)
-        state.apply(log.append(MeasurementRevisionFinished(revision=plan.revision, selected=True, evaluation_sha256=digest)))
+        append(MeasurementRevisionFinished(revision=plan.revision, selected=True, evaluation_sha256=digest))
         from ..projections import build_report
 
         files = build_report(rd.root)
-        state.apply(log.append(ReportBuilt(path=str(files.report_html.relative_to(rd.root)))))
+        append(ReportBuilt(path=str(files.report_html.relative_to(rd.root))))
         return state
 
 
