@@ -138,6 +138,12 @@ def cli_pins() -> dict[str, CliPin]:
     return {name: cls.cli for name, cls in harness_classes().items() if cls.cli is not None}
 
 
+def is_simulated(name: str) -> bool:
+    """Whether ``name`` is a registered stand-in agent whose results are labelled
+    SIMULATED (False for a name no harness is registered under)."""
+    return is_registered(name) and bool(harness_class(name).simulated)
+
+
 def real_harness_names() -> tuple[str, ...]:
     """The registered harnesses that drive a real agent CLI."""
     return tuple(name for name, cls in harness_classes().items() if cls.real)
@@ -176,6 +182,7 @@ __all__ = [
     "harness_classes",
     "harness_names",
     "is_registered",
+    "is_simulated",
     "real_harness_names",
     "register_harness",
     "unregister_harness",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-#: fixture repositories hold their own test suites (run by their coverage commands, not by pytest)
+#: fixture repositories under tests/data carry their own tests; they are data, never collected
 collect_ignore_glob = ["data/*"]
 
 

@@ -9,13 +9,13 @@ mandatory bubblewrap sandbox. A probe run's reviewer talks to the same loopback 
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 from typing import Any
 
 from ..config import Evaluation, reviewer_spec_problem
-from ..errors import ConfigError, EnvironmentFailure, InputError
+from ..errors import ConfigError, EnvironmentFailure
 from ..events import ReviewerSpec
+from ..harness_registry import harness_class
 from ..review import Reviewer, default_criteria
 
 
@@ -44,12 +44,13 @@ def preflight(harness: str, model: str | None, reasoning: str | None, *, probe: 
     problem = reviewer_spec_problem(harness, model, reasoning)
     if problem is not None:
         raise ConfigError(problem.message, file=file, field=f"{field}.{problem.field}", fix=problem.fix)
-    if harness == "simulated":
+    cls = harness_class(harness, file=file, field=f"{field}.harness")
+    if cls.cli is None:
         return None, None
     from ..environments._bwrap import bwrap_usable, find_bwrap
     from ..probe import cli_version, find_cli
 
-    path = find_cli(harness)  # type: ignore[arg-type]
+    path = find_cli(harness)
     if path is None:
         raise ConfigError(f"the reviewer's {harness} CLI is not installed", file=file, field=f"{field}.harness",
                           fix="run tools/install-clis.sh (reviews run the host CLI)")
@@ -57,23 +58,7 @@ def preflight(harness: str, model: str | None, reasoning: str | None, *, probe: 
     if version is None:
         raise ConfigError(f"{path} --version did not answer", file=file, field=f"{field}.harness",
                           fix="reinstall the CLI")
-    if harness == "claude":
-        from ..harnesses._claude_launch import TOKEN_VARIABLE, check_operator_env
-
-        check_operator_env(os.environ, probe=probe)
-        if not probe and not os.environ.get(TOKEN_VARIABLE):
-            raise InputError(f"the Claude reviewer needs {TOKEN_VARIABLE}", field=f"{field}.harness",
-                             fix=f"export {TOKEN_VARIABLE} (from `claude setup-token`)")
-    elif harness == "codex":
-        if not probe and not (Path.home() / ".codex" / "auth.json").is_file():
-            raise ConfigError("no Codex credentials on this host", file=str(Path.home() / ".codex" / "auth.json"),
-                              field=f"{field}.harness", fix="run `codex login` with the pinned CLI")
-        from ..harnesses._port import tool_roots
-
-        roots = [r for r in tool_roots(path) if r.name == "node_modules"] or [Path(path).resolve().parent]
-        if not any(any(r.rglob("codex-code-mode-host")) for r in roots):
-            raise ConfigError("a Codex reviewer needs codex-code-mode-host beside codex", file=str(path),
-                              field=f"{field}.harness", fix="reinstall the Codex CLI (tools/install-clis.sh)")
+    cls.check_reviewer_host(path, probe=probe, field=field, file=file)  # credentials, helpers
     executable = find_bwrap()
     if executable is None or not bwrap_usable(network_none=False):
         raise EnvironmentFailure("reviews need a bubblewrap sandbox and bwrap is not usable here; install "
@@ -93,17 +78,17 @@ def frozen_spec(ev: Evaluation, criteria: bytes, cli_version: str | None) -> Rev
 
 def make_reviewer(spec: ReviewerSpec, *, probe_base_url: str | None, hidden: tuple[Path, ...]) -> Reviewer:
     """The reviewer's adapter: the host CLI through the coding harness of the same name."""
-    if spec.harness == "simulated":
+    cls = harness_class(spec.harness)
+    if cls.cli is None:  # the simulated stand-in reviews without a CLI
         return Reviewer(spec, None, None, hidden)
     from ..environments import make_environment
     from ..harnesses import make_harness
     from ..probe import find_cli
 
-    path = find_cli(spec.harness)  # type: ignore[arg-type]
+    path = find_cli(spec.harness)
     if path is None:
         raise EnvironmentFailure(f"the reviewer's {spec.harness} CLI is not installed on this host")
-    options: dict[str, Any] = {"cli_path": path, "cli_version": spec.cli_version or "", "probe_base_url": probe_base_url}
-    if spec.harness == "claude":
-        options["subagents"] = False
+    options: dict[str, Any] = {"cli_path": path, "cli_version": spec.cli_version or "", "probe_base_url": probe_base_url,
+                               **cls.reviewer_options()}
     harness = make_harness(spec.harness, **options)
     return Reviewer(spec, harness, make_environment("local", isolation="bubblewrap"), hidden)

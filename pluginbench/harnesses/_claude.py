@@ -46,7 +46,7 @@ import anyio
 import msgspec
 
 from ..environments._port import Sandbox
-from ..errors import ConfigError, PluginBenchError
+from ..errors import ConfigError, InputError, PluginBenchError
 from ..harness_registry import SpecProblem
 from ..tasks._tree import copy_tree, fingerprint, scan_tree
 from ..treatments import MARKETPLACE, ClaudeTreatment, admit_claude_treatment
@@ -68,7 +68,7 @@ from ._claude_launch import (
     spec_problem,
 )
 from ._claude_session import ClaudeSession
-from ._claude_stream import parse_stream, provider_stop
+from ._claude_stream import final_and_writes, parse_stream, provider_stop
 from ._claude_usage import read_transcripts, validate_usage
 from ._port import (
     AgentRun,
@@ -111,6 +111,34 @@ class ClaudeHarness(HarnessBase):
     native_receipts = True
     cli = CLI
     doctor_model = "claude-sonnet-4-5"
+    delivery_policy = "claude-native-v1"
+
+    @classmethod
+    def launch_identity(cls, model: str | None, reasoning: str | None, *, subagents: bool = True) -> dict[str, Any]:
+        from . import _claude_launch as cl
+        from ._claude_discovery import REQUESTS, SCHEMA
+
+        m, effort = model or "<model>", reasoning or "<effort>"
+        return {
+            # One process: discovery's control requests, then the task as the first message.
+            "argv": cl.session_argv("<cli>", m, effort, "<session>", subagents=subagents),
+            "discovery": {"control_requests": [[sub, params] for sub, params in REQUESTS], "receipt": SCHEMA},
+            "refused_variables": sorted(cl.REFUSED_VARIABLES),
+            "settings": cl.PINNED_SETTINGS,
+            "builtin_agents": sorted(cl.BUILTIN_AGENTS),
+            "init_tools": sorted(cl.PINNED_TOOLS.get(m, ())),
+            "pinned_version": cl.PINNED_VERSION,
+        }
+
+    @classmethod
+    def uncacheable_cli(cls, cli_version: str | None) -> str | None:
+        """Claude Code's built-in commands, agents and init tools are part of the vanilla
+        arm, and PluginBench pins them for one CLI version only; any other version codes its
+        own vanilla arm every run."""
+        if cli_version != PINNED_VERSION:
+            return (f"Claude Code {cli_version} is not {PINNED_VERSION}, the version whose built-ins PluginBench pins; "
+                    "this run codes its own vanilla arm and publishes nothing")
+        return None
 
     @classmethod
     def spec_problem(cls, model: str | None, reasoning: str | None) -> SpecProblem | None:
@@ -137,6 +165,22 @@ class ClaudeHarness(HarnessBase):
     def for_run(cls, ev: Any, *, cli_path: str | Path | None, cli_version: str | None,
                 probe_base_url: str | None) -> ClaudeHarness:
         return cls(str(cli_path), cli_version or "", probe_base_url, subagents=ev.capabilities.subagents)
+
+    @classmethod
+    def read_final(cls, stdout: str) -> tuple[str | None, list[str]]:
+        return final_and_writes(stdout)
+
+    @classmethod
+    def check_reviewer_host(cls, cli_path: Path, *, probe: bool, field: str, file: str | None) -> None:
+        """Credentials exactly as coding runs take them: the subscription token only."""
+        check_operator_env(os.environ, probe=probe)
+        if not probe and not os.environ.get(TOKEN_VARIABLE):
+            raise InputError(f"the Claude reviewer needs {TOKEN_VARIABLE}", field=f"{field}.harness",
+                             fix=f"export {TOKEN_VARIABLE} (from `claude setup-token`)")
+
+    @classmethod
+    def reviewer_options(cls) -> dict[str, Any]:
+        return {"subagents": False}
 
     @classmethod
     def credential_check(cls) -> tuple[bool, str]:

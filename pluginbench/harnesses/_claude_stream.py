@@ -148,3 +148,27 @@ def provider_stop(summary: StreamSummary, *, timed_out: bool = False) -> str | N
         return (f"session {how} while retrying an API call (attempt {r.get('attempt')}/"
                 f"{r.get('max_retries')}, error {r.get('error_status')} {r.get('error')})")
     return None
+
+
+#: Tools whose use means the session wrote something.
+WRITING_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
+
+
+def final_and_writes(stdout: str) -> tuple[str | None, list[str]]:
+    """The session's final message (the ``result`` event) and every writing tool it used,
+    from its saved stream-json stdout."""
+    final, tools = None, []
+    for line in stdout.splitlines():
+        try:
+            ev = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(ev, dict):
+            continue
+        if ev.get("type") == "result" and isinstance(ev.get("result"), str):
+            final = ev["result"]
+        if ev.get("type") == "assistant":
+            for block in (ev.get("message") or {}).get("content") or []:
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    tools.append(str(block.get("name")))
+    return final, [t for t in tools if t in WRITING_TOOLS]

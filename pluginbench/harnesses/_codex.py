@@ -54,8 +54,8 @@ from ._codex_discovery import (
     compare,
     norm_event,
 )
-from ._codex_events import reachable_sessions, read_exec_stream, read_rollout
-from ._codex_host import CLI, admit_evaluation, credential_check
+from ._codex_events import final_and_writes, reachable_sessions, read_exec_stream, read_rollout
+from ._codex_host import CLI, admit_evaluation, check_reviewer_host, credential_check
 from ._codex_usage import classify_provider_stop, validate_usage
 from ._port import (
     AgentRun,
@@ -134,6 +134,17 @@ class CodexHarness(HarnessBase):
     native_receipts = True
     cli = CLI
     doctor_model = "gpt-5.5"
+    delivery_policy = "codex-native-v1"
+
+    @classmethod
+    def launch_identity(cls, model: str | None, reasoning: str | None, *, subagents: bool = True) -> dict[str, Any]:
+        settings = discovery_settings(model or "<model>", reasoning)
+        return {
+            "argv": exec_argv("<cli>", workdir="<workdir>", model=model or "<model>", reasoning=reasoning,
+                              prompt="<prompt>", bypass_hook_trust=False),
+            # Discovery renders the prompt with the launch's own settings (project docs on).
+            "discovery": {"prompt_input_settings": settings, "receipt": "pluginbench.codex.native-treatment/2"},
+        }
 
     @classmethod
     def admit_evaluation(cls, ev: Any, *, probe: bool) -> None:
@@ -147,6 +158,14 @@ class CodexHarness(HarnessBase):
     @classmethod
     def credential_check(cls) -> tuple[bool, str]:
         return credential_check()
+
+    @classmethod
+    def read_final(cls, stdout: str) -> tuple[str | None, list[str]]:
+        return final_and_writes(stdout)
+
+    @classmethod
+    def check_reviewer_host(cls, cli_path: Path, *, probe: bool, field: str, file: str | None) -> None:
+        check_reviewer_host(cli_path, probe=probe, field=field, file=file)
 
     def __init__(
         self,

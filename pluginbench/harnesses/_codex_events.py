@@ -275,3 +275,22 @@ def is_work_event(ev: Mapping[str, Any]) -> bool:
         return False
     item = ev.get("item")
     return isinstance(item, Mapping) and item.get("type") in _WORK_ITEMS
+
+
+def final_and_writes(stdout: str) -> tuple[str | None, list[str]]:
+    """The last agent message of an ``exec --json`` stdout and one ``file_change`` per
+    file-changing item."""
+    final, writes = None, []
+    for line in stdout.splitlines():
+        try:
+            ev = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(ev, dict) or ev.get("type") != "item.completed":
+            continue
+        item = ev.get("item") if isinstance(ev.get("item"), dict) else {}
+        if item.get("type") == "agent_message" and isinstance(item.get("text"), str):
+            final = item["text"]
+        elif item.get("type") == "file_change":
+            writes.append("file_change")
+    return final, writes

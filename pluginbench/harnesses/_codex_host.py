@@ -45,3 +45,17 @@ def credential_check() -> tuple[bool, str]:
     if auth.is_file():
         return True, f"{auth} exists (validity not checked)"
     return False, f"{auth} is missing: run codex login"
+
+
+def check_reviewer_host(cli_path: Path, *, probe: bool, field: str, file: str | None) -> None:
+    """A Codex reviewer needs the host's credentials (unless probed) and the
+    ``codex-code-mode-host`` helper beside the CLI."""
+    from ._port import tool_roots
+
+    if not probe and not host_auth().is_file():
+        raise ConfigError("no Codex credentials on this host", file=str(host_auth()),
+                          field=f"{field}.harness", fix="run `codex login` with the pinned CLI")
+    roots = [r for r in tool_roots(cli_path) if r.name == "node_modules"] or [Path(cli_path).resolve().parent]
+    if not any(any(r.rglob("codex-code-mode-host")) for r in roots):
+        raise ConfigError("a Codex reviewer needs codex-code-mode-host beside codex", file=str(cli_path),
+                          field=f"{field}.harness", fix="reinstall the Codex CLI (tools/install-clis.sh)")

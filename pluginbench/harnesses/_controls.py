@@ -10,6 +10,7 @@ model call (:data:`NO_MODEL_USAGE`), which is measured, not assumed.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ..environments._port import Sandbox
 from ._port import NO_MODEL_USAGE, AgentRun, AttemptContext, FrozenTreatment, HarnessBase
@@ -30,6 +31,11 @@ class NopHarness(HarnessBase):
 
     name = "nop"
     summary = "control: does nothing (readiness: every task must fail)"
+    delivery_policy = "control-v1"
+
+    @classmethod
+    def launch_identity(cls, model: str | None, reasoning: str | None, *, subagents: bool = True) -> dict[str, Any]:
+        return {"argv": ["true"]}
 
     def deliver(self, treatment: FrozenTreatment, home: Path) -> dict[str, object]:
         """Write nothing; return a receipt that says so."""
@@ -65,6 +71,11 @@ class OracleHarness(HarnessBase):
     name = "oracle"
     summary = "control: applies the reference solution (readiness: every task must pass)"
     needs_solution = True
+    delivery_policy = "control-v1"
+
+    @classmethod
+    def launch_identity(cls, model: str | None, reasoning: str | None, *, subagents: bool = True) -> dict[str, Any]:
+        return {"argv": ["bash", "<solve>"]}
 
     def deliver(self, treatment: FrozenTreatment, home: Path) -> dict[str, object]:
         """Write nothing; return a receipt that says so."""

@@ -32,6 +32,11 @@ creation, the worker, preparation, ``doctor`` and the docker coding image ask th
   other config rules (:meth:`HarnessBase.validate_config`), what each task must carry
   (:meth:`HarnessBase.check_task`), treatment admission and host credentials before a run
   is created (:meth:`HarnessBase.admit_evaluation`);
+* what the vanilla cache key binds of it (:attr:`HarnessBase.delivery_policy`,
+  :meth:`HarnessBase.launch_identity`, :meth:`HarnessBase.uncacheable_cli`);
+* as the reviewer or a judge: its host checks (:meth:`HarnessBase.check_reviewer_host`),
+  options (:meth:`HarnessBase.reviewer_options`) and how its answer is read from its saved
+  stdout (:meth:`HarnessBase.read_final`);
 * how the worker builds it for a run (:meth:`HarnessBase.for_run`), and what ``doctor``
   checks (:meth:`HarnessBase.credential_check`, :attr:`HarnessBase.doctor_model`,
   :meth:`HarnessBase.doctor_options`).
@@ -146,6 +151,9 @@ class HarnessBase:
     cli: ClassVar[CliPin | None] = None
     #: the model id the ``doctor`` probe attempt asks for
     doctor_model: ClassVar[str | None] = None
+    #: the treatment-delivery policy (part of the vanilla cache key); ``None``: ``<name>-v1``.
+    #: A new delivery policy must change it.
+    delivery_policy: ClassVar[str | None] = None
 
     cli_version: str | None = None
     readonly: tuple[Path, ...] = ()
@@ -181,6 +189,33 @@ class HarnessBase:
         """The adapter the worker runs for the evaluation ``ev``: the resolved CLI (its
         path as the sandbox sees it) and the probe's URL when it is a probe run."""
         return cls()  # type: ignore[return-value]  # a subclass provides deliver/run
+
+    @classmethod
+    def launch_identity(cls, model: str | None, reasoning: str | None, *, subagents: bool = True) -> dict[str, Any]:
+        """The pinned launch for this model and effort as data for the vanilla cache key, with
+        placeholders (``<cli>``, ``<prompt>``...) for per-attempt values. Pure."""
+        return {"argv": []}
+
+    @classmethod
+    def uncacheable_cli(cls, cli_version: str | None) -> str | None:
+        """Why vanilla attempts of this CLI version are neither reused nor published, or ``None``."""
+        return None
+
+    @classmethod
+    def read_final(cls, stdout: str) -> tuple[str | None, list[str]]:
+        """From a session's saved stdout: its final message and every writing action it
+        took (the reviewer and the judge read their answer here). Pure."""
+        return None, []
+
+    @classmethod
+    def check_reviewer_host(cls, cli_path: Path, *, probe: bool, field: str, file: str | None) -> None:
+        """Before any review call: the host holds what this harness needs to review
+        (credentials, helper binaries); raises a :class:`~pluginbench.errors.PluginBenchError`."""
+
+    @classmethod
+    def reviewer_options(cls) -> dict[str, Any]:
+        """Extra constructor options when the harness reviews (e.g. no sub-agents)."""
+        return {}
 
     @classmethod
     def credential_check(cls) -> tuple[bool, str]:

@@ -317,6 +317,11 @@ class SimulatedHarness(HarnessBase):
     summary = "deterministic stand-in agent for demos and pipeline tests (labelled SIMULATED)"
     simulated = True
     reviewer = True
+    delivery_policy = "simulated-claude-layout-v1"
+
+    @classmethod
+    def launch_identity(cls, model: str | None, reasoning: str | None, *, subagents: bool = True) -> dict[str, Any]:
+        return {"argv": ["<python>", "<agent>"]}
 
     @classmethod
     def check_task(cls, task_id: str, folder: Path) -> None:

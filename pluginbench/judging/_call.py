@@ -18,49 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from ..environments._port import SandboxSpec
+from ..harness_registry import harness_class
 from ..harnesses._port import AttemptContext, FrozenTreatment
 from ..tasks import HarborTask
 from ._binding import workspace_digests
 from ._spec import JudgeSpec
 
-#: Tools whose use means the judge wrote something (Claude Code names; Codex counts file changes).
-WRITING_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 VANILLA = FrozenTreatment(arm="judge", root=None, guidance=(), skills=(), plugins=(), fingerprint="")
-
-
-def _final_message_claude(stdout: str) -> tuple[str | None, list[str]]:
-    final, tools = None, []
-    for line in stdout.splitlines():
-        try:
-            ev = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(ev, dict):
-            continue
-        if ev.get("type") == "result" and isinstance(ev.get("result"), str):
-            final = ev["result"]
-        if ev.get("type") == "assistant":
-            for block in (ev.get("message") or {}).get("content") or []:
-                if isinstance(block, dict) and block.get("type") == "tool_use":
-                    tools.append(str(block.get("name")))
-    return final, [t for t in tools if t in WRITING_TOOLS]
-
-
-def _final_message_codex(stdout: str) -> tuple[str | None, list[str]]:
-    final, writes = None, []
-    for line in stdout.splitlines():
-        try:
-            ev = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(ev, dict) or ev.get("type") != "item.completed":
-            continue
-        item = ev.get("item") if isinstance(ev.get("item"), dict) else {}
-        if item.get("type") == "agent_message" and isinstance(item.get("text"), str):
-            final = item["text"]
-        elif item.get("type") == "file_change":
-            writes.append("file_change")
-    return final, writes
 
 
 def read_trace(spec: JudgeSpec, call_dir: Path) -> tuple[str | None, list[str]]:
@@ -69,7 +33,8 @@ def read_trace(spec: JudgeSpec, call_dir: Path) -> tuple[str | None, list[str]]:
         stdout = (call_dir / "agent" / "stdout.jsonl").read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:
         return None, []
-    return (_final_message_claude if spec.harness == "claude" else _final_message_codex)(stdout)
+    final: tuple[str | None, list[str]] = harness_class(spec.harness).read_final(stdout)
+    return final
 
 
 def codex_identity(call_dir: Path) -> dict[str, Any]:

@@ -5,7 +5,10 @@ its name, columns, languages, observer version, settings schema and collector, a
 registers once; the built-in ones are in ``_builtin.py``.
 """
 
-from . import _builtin  # noqa: F401 - registers the built-in measures
+from . import (
+    _builtin,  # noqa: F401 - registers the built-in measures
+    _quality,  # noqa: F401 - registers iterations, cyclomatic, cognitive, dead_code
+)
 from ._lines import LineCounts, count_lines, is_test_path
 from ._port import (
     CollectorInput,

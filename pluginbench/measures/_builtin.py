@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..events import Measure
+from ._dup_tests import duplicated_test_lines
 from ._lines import count_lines
 from ._port import CollectorInput, Column, MeasureSpec
 from ._registry import register
@@ -23,6 +24,7 @@ def collect_lines(inp: CollectorInput) -> Mapping[str, Measure]:
         "test_lines_added": Measure(value=c.test_added, unit="lines"),
         "test_lines_removed": Measure(value=c.test_removed, unit="lines"),
         "binary_files_changed": Measure(value=c.binary_files, unit="files"),
+        "duplicated_test_lines_added": Measure(value=duplicated_test_lines(inp.patch), unit="lines"),
     }
 
 
@@ -54,6 +56,9 @@ LINES = register(MeasureSpec(
         Column("test_lines_removed", "lines", "test −", "Test lines removed by the patch.", "Test lines removed"),
         Column("binary_files_changed", "files", "binary", "Binary files the patch changes (no line counts).",
                summary=False, table=False),
+        Column("duplicated_test_lines_added", "lines", "test dup",
+               "Added test lines inside a six-line block that occurs more than once among the added test lines.",
+               "Duplicated test lines added"),
     ),
     observer_version=LINES_OBSERVER_VERSION,
     collect=collect_lines,

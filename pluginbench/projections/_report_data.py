@@ -23,6 +23,7 @@ from .. import measures as measure_registry
 from .. import stats
 from ..config import capability_record_of
 from ..events import Measure, ModelRecord, Usage
+from ..harness_registry import is_simulated
 from ._state import OUTCOMES, VANILLA, Attempt, RunState
 from ._view import NATIVE_SESSION_LABEL
 
@@ -370,7 +371,7 @@ def run_identity(config: Mapping[str, Any], state: RunState, fallback_name: str)
         "cli_version_source": c.cli_version_source if c else None,
         "backend": backend,
         "isolation": isolation,
-        "simulated": bool((c and c.simulated) or harness == "simulated"),
+        "simulated": bool((c and c.simulated) or is_simulated(str(harness or ""))),
         "probe": bool((c and c.probe) or runner.get("probe")),
         "isolated": backend == "docker" or isolation not in (None, "", "none", "auto"),
         "seed": c.seed if c else config.get("seed"),

@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from ..events import Usage
+from ..harness_registry import is_simulated
 from ..review import CATEGORIES, SEVERITIES
 from ._report_data import num, tokens_dict
 from ._state import RunState
@@ -71,7 +72,7 @@ def reviewer_identity(spec: Any, revision: str) -> dict[str, Any]:
     return {
         "revision": revision, "harness": spec.harness, "model": spec.model, "reasoning": spec.reasoning,
         "cli_version": spec.cli_version, "timeout_seconds": spec.timeout_seconds,
-        "review_criteria_sha256": spec.criteria_sha256, "simulated": spec.harness == "simulated",
+        "review_criteria_sha256": spec.criteria_sha256, "simulated": is_simulated(spec.harness),
     }
 
 

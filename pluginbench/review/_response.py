@@ -15,6 +15,7 @@ from typing import Literal
 import msgspec
 
 from ..events import Finding
+from ..harness_registry import harness_class
 
 SEVERITIES = ("high", "medium", "low")
 CATEGORIES = ("correctness", "tests", "design", "readability", "security", "performance")
@@ -95,19 +96,7 @@ def parse_response(text: str | None) -> list[Finding]:
 
 
 def final_message(harness: str, stdout_text: str) -> str | None:
-    """The reviewer CLI's last assistant message from its saved stdout (JSON lines)."""
-    last: str | None = None
-    for line in stdout_text.splitlines():
-        try:
-            ev = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(ev, dict):
-            continue
-        if harness == "claude" and ev.get("type") == "result" and isinstance(ev.get("result"), str):
-            last = ev["result"]
-        elif harness == "codex" and ev.get("type") == "item.completed":
-            item = ev.get("item") or {}
-            if item.get("type") == "agent_message" and isinstance(item.get("text"), str):
-                last = item["text"]
-    return last
+    """The reviewer CLI's last assistant message from its saved stdout, as the harness
+    reads its own trace (:meth:`~pluginbench.harnesses.HarnessBase.read_final`)."""
+    final: str | None = harness_class(harness).read_final(stdout_text)[0]
+    return final

@@ -44,7 +44,7 @@ class _Real(HarnessContract):
     name = ""
 
     def make_harness(self, probe_url: str | None) -> Harness:
-        cli = find_cli(self.name)  # type: ignore[arg-type]
+        cli = find_cli(self.name)
         require(cli is not None, f"{self.name} CLI (tools/install-clis.sh)")
         require(shutil.which("bwrap") is not None, "bubblewrap")
         extra = {"environ": {k: v for k, v in os.environ.items() if k != "CLAUDE_CODE_OAUTH_TOKEN"}} if self.name == "claude" else {}

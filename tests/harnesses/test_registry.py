@@ -236,3 +236,19 @@ def test_install_clis_reads_the_pins_from_the_registry() -> None:
     script = (Path(__file__).resolve().parents[2] / "tools" / "install-clis.sh").read_text()
     assert "pluginbench.harness_registry pins" in script
     assert all(p.version not in script for p in harness_registry.cli_pins().values())
+
+
+def test_reviewer_rules_and_answer_come_from_the_registered_harness(toy: type[ToyHarness],
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A harness that declares ``reviewer`` is accepted as reviewer.harness, and the review's
+    answer is read from its stdout by its own ``read_final``."""
+    from pluginbench.config import reviewer_spec_problem
+    from pluginbench.review import final_message
+
+    refused = reviewer_spec_problem(TOY, None, None)
+    assert refused is not None and refused.field == "harness" and "simulated" in refused.fix
+    monkeypatch.setattr(ToyHarness, "reviewer", True)
+    monkeypatch.setattr(ToyHarness, "read_final",
+                        classmethod(lambda cls, stdout: (stdout.strip().splitlines()[-1], [])))
+    assert reviewer_spec_problem(TOY, None, None) is None
+    assert final_message(TOY, "thinking\n{\"findings\": []}\n") == '{"findings": []}'

@@ -39,7 +39,7 @@ def anyio_backend() -> str:
 
 
 def _cli(name: str) -> Path:
-    path = find_cli(name)  # type: ignore[arg-type]
+    path = find_cli(name)
     require(path is not None and cli_version(path) == PINNED[name], f"{name} {PINNED[name]} (tools/install-clis.sh)")
     assert path is not None
     return path

@@ -36,7 +36,7 @@ def test_cli_version_is_none_when_unusable(tmp_path: Path) -> None:
 def test_find_cli_refuses_unknown_names() -> None:
     """Only claude and codex are known."""
     with pytest.raises(ValueError):
-        find_cli("cursor")  # type: ignore[arg-type]
+        find_cli("cursor")
 
 
 def test_local_install_folder_is_under_the_repo_root() -> None:
@@ -48,7 +48,7 @@ def test_local_install_folder_is_under_the_repo_root() -> None:
 @pytest.mark.parametrize("name", ["claude", "codex"])
 def test_installed_clis_are_found_at_the_pinned_version(name: str) -> None:
     """find_cli finds the installed CLI and it reports the pinned version."""
-    path = find_cli(name)  # type: ignore[arg-type]
+    path = find_cli(name)
     require(path is not None, f"{name} (run tools/install-clis.sh)")
     assert path is not None and cli_version(path) == PINNED[name]
 

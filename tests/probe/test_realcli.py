@@ -30,7 +30,7 @@ CODEX_MODEL = "gpt-5.5"  # a bundled slug: Codex then offers apply_patch
 
 
 def _cli(name: str) -> Path:
-    path = find_cli(name)  # type: ignore[arg-type]
+    path = find_cli(name)
     require(path is not None and cli_version(path) == PINNED[name],
             f"{name} {PINNED[name]} (run tools/install-clis.sh)")
     assert path is not None

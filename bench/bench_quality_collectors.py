@@ -1,0 +1,74 @@
+"""Seconds each code-quality collector adds per attempt (issue 9). Prints; asserts nothing.
+
+    .venv/bin/python bench/bench_quality_collectors.py [--repeats 10]
+
+Runs every registered collector (lines, iterations, cyclomatic, cognitive, dead_code) on the
+Python fixture of tests/data/quality (its starting source and submission patch; iterations on
+the recorded Claude Code trace), each ``--repeats`` times through the real analyzers, and
+prints the median, min and max wall seconds per collector. The complexity scan is cached
+between cyclomatic and cognitive for one attempt, so the cache is cleared before each call
+to time each collector alone; the dead-code collector's starting scan is cached per task, so
+both its first call (cold: two Vulture runs) and later calls (warm: one run) are shown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from pluginbench import measures
+from pluginbench.measures import CollectorInput, _quality
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = ROOT / "tests" / "data" / "quality" / "python"
+TRACES = ROOT / "tests" / "data" / "quality" / "iterations" / "claude"
+
+
+def _input(tmp: Path, harness: str) -> CollectorInput:
+    attempt = tmp / "attempt"
+    if not attempt.exists():
+        shutil.copytree(TRACES, attempt)
+    return CollectorInput("t__vanilla__r1", "t", "vanilla", (FIXTURE / "submission.patch").read_text(), attempt,
+                          attempt / "agent", harness, FIXTURE, FIXTURE / "start", None, None, None, {},
+                          attempt / "measure" / "x")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=10)
+    args = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="pb-bench-quality-") as tmp:
+        inp = _input(Path(tmp), "claude")
+        for name in ("lines", "iterations", "cyclomatic", "cognitive", "dead_code"):
+            spec = measures.get(name)
+            assert spec is not None and spec.collect is not None
+            times = []
+            cold = None
+            for i in range(args.repeats + (1 if name == "dead_code" else 0)):
+                _quality._SCANS.clear()
+                if name == "dead_code" and i == 0:
+                    _quality._STARTING_SCANS.clear()
+                t0 = time.perf_counter()
+                values = spec.collect(inp)
+                dt = time.perf_counter() - t0
+                # a Python task has no JS/TS duplicate groups (unknown by design); every other value is measured
+                assert all(m.status == "measured" for k, m in values.items() if k != "duplicate_groups_added"), values
+                if name == "dead_code" and i == 0:
+                    cold = dt
+                else:
+                    times.append(dt)
+            rows.append((name, statistics.median(times), min(times), max(times), cold))
+    print(f"collector seconds per attempt, Python fixture, {args.repeats} repeats")
+    print(f"{'collector':<12} {'median':>8} {'min':>8} {'max':>8}  note")
+    for name, med, lo, hi, cold in rows:
+        note = f"first call (cold starting scan) {cold:.3f}" if cold is not None else ""
+        print(f"{name:<12} {med:8.3f} {lo:8.3f} {hi:8.3f}  {note}")
+
+
+if __name__ == "__main__":
+    main()

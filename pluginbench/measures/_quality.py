@@ -1,0 +1,457 @@
+"""The code-quality measures, registered on import: ``iterations``, ``cyclomatic``,
+``cognitive`` and ``dead_code`` (issue 9 items 1, 3, 4; the duplicated-test-lines column
+belongs to ``lines`` in ``_builtin.py``).
+
+Each collector is a thin edge: it reads the frozen evidence a :class:`CollectorInput`
+names, runs the pure rules (``_iterations``, ``_complexity``, ``_deadcode``) on what the
+pinned analyzers report, and returns a value or an unknown with the reason per column.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..events import Measure
+from ._complexity import ComplexityDelta, compare
+from ._complexity_scan import analyzer_status, language_of, scan_paths
+from ._deadcode import introduced, introduced_groups
+from ._deadcode_scan import (
+    AnalyzerFailed,
+    cargo_status,
+    run_cargo_check,
+    run_staticcheck,
+    run_vulture,
+    staticcheck_status,
+    vulture_status,
+)
+from ._iterations import METHOD, count_attempt
+from ._js_analyzers import run_jscpd, run_knip, tool_status
+from ._port import CollectorInput, Column, MeasureSpec, Readiness, ReadinessInput
+from ._registry import register
+from ._tree import PatchDoesNotApply, changed_paths, source_files, submission_tree
+
+TRANSCRIPT_HARNESSES = ("claude", "codex")
+
+# ------------------------------------------------------------------ iterations
+
+
+def collect_iterations(inp: CollectorInput) -> Mapping[str, Measure]:
+    if inp.harness not in TRANSCRIPT_HARNESSES:
+        return ITERATIONS.unknown(f"the {inp.harness} harness saves no agent transcript to count")
+    return count_attempt(inp.attempt_dir)
+
+
+def check_iterations(inp: ReadinessInput) -> Readiness:
+    return Readiness("ready", None, METHOD)
+
+
+ITERATIONS = register(MeasureSpec(
+    name="iterations",
+    description=("Verification commands and command → edit → command loops counted in the saved agent "
+                 f"transcripts, root and subagent ({METHOD})."),
+    columns=(
+        Column("verification_commands", "commands", "verify",
+               "Verification commands (tests, type checks, linters) that started.", "Verification commands"),
+        Column("verification_iterations", "iterations", "iter",
+               "Verification command → workspace edit → next verification command sequences.",
+               "Verification iterations"),
+        Column("failed_verification_commands", "commands", "failed",
+               "Verification commands that exited non-zero with an unmasked status.",
+               "Failed verification commands", table=False),
+    ),
+    observer_version="2",
+    collect=collect_iterations,
+    check=check_iterations,
+))
+
+# ------------------------------------------------------------------ complexity
+
+_SCAN_LOCK = threading.Lock()
+_SCANS: dict[str, tuple[str | None, str | None, str | None, ComplexityDelta | None]] = {}
+
+
+def _complexity(inp: CollectorInput) -> tuple[str | None, str | None, str | None, ComplexityDelta | None]:
+    """(language, analyzer, reason when unknown, delta) of the submission; cached per
+    starting source and patch, since cyclomatic and cognitive share one scan."""
+    key = hashlib.sha256(f"{inp.starting_source}\0{inp.patch}".encode("utf-8", "surrogateescape")).hexdigest()
+    with _SCAN_LOCK:
+        if key in _SCANS:
+            return _SCANS[key]
+    got = _scan_complexity(inp)
+    with _SCAN_LOCK:
+        if len(_SCANS) > 32:
+            _SCANS.clear()
+        _SCANS[key] = got
+    return got
+
+
+def _scan_complexity(inp: CollectorInput) -> tuple[str | None, str | None, str | None, ComplexityDelta | None]:
+    before_paths, after_paths = changed_paths(inp.patch)
+    changed = {p for p in before_paths | after_paths if language_of(p)}
+    languages = sorted({language_of(p) for p in changed} - {None})  # type: ignore[type-var]
+    if len(languages) > 1:
+        return None, None, (f"the submission changes {' and '.join(languages)} source: scores of different "
+                            "languages and analyzers are not pooled"), None
+    if not languages:
+        # a complete scan of a submission that changed no analyzed function adds zero
+        present = sorted({language_of(p) for p in source_files(inp.starting_source, _SUFFIXES)} - {None})
+        language = present[0] if len(present) == 1 else None
+        analyzer = analyzer_status(language)[0] if language else None
+        return language, analyzer, None, ComplexityDelta(0, 0, 0, 0, 0, ())
+    language = languages[0]
+    analyzer, reason = analyzer_status(language)
+    if analyzer is None:
+        return language, None, reason, None
+    work = inp.work_dir.parent / "complexity-tree"
+    try:
+        after_root = submission_tree(inp.starting_source, inp.patch, work, only=before_paths)
+        before = scan_paths(inp.starting_source, before_paths & changed)
+        after = scan_paths(after_root, after_paths & changed)
+    except PatchDoesNotApply as exc:
+        return language, analyzer, str(exc), None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    errors = [s.error for s in (*before.values(), *after.values()) if s.error]
+    if errors:
+        return language, analyzer, errors[0], None
+    return language, analyzer, None, compare(before, after)
+
+
+_SUFFIXES = frozenset({".py", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx", ".go", ".rs"})
+
+
+def _tagged(values: dict[str, tuple[int, str]], language: str | None, analyzer: str | None) -> dict[str, Measure]:
+    return {k: Measure(value=v, unit=u, language=language, analyzer=analyzer) for k, (v, u) in values.items()}
+
+
+def collect_cyclomatic(inp: CollectorInput) -> Mapping[str, Measure]:
+    language, analyzer, reason, delta = _complexity(inp)
+    if delta is None:
+        return {k: Measure(value=None, unit=m.unit, status="unknown", reason=reason, language=language,
+                           analyzer=analyzer) for k, m in CYCLOMATIC.unknown(reason or "").items()}
+    return _tagged({"cyclomatic_added": (delta.cyclomatic_added, "points"),
+                    "functions_added": (delta.functions_added, "functions"),
+                    "source_files_added": (delta.source_files_added, "files")}, language, analyzer)
+
+
+def collect_cognitive(inp: CollectorInput) -> Mapping[str, Measure]:
+    language, analyzer, reason, delta = _complexity(inp)
+    if delta is None:
+        return {k: Measure(value=None, unit=m.unit, status="unknown", reason=reason, language=language,
+                           analyzer=analyzer) for k, m in COGNITIVE.unknown(reason or "").items()}
+    return _tagged({"cognitive_added": (delta.cognitive_added, "points"),
+                    "functions_over_cognitive_15": (delta.functions_over_cognitive_15, "functions")},
+                   language, analyzer)
+
+
+def check_complexity(inp: ReadinessInput) -> Readiness:
+    """Ready when the starting source has analyzed source in languages whose analyzer is
+    installed; not_configured without such source; broken when an analyzer is missing."""
+    present = sorted({language_of(p) for p in source_files(inp.starting_source, _SUFFIXES)} - {None})  # type: ignore[type-var]
+    if not present:
+        return Readiness("not_configured", "no Python, JavaScript, TypeScript, Go or Rust source to analyze")
+    versions = []
+    for language in present:
+        analyzer, reason = analyzer_status(language)
+        if analyzer is None:
+            return Readiness("broken", reason)
+        versions.append(analyzer)
+    return Readiness("ready", None, ", ".join(sorted(set(versions))))
+
+
+CYCLOMATIC = register(MeasureSpec(
+    name="cyclomatic",
+    description=("Net cyclomatic complexity the submission adds to source code, and the functions and source "
+                 "files it adds (rust-code-analysis for Python/JS/TS/Rust, lizard for Go)."),
+    columns=(
+        Column("cyclomatic_added", "points", "cyc +", "Net cyclomatic complexity added to source code.",
+               "Net cyclomatic complexity added"),
+        Column("functions_added", "functions", "fn +", "Functions the submission adds to source code.",
+               "Functions added"),
+        Column("source_files_added", "files", "files +", "Analyzed source files the submission adds.",
+               "Source files added", table=False),
+    ),
+    observer_version="1",
+    languages=("python", "javascript", "typescript", "go", "rust"),
+    collect=collect_cyclomatic,
+    check=check_complexity,
+))
+
+COGNITIVE = register(MeasureSpec(
+    name="cognitive",
+    description=("Net cognitive complexity the submission adds to source code, and its new or grown functions "
+                 "with a cognitive score above 15."),
+    columns=(
+        Column("cognitive_added", "points", "cog +", "Net cognitive complexity added to source code.",
+               "Net cognitive complexity added"),
+        Column("functions_over_cognitive_15", "functions", "cog>15",
+               "New or grown functions with a cognitive score above 15.", "Functions over cognitive 15"),
+    ),
+    observer_version="1",
+    languages=("python", "javascript", "typescript", "go", "rust"),
+    collect=collect_cognitive,
+    check=check_complexity,
+))
+
+# ------------------------------------------------------------------ dead code
+
+_STARTING_LOCK = threading.Lock()
+_STARTING_SCANS: dict[tuple[str, str], Any] = {}
+
+
+def _starting(starting: Path, analyzer: str, scan: Callable[[], Any]) -> Any:
+    """The starting source's scan by ``analyzer``, once per task and process (the starting
+    source is frozen, so its scan cannot change)."""
+    key = (str(starting.resolve()), analyzer)
+    with _STARTING_LOCK:
+        if key in _STARTING_SCANS:
+            return _STARTING_SCANS[key]
+    got = scan()
+    with _STARTING_LOCK:
+        _STARTING_SCANS[key] = got
+    return got
+
+
+def collect_dead_code(inp: CollectorInput) -> Mapping[str, Measure]:
+    """Unused-code candidates (Vulture for Python, knip for JS/TS) and JS/TS duplicate-code
+    groups (jscpd) the submission introduces since the starting scan."""
+    before_paths, after_paths = changed_paths(inp.patch)
+    changed = {p for p in before_paths | after_paths if language_of(p)}
+    languages = {language_of(p) for p in changed} - {None}
+    js_repo = any(language_of(p) in _JS for p in source_files(inp.starting_source, _SUFFIXES)) or bool(languages & _JS)
+    out = dict(_unused_candidates(inp, languages, before_paths | after_paths))
+    if not js_repo:
+        out["duplicate_groups_added"] = Measure(
+            value=None, unit="groups", status="unknown",
+            reason="duplicate-code groups are measured for JavaScript/TypeScript source (jscpd); the task has none")
+    else:
+        out["duplicate_groups_added"] = _duplicate_groups(inp, bool(languages & _JS))
+    return out
+
+
+_JS = frozenset({"javascript", "typescript"})
+
+
+def _unused_candidates(inp: CollectorInput, languages: set[str | None], touched: set[str]) -> dict[str, Measure]:
+    unit = "candidates"
+    groups = [g for g in ({"python"}, _JS, {"rust"}, {"go"}) if languages & g]
+    if len(groups) > 1:
+        return {"dead_code_candidates_added": Measure(
+            value=None, unit=unit, status="unknown",
+            reason=f"the submission changes {' and '.join(sorted(str(x) for x in languages))} source: candidates "
+                   "of different analyzers are not pooled")}
+    if languages & _JS:
+        return {"dead_code_candidates_added": _knip_candidates(inp, touched)}
+    if "rust" in languages:
+        return {"dead_code_candidates_added": _rust_candidates(inp, touched)}
+    if "go" in languages:
+        return {"dead_code_candidates_added": _go_candidates(inp)}
+    analyzer, reason = vulture_status()
+    if analyzer is None:
+        return {"dead_code_candidates_added": Measure(value=None, unit=unit, status="unknown", reason=reason)}
+    if not any(p.endswith(".py") for p in touched):
+        # Vulture's findings depend only on Python files: none changed, none introduced
+        return {"dead_code_candidates_added": Measure(value=0, unit=unit, language="python", analyzer=analyzer)}
+    work = inp.work_dir.parent / "dead-code-tree"
+    try:
+        before = _starting(inp.starting_source, "vulture", lambda: run_vulture(inp.starting_source))
+        after = run_vulture(submission_tree(inp.starting_source, inp.patch, work))
+    except (PatchDoesNotApply, AnalyzerFailed) as exc:
+        return {"dead_code_candidates_added": Measure(value=None, unit=unit, status="unknown", reason=str(exc))}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    unreadable = [p for p in after.unreadable if p in touched]
+    if unreadable:
+        return {"dead_code_candidates_added": Measure(
+            value=None, unit=unit, status="unknown", reason=f"Vulture could not parse {unreadable[0]} after the patch")}
+    new = introduced(before.candidates, after.candidates)
+    _evidence(inp, "introduced.txt", [f"{c.path}:{c.line}: {c.message}" for c in new])
+    return {"dead_code_candidates_added": Measure(value=len(new), unit=unit, language="python", analyzer=analyzer)}
+
+
+def _knip_candidates(inp: CollectorInput, touched: set[str]) -> Measure:
+    unit = "candidates"
+    analyzer, reason = tool_status("knip")
+    if analyzer is None:
+        return Measure(value=None, unit=unit, status="unknown", reason=reason)
+    if not (inp.starting_source / "package.json").is_file():
+        return Measure(value=None, unit=unit, status="unknown",
+                       reason="knip needs the repository's package.json; the starting source has none")
+    language = "typescript" if any(language_of(p) == "typescript" for p in touched) else "javascript"
+    work = inp.work_dir.parent / "dead-code-tree"
+    try:
+        before = _starting(inp.starting_source, "knip", lambda: _knip_copy(inp.starting_source, inp.work_dir.parent))
+        after = run_knip(submission_tree(inp.starting_source, inp.patch, work))
+    except (PatchDoesNotApply, AnalyzerFailed) as exc:
+        return Measure(value=None, unit=unit, status="unknown", reason=str(exc), language=language, analyzer=analyzer)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    unresolved = [u for u in after.unresolved if u not in before.unresolved]
+    if unresolved:
+        f, name = unresolved[0]
+        return Measure(value=None, unit=unit, status="unknown", language=language, analyzer=analyzer,
+                       reason=f"knip could not resolve the import '{name}' in {f}, so it cannot tell which "
+                              "exports are used")
+    new = introduced(before.candidates, after.candidates)
+    _evidence(inp, "introduced.txt", [f"{c.path}:{c.line}: {c.message}" for c in new])
+    return Measure(value=len(new), unit=unit, language=language, analyzer=analyzer)
+
+
+def _rust_candidates(inp: CollectorInput, touched: set[str]) -> Measure:
+    unit = "candidates"
+    analyzer, reason = cargo_status()
+    if analyzer is None:
+        return Measure(value=None, unit=unit, status="unknown", reason=reason)
+    if not (inp.starting_source / "Cargo.toml").is_file():
+        return Measure(value=None, unit=unit, status="unknown",
+                       reason="cargo check needs the repository's Cargo.toml at its root; the starting source has none")
+    scratch = inp.work_dir.parent
+    work = scratch / "dead-code-tree"
+    try:
+        before = _starting(inp.starting_source, "cargo", lambda: _cargo_copy(inp.starting_source, scratch))
+        after = run_cargo_check(submission_tree(inp.starting_source, inp.patch, work), scratch / "cargo-target")
+    except (PatchDoesNotApply, AnalyzerFailed) as exc:
+        return Measure(value=None, unit=unit, status="unknown", reason=str(exc), language="rust", analyzer=analyzer)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(scratch / "cargo-target", ignore_errors=True)
+    new = introduced(before.candidates, after.candidates)
+    _evidence(inp, "introduced.txt", [f"{c.path}:{c.line}: {c.message}" for c in new])
+    return Measure(value=len(new), unit=unit, language="rust", analyzer=analyzer)
+
+
+def _go_candidates(inp: CollectorInput) -> Measure:
+    unit = "candidates"
+    analyzer, reason = staticcheck_status()
+    if analyzer is None:
+        return Measure(value=None, unit=unit, status="unknown", reason=reason)
+    if not (inp.starting_source / "go.mod").is_file():
+        return Measure(value=None, unit=unit, status="unknown",
+                       reason="staticcheck needs the repository's go.mod at its root; the starting source has none")
+    scratch = inp.work_dir.parent
+    work = scratch / "dead-code-tree"
+    try:
+        before = _starting(inp.starting_source, "staticcheck", lambda: _staticcheck_copy(inp.starting_source, scratch))
+        after = run_staticcheck(submission_tree(inp.starting_source, inp.patch, work), scratch / "go-scratch")
+    except (PatchDoesNotApply, AnalyzerFailed) as exc:
+        return Measure(value=None, unit=unit, status="unknown", reason=str(exc), language="go", analyzer=analyzer)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(scratch / "go-scratch", ignore_errors=True)
+    new = introduced(before.candidates, after.candidates)
+    _evidence(inp, "introduced.txt", [f"{c.path}:{c.line}: {c.message}" for c in new])
+    return Measure(value=len(new), unit=unit, language="go", analyzer=analyzer)
+
+
+def _staticcheck_copy(starting: Path, scratch: Path) -> object:
+    work = scratch / "dead-code-start"
+    try:
+        return run_staticcheck(submission_tree(starting, "", work), scratch / "go-scratch-start")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(scratch / "go-scratch-start", ignore_errors=True)
+
+
+def _cargo_copy(starting: Path, scratch: Path) -> object:
+    """cargo check on a copy of the starting source (it writes a lock file and a target folder)."""
+    work = scratch / "dead-code-start"
+    try:
+        return run_cargo_check(submission_tree(starting, "", work), scratch / "cargo-target-start")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(scratch / "cargo-target-start", ignore_errors=True)
+
+
+def _knip_copy(starting: Path, scratch: Path) -> object:
+    """knip on a copy of the starting source (it may write a cache beside the project)."""
+    work = scratch / "dead-code-start"
+    try:
+        return run_knip(submission_tree(starting, "", work))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _duplicate_groups(inp: CollectorInput, js_changed: bool) -> Measure:
+    unit = "groups"
+    analyzer, reason = tool_status("jscpd")
+    if analyzer is None:
+        return Measure(value=None, unit=unit, status="unknown", reason=reason)
+    if not js_changed:
+        # jscpd's JS/TS groups depend only on JS/TS files: none changed, none introduced
+        return Measure(value=0, unit=unit, language="javascript/typescript", analyzer=analyzer)
+    work = inp.work_dir.parent / "duplicates-tree"
+    try:
+        before = _starting(inp.starting_source, "jscpd", lambda: run_jscpd(inp.starting_source))
+        after = run_jscpd(submission_tree(inp.starting_source, inp.patch, work))
+    except (PatchDoesNotApply, AnalyzerFailed) as exc:
+        return Measure(value=None, unit=unit, status="unknown", reason=str(exc))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    new = introduced_groups(before, after)  # type: ignore[arg-type]
+    _evidence(inp, "duplicate-groups.txt", [g[:200] for g in new])
+    return Measure(value=len(new), unit=unit, language="javascript/typescript", analyzer=analyzer)
+
+
+def _evidence(inp: CollectorInput, name: str, lines: list[str]) -> None:
+    inp.work_dir.mkdir(parents=True, exist_ok=True)
+    (inp.work_dir / name).write_text("".join(f"{line}\n" for line in lines))
+
+
+def check_dead_code(inp: ReadinessInput) -> Readiness:
+    present = {language_of(p) for p in source_files(inp.starting_source, _SUFFIXES)} - {None}
+    if not present & ({"python", "rust", "go"} | _JS):
+        return Readiness("not_configured", "dead code is analyzed for Python (Vulture), JavaScript/TypeScript "
+                                           "(knip, jscpd), Rust (cargo check) and Go (staticcheck) source")
+    versions = []
+    if "python" in present:
+        analyzer, reason = vulture_status()
+        if analyzer is None:
+            return Readiness("broken", reason)
+        versions.append(analyzer)
+    if present & _JS:
+        for tool in ("knip", "jscpd"):
+            analyzer, reason = tool_status(tool)
+            if analyzer is None:
+                return Readiness("broken", reason)
+            versions.append(analyzer)
+        if not (inp.starting_source / "package.json").is_file():
+            return Readiness("broken", "knip needs the repository's package.json; the starting source has none")
+    if "rust" in present:
+        analyzer, reason = cargo_status()
+        if analyzer is None:
+            return Readiness("broken", reason)
+        if not (inp.starting_source / "Cargo.toml").is_file():
+            return Readiness("broken", "cargo check needs the repository's Cargo.toml at its root")
+        versions.append(analyzer)
+    if "go" in present:
+        analyzer, reason = staticcheck_status()
+        if analyzer is None:
+            return Readiness("broken", reason)
+        if not (inp.starting_source / "go.mod").is_file():
+            return Readiness("broken", "staticcheck needs the repository's go.mod at its root")
+        versions.append(analyzer)
+    return Readiness("ready", None, ", ".join(versions))
+
+
+DEAD_CODE = register(MeasureSpec(
+    name="dead_code",
+    description=("Unused-code candidates the submission introduces since the starting scan (Vulture 2.16 for "
+                 "Python, knip for JavaScript/TypeScript, rustc's lints for Rust, staticcheck for Go) and JS/TS duplicate-code "
+                 "groups (jscpd)."),
+    columns=(
+        Column("dead_code_candidates_added", "candidates", "unused +",
+               "Unused-code candidates introduced since the starting scan.", "Unused-code candidates added"),
+        Column("duplicate_groups_added", "groups", "dup +",
+               "JavaScript/TypeScript duplicate-code groups introduced since the starting scan.",
+               "Duplicate-code groups added"),
+    ),
+    observer_version="1",
+    languages=("python", "javascript", "typescript", "rust", "go"),
+    collect=collect_dead_code,
+    check=check_dead_code,
+))

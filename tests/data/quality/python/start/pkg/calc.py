@@ -1,0 +1,10 @@
+def add(a, b):
+    return a + b
+
+
+def sign(x):
+    if x > 0:
+        return 1
+    if x < 0:
+        return -1
+    return 0

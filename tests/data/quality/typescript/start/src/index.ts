@@ -1,0 +1,3 @@
+import { sign } from "./calc";
+
+console.log(sign(2));
