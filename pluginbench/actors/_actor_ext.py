@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
 from ..events import Event
-from ..projections._state import Attempt, RunState
+from ..projections import Attempt, RunState
 
 
 class Emit(NamedTuple):

@@ -16,9 +16,9 @@ from anyio.streams.memory import MemoryObjectSendStream
 
 from ..cache import resolve_cache_root
 from ..config import Evaluation
-from ..environments._port import Environment
+from ..environments import Environment
 from ..events import Event
-from ..harnesses._port import FrozenTreatment, Harness
+from ..harnesses import FrozenTreatment, Harness
 from ..rundir import RunDir
 from ..tasks import HarborTask, VerifierContract
 

@@ -36,8 +36,7 @@ import msgspec
 import yaml
 
 from .. import measures as measure_registry
-from ..config import parse_evaluation
-from ..config._schema import Evaluation
+from ..config import Evaluation, parse_evaluation
 from ..errors import ConfigError, InputError, LockHeldError, MeasurementError, RunDirError
 from ..events import (
     Event,
@@ -53,25 +52,24 @@ from ..events import (
     live_owner,
     read_run_log,
 )
-from ..measures._coverage_changed import (
+from ..measures import (
     COVERAGE_METRICS,
     METRIC_UNITS,
     CoverageContext,
-    changed_coverage,
-)
-from ..measures._coverage_data import CoverageReport
-from ..measures._coverage_profile import (
     CoverageProfile,
+    CoverageReport,
     MeasurementSettings,
+    OpenSandbox,
+    changed_coverage,
+    coverage_readiness,
+    not_measured,
     parse_profiles_mapping,
     resolve_profile,
+    run_coverage,
     settings_of,
+    task_language,
 )
-from ..measures._coverage_run import OpenSandbox, coverage_readiness, run_coverage
-from ..measures._coverage_spec import task_language
-from ..measures._readiness import not_measured
-from ..projections._ledger import Ledger
-from ..projections._state import RunState, fold
+from ..projections import Ledger, RunState, fold
 from ..rundir import RunDir
 from ..tasks import load_task
 from ._context import Engine, Outbox, TaskImages, cache_root

@@ -18,8 +18,7 @@ import msgspec
 
 from .. import measures as registry
 from ..events import NotMeasured, ReadinessRow
-from ..measures import ReadinessInput
-from ..measures._readiness import blocking, not_measured, warnings
+from ..measures import ReadinessInput, blocking, not_measured, warnings
 from ._context import Engine
 from ._pipeline import _spec
 

@@ -47,7 +47,7 @@ def preflight(harness: str, model: str | None, reasoning: str | None, *, probe: 
     cls = harness_class(harness, file=file, field=f"{field}.harness")
     if cls.cli is None:
         return None, None
-    from ..environments._bwrap import bwrap_usable, find_bwrap
+    from ..environments import bwrap_usable, find_bwrap
     from ..probe import cli_version, find_cli
 
     path = find_cli(harness)

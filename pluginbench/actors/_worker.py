@@ -23,8 +23,7 @@ from ..config import Evaluation
 from ..errors import PluginBenchError
 from ..events import EventLog, RunCreated, RunFailed, RunLock, read_run_log
 from ..harness_registry import harness_class
-from ..projections._ledger import Ledger
-from ..projections._state import RunState, fold
+from ..projections import Ledger, RunState, fold
 from ..rundir import RunDir
 from ._context import Engine, Outbox, cache_root
 from ._frozen_versions import frozen_cli
@@ -43,7 +42,7 @@ def _harness(ev: Evaluation, probe_base_url: str | None, created: RunCreated | N
     cli = (frozen_cli(ev, created, events_file or Path("events.jsonl")) if created is not None else None) or resolve_cli(ev)
     cli_path: Any = cli.path
     if ev.environment.backend == "docker":
-        from ..environments._docker_derived import cli_path_in_image
+        from ..environments import cli_path_in_image
 
         cli_path = cli_path_in_image(cls.cli)  # the coding image carries the same install
     return cls.for_run(ev, cli_path=cli_path, cli_version=cli.version, probe_base_url=probe_base_url)

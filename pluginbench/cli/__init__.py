@@ -56,3 +56,6 @@ app.command("worker", hidden=True)(worker_command)
 
 def main() -> None:
     app()
+
+
+__all__ = ["app", "main"]

@@ -30,7 +30,7 @@ def measure_command(
     can measure, a measure the run measures now that no longer passes its readiness check, and a
     revision that would lose an observation the selected revision has. The new revision is
     selected and the report rebuilt; earlier revisions stay in evidence and measurement_history."""
-    from ..actors._measure_again import plan_measure, run_measure
+    from ..actors import plan_measure, run_measure
 
     plan = plan_measure(run, measurements, revision, coverage_profiles)
     console.print(f"measurement revision {revision}: adds {', '.join(plan.requested)}; collects "

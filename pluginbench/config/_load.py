@@ -14,8 +14,8 @@ import yaml
 from .. import measures as measure_registry
 from ..errors import ConfigError
 from ..harness_registry import SpecProblem, harness_class, harness_names
-from ..measures._coverage_profile import settings_of, validate_settings
-from ..tasks._urls import BadTaskUrl, parse_task_url
+from ..measures import settings_of, validate_settings
+from ..tasks import BadTaskUrl, parse_task_url
 from ._schema import (
     REASONING,
     Evaluation,
