@@ -51,7 +51,7 @@ from typing import Any, ClassVar, NamedTuple, Protocol
 
 import msgspec
 
-from ..environments._port import Sandbox
+from ..environments import Sandbox
 from ..events import ModelRecord, Usage
 from ..harness_registry import CliPin, SpecProblem
 from ..tasks import HarborTask
