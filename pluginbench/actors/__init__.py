@@ -7,7 +7,7 @@ The actor extension point: :class:`ActorExtension` (with :class:`Requirement`,
 :func:`requirements` (when an attempt is complete, now).
 """
 
-from ._actor_ext import ActorExtension, CoreRules, Requirement
+from ._actor_ext import ActorExtension, CoreRules, Requirement, SetupContext
 from ._context import Engine, Outbox, cache_root
 from ._decide import (
     Archive,
@@ -64,6 +64,7 @@ __all__ = [
     "Prepare",
     "Requirement",
     "SavedRun",
+    "SetupContext",
     "Start",
     "Supervisor",
     "build_engine",
