@@ -26,6 +26,7 @@ from ._decide import (
 from ._doctor import Check, end_to_end, static_checks
 from ._extensions import register_extension, registered_extension, unregister_extension
 from ._frozen_versions import frozen_cli, version_mismatch
+from ._measure_again import plan_measure, run_measure
 from ._preparation import (
     check_docker_capacity,
     freeze_task,
@@ -80,6 +81,7 @@ __all__ = [
     "frozen_cli",
     "load_saved",
     "plan_decisions",
+    "plan_measure",
     "plan_review",
     "prepare_docker_task",
     "read_prices",
@@ -89,6 +91,7 @@ __all__ = [
     "requirements",
     "resolve_paths",
     "run_control",
+    "run_measure",
     "run_review",
     "run_worker",
     "schedule",

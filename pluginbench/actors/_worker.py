@@ -129,7 +129,7 @@ def _own(rd: RunDir, saved: Any, log: EventLog, *, foreground: bool, observer: O
          handle_signals: bool, cost_ceiling: float | None = None) -> RunState:
     state = fold(log.recovered)
     if state.created is not None:
-        check_created_binding(rd, state.created)
+        check_created_binding(rd, state.created, state.revised_evaluation_sha256)
     try:
         return _supervise(rd, saved, log, state, foreground=foreground, observer=observer, handle_signals=handle_signals,
                           cost_ceiling=cost_ceiling)
