@@ -81,6 +81,11 @@ class WorkerLost(EnvironmentFailure):
     """The cluster node that ran a sandbox died (its attempt is interrupted, not failed)."""
 
 
+class MeasurementError(PluginBenchError):
+    """A collector's input or output breaks its rules (a malformed coverage report, a
+    report that contradicts itself); the measure becomes unknown with this reason."""
+
+
 class ProviderStop(PluginBenchError):
     """The model provider or account stopped the session (limit, auth, 5xx).
 

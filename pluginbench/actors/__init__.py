@@ -7,7 +7,7 @@ The actor extension point: :class:`ActorExtension` (with :class:`Requirement`,
 :func:`requirements` (when an attempt is complete, now).
 """
 
-from ._actor_ext import ActorExtension, CoreRules, Requirement
+from ._actor_ext import ActorExtension, CoreRules, Requirement, SetupContext
 from ._context import Engine, Outbox, cache_root
 from ._decide import (
     Archive,
@@ -26,6 +26,7 @@ from ._decide import (
 from ._doctor import Check, cluster_checks, end_to_end, static_checks
 from ._extensions import register_extension, registered_extension, unregister_extension
 from ._frozen_versions import frozen_cli, version_mismatch
+from ._measure_again import plan_measure, run_measure
 from ._preparation import (
     check_capacity,
     freeze_task,
@@ -64,6 +65,7 @@ __all__ = [
     "Prepare",
     "Requirement",
     "SavedRun",
+    "SetupContext",
     "Start",
     "Supervisor",
     "build_engine",
@@ -82,6 +84,7 @@ __all__ = [
     "load_config",
     "load_saved",
     "plan_decisions",
+    "plan_measure",
     "plan_review",
     "prepare_task_images",
     "read_prices",
@@ -91,6 +94,7 @@ __all__ = [
     "requirements",
     "resolve_paths",
     "run_control",
+    "run_measure",
     "run_review",
     "run_worker",
     "schedule",

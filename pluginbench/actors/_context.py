@@ -82,10 +82,20 @@ class Engine:
     contracts: dict[str, VerifierContract] = field(default_factory=dict)  # who applies model.patch, per task
     #: The shared cache root, resolved once before preparation (a symlinked ~/.cache works).
     cache_root: Path = field(default_factory=resolve_cache_root)
-    #: the frozen reviewer bound to its CLI adapter (``review.Reviewer``), or None
-    reviewer: Any = None
+    #: what each registered actor extension's ``setup`` made for this run, by extension name
+    #: (the reviewer's: the frozen reviewer bound to its CLI adapter, or None)
+    extensions: dict[str, Any] = field(default_factory=dict)
     #: a cluster backend's worker nodes (``environment.cluster_nodes()``), None on one machine
     cluster_nodes: list[ClusterNode] | None = None
+
+    @property
+    def reviewer(self) -> Any:
+        """The reviewer extension's setup: ``review.Reviewer``, or None without a reviewer."""
+        return self.extensions.get("reviewer")
+
+    @reviewer.setter
+    def reviewer(self, value: Any) -> None:
+        self.extensions["reviewer"] = value
 
     def node_of(self, attempt_id: str) -> str | None:
         """The cluster node running ``attempt_id``'s coding sandbox (None on one machine)."""

@@ -92,3 +92,11 @@ def make_reviewer(spec: ReviewerSpec, *, probe_base_url: str | None, hidden: tup
                                **cls.reviewer_options()}
     harness = make_harness(spec.harness, **options)
     return Reviewer(spec, harness, make_environment("local", isolation="bubblewrap"), hidden)
+
+
+def setup_reviewer(ctx: Any) -> Reviewer | None:
+    """The reviewer extension's setup (``_actor_ext.SetupContext``): the frozen reviewer of
+    ``run.created`` bound to its CLI adapter, or None for a run without one."""
+    if ctx.created is None or ctx.created.reviewer is None:
+        return None
+    return make_reviewer(ctx.created.reviewer, probe_base_url=ctx.probe_base_url, hidden=ctx.hidden)

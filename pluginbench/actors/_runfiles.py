@@ -419,11 +419,13 @@ def load_saved(rd: RunDir) -> SavedRun:
     return SavedRun(ev, saved.get("config_file"), saved)
 
 
-def check_created_binding(rd: RunDir, created: RunCreated) -> None:
-    """The saved settings are the ones ``run.created`` recorded: an evaluation.json edited
-    and re-bound after the run began is refused (its plan would differ from the log's)."""
+def check_created_binding(rd: RunDir, created: RunCreated, revised_sha256: str | None = None) -> None:
+    """The saved settings are the ones ``run.created`` recorded, or the ones the selected
+    measurement revision rewrote (``revised_sha256``, from ``measurement_revision.finished``):
+    an evaluation.json edited and re-bound after the run began is refused (its plan would
+    differ from the log's)."""
     digest = hashlib.sha256(rd.evaluation.read_bytes()).hexdigest()
-    if digest != created.evaluation_sha256:
+    if digest != (revised_sha256 or created.evaluation_sha256):
         raise RunDirError(
             "evaluation.json is not the settings this run was created with (its hash differs from run.created)",
             file=str(rd.evaluation), field="evaluation_sha256",

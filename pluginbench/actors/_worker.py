@@ -25,7 +25,9 @@ from ..events import EventLog, RunCreated, RunFailed, RunLock, read_run_log
 from ..harness_registry import harness_class
 from ..projections import Ledger, RunState, fold
 from ..rundir import RunDir
+from ._actor_ext import SetupContext
 from ._context import Engine, Outbox, cache_root
+from ._extensions import setup_extensions
 from ._frozen_versions import frozen_cli
 from ._remote_tasks import task_sources as task_sources_of
 from ._runfiles import check_created_binding, load_saved, resolve_cli
@@ -82,11 +84,7 @@ def build_engine(rd: RunDir, ev: Evaluation, probe_base_url: str | None, created
     for t in ev.treatments.values():
         for p in (*t.guidance, *t.skills, *t.plugins):
             hidden.add(Path(p).resolve().parent if p in t.guidance else Path(p).resolve())
-    reviewer = None
-    if created is not None and created.reviewer is not None:
-        from ._reviewer_setup import make_reviewer
-
-        reviewer = make_reviewer(created.reviewer, probe_base_url=probe_base_url, hidden=tuple(sorted(hidden)))
+    extensions = setup_extensions(SetupContext(ev, created, probe_base_url, tuple(sorted(hidden))))
     return Engine(
         run_dir=rd,
         run_id=rd.run_id,
@@ -96,7 +94,7 @@ def build_engine(rd: RunDir, ev: Evaluation, probe_base_url: str | None, created
         task_sources=task_sources,
         outbox=Outbox(None),  # type: ignore[arg-type] - replaced by the Supervisor
         hidden=tuple(sorted(hidden)),
-        reviewer=reviewer,
+        extensions=extensions,
     )
 
 
@@ -128,7 +126,7 @@ def _own(rd: RunDir, saved: Any, log: EventLog, *, foreground: bool, observer: O
          handle_signals: bool, cost_ceiling: float | None = None) -> RunState:
     state = fold(log.recovered)
     if state.created is not None:
-        check_created_binding(rd, state.created)
+        check_created_binding(rd, state.created, state.revised_evaluation_sha256)
     try:
         return _supervise(rd, saved, log, state, foreground=foreground, observer=observer, handle_signals=handle_signals,
                           cost_ceiling=cost_ceiling)

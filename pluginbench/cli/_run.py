@@ -204,7 +204,7 @@ def run_command(
         load_saved,
         resolve_paths,
     )
-    from ..events import RunCreated
+    from ..events import MeasurementRevisionFinished, RunCreated
 
     if cost_ceiling is not None and not (cost_ceiling > 0 and math.isfinite(cost_ceiling)):
         raise RunDirError(f"--cost-ceiling must be a positive number of dollars, got {cost_ceiling}",
@@ -217,7 +217,10 @@ def run_command(
         contents = read_run_log(rd.events)  # refuse a missing or corrupt log here, not in the background
         created = next((e for e in contents.events if isinstance(e, RunCreated)), None)
         if created is not None:
-            check_created_binding(rd, created)  # settings edited and re-bound after creation are refused
+            revised = [e.evaluation_sha256 for e in contents.events
+                       if isinstance(e, MeasurementRevisionFinished) and e.selected]
+            # settings edited and re-bound after creation (not by `pluginbench measure`) are refused
+            check_created_binding(rd, created, revised[-1] if revised else None)
             frozen_cli(saved.evaluation, created, rd.events)  # another host CLI or PluginBench is refused here
         check_not_moved(rd.root)
         owner = live_owner(rd.root)

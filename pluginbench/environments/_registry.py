@@ -16,7 +16,7 @@ import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import ConfigError
+from ..errors import ConfigError, RegistryError
 from ._backend import Backend
 
 if TYPE_CHECKING:
@@ -30,14 +30,14 @@ def register_backend(backend: Backend | str, *, name: str | None = None, replace
     name; registering a taken name raises unless ``replace``."""
     if isinstance(backend, str):
         if name is None or ":" not in backend:
-            raise ValueError("a lazy backend is registered as 'module:Class' with name=...")
+            raise RegistryError("a lazy backend is registered as 'module:Class' with name=...")
         key = name
     else:
         key = name or backend.name
     if not key or key != key.strip() or any(c.isspace() for c in key):
-        raise ValueError(f"backend name {key!r} must be one word")
+        raise RegistryError(f"backend name {key!r} must be one word")
     if key in _registry and not replace:
-        raise ValueError(f"a backend named {key!r} is already registered")
+        raise RegistryError(f"a backend named {key!r} is already registered")
     _registry[key] = backend
 
 
@@ -64,7 +64,7 @@ def get_backend(name: str, *, file: Path | str | None = None, field: str = "envi
         module, _, attr = entry.partition(":")
         entry = getattr(importlib.import_module(module), attr)()
         if entry.name != name:
-            raise ValueError(f"backend {module}:{attr} is named {entry.name!r}, registered as {name!r}")
+            raise RegistryError(f"backend {module}:{attr} is named {entry.name!r}, registered as {name!r}")
         _registry[name] = entry
     return entry
 
