@@ -290,13 +290,14 @@ def test_concurrent_conversations_do_not_interfere(probe: ProbeServer) -> None:
 
 
 def test_log_file_gets_every_record(tmp_path: Path) -> None:
-    """With log= every record is appended as one JSON line."""
+    """With log= every record is appended as one JSON line, numbered in request order (a
+    streamed answer's record lands when its stream ends, so file order may differ)."""
     log = tmp_path / "probe.jsonl"
     with ProbeServer(SCEN, log=log) as server:
         request(server.base_url, "POST", "/v1/messages", anthropic_body([user("x")]))
         request(server.base_url, "HEAD", "/api/hello")
         server.wait_idle()
-    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    lines = sorted((json.loads(line) for line in log.read_text().splitlines()), key=lambda r: r["seq"])
     assert [r["answer"] for r in lines] == ["tool", "hello"]
 
 
