@@ -15,6 +15,7 @@ import hashlib
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -57,7 +58,7 @@ async def _missing_grader(engine: Engine, task_id: str) -> str | None:
 
 
 async def _grade(engine: Engine, job: GradeSourceOnly) -> SourceOnlyGraded:
-    base = {"attempt_id": job.attempt_id, "filter": FILTER_REVISION}
+    base: dict[str, Any] = {"attempt_id": job.attempt_id, "filter": FILTER_REVISION}
     patch = engine.run_dir.attempt(job.attempt_id) / "model.patch"
     tampered = patch_mismatch(patch, job.patch_sha256)
     if tampered is not None:
@@ -68,7 +69,7 @@ async def _grade(engine: Engine, job: GradeSourceOnly) -> SourceOnlyGraded:
     solution = solution_file.read_bytes().decode("latin-1") if solution_file.is_file() else None
     filtered = filter_patch(patch.read_bytes().decode("latin-1"), solution,
                             contract.replaced_paths if contract else [])
-    fields = {
+    fields: dict[str, Any] = {
         **base,
         "removed_test_files": filtered.removed_test_files,
         "kept_reference_solution_files": filtered.kept_reference_solution_files,

@@ -6,13 +6,16 @@ when asked for, so the local backend works without aiodocker being importable.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._bwrap import bwrap_usable, find_bwrap
 from ._dialogue import LineChannel
 from ._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE
 from ._local import LocalEnvironment, LocalSandbox, left_behind
 from ._port import Environment, ExecResult, Role, Sandbox, SandboxPaths, SandboxSpec
+
+if TYPE_CHECKING:
+    from ..harness_registry import CliPin
 
 
 def bwrap_available() -> bool:
@@ -33,12 +36,12 @@ def make_environment(backend: str, **kwargs: Any) -> Environment:
     raise EnvironmentFailure(f"unknown environment backend {backend!r}: use local or docker")
 
 
-def cli_path_in_image(harness: str) -> str:
+def cli_path_in_image(cli: CliPin) -> str:
     """Where the coding image carries ``harness``'s pinned CLI (docker backend; imported
     only when asked for, like the backend itself)."""
     from ._docker_derived import cli_path_in_image as in_image
 
-    return in_image(harness)
+    return in_image(cli)
 
 
 def list_left_running_sync(run_id: str) -> list[dict[str, str]]:

@@ -218,10 +218,11 @@ def token_usage(prompt, guidance, patch, seed, requests):
 
 def patch_edits(patch):
     """Edits a patch makes, as Claude Code tool calls: ("Edit"|"Write"|"Delete", path, old, new)."""
-    edits = []
+    edits: list[tuple[str, str, str, str]] = []
     path = None
     new_file = deleted = False
-    old, new = [], []
+    old: list[str] = []
+    new: list[str] = []
     in_hunk = False
 
     def flush():

@@ -14,7 +14,7 @@ with a reason.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
@@ -266,7 +266,7 @@ def missing_values_for(row: Mapping[str, Any], expected: tuple[str, ...]) -> lis
 # ---------------------------------------------------------------- per task × arm
 
 
-def _median_of(rows: list[dict[str, Any]], get) -> tuple[float | None, list[str]]:
+def _median_of(rows: list[dict[str, Any]], get: Callable[[Mapping[str, Any]], float | None]) -> tuple[float | None, list[str]]:
     """Median over complete rows, or ``None`` with the ids of rows lacking the value."""
     vals, unknown = [], []
     for r in rows:
@@ -280,7 +280,7 @@ def _median_of(rows: list[dict[str, Any]], get) -> tuple[float | None, list[str]
     return stats.median(vals), unknown
 
 
-def _measure_value(name: str):
+def _measure_value(name: str) -> Callable[[Mapping[str, Any]], float | None]:
     def get(r: Mapping[str, Any]) -> float | None:
         m = r["measures"].get(name)
         return None if m is None else m["value"]

@@ -23,12 +23,13 @@ from typing import Any, NamedTuple
 import anyio
 
 from ..environments import Environment, SandboxSpec
+from ..errors import MalformedResponse
 from ..events import Finding, ReviewerSpec, Usage
 from ..harnesses import AgentRun, AttemptContext, FrozenTreatment
 from ..tasks import HarborTask, fingerprint, scan_tree
 from ._packet import Packet
 from ._prompt import review_prompt
-from ._response import MalformedResponse, final_message, parse_response
+from ._response import final_message, parse_response
 from ._simulated import simulated_findings
 
 REVIEWER_ARM = "reviewer"
