@@ -127,7 +127,8 @@ class Supervisor:
         feeding = anyio.CancelScope()
         async with anyio.create_task_group() as tg:
             self._tg = tg
-            pools = [(self.feeds["coding"], coding_actor), (self.feeds["grading"], grader_actor)]
+            pools: list[tuple[Feed[object], Callable[..., object]]] = [
+                (self.feeds["coding"], coding_actor), (self.feeds["grading"], grader_actor)]
             pools += [(self._extensions[t], actor) for t, actor in ACTORS.items()]
             for feed, actor in pools:
                 self._start_pool(tg, feed.receive_stream, actor, jobs)

@@ -50,7 +50,7 @@ def print_failed_control(row: Any, base: Any = None) -> None:
     """After a failing readiness control: the verifier's last lines and the evidence folder
     (``row`` is a readiness row or ``ReadinessChecked``; ``base`` makes a relative evidence
     path absolute)."""
-    get = row.get if isinstance(row, dict) else lambda k: getattr(row, k, None)
+    get: Callable[[str], Any] = row.get if isinstance(row, dict) else lambda k: getattr(row, k, None)
     if get("ok"):
         return
     tail = get("verifier_tail") or []

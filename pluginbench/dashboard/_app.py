@@ -14,6 +14,7 @@ import json
 import os
 import stat
 from collections.abc import Awaitable, Callable, MutableMapping
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -125,7 +126,7 @@ def build_app(monitor: Monitor, port: int) -> ASGIApp:
         src = monitor.source(key)
         if src is None or name not in SERVED_FILES:
             return PlainTextResponse("not found\n", status_code=404, headers=SECURITY_HEADERS)
-        path = RunDir(monitor.entries[key].root).report_dir / name
+        path: Path = RunDir(monitor.entries[key].root).report_dir / name
 
         def read() -> bytes | None:
             try:

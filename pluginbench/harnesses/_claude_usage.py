@@ -96,7 +96,7 @@ def validate_usage(
     transcripts: TranscriptTotals | None,
     *,
     runner_model: str,
-    cli_version: str,
+    cli_version: str | None,
     timed_out: bool = False,
 ) -> tuple[Usage, dict[str, Any]]:
     """(Usage, usage_accounting receipt) for one attempt."""
