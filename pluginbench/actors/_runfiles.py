@@ -310,7 +310,7 @@ def _check_docker(ev: Evaluation, config: Path, tasks: dict[str, HarborTask]) ->
     memory = env.container_memory_mb if env.container_memory_mb is not None else next(
         (t.memory_mb for t in tasks.values() if t.memory_mb), None)
     try:
-        anyio.run(docker.check_capacity, ev.jobs, cpus, memory, backend="asyncio")  # type: ignore[attr-defined]
+        anyio.run(docker.check_capacity, ev.jobs, cpus, memory, backend="asyncio")  # type: ignore[attr-defined]  # docker-only: the Environment port does not declare image and capacity methods
     except EnvironmentFailure as exc:
         text = str(exc)
         fields = [f for f, word in (("environment.container_cpus", " CPUs"), ("environment.container_memory_mb", " MB"))
@@ -322,7 +322,7 @@ def _check_docker(ev: Evaluation, config: Path, tasks: dict[str, HarborTask]) ->
     for task in tasks.values():
         for ref, field in ((task.docker_image, "environment.docker_image"),
                            (task.verifier_docker_image, "verifier.environment.docker_image")):
-            if ref and not anyio.run(docker.has_images, ref, backend="asyncio"):  # type: ignore[attr-defined]
+            if ref and not anyio.run(docker.has_images, ref, backend="asyncio"):  # type: ignore[attr-defined]  # docker-only: the Environment port does not declare image and capacity methods
                 raise TaskError(
                     f"task '{task.id}': image {ref!r} is not on this Docker engine (PluginBench never pulls)",
                     file=str(task.root / "task.toml"), field=field,

@@ -49,7 +49,7 @@ async def _missing_grader(engine: Engine, task_id: str) -> str | None:
         images = engine.images.get(task_id)
         if images is None:
             return f"the frozen images of task '{task_id}' are not loaded"
-        if not await engine.environment.has_images(images.verifier):  # type: ignore[attr-defined]
+        if not await engine.environment.has_images(images.verifier):  # type: ignore[attr-defined]  # docker-only: the Environment port does not declare image and capacity methods
             return f"the grader image {images.verifier[:19]} of task '{task_id}' is gone from the Docker engine"
         return None
     if not engine.starting_source(task_id).is_dir():

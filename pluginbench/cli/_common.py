@@ -34,7 +34,7 @@ def errors_to_exit_codes(fn: F) -> F:
             err_console.print(f"error: {exc}", markup=False, highlight=False)
             raise typer.Exit(exc.exit_code) from None
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper  # type: ignore[return-value]  # functools.wraps keeps the signature; mypy types the wrapper (*args, **kwargs)
 
 
 _ENCODER = msgspec.json.Encoder(order="sorted")

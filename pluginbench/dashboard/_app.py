@@ -146,9 +146,10 @@ def build_app(monitor: Monitor, port: int) -> ASGIApp:
     async def left_running(request: Request) -> Response:
         key = request.path_params["key"]
         entry = monitor.entries.get(key)
-        if entry is None:
+        source = monitor.source(key)
+        if entry is None or source is None:
             return _html_response("Not found", "<h1>Not found</h1>", 404)
-        name = run_model(monitor.source(key)).name  # type: ignore[arg-type]
+        name = run_model(source).name
         if entry.active:
             fragment = _html.left_running_fragment(key, name, None, "a live process owns this run: nothing is left running")
         else:

@@ -326,7 +326,7 @@ def arm_summary(
     io = [io_tokens(r)[0] for r in done]
     io_bad = [r["attempt_id"] for r, v in zip(done, io, strict=True) if v is None]
     out["mean_input_output_tokens"] = (
-        None if io_bad or not io else num(math.fsum(io) / len(io))  # type: ignore[arg-type]
+        None if io_bad or not io else num(math.fsum(v for v in io if v is not None) / len(io))
     )
     medians = [
         ("median_total_tokens", lambda r: total_tokens(r)[0]),

@@ -456,7 +456,7 @@ class ResultsJson(_Strict, frozen=True):
 def _results_type(columns: tuple[Column, ...]) -> type:
     summary = arm_summary_type(columns)
     return msgspec.defstruct(
-        "ResultsJson", [("per_task", doc(dict[str, dict[str, summary]], "Task → arm → summary."))],  # type: ignore[valid-type]
+        "ResultsJson", [("per_task", doc(dict[str, dict[str, summary]], "Task → arm → summary."))],  # type: ignore[valid-type]  # summary is built at import from the measure registry
         bases=(ResultsJson,), frozen=True, kw_only=True, forbid_unknown_fields=True,
     )
 
