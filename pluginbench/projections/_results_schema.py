@@ -47,7 +47,7 @@ class RunInfo(_Strict, frozen=True):
     reasoning: Annotated[str | None, Meta(description="Requested reasoning effort.")]
     cli_version: Annotated[str | None, Meta(description="The agent CLI version the run resolved (pinned or read from the host); null for controls.")]
     cli_version_source: Annotated[str | None, Meta(description="`runner.cli_version`, `host`, or null.")]
-    backend: Annotated[str | None, Meta(description="local or docker.")]
+    backend: Annotated[str | None, Meta(description="The execution backend's registered name (local, docker, ...).")]
     isolation: Annotated[str | None, Meta(description="The effective isolation (none, bubblewrap, docker).")]
     isolated: Annotated[bool, Meta(description="Whether attempts ran sandboxed.")]
     simulated: Annotated[bool, Meta(description="The simulated stand-in agent coded the attempts: the numbers are not a real agent's.")]
@@ -139,9 +139,47 @@ class Tokens(_Strict, frozen=True):
 
 class MeasureValue(_Strict, frozen=True):
     value: Annotated[Num, Meta(description="The value, or null when unknown.")]
-    unit: Annotated[str, Meta(description="lines, files, …")]
+    unit: Annotated[str, Meta(description="lines, files, ratio, tests, …")]
     status: Annotated[MeasureStatus, Meta(description="measured or unknown.")]
     reason: Annotated[str | None, Meta(description="Why it is unknown.")]
+    language: Annotated[str | None, Meta(description="Code measures only: the language it was measured in (reports group by it, never pool).")] = None
+    analyzer: Annotated[str | None, Meta(description="Code measures only: the analyzer or coverage format and its version.")] = None
+
+
+class CodeMeasureCell(_Strict, frozen=True):
+    median: Annotated[Num, Meta(description="Median over the attempts whose value is measured; null when none is.")]
+    n: Annotated[int, Meta(description="Attempts with a measured value.")]
+    unknown: Annotated[int, Meta(description="Attempts whose value is unknown (each listed in missing_values with its reason).")]
+
+
+class CodeMeasureArm(_Strict, frozen=True):
+    median_of_task_medians: Annotated[Num, Meta(description="Each task weighs the same: the median of the task medians.")]
+    tasks: Annotated[int, Meta(description="Tasks with a median.")]
+
+
+class CodeMeasureGroup(_Strict, frozen=True):
+    language: Annotated[str | None, Meta(description="The language.")]
+    analyzer: Annotated[str | None, Meta(description="The analyzer (or coverage format) and version.")]
+    unit: Annotated[str, Meta(description="The unit.")]
+    per_task: Annotated[dict[str, dict[str, CodeMeasureCell]], Meta(description="Task → arm → median.")]
+    per_arm: Annotated[dict[str, CodeMeasureArm], Meta(description="Arm → the median of its task medians.")]
+
+
+class MeasurementRevisionRow(_Strict, frozen=True):
+    revision: Annotated[str, Meta(description="The measurement revision's name (`pluginbench measure --revision`).")]
+    status: Annotated[Literal["selected", "not_selected", "collecting"], Meta(description="selected (the report uses it), not_selected, or "
+                                       "collecting (left unfinished).")]
+    selected: Annotated[bool, Meta(description="Whether the report reads it.")]
+    measurements: Annotated[list[str], Meta(description="Every collector measure it collected.")]
+    added: Annotated[list[str], Meta(description="The measures it added to the run.")]
+    reason: Annotated[str | None, Meta(description="Why it was not selected (e.g. it lost an observation).")]
+    attempts: Annotated[int, Meta(description="Submissions it measured.")]
+
+
+class NotMeasuredRow(_Strict, frozen=True):
+    task: Annotated[str, Meta(description="The task.")]
+    measure: Annotated[str, Meta(description="The measure (e.g. coverage).")]
+    reason: Annotated[str, Meta(description="Its readiness state and why (not_configured or broken).")]
 
 
 class ReferenceValue(_Strict, frozen=True):
@@ -449,6 +487,11 @@ class ResultsJson(_Strict, frozen=True):
     reviews: Annotated[Reviews | None, Meta(description="Independent review findings of the selected revision; absent without a reviewer.")] = None
     references: Annotated[dict[str, dict[str, ReferenceValue]], Meta(description="Task → lines metric → the task's solution/solution.patch measured with the attempts' line collector "
                                "(code measures are shown as a ratio to it; ratio gates divide by it). Empty in reports made before it existed.")] = {}
+    code_measures: Annotated[dict[str, dict[str, CodeMeasureGroup]], Meta(description="Metric → `language|analyzer` → per task × arm medians and per-arm medians of task medians; grouped by "
+                               "language and analyzer, never pooled across them (see docs/metrics.md).")] = {}
+    measurement_history: Annotated[list[MeasurementRevisionRow], Meta(description="Every measurement revision, in order.")] = []
+    not_measured: Annotated[list[NotMeasuredRow], Meta(description="(task, measure) pairs the run does not measure, with the reason; "
+                                             "empty for a run saved before the list existed.")] = []
     source_only_index: Annotated[SourceOnlyIndex | None, Meta(description="The selected source-only index.json the rows' source-only grades come from, or null when none is selected.")] = None
 
 

@@ -111,12 +111,25 @@ class ReviewRevision(_Out, frozen=True):
     model: Annotated[str, Meta(description="The reviewer's model.")]
 
 
+class MeasurementRevisionStatus(_Out, frozen=True):
+    revision: Annotated[str, Meta(description="The measurement revision (`pluginbench measure --revision`).")]
+    status: Annotated[str, Meta(description="selected, not_selected, or collecting (left unfinished).")]
+    selected: Annotated[bool, Meta(description="Whether the report reads it.")]
+
+
+class NotMeasuredStatus(_Out, frozen=True):
+    task: Annotated[str, Meta(description="The task.")]
+    measure: Annotated[str, Meta(description="The measure.")]
+    reason: Annotated[str, Meta(description="not_configured or broken, and why.")]
+
+
 class StatusMeasures(_Out, frozen=True):
     selected: Annotated[list[str], Meta(description="The `measurements` the run's frozen settings select (tokens and time are always taken).")]
-    measurement_revisions: Annotated[list[Any], Meta(description="Always empty in this build.")]
+    measurement_revisions: Annotated[list[MeasurementRevisionStatus], Meta(description="Each measurement revision, in order.")]
     review_revisions: Annotated[list[ReviewRevision], Meta(description="Each review revision with its progress.")]
     references: Annotated[dict[str, Any], Meta(description="Always empty in this build.")]
-    not_measured: Annotated[list[Any], Meta(description="Always empty in this build.")]
+    not_measured: Annotated[list[NotMeasuredStatus], Meta(description="(task, measure) pairs the run does not measure, with the reason "
+                                             "(from preparation's readiness checks or the selected measurement revision).")]
 
 
 class Container(_Out, frozen=True):
