@@ -18,6 +18,7 @@ import msgspec
 
 from ..environments import Environment, Role, Sandbox, SandboxSpec
 from ..errors import WorkerLost
+from ..events import Outcome
 from ..harnesses import AgentRun, AttemptContext, FrozenTreatment, Harness
 from ..tasks import HarborTask, VerifierContract, patch_paths
 from ._context import SandboxSource
@@ -31,7 +32,7 @@ class CodingResult(NamedTuple):
 
 
 class GradeResult(NamedTuple):
-    outcome: str  # pass | overlap_pass | fail | empty | unknown
+    outcome: Outcome
     reward: float | None
     reason: str | None
     #: every numeric key of reward.json beyond ``reward`` (partial credit), None without one
