@@ -100,7 +100,8 @@ class RayBackend(Backend):
         return f"ray-{self.settings(ev).isolation}"
 
     def isolated(self, ev: Evaluation) -> bool:
-        return self.settings(ev).isolation == "bubblewrap"
+        s: RaySettings = self.settings(ev)
+        return s.isolation == "bubblewrap"
 
     def readiness_key(self, ev: Evaluation) -> list[str]:
         return [self.name, self.isolation(ev)]

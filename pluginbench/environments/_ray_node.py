@@ -91,7 +91,7 @@ class NodeAgent:
 
     async def describe(self) -> dict[str, Any]:
         """What the capacity check and ``doctor`` need to know about this node."""
-        from .. import __version__ as version  # type: ignore[attr-defined]
+        from .. import __version__ as version
 
         problem = None
         try:
