@@ -32,6 +32,7 @@ import anyio
 from ..errors import EnvironmentFailure, WorkerLost
 from ..events import ClusterNode
 from ._dialogue import Dialogue, LineChannel, first_error
+from ._local import Isolation
 from ._port import ExecResult, SandboxPaths, SandboxSpec
 from ._ray_node import SHIPPED, NodeAgent
 from ._ray_transfer import Packed, pack, sha256_file, unpack
@@ -106,7 +107,7 @@ class RayEnvironment:
         label: str = DEFAULT_LABEL,
         jobs: int = 2,
         nodes: Mapping[str, int] | None = None,
-        isolation: str = "auto",
+        isolation: Isolation = "auto",
         root: str | None = None,
         run_id: str | None = None,
     ) -> None:

@@ -30,7 +30,7 @@ import anyio
 
 from ..errors import EnvironmentFailure
 from ._dialogue import LineChannel
-from ._local import LocalEnvironment, _safe_name
+from ._local import Isolation, LocalEnvironment, _safe_name
 from ._port import SandboxSpec
 from ._ray_transfer import Packed, pack, sha256_file, unpack
 
@@ -81,10 +81,10 @@ class _Held:
 class NodeAgent:
     """Serves one node's sandboxes to the head (see the module docstring)."""
 
-    def __init__(self, node_name: str, isolation: str = "auto", root: str | None = None) -> None:
+    def __init__(self, node_name: str, isolation: Isolation = "auto", root: str | None = None) -> None:
         self.node_name = node_name
         self.root = Path(root) if root else Path(tempfile.gettempdir())
-        self.env = LocalEnvironment(isolation=isolation, root=self.root)  # type: ignore[arg-type]
+        self.env = LocalEnvironment(isolation=isolation, root=self.root)
         self.held: dict[str, _Held] = {}
 
     # -- the node ---------------------------------------------------------------------
