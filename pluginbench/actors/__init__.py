@@ -27,6 +27,7 @@ from ._doctor import Check, end_to_end, static_checks
 from ._extensions import register_extension, registered_extension, unregister_extension
 from ._frozen_versions import frozen_cli, version_mismatch
 from ._measure_again import plan_measure, run_measure
+from ._measure_readiness import measurement_readiness, readiness_document
 from ._preparation import (
     check_docker_capacity,
     freeze_task,
@@ -80,11 +81,13 @@ __all__ = [
     "freeze_task",
     "frozen_cli",
     "load_saved",
+    "measurement_readiness",
     "plan_decisions",
     "plan_measure",
     "plan_review",
     "prepare_docker_task",
     "read_prices",
+    "readiness_document",
     "record_contract",
     "register_extension",
     "registered_extension",

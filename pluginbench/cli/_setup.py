@@ -102,8 +102,11 @@ def check_command(
         "readiness": [],
     }
     if readiness:
-        results["readiness"] = asyncio.run(_readiness(ev, tasks))
-    ok = all(r["ok"] for r in results["readiness"])  # type: ignore[union-attr]
+        results["readiness"], results["measurements"] = asyncio.run(_readiness(ev, tasks))
+    measures = results.get("measurements") or {}
+    results["warnings"] = list(measures.get("warnings", []))  # type: ignore[union-attr]
+    results["not_measured"] = list(measures.get("not_measured", []))  # type: ignore[union-attr]
+    ok = all(r["ok"] for r in results["readiness"]) and not measures.get("blocking")  # type: ignore[union-attr]
     results["ok"] = ok
     if json_out:
         print_json(results)
@@ -119,6 +122,14 @@ def check_command(
             mark = "[green]ok[/]" if r["ok"] else "[red]FAILED[/]"
             console.print(f"readiness {escape(r['task'])}: {r['control']} {mark}" + (f" — {escape(r['reason'])}" if r["reason"] else ""))
             print_failed_control(r)
+        for m in measures.get("readiness", []):  # type: ignore[union-attr]
+            mark = {"ready": "[green]ready[/]", "not_configured": "[yellow]not_configured[/]"}.get(m["state"], "[red]broken[/]")
+            console.print(f"measure readiness {escape(m['task'])}: {escape(m['measure'])} {mark}"
+                          + (f" — {escape(m['reason'])}" if m["reason"] else ""))
+        for line in measures.get("warnings", []):  # type: ignore[union-attr]
+            console.print(escape(line), style="yellow")
+        for line in measures.get("blocking", []):  # type: ignore[union-attr]
+            console.print("[red]stops the run:[/] " + escape(line))
     if not ok:
         raise typer.Exit(1)
 
@@ -131,11 +142,14 @@ async def _readiness(ev, tasks):  # type: ignore[no-untyped-def]
         cache_root,
         effective_isolation,
         freeze_task,
+        measurement_readiness,
+        readiness_document,
         record_contract,
         run_control,
     )
     from ..environments import make_environment
     from ..harnesses import make_harness
+    from ..measures import settings_of
     from ..rundir import RunDir
     from ..tasks import load_task
 
@@ -166,7 +180,10 @@ async def _readiness(ev, tasks):  # type: ignore[no-untyped-def]
                 rows.append({"task": task_id, "control": control, "ok": got.ok, "reward": got.reward,
                              "reason": got.reason, "verifier_tail": got.verifier_tail,
                              "evidence": str(got.evidence) if got.evidence is not None else None})
+        # Readiness per task and selected measure (coverage: its command twice on the starting source).
+        mrows = await measurement_readiness(engine, list(tasks), Path(tmp) / "measure")
+        mdoc = readiness_document(mrows, settings_of(ev.measurement_settings).require_ready, list(ev.measurements))
     finally:
         if all(r["ok"] for r in rows):
             shutil.rmtree(tmp, ignore_errors=True)
-    return rows
+    return rows, mdoc
