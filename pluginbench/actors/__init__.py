@@ -29,9 +29,9 @@ from ._frozen_versions import frozen_cli, version_mismatch
 from ._measure_again import plan_measure, run_measure
 from ._measure_readiness import measurement_readiness, readiness_document
 from ._preparation import (
-    check_docker_capacity,
+    check_capacity,
     freeze_task,
-    prepare_docker_task,
+    prepare_task_images,
     record_contract,
     run_control,
 )
@@ -43,6 +43,7 @@ from ._runfiles import (
     check_inputs,
     create_run,
     effective_isolation,
+    load_config,
     load_saved,
     read_prices,
     resolve_paths,
@@ -71,7 +72,7 @@ __all__ = [
     "build_engine",
     "cache_root",
     "check_created_binding",
-    "check_docker_capacity",
+    "check_capacity",
     "check_inputs",
     "create_run",
     "decide",
@@ -80,12 +81,13 @@ __all__ = [
     "end_to_end",
     "freeze_task",
     "frozen_cli",
+    "load_config",
     "load_saved",
     "measurement_readiness",
     "plan_decisions",
     "plan_measure",
     "plan_review",
-    "prepare_docker_task",
+    "prepare_task_images",
     "read_prices",
     "readiness_document",
     "record_contract",

@@ -191,14 +191,12 @@ def _task_profile(settings: MeasurementSettings, metadata: dict[str, Any]) -> tu
 
 
 def _engine(plan: MeasurePlan, state: RunState) -> Engine:
-    from ..environments import make_environment
-    from ._runfiles import effective_isolation
+    from ..environments import backend_of
 
     rd, ev = plan.run_dir, plan.evaluation
-    backend = ev.environment.backend
-    kwargs = {"isolation": effective_isolation(ev)} if backend == "local" else {"run_id": f"{rd.run_id}-measure"}
     hidden = {rd.root, cache_root()}
-    engine = Engine(run_dir=rd, run_id=rd.run_id, evaluation=ev, environment=make_environment(backend, **kwargs),
+    environment = backend_of(ev).make(ev, f"{rd.run_id}-measure")
+    engine = Engine(run_dir=rd, run_id=rd.run_id, evaluation=ev, environment=environment,
                     harness=None, task_sources={}, outbox=Outbox(None), hidden=tuple(sorted(hidden)))  # type: ignore[arg-type]
     engine.tasks = {t: load_task(rd.frozen_task(t), t) for t in state.prepared_tasks}
     for t, prepared in state.prepared_tasks.items():

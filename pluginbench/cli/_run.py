@@ -18,7 +18,6 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from ..config import load
 from ..errors import LockHeldError, PluginBenchError, RunDirError
 from ..events import check_not_moved, live_owner, read_run_log
 from ..harness_registry import harness_class
@@ -251,7 +250,9 @@ def run_command(
     if cost_ceiling is not None:
         raise RunDirError("--cost-ceiling applies only when resuming a run directory", field="--cost-ceiling",
                           fix="set cost_ceiling in the config for a new run")
-    loaded = load(target)
+    from ..actors import load_config
+
+    loaded = load_config(target)
     if dry_run:
         ev = resolve_paths(loaded)
         tasks = check_inputs(ev, loaded.path)
@@ -416,9 +417,9 @@ def demo_command(
             "the bundled example is missing", file=str(config),
             fix="run PluginBench from a source checkout (pip install -e .)",
         )
-    from ..actors import create_run
+    from ..actors import create_run, load_config
 
-    loaded = load(config)
+    loaded = load_config(config)
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     rd = create_run(loaded, output or Path("runs") / f"demo-{stamp}")
     console.print(f"demo run: {rd.root}", highlight=False)

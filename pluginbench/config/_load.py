@@ -363,11 +363,8 @@ def validate(ev: Evaluation, path: Path) -> None:
         if ev.prices is None:
             raise bad("cost_ceiling needs a price table", "prices",
                       "set prices: prices.json (a dated table; see docs/results.md#prices), or remove cost_ceiling")
-    env = ev.environment
-    if env.container_cpus is not None and env.container_cpus <= 0:
-        raise bad("container_cpus must be positive", "environment.container_cpus", "set e.g. 2")
-    if env.container_memory_mb is not None and env.container_memory_mb <= 0:
-        raise bad("container_memory_mb must be positive", "environment.container_memory_mb", "set e.g. 4096")
+    # environment.backend and the backend's own rules are checked through the backend
+    # registry (pluginbench.environments.check_backend_config), which sits above config.
 
 
 def load(path: str | Path) -> LoadedConfig:

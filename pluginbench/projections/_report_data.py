@@ -373,7 +373,9 @@ def run_identity(config: Mapping[str, Any], state: RunState, fallback_name: str)
         "isolation": isolation,
         "simulated": bool((c and c.simulated) or is_simulated(str(harness or ""))),
         "probe": bool((c and c.probe) or runner.get("probe")),
-        "isolated": backend == "docker" or isolation not in (None, "", "none", "auto"),
+        # run.created records the backend's effective isolation label ("bubblewrap",
+        # "docker", ...); only "none" (or a config-only view's "auto") is unisolated
+        "isolated": isolation not in (None, "", "none", "auto"),
         "seed": c.seed if c else config.get("seed"),
         "repeats": c.repeats if c else config.get("repeats"),
         "jobs": c.jobs if c else config.get("jobs"),

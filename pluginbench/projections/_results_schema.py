@@ -48,7 +48,7 @@ class RunInfo(_Strict, frozen=True):
     reasoning: doc(str | None, "Requested reasoning effort.")
     cli_version: doc(str | None, "The agent CLI version the run resolved (pinned or read from the host); null for controls.")
     cli_version_source: doc(str | None, "`runner.cli_version`, `host`, or null.")
-    backend: doc(str | None, "local or docker.")
+    backend: doc(str | None, "The execution backend's registered name (local, docker, ...).")
     isolation: doc(str | None, "The effective isolation (none, bubblewrap, docker).")
     isolated: doc(bool, "Whether attempts ran sandboxed.")
     simulated: doc(bool, "The simulated stand-in agent coded the attempts: the numbers are not a real agent's.")
