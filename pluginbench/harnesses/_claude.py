@@ -45,6 +45,7 @@ from typing import Any
 import anyio
 import msgspec
 
+from ..config import ENFORCED, NOT_ENFORCED, capability_entry
 from ..environments._port import Sandbox
 from ..errors import ConfigError, InputError, PluginBenchError
 from ..harness_registry import SpecProblem
@@ -169,6 +170,16 @@ class ClaudeHarness(HarnessBase):
     @classmethod
     def read_final(cls, stdout: str) -> tuple[str | None, list[str]]:
         return final_and_writes(stdout)
+
+    @classmethod
+    def capability_policy(cls, caps: Any) -> dict[str, dict[str, Any]]:
+        """The Agent tool is disallowed for ``subagents: false``; no concurrency or depth limit."""
+        return {
+            "subagents": capability_entry(caps.subagents, ENFORCED, "the Agent tool is disallowed"
+                                          if not caps.subagents else "the Agent tool is allowed"),
+            "max_threads": capability_entry(caps.max_threads, NOT_ENFORCED, "Claude Code has no concurrency limit"),
+            "max_depth": capability_entry(caps.max_depth, NOT_ENFORCED, "Claude Code has no depth limit"),
+        }
 
     @classmethod
     def check_reviewer_host(cls, cli_path: Path, *, probe: bool, field: str, file: str | None) -> None:

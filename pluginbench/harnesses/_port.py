@@ -37,6 +37,7 @@ creation, the worker, preparation, ``doctor`` and the docker coding image ask th
 * as the reviewer or a judge: its host checks (:meth:`HarnessBase.check_reviewer_host`),
   options (:meth:`HarnessBase.reviewer_options`) and how its answer is read from its saved
   stdout (:meth:`HarnessBase.read_final`);
+* what it does with the ``capabilities`` settings (:meth:`HarnessBase.capability_policy`);
 * how the worker builds it for a run (:meth:`HarnessBase.for_run`), and what ``doctor``
   checks (:meth:`HarnessBase.credential_check`, :attr:`HarnessBase.doctor_model`,
   :meth:`HarnessBase.doctor_options`).
@@ -51,6 +52,7 @@ from typing import Any, ClassVar, NamedTuple, Protocol
 
 import msgspec
 
+from ..config import not_applicable_policy
 from ..environments._port import Sandbox
 from ..events import ModelRecord, Usage
 from ..harness_registry import CliPin, SpecProblem
@@ -216,6 +218,14 @@ class HarnessBase:
     def reviewer_options(cls) -> dict[str, Any]:
         """Extra constructor options when the harness reviews (e.g. no sub-agents)."""
         return {}
+
+    @classmethod
+    def capability_policy(cls, caps: Any) -> dict[str, dict[str, Any]]:
+        """What it does with each ``capabilities`` setting: ``{key: {value, enforcement,
+        how}}`` (:func:`pluginbench.config.capability_entry`). Pure; by default it starts
+        no native agent, so every setting is ``not_applicable``."""
+        policy: dict[str, dict[str, Any]] = not_applicable_policy(caps)
+        return policy
 
     @classmethod
     def credential_check(cls) -> tuple[bool, str]:
