@@ -56,7 +56,8 @@ def main() -> None:
                 t0 = time.perf_counter()
                 values = spec.collect(inp)
                 dt = time.perf_counter() - t0
-                assert all(m.status == "measured" for m in values.values()), values
+                # a Python task has no JS/TS duplicate groups (unknown by design); every other value is measured
+                assert all(m.status == "measured" for k, m in values.items() if k != "duplicate_groups_added"), values
                 if name == "dead_code" and i == 0:
                     cold = dt
                 else:

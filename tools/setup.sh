@@ -42,6 +42,7 @@ apt_install() {
 }
 
 apt_install bubblewrap git debootstrap fzf tmux  # fzf: `tasks pick`; tmux drives it in tests
+apt_install golang-go go-staticcheck  # Go unused-code analysis (dead_code measure)
 bash tools/install-clis.sh
 bash tools/install-analyzers.sh  # knip and jscpd for the dead_code measure
 bash tools/install-chromium.sh

@@ -10,9 +10,12 @@ Warnings can include public APIs a user of the package needs.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
 from collections import Counter
 from collections.abc import Iterable
+from pathlib import Path
 from typing import NamedTuple
 
 from ._lines import is_test_path
@@ -112,8 +115,6 @@ def introduced_groups(before: set[str], after: set[str]) -> list[str]:
 def parse_cargo_messages(stdout: str) -> tuple[list[Candidate], list[str]]:
     """rustc's ``dead_code``/``unused_*`` warnings (as candidates) and error messages from
     ``cargo check --message-format=json``."""
-    import json
-
     found: list[Candidate] = []
     errors: list[str] = []
     for line in stdout.splitlines():
@@ -136,3 +137,30 @@ def parse_cargo_messages(stdout: str) -> tuple[list[Candidate], list[str]]:
                                    int(spans[0].get("line_start") or 0)))
     # one warning per (file, message, line), however many targets report it
     return sorted(set(found), key=lambda c: (c.path, c.line, c.message)), errors
+
+
+# ------------------------------------------------------------------ Go
+
+
+def parse_staticcheck(stdout: str, root: Path) -> tuple[list[Candidate], list[str]]:
+    """staticcheck ``-f json`` lines: U1000 findings as candidates (paths relative to
+    ``root``), compile and load errors apart."""
+    base = Path(str(root)).resolve()
+    found: list[Candidate] = []
+    errors: list[str] = []
+    for line in stdout.splitlines():
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(d, dict):
+            continue
+        loc = d.get("location") or {}
+        path = str(loc.get("file") or "")
+        with contextlib.suppress(ValueError):
+            path = Path(path).resolve().relative_to(base).as_posix()
+        if d.get("code") == "U1000":
+            found.append(Candidate(path, str(d.get("message")), int(loc.get("line") or 0)))
+        else:
+            errors.append(f"{path}:{loc.get('line')}: {d.get('message')}")
+    return found, errors

@@ -3,6 +3,7 @@
 * Python: Vulture 2.16 (PyPI, pinned as the product description pins it), run as
   ``python -m vulture <root> --min-confidence 60`` with the interpreter PluginBench runs
   on, over the whole tree so tests count as users.
+* Go: staticcheck's U1000 check (Debian's go-staticcheck 2023.1 with Debian's Go), offline.
 * Rust: rustc's own ``dead_code`` and ``unused_*`` lints, from ``cargo check --offline``
   (the library and binaries, as shipped) with the host's Cargo.
 """
@@ -16,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ._deadcode import DeadCodeScan, parse_cargo_messages, parse_vulture
+from ._deadcode import DeadCodeScan, parse_cargo_messages, parse_staticcheck, parse_vulture
 
 VULTURE_VERSION = "2.16"
 MIN_CONFIDENCE = 60
@@ -82,4 +83,46 @@ def run_cargo_check(root: Path, target_dir: Path, timeout: float = 600.0) -> Dea
     if proc.returncode != 0 or errors:
         reason = errors[0] if errors else (proc.stderr.strip().splitlines() or ["no message"])[-1]
         raise AnalyzerFailed(f"cargo check --offline failed: {reason[:300]}")
+    return DeadCodeScan(tuple(found), ())
+
+
+# ------------------------------------------------------------------ Go
+
+
+def staticcheck_binary() -> str | None:
+    """Debian's ``go-staticcheck`` (package go-staticcheck), else ``staticcheck`` on PATH."""
+    return shutil.which("go-staticcheck") or shutil.which("staticcheck")
+
+
+def staticcheck_status() -> tuple[str | None, str | None]:
+    """(``"staticcheck 2023.1"``, None) when staticcheck and ``go`` answer, else (None, why)."""
+    binary = staticcheck_binary()
+    if binary is None or shutil.which("go") is None:
+        return None, ("Go unused-code analysis needs staticcheck and a Go toolchain: apt-get install go-staticcheck "
+                      "golang-go (tools/setup.sh --dev)")
+    try:
+        proc = subprocess.run([binary, "-version"], capture_output=True, text=True, timeout=60, check=False,
+                              stdin=subprocess.DEVNULL, start_new_session=True)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, f"staticcheck does not run: {exc}"
+    words = proc.stdout.split()
+    return (f"staticcheck {words[1]}", None) if len(words) >= 2 else (None, "staticcheck -version printed nothing")
+
+
+def run_staticcheck(root: Path, scratch: Path, timeout: float = 600.0) -> DeadCodeScan:
+    """staticcheck's U1000 (unused code) findings of the Go module at ``root``, offline:
+    ``GOPROXY=off`` and ``GOFLAGS=-mod=mod``, so a module whose dependencies are not already
+    in the module cache fails instead of downloading them."""
+    binary = staticcheck_binary()
+    if binary is None:
+        raise AnalyzerFailed(staticcheck_status()[1] or "staticcheck is not installed")
+    env = {**os.environ, "GOPROXY": "off", "GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local", "GOWORK": "off",
+           "GOCACHE": str(scratch / "gocache"), "XDG_CACHE_HOME": str(scratch / "cache")}
+    proc = subprocess.run([binary, "-f", "json", "-checks", "U1000", "./..."], cwd=root, capture_output=True,
+                          text=True, check=False, timeout=timeout, stdin=subprocess.DEVNULL, start_new_session=True,
+                          env=env)
+    found, errors = parse_staticcheck(proc.stdout, root)
+    if errors or (proc.returncode not in (0, 1)) or (proc.returncode == 1 and not found):
+        reason = errors[0] if errors else (proc.stderr.strip().splitlines() or ["no message"])[-1]
+        raise AnalyzerFailed(f"staticcheck could not load the packages: {reason[:300]}")
     return DeadCodeScan(tuple(found), ())

@@ -24,7 +24,9 @@ from ._deadcode_scan import (
     AnalyzerFailed,
     cargo_status,
     run_cargo_check,
+    run_staticcheck,
     run_vulture,
+    staticcheck_status,
     vulture_status,
 )
 from ._iterations import METHOD, count_attempt
@@ -237,12 +239,7 @@ _JS = frozenset({"javascript", "typescript"})
 
 def _unused_candidates(inp: CollectorInput, languages: set[str | None], touched: set[str]) -> dict[str, Measure]:
     unit = "candidates"
-    if "go" in languages:
-        return {"dead_code_candidates_added": Measure(
-            value=None, unit=unit, status="unknown",
-            reason="no unused-code analyzer is configured for go in this build (staticcheck needs a Go toolchain "
-                   "and module downloads)")}
-    groups = [g for g in ({"python"}, _JS, {"rust"}) if languages & g]
+    groups = [g for g in ({"python"}, _JS, {"rust"}, {"go"}) if languages & g]
     if len(groups) > 1:
         return {"dead_code_candidates_added": Measure(
             value=None, unit=unit, status="unknown",
@@ -252,6 +249,8 @@ def _unused_candidates(inp: CollectorInput, languages: set[str | None], touched:
         return {"dead_code_candidates_added": _knip_candidates(inp, touched)}
     if "rust" in languages:
         return {"dead_code_candidates_added": _rust_candidates(inp, touched)}
+    if "go" in languages:
+        return {"dead_code_candidates_added": _go_candidates(inp)}
     analyzer, reason = vulture_status()
     if analyzer is None:
         return {"dead_code_candidates_added": Measure(value=None, unit=unit, status="unknown", reason=reason)}
@@ -326,6 +325,38 @@ def _rust_candidates(inp: CollectorInput, touched: set[str]) -> Measure:
     return Measure(value=len(new), unit=unit, language="rust", analyzer=analyzer)
 
 
+def _go_candidates(inp: CollectorInput) -> Measure:
+    unit = "candidates"
+    analyzer, reason = staticcheck_status()
+    if analyzer is None:
+        return Measure(value=None, unit=unit, status="unknown", reason=reason)
+    if not (inp.starting_source / "go.mod").is_file():
+        return Measure(value=None, unit=unit, status="unknown",
+                       reason="staticcheck needs the repository's go.mod at its root; the starting source has none")
+    scratch = inp.work_dir.parent
+    work = scratch / "dead-code-tree"
+    try:
+        before = _starting(inp.starting_source, "staticcheck", lambda: _staticcheck_copy(inp.starting_source, scratch))
+        after = run_staticcheck(submission_tree(inp.starting_source, inp.patch, work), scratch / "go-scratch")
+    except (PatchDoesNotApply, AnalyzerFailed) as exc:
+        return Measure(value=None, unit=unit, status="unknown", reason=str(exc), language="go", analyzer=analyzer)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(scratch / "go-scratch", ignore_errors=True)
+    new = introduced(before.candidates, after.candidates)
+    _evidence(inp, "introduced.txt", [f"{c.path}:{c.line}: {c.message}" for c in new])
+    return Measure(value=len(new), unit=unit, language="go", analyzer=analyzer)
+
+
+def _staticcheck_copy(starting: Path, scratch: Path) -> object:
+    work = scratch / "dead-code-start"
+    try:
+        return run_staticcheck(submission_tree(starting, "", work), scratch / "go-scratch-start")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(scratch / "go-scratch-start", ignore_errors=True)
+
+
 def _cargo_copy(starting: Path, scratch: Path) -> object:
     """cargo check on a copy of the starting source (it writes a lock file and a target folder)."""
     work = scratch / "dead-code-start"
@@ -373,9 +404,9 @@ def _evidence(inp: CollectorInput, name: str, lines: list[str]) -> None:
 
 def check_dead_code(inp: ReadinessInput) -> Readiness:
     present = {language_of(p) for p in source_files(inp.starting_source, _SUFFIXES)} - {None}
-    if not present & ({"python", "rust"} | _JS):
+    if not present & ({"python", "rust", "go"} | _JS):
         return Readiness("not_configured", "dead code is analyzed for Python (Vulture), JavaScript/TypeScript "
-                                           "(knip, jscpd) and Rust (cargo check) source in this build")
+                                           "(knip, jscpd), Rust (cargo check) and Go (staticcheck) source")
     versions = []
     if "python" in present:
         analyzer, reason = vulture_status()
@@ -397,13 +428,21 @@ def check_dead_code(inp: ReadinessInput) -> Readiness:
         if not (inp.starting_source / "Cargo.toml").is_file():
             return Readiness("broken", "cargo check needs the repository's Cargo.toml at its root")
         versions.append(analyzer)
+    if "go" in present:
+        analyzer, reason = staticcheck_status()
+        if analyzer is None:
+            return Readiness("broken", reason)
+        if not (inp.starting_source / "go.mod").is_file():
+            return Readiness("broken", "staticcheck needs the repository's go.mod at its root")
+        versions.append(analyzer)
     return Readiness("ready", None, ", ".join(versions))
 
 
 DEAD_CODE = register(MeasureSpec(
     name="dead_code",
     description=("Unused-code candidates the submission introduces since the starting scan (Vulture 2.16 for "
-                 "Python, knip for JavaScript/TypeScript, rustc's lints for Rust) and JS/TS duplicate-code groups (jscpd)."),
+                 "Python, knip for JavaScript/TypeScript, rustc's lints for Rust, staticcheck for Go) and JS/TS duplicate-code "
+                 "groups (jscpd)."),
     columns=(
         Column("dead_code_candidates_added", "candidates", "unused +",
                "Unused-code candidates introduced since the starting scan.", "Unused-code candidates added"),
@@ -412,7 +451,7 @@ DEAD_CODE = register(MeasureSpec(
                "Duplicate-code groups added"),
     ),
     observer_version="1",
-    languages=("python", "javascript", "typescript", "rust"),
+    languages=("python", "javascript", "typescript", "rust", "go"),
     collect=collect_dead_code,
     check=check_dead_code,
 ))

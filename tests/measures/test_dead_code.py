@@ -5,7 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from pluginbench.measures._deadcode import Candidate, introduced, parse_vulture
-from pluginbench.measures._deadcode_scan import cargo_status, run_vulture, vulture_status
+from pluginbench.measures._deadcode_scan import (
+    cargo_status,
+    run_vulture,
+    staticcheck_status,
+    vulture_status,
+)
 from pluginbench.measures._js_analyzers import tool_status
 from pluginbench.measures._port import ReadinessInput
 from pluginbench.measures._quality import check_dead_code, collect_dead_code
@@ -123,10 +128,45 @@ def test_rust_that_does_not_compile_is_unknown(tmp_path: Path) -> None:
     assert got.value is None and "cargo check --offline failed" in (got.reason or "")
 
 
-def test_languages_without_an_unused_code_analyzer_are_unknown_never_zero(tmp_path: Path) -> None:
-    """A Go submission's dead code is unknown with the reason (no Go analyzer in this build)."""
+def _require_staticcheck() -> None:
+    require(staticcheck_status()[0] is not None, "go-staticcheck and golang-go (tools/setup.sh --dev)")
+
+
+def test_go_fixture_adds_exported_functions_and_no_candidate(tmp_path: Path) -> None:
+    """The Go submission adds exported `Grade` and `Double`: staticcheck's U1000 reports nothing new."""
+    _require_staticcheck()
     got = collect_dead_code(fixture_input(tmp_path, "go"))["dead_code_candidates_added"]
-    assert got.value is None and "go" in (got.reason or "")
+    assert (got.value, got.status, got.language) == (0, "measured", "go")
+    assert (got.analyzer or "").startswith("staticcheck ")
+
+
+def test_go_unexported_unused_function_and_variable_are_two_candidates(tmp_path: Path) -> None:
+    """A new file with an unexported unused func and var: staticcheck U1000 finds 2 new candidates."""
+    _require_staticcheck()
+    patch = ("diff --git a/extra.go b/extra.go\nnew file mode 100644\n--- /dev/null\n+++ b/extra.go\n@@ -0,0 +1,7 @@\n"
+             "+package calc\n+\n+func helper() int {\n+\treturn 1\n+}\n+\n+var unusedVar = 3\n")
+    got = collect_dead_code(fixture_input(tmp_path, "go", patch=patch))["dead_code_candidates_added"]
+    assert got.value == 2, got.reason
+    listed = (tmp_path / "attempt" / "measure" / "x" / "introduced.txt").read_text().splitlines()
+    assert listed == ["extra.go:3: func helper is unused", "extra.go:7: var unusedVar is unused"]
+
+
+def test_go_that_does_not_compile_is_unknown(tmp_path: Path) -> None:
+    """A Go submission that does not type-check leaves dead code unknown with the loader's message."""
+    _require_staticcheck()
+    patch = ("diff --git a/extra.go b/extra.go\nnew file mode 100644\n--- /dev/null\n+++ b/extra.go\n@@ -0,0 +1,3 @@\n"
+             "+package calc\n+\n+func Broken() int { return \"text\" }\n")
+    got = collect_dead_code(fixture_input(tmp_path, "go", patch=patch))["dead_code_candidates_added"]
+    assert got.value is None and "staticcheck could not load" in (got.reason or "")
+
+
+def test_two_analyzer_groups_in_one_submission_are_not_pooled(tmp_path: Path) -> None:
+    """A submission changing Python and Go source leaves unused candidates unknown with the reason."""
+    patch = (QUALITY / "python" / "submission.patch").read_text() + (
+        "diff --git a/x.go b/x.go\nnew file mode 100644\n--- /dev/null\n+++ b/x.go\n@@ -0,0 +1,2 @@\n"
+        "+package x\n+func A() {}\n")
+    got = collect_dead_code(fixture_input(tmp_path, "python", patch=patch))["dead_code_candidates_added"]
+    assert got.value is None and "not pooled" in (got.reason or "")
 
 
 def test_moved_code_is_not_new_and_repeats_count_beyond_the_start() -> None:
@@ -148,7 +188,8 @@ def test_vulture_report_lines_parse_and_errors_name_the_file() -> None:
 
 
 def test_readiness_per_language(tmp_path: Path) -> None:
-    """Dead-code readiness: ready on the Python and TypeScript fixtures with the tool versions, not_configured on Go."""
+    """Dead-code readiness: ready on the Python and TypeScript fixtures with the tool versions, not_configured
+    on a folder without analyzed source."""
     _require_vulture()
     _require_js_tools()
 
@@ -156,4 +197,8 @@ def test_readiness_per_language(tmp_path: Path) -> None:
         return check_dead_code(ReadinessInput("t", tmp_path, QUALITY / name / "start", None, None, {}, tmp_path))
     assert (check("python").state, check("python").tool_version) == ("ready", "vulture 2.16")
     assert (check("typescript").state, check("typescript").tool_version) == ("ready", "knip 6.44.2, jscpd 5.3.2")
-    assert check("go").state == "not_configured"
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("x\n")
+    none = check_dead_code(ReadinessInput("t", tmp_path, docs, None, None, {}, tmp_path))
+    assert none.state == "not_configured"

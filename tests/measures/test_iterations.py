@@ -159,3 +159,57 @@ def test_masked_failures_are_not_failed_commands() -> None:
     got = count_trace(trace)
     assert (got.commands, got.failed) == (4, 1)
     assert got.ambiguous and "no recorded outcome" in got.ambiguous[0]
+
+
+# ---------------------------------------------------------------- synthetic Codex rollouts
+
+
+def _rollout(calls: list[tuple[str, str, object, str | None]]) -> str:
+    """A rollout with session_meta (cwd /app) and (name, call_id, arguments, output) calls."""
+    lines = [{"type": "session_meta", "payload": {"cwd": "/app", "id": "s"}}]
+    for name, cid, args, out in calls:
+        kind = "custom_tool_call" if name == "apply_patch" else "function_call"
+        key = "input" if kind == "custom_tool_call" else "arguments"
+        lines.append({"type": "response_item", "payload": {"type": kind, "name": name, "call_id": cid,
+                                                            key: args if isinstance(args, str) else json.dumps(args)}})
+        if out is not None:
+            lines.append({"type": "response_item", "payload": {"type": f"{kind}_output", "call_id": cid, "output": out}})
+    return "".join(json.dumps(x) + "\n" for x in lines)
+
+
+def _codex_attempt(tmp: Path, *rollouts: str) -> Path:
+    d = tmp / "agent" / "rollouts"
+    d.mkdir(parents=True)
+    for n, text in enumerate(rollouts):
+        (d / f"rollout-{n}.jsonl").write_text(text)
+    return tmp
+
+
+PATCH = "*** Begin Patch\n*** Update File: calc.py\n@@\n-a\n+b\n*** End Patch\n"
+
+
+def test_codex_child_rollouts_are_counted_and_missing_children_make_it_incomplete(tmp_path: Path) -> None:
+    """A root rollout that spawned one subagent and its child rollout: loops in both are summed; without the
+    child's rollout the attempt is incomplete."""
+    root = _rollout([("exec_command", "1", {"cmd": "go test ./..."}, "Process exited with code 1\nFAIL"),
+                     ("apply_patch", "2", PATCH, json.dumps({"output": "Success.", "metadata": {"exit_code": 0}})),
+                     ("exec_command", "3", {"cmd": "go test ./..."}, "Process exited with code 0\nok"),
+                     ("spawn_agent", "4", {"message": "review"}, "spawned")])
+    child = _rollout([("exec_command", "5", {"cmd": "cargo test"}, "Process exited with code 0"),
+                      ("apply_patch", "6", PATCH, "Success. Updated the following files"),
+                      ("exec_command", "7", {"cmd": "cargo test | tail"}, "Process exited with code 0")])
+    assert values(count_attempt(_codex_attempt(tmp_path / "both", root, child))) == {
+        "verification_commands": 4, "verification_iterations": 2, "failed_verification_commands": 1}
+    alone = count_attempt(_codex_attempt(tmp_path / "root", root))
+    assert all(m.value is None and "child rollout" in (m.reason or "") for m in alone.values())
+
+
+def test_codex_failed_patch_and_still_running_command(tmp_path: Path) -> None:
+    """A patch whose output says it failed is no edit; a command still running when its output was read has
+    no exit code, so the failed count is unknown."""
+    root = _rollout([("exec_command", "1", {"cmd": "pytest"}, "Process exited with code 0"),
+                     ("apply_patch", "2", PATCH, "error: patch did not apply"),
+                     ("exec_command", "3", {"cmd": "pytest"}, "Process running with session ID 7")])
+    got = count_attempt(_codex_attempt(tmp_path, root))
+    assert (got["verification_commands"].value, got["verification_iterations"].value) == (2, 0)
+    assert got["failed_verification_commands"].value is None
