@@ -34,6 +34,7 @@ from ..config import (
 )
 from ..environments._port import Sandbox
 from ..errors import InputError, PluginBenchError
+from ..events import Usage
 from ..treatments._codex_rules import CodexPlugin, installed_command, read_codex_plugin
 from ..treatments._shared import admit_guidance, admit_skill
 from ._codex_children import model_record
@@ -126,6 +127,13 @@ def _probe_settings(base_url: str) -> tuple[str, str, str, dict[str, str]]:
     return provider_id, key_var, key, table
 
 
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
 class CodexHarness(CodexDeclaration):
     """Codex CLI adapter: see the module docstring for the whole attempt (its declarations,
     what the engine reads about it, are :class:`CodexDeclaration`)."""
@@ -134,6 +142,15 @@ class CodexHarness(CodexDeclaration):
     def for_run(cls, ev: Any, *, cli_path: str | Path | None, cli_version: str | None,
                 probe_base_url: str | None) -> CodexHarness:
         return cls(str(cli_path), cli_version or "", probe_base_url, capabilities=ev.capabilities)
+
+    @classmethod
+    def revalidate_usage(cls, attempt_dir: Path, *, model: str | None, cli_version: str | None, timed_out: bool,
+                         exit_code: int | None, seconds: float) -> Usage | None:
+        """Its ``exec --json`` stdout and session rollouts (``agent/stdout.jsonl``, ``agent/rollouts/``)."""
+        agent = attempt_dir / "agent"
+        rollouts = [_text(p) for p in sorted((agent / "rollouts").rglob("rollout-*.jsonl"))]
+        return read_agent_run(_text(agent / "stdout.jsonl"), rollouts, exit_code=exit_code, timed_out=timed_out,
+                              seconds=seconds).usage
 
     def __init__(
         self,

@@ -5,6 +5,7 @@ and how its answer is read from ``exec --json`` stdout."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,28 @@ def check_reviewer_host(cli_path: Path, *, probe: bool, field: str, file: str | 
                           field=f"{field}.harness", fix="reinstall the Codex CLI (tools/install-clis.sh)")
 
 
+def native_identity(call_dir: Path) -> dict[str, Any]:
+    """Model, effort and CLI version as Codex's own rollouts record them (every turn must agree)."""
+    models, efforts, versions = set(), set(), set()
+    for path in sorted((call_dir / "agent" / "rollouts").rglob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                ev = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            payload = ev.get("payload") if isinstance(ev, dict) and isinstance(ev.get("payload"), dict) else {}
+            if ev.get("type") == "turn_context":
+                models.add(payload.get("model"))
+                efforts.add(payload.get("effort"))
+            elif ev.get("type") == "session_meta":
+                versions.add(payload.get("cli_version"))
+
+    def one(values: set[Any]) -> Any:
+        return next(iter(values)) if len(values) == 1 else ("/".join(sorted(map(str, values))) or None)
+
+    return {"model": one(models), "effort": one(efforts), "cli_version": one(versions)}
+
+
 class CodexDeclaration(HarnessBase):
     """What the Codex harness declares: the registry and the engine read these; the adapter
     (``_codex.py: CodexHarness``) adds delivery and the run."""
@@ -124,3 +147,7 @@ class CodexDeclaration(HarnessBase):
     @classmethod
     def check_reviewer_host(cls, cli_path: Path, *, probe: bool, field: str, file: str | None) -> None:
         check_reviewer_host(cli_path, probe=probe, field=field, file=file)
+
+    @classmethod
+    def native_identity(cls, call_dir: Path) -> dict[str, Any]:
+        return native_identity(call_dir)
