@@ -8,6 +8,8 @@ the run directory when one is raised before a run begins.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class PluginBenchError(Exception):
     """Base of every error PluginBench raises deliberately."""
@@ -90,3 +92,76 @@ class ProviderStop(PluginBenchError):
 class CacheError(InputError):
     """The cache root cannot be used as it is: a symlink inside it, or an output folder
     that overlaps it."""
+
+
+class ReadinessFailure(PluginBenchError):
+    """A task's oracle did not pass or its nop did not fail."""
+
+
+class DiscoveryMismatch(PluginBenchError):
+    """A harness's discovery found something other than exactly the declared treatment
+    (Claude Code or Codex); the attempt stops before coding.
+
+    ``subject`` says whose (``arm <arm>`` or ``attempt <id>``), ``problems`` what differed.
+    """
+
+    def __init__(self, subject: str, problems: Sequence[str]) -> None:
+        super().__init__(f"{subject}: discovery mismatch, attempt stopped before coding: " + "; ".join(problems))
+        self.subject = subject
+        self.problems = tuple(problems)
+
+
+class CodexSetupError(PluginBenchError):
+    """A no-model Codex setup command (plugin install, discovery) failed inside the sandbox."""
+
+
+class CodexLoginError(CodexSetupError):
+    """``codex login status`` in the sandbox says the delivered credential is not usable."""
+
+
+class PacketError(PluginBenchError):
+    """A review packet could not be built, or no longer matches its binding."""
+
+
+class MalformedResponse(PluginBenchError, ValueError):
+    """A reviewer's final message holds no valid review JSON (the message says what is wrong)."""
+
+
+class VerdictError(PluginBenchError, ValueError):
+    """A judge's final message holds no valid verdict; the call leaves no verdict."""
+
+
+class BadTaskUrl(PluginBenchError, ValueError):
+    """A task link PluginBench cannot read; the message says what is wrong and how to write it."""
+
+
+class GitFailed(PluginBenchError):
+    """A git command behind a task link failed or timed out (the message is git's stderr)."""
+
+
+class ClipboardError(PluginBenchError):
+    """``tasks pick`` printed the block but could not copy it."""
+
+
+class RegistryError(PluginBenchError, ValueError):
+    """A registration that would make two entries of a registry ambiguous (a programming error)."""
+
+
+class ScenarioError(InputError):
+    """A probe scenario file is missing, malformed, or invalid."""
+
+
+class CompareRefused(InputError):
+    """Two runs whose saved comparison identities disagree on a compared field."""
+
+
+class UnsafeTree(InputError):
+    """A tree holds a symlink, hardlink, special file or escaping name."""
+
+
+class AnalyzerFailed(PluginBenchError):
+    """A code-quality analyzer did not produce a report (its reason is the message)."""
+
+
+class PatchDoesNotApply(PluginBenchError):
+    """``model.patch`` does not apply to the frozen starting source."""

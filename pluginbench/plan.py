@@ -13,11 +13,9 @@ import random
 from typing import Any
 
 from .config import Evaluation, capability_record
-from .events import SlotPlan
+from .events import VANILLA, SlotPlan
 from .harness_registry import harness_class
-from .stats._cost import Prices
-
-VANILLA = "vanilla"
+from .stats import Prices
 
 
 def arms_of(evaluation: Evaluation) -> list[str]:

@@ -18,15 +18,24 @@ def blocks() -> dict[tuple[str, str], str]:
     """(page, block name) → the generated markdown."""
     from pluginbench.cache import KeyInputs
     from pluginbench.doctable import table
+    from pluginbench.events import vocabulary_table
+    from pluginbench.layering import markdown as layering_table
     from pluginbench.measures._doc import measures_table
     from pluginbench.projections import Status
     from pluginbench.projections._results_schema import ResultsJson
     from pluginbench.stats import GatesFile
 
     return {
+        ("docs/architecture.md", "layering"): layering_table(),
         ("docs/architecture.md", "harnesses"): harness_table(),
         ("docs/compare.md", "gates-file"): table(GatesFile),
         ("docs/metrics.md", "measures"): measures_table(),
+        ("docs/metrics.md", "outcome"): vocabulary_table("outcome", "Outcome"),
+        ("docs/metrics.md", "usage-status"): vocabulary_table("usage-status", "Status"),
+        ("docs/metrics.md", "attempt-state"): vocabulary_table("attempt-state", "State"),
+        ("docs/metrics.md", "phase"): vocabulary_table("phase", "Phase"),
+        ("docs/metrics.md", "measure-status"): vocabulary_table("measure-status", "Status"),
+        ("docs/metrics.md", "model-status"): vocabulary_table("model-status", "Status"),
         ("docs/results.md", "results-json"): table(ResultsJson, with_default=False),
         ("docs/metrics.md", "status-json"): table(Status, with_default=False),
         ("docs/vanilla-cache.md", "vanilla-key"): table(KeyInputs, with_default=False),

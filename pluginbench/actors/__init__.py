@@ -7,7 +7,8 @@ The actor extension point: :class:`ActorExtension` (with :class:`Requirement`,
 :func:`requirements` (when an attempt is complete, now).
 """
 
-from ._actor_ext import ActorExtension, CoreRules, Requirement
+from ._actor_ext import ActorExtension, CoreRules, Requirement, SetupContext
+from ._context import Engine, Outbox, cache_root
 from ._decide import (
     Archive,
     BuildReport,
@@ -20,9 +21,20 @@ from ._decide import (
     derive_attempt_id,
     requirements,
     schedule,
+    source_only_todo,
 )
+from ._doctor import Check, end_to_end, static_checks
 from ._extensions import register_extension, registered_extension, unregister_extension
 from ._frozen_versions import frozen_cli, version_mismatch
+from ._preparation import (
+    check_docker_capacity,
+    freeze_task,
+    prepare_docker_task,
+    record_contract,
+    run_control,
+)
+from ._remote_tasks import task_cache
+from ._review_again import plan_review, run_review
 from ._runfiles import (
     SavedRun,
     check_created_binding,
@@ -30,39 +42,59 @@ from ._runfiles import (
     create_run,
     effective_isolation,
     load_saved,
+    read_prices,
     resolve_paths,
 )
 from ._supervisor import Supervisor
+from ._vanilla import plan_decisions
 from ._worker import build_engine, run_worker
 
 __all__ = [
     "ActorExtension",
     "Archive",
     "BuildReport",
+    "Check",
     "CoreRules",
     "Emit",
+    "Engine",
     "Grade",
     "Measure",
+    "Outbox",
     "Prepare",
     "Requirement",
     "SavedRun",
+    "SetupContext",
     "Start",
     "Supervisor",
     "build_engine",
+    "cache_root",
     "check_created_binding",
+    "check_docker_capacity",
     "check_inputs",
     "create_run",
     "decide",
     "derive_attempt_id",
     "effective_isolation",
+    "end_to_end",
+    "freeze_task",
     "frozen_cli",
     "load_saved",
+    "plan_decisions",
+    "plan_review",
+    "prepare_docker_task",
+    "read_prices",
+    "record_contract",
     "register_extension",
     "registered_extension",
     "requirements",
     "resolve_paths",
+    "run_control",
+    "run_review",
     "run_worker",
     "schedule",
+    "source_only_todo",
+    "static_checks",
+    "task_cache",
     "unregister_extension",
     "version_mismatch",
 ]

@@ -22,10 +22,11 @@ The rules are pure:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..events import Event
-from ..projections._state import Attempt, RunState
+from ..projections import Attempt, RunState
 
 
 class Emit(NamedTuple):
@@ -58,6 +59,18 @@ def no_rules(state: RunState, event: Event, core: CoreRules) -> list[Any]:
     return []
 
 
+class SetupContext(NamedTuple):
+    """What an extension's ``setup`` sees when a worker builds the run's engine."""
+
+    evaluation: Any
+    #: the run's ``run.created`` (None before the run exists)
+    created: Any
+    #: the loopback model server of a probe run, or None
+    probe_base_url: str | None
+    #: host paths no sandbox may read (the run, the cache, task and treatment sources)
+    hidden: tuple[Path, ...]
+
+
 class ActorExtension(NamedTuple):
     name: str
     requirements: tuple[Requirement, ...] = ()
@@ -66,3 +79,6 @@ class ActorExtension(NamedTuple):
     actor: Callable[..., Awaitable[Any]] | None = None
     #: the command types the Supervisor routes to ``actor``
     commands: tuple[type, ...] = ()
+    #: builds what the actor needs for one run (a CLI adapter, a client…) when the worker
+    #: builds its engine; the result is ``engine.extensions[name]`` (None: nothing to build)
+    setup: Callable[[SetupContext], Any] | None = None

@@ -24,9 +24,8 @@ import functools
 from typing import NamedTuple
 
 from ..events import Usage
-from ..projections._report_data import tokens_dict
-from ..projections._state import RunState
-from ..stats._cost import ModelPrice, Prices, attempt_cost
+from ..projections import RunState, tokens_dict
+from ..stats import ModelPrice, Prices, attempt_cost
 
 RESUME_FIX = "resume with a higher ceiling: pluginbench run <run dir> --cost-ceiling <dollars>"
 

@@ -16,9 +16,9 @@ from anyio.streams.memory import MemoryObjectSendStream
 
 from ..cache import resolve_cache_root
 from ..config import Evaluation
-from ..environments._port import Environment
+from ..environments import Environment
 from ..events import Event
-from ..harnesses._port import FrozenTreatment, Harness
+from ..harnesses import FrozenTreatment, Harness
 from ..rundir import RunDir
 from ..tasks import HarborTask, VerifierContract
 
@@ -82,8 +82,18 @@ class Engine:
     contracts: dict[str, VerifierContract] = field(default_factory=dict)  # who applies model.patch, per task
     #: The shared cache root, resolved once before preparation (a symlinked ~/.cache works).
     cache_root: Path = field(default_factory=resolve_cache_root)
-    #: the frozen reviewer bound to its CLI adapter (``review.Reviewer``), or None
-    reviewer: Any = None
+    #: what each registered actor extension's ``setup`` made for this run, by extension name
+    #: (the reviewer's: the frozen reviewer bound to its CLI adapter, or None)
+    extensions: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def reviewer(self) -> Any:
+        """The reviewer extension's setup: ``review.Reviewer``, or None without a reviewer."""
+        return self.extensions.get("reviewer")
+
+    @reviewer.setter
+    def reviewer(self, value: Any) -> None:
+        self.extensions["reviewer"] = value
 
     def starting_source(self, task: str) -> Path:
         """The frozen starting source on the host: ``workspace/``, or for an image task

@@ -36,8 +36,8 @@ from ..events import (
     SubmissionMissing,
     Usage,
 )
-from ..measures._source_only import FILTER_REVISION
-from ..projections._state import VANILLA, Attempt, RunState
+from ..measures import FILTER_REVISION
+from ..projections import VANILLA, Attempt, RunState
 from ._actor_ext import CoreRules, Emit, Requirement
 from ._extensions import extension_requirements, extensions
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..harness_registry import harness_class
-from ..harnesses._port import FrozenTreatment
+from ..harnesses import FrozenTreatment
 from ..tasks import load_task, scan_tree
 from ._pipeline import code_attempt, grade_patch
 

@@ -12,11 +12,14 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from ._actor_ext import ActorExtension, Requirement
+from ._actor_ext import ActorExtension, Requirement, SetupContext
 from ._review_rules import REVIEWER, Review
 from ._reviewer import reviewer_actor
+from ._reviewer_setup import setup_reviewer
 
-_EXTENSIONS: list[ActorExtension] = [REVIEWER._replace(actor=reviewer_actor, commands=(Review,))]
+_EXTENSIONS: list[ActorExtension] = [
+    REVIEWER._replace(actor=reviewer_actor, commands=(Review,), setup=setup_reviewer),
+]
 
 
 def register_extension(extension: ActorExtension) -> ActorExtension:
@@ -59,6 +62,11 @@ def extensions() -> tuple[ActorExtension, ...]:
 def extension_requirements() -> tuple[Requirement, ...]:
     """Every registered extension's requirements, in registration order."""
     return tuple(r for x in _EXTENSIONS for r in x.requirements)
+
+
+def setup_extensions(ctx: SetupContext) -> dict[str, Any]:
+    """Each registered extension's ``setup`` for one run, by extension name."""
+    return {x.name: x.setup(ctx) for x in _EXTENSIONS if x.setup is not None}
 
 
 class _Actors(Mapping[type, Callable[..., Awaitable[Any]]]):

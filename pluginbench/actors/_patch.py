@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
-from ..environments._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE
+from ..environments import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE
 from ..tasks import copy_tree, scan_tree
 
 # The sandboxes' recipe (environments._gitbase), so host-side patches and sandbox base

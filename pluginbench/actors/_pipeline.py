@@ -16,8 +16,8 @@ from typing import Any, NamedTuple
 import anyio
 import msgspec
 
-from ..environments._port import Environment, Role, Sandbox, SandboxSpec
-from ..harnesses._port import AgentRun, AttemptContext, FrozenTreatment, Harness
+from ..environments import Environment, Role, Sandbox, SandboxSpec
+from ..harnesses import AgentRun, AttemptContext, FrozenTreatment, Harness
 from ..tasks import HarborTask, VerifierContract, patch_paths
 from ._context import SandboxSource
 from ._patch import PatchInfo, make_patch
@@ -203,7 +203,7 @@ def _merge_execution(path: Path, summary: dict[str, object]) -> None:
 def _scrub_credentials(harness: Harness, attempt_dir: Path, export: Path) -> list[str]:
     """Find the harness's delivered credentials in the attempt's files; redact them in
     saved evidence (the export is deleted by the caller). One label per file."""
-    from ..harnesses._secrets import scan_for_secret
+    from ..harnesses import scan_for_secret
 
     found: set[str] = set()
     for secret in harness.secrets():

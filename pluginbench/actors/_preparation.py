@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from .. import __version__
 from ..config import Treatment
-from ..errors import PluginBenchError, TaskError, TreatmentError
+from ..errors import PluginBenchError, ReadinessFailure, TaskError, TreatmentError
 from ..events import (
     CodingStarted,
     PreparationStarted,
@@ -29,17 +29,13 @@ from ..events import (
     TreatmentFrozen,
 )
 from ..harness_registry import harness_class
-from ..harnesses._port import FrozenTreatment
-from ..projections._state import VANILLA, RunState
+from ..harnesses import FrozenTreatment
+from ..projections import VANILLA, RunState
 from ..tasks import VerifierContract, admit_contract, fingerprint, freeze_tree, load_task, scan_tree
 from ._context import Engine, TaskImages, cache_root
 from ._grader_proof import prove_grader_image
 from ._pipeline import code_attempt, grade_patch, write_json
 from ._vanilla import consult
-
-
-class ReadinessFailure(PluginBenchError):
-    """A task's oracle did not pass or its nop did not fail."""
 
 
 def freeze_task(source: Path, dest: Path, task_id: str) -> str:
@@ -147,7 +143,7 @@ async def prepare_docker_task(engine: Engine, task_id: str) -> TaskImages:
     verifier = await env.verifier_image(root, task, image)  # type: ignore[attr-defined]
     coding = image
     if cli is not None and harness.cli_version is not None:
-        from ..probe._clis import clis_dir
+        from ..probe import clis_dir
 
         coding, cli_inside = await env.coding_image(  # type: ignore[attr-defined]
             image, harness.name, cli, harness.cli_version, clis_dir().parents[1])
@@ -259,7 +255,7 @@ def verifier_tail(grading: Path, lines: int = TAIL_LINES) -> list[str]:
     return out[-lines:]
 
 
-async def _run_control(engine: Engine, task_id: str, control: str) -> ControlResult:
+async def run_control(engine: Engine, task_id: str, control: str) -> ControlResult:
     result = await _run_control_raw(engine, task_id, control)
     if result.ok:
         return result
@@ -382,7 +378,7 @@ async def _check_task(engine: Engine, task_id: str) -> None:
                 ReadinessChecked(task=task_id, control=control, ok=True, reward=hit.get("reward"), cached=True)  # type: ignore[arg-type]
             )
             continue
-        ok, reward, reason, tail, evidence = await _run_control(engine, task_id, control)
+        ok, reward, reason, tail, evidence = await run_control(engine, task_id, control)
         await out.send(ReadinessChecked(
             task=task_id, control=control, ok=ok, reward=reward, cached=False, reason=reason, verifier_tail=tail,
             evidence=evidence.relative_to(engine.run_dir.root).as_posix() if evidence is not None else None,

@@ -15,8 +15,7 @@ from ..cache import resolve_cache_root
 from ..config import Evaluation
 from ..errors import RunDirError, TaskError
 from ..rundir import RunDir
-from ..tasks import freeze_tree
-from ..tasks._remote import TaskPin, read_pins, resolve_pins, write_pins
+from ..tasks import TaskPin, freeze_tree, read_pins, resolve_pins, write_pins
 
 
 def task_cache() -> Path:

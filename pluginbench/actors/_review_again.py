@@ -33,8 +33,7 @@ from ..events import (
     live_owner,
     read_run_log,
 )
-from ..projections._ledger import Ledger
-from ..projections._state import INITIAL_REVIEW, RunState, fold
+from ..projections import INITIAL_REVIEW, Ledger, RunState, fold
 from ..rundir import RunDir
 from ..tasks import load_task
 from ._context import Engine, cache_root

@@ -19,7 +19,7 @@ from ..events import (
     RunStarted,
     RunStopping,
 )
-from ..projections._state import INITIAL_REVIEW, Attempt, RunState
+from ..projections import INITIAL_REVIEW, Attempt, RunState
 from ._actor_ext import ActorExtension, CoreRules, Emit, Requirement
 
 

@@ -47,7 +47,7 @@ def preflight(harness: str, model: str | None, reasoning: str | None, *, probe: 
     cls = harness_class(harness, file=file, field=f"{field}.harness")
     if cls.cli is None:
         return None, None
-    from ..environments._bwrap import bwrap_usable, find_bwrap
+    from ..environments import bwrap_usable, find_bwrap
     from ..probe import cli_version, find_cli
 
     path = find_cli(harness)
@@ -92,3 +92,11 @@ def make_reviewer(spec: ReviewerSpec, *, probe_base_url: str | None, hidden: tup
                                **cls.reviewer_options()}
     harness = make_harness(spec.harness, **options)
     return Reviewer(spec, harness, make_environment("local", isolation="bubblewrap"), hidden)
+
+
+def setup_reviewer(ctx: Any) -> Reviewer | None:
+    """The reviewer extension's setup (``_actor_ext.SetupContext``): the frozen reviewer of
+    ``run.created`` bound to its CLI adapter, or None for a run without one."""
+    if ctx.created is None or ctx.created.reviewer is None:
+        return None
+    return make_reviewer(ctx.created.reviewer, probe_base_url=ctx.probe_base_url, hidden=ctx.hidden)

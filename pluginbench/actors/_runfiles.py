@@ -27,17 +27,13 @@ from ..errors import ConfigError, RunDirError, TaskError, TreatmentError
 from ..events import EventLog, RunCreated, RunLock
 from ..harness_registry import harness_class, real_harness_names
 from ..plan import arms_of, plan_slots
-from ..projections._ledger import Ledger
-from ..projections._state import RunState
+from ..projections import Ledger, RunState
 from ..rundir import RunDir
-from ..stats._cost import Prices, parse_prices
-from ..tasks import HarborTask, admit_contract, load_task, scan_tree
-from ..tasks._remote import TaskPin
+from ..stats import Prices, parse_prices
+from ..tasks import HarborTask, TaskPin, admit_contract, load_task, scan_tree
+from ..treatments import GUIDANCE_LIMIT, GUIDANCE_SEPARATOR
 from ._remote_tasks import freeze_remote, resolve_remote
 from ._writer import RunWriter
-
-GUIDANCE_LIMIT = 32_768
-GUIDANCE_SEPARATOR = b"\n\n"
 
 
 class ResolvedCli(NamedTuple):

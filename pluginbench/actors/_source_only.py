@@ -19,7 +19,7 @@ from pathlib import Path
 import msgspec
 
 from ..events import SourceOnlyGraded, SourceOnlySelected
-from ..measures._source_only import FILTER_REVISION, filter_patch
+from ..measures import FILTER_REVISION, filter_patch
 from ..rundir import patch_mismatch
 from ._context import Engine
 from ._decide import GradeSourceOnly

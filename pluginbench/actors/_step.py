@@ -19,8 +19,8 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from ..events import AttemptStarted, Event, RunStopping
-from ..projections._state import RunState
-from ..stats._cost import Prices
+from ..projections import RunState
+from ..stats import Prices
 from ._actor_ext import Emit
 from ._ceiling import within_ceiling
 from ._decide import Command, Start, decide, schedule

@@ -43,10 +43,8 @@ from ..events import (
     RunStarted,
     RunStopping,
 )
-from ..projections._ledger import Ledger
-from ..projections._report_cost import load_prices
-from ..projections._state import RunState
-from ..stats._cost import Prices
+from ..projections import Ledger, RunState, load_prices
+from ..stats import Prices
 from ._coding import coding_actor
 from ._collector import collector_actor
 from ._context import Engine, Envelope, Outbox

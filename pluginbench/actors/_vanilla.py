@@ -31,15 +31,15 @@ from ..cache import (
     entry_files,
     entry_of,
     import_entry,
+    read_json,
     read_manifest,
     vanilla_cache_enabled,
     vanilla_key,
 )
-from ..cache._store import read_json
 from ..config import Evaluation
 from ..events import AttemptReused, CacheDecision, Usage, VanillaCacheChecked
-from ..harnesses._launch_identity import delivery_policy, launch_identity, uncacheable_cli
-from ..projections._state import VANILLA, Attempt, RunState
+from ..harnesses import delivery_policy, launch_identity, uncacheable_cli
+from ..projections import VANILLA, Attempt, RunState
 from ..tasks import fingerprint, scan_tree
 from ._context import Engine
 from ._patch import make_patch
@@ -189,7 +189,7 @@ async def consult(engine: Engine, state: RunState) -> None:
 def current_usage(m: EntryManifest, attempt_dir: Path) -> Usage:
     """Re-validate the imported attempt's usage from its saved traces with today's rules and
     save the result as ``execution-current.json``; ``execution.json`` keeps the origin's."""
-    from ..harnesses._revalidate import revalidate_usage
+    from ..harnesses import revalidate_usage
 
     rec = m.attempt
     try:

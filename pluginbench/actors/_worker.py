@@ -23,10 +23,11 @@ from ..config import Evaluation
 from ..errors import PluginBenchError
 from ..events import EventLog, RunCreated, RunFailed, RunLock, read_run_log
 from ..harness_registry import harness_class
-from ..projections._ledger import Ledger
-from ..projections._state import RunState, fold
+from ..projections import Ledger, RunState, fold
 from ..rundir import RunDir
+from ._actor_ext import SetupContext
 from ._context import Engine, Outbox, cache_root
+from ._extensions import setup_extensions
 from ._frozen_versions import frozen_cli
 from ._remote_tasks import task_sources as task_sources_of
 from ._runfiles import check_created_binding, effective_isolation, load_saved, resolve_cli
@@ -43,7 +44,7 @@ def _harness(ev: Evaluation, probe_base_url: str | None, created: RunCreated | N
     cli = (frozen_cli(ev, created, events_file or Path("events.jsonl")) if created is not None else None) or resolve_cli(ev)
     cli_path: Any = cli.path
     if ev.environment.backend == "docker":
-        from ..environments._docker_derived import cli_path_in_image
+        from ..environments import cli_path_in_image
 
         cli_path = cli_path_in_image(cls.cli)  # the coding image carries the same install
     return cls.for_run(ev, cli_path=cli_path, cli_version=cli.version, probe_base_url=probe_base_url)
@@ -86,11 +87,7 @@ def build_engine(rd: RunDir, ev: Evaluation, probe_base_url: str | None, created
     for t in ev.treatments.values():
         for p in (*t.guidance, *t.skills, *t.plugins):
             hidden.add(Path(p).resolve().parent if p in t.guidance else Path(p).resolve())
-    reviewer = None
-    if created is not None and created.reviewer is not None:
-        from ._reviewer_setup import make_reviewer
-
-        reviewer = make_reviewer(created.reviewer, probe_base_url=probe_base_url, hidden=tuple(sorted(hidden)))
+    extensions = setup_extensions(SetupContext(ev, created, probe_base_url, tuple(sorted(hidden))))
     return Engine(
         run_dir=rd,
         run_id=rd.run_id,
@@ -100,7 +97,7 @@ def build_engine(rd: RunDir, ev: Evaluation, probe_base_url: str | None, created
         task_sources=task_sources,
         outbox=Outbox(None),  # type: ignore[arg-type] - replaced by the Supervisor
         hidden=tuple(sorted(hidden)),
-        reviewer=reviewer,
+        extensions=extensions,
     )
 
 

@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..events import Event, EventLog
-from ..projections._ledger import Ledger
-from ..projections._state import RunState
+from ..projections import Ledger, RunState
 from ._decide import Command
 from ._step import step
 

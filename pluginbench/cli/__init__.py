@@ -53,3 +53,6 @@ app.command("worker", hidden=True)(worker_command)
 
 def main() -> None:
     app()
+
+
+__all__ = ["app", "main"]

@@ -12,8 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import stats
-from ..stats import CompareResult, SplitResult
-from ..stats._calibrate import DEFAULT_SEEDS, Calibration, calibrate
+from ..stats import DEFAULT_SEEDS, Calibration, CompareResult, SplitResult, calibrate
 from ._common import console, errors_to_exit_codes, print_json
 from ._compare_io import load_gates, load_inputs, load_vanilla
 

@@ -25,7 +25,7 @@ def doctor_command(
     import anyio
     import msgspec
 
-    from ..actors._doctor import Check, end_to_end, static_checks
+    from ..actors import Check, end_to_end, static_checks
     from ..harness_registry import cli_pins
 
     with_cli = list(cli_pins())

@@ -32,7 +32,7 @@ def prepare_command(
     exclude: Annotated[str | None, typer.Option("--exclude", help="Comma-separated tasks never judged (holdouts).")] = None,
 ) -> None:
     """Match pairs (same task, same repeat), anonymize their diffs, seed the sides, write the key."""
-    from ..judging._prepare import prepare
+    from ..judging import prepare
 
     if len(sides) != 2:
         raise InputError(f"prepare takes exactly two RUN_DIR=ARM specs, got {len(sides)}", field="RUN=ARM",
@@ -56,8 +56,7 @@ def run_command(
         "--probe", help="Test mode: serve this scenario on loopback and point the judges' CLIs at it.")] = None,
 ) -> None:
     """One read-only call per judge and pair; exits 2 while any verdict is missing (run again to retry)."""
-    from ..judging._run import Prepared
-    from ..judging._spec import parse_judge
+    from ..judging import Prepared, parse_judge
 
     prepared = Prepared(directory)
     specs = list({s.name: s for s in (parse_judge(j) for j in judge)}.values())
@@ -85,7 +84,7 @@ def _run_with(prepared: Any, specs: list[Any], jobs: int, timeout: float, probe_
     from ..environments import make_environment
     from ..harness_registry import harness_class
     from ..harnesses import make_harness
-    from ..judging._run import run_judges, save_specs
+    from ..judging import run_judges, save_specs
     from ..probe import cli_version, find_cli
 
     harnesses: dict[str, Any] = {}
@@ -128,8 +127,7 @@ def tally_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print tally.json instead of the table.")] = False,
 ) -> None:
     """Unblind with the key: correctness decides first, then the judges' majority; per-judge side-A rate and agreement."""
-    from ..judging._load import tally_dir
-    from ..judging._tally import render_text
+    from ..judging import render_text, tally_dir
 
     result = tally_dir(directory, require_bound=require_bound)
     text = render_text(result)

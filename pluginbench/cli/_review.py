@@ -31,7 +31,7 @@ def review_command(
     --reviewer-* options. Owns run.lock; refuses an active run, an existing name, a run without a
     reviewer or whose first review has not finished; checks the reviewer's CLI, credentials and
     sandbox first."""
-    from ..actors._review_again import plan_review, run_review
+    from ..actors import plan_review, run_review
 
     plan = plan_review(run, revision, reviewer_harness, reviewer_model, reviewer_effort)
     calls = len(plan.assigned)

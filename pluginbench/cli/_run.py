@@ -228,14 +228,13 @@ def run_command(
                 fix=f"watch it with: pluginbench status {rd.root} --watch, or stop it with: pluginbench stop {rd.root}",
             )
         if dry_run:
-            from ..projections import fold
-            from ..projections._report_cost import load_prices
+            from ..projections import fold, load_prices
 
             state = fold(contents.events)
             summary = plan_summary(saved.evaluation, saved.evaluation.tasks.task_ids(), load_prices(rd.root)[0],
                                    cost_ceiling if cost_ceiling is not None else state.cost_ceiling)
             summary["vanilla_cache"] = _recorded_cache(state)
-            from ..actors._decide import source_only_todo
+            from ..actors import source_only_todo
 
             summary["resume"] = {
                 "source_only_replays": len(source_only_todo(state, next_worker=True)),
@@ -253,8 +252,7 @@ def run_command(
     if dry_run:
         ev = resolve_paths(loaded)
         tasks = check_inputs(ev, loaded.path)
-        from ..actors._runfiles import read_prices
-        from ..actors._vanilla import plan_decisions
+        from ..actors import plan_decisions, read_prices
 
         summary = plan_summary(ev, ev.tasks.task_ids(), read_prices(ev))
         summary["vanilla_cache"] = plan_decisions(ev, tasks)

@@ -78,9 +78,13 @@ def check_command(
     variables, the sandbox policy, the Docker engine and capacity, and (by default)
     readiness: oracle must pass and nop must fail on every task through the real patch
     and verifier path."""
-    from ..actors import check_inputs, effective_isolation, resolve_paths
-    from ..actors._runfiles import read_prices
-    from ..actors._vanilla import plan_decisions
+    from ..actors import (
+        check_inputs,
+        effective_isolation,
+        plan_decisions,
+        read_prices,
+        resolve_paths,
+    )
 
     loaded = load(config)
     ev = resolve_paths(loaded)
@@ -121,9 +125,15 @@ def check_command(
 
 async def _readiness(ev, tasks):  # type: ignore[no-untyped-def]
     """Oracle and nop on every task, in a throwaway run directory."""
-    from ..actors import effective_isolation
-    from ..actors._context import Engine, Outbox, cache_root
-    from ..actors._preparation import _run_control, freeze_task, record_contract
+    from ..actors import (
+        Engine,
+        Outbox,
+        cache_root,
+        effective_isolation,
+        freeze_task,
+        record_contract,
+        run_control,
+    )
     from ..environments import make_environment
     from ..harnesses import make_harness
     from ..rundir import RunDir
@@ -145,14 +155,14 @@ async def _readiness(ev, tasks):  # type: ignore[no-untyped-def]
             engine.tasks[task_id] = load_task(rd.frozen_task(task_id), task_id)
             record_contract(engine, task_id)
         if ev.environment.backend == "docker":
-            from ..actors._preparation import check_docker_capacity, prepare_docker_task
+            from ..actors import check_docker_capacity, prepare_docker_task
 
             await check_docker_capacity(engine)
             for task_id in tasks:
                 await prepare_docker_task(engine, task_id)
         for task_id in tasks:
             for control in ("oracle", "nop"):
-                got = await _run_control(engine, task_id, control)
+                got = await run_control(engine, task_id, control)
                 rows.append({"task": task_id, "control": control, "ok": got.ok, "reward": got.reward,
                              "reason": got.reason, "verifier_tail": got.verifier_tail,
                              "evidence": str(got.evidence) if got.evidence is not None else None})

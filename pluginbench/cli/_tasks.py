@@ -20,7 +20,7 @@ from typing import Annotated
 
 import typer
 
-from ..errors import ConfigError, PluginBenchError, TaskError
+from ..errors import ClipboardError, ConfigError, TaskError
 from ._common import err_console, errors_to_exit_codes
 
 tasks_app = typer.Typer(help="Choose remote task folders for tasks.urls.", no_args_is_help=True)
@@ -31,10 +31,6 @@ _CLIPBOARDS = (
     ("DISPLAY", ["xsel", "--clipboard", "--input"]),
     (None, ["pbcopy"]),
 )
-
-
-class ClipboardError(PluginBenchError):
-    """The block was printed but could not be copied."""
 
 
 def copy_to_clipboard(text: str) -> str:
@@ -96,10 +92,16 @@ def pick_command(
 
     Enter prints the block with every link pinned to the commit the ref names now; --copy also copies it. Escape prints nothing, leaves the clipboard alone and exits 130. A clipboard error keeps the printed block and exits 1. Without fzf, pass --id for each task.
     """
-    from ..actors._remote_tasks import task_cache
-    from ..tasks import load_task
-    from ..tasks._remote import BadTaskUrl, GitFailed, browse, fetch_into_cache
-    from ..tasks._urls import parse_task_url, tasks_block
+    from ..actors import task_cache
+    from ..tasks import (
+        BadTaskUrl,
+        GitFailed,
+        browse,
+        fetch_into_cache,
+        load_task,
+        parse_task_url,
+        tasks_block,
+    )
 
     try:
         link = parse_task_url(source)

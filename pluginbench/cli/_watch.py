@@ -247,7 +247,7 @@ def report_command(
 def _warn_unusable_prices(run_root: Path) -> None:
     """A prices.json the user put there but the report could not use is said on stderr, not
     only inside results.json: the report is still built (dollars unknown), so the exit stays 0."""
-    from ..projections._report_cost import PRICES_FILE, load_prices
+    from ..projections import PRICES_FILE, load_prices
 
     if not (run_root / PRICES_FILE).is_file():
         return

@@ -14,7 +14,7 @@ import yaml
 from .. import measures as measure_registry
 from ..errors import ConfigError
 from ..harness_registry import SpecProblem, harness_class, harness_names
-from ..tasks._urls import BadTaskUrl, parse_task_url
+from ..tasks import BadTaskUrl, parse_task_url
 from ._schema import (
     REASONING,
     Evaluation,

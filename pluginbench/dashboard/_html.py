@@ -12,7 +12,7 @@ from html import escape
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from ..projections._report_plots import PLOT_CSS, plots_section
+from ..projections import PLOT_CSS, plots_section
 from ._plots import attempts_over_time, heat_grid, token_bars
 from ._views import FILTERS, ResultsPage, RunPage, RunsRow
 

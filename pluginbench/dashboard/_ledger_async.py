@@ -9,7 +9,7 @@ from pathlib import Path
 
 import aiosqlite
 
-from ..projections._ledger import (
+from ..projections import (
     READ_META_SQL,
     READ_MODE_SQL,
     READ_ROWS_SQL,

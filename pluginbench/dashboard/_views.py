@@ -12,8 +12,9 @@ from typing import Any
 
 import msgspec
 
-PASSES = ("pass", "overlap_pass")
-KNOWN = ("pass", "overlap_pass", "fail", "empty")
+from ..events import KNOWN_OUTCOMES as KNOWN
+from ..events import PASSING_OUTCOMES as PASSES
+
 FILTERS = (
     ("arm", "arm"),
     ("harness", "harness"),

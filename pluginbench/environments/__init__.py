@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._bwrap import bwrap_usable
-from ._local import LocalEnvironment, LocalSandbox
+from ._bwrap import bwrap_usable, find_bwrap
+from ._dialogue import LineChannel
+from ._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE
+from ._local import LocalEnvironment, LocalSandbox, left_behind
 from ._port import Environment, ExecResult, Role, Sandbox, SandboxPaths, SandboxSpec
 
 
@@ -31,6 +33,14 @@ def make_environment(backend: str, **kwargs: Any) -> Environment:
     raise EnvironmentFailure(f"unknown environment backend {backend!r}: use local or docker")
 
 
+def cli_path_in_image(harness: str) -> str:
+    """Where the coding image carries ``harness``'s pinned CLI (docker backend; imported
+    only when asked for, like the backend itself)."""
+    from ._docker_derived import cli_path_in_image as in_image
+
+    return in_image(harness)
+
+
 def list_left_running_sync(run_id: str) -> list[dict[str, str]]:
     """Running Docker containers labelled as ``run_id``'s (for ``status``); raises when
     Docker cannot be asked, so the caller can say it could not check."""
@@ -43,8 +53,13 @@ def list_left_running_sync(run_id: str) -> list[dict[str, str]]:
 
 
 __all__ = [
+    "BASE_DATE",
+    "BASE_IDENTITY",
+    "BASE_MESSAGE",
+    "GIT_EXCLUDE",
     "Environment",
     "ExecResult",
+    "LineChannel",
     "LocalEnvironment",
     "LocalSandbox",
     "Role",
@@ -52,6 +67,10 @@ __all__ = [
     "SandboxPaths",
     "SandboxSpec",
     "bwrap_available",
+    "bwrap_usable",
+    "cli_path_in_image",
+    "find_bwrap",
+    "left_behind",
     "list_left_running_sync",
     "make_environment",
 ]

@@ -13,6 +13,8 @@ from typing import Any, Union
 
 import msgspec
 
+from ._vocab import MeasureStatus, ModelStatus, Outcome, UsageStatus
+
 
 class _Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", omit_defaults=False):
     seq: int = 0
@@ -42,7 +44,7 @@ class Usage(msgspec.Struct, frozen=True, kw_only=True):
     usage (with its own status) is kept there, separately and labelled.
     """
 
-    status: str
+    status: UsageStatus
     input_tokens: int | None = None
     cached_input_tokens: int | None = None
     uncached_input_tokens: int | None = None
@@ -69,7 +71,7 @@ class ModelRecord(msgspec.Struct, frozen=True, kw_only=True):
     ineligible) or ``unknown`` (a session's model could not be read; ``reason`` says why).
     """
 
-    status: str
+    status: ModelStatus
     model: str | None
     effort: str | None = None
     children: int | None = None
@@ -82,7 +84,7 @@ class Measure(msgspec.Struct, frozen=True, kw_only=True):
 
     value: float | int | None
     unit: str
-    status: str = "measured"  # measured | unknown
+    status: MeasureStatus = "measured"
     reason: str | None = None
     #: the language and analyzer a code measure was taken with (reports group by them and
     #: never pool across them); ``None`` for measures that have neither (tokens, lines)
@@ -303,7 +305,7 @@ class AttemptGraded(_Event, frozen=True, tag="attempt.graded"):
     """The hidden verifier graded the canonical patch in its own sandbox."""
 
     attempt_id: str
-    outcome: str  # pass | overlap_pass | fail | empty | unknown
+    outcome: Outcome
     reward: float | None
     reason: str | None = None
     #: every numeric key of the verifier's reward.json beyond ``reward`` (partial credit:

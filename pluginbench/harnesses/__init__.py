@@ -19,9 +19,21 @@ from ..harness_registry import (
     register_harness,
     unregister_harness,
 )
+from ._claude_launch import TOKEN_VARIABLE, check_model, check_operator_env
 from ._controls import NopHarness, OracleHarness
-from ._port import NO_MODEL_USAGE, AgentRun, AttemptContext, FrozenTreatment, Harness, HarnessBase
+from ._launch_identity import delivery_policy, launch_identity, uncacheable_cli
+from ._port import (
+    NO_MODEL_USAGE,
+    AgentRun,
+    AttemptContext,
+    FrozenTreatment,
+    Harness,
+    HarnessBase,
+    tool_roots,
+)
 from ._receipt import DiscoveryIdentity, discovery_identity
+from ._revalidate import revalidate_usage
+from ._secrets import scan_for_secret
 from ._simulated import (
     SimPlan,
     SimulatedHarness,
@@ -43,6 +55,7 @@ def make_harness(name: str, **options: Any) -> Harness:
 
 __all__ = [
     "NO_MODEL_USAGE",
+    "TOKEN_VARIABLE",
     "AgentRun",
     "AttemptContext",
     "CliPin",
@@ -54,13 +67,21 @@ __all__ = [
     "OracleHarness",
     "SimPlan",
     "SimulatedHarness",
+    "check_model",
+    "check_operator_env",
     "deliver_claude_layout",
+    "delivery_policy",
     "discovery_identity",
     "harness_class",
     "harness_names",
+    "launch_identity",
     "load_plan",
     "make_harness",
     "register_harness",
+    "revalidate_usage",
+    "scan_for_secret",
+    "tool_roots",
+    "uncacheable_cli",
     "unregister_harness",
     "usage_from_stream",
 ]

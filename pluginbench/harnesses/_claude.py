@@ -46,11 +46,11 @@ import anyio
 import msgspec
 
 from ..config import ENFORCED, NOT_ENFORCED, capability_entry
-from ..environments._port import Sandbox
-from ..errors import ConfigError, InputError, PluginBenchError
+from ..environments import Sandbox
+from ..errors import ConfigError, DiscoveryMismatch, InputError
 from ..events import Usage
 from ..harness_registry import SpecProblem
-from ..tasks._tree import copy_tree, fingerprint, scan_tree
+from ..tasks import copy_tree, fingerprint, scan_tree
 from ..treatments import MARKETPLACE, ClaudeTreatment, admit_claude_treatment
 from ._claude_checks import after_run_checks
 from ._claude_discovery import Expected, Paths, build_receipt, compare_receipt
@@ -85,13 +85,6 @@ SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 SETUP_TIMEOUT = 120.0
 
 
-class DiscoveryMismatch(PluginBenchError):
-    """Discovery found something other than exactly the declared treatment."""
-
-    def __init__(self, arm: str, problems: list[str]) -> None:
-        super().__init__(f"arm {arm}: discovery mismatch, attempt stopped before coding: " + "; ".join(problems))
-        self.arm = arm
-        self.problems = problems
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -328,7 +321,7 @@ class ClaudeHarness(HarnessBase):
                 outcome = None
             if res.exit_code != 0 or outcome != "ok":
                 _write_json(agent_dir / "plugin-install.json", log)
-                raise DiscoveryMismatch(arm, [f"plugin setup step {' '.join(argv[1:])} failed: {out.strip()[:300]}"])
+                raise DiscoveryMismatch(f"arm {arm}", [f"plugin setup step {' '.join(argv[1:])} failed: {out.strip()[:300]}"])
         _write_json(agent_dir / "plugin-install.json", log)
 
     async def _trees(self, sandbox: Sandbox, t: ClaudeTreatment, env: dict[str, str]) -> dict[str, str]:
@@ -437,16 +430,16 @@ class ClaudeHarness(HarnessBase):
                 timed_out, exit_code = res.timed_out, res.exit_code
             except TimeoutError:
                 if session.task_sent_at is None:
-                    raise DiscoveryMismatch(ctx.treatment.arm, [
+                    raise DiscoveryMismatch(f"arm {ctx.treatment.arm}", [
                         f"the CLI did not answer the control requests within {SETUP_TIMEOUT:.0f} s"]) from None
                 timed_out = True
             if not receipts:
                 stderr_tail = (agent_dir / "stderr.txt").read_text(errors="replace")[-300:]
-                raise DiscoveryMismatch(ctx.treatment.arm, [
+                raise DiscoveryMismatch(f"arm {ctx.treatment.arm}", [
                     f"the CLI ended (exit {exit_code}) before answering every control request: {stderr_tail}"])
             receipt = receipts[0]
             if not receipt["passed"]:
-                raise DiscoveryMismatch(ctx.treatment.arm, receipt["problems"])
+                raise DiscoveryMismatch(f"arm {ctx.treatment.arm}", receipt["problems"])
             assert session.task_sent_at is not None
             coding_seconds = time.monotonic() - session.task_sent_at
             timings["coding_s"] = round(coding_seconds, 3)

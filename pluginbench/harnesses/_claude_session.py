@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from ..environments._dialogue import LineChannel
+from ..environments import LineChannel
 from ._claude_discovery import (
     REQUESTS,
     control_request,

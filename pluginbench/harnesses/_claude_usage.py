@@ -26,9 +26,9 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from ..events import Usage
+from ._claude_launch import PINNED_VERSION as QUALIFIED_VERSION
 from ._claude_stream import StreamSummary
 
-QUALIFIED_VERSION = "2.1.328"
 COMPACTION_PROMPT_ALLOWANCE = 4_000
 KEYS = ("input", "cache_read", "cache_creation", "output")
 

@@ -28,15 +28,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..config import (
-    Capabilities,
-    capability_record,
-)
-from ..environments._port import Sandbox
-from ..errors import InputError, PluginBenchError
+from ..config import Capabilities, capability_record
+from ..environments import Sandbox
+from ..errors import CodexLoginError, CodexSetupError, DiscoveryMismatch, InputError
 from ..events import Usage
-from ..treatments._codex_rules import CodexPlugin, installed_command, read_codex_plugin
-from ..treatments._shared import admit_guidance, admit_skill
+from ..treatments import (
+    CodexPlugin,
+    admit_guidance,
+    admit_skill,
+    installed_command,
+    read_codex_plugin,
+)
 from ._codex_children import model_record
 from ._codex_config import (
     APP_SERVER_SCRIPT,
@@ -51,7 +53,6 @@ from ._codex_config import (
     marketplace_json,
 )
 from ._codex_discovery import (
-    DiscoveryMismatch,
     Expected,
     ExpectedPlugin,
     app_server_results,
@@ -99,18 +100,10 @@ _INSTALLED_ROOT = re.compile(r"^Installed plugin root:\s*(\S.*)$", re.M)
 _SETUP_TIMEOUT = 120.0
 
 
-class CodexSetupError(PluginBenchError):
-    """A no-model setup command (plugin install, discovery) failed inside the sandbox."""
-
-
-class CodexLoginError(CodexSetupError):
-    """``codex login status`` in the sandbox says the delivered credential is not usable."""
-
-
 def _probe_settings(base_url: str) -> tuple[str, str, str, dict[str, str]]:
     """(provider id, key variable, fake key, provider table) from the probe's launch settings."""
-    from ..probe._launch import PROBE_OPENAI_KEY
-    from ..probe._launch import launch_env as probe_launch_env
+    from ..probe import PROBE_OPENAI_KEY
+    from ..probe import launch_env as probe_launch_env
 
     launch = probe_launch_env("responses", base_url)
     provider_id = ""
@@ -455,7 +448,7 @@ class CodexHarness(CodexDeclaration):
             json.dumps(receipt, indent=2, sort_keys=True) + "\n", encoding="utf-8"
         )
         if not receipt["ok"]:
-            raise DiscoveryMismatch(ctx.attempt_id, receipt["mismatches"])
+            raise DiscoveryMismatch(f"attempt {ctx.attempt_id}", receipt["mismatches"])
         argv = exec_argv(
             self.cli_path,
             workdir=sandbox.paths.app,

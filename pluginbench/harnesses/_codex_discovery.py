@@ -21,23 +21,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, NamedTuple
-
-from ..errors import PluginBenchError
 
 #: Skill scopes that are not treatment components: bundled (system) and task-owned (repo).
 AMBIENT_SCOPES = frozenset({"system", "repo"})
 _AGENTS_PREFIX = "# AGENTS.md instructions"
-
-
-class DiscoveryMismatch(PluginBenchError):
-    """Codex did not load exactly the declared components; the attempt stops before coding."""
-
-    def __init__(self, attempt_id: str, mismatches: Sequence[str]) -> None:
-        super().__init__(f"attempt {attempt_id}: discovery mismatch: " + "; ".join(mismatches))
-        self.attempt_id = attempt_id
-        self.mismatches = tuple(mismatches)
 
 
 class ExpectedPlugin(NamedTuple):

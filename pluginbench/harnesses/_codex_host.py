@@ -30,8 +30,7 @@ def host_auth() -> Path:
 def admit_evaluation(ev: Any, *, probe: bool) -> None:
     """Every treatment admissible for Codex (guidance, skills, Codex plugins), and the
     host's credentials present unless it is a probe run."""
-    from ..treatments._codex_rules import read_codex_plugin
-    from ..treatments._shared import admit_guidance, admit_skill
+    from ..treatments import admit_guidance, admit_skill, read_codex_plugin
 
     for t in ev.treatments.values():
         admit_guidance([Path(p) for p in t.guidance])

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..environments._port import Sandbox
+from ..environments import Sandbox
 from ._port import NO_MODEL_USAGE, AgentRun, AttemptContext, FrozenTreatment, HarnessBase
 
 

@@ -56,7 +56,7 @@ from typing import Any, ClassVar, NamedTuple, Protocol
 import msgspec
 
 from ..config import not_applicable_policy
-from ..environments._port import Sandbox
+from ..environments import Sandbox
 from ..events import ModelRecord, Usage
 from ..harness_registry import CliPin, SpecProblem
 from ..tasks import HarborTask

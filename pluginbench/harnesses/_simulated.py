@@ -27,18 +27,18 @@ import tomllib
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..environments._port import Sandbox
+from ..environments import Sandbox
 from ..errors import TaskError, TreatmentError
 from ..events import Usage
 from ..tasks import copy_tree, scan_tree
+from ..treatments import GUIDANCE_SEPARATOR
 from ._port import AgentRun, AttemptContext, FrozenTreatment, HarnessBase
+from ._simulated_agent import DEFAULT_MODEL
 
 AGENT_SCRIPT = Path(__file__).with_name("_simulated_agent.py")
 SIM_FOLDER = ".pluginbench-sim"  # inside the sandbox home
 CONFIG_FOLDER = ".claude"
 PLUGINS_FOLDER = "plugins/local"
-GUIDANCE_SEPARATOR = b"\n\n"
-DEFAULT_MODEL = "simulated-1"
 
 
 # ------------------------------------------------------------------ delivery

@@ -17,9 +17,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..environments._port import SandboxSpec
+from ..environments import SandboxSpec
 from ..harness_registry import harness_class
-from ..harnesses._port import AttemptContext, FrozenTreatment
+from ..harnesses import AttemptContext, FrozenTreatment
 from ..tasks import HarborTask
 from ._binding import workspace_digests
 from ._spec import JudgeSpec

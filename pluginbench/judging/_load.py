@@ -20,7 +20,7 @@ def _traced_usage(call_dir: Path, spec: dict[str, Any]) -> dict[str, Any]:
     (Claude transcripts, Codex rollouts), validated by today's rules; a killed call's partial trace is unknown."""
     if not (call_dir / "agent" / "stdout.jsonl").is_file():
         return {}
-    from ..harnesses._revalidate import revalidate_usage
+    from ..harnesses import revalidate_usage
 
     try:
         version = json.loads((call_dir / "native-treatment.json").read_text()).get("cli_version")

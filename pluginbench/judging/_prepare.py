@@ -28,7 +28,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..rundir import RunDir
-from ..tasks._tree import fingerprint, scan_tree
+from ..tasks import fingerprint, scan_tree
 from ._binding import SOURCE_LINK, sha256_bytes, source_digest
 from ._pairs import Omitted, Pair, Submission, anonymize_diff, match_pairs
 from ._verdict import RESPONSE_SCHEMA

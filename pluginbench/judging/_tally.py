@@ -16,7 +16,8 @@ from typing import Any
 
 import msgspec
 
-PASSING = ("pass", "overlap_pass")
+from ..events import PASSING_OUTCOMES as PASSING
+
 BIAS_MIN_PAIRS = 10
 BIAS_BAND = (0.2, 0.8)
 OPTIONAL_COUNTERS = ("cached_input_tokens", "reasoning_output_tokens")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..errors import VerdictError
+
 VERDICTS = ("A", "B", "tie", "unable")
 
 RESPONSE_SCHEMA: dict[str, Any] = {
@@ -20,10 +22,6 @@ RESPONSE_SCHEMA: dict[str, Any] = {
         "reason": {"type": "string", "description": "One paragraph: why, by the criteria."},
     },
 }
-
-
-class VerdictError(ValueError):
-    """The final message holds no valid verdict; the call leaves no verdict."""
 
 
 def _json_objects(text: str) -> list[Any]:

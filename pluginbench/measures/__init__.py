@@ -37,8 +37,10 @@ from ._registry import (
     unregister,
     unregister_general_setting,
 )
+from ._source_only import FILTER_REVISION, filter_patch
 
 __all__ = [
+    "FILTER_REVISION",
     "CollectorInput",
     "Column",
     "LineCounts",
@@ -52,6 +54,7 @@ __all__ = [
     "collectors",
     "count_lines",
     "default_selection",
+    "filter_patch",
     "general_settings",
     "get",
     "is_test_path",
@@ -66,4 +69,3 @@ __all__ = [
     "unregister",
     "unregister_general_setting",
 ]
-

@@ -17,14 +17,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ..errors import AnalyzerFailed
 from ._deadcode import DeadCodeScan, parse_cargo_messages, parse_staticcheck, parse_vulture
 
 VULTURE_VERSION = "2.16"
 MIN_CONFIDENCE = 60
 
 
-class AnalyzerFailed(Exception):
-    """The analyzer did not produce a report (its reason is the message)."""
 
 
 def vulture_status() -> tuple[str | None, str | None]:

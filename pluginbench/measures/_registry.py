@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 
+from ..errors import RegistryError
 from ._port import Column, MeasureSpec
 
 _MEASURES: dict[str, MeasureSpec] = {}
@@ -22,10 +23,6 @@ _MEASURES: dict[str, MeasureSpec] = {}
 #: policy), each with the type its value decodes to; every collector sees the ones set.
 #: Add one with :func:`register_general_setting`.
 _GENERAL: dict[str, Any] = {}
-
-
-class RegistryError(ValueError):
-    """A registration that would make two measures ambiguous (a programming error)."""
 
 
 def register(spec: MeasureSpec) -> MeasureSpec:

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from ..errors import PatchDoesNotApply
 from ._source_only import sections
 
 #: folders never analyzed nor copied: version control, dependencies, build output
@@ -19,8 +20,6 @@ SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", "
                        ".tox", "target", "dist", "build", ".next", "vendor", ".cache"})
 
 
-class PatchDoesNotApply(Exception):
-    """``model.patch`` does not apply to the frozen starting source."""
 
 
 def changed_paths(patch: str) -> tuple[set[str], set[str]]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._clis import PINNED, cli_version, find_cli
+from ._clis import PINNED, cli_version, clis_dir, find_cli
 from ._launch import (
     PROBE_ANTHROPIC_KEY,
     PROBE_OPENAI_ENV_KEY,
@@ -55,9 +55,33 @@ def bundled_scenario(name: str) -> Scenario:
 
 
 __all__ = [
-    "PINNED", "PROBE_ANTHROPIC_KEY", "PROBE_OPENAI_ENV_KEY", "PROBE_OPENAI_KEY",
-    "PROBE_PROVIDER_ID", "PROBE_TOKENS", "SCENARIOS_DIR", "Choice", "ErrorSpec", "LaunchEnv",
-    "ProbeRequest", "ProbeServer", "Rule", "Scenario", "ScenarioError", "Step", "StepUsage",
-    "ToolCall", "When", "assistant_turns", "bundled_scenario", "choose", "cli_version",
-    "find_cli", "is_coding", "launch_env", "load_scenario", "serve_forever",
+    "PINNED",
+    "PROBE_ANTHROPIC_KEY",
+    "PROBE_OPENAI_ENV_KEY",
+    "PROBE_OPENAI_KEY",
+    "PROBE_PROVIDER_ID",
+    "PROBE_TOKENS",
+    "SCENARIOS_DIR",
+    "Choice",
+    "ErrorSpec",
+    "LaunchEnv",
+    "ProbeRequest",
+    "ProbeServer",
+    "Rule",
+    "Scenario",
+    "ScenarioError",
+    "Step",
+    "StepUsage",
+    "ToolCall",
+    "When",
+    "assistant_turns",
+    "bundled_scenario",
+    "choose",
+    "cli_version",
+    "clis_dir",
+    "find_cli",
+    "is_coding",
+    "launch_env",
+    "load_scenario",
+    "serve_forever",
 ]

@@ -29,13 +29,9 @@ from typing import Any
 import msgspec
 import yaml
 
-from ..errors import InputError
+from ..errors import ScenarioError
 
 ERROR_STATUSES = (400, 401, 403, 404, 429, 500, 502, 503, 529)
-
-
-class ScenarioError(InputError):
-    """A probe scenario file is missing, malformed, or invalid."""
 
 
 class StepUsage(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -6,10 +6,24 @@ Public surface: :class:`RunState`/:func:`fold` (the run aggregate), :func:`statu
 and :func:`build_report` (``report/``: results.json, results.csv, report.html).
 """
 
-from ._ledger import Ledger, LedgerView, read_ledger
-from ._state import OUTCOMES, STATES, VANILLA, Attempt, RunState, fold
+from ..events import OUTCOMES, VANILLA
+from ._ledger import (
+    READ_META_SQL,
+    READ_MODE_SQL,
+    READ_ROWS_SQL,
+    Ledger,
+    LedgerView,
+    ledger_uri,
+    ledger_view,
+    read_ledger,
+)
+from ._report_cost import PRICES_FILE, load_prices
+from ._report_data import tokens_dict
+from ._report_plots import PLOT_CSS, plots_section
+from ._state import INITIAL_REVIEW, STATES, Attempt, RunState, fold
 from ._status import RunFacts, status_of, status_view
-from ._status_types import Status
+from ._status_types import LeftRunning, Owner, Status
+from ._view import attempt_rows, run_row
 
 
 def build_report(run_dir):  # type: ignore[no-untyped-def]
@@ -20,18 +34,33 @@ def build_report(run_dir):  # type: ignore[no-untyped-def]
 
 
 __all__ = [
+    "INITIAL_REVIEW",
     "OUTCOMES",
+    "PLOT_CSS",
+    "PRICES_FILE",
+    "READ_META_SQL",
+    "READ_MODE_SQL",
+    "READ_ROWS_SQL",
     "STATES",
     "VANILLA",
     "Attempt",
     "Ledger",
     "LedgerView",
+    "LeftRunning",
+    "Owner",
     "RunFacts",
     "RunState",
     "Status",
+    "attempt_rows",
     "build_report",
     "fold",
+    "ledger_uri",
+    "ledger_view",
+    "load_prices",
+    "plots_section",
     "read_ledger",
+    "run_row",
     "status_of",
     "status_view",
+    "tokens_dict",
 ]

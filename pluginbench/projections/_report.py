@@ -24,11 +24,11 @@ from ..errors import RunDirError
 from ..events import read_run_log
 from ..measures import collected_columns
 from ..rundir import RunDir, patch_mismatch
-from ..stats._cost import Prices
+from ..stats import Prices
 from ._report_cost import costs_section, load_prices
 from ._report_data import (
     DEFAULT_MEASUREMENTS,
-    SCHEMA_VERSION,
+    RESULTS_SCHEMA_VERSION,
     TOKEN_FIELDS,
     arm_order,
     arm_summary,
@@ -146,7 +146,7 @@ def results_document(
         identity["reviewer"] = reviewer
         identity["review_criteria_sha256"] = (reviews or {}).get("reviewer", {}).get("review_criteria_sha256")
     return {
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": RESULTS_SCHEMA_VERSION,
         "run": run,
         "comparison_identity": identity,
         "token_provenance": token_provenance(run, rows),
@@ -300,7 +300,7 @@ def task_sources(rd: RunDir) -> list[dict[str, Any]] | None:
     """The run's frozen ``tasks.urls`` pins (never resolved again), or None for local tasks."""
     if not rd.remote_pins.is_file():
         return None
-    from ..tasks._remote import read_pins
+    from ..tasks import read_pins
 
     keep = ("task_id", "url", "pinned_url", "commit", "tree", "fingerprint")
     return [{k: getattr(p, k) for k in keep} for p in read_pins(rd.remote_pins)]

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from ..errors import InputError
-from ..stats._cost import Cost, Prices, attempt_cost, parse_prices, total_cost
+from ..stats import Cost, Prices, attempt_cost, parse_prices, total_cost
 from ._report_data import num
 
 PRICES_FILE = "prices.json"

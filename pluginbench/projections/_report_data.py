@@ -22,12 +22,12 @@ import msgspec
 from .. import measures as measure_registry
 from .. import stats
 from ..config import capability_record_of
-from ..events import Measure, ModelRecord, Usage
+from ..events import OUTCOMES, VANILLA, Measure, ModelRecord, Usage
 from ..harness_registry import is_simulated
-from ._state import OUTCOMES, VANILLA, Attempt, RunState
+from ._state import Attempt, RunState
 from ._view import NATIVE_SESSION_LABEL
 
-SCHEMA_VERSION = 2
+RESULTS_SCHEMA_VERSION = 2
 DIGITS = 6
 TOKEN_FIELDS = (
     ("input", "input_tokens"),

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from ..events import AttemptState, MeasureStatus, Outcome, UsageStatus
 from ..measures import Column, all_columns
 
 
@@ -25,9 +26,9 @@ class _Strict(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     pass
 
 
-OUTCOME = Literal["pass", "overlap_pass", "fail", "empty", "unknown"]
-STATE = Literal["pending", "running", "complete", "interrupted"]
-TOKEN_STATUS = Literal["exact", "lower_bound", "unvalidated", "unknown"]
+OUTCOME = Outcome
+STATE = AttemptState
+TOKEN_STATUS = UsageStatus
 Num = float | int | None
 
 
@@ -146,7 +147,7 @@ class Tokens(_Strict, frozen=True):
 class MeasureValue(_Strict, frozen=True):
     value: doc(Num, "The value, or null when unknown.")
     unit: doc(str, "lines, files, …")
-    status: doc(str, "measured or unknown.")
+    status: doc(MeasureStatus, "measured or unknown.")
     reason: doc(str | None, "Why it is unknown.")
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..events import (
+    ATTEMPT_STATES,
     AgentExited,
     AgentLaunched,
     AttemptCached,
@@ -30,6 +31,7 @@ from ..events import (
     AttemptReset,
     AttemptReused,
     AttemptStarted,
+    AttemptState,
     CodingStarted,
     Event,
     ExtensionRecorded,
@@ -38,6 +40,8 @@ from ..events import (
     Measure,
     MeasuresCollected,
     ModelRecord,
+    Outcome,
+    Phase,
     PreparationStarted,
     ReadinessChecked,
     ReportBuilt,
@@ -64,11 +68,9 @@ from ..events import (
     VanillaCacheChecked,
 )
 
-STATES = ("pending", "running", "complete", "interrupted")
+STATES = ATTEMPT_STATES
 #: The review revision a run's own review phase writes; ``pluginbench review`` adds others.
 INITIAL_REVIEW = "initial"
-OUTCOMES = ("pass", "overlap_pass", "fail", "empty", "unknown")
-VANILLA = "vanilla"
 
 
 @dataclass(slots=True)
@@ -80,7 +82,7 @@ class Attempt:
     task: str
     arm: str
     repeat: int
-    state: str = "pending"
+    state: AttemptState = "pending"
     launched: bool = False
     exited: bool = False
     exit_code: int | None = None
@@ -94,7 +96,7 @@ class Attempt:
     empty: bool | None = None
     files_changed: int | None = None
     graded: bool = False
-    outcome: str | None = None
+    outcome: Outcome | None = None
     reward: float | None = None
     outcome_reason: str | None = None
     native_grading: dict[str, float] | None = None
@@ -270,7 +272,7 @@ class RunState:
         return bool(self.live) and all(a.state == "complete" for a in self.live_attempts())
 
     @property
-    def phase(self) -> str:
+    def phase(self) -> Phase:
         """not_started, starting, coding, reviewing, reporting, complete, stopped, failed."""
         if self.created is None:
             return "not_started"

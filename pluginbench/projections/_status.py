@@ -17,7 +17,8 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from ._state import OUTCOMES, STATES, RunState
+from ..events import OUTCOMES
+from ._state import STATES, RunState
 from ._status_types import ACTIVE_PHASES, LeftRunning, Owner, Status
 from ._view import NATIVE_SESSION_LABEL, attempt_rows, run_row
 

@@ -12,12 +12,11 @@ from typing import Any, Literal
 
 import msgspec
 
+from ..events import AttemptState, Outcome, Phase, UsageStatus
 from ._results_schema import doc
 
 #: Every phase status can show: the fold's phases, and ``interrupted`` (no live owner while active).
-PHASE = Literal[
-    "not_started", "starting", "coding", "reviewing", "reporting", "complete", "stopped", "failed", "interrupted",
-]
+PHASE = Phase
 #: The fold's phases that mean a live owner should be working; without one they show as interrupted.
 ACTIVE_PHASES = ("starting", "coding", "reviewing", "reporting")
 
@@ -145,12 +144,12 @@ class AttemptStatus(_Out, frozen=True):
     task: doc(str, "Task id.")
     arm: doc(str, "Arm (`vanilla` or a treatment).")
     repeat: doc(int, "Repeat number (from 1).")
-    state: doc(str, "`pending`, `running`, `complete` or `interrupted`.")
-    outcome: doc(str | None, "`pass`, `overlap_pass`, `fail`, `empty`, `unknown` once complete, else `null`.")
+    state: doc(AttemptState, "`pending`, `running`, `complete` or `interrupted`.")
+    outcome: doc(Outcome | None, "`pass`, `overlap_pass`, `fail`, `empty`, `unknown` once complete, else `null`.")
     outcome_reason: doc(str | None, "Why the outcome (complete), or why it was interrupted; else `null`.")
     reused: doc(bool, "Imported from the vanilla cache.")
     tokens: doc(int | None, "Total tokens, `null` when unknown.")
-    tokens_status: doc(str, "`exact`, `lower_bound`, `unvalidated`, `unknown`, or `not_started`.")
+    tokens_status: doc(UsageStatus | Literal["not_started"], "`exact`, `lower_bound`, `unvalidated`, `unknown`, or `not_started`.")
     tokens_reason: doc(str | None, "Why the tokens are not exact, or `null`.")
     minutes: doc(float | None, "Coding time, `coding_seconds / 60`, two decimals; `null` when not measured.")
     measures: doc(dict[str, Any], "Measured values by name: `{value, unit, status, reason}`.")

@@ -11,7 +11,8 @@ from typing import Any
 
 import msgspec
 
-from ._state import VANILLA, Attempt, RunState
+from ..events import VANILLA
+from ._state import Attempt, RunState
 
 #: How a native-session usage beside an unknown total is labelled everywhere.
 NATIVE_SESSION_LABEL = "native CLI session only; command-hook subprocesses are unmetered and not included"

@@ -30,8 +30,8 @@ def default_criteria() -> bytes:
 __all__ = [
     "CATEGORIES",
     "MARKER",
-    "REVIEWER_ARM",
     "RESPONSE_SCHEMA",
+    "REVIEWER_ARM",
     "SEVERITIES",
     "MalformedResponse",
     "Packet",

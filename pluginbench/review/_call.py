@@ -22,11 +22,10 @@ from typing import Any, NamedTuple
 
 import anyio
 
-from ..environments._port import Environment, SandboxSpec
+from ..environments import Environment, SandboxSpec
 from ..events import Finding, ReviewerSpec, Usage
-from ..harnesses._port import AgentRun, AttemptContext, FrozenTreatment
-from ..tasks import HarborTask
-from ..tasks._tree import fingerprint, scan_tree
+from ..harnesses import AgentRun, AttemptContext, FrozenTreatment
+from ..tasks import HarborTask, fingerprint, scan_tree
 from ._packet import Packet
 from ._prompt import review_prompt
 from ._response import MalformedResponse, final_message, parse_response

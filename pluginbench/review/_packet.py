@@ -17,13 +17,9 @@ import shutil
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..errors import PluginBenchError
-from ..tasks._tree import copy_tree, fingerprint, scan_tree
+from ..errors import PacketError
+from ..tasks import copy_tree, fingerprint, scan_tree
 from ._response import schema_bytes
-
-
-class PacketError(PluginBenchError):
-    """A packet could not be built, or no longer matches its binding."""
 
 
 class Packet(NamedTuple):

@@ -14,6 +14,7 @@ from typing import Literal
 
 import msgspec
 
+from ..errors import MalformedResponse
 from ..events import Finding
 from ..harness_registry import harness_class
 
@@ -67,10 +68,6 @@ RESPONSE_SCHEMA: dict[str, object] = {
 
 def schema_bytes() -> bytes:
     return (json.dumps(RESPONSE_SCHEMA, indent=2, sort_keys=True) + "\n").encode()
-
-
-class MalformedResponse(ValueError):
-    """The final message holds no valid review JSON (the message says what is wrong)."""
 
 
 _FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)

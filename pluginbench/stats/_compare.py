@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from ..errors import InputError
+from ..errors import CompareRefused, InputError
 from ._gate_eval import (
     FAILED,
     PASSED,
@@ -36,10 +36,6 @@ from ._records import FAIL, OVERLAP_PASS, PASS, UNKNOWN, Package, correctness, m
 
 EXIT_PASS, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_UNDETERMINED = 0, 1, 2, 3
 ALL = "all"
-
-
-class CompareRefused(InputError):
-    """Two runs whose saved comparison identities disagree on a compared field."""
 
 
 class MeasureRow(msgspec.Struct, frozen=True, kw_only=True):

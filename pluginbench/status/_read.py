@@ -23,11 +23,18 @@ import msgspec
 
 from .._gc import paused_gc
 from ..events import encode, live_owner, read_run_log
-from ..projections._ledger import LedgerView, read_ledger
-from ..projections._state import fold
-from ..projections._status import RunFacts, status_view
-from ..projections._status_types import LeftRunning, Owner, Status
-from ..projections._view import attempt_rows, run_row
+from ..projections import (
+    LedgerView,
+    LeftRunning,
+    Owner,
+    RunFacts,
+    Status,
+    attempt_rows,
+    fold,
+    read_ledger,
+    run_row,
+    status_view,
+)
 from ..rundir import RunDir
 
 
@@ -136,7 +143,7 @@ def ask_backend(backend: str | None, run_id: str) -> LeftRunning:
 
 def _left_on_backend(backend: str, run_id: str) -> dict[str, Any]:
     if backend != "docker":
-        from ..environments._local import left_behind
+        from ..environments import left_behind
 
         return {"containers": [], "folders": [str(f) for f in left_behind(run_id)], "stop_command": None}
     from ..environments import list_left_running_sync

@@ -1,22 +1,44 @@
 """Task sources: Harbor task folders, safely frozen and fingerprinted."""
 
 from ._contract import MODEL_PATCH, VerifierContract, admit_contract, patch_paths
+from ._deepswe import PAYLOAD as DEEPSWE_PAYLOAD
 from ._harbor import CollectCommand, HarborTask, load_task, strip_canary
+from ._remote import (
+    GitFailed,
+    TaskPin,
+    browse,
+    fetch_into_cache,
+    read_pins,
+    resolve_pins,
+    write_pins,
+)
 from ._tree import TreeEntry, UnsafeTree, copy_tree, fingerprint, freeze_tree, scan_tree
+from ._urls import BadTaskUrl, parse_task_url, tasks_block
 
 __all__ = [
+    "DEEPSWE_PAYLOAD",
     "MODEL_PATCH",
-    "VerifierContract",
-    "admit_contract",
-    "patch_paths",
+    "BadTaskUrl",
     "CollectCommand",
+    "GitFailed",
     "HarborTask",
+    "TaskPin",
     "TreeEntry",
     "UnsafeTree",
+    "VerifierContract",
+    "admit_contract",
+    "browse",
     "copy_tree",
+    "fetch_into_cache",
     "fingerprint",
     "freeze_tree",
     "load_task",
+    "parse_task_url",
+    "patch_paths",
+    "read_pins",
+    "resolve_pins",
     "scan_tree",
     "strip_canary",
+    "tasks_block",
+    "write_pins",
 ]

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import msgspec
 
-from ..errors import TaskError
+from ..errors import GitFailed, TaskError
 from ._tree import fingerprint, scan_tree
 from ._urls import COMMIT, BadTaskUrl, TaskUrl, parse_task_url
 
@@ -46,10 +46,6 @@ class TaskPin(msgspec.Struct, frozen=True, kw_only=True):
     tree: str  # git tree id of <commit>:<path>
     fingerprint: str  # SHA-256 over (path, mode, content) of every file
     files: int
-
-
-class GitFailed(Exception):
-    pass
 
 
 def _git_env(home: str) -> dict[str, str]:

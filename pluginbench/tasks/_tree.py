@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
-from ..errors import InputError
+from ..errors import InputError, UnsafeTree
 
 EXCLUDED_NAMES = frozenset({".git"})
 
@@ -27,10 +27,6 @@ class TreeEntry(NamedTuple):
     mode: int  # permission bits only, e.g. 0o755
     sha256: str
     size: int
-
-
-class UnsafeTree(InputError):
-    """A tree holds a symlink, hardlink, special file or escaping name."""
 
 
 def _refuse(path: Path, what: str, kind: type[InputError], context: str) -> InputError:

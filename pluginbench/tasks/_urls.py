@@ -18,6 +18,8 @@ from urllib.parse import urlsplit
 
 import msgspec
 
+from ..errors import BadTaskUrl
+
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 _SEGMENT = re.compile(r"^[A-Za-z0-9._+-]+$")
@@ -41,10 +43,6 @@ class TaskUrl(msgspec.Struct, frozen=True, kw_only=True):
         """The same link with its ref replaced by ``commit``."""
         base = self.repo.removesuffix(".git") if self.github else self.repo
         return f"{base}/tree/{commit}/{self.path}"
-
-
-class BadTaskUrl(ValueError):
-    """A link PluginBench cannot read; the message says what is wrong and how to write it."""
 
 
 def parse_task_url(url: str) -> TaskUrl:

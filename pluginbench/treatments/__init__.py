@@ -14,6 +14,7 @@ from ._claude_rules import (
     admit_claude_skill,
     admit_claude_treatment,
 )
+from ._codex_rules import CodexPlugin, installed_command, read_codex_plugin
 from ._shared import (
     GUIDANCE_LIMIT,
     GUIDANCE_SEPARATOR,
@@ -31,6 +32,7 @@ __all__ = [
     "GUIDANCE_SEPARATOR",
     "MARKETPLACE",
     "ClaudeTreatment",
+    "CodexPlugin",
     "DeclaredHook",
     "DeclaredPlugin",
     "DeclaredSkill",
@@ -41,6 +43,8 @@ __all__ = [
     "admit_guidance",
     "admit_plugin_tree",
     "admit_skill",
+    "installed_command",
+    "read_codex_plugin",
     "read_frontmatter",
     "refuse",
     "safe_tree",

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from ..tasks._tree import TreeEntry, fingerprint
+from ..tasks import TreeEntry, fingerprint
 from ._shared import (
     KEBAB,
     SkillInfo,

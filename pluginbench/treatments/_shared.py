@@ -23,7 +23,7 @@ from typing import NamedTuple
 import yaml
 
 from ..errors import TreatmentError
-from ..tasks._tree import TreeEntry, fingerprint, scan_tree
+from ..tasks import TreeEntry, fingerprint, scan_tree
 
 #: Combined guidance limit, separators included: larger files are truncated natively.
 GUIDANCE_LIMIT = 32_768

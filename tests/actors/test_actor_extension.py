@@ -17,6 +17,7 @@ from pluginbench.actors import (
     CoreRules,
     Emit,
     Requirement,
+    SetupContext,
     register_extension,
     registered_extension,
     requirements,
@@ -34,7 +35,6 @@ from pluginbench.events import (
 )
 from pluginbench.projections._state import Attempt, RunState
 from tests.actors.test_review_decide import AID, capture, reviewed_run
-from tests.actors.test_supervisor import _drive
 from tests.runs_helpers import events_of, write_config
 
 TOY = "toy-stamper"
@@ -56,12 +56,20 @@ def _decide(state: RunState, event: Event, core: CoreRules) -> list[object]:
     return []
 
 
+def _setup(ctx: SetupContext) -> dict[str, str]:
+    """The toy's per-run resource, built when the worker builds the engine."""
+    assert ctx.created is not None and ctx.evaluation is not None
+    return {"run": ctx.created.name}
+
+
 async def _stamper(engine: object, inbox: MemoryObjectReceiveStream[Stamp]) -> None:
-    """The toy actor loop: write stamp.json into the attempt's evidence, then report it."""
+    """The toy actor loop: write stamp.json (with its setup's resource) into the attempt's evidence, then
+    report it."""
     async with inbox:
         async for job in inbox:
             folder = engine.run_dir.attempt(job.attempt_id)  # type: ignore[attr-defined]
-            (folder / "stamp.json").write_text(json.dumps({"stamped": job.attempt_id}))
+            made = engine.extensions[TOY]  # type: ignore[attr-defined]
+            (folder / "stamp.json").write_text(json.dumps({"stamped": job.attempt_id, **made}))
             await engine.outbox.send(  # type: ignore[attr-defined]
                 ExtensionRecorded(extension=TOY, attempt_id=job.attempt_id, data={"file": "stamp.json"}))
 
@@ -73,6 +81,7 @@ STAMPER = ActorExtension(
     decide=_decide,
     actor=_stamper,
     commands=(Stamp,),
+    setup=_setup,
 )
 
 
@@ -117,16 +126,28 @@ def test_the_attempt_waits_for_both_the_review_and_the_stamp(stamper: ActorExten
 @pytest.mark.anyio
 async def test_a_toy_actor_runs_through_a_whole_evaluation(tmp_path: Path, stamper: ActorExtension,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    """The Supervisor starts the registered toy actor, routes its commands to it and records its events;
-    every attempt completes only after its stamp, and the run finishes with its report."""
+    """The worker runs the toy's setup, the Supervisor starts the registered toy actor, routes its commands
+    to it and records its events; every attempt completes only after its stamp, and the run finishes with
+    its report."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    from pluginbench.actors import create_run
+    from pluginbench.actors import Supervisor, build_engine, create_run, load_saved
     from pluginbench.config import load
+    from pluginbench.events import EventLog
+    from pluginbench.projections._ledger import Ledger
+    from pluginbench.projections._state import fold
 
     config = write_config(tmp_path, harness="oracle", tasks=["roman-numerals"], repeats=1, jobs=2,
-                          environment={"isolation": "none"})
+                          environment={"isolation": "none"}, name="toy-run")
     rd = create_run(load(config), tmp_path / "run")
-    state = await _drive(rd.root)
+    log = EventLog(rd.events)
+    ledger = Ledger(rd.ledger)
+    state = fold(log.recovered)
+    engine = build_engine(rd, load_saved(rd).evaluation, None, state.created)
+    try:
+        state = await Supervisor(engine, log, ledger, state, handle_signals=False).run(resumed=False)
+    finally:
+        log.close()
+        ledger.close()
     assert state.finished  # type: ignore[attr-defined]
     events = events_of(rd.root)
     completed = {e["attempt_id"]: i for i, e in enumerate(events) if e["type"] == "attempt.completed"}
@@ -134,5 +155,5 @@ async def test_a_toy_actor_runs_through_a_whole_evaluation(tmp_path: Path, stamp
     assert len(completed) == 2 and set(stamped) == set(completed)
     assert all(stamped[a] < completed[a] for a in completed)
     for aid in completed:
-        assert json.loads((rd.attempt(aid) / "stamp.json").read_text()) == {"stamped": aid}
+        assert json.loads((rd.attempt(aid) / "stamp.json").read_text()) == {"stamped": aid, "run": "toy-run"}
     assert (rd.report_dir / "results.json").is_file()
