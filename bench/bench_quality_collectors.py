@@ -1,9 +1,9 @@
 """Seconds each code-quality collector adds per attempt (issue 9). Prints; asserts nothing.
 
-    .venv/bin/python bench/bench_quality_collectors.py [--repeats 10]
+    .venv/bin/python bench/bench_quality_collectors.py [--repeats 10] [--fixture python]
 
-Runs every registered collector (lines, iterations, cyclomatic, cognitive, dead_code) on the
-Python fixture of tests/data/quality (its starting source and submission patch; iterations on
+Runs every registered collector (lines, iterations, cyclomatic, cognitive, dead_code) on a
+fixture of tests/data/quality (``--fixture``, default the Python one) (its starting source and submission patch; iterations on
 the recorded Claude Code trace), each ``--repeats`` times through the real analyzers, and
 prints the median, min and max wall seconds per collector. The complexity scan is cached
 between cyclomatic and cognitive for one attempt, so the cache is cleared before each call
@@ -24,26 +24,27 @@ from pluginbench import measures
 from pluginbench.measures import CollectorInput, _quality
 
 ROOT = Path(__file__).resolve().parents[1]
-FIXTURE = ROOT / "tests" / "data" / "quality" / "python"
+QUALITY = ROOT / "tests" / "data" / "quality"
 TRACES = ROOT / "tests" / "data" / "quality" / "iterations" / "claude"
 
 
-def _input(tmp: Path, harness: str) -> CollectorInput:
+def _input(tmp: Path, harness: str, fixture: Path) -> CollectorInput:
     attempt = tmp / "attempt"
     if not attempt.exists():
         shutil.copytree(TRACES, attempt)
-    return CollectorInput("t__vanilla__r1", "t", "vanilla", (FIXTURE / "submission.patch").read_text(), attempt,
-                          attempt / "agent", harness, FIXTURE, FIXTURE / "start", None, None, None, {},
+    return CollectorInput("t__vanilla__r1", "t", "vanilla", (fixture / "submission.patch").read_text(), attempt,
+                          attempt / "agent", harness, fixture, fixture / "start", None, None, None, {},
                           attempt / "measure" / "x")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--fixture", default="python", help="a folder of tests/data/quality (python, javascript, go, …)")
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="pb-bench-quality-") as tmp:
-        inp = _input(Path(tmp), "claude")
+        inp = _input(Path(tmp), "claude", QUALITY / args.fixture)
         for name in ("lines", "iterations", "cyclomatic", "cognitive", "dead_code"):
             spec = measures.get(name)
             assert spec is not None and spec.collect is not None
@@ -56,14 +57,14 @@ def main() -> None:
                 t0 = time.perf_counter()
                 values = spec.collect(inp)
                 dt = time.perf_counter() - t0
-                # a Python task has no JS/TS duplicate groups (unknown by design); every other value is measured
+                # only JS/TS tasks have duplicate groups (unknown by design elsewhere); every other value is measured
                 assert all(m.status == "measured" for k, m in values.items() if k != "duplicate_groups_added"), values
                 if name == "dead_code" and i == 0:
                     cold = dt
                 else:
                     times.append(dt)
             rows.append((name, statistics.median(times), min(times), max(times), cold))
-    print(f"collector seconds per attempt, Python fixture, {args.repeats} repeats")
+    print(f"collector seconds per attempt, {args.fixture} fixture, {args.repeats} repeats")
     print(f"{'collector':<12} {'median':>8} {'min':>8} {'max':>8}  note")
     for name, med, lo, hi, cold in rows:
         note = f"first call (cold starting scan) {cold:.3f}" if cold is not None else ""

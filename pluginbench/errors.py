@@ -77,6 +77,11 @@ class EnvironmentFailure(PluginBenchError):
     """A sandbox could not be created, used, or cleaned up."""
 
 
+class MeasurementError(PluginBenchError):
+    """A collector's input or output breaks its rules (a malformed coverage report, a
+    report that contradicts itself); the measure becomes unknown with this reason."""
+
+
 class ProviderStop(PluginBenchError):
     """The model provider or account stopped the session (limit, auth, 5xx).
 

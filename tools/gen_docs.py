@@ -18,6 +18,7 @@ def blocks() -> dict[tuple[str, str], str]:
     """(page, block name) → the generated markdown."""
     from pluginbench.cache import KeyInputs
     from pluginbench.doctable import table
+    from pluginbench.environments import BUILTIN_BACKENDS, backends_table
     from pluginbench.events import vocabulary_table
     from pluginbench.layering import markdown as layering_table
     from pluginbench.measures._doc import measures_table
@@ -39,6 +40,7 @@ def blocks() -> dict[tuple[str, str], str]:
         ("docs/results.md", "results-json"): table(ResultsJson, with_default=False),
         ("docs/metrics.md", "status-json"): table(Status, with_default=False),
         ("docs/vanilla-cache.md", "vanilla-key"): table(KeyInputs, with_default=False),
+        ("docs/configuration.md", "backends"): backends_table(BUILTIN_BACKENDS),
     }
 
 

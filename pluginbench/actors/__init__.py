@@ -26,10 +26,11 @@ from ._decide import (
 from ._doctor import Check, end_to_end, static_checks
 from ._extensions import register_extension, registered_extension, unregister_extension
 from ._frozen_versions import frozen_cli, version_mismatch
+from ._measure_again import plan_measure, run_measure
 from ._preparation import (
-    check_docker_capacity,
+    check_capacity,
     freeze_task,
-    prepare_docker_task,
+    prepare_task_images,
     record_contract,
     run_control,
 )
@@ -41,6 +42,7 @@ from ._runfiles import (
     check_inputs,
     create_run,
     effective_isolation,
+    load_config,
     load_saved,
     read_prices,
     resolve_paths,
@@ -69,7 +71,7 @@ __all__ = [
     "build_engine",
     "cache_root",
     "check_created_binding",
-    "check_docker_capacity",
+    "check_capacity",
     "check_inputs",
     "create_run",
     "decide",
@@ -78,10 +80,12 @@ __all__ = [
     "end_to_end",
     "freeze_task",
     "frozen_cli",
+    "load_config",
     "load_saved",
     "plan_decisions",
+    "plan_measure",
     "plan_review",
-    "prepare_docker_task",
+    "prepare_task_images",
     "read_prices",
     "record_contract",
     "register_extension",
@@ -89,6 +93,7 @@ __all__ = [
     "requirements",
     "resolve_paths",
     "run_control",
+    "run_measure",
     "run_review",
     "run_worker",
     "schedule",

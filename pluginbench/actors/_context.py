@@ -16,7 +16,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 
 from ..cache import resolve_cache_root
 from ..config import Evaluation
-from ..environments import Environment
+from ..environments import Environment, backend_of
 from ..events import Event
 from ..harnesses import FrozenTreatment, Harness
 from ..rundir import RunDir
@@ -107,7 +107,7 @@ class Engine:
         """Where a ``role`` sandbox of ``task`` starts, per backend."""
         env = self.evaluation.environment
         workspace = self.run_dir.frozen_task(task) / "workspace"
-        if env.backend != "docker":
+        if not backend_of(self.evaluation).uses_images:
             return SandboxSource(self.starting_source(task), None, None, None)
         images = self.images[task]
         declared = self.tasks.get(task)

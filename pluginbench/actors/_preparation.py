@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 from .. import __version__
 from ..config import Treatment
+from ..environments import backend_of
 from ..errors import PluginBenchError, ReadinessFailure, TaskError, TreatmentError
 from ..events import (
     CodingStarted,
@@ -112,16 +113,15 @@ def common_limits(engine: Engine) -> tuple[float | None, int | None]:
     return cpus, mem
 
 
-async def check_docker_capacity(engine: Engine) -> None:
-    """Engine reachable, Linux containers, and ``jobs`` containers fit (never lowered)."""
-    env = engine.environment
-    await env.check()
+async def check_capacity(engine: Engine) -> None:
+    """The backend's capacity check before preparation: ``jobs`` sandboxes of the common
+    limits fit (never lowered); on docker, the engine answers with Linux containers."""
     cpus, mem = common_limits(engine) if engine.tasks else (
         engine.evaluation.environment.container_cpus, engine.evaluation.environment.container_memory_mb)
-    await env.check_capacity(engine.evaluation.jobs, cpus, mem)  # type: ignore[attr-defined]
+    await backend_of(engine.evaluation).check_capacity(engine.environment, engine.evaluation.jobs, cpus, mem)
 
 
-async def prepare_docker_task(engine: Engine, task_id: str) -> TaskImages:
+async def prepare_task_images(engine: Engine, task_id: str) -> TaskImages:
     """Freeze the task's images; for an image task, export its starting source."""
     from ..environments import SandboxSpec
 
@@ -220,11 +220,9 @@ def _reload_treatment(engine: Engine, arm: str) -> FrozenTreatment:
 
 def _readiness_key(engine: Engine, task_id: str, task_fp: str) -> str:
     """Readiness holds for this task content, backend, effective isolation, images and build."""
-    from ._runfiles import effective_isolation
-
     images = engine.images.get(task_id)
     raw = json.dumps([
-        task_fp, engine.evaluation.environment.backend, effective_isolation(engine.evaluation),
+        task_fp, *backend_of(engine.evaluation).readiness_key(engine.evaluation),
         list(images) if images else None, __version__,
     ])
     return hashlib.sha256(raw.encode()).hexdigest()
@@ -322,20 +320,20 @@ async def prepare(engine: Engine, state: RunState) -> None:
     out = engine.outbox
     await out.send(PreparationStarted())
     try:
-        if engine.evaluation.environment.backend == "docker":
-            await check_docker_capacity(engine)
+        backend = backend_of(engine.evaluation)
+        await check_capacity(engine)
         for task_id, source in engine.task_sources.items():
             fp = freeze_task(source, engine.run_dir.frozen_task(task_id), task_id)
             task = load_task(engine.run_dir.frozen_task(task_id), task_id)
-            if not task.has_workspace and engine.evaluation.environment.backend == "local":
+            if not task.has_workspace and backend.needs_workspace:
                 raise TaskError(
-                    f"task '{task_id}' has no workspace/ folder for the local backend",
+                    f"task '{task_id}' has no workspace/ folder for the {backend.name} backend",
                     file=str(source / "workspace"),
                     fix="put the starting source in workspace/, or use environment.backend: docker",
                 )
             engine.tasks[task_id] = task
             contract = record_contract(engine, task_id)
-            images = await prepare_docker_task(engine, task_id) if engine.evaluation.environment.backend == "docker" else None
+            images = await prepare_task_images(engine, task_id) if backend.uses_images else None
             files = len(scan_tree(engine.run_dir.frozen_task(task_id), context="frozen task"))
             await out.send(TaskPrepared(
                 task=task_id, fingerprint=fp, files=files, workdir=task.workdir,

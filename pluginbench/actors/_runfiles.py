@@ -22,7 +22,8 @@ from typing import Any, NamedTuple
 import msgspec
 
 from .. import __version__
-from ..config import Evaluation, LoadedConfig, parse_evaluation, validate
+from ..config import Evaluation, LoadedConfig, load, parse_evaluation, validate
+from ..environments import backend_of, check_backend_config
 from ..errors import ConfigError, RunDirError, TaskError, TreatmentError
 from ..events import EventLog, RunCreated, RunLock
 from ..harness_registry import harness_class, real_harness_names
@@ -199,6 +200,7 @@ def check_inputs(
     ``tasks.urls`` links are resolved and fetched here (through the task cache) unless
     ``remote`` already holds them."""
     harness = harness_class(ev.runner.harness, file=str(config))
+    check_backend_config(ev, config)
     tasks: dict[str, HarborTask] = {}
     names: dict[str, str] = {}
     for task_id, folder, field in _task_folders(ev, config, remote):
@@ -214,9 +216,10 @@ def check_inputs(
             names[name] = task_id
         scan_tree(folder, context=f"task '{task_id}'")
         admit_contract(task)  # who applies model.patch; an ambiguous or unreviewed contract is refused here
-        if ev.environment.backend == "local" and not task.has_workspace:
+        if backend_of(ev, config).needs_workspace and not task.has_workspace:
             raise TaskError(
-                f"task '{task_id}' has no workspace/ folder for the local backend", file=str(folder / "workspace"),
+                f"task '{task_id}' has no workspace/ folder for the {ev.environment.backend} backend",
+                file=str(folder / "workspace"),
                 field=field, fix="put the starting source in workspace/, or use environment.backend: docker",
             )
         harness.check_task(task_id, folder)  # what this harness needs of each task
@@ -253,9 +256,7 @@ def check_inputs(
                         fix="a skill is a folder with SKILL.md at its root",
                     )
     read_prices(ev)
-    _check_isolation(ev, config)
-    if ev.environment.backend == "docker":
-        _check_docker(ev, config, tasks)
+    backend_of(ev, config).check_host(ev, config, tasks)
     if harness.cli is not None:
         resolve_cli(ev)
     if ev.runner.probe is not None:
@@ -282,84 +283,17 @@ def check_inputs(
     return tasks
 
 
-def _check_docker(ev: Evaluation, config: Path, tasks: dict[str, HarborTask]) -> None:
-    """Docker answers with Linux containers, and the tasks agree on container limits."""
-    env = ev.environment
-    for key, field in (("cpus", "container_cpus"), ("memory_mb", "container_memory_mb")):
-        declared = {getattr(t, key) for t in tasks.values()}
-        if getattr(env, field) is None and len(declared) > 1:
-            raise ConfigError(
-                f"the tasks declare different {key} ({', '.join(sorted(str(d) for d in declared))})",
-                file=str(config), field=f"environment.{field}",
-                fix=f"set a common environment.{field} that covers every task",
-            )
-    import anyio
-
-    from ..environments import make_environment
-    from ..errors import EnvironmentFailure
-
-    docker = make_environment("docker")
-    try:
-        anyio.run(docker.check, backend="asyncio")
-    except EnvironmentFailure as exc:
-        raise ConfigError(
-            f"environment.backend is docker but {exc}", file=str(config), field="environment.backend",
-            fix="start an engine (tools/start-docker.sh) or use backend: local",
-        ) from None
-    cpus = env.container_cpus if env.container_cpus is not None else next((t.cpus for t in tasks.values() if t.cpus), None)
-    memory = env.container_memory_mb if env.container_memory_mb is not None else next(
-        (t.memory_mb for t in tasks.values() if t.memory_mb), None)
-    try:
-        anyio.run(docker.check_capacity, ev.jobs, cpus, memory, backend="asyncio")  # type: ignore[attr-defined]
-    except EnvironmentFailure as exc:
-        text = str(exc)
-        fields = [f for f, word in (("environment.container_cpus", " CPUs"), ("environment.container_memory_mb", " MB"))
-                  if word in text] or ["jobs"]
-        raise ConfigError(
-            text, file=str(config), field=", ".join(fields),
-            fix="lower jobs or the container limits (they are never lowered for you), or give Docker more resources",
-        ) from None
-    for task in tasks.values():
-        for ref, field in ((task.docker_image, "environment.docker_image"),
-                           (task.verifier_docker_image, "verifier.environment.docker_image")):
-            if ref and not anyio.run(docker.has_images, ref, backend="asyncio"):  # type: ignore[attr-defined]
-                raise TaskError(
-                    f"task '{task.id}': image {ref!r} is not on this Docker engine (PluginBench never pulls)",
-                    file=str(task.root / "task.toml"), field=field,
-                    fix=f"docker pull {ref} (or load or build it), then run again",
-                )
-
-
-def _check_isolation(ev: Evaluation, config: Path) -> None:
-    env = ev.environment
-    if env.backend != "local":
-        return
-    from ..environments import bwrap_available
-
-    has_bwrap = bwrap_available()
-    if env.isolation == "bubblewrap" and not has_bwrap:
-        raise ConfigError(
-            "environment.isolation is bubblewrap but bwrap is not usable here", file=str(config),
-            field="environment.isolation", fix="install bubblewrap (apt-get install bubblewrap) or set isolation: auto",
-        )
-    unisolated = env.isolation == "none" or not has_bwrap
-    if unisolated and harness_class(ev.runner.harness).real and not env.allow_unisolated:
-        raise ConfigError(
-            f"a real agent ({ev.runner.harness}) would run without a sandbox boundary", file=str(config),
-            field="environment.allow_unisolated",
-            fix="install bubblewrap, use environment.backend: docker, or set allow_unisolated: true "
-            "(the evidence and report then label the run unisolated)",
-        )
+def load_config(path: str | Path) -> LoadedConfig:
+    """Read, parse and validate a config: the config layer's rules, then the environment
+    block through the backend registry (an unknown backend is a ConfigError, exit 2)."""
+    loaded = load(path)
+    check_backend_config(loaded.evaluation, loaded.path)
+    return loaded
 
 
 def effective_isolation(ev: Evaluation) -> str:
-    if ev.environment.backend != "local":
-        return ev.environment.backend
-    from ..environments import bwrap_available
-
-    if ev.environment.isolation == "none" or not bwrap_available():
-        return "none"
-    return "bubblewrap"
+    """The run's isolation label, as its backend says (``bubblewrap``/``none`` on local)."""
+    return backend_of(ev).isolation(ev)
 
 
 def evaluation_bytes(ev: Evaluation, config_file: Path) -> bytes:
@@ -481,14 +415,17 @@ def load_saved(rd: RunDir) -> SavedRun:
     saved = raw.pop("saved", {})
     ev = parse_evaluation(raw, rd.evaluation)
     validate(ev, rd.evaluation)
+    check_backend_config(ev, rd.evaluation)
     return SavedRun(ev, saved.get("config_file"), saved)
 
 
-def check_created_binding(rd: RunDir, created: RunCreated) -> None:
-    """The saved settings are the ones ``run.created`` recorded: an evaluation.json edited
-    and re-bound after the run began is refused (its plan would differ from the log's)."""
+def check_created_binding(rd: RunDir, created: RunCreated, revised_sha256: str | None = None) -> None:
+    """The saved settings are the ones ``run.created`` recorded, or the ones the selected
+    measurement revision rewrote (``revised_sha256``, from ``measurement_revision.finished``):
+    an evaluation.json edited and re-bound after the run began is refused (its plan would
+    differ from the log's)."""
     digest = hashlib.sha256(rd.evaluation.read_bytes()).hexdigest()
-    if digest != created.evaluation_sha256:
+    if digest != (revised_sha256 or created.evaluation_sha256):
         raise RunDirError(
             "evaluation.json is not the settings this run was created with (its hash differs from run.created)",
             file=str(rd.evaluation), field="evaluation_sha256",

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import msgspec
 
+from ..environments import backend_of
 from ..events import SourceOnlyGraded, SourceOnlySelected
 from ..measures import FILTER_REVISION, filter_patch
 from ..rundir import patch_mismatch
@@ -44,7 +45,7 @@ async def source_only_one(engine: Engine, job: GradeSourceOnly) -> None:
 
 async def _missing_grader(engine: Engine, task_id: str) -> str | None:
     """Why the frozen grader cannot run now (its image or starting source is gone), or None."""
-    if engine.evaluation.environment.backend == "docker":
+    if backend_of(engine.evaluation).uses_images:
         images = engine.images.get(task_id)
         if images is None:
             return f"the frozen images of task '{task_id}' are not loaded"

@@ -30,7 +30,7 @@ from ._context import Engine, Outbox, cache_root
 from ._extensions import setup_extensions
 from ._frozen_versions import frozen_cli
 from ._remote_tasks import task_sources as task_sources_of
-from ._runfiles import check_created_binding, effective_isolation, load_saved, resolve_cli
+from ._runfiles import check_created_binding, load_saved, resolve_cli
 from ._supervisor import Observer, Supervisor
 
 
@@ -42,20 +42,17 @@ def _harness(ev: Evaluation, probe_base_url: str | None, created: RunCreated | N
     # A run launches the CLI version frozen in run.created (refusing a host that differs),
     # never the one the host happens to report now.
     cli = (frozen_cli(ev, created, events_file or Path("events.jsonl")) if created is not None else None) or resolve_cli(ev)
-    cli_path: Any = cli.path
-    if ev.environment.backend == "docker":
-        from ..environments import cli_path_in_image
+    from ..environments import backend_of
 
-        cli_path = cli_path_in_image(cls.cli)  # the coding image carries the same install
+    # where the pinned install runs inside the backend's sandboxes (a coding image carries it)
+    cli_path: Any = backend_of(ev).cli_path(cls.cli, cli.path)
     return cls.for_run(ev, cli_path=cli_path, cli_version=cli.version, probe_base_url=probe_base_url)
 
 
 def _environment(ev: Evaluation, run_id: str) -> Any:
-    from ..environments import make_environment
+    from ..environments import backend_of
 
-    if ev.environment.backend == "local":
-        return make_environment("local", isolation=effective_isolation(ev))
-    return make_environment(ev.environment.backend, run_id=run_id)
+    return backend_of(ev).make(ev, run_id)
 
 
 @contextlib.contextmanager
@@ -129,7 +126,7 @@ def _own(rd: RunDir, saved: Any, log: EventLog, *, foreground: bool, observer: O
          handle_signals: bool, cost_ceiling: float | None = None) -> RunState:
     state = fold(log.recovered)
     if state.created is not None:
-        check_created_binding(rd, state.created)
+        check_created_binding(rd, state.created, state.revised_evaluation_sha256)
     try:
         return _supervise(rd, saved, log, state, foreground=foreground, observer=observer, handle_signals=handle_signals,
                           cost_ceiling=cost_ceiling)

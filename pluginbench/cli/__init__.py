@@ -1,6 +1,7 @@
 """The ``pluginbench`` command line: parsing and dispatch only.
 
-Commands: init, check, run, status, stop, report, compare, calibrate, events, demo, doctor, dashboard,
+Commands: init, check, run, status, stop, report, compare, calibrate, events, review, measure, demo, doctor,
+dashboard,
 probe serve, tasks pick, judge prepare|run|tally (and the hidden worker).
 Exit codes: 0 success, 1 a run or check that failed (for compare: a gate failed), 2 bad
 input (nothing started), 3 compare: no gate failed but some gate is undetermined.
@@ -14,6 +15,7 @@ from ._compare import calibrate_command, compare_command
 from ._dashboard import dashboard_command
 from ._doctor import doctor_command
 from ._judge import judge_app
+from ._measure import measure_command
 from ._probe import probe_app
 from ._review import review_command
 from ._run import demo_command, run_command, worker_command
@@ -42,6 +44,7 @@ app.command("compare")(compare_command)
 app.command("calibrate")(calibrate_command)
 app.command("events")(events_command)
 app.command("review")(review_command)
+app.command("measure")(measure_command)
 app.command("demo")(demo_command)
 app.command("doctor")(doctor_command)
 app.command("dashboard")(dashboard_command)

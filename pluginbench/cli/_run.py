@@ -18,7 +18,6 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from ..config import load
 from ..errors import LockHeldError, PluginBenchError, RunDirError
 from ..events import check_not_moved, live_owner, read_run_log
 from ..harness_registry import harness_class
@@ -205,7 +204,7 @@ def run_command(
         load_saved,
         resolve_paths,
     )
-    from ..events import RunCreated
+    from ..events import MeasurementRevisionFinished, RunCreated
 
     if cost_ceiling is not None and not (cost_ceiling > 0 and math.isfinite(cost_ceiling)):
         raise RunDirError(f"--cost-ceiling must be a positive number of dollars, got {cost_ceiling}",
@@ -218,7 +217,10 @@ def run_command(
         contents = read_run_log(rd.events)  # refuse a missing or corrupt log here, not in the background
         created = next((e for e in contents.events if isinstance(e, RunCreated)), None)
         if created is not None:
-            check_created_binding(rd, created)  # settings edited and re-bound after creation are refused
+            revised = [e.evaluation_sha256 for e in contents.events
+                       if isinstance(e, MeasurementRevisionFinished) and e.selected]
+            # settings edited and re-bound after creation (not by `pluginbench measure`) are refused
+            check_created_binding(rd, created, revised[-1] if revised else None)
             frozen_cli(saved.evaluation, created, rd.events)  # another host CLI or PluginBench is refused here
         check_not_moved(rd.root)
         owner = live_owner(rd.root)
@@ -248,7 +250,9 @@ def run_command(
     if cost_ceiling is not None:
         raise RunDirError("--cost-ceiling applies only when resuming a run directory", field="--cost-ceiling",
                           fix="set cost_ceiling in the config for a new run")
-    loaded = load(target)
+    from ..actors import load_config
+
+    loaded = load_config(target)
     if dry_run:
         ev = resolve_paths(loaded)
         tasks = check_inputs(ev, loaded.path)
@@ -413,9 +417,9 @@ def demo_command(
             "the bundled example is missing", file=str(config),
             fix="run PluginBench from a source checkout (pip install -e .)",
         )
-    from ..actors import create_run
+    from ..actors import create_run, load_config
 
-    loaded = load(config)
+    loaded = load_config(config)
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     rd = create_run(loaded, output or Path("runs") / f"demo-{stamp}")
     console.print(f"demo run: {rd.root}", highlight=False)

@@ -12,7 +12,7 @@ import msgspec
 import typer
 from rich.markup import escape
 
-from ..config import load, template_text
+from ..config import template_text
 from ..errors import ConfigError
 from ..plan import plan_summary
 from ._common import console, errors_to_exit_codes, print_failed_control, print_json
@@ -81,12 +81,13 @@ def check_command(
     from ..actors import (
         check_inputs,
         effective_isolation,
+        load_config,
         plan_decisions,
         read_prices,
         resolve_paths,
     )
 
-    loaded = load(config)
+    loaded = load_config(config)
     ev = resolve_paths(loaded)
     tasks = check_inputs(ev, loaded.path)
     from ..tasks import admit_contract
@@ -129,12 +130,11 @@ async def _readiness(ev, tasks):  # type: ignore[no-untyped-def]
         Engine,
         Outbox,
         cache_root,
-        effective_isolation,
         freeze_task,
         record_contract,
         run_control,
     )
-    from ..environments import make_environment
+    from ..environments import backend_of
     from ..harnesses import make_harness
     from ..rundir import RunDir
     from ..tasks import load_task
@@ -146,7 +146,7 @@ async def _readiness(ev, tasks):  # type: ignore[no-untyped-def]
         rd = RunDir(Path(tmp))
         engine = Engine(
             run_dir=rd, run_id="check", evaluation=ev,
-            environment=make_environment(ev.environment.backend, **({"isolation": effective_isolation(ev)} if ev.environment.backend == "local" else {"run_id": "check"})),
+            environment=backend_of(ev).make(ev, "check"),
             harness=make_harness("nop"), task_sources={}, outbox=Outbox(None),  # type: ignore[arg-type]
             hidden=(cache_root(), Path(ev.tasks.source or "").resolve()),
         )
@@ -154,12 +154,12 @@ async def _readiness(ev, tasks):  # type: ignore[no-untyped-def]
             freeze_task(task.root, rd.frozen_task(task_id), task_id)
             engine.tasks[task_id] = load_task(rd.frozen_task(task_id), task_id)
             record_contract(engine, task_id)
-        if ev.environment.backend == "docker":
-            from ..actors import check_docker_capacity, prepare_docker_task
+        if backend_of(ev).uses_images:
+            from ..actors import check_capacity, prepare_task_images
 
-            await check_docker_capacity(engine)
+            await check_capacity(engine)
             for task_id in tasks:
-                await prepare_docker_task(engine, task_id)
+                await prepare_task_images(engine, task_id)
         for task_id in tasks:
             for control in ("oracle", "nop"):
                 got = await run_control(engine, task_id, control)

@@ -14,6 +14,7 @@ import yaml
 from .. import measures as measure_registry
 from ..errors import ConfigError
 from ..harness_registry import SpecProblem, harness_class, harness_names
+from ..measures import settings_of, validate_settings
 from ..tasks import BadTaskUrl, parse_task_url
 from ._schema import (
     REASONING,
@@ -350,6 +351,7 @@ def validate(ev: Evaluation, path: Path) -> None:
     if ev.capabilities.max_depth is not None and ev.capabilities.max_depth < 1:
         raise bad("max_depth must be 1 or more", "capabilities.max_depth", "set it to 1 (the default) or more")
     _validate_measurements(ev, bad)
+    validate_settings(settings_of(ev.measurement_settings), bad)
     _validate_reviewer(ev, bad)
     if r.max_tokens_per_attempt is not None and r.max_tokens_per_attempt < 1:
         raise bad(f"max_tokens_per_attempt must be 1 or more, got {r.max_tokens_per_attempt}",
@@ -361,11 +363,8 @@ def validate(ev: Evaluation, path: Path) -> None:
         if ev.prices is None:
             raise bad("cost_ceiling needs a price table", "prices",
                       "set prices: prices.json (a dated table; see docs/results.md#prices), or remove cost_ceiling")
-    env = ev.environment
-    if env.container_cpus is not None and env.container_cpus <= 0:
-        raise bad("container_cpus must be positive", "environment.container_cpus", "set e.g. 2")
-    if env.container_memory_mb is not None and env.container_memory_mb <= 0:
-        raise bad("container_memory_mb must be positive", "environment.container_memory_mb", "set e.g. 4096")
+    # environment.backend and the backend's own rules are checked through the backend
+    # registry (pluginbench.environments.check_backend_config), which sits above config.
 
 
 def load(path: str | Path) -> LoadedConfig:

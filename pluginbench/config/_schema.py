@@ -99,13 +99,18 @@ class Capabilities(_Strict, frozen=True):
 
 
 class EnvironmentConfig(_Strict, frozen=True):
-    """Where attempts run. ``isolation`` applies to the local backend."""
+    """Where attempts run. ``backend`` names a registered execution backend (checked
+    against the backend registry, ``pluginbench.environments``); ``isolation`` and
+    ``allow_unisolated`` apply to the local backend, the ``container_*`` limits to docker;
+    ``settings`` is the selected backend's own block, decoded by that backend's type."""
 
-    backend: Literal["local", "docker"] = "local"
+    backend: str = "local"
     isolation: Literal["auto", "bubblewrap", "none"] = "auto"
     allow_unisolated: bool = False
     container_cpus: float | None = None
     container_memory_mb: int | None = None
+    #: the selected backend's own settings (a backend without settings refuses any)
+    settings: dict[str, Any] = {}
 
 
 class Evaluation(_Strict, frozen=True):

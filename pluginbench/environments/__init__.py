@@ -1,18 +1,32 @@
-"""Execution environments: the sandbox port and its backends (``local``, ``docker``).
+"""Execution environments: the sandbox port, the backend port and registry, and the
+backends (``local``, ``docker``, and whatever else registers).
 
-:func:`make_environment` picks a backend by name. The docker backend is imported only
-when asked for, so the local backend works without aiodocker being importable.
+:func:`get_backend` finds a backend by name in the registry (``_registry.py``); an
+unknown name is a :class:`~pluginbench.errors.ConfigError`. A backend registered lazily
+(``"module:Class"``) is imported only when asked for, so the local backend works without
+aiodocker being importable.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ._backend import Backend, LeftRunning
 from ._bwrap import bwrap_usable, find_bwrap
 from ._dialogue import LineChannel
 from ._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE
 from ._local import LocalEnvironment, LocalSandbox, left_behind
 from ._port import Environment, ExecResult, Role, Sandbox, SandboxPaths, SandboxSpec
+from ._registry import (
+    BUILTIN_BACKENDS,
+    backend_names,
+    backend_of,
+    backends_table,
+    check_backend_config,
+    get_backend,
+    register_backend,
+    unregister_backend,
+)
 
 
 def bwrap_available() -> bool:
@@ -21,56 +35,45 @@ def bwrap_available() -> bool:
 
 
 def make_environment(backend: str, **kwargs: Any) -> Environment:
-    """The environment for ``backend`` ("local" or "docker") built with ``kwargs``."""
-    if backend == "local":
-        return LocalEnvironment(**kwargs)
-    if backend == "docker":
-        from ._docker import DockerEnvironment
-
-        return DockerEnvironment(**kwargs)
-    from ..errors import EnvironmentFailure
-
-    raise EnvironmentFailure(f"unknown environment backend {backend!r}: use local or docker")
+    """The environment of the registered ``backend`` built with its own ``kwargs``; an
+    unknown backend is a :class:`~pluginbench.errors.ConfigError`."""
+    return get_backend(backend).environment(**kwargs)
 
 
-def cli_path_in_image(harness: str) -> str:
-    """Where the coding image carries ``harness``'s pinned CLI (docker backend; imported
-    only when asked for, like the backend itself)."""
-    from ._docker_derived import cli_path_in_image as in_image
-
-    return in_image(harness)
-
-
-def list_left_running_sync(run_id: str) -> list[dict[str, str]]:
-    """Running Docker containers labelled as ``run_id``'s (for ``status``); raises when
-    Docker cannot be asked, so the caller can say it could not check."""
-    import anyio
-
-    from ._docker_containers import list_left_running
-
-    infos = anyio.run(list_left_running, run_id, backend="asyncio")
-    return [{"id": c.id, "name": c.name, "attempt": c.attempt} for c in infos]
+def left_running(backend: str, run_id: str) -> LeftRunning:
+    """What a killed worker of ``run_id`` left on ``backend`` (for ``status``); raises
+    when the backend cannot be asked, so the caller can say it could not check."""
+    return get_backend(backend).left_running(run_id)
 
 
 __all__ = [
     "BASE_DATE",
     "BASE_IDENTITY",
     "BASE_MESSAGE",
+    "BUILTIN_BACKENDS",
     "GIT_EXCLUDE",
+    "Backend",
     "Environment",
     "ExecResult",
     "LineChannel",
     "LocalEnvironment",
+    "LeftRunning",
     "LocalSandbox",
     "Role",
     "Sandbox",
     "SandboxPaths",
     "SandboxSpec",
+    "backend_names",
+    "backend_of",
+    "backends_table",
     "bwrap_available",
     "bwrap_usable",
-    "cli_path_in_image",
+    "check_backend_config",
     "find_bwrap",
+    "get_backend",
     "left_behind",
-    "list_left_running_sync",
+    "left_running",
     "make_environment",
+    "register_backend",
+    "unregister_backend",
 ]

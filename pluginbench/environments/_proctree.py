@@ -3,7 +3,8 @@
 A tree is the root, its descendants by parent pid, and every process of its session or
 process group (the root is started in a new session). Members are frozen with SIGSTOP
 until the set stops growing, so nothing forks away between the look and the kill, and
-only then killed with SIGKILL. A process that double-forks and leaves the session before
+only then killed with SIGKILL; after the kill the session and group are swept again, for a
+child forked while its parent's SIGSTOP was still pending. A process that double-forks and leaves the session before
 we look escapes this walk; unisolated sandboxes also sweep by marker (:func:`marked`),
 and bubblewrap sandboxes live in their own pid namespace, which dies with its init.
 """
@@ -106,6 +107,17 @@ def kill_trees(roots: Iterable[int], extra: Iterable[int] = ()) -> set[int]:
         victims |= new
     for pid in victims:
         _signal(pid, signal.SIGKILL)
+    # A member that was inside fork() when its SIGSTOP arrived can still bring a child
+    # into the session after the last look; the child keeps the session and process
+    # group, so sweep them until nothing alive is left in them (seen on a loaded host).
+    for _ in range(50):
+        procs = snapshot()
+        late = {pid for root in roots for pid in tree(procs, root) if procs[pid].state not in ("Z", "X")} - victims
+        if not late:
+            break
+        for pid in late:
+            _signal(pid, signal.SIGKILL)
+        victims |= late
     return victims
 
 

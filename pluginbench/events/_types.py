@@ -507,6 +507,58 @@ class ReviewRevisionFinished(_Event, frozen=True, tag="review_revision.finished"
     selected: bool
 
 
+class ReadinessRow(msgspec.Struct, frozen=True, kw_only=True):
+    """One task's readiness for one measure: ``ready``, ``not_configured`` or ``broken``."""
+
+    task: str
+    measure: str
+    state: str  # ready | not_configured | broken
+    reason: str | None = None
+    #: what the ready collector is (format, analyzer and version, where its profile came from)
+    detail: str | None = None
+
+
+class NotMeasured(msgspec.Struct, frozen=True, kw_only=True):
+    """A (task, measure) pair the run does not measure, and why."""
+
+    task: str
+    measure: str
+    reason: str
+
+
+class MeasurementRevisionStarted(_Event, frozen=True, tag="measurement_revision.started"):
+    """``pluginbench measure`` began measurement revision ``revision``: it collects
+    ``measurements`` (every collector measure the run selects, ``added`` among them) from the
+    saved submissions, after the readiness checks in ``readiness``."""
+
+    revision: str
+    measurements: list[str]
+    added: list[str]
+    readiness: list[ReadinessRow] = []
+    not_measured: list[NotMeasured] = []
+
+
+class RevisionMeasured(_Event, frozen=True, tag="measurement_revision.measured"):
+    """One submission's measures in revision ``revision`` (``stage``: ``submission``, or
+    ``reference`` for a task's reference solution, then ``attempt_id`` is the task id)."""
+
+    revision: str
+    attempt_id: str
+    measures: dict[str, Measure]
+    stage: str = "submission"
+
+
+class MeasurementRevisionFinished(_Event, frozen=True, tag="measurement_revision.finished"):
+    """Revision ``revision`` ended. ``selected``: the report now uses it and the saved
+    settings were rewritten (their new SHA-256 is ``evaluation_sha256``); otherwise
+    ``reason`` says why not (e.g. it lost an observation the selected revision had)."""
+
+    revision: str
+    selected: bool
+    reason: str | None = None
+    evaluation_sha256: str | None = None
+
+
 class ExtensionRecorded(_Event, frozen=True, tag="extension.recorded"):
     """A registered actor extension recorded a fact of its own (``data``), about one attempt
     or, with ``attempt_id`` null, about the run. An extension whose facts fit this shape
@@ -558,6 +610,11 @@ Event = Union[  # noqa: UP007 - a Union object, so EVENT_TYPES can list its memb
     ReviewFailed,
     ReviewRevisionStarted,
     ReviewRevisionFinished,
+    MeasurementRevisionStarted,
+    RevisionMeasured,
+    MeasurementRevisionFinished,
+
+
     ExtensionRecorded,
     ReportBuilt,
 ]

@@ -9,6 +9,18 @@ from . import (
     _builtin,  # noqa: F401 - registers the built-in measures
     _quality,  # noqa: F401 - registers iterations, cyclomatic, cognitive, dead_code
 )
+from ._coverage_changed import COVERAGE_METRICS, METRIC_UNITS, CoverageContext, changed_coverage
+from ._coverage_data import CoverageReport
+from ._coverage_profile import (
+    CoverageProfile,
+    MeasurementSettings,
+    parse_profiles_mapping,
+    resolve_profile,
+    settings_of,
+    validate_settings,
+)
+from ._coverage_run import OpenSandbox, coverage_readiness, run_coverage
+from ._coverage_spec import task_language
 from ._lines import LineCounts, count_lines, is_test_path
 from ._port import (
     CollectorInput,
@@ -18,6 +30,7 @@ from ._port import (
     ReadinessInput,
     ReadinessState,
 )
+from ._readiness import blocking, not_measured, warnings
 from ._registry import (
     RegistryError,
     all_columns,
@@ -40,19 +53,29 @@ from ._registry import (
 from ._source_only import FILTER_REVISION, filter_patch
 
 __all__ = [
+    "COVERAGE_METRICS",
     "FILTER_REVISION",
+    "METRIC_UNITS",
     "CollectorInput",
     "Column",
+    "CoverageContext",
+    "CoverageProfile",
+    "CoverageReport",
     "LineCounts",
     "MeasureSpec",
+    "MeasurementSettings",
+    "OpenSandbox",
     "Readiness",
     "ReadinessInput",
     "ReadinessState",
     "RegistryError",
     "all_columns",
+    "blocking",
+    "changed_coverage",
     "collected_columns",
     "collectors",
     "count_lines",
+    "coverage_readiness",
     "default_selection",
     "filter_patch",
     "general_settings",
@@ -60,12 +83,20 @@ __all__ = [
     "is_test_path",
     "measures",
     "names",
+    "not_measured",
+    "parse_profiles_mapping",
     "register",
     "register_general_setting",
     "registered",
+    "resolve_profile",
+    "run_coverage",
     "selected",
     "settings_for",
+    "settings_of",
     "settings_owners",
+    "task_language",
     "unregister",
     "unregister_general_setting",
+    "validate_settings",
+    "warnings",
 ]

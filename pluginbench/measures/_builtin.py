@@ -64,3 +64,7 @@ LINES = register(MeasureSpec(
     collect=collect_lines,
     default=True,
 ))
+
+# Code measures register in their own modules (imported here so `import pluginbench.measures`
+# registers every built-in measure).
+from . import _coverage_spec  # noqa: E402,F401 - registers `coverage`

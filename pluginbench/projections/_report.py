@@ -25,6 +25,12 @@ from ..events import read_run_log
 from ..measures import collected_columns
 from ..rundir import RunDir, patch_mismatch
 from ..stats import Prices
+from ._report_code import (
+    code_measures_section,
+    measurement_history,
+    not_measured_rows,
+    revision_references,
+)
 from ._report_cost import costs_section, load_prices
 from ._report_data import (
     DEFAULT_MEASUREMENTS,
@@ -94,7 +100,7 @@ def results_document(
     )
     so_filter = (source_only_index["filter"] if source_only_index is not None
                  and source_only_index["status"] == "verified" else None)
-    rows = [attempt_row(a, (tampered or {}).get(a.attempt_id), so_filter) for a in live]
+    rows = [attempt_row(a, (tampered or {}).get(a.attempt_id), so_filter, state.current_measures(a)) for a in live]
     tasks = sorted(set(state.created.tasks if state.created else []) | {r["task"] for r in rows})
     grouped: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
@@ -164,9 +170,20 @@ def results_document(
             [f"Source-only grades withheld: {source_only_index['reason']}"]
             if source_only_index is not None and source_only_index["reason"] else []
         ),
-        "references": dict(references or {}),
+        "references": _with_revision_references(references, state),
+        "code_measures": code_measures_section(state, rows, tasks, arms),
+        "measurement_history": measurement_history(state),
+        "not_measured": not_measured_rows(state),
         "source_only_index": dict(source_only_index) if source_only_index is not None else None,
     }
+
+
+def _with_revision_references(references: Mapping[str, Any] | None, state: RunState) -> dict[str, Any]:
+    """The lines references, with the selected measurement revision's reference measures added."""
+    out = {task: dict(metrics) for task, metrics in (references or {}).items()}
+    for task, metrics in revision_references(state).items():
+        out.setdefault(task, {}).update(metrics)
+    return out
 
 
 def json_text(doc: Mapping[str, Any]) -> str:

@@ -94,7 +94,10 @@ def _measure(m: Measure) -> dict[str, Any]:
         value = None
     elif value is None:
         status, reason = "unknown", reason or "no value recorded"
-    return {"value": num(value), "unit": m.unit, "status": status, "reason": reason}
+    out = {"value": num(value), "unit": m.unit, "status": status, "reason": reason}
+    if m.language is not None or m.analyzer is not None:
+        out["language"], out["analyzer"] = m.language, m.analyzer
+    return out
 
 
 def _not_complete_reason(a: Attempt) -> str:
@@ -113,12 +116,16 @@ def ineligible_reason(record: ModelRecord | None) -> str | None:
     return None
 
 
-def attempt_row(a: Attempt, tampered: str | None = None, source_only_filter: str | None = None) -> dict[str, Any]:
+def attempt_row(a: Attempt, tampered: str | None = None, source_only_filter: str | None = None,
+                measures: Mapping[str, Measure] | None = None) -> dict[str, Any]:
     """One live attempt as reported; values of an incomplete attempt are all unknown.
     ``tampered`` is why the saved model.patch no longer matches its recorded sha256: the
     outcome is then unknown with that reason. ``source_only_filter`` is the revision of the
-    selected (and verified) source-only index; a grade under any other revision is not shown."""
+    selected (and verified) source-only index; a grade under any other revision is not shown.
+    ``measures`` are the attempt's measures as the selected measurement revision has them
+    (default: what the run collected)."""
     complete = a.state == "complete"
+    shown = a.measures if measures is None else measures
     outcome = a.outcome if complete else None
     reason = a.outcome_reason
     if complete and outcome is None:
@@ -146,7 +153,7 @@ def attempt_row(a: Attempt, tampered: str | None = None, source_only_filter: str
         ),
         "tokens": tokens_dict(a.usage, "the agent never exited, so no usage was recorded"),
         "coding_seconds": num(a.coding_seconds),
-        "measures": {k: _measure(m) for k, m in sorted(a.measures.items())} if complete else {},
+        "measures": {k: _measure(m) for k, m in sorted(shown.items())} if complete else {},
         "evidence": f"evidence/attempts/{a.attempt_id}",
         "reused": a.reused,
         "origin_cohort": a.origin_cohort,
@@ -366,7 +373,9 @@ def run_identity(config: Mapping[str, Any], state: RunState, fallback_name: str)
         "isolation": isolation,
         "simulated": bool((c and c.simulated) or is_simulated(str(harness or ""))),
         "probe": bool((c and c.probe) or runner.get("probe")),
-        "isolated": backend == "docker" or isolation not in (None, "", "none", "auto"),
+        # run.created records the backend's effective isolation label ("bubblewrap",
+        # "docker", ...); only "none" (or a config-only view's "auto") is unisolated
+        "isolated": isolation not in (None, "", "none", "auto"),
         "seed": c.seed if c else config.get("seed"),
         "repeats": c.repeats if c else config.get("repeats"),
         "jobs": c.jobs if c else config.get("jobs"),

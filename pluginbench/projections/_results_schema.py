@@ -48,7 +48,7 @@ class RunInfo(_Strict, frozen=True):
     reasoning: doc(str | None, "Requested reasoning effort.")
     cli_version: doc(str | None, "The agent CLI version the run resolved (pinned or read from the host); null for controls.")
     cli_version_source: doc(str | None, "`runner.cli_version`, `host`, or null.")
-    backend: doc(str | None, "local or docker.")
+    backend: doc(str | None, "The execution backend's registered name (local, docker, ...).")
     isolation: doc(str | None, "The effective isolation (none, bubblewrap, docker).")
     isolated: doc(bool, "Whether attempts ran sandboxed.")
     simulated: doc(bool, "The simulated stand-in agent coded the attempts: the numbers are not a real agent's.")
@@ -146,9 +146,47 @@ class Tokens(_Strict, frozen=True):
 
 class MeasureValue(_Strict, frozen=True):
     value: doc(Num, "The value, or null when unknown.")
-    unit: doc(str, "lines, files, …")
+    unit: doc(str, "lines, files, ratio, tests, …")
     status: doc(MeasureStatus, "measured or unknown.")
     reason: doc(str | None, "Why it is unknown.")
+    language: doc(str | None, "Code measures only: the language it was measured in (reports group by it, never pool).") = None
+    analyzer: doc(str | None, "Code measures only: the analyzer or coverage format and its version.") = None
+
+
+class CodeMeasureCell(_Strict, frozen=True):
+    median: doc(Num, "Median over the attempts whose value is measured; null when none is.")
+    n: doc(int, "Attempts with a measured value.")
+    unknown: doc(int, "Attempts whose value is unknown (each listed in missing_values with its reason).")
+
+
+class CodeMeasureArm(_Strict, frozen=True):
+    median_of_task_medians: doc(Num, "Each task weighs the same: the median of the task medians.")
+    tasks: doc(int, "Tasks with a median.")
+
+
+class CodeMeasureGroup(_Strict, frozen=True):
+    language: doc(str | None, "The language.")
+    analyzer: doc(str | None, "The analyzer (or coverage format) and version.")
+    unit: doc(str, "The unit.")
+    per_task: doc(dict[str, dict[str, CodeMeasureCell]], "Task → arm → median.")
+    per_arm: doc(dict[str, CodeMeasureArm], "Arm → the median of its task medians.")
+
+
+class MeasurementRevisionRow(_Strict, frozen=True):
+    revision: doc(str, "The measurement revision's name (`pluginbench measure --revision`).")
+    status: doc(Literal["selected", "not_selected", "collecting"], "selected (the report uses it), not_selected, or "
+                "collecting (left unfinished).")
+    selected: doc(bool, "Whether the report reads it.")
+    measurements: doc(list[str], "Every collector measure it collected.")
+    added: doc(list[str], "The measures it added to the run.")
+    reason: doc(str | None, "Why it was not selected (e.g. it lost an observation).")
+    attempts: doc(int, "Submissions it measured.")
+
+
+class NotMeasuredRow(_Strict, frozen=True):
+    task: doc(str, "The task.")
+    measure: doc(str, "The measure (e.g. coverage).")
+    reason: doc(str, "Its readiness state and why (not_configured or broken).")
 
 
 class ReferenceValue(_Strict, frozen=True):
@@ -458,6 +496,14 @@ class ResultsJson(_Strict, frozen=True):
         "Task → lines metric → the task's solution/solution.patch measured with the attempts' line collector "
         "(code measures are shown as a ratio to it; ratio gates divide by it). Empty in reports made before it existed.",
     ) = {}
+    code_measures: doc(
+        dict[str, dict[str, CodeMeasureGroup]],
+        "Metric → `language|analyzer` → per task × arm medians and per-arm medians of task medians; grouped by "
+        "language and analyzer, never pooled across them (see docs/metrics.md).",
+    ) = {}
+    measurement_history: doc(list[MeasurementRevisionRow], "Every measurement revision, in order.") = []
+    not_measured: doc(list[NotMeasuredRow], "(task, measure) pairs the run does not measure, with the reason; "
+                      "empty for a run saved before the list existed.") = []
     source_only_index: doc(
         SourceOnlyIndex | None,
         "The selected source-only index.json the rows' source-only grades come from, or null when none is selected.",

@@ -38,12 +38,16 @@ from ..events import (
     Finding,
     LogRepaired,
     Measure,
+    MeasurementRevisionFinished,
+    MeasurementRevisionStarted,
     MeasuresCollected,
     ModelRecord,
+    NotMeasured,
     Outcome,
     Phase,
     PreparationStarted,
     ReadinessChecked,
+    ReadinessRow,
     ReportBuilt,
     ReviewCompleted,
     ReviewerSpec,
@@ -51,6 +55,7 @@ from ..events import (
     ReviewRevisionFinished,
     ReviewRevisionStarted,
     ReviewStarted,
+    RevisionMeasured,
     RunCreated,
     RunFailed,
     RunFinished,
@@ -154,6 +159,23 @@ class ReviewRevision:
 
 
 @dataclass(slots=True)
+class MeasurementRevision:
+    """A revision ``pluginbench measure`` collected: its measures per submission (and per
+    task for ``reference`` stages), readiness rows and the pairs it did not measure."""
+
+    revision: str
+    measurements: list[str]
+    added: list[str]
+    readiness: list[ReadinessRow]
+    not_measured: list[NotMeasured]
+    measures: dict[str, dict[str, Measure]] = field(default_factory=dict)
+    references: dict[str, dict[str, Measure]] = field(default_factory=dict)
+    finished: bool = False
+    selected: bool = False
+    reason: str | None = None
+
+
+@dataclass(slots=True)
 class Discarded:
     attempt_id: str
     slot: int
@@ -197,6 +219,11 @@ class RunState:
     reviews: dict[str, dict[str, ReviewRecord]] = field(default_factory=dict)
     #: revisions started by ``pluginbench review``, in order
     review_revisions: dict[str, ReviewRevision] = field(default_factory=dict)
+    #: measurement revisions started by ``pluginbench measure``, in order, and the selected one
+    measurement_revisions: dict[str, MeasurementRevision] = field(default_factory=dict)
+    measurement_selected: str | None = None
+    #: the saved settings' SHA-256 as the selected measurement revision rewrote them
+    revised_evaluation_sha256: str | None = None
     #: the open source-only round (attempt ids) and the attempts this worker graded source-only
     source_only_round: list[str] = field(default_factory=list)
     source_only_tried: set[str] = field(default_factory=set)
@@ -478,7 +505,39 @@ class RunState:
             case ReviewRevisionFinished():
                 rev = self.review_revisions[event.revision]
                 rev.finished, rev.selected = True, event.selected
+            case MeasurementRevisionStarted():
+                self.measurement_revisions[event.revision] = MeasurementRevision(
+                    event.revision, list(event.measurements), list(event.added), list(event.readiness),
+                    list(event.not_measured))
+            case RevisionMeasured():
+                mrev = self.measurement_revisions[event.revision]
+                target = mrev.references if event.stage == "reference" else mrev.measures
+                target[event.attempt_id] = dict(event.measures)
+            case MeasurementRevisionFinished():
+                mrev = self.measurement_revisions[event.revision]
+                mrev.finished, mrev.selected, mrev.reason = True, event.selected, event.reason
+                if event.selected:
+                    self.measurement_selected = event.revision
+                    self.revised_evaluation_sha256 = event.evaluation_sha256
         return self
+
+    # ------------------------------------------------------------ measurement revisions
+
+    def selected_measurement(self) -> MeasurementRevision | None:
+        return self.measurement_revisions.get(self.measurement_selected) if self.measurement_selected else None
+
+    def current_measures(self, a: Attempt) -> dict[str, Measure]:
+        """The attempt's measures as the report shows them: what the run collected, with the
+        selected measurement revision's values over them."""
+        rev = self.selected_measurement()
+        if rev is None or a.attempt_id not in rev.measures:
+            return a.measures
+        return {**a.measures, **rev.measures[a.attempt_id]}
+
+    @property
+    def not_measured(self) -> list[NotMeasured]:
+        rev = self.selected_measurement()
+        return list(rev.not_measured) if rev is not None else []
 
 
 def fold(events: Iterable[Event], state: RunState | None = None) -> RunState:

@@ -116,12 +116,25 @@ class ReviewRevision(_Out, frozen=True):
     model: doc(str, "The reviewer's model.")
 
 
+class MeasurementRevisionStatus(_Out, frozen=True):
+    revision: doc(str, "The measurement revision (`pluginbench measure --revision`).")
+    status: doc(str, "selected, not_selected, or collecting (left unfinished).")
+    selected: doc(bool, "Whether the report reads it.")
+
+
+class NotMeasuredStatus(_Out, frozen=True):
+    task: doc(str, "The task.")
+    measure: doc(str, "The measure.")
+    reason: doc(str, "not_configured or broken, and why.")
+
+
 class StatusMeasures(_Out, frozen=True):
     selected: doc(list[str], "The `measurements` the run's frozen settings select (tokens and time are always taken).")
-    measurement_revisions: doc(list[Any], "Always empty in this build.")
+    measurement_revisions: doc(list[MeasurementRevisionStatus], "Each measurement revision, in order.")
     review_revisions: doc(list[ReviewRevision], "Each review revision with its progress.")
     references: doc(dict[str, Any], "Always empty in this build.")
-    not_measured: doc(list[Any], "Always empty in this build.")
+    not_measured: doc(list[NotMeasuredStatus], "(task, measure) pairs the run does not measure, with the reason "
+                      "(from preparation's readiness checks or the selected measurement revision).")
 
 
 class Container(_Out, frozen=True):

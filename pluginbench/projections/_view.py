@@ -106,6 +106,10 @@ def run_row(state: RunState) -> dict[str, Any]:
         "repairs": state.repairs,
         "reuse": reuse_counters(state),
         "review_revisions": review_revisions(state),
+        "measurement_revisions": [
+            {"revision": r.revision, "status": "selected" if r.selected else ("not_selected" if r.finished else "collecting"),
+             "selected": r.selected} for r in state.measurement_revisions.values()],
+        "not_measured": [{"task": n.task, "measure": n.measure, "reason": n.reason} for n in state.not_measured],
         "source_only": source_only_counts(state),
         "readiness": [
             {"task": t, "control": ctl, "ok": r.ok, "reward": r.reward, "cached": r.cached, "reason": r.reason,

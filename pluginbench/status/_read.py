@@ -142,12 +142,8 @@ def ask_backend(backend: str | None, run_id: str) -> LeftRunning:
 
 
 def _left_on_backend(backend: str, run_id: str) -> dict[str, Any]:
-    if backend != "docker":
-        from ..environments import left_behind
+    """Asks the run's backend through the backend port (``Backend.left_running``)."""
+    from ..environments import left_running
 
-        return {"containers": [], "folders": [str(f) for f in left_behind(run_id)], "stop_command": None}
-    from ..environments import list_left_running_sync
-
-    containers = list_left_running_sync(run_id)
-    ids = [c["id"] for c in containers]
-    return {"containers": containers, "folders": [], "stop_command": ("docker stop " + " ".join(ids)) if ids else None}
+    left = left_running(backend, run_id)
+    return {"containers": left.containers, "folders": left.folders, "stop_command": left.stop_command}

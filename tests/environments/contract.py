@@ -19,10 +19,21 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import msgspec
 import pytest
 
-from pluginbench.environments import Environment, Sandbox, SandboxSpec
-from pluginbench.errors import EnvironmentFailure
+from pluginbench.config import Evaluation
+from pluginbench.environments import (
+    Backend,
+    Environment,
+    LeftRunning,
+    Sandbox,
+    SandboxSpec,
+    backend_names,
+    check_backend_config,
+    get_backend,
+)
+from pluginbench.errors import ConfigError, EnvironmentFailure
 
 WORKSPACE = {
     "README.md": ("hello\n", 0o644),
@@ -64,14 +75,23 @@ async def wait_for_file(sb: Sandbox, sandbox_path: str, scratch: Path, seconds: 
             await anyio.sleep(0.05)
 
 
-async def assert_stopped_growing(sb: Sandbox, sandbox_path: str, scratch: Path) -> None:
-    """The heartbeat file exists and no longer grows, so its writer is dead."""
-    await anyio.sleep(0.3)  # let a SIGKILL land before the first look
+async def assert_stopped_growing(sb: Sandbox, sandbox_path: str, scratch: Path, seconds: float = 20) -> None:
+    """The heartbeat file exists and stops growing, so its writer is dead.
+
+    A living writer appends every 0.05 s, so it never stays unchanged for a whole 0.6 s
+    window; a dead one does. Waiting for such a window (up to ``seconds``) instead of
+    comparing two fixed instants keeps a kill that lands late on a loaded machine from
+    failing the test, while a process that outlived the kill still fails it."""
     first = await size_of(sb, sandbox_path, scratch)
-    await anyio.sleep(0.6)
-    second = await size_of(sb, sandbox_path, scratch)
     assert first > 0, "the heartbeat never started"
-    assert first == second, "a process outlived the kill: its heartbeat is still growing"
+    with anyio.move_on_after(seconds):
+        while True:
+            await anyio.sleep(0.6)
+            second = await size_of(sb, sandbox_path, scratch)
+            if second == first:
+                return
+            first = second
+    raise AssertionError("a process outlived the kill: its heartbeat is still growing")
 
 
 class EnvironmentContract:
@@ -360,3 +380,98 @@ class EnvironmentContract:
             base = sb.base_commit
         assert r.exit_code == 0, r.stderr
         assert r.stdout.decode().strip() == f"Test Agent <test@agent.invalid> {base}"
+
+
+class BackendContract(EnvironmentContract):
+    """The backend port's contract, on top of the environment contract: every registered
+    backend (built-in or a toy registered by a test) passes it.
+
+    A subclass sets :attr:`backend_name` (and :meth:`backend_settings` when the backend
+    takes an ``environment.settings`` block), provides ``owned``/``assert_released`` as
+    for the environment contract, and may override the ``environment`` fixture (by
+    default the backend's own :meth:`Backend.make` for a throwaway run id).
+    """
+
+    backend_name: str = ""
+
+    def backend_settings(self, tmp_path: Path) -> dict[str, Any]:
+        """A valid ``environment.settings`` block for this backend ({} when it takes none)."""
+        return {}
+
+    def evaluation(self, tmp_path: Path, **environment: Any) -> Evaluation:
+        """A minimal evaluation selecting this backend (tasks are never read here)."""
+        env = {"backend": self.backend_name, "settings": self.backend_settings(tmp_path), **environment}
+        return msgspec.convert({"tasks": {"source": str(tmp_path), "ids": ["demo"]},
+                                "runner": {"harness": "nop"}, "environment": env}, Evaluation)
+
+    @pytest.fixture
+    def backend(self) -> Backend:
+        return get_backend(self.backend_name)
+
+    @pytest.fixture
+    def environment(self, backend: Backend, tmp_path: Path) -> Environment:
+        return backend.make(self.evaluation(tmp_path), f"contract-{uuid.uuid4().hex[:8]}")
+
+    # -- the registry and the config ---------------------------------------------
+
+    def test_registered_under_its_own_name(self, backend: Backend, tmp_path: Path) -> None:
+        """The registry returns the same adapter for its name, lists it, and the environment
+        it makes for a run carries that name."""
+        assert backend.name == self.backend_name and self.backend_name in backend_names()
+        assert get_backend(self.backend_name) is backend
+        made = backend.make(self.evaluation(tmp_path), "contract-run")
+        assert made.name == self.backend_name
+
+    def test_config_validation_goes_through_the_backend(self, backend: Backend, tmp_path: Path) -> None:
+        """Its valid settings pass config validation; an unknown settings key is a config
+        error (exit 2) naming a field under environment.settings and a fix."""
+        config = tmp_path / "evaluation.yaml"
+        assert check_backend_config(self.evaluation(tmp_path), config) is backend
+        bad = self.evaluation(tmp_path)
+        bad = msgspec.structs.replace(bad, environment=msgspec.structs.replace(
+            bad.environment, settings={**bad.environment.settings, "no_such_setting": 1}))
+        with pytest.raises(ConfigError) as refused:
+            check_backend_config(bad, config)
+        assert refused.value.exit_code == 2 and refused.value.file == str(config)
+        assert (refused.value.field or "").startswith("environment.settings") and refused.value.fix
+
+    def test_identity_parts_are_deterministic_text(self, backend: Backend, tmp_path: Path) -> None:
+        """The isolation label and the readiness-cache key parts are non-empty text, equal
+        for equal settings, and the key names the backend."""
+        ev = self.evaluation(tmp_path)
+        label = backend.isolation(ev)
+        assert isinstance(label, str) and label and label == backend.isolation(ev)
+        key = backend.readiness_key(ev)
+        assert key == backend.readiness_key(ev) and all(isinstance(p, str) and p for p in key)
+        assert self.backend_name in key
+        assert isinstance(backend.isolated(ev), bool)
+
+    # -- capacity and what a killed worker left ------------------------------------
+
+    @pytest.mark.anyio
+    async def test_one_job_fits(self, backend: Backend, environment: Environment) -> None:
+        """The capacity check passes for one sandbox without limits."""
+        await backend.check_capacity(environment, 1, None, None)
+
+    @pytest.mark.anyio
+    async def test_a_run_that_never_ran_left_nothing(self, backend: Backend, environment: Environment) -> None:
+        """Status asks the backend: a run id that never ran has nothing left running, and
+        stopping what it left stops nothing."""
+        run_id = f"never-{uuid.uuid4().hex[:10]}"
+        left = await anyio.to_thread.run_sync(backend.left_running, run_id)
+        assert isinstance(left, LeftRunning)
+        assert (left.containers, left.folders, left.stop_command) == ([], [], None)
+        assert await environment.stop_left_running(run_id) == []
+
+    @pytest.mark.anyio
+    async def test_a_live_sandbox_is_listed_until_it_ends(self, backend: Backend, environment: Environment,
+                                                          tmp_path: Path) -> None:
+        """While a sandbox of a run is alive (what a killed worker leaves), ``left_running``
+        lists something for that run; once the sandbox has ended, nothing."""
+        run_id = f"live-{uuid.uuid4().hex[:10]}"
+        async with environment.sandbox(self.make_spec(tmp_path, run_id=run_id, attempt_id="a-live")) as sb:
+            assert (await self.sh(sb, "true", timeout=30)).exit_code == 0
+            left = await anyio.to_thread.run_sync(backend.left_running, run_id)
+            assert left.containers or left.folders, "a live sandbox of the run is not listed"
+        after = await anyio.to_thread.run_sync(backend.left_running, run_id)
+        assert (after.containers, after.folders) == ([], [])

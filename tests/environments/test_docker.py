@@ -38,7 +38,7 @@ from pluginbench.errors import EnvironmentFailure
 from pluginbench.tasks import load_task
 from tests._prereq import require
 
-from .contract import EnvironmentContract, write_workspace
+from .contract import BackendContract, write_workspace
 
 
 @pytest.fixture
@@ -104,8 +104,11 @@ def _run_id() -> str:
 
 
 @pytest.mark.docker
-class TestDockerContract(EnvironmentContract):
-    """The environment contract on the docker backend (base image, workspace copied in)."""
+class TestDockerContract(BackendContract):
+    """The backend and environment contracts on the docker backend (base image, workspace
+    copied in)."""
+
+    backend_name = "docker"
 
     @pytest.fixture
     def environment(self) -> DockerEnvironment:

@@ -21,10 +21,11 @@ from pluginbench.environments._bwrap import (
     workdir_conflict,
 )
 from pluginbench.environments._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE
-from pluginbench.errors import EnvironmentFailure
+from pluginbench.errors import ConfigError, EnvironmentFailure
 from tests._prereq import require
 
 from .contract import (
+    BackendContract,
     EnvironmentContract,
     assert_stopped_growing,
     beat,
@@ -52,7 +53,26 @@ def _processes_of(root: Path, app_dir: str) -> set[int]:
     return _proctree.alive(found)
 
 
-class _LocalContract(EnvironmentContract):
+class _LocalContract(BackendContract):
+    """The backend and environment contracts on the local backend, its environment made
+    by the backend itself; sandboxes (and what ``left_running`` looks at) go to a private
+    temp folder so the release check can see that nothing is left in it."""
+
+    backend_name = "local"
+    isolation = "none"
+
+    def evaluation(self, tmp_path, **environment):
+        return super().evaluation(tmp_path, **{"isolation": self.isolation, **environment})
+
+    @pytest.fixture
+    def environment(self, backend, tmp_path, monkeypatch):
+        boxes = tmp_path / "boxes"
+        boxes.mkdir()
+        monkeypatch.setattr(tempfile, "tempdir", str(boxes))
+        env = backend.make(self.evaluation(tmp_path), "contract-run")
+        assert env.isolation == self.isolation
+        return env
+
     def owned(self, sb):
         assert _processes_of(sb.root, sb.paths.app), "the sandbox should show live processes here"
         return sb.root, sb.paths.app
@@ -65,20 +85,17 @@ class _LocalContract(EnvironmentContract):
 
 
 class TestLocalBubblewrap(_LocalContract):
-    """The contract with bubblewrap isolation."""
+    """The contracts with bubblewrap isolation."""
 
-    @pytest.fixture
-    def environment(self, tmp_path):
+    isolation = "bubblewrap"
+
+    @pytest.fixture(autouse=True)
+    def _bwrap(self):
         _require_bwrap()
-        return LocalEnvironment(isolation="bubblewrap", root=tmp_path / "boxes")
 
 
 class TestLocalUnisolated(_LocalContract):
-    """The contract with plain host processes."""
-
-    @pytest.fixture
-    def environment(self, tmp_path):
-        return LocalEnvironment(isolation="none", root=tmp_path / "boxes")
+    """The contracts with plain host processes."""
 
 
 def _spec(tmp_path: Path, **kw):
@@ -400,11 +417,13 @@ async def test_check_fails_when_bwrap_cannot_create_a_sandbox(tmp_path, monkeypa
 
 
 def test_make_environment_picks_local_and_refuses_unknown(tmp_path):
-    """make_environment("local") builds a LocalEnvironment and an unknown backend is an EnvironmentFailure."""
+    """make_environment("local") builds a LocalEnvironment and an unknown backend is a config error (exit 2) listing the registered ones."""
     env = make_environment("local", isolation="none", root=tmp_path)
     assert isinstance(env, LocalEnvironment) and env.name == "local" and env.root == tmp_path
-    with pytest.raises(EnvironmentFailure):
+    with pytest.raises(ConfigError) as refused:
         make_environment("podman")
+    assert refused.value.exit_code == 2 and refused.value.field == "environment.backend"
+    assert {"docker", "local"} <= set((refused.value.fix or "").removeprefix("use one of: ").split(", "))
     with pytest.raises(EnvironmentFailure):
         LocalEnvironment("maybe")  # type: ignore[arg-type]
 

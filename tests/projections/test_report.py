@@ -317,6 +317,9 @@ def test_results_json_shape(tmp_path: Path) -> None:
         "notes",
         "references",
         "source_only_index",
+        "code_measures",
+        "measurement_history",
+        "not_measured",
     }
     run = doc["run"]
     assert (run["name"], run["harness"], run["model"], run["reasoning"], run["cli_version"]) == (

@@ -1,0 +1,88 @@
+"""Readiness per task and measure, in preparation (``run``) and in ``check``: every selected
+measure that declares a readiness check runs it on each task's starting source (coverage:
+the command twice). The rows, the pairs the run will not measure and the frozen observer
+versions are recorded (``measurement_readiness.checked``) and written to
+``measurement-readiness.json`` and ``check.json`` in the run directory. A measure ready on
+no task, or with ``measurement_settings.require_ready`` any pair that is not ready, stops
+the run before its first coding attempt.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from .. import measures as registry
+from ..events import NotMeasured, ReadinessRow
+from ..measures import ReadinessInput, blocking, not_measured, warnings
+from ._context import Engine
+from ._pipeline import _spec
+
+
+def observer_versions(selection: list[str]) -> dict[str, str]:
+    """The observer version of every selected measure, as the registry declares it now."""
+    return {spec.name: spec.observer_version for spec in registry.selected(selection)}
+
+
+async def measurement_readiness(engine: Engine, tasks: list[str], work_root: Path) -> list[ReadinessRow]:
+    """One row per task and selected measure that has a readiness check."""
+    rows: list[ReadinessRow] = []
+    ev = engine.evaluation
+    for spec in registry.selected(ev.measurements):
+        if spec.check is None:
+            continue
+        for task_id in tasks:
+
+            def opener(task_id: str = task_id, name: str = spec.name) -> Any:
+                src = engine.source(task_id, "readiness")
+                return engine.environment.sandbox(_spec("readiness", engine.run_id, f"readiness-{name}-{task_id}",
+                                                        engine.tasks[task_id], src, engine.hidden))
+
+            image = engine.images[task_id].coding if task_id in engine.images else None
+            inp = ReadinessInput(task=task_id, task_dir=engine.run_dir.frozen_task(task_id),
+                                 starting_source=engine.starting_source(task_id), task_image=image,
+                                 open_task_sandbox=opener if task_id in engine.tasks else None,
+                                 settings=registry.settings_for(spec, ev.measurement_settings),
+                                 work_dir=work_root / task_id / spec.name)
+            try:
+                got = spec.check(inp)
+                if inspect.isawaitable(got):
+                    got = await got
+                state, reason, detail = got.state, got.reason, got.tool_version
+            except Exception as exc:  # noqa: BLE001 - a failing check makes that pair broken, with the error
+                state, reason, detail = "broken", f"the readiness check failed: {type(exc).__name__}: {exc}", None
+            if state not in ("ready", "not_configured", "broken"):
+                state, reason = "broken", f"readiness {state}: {reason or 'no reason given'}"
+            rows.append(ReadinessRow(task=task_id, measure=spec.name, state=state, reason=reason, detail=detail))
+    return rows
+
+
+def readiness_document(rows: list[ReadinessRow], require_ready: bool, selection: list[str]) -> dict[str, Any]:
+    """What measurement-readiness.json and check.json's ``measurements`` hold (pure)."""
+    stops = blocking(rows, require_ready)
+    return {
+        "readiness": msgspec.to_builtins(rows),
+        "observers": observer_versions(selection),
+        "require_ready": require_ready,
+        "blocking": stops,
+        # with require_ready the check stops instead, so it saves no list and prints no warning
+        "not_measured": [] if stops else msgspec.to_builtins(not_measured(rows)),
+        "warnings": [] if stops else warnings(rows),
+    }
+
+
+def write_readiness_files(root: Path, doc: dict[str, Any], controls: list[dict[str, Any]] | None = None) -> None:
+    text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
+    (root / "measurement-readiness.json").write_text(text)
+    check = {"measurements": doc, "warnings": doc["warnings"], "not_measured": doc["not_measured"]}
+    if controls is not None:
+        check["controls"] = controls
+    (root / "check.json").write_text(json.dumps(check, indent=2, sort_keys=True) + "\n")
+
+
+def not_measured_of(doc: dict[str, Any]) -> list[NotMeasured]:
+    return [NotMeasured(**n) for n in doc["not_measured"]]

@@ -1,0 +1,80 @@
+"""The ``local`` backend: sandboxes on this machine, under bubblewrap when usable.
+
+Its settings are the common ``environment.isolation`` and ``environment.allow_unisolated``;
+it takes no ``environment.settings`` block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError
+from ._backend import Backend, LeftRunning
+from ._bwrap import bwrap_usable
+
+if TYPE_CHECKING:
+    from ..config import Evaluation
+    from ..tasks import HarborTask
+    from ._local import LocalEnvironment
+
+
+class LocalBackend(Backend):
+    """A temp folder per sandbox with a private HOME; bubblewrap where usable."""
+
+    name = "local"
+    summary = "a temp folder per sandbox on this machine, under bubblewrap when usable"
+    needs_workspace = True
+    uses_images = False
+
+    def environment(self, **options: Any) -> LocalEnvironment:
+        from ._local import LocalEnvironment
+
+        return LocalEnvironment(**options)
+
+    def options(self, ev: Evaluation, run_id: str) -> dict[str, Any]:
+        return {"isolation": self.isolation(ev)}
+
+    def isolation(self, ev: Evaluation) -> str:
+        """``bubblewrap`` when asked for or usable under ``auto``, else ``none``."""
+        if ev.environment.isolation == "none" or not bwrap_usable():
+            return "none"
+        return "bubblewrap"
+
+    def isolated(self, ev: Evaluation) -> bool:
+        return self.isolation(ev) != "none"
+
+    async def check_capacity(self, environment: Any, jobs: int, cpus: float | None,
+                             memory_mb: int | None) -> None:
+        """Nothing to fit: local sandboxes share the host, and :meth:`check_host` checked
+        bubblewrap before the run was created."""
+
+    def check_host(self, ev: Evaluation, path: Path, tasks: Mapping[str, HarborTask]) -> None:
+        """bubblewrap works when required, and a real agent is never silently unisolated."""
+        from ..harness_registry import harness_class
+
+        env = ev.environment
+        has_bwrap = bwrap_usable()
+        if env.isolation == "bubblewrap" and not has_bwrap:
+            raise ConfigError(
+                "environment.isolation is bubblewrap but bwrap is not usable here", file=str(path),
+                field="environment.isolation", fix="install bubblewrap (apt-get install bubblewrap) or set isolation: auto",
+            )
+        unisolated = env.isolation == "none" or not has_bwrap
+        if unisolated and harness_class(ev.runner.harness).real and not env.allow_unisolated:
+            raise ConfigError(
+                f"a real agent ({ev.runner.harness}) would run without a sandbox boundary", file=str(path),
+                field="environment.allow_unisolated",
+                fix="install bubblewrap, use environment.backend: docker, or set allow_unisolated: true "
+                "(the evidence and report then label the run unisolated)",
+            )
+
+    def left_running(self, run_id: str) -> LeftRunning:
+        """Sandbox folders a killed worker left (resume removes them; no command needed)."""
+        from ._local import left_behind
+
+        return LeftRunning(folders=[str(f) for f in left_behind(run_id)])
+
+
+__all__ = ["LocalBackend"]

@@ -1,0 +1,154 @@
+"""The coverage collector's edge: run a task's coverage command in a fresh sandbox of the
+frozen task (the frozen task image on docker, a copy of the frozen starting source on the
+local backend, run with the host's tools), on the starting source or on a submission, and
+read its report. The sandbox comes from the caller (``open_sandbox``: the measure port's
+``open_task_sandbox``, or ``pluginbench measure``'s own), so this module needs no backend.
+
+The command runs without model credentials (sandboxes get only PATH, LANG and the task
+paths), from the repository root, with no hidden tests and no reference solution.
+PluginBench installs no coverage framework: the frozen image must hold it. The raw report
+and its sidecars are kept as ``report.raw`` (and ``report.raw.per-test.json``) in
+``out_dir``, with the command's output, before they are parsed.
+
+Readiness (:func:`coverage_readiness`) runs the command twice on the starting source, as
+preparation and ``measure`` do: both runs must write a report that parses, states the
+declared coverage.py version (coverage.py JSON), and measures the same executable lines.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import Any
+
+from ..errors import EnvironmentFailure, MeasurementError
+from ..events import ReadinessRow
+from ._coverage_data import (
+    CoverageReport,
+    go_module_path,
+    parse_coverage_py_json,
+    parse_go_coverprofile,
+    parse_lcov,
+)
+from ._coverage_profile import CoverageProfile
+
+OpenSandbox = Callable[[], AbstractAsyncContextManager[Any]]
+
+SIDE_SUFFIXES = (".per-test.json", ".go-list.json", ".go-blocks.txt", ".instrumented.txt")
+
+
+def _refuse_preexisting(starting: Path, profile: CoverageProfile) -> None:
+    """The frozen input must not already hold the report or a sidecar (stale attribution)."""
+    for suffix in ("", *SIDE_SUFFIXES):
+        if (starting / (profile.report_path + suffix)).exists():
+            raise MeasurementError(f"the frozen starting source already holds {profile.report_path + suffix}; "
+                                   "a stale report would be read as this run's: remove it from the task or "
+                                   "write the report elsewhere")
+
+
+async def run_coverage(open_sandbox: OpenSandbox, starting: Path, profile: CoverageProfile, patch: str | None,
+                       out_dir: Path) -> CoverageReport:
+    """Run the coverage command once (on the submission when ``patch`` is given) and parse
+    its report. Raises :class:`MeasurementError` with the reason when there is none."""
+    _refuse_preexisting(starting, profile)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        async with open_sandbox() as sb:
+            if patch:
+                with tempfile.TemporaryDirectory(prefix="pluginbench-coverage-") as tmp:
+                    staged = Path(tmp) / "model.patch"
+                    staged.write_text(patch, encoding="utf-8")
+                    await sb.put(staged, f"{sb.paths.tmp}/pluginbench-model.patch")
+                applied = await sb.exec(["git", "apply", "--binary", "--whitespace=nowarn",
+                                         f"{sb.paths.tmp}/pluginbench-model.patch"], cwd=sb.paths.app, timeout=120)
+                if applied.exit_code != 0:
+                    raise MeasurementError("the submission's patch does not apply to the starting source: "
+                                           + (applied.stderr or applied.stdout).decode(errors="replace")[-300:])
+            result = await sb.exec(list(profile.command), cwd=sb.paths.app, timeout=profile.timeout_seconds,
+                                   stdout_path=out_dir / "command-stdout.txt",
+                                   stderr_path=out_dir / "command-stderr.txt")
+            await sb.stop()
+            (out_dir / "command-exit.txt").write_text(
+                "timed out\n" if result.timed_out else f"{result.exit_code}\n")
+            if result.timed_out:
+                raise MeasurementError(f"the coverage command timed out after {profile.timeout_seconds} s")
+            base = f"{sb.paths.app}/{profile.report_path}"
+            try:
+                await sb.get(base, out_dir / "report.raw")
+            except (EnvironmentFailure, OSError, FileNotFoundError):
+                tail = _tail(out_dir / "command-stderr.txt")
+                raise MeasurementError(f"the coverage command (exit {result.exit_code}) wrote no {profile.report_path}"
+                                       + (f": {tail}" if tail else "")) from None
+            for suffix in SIDE_SUFFIXES:
+                with contextlib.suppress(EnvironmentFailure, OSError):  # a sidecar is optional
+                    await sb.get(base + suffix, out_dir / ("report.raw" + suffix))
+            sources: dict[str, str] = {}
+            if profile.format == "go-coverprofile":
+                tree = out_dir / "go-tree"
+                await sb.export_workspace(tree)
+                sources = {str(p.relative_to(tree)): p.read_text(errors="replace") for p in tree.rglob("*.go")}
+                go_mod = (tree / "go.mod").read_text() if (tree / "go.mod").is_file() else ""
+                shutil.rmtree(tree, ignore_errors=True)
+    except EnvironmentFailure as exc:
+        raise MeasurementError(f"the coverage sandbox failed: {exc}") from None
+    (out_dir / "test-command-status.txt").write_text(
+        f"exit {result.exit_code}: test outcomes stay separate from coverage availability\n")
+    return read_report(out_dir, profile, sources, go_mod if profile.format == "go-coverprofile" else "")
+
+
+def _tail(path: Path) -> str:
+    try:
+        lines = [ln.strip() for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    return lines[-1][:200] if lines else ""
+
+
+def read_report(out_dir: Path, profile: CoverageProfile, sources: dict[str, str], go_mod: str) -> CoverageReport:
+    """Parse the retained ``report.raw`` (and sidecars) of one collection."""
+    raw = out_dir / "report.raw"
+    text = raw.read_text(encoding="utf-8", errors="replace")
+    where = f"{profile.report_path} ({profile.format})"
+    if profile.format == "coverage-py-json":
+        report = parse_coverage_py_json(text, where)
+        if report.producer_version != profile.tool_version:
+            raise MeasurementError(f"{where}: the report was written by coverage.py {report.producer_version}, "
+                                   f"the profile declares tool_version {profile.tool_version!r}")
+        return report
+    if profile.format == "lcov":
+        side = out_dir / "report.raw.per-test.json"
+        return parse_lcov(text, side.read_text() if side.is_file() else None, root=None, where=where)
+    module = go_module_path(go_mod)
+    if module is None:
+        raise MeasurementError(f"{where}: the repository has no go.mod module line")
+    return parse_go_coverprofile(text, sources, module, where)
+
+
+async def coverage_readiness(open_sandbox: OpenSandbox | None, starting: Path, task_id: str,
+                             profile: CoverageProfile | None, why: str,
+                             out_dir: Path) -> tuple[ReadinessRow, CoverageReport | None]:
+    """Run the command twice on the starting source: ``ready`` with the starting report when
+    both runs agree, ``broken`` with the reason otherwise, ``not_configured`` without a profile."""
+    if profile is None:
+        return ReadinessRow(task=task_id, measure="coverage", state="not_configured", reason=why), None
+    if open_sandbox is None:
+        return ReadinessRow(task=task_id, measure="coverage", state="broken",
+                            reason="no sandbox of the frozen task can be opened"), None
+    reports: list[CoverageReport] = []
+    for repeat in (1, 2):
+        try:
+            reports.append(await run_coverage(open_sandbox, starting, profile, None, out_dir / f"starting-{repeat}"))
+        except MeasurementError as exc:
+            return ReadinessRow(task=task_id, measure="coverage", state="broken",
+                                reason=f"starting source, run {repeat}: {exc}"), None
+    first, second = ({p: f.executable for p, f in r.files.items()} for r in reports)
+    if first != second:
+        changed = sorted(p for p in set(first) | set(second) if first.get(p) != second.get(p))
+        return ReadinessRow(task=task_id, measure="coverage", state="broken",
+                            reason=f"two runs on the starting source measured different lines ({', '.join(changed[:3])})"), None
+    return ReadinessRow(task=task_id, measure="coverage", state="ready", reason=None,
+                        detail=f"{profile.format} {profile.tool_version} via {why}"), reports[0]

@@ -1,0 +1,108 @@
+"""The ``coverage`` measure, registered in the measure registry: its columns, settings,
+collector (a fresh run's collector actor and ``pluginbench measure`` both use it) and its
+readiness check (the command twice on the starting source).
+
+A fresh run's collector runs the task's coverage command on the starting source and on the
+submission, each in a fresh sandbox of the frozen task (``open_task_sandbox``), and
+computes :mod:`._coverage_changed`'s metrics. The raw reports stay in the attempt's
+``measure/coverage/`` folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..errors import MeasurementError, PluginBenchError
+from ..events import Measure
+from ._coverage_changed import COVERAGE_METRICS, METRIC_UNITS, CoverageContext, changed_coverage
+from ._coverage_profile import CoverageProfile, resolve_profile, settings_of
+from ._coverage_run import coverage_readiness, run_coverage
+from ._port import CollectorInput, Column, MeasureSpec, Readiness, ReadinessInput
+from ._registry import register, register_general_setting
+
+#: 2: Go line coverage (a profile version 1 froze has none)
+COVERAGE_OBSERVER_VERSION = "2"
+
+_DESCRIPTIONS = {
+    "changed_line_coverage": ("cov lines", "Share of the submission's executable added source lines its tests ran.",
+                              "Changed-line coverage"),
+    "changed_branch_coverage": ("cov branches", "Share of the branches starting on added source lines its tests took.",
+                                "Changed-branch coverage"),
+    "changed_lines_executable": ("exec +", "Executable added source lines (the changed-line denominator).", None),
+    "changed_lines_covered": ("covered +", "Executable added source lines the tests ran.", None),
+    "redundant_added_tests": ("redundant tests", "Added tests whose added-line coverage other tests already give.",
+                              "Redundant added tests"),
+    "suite_line_rate": ("suite lines", "Whole-suite line rate on the submission (diagnostic).", None),
+    "suite_branch_rate": ("suite branches", "Whole-suite branch rate on the submission (diagnostic).", None),
+    "suite_function_rate": ("suite functions", "Whole-suite function rate on the submission (diagnostic).", None),
+}
+_DIAGNOSTIC = {"suite_line_rate", "suite_branch_rate", "suite_function_rate", "changed_lines_executable",
+               "changed_lines_covered"}
+
+
+def task_language(metadata: Mapping[str, object]) -> str | None:
+    language = metadata.get("language") or metadata.get("repo_language")
+    return str(language).lower() if language else None
+
+
+def _task_profile(task_dir, task_id: str, settings: Mapping[str, object]) -> tuple[CoverageProfile | None, str]:  # type: ignore[no-untyped-def]
+    from ..tasks import load_task
+
+    metadata = load_task(task_dir, task_id).metadata
+    url = metadata.get("repository_url")
+    return resolve_profile(settings_of(settings), task_language(metadata), str(url) if url else None)
+
+
+async def collect_coverage(inp: CollectorInput) -> Mapping[str, Measure]:
+    """Coverage of one submission: the command on the starting source and on the submission."""
+    try:
+        profile, why = _task_profile(inp.task_dir, inp.task, inp.settings)
+    except PluginBenchError as exc:
+        return COVERAGE.unknown(f"the frozen task cannot be read: {exc}")
+    if profile is None:
+        return COVERAGE.unknown(f"not measured: not_configured: {why}")
+    if inp.open_task_sandbox is None:
+        return COVERAGE.unknown("not measured: no sandbox of the frozen task can be opened")
+    shared = settings_of(inp.settings)
+    ctx = CoverageContext(profile.format, profile.tool_version, profile.source_scope or shared.source_scope,
+                          profile.test_scope or shared.test_scope)
+    try:
+        before = await run_coverage(inp.open_task_sandbox, inp.starting_source, profile, None, inp.work_dir / "starting")
+        after = await run_coverage(inp.open_task_sandbox, inp.starting_source, profile, inp.patch,
+                                   inp.work_dir / "submission")
+    except MeasurementError as exc:
+        return ctx.unknown_all(f"coverage unavailable: {exc}")
+    return changed_coverage(inp.patch, before, after, ctx)
+
+
+async def check_coverage(inp: ReadinessInput) -> Readiness:
+    """ready / not_configured / broken from two runs of the command on the starting source."""
+    try:
+        profile, why = _task_profile(inp.task_dir, inp.task, inp.settings)
+    except PluginBenchError as exc:
+        return Readiness("broken", f"the frozen task cannot be read: {exc}")
+    row, _ = await coverage_readiness(inp.open_task_sandbox, inp.starting_source, inp.task, profile, why, inp.work_dir)
+    return Readiness(row.state, row.reason, profile.tool_version if profile is not None else None)  # type: ignore[arg-type]
+
+
+COVERAGE = register(MeasureSpec(
+    name="coverage",
+    description="Changed-line and changed-branch coverage of the submission's added source lines by its own tests, "
+                "redundant added tests, whole-suite rates as diagnostics (LCOV, coverage.py JSON, Go coverprofiles).",
+    columns=tuple(
+        Column(m, METRIC_UNITS[m], _DESCRIPTIONS[m][0], _DESCRIPTIONS[m][1], _DESCRIPTIONS[m][2],
+               summary=m not in _DIAGNOSTIC, table=m in ("changed_line_coverage", "redundant_added_tests"))
+        for m in COVERAGE_METRICS
+    ),
+    observer_version=COVERAGE_OBSERVER_VERSION,
+    languages=("python", "go", "javascript", "typescript"),
+    collect=collect_coverage,
+    settings={"coverage": CoverageProfile, "coverage_profiles": dict[str, CoverageProfile]},
+    check=check_coverage,
+    default=False,
+))
+
+# Settings every code measure reads (not owned by one measure).
+register_general_setting("require_ready", bool)
+register_general_setting("source_scope", list[str])
+register_general_setting("test_scope", list[str])

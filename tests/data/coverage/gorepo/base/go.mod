@@ -1,0 +1,3 @@
+module example.com/gorepo
+
+go 1.19

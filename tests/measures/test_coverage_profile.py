@@ -1,0 +1,61 @@
+"""Coverage profiles in the config: validation names the field, resolution prefers the repository entry."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pluginbench.config import load
+from pluginbench.errors import ConfigError
+from pluginbench.measures._coverage_profile import (
+    CoverageProfile,
+    MeasurementSettings,
+    resolve_profile,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+GOOD = {"command": ["sh", "coverage.sh"], "report_path": "coverage.json", "format": "coverage-py-json",
+        "tool_version": "7.17.3"}
+
+
+def _config(tmp: Path, settings: dict) -> Path:
+    path = tmp / "evaluation.yaml"
+    path.write_text(yaml.safe_dump({
+        "tasks": {"source": str(REPO / "tests" / "data" / "coverage" / "tasks"), "ids": ["clamp"]},
+        "measurements": ["tokens", "time", "lines", "coverage"],
+        "measurement_settings": settings,
+    }))
+    return path
+
+
+@pytest.mark.parametrize("profile, field, message", [
+    ({**GOOD, "report_path": "../out.json"}, "report_path", "must be relative to the repository root"),
+    ({**GOOD, "format": "cobertura"}, "format", "unknown coverage format"),
+    ({**GOOD, "tool_version": ">=7"}, "tool_version", "is not an exact version"),
+    ({**GOOD, "command": []}, "command", "non-empty list"),
+])
+def test_a_bad_profile_names_its_field(tmp_path: Path, profile: dict, field: str, message: str) -> None:
+    """A bad coverage profile in the config is refused naming the entry and field, with the rule."""
+    with pytest.raises(ConfigError) as err:
+        load(_config(tmp_path, {"coverage_profiles": {"python": profile}}))
+    assert message in str(err.value)
+    assert err.value.field == f"measurement_settings.coverage_profiles['python'].{field}"
+
+
+def test_shared_settings_and_a_good_profile_load(tmp_path: Path) -> None:
+    """require_ready and scopes are accepted beside a valid profile."""
+    loaded = load(_config(tmp_path, {"require_ready": True, "source_scope": ["calc/"], "coverage": GOOD}))
+    assert loaded.evaluation.measurement_settings["require_ready"] is True
+
+
+def test_repository_entry_overrides_language_which_overrides_default() -> None:
+    """A repository_url entry wins over a language entry, which wins over the shared default."""
+    a, b, c = (CoverageProfile(**{**GOOD, "tool_version": v}) for v in ("1.0.0", "2.0.0", "3.0.0"))
+    ms = MeasurementSettings(coverage=a, coverage_profiles={"python": b, "https://example.org/r": c})
+    assert resolve_profile(ms, "python", "https://example.org/r")[0] == c
+    assert resolve_profile(ms, "python", None)[0] == b
+    assert resolve_profile(ms, "go", None)[0] == a
+    profile, why = resolve_profile(MeasurementSettings(), "go", None)
+    assert profile is None and "no coverage profile applies" in why
