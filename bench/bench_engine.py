@@ -96,12 +96,12 @@ def bench_overhead(attempts: int, isolation: str) -> None:
         }
         (root / "evaluation.yaml").write_text(yaml.safe_dump(cfg))
         rd = create_run(load(root / "evaluation.yaml"), root / "run")
-        from pluginbench.actors import Supervisor
+        from pluginbench.actors._writer import RunWriter
 
         bookkeeping = [0.0, 0]
-        original = Supervisor._append
+        original = RunWriter.record  # every event: append+fsync, step (fold, decide), ledger
 
-        def timed_append(self: Supervisor, event: object) -> object:
+        def timed_record(self: RunWriter, event: object) -> object:
             t = time.perf_counter()
             try:
                 return original(self, event)  # type: ignore[arg-type]
@@ -109,12 +109,12 @@ def bench_overhead(attempts: int, isolation: str) -> None:
                 bookkeeping[0] += time.perf_counter() - t
                 bookkeeping[1] += 1
 
-        Supervisor._append = timed_append  # type: ignore[method-assign]
+        RunWriter.record = timed_record  # type: ignore[method-assign,assignment]
         t0 = time.perf_counter()
         try:
             state = run_worker(rd.root, handle_signals=False)
         finally:
-            Supervisor._append = original  # type: ignore[method-assign]
+            RunWriter.record = original  # type: ignore[method-assign]
         engine_total = time.perf_counter() - t0
         assert state.finished
         events = read_events(rd.events)

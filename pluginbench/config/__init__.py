@@ -2,6 +2,7 @@
 
 from importlib import resources
 
+from ..harness_registry import SpecProblem
 from ._capabilities import (
     ENFORCED,
     NOT_APPLICABLE,
@@ -13,7 +14,6 @@ from ._capabilities import (
 )
 from ._load import (
     LoadedConfig,
-    SpecProblem,
     load,
     parse_evaluation,
     reviewer_spec_problem,

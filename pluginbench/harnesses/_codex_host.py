@@ -76,7 +76,7 @@ def native_identity(call_dir: Path) -> dict[str, Any]:
                 ev = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            payload = ev.get("payload") if isinstance(ev, dict) and isinstance(ev.get("payload"), dict) else {}
+            payload = _payload if isinstance(ev, dict) and isinstance(_payload := ev.get("payload"), dict) else {}
             if ev.get("type") == "turn_context":
                 models.add(payload.get("model"))
                 efforts.add(payload.get("effort"))

@@ -42,11 +42,13 @@ def native_cli_version(call_dir: Path, harness: str) -> str | None:
     (Codex: its rollouts), else ``execution.json`` (Claude)."""
     identity = harness_class(harness).native_identity(call_dir)
     if identity:
-        return identity.get("cli_version")
-    try:
-        return json.loads((call_dir / "execution.json").read_text()).get("cli_version")
-    except (OSError, json.JSONDecodeError):
-        return None
+        version = identity.get("cli_version")
+    else:
+        try:
+            version = json.loads((call_dir / "execution.json").read_text()).get("cli_version")
+        except (OSError, json.JSONDecodeError):
+            return None
+    return version if isinstance(version, str) else None
 
 
 async def launch_judge(harness: Any, environment: Any, spec: JudgeSpec, *, task_dir: Path, brief: str,

@@ -155,6 +155,7 @@ def test_torn_tail_keeps_the_last_complete_event(run_copy: Path) -> None:
 def test_status_states_and_last_event_are_one_moment(finished_run: Path, tmp_path: Path) -> None:
     """While a writer appends (log, then ledger, as the Supervisor does), every status
     snapshot's states equal the fold of the log up to its last_event."""
+    from pluginbench.actors._writer import RunWriter
     from pluginbench.events import EventLog, decode
     from pluginbench.projections._ledger import Ledger
     from pluginbench.projections._state import fold
@@ -173,11 +174,9 @@ def test_status_states_and_last_event_are_one_moment(finished_run: Path, tmp_pat
         try:
             with EventLog(live / "events.jsonl") as log:
                 ledger = Ledger(live / "evidence" / "ledger.sqlite")
-                state = fold([])
+                record = RunWriter(log, fold([]), ledger).record  # the Supervisor's own writer path
                 for i, event in enumerate(recorded):
-                    stamped = log.append(event)
-                    state.apply(stamped)
-                    ledger.update(state, stamped)
+                    record(event)  # a replay: what the events decide is not run here
                     started.set()
                     time.sleep(0.005 if i else 0)
                 ledger.close()

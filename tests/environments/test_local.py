@@ -459,6 +459,13 @@ async def test_left_behind_sandboxes_of_a_run_are_removed_and_others_kept(tmp_pa
     child = subprocess.Popen(["sleep", "60"], env={"APP_DIR": str(mine / "app"), "PATH": "/usr/bin:/bin"},
                              start_new_session=True)
     try:
+        # Until the child has exec'd, /proc shows the parent's environment: wait for its own
+        # (a loaded machine can take a while), or the sweep would rightly not find it.
+        from pluginbench.environments import _proctree
+
+        with anyio.fail_after(30):
+            while child.pid not in _proctree.marked(f"APP_DIR={mine / 'app'}".encode()):
+                await anyio.sleep(0.01)
         removed = await env.stop_left_running("run1")
         assert removed == [f"sandbox folder {mine}"]
         assert not mine.exists() and other.exists() and foreign.exists()
