@@ -229,6 +229,8 @@ class LocalSandbox:
                     )
             except OSError as exc:
                 raise EnvironmentFailure(f"cannot start {argv[0]!r}: {exc}") from exc
+            # A shielded scope swallows nothing (no deadline), so open_process returned.
+            assert proc is not None
             self._procs.add(proc)
             with anyio.move_on_after(timeout) as deadline, first_error():
                 async with anyio.create_task_group() as tg:
