@@ -339,7 +339,7 @@ def test_module_cli_serves_and_prints_base_url(tmp_path: Path) -> None:
         assert _anthropic_message(r.events())["content"][0]["text"] == "Hello from the PluginBench probe."
     finally:
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=10) == 0
+        assert proc.wait(timeout=60) == 0
 
 
 def test_module_cli_rejects_a_bad_scenario(tmp_path: Path) -> None:
