@@ -368,7 +368,8 @@ async def test_put_refuses_outside_paths_and_planted_symlinks(tmp_path, isolatio
 async def test_timeout_kills_a_grandchild_that_started_its_own_session(tmp_path, isolation):
     """A grandchild that calls setsid is still killed at the deadline."""
     async with _both(tmp_path, isolation).sandbox(_spec(tmp_path)) as sb:
-        r = await sb.exec(["sh", "-c", f"setsid sh -c '{beat('s.beat')}' & sleep 30"], timeout=1.5)
+        # 5 s so the grandchild has surely started beating before the deadline on a loaded CI.
+        r = await sb.exec(["sh", "-c", f"setsid sh -c '{beat('s.beat')}' & sleep 30"], timeout=5)
         assert r.timed_out
         await assert_stopped_growing(sb, f"{sb.paths.logs}/artifacts/s.beat", tmp_path)
 
