@@ -39,7 +39,7 @@ def type_name(t: mi.Type) -> str:
     if isinstance(t, mi.UnionType):
         return " \\| ".join(type_name(x) for x in t.types)
     if isinstance(t, (mi.ListType, mi.TupleType, mi.VarTupleType)):
-        item = t.item_type if hasattr(t, "item_type") else t.item_types[0]  # type: ignore[attr-defined]
+        item = t.item_type if hasattr(t, "item_type") else t.item_types[0]
         return f"list[{type_name(item)}]"
     if isinstance(t, mi.DictType):
         return f"map[{type_name(t.key_type)} → {type_name(t.value_type)}]"
@@ -80,7 +80,10 @@ def _struct_of(t: mi.Type) -> tuple[mi.StructType | None, str]:
 def rows(cls: Any, prefix: str = "", *, with_default: bool = True) -> list[str]:
     """Markdown table rows (``| name | type | [default |] description |``) of a struct, nested."""
     out = []
-    for f in mi.type_info(cls).fields:  # type: ignore[union-attr]
+    info = mi.type_info(cls)
+    if not isinstance(info, mi.StructType):
+        raise TypeError(f"{cls!r} is not a msgspec Struct: its fields cannot be tabulated")
+    for f in info.fields:
         _, desc = _meta(f.type)
         name = f"{prefix}{f.encode_name}"
         cells = [f"`{name}`", type_name(f.type)]

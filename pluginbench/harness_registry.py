@@ -81,7 +81,7 @@ def register_harness(adapter: Any = None, *, name: str | None = None, replace: b
     elif adapter is None:
         raise ValueError("register_harness needs an adapter class or 'module:Class'")
     else:
-        key = name or getattr(adapter, "name", "")
+        key = name or str(getattr(adapter, "name", "") or "")
     if not key or key != key.strip() or any(c.isspace() for c in key):
         raise ValueError(f"harness name {key!r} must be one word")
     if key in _registry and not replace:

@@ -7,12 +7,11 @@ The actor extension point: :class:`ActorExtension` (with :class:`Requirement`,
 :func:`requirements` (when an attempt is complete, now).
 """
 
-from ._actor_ext import ActorExtension, CoreRules, Requirement, SetupContext
+from ._actor_ext import ActorExtension, CoreRules, Emit, Requirement, SetupContext
 from ._context import Engine, Outbox, cache_root
 from ._decide import (
     Archive,
     BuildReport,
-    Emit,
     Grade,
     Measure,
     Prepare,

@@ -21,7 +21,7 @@ The rules are pure:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -76,7 +76,7 @@ class ActorExtension(NamedTuple):
     requirements: tuple[Requirement, ...] = ()
     decide: Callable[[RunState, Event, CoreRules], list[Any]] = no_rules
     #: the actor loop, ``async (engine, receive_stream) -> None``; None for rules-only extensions
-    actor: Callable[..., Awaitable[Any]] | None = None
+    actor: Callable[..., Coroutine[Any, Any, Any]] | None = None
     #: the command types the Supervisor routes to ``actor``
     commands: tuple[type, ...] = ()
     #: builds what the actor needs for one run (a CLI adapter, a client…) when the worker

@@ -8,6 +8,7 @@ session came out of it. It never decides anything and never writes the log.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 
 from anyio.streams.memory import MemoryObjectReceiveStream
 
@@ -39,8 +40,8 @@ async def code_one(engine: Engine, job: Start) -> None:
     task = engine.tasks[job.task]
     attempt_dir = engine.run_dir.attempt(job.attempt_id)
 
-    async def launched(argv: object) -> None:
-        await out.record(AgentLaunched(attempt_id=job.attempt_id, argv=[str(a) for a in argv]))  # type: ignore[union-attr]
+    async def launched(argv: Sequence[str]) -> None:
+        await out.record(AgentLaunched(attempt_id=job.attempt_id, argv=[str(a) for a in argv]))
 
     ev = engine.evaluation
     try:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -111,8 +112,8 @@ async def end_to_end(harness_name: str, cli: Path, version: str) -> tuple[Check,
         harness = make_harness(harness_name, **options)
         env = LocalEnvironment(isolation="auto")
 
-        async def launched(argv: object) -> None:
-            detail["argv"] = list(argv)  # type: ignore[call-overload]
+        async def launched(argv: Sequence[str]) -> None:
+            detail["argv"] = list(argv)
 
         try:
             result = await code_attempt(

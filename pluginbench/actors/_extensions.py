@@ -8,7 +8,7 @@ extension registered later is routed too).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -69,13 +69,13 @@ def setup_extensions(ctx: SetupContext) -> dict[str, Any]:
     return {x.name: x.setup(ctx) for x in _EXTENSIONS if x.setup is not None}
 
 
-class _Actors(Mapping[type, Callable[..., Awaitable[Any]]]):
+class _Actors(Mapping[type, Callable[..., Coroutine[Any, Any, Any]]]):
     """Command type → the actor loop that serves it, read from the registry on each use."""
 
-    def _now(self) -> dict[type, Callable[..., Awaitable[Any]]]:
+    def _now(self) -> dict[type, Callable[..., Coroutine[Any, Any, Any]]]:
         return {t: x.actor for x in _EXTENSIONS if x.actor is not None for t in x.commands}
 
-    def __getitem__(self, key: type) -> Callable[..., Awaitable[Any]]:
+    def __getitem__(self, key: type) -> Callable[..., Coroutine[Any, Any, Any]]:
         return self._now()[key]
 
     def __iter__(self) -> Iterator[type]:
@@ -85,4 +85,4 @@ class _Actors(Mapping[type, Callable[..., Awaitable[Any]]]):
         return len(self._now())
 
 
-ACTORS: Mapping[type, Callable[..., Awaitable[Any]]] = _Actors()
+ACTORS: Mapping[type, Callable[..., Coroutine[Any, Any, Any]]] = _Actors()

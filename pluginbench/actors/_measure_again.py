@@ -27,7 +27,7 @@ import json
 import re
 import shutil
 from collections.abc import Callable
-from contextlib import closing
+from contextlib import AbstractAsyncContextManager, closing
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -37,6 +37,7 @@ import yaml
 
 from .. import measures as measure_registry
 from ..config import Evaluation, parse_evaluation
+from ..environments import Sandbox
 from ..errors import ConfigError, InputError, LockHeldError, MeasurementError, RunDirError
 from ..events import (
     Event,
@@ -189,7 +190,7 @@ def _engine(plan: MeasurePlan, state: RunState) -> Engine:
     hidden = {rd.root, cache_root()}
     environment = backend_of(ev).make(ev, f"{rd.run_id}-measure")
     engine = Engine(run_dir=rd, run_id=rd.run_id, evaluation=ev, environment=environment,
-                    harness=None, task_sources={}, outbox=Outbox(None), hidden=tuple(sorted(hidden)))  # type: ignore[arg-type]
+                    harness=None, task_sources={}, outbox=Outbox(None), hidden=tuple(sorted(hidden)))  # type: ignore[arg-type]  # measuring runs no agent and writes through its own RunWriter
     engine.tasks = {t: load_task(rd.frozen_task(t), t) for t in state.prepared_tasks}
     for t, prepared in state.prepared_tasks.items():
         if prepared.image is not None:
@@ -284,7 +285,7 @@ async def _coverage_of(engine: Engine, task_id: str, attempt_id: str, ready: _Re
 def _opener(engine: Engine, task_id: str, label: str) -> OpenSandbox:
     """A fresh sandbox of the frozen task (role readiness: no credentials, hidden tests or solution)."""
 
-    def open_sandbox():  # type: ignore[no-untyped-def]
+    def open_sandbox() -> AbstractAsyncContextManager[Sandbox]:
         src = engine.source(task_id, "readiness")
         return engine.environment.sandbox(_spec("readiness", engine.run_id, label, engine.tasks[task_id], src, engine.hidden))
 
@@ -373,8 +374,8 @@ def run_measure(plan: MeasurePlan, progress: Callable[[str], None] = print) -> R
         anyio.run(_collect, engine, plan, ready, skipped, work, record, progress, backend="asyncio")
         selected = state.selected_measurement()
         lost = lost_observations(selected.measures, state.measurement_revisions[plan.revision].measures) if selected else []
-        if lost:
-            reason = (f"it loses {len(lost)} observation(s) the selected revision {selected.revision} measured "  # type: ignore[union-attr]
+        if lost and selected is not None:
+            reason = (f"it loses {len(lost)} observation(s) the selected revision {selected.revision} measured "
                       f"(e.g. {lost[0]})")
             append(MeasurementRevisionFinished(revision=plan.revision, selected=False, reason=reason))
             raise RunDirError(f"measurement revision {plan.revision} was collected but not selected: {reason}",

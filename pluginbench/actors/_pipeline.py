@@ -17,6 +17,7 @@ import anyio
 import msgspec
 
 from ..environments import Environment, Role, Sandbox, SandboxSpec
+from ..events import Outcome
 from ..harnesses import AgentRun, AttemptContext, FrozenTreatment, Harness
 from ..tasks import HarborTask, VerifierContract, patch_paths
 from ._context import SandboxSource
@@ -30,7 +31,7 @@ class CodingResult(NamedTuple):
 
 
 class GradeResult(NamedTuple):
-    outcome: str  # pass | overlap_pass | fail | empty | unknown
+    outcome: Outcome
     reward: float | None
     reason: str | None
     #: every numeric key of reward.json beyond ``reward`` (partial credit), None without one

@@ -132,20 +132,20 @@ async def prepare_task_images(engine: Engine, task_id: str) -> TaskImages:
     cli = harness_class(harness.name).cli if harness.real else None  # the CLI the coding image carries
     record = _prepared_record(engine, task_id)
     cached = _read_json(record)
-    if cached and await env.has_images(cached["image"], cached["coding"], cached["verifier"]):  # type: ignore[attr-defined]
+    if cached and await env.has_images(cached["image"], cached["coding"], cached["verifier"]):  # type: ignore[attr-defined]  # docker-only: the Environment port does not declare image and capacity methods
         image, coding, verifier = cached["image"], cached["coding"], cached["verifier"]
         engine.images[task_id] = TaskImages(coding, verifier)
         if not task.has_workspace:
             await _export_starting_source(engine, task_id, image)
         await prove_grader_image(engine, task_id)
         return engine.images[task_id]
-    image = await env.prepare_image(root, task)  # type: ignore[attr-defined]
-    verifier = await env.verifier_image(root, task, image)  # type: ignore[attr-defined]
+    image = await env.prepare_image(root, task)  # type: ignore[attr-defined]  # docker-only: the Environment port does not declare image and capacity methods
+    verifier = await env.verifier_image(root, task, image)  # type: ignore[attr-defined]  # docker-only: the Environment port does not declare image and capacity methods
     coding = image
     if cli is not None and harness.cli_version is not None:
         from ..probe import clis_dir
 
-        coding, cli_inside = await env.coding_image(  # type: ignore[attr-defined]
+        coding, cli_inside = await env.coding_image(  # type: ignore[attr-defined]  # docker-only: the Environment port does not declare image and capacity methods
             image, harness.name, cli, harness.cli_version, clis_dir().parents[1])
         spec = SandboxSpec(run_id=engine.run_id, attempt_id=f"cli-check-{task_id}", role="readiness",
                            task=task_id, image=coding, workdir=task.workdir, hidden=engine.hidden)
@@ -373,7 +373,8 @@ async def _check_task(engine: Engine, task_id: str) -> None:
         hit = cached.get(control)
         if isinstance(hit, dict) and hit.get("ok") is True:
             await out.send(
-                ReadinessChecked(task=task_id, control=control, ok=True, reward=hit.get("reward"), cached=True)  # type: ignore[arg-type]
+                ReadinessChecked(task=task_id, control=control, ok=True, cached=True,
+                                 reward=r if isinstance(r := hit.get("reward"), (int, float)) else None)
             )
             continue
         ok, reward, reason, tail, evidence = await run_control(engine, task_id, control)

@@ -151,8 +151,8 @@ def run_review(plan: ReviewPlan, *, select: bool, progress: Callable[[str], None
         for t in ev.treatments.values():
             hidden.update(Path(p).resolve() for p in (*t.guidance, *t.skills, *t.plugins))
         with _probe_server(plan) as probe_url:
-            engine = Engine(run_dir=rd, run_id=rd.run_id, evaluation=ev, environment=None,  # type: ignore[arg-type]
-                            harness=None, task_sources={}, outbox=_DirectOutbox(append),  # type: ignore[arg-type]
+            engine = Engine(run_dir=rd, run_id=rd.run_id, evaluation=ev, environment=None,  # type: ignore[arg-type]  # report-only engine: re-reviewing needs no sandbox
+                            harness=None, task_sources={}, outbox=_DirectOutbox(append),  # type: ignore[arg-type]  # no harness; events go straight to the log
                             hidden=tuple(sorted(hidden)))
             engine.tasks = {t: load_task(rd.frozen_task(t), t) for t in state.prepared_tasks}
             engine.reviewer = make_reviewer(plan.reviewer, probe_base_url=probe_url, hidden=engine.hidden)
@@ -168,7 +168,7 @@ def run_review(plan: ReviewPlan, *, select: bool, progress: Callable[[str], None
                         event = await review_submission(engine, engine.reviewer, job)
                         append(event)
                         if getattr(event, "provider_stop", False):
-                            stops.append(f"{job.attempt_id}: {event.reason}")  # type: ignore[union-attr]
+                            stops.append(f"{job.attempt_id}: {getattr(event, 'reason', None)}")
                         progress(f"{job.attempt_id}: " + _said(event))
 
                 async with anyio.create_task_group() as tg:

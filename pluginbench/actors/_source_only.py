@@ -15,6 +15,7 @@ import hashlib
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -49,7 +50,7 @@ async def _missing_grader(engine: Engine, task_id: str) -> str | None:
         images = engine.images.get(task_id)
         if images is None:
             return f"the frozen images of task '{task_id}' are not loaded"
-        if not await engine.environment.has_images(images.verifier):  # type: ignore[attr-defined]
+        if not await engine.environment.has_images(images.verifier):  # type: ignore[attr-defined]  # docker-only: the Environment port does not declare image and capacity methods
             return f"the grader image {images.verifier[:19]} of task '{task_id}' is gone from the Docker engine"
         return None
     if not engine.starting_source(task_id).is_dir():
@@ -58,7 +59,7 @@ async def _missing_grader(engine: Engine, task_id: str) -> str | None:
 
 
 async def _grade(engine: Engine, job: GradeSourceOnly) -> SourceOnlyGraded:
-    base = {"attempt_id": job.attempt_id, "filter": FILTER_REVISION}
+    base: dict[str, Any] = {"attempt_id": job.attempt_id, "filter": FILTER_REVISION}
     patch = engine.run_dir.attempt(job.attempt_id) / "model.patch"
     tampered = patch_mismatch(patch, job.patch_sha256)
     if tampered is not None:
@@ -69,7 +70,7 @@ async def _grade(engine: Engine, job: GradeSourceOnly) -> SourceOnlyGraded:
     solution = solution_file.read_bytes().decode("latin-1") if solution_file.is_file() else None
     filtered = filter_patch(patch.read_bytes().decode("latin-1"), solution,
                             contract.replaced_paths if contract else [])
-    fields = {
+    fields: dict[str, Any] = {
         **base,
         "removed_test_files": filtered.removed_test_files,
         "kept_reference_solution_files": filtered.kept_reference_solution_files,

@@ -29,7 +29,8 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
@@ -70,6 +71,9 @@ from ._vanilla import publication
 from ._writer import Observer, RunWriter
 
 #: Events the inbox holds before an actor's send waits for the Supervisor.
+#: An actor: an async function of the engine and its command channel.
+Actor = Callable[..., Coroutine[Any, Any, Any]]
+
 INBOX_CAPACITY = 64
 
 __all__ = ["INBOX_CAPACITY", "Observer", "Supervisor"]
@@ -127,7 +131,8 @@ class Supervisor:
         feeding = anyio.CancelScope()
         async with anyio.create_task_group() as tg:
             self._tg = tg
-            pools = [(self.feeds["coding"], coding_actor), (self.feeds["grading"], grader_actor)]
+            pools: list[tuple[Feed[object], Actor]] = [
+                (self.feeds["coding"], coding_actor), (self.feeds["grading"], grader_actor)]
             pools += [(self._extensions[t], actor) for t, actor in ACTORS.items()]
             for feed, actor in pools:
                 self._start_pool(tg, feed.receive_stream, actor, jobs)
@@ -157,13 +162,13 @@ class Supervisor:
             inbox_send.close()
         return self.state
 
-    def _start_pool(self, tg: TaskGroup, receive: MemoryObjectReceiveStream[object], actor: Callable[..., object],
+    def _start_pool(self, tg: TaskGroup, receive: MemoryObjectReceiveStream[object], actor: Actor,
                     n: int) -> None:
         """``n`` actors sharing one channel; each holds its own clone, so the channel ends
         when the Supervisor closes its sending side and the actors have drained it."""
         with receive:
             for _ in range(n):
-                tg.start_soon(actor, self.engine, receive.clone())  # type: ignore[arg-type]
+                tg.start_soon(actor, self.engine, receive.clone())
 
     async def _feed_all(self, scope: anyio.CancelScope) -> None:
         with scope:

@@ -92,7 +92,7 @@ def build_engine(rd: RunDir, ev: Evaluation, probe_base_url: str | None, created
         environment=_environment(ev, rd.run_id),
         harness=_harness(ev, probe_base_url, created, rd.events),
         task_sources=task_sources,
-        outbox=Outbox(None),  # type: ignore[arg-type] - replaced by the Supervisor
+        outbox=Outbox(None),  # type: ignore[arg-type]  # the Supervisor wires its inbox in
         hidden=tuple(sorted(hidden)),
         extensions=extensions,
     )

@@ -18,43 +18,39 @@ import hashlib
 from typing import Annotated, Any
 
 import msgspec
+from msgspec import Meta
 
 #: Entries live under ``<cache root>/vanilla/<key>/<repeat>``.
 COHORT_DIR = "vanilla"
 KEY_SCHEMA = "pluginbench-vanilla-v1"
 
 
-def doc(t: Any, text: str) -> Any:
-    """``t`` with a description for the generated docs (``tools/gen_docs.py``)."""
-    return Annotated[t, msgspec.Meta(description=text)]
-
-
 class KeyInputs(msgspec.Struct, frozen=True, kw_only=True):
     """Everything the vanilla key binds, as saved beside each entry."""
 
-    schema: doc(str, "The key's own format (`pluginbench-vanilla-v1`).") = KEY_SCHEMA
-    launcher_version: doc(str, "PluginBench's declared version (not the source of its modules).")
-    harness: doc(str, "`runner.harness`: a Claude entry never satisfies a Codex lookup.")
-    cli_version: doc(str | None, "The agent CLI version the run resolved; `null` for controls and `simulated`.")
-    model: doc(str | None, "`runner.model`.")
-    reasoning: doc(str | None, "`runner.reasoning`.")
-    capabilities: doc(dict[str, Any], "`capabilities.*` (subagents, max_threads, max_depth).")
-    delivery_policy: doc(str, "The harness's treatment-delivery policy, e.g. `claude-native-v1`.")
-    launch: doc(dict[str, Any], "The pinned launch from the harness's own builders, placeholders for per-attempt "
-                                "values: `argv`, and for Claude the discovery control requests, refused variables, "
-                                "pinned settings, built-in agents and init tools; for Codex its discovery settings.")
-    transport: doc(str, "`provider`, or `probe:<SHA-256 of the scenario>`: a probe entry never serves a real run.")
-    task: doc(str, "The task id.")
-    task_fingerprint: doc(str, "The frozen task's content fingerprint (instruction, tests, solution, environment).")
-    workdir: doc(str, "The task's working directory in the sandbox.")
-    backend: doc(str, "`environment.backend`.")
-    isolation: doc(str, "The effective isolation (`bubblewrap`, `none`, `docker`).")
-    container_cpus: doc(float | None, "`environment.container_cpus`.")
-    container_memory_mb: doc(int | None, "`environment.container_memory_mb`.")
-    timeout_seconds: doc(int, "`timeout_seconds`.")
-    jobs: doc(int, "`jobs`.")
-    seed: doc(int, "`seed`.")
-    repeats: doc(int, "`repeats`.")
+    schema: Annotated[str, Meta(description="The key's own format (`pluginbench-vanilla-v1`).")] = KEY_SCHEMA
+    launcher_version: Annotated[str, Meta(description="PluginBench's declared version (not the source of its modules).")]
+    harness: Annotated[str, Meta(description="`runner.harness`: a Claude entry never satisfies a Codex lookup.")]
+    cli_version: Annotated[str | None, Meta(description="The agent CLI version the run resolved; `null` for controls and `simulated`.")]
+    model: Annotated[str | None, Meta(description="`runner.model`.")]
+    reasoning: Annotated[str | None, Meta(description="`runner.reasoning`.")]
+    capabilities: Annotated[dict[str, Any], Meta(description="`capabilities.*` (subagents, max_threads, max_depth).")]
+    delivery_policy: Annotated[str, Meta(description="The harness's treatment-delivery policy, e.g. `claude-native-v1`.")]
+    launch: Annotated[dict[str, Any], Meta(description="The pinned launch from the harness's own builders, placeholders for per-attempt "
+                                                       "values: `argv`, and for Claude the discovery control requests, refused variables, "
+                                                       "pinned settings, built-in agents and init tools; for Codex its discovery settings.")]
+    transport: Annotated[str, Meta(description="`provider`, or `probe:<SHA-256 of the scenario>`: a probe entry never serves a real run.")]
+    task: Annotated[str, Meta(description="The task id.")]
+    task_fingerprint: Annotated[str, Meta(description="The frozen task's content fingerprint (instruction, tests, solution, environment).")]
+    workdir: Annotated[str, Meta(description="The task's working directory in the sandbox.")]
+    backend: Annotated[str, Meta(description="`environment.backend`.")]
+    isolation: Annotated[str, Meta(description="The effective isolation (`bubblewrap`, `none`, `docker`).")]
+    container_cpus: Annotated[float | None, Meta(description="`environment.container_cpus`.")]
+    container_memory_mb: Annotated[int | None, Meta(description="`environment.container_memory_mb`.")]
+    timeout_seconds: Annotated[int, Meta(description="`timeout_seconds`.")]
+    jobs: Annotated[int, Meta(description="`jobs`.")]
+    seed: Annotated[int, Meta(description="`seed`.")]
+    repeats: Annotated[int, Meta(description="`repeats`.")]
 
 
 _encoder = msgspec.json.Encoder(order="deterministic")

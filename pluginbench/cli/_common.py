@@ -34,7 +34,7 @@ def errors_to_exit_codes(fn: F) -> F:
             err_console.print(f"error: {exc}", markup=False, highlight=False)
             raise typer.Exit(exc.exit_code) from None
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper  # type: ignore[return-value]  # functools.wraps keeps the signature; mypy types the wrapper (*args, **kwargs)
 
 
 _ENCODER = msgspec.json.Encoder(order="sorted")
@@ -50,7 +50,7 @@ def print_failed_control(row: Any, base: Any = None) -> None:
     """After a failing readiness control: the verifier's last lines and the evidence folder
     (``row`` is a readiness row or ``ReadinessChecked``; ``base`` makes a relative evidence
     path absolute)."""
-    get = row.get if isinstance(row, dict) else lambda k: getattr(row, k, None)
+    get: Callable[[str], Any] = row.get if isinstance(row, dict) else lambda k: getattr(row, k, None)
     if get("ok"):
         return
     tail = get("verifier_tail") or []

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ._common import console, errors_to_exit_codes
+
+if TYPE_CHECKING:
+    from ..dashboard import Monitor
 
 
 @errors_to_exit_codes
@@ -27,8 +30,8 @@ def dashboard_command(
     roots = check_roots(dirs)
     check_port(port)
 
-    def ready(monitor: object) -> None:
-        n = len(monitor.entries)  # type: ignore[attr-defined]
+    def ready(monitor: Monitor) -> None:
+        n = len(monitor.entries)
         console.print(f"dashboard: http://127.0.0.1:{port}/  ({n} run{'s' if n != 1 else ''} under "
                       f"{', '.join(str(r) for r in roots)}; Ctrl-C stops it)", highlight=False)
 

@@ -50,9 +50,9 @@ def doctor_command(
             for c in checks:
                 mark = "[green]ok[/]  " if c.ok else "[red]FAIL[/]"
                 console.print(f"  {mark} {c.name}: {c.detail}", highlight=False)
-            detail = details.get(name)
-            if isinstance(detail, dict) and detail.get("receipt"):
-                console.print(f"  loaded (native-treatment.json): {_summary(detail['receipt'])}", highlight=False)
+            probe_detail = details.get(name)
+            if isinstance(probe_detail, dict) and probe_detail.get("receipt"):
+                console.print(f"  loaded (native-treatment.json): {_summary(probe_detail['receipt'])}", highlight=False)
     if json_out:
         print_json({"ok": all_ok, "checks": report, "details": details})
     if not all_ok:

@@ -152,7 +152,7 @@ def _finish(rd: RunDir, state: object, notify: bool) -> int:
     report = rd.report_dir / "report.html"
     pending = [a for a in state.live_attempts() if a.source_only is not None and a.source_only.status == "pending"]
     if pending:
-        reasons = sorted({a.source_only.reason or "no reason recorded" for a in pending})  # type: ignore[union-attr]
+        reasons = sorted({so.reason or "no reason recorded" for a in pending if (so := a.source_only) is not None})
         console.print(f"{len(pending)} source-only grade(s) pending ({'; '.join(reasons)}); "
                       f"pluginbench run {shlex.quote(str(rd.root))} tries them again", highlight=False, markup=False)
     if state.finished:
@@ -329,7 +329,7 @@ def cost_line(cost: dict[str, Any]) -> str:
             f"{cost['basis']}){ceiling}")
 
 
-def _print_plan(summary: dict[str, object], json_out: bool) -> None:
+def _print_plan(summary: dict[str, Any], json_out: bool) -> None:
     if json_out:
         print_json(summary)
         return
@@ -338,18 +338,18 @@ def _print_plan(summary: dict[str, object], json_out: bool) -> None:
 
     console.print(
         f"[bold]{escape(str(summary['name']))}[/]: {summary['coding_attempts']} coding attempts = "
-        f"{len(summary['tasks'])} tasks × {len(summary['arms'])} arms × {summary['repeats']} repeats; "  # type: ignore[arg-type]
+        f"{len(summary['tasks'])} tasks × {len(summary['arms'])} arms × {summary['repeats']} repeats; "
         f"jobs {summary['jobs']}, seed {summary['seed']}, harness {summary['harness']}",
         highlight=False,
     )
     budgets = summary["budgets"]
-    console.print(f"budget: {budgets['timeout_seconds_per_attempt']} s per attempt; model calls: {summary['model_calls']}", highlight=False, markup=False)  # type: ignore[index]
-    console.print(cost_line(summary["cost"]), highlight=False, markup=False)  # type: ignore[arg-type]
+    console.print(f"budget: {budgets['timeout_seconds_per_attempt']} s per attempt; model calls: {summary['model_calls']}", highlight=False, markup=False)
+    console.print(cost_line(summary["cost"]), highlight=False, markup=False)
     caps = summary["capabilities"]
     console.print("capabilities: " + ", ".join(
-        f"{key} {_config_value(caps[key]['value'])} ({caps[key]['enforcement']})" for key in ("subagents", "max_threads", "max_depth")  # type: ignore[index]
+        f"{key} {_config_value(caps[key]['value'])} ({caps[key]['enforcement']})" for key in ("subagents", "max_threads", "max_depth")
     ), highlight=False, markup=False)
-    slots: list[dict[str, Any]] = summary["slots"]  # type: ignore[assignment]
+    slots: list[dict[str, Any]] = summary["slots"]
     if len(slots) > 500:
         # Plain columns: a rich table of thousands of rows takes seconds to lay out.
         width = max(len(s["attempt_id"]) for s in slots)
@@ -362,9 +362,9 @@ def _print_plan(summary: dict[str, object], json_out: bool) -> None:
             table.add_row(*(Text(str(s[k])) for k in ("slot", "attempt_id", "task", "arm", "repeat")))  # never markup
         console.print(table)
     if "vanilla_cache" in summary:
-        print_cache_decisions(summary["vanilla_cache"])  # type: ignore[arg-type]
+        print_cache_decisions(summary["vanilla_cache"])
     if "resume" in summary:
-        resume: dict[str, int] = summary["resume"]  # type: ignore[assignment]
+        resume: dict[str, int] = summary["resume"]
         console.print(
             f"resume: {resume['complete']} complete (never coded again), {resume['to_code']} to code, "
             f"{resume['source_only_replays']} source-only grades to replay", highlight=False)

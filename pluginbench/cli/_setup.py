@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import shutil
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 import typer
@@ -16,6 +17,10 @@ from ..config import template_text
 from ..errors import ConfigError
 from ..plan import plan_summary
 from ._common import console, errors_to_exit_codes, print_failed_control, print_json
+
+if TYPE_CHECKING:
+    from ..config import Evaluation
+    from ..tasks import HarborTask
 
 
 @errors_to_exit_codes
@@ -93,7 +98,7 @@ def check_command(
     from ..tasks import admit_contract
 
     contracts = {tid: admit_contract(t) for tid, t in sorted(tasks.items())}
-    results: dict[str, object] = {
+    results: dict[str, Any] = {
         "config": str(loaded.path),
         "tasks": sorted(tasks),
         "contracts": {tid: msgspec.to_builtins(c) for tid, c in contracts.items()},
@@ -104,19 +109,19 @@ def check_command(
     }
     if readiness:
         results["readiness"] = asyncio.run(_readiness(ev, tasks))
-    ok = all(r["ok"] for r in results["readiness"])  # type: ignore[union-attr]
+    ok = all(r["ok"] for r in results["readiness"])
     results["ok"] = ok
     if json_out:
         print_json(results)
     else:
-        console.print(f"config ok: {len(tasks)} tasks, arms {', '.join(results['plan']['arms'])}, isolation {results['isolation']}", highlight=False, markup=False)  # type: ignore[index]
+        console.print(f"config ok: {len(tasks)} tasks, arms {', '.join(results['plan']['arms'])}, isolation {results['isolation']}", highlight=False, markup=False)
         for tid, c in contracts.items():
             console.print(f"contract {tid}: {c.describe()}", highlight=False, markup=False)
         from ._run import cost_line, print_cache_decisions
 
-        console.print(cost_line(results["plan"]["cost"]), highlight=False, markup=False)  # type: ignore[index]
-        print_cache_decisions(results["vanilla_cache"])  # type: ignore[arg-type]
-        for r in results["readiness"]:  # type: ignore[union-attr]
+        console.print(cost_line(results["plan"]["cost"]), highlight=False, markup=False)
+        print_cache_decisions(results["vanilla_cache"])
+        for r in results["readiness"]:
             mark = "[green]ok[/]" if r["ok"] else "[red]FAILED[/]"
             console.print(f"readiness {escape(r['task'])}: {r['control']} {mark}" + (f" — {escape(r['reason'])}" if r["reason"] else ""))
             print_failed_control(r)
@@ -124,7 +129,7 @@ def check_command(
         raise typer.Exit(1)
 
 
-async def _readiness(ev, tasks):  # type: ignore[no-untyped-def]
+async def _readiness(ev: Evaluation, tasks: Mapping[str, HarborTask]) -> list[dict[str, Any]]:
     """Oracle and nop on every task, in a throwaway run directory."""
     from ..actors import (
         Engine,
@@ -139,7 +144,7 @@ async def _readiness(ev, tasks):  # type: ignore[no-untyped-def]
     from ..rundir import RunDir
     from ..tasks import load_task
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     # Kept when a control fails, so the evidence folder that check prints still exists.
     tmp = tempfile.mkdtemp(prefix="pluginbench-check-")
     try:
@@ -147,7 +152,7 @@ async def _readiness(ev, tasks):  # type: ignore[no-untyped-def]
         engine = Engine(
             run_dir=rd, run_id="check", evaluation=ev,
             environment=backend_of(ev).make(ev, "check"),
-            harness=make_harness("nop"), task_sources={}, outbox=Outbox(None),  # type: ignore[arg-type]
+            harness=make_harness("nop"), task_sources={}, outbox=Outbox(None),  # type: ignore[arg-type]  # no Supervisor: controls record no events
             hidden=(cache_root(), Path(ev.tasks.source or "").resolve()),
         )
         for task_id, task in tasks.items():

@@ -2,10 +2,10 @@
 
 from importlib import resources
 
+from ..harness_registry import SpecProblem
 from ._capabilities import capability_record, capability_record_of, codex_settings
 from ._load import (
     LoadedConfig,
-    SpecProblem,
     load,
     parse_evaluation,
     reviewer_spec_problem,

@@ -49,6 +49,7 @@ def _entry(value: Any, enforcement: str, how: str) -> dict[str, Any]:
 def capability_record(harness: str, caps: Capabilities) -> dict[str, Any]:
     """What ``harness`` does with each setting: ``{key: {value, enforcement, how}}``
     plus ``not_enforced`` (the keys it cannot enforce, sorted)."""
+    record: dict[str, Any]
     if harness == "codex":
         subagents, threads, depth = codex_settings(caps)
         record = {

@@ -83,7 +83,7 @@ def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, 
     loader.flatten_mapping(node)
     seen: dict[Any, Any] = {}
     for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+        key = loader.construct_object(key_node, deep=deep)
         try:
             first = seen.get(key)
         except TypeError:
@@ -386,4 +386,5 @@ def load(path: str | Path) -> LoadedConfig:
 
 
 def to_builtins(ev: Evaluation) -> dict[str, Any]:
-    return msgspec.to_builtins(ev)
+    out: dict[str, Any] = msgspec.to_builtins(ev)
+    return out

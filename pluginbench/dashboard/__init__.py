@@ -8,6 +8,7 @@ Starlette app and its guard, ``_server`` runs hypercorn and the monitor.
 """
 
 from ._discovery import find_runs, run_key
+from ._monitor import Monitor
 from ._server import check_port, check_roots, serve
 
-__all__ = ["check_port", "check_roots", "find_runs", "run_key", "serve"]
+__all__ = ["Monitor", "check_port", "check_roots", "find_runs", "run_key", "serve"]

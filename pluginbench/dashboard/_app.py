@@ -14,6 +14,7 @@ import json
 import os
 import stat
 from collections.abc import Awaitable, Callable, MutableMapping
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -125,7 +126,7 @@ def build_app(monitor: Monitor, port: int) -> ASGIApp:
         src = monitor.source(key)
         if src is None or name not in SERVED_FILES:
             return PlainTextResponse("not found\n", status_code=404, headers=SECURITY_HEADERS)
-        path = RunDir(monitor.entries[key].root).report_dir / name
+        path: Path = RunDir(monitor.entries[key].root).report_dir / name
 
         def read() -> bytes | None:
             try:
@@ -145,9 +146,10 @@ def build_app(monitor: Monitor, port: int) -> ASGIApp:
     async def left_running(request: Request) -> Response:
         key = request.path_params["key"]
         entry = monitor.entries.get(key)
-        if entry is None:
+        source = monitor.source(key)
+        if entry is None or source is None:
             return _html_response("Not found", "<h1>Not found</h1>", 404)
-        name = run_model(monitor.source(key)).name  # type: ignore[arg-type]
+        name = run_model(source).name
         if entry.active:
             fragment = _html.left_running_fragment(key, name, None, "a live process owns this run: nothing is left running")
         else:

@@ -13,6 +13,7 @@ import signal
 import socket
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import anyio
 from hypercorn.asyncio import serve as hypercorn_serve
@@ -55,7 +56,7 @@ def _quiet_cancelled_connections() -> None:
 
     loop = asyncio.get_running_loop()
 
-    def handler(loop: asyncio.AbstractEventLoop, context: dict) -> None:  # type: ignore[type-arg]
+    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         if isinstance(context.get("exception"), asyncio.CancelledError):
             return
         loop.default_exception_handler(context)
@@ -86,5 +87,5 @@ async def serve(roots: Sequence[Path], port: int, ready: Callable[[Monitor], Non
         tg.start_soon(monitor.run, stop)
         if ready is not None:
             ready(monitor)
-        await hypercorn_serve(build_app(monitor, port), config, shutdown_trigger=stop.wait)  # type: ignore[arg-type]
+        await hypercorn_serve(build_app(monitor, port), config, shutdown_trigger=stop.wait)  # type: ignore[arg-type]  # Starlette's ASGI app type is looser than hypercorn's scope union
         stop.set()

@@ -9,8 +9,9 @@ feeds it the command's stdout as it arrives and gives it a way to write to stdin
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextlib import contextmanager, suppress
+from typing import Any
 
 import anyio
 
@@ -59,7 +60,7 @@ class LineChannel:
 #: What a harness passes as ``Sandbox.exec(dialogue=...)``: it runs while the command
 #: runs and must end it through its own protocol (a backend may not be able to close
 #: stdin on its own); when it returns, the local backend also closes stdin.
-Dialogue = Callable[[LineChannel], Awaitable[None]]
+Dialogue = Callable[[LineChannel], Coroutine[Any, Any, None]]
 
 
 @contextmanager

@@ -9,7 +9,7 @@ shape. Values that were not measured are ``None`` beside a reason; never zero.
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any, Union, get_args
 
 import msgspec
 
@@ -619,7 +619,7 @@ Event = Union[  # noqa: UP007 - a Union object, so EVENT_TYPES can list its memb
     ReportBuilt,
 ]
 
-EVENT_TYPES: tuple[type[Any], ...] = Event.__args__  # type: ignore[attr-defined]
+EVENT_TYPES: tuple[type[Any], ...] = get_args(Event)
 
 _encoder = msgspec.json.Encoder(order="deterministic")
 _decoder = msgspec.json.Decoder(Event)
@@ -646,4 +646,4 @@ def stamp(event: Event, *, seq: int, at: str) -> Event:
 
 
 def type_name(event: Event) -> str:
-    return event.__struct_config__.tag  # type: ignore[return-value]
+    return event.__struct_config__.tag  # type: ignore[return-value]  # msgspec types tags str | int | None; every event declares a str tag

@@ -96,12 +96,12 @@ MODEL_STATUS_MEANINGS: dict[ModelStatus, str] = {
 
 #: name → (the Literal's values, their meanings), for the docs and the completeness test.
 VOCABULARIES: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
-    "outcome": (OUTCOMES, dict(OUTCOME_MEANINGS)),
-    "usage-status": (USAGE_STATUSES, dict(USAGE_STATUS_MEANINGS)),
-    "measure-status": (MEASURE_STATUSES, dict(MEASURE_STATUS_MEANINGS)),
-    "attempt-state": (ATTEMPT_STATES, dict(ATTEMPT_STATE_MEANINGS)),
-    "phase": (PHASES, dict(PHASE_MEANINGS)),
-    "model-status": (MODEL_STATUSES, dict(MODEL_STATUS_MEANINGS)),
+    "outcome": (OUTCOMES, dict(OUTCOME_MEANINGS.items())),
+    "usage-status": (USAGE_STATUSES, dict(USAGE_STATUS_MEANINGS.items())),
+    "measure-status": (MEASURE_STATUSES, dict(MEASURE_STATUS_MEANINGS.items())),
+    "attempt-state": (ATTEMPT_STATES, dict(ATTEMPT_STATE_MEANINGS.items())),
+    "phase": (PHASES, dict(PHASE_MEANINGS.items())),
+    "model-status": (MODEL_STATUSES, dict(MODEL_STATUS_MEANINGS.items())),
 }
 
 

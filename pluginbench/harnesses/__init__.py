@@ -50,7 +50,8 @@ def make_harness(name: str, **options: Any) -> Harness:
     Raises :class:`ConfigError` for an unknown name and :class:`PluginBenchError` when
     a harness's adapter cannot be imported.
     """
-    return harness_class(name)(**options)  # type: ignore[no-any-return]
+    harness: Harness = harness_class(name)(**options)
+    return harness
 
 
 __all__ = [

@@ -23,7 +23,7 @@ def after_run_checks(
     treatment: ClaudeTreatment,
     *,
     model: str,
-    cli_version: str,
+    cli_version: str | None,
     subagents: bool,
     trees_unchanged: bool,
 ) -> list[str]:

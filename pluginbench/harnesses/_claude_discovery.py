@@ -197,7 +197,7 @@ class Expected(NamedTuple):
     """What discovery must report for one arm."""
 
     treatment: ClaudeTreatment
-    cli_version: str
+    cli_version: str | None  # None (unresolved) never matches a reported version
     model: str
     probe: bool
 

@@ -96,7 +96,7 @@ def validate_usage(
     transcripts: TranscriptTotals | None,
     *,
     runner_model: str,
-    cli_version: str,
+    cli_version: str | None,
     timed_out: bool = False,
 ) -> tuple[Usage, dict[str, Any]]:
     """(Usage, usage_accounting receipt) for one attempt."""
@@ -132,6 +132,7 @@ def validate_usage(
     stream_compacted, root_compacted = summary.compactions > 0, bool(transcripts.compactions)
     if stream_compacted != root_compacted:
         reasons.append("the stream and the root transcript disagree on compaction")
+    keys: tuple[str, ...]
     if qualified and not stream_compacted:
         rule, keys, one_sided = "qualified-equal", KEYS, False
     elif qualified:

@@ -467,6 +467,8 @@ class CodexHarness(HarnessBase):
         )
         if not receipt["ok"]:
             raise DiscoveryMismatch(f"attempt {ctx.attempt_id}", receipt["mismatches"])
+        if ctx.model is None:  # config validation requires runner.model for a real harness
+            raise CodexSetupError("codex needs an exact runner.model; none reached the attempt")
         argv = exec_argv(
             self.cli_path,
             workdir=sandbox.paths.app,
@@ -541,7 +543,8 @@ def read_agent_run(stdout: str, rollouts: list[str], *, exit_code: int | None, t
     trace = read_exec_stream(stdout)
     parsed = [read_rollout(t) for t in rollouts]
     if trace.thread_id is None:
-        sessions, problems = [], ["stdout has no thread.started: root session unknown"]
+        sessions: list[Any] = []
+        problems = ["stdout has no thread.started: root session unknown"]
     else:
         sessions, problems = reachable_sessions(trace.thread_id, parsed)
     usage = validate_usage(trace, sessions, problems, timed_out=timed_out)

@@ -117,7 +117,7 @@ def read_exec_stream(text: str) -> ExecTrace:
             msg = ev.get("message")
             notices.append(msg if isinstance(msg, str) else "")
         elif kind == "item.completed":
-            item = ev.get("item") if isinstance(ev.get("item"), Mapping) else {}
+            item = _item if isinstance(_item := ev.get("item"), Mapping) else {}
             itype = item.get("type")
             if itype == "command_execution":
                 commands += 1
@@ -183,7 +183,7 @@ def read_rollout(text: str) -> Rollout:
     err_info: object = None
     turns: list[tuple[str | None, str | None]] = []
     for rec in records:
-        payload = rec.get("payload") if isinstance(rec.get("payload"), Mapping) else {}
+        payload = _payload if isinstance(_payload := rec.get("payload"), Mapping) else {}
         kind = rec.get("type")
         if kind == "session_meta" and session_id is None:
             sid = payload.get("id") or payload.get("session_id")
@@ -288,7 +288,7 @@ def final_and_writes(stdout: str) -> tuple[str | None, list[str]]:
             continue
         if not isinstance(ev, dict) or ev.get("type") != "item.completed":
             continue
-        item = ev.get("item") if isinstance(ev.get("item"), dict) else {}
+        item = _item if isinstance(_item := ev.get("item"), dict) else {}
         if item.get("type") == "agent_message" and isinstance(item.get("text"), str):
             final = item["text"]
         elif item.get("type") == "file_change":

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..events import Usage
+from ..events import Usage, UsageStatus
 from ._codex_events import (
     USAGE_KEYS,
     ExecTrace,
@@ -47,7 +47,7 @@ _CONNECTION_CODES = {
 }
 
 
-def usage_value(totals: Mapping[str, int], status: str, reason: str | None) -> Usage:
+def usage_value(totals: Mapping[str, int], status: UsageStatus, reason: str | None) -> Usage:
     """A :class:`Usage` from Codex totals (input includes cached input)."""
     inp = totals["input_tokens"]
     cached = totals["cached_input_tokens"]

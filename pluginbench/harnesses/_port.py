@@ -103,11 +103,13 @@ class Harness(Protocol):
     """A coding agent (real CLI or control) behind one interface: what an adapter
     instance built for a run provides. Adapters subclass :class:`HarnessBase`."""
 
-    name: str
+    # Class variables, as :class:`HarnessBase` declares them (an instance variable here
+    # would not match an adapter's class attribute).
+    name: ClassVar[str]
     #: True for real agent CLIs: they need a sandbox boundary unless the config opts out.
-    real: bool
+    real: ClassVar[bool]
     #: True when the harness needs the task's solution/ inside its sandbox (oracle only).
-    needs_solution: bool
+    needs_solution: ClassVar[bool]
     #: The agent CLI's version this adapter launches; ``None`` for a harness without a CLI.
     cli_version: str | None
     #: Host folders the harness's tools need, bound read-only in a default-deny sandbox.

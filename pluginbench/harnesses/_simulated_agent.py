@@ -28,6 +28,7 @@ Contract (read by :mod:`pluginbench.harnesses._simulated`):
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -37,6 +38,8 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
+from typing import Any, TextIO
 
 DEFAULT_MODEL = "simulated-1"
 DEFAULT_TEST_COMMAND = "python3 -m unittest discover -s tests"
@@ -48,7 +51,7 @@ _TOOL_OUTPUT_LIMIT = 4000
 # ------------------------------------------------------------------ guidance discovery
 
 
-def _read(path):
+def _read(path: str) -> str | None:
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             return fh.read()
@@ -56,14 +59,14 @@ def _read(path):
         return None
 
 
-def _subdirs(path):
+def _subdirs(path: str) -> list[str]:
     try:
         return sorted(e.name for e in os.scandir(path) if e.is_dir(follow_symlinks=False))
     except OSError:
         return []
 
 
-def _md_files(path):
+def _md_files(path: str) -> list[str]:
     try:
         return sorted(
             e.name
@@ -74,9 +77,9 @@ def _md_files(path):
         return []
 
 
-def _skills_in(folder, prefix=""):
+def _skills_in(folder: str, prefix: str = "") -> list[tuple[str, str]]:
     """(name, text) for every ``<folder>/<name>/SKILL.md``."""
-    found = []
+    found: list[tuple[str, str]] = []
     for name in _subdirs(folder):
         text = _read(os.path.join(folder, name, "SKILL.md"))
         if text is not None:
@@ -84,7 +87,7 @@ def _skills_in(folder, prefix=""):
     return found
 
 
-def _plugin_name(folder):
+def _plugin_name(folder: str) -> str:
     text = _read(os.path.join(folder, ".claude-plugin", "plugin.json"))
     if text:
         try:
@@ -96,14 +99,14 @@ def _plugin_name(folder):
     return os.path.basename(folder)
 
 
-def discover(config_dir, cwd):
+def discover(config_dir: str, cwd: str) -> dict[str, Any]:
     """What a Claude Code session started in ``cwd`` with ``config_dir`` would load.
 
     Returns a dict: ``memory`` (paths of instruction files read), ``skills`` (names),
     ``plugins`` ([{name, path}]) and ``text`` (every loaded text, joined).
     """
-    texts = []
-    memory = []
+    texts: list[str] = []
+    memory: list[str] = []
     if config_dir:
         path = os.path.join(config_dir, "CLAUDE.md")
         text = _read(path)
@@ -118,11 +121,11 @@ def discover(config_dir, cwd):
             memory.append(path)
             texts.append(text)
             break
-    skills = []
+    skills: list[tuple[str, str]] = []
     if config_dir:
         skills += _skills_in(os.path.join(config_dir, "skills"))
     skills += _skills_in(os.path.join(cwd, ".claude", "skills"))
-    plugins = []
+    plugins: list[dict[str, str]] = []
     if config_dir:
         root = os.path.join(config_dir, "plugins", "local")
         for folder_name in _subdirs(root):
@@ -144,7 +147,7 @@ def discover(config_dir, cwd):
     }
 
 
-def is_guided(text, keywords):
+def is_guided(text: str, keywords: list[str]) -> bool:
     """Whether any keyword occurs in ``text``, ignoring case."""
     folded = text.casefold()
     return any(k.casefold() in folded for k in keywords if k)
@@ -153,11 +156,12 @@ def is_guided(text, keywords):
 # ------------------------------------------------------------------ candidates
 
 
-def load_plan(task_dir):
+def load_plan(task_dir: str) -> dict[str, Any]:
     """The task's candidates: ``candidates.json`` (written by the harness) or ``.toml``."""
     text = _read(os.path.join(task_dir, "candidates.json"))
     if text is not None:
-        return json.loads(text)
+        plan: dict[str, Any] = json.loads(text)
+        return plan
     try:
         import tomllib  # Python 3.11+
     except ImportError:
@@ -168,7 +172,7 @@ def load_plan(task_dir):
         return tomllib.load(fh)
 
 
-def choose(candidates, guided, seed):
+def choose(candidates: list[dict[str, Any]], guided: bool, seed: int) -> int:
     """Index of the candidate drawn with ``random.Random(seed)``.
 
     Weights are ``guided_weight`` when ``guided`` else ``weight``. The draw is one
@@ -189,11 +193,11 @@ def choose(candidates, guided, seed):
     return max(i for i, w in enumerate(weights) if w > 0)
 
 
-def _ceil_tokens(text):
+def _ceil_tokens(text: str) -> int:
     return int(math.ceil(len(text.encode("utf-8")) / 4.0))
 
 
-def token_usage(prompt, guidance, patch, seed, requests):
+def token_usage(prompt: str, guidance: str, patch: str, seed: int, requests: int) -> dict[str, int]:
     """Deterministic usage for one session of ``requests`` model calls.
 
     The built-in prompt and the guidance are cached once and read back on every later
@@ -216,15 +220,16 @@ def token_usage(prompt, guidance, patch, seed, requests):
 # ------------------------------------------------------------------ patches
 
 
-def patch_edits(patch):
+def patch_edits(patch: str) -> list[tuple[str, str, str, str]]:
     """Edits a patch makes, as Claude Code tool calls: ("Edit"|"Write"|"Delete", path, old, new)."""
-    edits = []
-    path = None
+    edits: list[tuple[str, str, str, str]] = []
+    path: str | None = None
     new_file = deleted = False
-    old, new = [], []
+    old: list[str] = []
+    new: list[str] = []
     in_hunk = False
 
-    def flush():
+    def flush() -> None:
         if path is not None and in_hunk and (old or new):
             if new_file:
                 edits.append(("Write", path, "", "".join(new)))
@@ -264,7 +269,7 @@ def patch_edits(patch):
 class Trace:
     """Writes Claude Code stream-json events to stdout, one JSON object a line."""
 
-    def __init__(self, model, session_id, rng, out=None):
+    def __init__(self, model: str, session_id: str, rng: random.Random, out: TextIO | None = None) -> None:
         self.model = model
         self.session_id = session_id
         self.rng = rng
@@ -272,13 +277,13 @@ class Trace:
         self.requests = 0
         self.turns = 1  # the prompt is the first user message
 
-    def emit(self, event):
+    def emit(self, event: dict[str, Any]) -> None:
         event.setdefault("session_id", self.session_id)
         event.setdefault("uuid", str(uuid.UUID(int=self.rng.getrandbits(128), version=4)))
         self.out.write(json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n")
         self.out.flush()
 
-    def assistant(self, blocks):
+    def assistant(self, blocks: list[dict[str, Any]]) -> None:
         """One model call answering with ``blocks``, one line per content block."""
         self.requests += 1
         time.sleep(0.01 + 0.03 * self.rng.random())  # a model call takes time
@@ -300,7 +305,7 @@ class Trace:
                 }
             )
 
-    def tool(self, name, tool_input, run):
+    def tool(self, name: str, tool_input: dict[str, Any], run: Callable[[], tuple[str, bool]]) -> bool:
         """A tool call, its execution (``run`` returns (text, is_error)) and its result."""
         tool_id = f"toolu_sim_{self.rng.getrandbits(80):020x}"
         self.assistant([{"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}])
@@ -326,7 +331,12 @@ class Trace:
         return not is_error
 
 
-def _run_shell(command, cwd):
+def _done(text: str) -> tuple[str, bool]:
+    """A tool run that succeeded with ``text``."""
+    return text, False
+
+
+def _run_shell(command: str, cwd: str) -> tuple[str, bool]:
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     try:
         done = subprocess.run(
@@ -339,7 +349,7 @@ def _run_shell(command, cwd):
     return text, done.returncode != 0
 
 
-def _apply(patch_path, cwd):
+def _apply(patch_path: str, cwd: str) -> tuple[str, bool]:
     try:
         done = subprocess.run(
             ["git", "apply", "--whitespace=nowarn", patch_path], cwd=cwd,
@@ -350,7 +360,7 @@ def _apply(patch_path, cwd):
     return done.stdout.decode("utf-8", "replace"), done.returncode == 0
 
 
-def main():
+def main() -> int:
     seed = int(os.environ.get("PLUGINBENCH_SIM_SEED", "0"))
     model = os.environ.get("PLUGINBENCH_SIM_MODEL") or DEFAULT_MODEL
     here = os.path.dirname(os.path.abspath(__file__))
@@ -409,6 +419,7 @@ def main():
     if patch:
         for kind, path, old, new in patch_edits(patch):
             file_path = os.path.join(cwd, path)
+            tool_input: dict[str, Any]
             if kind == "Write":
                 tool_input = {"file_path": file_path, "content": new}
                 done_text = "File created successfully at: " + file_path
@@ -424,7 +435,7 @@ def main():
                     "replace_all": False,
                 }
                 done_text = f"The file {file_path} has been updated successfully."
-            trace.tool(kind, tool_input, lambda t=done_text: (t, False))
+            trace.tool(kind, tool_input, functools.partial(_done, done_text))
         output, ok = _apply(os.path.join(task_dir, patch_name), cwd)
         if not ok:
             trace.tool("Bash", {"command": "git status --short", "description": "Check the edits"},

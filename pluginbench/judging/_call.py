@@ -46,7 +46,7 @@ def codex_identity(call_dir: Path) -> dict[str, Any]:
                 ev = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            payload = ev.get("payload") if isinstance(ev, dict) and isinstance(ev.get("payload"), dict) else {}
+            payload = _payload if isinstance(ev, dict) and isinstance(_payload := ev.get("payload"), dict) else {}
             if ev.get("type") == "turn_context":
                 models.add(payload.get("model"))
                 efforts.add(payload.get("effort"))
@@ -62,11 +62,13 @@ def codex_identity(call_dir: Path) -> dict[str, Any]:
 def native_cli_version(call_dir: Path, harness: str) -> str | None:
     """The CLI version the call's own native evidence reports (Claude: execution.json; Codex: its rollouts)."""
     if harness == "codex":
-        return codex_identity(call_dir)["cli_version"]
-    try:
-        return json.loads((call_dir / "execution.json").read_text()).get("cli_version")
-    except (OSError, json.JSONDecodeError):
-        return None
+        version = codex_identity(call_dir)["cli_version"]
+    else:
+        try:
+            version = json.loads((call_dir / "execution.json").read_text()).get("cli_version")
+        except (OSError, json.JSONDecodeError):
+            return None
+    return version if isinstance(version, str) else None
 
 
 async def launch_judge(harness: Any, environment: Any, spec: JudgeSpec, *, task_dir: Path, brief: str,

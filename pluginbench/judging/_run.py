@@ -17,11 +17,11 @@ from typing import Any
 
 import anyio
 
-from ..errors import InputError
+from ..errors import InputError, VerdictError
 from ._binding import make_binding, mismatched_fields, sha256_bytes, sha256_file, workspace_digests
 from ._call import launch_judge, read_trace
 from ._spec import JudgeSpec
-from ._verdict import VerdictError, parse_verdict
+from ._verdict import parse_verdict
 
 
 class Prepared:

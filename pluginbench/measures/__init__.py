@@ -5,6 +5,7 @@ its name, columns, languages, observer version, settings schema and collector, a
 registers once; the built-in ones are in ``_builtin.py``.
 """
 
+from ..errors import RegistryError
 from . import (
     _builtin,  # noqa: F401 - registers the built-in measures
     _quality,  # noqa: F401 - registers iterations, cyclomatic, cognitive, dead_code
@@ -32,7 +33,6 @@ from ._port import (
 )
 from ._readiness import blocking, not_measured, warnings
 from ._registry import (
-    RegistryError,
     all_columns,
     collected_columns,
     collectors,

@@ -261,8 +261,9 @@ def _redundancy(added: dict[str, frozenset[int]], before: CoverageReport | None,
     if incomplete:
         return ctx.measure(name, None, incomplete)
     new_tests = sorted(set(after.per_test) - set(before.per_test))
+    after_per_test = after.per_test  # narrowed to not None above; a closure would lose that
 
     def footprint(test: str) -> frozenset[tuple[str, int]]:
-        return frozenset((p, n) for p, lines in after.per_test[test].items() for n in lines & added.get(p, frozenset()))
+        return frozenset((p, n) for p, lines in after_per_test[test].items() for n in lines & added.get(p, frozenset()))
 
     return ctx.measure(name, len(redundant_tests(new_tests, footprint, after.per_test)))

@@ -140,7 +140,7 @@ def parse_coverage_py_json(text: str, where: str = "coverage.py JSON report") ->
                     t, n = branches.get(source, (0, 0))
                     branches[source] = (t + taken, n + 1)
         functions = None
-        reason = "coverage.py JSON has no per-function run counts"
+        reason: str | None = "coverage.py JSON has no per-function run counts"
         fn = entry.get("functions")
         if isinstance(fn, dict):
             named = {k: v for k, v in fn.items() if k}
@@ -197,6 +197,7 @@ def parse_lcov(text: str, per_test_text: str | None = None, *, root: str | None 
                 raise MeasurementError(f"{where}:{number}: end_of_record without SF")
             if current in files:
                 raise MeasurementError(f"{where}:{number}: {current!r} appears twice")
+            reason: str | None
             functions, reason = None, "the report records no functions for this file"
             if fn_clash:
                 reason = "LCOV function names are shared, so their hit counts cannot be matched to source lines"

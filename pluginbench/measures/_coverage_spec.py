@@ -11,6 +11,7 @@ computes :mod:`._coverage_changed`'s metrics. The raw reports stay in the attemp
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 from ..errors import MeasurementError, PluginBenchError
 from ..events import Measure
@@ -45,7 +46,7 @@ def task_language(metadata: Mapping[str, object]) -> str | None:
     return str(language).lower() if language else None
 
 
-def _task_profile(task_dir, task_id: str, settings: Mapping[str, object]) -> tuple[CoverageProfile | None, str]:  # type: ignore[no-untyped-def]
+def _task_profile(task_dir: Path, task_id: str, settings: Mapping[str, object]) -> tuple[CoverageProfile | None, str]:
     from ..tasks import load_task
 
     metadata = load_task(task_dir, task_id).metadata
@@ -82,7 +83,7 @@ async def check_coverage(inp: ReadinessInput) -> Readiness:
     except PluginBenchError as exc:
         return Readiness("broken", f"the frozen task cannot be read: {exc}")
     row, _ = await coverage_readiness(inp.open_task_sandbox, inp.starting_source, inp.task, profile, why, inp.work_dir)
-    return Readiness(row.state, row.reason, profile.tool_version if profile is not None else None)  # type: ignore[arg-type]
+    return Readiness(row.state, row.reason, profile.tool_version if profile is not None else None)  # type: ignore[arg-type]  # ReadinessRow.state is a plain str in the log; coverage_readiness writes only ReadinessState values
 
 
 COVERAGE = register(MeasureSpec(

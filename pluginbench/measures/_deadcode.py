@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ._lines import is_test_path
 
@@ -79,7 +79,7 @@ class KnipScan(NamedTuple):
     unresolved: tuple[tuple[str, str], ...]  # (importing file, import)
 
 
-def parse_knip(report: dict) -> KnipScan:
+def parse_knip(report: dict[str, Any]) -> KnipScan:
     """knip's ``--reporter json`` report: one candidate per unused file, export, type, enum
     or namespace member, class member or duplicate export; unresolved imports apart."""
     found: list[Candidate] = []
@@ -98,7 +98,7 @@ def parse_knip(report: dict) -> KnipScan:
     return KnipScan(tuple(found), tuple(unresolved))
 
 
-def duplicate_groups(report: dict) -> set[str]:
+def duplicate_groups(report: dict[str, Any]) -> set[str]:
     """jscpd's JSON report as groups: the distinct duplicated fragments, whitespace collapsed
     (a fragment copied three times is one group, whatever pairs jscpd lists)."""
     return {" ".join(str(d.get("fragment", "")).split()) for d in report.get("duplicates") or []}

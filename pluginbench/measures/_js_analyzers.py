@@ -18,8 +18,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from ..errors import AnalyzerFailed
 from ._deadcode import KnipScan, duplicate_groups, parse_knip
-from ._deadcode_scan import AnalyzerFailed
 
 PINNED = {"knip": "6.44.2", "jscpd": "5.3.2"}
 _ROOT = Path(__file__).resolve().parents[2]

@@ -16,12 +16,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..errors import AnalyzerFailed, PatchDoesNotApply
 from ..events import Measure
 from ._complexity import ComplexityDelta, compare
 from ._complexity_scan import analyzer_status, language_of, scan_paths
 from ._deadcode import introduced, introduced_groups
 from ._deadcode_scan import (
-    AnalyzerFailed,
     cargo_status,
     run_cargo_check,
     run_staticcheck,
@@ -33,7 +33,7 @@ from ._iterations import METHOD, count_attempt
 from ._js_analyzers import run_jscpd, run_knip, tool_status
 from ._port import CollectorInput, Column, MeasureSpec, Readiness, ReadinessInput
 from ._registry import register
-from ._tree import PatchDoesNotApply, changed_paths, source_files, submission_tree
+from ._tree import changed_paths, source_files, submission_tree
 
 TRANSCRIPT_HARNESSES = ("claude", "codex")
 
@@ -93,13 +93,13 @@ def _complexity(inp: CollectorInput) -> tuple[str | None, str | None, str | None
 def _scan_complexity(inp: CollectorInput) -> tuple[str | None, str | None, str | None, ComplexityDelta | None]:
     before_paths, after_paths = changed_paths(inp.patch)
     changed = {p for p in before_paths | after_paths if language_of(p)}
-    languages = sorted({language_of(p) for p in changed} - {None})  # type: ignore[type-var]
+    languages = sorted({lang for p in changed if (lang := language_of(p)) is not None})
     if len(languages) > 1:
         return None, None, (f"the submission changes {' and '.join(languages)} source: scores of different "
                             "languages and analyzers are not pooled"), None
     if not languages:
         # a complete scan of a submission that changed no analyzed function adds zero
-        present = sorted({language_of(p) for p in source_files(inp.starting_source, _SUFFIXES)} - {None})
+        present = sorted({lang for p in source_files(inp.starting_source, _SUFFIXES) if (lang := language_of(p)) is not None})
         language = present[0] if len(present) == 1 else None
         analyzer = analyzer_status(language)[0] if language else None
         return language, analyzer, None, ComplexityDelta(0, 0, 0, 0, 0, ())
@@ -152,7 +152,7 @@ def collect_cognitive(inp: CollectorInput) -> Mapping[str, Measure]:
 def check_complexity(inp: ReadinessInput) -> Readiness:
     """Ready when the starting source has analyzed source in languages whose analyzer is
     installed; not_configured without such source; broken when an analyzer is missing."""
-    present = sorted({language_of(p) for p in source_files(inp.starting_source, _SUFFIXES)} - {None})  # type: ignore[type-var]
+    present = sorted({lang for p in source_files(inp.starting_source, _SUFFIXES) if (lang := language_of(p)) is not None})
     if not present:
         return Readiness("not_configured", "no Python, JavaScript, TypeScript, Go or Rust source to analyze")
     versions = []
@@ -392,7 +392,7 @@ def _duplicate_groups(inp: CollectorInput, js_changed: bool) -> Measure:
         return Measure(value=None, unit=unit, status="unknown", reason=str(exc))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    new = introduced_groups(before, after)  # type: ignore[arg-type]
+    new = introduced_groups(before, after)
     _evidence(inp, "duplicate-groups.txt", [g[:200] for g in new])
     return Measure(value=len(new), unit=unit, language="javascript/typescript", analyzer=analyzer)
 

@@ -74,7 +74,7 @@ class Lexed(NamedTuple):
 
 
 class VerificationSegment(NamedTuple):
-    index: int  # position in the command's segments
+    position: int  # in the command's segments (not `index`, which would shadow tuple.index)
     tool: str  # e.g. "pytest", "go test", "python -m pytest"
     masked: bool
 
@@ -225,12 +225,12 @@ class _Lexer:
                 self.i += 2
                 quoted = True
             elif s.startswith("$(", self.i) or c == "`":
-                end = self._balanced(self.i + 1) if c == "$" else s.find("`", self.i + 1)
-                if end is None or end < 0:
+                close: int | None = self._balanced(self.i + 1) if c == "$" else s.find("`", self.i + 1)
+                if close is None or close < 0:
                     self.malformed = self.malformed or "unterminated command substitution"
                     return None
-                out.append(s[self.i:end + 1])
-                self.i = end + 1
+                out.append(s[self.i:close + 1])
+                self.i = close + 1
             else:
                 out.append(c)
                 self.i += 1

@@ -178,8 +178,9 @@ def claude_denials(stdout_text: str) -> frozenset[str]:
 
 def unwrap_shell(command: str | list[str]) -> str:
     """The script of ``bash -lc '<script>'`` (as Codex shows commands), else the command."""
-    words = list(command) if isinstance(command, list) else None
-    if words is None:
+    if isinstance(command, list):
+        words = list(command)
+    else:
         lexed = lex(command)
         if lexed.malformed is not None or len(lexed.segments) != 1:
             return command
@@ -202,7 +203,7 @@ def codex_rollout_trace(text: str, name: str) -> tuple[Trace, int]:
     outputs: dict[str, str] = {}
     spawned = 0
     for o in objs:
-        p = o.get("payload") if isinstance(o.get("payload"), dict) else {}
+        p = _p if isinstance(_p := o.get("payload"), dict) else {}
         if o.get("type") == "session_meta" and isinstance(p.get("cwd"), str):
             workspace = workspace or p["cwd"]
         if o.get("type") != "response_item":

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import ScenarioError
 from ._clis import PINNED, cli_version, clis_dir, find_cli
 from ._launch import (
     PROBE_ANTHROPIC_KEY,
@@ -33,17 +34,7 @@ from ._launch import (
     launch_env,
 )
 from ._match import Choice, assistant_turns, choose, is_coding
-from ._scenario import (
-    ErrorSpec,
-    Rule,
-    Scenario,
-    ScenarioError,
-    Step,
-    StepUsage,
-    ToolCall,
-    When,
-    load_scenario,
-)
+from ._scenario import ErrorSpec, Rule, Scenario, Step, StepUsage, ToolCall, When, load_scenario
 from ._server import ProbeRequest, ProbeServer, serve_forever
 
 SCENARIOS_DIR = Path(__file__).parent / "scenarios"

@@ -14,6 +14,7 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -379,7 +380,7 @@ class ProbeServer:
         self._answer(h, api, body, step, stream, record)
 
     def _answer(self, h: _Handler, api: str, body: dict[str, Any], step: Step, stream: bool,
-                record: Any) -> None:
+                record: Callable[..., None]) -> None:
         model = str(body.get("model") or "probe-model")
         if step.error is not None:
             spec = step.error
@@ -390,7 +391,7 @@ class ProbeServer:
         if step.drop_stream:
             # Anthropic's message_start already reports input-side usage, so a cut stream
             # has served that much (Claude Code's result.usage counts it, modelUsage not).
-            partial = StepUsage(input_tokens=step.usage.input_tokens,
+            partial: StepUsage | None = StepUsage(input_tokens=step.usage.input_tokens,
                                 output_tokens=min(1, step.usage.output_tokens),
                                 cache_read_input_tokens=step.usage.cache_read_input_tokens,
                                 cache_creation_input_tokens=step.usage.cache_creation_input_tokens)

@@ -6,6 +6,10 @@ Public surface: :class:`RunState`/:func:`fold` (the run aggregate), :func:`statu
 and :func:`build_report` (``report/``: results.json, results.csv, report.html).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ..events import OUTCOMES, VANILLA
 from ._ledger import (
     READ_META_SQL,
@@ -25,8 +29,13 @@ from ._status import RunFacts, status_of, status_view
 from ._status_types import LeftRunning, Owner, Status
 from ._view import attempt_rows, run_row
 
+if TYPE_CHECKING:  # ._report is imported when a report is built, not with the package
+    from pathlib import Path
 
-def build_report(run_dir):  # type: ignore[no-untyped-def]
+    from ._report import ReportFiles
+
+
+def build_report(run_dir: Path) -> ReportFiles:
     """Rebuild ``report/`` from the log and frozen evidence; see :mod:`._report`."""
     from ._report import build_report as _build
 

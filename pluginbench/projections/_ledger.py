@@ -86,7 +86,7 @@ class Ledger:
         """Write what ``event`` changed (its attempts and the run row)."""
         with self._tx():
             ids = [getattr(event, "attempt_id", None), getattr(event, "replaced_by", None)]
-            if event.__struct_config__.tag == "run.created":  # type: ignore[attr-defined]
+            if event.__struct_config__.tag == "run.created":
                 ids = list(state.attempts)
             for aid in ids:
                 if aid and aid in state.attempts:

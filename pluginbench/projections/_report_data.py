@@ -14,7 +14,7 @@ with a reason.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
@@ -273,7 +273,7 @@ def missing_values_for(row: Mapping[str, Any], expected: tuple[str, ...]) -> lis
 # ---------------------------------------------------------------- per task × arm
 
 
-def _median_of(rows: list[dict[str, Any]], get) -> tuple[float | None, list[str]]:
+def _median_of(rows: list[dict[str, Any]], get: Callable[[Mapping[str, Any]], float | None]) -> tuple[float | None, list[str]]:
     """Median over complete rows, or ``None`` with the ids of rows lacking the value."""
     vals, unknown = [], []
     for r in rows:
@@ -287,7 +287,7 @@ def _median_of(rows: list[dict[str, Any]], get) -> tuple[float | None, list[str]
     return stats.median(vals), unknown
 
 
-def _measure_value(name: str):
+def _measure_value(name: str) -> Callable[[Mapping[str, Any]], float | None]:
     def get(r: Mapping[str, Any]) -> float | None:
         m = r["measures"].get(name)
         return None if m is None else m["value"]
@@ -333,7 +333,7 @@ def arm_summary(
     io = [io_tokens(r)[0] for r in done]
     io_bad = [r["attempt_id"] for r, v in zip(done, io, strict=True) if v is None]
     out["mean_input_output_tokens"] = (
-        None if io_bad or not io else num(math.fsum(io) / len(io))  # type: ignore[arg-type]
+        None if io_bad or not io else num(math.fsum(v for v in io if v is not None) / len(io))
     )
     medians = [
         ("median_total_tokens", lambda r: total_tokens(r)[0]),

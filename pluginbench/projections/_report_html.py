@@ -7,7 +7,7 @@ through :func:`html.escape`; an unknown value reads "unknown", never 0.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 
@@ -25,7 +25,7 @@ def _e(v: Any) -> str:
     return escape(str(v), quote=True)
 
 
-def _or_unknown(v: Any, fmt=lambda x: _e(x)) -> str:
+def _or_unknown(v: Any, fmt: Callable[[Any], str] = lambda x: _e(x)) -> str:
     return UNKNOWN if v is None else fmt(v)
 
 
@@ -158,7 +158,7 @@ def _delta_cells(p: Mapping[str, Any]) -> list[str]:
     return [f'<td class="num delta">{dt}</td>', f'<td class="num ratio">{rt}</td>']
 
 
-def _interval_text(s: Mapping[str, Any], fmt, *, higher_is_better: bool, centre: float) -> str:
+def _interval_text(s: Mapping[str, Any], fmt: Callable[[Any], str], *, higher_is_better: bool, centre: float) -> str:
     if s["estimate"] is None:
         return '<span class="excluded">no usable tasks</span>'
     est = _signed(s["estimate"] - centre, fmt(s["estimate"]), higher_is_better=higher_is_better)

@@ -108,7 +108,7 @@ def reviews_section(state: RunState, arms: list[str], tasks: list[str]) -> dict[
             row["items"] = [msgspec.to_builtins(f) for f in rec.findings]
             grouped.setdefault((a.task, a.arm), []).append(row)
         per_attempt[a.attempt_id] = row
-    per_task = {t: {arm: {"reviewed": len(grouped.get((t, arm), [])),
+    per_task: dict[str, dict[str, dict[str, Any]]] = {t: {arm: {"reviewed": len(grouped.get((t, arm), [])),
                           "failed": sum(1 for r in per_attempt.values()
                                         if r["task"] == t and r["arm"] == arm and r["status"] != "complete"),
                           "median": _median_counts(grouped.get((t, arm), []))} for arm in arms} for t in tasks}

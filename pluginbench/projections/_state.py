@@ -325,7 +325,7 @@ class RunState:
         """Fold one event in; returns ``self`` for chaining."""
         self.last_seq = event.seq
         self.last_at = event.at
-        self.last_type = event.__struct_config__.tag  # type: ignore[assignment]
+        self.last_type = event.__struct_config__.tag  # type: ignore[assignment]  # msgspec types tags str | int | None; every event declares a str tag
         match event:
             case RunCreated():
                 self.created = event

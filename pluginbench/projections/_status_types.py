@@ -6,14 +6,12 @@ and the table in ``docs/metrics.md`` is generated from these types (``tools/gen_
 so the docs cannot drift from the output.
 """
 
-# No ``from __future__ import annotations``: the ``doc(...)`` annotations are evaluated here.
-
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
+from msgspec import Meta
 
 from ..events import AttemptState, Outcome, Phase, UsageStatus
-from ._results_schema import doc
 
 #: Every phase status can show: the fold's phases, and ``interrupted`` (no live owner while active).
 PHASE = Phase
@@ -26,200 +24,185 @@ class _Out(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Owner(_Out, frozen=True):
-    pid: doc(int, "Process id of the live process holding `run.lock`.")
-    pgid: doc(int, "Its process group.")
-    started_at: doc(str, "When it took the lock (UTC, ISO 8601).")
+    pid: Annotated[int, Meta(description="Process id of the live process holding `run.lock`.")]
+    pgid: Annotated[int, Meta(description="Its process group.")]
+    started_at: Annotated[str, Meta(description="When it took the lock (UTC, ISO 8601).")]
 
 
 class Heartbeat(_Out, frozen=True):
-    at: doc(str, "Time of the newest write to `events.jsonl`, `run.log` or the ledger (UTC, ISO 8601, milliseconds).")
-    age_seconds: doc(float, "Seconds from that write to the moment status was read (one decimal, never negative).")
+    at: Annotated[str, Meta(description="Time of the newest write to `events.jsonl`, `run.log` or the ledger (UTC, ISO 8601, milliseconds).")]
+    age_seconds: Annotated[float, Meta(description="Seconds from that write to the moment status was read (one decimal, never negative).")]
 
 
 class NativeSessionTotals(_Out, frozen=True):
-    input_tokens: doc(int | None, "Sum over the arm's native sessions; `null` when any of them did not measure it.")
-    cached_input_tokens: doc(int | None, "Same, cached input.")
-    output_tokens: doc(int | None, "Same, output.")
-    reasoning_output_tokens: doc(int | None, "Same, reasoning output.")
-    total_tokens: doc(int | None, "Same, total (input + output where a receipt has no total).")
-    attempts: doc(int, "Attempts with a native-session usage.")
-    lower_bound: doc(bool, "True when any of those sessions is `lower_bound` or `unknown`.")
-    label: doc(str, "Says these are native CLI sessions only; command-hook subprocesses are unmetered.")
+    input_tokens: Annotated[int | None, Meta(description="Sum over the arm's native sessions; `null` when any of them did not measure it.")]
+    cached_input_tokens: Annotated[int | None, Meta(description="Same, cached input.")]
+    output_tokens: Annotated[int | None, Meta(description="Same, output.")]
+    reasoning_output_tokens: Annotated[int | None, Meta(description="Same, reasoning output.")]
+    total_tokens: Annotated[int | None, Meta(description="Same, total (input + output where a receipt has no total).")]
+    attempts: Annotated[int, Meta(description="Attempts with a native-session usage.")]
+    lower_bound: Annotated[bool, Meta(description="True when any of those sessions is `lower_bound` or `unknown`.")]
+    label: Annotated[str, Meta(description="Says these are native CLI sessions only; command-hook subprocesses are unmetered.")]
 
 
 class TokenTotals(_Out, frozen=True):
-    input_tokens: doc(int | None, "Sum over the counted attempts; `null` (unknown) when any counted attempt did not measure it.")
-    cached_input_tokens: doc(int | None, "Same, cached input.")
-    output_tokens: doc(int | None, "Same, output.")
-    reasoning_output_tokens: doc(int | None, "Same, reasoning output.")
-    total_tokens: doc(int | None, "Same, total; an attempt without a total but with input and output counts `input + output`.")
-    lower_bound: doc(bool, "True when any counted attempt's usage is `lower_bound` or `unknown`.")
-    unvalidated: doc(bool, "True when any counted attempt's usage is `unvalidated`.")
-    native_session: doc(
-        NativeSessionTotals | None,
-        "Sums of the native CLI sessions of attempts whose arm runs command hooks; `null` when none has one.",
-    )
+    input_tokens: Annotated[int | None, Meta(description="Sum over the counted attempts; `null` (unknown) when any counted attempt did not measure it.")]
+    cached_input_tokens: Annotated[int | None, Meta(description="Same, cached input.")]
+    output_tokens: Annotated[int | None, Meta(description="Same, output.")]
+    reasoning_output_tokens: Annotated[int | None, Meta(description="Same, reasoning output.")]
+    total_tokens: Annotated[int | None, Meta(description="Same, total; an attempt without a total but with input and output counts `input + output`.")]
+    lower_bound: Annotated[bool, Meta(description="True when any counted attempt's usage is `lower_bound` or `unknown`.")]
+    unvalidated: Annotated[bool, Meta(description="True when any counted attempt's usage is `unvalidated`.")]
+    native_session: Annotated[NativeSessionTotals | None, Meta(description="Sums of the native CLI sessions of attempts whose arm runs command hooks; `null` when none has one.")]
 
 
 class Reuse(_Out, frozen=True):
-    vanilla_attempts: doc(int, "Live vanilla attempt slots.")
-    planned_hits: doc(int, "Entries the vanilla cache lookup found (admitted or rejected).")
-    reused: doc(int, "Attempts imported from the vanilla cache and regraded.")
+    vanilla_attempts: Annotated[int, Meta(description="Live vanilla attempt slots.")]
+    planned_hits: Annotated[int, Meta(description="Entries the vanilla cache lookup found (admitted or rejected).")]
+    reused: Annotated[int, Meta(description="Attempts imported from the vanilla cache and regraded.")]
 
 
 class Discarded(_Out, frozen=True):
-    id: doc(str, "The replaced attempt.")
-    slot: doc(int, "Its slot.")
-    task: doc(str, "Its task.")
-    arm: doc(str, "Its arm.")
-    repeat: doc(int, "Its repeat.")
-    replaced_by: doc(str, "The attempt that took the slot (`<id>~<n>`).")
-    reason: doc(str, "Why it was discarded.")
-    tokens: doc(int | None, "Its total tokens, `null` when unknown.")
-    tokens_status: doc(str, "Its usage status (`exact`, `lower_bound`, `unvalidated`, `unknown`).")
-    usage: doc(dict[str, Any] | None, "Its usage as recorded in `attempt.discarded` (counters, `status`, `reason`).") = None
+    id: Annotated[str, Meta(description="The replaced attempt.")]
+    slot: Annotated[int, Meta(description="Its slot.")]
+    task: Annotated[str, Meta(description="Its task.")]
+    arm: Annotated[str, Meta(description="Its arm.")]
+    repeat: Annotated[int, Meta(description="Its repeat.")]
+    replaced_by: Annotated[str, Meta(description="The attempt that took the slot (`<id>~<n>`).")]
+    reason: Annotated[str, Meta(description="Why it was discarded.")]
+    tokens: Annotated[int | None, Meta(description="Its total tokens, `null` when unknown.")]
+    tokens_status: Annotated[str, Meta(description="Its usage status (`exact`, `lower_bound`, `unvalidated`, `unknown`).")]
+    usage: Annotated[dict[str, Any] | None, Meta(description="Its usage as recorded in `attempt.discarded` (counters, `status`, `reason`).")] = None
 
 
 class Readiness(_Out, frozen=True):
-    task: doc(str, "The task.")
-    control: doc(str, "The control harness (`oracle` must pass, `nop` must fail).")
-    ok: doc(bool, "Whether the control did what it must.")
-    reward: doc(float | None, "The verifier's reward, `null` when there was none.")
-    cached: doc(bool, "True when the result came from the readiness cache.")
-    reason: doc(str | None, "Why it failed, or `null`.")
-    verifier_tail: doc(list[str], "The verifier's last output lines.") = []
-    evidence: doc(str | None, "The evidence folder of the control's attempt.") = None
+    task: Annotated[str, Meta(description="The task.")]
+    control: Annotated[str, Meta(description="The control harness (`oracle` must pass, `nop` must fail).")]
+    ok: Annotated[bool, Meta(description="Whether the control did what it must.")]
+    reward: Annotated[float | None, Meta(description="The verifier's reward, `null` when there was none.")]
+    cached: Annotated[bool, Meta(description="True when the result came from the readiness cache.")]
+    reason: Annotated[str | None, Meta(description="Why it failed, or `null`.")]
+    verifier_tail: Annotated[list[str], Meta(description="The verifier's last output lines.")] = []
+    evidence: Annotated[str | None, Meta(description="The evidence folder of the control's attempt.")] = None
 
 
 class SourceOnly(_Out, frozen=True):
-    graded: doc(int, "Live attempts with a source-only grade.")
-    pending: doc(int, "Live attempts whose source-only grade waits for the next `pluginbench run <run>`.")
-    unavailable: doc(int, "Live attempts that cannot get one under this filter revision.")
-    pending_reasons: doc(list[str], "`<attempt>: <reason>` for each pending one.")
+    graded: Annotated[int, Meta(description="Live attempts with a source-only grade.")]
+    pending: Annotated[int, Meta(description="Live attempts whose source-only grade waits for the next `pluginbench run <run>`.")]
+    unavailable: Annotated[int, Meta(description="Live attempts that cannot get one under this filter revision.")]
+    pending_reasons: Annotated[list[str], Meta(description="`<attempt>: <reason>` for each pending one.")]
 
 
 class ArmStatus(_Out, frozen=True):
-    attempts: doc(int, "Live attempt slots of the arm.")
-    states: doc(dict[str, int], "Counts by state: `pending`, `running`, `complete`, `interrupted`.")
-    outcomes: doc(dict[str, int], "Counts by outcome of complete attempts: `pass`, `overlap_pass`, `fail`, `empty`, `unknown`.")
-    reused: doc(int, "Attempts reused from the vanilla cache.")
-    tokens: doc(TokenTotals, "The arm's sums, reused attempts included.")
+    attempts: Annotated[int, Meta(description="Live attempt slots of the arm.")]
+    states: Annotated[dict[str, int], Meta(description="Counts by state: `pending`, `running`, `complete`, `interrupted`.")]
+    outcomes: Annotated[dict[str, int], Meta(description="Counts by outcome of complete attempts: `pass`, `overlap_pass`, `fail`, `empty`, `unknown`.")]
+    reused: Annotated[int, Meta(description="Attempts reused from the vanilla cache.")]
+    tokens: Annotated[TokenTotals, Meta(description="The arm's sums, reused attempts included.")]
 
 
 class ReviewRevision(_Out, frozen=True):
-    revision: doc(str, "`initial` (the run's own review phase) or the revision `pluginbench review` made.")
-    status: doc(Literal["running", "finished"], "Whether every assigned submission has a settled review.")
-    selected: doc(bool, "Whether the report shows this revision.")
-    reviewed: doc(int, "Settled reviews.")
-    assigned: doc(int, "Submissions to review.")
-    harness: doc(str, "The reviewer's harness.")
-    model: doc(str, "The reviewer's model.")
+    revision: Annotated[str, Meta(description="`initial` (the run's own review phase) or the revision `pluginbench review` made.")]
+    status: Annotated[Literal["running", "finished"], Meta(description="Whether every assigned submission has a settled review.")]
+    selected: Annotated[bool, Meta(description="Whether the report shows this revision.")]
+    reviewed: Annotated[int, Meta(description="Settled reviews.")]
+    assigned: Annotated[int, Meta(description="Submissions to review.")]
+    harness: Annotated[str, Meta(description="The reviewer's harness.")]
+    model: Annotated[str, Meta(description="The reviewer's model.")]
 
 
 class MeasurementRevisionStatus(_Out, frozen=True):
-    revision: doc(str, "The measurement revision (`pluginbench measure --revision`).")
-    status: doc(str, "selected, not_selected, or collecting (left unfinished).")
-    selected: doc(bool, "Whether the report reads it.")
+    revision: Annotated[str, Meta(description="The measurement revision (`pluginbench measure --revision`).")]
+    status: Annotated[str, Meta(description="selected, not_selected, or collecting (left unfinished).")]
+    selected: Annotated[bool, Meta(description="Whether the report reads it.")]
 
 
 class NotMeasuredStatus(_Out, frozen=True):
-    task: doc(str, "The task.")
-    measure: doc(str, "The measure.")
-    reason: doc(str, "not_configured or broken, and why.")
+    task: Annotated[str, Meta(description="The task.")]
+    measure: Annotated[str, Meta(description="The measure.")]
+    reason: Annotated[str, Meta(description="not_configured or broken, and why.")]
 
 
 class StatusMeasures(_Out, frozen=True):
-    selected: doc(list[str], "The `measurements` the run's frozen settings select (tokens and time are always taken).")
-    measurement_revisions: doc(list[MeasurementRevisionStatus], "Each measurement revision, in order.")
-    review_revisions: doc(list[ReviewRevision], "Each review revision with its progress.")
-    references: doc(dict[str, Any], "Always empty in this build.")
-    not_measured: doc(list[NotMeasuredStatus], "(task, measure) pairs the run does not measure, with the reason "
-                      "(from preparation's readiness checks or the selected measurement revision).")
+    selected: Annotated[list[str], Meta(description="The `measurements` the run's frozen settings select (tokens and time are always taken).")]
+    measurement_revisions: Annotated[list[MeasurementRevisionStatus], Meta(description="Each measurement revision, in order.")]
+    review_revisions: Annotated[list[ReviewRevision], Meta(description="Each review revision with its progress.")]
+    references: Annotated[dict[str, Any], Meta(description="Always empty in this build.")]
+    not_measured: Annotated[list[NotMeasuredStatus], Meta(description="(task, measure) pairs the run does not measure, with the reason "
+                                             "(from preparation's readiness checks or the selected measurement revision).")]
 
 
 class Container(_Out, frozen=True):
-    id: doc(str, "Container id.")
-    name: doc(str, "Container name.")
-    attempt: doc(str, "The attempt it belongs to.")
+    id: Annotated[str, Meta(description="Container id.")]
+    name: Annotated[str, Meta(description="Container name.")]
+    attempt: Annotated[str, Meta(description="The attempt it belongs to.")]
 
 
 class LeftRunning(_Out, frozen=True):
-    checked: doc(bool, "False when the backend could not be asked (`error` says why).")
-    error: doc(str | None, "Why the check failed, or `null`.")
-    containers: doc(list[Container], "Docker: the run's running containers.")
-    folders: doc(list[str], "Local: sandbox folders a killed worker left (resume removes them).")
-    stop_command: doc(str | None, "`docker stop …` for those containers, or `null`.")
+    checked: Annotated[bool, Meta(description="False when the backend could not be asked (`error` says why).")]
+    error: Annotated[str | None, Meta(description="Why the check failed, or `null`.")]
+    containers: Annotated[list[Container], Meta(description="Docker: the run's running containers.")]
+    folders: Annotated[list[str], Meta(description="Local: sandbox folders a killed worker left (resume removes them).")]
+    stop_command: Annotated[str | None, Meta(description="`docker stop …` for those containers, or `null`.")]
 
 
 class AttemptStatus(_Out, frozen=True):
-    id: doc(str, "Attempt id.")
-    slot: doc(int, "Its slot in the plan.")
-    task: doc(str, "Task id.")
-    arm: doc(str, "Arm (`vanilla` or a treatment).")
-    repeat: doc(int, "Repeat number (from 1).")
-    state: doc(AttemptState, "`pending`, `running`, `complete` or `interrupted`.")
-    outcome: doc(Outcome | None, "`pass`, `overlap_pass`, `fail`, `empty`, `unknown` once complete, else `null`.")
-    outcome_reason: doc(str | None, "Why the outcome (complete), or why it was interrupted; else `null`.")
-    reused: doc(bool, "Imported from the vanilla cache.")
-    tokens: doc(int | None, "Total tokens, `null` when unknown.")
-    tokens_status: doc(UsageStatus | Literal["not_started"], "`exact`, `lower_bound`, `unvalidated`, `unknown`, or `not_started`.")
-    tokens_reason: doc(str | None, "Why the tokens are not exact, or `null`.")
-    minutes: doc(float | None, "Coding time, `coding_seconds / 60`, two decimals; `null` when not measured.")
-    measures: doc(dict[str, Any], "Measured values by name: `{value, unit, status, reason}`.")
-    native_grading: doc(dict[str, float] | None, "The verifier's other reward.json values, or `null`.") = None
-    overlap_paths: doc(list[str] | None, "Files the agent's patch and the hidden tests both touch.") = None
+    id: Annotated[str, Meta(description="Attempt id.")]
+    slot: Annotated[int, Meta(description="Its slot in the plan.")]
+    task: Annotated[str, Meta(description="Task id.")]
+    arm: Annotated[str, Meta(description="Arm (`vanilla` or a treatment).")]
+    repeat: Annotated[int, Meta(description="Repeat number (from 1).")]
+    state: Annotated[AttemptState, Meta(description="`pending`, `running`, `complete` or `interrupted`.")]
+    outcome: Annotated[Outcome | None, Meta(description="`pass`, `overlap_pass`, `fail`, `empty`, `unknown` once complete, else `null`.")]
+    outcome_reason: Annotated[str | None, Meta(description="Why the outcome (complete), or why it was interrupted; else `null`.")]
+    reused: Annotated[bool, Meta(description="Imported from the vanilla cache.")]
+    tokens: Annotated[int | None, Meta(description="Total tokens, `null` when unknown.")]
+    tokens_status: Annotated[UsageStatus | Literal["not_started"], Meta(description="`exact`, `lower_bound`, `unvalidated`, `unknown`, or `not_started`.")]
+    tokens_reason: Annotated[str | None, Meta(description="Why the tokens are not exact, or `null`.")]
+    minutes: Annotated[float | None, Meta(description="Coding time, `coding_seconds / 60`, two decimals; `null` when not measured.")]
+    measures: Annotated[dict[str, Any], Meta(description="Measured values by name: `{value, unit, status, reason}`.")]
+    native_grading: Annotated[dict[str, float] | None, Meta(description="The verifier's other reward.json values, or `null`.")] = None
+    overlap_paths: Annotated[list[str] | None, Meta(description="Files the agent's patch and the hidden tests both touch.")] = None
 
 
 class Status(_Out, frozen=True):
     """``pluginbench status RUN --json``."""
 
-    schema_version: doc(Literal[2], "`2`.")
-    run: doc(str, "Absolute run directory.")
-    name: doc(str | None, "Evaluation name.")
-    phase: doc(
-        PHASE,
-        "The run's phase; `interrupted` when no live process owns a run that is starting, coding, reviewing or "
-        "reporting. A missing, empty or corrupt `events.jsonl` is refused (exit 2) as `events`, `report` and `run` "
-        "refuse it.",
-    )
-    resume_command: doc(str | None, "`pluginbench run <run>` (shell-quoted) when no process owns the run and work is left; else `null`.")
-    active: doc(bool, "Whether a live process holds `run.lock`.")
-    owner: doc(Owner | None, "That process, or `null`.")
-    heartbeat: doc(Heartbeat | None, "The newest write to `events.jsonl`, `run.log` or the ledger; `null` when none exists.")
-    last_event: doc(dict[str, Any], "The last complete event of `events.jsonl` (a torn last line is skipped), from the same read the states come from.")
-    torn_tail_bytes: doc(int, "Bytes of a torn last line (no newline, does not decode); `0` when the log ends cleanly. The next resume drops them and records `log.repaired`.")
-    error: doc(str | None, "The failure message of a failed run.")
-    stopping: doc(str | None, "The reason of a requested stop.")
-    states_source: doc(
-        Literal["ledger", "events"],
-        "`ledger` (the read-only ledger was at exactly `last_event`) or `events` (a fold of the same read of the log).",
-    )
-    harness: doc(str | None, "From `run.created`.")
-    model: doc(str | None, "From `run.created`.")
-    reasoning: doc(str | None, "From `run.created`.")
-    backend: doc(str | None, "From `run.created`.")
-    isolation: doc(str | None, "From `run.created`.")
-    simulated: doc(bool, "From `run.created`: the simulated stand-in agent.")
-    probe: doc(bool, "From `run.created`: the loopback probe model server.")
-    attempts_total: doc(int, "Live attempt slots.")
-    states: doc(dict[str, int], "Counts by state: `pending`, `running`, `complete`, `interrupted`.")
-    outcomes: doc(dict[str, int], "Counts by outcome of complete attempts: `pass`, `overlap_pass`, `fail`, `empty`, `unknown`.")
-    tokens: doc(
-        TokenTotals,
-        "Run-wide sums (see [Tokens](#tokens)), discarded attempts included and attempts reused from the "
-        "[vanilla cache](vanilla-cache.md) excluded (their origin run paid for them): what this run spent.",
-    )
-    reuse: doc(Reuse, "Vanilla cache reuse; see [vanilla-cache.md](vanilla-cache.md).")
-    discarded: doc(list[Discarded], "Replaced attempts.")
-    readiness: doc(list[Readiness], "One row per task and control.")
-    source_only: doc(SourceOnly | None, "Source-only grades of live attempts by status.")
-    arms: doc(dict[str, ArmStatus], "Per arm.")
-    measures: doc(StatusMeasures, "What is measured and the review revisions.")
-    report: doc(str | None, "Path of `report/report.html`, or `null`.")
-    log: doc(str | None, "Path of `run.log`, or `null`.")
-    left_running: doc(
-        LeftRunning | None,
-        "`null` while a live process owns the run (and in the dashboard's page polls); else what the run's backend "
-        "says a killed worker left.",
-    )
-    attempts: doc(list[AttemptStatus], "One row per live slot, in slot order.")
+    schema_version: Annotated[Literal[2], Meta(description="`2`.")]
+    run: Annotated[str, Meta(description="Absolute run directory.")]
+    name: Annotated[str | None, Meta(description="Evaluation name.")]
+    phase: Annotated[PHASE, Meta(description="The run's phase; `interrupted` when no live process owns a run that is starting, coding, reviewing or "
+                               "reporting. A missing, empty or corrupt `events.jsonl` is refused (exit 2) as `events`, `report` and `run` "
+                               "refuse it.")]
+    resume_command: Annotated[str | None, Meta(description="`pluginbench run <run>` (shell-quoted) when no process owns the run and work is left; else `null`.")]
+    active: Annotated[bool, Meta(description="Whether a live process holds `run.lock`.")]
+    owner: Annotated[Owner | None, Meta(description="That process, or `null`.")]
+    heartbeat: Annotated[Heartbeat | None, Meta(description="The newest write to `events.jsonl`, `run.log` or the ledger; `null` when none exists.")]
+    last_event: Annotated[dict[str, Any], Meta(description="The last complete event of `events.jsonl` (a torn last line is skipped), from the same read the states come from.")]
+    torn_tail_bytes: Annotated[int, Meta(description="Bytes of a torn last line (no newline, does not decode); `0` when the log ends cleanly. The next resume drops them and records `log.repaired`.")]
+    error: Annotated[str | None, Meta(description="The failure message of a failed run.")]
+    stopping: Annotated[str | None, Meta(description="The reason of a requested stop.")]
+    states_source: Annotated[Literal["ledger", "events"], Meta(description="`ledger` (the read-only ledger was at exactly `last_event`) or `events` (a fold of the same read of the log).")]
+    harness: Annotated[str | None, Meta(description="From `run.created`.")]
+    model: Annotated[str | None, Meta(description="From `run.created`.")]
+    reasoning: Annotated[str | None, Meta(description="From `run.created`.")]
+    backend: Annotated[str | None, Meta(description="From `run.created`.")]
+    isolation: Annotated[str | None, Meta(description="From `run.created`.")]
+    simulated: Annotated[bool, Meta(description="From `run.created`: the simulated stand-in agent.")]
+    probe: Annotated[bool, Meta(description="From `run.created`: the loopback probe model server.")]
+    attempts_total: Annotated[int, Meta(description="Live attempt slots.")]
+    states: Annotated[dict[str, int], Meta(description="Counts by state: `pending`, `running`, `complete`, `interrupted`.")]
+    outcomes: Annotated[dict[str, int], Meta(description="Counts by outcome of complete attempts: `pass`, `overlap_pass`, `fail`, `empty`, `unknown`.")]
+    tokens: Annotated[TokenTotals, Meta(description="Run-wide sums (see [Tokens](#tokens)), discarded attempts included and attempts reused from the "
+                               "[vanilla cache](vanilla-cache.md) excluded (their origin run paid for them): what this run spent.")]
+    reuse: Annotated[Reuse, Meta(description="Vanilla cache reuse; see [vanilla-cache.md](vanilla-cache.md).")]
+    discarded: Annotated[list[Discarded], Meta(description="Replaced attempts.")]
+    readiness: Annotated[list[Readiness], Meta(description="One row per task and control.")]
+    source_only: Annotated[SourceOnly | None, Meta(description="Source-only grades of live attempts by status.")]
+    arms: Annotated[dict[str, ArmStatus], Meta(description="Per arm.")]
+    measures: Annotated[StatusMeasures, Meta(description="What is measured and the review revisions.")]
+    report: Annotated[str | None, Meta(description="Path of `report/report.html`, or `null`.")]
+    log: Annotated[str | None, Meta(description="Path of `run.log`, or `null`.")]
+    left_running: Annotated[LeftRunning | None, Meta(description="`null` while a live process owns the run (and in the dashboard's page polls); else what the run's backend "
+                               "says a killed worker left.")]
+    attempts: Annotated[list[AttemptStatus], Meta(description="One row per live slot, in slot order.")]

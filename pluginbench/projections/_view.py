@@ -34,9 +34,9 @@ def total_tokens(usage: Any) -> int | None:
     if usage is None:
         return None
     if usage.total_tokens is not None:
-        return usage.total_tokens
+        return int(usage.total_tokens)
     if usage.input_tokens is not None and usage.output_tokens is not None:
-        return usage.input_tokens + usage.output_tokens
+        return int(usage.input_tokens + usage.output_tokens)
     return None
 
 

@@ -4,17 +4,11 @@ Layer: uses ``events``, ``tasks``, ``environments`` and ``harnesses``; used by `
 (the reviewer actor and ``pluginbench review``) and ``projections`` (the report's counts).
 """
 
+from ..errors import MalformedResponse, PacketError
 from ._call import REVIEWER_ARM, Reviewer, ReviewOutcome, review_once
-from ._packet import Packet, PacketError, build_packet, packet_dir, verify_packet
+from ._packet import Packet, build_packet, packet_dir, verify_packet
 from ._prompt import MARKER, review_prompt
-from ._response import (
-    CATEGORIES,
-    RESPONSE_SCHEMA,
-    SEVERITIES,
-    MalformedResponse,
-    final_message,
-    parse_response,
-)
+from ._response import CATEGORIES, RESPONSE_SCHEMA, SEVERITIES, final_message, parse_response
 from ._simulated import simulated_findings
 
 DEFAULT_CRITERIA = "criteria.md"

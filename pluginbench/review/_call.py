@@ -23,12 +23,13 @@ from typing import Any, NamedTuple
 import anyio
 
 from ..environments import Environment, SandboxSpec
+from ..errors import MalformedResponse
 from ..events import Finding, ReviewerSpec, Usage
 from ..harnesses import AgentRun, AttemptContext, FrozenTreatment
 from ..tasks import HarborTask, fingerprint, scan_tree
 from ._packet import Packet
 from ._prompt import review_prompt
-from ._response import MalformedResponse, final_message, parse_response
+from ._response import final_message, parse_response
 from ._simulated import simulated_findings
 
 REVIEWER_ARM = "reviewer"
@@ -102,12 +103,12 @@ async def review_once(
         await anyio.to_thread.run_sync(shutil.copytree, packet.root, staged)
         await anyio.to_thread.run_sync(_read_only, staged)
         before = fingerprint(scan_tree(staged))
-        return await _call(reviewer, spec, staged, before, out_dir, run_id, started)
+        return await _call(reviewer, reviewer.environment, spec, staged, before, out_dir, run_id, started)
     finally:
         await anyio.to_thread.run_sync(_remove, stage)
 
 
-async def _call(reviewer: Reviewer, spec: ReviewerSpec, staged: Path, before: str, out_dir: Path, run_id: str,
+async def _call(reviewer: Reviewer, environment: Environment, spec: ReviewerSpec, staged: Path, before: str, out_dir: Path, run_id: str,
                 started: Callable[[Sequence[str]], Awaitable[None]]) -> ReviewOutcome:
     harness = reviewer.harness
     home = out_dir / "delivery"
@@ -136,7 +137,7 @@ async def _call(reviewer: Reviewer, spec: ReviewerSpec, staged: Path, before: st
     )
     t0 = time.monotonic()
     try:
-        async with reviewer.environment.sandbox(sandbox_spec) as sandbox:
+        async with environment.sandbox(sandbox_spec) as sandbox:
             if not sandbox.isolated:
                 return ReviewOutcome(None, "the review sandbox is not isolated (bubblewrap is required)",
                                      Usage(status="unknown", reason="no review call was made"), None)

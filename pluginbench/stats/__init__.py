@@ -10,6 +10,7 @@
   measure and gate tables, paired sections and the exit status (``_compare.py``).
 """
 
+from ..errors import CompareRefused
 from ._bootstrap import (
     DRAWS,
     LEVEL,
@@ -30,7 +31,6 @@ from ._compare import (
     EXIT_FAIL,
     EXIT_PASS,
     EXIT_UNDETERMINED,
-    CompareRefused,
     CompareResult,
     MeasureRow,
     SplitResult,

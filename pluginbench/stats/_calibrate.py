@@ -123,14 +123,14 @@ def calibrate(vanilla: Package, gates: GatesFile, *, seeds: int = DEFAULT_SEEDS)
                     t[0] += 1
                     t[2] += int(fp)
     rows = []
-    for split, gate in order:
-        determined, undetermined, fps = tallies[(split, gate)]
+    for split_name, gate in order:
+        determined, undetermined, fps = tallies[(split_name, gate)]
         kind = kinds[gate]
         nominal = NOMINAL_BOUND if kind.endswith("_bound") else None
         rate = fps / determined if determined else None
         rows.append(
             GateCalibration(
-                split=split, gate=gate, kind=kind, seeds=seeds, determined=determined,
+                split=split_name, gate=gate, kind=kind, seeds=seeds, determined=determined,
                 undetermined=undetermined, false_positives=fps, false_positive_rate=rate,
                 nominal=nominal,
                 exceeds_nominal=None if (nominal is None or rate is None) else rate > nominal,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from itertools import product
+from typing import Any
 
 import msgspec
 
@@ -64,13 +65,13 @@ class GateResult(msgspec.Struct, frozen=True, kw_only=True):
     missing_values: list[str] = []
 
 
-def _result(g: Gate, cand: Package, comp: Package, **kw: object) -> GateResult:
-    base: dict[str, object] = dict(
+def _result(g: Gate, cand: Package, comp: Package, **kw: Any) -> GateResult:
+    base: dict[str, Any] = dict(
         gate=g.name, kind=g.kind, candidate=cand.name, against=comp.name,
         candidate_value=None, comparator_value=None, limit="", detail="", tasks_compared=0,
     )
     base.update(kw)
-    return GateResult(**base)  # type: ignore[arg-type]
+    return GateResult(**base)
 
 
 def _meets(direction: str, value: float, limit: float) -> bool:

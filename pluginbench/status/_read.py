@@ -67,7 +67,8 @@ def status_snapshot(
     dashboard's page models read)."""
     status = read_status(run_dir, now=now, ledger_reader=ledger_reader, check_left_running=check_left_running)
     with paused_gc():
-        return msgspec.to_builtins(status)  # type: ignore[no-any-return]
+        out: dict[str, Any] = msgspec.to_builtins(status)
+        return out
 
 
 def _read(rd: RunDir, now: float, ledger_reader: Callable[[Path], LedgerView | None], check_left_running: bool) -> Status:
@@ -128,7 +129,8 @@ def left_running_check(run_dir: Path) -> dict[str, Any]:
     rd = RunDir(run_dir.resolve())
     view = read_ledger(rd.ledger)
     run = view.run if view is not None else run_row(fold(read_run_log(rd.events).events))
-    return msgspec.to_builtins(ask_backend(run.get("backend"), rd.run_id))  # type: ignore[no-any-return]
+    left: dict[str, Any] = msgspec.to_builtins(ask_backend(run.get("backend"), rd.run_id))
+    return left
 
 
 def ask_backend(backend: str | None, run_id: str) -> LeftRunning:

@@ -1,19 +1,12 @@
 """Task sources: Harbor task folders, safely frozen and fingerprinted."""
 
+from ..errors import BadTaskUrl, GitFailed, UnsafeTree
 from ._contract import MODEL_PATCH, VerifierContract, admit_contract, patch_paths
 from ._deepswe import PAYLOAD as DEEPSWE_PAYLOAD
 from ._harbor import CollectCommand, HarborTask, load_task, strip_canary
-from ._remote import (
-    GitFailed,
-    TaskPin,
-    browse,
-    fetch_into_cache,
-    read_pins,
-    resolve_pins,
-    write_pins,
-)
-from ._tree import TreeEntry, UnsafeTree, copy_tree, fingerprint, freeze_tree, scan_tree
-from ._urls import BadTaskUrl, parse_task_url, tasks_block
+from ._remote import TaskPin, browse, fetch_into_cache, read_pins, resolve_pins, write_pins
+from ._tree import TreeEntry, copy_tree, fingerprint, freeze_tree, scan_tree
+from ._urls import parse_task_url, tasks_block
 
 __all__ = [
     "DEEPSWE_PAYLOAD",

@@ -26,9 +26,9 @@ from pathlib import Path
 
 import msgspec
 
-from ..errors import GitFailed, TaskError
+from ..errors import BadTaskUrl, GitFailed, TaskError
 from ._tree import fingerprint, scan_tree
-from ._urls import COMMIT, BadTaskUrl, TaskUrl, parse_task_url
+from ._urls import COMMIT, TaskUrl, parse_task_url
 
 GIT_TIMEOUT = 300.0
 

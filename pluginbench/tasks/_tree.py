@@ -15,7 +15,7 @@ import shutil
 import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..errors import InputError, UnsafeTree
 
@@ -105,11 +105,11 @@ def copy_tree(src: Path, dest: Path, entries: list[TreeEntry]) -> None:
         os.chmod(target, e.mode)
 
 
-def freeze_tree(src: Path, dest: Path, **scan_kwargs: object) -> tuple[str, list[TreeEntry]]:
+def freeze_tree(src: Path, dest: Path, **scan_kwargs: Any) -> tuple[str, list[TreeEntry]]:
     """Scan, copy and fingerprint; verifies the copy against the scan."""
-    entries = scan_tree(src, **scan_kwargs)  # type: ignore[arg-type]
+    entries = scan_tree(src, **scan_kwargs)
     copy_tree(src, dest, entries)
-    copied = scan_tree(dest, **scan_kwargs)  # type: ignore[arg-type]
+    copied = scan_tree(dest, **scan_kwargs)
     if fingerprint(copied) != fingerprint(entries):
         raise UnsafeTree(
             "the folder changed while it was being frozen",

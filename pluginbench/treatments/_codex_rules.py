@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from ..errors import TreatmentError
+from ._shared import admit_plugin_tree
 
 MANIFEST = ".codex-plugin/plugin.json"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -105,12 +106,7 @@ def _hooks(doc: Any, path: Path) -> list[tuple[str, str]]:
 
 def read_codex_plugin(root: Path) -> CodexPlugin:
     """Admit a Codex plugin directory (after the shared tree rules) and describe it."""
-    try:  # the shared rules (symlinks, non-regular files, dotenv, sizes) when present
-        from ._shared import admit_plugin_tree
-    except ImportError:  # pragma: no cover - owned by another module, may not exist yet
-        admit_plugin_tree = None
-    if admit_plugin_tree is not None:
-        admit_plugin_tree(root)
+    admit_plugin_tree(root)  # the shared rules (symlinks, non-regular files, dotenv, sizes)
     manifest_path = root / MANIFEST
     if not manifest_path.is_file():
         raise _refuse(f"plugin has no {MANIFEST}", root, f"add {MANIFEST} with name and version")
