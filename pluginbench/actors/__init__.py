@@ -26,6 +26,7 @@ from ._doctor import Check, end_to_end, static_checks
 from ._extensions import register_extension, registered_extension, unregister_extension
 from ._frozen_versions import frozen_cli, version_mismatch
 from ._measure_again import plan_measure, run_measure
+from ._measure_readiness import measurement_readiness, readiness_document
 from ._preparation import (
     check_capacity,
     freeze_task,
@@ -81,11 +82,13 @@ __all__ = [
     "frozen_cli",
     "load_config",
     "load_saved",
+    "measurement_readiness",
     "plan_decisions",
     "plan_measure",
     "plan_review",
     "prepare_task_images",
     "read_prices",
+    "readiness_document",
     "record_contract",
     "register_extension",
     "registered_extension",

@@ -109,7 +109,12 @@ async def collect_one(engine: Engine, attempt_id: str, patch_sha256: str | None 
         for spec in specs:
             measures.update(spec.unknown(reason))
     else:
+        task = _task_and_arm(engine, attempt_id)[0]
         for spec in specs:
+            skipped = engine.not_measured.get((task, spec.name))
+            if skipped is not None:  # check saved this pair as not measured: no value is reported
+                measures.update(spec.unknown(f"not measured: {skipped}"))
+                continue
             measures.update(await run_collector(spec, collector_input(engine, attempt_id, spec, text)))
     write_json(attempt_dir / "measurements.json", {k: v for k, v in sorted(measures.items())})
     await engine.outbox.send(MeasuresCollected(attempt_id=attempt_id, measures=measures))

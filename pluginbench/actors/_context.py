@@ -85,6 +85,9 @@ class Engine:
     #: what each registered actor extension's ``setup`` made for this run, by extension name
     #: (the reviewer's: the frozen reviewer bound to its CLI adapter, or None)
     extensions: dict[str, Any] = field(default_factory=dict)
+    #: (task, measure) -> why preparation's readiness check left that pair not measured; its
+    #: collector's values there are replaced by unknowns with the reason
+    not_measured: dict[tuple[str, str], str] = field(default_factory=dict)
 
     @property
     def reviewer(self) -> Any:

@@ -131,6 +131,14 @@ def plan_measure(run_dir: Path, measurements: str, revision: str, coverage_profi
     if coverage_profiles is not None:
         settings = _merge_profiles(settings, coverage_profiles)
     known = sorted({*measure_registry.names(), "iterations", "cyclomatic", "cognitive", "dead_code"})
+    for m in sorted({x for x in ev.measurements if x in REVISION_METRICS} | (set(requested) & set(REVISION_METRICS))):
+        frozen_version = state.observers.get(m)
+        spec = measure_registry.get(m)
+        if frozen_version is not None and spec is not None and spec.observer_version != frozen_version:
+            raise InputError(f"the run froze the '{m}' observer at version {frozen_version}; this PluginBench has version "
+                             f"{spec.observer_version}, whose values could differ for the same input",
+                             field="--measurements", fix="measure this run with a PluginBench whose observer version "
+                             "matches, or start a new evaluation")
     for m in requested:
         if m not in known:
             raise InputError(f"unknown measure '{m}'", field="--measurements", fix="use any of: " + ", ".join(known))
@@ -366,7 +374,8 @@ def run_measure(plan: MeasurePlan, progress: Callable[[str], None] = print) -> R
                            key=lambda n: (n.task, n.measure))
         append(MeasurementRevisionStarted(
             revision=plan.revision, measurements=plan.collect, added=plan.requested, readiness=ready.rows,
-            not_measured=list(merged_nm)))
+            not_measured=list(merged_nm),
+            observers={m: s.observer_version for m in plan.collect if (s := measure_registry.get(m)) is not None}))
 
         def record(event: RevisionMeasured) -> None:
             append(event)

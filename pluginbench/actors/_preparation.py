@@ -23,6 +23,7 @@ from ..environments import backend_of
 from ..errors import PluginBenchError, ReadinessFailure, TaskError, TreatmentError
 from ..events import (
     CodingStarted,
+    MeasurementReadinessChecked,
     PreparationStarted,
     ReadinessChecked,
     RunStopping,
@@ -101,6 +102,7 @@ def load_frozen(engine: Engine, state: RunState) -> None:
             engine.images[task_id] = TaskImages(prepared.image, prepared.verifier_image)
     for arm in _arms(engine):
         engine.treatments[arm] = _reload_treatment(engine, arm)
+    engine.not_measured = {(n.task, n.measure): n.reason for n in state.prepared_not_measured}
 
 
 def common_limits(engine: Engine) -> tuple[float | None, int | None]:
@@ -353,11 +355,36 @@ async def prepare(engine: Engine, state: RunState) -> None:
             )
         for task_id in engine.task_sources:
             await _check_task(engine, task_id)
+        await _check_measures(engine)
         await consult(engine, state)
     except PluginBenchError as exc:
         await out.send(RunStopping(reason=f"preparation failed: {exc}", failure=True))
         return
     await out.send(CodingStarted())
+
+
+async def _check_measures(engine: Engine) -> None:
+    """Readiness per task and selected measure; a measure ready on no task (or, with
+    require_ready, any pair not ready) stops the run before coding."""
+    from ..measures import settings_of
+    from ._measure_readiness import (
+        measurement_readiness,
+        not_measured_of,
+        readiness_document,
+        write_readiness_files,
+    )
+
+    ev = engine.evaluation
+    rows = await measurement_readiness(engine, list(engine.task_sources), engine.run_dir.root / "measure" / "readiness")
+    require_ready = settings_of(ev.measurement_settings).require_ready
+    doc = readiness_document(rows, require_ready, list(ev.measurements))
+    write_readiness_files(engine.run_dir.root, doc)
+    skipped = not_measured_of(doc)
+    engine.not_measured = {(n.task, n.measure): n.reason for n in skipped}
+    await engine.outbox.send(MeasurementReadinessChecked(readiness=rows, not_measured=skipped,
+                                                         observers=doc["observers"], require_ready=require_ready))
+    if doc["blocking"]:
+        raise ReadinessFailure("measurement readiness: " + "; ".join(doc["blocking"]))
 
 
 async def _check_task(engine: Engine, task_id: str) -> None:

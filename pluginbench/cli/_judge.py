@@ -82,19 +82,17 @@ def _run_with(prepared: Any, specs: list[Any], jobs: int, timeout: float, probe_
     import anyio
 
     from ..environments import make_environment
+    from ..harness_registry import harness_class
     from ..harnesses import make_harness
     from ..judging import run_judges, save_specs
     from ..probe import cli_version, find_cli
 
     harnesses: dict[str, Any] = {}
     for spec in specs:  # every identity and credential check before any reservation
-        if spec.harness == "claude":
-            from ..harnesses import check_model
-
-            try:
-                check_model(spec.model, spec.effort)
-            except InputError as exc:
-                raise InputError(exc.message, field="--judge", fix=exc.fix) from None
+        try:
+            harness_class(spec.harness).check_launch(spec.model, spec.effort)
+        except InputError as exc:
+            raise InputError(exc.message, field="--judge", fix=exc.fix) from None
         path = find_cli(spec.harness)
         if path is None:
             raise InputError(f"the {spec.harness} CLI is not installed", field="--judge",

@@ -108,8 +108,11 @@ def check_command(
         "readiness": [],
     }
     if readiness:
-        results["readiness"] = asyncio.run(_readiness(ev, tasks))
-    ok = all(r["ok"] for r in results["readiness"])
+        results["readiness"], results["measurements"] = asyncio.run(_readiness(ev, tasks))
+    measures = results.get("measurements") or {}
+    results["warnings"] = list(measures.get("warnings", []))
+    results["not_measured"] = list(measures.get("not_measured", []))
+    ok = all(r["ok"] for r in results["readiness"]) and not measures.get("blocking")
     results["ok"] = ok
     if json_out:
         print_json(results)
@@ -125,22 +128,33 @@ def check_command(
             mark = "[green]ok[/]" if r["ok"] else "[red]FAILED[/]"
             console.print(f"readiness {escape(r['task'])}: {r['control']} {mark}" + (f" — {escape(r['reason'])}" if r["reason"] else ""))
             print_failed_control(r)
+        for m in measures.get("readiness", []):
+            mark = {"ready": "[green]ready[/]", "not_configured": "[yellow]not_configured[/]"}.get(m["state"], "[red]broken[/]")
+            console.print(f"measure readiness {escape(m['task'])}: {escape(m['measure'])} {mark}"
+                          + (f" — {escape(m['reason'])}" if m["reason"] else ""))
+        for line in measures.get("warnings", []):
+            console.print(escape(line), style="yellow")
+        for line in measures.get("blocking", []):
+            console.print("[red]stops the run:[/] " + escape(line))
     if not ok:
         raise typer.Exit(1)
 
 
-async def _readiness(ev: Evaluation, tasks: Mapping[str, HarborTask]) -> list[dict[str, Any]]:
+async def _readiness(ev: Evaluation, tasks: Mapping[str, HarborTask]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Oracle and nop on every task, in a throwaway run directory."""
     from ..actors import (
         Engine,
         Outbox,
         cache_root,
         freeze_task,
+        measurement_readiness,
+        readiness_document,
         record_contract,
         run_control,
     )
     from ..environments import backend_of
     from ..harnesses import make_harness
+    from ..measures import settings_of
     from ..rundir import RunDir
     from ..tasks import load_task
 
@@ -171,7 +185,10 @@ async def _readiness(ev: Evaluation, tasks: Mapping[str, HarborTask]) -> list[di
                 rows.append({"task": task_id, "control": control, "ok": got.ok, "reward": got.reward,
                              "reason": got.reason, "verifier_tail": got.verifier_tail,
                              "evidence": str(got.evidence) if got.evidence is not None else None})
+        # Readiness per task and selected measure (coverage: its command twice on the starting source).
+        mrows = await measurement_readiness(engine, list(tasks), Path(tmp) / "measure")
+        mdoc = readiness_document(mrows, settings_of(ev.measurement_settings).require_ready, list(ev.measurements))
     finally:
         if all(r["ok"] for r in rows):
             shutil.rmtree(tmp, ignore_errors=True)
-    return rows
+    return rows, mdoc

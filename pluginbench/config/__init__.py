@@ -3,7 +3,15 @@
 from importlib import resources
 
 from ..harness_registry import SpecProblem
-from ._capabilities import capability_record, capability_record_of, codex_settings
+from ._capabilities import (
+    ENFORCED,
+    NOT_APPLICABLE,
+    NOT_ENFORCED,
+    capability_entry,
+    capability_record,
+    capability_record_of,
+    not_applicable_policy,
+)
 from ._load import (
     LoadedConfig,
     load,
@@ -38,10 +46,14 @@ __all__ = [
     "SpecProblem",
     "TasksConfig",
     "Treatment",
+    "ENFORCED",
+    "NOT_APPLICABLE",
+    "NOT_ENFORCED",
+    "capability_entry",
     "capability_record",
     "capability_record_of",
-    "codex_settings",
     "load",
+    "not_applicable_policy",
     "parse_evaluation",
     "reviewer_spec_problem",
     "template_text",

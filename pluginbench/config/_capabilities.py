@@ -1,19 +1,18 @@
 """The capability policy as each harness applies it: effective values and enforcement.
 
-One policy holds for vanilla and every treatment. What a harness can enforce differs:
+One policy holds for vanilla and every treatment. What a harness can enforce differs, and
+each harness declares it (:meth:`pluginbench.harnesses.HarnessBase.capability_policy`,
+read through the harness registry):
 
 * Codex writes it into the private ``config.toml``: ``subagents: false`` turns both native
-  agent runtimes off (``features.multi_agent``, ``features.multi_agent_v2``);
-  ``agents.max_threads`` caps concurrently running children (default and ceiling 4);
-  ``agents.max_depth`` (default 1) is a preference of the V1 runtime only, and the model
-  may select the V2 runtime, which has no depth limit, so it is ``not_enforced``;
-  ``child_model`` (children inherit the runner's model and effort): on V2 the spawn tool's
-  model/effort fields are hidden, which is not a lock, so it is ``not_enforced`` and an
-  attempt with a child on another model or effort is ineligible (``_codex_children``).
+  agent runtimes off; ``agents.max_threads`` caps concurrently running children;
+  ``agents.max_depth`` is a V1-runtime preference only (``not_enforced``); ``child_model``
+  is ``not_enforced`` (see ``harnesses/_codex.py``).
 * Claude Code disables its ``Agent`` tool for ``subagents: false``; it has no concurrency
-  or depth limit, so ``max_threads``/``max_depth`` are refused when set (see
-  :mod:`._load`) and recorded as ``not_enforced``.
-* Controls and the simulated agent start no native agent: ``not_applicable``.
+  or depth limit, so ``max_threads``/``max_depth`` are refused when set and recorded as
+  ``not_enforced``.
+* Controls, the simulated agent and any harness that declares nothing start no native
+  agent: ``not_applicable`` (:func:`not_applicable_policy`).
 
 The record is pure data built from the harness name and the three settings, so the plan,
 the report and cache keys compute the same value from a saved config.
@@ -23,63 +22,36 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..harness_registry import harness_class, is_registered
 from ._schema import Capabilities
-
-#: The most concurrently running Codex children, and the default.
-CODEX_MAX_THREADS = 4
-#: Codex's depth preference when none is set.
-CODEX_DEFAULT_MAX_DEPTH = 1
 
 ENFORCED = "enforced"
 NOT_ENFORCED = "not_enforced"
 NOT_APPLICABLE = "not_applicable"
 
 
-def codex_settings(caps: Capabilities) -> tuple[bool, int, int]:
-    """(subagents, max_threads, max_depth) as the private Codex config carries them."""
-    threads = CODEX_MAX_THREADS if caps.max_threads is None else min(caps.max_threads, CODEX_MAX_THREADS)
-    depth = CODEX_DEFAULT_MAX_DEPTH if caps.max_depth is None else caps.max_depth
-    return caps.subagents, threads, depth
-
-
-def _entry(value: Any, enforcement: str, how: str) -> dict[str, Any]:
+def capability_entry(value: Any, enforcement: str, how: str) -> dict[str, Any]:
+    """One setting of a capability record."""
     return {"value": value, "enforcement": enforcement, "how": how}
+
+
+def not_applicable_policy(caps: Capabilities) -> dict[str, dict[str, Any]]:
+    """The policy of a harness that starts no native agent: every setting ``not_applicable``."""
+    how = "the harness starts no native agent"
+    return {
+        "subagents": capability_entry(caps.subagents, NOT_APPLICABLE, how),
+        "max_threads": capability_entry(caps.max_threads, NOT_APPLICABLE, how),
+        "max_depth": capability_entry(caps.max_depth, NOT_APPLICABLE, how),
+    }
 
 
 def capability_record(harness: str, caps: Capabilities) -> dict[str, Any]:
     """What ``harness`` does with each setting: ``{key: {value, enforcement, how}}``
-    plus ``not_enforced`` (the keys it cannot enforce, sorted)."""
-    record: dict[str, Any]
-    if harness == "codex":
-        subagents, threads, depth = codex_settings(caps)
-        record = {
-            "subagents": _entry(subagents, ENFORCED, "features.multi_agent and features.multi_agent_v2 = false"
-                                if not subagents else "native agents on (both runtimes allowed)"),
-            "max_threads": _entry(threads, ENFORCED, f"agents.max_threads = {threads} (at most {CODEX_MAX_THREADS})"),
-            "max_depth": _entry(depth, NOT_ENFORCED, f"agents.max_depth = {depth} is a V1-runtime preference; "
-                                "the V2 runtime a model may select has no depth limit"),
-            "child_model": _entry(
-                "inherit", NOT_ENFORCED if subagents else NOT_APPLICABLE,
-                "V2 only: features.multi_agent_v2.expose_spawn_agent_model_overrides = false hides the spawn "
-                "tool's model and effort fields; this is not a lock (V1's spawn tool keeps them), so an attempt "
-                "with any child on another model or effort records no model and is ineligible"
-                if subagents else "native agents are off"),
-        }
-    elif harness == "claude":
-        record = {
-            "subagents": _entry(caps.subagents, ENFORCED, "the Agent tool is disallowed"
-                                if not caps.subagents else "the Agent tool is allowed"),
-            "max_threads": _entry(caps.max_threads, NOT_ENFORCED, "Claude Code has no concurrency limit"),
-            "max_depth": _entry(caps.max_depth, NOT_ENFORCED, "Claude Code has no depth limit"),
-        }
-    else:
-        how = "the harness starts no native agent"
-        record = {
-            "subagents": _entry(caps.subagents, NOT_APPLICABLE, how),
-            "max_threads": _entry(caps.max_threads, NOT_APPLICABLE, how),
-            "max_depth": _entry(caps.max_depth, NOT_APPLICABLE, how),
-        }
-    record["not_enforced"] = sorted(k for k, v in record.items() if v["enforcement"] == NOT_ENFORCED)
+    plus ``not_enforced`` (the keys it cannot enforce, sorted). A name no harness is
+    registered under (an old run's) starts no native agent."""
+    policy = harness_class(harness).capability_policy(caps) if is_registered(harness) else not_applicable_policy(caps)
+    record: dict[str, Any] = dict(policy)
+    record["not_enforced"] = sorted(k for k, v in policy.items() if v["enforcement"] == NOT_ENFORCED)
     return record
 
 

@@ -213,17 +213,24 @@ class LocalSandbox:
         timed_out = False
         try:
             try:
-                proc = await anyio.open_process(
-                    command,
-                    stdin=PIPE if stdin is not None or dialogue is not None else DEVNULL,
-                    stdout=out_file if out_file is not None and dialogue is None else PIPE,
-                    stderr=err_file if err_file is not None else PIPE,
-                    cwd=host_cwd,
-                    env=self._env(env),
-                    start_new_session=True,
-                )
+                # Shielded: a cancel landing after the spawn but before open_process
+                # returns (asyncio spends loop turns connecting the pipes) would leave
+                # the started tree unknown here, so nothing below could kill it. The
+                # cancel is delivered at the next checkpoint instead, with proc known.
+                with anyio.CancelScope(shield=True):
+                    proc = await anyio.open_process(
+                        command,
+                        stdin=PIPE if stdin is not None or dialogue is not None else DEVNULL,
+                        stdout=out_file if out_file is not None and dialogue is None else PIPE,
+                        stderr=err_file if err_file is not None else PIPE,
+                        cwd=host_cwd,
+                        env=self._env(env),
+                        start_new_session=True,
+                    )
             except OSError as exc:
                 raise EnvironmentFailure(f"cannot start {argv[0]!r}: {exc}") from exc
+            # A shielded scope swallows nothing (no deadline), so open_process returned.
+            assert proc is not None
             self._procs.add(proc)
             with anyio.move_on_after(timeout) as deadline, first_error():
                 async with anyio.create_task_group() as tg:

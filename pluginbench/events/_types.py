@@ -526,6 +526,17 @@ class NotMeasured(msgspec.Struct, frozen=True, kw_only=True):
     reason: str
 
 
+class MeasurementReadinessChecked(_Event, frozen=True, tag="measurement_readiness.checked"):
+    """Preparation ran every selected measure's readiness check on each task's starting
+    source: the rows, the pairs the run will not measure, and the observer version of every
+    selected measure, bound to the run (``pluginbench measure`` refuses another version)."""
+
+    readiness: list[ReadinessRow]
+    not_measured: list[NotMeasured] = []
+    observers: dict[str, str] = {}
+    require_ready: bool = False
+
+
 class MeasurementRevisionStarted(_Event, frozen=True, tag="measurement_revision.started"):
     """``pluginbench measure`` began measurement revision ``revision``: it collects
     ``measurements`` (every collector measure the run selects, ``added`` among them) from the
@@ -536,6 +547,8 @@ class MeasurementRevisionStarted(_Event, frozen=True, tag="measurement_revision.
     added: list[str]
     readiness: list[ReadinessRow] = []
     not_measured: list[NotMeasured] = []
+    #: the observer version of every measure it collects, bound to the run from now on
+    observers: dict[str, str] = {}
 
 
 class RevisionMeasured(_Event, frozen=True, tag="measurement_revision.measured"):
@@ -610,6 +623,7 @@ Event = Union[  # noqa: UP007 - a Union object, so EVENT_TYPES can list its memb
     ReviewFailed,
     ReviewRevisionStarted,
     ReviewRevisionFinished,
+    MeasurementReadinessChecked,
     MeasurementRevisionStarted,
     RevisionMeasured,
     MeasurementRevisionFinished,

@@ -45,8 +45,10 @@ from typing import Any
 import anyio
 import msgspec
 
+from ..config import ENFORCED, NOT_ENFORCED, capability_entry
 from ..environments import Sandbox
 from ..errors import ConfigError, DiscoveryMismatch, InputError
+from ..events import Usage
 from ..harness_registry import SpecProblem
 from ..tasks import copy_tree, fingerprint, scan_tree
 from ..treatments import MARKETPLACE, ClaudeTreatment, admit_claude_treatment
@@ -88,6 +90,13 @@ SETUP_TIMEOUT = 120.0
 def _write_json(path: Path, data: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1, sort_keys=True, default=str) + "\n")
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def _slug(cwd: str) -> str:
@@ -162,6 +171,37 @@ class ClaudeHarness(HarnessBase):
     @classmethod
     def read_final(cls, stdout: str) -> tuple[str | None, list[str]]:
         return final_and_writes(stdout)
+
+    @classmethod
+    def check_launch(cls, model: str | None, reasoning: str | None) -> None:
+        check_model(model, reasoning)
+
+    @classmethod
+    def revalidate_usage(cls, attempt_dir: Path, *, model: str | None, cli_version: str | None, timed_out: bool,
+                         exit_code: int | None, seconds: float) -> Usage | None:
+        """Its stream and session transcripts (``agent/stdout.jsonl``,
+        ``agent/transcripts/<session>.jsonl`` and its subagents under ``<session>/``)."""
+        agent = attempt_dir / "agent"
+        folder = agent / "transcripts"
+        roots = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+        totals = None
+        if len(roots) == 1:
+            subs_dir = folder / roots[0].stem
+            subs = sorted(subs_dir.rglob("*.jsonl")) if subs_dir.is_dir() else []
+            totals = read_transcripts(_text(roots[0]).splitlines(), [_text(s).splitlines() for s in subs])
+        usage, _ = validate_usage(parse_stream(_text(agent / "stdout.jsonl")), totals, runner_model=model or "",
+                                  cli_version=cli_version or "", timed_out=timed_out)
+        return usage
+
+    @classmethod
+    def capability_policy(cls, caps: Any) -> dict[str, dict[str, Any]]:
+        """The Agent tool is disallowed for ``subagents: false``; no concurrency or depth limit."""
+        return {
+            "subagents": capability_entry(caps.subagents, ENFORCED, "the Agent tool is disallowed"
+                                          if not caps.subagents else "the Agent tool is allowed"),
+            "max_threads": capability_entry(caps.max_threads, NOT_ENFORCED, "Claude Code has no concurrency limit"),
+            "max_depth": capability_entry(caps.max_depth, NOT_ENFORCED, "Claude Code has no depth limit"),
+        }
 
     @classmethod
     def check_reviewer_host(cls, cli_path: Path, *, probe: bool, field: str, file: str | None) -> None:

@@ -31,6 +31,7 @@ from typing import Any
 from ..config import Capabilities, capability_record
 from ..environments import Sandbox
 from ..errors import CodexLoginError, CodexSetupError, DiscoveryMismatch, InputError
+from ..events import Usage
 from ..treatments import (
     CodexPlugin,
     admit_guidance,
@@ -58,14 +59,13 @@ from ._codex_discovery import (
     compare,
     norm_event,
 )
-from ._codex_events import final_and_writes, reachable_sessions, read_exec_stream, read_rollout
-from ._codex_host import CLI, admit_evaluation, check_reviewer_host, credential_check
+from ._codex_events import reachable_sessions, read_exec_stream, read_rollout
+from ._codex_host import CodexDeclaration
 from ._codex_usage import classify_provider_stop, validate_usage
 from ._port import (
     AgentRun,
     AttemptContext,
     FrozenTreatment,
-    HarnessBase,
     hook_arm_usage,
     tool_roots,
 )
@@ -120,31 +120,16 @@ def _probe_settings(base_url: str) -> tuple[str, str, str, dict[str, str]]:
     return provider_id, key_var, key, table
 
 
-class CodexHarness(HarnessBase):
-    """Codex CLI adapter: see the module docstring for the whole attempt."""
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
 
-    name = "codex"
-    summary = "Codex CLI (codex exec --json), the pinned CLI"
-    real = True
-    reviewer = True
-    native_receipts = True
-    cli = CLI
-    doctor_model = "gpt-5.5"
-    delivery_policy = "codex-native-v1"
 
-    @classmethod
-    def launch_identity(cls, model: str | None, reasoning: str | None, *, subagents: bool = True) -> dict[str, Any]:
-        settings = discovery_settings(model or "<model>", reasoning)
-        return {
-            "argv": exec_argv("<cli>", workdir="<workdir>", model=model or "<model>", reasoning=reasoning,
-                              prompt="<prompt>", bypass_hook_trust=False),
-            # Discovery renders the prompt with the launch's own settings (project docs on).
-            "discovery": {"prompt_input_settings": settings, "receipt": "pluginbench.codex.native-treatment/2"},
-        }
-
-    @classmethod
-    def admit_evaluation(cls, ev: Any, *, probe: bool) -> None:
-        admit_evaluation(ev, probe=probe)
+class CodexHarness(CodexDeclaration):
+    """Codex CLI adapter: see the module docstring for the whole attempt (its declarations,
+    what the engine reads about it, are :class:`CodexDeclaration`)."""
 
     @classmethod
     def for_run(cls, ev: Any, *, cli_path: str | Path | None, cli_version: str | None,
@@ -152,16 +137,13 @@ class CodexHarness(HarnessBase):
         return cls(str(cli_path), cli_version or "", probe_base_url, capabilities=ev.capabilities)
 
     @classmethod
-    def credential_check(cls) -> tuple[bool, str]:
-        return credential_check()
-
-    @classmethod
-    def read_final(cls, stdout: str) -> tuple[str | None, list[str]]:
-        return final_and_writes(stdout)
-
-    @classmethod
-    def check_reviewer_host(cls, cli_path: Path, *, probe: bool, field: str, file: str | None) -> None:
-        check_reviewer_host(cli_path, probe=probe, field=field, file=file)
+    def revalidate_usage(cls, attempt_dir: Path, *, model: str | None, cli_version: str | None, timed_out: bool,
+                         exit_code: int | None, seconds: float) -> Usage | None:
+        """Its ``exec --json`` stdout and session rollouts (``agent/stdout.jsonl``, ``agent/rollouts/``)."""
+        agent = attempt_dir / "agent"
+        rollouts = [_text(p) for p in sorted((agent / "rollouts").rglob("rollout-*.jsonl"))]
+        return read_agent_run(_text(agent / "stdout.jsonl"), rollouts, exit_code=exit_code, timed_out=timed_out,
+                              seconds=seconds).usage
 
     def __init__(
         self,

@@ -16,7 +16,19 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from ..config import Capabilities, codex_settings
+from ..config import Capabilities
+
+#: The most concurrently running Codex children, and the default.
+CODEX_MAX_THREADS = 4
+#: Codex's depth preference when none is set.
+CODEX_DEFAULT_MAX_DEPTH = 1
+
+
+def codex_settings(caps: Capabilities) -> tuple[bool, int, int]:
+    """(subagents, max_threads, max_depth) as the private Codex config carries them."""
+    threads = CODEX_MAX_THREADS if caps.max_threads is None else min(caps.max_threads, CODEX_MAX_THREADS)
+    depth = CODEX_DEFAULT_MAX_DEPTH if caps.max_depth is None else caps.max_depth
+    return caps.subagents, threads, depth
 
 #: The private marketplace every plugin installs through.
 MARKETPLACE = "pluginbench-local"
@@ -45,7 +57,7 @@ def config_toml(
     from :func:`pluginbench.probe.launch_env` (values already TOML-encoded): the loopback
     provider is selected with a custom id; real runs keep the built-in provider.
 
-    The capability policy (:func:`pluginbench.config.codex_settings`): ``subagents:
+    The capability policy (:func:`codex_settings`): ``subagents:
     false`` turns both native agent runtimes off (``features.multi_agent`` and
     ``features.multi_agent_v2``, checked with ``--strict-config``: the V1 namespace
     ``multi_agent_v1`` then leaves the model-visible tool list); otherwise

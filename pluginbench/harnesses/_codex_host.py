@@ -1,13 +1,20 @@
-"""What the Codex harness declares about the host: its pinned CLI, the admission of an
-evaluation's treatments, and the host's credentials (``codex login``'s ``auth.json``)."""
+"""What the Codex harness declares (:class:`CodexDeclaration`): its pinned CLI, its launch
+identity for the vanilla cache, its capability policy, the admission of an evaluation's
+treatments, the host's credentials (``codex login``'s ``auth.json``), its reviewer checks
+and how its answer is read from ``exec --json`` stdout."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+from ..config import ENFORCED, NOT_APPLICABLE, NOT_ENFORCED, capability_entry
 from ..errors import ConfigError
 from ..harness_registry import CliPin
+from ._codex_config import CODEX_MAX_THREADS, codex_settings, discovery_settings, exec_argv
+from ._codex_events import final_and_writes
+from ._port import HarnessBase
 
 #: The pinned, qualified CLI: ``tools/install-clis.sh`` installs it, ``doctor`` checks the
 #: flags of ``codex exec`` the launch uses.
@@ -58,3 +65,88 @@ def check_reviewer_host(cli_path: Path, *, probe: bool, field: str, file: str | 
     if not any(any(r.rglob("codex-code-mode-host")) for r in roots):
         raise ConfigError("a Codex reviewer needs codex-code-mode-host beside codex", file=str(cli_path),
                           field=f"{field}.harness", fix="reinstall the Codex CLI (tools/install-clis.sh)")
+
+
+def native_identity(call_dir: Path) -> dict[str, Any]:
+    """Model, effort and CLI version as Codex's own rollouts record them (every turn must agree)."""
+    models, efforts, versions = set(), set(), set()
+    for path in sorted((call_dir / "agent" / "rollouts").rglob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                ev = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            payload = _payload if isinstance(ev, dict) and isinstance(_payload := ev.get("payload"), dict) else {}
+            if ev.get("type") == "turn_context":
+                models.add(payload.get("model"))
+                efforts.add(payload.get("effort"))
+            elif ev.get("type") == "session_meta":
+                versions.add(payload.get("cli_version"))
+
+    def one(values: set[Any]) -> Any:
+        return next(iter(values)) if len(values) == 1 else ("/".join(sorted(map(str, values))) or None)
+
+    return {"model": one(models), "effort": one(efforts), "cli_version": one(versions)}
+
+
+class CodexDeclaration(HarnessBase):
+    """What the Codex harness declares: the registry and the engine read these; the adapter
+    (``_codex.py: CodexHarness``) adds delivery and the run."""
+
+    name = "codex"
+    summary = "Codex CLI (codex exec --json), the pinned CLI"
+    real = True
+    reviewer = True
+    native_receipts = True
+    cli = CLI
+    doctor_model = "gpt-5.5"
+    delivery_policy = "codex-native-v1"
+
+    @classmethod
+    def launch_identity(cls, model: str | None, reasoning: str | None, *, subagents: bool = True) -> dict[str, Any]:
+        settings = discovery_settings(model or "<model>", reasoning)
+        return {
+            "argv": exec_argv("<cli>", workdir="<workdir>", model=model or "<model>", reasoning=reasoning,
+                              prompt="<prompt>", bypass_hook_trust=False),
+            # Discovery renders the prompt with the launch's own settings (project docs on).
+            "discovery": {"prompt_input_settings": settings, "receipt": "pluginbench.codex.native-treatment/2"},
+        }
+
+    @classmethod
+    def admit_evaluation(cls, ev: Any, *, probe: bool) -> None:
+        admit_evaluation(ev, probe=probe)
+
+    @classmethod
+    def credential_check(cls) -> tuple[bool, str]:
+        return credential_check()
+
+    @classmethod
+    def read_final(cls, stdout: str) -> tuple[str | None, list[str]]:
+        return final_and_writes(stdout)
+
+    @classmethod
+    def capability_policy(cls, caps: Any) -> dict[str, dict[str, Any]]:
+        """Written into the private config.toml (see ``_codex_config.config_toml``)."""
+        subagents, threads, depth = codex_settings(caps)
+        return {
+            "subagents": capability_entry(subagents, ENFORCED, "features.multi_agent and features.multi_agent_v2 = false"
+                                          if not subagents else "native agents on (both runtimes allowed)"),
+            "max_threads": capability_entry(threads, ENFORCED,
+                                            f"agents.max_threads = {threads} (at most {CODEX_MAX_THREADS})"),
+            "max_depth": capability_entry(depth, NOT_ENFORCED, f"agents.max_depth = {depth} is a V1-runtime preference; "
+                                          "the V2 runtime a model may select has no depth limit"),
+            "child_model": capability_entry(
+                "inherit", NOT_ENFORCED if subagents else NOT_APPLICABLE,
+                "V2 only: features.multi_agent_v2.expose_spawn_agent_model_overrides = false hides the spawn "
+                "tool's model and effort fields; this is not a lock (V1's spawn tool keeps them), so an attempt "
+                "with any child on another model or effort records no model and is ineligible"
+                if subagents else "native agents are off"),
+        }
+
+    @classmethod
+    def check_reviewer_host(cls, cli_path: Path, *, probe: bool, field: str, file: str | None) -> None:
+        check_reviewer_host(cli_path, probe=probe, field=field, file=file)
+
+    @classmethod
+    def native_identity(cls, call_dir: Path) -> dict[str, Any]:
+        return native_identity(call_dir)

@@ -37,6 +37,10 @@ creation, the worker, preparation, ``doctor`` and the docker coding image ask th
 * as the reviewer or a judge: its host checks (:meth:`HarnessBase.check_reviewer_host`),
   options (:meth:`HarnessBase.reviewer_options`) and how its answer is read from its saved
   stdout (:meth:`HarnessBase.read_final`);
+* as a judge: its launch rule (:meth:`HarnessBase.check_launch`) and native identity
+  (:meth:`HarnessBase.native_identity`); re-validating saved usage
+  (:meth:`HarnessBase.revalidate_usage`);
+* what it does with the ``capabilities`` settings (:meth:`HarnessBase.capability_policy`);
 * how the worker builds it for a run (:meth:`HarnessBase.for_run`), and what ``doctor``
   checks (:meth:`HarnessBase.credential_check`, :attr:`HarnessBase.doctor_model`,
   :meth:`HarnessBase.doctor_options`).
@@ -51,6 +55,7 @@ from typing import Any, ClassVar, NamedTuple, Protocol
 
 import msgspec
 
+from ..config import not_applicable_policy
 from ..environments import Sandbox
 from ..events import ModelRecord, Usage
 from ..harness_registry import CliPin, SpecProblem
@@ -218,6 +223,33 @@ class HarnessBase:
     def reviewer_options(cls) -> dict[str, Any]:
         """Extra constructor options when the harness reviews (e.g. no sub-agents)."""
         return {}
+
+    @classmethod
+    def capability_policy(cls, caps: Any) -> dict[str, dict[str, Any]]:
+        """What it does with each ``capabilities`` setting: ``{key: {value, enforcement,
+        how}}`` (:func:`pluginbench.config.capability_entry`). Pure; by default it starts
+        no native agent, so every setting is ``not_applicable``."""
+        policy: dict[str, dict[str, Any]] = not_applicable_policy(caps)
+        return policy
+
+    @classmethod
+    def check_launch(cls, model: str | None, reasoning: str | None) -> None:
+        """The launch's own model and effort rule, checked before a judge call is reserved;
+        raises :class:`~pluginbench.errors.InputError`."""
+
+    @classmethod
+    def native_identity(cls, call_dir: Path) -> dict[str, Any]:
+        """Model, effort and CLI version as the harness's own native evidence under
+        ``call_dir`` records them, for a harness whose ``execution.json`` does not; ``{}``
+        when the execution receipt is the source."""
+        return {}
+
+    @classmethod
+    def revalidate_usage(cls, attempt_dir: Path, *, model: str | None, cli_version: str | None, timed_out: bool,
+                         exit_code: int | None, seconds: float) -> Usage | None:
+        """The usage today's rules give an attempt's saved traces (a reused vanilla attempt,
+        a judge call), or ``None`` when the harness keeps its recorded usage."""
+        return None
 
     @classmethod
     def credential_check(cls) -> tuple[bool, str]:

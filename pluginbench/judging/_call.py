@@ -37,32 +37,12 @@ def read_trace(spec: JudgeSpec, call_dir: Path) -> tuple[str | None, list[str]]:
     return final
 
 
-def codex_identity(call_dir: Path) -> dict[str, Any]:
-    """Model, effort and CLI version as Codex's own rollouts record them (every turn must agree)."""
-    models, efforts, versions = set(), set(), set()
-    for path in sorted((call_dir / "agent" / "rollouts").rglob("*.jsonl")):
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            try:
-                ev = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            payload = _payload if isinstance(ev, dict) and isinstance(_payload := ev.get("payload"), dict) else {}
-            if ev.get("type") == "turn_context":
-                models.add(payload.get("model"))
-                efforts.add(payload.get("effort"))
-            elif ev.get("type") == "session_meta":
-                versions.add(payload.get("cli_version"))
-
-    def one(values: set[Any]) -> Any:
-        return next(iter(values)) if len(values) == 1 else ("/".join(sorted(map(str, values))) or None)
-
-    return {"model": one(models), "effort": one(efforts), "cli_version": one(versions)}
-
-
 def native_cli_version(call_dir: Path, harness: str) -> str | None:
-    """The CLI version the call's own native evidence reports (Claude: execution.json; Codex: its rollouts)."""
-    if harness == "codex":
-        version = codex_identity(call_dir)["cli_version"]
+    """The CLI version the call's own native evidence reports: the harness's native identity
+    (Codex: its rollouts), else ``execution.json`` (Claude)."""
+    identity = harness_class(harness).native_identity(call_dir)
+    if identity:
+        version = identity.get("cli_version")
     else:
         try:
             version = json.loads((call_dir / "execution.json").read_text()).get("cli_version")
@@ -112,8 +92,8 @@ async def launch_judge(harness: Any, environment: Any, spec: JudgeSpec, *, task_
     execution: dict[str, Any] = {}
     with contextlib.suppress(OSError, json.JSONDecodeError):
         execution = json.loads((call_dir / "execution.json").read_text())
-    if spec.harness == "codex" and not execution:
-        execution = codex_identity(call_dir)
+    if not execution:
+        execution = harness_class(spec.harness).native_identity(call_dir)
     usage = None
     if run is not None:
         u = run.usage

@@ -7,8 +7,8 @@ import re
 import msgspec
 
 from ..errors import InputError
+from ..harness_registry import real_harness_names
 
-HARNESSES = ("claude", "codex")
 EFFORTS = ("low", "medium", "high", "xhigh", "max", "minimal")
 
 
@@ -32,9 +32,10 @@ def parse_judge(text: str) -> JudgeSpec:
         raise InputError(f"cannot read the judge {text!r}", field="--judge",
                          fix="write HARNESS:MODEL:EFFORT, e.g. claude:claude-sonnet-4-5:high")
     harness, model, effort = (p.strip() for p in parts)
-    if harness not in HARNESSES:
+    judges = real_harness_names()  # a judge is a real agent CLI
+    if harness not in judges:
         raise InputError(f"unknown judge harness {harness!r}", field="--judge",
-                         fix="use one of: " + ", ".join(HARNESSES))
+                         fix="use one of: " + ", ".join(judges))
     if effort not in EFFORTS:
         raise InputError(f"unknown effort {effort!r} in the judge {text!r}", field="--judge",
                          fix="use one of: " + ", ".join(EFFORTS))

@@ -38,6 +38,7 @@ from ..events import (
     Finding,
     LogRepaired,
     Measure,
+    MeasurementReadinessChecked,
     MeasurementRevisionFinished,
     MeasurementRevisionStarted,
     MeasuresCollected,
@@ -222,6 +223,11 @@ class RunState:
     #: measurement revisions started by ``pluginbench measure``, in order, and the selected one
     measurement_revisions: dict[str, MeasurementRevision] = field(default_factory=dict)
     measurement_selected: str | None = None
+    #: preparation's readiness per task and measure, the pairs it does not measure, and the
+    #: observer versions it bound (``measurement_readiness.checked``)
+    measurement_readiness: list[ReadinessRow] = field(default_factory=list)
+    prepared_not_measured: list[NotMeasured] = field(default_factory=list)
+    observers: dict[str, str] = field(default_factory=dict)
     #: the saved settings' SHA-256 as the selected measurement revision rewrote them
     revised_evaluation_sha256: str | None = None
     #: the open source-only round (attempt ids) and the attempts this worker graded source-only
@@ -505,7 +511,12 @@ class RunState:
             case ReviewRevisionFinished():
                 rev = self.review_revisions[event.revision]
                 rev.finished, rev.selected = True, event.selected
+            case MeasurementReadinessChecked():
+                self.measurement_readiness = list(event.readiness)
+                self.prepared_not_measured = list(event.not_measured)
+                self.observers = dict(event.observers)
             case MeasurementRevisionStarted():
+                self.observers.update(event.observers)
                 self.measurement_revisions[event.revision] = MeasurementRevision(
                     event.revision, list(event.measurements), list(event.added), list(event.readiness),
                     list(event.not_measured))
@@ -537,7 +548,7 @@ class RunState:
     @property
     def not_measured(self) -> list[NotMeasured]:
         rev = self.selected_measurement()
-        return list(rev.not_measured) if rev is not None else []
+        return list(rev.not_measured) if rev is not None else list(self.prepared_not_measured)
 
 
 def fold(events: Iterable[Event], state: RunState | None = None) -> RunState:

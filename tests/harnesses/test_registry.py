@@ -252,3 +252,26 @@ def test_reviewer_rules_and_answer_come_from_the_registered_harness(toy: type[To
                         classmethod(lambda cls, stdout: (stdout.strip().splitlines()[-1], [])))
     assert reviewer_spec_problem(TOY, None, None) is None
     assert final_message(TOY, "thinking\n{\"findings\": []}\n") == '{"findings": []}'
+
+
+def test_the_capability_record_is_the_registered_harness_policy(toy: type[ToyHarness],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan's and report's capability record comes from the harness's own
+    ``capability_policy``: not applicable by default, whatever the toy declares otherwise."""
+    from pluginbench.config import (
+        ENFORCED,
+        NOT_ENFORCED,
+        Capabilities,
+        capability_entry,
+        capability_record,
+    )
+
+    caps = Capabilities(subagents=False, max_threads=2)
+    assert {v["enforcement"] for k, v in capability_record(TOY, caps).items() if k != "not_enforced"} == {
+        "not_applicable"}
+    monkeypatch.setattr(ToyHarness, "capability_policy", classmethod(lambda cls, c: {
+        "subagents": capability_entry(c.subagents, ENFORCED, "toy agents off"),
+        "max_threads": capability_entry(c.max_threads, NOT_ENFORCED, "the toy cannot count")}))
+    record = capability_record(TOY, caps)
+    assert record["subagents"] == {"value": False, "enforcement": ENFORCED, "how": "toy agents off"}
+    assert record["not_enforced"] == ["max_threads"]

@@ -213,3 +213,63 @@ def test_a_fresh_run_selecting_coverage_collects_it(tmp_path: Path, venv_path) -
     group = results["code_measures"]["changed_line_coverage"]["python|coverage-py-json 7.17.3"]
     assert group["per_task"]["clamp"]["tests-first"] == {"median": 0.6, "n": 2, "unknown": 0}
     assert group["per_arm"]["vanilla"]["median_of_task_medians"] == 0.2
+
+
+def test_preparation_checks_coverage_per_task_and_saves_readiness(tmp_path: Path, venv_path) -> None:
+    """A run that selects coverage runs its readiness check (the command twice on the starting
+    source) before coding: measurement-readiness.json and check.json in the run directory say
+    ready, bind the observer versions, and the log records them."""
+    config = _config(tmp_path, repeats=1, measurements=["tokens", "time", "lines", "coverage"],
+                     measurement_settings={"coverage_profiles": {"python": PROFILE}})
+    code, out = run_cli("run", str(config), "--output", str(tmp_path / "run"), "--foreground")
+    assert code == 0, out
+    run = tmp_path / "run"
+    doc = json.loads((run / "measurement-readiness.json").read_text())
+    assert doc["readiness"] == [{"task": "clamp", "measure": "coverage", "state": "ready", "reason": None,
+                                 "detail": "7.17.3"}]
+    assert doc["observers"]["coverage"] == "2" and doc["not_measured"] == [] and doc["blocking"] == []
+    assert json.loads((run / "check.json").read_text())["measurements"] == doc
+    checked = [e for e in events_of(run) if e["type"] == "measurement_readiness.checked"]
+    assert len(checked) == 1 and checked[0]["observers"]["coverage"] == "2"
+
+
+def test_coverage_ready_on_no_task_stops_the_run_before_coding(tmp_path: Path, venv_path) -> None:
+    """A coverage command that writes no report leaves coverage broken on every task: the run
+    stops before its first coding attempt, saying why."""
+    config = _config(tmp_path, repeats=1, measurements=["tokens", "time", "lines", "coverage"],
+                     measurement_settings={"coverage_profiles": {"python": {**PROFILE, "report_path": "none.json"}}})
+    code, out = run_cli("run", str(config), "--output", str(tmp_path / "run"), "--foreground")
+    assert code != 0, out
+    types = [e["type"] for e in events_of(tmp_path / "run")]
+    assert "agent.launched" not in types and "coding.started" not in types
+    stopping = [e for e in events_of(tmp_path / "run") if e["type"] == "run.stopping"][-1]
+    assert "coverage is ready on no task" in stopping["reason"] and "wrote no none.json" in stopping["reason"]
+
+
+def test_a_different_frozen_observer_version_is_refused(finished_run: Path, tmp_path: Path) -> None:
+    """A run whose coverage observer was frozen at another version (here version 1, before Go
+    line coverage) is refused: its values could differ for the same input."""
+    run = _copy(finished_run, tmp_path)
+    code, out = run_cli("measure", str(run), "--measurements", "coverage", "--revision", "r1",
+                        "--coverage-profiles", str(_profiles(tmp_path)), "--yes")
+    assert code == 0, out
+    log = run / "events.jsonl"
+    log.write_text(log.read_text().replace('"observers":{"coverage":"2"}', '"observers":{"coverage":"1"}'))
+    (run / "evidence" / "ledger.sqlite").unlink(missing_ok=True)
+    code, out = run_cli("measure", str(run), "--measurements", "coverage", "--revision", "r2", "--yes")
+    assert_refused(code, out, "the run froze the 'coverage' observer at version 1")
+
+
+def test_check_prints_readiness_per_measure(tmp_path: Path, venv_path) -> None:
+    """check runs each selected measure's readiness per task and prints it, with the warning
+    for a pair it will not measure; --json carries the rows, warnings and not_measured."""
+    config = _config(tmp_path, measurements=["tokens", "time", "lines", "coverage"],
+                     measurement_settings={"coverage_profiles": {"python": PROFILE}})
+    code, out = run_cli("check", str(config))
+    assert code == 0, out
+    assert "measure readiness clamp: coverage ready" in out
+    code, out = run_cli("check", str(config), "--json")
+    assert code == 0, out
+    doc = json.loads(out)
+    assert doc["measurements"]["readiness"][0]["state"] == "ready"
+    assert doc["warnings"] == [] and doc["not_measured"] == []
