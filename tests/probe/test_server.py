@@ -290,16 +290,15 @@ def test_concurrent_conversations_do_not_interfere(probe: ProbeServer) -> None:
 
 
 def test_log_file_gets_every_record(tmp_path: Path) -> None:
-    """With log= every record is appended as one JSON line."""
+    """With log= every record is appended as one JSON line, in request order, even though a
+    streamed answer is recorded only when its stream ends (after the client moved on)."""
     log = tmp_path / "probe.jsonl"
     with ProbeServer(SCEN, log=log) as server:
         request(server.base_url, "POST", "/v1/messages", anthropic_body([user("x")]))
         request(server.base_url, "HEAD", "/api/hello")
         assert server.wait_idle(timeout=60)
     lines = [json.loads(line) for line in log.read_text().splitlines()]
-    # A request is recorded after its answer is sent, so the next request's record may be
-    # appended first: the log holds every record, not necessarily in request order.
-    assert sorted(r["answer"] for r in lines) == ["hello", "tool"]
+    assert [(r["seq"], r["answer"]) for r in lines] == [(1, "tool"), (2, "hello")]
 
 
 def test_log_keeps_arrival_order_past_a_request_that_failed_unrecorded(tmp_path: Path) -> None:
