@@ -179,7 +179,9 @@ class ProbeServer:
     ``/v1`` (Claude Code appends it; Codex's provider ``base_url`` is ``{base_url}/v1``,
     see :func:`launch_env`). Requests carrying a credential shaped like a real one
     (``sk-…`` other than the probe's, or a JWT) get 401 and are recorded with
-    ``refused_real_credential=True``. ``log``, if given, receives every record as a JSON line.
+    ``refused_real_credential=True``. ``log``, if given, receives every record as a JSON line,
+    in arrival order like :attr:`requests` (a streamed answer is recorded when its stream
+    ends, which can be after a later, shorter request was answered: its line waits for it).
     """
 
     def __init__(self, scenario: Scenario, host: str = "127.0.0.1", port: int = 0,
@@ -209,6 +211,8 @@ class ProbeServer:
         self._lock = threading.Condition()
         self._records: list[ProbeRequest] = []
         self._seq = 0
+        self._logged_upto = 0  # every seq up to this one is settled in the log
+        self._unlogged: dict[int, ProbeRequest | None] = {}  # settled out of order; None: nothing to log
         self._in_flight = 0
         self._last_activity = time.monotonic()
         self._conns: set[socket.socket] = set()
@@ -290,9 +294,24 @@ class ProbeServer:
     def _record(self, rec: ProbeRequest) -> None:
         with self._lock:
             self._records.append(rec)
-            if self._log is not None:
-                with self._log.open("ab") as f:
-                    f.write(msgspec.json.encode(rec) + b"\n")
+            self._settle(rec.seq, rec)
+
+    def _settle(self, seq: int, rec: ProbeRequest | None) -> None:
+        """Append the log lines now in arrival order (hold the lock). A request is settled
+        by its record, or with ``None`` when it ended without one, so none holds back the
+        rest for ever."""
+        if self._log is None:
+            return
+        self._unlogged[seq] = rec
+        lines: list[bytes] = []
+        while self._logged_upto + 1 in self._unlogged:
+            self._logged_upto += 1
+            ready = self._unlogged.pop(self._logged_upto)
+            if ready is not None:
+                lines.append(msgspec.json.encode(ready) + b"\n")
+        if lines:
+            with self._log.open("ab") as f:
+                f.write(b"".join(lines))
 
     def _handle(self, h: _Handler, method: str) -> None:
         with self._lock:
@@ -304,6 +323,8 @@ class ProbeServer:
             self._serve(h, method, seq)
         finally:
             with self._lock:
+                if seq > self._logged_upto and seq not in self._unlogged:
+                    self._settle(seq, None)  # it failed before recording
                 self._in_flight -= 1
                 self._last_activity = time.monotonic()
                 self._lock.notify_all()

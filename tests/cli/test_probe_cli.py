@@ -25,9 +25,9 @@ def test_probe_serve_prints_its_url_and_answers() -> None:
                            "messages": [{"role": "user", "content": "hi"}]}).encode()
         req = urllib.request.Request(f"{url}/v1/messages", data=body, method="POST", headers={
             "content-type": "application/json", "x-api-key": PROBE_ANTHROPIC_KEY, "anthropic-version": "2023-06-01"})
-        with urllib.request.urlopen(req, timeout=10) as resp:
+        with urllib.request.urlopen(req, timeout=60) as resp:
             answer = json.loads(resp.read())
         assert answer["type"] == "message" and answer["usage"]["output_tokens"] >= 0
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.wait(timeout=60)

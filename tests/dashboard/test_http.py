@@ -80,7 +80,7 @@ def test_pages_carry_a_strict_content_security_policy(served: tuple[int, str, Pa
     import http.client
 
     port, _, _ = served
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     conn.request("GET", "/")
     resp = conn.getresponse()
     csp = resp.getheader("Content-Security-Policy") or ""

@@ -111,7 +111,7 @@ async def test_vanilla_attempt_discovers_nothing_and_usage_equals_served(cli: Pa
     scen = load_scenario(write(tmp_path / "s.yaml", SCENARIO))
     with ProbeServer(scen) as probe:
         _, run, adir, out, launched = await _attempt(cli, tmp_path, probe, vanilla(), "van")
-        probe.wait_idle()
+        probe.wait_idle(timeout=60)
         served = _served(probe)
     receipt = json.loads((adir / "native-treatment.json").read_text())
     assert receipt["passed"] and receipt["probe"] is True
@@ -131,7 +131,7 @@ async def test_treatment_attempt_loads_exactly_the_declared_components(cli: Path
     scen = load_scenario(write(tmp_path / "s.yaml", SCENARIO))
     with ProbeServer(scen) as probe:
         _, run, adir, out, _ = await _attempt(cli, tmp_path, probe, sample_treatment(tmp_path), "trt")
-        probe.wait_idle()
+        probe.wait_idle(timeout=60)
         served = _served(probe)
     receipt = json.loads((adir / "native-treatment.json").read_text())
     assert receipt["passed"], receipt["problems"]

@@ -65,7 +65,7 @@ async def _attempt(tmp: Path, cli: Path, caps: Capabilities) -> tuple[dict, str,
         spec = SandboxSpec("run", "att", "coding", "t", workspace=_workspace(tmp), home=home, readonly=harness.readonly)
         async with LocalEnvironment(isolation="auto").sandbox(spec) as sb:
             run = await harness.run(sb, ctx)
-        probe.wait_idle()
+        probe.wait_idle(timeout=60)
         coding = [r for r in probe.requests if r.kind == "coding"]
     assert coding, "the CLI made no coding request"
     import json
@@ -154,7 +154,7 @@ def test_v2_spawn_tool_hides_model_and_effort(tmp_path, cli, runtime):
         done = subprocess.run([str(cli), "exec", "--json", "--strict-config", "--skip-git-repo-check", "-C", str(ws),
                                "-m", "stub-model", *force, "--", "Say hello."],
                               env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-        probe.wait_idle()
+        probe.wait_idle(timeout=60)
         coding = [r for r in probe.requests if r.kind == "coding"]
     assert done.returncode == 0, done.stderr[-2000:]
     assert coding, "the CLI made no coding request"

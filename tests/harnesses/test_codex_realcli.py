@@ -100,7 +100,7 @@ async def attempt(tmp: Path, cli: Path, scenario: str, treatment: FrozenTreatmen
             hook_file = tmp / "hook-ran.txt"
             with contextlib.suppress(Exception):  # absent unless a hook ran
                 await sb.get(f"{sb.paths.home}/hook-ran.txt", hook_file)
-        probe.wait_idle()
+        probe.wait_idle(timeout=60)
         served = probe.served_usage()
     return run, error, record, served, tmp / "out", tmp / "attempt"
 

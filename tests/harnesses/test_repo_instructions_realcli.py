@@ -86,7 +86,7 @@ async def _attempt(harness, tmp: Path, probe: ProbeServer, treatment: FrozenTrea
         with contextlib.suppress(Exception):
             await sb.get(f"{sb.paths.home}/cli-launches.log", log)
     assert run.error is None, run.error
-    probe.wait_idle()
+    probe.wait_idle(timeout=60)
     receipt = json.loads((attempt_dir / "native-treatment.json").read_text())
     launches = log.read_text().splitlines() if log.exists() else []
     return receipt, launches, at_launch[0] if at_launch else None

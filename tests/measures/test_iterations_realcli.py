@@ -70,7 +70,7 @@ async def _run(tmp: Path, name: str) -> Path:
             await harness.run(sb, ctx)
             await sb.stop()
             await sb.export_workspace(tmp / "out")
-        probe.wait_idle()
+        probe.wait_idle(timeout=60)
     assert (tmp / "out" / "calc.py").read_text() == CALC.replace("a - b", "a + b")  # the edit really landed
     if RECORD:
         dest = Path(RECORD) / name / "agent"

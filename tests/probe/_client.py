@@ -36,7 +36,7 @@ def request(base_url: str, method: str, path: str, body: Any = None,
             headers: dict[str, str] | None = None) -> Reply:
     """One request on a fresh connection; a cut stream yields what arrived plus ``error``."""
     parts = urlsplit(base_url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)  # generous: CI shares 2 cores
     hdrs = {"x-api-key": PROBE_ANTHROPIC_KEY, "content-type": "application/json"}
     hdrs.update(headers or {})
     data = json.dumps(body).encode() if body is not None else None

@@ -69,7 +69,7 @@ def run_claude(tmp: Path, probe: ProbeServer, *, claude_md: str | None = None,
     proc = subprocess.run(argv, env=env, cwd=dirs["work"], stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=60)
     run = Run(proc.returncode, proc.stdout, proc.stderr, time.monotonic() - start, dirs["work"])
-    probe.wait_idle()
+    probe.wait_idle(timeout=60)
     print(f"claude run: rc={run.rc} wall={run.wall:.2f}s")
     return run
 
@@ -95,7 +95,7 @@ def run_codex(tmp: Path, probe: ProbeServer, *, agents_md: str | None = None,
     proc = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True,
                           text=True, timeout=60)
     run = Run(proc.returncode, proc.stdout, proc.stderr, time.monotonic() - start, dirs["work"])
-    probe.wait_idle()
+    probe.wait_idle(timeout=60)
     print(f"codex run: rc={run.rc} wall={run.wall:.2f}s")
     return run
 
@@ -105,7 +105,7 @@ def test_claude_code_edits_a_file_and_reports_served_usage_exactly(tmp_path: Pat
     with ProbeServer(bundled_scenario("edit-file")) as probe:
         run = run_claude(tmp_path, probe)
         served = probe.served_usage()
-        probe.wait_idle()
+        probe.wait_idle(timeout=60)
         recs = probe.requests
     assert run.rc == 0, run.stderr
     assert (run.work / "probe_output.txt").read_text() == "written by the pluginbench probe\n"
@@ -134,7 +134,7 @@ def test_codex_runs_shell_and_apply_patch_and_reports_served_usage_exactly(tmp_p
     with ProbeServer(bundled_scenario("edit-file")) as probe:
         run = run_codex(tmp_path, probe)
         served = probe.served_usage()
-        probe.wait_idle()
+        probe.wait_idle(timeout=60)
         recs = probe.requests
     assert run.rc == 0, run.stderr
     assert (run.work / "probe_output.txt").read_text() == "written by the pluginbench probe\n"
@@ -182,7 +182,7 @@ def test_claude_code_rate_limit_is_an_api_error(tmp_path: Path) -> None:
     """A scripted 429 makes Claude Code retry (CLAUDE_CODE_MAX_RETRIES=2) and end with api_error 429."""
     with ProbeServer(bundled_scenario("rate-limit")) as probe:
         run = run_claude(tmp_path, probe)
-        probe.wait_idle()
+        probe.wait_idle(timeout=60)
         recs = probe.requests
         served = probe.served_usage()
     (result,) = run.of("result")
@@ -196,7 +196,7 @@ def test_codex_rate_limit_fails_the_turn(tmp_path: Path) -> None:
     """A scripted 429 fails Codex's turn at once (provider retries are off in probe mode)."""
     with ProbeServer(bundled_scenario("rate-limit")) as probe:
         run = run_codex(tmp_path, probe)
-        probe.wait_idle()
+        probe.wait_idle(timeout=60)
         recs = probe.requests
     assert run.rc == 1 and run.of("turn.failed")
     assert "429" in run.of("turn.failed")[0]["error"]["message"]
@@ -208,7 +208,7 @@ def test_claude_code_with_a_real_looking_key_is_refused(tmp_path: Path) -> None:
     with ProbeServer(bundled_scenario("text")) as probe:
         run = run_claude(tmp_path, probe,
                          env_over={"ANTHROPIC_API_KEY": "sk-ant-api03-" + "x" * 40})
-        probe.wait_idle()
+        probe.wait_idle(timeout=60)
         recs = probe.requests
     (result,) = run.of("result")
     assert run.rc == 1 and result["api_error_status"] == 401
@@ -220,7 +220,7 @@ def test_codex_with_a_real_looking_key_is_refused(tmp_path: Path) -> None:
     """A real-looking OpenAI key reaching the probe is refused with 401 and flagged."""
     with ProbeServer(bundled_scenario("text")) as probe:
         run = run_codex(tmp_path, probe, env_over={PROBE_OPENAI_ENV_KEY: "sk-proj-" + "y" * 40})
-        probe.wait_idle()
+        probe.wait_idle(timeout=60)
         recs = probe.requests
     assert run.rc == 1 and "401" in run.of("turn.failed")[0]["error"]["message"]
     assert [(r.refused_real_credential, r.status) for r in recs] == [(True, 401)]
@@ -230,7 +230,7 @@ def test_claude_code_cut_streams_fall_back_to_non_streaming(tmp_path: Path) -> N
     """Cut streams make Claude Code retry, then try once without streaming, then fail with no usage."""
     with ProbeServer(bundled_scenario("drop-stream")) as probe:
         run = run_claude(tmp_path, probe)
-        probe.wait_idle()  # a cut stream is recorded when its connection ends
+        probe.wait_idle(timeout=60)  # a cut stream is recorded when its connection ends
         recs = probe.requests
         served = probe.served_usage()
     (result,) = run.of("result")
@@ -250,7 +250,7 @@ def test_codex_cut_stream_fails_the_turn(tmp_path: Path) -> None:
     """A cut stream fails Codex's turn (stream retries are off in probe mode)."""
     with ProbeServer(bundled_scenario("drop-stream")) as probe:
         run = run_codex(tmp_path, probe)
-        probe.wait_idle()
+        probe.wait_idle(timeout=60)
         recs = probe.requests
     assert run.rc == 1 and "stream disconnected" in run.of("turn.failed")[0]["error"]["message"]
     assert [(r.answer, r.completed) for r in recs] == [("drop_stream", False)]

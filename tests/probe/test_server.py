@@ -90,7 +90,7 @@ def test_anthropic_stream_carries_script_and_exact_usage(probe: ProbeServer) -> 
     assert msg["usage"] == {k: USAGE[k] for k in ("input_tokens", "output_tokens",
                                                    "cache_read_input_tokens",
                                                    "cache_creation_input_tokens")}
-    probe.wait_idle()
+    assert probe.wait_idle(timeout=60)
     (rec,) = probe.requests
     assert (rec.api, rec.kind, rec.rule, rec.step, rec.status, rec.completed) == (
         "anthropic", "coding", "main", 0, 200, True)
@@ -114,7 +114,7 @@ def test_served_usage_sums_completed_coding_turns_per_model(probe: ProbeServer) 
     request(probe.base_url, "POST", "/v1/messages", anthropic_body([user("t")], tools=False))
     request(probe.base_url, "POST", "/v1/responses", responses_body([rinput("user", "a")]),
             headers={"authorization": f"Bearer {PROBE_OPENAI_KEY}"})
-    probe.wait_idle()
+    assert probe.wait_idle(timeout=60)
     totals = probe.served_usage()
     assert totals["claude-sonnet-4-5"] == StepUsage(**USAGE) + StepUsage(input_tokens=10, output_tokens=2)
     assert totals["gpt-5.5"] == StepUsage(**USAGE)
@@ -191,7 +191,7 @@ def test_drop_stream_cuts_the_connection(probe: ProbeServer, api: str) -> None:
         last = "response.completed"
     assert r.status == 200 and r.error is not None
     assert r.raw and last.encode() not in r.raw
-    probe.wait_idle()
+    assert probe.wait_idle(timeout=60)
     (rec,) = probe.requests
     assert rec.answer == "drop_stream" and rec.completed is False
     assert probe.served_usage() == {}
@@ -210,7 +210,7 @@ def test_side_requests_do_not_consume_steps(probe: ProbeServer) -> None:
     assert side.json()["content"][0]["text"] == "PluginBench probe side answer."
     coding = request(probe.base_url, "POST", "/v1/messages", anthropic_body([user("go")]))
     assert _anthropic_message(coding.events())["content"][1]["name"] == "Bash"  # still step 0
-    probe.wait_idle()
+    assert probe.wait_idle(timeout=60)
     kinds = [(r.kind, r.answer) for r in probe.requests]
     assert kinds == [("side", "hello"), ("side", "count_tokens"), ("side", "models"),
                      ("side", "text"), ("coding", "tool")]
@@ -285,21 +285,33 @@ def test_concurrent_conversations_do_not_interfere(probe: ProbeServer) -> None:
     for t in threads:
         t.join()
     assert results == {0: "Bash", 1: "apply_patch", 2: "final words"}
-    assert probe.wait_idle()
+    assert probe.wait_idle(timeout=60)
     assert len(probe.requests) == 12
 
 
 def test_log_file_gets_every_record(tmp_path: Path) -> None:
-    """With log= every record is appended as one JSON line."""
+    """With log= every record is appended as one JSON line, in request order, even though a
+    streamed answer is recorded only when its stream ends (after the client moved on)."""
     log = tmp_path / "probe.jsonl"
     with ProbeServer(SCEN, log=log) as server:
         request(server.base_url, "POST", "/v1/messages", anthropic_body([user("x")]))
         request(server.base_url, "HEAD", "/api/hello")
-        server.wait_idle()
+        assert server.wait_idle(timeout=60)
     lines = [json.loads(line) for line in log.read_text().splitlines()]
-    # A request is recorded after its answer is sent, so the next request's record may be
-    # appended first: the log holds every record, not necessarily in request order.
-    assert sorted(r["answer"] for r in lines) == ["hello", "tool"]
+    assert [(r["seq"], r["answer"]) for r in lines] == [(1, "tool"), (2, "hello")]
+
+
+def test_log_keeps_arrival_order_past_a_request_that_failed_unrecorded(tmp_path: Path) -> None:
+    """A request that ends without a record (an undecodable gzip body) does not hold back later log lines."""
+    log = tmp_path / "probe.jsonl"
+    with ProbeServer(SCEN, log=log) as server:
+        with pytest.raises(OSError):  # the server drops the connection without an answer
+            request(server.base_url, "POST", "/v1/messages", "not gzip", headers={"content-encoding": "gzip"})
+        request(server.base_url, "HEAD", "/api/hello")
+        assert server.wait_idle(timeout=60)
+        assert [r.answer for r in server.requests] == ["hello"]
+        lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(r["seq"], r["answer"]) for r in lines] == [(2, "hello")]
 
 
 def test_stop_is_idempotent_and_frees_the_port() -> None:
@@ -328,7 +340,7 @@ def test_module_cli_serves_and_prints_base_url(tmp_path: Path) -> None:
         assert _anthropic_message(r.events())["content"][0]["text"] == "Hello from the PluginBench probe."
     finally:
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=10) == 0
+        assert proc.wait(timeout=60) == 0
 
 
 def test_module_cli_rejects_a_bad_scenario(tmp_path: Path) -> None:
@@ -348,6 +360,6 @@ def test_drop_on_a_non_streaming_request_cuts_the_json_body(probe: ProbeServer) 
     assert r.status == 200 and r.error == "incomplete"
     with pytest.raises(json.JSONDecodeError):
         json.loads(r.raw)
-    probe.wait_idle()
+    assert probe.wait_idle(timeout=60)
     (rec,) = probe.requests
     assert (rec.answer, rec.stream, rec.completed, rec.usage) == ("drop_stream", False, False, None)

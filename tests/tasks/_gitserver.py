@@ -66,7 +66,7 @@ class TaskRepo:
              "--listen=127.0.0.1", f"--port={self.port}", str(self.root)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         )
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60  # generous: CI shares 2 cores
         while True:
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
@@ -78,5 +78,5 @@ class TaskRepo:
     def stop(self) -> None:
         if self.daemon is not None and self.daemon.poll() is None:
             os.killpg(self.daemon.pid, signal.SIGTERM)
-            self.daemon.wait(timeout=10)
+            self.daemon.wait(timeout=60)
         self.daemon = None
