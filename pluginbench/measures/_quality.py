@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import threading
+from dataclasses import dataclass
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -248,9 +249,9 @@ def _unused_candidates(inp: CollectorInput, languages: set[str | None], touched:
     if languages & _JS:
         return {"dead_code_candidates_added": _knip_candidates(inp, touched)}
     if "rust" in languages:
-        return {"dead_code_candidates_added": _rust_candidates(inp, touched)}
+        return {"dead_code_candidates_added": _checker_candidates(inp, _CARGO)}
     if "go" in languages:
-        return {"dead_code_candidates_added": _go_candidates(inp)}
+        return {"dead_code_candidates_added": _checker_candidates(inp, _STATICCHECK)}
     analyzer, reason = vulture_status()
     if analyzer is None:
         return {"dead_code_candidates_added": Measure(value=None, unit=unit, status="unknown", reason=reason)}
@@ -302,69 +303,58 @@ def _knip_candidates(inp: CollectorInput, touched: set[str]) -> Measure:
     return Measure(value=len(new), unit=unit, language=language, analyzer=analyzer)
 
 
-def _rust_candidates(inp: CollectorInput, touched: set[str]) -> Measure:
+@dataclass(frozen=True)
+class _BuildChecker:
+    """A compiled language's unused-code checker: it needs the build manifest at the
+    repository root and writes a scratch folder beside the tree it checks."""
+
+    language: str
+    key: str  # the starting-scan cache key
+    manifest: str
+    tool: str  # as named in messages
+    status: Callable[[], tuple[str | None, str | None]]
+    run: Callable[[Path, Path], Any]  # (tree, scratch folder) -> scan
+    scratch: str
+
+
+def _checker_candidates(inp: CollectorInput, checker: _BuildChecker) -> Measure:
     unit = "candidates"
-    analyzer, reason = cargo_status()
+    analyzer, reason = checker.status()
     if analyzer is None:
         return Measure(value=None, unit=unit, status="unknown", reason=reason)
-    if not (inp.starting_source / "Cargo.toml").is_file():
+    if not (inp.starting_source / checker.manifest).is_file():
         return Measure(value=None, unit=unit, status="unknown",
-                       reason="cargo check needs the repository's Cargo.toml at its root; the starting source has none")
+                       reason=f"{checker.tool} needs the repository's {checker.manifest} at its root; "
+                              "the starting source has none")
     scratch = inp.work_dir.parent
-    work = scratch / "dead-code-tree"
     try:
-        before = _starting(inp.starting_source, "cargo", lambda: _cargo_copy(inp.starting_source, scratch))
-        after = run_cargo_check(submission_tree(inp.starting_source, inp.patch, work), scratch / "cargo-target")
+        before = _starting(inp.starting_source, checker.key,
+                           lambda: _checked_copy(checker, inp.starting_source, "", scratch, "-start"))
+        after = _checked_copy(checker, inp.starting_source, inp.patch, scratch, "")
     except (PatchDoesNotApply, AnalyzerFailed) as exc:
-        return Measure(value=None, unit=unit, status="unknown", reason=str(exc), language="rust", analyzer=analyzer)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-        shutil.rmtree(scratch / "cargo-target", ignore_errors=True)
+        return Measure(value=None, unit=unit, status="unknown", reason=str(exc),
+                       language=checker.language, analyzer=analyzer)
     new = introduced(before.candidates, after.candidates)
     _evidence(inp, "introduced.txt", [f"{c.path}:{c.line}: {c.message}" for c in new])
-    return Measure(value=len(new), unit=unit, language="rust", analyzer=analyzer)
+    return Measure(value=len(new), unit=unit, language=checker.language, analyzer=analyzer)
 
 
-def _go_candidates(inp: CollectorInput) -> Measure:
-    unit = "candidates"
-    analyzer, reason = staticcheck_status()
-    if analyzer is None:
-        return Measure(value=None, unit=unit, status="unknown", reason=reason)
-    if not (inp.starting_source / "go.mod").is_file():
-        return Measure(value=None, unit=unit, status="unknown",
-                       reason="staticcheck needs the repository's go.mod at its root; the starting source has none")
-    scratch = inp.work_dir.parent
-    work = scratch / "dead-code-tree"
+def _checked_copy(checker: _BuildChecker, starting: Path, patch: str, scratch: Path, suffix: str) -> Any:
+    """The checker's scan of a copy of ``starting`` with ``patch`` applied (it writes a lock
+    file and build output, so never the frozen source itself); both copies are removed."""
+    work = scratch / ("dead-code-start" if suffix else "dead-code-tree")
+    out = scratch / f"{checker.scratch}{suffix}"
     try:
-        before = _starting(inp.starting_source, "staticcheck", lambda: _staticcheck_copy(inp.starting_source, scratch))
-        after = run_staticcheck(submission_tree(inp.starting_source, inp.patch, work), scratch / "go-scratch")
-    except (PatchDoesNotApply, AnalyzerFailed) as exc:
-        return Measure(value=None, unit=unit, status="unknown", reason=str(exc), language="go", analyzer=analyzer)
+        return checker.run(submission_tree(starting, patch, work), out)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-        shutil.rmtree(scratch / "go-scratch", ignore_errors=True)
-    new = introduced(before.candidates, after.candidates)
-    _evidence(inp, "introduced.txt", [f"{c.path}:{c.line}: {c.message}" for c in new])
-    return Measure(value=len(new), unit=unit, language="go", analyzer=analyzer)
+        shutil.rmtree(out, ignore_errors=True)
 
 
-def _staticcheck_copy(starting: Path, scratch: Path) -> object:
-    work = scratch / "dead-code-start"
-    try:
-        return run_staticcheck(submission_tree(starting, "", work), scratch / "go-scratch-start")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-        shutil.rmtree(scratch / "go-scratch-start", ignore_errors=True)
-
-
-def _cargo_copy(starting: Path, scratch: Path) -> object:
-    """cargo check on a copy of the starting source (it writes a lock file and a target folder)."""
-    work = scratch / "dead-code-start"
-    try:
-        return run_cargo_check(submission_tree(starting, "", work), scratch / "cargo-target-start")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-        shutil.rmtree(scratch / "cargo-target-start", ignore_errors=True)
+_CARGO = _BuildChecker(language="rust", key="cargo", tool="cargo check", manifest="Cargo.toml", status=cargo_status,
+                       run=run_cargo_check, scratch="cargo-target")
+_STATICCHECK = _BuildChecker(language="go", key="staticcheck", tool="staticcheck", manifest="go.mod", status=staticcheck_status,
+                             run=run_staticcheck, scratch="go-scratch")
 
 
 def _knip_copy(starting: Path, scratch: Path) -> object:
