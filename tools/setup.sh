@@ -43,6 +43,9 @@ apt_install() {
 
 apt_install bubblewrap git debootstrap fzf tmux  # fzf: `tasks pick`; tmux drives it in tests
 apt_install golang-go go-staticcheck  # Go unused-code analysis (dead_code measure)
+# Rust unused-code analysis runs `cargo check --offline`: the machine's toolchain when it has one,
+# else Debian's (an older rustc still checks the fixtures' small crates offline).
+command -v cargo >/dev/null 2>&1 || apt_install cargo
 bash tools/install-clis.sh
 bash tools/install-analyzers.sh  # knip and jscpd for the dead_code measure
 bash tools/install-chromium.sh
