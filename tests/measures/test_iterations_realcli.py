@@ -71,7 +71,7 @@ async def _run(tmp: Path, name: str) -> Path:
             await sb.stop()
             await sb.export_workspace(tmp / "out")
         probe.wait_idle(timeout=60)
-    assert (tmp / "out" / "calc.py").read_text() == CALC.replace("a - b", "a + b")  # the edit really landed
+    assert (tmp / "out" / "calc.py").read_text() == CALC.replace("a - b", "(a + b)")  # the edit really landed
     if RECORD:
         dest = Path(RECORD) / name / "agent"
         shutil.rmtree(dest, ignore_errors=True)
