@@ -62,7 +62,9 @@ class RayBackend(Backend):
     """Attempts' sandboxes on the worker nodes of an existing Ray cluster."""
 
     name = "ray"
-    summary = "sandboxes on the worker nodes of a Ray cluster (jobs per node); the Supervisor stays on this machine"
+    summary = ("sandboxes on the worker nodes of a Ray cluster (jobs per node; bubblewrap, or with "
+               "`settings.sandbox: docker` containers from frozen task images on each node's own engine); "
+               "the Supervisor stays on this machine")
     settings_type = RaySettings
 
     def environment(self, **options: Any) -> Environment:

@@ -155,3 +155,25 @@ async def test_describe_reports_each_nodes_own_engine(ray_env, engines):
         assert d["sandbox"] == "docker" and d["problem"] is None
         assert d["docker"]["host"] == engines[name].host
         assert d["docker"]["version"] and d["cpus"] >= 1
+
+
+def test_doctor_checks_each_nodes_docker_engine(cluster, engines) -> None:
+    """`doctor --ray ADDRESS --ray-sandbox docker` passes when every node's own engine answers, naming each node's
+    socket, and fails (exit 1) naming the node whose engine does not answer."""
+    import json
+
+    from .runs import cli
+
+    hosts = [f"--ray-docker-host={name}={e.host}" for name, e in engines.items()]
+    ok = cli("doctor", "--ray", cluster.address, "--ray-sandbox", "docker", *hosts, "--json", timeout=300)
+    checks = {c["name"]: c for c in json.loads(ok.stdout)["checks"]["ray"]}
+    assert all(c["ok"] for c in checks.values()), checks
+    for name, e in engines.items():
+        assert e.host in checks[f"node {name}"]["detail"]
+    assert checks["head Docker engine (task images are prepared here)"]["ok"]
+    bad = cli("doctor", "--ray", cluster.address, "--ray-sandbox", "docker", hosts[0],
+              "--ray-docker-host=b=unix:///nonexistent/docker.sock", "--json", check=False, timeout=300)
+    assert bad.returncode == 1, bad.stderr
+    checks = {c["name"]: c for c in json.loads(bad.stdout)["checks"]["ray"]}
+    assert checks["node a"]["ok"] and not checks["node b"]["ok"]
+    assert "/nonexistent/docker.sock" in checks["node b"]["detail"]
