@@ -159,10 +159,11 @@ async def cluster_checks(address: str, label: str, sandbox: str = "bubblewrap",
                                               docker_hosts=docker_hosts or {})
     head: list[Check] = []
     if sandbox == "docker":
-        from ..environments._docker import DockerEnvironment
+        from ..environments import make_environment
 
         try:
-            info = await DockerEnvironment().info()
+            head_engine: Any = make_environment("docker")
+            info = await head_engine.info()
             head.append(Check("head Docker engine (task images are prepared here)", True,
                               f"Docker {info.version}, {info.cpus} CPUs"))
         except EnvironmentFailure as exc:
