@@ -96,6 +96,7 @@ def render_status(snap: dict[str, Any]) -> Group:
     table.add_column("task")
     for arm in arms:
         table.add_column(arm)
+    shown_keys: set[str] = set()
     for task in tasks:
         cells = []
         for arm in arms:
@@ -105,11 +106,18 @@ def render_status(snap: dict[str, Any]) -> Group:
                 key = a["outcome"] if a["state"] == "complete" else a["state"]
                 if key == "running" and not owned:
                     key = "interrupted"
-                mark, style = _CELL.get(key or "unknown", ("?", "magenta"))
+                key = key if key in _CELL else "unknown"
+                shown_keys.add(key)
+                mark, style = _CELL[key]
                 cell.append(mark + " ", style=style)
             cells.append(cell)
         table.add_row(task, *cells)
     lines.append(table)
+    if shown_keys:
+        legend = Text("", style="dim")
+        for key in (k for k in _CELL if k in shown_keys):
+            legend.append(f"{_CELL[key][0]} {key.replace('_', ' ')}   ")
+        lines.append(legend)
     tok = Table(show_edge=False, pad_edge=False, title="coding tokens by arm")
     tok.add_column("arm")
     tok.add_column("input", justify="right")
