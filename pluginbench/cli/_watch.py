@@ -186,6 +186,9 @@ def status_command(
         console.print(render_status(status_snapshot(rd.root)))
         return
     snap = status_snapshot(rd.root)
+    if not console.is_terminal:
+        _watch_into_a_pipe(rd.root, snap)
+        return
     with Live(render_status(snap), console=console, refresh_per_second=4, auto_refresh=False) as live:
         while True:
             if snap["phase"] in ENDED and not snap["active"]:
@@ -196,6 +199,28 @@ def status_command(
             except (OSError, ValueError):
                 continue  # caught a file mid-write: skip this redraw
             live.update(render_status(snap), refresh=True)
+
+
+def _progress_key(snap: dict[str, Any]) -> tuple[Any, ...]:
+    return (snap["phase"], snap["active"], sorted(snap["states"].items()), sorted(snap["outcomes"].items()))
+
+
+def _watch_into_a_pipe(root: Path, snap: dict[str, Any]) -> None:
+    """``status --watch`` into a file or pipe (``| tee``, a CI log): a live redraw cannot be
+    shown there, so the whole view is printed again, newline-terminated, each time the phase or
+    the attempt counts change, and once more at the end."""
+    console.print(render_status(snap))
+    shown = _progress_key(snap)
+    while not (snap["phase"] in ENDED and not snap["active"]):
+        time.sleep(2)
+        try:
+            snap = status_snapshot(root)
+        except (OSError, ValueError):
+            continue  # caught a file mid-write: skip this redraw
+        if _progress_key(snap) != shown:
+            shown = _progress_key(snap)
+            console.print()
+            console.print(render_status(snap))
 
 
 @errors_to_exit_codes
