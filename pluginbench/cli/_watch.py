@@ -64,6 +64,32 @@ def _node_lines(snap: dict[str, Any]) -> list[Text]:
             for n in nodes]
 
 
+def _measure_lines(measures: dict[str, Any], owned: bool) -> list[Text]:
+    """The selected measures, the measurement and review revisions (a collecting or running
+    one that no process owns shows as interrupted), and each (task, measure) pair the run
+    does not measure with its reason."""
+    lines: list[Text] = []
+    if measures.get("selected"):
+        lines.append(Text("measures: " + ", ".join(measures["selected"])))
+    revisions = []
+    for r in measures.get("measurement_revisions") or []:
+        state = "interrupted" if r["status"] == "collecting" and not owned else r["status"]
+        revisions.append(f"{r['revision']} ({state})")
+    if revisions:
+        lines.append(Text("measurement revisions: " + ", ".join(revisions)))
+    reviews = []
+    for r in measures.get("review_revisions") or []:
+        state = "interrupted" if r["status"] == "running" and not owned else r["status"]
+        reviewer = r["harness"] if r["model"] in (None, r["harness"]) else f"{r['harness']} {r['model']}"
+        reviews.append(f"{r['revision']} ({reviewer}, {r['reviewed']}/{r['assigned']} reviewed, {state}"
+                       + (", selected)" if r["selected"] else ")"))
+    if reviews:
+        lines.append(Text("review revisions: " + ", ".join(reviews)))
+    for n in measures.get("not_measured") or []:
+        lines.append(Text(f"not measured: {n['measure']} on {n['task']}: {n['reason']}", style="yellow"))
+    return lines
+
+
 def render_status(snap: dict[str, Any]) -> Group:
     """The terminal view of a status snapshot."""
     owned = snap["active"]
@@ -139,6 +165,7 @@ def render_status(snap: dict[str, Any]) -> Group:
         lines.append(Text(
             f"vanilla cache: {reuse['reused']} of {reuse['vanilla_attempts']} vanilla attempts reused "
             f"({reuse['planned_hits']} planned hits); this run spent {shown(spent)} tokens (reused attempts excluded)"))
+    lines.extend(_measure_lines(snap.get("measures") or {}, owned))
     for d in snap["discarded"]:
         lines.append(Text(f"discarded {d['id']} (slot {d['slot']}) → {d['replaced_by']}: {d['reason']}", style="yellow"))
     if snap.get("stopping") and snap["phase"] not in ("stopped", "failed"):

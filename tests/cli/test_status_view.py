@@ -47,3 +47,33 @@ def test_an_unowned_running_attempt_is_shown_and_decoded_as_interrupted() -> Non
     """With no live owner a running attempt's mark is ! and the legend says interrupted, not running."""
     out = _text(_snapshot([_attempt("a", "running", None)], active=False))
     assert "! interrupted" in out and "running" not in out.split("task")[1]
+
+
+def _with_measures(active: bool) -> dict[str, Any]:
+    snap = _snapshot([_attempt("a", "complete", "pass")], active=active)
+    snap["measures"] = {
+        "selected": ["coverage", "lines", "time", "tokens"],
+        "measurement_revisions": [{"revision": "initial", "status": "not_selected", "selected": False},
+                                  {"revision": "cov2", "status": "collecting", "selected": False}],
+        "review_revisions": [{"revision": "initial", "status": "running", "selected": True, "reviewed": 1,
+                              "assigned": 4, "harness": "codex", "model": "gpt-5.5"}],
+        "references": {},
+        "not_measured": [{"task": "a", "measure": "coverage", "reason": "not_configured: no coverage profile"}],
+    }
+    return snap
+
+
+def test_measures_revisions_and_not_measured_pairs_are_shown() -> None:
+    """The view lists the selected measures, each measurement and review revision with its state, and every pair the run does not measure with its reason."""
+    out = _text(_with_measures(active=True))
+    assert "measures: coverage, lines, time, tokens" in out
+    assert "measurement revisions: initial (not_selected), cov2 (collecting)" in out
+    assert "review revisions: initial (codex gpt-5.5, 1/4 reviewed, running, selected)" in out
+    assert "not measured: coverage on a: not_configured: no coverage profile" in out
+
+
+def test_unowned_collecting_and_running_revisions_show_as_interrupted() -> None:
+    """With no live owner a collecting measurement revision and a running review revision read interrupted."""
+    out = _text(_with_measures(active=False))
+    assert "cov2 (interrupted)" in out and "1/4 reviewed, interrupted, selected" in out
+    assert "collecting" not in out and "running" not in out.split("review revisions")[1]
