@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.cli._cli_helpers import run_cli
-from tests.runs_helpers import write_config
+import pytest
+
+from tests.cli._cli_helpers import assert_refused, run_cli
+from tests.runs_helpers import QUICKSTART, write_config
 
 
 def test_dry_run_without_prices_names_the_prices_setting(tmp_path: Path) -> None:
@@ -68,3 +70,16 @@ def test_check_prints_the_settings_before_readiness_and_each_control_as_it_finis
     assert "config ok: 2 tasks" in first and "readiness: oracle and nop on each of 2 task(s)" in first
     assert "readiness word-wrap: oracle" not in first and "check passed" not in last
     assert last.count(": oracle ok") + last.count(": nop ok") == 3  # the three controls before the last
+
+
+@pytest.mark.parametrize(("treatment", "field", "said"), [
+    ({"guidanc": ["x.md"]}, "treatments.second.guidanc", "unknown key 'guidanc'"),
+    ({"guidance": "x.md"}, "treatments.second.guidance", "wrong type: expected `array`, got `str`"),
+])
+def test_a_mistake_inside_a_named_treatment_names_that_treatment(tmp_path: Path, treatment: dict, field: str, said: str) -> None:
+    """A typo or wrong type inside one of several treatments names it (treatments.second.guidanc), never msgspec's treatments[...]."""
+    guide = str(QUICKSTART / "guidance" / "testing-discipline.md")
+    config = write_config(tmp_path, treatments={"first": {"guidance": [guide]}, "second": treatment})
+    code, out = run_cli("check", str(config), "--no-readiness")
+    assert_refused(code, out, said, f"field: {field}")
+    assert "[...]" not in out
