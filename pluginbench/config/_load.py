@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from pathlib import Path
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import msgspec
