@@ -9,8 +9,8 @@ how many were not (their reasons in ``reasons``), so a missing value is never re
 A metric whose attempts on one task × arm span two languages or analyzers gets one group per
 (language, analyzer). A language-independent measure (``languages: any``, e.g. iterations)
 groups under language ``any`` and its own observer (``iterations observer 2``). An unknown value that names no language (an analyzer that
-never ran) joins the one group its metric has on that task, or the ``unknown|unknown`` group
-when the task has none or several: it is counted, never dropped.
+never ran) joins the one group its metric has on that task (or, when the task has none, in the
+whole run), else the ``unknown|unknown`` group: it is counted, never dropped.
 """
 
 from __future__ import annotations
@@ -103,8 +103,9 @@ def code_measures_section(state: RunState | None, rows: Iterable[Mapping[str, An
                 loose[(r["task"], r["arm"])].append(reason)
             else:
                 cells[group or (None, None)][(r["task"], r["arm"])].append((None if value is None else float(value), reason))
+        measured_groups = list(cells)
         for (task, arm), reasons in loose.items():
-            groups = [g for g, per in cells.items() if any(t == task for t, _ in per)]
+            groups = [g for g, per in cells.items() if any(t == task for t, _ in per)] or measured_groups
             target = groups[0] if len(groups) == 1 else (None, None)
             cells[target][(task, arm)].extend((None, why) for why in reasons)
         for (language, analyzer), per in sorted(cells.items(), key=lambda kv: group_key(*kv[0])):

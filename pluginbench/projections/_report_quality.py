@@ -117,7 +117,7 @@ def code_quality_html(doc: Mapping[str, Any]) -> str:
             for i, task in enumerate(tasks):
                 cells = "".join(_cell(g["per_task"][task].get(arm),
                                       f'{where} data-task="{_e(task)}" data-arm="{_e(arm)}"', reasons) for arm in arms)
-                body.append(f'<tr class="code-task-row" {where} data-task="{_e(task)}">{first if i == 0 else ""}'
+                body.append(f'<tr class="code-task-row" {where} data-code-task="{_e(task)}">{first if i == 0 else ""}'
                             f"<td>{_e(task)}</td>{cells}</tr>")
             cells = "".join(_arm_summary(g["per_arm"].get(arm), f'{where} data-arm="{_e(arm)}"', reasons)
                             for arm in arms)
@@ -161,7 +161,7 @@ def not_measured_html(doc: Mapping[str, Any]) -> str:
     if not rows:
         return "<p>Every selected measure is measured on every task.</p>"
     body = "".join(
-        f'<tr data-task="{_e(r["task"])}" data-measure="{_e(r["measure"])}"><td>{_e(r["task"])}</td>'
+        f'<tr data-not-measured-task="{_e(r["task"])}" data-measure="{_e(r["measure"])}"><td>{_e(r["task"])}</td>'
         f'<td><code>{_e(r["measure"])}</code></td><td>{_e(r["reason"])}</td></tr>'
         for r in rows
     )

@@ -81,6 +81,17 @@ def test_an_unknown_value_is_counted_with_its_reason_never_as_zero() -> None:
     assert loose["language"] is None and loose["per_task"]["mixed"]["guided"]["reasons"] == ["two languages: not pooled"]
 
 
+def test_an_unknown_on_a_task_without_values_joins_the_runs_only_group() -> None:
+    """A task whose values are all unknown without a language (coverage not measured there) joins the
+    metric's only group in the run, so that group's arm summary names it under unknown_tasks."""
+    rows = [_row("a", "py-task", "vanilla", cyclomatic_added=_m(4, "python", RCA)),
+            _row("b", "bare", "vanilla", cyclomatic_added=_m(None, reason="not measured: broken"))]
+    groups = code_measures_section(None, rows, ["bare", "py-task"], ["vanilla"], ["cyclomatic"])["cyclomatic_added"]
+    assert set(groups) == {f"python|{RCA}"}
+    arm = groups[f"python|{RCA}"]["per_arm"]["vanilla"]
+    assert (arm["mean_of_task_medians"], arm["tasks"], arm["unknown_tasks"]) == (4, 1, ["bare"])
+
+
 def test_a_reference_value_gives_the_ratio_and_a_missing_one_gives_none() -> None:
     """With references[task][metric] measured, each cell carries the reference and median / reference;
     a zero reference gives no ratio (never a division by zero)."""
