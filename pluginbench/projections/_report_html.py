@@ -14,6 +14,7 @@ from typing import Any
 from ..measures import Column, all_columns, collected_columns
 from ._report_cost import cost_html
 from ._report_css import CSS
+from ._report_code import PLAIN_COLUMNS
 from ._report_plots import PLOT_CSS, plots_section
 from ._report_quality import code_quality_html, not_measured_html, revisions_html
 from ._report_refs import references_html
@@ -235,10 +236,12 @@ def _shown_columns(doc: Mapping[str, Any], present: set[str]) -> tuple[Column, .
 
 
 def _change_columns(doc: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-    """Coding time, then the median of every summary column shown (registry order)."""
+    """Coding time, then the median of every plain diff-count summary column shown (registry
+    order); code measures have their own section, grouped by language and analyzer."""
     present = {k.removeprefix("median_") for arms in doc["per_task"].values() for s in arms.values() for k in s}
     return (("median_coding_seconds", "coding s"),
-            *((f"median_{c.metric}", c.label) for c in _shown_columns(doc, present) if c.summary))
+            *((f"median_{c.metric}", c.label) for c in _shown_columns(doc, present)
+              if c.summary and c.metric in PLAIN_COLUMNS))
 
 
 def _table_columns(doc: Mapping[str, Any]) -> tuple[Column, ...]:
