@@ -12,9 +12,9 @@ from html import escape
 from typing import Any
 
 from ..measures import Column, all_columns, collected_columns
+from ._report_code import PLAIN_COLUMNS
 from ._report_cost import cost_html
 from ._report_css import CSS
-from ._report_code import PLAIN_COLUMNS
 from ._report_plots import PLOT_CSS, plots_section
 from ._report_quality import code_quality_html, not_measured_html, revisions_html
 from ._report_refs import references_html
