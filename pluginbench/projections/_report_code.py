@@ -48,6 +48,22 @@ def code_metrics(measurements: Iterable[str]) -> tuple[tuple[str, Any, str | Non
     return tuple(out)
 
 
+def code_measures_table() -> str:
+    """docs/metrics.md: every registered code measure column, its unit, gate name and how the report
+    groups it (generated from the registry, like the measures table)."""
+    lines = ["| Column (`code_measures.<name>`) | Measure | Unit | Gate name | Grouped by | In report.html |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    everything = [m.name for m in measure_registry.measures()]
+    for metric, column, method in code_metrics(everything):
+        spec = next(m for m in measure_registry.measures() if any(c.metric == metric for c in m.columns))
+        group = (f"`any\\|{method}`" if method is not None
+                 else "language \\| analyzer (" + ", ".join(spec.languages) + ")")
+        gate = f"`{column.gate_name}`" if column.gate_name else "—"
+        shown = "Code quality" if column.summary else "JSON/CSV only (diagnostic)"
+        lines.append(f"| `{metric}` | `{spec.name}` | {column.unit} | {gate} | {group} | {shown} |")
+    return "\n".join(lines) + "\n"
+
+
 def _num(x: float | None) -> float | int | None:
     if x is None or not math.isfinite(x):
         return None
