@@ -101,6 +101,8 @@ COVERAGE = register(MeasureSpec(
     settings={"coverage": CoverageProfile, "coverage_profiles": dict[str, CoverageProfile]},
     check=check_coverage,
     default=False,
+    observer_modules=("pluginbench.measures._coverage_data", "pluginbench.measures._coverage_changed"),
+    check_runs_twice=True,
 ))
 
 # Settings every code measure reads (not owned by one measure).

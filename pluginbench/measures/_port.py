@@ -140,6 +140,13 @@ class MeasureSpec(NamedTuple):
     check: Check | None = None
     #: selected when ``measurements:`` is not set in the config
     default: bool = False
+    #: the modules whose source determines the values (the observer); their source hash
+    #: must be declared by ``observer_version`` (``_observers_declared.py``), else the
+    #: measure is refused. Empty: nothing to bind (tokens, time, lines)
+    observer_modules: tuple[str, ...] = ()
+    #: its readiness check already runs the observer twice on the starting source (coverage),
+    #: so preparation does not run the collector twice on top of it
+    check_runs_twice: bool = False
 
     def unknown(self, reason: str) -> dict[str, Measure]:
         """Every column of this measure, unknown with ``reason`` (never zero)."""

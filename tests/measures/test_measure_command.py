@@ -260,6 +260,38 @@ def test_a_different_frozen_observer_version_is_refused(finished_run: Path, tmp_
     assert_refused(code, out, "the run froze the 'coverage' observer at version 1")
 
 
+def test_an_observer_source_no_version_declares_is_refused(finished_run: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """When this build's coverage observer source hash is declared by no observer version (its code
+    changed without a declaration), measure refuses with exit 2 and records nothing."""
+    from pluginbench.measures._observers_declared import DECLARED
+
+    monkeypatch.setitem(DECLARED, "coverage", {"2": ("0" * 64,)})
+    run = _copy(finished_run, tmp_path)
+    before = (run / "events.jsonl").read_text()
+    code, out = run_cli("measure", str(run), "--measurements", "coverage", "--revision", "r1",
+                        "--coverage-profiles", str(_profiles(tmp_path)), "--yes")
+    assert_refused(code, out, "the 'coverage' observer source", "is declared by no observer version")
+    assert (run / "events.jsonl").read_text() == before and not (run / "measure" / "r1").exists()
+
+
+def test_coverage_whose_two_starting_runs_differ_is_broken_with_the_reason(tmp_path: Path, venv_path) -> None:
+    """Readiness runs the coverage command twice on the starting source: a command whose second run
+    measures other lines (here it adds a source file) is broken for that task, naming the file, and
+    coverage ready on no task stops the check."""
+    marker = tmp_path / "ran-once"
+    drifting = {**PROFILE, "command": ["sh", "-c", f"if [ -e {marker} ]; then printf 'def g():\\n    return 1\\n' "
+                                                    f"> calc/drift.py; else touch {marker}; fi; sh coverage.sh"]}
+    config = _config(tmp_path, measurements=["tokens", "time", "lines", "coverage"],
+                     measurement_settings={"coverage_profiles": {"python": drifting}})
+    code, out = run_cli("check", str(config), "--json")
+    doc = json.loads(out[out.index("{"):])
+    row = doc["measurements"]["readiness"][0]
+    assert row["state"] == "broken", row
+    assert row["reason"] == "two runs on the starting source measured different lines (calc/drift.py)"
+    assert code != 0 and "coverage is ready on no task" in " ".join(doc["measurements"]["blocking"])
+
+
 def test_check_prints_readiness_per_measure(tmp_path: Path, venv_path) -> None:
     """check runs each selected measure's readiness per task and prints it, with the warning
     for a pair it will not measure; --json carries the rows, warnings and not_measured."""
