@@ -86,6 +86,7 @@ def collector_input(engine: Engine, attempt_id: str, spec: MeasureSpec, patch: s
         task_image=image, open_task_sandbox=open_task_sandbox if task in engine.tasks else None,
         settings=registry.settings_for(spec, engine.evaluation.measurement_settings),
         work_dir=attempt / "measure" / spec.name,
+        shared_dir=engine.run_dir.root / "evidence" / "measure-shared" / spec.name,
     )
 
 

@@ -97,6 +97,9 @@ class CollectorInput(NamedTuple):
     settings: Mapping[str, Any]
     #: a scratch folder for this measure and attempt (kept as evidence)
     work_dir: Path
+    #: this measure's folder for evidence computed once per task and run and reused by every
+    #: attempt (coverage's starting report), keyed by content hash; None: compute per attempt
+    shared_dir: Path | None = None
 
 
 class ReadinessInput(NamedTuple):

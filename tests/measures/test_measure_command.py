@@ -213,6 +213,15 @@ def test_a_fresh_run_selecting_coverage_collects_it(tmp_path: Path, venv_path) -
     group = results["code_measures"]["changed_line_coverage"]["python|coverage-py-json 7.17.3"]
     assert group["per_task"]["clamp"]["tests-first"] == {"median": 0.6, "n": 2, "unknown": 0}
     assert group["per_arm"]["vanilla"]["median_of_task_medians"] == 0.2
+    # the starting source's coverage ran once for the task (4 attempts), kept as evidence and reused
+    shared = tmp_path / "run" / "evidence" / "measure-shared" / "coverage"
+    folders = sorted(p.name for p in shared.iterdir())
+    assert len(folders) == 1 and folders[0].startswith("starting-"), folders
+    assert (shared / folders[0] / "report.raw").is_file()
+    for row in results["attempts"]:
+        work = tmp_path / "run" / row["evidence"] / "measure" / "coverage"
+        assert (work / "starting.txt").read_text().strip() == str(shared / folders[0])
+        assert not (work / "starting").exists() and (work / "submission" / "report.raw").is_file()
 
 
 def test_preparation_checks_coverage_per_task_and_saves_readiness(tmp_path: Path, venv_path) -> None:
