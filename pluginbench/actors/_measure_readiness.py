@@ -77,7 +77,7 @@ async def _twice_on_starting_source(engine: Engine, spec: MeasureSpec, inp: Read
     """Run ``spec``'s collector twice on the starting source (an empty submission): None when
     both runs give the same value and status for every column, else the difference. Reasons
     may name each run's own scratch folder, so they are not compared."""
-    from ._collector import run_collector
+    from ._collector import agent_traces, run_collector
 
     runs = []
     for repeat in (1, 2):
@@ -86,7 +86,8 @@ async def _twice_on_starting_source(engine: Engine, spec: MeasureSpec, inp: Read
             attempt_id=f"readiness-{inp.task}", task=inp.task, arm="", patch="", attempt_dir=scratch,
             traces_dir=scratch / "agent", harness=engine.evaluation.runner.harness, task_dir=inp.task_dir,
             starting_source=inp.starting_source, reference_patch=None, task_image=inp.task_image,
-            open_task_sandbox=inp.open_task_sandbox, settings=inp.settings, work_dir=scratch / spec.name)))
+            open_task_sandbox=inp.open_task_sandbox, settings=inp.settings, work_dir=scratch / spec.name,
+            agent_traces=agent_traces(engine.evaluation.runner.harness))))
     first, second = runs
     changed = [c.metric for c in spec.columns
                if (first[c.metric].value, first[c.metric].status) != (second[c.metric].value, second[c.metric].status)]

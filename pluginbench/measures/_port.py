@@ -97,6 +97,9 @@ class CollectorInput(NamedTuple):
     settings: Mapping[str, Any]
     #: a scratch folder for this measure and attempt (kept as evidence)
     work_dir: Path
+    #: the harness saves native agent traces in ``traces_dir`` that transcript measures count
+    #: (the harness port's ``agent_traces``, filled from the harness registry)
+    agent_traces: bool = False
     #: this measure's folder for evidence computed once per task and run and reused by every
     #: attempt (coverage's starting report), keyed by content hash; None: compute per attempt
     shared_dir: Path | None = None

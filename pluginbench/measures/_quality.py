@@ -36,13 +36,11 @@ from ._port import CollectorInput, Column, MeasureSpec, Readiness, ReadinessInpu
 from ._registry import register
 from ._tree import changed_paths, source_files, submission_tree
 
-TRANSCRIPT_HARNESSES = ("claude", "codex")
-
 # ------------------------------------------------------------------ iterations
 
 
 def collect_iterations(inp: CollectorInput) -> Mapping[str, Measure]:
-    if inp.harness not in TRANSCRIPT_HARNESSES:
+    if not inp.agent_traces:
         return ITERATIONS.unknown(f"the {inp.harness} harness saves no agent transcript to count")
     return count_attempt(inp.attempt_dir)
 
