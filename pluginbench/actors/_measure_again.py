@@ -64,13 +64,13 @@ from ..measures import (
     changed_coverage,
     coverage_readiness,
     not_measured,
+    observer_refusal,
     parse_profiles_mapping,
     resolve_profile,
     run_coverage,
     settings_of,
     task_language,
 )
-from ..measures._observers import observer_refusal
 from ..projections import Ledger, RunState, fold
 from ..rundir import RunDir
 from ..tasks import load_task

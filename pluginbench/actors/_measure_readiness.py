@@ -21,8 +21,16 @@ import msgspec
 
 from .. import measures as registry
 from ..events import NotMeasured, ReadinessRow
-from ..measures import CollectorInput, MeasureSpec, ReadinessInput, blocking, not_measured, warnings
-from ..measures._observers import observer_refusal, observer_sources
+from ..measures import (
+    CollectorInput,
+    MeasureSpec,
+    ReadinessInput,
+    blocking,
+    not_measured,
+    observer_refusal,
+    observer_sources,
+    warnings,
+)
 from ._context import Engine
 from ._pipeline import _spec
 

@@ -23,8 +23,10 @@ from ._coverage_starting import starting_key, starting_report
 from ._port import CollectorInput, Column, MeasureSpec, Readiness, ReadinessInput
 from ._registry import register, register_general_setting
 
-#: 2: Go line coverage (a profile version 1 froze has none)
-COVERAGE_OBSERVER_VERSION = "2"
+#: 2: Go line coverage (a profile version 1 froze has none); 3: Go blocks named after a line
+#: directive's target are attributed to the file holding it, and a frozen file a directive
+#: names has no line population either (version 2 refused such profiles)
+COVERAGE_OBSERVER_VERSION = "3"
 
 _DESCRIPTIONS = {
     "changed_line_coverage": ("cov lines", "Share of the submission's executable added source lines its tests ran.",

@@ -14,6 +14,9 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
         "2": (
             "fbd7eaa9f03a6c82c6fbfc3a7cd35ef4253677350e3f392b88dbb6375480b6d3",
         ),
+        "3": (
+            "93c34ad1a578b32970f1abb26f68c851407b157d856c84fb952cefad0c7a2676",
+        ),
     },
     "cyclomatic": {
         "1": (

@@ -236,10 +236,10 @@ def test_preparation_checks_coverage_per_task_and_saves_readiness(tmp_path: Path
     doc = json.loads((run / "measurement-readiness.json").read_text())
     assert doc["readiness"] == [{"task": "clamp", "measure": "coverage", "state": "ready", "reason": None,
                                  "detail": "7.17.3"}]
-    assert doc["observers"]["coverage"] == "2" and doc["not_measured"] == [] and doc["blocking"] == []
+    assert doc["observers"]["coverage"] == "3" and doc["not_measured"] == [] and doc["blocking"] == []
     assert json.loads((run / "check.json").read_text())["measurements"] == doc
     checked = [e for e in events_of(run) if e["type"] == "measurement_readiness.checked"]
-    assert len(checked) == 1 and checked[0]["observers"]["coverage"] == "2"
+    assert len(checked) == 1 and checked[0]["observers"]["coverage"] == "3"
 
 
 def test_coverage_ready_on_no_task_stops_the_run_before_coding(tmp_path: Path, venv_path) -> None:
@@ -256,17 +256,17 @@ def test_coverage_ready_on_no_task_stops_the_run_before_coding(tmp_path: Path, v
 
 
 def test_a_different_frozen_observer_version_is_refused(finished_run: Path, tmp_path: Path) -> None:
-    """A run whose coverage observer was frozen at another version (here version 1, before Go
-    line coverage) is refused: its values could differ for the same input."""
+    """A run whose coverage observer was frozen at another version (here version 2, before Go
+    line-directive attribution) is refused: its values could differ for the same input."""
     run = _copy(finished_run, tmp_path)
     code, out = run_cli("measure", str(run), "--measurements", "coverage", "--revision", "r1",
                         "--coverage-profiles", str(_profiles(tmp_path)), "--yes")
     assert code == 0, out
     log = run / "events.jsonl"
-    log.write_text(log.read_text().replace('"observers":{"coverage":"2"}', '"observers":{"coverage":"1"}'))
+    log.write_text(log.read_text().replace('"observers":{"coverage":"3"}', '"observers":{"coverage":"2"}'))
     (run / "evidence" / "ledger.sqlite").unlink(missing_ok=True)
     code, out = run_cli("measure", str(run), "--measurements", "coverage", "--revision", "r2", "--yes")
-    assert_refused(code, out, "the run froze the 'coverage' observer at version 1")
+    assert_refused(code, out, "the run froze the 'coverage' observer at version 2")
 
 
 def test_an_observer_source_no_version_declares_is_refused(finished_run: Path, tmp_path: Path,
@@ -275,7 +275,7 @@ def test_an_observer_source_no_version_declares_is_refused(finished_run: Path, t
     changed without a declaration), measure refuses with exit 2 and records nothing."""
     from pluginbench.measures._observers_declared import DECLARED
 
-    monkeypatch.setitem(DECLARED, "coverage", {"2": ("0" * 64,)})
+    monkeypatch.setitem(DECLARED, "coverage", {"3": ("0" * 64,)})
     run = _copy(finished_run, tmp_path)
     before = (run / "events.jsonl").read_text()
     code, out = run_cli("measure", str(run), "--measurements", "coverage", "--revision", "r1",
