@@ -9,8 +9,10 @@ how many were not (their reasons in ``reasons``), so a missing value is never re
 A metric whose attempts on one task × arm span two languages or analyzers gets one group per
 (language, analyzer). A language-independent measure (``languages: any``, e.g. iterations)
 groups under language ``any`` and its own observer (``iterations observer 2``). An unknown value that names no language (an analyzer that
-never ran) joins the one group its metric has on that task (or, when the task has none, in the
-whole run), else the ``unknown|unknown`` group: it is counted, never dropped.
+never ran) joins the one group its metric has on that task; on a task where the metric has no
+group, ``<language>|unknown`` when the task's other code measures name one language (a Go task's
+coverage that is not measured: ``go|unknown``); else ``unknown|unknown``. It is counted, never
+dropped, and never joins another language's group.
 """
 
 from __future__ import annotations
@@ -100,6 +102,12 @@ def code_measures_section(state: RunState | None, rows: Iterable[Mapping[str, An
     extra = [(metric, columns.get(metric), None) for metric in sorted(present - known - PLAIN_COLUMNS)
              if any(r["measures"][metric].get("language") or r["measures"][metric].get("analyzer")
                     for r in rows if metric in r["measures"])]
+    # task -> the languages its language-analyzer values name (where an unknown without one belongs)
+    languages: dict[str, set[str]] = defaultdict(set)
+    for r in rows:
+        for m in r["measures"].values():
+            if m.get("language") and m.get("analyzer") and "/" not in m["language"]:
+                languages[r["task"]].add(m["language"])
     out: dict[str, Any] = {}
     for metric, column, method in (*selected, *extra):
         # (task, arm) -> group -> values (None = unknown) and reasons; unattributed unknowns aside
@@ -119,10 +127,15 @@ def code_measures_section(state: RunState | None, rows: Iterable[Mapping[str, An
                 loose[(r["task"], r["arm"])].append(reason)
             else:
                 cells[group or (None, None)][(r["task"], r["arm"])].append((None if value is None else float(value), reason))
-        measured_groups = list(cells)
         for (task, arm), reasons in loose.items():
-            groups = [g for g, per in cells.items() if any(t == task for t, _ in per)] or measured_groups
-            target = groups[0] if len(groups) == 1 else (None, None)
+            groups = [g for g, per in cells.items() if any(t == task for t, _ in per)]
+            task_languages = languages.get(task, set())
+            if len(groups) == 1:
+                target = groups[0]
+            elif not groups and len(task_languages) == 1:
+                target = (next(iter(task_languages)), None)
+            else:
+                target = (None, None)
             cells[target][(task, arm)].extend((None, why) for why in reasons)
         for (language, analyzer), per in sorted(cells.items(), key=lambda kv: group_key(*kv[0])):
             out.setdefault(metric, {})[group_key(language, analyzer)] = _group(
