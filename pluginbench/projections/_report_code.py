@@ -87,7 +87,8 @@ def code_measures_section(state: RunState | None, rows: Iterable[Mapping[str, An
                           references: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """metric → "language|analyzer" → {language, analyzer, unit, gate_name, per_task: task →
     arm → {median, n, unknown, reasons, reference, ratio_to_reference}, per_arm: arm →
-    {median_of_task_medians, mean_of_task_medians, tasks, unknown_tasks}}.
+    {median_of_task_medians, mean_of_task_medians, tasks, unknown_tasks, and for a treatment
+    delta_vs_vanilla (mean over the tasks both have of its median minus vanilla's), paired_tasks}}.
 
     ``rows`` are results.json attempt rows (complete and eligible ones count); ``measurements``
     the run's selection (metrics that no attempt carries still get their unknown counts);
@@ -173,6 +174,13 @@ def _group(language: str | None, analyzer: str | None, unit: str, column: Any,
             "tasks": len(medians),
             "unknown_tasks": sorted(t for t in per_task if arm in per_task[t] and per_task[t][arm]["median"] is None),
         }
+        if arms and arm != arms[0]:  # a package's delta is its value minus vanilla's, task by task
+            base = arms[0]
+            paired = [per_task[t][arm]["median"] - per_task[t][base]["median"] for t in per_task
+                      if per_task[t].get(arm, {}).get("median") is not None
+                      and per_task[t].get(base, {}).get("median") is not None]
+            per_arm[arm]["delta_vs_vanilla"] = _num(math.fsum(paired) / len(paired)) if paired else None
+            per_arm[arm]["paired_tasks"] = len(paired)
     return {"language": language, "analyzer": analyzer, "unit": unit,
             "gate_name": column.gate_name if column is not None else None,
             "per_task": per_task, "per_arm": per_arm}

@@ -163,7 +163,7 @@ def test_every_attempt_carries_its_candidates_hand_counted_quality(quality_run: 
 def test_results_json_shows_the_differences_per_arm_grouped_by_language_and_analyzer(quality_run: Path) -> None:
     """code_measures gives each arm's task median and mean of task medians per (language, analyzer): the
     guided arm adds less complexity, no unused code, no duplicated or redundant tests and covers all its
-    lines; the placebo arm matches vanilla; Python and Go values are never pooled (one group each);
+    lines, its delta against vanilla per group says by how much; the placebo arm matches vanilla; Python and Go values are never pooled (one group each);
     coverage is not measured on the Go task, which gets its own go|unknown group naming restock-go under
     unknown_tasks; the not-measured pair is listed with its reason."""
     doc = _results(quality_run)
@@ -179,6 +179,8 @@ def test_results_json_shows_the_differences_per_arm_grouped_by_language_and_anal
                 assert g["per_task"][task][arm]["median"] == hand[candidate][metric], (metric, task, arm)
                 assert g["per_task"][task][arm]["n"] == 2
                 assert g["per_arm"][arm]["mean_of_task_medians"] == hand[candidate][metric], (metric, arm)
+    for group, arm, delta in ((RCA, "small-functions", -17), (RCA, "placebo", 0), (LIZARD, "small-functions", -14)):
+        assert cm["cognitive_added"][group]["per_arm"][arm]["delta_vs_vanilla"] == delta, (group, arm)
     dup = cm["duplicated_test_lines_added"][DUP_GROUP]["per_arm"]
     assert {arm: dup[arm]["mean_of_task_medians"] for arm in ARM_CANDIDATE} == {
         "vanilla": 15, "placebo": 15, "small-functions": 0}  # (12 + 18) / 2: each task weighs the same

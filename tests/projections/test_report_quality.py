@@ -63,6 +63,9 @@ def test_code_measures_group_by_language_and_analyzer_and_never_pool() -> None:
     assert py["per_arm"]["vanilla"] == {"median_of_task_medians": 5.5, "mean_of_task_medians": 5.5, "tasks": 2,
                                         "unknown_tasks": []}
     assert go["per_arm"]["vanilla"]["mean_of_task_medians"] == 6  # (7 + 5) / 2, the Python values never enter
+    # a treatment's delta is its median minus vanilla's, over the tasks both have (py-task only here)
+    assert (py["per_arm"]["guided"]["delta_vs_vanilla"], py["per_arm"]["guided"]["paired_tasks"]) == (-7, 1)
+    assert go["per_arm"]["guided"]["delta_vs_vanilla"] is None and go["per_arm"]["guided"]["paired_tasks"] == 0
 
 
 def test_an_unknown_value_is_counted_with_its_reason_never_as_zero() -> None:
@@ -161,6 +164,8 @@ def test_the_code_quality_table_shows_unknown_with_its_reason_never_zero() -> No
     assert '<li id="code-reason-' in html and "lizard crashed</li>" in html
     summary = by[(f"go|{LIZARD}", None, "vanilla")]
     assert summary["data-value"] == "6"
+    guided = by[(f"python|{RCA}", None, "guided")]
+    assert guided["data-value"] == "3" and "Δ -7 vs vanilla" in guided["text"]
 
 
 def test_revisions_and_not_measured_sections_list_their_rows() -> None:
