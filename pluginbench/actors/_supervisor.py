@@ -97,6 +97,7 @@ class Supervisor:
         report_builder: Callable[[], str] | None = None,
         cost_ceiling: float | None = None,
         inbox_capacity: int = INBOX_CAPACITY,
+        collectors: int | None = None,
     ) -> None:
         self.engine = engine
         self.log = log
@@ -104,6 +105,8 @@ class Supervisor:
         self.state = state
         self.writer = RunWriter(log, state, ledger, observer)
         self.inbox_capacity = inbox_capacity
+        #: collector actors; None: the evaluation's ``jobs`` (a benchmark compares one)
+        self.collectors = collectors
         self.handle_signals = handle_signals
         self.report_builder = report_builder
         self._tg: TaskGroup | None = None
@@ -148,7 +151,10 @@ class Supervisor:
             for feed, actor in pools:
                 self._start_pool(tg, feed.receive_stream, actor, jobs, spare=nodes is not None)
             self._pool_size = jobs
-            self._start_pool(tg, self.feeds["measuring"].receive_stream, collector_actor, 1)
+            # collectors run on this machine (coverage runs a test suite): ``jobs`` of them at once,
+            # even when a cluster's nodes give more coding slots
+            self._start_pool(tg, self.feeds["measuring"].receive_stream, collector_actor,
+                             max(1, self.collectors or self.engine.evaluation.jobs))
             tg.start_soon(self._feed_all, feeding)
             watching = anyio.CancelScope()
             if nodes is not None:
