@@ -14,6 +14,7 @@ from rich.console import Console
 
 from ..errors import InputError, PluginBenchError
 
+
 class _KeepWorkingConsole(Console):
     """A console whose closed reader (``| head``) silences it instead of ending the process:
     Rich's default raises SystemExit, which inside a review, a measurement revision or a
