@@ -140,6 +140,10 @@ class MeasureSpec(NamedTuple):
     check: Check | None = None
     #: selected when ``measurements:`` is not set in the config
     default: bool = False
+    #: the collector also measures each task's reference solution (``solution/solution.patch``
+    #: applied to the starting source, once per task and measurement revision): code measures
+    #: (lines, complexity, unused code), not submission-only ones (coverage, transcripts)
+    reference: bool = False
 
     def unknown(self, reason: str) -> dict[str, Measure]:
         """Every column of this measure, unknown with ``reason`` (never zero)."""

@@ -12,8 +12,8 @@ from __future__ import annotations
 import hashlib
 import shutil
 import threading
-from dataclasses import dataclass
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -180,6 +180,7 @@ CYCLOMATIC = register(MeasureSpec(
     observer_version="1",
     languages=("python", "javascript", "typescript", "go", "rust"),
     collect=collect_cyclomatic,
+    reference=True,
     check=check_complexity,
 ))
 
@@ -196,6 +197,7 @@ COGNITIVE = register(MeasureSpec(
     observer_version="1",
     languages=("python", "javascript", "typescript", "go", "rust"),
     collect=collect_cognitive,
+    reference=True,
     check=check_complexity,
 ))
 
@@ -443,5 +445,6 @@ DEAD_CODE = register(MeasureSpec(
     observer_version="1",
     languages=("python", "javascript", "typescript", "rust", "go"),
     collect=collect_dead_code,
+    reference=True,
     check=check_dead_code,
 ))

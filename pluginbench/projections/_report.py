@@ -51,7 +51,7 @@ from ._report_data import (
 )
 from ._report_html import render_html
 from ._report_paired import paired_deltas
-from ._report_refs import references_section
+from ._report_refs import reference_ratios, references_from_log, references_section
 from ._state import RunState, fold
 
 __all__ = ["ReportFiles", "build_report", "csv_text", "json_text", "results_document"]
@@ -170,7 +170,10 @@ def results_document(
             [f"Source-only grades withheld: {source_only_index['reason']}"]
             if source_only_index is not None and source_only_index["reason"] else []
         ),
-        "references": _with_revision_references(references, state),
+        "references": (refs := _with_revision_references(references, state)),
+        "reference_ratios": reference_ratios(
+            refs, per_task, tasks, arms,
+            {c.metric: c.unit for c in collected_columns(run["measurements"]) if c.summary}),
         "code_measures": code_measures_section(state, rows, tasks, arms),
         "measurement_history": measurement_history(state),
         "not_measured": not_measured_rows(state),
@@ -179,7 +182,11 @@ def results_document(
 
 
 def _with_revision_references(references: Mapping[str, Any] | None, state: RunState) -> dict[str, Any]:
-    """The lines references, with the selected measurement revision's reference measures added."""
+    """The references the log recorded (preparation's, with the selected measurement
+    revision's over them). A run recorded before reference events existed keeps the lines
+    references counted from its frozen patches, with the revision's added."""
+    if state.references:
+        return references_from_log(state.current_references())
     out = {task: dict(metrics) for task, metrics in (references or {}).items()}
     for task, metrics in revision_references(state).items():
         out.setdefault(task, {}).update(metrics)
