@@ -92,6 +92,12 @@ class ComparisonReviewer(_Strict, frozen=True):
     reasoning: Annotated[str | None, Meta(description="The reviewer's effort.")]
 
 
+class MeasurementCapability(_Strict, frozen=True):
+    state: Annotated[str, Meta(description="ready, not_configured or broken.")]
+    reason: Annotated[str | None, Meta(description="Why it is not ready.")]
+    tool_version: Annotated[str | None, Meta(description="The analyzer or tool version the readiness check found.")]
+
+
 class ComparisonIdentity(_Strict, frozen=True):
     runner: Annotated[Runner, Meta(description="Harness, model and requested reasoning.")]
     harness_version: Annotated[str | None, Meta(description="The resolved agent CLI version.")]
@@ -99,6 +105,8 @@ class ComparisonIdentity(_Strict, frozen=True):
     tasks: Annotated[dict[str, str], Meta(description="Task → the frozen task's fingerprint.")]
     task_limits: Annotated[dict[str, TaskLimits], Meta(description="Task → its effective limits.")]
     measurement_settings: Annotated[MeasurementSettings, Meta(description="The measurement scope.")]
+    measurement_capabilities: Annotated[dict[str, dict[str, MeasurementCapability]], Meta(description="Task → measure → its readiness (preparation's rows, with the selected measurement revision's over them).")] = {}
+    effective_observer_scripts: Annotated[dict[str, dict[str, str]], Meta(description="Task → measure → the observer version bound to the run, for the measures ready on the task.")] = {}
     reviewer: Annotated[ComparisonReviewer | None, Meta(description="The reviewer of the selected review revision; absent without a reviewer.")] = None
     review_criteria_sha256: Annotated[str | None, Meta(description="SHA-256 of the fixed review criteria; absent without a reviewer.")] = None
 
