@@ -57,7 +57,7 @@ def cost_estimate(
     }
     row = prices.models.get(model) if prices is not None else None
     if prices is None:
-        out["reason"] = "no price table (set prices in the config): dollars are unknown"
+        out["reason"] = "no price table (set prices: to a dated prices.json in the config, see docs/configuration.md): dollars are unknown"
     elif row is None:
         out["reason"] = f"the price table has no row for model {model!r}: dollars are unknown"
     elif budget is None:

@@ -23,6 +23,7 @@ def blocks() -> dict[tuple[str, str], str]:
     from pluginbench.layering import markdown as layering_table
     from pluginbench.measures._doc import measures_table
     from pluginbench.projections import Status
+    from pluginbench.projections._report_code import code_measures_table
     from pluginbench.projections._results_schema import ResultsJson
     from pluginbench.stats import GatesFile
 
@@ -31,6 +32,7 @@ def blocks() -> dict[tuple[str, str], str]:
         ("docs/architecture.md", "harnesses"): harness_table(),
         ("docs/compare.md", "gates-file"): table(GatesFile),
         ("docs/metrics.md", "measures"): measures_table(),
+        ("docs/metrics.md", "code-measures"): code_measures_table(),
         ("docs/metrics.md", "outcome"): vocabulary_table("outcome", "Outcome"),
         ("docs/metrics.md", "usage-status"): vocabulary_table("usage-status", "Status"),
         ("docs/metrics.md", "attempt-state"): vocabulary_table("attempt-state", "State"),

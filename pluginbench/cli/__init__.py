@@ -14,6 +14,7 @@ import typer
 from ._compare import calibrate_command, compare_command
 from ._dashboard import dashboard_command
 from ._doctor import doctor_command
+from ._help import reflow_help
 from ._judge import judge_app
 from ._measure import measure_command
 from ._probe import probe_app
@@ -52,6 +53,7 @@ app.add_typer(probe_app, name="probe")
 app.add_typer(tasks_app, name="tasks")
 app.add_typer(judge_app, name="judge")
 app.command("worker", hidden=True)(worker_command)
+reflow_help(app)
 
 
 def main() -> None:

@@ -16,6 +16,7 @@ import yaml
 
 from ..errors import InputError
 from ..measures import all_columns
+from ..rundir import RunDir
 from ..stats import AttemptRecord, GatesFile, Package, parse_gates
 
 #: results.json token field per gate metric name.
@@ -76,10 +77,20 @@ def read_results(folder: Path) -> tuple[Path, dict[str, Any]]:
     try:
         doc = msgspec.json.decode(path.read_bytes())
     except FileNotFoundError:
+        if not folder.exists():
+            raise InputError(
+                f"{folder} does not exist", file=str(folder),
+                fix="pass a run directory made by `pluginbench run` (for example runs/<run>)",
+            ) from None
+        if not RunDir(folder.resolve()).is_run():
+            raise InputError(
+                f"{folder} is not a run directory", file=str(folder),
+                fix="pass a folder made by `pluginbench run` (it holds evaluation.json and report/results.json)",
+            ) from None
         raise InputError(
             "the run has no report/results.json",
             file=str(path),
-            fix=f"build it with `pluginbench report {folder}` (compare rebuilds nothing)",
+            fix=f"build it with `pluginbench report {folder}` (this command rebuilds nothing)",
         ) from None
     except (msgspec.DecodeError, UnicodeDecodeError) as exc:
         raise InputError(

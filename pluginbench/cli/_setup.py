@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -107,8 +107,21 @@ def check_command(
         "vanilla_cache": plan_decisions(ev, tasks),
         "readiness": [],
     }
+    if not json_out:
+        # Everything known without a sandbox is printed before readiness, which can take minutes.
+        console.print(f"config ok: {len(tasks)} tasks, arms {', '.join(results['plan']['arms'])}, isolation {results['isolation']}", highlight=False, markup=False)
+        for tid, c in contracts.items():
+            console.print(f"contract {tid}: {c.describe()}", highlight=False, markup=False)
+        from ._run import cost_line, print_cache_decisions
+
+        console.print(cost_line(results["plan"]["cost"]), highlight=False, markup=False)
+        print_cache_decisions(results["vanilla_cache"])
     if readiness:
-        results["readiness"], results["measurements"] = asyncio.run(_readiness(ev, tasks))
+        if not json_out:
+            console.print(f"readiness: oracle and nop on each of {len(tasks)} task(s), then the selected measures' "
+                          "checks; each line appears as its control finishes", highlight=False, markup=False)
+        results["readiness"], results["measurements"] = asyncio.run(
+            _readiness(ev, tasks, on_row=None if json_out else _print_control))
     measures = results.get("measurements") or {}
     results["warnings"] = list(measures.get("warnings", []))
     results["not_measured"] = list(measures.get("not_measured", []))
@@ -117,17 +130,6 @@ def check_command(
     if json_out:
         print_json(results)
     else:
-        console.print(f"config ok: {len(tasks)} tasks, arms {', '.join(results['plan']['arms'])}, isolation {results['isolation']}", highlight=False, markup=False)
-        for tid, c in contracts.items():
-            console.print(f"contract {tid}: {c.describe()}", highlight=False, markup=False)
-        from ._run import cost_line, print_cache_decisions
-
-        console.print(cost_line(results["plan"]["cost"]), highlight=False, markup=False)
-        print_cache_decisions(results["vanilla_cache"])
-        for r in results["readiness"]:
-            mark = "[green]ok[/]" if r["ok"] else "[red]FAILED[/]"
-            console.print(f"readiness {escape(r['task'])}: {r['control']} {mark}" + (f" — {escape(r['reason'])}" if r["reason"] else ""))
-            print_failed_control(r)
         for m in measures.get("readiness", []):
             mark = {"ready": "[green]ready[/]", "not_configured": "[yellow]not_configured[/]"}.get(m["state"], "[red]broken[/]")
             console.print(f"measure readiness {escape(m['task'])}: {escape(m['measure'])} {mark}"
@@ -136,12 +138,36 @@ def check_command(
             console.print(escape(line), style="yellow")
         for line in measures.get("blocking", []):
             console.print("[red]stops the run:[/] " + escape(line))
+        console.print(_verdict(results, readiness, measures), highlight=False)
     if not ok:
         raise typer.Exit(1)
 
 
-async def _readiness(ev: Evaluation, tasks: Mapping[str, HarborTask]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Oracle and nop on every task, in a throwaway run directory."""
+def _print_control(r: dict[str, Any]) -> None:
+    mark = "[green]ok[/]" if r["ok"] else "[red]FAILED[/]"
+    console.print(f"readiness {escape(r['task'])}: {r['control']} {mark}" + (f" — {escape(r['reason'])}" if r["reason"] else ""))
+    print_failed_control(r)
+
+
+def _verdict(results: dict[str, Any], readiness: bool, measures: dict[str, Any]) -> str:
+    """The last line of ``check``: whether a run of this config would start, and what to do."""
+    failed = sum(1 for r in results["readiness"] if not r["ok"])
+    blocking = len(measures.get("blocking", []))
+    if failed or blocking:
+        problems = ([f"{failed} readiness control(s) failed"] if failed else []) + (
+            [f"{blocking} measure problem(s) stop the run"] if blocking else [])
+        return f"[red]check failed:[/] {escape(', '.join(problems))}; fix them (above) before `pluginbench run`"
+    if not readiness:
+        return ("[green]check passed[/] without readiness (--no-readiness): run it without the flag to try the "
+                "oracle and nop controls before spending anything")
+    return "[green]check passed:[/] `pluginbench run` would start coding with these settings"
+
+
+async def _readiness(
+    ev: Evaluation, tasks: Mapping[str, HarborTask], on_row: Callable[[dict[str, Any]], None] | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Oracle and nop on every task, in a throwaway run directory; ``on_row`` sees each
+    control's row as soon as it finishes."""
     from ..actors import (
         Engine,
         Outbox,
@@ -185,6 +211,8 @@ async def _readiness(ev: Evaluation, tasks: Mapping[str, HarborTask]) -> tuple[l
                 rows.append({"task": task_id, "control": control, "ok": got.ok, "reward": got.reward,
                              "reason": got.reason, "verifier_tail": got.verifier_tail,
                              "evidence": str(got.evidence) if got.evidence is not None else None})
+                if on_row is not None:
+                    on_row(rows[-1])
         # Readiness per task and selected measure (coverage: its command twice on the starting source).
         mrows = await measurement_readiness(engine, list(tasks), Path(tmp) / "measure")
         mdoc = readiness_document(mrows, settings_of(ev.measurement_settings).require_ready, list(ev.measurements))

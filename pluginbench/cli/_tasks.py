@@ -53,6 +53,15 @@ def copy_to_clipboard(text: str) -> str:
     raise ClipboardError("no clipboard tool found (wl-copy with WAYLAND_DISPLAY, xclip or xsel with DISPLAY, pbcopy)")
 
 
+def _has_terminal() -> bool:
+    """Whether this process has a controlling terminal fzf can read keys from."""
+    try:
+        with open("/dev/tty", "w"):
+            return True
+    except OSError:
+        return False
+
+
 def _fzf(ids: list[str], previews: Path, header: str) -> list[str] | None:
     """The ids picked in fzf (multiselect), or None when the user cancelled (Escape)."""
     argv = [
@@ -103,6 +112,12 @@ def pick_command(
         tasks_block,
     )
 
+    if "://" not in source and Path(source).exists():
+        raise ConfigError(
+            f"{source} is a local folder, not a git folder link", field="SOURCE",
+            fix="local tasks need no picking: write tasks: {source: <folder>, ids: [<task>, ...]} in the config; "
+                "to pin a local git repository pass file:///<repository>/.git/tree/<ref>/<folder>",
+        )
     try:
         link = parse_task_url(source)
     except BadTaskUrl as exc:
@@ -132,6 +147,13 @@ def pick_command(
                 raise ConfigError(
                     f"fzf is not installed, so the picker cannot open; {len(by_id)} tasks are available: {listed}",
                     field="--id", fix="install fzf (Debian/Ubuntu: apt-get install fzf), or pass --id NAME for each task",
+                )
+            if not _has_terminal():
+                listed = ", ".join(sorted(by_id)[:40]) + (" …" if len(by_id) > 40 else "")
+                raise ConfigError(
+                    f"fzf needs a terminal to pick in and this session has none; {len(by_id)} tasks are available: "
+                    f"{listed}",
+                    field="--id", fix="run it in a terminal, or pass --id NAME for each task",
                 )
             previews = Path(tmp) / "previews"
             previews.mkdir()

@@ -64,6 +64,32 @@ def _node_lines(snap: dict[str, Any]) -> list[Text]:
             for n in nodes]
 
 
+def _measure_lines(measures: dict[str, Any], owned: bool) -> list[Text]:
+    """The selected measures, the measurement and review revisions (a collecting or running
+    one that no process owns shows as interrupted), and each (task, measure) pair the run
+    does not measure with its reason."""
+    lines: list[Text] = []
+    if measures.get("selected"):
+        lines.append(Text("measures: " + ", ".join(measures["selected"])))
+    revisions = []
+    for r in measures.get("measurement_revisions") or []:
+        state = "interrupted" if r["status"] == "collecting" and not owned else r["status"]
+        revisions.append(f"{r['revision']} ({state})")
+    if revisions:
+        lines.append(Text("measurement revisions: " + ", ".join(revisions)))
+    reviews = []
+    for r in measures.get("review_revisions") or []:
+        state = "interrupted" if r["status"] == "running" and not owned else r["status"]
+        reviewer = r["harness"] if r["model"] in (None, r["harness"]) else f"{r['harness']} {r['model']}"
+        reviews.append(f"{r['revision']} ({reviewer}, {r['reviewed']}/{r['assigned']} reviewed, {state}"
+                       + (", selected)" if r["selected"] else ")"))
+    if reviews:
+        lines.append(Text("review revisions: " + ", ".join(reviews)))
+    for n in measures.get("not_measured") or []:
+        lines.append(Text(f"not measured: {n['measure']} on {n['task']}: {n['reason']}", style="yellow"))
+    return lines
+
+
 def render_status(snap: dict[str, Any]) -> Group:
     """The terminal view of a status snapshot."""
     owned = snap["active"]
@@ -96,6 +122,7 @@ def render_status(snap: dict[str, Any]) -> Group:
     table.add_column("task")
     for arm in arms:
         table.add_column(arm)
+    shown_keys: set[str] = set()
     for task in tasks:
         cells = []
         for arm in arms:
@@ -105,11 +132,18 @@ def render_status(snap: dict[str, Any]) -> Group:
                 key = a["outcome"] if a["state"] == "complete" else a["state"]
                 if key == "running" and not owned:
                     key = "interrupted"
-                mark, style = _CELL.get(key or "unknown", ("?", "magenta"))
+                key = key if key in _CELL else "unknown"
+                shown_keys.add(key)
+                mark, style = _CELL[key]
                 cell.append(mark + " ", style=style)
             cells.append(cell)
         table.add_row(task, *cells)
     lines.append(table)
+    if shown_keys:
+        legend = Text("", style="dim")
+        for key in (k for k in _CELL if k in shown_keys):
+            legend.append(f"{_CELL[key][0]} {key.replace('_', ' ')}   ")
+        lines.append(legend)
     tok = Table(show_edge=False, pad_edge=False, title="coding tokens by arm")
     tok.add_column("arm")
     tok.add_column("input", justify="right")
@@ -131,6 +165,7 @@ def render_status(snap: dict[str, Any]) -> Group:
         lines.append(Text(
             f"vanilla cache: {reuse['reused']} of {reuse['vanilla_attempts']} vanilla attempts reused "
             f"({reuse['planned_hits']} planned hits); this run spent {shown(spent)} tokens (reused attempts excluded)"))
+    lines.extend(_measure_lines(snap.get("measures") or {}, owned))
     for d in snap["discarded"]:
         lines.append(Text(f"discarded {d['id']} (slot {d['slot']}) → {d['replaced_by']}: {d['reason']}", style="yellow"))
     if snap.get("stopping") and snap["phase"] not in ("stopped", "failed"):
@@ -178,6 +213,9 @@ def status_command(
         console.print(render_status(status_snapshot(rd.root)))
         return
     snap = status_snapshot(rd.root)
+    if not console.is_terminal:
+        _watch_into_a_pipe(rd.root, snap)
+        return
     with Live(render_status(snap), console=console, refresh_per_second=4, auto_refresh=False) as live:
         while True:
             if snap["phase"] in ENDED and not snap["active"]:
@@ -188,6 +226,28 @@ def status_command(
             except (OSError, ValueError):
                 continue  # caught a file mid-write: skip this redraw
             live.update(render_status(snap), refresh=True)
+
+
+def _progress_key(snap: dict[str, Any]) -> tuple[Any, ...]:
+    return (snap["phase"], snap["active"], sorted(snap["states"].items()), sorted(snap["outcomes"].items()))
+
+
+def _watch_into_a_pipe(root: Path, snap: dict[str, Any]) -> None:
+    """``status --watch`` into a file or pipe (``| tee``, a CI log): a live redraw cannot be
+    shown there, so the whole view is printed again, newline-terminated, each time the phase or
+    the attempt counts change, and once more at the end."""
+    console.print(render_status(snap))
+    shown = _progress_key(snap)
+    while not (snap["phase"] in ENDED and not snap["active"]):
+        time.sleep(2)
+        try:
+            snap = status_snapshot(root)
+        except (OSError, ValueError):
+            continue  # caught a file mid-write: skip this redraw
+        if _progress_key(snap) != shown:
+            shown = _progress_key(snap)
+            console.print()
+            console.print(render_status(snap))
 
 
 @errors_to_exit_codes

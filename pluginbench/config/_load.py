@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -126,6 +127,50 @@ def _field_from_msgspec(message: str) -> tuple[str, str | None]:
     return message[: m.start()], field or None
 
 
+def _concrete_field(raw: Any, field: str | None, fits: Callable[[Any], bool] = lambda _node: True) -> str | None:
+    """``field`` with each ``[...]`` (msgspec's placeholder for a mapping key, as in
+    ``treatments[...].guidanc``) replaced by the first key of ``raw`` where the rest of the
+    path exists and its node ``fits``: ``treatments.core.guidanc``. Unchanged when none does."""
+    if not field or "[...]" not in field:
+        return field
+    parts = re.findall(r"\[\.\.\.\]|\[\d+\]|[^.\[\]]+", field)
+
+    def walk(node: Any, i: int, path: str) -> str | None:
+        if i == len(parts):
+            return path if fits(node) else None
+        part = parts[i]
+        if part == "[...]":
+            if not isinstance(node, Mapping):
+                return None
+            for key in node:
+                found = walk(node[key], i + 1, f"{path}.{key}" if path else str(key))
+                if found is not None:
+                    return found
+            return None
+        try:
+            child = node[int(part[1:-1])] if part.startswith("[") else node[part]
+        except (KeyError, IndexError, TypeError, ValueError):
+            return None
+        return walk(child, i + 1, path + part if part.startswith("[") else (f"{path}.{part}" if path else part))
+
+    return walk(raw, 0, "") or field
+
+
+_GOT_TYPES: dict[str, tuple[type, ...]] = {
+    "str": (str,), "int": (int,), "float": (float,), "bool": (bool,), "null": (type(None),),
+    "object": (Mapping,), "array": (list, tuple),
+}
+
+
+def _has_type_named(message: str) -> Callable[[Any], bool]:
+    """For msgspec's ``Expected `x`, got `str` ``: whether a node is of the type it got."""
+    got = re.search(r"got `([^`]+)`", message)
+    types = _GOT_TYPES.get(got.group(1)) if got else None
+    if types is None:
+        return lambda _node: True
+    return lambda node: isinstance(node, types) and not (bool not in types and isinstance(node, bool))
+
+
 def _value_at(raw: Any, field: str | None) -> Any:
     node = raw
     for part in re.findall(r"[^.\[\]]+|\[\d+\]", field or ""):
@@ -155,16 +200,19 @@ def parse_evaluation(raw: Any, path: Path) -> Evaluation:
         if message.startswith("Object contains unknown field"):
             unknown = re.search(r"`([^`]+)`", message)
             name = unknown.group(1) if unknown else "?"
+            field = _concrete_field(raw, field, lambda node: isinstance(node, Mapping) and name in node)
             field = f"{field}.{name}" if field else name
             message = f"unknown key '{name}'"
             fix = "remove it or check its spelling; every setting is listed in docs/configuration.md"
         elif message.startswith("Object missing required field"):
             missing = re.search(r"`([^`]+)`", message)
             name = missing.group(1) if missing else "?"
+            field = _concrete_field(raw, field, lambda node: isinstance(node, Mapping) and name not in node)
             field = f"{field}.{name}" if field else name
             message = f"required key '{name}' is missing"
             fix = "add it; pluginbench init writes a complete example"
         elif message.startswith("Expected"):
+            field = _concrete_field(raw, field, _has_type_named(message))
             value = _value_at(raw, field)
             if isinstance(value, str) and _looks_numeric(value):
                 message = (f"{value!r} is text, not a number: YAML reads exponents without a dot "

@@ -134,6 +134,12 @@ def load_submissions(arg: str, *, excluded: set[str]) -> list[Submission]:
     """Every assigned attempt of one RUN=ARM (``vanilla`` also matches ``baseline``)."""
     folder, arm = parse_side(arg)
     rd = RunDir(folder)
+    if not rd.is_run():
+        raise InputError(
+            f"{folder} " + ("does not exist" if not folder.exists() else "is not a run directory"),
+            file=str(folder), field="RUN=ARM",
+            fix="pass a folder made by `pluginbench run` (it holds evaluation.json), then =ARM",
+        )
     results_path = rd.report_dir / "results.json"
     doc = _read_json(results_path, f"build it with `pluginbench report {folder}`")
     rows = [r for r in doc.get("attempts") or [] if isinstance(r, dict)]

@@ -28,6 +28,7 @@ from ..stats import Prices
 from ._report_code import (
     code_measures_section,
     measurement_history,
+    measurement_revisions,
     not_measured_rows,
     revision_references,
 )
@@ -68,6 +69,8 @@ CSV_HEADER = (
     "unit",
     "status",
     "reason",
+    "language",
+    "analyzer",
 )
 
 
@@ -151,6 +154,7 @@ def results_document(
     if reviewer is not None:  # compare checks reviewer.harness/model/reasoning and review_criteria_sha256
         identity["reviewer"] = reviewer
         identity["review_criteria_sha256"] = (reviews or {}).get("reviewer", {}).get("review_criteria_sha256")
+    all_references = _with_revision_references(references, state)
     return {
         "schema_version": RESULTS_SCHEMA_VERSION,
         "run": run,
@@ -170,12 +174,13 @@ def results_document(
             [f"Source-only grades withheld: {source_only_index['reason']}"]
             if source_only_index is not None and source_only_index["reason"] else []
         ),
-        "references": (refs := _with_revision_references(references, state)),
+        "references": all_references,
         "reference_ratios": reference_ratios(
-            refs, per_task, tasks, arms,
+            all_references, per_task, tasks, arms,
             {c.metric: c.unit for c in collected_columns(run["measurements"]) if c.summary}),
-        "code_measures": code_measures_section(state, rows, tasks, arms),
+        "code_measures": code_measures_section(state, rows, tasks, arms, run["measurements"], all_references),
         "measurement_history": measurement_history(state),
+        "measurement_revisions": measurement_revisions(state),
         "not_measured": not_measured_rows(state),
         "source_only_index": dict(source_only_index) if source_only_index is not None else None,
     }
@@ -267,8 +272,10 @@ def csv_text(doc: Mapping[str, Any]) -> str:
                         "reason": "not collected for this attempt",
                     },
                 )
+        groups: dict[str, tuple[str, str]] = {}  # code measures: the language and analyzer each value was measured with
         for n, m in sorted(measures.items()):
             cells.append((f"measures.{n}", m["value"], m["unit"], m["status"], m["reason"]))
+            groups[f"measures.{n}"] = (_cell(m.get("language")), _cell(m.get("analyzer")))
         for n, v in sorted((r.get("native_grading") or {}).items()):
             cells.append((f"native.{n}", v, "", "measured", None))
         so = r.get("source_only_grading")
@@ -278,7 +285,7 @@ def csv_text(doc: Mapping[str, Any]) -> str:
         for measure, value, unit, status, reason in cells:
             if not_done:
                 status, reason = "unknown", not_done
-            w.writerow((*head, measure, _cell(value), unit, status, _cell(reason)))
+            w.writerow((*head, measure, _cell(value), unit, status, _cell(reason), *groups.get(measure, ("", ""))))
     return buf.getvalue()
 
 

@@ -1,84 +1,187 @@
-"""The code measures of results.json (pure): per task and arm medians of every measure that
-carries a language and an analyzer (coverage, complexity, dead code...), grouped by both and
-never pooled across them, the measurement revisions (``measurement_history``), and the
-(task, measure) pairs the run does not measure (``not_measured``).
+"""The code measures of results.json (pure): per task and arm medians of every code measure
+(iterations, duplicated test lines, complexity, dead code, coverage…), grouped by language and
+analyzer and never pooled across them, the measurement revisions (``measurement_history`` and
+``measurement_revisions``), and the (task, measure) pairs the run does not measure
+(``not_measured``).
 
 A median is over the attempts whose value is measured; ``n`` says how many and ``unknown``
-how many were not, so a missing value is never read as zero. A metric whose attempts on one
-task × arm span two languages or analyzers gets one group per (language, analyzer).
+how many were not (their reasons in ``reasons``), so a missing value is never read as zero.
+A metric whose attempts on one task × arm span two languages or analyzers gets one group per
+(language, analyzer). A language-independent measure (``languages: any``, e.g. iterations)
+groups under language ``any`` and its own observer (``iterations observer 2``). An unknown value that names no language (an analyzer that
+never ran) joins the one group its metric has on that task (or, when the task has none, in the
+whole run), else the ``unknown|unknown`` group: it is counted, never dropped.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..events import Measure
+from .. import measures as measure_registry
+from ._report_refs import REFERENCE_METRICS, reference_ratio
 from ._state import RunState
 
+#: lines columns that are plain diff counts, reported as before (not code measures)
+PLAIN_COLUMNS = frozenset((*REFERENCE_METRICS, "binary_files_changed"))
+#: the key part and field value of a language or analyzer that is not known
+UNKNOWN_PART = "unknown"
+ANY_LANGUAGE = "any"
 
-def group_key(m: Measure) -> str:
-    return f"{m.language}|{m.analyzer}"
+
+def group_key(language: str | None, analyzer: str | None) -> str:
+    """``language|analyzer``, ``unknown`` for a part that is not known."""
+    return f"{language or UNKNOWN_PART}|{analyzer or UNKNOWN_PART}"
 
 
-def code_measures_section(state: RunState, rows: Iterable[Mapping[str, Any]], tasks: list[str],
-                          arms: list[str]) -> dict[str, Any]:
-    """metric → "language|analyzer" → {language, analyzer, unit, per_task: task → arm →
-    {median, n, unknown}, per_arm: arm → {median_of_task_medians, tasks}}."""
-    by_id = {a.attempt_id: a for a in state.live_attempts()}
-    cells: dict[tuple[str, str], dict[tuple[str, str], list[float | None]]] = defaultdict(lambda: defaultdict(list))
-    meta: dict[tuple[str, str], tuple[str | None, str | None, str]] = {}
-    for row in rows:
-        if row["state"] != "complete" or row.get("ineligible"):
-            continue
-        a = by_id.get(row["attempt_id"])
-        if a is None:
-            continue
-        for name, m in state.current_measures(a).items():
-            if m.language is None and m.analyzer is None:
-                continue
-            key = (name, group_key(m))
-            meta[key] = (m.language, m.analyzer, m.unit)
-            value = m.value if m.status == "measured" else None
-            cells[key][(row["task"], row["arm"])].append(None if value is None else float(value))
+def code_metrics(measurements: Iterable[str]) -> tuple[tuple[str, Any, str | None], ...]:
+    """(metric, its Column, method) of every code measure column the run selects, in registry
+    order. ``method`` names a language-independent measure's own observer (``iterations
+    observer 2``), which stands for the analyzer of its values; None for a language analyzer."""
+    out: list[tuple[str, Any, str | None]] = []
+    for spec in measure_registry.collectors(measurements):
+        method = f"{spec.name} observer {spec.observer_version}" if tuple(spec.languages) == (ANY_LANGUAGE,) else None
+        out.extend((c.metric, c, method) for c in spec.columns if c.metric not in PLAIN_COLUMNS)
+    return tuple(out)
+
+
+def code_measures_table() -> str:
+    """docs/metrics.md: every registered code measure column, its unit, gate name and how the report
+    groups it (generated from the registry, like the measures table)."""
+    lines = ["| Column (`code_measures.<name>`) | Measure | Unit | Gate name | Grouped by | In report.html |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    everything = [m.name for m in measure_registry.measures()]
+    for metric, column, method in code_metrics(everything):
+        spec = next(m for m in measure_registry.measures() if any(c.metric == metric for c in m.columns))
+        group = (f"`any\\|{method}`" if method is not None
+                 else "language \\| analyzer (" + ", ".join(spec.languages) + ")")
+        gate = f"`{column.gate_name}`" if column.gate_name else "—"
+        shown = "Code quality" if column.summary else "JSON/CSV only (diagnostic)"
+        lines.append(f"| `{metric}` | `{spec.name}` | {column.unit} | {gate} | {group} | {shown} |")
+    return "\n".join(lines) + "\n"
+
+
+def _num(x: float | None) -> float | int | None:
+    if x is None or not math.isfinite(x):
+        return None
+    r = round(float(x), 6)
+    return int(r) if r.is_integer() else (0.0 if r == 0 else r)
+
+
+def _value_group(m: Mapping[str, Any], method: str | None) -> tuple[str | None, str | None] | None:
+    language, analyzer = m.get("language"), m.get("analyzer")
+    if method is not None:
+        return (language or ANY_LANGUAGE, analyzer or method)
+    if language is None and analyzer is None:
+        return None  # attributed per task below
+    return (language, analyzer)
+
+
+def code_measures_section(state: RunState | None, rows: Iterable[Mapping[str, Any]], tasks: list[str],
+                          arms: list[str], measurements: Iterable[str] = (),
+                          references: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    """metric → "language|analyzer" → {language, analyzer, unit, gate_name, per_task: task →
+    arm → {median, n, unknown, reasons, reference, ratio_to_reference}, per_arm: arm →
+    {median_of_task_medians, mean_of_task_medians, tasks, unknown_tasks}}.
+
+    ``rows`` are results.json attempt rows (complete and eligible ones count); ``measurements``
+    the run's selection (metrics that no attempt carries still get their unknown counts);
+    ``references`` the document's ``references`` (task → metric → status, value, reason)."""
+    del state  # the rows already hold the selected revision's values
+    rows = [r for r in rows if r["state"] == "complete" and not r.get("ineligible")]
+    refs = references or {}
+    selected = code_metrics(measurements)
+    present = {k for r in rows for k in r["measures"]}
+    known = {metric for metric, _, _ in selected}
+    columns = {c.metric: c for c in measure_registry.all_columns()}
+    extra = [(metric, columns.get(metric), None) for metric in sorted(present - known - PLAIN_COLUMNS)
+             if any(r["measures"][metric].get("language") or r["measures"][metric].get("analyzer")
+                    for r in rows if metric in r["measures"])]
     out: dict[str, Any] = {}
-    for (name, group), per in sorted(cells.items()):
-        language, analyzer, unit = meta[(name, group)]
-        per_task: dict[str, dict[str, Any]] = {}
-        for task in tasks:
-            for arm in arms:
-                values = per.get((task, arm))
-                if values is None:
-                    continue
-                known = [v for v in values if v is not None]
-                per_task.setdefault(task, {})[arm] = {
-                    "median": statistics.median(known) if known else None,
-                    "n": len(known),
-                    "unknown": len(values) - len(known),
-                }
-        per_arm = {}
-        for arm in arms:
-            medians = [per_task[t][arm]["median"] for t in per_task if arm in per_task[t]
-                       and per_task[t][arm]["median"] is not None]
-            per_arm[arm] = {"median_of_task_medians": statistics.median(medians) if medians else None,
-                            "tasks": len(medians)}
-        out.setdefault(name, {})[group] = {"language": language, "analyzer": analyzer, "unit": unit,
-                                           "per_task": per_task, "per_arm": per_arm}
+    for metric, column, method in (*selected, *extra):
+        # (task, arm) -> group -> values (None = unknown) and reasons; unattributed unknowns aside
+        cells: dict[tuple[str | None, str | None], dict[tuple[str, str], list[tuple[float | None, str | None]]]] = (
+            defaultdict(lambda: defaultdict(list)))
+        loose: dict[tuple[str, str], list[str | None]] = defaultdict(list)
+        unit = column.unit if column is not None else ""
+        for r in rows:
+            m = r["measures"].get(metric)
+            if m is None:
+                continue
+            unit = m["unit"] or unit
+            value = m["value"] if m["status"] == "measured" else None
+            reason = None if value is not None else (m["reason"] or "no reason recorded")
+            group = _value_group(m, method)
+            if group is None and value is None:
+                loose[(r["task"], r["arm"])].append(reason)
+            else:
+                cells[group or (None, None)][(r["task"], r["arm"])].append((None if value is None else float(value), reason))
+        measured_groups = list(cells)
+        for (task, arm), reasons in loose.items():
+            groups = [g for g, per in cells.items() if any(t == task for t, _ in per)] or measured_groups
+            target = groups[0] if len(groups) == 1 else (None, None)
+            cells[target][(task, arm)].extend((None, why) for why in reasons)
+        for (language, analyzer), per in sorted(cells.items(), key=lambda kv: group_key(*kv[0])):
+            out.setdefault(metric, {})[group_key(language, analyzer)] = _group(
+                language, analyzer, unit, column, per, tasks, arms, refs, metric)
     return out
+
+
+def _group(language: str | None, analyzer: str | None, unit: str, column: Any,
+           per: Mapping[tuple[str, str], list[tuple[float | None, str | None]]], tasks: list[str], arms: list[str],
+           refs: Mapping[str, Mapping[str, Any]], metric: str) -> dict[str, Any]:
+    per_task: dict[str, dict[str, Any]] = {}
+    for task in tasks:
+        ref = refs.get(task, {}).get(metric)
+        for arm in arms:
+            values = per.get((task, arm))
+            if values is None:
+                continue
+            measured = [v for v, _ in values if v is not None]
+            median = statistics.median(measured) if measured else None
+            per_task.setdefault(task, {})[arm] = {
+                "median": _num(median),
+                "n": len(measured),
+                "unknown": len(values) - len(measured),
+                "reasons": sorted({why for v, why in values if v is None and why}),
+                "reference": _num(ref["value"]) if ref is not None and ref.get("status") == "measured" else None,
+                "ratio_to_reference": _num(reference_ratio(median, ref)),
+            }
+    per_arm = {}
+    for arm in arms:
+        cells = [per_task[t][arm] for t in per_task if arm in per_task[t]]
+        medians = [c["median"] for c in cells if c["median"] is not None]
+        per_arm[arm] = {
+            "median_of_task_medians": _num(statistics.median(medians)) if medians else None,
+            "mean_of_task_medians": _num(math.fsum(medians) / len(medians)) if medians else None,
+            "tasks": len(medians),
+            "unknown_tasks": sorted(t for t in per_task if arm in per_task[t] and per_task[t][arm]["median"] is None),
+        }
+    return {"language": language, "analyzer": analyzer, "unit": unit,
+            "gate_name": column.gate_name if column is not None else None,
+            "per_task": per_task, "per_arm": per_arm}
+
+
+def _revision_status(rev: Any) -> str:
+    return "selected" if rev.selected else ("not_selected" if rev.finished else "collecting")
 
 
 def measurement_history(state: RunState) -> list[dict[str, Any]]:
     """Every measurement revision in order: what it collected and added, whether it is
     selected, and why not when it finished unselected."""
-    out = []
-    for rev in state.measurement_revisions.values():
-        status = "selected" if rev.selected else ("not_selected" if rev.finished else "collecting")
-        out.append({"revision": rev.revision, "status": status, "selected": rev.selected,
-                    "measurements": list(rev.measurements), "added": list(rev.added), "reason": rev.reason,
-                    "attempts": len(rev.measures)})
-    return out
+    return [{"revision": rev.revision, "status": _revision_status(rev), "selected": rev.selected,
+             "measurements": list(rev.measurements), "added": list(rev.added), "reason": rev.reason,
+             "attempts": len(rev.measures)}
+            for rev in state.measurement_revisions.values()]
+
+
+def measurement_revisions(state: RunState) -> list[dict[str, Any]]:
+    """``measurement_revisions`` as status --json names them: revision, status, selected."""
+    return [{"revision": rev.revision, "status": _revision_status(rev), "selected": rev.selected}
+            for rev in state.measurement_revisions.values()]
 
 
 def not_measured_rows(state: RunState) -> list[dict[str, str]]:

@@ -12,9 +12,11 @@ from html import escape
 from typing import Any
 
 from ..measures import Column, all_columns, collected_columns
+from ._report_code import PLAIN_COLUMNS
 from ._report_cost import cost_html
 from ._report_css import CSS
 from ._report_plots import PLOT_CSS, plots_section
+from ._report_quality import code_quality_html, not_measured_html, revisions_html
 from ._report_refs import references_html
 from ._report_reviews_html import reviews_html
 
@@ -234,10 +236,12 @@ def _shown_columns(doc: Mapping[str, Any], present: set[str]) -> tuple[Column, .
 
 
 def _change_columns(doc: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-    """Coding time, then the median of every summary column shown (registry order)."""
+    """Coding time, then the median of every plain diff-count summary column shown (registry
+    order); code measures have their own section, grouped by language and analyzer."""
     present = {k.removeprefix("median_") for arms in doc["per_task"].values() for s in arms.values() for k in s}
     return (("median_coding_seconds", "coding s"),
-            *((f"median_{c.metric}", c.label) for c in _shown_columns(doc, present) if c.summary))
+            *((f"median_{c.metric}", c.label) for c in _shown_columns(doc, present)
+              if c.summary and c.metric in PLAIN_COLUMNS))
 
 
 def _table_columns(doc: Mapping[str, Any]) -> tuple[Column, ...]:
@@ -490,7 +494,10 @@ def render_html(doc: Mapping[str, Any]) -> str:
         f'<section id="cost"><h2>Cost</h2>{cost_html(doc)}</section>\n'
         + (f'<section id="reviews"><h2>Independent review</h2>{reviews_html(doc)}</section>\n' if doc.get("reviews") else "")
         + f'<section id="changes"><h2>Time and code changes by task</h2>{_changes(doc)}</section>\n'
+        f'<section id="code-quality"><h2>Code quality</h2>{code_quality_html(doc)}</section>\n'
         f'<section id="references"><h2>Against the reference solution</h2>{references_html(doc)}</section>\n'
+        f'<section id="measurement-revisions"><h2>Measurement revisions</h2>{revisions_html(doc)}</section>\n'
+        f'<section id="not-measured"><h2>Not measured</h2>{not_measured_html(doc)}</section>\n'
         f'<section id="missing-values"><h2>Missing values</h2>{_missing(doc)}</section>\n'
         f'<section id="reused"><h2>Reused vanilla attempts</h2>{_reused(doc)}</section>\n'
         f'<section id="discarded"><h2>Discarded attempts</h2>{_discarded(doc)}</section>\n'

@@ -152,7 +152,9 @@ def forest_plot(doc: Mapping[str, Any], arm: str) -> str:
         )
     elif est is not None:
         parts.append(f'<circle class="estimate summary" cx="{_f(x(est))}" cy="{_f(y)}" r="4"/>')
-        parts.append(f'<text class="excluded" x="{_f(x(est) + 8)}" y="{_f(y + 4)}">too few tasks for an interval</text>')
+        # the note goes on the side of the dot with room for it, so a large difference keeps it inside the plot
+        side = f'x="{_f(x(est) - 8)}" text-anchor="end"' if est > 0 else f'x="{_f(x(est) + 8)}"'
+        parts.append(f'<text class="excluded" {side} y="{_f(y + 4)}">too few tasks for an interval</text>')
     else:
         parts.append(f'<text class="excluded" x="{_f(x(0) + 6)}" y="{_f(y + 4)}">no usable task</text>')
     parts.append("</g>")

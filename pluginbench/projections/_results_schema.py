@@ -158,19 +158,31 @@ class CodeMeasureCell(_Strict, frozen=True):
     median: Annotated[Num, Meta(description="Median over the attempts whose value is measured; null when none is.")]
     n: Annotated[int, Meta(description="Attempts with a measured value.")]
     unknown: Annotated[int, Meta(description="Attempts whose value is unknown (each listed in missing_values with its reason).")]
+    reasons: Annotated[list[str], Meta(description="The distinct reasons of those unknown values.")] = []
+    reference: Annotated[Num, Meta(description="The task's reference solution's value of this metric (`references`), or null when it has none.")] = None
+    ratio_to_reference: Annotated[Num, Meta(description="median / reference; null without a median or a positive reference.")] = None
 
 
 class CodeMeasureArm(_Strict, frozen=True):
     median_of_task_medians: Annotated[Num, Meta(description="Each task weighs the same: the median of the task medians.")]
     tasks: Annotated[int, Meta(description="Tasks with a median.")]
+    mean_of_task_medians: Annotated[Num, Meta(description="Each task weighs the same: the mean of the task medians (the overview's statistic).")] = None
+    unknown_tasks: Annotated[list[str], Meta(description="Tasks where the arm has attempts but no measured value in this group (never counted as 0).")] = []
 
 
 class CodeMeasureGroup(_Strict, frozen=True):
-    language: Annotated[str | None, Meta(description="The language.")]
-    analyzer: Annotated[str | None, Meta(description="The analyzer (or coverage format) and version.")]
+    language: Annotated[str | None, Meta(description="The language; `any` for a language-independent measure (iterations, duplicated test lines); null when no analyzer said.")]
+    analyzer: Annotated[str | None, Meta(description="The analyzer (or coverage format) and version; null when not known.")]
     unit: Annotated[str, Meta(description="The unit.")]
     per_task: Annotated[dict[str, dict[str, CodeMeasureCell]], Meta(description="Task → arm → median.")]
-    per_arm: Annotated[dict[str, CodeMeasureArm], Meta(description="Arm → the median of its task medians.")]
+    per_arm: Annotated[dict[str, CodeMeasureArm], Meta(description="Arm → the median and mean of its task medians.")]
+    gate_name: Annotated[str | None, Meta(description="The metric's name in a gates file, or null when it is not gateable.")] = None
+
+
+class MeasurementRevisionStatus(_Strict, frozen=True):
+    revision: Annotated[str, Meta(description="The measurement revision's name.")]
+    status: Annotated[Literal["selected", "not_selected", "collecting"], Meta(description="selected, not_selected or collecting.")]
+    selected: Annotated[bool, Meta(description="Whether the report reads it.")]
 
 
 class ReferenceRatioCell(_Strict, frozen=True):
@@ -519,6 +531,7 @@ class ResultsJson(_Strict, frozen=True):
     code_measures: Annotated[dict[str, dict[str, CodeMeasureGroup]], Meta(description="Metric → `language|analyzer` → per task × arm medians and per-arm medians of task medians; grouped by "
                                "language and analyzer, never pooled across them (see docs/metrics.md).")] = {}
     measurement_history: Annotated[list[MeasurementRevisionRow], Meta(description="Every measurement revision, in order.")] = []
+    measurement_revisions: Annotated[list[MeasurementRevisionStatus], Meta(description="Every measurement revision as revision, status, selected (as `status --json` lists them).")] = []
     not_measured: Annotated[list[NotMeasuredRow], Meta(description="(task, measure) pairs the run does not measure, with the reason; "
                                              "empty for a run saved before the list existed.")] = []
     source_only_index: Annotated[SourceOnlyIndex | None, Meta(description="The selected source-only index.json the rows' source-only grades come from, or null when none is selected.")] = None

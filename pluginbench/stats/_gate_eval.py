@@ -81,6 +81,17 @@ def _meets(direction: str, value: float, limit: float) -> bool:
 # ---------------------------------------------------------------- count gates
 
 
+def _absent_by_package(cand: Package, comp: Package, absent: Sequence[str]) -> list[str]:
+    """Which package lacks attempts on which of the ``absent`` tasks, so a split naming tasks
+    no compared run has reads differently from one package missing them."""
+    groups: dict[str, list[str]] = {}
+    for t in absent:
+        missing = [p.name for p in (cand, comp) if not p.on(t)]
+        who = "either package" if len(missing) == 2 else missing[0]
+        groups.setdefault(who, []).append(t)
+    return [f"no attempts from {who} on: " + ", ".join(tasks) for who, tasks in groups.items()]
+
+
 def count_gate(
     g: Gate, cand: Package, comp: Package, tasks: Sequence[str], overlap: bool
 ) -> GateResult:
@@ -99,13 +110,13 @@ def count_gate(
     if absent or uneven:
         parts = []
         if absent:
-            parts.append("no attempts from one package on: " + ", ".join(absent))
+            parts.extend(_absent_by_package(cand, comp, absent))
         if uneven:
             parts.append("different numbers of attempts on: " + ", ".join(uneven))
         return _result(
             g, cand, comp, status=UNDETERMINED, limit=limit,
-            detail="; ".join(parts) + ". Give both packages the same repeats, or define a split "
-            "without those tasks.",
+            detail="; ".join(parts) + ". Run both packages on those tasks with the same repeats, or define "
+            "a split without those tasks.",
         )
 
     def counts(pkg: Package, target: str) -> dict[str, tuple[int, int]]:

@@ -127,6 +127,46 @@ def _field_of(message: str) -> tuple[str, str | None]:
     return message[: m.start()], m.group("path").lstrip(".") or None
 
 
+_DOCS_FIX = "see docs/compare.md for every gates field and its type"
+_GATE_PATH = re.compile(r"^gates\[\d+\]")
+
+
+def _allowed(field: str | None) -> tuple[str, ...]:
+    """The literal values the gates schema allows at ``field`` (``gates[0].direction``), if any."""
+    struct: type[msgspec.Struct] = Gate if field and _GATE_PATH.match(field) else GatesFile
+    name = (field or "").rsplit(".", 1)[-1]
+    info = msgspec.inspect.type_info(struct)
+    for f in getattr(info, "fields", ()):
+        if f.name == name:
+            t = f.type.type if isinstance(f.type, msgspec.inspect.Metadata) else f.type
+            kinds = t.types if isinstance(t, msgspec.inspect.UnionType) else (t,)
+            return tuple(str(v) for k in kinds if isinstance(k, msgspec.inspect.LiteralType) for v in k.values)
+    return ()
+
+
+def _explain(message: str, field: str | None) -> tuple[str, str | None, str]:
+    """msgspec's validation message as the error a user can act on: the key or value that is
+    wrong, its full field path, and the fix (the allowed names or values)."""
+    named = re.search(r"`([^`]+)`", message)
+    if message.startswith("Object contains unknown field") and named:
+        at = field or ""
+        struct: type[msgspec.Struct] = Gate if _GATE_PATH.match(at) else GatesFile
+        known = ", ".join(struct.__struct_fields__)
+        return (f"unknown key '{named.group(1)}'", f"{at}.{named.group(1)}" if at else named.group(1),
+                f"remove it or check its spelling; the keys here are: {known} (docs/compare.md)")
+    if message.startswith("Object missing required field") and named:
+        at = field or ""
+        return (f"required key '{named.group(1)}' is missing", f"{at}.{named.group(1)}" if at else named.group(1),
+                f"add it; {_DOCS_FIX}")
+    if message.startswith("Invalid enum value"):
+        allowed = _allowed(field)
+        return (f"invalid value: {message[len('Invalid enum value '):]}", field,
+                "use one of: " + ", ".join(allowed) if allowed else _DOCS_FIX)
+    if message.startswith("Expected"):
+        return f"wrong type: {message[0].lower()}{message[1:]}", field, _DOCS_FIX
+    return f"invalid gates file: {message}", field, _DOCS_FIX
+
+
 def parse_gates(raw: Any, file: str, metrics: tuple[str, ...] = METRICS) -> GatesFile:
     """Validate a parsed gates file; every error names ``file``, the field and the fix.
     ``metrics``: the metric names a gate may list (the caller adds the registered measures')."""
@@ -147,12 +187,8 @@ def parse_gates(raw: Any, file: str, metrics: tuple[str, ...] = METRICS) -> Gate
         parsed = msgspec.convert(raw, GatesFile)
     except msgspec.ValidationError as exc:
         message, field = _field_of(str(exc))
-        raise InputError(
-            f"invalid gates file: {message}",
-            file=file,
-            field=field,
-            fix="see docs/compare.md for every gates field and its type",
-        ) from None
+        message, field, fix = _explain(message, field)
+        raise InputError(message, file=file, field=field, fix=fix) from None
     if not parsed.gates:
         raise InputError(
             "the gates file has no gates", file=file, field="gates", fix="add at least one gate"

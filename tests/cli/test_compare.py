@@ -149,9 +149,18 @@ def test_bad_gates_file_exits_two(tmp_path: Path, content: str, needles: list[st
 
 
 def test_missing_report_and_unknown_arm_exit_two(tmp_path: Path) -> None:
-    """A folder without report/results.json, or an arm the run lacks, is bad input with a fix."""
+    """A missing folder, a folder that is not a run, a run without report/results.json, or an arm the run lacks, is bad input with a fix."""
     code, out = cli(str(tmp_path / "nothing"), "--gates", str(gates_file(tmp_path)))
-    assert code == 2 and "pluginbench report" in out
+    assert code == 2 and "nothing does not exist" in out and "pluginbench report" not in out
+    (tmp_path / "plain").mkdir()
+    code, out = cli(str(tmp_path / "plain"), "--gates", str(gates_file(tmp_path)))
+    assert code == 2 and "plain is not a run directory" in out and "pluginbench report" not in out
+    unreported = tmp_path / "unreported"
+    unreported.mkdir()
+    (unreported / "evaluation.json").write_text("{}")
+    (unreported / "evaluation-binding.json").write_text("{}")
+    code, out = cli(str(unreported), "--gates", str(gates_file(tmp_path)))
+    assert code == 2 and f"pluginbench report {unreported}" in out
     a = write_run(tmp_path / "a", ["vanilla", "docs"], TASKS, always("pass"))
     code, out = cli(f"{a}=vanilla,ghost", "--gates", str(gates_file(tmp_path)))
     assert code == 2 and "no arm 'ghost'" in out and "docs" in out

@@ -156,7 +156,7 @@ def test_kill_9_at_random_points_then_resume(tmp_path: Path, seed: int) -> None:
 
 
 def test_status_watch_and_events_follow_end_with_the_run(tmp_path: Path) -> None:
-    """status --watch redraws until the run ends; events --follow prints every event and exits."""
+    """status --watch into a pipe prints whole, newline-terminated views until the run ends; events --follow prints every event and exits."""
     config = write_config(tmp_path, harness="nop", repeats=2)
     run_dir = tmp_path / "run"
     cli("run", str(config), "--output", str(run_dir))
@@ -167,6 +167,7 @@ def test_status_watch_and_events_follow_end_with_the_run(tmp_path: Path) -> None
     watch_out, _ = watch.communicate(timeout=180)
     follow_out, _ = follow.communicate(timeout=180)
     assert watch.returncode == 0 and "phase complete" in watch_out
+    assert watch_out.endswith("\n") and watch_out.rsplit("phase ", 1)[1].startswith("complete")  # the last view is the final one
     assert follow.returncode == 0
     followed = [json.loads(line) for line in follow_out.splitlines()]
     assert followed == events_of(run_dir)

@@ -92,6 +92,25 @@ def test_without_fzf_the_picker_explains_how_to_pick(served: TaskRepo, tmp_path:
     assert "3 tasks are available" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_without_a_terminal_the_picker_says_so_instead_of_running_fzf(served: TaskRepo, tmp_path: Path) -> None:
+    """With fzf installed but no controlling terminal (a pipe, cron, CI), pick exits 2 saying to pass --id, listing the tasks."""
+    require(shutil.which("fzf") is not None, "fzf (tools/setup.sh --dev)")
+    done = subprocess.run([sys.executable, "-m", "pluginbench", "tasks", "pick", served.file_url("main", "tasks")],
+                          capture_output=True, text=True, timeout=120, env=_env(tmp_path), stdin=subprocess.DEVNULL,
+                          start_new_session=True)  # a new session has no controlling terminal
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    assert "needs a terminal" in done.stderr and "--id NAME" in done.stderr and "3 tasks are available" in done.stderr
+    assert "fzf exited" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_local_folder_is_refused_pointing_to_tasks_source(tmp_path: Path) -> None:
+    """A plain local path (no scheme) exits 2 explaining tasks.source + tasks.ids and the file:// form, not 'unsupported scheme'."""
+    done = _pick(str(QUICKSTART), "--id", "word-wrap", env=_env(tmp_path))
+    assert done.returncode == 2 and done.stdout == ""
+    assert "is a local folder, not a git folder link" in done.stderr and "tasks: {source:" in done.stderr
+    assert "file:///" in done.stderr and "unsupported scheme" not in done.stderr
+
+
 class Tmux:
     """One private tmux server (its own socket) running one command in a real terminal."""
 

@@ -78,7 +78,8 @@ def _profiles(tmp: Path, profile: dict | None = None) -> Path:
 def test_measure_adds_a_selected_coverage_revision(finished_run: Path, tmp_path: Path) -> None:
     """measure --measurements coverage adds revision r1 from the saved submissions: every attempt
     gets changed-line coverage from real coverage.py (0.6 for the tested candidate with one
-    redundant test; 0.2 for the untested one, whose def lines run at import), the settings gain the measure and the profile, the report shows it."""
+    redundant test; 0.2 for the untested one, whose def lines run at import), the settings gain the measure and the profile, the report shows it
+    in Code quality and lists the selected revision under Measurement revisions."""
     run = _copy(finished_run, tmp_path)
     code, out = run_cli("measure", str(run), "--measurements", "coverage", "--revision", "r1",
                         "--coverage-profiles", str(_profiles(tmp_path)), "--yes")
@@ -105,6 +106,12 @@ def test_measure_adds_a_selected_coverage_revision(finished_run: Path, tmp_path:
     assert set(values.values()) == {(0.6, 1, 6), (0.2, 0, 2)}, values
     history = results["measurement_history"]
     assert [h["revision"] for h in history] == ["r1"] and history[0]["selected"] is True
+    assert results["measurement_revisions"] == [{"revision": "r1", "status": "selected", "selected": True}]
+    html = (run / "report" / "report.html").read_text()
+    revisions = html.split('id="measurement-revisions-table"')[1].split("</table>")[0]
+    assert 'data-revision="r1"' in revisions and '<td class="revision-status">selected</td>' in revisions
+    quality = html.split('id="code-quality-table"')[1].split("</table>")[0]
+    assert 'data-metric="changed_line_coverage" data-group="python|coverage-py-json 7.17.3"' in quality
     # the run's saved settings still verify, so the run and its report stay usable
     code, out = run_cli("report", str(run))
     assert code == 0, out
@@ -211,7 +218,8 @@ def test_a_fresh_run_selecting_coverage_collects_it(tmp_path: Path, venv_path) -
     got = {r["arm"]: r["measures"]["changed_line_coverage"]["value"] for r in results["attempts"]}
     assert got == {"vanilla": 0.2, "tests-first": 0.6}, got
     group = results["code_measures"]["changed_line_coverage"]["python|coverage-py-json 7.17.3"]
-    assert group["per_task"]["clamp"]["tests-first"] == {"median": 0.6, "n": 2, "unknown": 0}
+    assert group["per_task"]["clamp"]["tests-first"] == {"median": 0.6, "n": 2, "unknown": 0, "reasons": [],
+                                                         "reference": None, "ratio_to_reference": None}
     assert group["per_arm"]["vanilla"]["median_of_task_medians"] == 0.2
 
 

@@ -56,7 +56,7 @@ def _candidate(patch: str) -> str:
 async def test_quality_measures_in_a_whole_evaluation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every attempt's complexity, dead-code and duplicated-test values equal the hand count of the candidate
     the simulated agent applied; iterations are unknown (the simulated harness saves no transcript); the
-    report's tables carry the new columns and per task medians."""
+    report's attempt table carries the new columns and its Code quality table their per task medians."""
     require(analyzer_status("python")[0] is not None and vulture_status()[0] is not None,
             "the pinned Python analyzers (pip install -e '.[dev]')")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
@@ -84,4 +84,7 @@ async def test_quality_measures_in_a_whole_evaluation(tmp_path: Path, monkeypatc
     missing = {m["field"] for m in doc["missing_values"]}
     assert {"measures.verification_commands", "measures.duplicate_groups_added"} <= missing
     html = (rd.report_dir / "report.html").read_text()
-    assert "cyc +" in html and "cog +" in html and "unused +" in html
+    assert "Cyc +" in html and "Cog +" in html and "Unused +" in html  # the attempt table's columns
+    quality = html.split('id="code-quality-table"')[1].split("</table>")[0]
+    for metric in ("cyclomatic_added", "cognitive_added", "dead_code_candidates_added"):
+        assert f'data-metric="{metric}"' in quality, metric

@@ -320,6 +320,7 @@ def test_results_json_shape(tmp_path: Path) -> None:
         "source_only_index",
         "code_measures",
         "measurement_history",
+        "measurement_revisions",
         "not_measured",
     }
     run = doc["run"]
@@ -643,6 +644,8 @@ def test_csv_rows_are_attempt_by_measure(tmp_path: Path) -> None:
         "unit",
         "status",
         "reason",
+        "language",
+        "analyzer",
     ]
     per_attempt = {r["measure"] for r in rows if r["attempt_id"] == "task-a.vanilla.0"}
     assert {

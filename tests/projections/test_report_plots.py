@@ -41,6 +41,24 @@ def test_plots_are_deterministic_and_scriptless(tmp_path) -> None:
         assert "<script" not in svg and "http" not in svg and "href" not in svg
 
 
+
+@pytest.mark.parametrize("estimate", [1.0, 0.5, 0.0, -1.0])
+def test_too_few_tasks_note_stays_inside_the_plot(tmp_path, estimate: float) -> None:
+    """The 'too few tasks for an interval' note sits on the side of the summary dot that has room, so it ends inside the plot width."""
+    import re
+
+    from pluginbench.projections._report_plots import WIDTH
+
+    doc = load(sample_run(tmp_path / "run"))
+    doc["deltas"]["guided"]["summary"]["pass_rate"].update(status="too_few_tasks", estimate=estimate, low=None, high=None)
+    svg = forest_plot(doc, "guided")
+    note = re.search(r'<text class="excluded" x="([0-9.]+)"( text-anchor="end")? [^>]*>too few tasks for an interval<', svg)
+    assert note is not None, svg
+    x, anchored_end = float(note.group(1)), note.group(2) is not None
+    width = 170  # the note's width at the report's 12 px font, generously
+    assert (x <= WIDTH and x - width >= 0) if anchored_end else (x + width <= WIDTH)
+
+
 PRICES = {"as_of": "2026-11-01", "models": {"model-x": {"input_per_million": 3.0, "cached_input_per_million": 0.3, "output_per_million": 15.0}}}
 
 

@@ -27,7 +27,11 @@ COUNT_CASES = [
     ),
     (
         "a task without attempts from one package is undetermined",
-        PASSES, True, {"a": [P, P]}, {"a": [P, P], "b": [P, P]}, "undetermined", "no attempts from one package on: b",
+        PASSES, True, {"a": [P, P]}, {"a": [P, P], "b": [P, P]}, "undetermined", "no attempts from candidate on: b",
+    ),
+    (
+        "a split task neither package ran is named as such",
+        PASSES, True, {"a": [P, P]}, {"a": [P, P]}, "undetermined", "no attempts from either package on: c",
     ),
     (
         "different attempt counts are undetermined",
@@ -63,7 +67,7 @@ COUNT_CASES = [
 def test_count_gate_rules(case, gate, overlap, cand, comp, status, detail) -> None:
     """A pass or unknown count gate decides as the product description says, and its detail names why."""
     g = gates(gate, overlap=overlap).gates[0]
-    tasks = sorted(set(cand) | set(comp))
+    tasks = sorted(set(cand) | set(comp) | ({"c"} if "either package" in detail else set()))
     res = count_gate(g, package("candidate", cand), package("vanilla", comp), tasks, overlap)
     assert res.status == status, res.detail
     assert detail in res.detail

@@ -16,9 +16,9 @@ BAD = [
     ("not a mapping", ["gates"], None, "YAML mapping"),
     ("count_overlap_passes missing", {"gates": [OK_COUNT]}, "count_overlap_passes", "required"),
     ("no gates", {"count_overlap_passes": True, "gates": []}, "gates", "no gates"),
-    ("unknown field", {"count_overlap_passes": True, "gates": [{**OK_COUNT, "tolerence": 1}]}, "gates[0]", "tolerence"),
-    ("wrong type", {"count_overlap_passes": "yes", "gates": [OK_COUNT]}, "count_overlap_passes", "Expected `bool`"),
-    ("bad direction", {"count_overlap_passes": True, "gates": [{**OK_COUNT, "direction": "up"}]}, "gates[0].direction", "Invalid enum value 'up'"),
+    ("unknown field", {"count_overlap_passes": True, "gates": [{**OK_COUNT, "tolerence": 1}]}, "gates[0].tolerence", "unknown key 'tolerence'"),
+    ("wrong type", {"count_overlap_passes": "yes", "gates": [OK_COUNT]}, "count_overlap_passes", "expected `bool`"),
+    ("bad direction", {"count_overlap_passes": True, "gates": [{**OK_COUNT, "direction": "up"}]}, "gates[0].direction", "invalid value: 'up'"),
     ("both correctness and metrics", {"count_overlap_passes": True, "gates": [{**OK_COUNT, "metrics": ["Input tokens"]}]}, "gates[0].correctness", "exactly one"),
     ("neither", {"count_overlap_passes": True, "gates": [{"name": "x", "against": "vanilla", "direction": "lower"}]}, "gates[0].correctness", "exactly one"),
     ("unknown metric", {"count_overlap_passes": True, "gates": [{**OK_RATIO, "metrics": ["Lines"]}]}, "gates[0].metrics[0]", "unknown metric"),
@@ -67,3 +67,21 @@ def test_valid_gates_file_parses() -> None:
     assert [x.kind for x in g.gates] == ["count", "correctness_bound", "token_bound", "metric"]
     assert g.comparators == ["vanilla", "workflow-main"]
     assert g.splits == {"climb": ["a", "b"]}
+
+
+FIXES = [
+    ("unknown gate key", {"count_overlap_passes": True, "gates": [{**OK_COUNT, "tolerence": 1}]}, "tolerance"),
+    ("unknown top-level key", {"count_overlap_passes": True, "gatez": [], "gates": [OK_COUNT]}, "count_overlap_passes, gates, splits"),
+    ("bad direction", {"count_overlap_passes": True, "gates": [{**OK_COUNT, "direction": "up"}]}, "use one of: higher, lower"),
+    ("bad correctness", {"count_overlap_passes": True, "gates": [{**OK_COUNT, "correctness": "pass"}]}, "use one of: passes, unknown"),
+    ("missing against", {"count_overlap_passes": True, "gates": [{k: v for k, v in OK_COUNT.items() if k != "against"}]}, "add it"),
+]
+
+
+@pytest.mark.parametrize(("case", "raw", "fix"), FIXES, ids=[f[0] for f in FIXES])
+def test_schema_errors_say_the_allowed_keys_or_values(case, raw, fix) -> None:
+    """A misspelt key lists the keys allowed there, a bad choice lists the allowed values, a missing key says to add it."""
+    with pytest.raises(InputError) as info:
+        parse_gates(raw, "gates.yaml")
+    assert fix in info.value.fix
+    assert "Object contains" not in info.value.message and "Invalid enum" not in info.value.message

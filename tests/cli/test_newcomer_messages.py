@@ -1,0 +1,85 @@
+"""Messages a newcomer meets on the bundled example say exactly what to do next."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli._cli_helpers import assert_refused, run_cli
+from tests.runs_helpers import QUICKSTART, write_config
+
+
+def test_dry_run_without_prices_names_the_prices_setting(tmp_path: Path) -> None:
+    """A plan without a price table says dollars are unknown and names the `prices:` setting and its docs page."""
+    code, out = run_cli("run", str(write_config(tmp_path)), "--dry-run")
+    assert code == 0, out
+    assert "no price table (set prices: to a dated prices.json in the config, see docs/configuration.md)" in out
+    assert not (tmp_path / "runs").exists()
+
+
+def test_judge_prepare_refuses_a_folder_that_is_not_a_run(tmp_path: Path) -> None:
+    """judge prepare with a missing folder or a plain folder says so (not 'the file is missing'), exits 2 and writes nothing."""
+    criteria = tmp_path / "criteria.md"
+    criteria.write_text("# criteria\n")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    for side, said in ((f"{tmp_path / 'nope'}=vanilla", "does not exist"), (f"{plain}=vanilla", "is not a run directory")):
+        code, out = run_cli("judge", "prepare", side, f"{plain}=docs", "--criteria", str(criteria), "--seed", "1",
+                            "--output", str(tmp_path / "judged"))
+        assert code == 2 and said in out and "the file is missing" not in out, out
+        assert "Traceback" not in out and not (tmp_path / "judged").exists()
+
+
+def test_check_ends_with_a_verdict_line(tmp_path: Path) -> None:
+    """check's last line says whether a run would start: passed, passed without readiness (and how to add it), or failed with what stops it."""
+    config = write_config(tmp_path, tasks=["word-wrap"])
+    code, out = run_cli("check", str(config))
+    assert code == 0, out
+    assert out.rstrip().splitlines()[-1] == "check passed: `pluginbench run` would start coding with these settings"
+    code, out = run_cli("check", str(config), "--no-readiness")
+    assert code == 0 and out.rstrip().splitlines()[-1].startswith("check passed without readiness (--no-readiness)")
+    blocked = write_config(tmp_path, tasks=["word-wrap"], measurements=["tokens", "time", "lines", "coverage"])
+    code, out = run_cli("check", str(blocked))
+    assert code == 1, out
+    assert out.rstrip().splitlines()[-1].startswith("check failed: 1 measure problem(s) stop the run")
+
+
+def test_check_prints_the_settings_before_readiness_and_each_control_as_it_finishes(tmp_path: Path, monkeypatch) -> None:
+    """The config, cost and cache lines are on screen before the first readiness control finishes, and each control's line is printed when it finishes, not all at the end."""
+    import io
+
+    from rich.console import Console
+
+    from pluginbench.cli import _setup
+
+    screen = Console(file=io.StringIO(), record=True, width=200)
+    monkeypatch.setattr(_setup, "console", screen)
+    seen_at_each_control: list[str] = []
+    original = _setup._print_control
+
+    def spy(row: dict) -> None:
+        seen_at_each_control.append(screen.export_text(clear=False))
+        original(row)
+
+    monkeypatch.setattr(_setup, "_print_control", spy)
+    code, _ = run_cli("check", str(write_config(tmp_path, tasks=["word-wrap", "roman-numerals"])))
+    assert code == 0
+    assert len(seen_at_each_control) == 4  # oracle and nop on two tasks
+    first, last = seen_at_each_control[0], seen_at_each_control[-1]
+    assert "config ok: 2 tasks" in first and "readiness: oracle and nop on each of 2 task(s)" in first
+    assert "readiness word-wrap: oracle" not in first and "check passed" not in last
+    assert last.count(": oracle ok") + last.count(": nop ok") == 3  # the three controls before the last
+
+
+@pytest.mark.parametrize(("treatment", "field", "said"), [
+    ({"guidanc": ["x.md"]}, "treatments.second.guidanc", "unknown key 'guidanc'"),
+    ({"guidance": "x.md"}, "treatments.second.guidance", "wrong type: expected `array`, got `str`"),
+])
+def test_a_mistake_inside_a_named_treatment_names_that_treatment(tmp_path: Path, treatment: dict, field: str, said: str) -> None:
+    """A typo or wrong type inside one of several treatments names it (treatments.second.guidanc), never msgspec's treatments[...]."""
+    guide = str(QUICKSTART / "guidance" / "testing-discipline.md")
+    config = write_config(tmp_path, treatments={"first": {"guidance": [guide]}, "second": treatment})
+    code, out = run_cli("check", str(config), "--no-readiness")
+    assert_refused(code, out, said, f"field: {field}")
+    assert "[...]" not in out

@@ -1,0 +1,1 @@
+"""A tiny stock-keeping package (PluginBench's whole-evaluation quality fixture)."""

@@ -1,0 +1,240 @@
+"""A whole evaluation whose arms write code of different quality (simulated agent, local backend, real
+analyzers and coverage.py): results.json, results.csv and report.html show the differences per arm,
+grouped by language and analyzer, with unknown values and not-measured pairs listed with reasons."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pluginbench.measures._complexity_scan import analyzer_status
+from pluginbench.measures._deadcode_scan import vulture_status
+from pluginbench.projections._results_schema import validate as validate_results
+from tests._prereq import require
+from tests.cli._cli_helpers import run_cli
+
+DATA = Path(__file__).parents[1] / "data" / "quality-eval"
+RCA, VULTURE, COVPY = "python|rust-code-analysis 0.0.4", "python|vulture 2.16", "python|coverage-py-json 7.17.3"
+PROFILE = {"command": ["sh", "coverage.sh"], "report_path": "coverage.json", "format": "coverage-py-json",
+           "tool_version": "7.17.3"}
+# Hand counts of the two candidates (tests/data/quality-eval/README.md shows the working).
+HAND = {
+    "sprawling": {"cyclomatic_added": 11, "cognitive_added": 20, "functions_added": 2,
+                  "functions_over_cognitive_15": 1, "dead_code_candidates_added": 2, "duplicated_test_lines_added": 12,
+                  "changed_lines_executable": 17, "changed_lines_covered": 14, "changed_line_coverage": 0.823529,
+                  "redundant_added_tests": 1},
+    "tidy": {"cyclomatic_added": 3, "cognitive_added": 3, "functions_added": 1, "functions_over_cognitive_15": 0,
+             "dead_code_candidates_added": 0, "duplicated_test_lines_added": 0, "changed_lines_executable": 7,
+             "changed_lines_covered": 7, "changed_line_coverage": 1.0, "redundant_added_tests": 0},
+}
+#: which candidate each arm's agent applies (weights 0/1 in candidates.toml: no randomness)
+ARM_CANDIDATE = {"vanilla": "sprawling", "placebo": "sprawling", "small-functions": "tidy"}
+#: (metric, group) → the per-arm value the report must show on task restock
+GROUPED = {("cyclomatic_added", RCA): "cyclomatic_added", ("cognitive_added", RCA): "cognitive_added",
+           ("functions_over_cognitive_15", RCA): "functions_over_cognitive_15",
+           ("dead_code_candidates_added", VULTURE): "dead_code_candidates_added",
+           ("duplicated_test_lines_added", "any|lines observer 1"): "duplicated_test_lines_added",
+           ("changed_line_coverage", COVPY): "changed_line_coverage",
+           ("redundant_added_tests", COVPY): "redundant_added_tests"}
+
+pytestmark = pytest.mark.slow
+
+
+class CodeQualityCells(HTMLParser):
+    """The report's code-quality cells ((metric, group, task or None, arm) → data-value, title, text),
+    the rows of the not-measured and measurement-revisions tables, and the section ids."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cells: dict[tuple[str, str, str | None, str], dict[str, str]] = {}
+        self.not_measured: list[tuple[str, str]] = []
+        self.sections: list[str] = []
+        self._cell: dict[str, str] | None = None
+        self._key: tuple[str, str, str | None, str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if tag == "section":
+            self.sections.append(a.get("id", ""))
+        elif tag == "tr" and "data-not-measured-task" in a:
+            self.not_measured.append((a["data-not-measured-task"], a["data-measure"]))
+        elif tag == "td" and "data-metric" in a and "data-arm" in a:
+            self._key = (a["data-metric"], a["data-group"], a.get("data-task"), a["data-arm"])
+            self._cell = {"value": a["data-value"], "title": a.get("title", ""), "text": ""}
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "td" and self._cell is not None and self._key is not None:
+            self._cell["text"] = " ".join(self._cell["text"].split())
+            self.cells[self._key] = self._cell
+            self._cell = self._key = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell["text"] += data
+
+
+def _tasks(tmp: Path) -> Path:
+    """restock, and restock-bare: the same task without its coverage command (coverage is broken there)."""
+    tasks = tmp / "tasks"
+    shutil.copytree(DATA / "tasks" / "restock", tasks / "restock")
+    shutil.copytree(DATA / "tasks" / "restock", tasks / "restock-bare")
+    (tasks / "restock-bare" / "workspace" / "coverage.sh").unlink()
+    toml = tasks / "restock-bare" / "task.toml"
+    toml.write_text(toml.read_text().replace("pluginbench/restock", "pluginbench/restock-bare"))
+    return tasks
+
+
+@pytest.fixture(scope="module")
+def quality_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One finished evaluation: vanilla and placebo write the sprawling candidate, small-functions the tidy one."""
+    require(analyzer_status("python")[0] is not None and vulture_status()[0] is not None,
+            "the pinned Python analyzers (pip install -e '.[dev]')")
+    require(shutil.which("git") is not None, "git")
+    pytest.importorskip("coverage")
+    tmp = tmp_path_factory.mktemp("quality")
+    cfg = {
+        "name": "quality",
+        "tasks": {"source": str(_tasks(tmp)), "ids": ["restock", "restock-bare"]},
+        "treatments": {"small-functions": {"guidance": [str(DATA / "guidance" / "small-functions.md")]},
+                       "placebo": {"guidance": [str(DATA / "guidance" / "placebo.md")]}},
+        "runner": {"harness": "simulated", "model": "simulated-1"},
+        "repeats": 2, "jobs": 2, "seed": 1, "timeout_seconds": 120,
+        "environment": {"isolation": "none", "allow_unisolated": True},
+        "measurements": ["tokens", "time", "lines", "iterations", "cyclomatic", "cognitive", "dead_code", "coverage"],
+        "measurement_settings": {"coverage_profiles": {"python": PROFILE}},
+    }
+    (tmp / "evaluation.yaml").write_text(yaml.safe_dump(cfg))
+    old_path, old_cache = os.environ["PATH"], os.environ.get("XDG_CACHE_HOME")
+    # the coverage command runs `python -m coverage`: the test interpreter's bin (coverage.py 7.17.3, pytest) first
+    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{old_path}"
+    os.environ["XDG_CACHE_HOME"] = str(tmp / "cache")
+    try:
+        code, out = run_cli("run", str(tmp / "evaluation.yaml"), "--output", str(tmp / "run"), "--foreground")
+    finally:
+        os.environ["PATH"] = old_path
+        if old_cache is None:
+            os.environ.pop("XDG_CACHE_HOME", None)
+        else:
+            os.environ["XDG_CACHE_HOME"] = old_cache
+    assert code == 0, out
+    return tmp / "run"
+
+
+def _results(run: Path) -> dict[str, Any]:
+    doc = json.loads((run / "report" / "results.json").read_text())
+    validate_results(doc)
+    return doc
+
+
+def test_every_attempt_carries_its_candidates_hand_counted_quality(quality_run: Path) -> None:
+    """Each attempt's code measures equal the hand count of the candidate its arm applies (both pass the
+    hidden test), with the language and analyzer they were measured with; on restock-bare coverage is
+    unknown because its task cannot run the coverage command."""
+    doc = _results(quality_run)
+    assert {r["outcome"] for r in doc["attempts"]} == {"pass"} and len(doc["attempts"]) == 12
+    for row in doc["attempts"]:
+        hand = HAND[ARM_CANDIDATE[row["arm"]]]
+        coverage = {k for k in hand if "covere" in k or "coverage" in k or "redundant" in k or "executable" in k}
+        for metric, expected in hand.items():
+            m = row["measures"][metric]
+            if row["task"] == "restock-bare" and metric in coverage:
+                assert m["value"] is None and m["reason"].startswith("not measured"), (row["attempt_id"], metric, m)
+                continue
+            assert m["value"] == expected, (row["attempt_id"], metric, m)
+        assert (row["measures"]["cognitive_added"]["language"], row["measures"]["cognitive_added"]["analyzer"]) == (
+            "python", "rust-code-analysis 0.0.4")
+        assert row["measures"]["dead_code_candidates_added"]["analyzer"] == "vulture 2.16"
+        assert row["measures"]["verification_iterations"]["value"] is None
+
+
+def test_results_json_shows_the_differences_per_arm_grouped_by_language_and_analyzer(quality_run: Path) -> None:
+    """code_measures gives each arm's task median and mean of task medians per (language, analyzer):
+    the guided arm adds less complexity, no unused code, no duplicated or redundant tests and covers all
+    its lines; the placebo arm matches vanilla. Coverage's arm mean counts only restock (restock-bare is
+    listed under unknown_tasks), and the not-measured pair is listed with its reason."""
+    doc = _results(quality_run)
+    cm = doc["code_measures"]
+    for (metric, group), hand_metric in GROUPED.items():
+        g = cm[metric][group]
+        for arm, candidate in ARM_CANDIDATE.items():
+            expected = HAND[candidate][hand_metric]
+            assert g["per_task"]["restock"][arm]["median"] == expected, (metric, arm)
+            assert g["per_task"]["restock"][arm]["n"] == 2
+            assert g["per_arm"][arm]["mean_of_task_medians"] == expected, (metric, arm)
+    cov = cm["changed_line_coverage"][COVPY]
+    assert cov["per_arm"]["vanilla"]["tasks"] == 1 and cov["per_arm"]["vanilla"]["unknown_tasks"] == ["restock-bare"]
+    assert cov["per_task"]["restock-bare"]["vanilla"]["median"] is None
+    assert cov["per_task"]["restock-bare"]["vanilla"]["reasons"][0].startswith("not measured")
+    assert cm["cognitive_added"][RCA]["per_arm"]["small-functions"]["tasks"] == 2
+    assert doc["not_measured"] and {(n["task"], n["measure"]) for n in doc["not_measured"]} == {("restock-bare", "coverage")}
+    assert doc["measurement_revisions"] == [] and doc["measurement_history"] == []
+    missing = {(m["task"], m["field"]) for m in doc["missing_values"]}
+    assert ("restock-bare", "measures.changed_line_coverage") in missing
+    assert ("restock", "measures.verification_iterations") in missing
+    iterations = cm["verification_iterations"]["any|iterations observer 2"]["per_task"]["restock"]["vanilla"]
+    assert iterations["median"] is None and iterations["reasons"] == ["the simulated harness saves no agent transcript to count"]
+
+
+def test_results_csv_rows_carry_language_and_analyzer(quality_run: Path) -> None:
+    """results.csv has a row per attempt × code measure with its value, unit, language and analyzer;
+    an unknown value is an empty cell with its reason."""
+    rows = list(csv.DictReader(io.StringIO((quality_run / "report" / "results.csv").read_text())))
+    cog = [r for r in rows if r["measure"] == "measures.cognitive_added"]
+    assert len(cog) == 12 and {(r["language"], r["analyzer"], r["unit"]) for r in cog} == {
+        ("python", "rust-code-analysis 0.0.4", "points")}
+    assert {r["arm"]: r["value"] for r in cog if r["task"] == "restock"} == {
+        "vanilla": "20", "placebo": "20", "small-functions": "3"}
+    bare = [r for r in rows if r["measure"] == "measures.changed_line_coverage" and r["task"] == "restock-bare"]
+    assert bare and all(r["value"] == "" and r["status"] == "unknown" and r["reason"] for r in bare)
+
+
+def test_report_html_shows_the_code_quality_per_arm_and_rebuilds_byte_for_byte(quality_run: Path) -> None:
+    """report.html's Code quality table shows each arm's median per task and its mean over tasks for each
+    (metric, language|analyzer) as results.json has it; unknown cells read unknown with the reason as
+    their tooltip, never 0; Not measured lists restock-bare's coverage; `pluginbench report` rebuilds
+    the three files byte for byte from the log."""
+    report = quality_run / "report"
+    html = (report / "report.html").read_text()
+    page = CodeQualityCells()
+    page.feed(html)
+    assert {"code-quality", "measurement-revisions", "not-measured", "missing-values"} <= set(page.sections)
+    for (metric, group), hand_metric in GROUPED.items():
+        for arm, candidate in ARM_CANDIDATE.items():
+            expected = HAND[candidate][hand_metric]
+            cell = page.cells[(metric, group, "restock", arm)]
+            assert float(cell["value"]) == expected and "(n=2)" in cell["text"], (metric, arm, cell)
+            assert float(page.cells[(metric, group, None, arm)]["value"]) == expected
+    bare = page.cells[("changed_line_coverage", COVPY, "restock-bare", "small-functions")]
+    assert bare["value"] == "" and bare["text"].startswith("unknown") and bare["title"].startswith("not measured")
+    unknown = page.cells[("verification_iterations", "any|iterations observer 2", "restock", "vanilla")]
+    assert unknown["text"].startswith("unknown") and "no agent transcript" in unknown["title"]
+    assert page.not_measured == [("restock-bare", "coverage")]
+    assert "measures.changed_line_coverage" in html.split('id="missing-values"')[1]
+    before = {p.name: p.read_bytes() for p in report.iterdir()}
+    code, out = run_cli("report", str(quality_run))
+    assert code == 0, out
+    assert {p.name: p.read_bytes() for p in report.iterdir()} == before
+
+
+@pytest.mark.browser
+def test_chromium_renders_the_code_quality_table(quality_run: Path, tmp_path: Path) -> None:
+    """Debian's Chromium parses report.html into a DOM whose Code quality cells hold the same values
+    (the tidy arm's 3 against vanilla's 20 cognitive points) and unknown cells with their reasons."""
+    from tests.projections.test_report_browser import chromium
+
+    dom = chromium(["--dump-dom", (quality_run / "report" / "report.html").as_uri()], tmp_path / "profile")
+    page = CodeQualityCells()
+    page.feed(dom.stdout.decode())
+    assert float(page.cells[("cognitive_added", RCA, "restock", "small-functions")]["value"]) == 3
+    assert float(page.cells[("cognitive_added", RCA, "restock", "vanilla")]["value"]) == 20
+    assert page.cells[("changed_line_coverage", COVPY, "restock-bare", "vanilla")]["text"].startswith("unknown")

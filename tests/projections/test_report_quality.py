@@ -1,0 +1,171 @@
+"""results.json ``code_measures`` and report.html's code-quality sections, from attempt rows as the
+report writes them: grouped by language and analyzer, never pooled, unknown never 0."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from typing import Any
+
+from pluginbench.projections._report_code import code_measures_section
+from pluginbench.projections._report_quality import (
+    code_quality_html,
+    not_measured_html,
+    revisions_html,
+)
+
+RCA, LIZARD = "rust-code-analysis 0.0.4", "lizard 1.24.3"
+
+
+def _m(value: float | None, language: str | None = None, analyzer: str | None = None, reason: str | None = None,
+       unit: str = "points") -> dict[str, Any]:
+    out: dict[str, Any] = {"value": value, "unit": unit, "status": "measured" if value is not None else "unknown",
+                           "reason": reason}
+    if language or analyzer:
+        out["language"], out["analyzer"] = language, analyzer
+    return out
+
+
+def _row(aid: str, task: str, arm: str, **measures: dict[str, Any]) -> dict[str, Any]:
+    return {"attempt_id": aid, "task": task, "arm": arm, "state": "complete", "ineligible": None,
+            "measures": measures}
+
+
+ROWS = [
+    _row("py.v.1", "py-task", "vanilla", cyclomatic_added=_m(10, "python", RCA)),
+    _row("py.v.2", "py-task", "vanilla", cyclomatic_added=_m(None, reason="the patch does not apply")),
+    _row("py.g.1", "py-task", "guided", cyclomatic_added=_m(2, "python", RCA)),
+    _row("py.g.2", "py-task", "guided", cyclomatic_added=_m(4, "python", RCA)),
+    _row("go.v.1", "go-task", "vanilla", cyclomatic_added=_m(7, "go", LIZARD)),
+    _row("go.g.1", "go-task", "guided", cyclomatic_added=_m(None, "go", LIZARD, reason="lizard crashed")),
+    _row("mixed.v.1", "mixed", "vanilla", cyclomatic_added=_m(1, "python", RCA)),
+    _row("mixed.v.2", "mixed", "vanilla", cyclomatic_added=_m(5, "go", LIZARD)),
+    _row("mixed.g.1", "mixed", "guided", cyclomatic_added=_m(None, reason="two languages: not pooled")),
+]
+TASKS, ARMS = ["go-task", "mixed", "py-task"], ["vanilla", "guided"]
+
+
+def _section(rows: list[dict[str, Any]] = ROWS, **kw: Any) -> dict[str, Any]:
+    return code_measures_section(None, rows, TASKS, ARMS, ["tokens", "time", "lines", "cyclomatic"], **kw)
+
+
+def test_code_measures_group_by_language_and_analyzer_and_never_pool() -> None:
+    """Python (rust-code-analysis) and Go (lizard) values of one metric get separate groups with their
+    own per-task medians and per-arm means of task medians; a task with both languages gets a row in
+    each group; nothing is averaged across groups."""
+    groups = _section()["cyclomatic_added"]
+    assert set(groups) == {f"python|{RCA}", f"go|{LIZARD}", "unknown|unknown"}
+    py, go = groups[f"python|{RCA}"], groups[f"go|{LIZARD}"]
+    assert (py["language"], py["analyzer"], py["unit"], py["gate_name"]) == (
+        "python", RCA, "points", "Net cyclomatic complexity added")
+    assert py["per_task"]["py-task"]["guided"]["median"] == 3 and py["per_task"]["py-task"]["guided"]["n"] == 2
+    assert py["per_task"]["mixed"]["vanilla"]["median"] == 1 and go["per_task"]["mixed"]["vanilla"]["median"] == 5
+    assert py["per_arm"]["vanilla"] == {"median_of_task_medians": 5.5, "mean_of_task_medians": 5.5, "tasks": 2,
+                                        "unknown_tasks": []}
+    assert go["per_arm"]["vanilla"]["mean_of_task_medians"] == 6  # (7 + 5) / 2, the Python values never enter
+
+
+def test_an_unknown_value_is_counted_with_its_reason_never_as_zero() -> None:
+    """An unknown without a language joins the one group its task has (py-task → Python) with its reason;
+    an unknown on a task with two groups goes to unknown|unknown; an arm whose only value is unknown has
+    a null median and names the task under unknown_tasks."""
+    groups = _section()["cyclomatic_added"]
+    cell = groups[f"python|{RCA}"]["per_task"]["py-task"]["vanilla"]
+    assert cell == {"median": 10, "n": 1, "unknown": 1, "reasons": ["the patch does not apply"],
+                    "reference": None, "ratio_to_reference": None}
+    go_guided = groups[f"go|{LIZARD}"]["per_task"]["go-task"]["guided"]
+    assert go_guided["median"] is None and go_guided["reasons"] == ["lizard crashed"]
+    assert groups[f"go|{LIZARD}"]["per_arm"]["guided"]["unknown_tasks"] == ["go-task"]
+    assert groups[f"go|{LIZARD}"]["per_arm"]["guided"]["mean_of_task_medians"] is None
+    loose = groups["unknown|unknown"]
+    assert loose["language"] is None and loose["per_task"]["mixed"]["guided"]["reasons"] == ["two languages: not pooled"]
+
+
+def test_an_unknown_on_a_task_without_values_joins_the_runs_only_group() -> None:
+    """A task whose values are all unknown without a language (coverage not measured there) joins the
+    metric's only group in the run, so that group's arm summary names it under unknown_tasks."""
+    rows = [_row("a", "py-task", "vanilla", cyclomatic_added=_m(4, "python", RCA)),
+            _row("b", "bare", "vanilla", cyclomatic_added=_m(None, reason="not measured: broken"))]
+    groups = code_measures_section(None, rows, ["bare", "py-task"], ["vanilla"], ["cyclomatic"])["cyclomatic_added"]
+    assert set(groups) == {f"python|{RCA}"}
+    arm = groups[f"python|{RCA}"]["per_arm"]["vanilla"]
+    assert (arm["mean_of_task_medians"], arm["tasks"], arm["unknown_tasks"]) == (4, 1, ["bare"])
+
+
+def test_a_reference_value_gives_the_ratio_and_a_missing_one_gives_none() -> None:
+    """With references[task][metric] measured, each cell carries the reference and median / reference;
+    a zero reference gives no ratio (never a division by zero)."""
+    refs = {"py-task": {"cyclomatic_added": {"status": "measured", "value": 4, "reason": None}},
+            "go-task": {"cyclomatic_added": {"status": "measured", "value": 0, "reason": None}}}
+    groups = _section(references=refs)["cyclomatic_added"]
+    cell = groups[f"python|{RCA}"]["per_task"]["py-task"]["guided"]
+    assert (cell["reference"], cell["ratio_to_reference"]) == (4, 0.75)
+    assert groups[f"go|{LIZARD}"]["per_task"]["go-task"]["vanilla"]["ratio_to_reference"] is None
+
+
+def test_a_language_independent_measure_groups_under_its_observer() -> None:
+    """Iterations and duplicated test lines carry no language: they group under `any` and the measure's
+    own observer, so the report never says their analyzer is unknown."""
+    rows = [_row("a", "py-task", "vanilla",
+                 duplicated_test_lines_added=_m(12, unit="lines"),
+                 verification_iterations=_m(None, reason="no transcript", unit="iterations"))]
+    section = code_measures_section(None, rows, ["py-task"], ["vanilla"], ["lines", "iterations"])
+    assert set(section["duplicated_test_lines_added"]) == {"any|lines observer 1"}
+    assert set(section["verification_iterations"]) == {"any|iterations observer 2"}
+    assert "source_lines_added" not in section  # plain diff counts stay in per_task
+
+
+class _Cells(HTMLParser):
+    """Every <td> of the code-quality table: its data-* attributes, title and text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cells: list[dict[str, str]] = []
+        self._cur: dict[str, str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "td" and any(k == "data-arm" for k, _ in attrs):
+            self._cur = {k: v or "" for k, v in attrs}
+            self._cur["text"] = ""
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "td" and self._cur is not None:
+            self.cells.append(self._cur)
+            self._cur = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cur is not None:
+            self._cur["text"] += data
+
+
+def test_the_code_quality_table_shows_unknown_with_its_reason_never_zero() -> None:
+    """Each group renders its own rows; a known median shows its value and n; an unknown one reads
+    'unknown' with the reason in its tooltip and in the numbered list under the table."""
+    doc = {"arms": ARMS, "tasks": TASKS, "code_measures": _section()}
+    html = code_quality_html(doc)
+    parser = _Cells()
+    parser.feed(html)
+    by = {(c["data-group"], c.get("data-task"), c["data-arm"]): c for c in parser.cells}
+    known = by[(f"python|{RCA}", "py-task", "guided")]
+    assert known["data-value"] == "3" and "(n=2)" in known["text"]
+    unknown = by[(f"go|{LIZARD}", "go-task", "guided")]
+    assert unknown["data-value"] == "" and unknown["text"].startswith("unknown") and unknown["title"] == "lizard crashed"
+    assert re.fullmatch(r"unknown\[\d+\]", unknown["text"]), unknown["text"]  # no number but the footnote mark
+    assert '<li id="code-reason-' in html and "lizard crashed</li>" in html
+    summary = by[(f"go|{LIZARD}", None, "vanilla")]
+    assert summary["data-value"] == "6"
+
+
+def test_revisions_and_not_measured_sections_list_their_rows() -> None:
+    """Measurement revisions show each revision's status and why one is not selected; Not measured
+    lists task, measure and reason; both say so plainly when empty."""
+    doc = {"measurement_history": [
+        {"revision": "r1", "status": "selected", "selected": True, "measurements": ["coverage"], "added": ["coverage"],
+         "reason": None, "attempts": 4},
+        {"revision": "r2", "status": "not_selected", "selected": False, "measurements": ["coverage", "cognitive"],
+         "added": ["cognitive"], "reason": "it lost an observation", "attempts": 4}],
+        "not_measured": [{"task": "go-task", "measure": "coverage", "reason": "not_configured: no coverage profile"}]}
+    html = revisions_html(doc)
+    assert 'data-revision="r2"' in html and "it lost an observation" in html and "not_selected" in html
+    assert "not_configured: no coverage profile" in not_measured_html(doc)
+    assert "No measurement revision" in revisions_html({}) and "Every selected measure" in not_measured_html({})
