@@ -131,7 +131,10 @@ def references_html(doc: Mapping[str, Any]) -> str:
     body = []
     for task in doc["tasks"]:
         task_refs = refs.get(task, {})
-        for metric in [m for m in REFERENCE_METRICS if m in task_refs] + sorted(set(task_refs) - set(REFERENCE_METRICS)):
+        # the lines metrics first, then every code measure with a task × arm median (a column
+        # without one, such as binary files changed, has nothing to divide)
+        extra = sorted(m for m in task_refs if m not in REFERENCE_METRICS and (m in ratios or not ratios))
+        for metric in [m for m in REFERENCE_METRICS if m in task_refs] + extra:
             ref = task_refs[metric]
             ref_cell = escape(f"{ref['value']:g}") if ref["status"] == "measured" else f"unavailable ({escape(ref['reason'] or '')})"
             cells = [f'<th scope="row">{escape(task)}</th>', f"<td>{escape(metric.replace('_', ' '))}</td>",
