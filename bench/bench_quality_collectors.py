@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from pluginbench import measures
+from pluginbench.harness_registry import harness_class
 from pluginbench.measures import CollectorInput, _quality
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,7 +35,7 @@ def _input(tmp: Path, harness: str, fixture: Path) -> CollectorInput:
         shutil.copytree(TRACES, attempt)
     return CollectorInput("t__vanilla__r1", "t", "vanilla", (fixture / "submission.patch").read_text(), attempt,
                           attempt / "agent", harness, fixture, fixture / "start", None, None, None, {},
-                          attempt / "measure" / "x")
+                          attempt / "measure" / "x", agent_traces=bool(harness_class(harness).agent_traces))
 
 
 def main() -> None:

@@ -20,6 +20,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 
 from .. import measures as registry
 from ..events import Measure, MeasuresCollected
+from ..harness_registry import harness_class
 from ..measures import CollectorInput, MeasureSpec
 from ..rundir import patch_mismatch
 from ._context import Engine
@@ -86,7 +87,14 @@ def collector_input(engine: Engine, attempt_id: str, spec: MeasureSpec, patch: s
         task_image=image, open_task_sandbox=open_task_sandbox if task in engine.tasks else None,
         settings=registry.settings_for(spec, engine.evaluation.measurement_settings),
         work_dir=attempt / "measure" / spec.name,
+        agent_traces=agent_traces(engine.evaluation.runner.harness),
+        shared_dir=engine.run_dir.root / "evidence" / "measure-shared" / spec.name,
     )
+
+
+def agent_traces(harness: str) -> bool:
+    """Whether ``harness`` saves native agent traces (its port's ``agent_traces``)."""
+    return bool(getattr(harness_class(harness), "agent_traces", False))
 
 
 def _task_and_arm(engine: Engine, attempt_id: str) -> tuple[str, str]:

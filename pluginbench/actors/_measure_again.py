@@ -70,6 +70,7 @@ from ..measures import (
     changed_coverage,
     coverage_readiness,
     not_measured,
+    observer_refusal,
     parse_profiles_mapping,
     resolve_profile,
     run_coverage,
@@ -148,13 +149,11 @@ def plan_measure(run_dir: Path, measurements: str, revision: str, coverage_profi
     known = sorted(measure_registry.names())
     can = collectable()
     for m in sorted({x for x in ev.measurements if x in can} | (set(requested) & can)):
-        frozen_version = state.observers.get(m)
         spec = measure_registry.get(m)
-        if frozen_version is not None and spec is not None and spec.observer_version != frozen_version:
-            raise InputError(f"the run froze the '{m}' observer at version {frozen_version}; this PluginBench has version "
-                             f"{spec.observer_version}, whose values could differ for the same input",
-                             field="--measurements", fix="measure this run with a PluginBench whose observer version "
-                             "matches, or start a new evaluation")
+        refused = observer_refusal(spec, state.observers.get(m)) if spec is not None else None
+        if refused is not None:  # a different observer version, or a source hash no version declares
+            raise InputError(refused, field="--measurements", fix="measure this run with a PluginBench whose observer "
+                             "version matches and declares its observer source, or start a new evaluation")
     for m in requested:
         if m not in known:
             raise InputError(f"unknown measure '{m}'", field="--measurements", fix="use any of: " + ", ".join(known))

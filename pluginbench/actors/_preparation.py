@@ -384,7 +384,8 @@ async def _check_measures(engine: Engine) -> None:
     skipped = not_measured_of(doc)
     engine.not_measured = {(n.task, n.measure): n.reason for n in skipped}
     await engine.outbox.send(MeasurementReadinessChecked(readiness=rows, not_measured=skipped,
-                                                         observers=doc["observers"], require_ready=require_ready))
+                                                         observers=doc["observers"], require_ready=require_ready,
+                                                         observer_sources=doc["observer_sources"]))
     if doc["blocking"]:
         raise ReadinessFailure("measurement readiness: " + "; ".join(doc["blocking"]))
 

@@ -138,7 +138,10 @@ class Supervisor:
             pools += [(self._extensions[t], actor) for t, actor in ACTORS.items()]
             for feed, actor in pools:
                 self._start_pool(tg, feed.receive_stream, actor, jobs)
-            self._start_pool(tg, self.feeds["measuring"].receive_stream, collector_actor, 1)
+            # collectors run on this machine (coverage runs a test suite): ``jobs`` of them at once,
+            # even when a cluster's nodes give more coding slots
+            self._start_pool(tg, self.feeds["measuring"].receive_stream, collector_actor,
+                             max(1, self.engine.evaluation.jobs))
             tg.start_soon(self._feed_all, feeding)
             signal_scope = anyio.CancelScope()
             if self.handle_signals:

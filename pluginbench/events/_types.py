@@ -549,6 +549,8 @@ class MeasurementReadinessChecked(_Event, frozen=True, tag="measurement_readines
     not_measured: list[NotMeasured] = []
     observers: dict[str, str] = {}
     require_ready: bool = False
+    #: the SHA-256 of each selected measure's observer source, which its version declares
+    observer_sources: dict[str, str] = {}
 
 
 class ReferenceMeasured(_Event, frozen=True, tag="reference.measured"):

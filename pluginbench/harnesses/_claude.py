@@ -111,6 +111,7 @@ class ClaudeHarness(HarnessBase):
     real = True
     reviewer = True
     native_receipts = True
+    agent_traces = True
     cli = CLI
     doctor_model = "claude-sonnet-4-5"
     delivery_policy = "claude-native-v1"

@@ -98,6 +98,7 @@ class CodexDeclaration(HarnessBase):
     real = True
     reviewer = True
     native_receipts = True
+    agent_traces = True
     cli = CLI
     doctor_model = "gpt-5.5"
     delivery_policy = "codex-native-v1"

@@ -154,6 +154,9 @@ class HarnessBase:
     reviewer: ClassVar[bool] = False
     #: its attempts write a native-treatment receipt the vanilla cache checks on reuse
     native_receipts: ClassVar[bool] = False
+    #: its attempts save the agent's native traces (Claude Code transcripts, Codex rollouts)
+    #: that transcript measures (``iterations``) count; the collector actor passes it on
+    agent_traces: ClassVar[bool] = False
     #: the pinned agent CLI (``None`` for a harness that runs none)
     cli: ClassVar[CliPin | None] = None
     #: the model id the ``doctor`` probe attempt asks for

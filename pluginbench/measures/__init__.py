@@ -23,6 +23,7 @@ from ._coverage_profile import (
 from ._coverage_run import OpenSandbox, coverage_readiness, run_coverage
 from ._coverage_spec import task_language
 from ._lines import LineCounts, count_lines, is_test_path
+from ._observers import observer_refusal, observer_source, observer_sources
 from ._port import (
     CollectorInput,
     Column,
@@ -84,6 +85,9 @@ __all__ = [
     "measures",
     "names",
     "not_measured",
+    "observer_refusal",
+    "observer_source",
+    "observer_sources",
     "parse_profiles_mapping",
     "register",
     "register_general_setting",

@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import posixpath
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -262,7 +263,9 @@ def parse_lcov(text: str, per_test_text: str | None = None, *, root: str | None 
 
 # --- Go coverprofile ---------------------------------------------------------------------
 
-_GO_BLOCK = re.compile(r"^(.+\.go):(\d+)\.(\d+),(\d+)\.(\d+) (\d+) (\d+)$")
+#: a block: `<import path>/<file>:<line>.<col>,<line>.<col> <statements> <count>`; after a line directive
+#: the file is the target's base name (`calc/grammar.y`), not always a `.go` file
+_GO_BLOCK = re.compile(r"^(.+):(\d+)\.(\d+),(\d+)\.(\d+) (\d+) (\d+)$")
 
 
 def _go_code_lines(source: str) -> set[int]:
@@ -323,15 +326,25 @@ def parse_go_coverprofile(text: str, sources: Mapping[str, str], module: str,
         if end < start:
             raise MeasurementError(f"{where}:{number}: block ends before it starts")
         spans.setdefault(path, []).append((start, end, stmts, count))
+    directives = {p: targets for p, src in sources.items() if (targets := go_line_directives(src))}
+    unavailable: set[str] = set(directives) | _frozen_files_named(directives, sources)
+    attributed: dict[str, list[tuple[int, int, int, int]]] = {}
+    for name, blocks in spans.items():
+        if name in sources:
+            attributed.setdefault(name, []).extend(blocks)
+            continue
+        holder = _directive_holder(name, directives, where)  # a directive's target, e.g. calc/grammar.y
+        unavailable.add(holder)
+        attributed.setdefault(holder, []).extend(blocks)
     files: dict[str, FileCoverage] = {}
-    unavailable: set[str] = set()
-    for path, blocks in spans.items():
-        source = sources.get(path)
-        if source is None:
-            raise MeasurementError(f"{where}: {path!r} is not a .go file of the measured source")
-        if re.search(r"^//line |/\*line ", source, re.M):
-            unavailable.add(path)
-        code = _go_code_lines(source)
+    for path, blocks in attributed.items():
+        if path in unavailable:
+            # Go gives the blocks after a directive the target's line numbers: this file has
+            # no line population (its added lines make changed-line coverage incomplete)
+            files[path] = FileCoverage(executable=frozenset(), covered=frozenset(), branches=None, functions=None,
+                                       functions_reason="Go coverprofiles have no function records")
+            continue
+        code = _go_code_lines(sources[path])
         executable: set[int] = set()
         covered: set[int] = set()
         for start, end, stmts, count in blocks:
@@ -345,3 +358,79 @@ def parse_go_coverprofile(text: str, sources: Mapping[str, str], module: str,
                                    functions=None, functions_reason="Go coverprofiles have no function records")
     return CoverageReport(format="go-coverprofile", files=files, per_test=None,
                           per_test_reason="Go coverprofiles have no per-test data", unavailable_lines=frozenset(unavailable))
+
+
+#: ``//line target:line[:col]`` at the start of a line; ``/*line target:line[:col]*/`` anywhere
+_LINE_COMMENT = re.compile(r"^//line (.+?):(\d+)(?::(\d+))?\s*$")
+_BLOCK_LINE = re.compile(r"/\*line (.+?):(\d+)(?::(\d+))?\*/")
+
+
+def go_line_directives(source: str) -> list[str]:
+    """The targets of the line directives Go honors in ``source``: ``//line`` only at the start
+    of a line, ``/*line`` anywhere outside strings and other comments, the comment ending in
+    ``:line`` or ``:line:col``. (Strings and comments are recognized per line, as Go source is
+    written; a ``/*line`` inside a multi-line raw string is an approximation.)"""
+    out: list[str] = []
+    for raw in source.splitlines():
+        m = _LINE_COMMENT.match(raw)
+        if m:
+            out.append(m.group(1))
+            continue
+        if "/*line " in raw:
+            out.extend(b.group(1) for b in _BLOCK_LINE.finditer(_outside_strings_and_line_comments(raw)))
+    return out
+
+
+def _outside_strings_and_line_comments(line: str) -> str:
+    """``line`` with string and rune literals blanked and a trailing ``//`` comment cut."""
+    out: list[str] = []
+    quote: str | None = None
+    i = 0
+    while i < len(line):
+        c = line[i]
+        if quote is not None:
+            if c == "\\" and quote != "`":
+                out.append("  ")
+                i += 2
+                continue
+            if c == quote:
+                quote = None
+            out.append(" ")
+        elif c in "\"'`":
+            quote = c
+            out.append(" ")
+        elif line.startswith("//", i):
+            break
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _frozen_files_named(directives: Mapping[str, list[str]], sources: Mapping[str, str]) -> set[str]:
+    """Frozen ``.go`` files a directive names (cgo's do): they get no line population either."""
+    named: set[str] = set()
+    for path, targets in directives.items():
+        folder = posixpath.dirname(path)
+        for target in targets:
+            for candidate in (posixpath.normpath(posixpath.join(folder, target)),
+                              posixpath.join(folder, posixpath.basename(target))):
+                if candidate in sources and candidate != path:
+                    named.add(candidate)
+    return named
+
+
+def _directive_holder(name: str, directives: Mapping[str, list[str]], where: str) -> str:
+    """The one non-test ``.go`` file of ``name``'s package whose directive names ``name``'s base
+    (Go names those blocks ``<package path>/<base name of the target>``)."""
+    folder, base = posixpath.split(name)
+    holders = sorted(p for p, targets in directives.items()
+                     if posixpath.dirname(p) == folder and not p.endswith("_test.go")
+                     and any(posixpath.basename(t) == base for t in targets))
+    if not holders:
+        raise MeasurementError(f"{where}: {name!r} is not a .go file of the measured source and no line directive "
+                               "in its package names it")
+    if len(holders) > 1:
+        raise MeasurementError(f"{where}: {name!r} is named by the line directives of more than one file "
+                               f"({', '.join(holders)}); its blocks cannot be attributed")
+    return holders[0]

@@ -2,9 +2,10 @@
 collector (a fresh run's collector actor and ``pluginbench measure`` both use it) and its
 readiness check (the command twice on the starting source).
 
-A fresh run's collector runs the task's coverage command on the starting source and on the
-submission, each in a fresh sandbox of the frozen task (``open_task_sandbox``), and
-computes :mod:`._coverage_changed`'s metrics. The raw reports stay in the attempt's
+A fresh run's collector runs the task's coverage command on the submission in a fresh
+sandbox of the frozen task (``open_task_sandbox``), takes the starting source's report
+computed once per task and run (:mod:`._coverage_starting`; per attempt when the caller
+gives no ``shared_dir``), and computes :mod:`._coverage_changed`'s metrics. The raw reports stay in the attempt's
 ``measure/coverage/`` folder.
 """
 
@@ -18,11 +19,14 @@ from ..events import Measure
 from ._coverage_changed import COVERAGE_METRICS, METRIC_UNITS, CoverageContext, changed_coverage
 from ._coverage_profile import CoverageProfile, resolve_profile, settings_of
 from ._coverage_run import coverage_readiness, run_coverage
+from ._coverage_starting import starting_key, starting_report
 from ._port import CollectorInput, Column, MeasureSpec, Readiness, ReadinessInput
 from ._registry import register, register_general_setting
 
-#: 2: Go line coverage (a profile version 1 froze has none)
-COVERAGE_OBSERVER_VERSION = "2"
+#: 2: Go line coverage (a profile version 1 froze has none); 3: Go blocks named after a line
+#: directive's target are attributed to the file holding it, and a frozen file a directive
+#: names has no line population either (version 2 refused such profiles)
+COVERAGE_OBSERVER_VERSION = "3"
 
 _DESCRIPTIONS = {
     "changed_line_coverage": ("cov lines", "Share of the submission's executable added source lines its tests ran.",
@@ -68,7 +72,15 @@ async def collect_coverage(inp: CollectorInput) -> Mapping[str, Measure]:
     ctx = CoverageContext(profile.format, profile.tool_version, profile.source_scope or shared.source_scope,
                           profile.test_scope or shared.test_scope)
     try:
-        before = await run_coverage(inp.open_task_sandbox, inp.starting_source, profile, None, inp.work_dir / "starting")
+        if inp.shared_dir is None:
+            before = await run_coverage(inp.open_task_sandbox, inp.starting_source, profile, None,
+                                        inp.work_dir / "starting")
+        else:  # once per task and run, reused by every attempt (evidence in the run directory)
+            key = starting_key(inp.task, inp.task_image or str(inp.starting_source), profile, COVERAGE_OBSERVER_VERSION)
+            before, folder, _ = await starting_report(inp.open_task_sandbox, inp.starting_source, profile,
+                                                      inp.shared_dir, key)
+            inp.work_dir.mkdir(parents=True, exist_ok=True)
+            (inp.work_dir / "starting.txt").write_text(f"{folder}\n")
         after = await run_coverage(inp.open_task_sandbox, inp.starting_source, profile, inp.patch,
                                    inp.work_dir / "submission")
     except MeasurementError as exc:
@@ -101,6 +113,8 @@ COVERAGE = register(MeasureSpec(
     settings={"coverage": CoverageProfile, "coverage_profiles": dict[str, CoverageProfile]},
     check=check_coverage,
     default=False,
+    observer_modules=("pluginbench.measures._coverage_data", "pluginbench.measures._coverage_changed"),
+    check_runs_twice=True,
 ))
 
 # Settings every code measure reads (not owned by one measure).

@@ -97,6 +97,12 @@ class CollectorInput(NamedTuple):
     settings: Mapping[str, Any]
     #: a scratch folder for this measure and attempt (kept as evidence)
     work_dir: Path
+    #: the harness saves native agent traces in ``traces_dir`` that transcript measures count
+    #: (the harness port's ``agent_traces``, filled from the harness registry)
+    agent_traces: bool = False
+    #: this measure's folder for evidence computed once per task and run and reused by every
+    #: attempt (coverage's starting report), keyed by content hash; None: compute per attempt
+    shared_dir: Path | None = None
 
 
 class ReadinessInput(NamedTuple):
@@ -144,6 +150,13 @@ class MeasureSpec(NamedTuple):
     #: applied to the starting source, once per task and measurement revision): code measures
     #: (lines, complexity, unused code), not submission-only ones (coverage, transcripts)
     reference: bool = False
+    #: the modules whose source determines the values (the observer); their source hash
+    #: must be declared by ``observer_version`` (``_observers_declared.py``), else the
+    #: measure is refused. Empty: nothing to bind (tokens, time, lines)
+    observer_modules: tuple[str, ...] = ()
+    #: its readiness check already runs the observer twice on the starting source (coverage),
+    #: so preparation does not run the collector twice on top of it
+    check_runs_twice: bool = False
 
     def unknown(self, reason: str) -> dict[str, Measure]:
         """Every column of this measure, unknown with ``reason`` (never zero)."""

@@ -36,13 +36,11 @@ from ._port import CollectorInput, Column, MeasureSpec, Readiness, ReadinessInpu
 from ._registry import register
 from ._tree import changed_paths, source_files, submission_tree
 
-TRANSCRIPT_HARNESSES = ("claude", "codex")
-
 # ------------------------------------------------------------------ iterations
 
 
 def collect_iterations(inp: CollectorInput) -> Mapping[str, Measure]:
-    if inp.harness not in TRANSCRIPT_HARNESSES:
+    if not inp.agent_traces:
         return ITERATIONS.unknown(f"the {inp.harness} harness saves no agent transcript to count")
     return count_attempt(inp.attempt_dir)
 
@@ -68,6 +66,7 @@ ITERATIONS = register(MeasureSpec(
     observer_version="2",
     collect=collect_iterations,
     check=check_iterations,
+    observer_modules=("pluginbench.measures._iterations", "pluginbench.measures._shell", "pluginbench.measures._traces"),
 ))
 
 # ------------------------------------------------------------------ complexity
@@ -165,6 +164,8 @@ def check_complexity(inp: ReadinessInput) -> Readiness:
     return Readiness("ready", None, ", ".join(sorted(set(versions))))
 
 
+_COMPLEXITY_OBSERVER = ("pluginbench.measures._complexity", "pluginbench.measures._complexity_scan")
+
 CYCLOMATIC = register(MeasureSpec(
     name="cyclomatic",
     description=("Net cyclomatic complexity the submission adds to source code, and the functions and source "
@@ -182,6 +183,7 @@ CYCLOMATIC = register(MeasureSpec(
     collect=collect_cyclomatic,
     reference=True,
     check=check_complexity,
+    observer_modules=_COMPLEXITY_OBSERVER,
 ))
 
 COGNITIVE = register(MeasureSpec(
@@ -199,6 +201,7 @@ COGNITIVE = register(MeasureSpec(
     collect=collect_cognitive,
     reference=True,
     check=check_complexity,
+    observer_modules=_COMPLEXITY_OBSERVER,
 ))
 
 # ------------------------------------------------------------------ dead code
@@ -447,4 +450,6 @@ DEAD_CODE = register(MeasureSpec(
     collect=collect_dead_code,
     reference=True,
     check=check_dead_code,
+    observer_modules=("pluginbench.measures._deadcode", "pluginbench.measures._deadcode_scan",
+                      "pluginbench.measures._js_analyzers"),
 ))

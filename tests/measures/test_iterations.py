@@ -18,6 +18,38 @@ SAMPLES = Path(__file__).resolve().parents[1] / "data" / "samples"
 HAND = {"verification_commands": 3, "verification_iterations": 1, "failed_verification_commands": 1}
 
 
+def test_which_harness_saves_traces_comes_from_the_harness_port(tmp_path: Path) -> None:
+    """The collector actor asks each harness adapter (``agent_traces``) whether it saves agent traces, so a
+    newly registered harness that declares them gets its transcripts counted; one that does not gets an
+    unknown with the reason, never zero."""
+    from pluginbench.actors._collector import agent_traces
+    from pluginbench.harness_registry import register_harness, unregister_harness
+    from pluginbench.harnesses import HarnessBase
+    from pluginbench.measures._quality import collect_iterations
+
+    from ._quality_helpers import fixture_input
+
+    assert (agent_traces("claude"), agent_traces("codex")) == (True, True)
+    assert (agent_traces("simulated"), agent_traces("oracle"), agent_traces("nop")) == (False, False, False)
+
+    class TracingToy(HarnessBase):
+        name = "tracing-toy"
+        agent_traces = True
+
+    register_harness(TracingToy)
+    try:
+        assert agent_traces("tracing-toy") is True
+    finally:
+        unregister_harness("tracing-toy")
+    attempt = tmp_path / "attempt"
+    shutil.copytree(RECORDED / "claude", attempt)
+    inp = fixture_input(tmp_path, "python", harness="claude")
+    assert values(collect_iterations(inp)) == HAND
+    unseen = collect_iterations(inp._replace(agent_traces=False, harness="tracing-free"))
+    assert unseen["verification_commands"].value is None
+    assert unseen["verification_commands"].reason == "the tracing-free harness saves no agent transcript to count"
+
+
 def values(got: dict) -> dict:
     return {k: m.value for k, m in got.items()}
 

@@ -221,6 +221,15 @@ def test_a_fresh_run_selecting_coverage_collects_it(tmp_path: Path, venv_path) -
     assert group["per_task"]["clamp"]["tests-first"] == {"median": 0.6, "n": 2, "unknown": 0, "reasons": [],
                                                          "reference": None, "ratio_to_reference": None}
     assert group["per_arm"]["vanilla"]["median_of_task_medians"] == 0.2
+    # the starting source's coverage ran once for the task (4 attempts), kept as evidence and reused
+    shared = tmp_path / "run" / "evidence" / "measure-shared" / "coverage"
+    folders = sorted(p.name for p in shared.iterdir())
+    assert len(folders) == 1 and folders[0].startswith("starting-"), folders
+    assert (shared / folders[0] / "report.raw").is_file()
+    for row in results["attempts"]:
+        work = tmp_path / "run" / row["evidence"] / "measure" / "coverage"
+        assert (work / "starting.txt").read_text().strip() == str(shared / folders[0])
+        assert not (work / "starting").exists() and (work / "submission" / "report.raw").is_file()
 
 
 def test_preparation_checks_coverage_per_task_and_saves_readiness(tmp_path: Path, venv_path) -> None:
@@ -235,10 +244,10 @@ def test_preparation_checks_coverage_per_task_and_saves_readiness(tmp_path: Path
     doc = json.loads((run / "measurement-readiness.json").read_text())
     assert doc["readiness"] == [{"task": "clamp", "measure": "coverage", "state": "ready", "reason": None,
                                  "detail": "7.17.3"}]
-    assert doc["observers"]["coverage"] == "2" and doc["not_measured"] == [] and doc["blocking"] == []
+    assert doc["observers"]["coverage"] == "3" and doc["not_measured"] == [] and doc["blocking"] == []
     assert json.loads((run / "check.json").read_text())["measurements"] == doc
     checked = [e for e in events_of(run) if e["type"] == "measurement_readiness.checked"]
-    assert len(checked) == 1 and checked[0]["observers"]["coverage"] == "2"
+    assert len(checked) == 1 and checked[0]["observers"]["coverage"] == "3"
 
 
 def test_coverage_ready_on_no_task_stops_the_run_before_coding(tmp_path: Path, venv_path) -> None:
@@ -255,17 +264,49 @@ def test_coverage_ready_on_no_task_stops_the_run_before_coding(tmp_path: Path, v
 
 
 def test_a_different_frozen_observer_version_is_refused(finished_run: Path, tmp_path: Path) -> None:
-    """A run whose coverage observer was frozen at another version (here version 1, before Go
-    line coverage) is refused: its values could differ for the same input."""
+    """A run whose coverage observer was frozen at another version (here version 2, before Go
+    line-directive attribution) is refused: its values could differ for the same input."""
     run = _copy(finished_run, tmp_path)
     code, out = run_cli("measure", str(run), "--measurements", "coverage", "--revision", "r1",
                         "--coverage-profiles", str(_profiles(tmp_path)), "--yes")
     assert code == 0, out
     log = run / "events.jsonl"
-    log.write_text(log.read_text().replace('"observers":{"coverage":"2"', '"observers":{"coverage":"1"'))
+    log.write_text(log.read_text().replace('"observers":{"coverage":"3"', '"observers":{"coverage":"2"'))
     (run / "evidence" / "ledger.sqlite").unlink(missing_ok=True)
     code, out = run_cli("measure", str(run), "--measurements", "coverage", "--revision", "r2", "--yes")
-    assert_refused(code, out, "the run froze the 'coverage' observer at version 1")
+    assert_refused(code, out, "the run froze the 'coverage' observer at version 2")
+
+
+def test_an_observer_source_no_version_declares_is_refused(finished_run: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """When this build's coverage observer source hash is declared by no observer version (its code
+    changed without a declaration), measure refuses with exit 2 and records nothing."""
+    from pluginbench.measures._observers_declared import DECLARED
+
+    monkeypatch.setitem(DECLARED, "coverage", {"3": ("0" * 64,)})
+    run = _copy(finished_run, tmp_path)
+    before = (run / "events.jsonl").read_text()
+    code, out = run_cli("measure", str(run), "--measurements", "coverage", "--revision", "r1",
+                        "--coverage-profiles", str(_profiles(tmp_path)), "--yes")
+    assert_refused(code, out, "the 'coverage' observer source", "is declared by no observer version")
+    assert (run / "events.jsonl").read_text() == before and not (run / "measure" / "r1").exists()
+
+
+def test_coverage_whose_two_starting_runs_differ_is_broken_with_the_reason(tmp_path: Path, venv_path) -> None:
+    """Readiness runs the coverage command twice on the starting source: a command whose second run
+    measures other lines (here it adds a source file) is broken for that task, naming the file, and
+    coverage ready on no task stops the check."""
+    marker = tmp_path / "ran-once"
+    drifting = {**PROFILE, "command": ["sh", "-c", f"if [ -e {marker} ]; then printf 'def g():\\n    return 1\\n' "
+                                                    f"> calc/drift.py; else touch {marker}; fi; sh coverage.sh"]}
+    config = _config(tmp_path, measurements=["tokens", "time", "lines", "coverage"],
+                     measurement_settings={"coverage_profiles": {"python": drifting}})
+    code, out = run_cli("check", str(config), "--json")
+    doc = json.loads(out[out.index("{"):])
+    row = doc["measurements"]["readiness"][0]
+    assert row["state"] == "broken", row
+    assert row["reason"] == "two runs on the starting source measured different lines (calc/drift.py)"
+    assert code != 0 and "coverage is ready on no task" in " ".join(doc["measurements"]["blocking"])
 
 
 def test_check_prints_readiness_per_measure(tmp_path: Path, venv_path) -> None:

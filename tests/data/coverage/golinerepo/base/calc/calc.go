@@ -1,0 +1,6 @@
+package calc
+
+// Double returns twice n.
+func Double(n int) int {
+	return 2 * n
+}

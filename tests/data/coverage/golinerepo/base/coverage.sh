@@ -1,0 +1,3 @@
+#!/bin/sh
+# The task's coverage command for Go: the suite with a coverprofile.
+exec go test -coverprofile=cover.out ./...

@@ -1,0 +1,3 @@
+module example.com/golinerepo
+
+go 1.19
