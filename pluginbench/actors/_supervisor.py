@@ -92,6 +92,7 @@ class Supervisor:
         report_builder: Callable[[], str] | None = None,
         cost_ceiling: float | None = None,
         inbox_capacity: int = INBOX_CAPACITY,
+        collectors: int | None = None,
     ) -> None:
         self.engine = engine
         self.log = log
@@ -99,6 +100,8 @@ class Supervisor:
         self.state = state
         self.writer = RunWriter(log, state, ledger, observer)
         self.inbox_capacity = inbox_capacity
+        #: collector actors; None: the evaluation's ``jobs`` (a benchmark compares one)
+        self.collectors = collectors
         self.handle_signals = handle_signals
         self.report_builder = report_builder
         self._tg: TaskGroup | None = None
@@ -141,7 +144,7 @@ class Supervisor:
             # collectors run on this machine (coverage runs a test suite): ``jobs`` of them at once,
             # even when a cluster's nodes give more coding slots
             self._start_pool(tg, self.feeds["measuring"].receive_stream, collector_actor,
-                             max(1, self.engine.evaluation.jobs))
+                             max(1, self.collectors or self.engine.evaluation.jobs))
             tg.start_soon(self._feed_all, feeding)
             signal_scope = anyio.CancelScope()
             if self.handle_signals:
