@@ -157,3 +157,26 @@ def test_a_revision_that_loses_an_observation_is_not_selected(lines_run: Path, t
     assert [(e["revision"], e["selected"]) for e in finished] == [("first", True), ("second", False)]
     assert (run / "evaluation.json").read_bytes() == settings
     assert (run / "measure" / "second").is_dir()
+
+
+def test_a_code_measure_no_task_can_measure_or_one_that_regressed_is_refused(
+        lines_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the installed rust-code-analysis no longer matching its pin (the real version check),
+    cyclomatic is broken on every task: requesting it is refused before anything is recorded; and
+    after a cognitive revision, adding dead_code is refused because cognitive, which the run
+    measures now, no longer passes its readiness check (its values would become unknown)."""
+    from pluginbench.measures import _complexity_scan
+
+    run = _copy(lines_run, tmp_path)
+    code, out = run_cli("measure", str(run), "--measurements", "cognitive", "--revision", "first", "--yes")
+    assert code == 0, out
+    before = _snapshot(run)
+    package = _complexity_scan.ANALYZER_PACKAGE["python"]
+    monkeypatch.setitem(_complexity_scan.PINNED, package, "0.0.0")
+    code, out = run_cli("measure", str(run), "--measurements", "cyclomatic", "--revision", "cyc", "--yes")
+    assert code == 2 and "\nerror: no task can measure 'cyclomatic'" in out and "0.0.0 is pinned" in out, out
+    code, out = run_cli("measure", str(run), "--measurements", "dead_code", "--revision", "dead", "--yes")
+    assert code == 2 and "\nerror: 'cognitive', which the run measures now, no longer passes its readiness check" in out, out
+    assert "Traceback" not in out
+    assert _snapshot(run) == before
+    assert not (run / "measure" / "cyc").exists() and not (run / "measure" / "dead").exists()
