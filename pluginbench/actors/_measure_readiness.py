@@ -40,11 +40,13 @@ def observer_versions(selection: list[str]) -> dict[str, str]:
     return {spec.name: spec.observer_version for spec in registry.selected(selection)}
 
 
-async def measurement_readiness(engine: Engine, tasks: list[str], work_root: Path) -> list[ReadinessRow]:
-    """One row per task and selected measure that has a readiness check."""
+async def measurement_readiness(engine: Engine, tasks: list[str], work_root: Path,
+                                selection: list[str] | None = None) -> list[ReadinessRow]:
+    """One row per task and selected measure (``selection``, by default the run's) that has a
+    readiness check."""
     rows: list[ReadinessRow] = []
     ev = engine.evaluation
-    for spec in registry.selected(ev.measurements):
+    for spec in registry.selected(ev.measurements if selection is None else selection):
         if spec.check is None:
             continue
         refused = observer_refusal(spec)

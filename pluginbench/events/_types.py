@@ -561,6 +561,18 @@ class MeasurementReadinessChecked(_Event, frozen=True, tag="measurement_readines
     observer_sources: dict[str, str] = {}
 
 
+class ReferenceMeasured(_Event, frozen=True, tag="reference.measured"):
+    """A fresh run measured ``task``'s reference solution (``solution/solution.patch`` applied
+    to the starting source) once, in preparation, with every selected measure that measures
+    references (lines, complexity, unused code): a value or an unknown with the reason per
+    column (no solution patch, not measured, the collector could not measure it). Reports show
+    code measures as a ratio to it. ``seconds``: how long measuring it took."""
+
+    task: str
+    measures: dict[str, Measure]
+    seconds: float | None = None
+
+
 class MeasurementRevisionStarted(_Event, frozen=True, tag="measurement_revision.started"):
     """``pluginbench measure`` began measurement revision ``revision``: it collects
     ``measurements`` (every collector measure the run selects, ``added`` among them) from the
@@ -649,6 +661,7 @@ Event = Union[  # noqa: UP007 - a Union object, so EVENT_TYPES can list its memb
     ReviewRevisionStarted,
     ReviewRevisionFinished,
     MeasurementReadinessChecked,
+    ReferenceMeasured,
     MeasurementRevisionStarted,
     RevisionMeasured,
     MeasurementRevisionFinished,

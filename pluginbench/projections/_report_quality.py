@@ -97,7 +97,7 @@ def _arm_summary(s: Mapping[str, Any] | None, attrs: str, reasons: _Reasons) -> 
     if delta is not None:
         cls = "flat" if delta == 0 else "delta"
         text += (f'<br><span class="{cls}" data-delta="{_e(delta)}" title="mean over {s["paired_tasks"]} paired '
-                 f'task(s) of this arm\'s median minus vanilla\'s">Δ {delta:+g} vs vanilla</span>')
+                 f'task(s) of this arm\'s median minus vanilla\'s">Δ {delta:+.3g} vs vanilla</span>')
     return f'<td class="num" {attrs} data-value="{_e(s["mean_of_task_medians"])}">{text}</td>'
 
 
