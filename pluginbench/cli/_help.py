@@ -11,7 +11,9 @@ from __future__ import annotations
 import inspect
 import re
 
+import click
 import typer
+import typer.core
 
 _DOUBLE_BACKTICKS = re.compile(r"``([^`]+)``")
 _LIST_ITEM = re.compile(r"^\s*(?:[*-]|\d+\.)\s")
@@ -41,3 +43,17 @@ def reflow_help(app: typer.Typer) -> None:
     for group in app.registered_groups:
         if group.typer_instance is not None:
             reflow_help(group.typer_instance)
+
+
+class HelpWhenBareGroup(typer.core.TyperGroup):
+    """A command group that, called with no arguments, prints its help and exits 0.
+
+    Click 8.2 turned a bare group call into a usage error (exit 2); asking what a command
+    can do is not bad input, so it answers like ``--help`` does.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args and self.no_args_is_help and not ctx.resilient_parsing:
+            click.echo(ctx.get_help(), color=ctx.color)
+            ctx.exit(0)
+        return super().parse_args(ctx, args)
