@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import inspect
 import re
+from typing import TYPE_CHECKING
 
-import click
 import typer
 import typer.core
+
+if TYPE_CHECKING:
+    # Typer 0.29 ships its own copy of Click; its groups take that copy's Context.
+    from typer._click.core import Context as ClickContext
 
 _DOUBLE_BACKTICKS = re.compile(r"``([^`]+)``")
 _LIST_ITEM = re.compile(r"^\s*(?:[*-]|\d+\.)\s")
@@ -52,8 +56,8 @@ class HelpWhenBareGroup(typer.core.TyperGroup):
     can do is not bad input, so it answers like ``--help`` does.
     """
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: ClickContext, args: list[str]) -> list[str]:
         if not args and self.no_args_is_help and not ctx.resilient_parsing:
-            click.echo(ctx.get_help(), color=ctx.color)
+            typer.echo(ctx.get_help(), color=ctx.color)
             ctx.exit(0)
         return super().parse_args(ctx, args)
