@@ -171,6 +171,14 @@ class RunStarted(_Event, frozen=True, tag="run.started"):
     nodes: list[ClusterNode] | None = None
 
 
+class ClusterChanged(_Event, frozen=True, tag="cluster.changed"):
+    """A cluster backend's worker nodes changed while the run ran (a node joined, left or
+    was lost): coding runs on up to the sum of these nodes' ``jobs`` from now on, without
+    a resume."""
+
+    nodes: list[ClusterNode]
+
+
 class LogRepaired(_Event, frozen=True, tag="log.repaired"):
     """A torn last line (a crash mid-write) was cut off by the next writer."""
 
@@ -619,6 +627,7 @@ class ReportBuilt(_Event, frozen=True, tag="report.built"):
 Event = Union[  # noqa: UP007 - a Union object, so EVENT_TYPES can list its members
     RunCreated,
     RunStarted,
+    ClusterChanged,
     LogRepaired,
     RunStopping,
     RunStopped,

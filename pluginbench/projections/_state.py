@@ -32,6 +32,7 @@ from ..events import (
     AttemptReused,
     AttemptStarted,
     AttemptState,
+    ClusterChanged,
     ClusterNode,
     CodingStarted,
     Event,
@@ -356,6 +357,8 @@ class RunState:
                 for s in event.slots:
                     self.attempts[s.attempt_id] = Attempt(s.attempt_id, s.slot, s.task, s.arm, s.repeat)
                     self.live[s.slot] = s.attempt_id
+            case ClusterChanged():
+                self.nodes = event.nodes
             case RunStarted():
                 self.worker_pid = event.pid
                 self.workers += 1
