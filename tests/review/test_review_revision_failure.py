@@ -14,10 +14,13 @@ from typer.testing import CliRunner
 
 from pluginbench.actors import _review_again
 from pluginbench.cli import app
+from pluginbench.dashboard._html import run_fragment
+from pluginbench.dashboard._views import run_model
 from pluginbench.events import ReviewRevisionFinished, ReviewRevisionStarted, read_run_log
 from pluginbench.projections import fold
 from pluginbench.projections._view import review_revisions
 from tests.cli._cli_helpers import run_cli
+from tests.dashboard.test_views import source
 from tests.runs_helpers import write_config
 
 
@@ -87,6 +90,8 @@ def test_a_revision_stopped_by_an_error_reads_failed_with_its_reason(finished: P
     assert (fourth["finished"], fourth["selected"]) == (False, False)
     assert fourth["failed_reason"] == "stopped by an error: RuntimeError: the reviewer broke"
     assert "failed: stopped by an error" in (run / "report" / "report.html").read_text()
+    page = run_fragment(run_model(source(run)))
+    assert "fourth (failed: stopped by an error: RuntimeError: the reviewer broke)" in page, page
 
 
 def test_a_new_revision_after_a_failed_one_finishes_and_is_selected(finished: Path, tmp_path: Path,
