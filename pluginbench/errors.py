@@ -65,6 +65,10 @@ class RunDirError(InputError):
     """A run directory cannot be used: exists, locked, moved, or not a run."""
 
 
+class OutputExistsError(RunDirError):
+    """The new run's output folder already exists (or appeared while it was being made)."""
+
+
 class LockHeldError(RunDirError):
     """Another live process owns ``run.lock``."""
 

@@ -24,7 +24,7 @@ import msgspec
 from .. import __version__
 from ..config import Evaluation, LoadedConfig, load, parse_evaluation, validate
 from ..environments import backend_of, check_backend_config
-from ..errors import ConfigError, RunDirError, TaskError, TreatmentError
+from ..errors import ConfigError, OutputExistsError, RunDirError, TaskError, TreatmentError
 from ..events import EventLog, RunCreated, RunLock
 from ..harness_registry import harness_class, real_harness_names
 from ..plan import arms_of, plan_slots
@@ -310,13 +310,16 @@ def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
     from ..cache import check_output_outside, resolve_cache_root
 
     check_output_outside(output, resolve_cache_root())
+    exists = OutputExistsError(
+        f"the output folder {output} already exists", file=str(output), field="--output",
+        fix="choose a new folder, or pass the run directory itself to resume it",
+    )
     if output.exists():
-        raise RunDirError(
-            f"the output folder {output} already exists", file=str(output), field="--output",
-            fix="choose a new folder, or pass the run directory itself to resume it",
-        )
+        raise exists
     try:
         output.mkdir(parents=True)
+    except FileExistsError:
+        raise exists from None  # made by another process since the check
     except OSError as exc:
         raise RunDirError(
             f"cannot create the run directory {output}: {exc.strerror}", file=str(output), field="--output",

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from ..errors import LockHeldError, PluginBenchError, RunDirError
+from ..errors import LockHeldError, OutputExistsError, PluginBenchError, RunDirError
 from ..events import check_not_moved, live_owner, read_run_log
 from ..harness_registry import harness_class
 from ..plan import plan_summary
@@ -27,9 +27,29 @@ from ._common import console, err_console, errors_to_exit_codes, print_failed_co
 from ._progress import ForegroundProgress, log_line
 
 
-def _default_output() -> Path:
+def _default_output(prefix: str = "") -> Path:
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    return Path("runs") / stamp
+    return Path("runs") / f"{prefix}{stamp}"
+
+
+def _create(loaded: Any, output: Path | None, prefix: str = "") -> RunDir:
+    """A new run at ``output``, or at ``runs/<prefix><timestamp>`` when none was given: two
+    runs started in the same second get ``…-2``, ``…-3`` instead of one refusing the other's
+    folder (an explicit ``--output`` that exists is still refused)."""
+    from ..actors import create_run
+
+    if output is not None:
+        return create_run(loaded, output)
+    base = _default_output(prefix)
+    for n in range(1, 100):
+        candidate = base if n == 1 else base.with_name(f"{base.name}-{n}")
+        if candidate.exists():
+            continue
+        try:
+            return create_run(loaded, candidate)
+        except OutputExistsError:
+            continue  # another run took this name between the check and mkdir
+    return create_run(loaded, base)  # 99 runs in one second: refused with the usual message
 
 
 def _notify(enabled: bool, message: str) -> None:
@@ -199,7 +219,6 @@ def run_command(
     from ..actors import (
         check_created_binding,
         check_inputs,
-        create_run,
         frozen_cli,
         load_saved,
         resolve_paths,
@@ -270,7 +289,7 @@ def run_command(
     if paid:
         check_inputs(resolve_paths(loaded), loaded.path)  # a missing CLI or token is said before asking to pay
     _confirm(paid, attempts, yes)
-    rd = create_run(loaded, output or _default_output())
+    rd = _create(loaded, output)
     _go(rd, foreground=foreground, notify=notify)
 
 
@@ -417,10 +436,9 @@ def demo_command(
             "the bundled example is missing", file=str(config),
             fix="run PluginBench from a source checkout (pip install -e .)",
         )
-    from ..actors import create_run, load_config
+    from ..actors import load_config
 
     loaded = load_config(config)
-    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    rd = create_run(loaded, output or Path("runs") / f"demo-{stamp}")
+    rd = _create(loaded, output, prefix="demo-")
     console.print(f"demo run: {rd.root}", highlight=False)
     raise typer.Exit(_run_foreground(rd, notify=False))

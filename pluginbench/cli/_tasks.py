@@ -124,6 +124,9 @@ def pick_command(
         raise ConfigError(str(exc), field="SOURCE", fix="give https://github.com/<owner>/<repo>/tree/<ref>/<folder>") from None
     with tempfile.TemporaryDirectory(prefix="pluginbench-pick-") as tmp:
         scratch, fetched = Path(tmp) / "repo", set[tuple[str, str]]()
+        # a large repository takes a while to fetch: say what is happening (stderr keeps stdout the block)
+        err_console.print(f"fetching {link.repo} at {link.ref} to list the task folders in {link.path or '/'}…",
+                          markup=False, highlight=False)
         try:
             commit, choices = browse(link, scratch, fetched)
         except BadTaskUrl as exc:
@@ -166,6 +169,7 @@ def pick_command(
                 raise typer.Exit(130)
             picked = chosen
         urls = []
+        err_console.print(f"fetching and checking {len(picked)} picked task(s)…", markup=False, highlight=False)
         for task_id in picked:  # fetch and load each pick, so the printed block is runnable
             try:
                 pin, folder, _ = fetch_into_cache(by_id[task_id].link, commit, task_cache(), scratch, fetched)

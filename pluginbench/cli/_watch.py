@@ -159,6 +159,11 @@ def render_status(snap: dict[str, Any]) -> Group:
         tok.add_row(arm, shown(t["input_tokens"]), shown(t["cached_input_tokens"]), shown(t["output_tokens"]),
                     shown(t["total_tokens"]) + suffix)
     lines.append(tok)
+    waiting = [arm for arm, info in snap["arms"].items()
+               if info["tokens"]["total_tokens"] is None and (info.get("states") or {}).get("running")]
+    if owned and waiting:
+        lines.append(Text(f"unknown while an attempt is running ({', '.join(waiting)}): a total is never a partial "
+                          "sum; it is known once every attempt it counts has saved its usage", style="dim"))
     reuse = snap.get("reuse") or {}
     if reuse.get("planned_hits") or reuse.get("reused"):
         spent = snap["tokens"].get("total_tokens")

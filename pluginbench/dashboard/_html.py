@@ -156,7 +156,9 @@ def results_fragment(p: ResultsPage) -> str:
         for col, _ in RESULT_COLUMNS:
             v = getattr(r, col)
             if col == "run":
-                cells.append(f'<td><a href="/run/{quote(r.run_key)}">{escape(str(v))}</a></td>')
+                folder = r.run_dir.rstrip("/").rsplit("/", 1)[-1]
+                where = f' <span class=muted title="{escape(r.run_dir)}">{escape(folder)}</span>' if folder and folder != v else ""
+                cells.append(f'<td><a href="/run/{quote(r.run_key)}">{escape(str(v))}</a>{where}</td>')
             elif col == "source":
                 title = f' title="from {escape(r.origin_cohort)}"' if r.origin_cohort else ""
                 cells.append(f'<td class="src-{escape(str(v))}"{title}>{escape(str(v))}</td>')

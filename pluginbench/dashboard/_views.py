@@ -99,6 +99,8 @@ def runs_model(sources: Iterable[RunSource]) -> list[RunsRow]:
 class ResultRow(msgspec.Struct, frozen=True, kw_only=True):
     run_key: str
     run: str
+    #: the run directory, shown beside ``run`` (the evaluation name), which runs of one config share
+    run_dir: str = ""
     harness: str | None
     cli_version: str | None
     model: str | None
@@ -174,6 +176,7 @@ def result_rows(src: RunSource) -> list[ResultRow]:
         out.append(ResultRow(
             run_key=src.key,
             run=str(run.get("name") or src.root),
+            run_dir=src.root,
             harness=run.get("harness"),
             cli_version=run.get("cli_version"),
             model=run.get("model"),

@@ -9,8 +9,10 @@ how many were not (their reasons in ``reasons``), so a missing value is never re
 A metric whose attempts on one task × arm span two languages or analyzers gets one group per
 (language, analyzer). A language-independent measure (``languages: any``, e.g. iterations)
 groups under language ``any`` and its own observer (``iterations observer 2``). An unknown value that names no language (an analyzer that
-never ran) joins the one group its metric has on that task (or, when the task has none, in the
-whole run), else the ``unknown|unknown`` group: it is counted, never dropped.
+never ran) joins the one group its metric has on that task; on a task where the metric has no
+group, ``<language>|unknown`` when the task's other code measures name one language (a Go task's
+coverage that is not measured: ``go|unknown``); else ``unknown|unknown``. It is counted, never
+dropped, and never joins another language's group.
 """
 
 from __future__ import annotations
@@ -85,7 +87,8 @@ def code_measures_section(state: RunState | None, rows: Iterable[Mapping[str, An
                           references: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """metric → "language|analyzer" → {language, analyzer, unit, gate_name, per_task: task →
     arm → {median, n, unknown, reasons, reference, ratio_to_reference}, per_arm: arm →
-    {median_of_task_medians, mean_of_task_medians, tasks, unknown_tasks}}.
+    {median_of_task_medians, mean_of_task_medians, tasks, unknown_tasks, and for a treatment
+    delta_vs_vanilla (mean over the tasks both have of its median minus vanilla's), paired_tasks}}.
 
     ``rows`` are results.json attempt rows (complete and eligible ones count); ``measurements``
     the run's selection (metrics that no attempt carries still get their unknown counts);
@@ -100,6 +103,12 @@ def code_measures_section(state: RunState | None, rows: Iterable[Mapping[str, An
     extra = [(metric, columns.get(metric), None) for metric in sorted(present - known - PLAIN_COLUMNS)
              if any(r["measures"][metric].get("language") or r["measures"][metric].get("analyzer")
                     for r in rows if metric in r["measures"])]
+    # task -> the languages its language-analyzer values name (where an unknown without one belongs)
+    languages: dict[str, set[str]] = defaultdict(set)
+    for r in rows:
+        for m in r["measures"].values():
+            if m.get("language") and m.get("analyzer") and "/" not in m["language"]:
+                languages[r["task"]].add(m["language"])
     out: dict[str, Any] = {}
     for metric, column, method in (*selected, *extra):
         # (task, arm) -> group -> values (None = unknown) and reasons; unattributed unknowns aside
@@ -119,10 +128,15 @@ def code_measures_section(state: RunState | None, rows: Iterable[Mapping[str, An
                 loose[(r["task"], r["arm"])].append(reason)
             else:
                 cells[group or (None, None)][(r["task"], r["arm"])].append((None if value is None else float(value), reason))
-        measured_groups = list(cells)
         for (task, arm), reasons in loose.items():
-            groups = [g for g, per in cells.items() if any(t == task for t, _ in per)] or measured_groups
-            target = groups[0] if len(groups) == 1 else (None, None)
+            groups = [g for g, per in cells.items() if any(t == task for t, _ in per)]
+            task_languages = languages.get(task, set())
+            if len(groups) == 1:
+                target = groups[0]
+            elif not groups and len(task_languages) == 1:
+                target = (next(iter(task_languages)), None)
+            else:
+                target = (None, None)
             cells[target][(task, arm)].extend((None, why) for why in reasons)
         for (language, analyzer), per in sorted(cells.items(), key=lambda kv: group_key(*kv[0])):
             out.setdefault(metric, {})[group_key(language, analyzer)] = _group(
@@ -160,6 +174,13 @@ def _group(language: str | None, analyzer: str | None, unit: str, column: Any,
             "tasks": len(medians),
             "unknown_tasks": sorted(t for t in per_task if arm in per_task[t] and per_task[t][arm]["median"] is None),
         }
+        if arms and arm != arms[0]:  # a package's delta is its value minus vanilla's, task by task
+            base = arms[0]
+            paired = [per_task[t][arm]["median"] - per_task[t][base]["median"] for t in per_task
+                      if per_task[t].get(arm, {}).get("median") is not None
+                      and per_task[t].get(base, {}).get("median") is not None]
+            per_arm[arm]["delta_vs_vanilla"] = _num(math.fsum(paired) / len(paired)) if paired else None
+            per_arm[arm]["paired_tasks"] = len(paired)
     return {"language": language, "analyzer": analyzer, "unit": unit,
             "gate_name": column.gate_name if column is not None else None,
             "per_task": per_task, "per_arm": per_arm}

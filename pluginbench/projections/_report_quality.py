@@ -92,7 +92,13 @@ def _arm_summary(s: Mapping[str, Any] | None, attrs: str, reasons: _Reasons) -> 
     text = f"{_n(s['mean_of_task_medians'])} <span class=\"small\">({s['tasks']} task{'s' if s['tasks'] != 1 else ''}"
     if s.get("unknown_tasks"):
         text += f"; unknown on {_e(', '.join(s['unknown_tasks']))}"
-    return f'<td class="num" {attrs} data-value="{_e(s["mean_of_task_medians"])}">{text})</span></td>'
+    text += ")</span>"
+    delta = s.get("delta_vs_vanilla")
+    if delta is not None:
+        cls = "flat" if delta == 0 else "delta"
+        text += (f'<br><span class="{cls}" data-delta="{_e(delta)}" title="mean over {s["paired_tasks"]} paired '
+                 f'task(s) of this arm\'s median minus vanilla\'s">Δ {delta:+.3g} vs vanilla</span>')
+    return f'<td class="num" {attrs} data-value="{_e(s["mean_of_task_medians"])}">{text}</td>'
 
 
 def code_quality_html(doc: Mapping[str, Any]) -> str:

@@ -160,6 +160,8 @@ class CodeMeasureArm(_Strict, frozen=True):
     tasks: Annotated[int, Meta(description="Tasks with a median.")]
     mean_of_task_medians: Annotated[Num, Meta(description="Each task weighs the same: the mean of the task medians (the overview's statistic).")] = None
     unknown_tasks: Annotated[list[str], Meta(description="Tasks where the arm has attempts but no measured value in this group (never counted as 0).")] = []
+    delta_vs_vanilla: Annotated[Num, Meta(description="Treatments only: the mean over the tasks both arms have a median for of (this arm's median − vanilla's); null when there is none.")] = None
+    paired_tasks: Annotated[int | None, Meta(description="Treatments only: the tasks delta_vs_vanilla is taken over.")] = None
 
 
 class CodeMeasureGroup(_Strict, frozen=True):

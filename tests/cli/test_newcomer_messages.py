@@ -83,3 +83,35 @@ def test_a_mistake_inside_a_named_treatment_names_that_treatment(tmp_path: Path,
     code, out = run_cli("check", str(config), "--no-readiness")
     assert_refused(code, out, said, f"field: {field}")
     assert "[...]" not in out
+
+
+def test_runs_started_in_the_same_second_get_their_own_default_folders(tmp_path: Path, monkeypatch) -> None:
+    """Without --output, a run whose runs/<timestamp> is taken (already there, or made by another process between the check and mkdir) goes to <timestamp>-2, -3 instead of being refused."""
+    import pluginbench.cache
+    from pluginbench.actors import load_config
+    from pluginbench.cli import _run
+
+    stamp = tmp_path / "runs" / "20261201-045840"
+    monkeypatch.setattr(_run, "_default_output", lambda prefix="": stamp)
+    loaded = load_config(write_config(tmp_path))
+    stamp.mkdir(parents=True)  # a run started earlier in the same second
+    assert _run._create(loaded, None).root.name == "20261201-045840-2"
+
+    real_check = pluginbench.cache.check_output_outside
+
+    def another_process_takes_it(output: Path, root: Path) -> None:
+        real_check(output, root)
+        if output.name.endswith("-3"):
+            output.mkdir()  # appears after the exists() check, before mkdir
+
+    monkeypatch.setattr(pluginbench.cache, "check_output_outside", another_process_takes_it)
+    assert _run._create(loaded, None).root.name == "20261201-045840-4"
+
+
+def test_an_explicit_output_that_exists_is_still_refused(tmp_path: Path) -> None:
+    """--output naming an existing folder is refused (exit 2, nothing written into it), never renamed."""
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    code, out = run_cli("run", str(write_config(tmp_path)), "--output", str(taken), "--yes")
+    assert_refused(code, out, "already exists", "field: --output")
+    assert list(taken.iterdir()) == []

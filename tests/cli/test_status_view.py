@@ -77,3 +77,14 @@ def test_unowned_collecting_and_running_revisions_show_as_interrupted() -> None:
     out = _text(_with_measures(active=False))
     assert "cov2 (interrupted)" in out and "1/4 reviewed, interrupted, selected" in out
     assert "collecting" not in out and "running" not in out.split("review revisions")[1]
+
+
+def test_an_unknown_total_while_an_attempt_runs_says_why() -> None:
+    """An arm whose token total is unknown because an attempt is still running gets a note saying so; a finished arm does not."""
+    unknown = {**_TOKENS, "input_tokens": None, "cached_input_tokens": None, "output_tokens": None, "total_tokens": None}
+    snap = _snapshot([_attempt("a", "running", None)], active=True)
+    snap["arms"] = {"vanilla": {"tokens": unknown, "states": {"running": 1}}, "docs": {"tokens": _TOKENS, "states": {"complete": 1}}}
+    out = _text(snap)
+    assert "unknown while an attempt is running (vanilla)" in out and "docs" not in out.split("unknown while")[1].split("\n")[0]
+    snap["active"], snap["owner"] = False, None
+    assert "unknown while an attempt is running" not in _text(snap)

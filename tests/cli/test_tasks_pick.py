@@ -54,7 +54,7 @@ def _pick(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 
 def test_picked_ids_print_a_block_pinned_to_the_commit_that_a_config_accepts(served: TaskRepo, tmp_path: Path) -> None:
-    """--id picks over git:// print links at the branch's commit, copied with --copy, valid as tasks: config."""
+    """--id picks over git:// print links at the branch's commit, copied with --copy, valid as tasks: config; stderr says what is being fetched."""
     commit = git("rev-parse", "HEAD", cwd=served.work)
     env = _env(tmp_path)
     done = _pick(served.git_url("main", "tasks"), "--id", "word-wrap", "--id", "roman-numerals", "--copy", env=env)
@@ -62,6 +62,7 @@ def test_picked_ids_print_a_block_pinned_to_the_commit_that_a_config_accepts(ser
     block = yaml.safe_load(done.stdout)
     assert block["tasks"]["urls"] == [served.git_url(commit, "tasks/word-wrap"), served.git_url(commit, "tasks/roman-numerals")]
     assert (tmp_path / "clip").read_text() == done.stdout and "copied" in done.stderr
+    assert "to list the task folders in tasks" in done.stderr and "fetching and checking 2 picked task(s)" in done.stderr
     validate(parse_evaluation(block | {"runner": {"harness": "nop"}}, Path("e.yaml")), Path("e.yaml"))
 
 

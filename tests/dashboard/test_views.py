@@ -267,3 +267,12 @@ def test_run_page_reuses_the_reports_figures_when_a_report_exists(tmp_path: Path
     assert 'id="report-plots"' in with_report and with_report.count('<figure class="plot-figure">') >= 3
     without = run_fragment(run_model(source(synthetic_run(tmp_path / "b", report=False))))
     assert 'id="report-plots"' not in without
+
+
+def test_results_rows_of_runs_with_one_name_say_which_run_folder(tmp_path: Path) -> None:
+    """Two runs of one config share the evaluation name; each Results row also shows its run folder's name (full path on hover)."""
+    a = source(synthetic_run(tmp_path / "first"))
+    b = source(synthetic_run(tmp_path / "second"))
+    html = results_fragment(results_model([a, b], {}))
+    assert f'title="{tmp_path / "first"}">first</span>' in html
+    assert f'title="{tmp_path / "second"}">second</span>' in html

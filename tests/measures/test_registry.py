@@ -176,7 +176,9 @@ async def test_a_toy_measure_runs_through_a_whole_evaluation(tmp_path: Path, toy
     toy_rows = [r for r in rows if r["measure"] == "measures.toy_patch_bytes"]
     assert len(toy_rows) == 2 and all(r["unit"] == "bytes" and int(r["value"]) > 0 for r in toy_rows)
     html = (rd.report_dir / "report.html").read_text()
-    assert "toy bytes" in html and "Toy bytes" in html  # changes table and attempt table headers
+    assert "Toy bytes" in html  # the attempt table's header
+    quality = html.split('id="code-quality-table"')[1].split("</table>")[0]  # a new measure is a code measure
+    assert 'data-metric="toy_patch_bytes" data-group="any|toy observer 7"' in quality
 
 
 def test_without_the_registration_the_report_shows_no_toy_column() -> None:

@@ -63,6 +63,9 @@ def test_code_measures_group_by_language_and_analyzer_and_never_pool() -> None:
     assert py["per_arm"]["vanilla"] == {"median_of_task_medians": 5.5, "mean_of_task_medians": 5.5, "tasks": 2,
                                         "unknown_tasks": []}
     assert go["per_arm"]["vanilla"]["mean_of_task_medians"] == 6  # (7 + 5) / 2, the Python values never enter
+    # a treatment's delta is its median minus vanilla's, over the tasks both have (py-task only here)
+    assert (py["per_arm"]["guided"]["delta_vs_vanilla"], py["per_arm"]["guided"]["paired_tasks"]) == (-7, 1)
+    assert go["per_arm"]["guided"]["delta_vs_vanilla"] is None and go["per_arm"]["guided"]["paired_tasks"] == 0
 
 
 def test_an_unknown_value_is_counted_with_its_reason_never_as_zero() -> None:
@@ -81,15 +84,22 @@ def test_an_unknown_value_is_counted_with_its_reason_never_as_zero() -> None:
     assert loose["language"] is None and loose["per_task"]["mixed"]["guided"]["reasons"] == ["two languages: not pooled"]
 
 
-def test_an_unknown_on_a_task_without_values_joins_the_runs_only_group() -> None:
-    """A task whose values are all unknown without a language (coverage not measured there) joins the
-    metric's only group in the run, so that group's arm summary names it under unknown_tasks."""
+def test_an_unknown_on_a_task_without_values_takes_the_tasks_language_never_another_group() -> None:
+    """A task whose values of a metric are all unknown without a language (coverage not measured on a Go
+    task) gets `<its language>|unknown`, the language its other code measures name, and never joins the
+    Python group of another task; a task with no language at all gets unknown|unknown."""
     rows = [_row("a", "py-task", "vanilla", cyclomatic_added=_m(4, "python", RCA)),
-            _row("b", "bare", "vanilla", cyclomatic_added=_m(None, reason="not measured: broken"))]
-    groups = code_measures_section(None, rows, ["bare", "py-task"], ["vanilla"], ["cyclomatic"])["cyclomatic_added"]
-    assert set(groups) == {f"python|{RCA}"}
-    arm = groups[f"python|{RCA}"]["per_arm"]["vanilla"]
-    assert (arm["mean_of_task_medians"], arm["tasks"], arm["unknown_tasks"]) == (4, 1, ["bare"])
+            _row("b", "go-task", "vanilla", cyclomatic_added=_m(None, reason="not measured: not_configured"),
+                 cognitive_added=_m(3, "go", LIZARD)),
+            _row("c", "bare", "vanilla", cyclomatic_added=_m(None, reason="patch does not apply"))]
+    groups = code_measures_section(None, rows, ["bare", "go-task", "py-task"], ["vanilla"],
+                                   ["cyclomatic", "cognitive"])["cyclomatic_added"]
+    assert set(groups) == {f"python|{RCA}", "go|unknown", "unknown|unknown"}
+    assert groups[f"python|{RCA}"]["per_arm"]["vanilla"] == {
+        "median_of_task_medians": 4, "mean_of_task_medians": 4, "tasks": 1, "unknown_tasks": []}
+    go = groups["go|unknown"]
+    assert (go["language"], go["analyzer"], go["per_arm"]["vanilla"]["unknown_tasks"]) == ("go", None, ["go-task"])
+    assert set(groups["unknown|unknown"]["per_task"]) == {"bare"}
 
 
 def test_a_reference_value_gives_the_ratio_and_a_missing_one_gives_none() -> None:
@@ -154,6 +164,8 @@ def test_the_code_quality_table_shows_unknown_with_its_reason_never_zero() -> No
     assert '<li id="code-reason-' in html and "lizard crashed</li>" in html
     summary = by[(f"go|{LIZARD}", None, "vanilla")]
     assert summary["data-value"] == "6"
+    guided = by[(f"python|{RCA}", None, "guided")]
+    assert guided["data-value"] == "3" and "Δ -7 vs vanilla" in guided["text"]
 
 
 def test_revisions_and_not_measured_sections_list_their_rows() -> None:
