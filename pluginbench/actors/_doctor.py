@@ -142,22 +142,37 @@ async def end_to_end(harness_name: str, cli: Path, version: str) -> tuple[Check,
         ), detail
 
 
-async def cluster_checks(address: str, label: str) -> list[Check]:
+async def cluster_checks(address: str, label: str, sandbox: str = "bubblewrap",
+                         docker_hosts: dict[str, str] | None = None) -> list[Check]:
     """``doctor --ray ADDRESS``: the cluster answers, has worker nodes carrying ``label``,
     and each node can make sandboxes and runs the head's PluginBench and Python versions.
-    Spends nothing and starts no attempt."""
+    With ``sandbox="docker"`` a node's check is its own Docker Engine (it answers, runs
+    Linux containers; its CPUs and memory budget), and the head's engine, where task
+    images are prepared, is checked too. Spends nothing and starts no attempt."""
     import sys
 
     from .. import __version__
     from ..environments import get_backend
     from ..errors import EnvironmentFailure
 
-    env: Any = get_backend("ray").environment(address=address, label=label)
+    env: Any = get_backend("ray").environment(address=address, label=label, sandbox=sandbox,
+                                              docker_hosts=docker_hosts or {})
+    head: list[Check] = []
+    if sandbox == "docker":
+        from ..environments import make_environment
+
+        try:
+            head_engine: Any = make_environment("docker")
+            info = await head_engine.info()
+            head.append(Check("head Docker engine (task images are prepared here)", True,
+                              f"Docker {info.version}, {info.cpus} CPUs"))
+        except EnvironmentFailure as exc:
+            head.append(Check("head Docker engine (task images are prepared here)", False, str(exc)))
     try:
         described = await env.describe()
     except EnvironmentFailure as exc:
-        return [Check("ray cluster reachable", False, str(exc))]
-    checks = [Check("ray cluster reachable", True, address),
+        return [*head, Check("ray cluster reachable", False, str(exc))]
+    checks = [*head, Check("ray cluster reachable", True, address),
               Check(f"worker nodes labelled {label}", bool(described),
                     ", ".join(d["node"] for d in described) or "none: ray start --address=<head> "
                     f"--labels={label}=<name> on each worker")]
@@ -167,7 +182,14 @@ async def cluster_checks(address: str, label: str) -> list[Check]:
         problems = [p for p in (d.get("problem"),
                                 None if same else f"runs pluginbench {d['pluginbench']} on Python {d['python']}, "
                                 f"the head {__version__} on {python}") if p]
-        detail = (f"{d['cpus']} CPUs, {d['memory_mb']} MB, {'bubblewrap' if d['isolated'] else 'no bubblewrap'}, "
-                  f"jobs {d['jobs']}, host {d['hostname']}")
+        docker = d.get("docker") or {}
+        if d.get("sandbox") == "docker":
+            where = f"Docker {docker.get('version')} at {docker.get('host')}"
+            detail = f"{where}, {d['cpus']} CPUs, {d['memory_mb']} MB budget, jobs {d['jobs']}, host {d['hostname']}"
+        else:
+            seen = (f"Docker {docker['version']}" if docker.get("problem") is None and docker.get("version")
+                    else "no Docker engine")
+            detail = (f"{d['cpus']} CPUs, {d['memory_mb']} MB, {'bubblewrap' if d['isolated'] else 'no bubblewrap'}, "
+                      f"{seen}, jobs {d['jobs']}, host {d['hostname']}")
         checks.append(Check(f"node {d['node']}", not problems, "; ".join(problems) or detail))
     return checks

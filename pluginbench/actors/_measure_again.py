@@ -2,6 +2,12 @@
 run from its saved submissions, as measurement revision ``NAME``. No model call; nothing is
 coded again.
 
+A revision runs every registered measure that has a collector (iterations, cyclomatic,
+cognitive, dead_code, coverage, lines, and any other registration) through the same
+:class:`~pluginbench.measures.CollectorInput` the collector actor builds, on each saved,
+hash-checked submission, and measures each task's reference solution again with the
+measures that declare ``reference=True`` (``stage="reference"``).
+
 The command owns ``run.lock`` while it works and is then the log's only writer. It refuses
 (exit 2, nothing recorded) an active run, an unfinished run (coding, measurement or first
 review), a bad or existing revision name, an unknown measure or one the run already
@@ -72,17 +78,26 @@ from ..measures import (
     task_language,
 )
 from ..projections import Ledger, RunState, fold
-from ..rundir import RunDir
+from ..rundir import RunDir, patch_mismatch
 from ..tasks import load_task
+from ._collector import collector_input, run_collector
 from ._context import Engine, Outbox, TaskImages, cache_root
+from ._measure_readiness import measurement_readiness
 from ._pipeline import _spec
+from ._references import measure_reference
 from ._runfiles import load_saved
 from ._writer import RunWriter
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 
-#: measures a revision collects with a collector of this build, and the metrics each writes
-REVISION_METRICS: dict[str, tuple[str, ...]] = {"coverage": COVERAGE_METRICS}
+#: the measure whose readiness and collection keep their own path here (the starting-source
+#: coverage report of its readiness check is the "before" of every submission's)
+COVERAGE = "coverage"
+
+
+def collectable() -> set[str]:
+    """The registered measures a revision can collect: every one with a collector."""
+    return {s.name for s in measure_registry.collectors(measure_registry.names()) if s.collect is not None}
 
 
 class MeasurePlan(NamedTuple):
@@ -131,8 +146,9 @@ def plan_measure(run_dir: Path, measurements: str, revision: str, coverage_profi
     settings = settings_of(ev.measurement_settings)
     if coverage_profiles is not None:
         settings = _merge_profiles(settings, coverage_profiles)
-    known = sorted({*measure_registry.names(), "iterations", "cyclomatic", "cognitive", "dead_code"})
-    for m in sorted({x for x in ev.measurements if x in REVISION_METRICS} | (set(requested) & set(REVISION_METRICS))):
+    known = sorted(measure_registry.names())
+    can = collectable()
+    for m in sorted({x for x in ev.measurements if x in can} | (set(requested) & can)):
         spec = measure_registry.get(m)
         refused = observer_refusal(spec, state.observers.get(m)) if spec is not None else None
         if refused is not None:  # a different observer version, or a source hash no version declares
@@ -144,9 +160,9 @@ def plan_measure(run_dir: Path, measurements: str, revision: str, coverage_profi
         if m in ev.measurements:
             raise InputError(f"the run already measures '{m}'", field="--measurements",
                              fix="request only measures the run does not measure yet (see its evaluation.json)")
-        if m not in REVISION_METRICS:
-            raise InputError(f"no task can measure '{m}': this PluginBench has no collector for it in a measurement revision",
-                             field="--measurements", fix="request " + ", ".join(sorted(REVISION_METRICS)))
+        if m not in can:
+            raise InputError(f"'{m}' is recorded by the coding pipeline, not by a collector: a measurement revision "
+                             "cannot add it", field="--measurements", fix="request any of: " + ", ".join(sorted(can)))
     if "coverage" in requested:
         reasons = [(t, _task_profile(settings, load_task(rd.frozen_task(t), t).metadata)) for t in sorted(state.prepared_tasks)]
         if reasons and all(profile is None for _, (profile, _) in reasons):
@@ -154,7 +170,7 @@ def plan_measure(run_dir: Path, measurements: str, revision: str, coverage_profi
             raise InputError(f"no task can measure 'coverage' (e.g. {task}: not_configured: {why})",
                              field="--coverage-profiles", fix="pass --coverage-profiles FILE, a YAML coverage_profiles "
                              "mapping (language or repository_url -> profile)")
-    collect = sorted({m for m in ev.measurements if m in REVISION_METRICS} | set(requested))
+    collect = sorted({m for m in ev.measurements if m in can} | set(requested))
     attempts = [(a.attempt_id, a.task, a.patch_sha256 or "") for a in state.live_attempts() if a.captured]
     raw = json.loads(rd.evaluation.read_bytes())
     return MeasurePlan(rd, revision, requested, collect, settings, ev, raw.get("saved", {}), attempts)
@@ -215,8 +231,13 @@ async def _check(engine: Engine, plan: MeasurePlan, work: Path, progress: Callab
     rows: list[ReadinessRow] = []
     starting: dict[str, CoverageReport] = {}
     profiles: dict[str, CoverageProfile] = {}
+    generic = [m for m in plan.collect if m != COVERAGE]
+    if generic:
+        for row in await measurement_readiness(engine, sorted(engine.tasks), work / "readiness", generic):
+            rows.append(row)
+            progress(f"readiness {row.task} {row.measure}: {row.state}" + (f" ({row.reason})" if row.reason else ""))
     for task_id, task in sorted(engine.tasks.items()):
-        if "coverage" in plan.collect:
+        if COVERAGE in plan.collect:
             profile, why = _task_profile(plan.settings, task.metadata)
             row, report = await coverage_readiness(_opener(engine, task_id, "coverage-starting"),
                                                    engine.starting_source(task_id), task_id, profile, why,
@@ -251,22 +272,52 @@ def _refusals(plan: MeasurePlan, rows: list[ReadinessRow], state: RunState) -> N
 
 async def _collect(engine: Engine, plan: MeasurePlan, ready: _Readiness, skipped: dict[tuple[str, str], str],
                    work: Path, record: Callable[[RevisionMeasured], None], progress: Callable[[str], None]) -> None:
+    """Every saved submission through every collector the revision collects, then each
+    task's reference solution through the reference measures among them."""
     limiter = anyio.CapacityLimiter(plan.evaluation.jobs)
+    specs = [s for s in measure_registry.collectors(plan.collect) if s.collect is not None and s.name != COVERAGE]
+    shown = [c.metric for s in measure_registry.collectors(plan.requested) for c in s.columns][:4]
 
-    async def one(attempt_id: str, task_id: str) -> None:
+    async def one(attempt_id: str, task_id: str, patch_sha256: str) -> None:
         async with limiter:
             measures: dict[str, Measure] = {}
-            if "coverage" in plan.collect:
+            if COVERAGE in plan.collect:
                 measures.update(await _coverage_of(engine, task_id, attempt_id, ready, skipped, work))
+            tampered = patch_mismatch(engine.run_dir.attempt(attempt_id) / "model.patch", patch_sha256 or None)
+            text = ""
+            if tampered is None:
+                try:
+                    text = (engine.run_dir.attempt(attempt_id) / "model.patch").read_text(encoding="utf-8", errors="replace")
+                except OSError as exc:
+                    tampered = f"model.patch unreadable: {exc}"
+            for spec in specs:
+                if tampered is not None:
+                    measures.update(spec.unknown(tampered))
+                elif (task_id, spec.name) in skipped:
+                    measures.update(spec.unknown(f"not measured: {skipped[(task_id, spec.name)]}"))
+                else:
+                    inp = collector_input(engine, attempt_id, spec, text)._replace(
+                        work_dir=work / "attempts" / attempt_id / spec.name)
+                    measures.update(await run_collector(spec, inp))
             record(RevisionMeasured(revision=plan.revision, attempt_id=attempt_id, measures=measures))
-            shown = measures.get("changed_line_coverage")
-            progress(f"{attempt_id}: changed-line coverage "
-                     + (f"{shown.value}" if shown is not None and shown.value is not None
-                        else f"unknown ({shown.reason if shown else 'not collected'})"))
+            progress(f"{attempt_id}: " + ", ".join(_shown(name, measures.get(name)) for name in shown))
 
     async with anyio.create_task_group() as tg:
-        for attempt_id, task_id, _ in plan.attempts:
-            tg.start_soon(one, attempt_id, task_id)
+        for attempt_id, task_id, sha in plan.attempts:
+            tg.start_soon(one, attempt_id, task_id, sha)
+    references = [s for s in specs if s.reference]
+    for task_id in sorted(engine.tasks) if references else []:
+        measures = await measure_reference(engine, task_id, references, work / "references", skipped)
+        record(RevisionMeasured(revision=plan.revision, attempt_id=task_id, measures=measures, stage="reference"))
+        progress(f"reference {task_id}: " + ", ".join(_shown(name, measures.get(name)) for name in shown
+                                                        if name in measures))
+
+
+def _shown(name: str, m: Measure | None) -> str:
+    label = name.replace("_", " ")
+    if m is None:
+        return f"{label} not collected"
+    return f"{label} {m.value:g}" if m.value is not None else f"{label} unknown ({m.reason})"
 
 
 async def _coverage_of(engine: Engine, task_id: str, attempt_id: str, ready: _Readiness,
@@ -379,12 +430,18 @@ def run_measure(plan: MeasurePlan, progress: Callable[[str], None] = print) -> R
         def record(event: RevisionMeasured) -> None:
             append(event)
 
+        columns = {c.metric for s in measure_registry.collectors(plan.collect) for c in s.columns}
+        current = {a.attempt_id: {k: m for k, m in state.current_measures(a).items() if k in columns}
+                   for a in state.live_attempts() if a.captured}
+        current_refs = {t: {k: m for k, m in ms.items() if k in columns} for t, ms in state.current_references().items()}
         anyio.run(_collect, engine, plan, ready, skipped, work, record, progress, backend="asyncio")
         selected = state.selected_measurement()
-        lost = lost_observations(selected.measures, state.measurement_revisions[plan.revision].measures) if selected else []
-        if lost and selected is not None:
-            reason = (f"it loses {len(lost)} observation(s) the selected revision {selected.revision} measured "
-                      f"(e.g. {lost[0]})")
+        new = state.measurement_revisions[plan.revision]
+        lost = lost_observations(current, new.measures) + [
+            f"{x} (reference)" for x in lost_observations(current_refs, new.references)]
+        if lost:
+            measured_by = f"the selected revision {selected.revision}" if selected is not None else "the run"
+            reason = f"it loses {len(lost)} observation(s) {measured_by} measured (e.g. {lost[0]})"
             append(MeasurementRevisionFinished(revision=plan.revision, selected=False, reason=reason))
             raise RunDirError(f"measurement revision {plan.revision} was collected but not selected: {reason}",
                               file=str(work), field="--revision",

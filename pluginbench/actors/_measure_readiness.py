@@ -41,12 +41,14 @@ def observer_versions(selection: list[str]) -> dict[str, str]:
 
 
 async def measurement_readiness(engine: Engine, tasks: list[str], work_root: Path,
+                                selection: list[str] | None = None,
                                 shared_root: Path | None = None) -> list[ReadinessRow]:
-    """One row per task and selected measure that has a readiness check. ``shared_root``: the
-    run's ``evidence/measure-shared`` (a check may leave once-per-task evidence there)."""
+    """One row per task and selected measure (``selection``, by default the run's) that has a
+    readiness check. ``shared_root``: the run's ``evidence/measure-shared`` (a check may leave
+    once-per-task evidence there)."""
     rows: list[ReadinessRow] = []
     ev = engine.evaluation
-    for spec in registry.selected(ev.measurements):
+    for spec in registry.selected(ev.measurements if selection is None else selection):
         if spec.check is None:
             continue
         refused = observer_refusal(spec)

@@ -37,6 +37,7 @@ from ..tasks import VerifierContract, admit_contract, fingerprint, freeze_tree, 
 from ._context import Engine, TaskImages, cache_root
 from ._grader_proof import prove_grader_image
 from ._pipeline import code_attempt, grade_patch, write_json
+from ._references import record_references
 from ._vanilla import consult
 
 
@@ -356,6 +357,7 @@ async def prepare(engine: Engine, state: RunState) -> None:
         for task_id in engine.task_sources:
             await _check_task(engine, task_id)
         await _check_measures(engine)
+        await record_references(engine, list(engine.task_sources))
         await consult(engine, state)
     except PluginBenchError as exc:
         await out.send(RunStopping(reason=f"preparation failed: {exc}", failure=True))
@@ -376,7 +378,7 @@ async def _check_measures(engine: Engine) -> None:
 
     ev = engine.evaluation
     rows = await measurement_readiness(engine, list(engine.task_sources), engine.run_dir.root / "measure" / "readiness",
-                                       engine.run_dir.root / "evidence" / "measure-shared")
+                                       shared_root=engine.run_dir.root / "evidence" / "measure-shared")
     require_ready = settings_of(ev.measurement_settings).require_ready
     doc = readiness_document(rows, require_ready, list(ev.measurements))
     write_readiness_files(engine.run_dir.root, doc)

@@ -38,6 +38,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from ..events import (
     AttemptCached,
+    ClusterChanged,
     Event,
     EventLog,
     ReportBuilt,
@@ -79,6 +80,10 @@ INBOX_CAPACITY = 64
 __all__ = ["INBOX_CAPACITY", "Observer", "Supervisor"]
 
 
+#: How often a cluster run asks which worker nodes take attempts.
+NODE_POLL_SECONDS = 5.0
+
+
 class Supervisor:
     def __init__(
         self,
@@ -113,6 +118,10 @@ class Supervisor:
         self.cost_ceiling = cost_ceiling
         self._prices: Prices | None = None
         self._prices_reason: str | None = None
+        #: coding (and grading, extension) actors running per pool; on a cluster it grows
+        #: when nodes join, from a spare receiver kept per pool
+        self._pool_size = 0
+        self._spares: list[tuple[MemoryObjectReceiveStream[object], Actor]] = []
 
     @property
     def terminal(self) -> bool:
@@ -140,12 +149,16 @@ class Supervisor:
                 (self.feeds["coding"], coding_actor), (self.feeds["grading"], grader_actor)]
             pools += [(self._extensions[t], actor) for t, actor in ACTORS.items()]
             for feed, actor in pools:
-                self._start_pool(tg, feed.receive_stream, actor, jobs)
+                self._start_pool(tg, feed.receive_stream, actor, jobs, spare=nodes is not None)
+            self._pool_size = jobs
             # collectors run on this machine (coverage runs a test suite): ``jobs`` of them at once,
             # even when a cluster's nodes give more coding slots
             self._start_pool(tg, self.feeds["measuring"].receive_stream, collector_actor,
                              max(1, self.collectors or self.engine.evaluation.jobs))
             tg.start_soon(self._feed_all, feeding)
+            watching = anyio.CancelScope()
+            if nodes is not None:
+                tg.start_soon(self._watch_nodes, watching)
             signal_scope = anyio.CancelScope()
             if self.handle_signals:
                 tg.start_soon(self._watch_signals, signal_scope)
@@ -160,23 +173,61 @@ class Supervisor:
                 while not self.terminal:
                     envelope = await inbox_recv.receive()
                     self._record(envelope.event)
+                    if isinstance(envelope.event, ClusterChanged):
+                        self._grow_pools(tg, self.state.coding_capacity)
                     if envelope.done is not None:
                         envelope.done.set()
             self._prep_scope.cancel()
             signal_scope.cancel()
+            watching.cancel()
             feeding.cancel()
             for feed in self.feeds.values():
                 feed.close()
+            for spare, _ in self._spares:
+                spare.close()
             inbox_send.close()
         return self.state
 
     def _start_pool(self, tg: TaskGroup, receive: MemoryObjectReceiveStream[object], actor: Actor,
-                    n: int) -> None:
+                    n: int, *, spare: bool = False) -> None:
         """``n`` actors sharing one channel; each holds its own clone, so the channel ends
-        when the Supervisor closes its sending side and the actors have drained it."""
+        when the Supervisor closes its sending side and the actors have drained it. With
+        ``spare``, one more clone is kept to start actors later (a node joined)."""
         with receive:
             for _ in range(n):
                 tg.start_soon(actor, self.engine, receive.clone())
+            if spare:
+                self._spares.append((receive.clone(), actor))
+
+    def _grow_pools(self, tg: TaskGroup, capacity: int) -> None:
+        """A cluster grew: enough coding/grading/extension actors for ``capacity`` at once
+        (never fewer than before; idle ones cost nothing, ``schedule`` bounds the starts)."""
+        more = capacity - self._pool_size
+        if more <= 0:
+            return
+        for spare, actor in self._spares:
+            for _ in range(more):
+                tg.start_soon(actor, self.engine, spare.clone())
+        self._pool_size = capacity
+
+    async def _watch_nodes(self, scope: anyio.CancelScope) -> None:
+        """On a cluster backend, ask which worker nodes take attempts every
+        :data:`NODE_POLL_SECONDS`; a change is recorded (``cluster.changed``), so a node
+        that joins raises coding capacity in this run, without a resume."""
+        find = getattr(self.engine.environment, "cluster_nodes", None)
+        if find is None:
+            return
+        with scope:
+            while True:
+                await anyio.sleep(NODE_POLL_SECONDS)
+                if self.terminal or self.state.stopping is not None:
+                    continue
+                try:
+                    nodes = await anyio.to_thread.run_sync(find)
+                except Exception:  # noqa: BLE001 - the cluster did not answer this time; ask again later
+                    continue
+                if nodes and nodes != self.state.nodes and self.engine.outbox is not None:
+                    await self.engine.outbox.send(ClusterChanged(nodes=nodes))
 
     async def _feed_all(self, scope: anyio.CancelScope) -> None:
         with scope:

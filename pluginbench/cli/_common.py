@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -13,9 +14,21 @@ from rich.console import Console
 
 from ..errors import InputError, PluginBenchError
 
+
+class _KeepWorkingConsole(Console):
+    """A console whose closed reader (``| head``) silences it instead of ending the process:
+    Rich's default raises SystemExit, which inside a review, a measurement revision or a
+    foreground run aborts the work half done (and, in a task group, prints a traceback)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, (sys.stderr if self.stderr else sys.stdout).fileno())
+
+
 # Lines written to a file (run.log, a pipe) are not hard-wrapped at 80 columns.
-console = Console(soft_wrap=not sys.stdout.isatty())
-err_console = Console(stderr=True, soft_wrap=not sys.stderr.isatty())
+console = _KeepWorkingConsole(soft_wrap=not sys.stdout.isatty())
+err_console = _KeepWorkingConsole(stderr=True, soft_wrap=not sys.stderr.isatty())
 
 F = TypeVar("F", bound=Callable[..., Any])
 

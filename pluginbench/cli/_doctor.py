@@ -16,6 +16,12 @@ def doctor_command(
     ray: Annotated[str | None, typer.Option("--ray", metavar="ADDRESS", help=(
         "Check a Ray cluster for the ray backend (head GCS address, or auto); alone, only the cluster."))] = None,
     ray_label: Annotated[str, typer.Option("--ray-label", help="The node label of worker nodes.")] = "pluginbench-node",
+    ray_sandbox: Annotated[str, typer.Option("--ray-sandbox", help=(
+        "The sandbox the ray backend runs on each node: bubblewrap, or docker (then each node's own "
+        "Docker Engine is checked, and the head's, where task images are prepared)."))] = "bubblewrap",
+    ray_docker_host: Annotated[list[str] | None, typer.Option("--ray-docker-host", metavar="NODE=unix:///SOCK", help=(
+        "A node's Docker Engine when it is not the node's default (settings.nodes.<name>.docker_host); "
+        "repeatable."))] = None,
 ) -> None:
     """Check that a real harness can run here, spending nothing.
 
@@ -24,7 +30,8 @@ def doctor_command(
     sandbox boundary, and one real attempt of the CLI against PluginBench's loopback
     model server with a sample treatment, printing what loaded and the parsed usage.
     With ``--ray ADDRESS``: the cluster answers, it has worker nodes carrying the label,
-    and each node can make sandboxes and runs this PluginBench and Python version.
+    and each node can make sandboxes and runs this PluginBench and Python version; with
+    ``--ray-sandbox docker`` each node's own Docker Engine answers with Linux containers.
     Exits 0 only when every check passed.
     """
     import anyio
@@ -41,7 +48,15 @@ def doctor_command(
     if ray:
         from ..actors import cluster_checks
 
-        checks = anyio.run(cluster_checks, ray, ray_label, backend="asyncio")
+        if ray_sandbox not in ("bubblewrap", "docker"):
+            raise typer.BadParameter(f"{ray_sandbox!r}: use bubblewrap or docker", param_hint="--ray-sandbox")
+        hosts: dict[str, str] = {}
+        for item in ray_docker_host or []:
+            node, sep, host = item.partition("=")
+            if not sep or not node or not host.startswith("unix://"):
+                raise typer.BadParameter(f"{item!r}: use NODE=unix:///path/to/docker.sock", param_hint="--ray-docker-host")
+            hosts[node] = host
+        checks = anyio.run(cluster_checks, ray, ray_label, ray_sandbox, hosts, backend="asyncio")
         report["ray"] = [c._asdict() for c in checks]
         all_ok &= all(c.ok for c in checks)
         if not json_out:

@@ -16,7 +16,8 @@ from ._common import console, errors_to_exit_codes
 def measure_command(
     run: Annotated[Path, typer.Argument(help="The run directory (a finished run).")],
     measurements: Annotated[str, typer.Option(
-        "--measurements", help="The measures to add, comma-separated (e.g. coverage).")],
+        "--measurements", help="The measures to add, comma-separated: any registered measure with a collector "
+        "(e.g. cyclomatic,cognitive,dead_code,iterations or coverage).")],
     revision: Annotated[str, typer.Option("--revision", help="The new measurement revision's name (must not exist).")],
     coverage_profiles: Annotated[Path | None, typer.Option(
         "--coverage-profiles", help="A YAML coverage_profiles mapping (language or repository_url -> profile), "
@@ -25,7 +26,9 @@ def measure_command(
 ) -> None:
     """Add measures to a finished run from its saved submissions, as measurement revision NAME.
 
-    No model call; nothing is coded again. Owns run.lock. Refuses an active or unfinished run, an
+    No model call; nothing is coded again. Every collector measure the run selects is collected again
+    from the hash-checked saved submissions and agent traces, and each task's reference solution is
+    measured again with the reference measures (lines, complexity, unused code). Owns run.lock. Refuses an active or unfinished run, an
     existing revision name, an unknown measure or one the run already measures, a measure no task
     can measure, a measure the run measures now that no longer passes its readiness check, and a
     revision that would lose an observation the selected revision has. The new revision is

@@ -35,7 +35,9 @@ def review_command(
 
     plan = plan_review(run, revision, reviewer_harness, reviewer_model, reviewer_effort)
     calls = len(plan.assigned)
-    who = f"{plan.reviewer.harness} {plan.reviewer.model}" + (f" ({plan.reviewer.reasoning})" if plan.reviewer.reasoning else "")
+    rv = plan.reviewer
+    who = (rv.harness if rv.model in (None, rv.harness) else f"{rv.harness} {rv.model}") + (
+        f" ({rv.reasoning})" if rv.reasoning else "")
     console.print(f"review revision {revision}: {calls} review call(s) by {who}", markup=False)
     if not yes:
         if not sys.stdin.isatty():

@@ -99,7 +99,7 @@ def pick_command(
 ) -> None:
     """Pick tasks (fzf multiselect, previews show each prompt) and print a pinned tasks: block.
 
-    Enter prints the block with every link pinned to the commit the ref names now; --copy also copies it. Escape prints nothing, leaves the clipboard alone and exits 130. A clipboard error keeps the printed block and exits 1. Without fzf, pass --id for each task.
+    Enter prints the block with every link pinned to the commit the ref names now; --copy also copies it. Escape prints nothing, leaves the clipboard alone and exits 130. A clipboard error keeps the printed block and exits 1. Without fzf or a terminal, pass --id for each task.
     """
     from ..actors import task_cache
     from ..tasks import (

@@ -75,6 +75,12 @@ class Backend(abc.ABC):
 
     # -- configuration ---------------------------------------------------------------
 
+    def for_evaluation(self, ev: Evaluation) -> Backend:
+        """The backend object that serves ``ev`` (what :func:`backend_of` returns). A
+        backend whose settings change what it is (e.g. ray with docker sandboxes, which
+        uses task images) returns a variant; default: itself."""
+        return self
+
     def settings(self, ev: Evaluation, path: Path | str | None = None) -> Any:
         """``environment.settings`` decoded into :attr:`settings_type` (``None`` without
         one); a wrong key or type is a :class:`ConfigError` naming the dotted field."""

@@ -110,6 +110,9 @@ class RayEnvironment:
         isolation: Isolation = "auto",
         root: str | None = None,
         run_id: str | None = None,
+        sandbox: str = "bubblewrap",
+        docker_host: str | None = None,
+        docker_hosts: Mapping[str, str] | None = None,
     ) -> None:
         self.address = address
         self.label = label
@@ -124,6 +127,21 @@ class RayEnvironment:
         self._placed: dict[str, str] = {}  # attempt id -> node id of its coding sandbox
         self._names: dict[str, str] = {}  # node id -> name
         self._lock = anyio.Lock()
+        #: ``bubblewrap``: each node's LocalEnvironment; ``docker``: each node's own Docker
+        #: Engine, from images the head prepared on ``docker_host`` and ships by ID
+        self.sandbox_kind = sandbox
+        self.docker_host = docker_host
+        self.docker_hosts = dict(docker_hosts or {})
+        self._images: Any = None
+        self._shipper: Any = None
+        if sandbox == "docker":
+            import tempfile
+
+            from ._docker import DockerEnvironment
+            from ._ray_images import ImageShipper
+
+            self._images = DockerEnvironment(docker_host=docker_host, run_id=run_id)
+            self._shipper = ImageShipper(docker_host, Path(root or tempfile.gettempdir()) / "pluginbench-ray-exports")
 
     # -- the cluster ---------------------------------------------------------------------
 
@@ -171,7 +189,7 @@ class RayEnvironment:
             agent = ray.remote(NodeAgent).options(
                 num_cpus=0, max_restarts=0, max_task_retries=0, max_concurrency=1000,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False),
-            ).remote(node.name, self.isolation, self.root)
+            ).remote(node.name, self.isolation, self.root, self.sandbox_kind, self.docker_hosts.get(node.name))
             self._agents[node.node_id] = agent
         return agent
 
@@ -192,6 +210,8 @@ class RayEnvironment:
 
     def mark_lost(self, node: RayNode) -> None:
         self._lost.add(node.node_id)
+        if self._shipper is not None:
+            self._shipper.forget_node(node.node_id)
         agent = self._agents.pop(node.node_id, None)
         if agent is not None:
             with suppress(Exception):  # the node is gone already
@@ -229,6 +249,41 @@ class RayEnvironment:
                 continue
         return found
 
+    # -- task images (docker sandboxes): prepared and frozen on the head's engine ----------
+
+    def _head_images(self) -> Any:
+        if self._images is None:
+            raise EnvironmentFailure("this Ray environment runs bubblewrap sandboxes; it has no task images")
+        return self._images
+
+    async def prepare_image(self, task_root: Path, task: Any) -> str:
+        """The frozen image ID for ``task``, prepared on the head as the docker backend does."""
+        return str(await self._head_images().prepare_image(task_root, task))
+
+    async def has_images(self, *refs: str) -> bool:
+        return bool(await self._head_images().has_images(*refs))
+
+    async def verifier_image(self, task_root: Path, task: Any, task_image: str) -> str:
+        return str(await self._head_images().verifier_image(task_root, task, task_image))
+
+    async def coding_image(self, task_image: str, harness: str, cli: Any, version: str,
+                           clis_dir: Path) -> tuple[str, str]:
+        image, inside = await self._head_images().coding_image(task_image, harness, cli, version, clis_dir)
+        return str(image), str(inside)
+
+    def image_timings(self) -> list[dict[str, Any]]:
+        """Seconds each image took to export on the head and load on a node (this process)."""
+        return list(self._shipper.timings) if self._shipper is not None else []
+
+    async def ensure_image(self, node: RayNode, image: str | None, attempt_id: str) -> None:
+        """Docker sandboxes: the node's engine holds the frozen ``image`` (loaded from the
+        head's export when it does not), or the sandbox is refused."""
+        from ._ray_images import require_frozen_id
+
+        frozen = require_frozen_id(image, attempt_id)
+        agent = self._agent(node)
+        await self._shipper.ensure(node.node_id, node.name, frozen, agent, lambda ref: self.call(node, ref))
+
     # -- sandboxes -------------------------------------------------------------------------
 
     async def _place(self, spec: SandboxSpec) -> tuple[RayNode, bool]:
@@ -256,6 +311,8 @@ class RayEnvironment:
                 f"no worker node had a free slot for {_SLOT_WAIT_SECONDS:g} s (nodes labelled {self.label})"
             ) from None
         try:
+            if self.sandbox_kind == "docker":
+                await self.ensure_image(node, spec.image, spec.attempt_id)
             agent = self._agent(node)
             sid = uuid.uuid4().hex
             shipped = await anyio.to_thread.run_sync(_pack_spec, spec)

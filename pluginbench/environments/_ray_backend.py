@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 import msgspec
 
-from ..errors import ConfigError, EnvironmentFailure
+from ..errors import ConfigError, EnvironmentFailure, TaskError
 from ._backend import Backend
 from ._ray import DEFAULT_LABEL, RayEnvironment
 
 if TYPE_CHECKING:
     from ..config import Evaluation
+    from ..harness_registry import CliPin
     from ..tasks import HarborTask
     from ._port import Environment
 
@@ -30,7 +31,10 @@ class RayNodeSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     """Settings of one worker node, by its label value."""
 
     #: coding sandboxes this node runs at once (0 takes it out); default: the evaluation's ``jobs``
-    jobs: int
+    jobs: int | None = None
+    #: docker sandboxes: this node's own Docker Engine (``unix:///...``); default: the node's
+    #: ``DOCKER_HOST``, else ``/var/run/docker.sock``
+    docker_host: str | None = None
 
 
 class RaySettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -43,30 +47,54 @@ class RaySettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     node_label: str = DEFAULT_LABEL
     #: per-node settings by label value
     nodes: dict[str, RayNodeSettings] = {}
-    #: sandboxes on each node: bubblewrap (required), none, or auto (bubblewrap where usable)
+    #: bubblewrap sandboxes on each node: bubblewrap (required), none, or auto (bubblewrap where usable)
     isolation: Literal["auto", "bubblewrap", "none"] = "bubblewrap"
+    #: what a sandbox on a node is: ``bubblewrap`` (the node's local sandbox) or ``docker``
+    #: (a container on the node's own Docker Engine, from task images the head prepared and
+    #: froze by ID, loaded on the node from the head's export)
+    sandbox: Literal["bubblewrap", "docker"] = "bubblewrap"
+    #: docker sandboxes: the head's Docker Engine, where task images are prepared and frozen
+    #: (``unix:///...``); default ``DOCKER_HOST``, else ``/var/run/docker.sock``
+    docker_host: str | None = None
 
 
 class RayBackend(Backend):
     """Attempts' sandboxes on the worker nodes of an existing Ray cluster."""
 
     name = "ray"
-    summary = "sandboxes on the worker nodes of a Ray cluster (jobs per node); the Supervisor stays on this machine"
+    summary = ("sandboxes on the worker nodes of a Ray cluster (jobs per node; bubblewrap, or with "
+               "`settings.sandbox: docker` containers from frozen task images on each node's own engine); "
+               "the Supervisor stays on this machine")
     settings_type = RaySettings
 
     def environment(self, **options: Any) -> Environment:
         return RayEnvironment(**options)
 
+    def for_evaluation(self, ev: Evaluation) -> Backend:
+        """Docker sandboxes make it a backend with task images (:class:`RayDockerBackend`)."""
+        try:
+            s: RaySettings = self.settings(ev)
+        except ConfigError:
+            return self  # validate() reports it
+        return _RAY_DOCKER if s.sandbox == "docker" else self
+
     def options(self, ev: Evaluation, run_id: str) -> dict[str, Any]:
         s: RaySettings = self.settings(ev)
         return {"address": s.address, "label": s.node_label, "jobs": ev.jobs,
-                "nodes": {name: n.jobs for name, n in s.nodes.items()}, "isolation": s.isolation,
-                "run_id": run_id}
+                "nodes": {name: n.jobs for name, n in s.nodes.items() if n.jobs is not None},
+                "isolation": s.isolation, "run_id": run_id, "sandbox": s.sandbox, "docker_host": s.docker_host,
+                "docker_hosts": {name: n.docker_host for name, n in s.nodes.items() if n.docker_host}}
 
     def validate(self, ev: Evaluation, path: Path | str) -> None:
         s: RaySettings = self.settings(ev, path)
+        for host, field in [(s.docker_host, "environment.settings.docker_host"),
+                            *((n.docker_host, f"environment.settings.nodes.{name}.docker_host")
+                              for name, n in sorted(s.nodes.items()))]:
+            if host is not None and (not host.startswith("unix://") or len(host) <= len("unix://")):
+                raise ConfigError(f"docker_host {host!r} is not a local Unix socket", file=str(path), field=field,
+                                  fix="use unix:///path/to/docker.sock (or leave it out for the default)")
         for name, node in sorted(s.nodes.items()):
-            if not 0 <= node.jobs <= MAX_NODE_JOBS:
+            if node.jobs is not None and not 0 <= node.jobs <= MAX_NODE_JOBS:
                 raise ConfigError(
                     f"node {name!r} has jobs {node.jobs}", file=str(path), field=f"environment.settings.nodes.{name}.jobs",
                     fix=f"use 0 (the node takes no attempts) to {MAX_NODE_JOBS}",
@@ -97,14 +125,62 @@ class RayBackend(Backend):
             raise EnvironmentFailure("per-node capacity check failed: " + "; ".join(problems))
 
     def isolation(self, ev: Evaluation) -> str:
-        return f"ray-{self.settings(ev).isolation}"
+        s: RaySettings = self.settings(ev)
+        return "ray-docker" if s.sandbox == "docker" else f"ray-{s.isolation}"
 
     def isolated(self, ev: Evaluation) -> bool:
         s: RaySettings = self.settings(ev)
-        return s.isolation == "bubblewrap"
+        return s.sandbox == "docker" or s.isolation == "bubblewrap"
 
     def readiness_key(self, ev: Evaluation) -> list[str]:
         return [self.name, self.isolation(ev)]
+
+
+class RayDockerBackend(RayBackend):
+    """``backend: ray`` with ``settings.sandbox: docker``: containers on each worker node's
+    own Docker Engine, from task images the head prepared and froze by ID (what
+    :func:`~pluginbench.environments.backend_of` returns for such an evaluation)."""
+
+    needs_workspace = False
+    uses_images = True
+
+    def for_evaluation(self, ev: Evaluation) -> Backend:
+        return RayBackend().for_evaluation(ev)
+
+    def check_host(self, ev: Evaluation, path: Path, tasks: Mapping[str, HarborTask]) -> None:
+        """The head's Docker Engine answers and holds every published image a task names
+        (images are prepared there), then the cluster's checks."""
+        from ._docker import DockerEnvironment
+
+        s: RaySettings = self.settings(ev)
+        head = DockerEnvironment(docker_host=s.docker_host)
+        try:
+            anyio.run(head.check, backend="asyncio")
+        except EnvironmentFailure as exc:
+            raise ConfigError(
+                f"ray docker sandboxes prepare task images on the head, but {exc}", file=str(path),
+                field="environment.settings.docker_host",
+                fix="start a Docker engine on this machine (tools/start-docker.sh) or point docker_host at one",
+            ) from None
+        for task in tasks.values():
+            for ref, field in ((task.docker_image, "environment.docker_image"),
+                               (task.verifier_docker_image, "verifier.environment.docker_image")):
+                if ref and not anyio.run(head.has_images, ref, backend="asyncio"):
+                    raise TaskError(
+                        f"task '{task.id}': image {ref!r} is not on the head's Docker engine (PluginBench never pulls)",
+                        file=str(task.root / "task.toml"), field=field,
+                        fix=f"docker pull {ref} (or load or build it) on this machine, then run again",
+                    )
+        super().check_host(ev, path, tasks)
+
+    def cli_path(self, cli: CliPin, host_path: str | Path) -> str | Path:
+        """The coding image carries the pinned CLI at a fixed path, as on the docker backend."""
+        from ._docker_derived import cli_path_in_image
+
+        return cli_path_in_image(cli)
+
+
+_RAY_DOCKER = RayDockerBackend()
 
 
 def capacity_problems(described: list[dict[str, Any]], cpus: float | None, memory_mb: int | None) -> list[str]:
@@ -121,4 +197,4 @@ def capacity_problems(described: list[dict[str, Any]], cpus: float | None, memor
     return problems
 
 
-__all__ = ["RayBackend", "RayNodeSettings", "RaySettings", "capacity_problems"]
+__all__ = ["RayBackend", "RayDockerBackend", "RayNodeSettings", "RaySettings", "capacity_problems"]

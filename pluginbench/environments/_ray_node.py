@@ -2,7 +2,9 @@
 
 A :class:`NodeAgent` is a Ray actor pinned to one worker node. It makes sandboxes with
 that node's own :class:`~pluginbench.environments.LocalEnvironment` (bubblewrap when
-usable, exactly as on one machine) and serves the sandbox port's calls from the head:
+usable, exactly as on one machine) or, with ``sandbox="docker"``, with that node's own
+Docker Engine (:class:`~pluginbench.environments._docker.DockerEnvironment`, a container
+per sandbox from a frozen image ID that :mod:`._ray_images` loaded there), and serves the sandbox port's calls from the head:
 ``exec`` (with deadlines, cancellation and line dialogues), ``put``/``get``/``export``
 as packed transfers, ``stop`` and ``close``. What a sandbox starts from (workspace,
 private HOME, tests, solution) arrives packed and is unpacked under the agent's own
@@ -32,6 +34,7 @@ from ..errors import EnvironmentFailure
 from ._dialogue import LineChannel
 from ._local import Isolation, LocalEnvironment, _safe_name
 from ._port import SandboxSpec
+from ._ray_images import ImageExport, load_image, node_image_id, require_frozen_id
 from ._ray_transfer import Packed, pack, sha256_file, unpack
 
 #: Spec fields that are head folders: packed on the head, unpacked here.
@@ -81,11 +84,21 @@ class _Held:
 class NodeAgent:
     """Serves one node's sandboxes to the head (see the module docstring)."""
 
-    def __init__(self, node_name: str, isolation: Isolation = "auto", root: str | None = None) -> None:
+    def __init__(self, node_name: str, isolation: Isolation = "auto", root: str | None = None,
+                 sandbox: str = "bubblewrap", docker_host: str | None = None) -> None:
         self.node_name = node_name
         self.root = Path(root) if root else Path(tempfile.gettempdir())
-        self.env = LocalEnvironment(isolation=isolation, root=self.root)
+        self.sandbox_kind = sandbox
+        self.docker_host = docker_host
+        self.env: Any
+        if sandbox == "docker":
+            from ._docker import DockerEnvironment
+
+            self.env = DockerEnvironment(docker_host=docker_host)
+        else:
+            self.env = LocalEnvironment(isolation=isolation, root=self.root)
         self.held: dict[str, _Held] = {}
+        self._image_lock = asyncio.Lock()
 
     # -- the node ---------------------------------------------------------------------
 
@@ -94,22 +107,64 @@ class NodeAgent:
         from .. import __version__ as version
 
         problem = None
-        try:
-            await self.env.check()
-            isolated = self.env.isolated
-        except EnvironmentFailure as exc:
-            problem, isolated = str(exc), False
         pages = os.sysconf("SC_PHYS_PAGES") if hasattr(os, "sysconf") else 0
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        memory_mb = int(pages * os.sysconf("SC_PAGE_SIZE") / (1 << 20)) if pages else None
+        docker = await self._docker_status()
+        if self.sandbox_kind == "docker":
+            isolated = docker["problem"] is None
+            problem = docker["problem"]
+            if problem is None:
+                # containers are limited by what this node's engine has (80% of its memory)
+                cpus, memory_mb = docker["cpus"], docker["memory_budget_mb"]
+        else:
+            try:
+                await self.env.check()
+                isolated = self.env.isolated
+            except EnvironmentFailure as exc:
+                problem, isolated = str(exc), False
         return {
             "node": self.node_name,
             "hostname": socket.gethostname(),
-            "cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-            "memory_mb": int(pages * os.sysconf("SC_PAGE_SIZE") / (1 << 20)) if pages else None,
+            "sandbox": self.sandbox_kind,
+            "cpus": cpus,
+            "memory_mb": memory_mb,
             "isolated": isolated,
             "problem": problem,
+            "docker": docker,
             "pluginbench": version,
             "python": ".".join(map(str, sys.version_info[:3])),
         }
+
+    async def _docker_status(self) -> dict[str, Any]:
+        """This node's Docker Engine: where, its ID and version, CPUs, memory budget, or the
+        problem that keeps it from running sandboxes."""
+        from ._docker import DockerEnvironment
+        from ._docker_engine import socket_of
+
+        try:
+            where = socket_of(self.docker_host)[0]
+            env = DockerEnvironment(docker_host=self.docker_host)
+            info = await env.info()
+            await env.check()
+        except EnvironmentFailure as exc:
+            return {"host": self.docker_host, "problem": str(exc)}
+        return {"host": where, "problem": None, "id": info.id, "version": info.version, "cpus": info.cpus,
+                "memory_budget_mb": info.memory_budget_mb}
+
+    # -- images (docker sandboxes) -------------------------------------------------------
+
+    async def has_image(self, image_id: str) -> bool:
+        """Whether this node's engine holds exactly the frozen ``image_id``."""
+        return await node_image_id(self.docker_host, image_id) == image_id
+
+    async def load_image(self, export: ImageExport) -> str:
+        """Load the head's export of a frozen image into this node's engine (hash-checked;
+        refused unless the engine then holds exactly the frozen ID)."""
+        async with self._image_lock:
+            if await self.has_image(export.image_id):
+                return export.image_id
+            return await load_image(self.docker_host, export, self.root / "pluginbench-ray-images", self.node_name)
 
     async def stop_left_running(self, run_id: str) -> list[str]:
         """Remove what a killed head of ``run_id`` left on this node: sandboxes and staging."""
@@ -135,6 +190,13 @@ class NodeAgent:
         held = _Held(staging)
         self.held[sid] = held
         try:
+            if self.sandbox_kind == "docker":
+                image = require_frozen_id(spec.get("image"), spec["attempt_id"])
+                if not await self.has_image(image):
+                    raise EnvironmentFailure(
+                        f"node {self.node_name}: its Docker engine does not hold the frozen image {image}; "
+                        "refusing to run the attempt from anything else"
+                    )
             local: dict[str, Any] = {}
             for name, packed in shipped.items():
                 await anyio.to_thread.run_sync(unpack, packed, staging / name)
@@ -153,8 +215,9 @@ class NodeAgent:
             await self._forget(sid)
             raise held.error
         box = held.box
+        first = box.container_id if self.sandbox_kind == "docker" else str(box.root)
         return {"paths": tuple(box.paths), "base_commit": box.base_commit, "isolated": box.isolated,
-                "owned": [str(box.root), str(held.staging)]}
+                "owned": [first, str(held.staging)]}
 
     async def _hold(self, held: _Held, spec: SandboxSpec) -> None:
         try:

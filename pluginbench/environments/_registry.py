@@ -70,8 +70,8 @@ def get_backend(name: str, *, file: Path | str | None = None, field: str = "envi
 
 
 def backend_of(ev: Evaluation, path: Path | str | None = None) -> Backend:
-    """The backend an evaluation selects."""
-    return get_backend(ev.environment.backend, file=path)
+    """The backend an evaluation selects (its variant for the evaluation's settings)."""
+    return get_backend(ev.environment.backend, file=path).for_evaluation(ev)
 
 
 def check_backend_config(ev: Evaluation, path: Path | str) -> Backend:

@@ -171,6 +171,14 @@ class RunStarted(_Event, frozen=True, tag="run.started"):
     nodes: list[ClusterNode] | None = None
 
 
+class ClusterChanged(_Event, frozen=True, tag="cluster.changed"):
+    """A cluster backend's worker nodes changed while the run ran (a node joined, left or
+    was lost): coding runs on up to the sum of these nodes' ``jobs`` from now on, without
+    a resume."""
+
+    nodes: list[ClusterNode]
+
+
 class LogRepaired(_Event, frozen=True, tag="log.repaired"):
     """A torn last line (a crash mid-write) was cut off by the next writer."""
 
@@ -553,6 +561,18 @@ class MeasurementReadinessChecked(_Event, frozen=True, tag="measurement_readines
     observer_sources: dict[str, str] = {}
 
 
+class ReferenceMeasured(_Event, frozen=True, tag="reference.measured"):
+    """A fresh run measured ``task``'s reference solution (``solution/solution.patch`` applied
+    to the starting source) once, in preparation, with every selected measure that measures
+    references (lines, complexity, unused code): a value or an unknown with the reason per
+    column (no solution patch, not measured, the collector could not measure it). Reports show
+    code measures as a ratio to it. ``seconds``: how long measuring it took."""
+
+    task: str
+    measures: dict[str, Measure]
+    seconds: float | None = None
+
+
 class MeasurementRevisionStarted(_Event, frozen=True, tag="measurement_revision.started"):
     """``pluginbench measure`` began measurement revision ``revision``: it collects
     ``measurements`` (every collector measure the run selects, ``added`` among them) from the
@@ -607,6 +627,7 @@ class ReportBuilt(_Event, frozen=True, tag="report.built"):
 Event = Union[  # noqa: UP007 - a Union object, so EVENT_TYPES can list its members
     RunCreated,
     RunStarted,
+    ClusterChanged,
     LogRepaired,
     RunStopping,
     RunStopped,
@@ -640,6 +661,7 @@ Event = Union[  # noqa: UP007 - a Union object, so EVENT_TYPES can list its memb
     ReviewRevisionStarted,
     ReviewRevisionFinished,
     MeasurementReadinessChecked,
+    ReferenceMeasured,
     MeasurementRevisionStarted,
     RevisionMeasured,
     MeasurementRevisionFinished,

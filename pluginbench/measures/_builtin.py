@@ -63,6 +63,7 @@ LINES = register(MeasureSpec(
     observer_version=LINES_OBSERVER_VERSION,
     collect=collect_lines,
     default=True,
+    reference=True,
 ))
 
 # Code measures register in their own modules (imported here so `import pluginbench.measures`

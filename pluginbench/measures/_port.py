@@ -149,6 +149,10 @@ class MeasureSpec(NamedTuple):
     check: Check | None = None
     #: selected when ``measurements:`` is not set in the config
     default: bool = False
+    #: the collector also measures each task's reference solution (``solution/solution.patch``
+    #: applied to the starting source, once per task and measurement revision): code measures
+    #: (lines, complexity, unused code), not submission-only ones (coverage, transcripts)
+    reference: bool = False
     #: the modules whose source determines the values (the observer); their source hash
     #: must be declared by ``observer_version`` (``_observers_declared.py``), else the
     #: measure is refused. Empty: nothing to bind (tokens, time, lines)

@@ -181,6 +181,7 @@ CYCLOMATIC = register(MeasureSpec(
     observer_version="1",
     languages=("python", "javascript", "typescript", "go", "rust"),
     collect=collect_cyclomatic,
+    reference=True,
     check=check_complexity,
     observer_modules=_COMPLEXITY_OBSERVER,
 ))
@@ -198,6 +199,7 @@ COGNITIVE = register(MeasureSpec(
     observer_version="1",
     languages=("python", "javascript", "typescript", "go", "rust"),
     collect=collect_cognitive,
+    reference=True,
     check=check_complexity,
     observer_modules=_COMPLEXITY_OBSERVER,
 ))
@@ -446,6 +448,7 @@ DEAD_CODE = register(MeasureSpec(
     observer_version="1",
     languages=("python", "javascript", "typescript", "rust", "go"),
     collect=collect_dead_code,
+    reference=True,
     check=check_dead_code,
     observer_modules=("pluginbench.measures._deadcode", "pluginbench.measures._deadcode_scan",
                       "pluginbench.measures._js_analyzers"),

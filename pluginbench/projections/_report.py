@@ -52,7 +52,7 @@ from ._report_data import (
 )
 from ._report_html import render_html
 from ._report_paired import paired_deltas
-from ._report_refs import references_section
+from ._report_refs import reference_ratios, references_from_log, references_section
 from ._state import RunState, fold
 
 __all__ = ["ReportFiles", "build_report", "csv_text", "json_text", "results_document"]
@@ -175,6 +175,9 @@ def results_document(
             if source_only_index is not None and source_only_index["reason"] else []
         ),
         "references": all_references,
+        "reference_ratios": reference_ratios(
+            all_references, per_task, tasks, arms,
+            {c.metric: c.unit for c in collected_columns(run["measurements"]) if c.summary}),
         "code_measures": code_measures_section(state, rows, tasks, arms, run["measurements"], all_references),
         "measurement_history": measurement_history(state),
         "measurement_revisions": measurement_revisions(state),
@@ -184,7 +187,11 @@ def results_document(
 
 
 def _with_revision_references(references: Mapping[str, Any] | None, state: RunState) -> dict[str, Any]:
-    """The lines references, with the selected measurement revision's reference measures added."""
+    """The references the log recorded (preparation's, with the selected measurement
+    revision's over them). A run recorded before reference events existed keeps the lines
+    references counted from its frozen patches, with the revision's added."""
+    if state.references:
+        return references_from_log(state.current_references())
     out = {task: dict(metrics) for task, metrics in (references or {}).items()}
     for task, metrics in revision_references(state).items():
         out.setdefault(task, {}).update(metrics)

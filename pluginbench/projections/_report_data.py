@@ -489,7 +489,26 @@ def comparison_identity(config: Mapping[str, Any], state: RunState, run: Mapping
             t: {"effective": {"agent_timeout_seconds": timeout}} for t in tasks
         },
         "measurement_settings": {"measurements": list(run["measurements"])},
+        **measurement_capabilities(state),
     }
+
+
+def measurement_capabilities(state: RunState) -> dict[str, Any]:
+    """``measurement_capabilities`` (task → measure → readiness state, reason and tool
+    version) and ``effective_observer_scripts`` (task → measure → the observer version bound
+    to the run, for the measures ready on that task): preparation's readiness rows with the
+    selected measurement revision's over them, so a revision's new measures join both."""
+    rows = {(r.task, r.measure): r for r in state.measurement_readiness}
+    rev = state.selected_measurement()
+    if rev is not None:
+        rows.update({(r.task, r.measure): r for r in rev.readiness})
+    caps: dict[str, dict[str, Any]] = {}
+    observers: dict[str, dict[str, str]] = {}
+    for (task, measure), r in sorted(rows.items()):
+        caps.setdefault(task, {})[measure] = {"state": r.state, "reason": r.reason, "tool_version": r.detail}
+        if r.state == "ready" and measure in state.observers:
+            observers.setdefault(task, {})[measure] = state.observers[measure]
+    return {"measurement_capabilities": caps, "effective_observer_scripts": observers}
 
 
 def token_provenance(run: Mapping[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:

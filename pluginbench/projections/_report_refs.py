@@ -1,19 +1,25 @@
-"""``references`` of results.json: the task's reference solution measured like an attempt.
+"""``references`` and ``reference_ratios`` of results.json: each task's reference solution
+measured like an attempt, and each arm's median as a ratio to it.
 
-When a task ships ``solution/solution.patch`` (kept in the run's frozen copy of the task),
-the report measures that patch with the same line collector as every attempt's
-``model.patch``. Each task maps each lines metric to ``status`` (``measured`` or
-``unavailable``), ``value`` and ``reason``; a missing reference is never 0. Code measures
-are then shown as a ratio to the reference, and ratio gates in ``compare`` divide by it.
+A run measures each task's ``solution/solution.patch`` with every selected measure that
+declares ``reference=True`` (lines, complexity, unused code) once in preparation, and again
+in each measurement revision for the measures it collects; those values are events, so
+this module only folds them (:func:`references_from_log`). Each task maps each metric to
+``status`` (``measured`` or ``unavailable``), ``value`` and ``reason``; a missing reference
+is never 0. A run recorded before reference events existed gets its lines references counted
+here from the frozen patch (:func:`references_section`), as it always did. Code measures are
+shown as a ratio to the reference, and ratio gates in ``compare`` divide by it.
 """
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Iterable, Mapping
 from html import escape
 from pathlib import Path
 from typing import Any
 
+from ..events import Measure
 from ..measures import count_lines
 
 #: The lines metrics a reference is measured on (the attempt measure names).
@@ -51,6 +57,59 @@ def references_section(frozen_tasks: Path, tasks: Iterable[str], measurements: I
     return out
 
 
+def references_from_log(references: Mapping[str, Mapping[str, Measure]]) -> dict[str, dict[str, Any]]:
+    """Task → metric → status/value/reason from the recorded reference measures (pure)."""
+    return {task: {name: ({"status": "measured", "value": m.value, "reason": None}
+                          if m.status == "measured" and m.value is not None
+                          else {"status": "unavailable", "value": None, "reason": m.reason or "not measured"})
+                   for name, m in sorted(measures.items())}
+            for task, measures in sorted(references.items())}
+
+
+def _ratio_reason(median: float | None, reference: Mapping[str, Any] | None) -> str | None:
+    if reference is None:
+        return "no reference value for this metric"
+    if reference.get("status") != "measured":
+        return f"reference unavailable: {reference.get('reason') or 'not measured'}"
+    if median is None:
+        return "no measured value on this task and arm"
+    value = reference.get("value")
+    if not isinstance(value, (int, float)) or value <= 0:
+        return f"reference {value} is zero or negative (a ratio would be undefined or inverted)"
+    return None
+
+
+def reference_ratios(references: Mapping[str, Mapping[str, Any]], per_task: Mapping[str, Mapping[str, Mapping[str, Any]]],
+                     tasks: Iterable[str], arms: list[str], units: Mapping[str, str]) -> dict[str, Any]:
+    """metric → {unit, per_task: task → arm → {median, reference, ratio, reason}, per_arm: arm →
+    {median_of_task_ratios, tasks}} for every metric some task has a reference row for and the
+    per task × arm summary carries a median of (pure). A ratio is null with the reason when the
+    median is unknown or the reference is unavailable, zero or negative."""
+    tasks = list(tasks)
+    metrics = sorted({m for t in tasks for m in references.get(t, {}) if m in units})
+    out: dict[str, Any] = {}
+    for metric in metrics:
+        cells: dict[str, dict[str, Any]] = {}
+        ratios: dict[str, list[float]] = {arm: [] for arm in arms}
+        for task in tasks:
+            ref = references.get(task, {}).get(metric)
+            for arm in arms:
+                summary = per_task.get(task, {}).get(arm)
+                if summary is None:
+                    continue
+                median = summary.get(f"median_{metric}")
+                ratio = reference_ratio(median, ref)
+                cells.setdefault(task, {})[arm] = {
+                    "median": median, "reference": ref.get("value") if ref else None, "ratio": ratio,
+                    "reason": None if ratio is not None else _ratio_reason(median, ref)}
+                if ratio is not None:
+                    ratios[arm].append(ratio)
+        per_arm = {arm: {"median_of_task_ratios": statistics.median(v) if v else None, "tasks": len(v)}
+                   for arm, v in ratios.items()}
+        out[metric] = {"unit": units[metric], "per_task": cells, "per_arm": per_arm}
+    return out
+
+
 def reference_ratio(value: float | None, reference: dict[str, Any] | None) -> float | None:
     """``value`` / the reference, or None when either is missing or the reference is not positive."""
     if value is None or reference is None or reference.get("status") != "measured":
@@ -62,30 +121,39 @@ def reference_ratio(value: float | None, reference: dict[str, Any] | None) -> fl
 
 
 def references_html(doc: Mapping[str, Any]) -> str:
-    """Each task's reference value per lines metric, and each arm's median as a ratio to it."""
+    """Each task's reference value per metric, and each arm's median with its ratio to it."""
     refs = doc.get("references") or {}
     if not refs:
         return '<p class="hint">No reference values (this report was made before they existed).</p>'
     arms = doc["arms"]
+    ratios = doc.get("reference_ratios") or {}
     head = "".join(f"<th>{escape(h)}</th>" for h in ("Task", "Metric", "Reference", *arms))
     body = []
     for task in doc["tasks"]:
-        for metric in REFERENCE_METRICS:
-            ref = refs.get(task, {}).get(metric)
-            if ref is None:
-                continue
-            ref_cell = escape(str(ref["value"])) if ref["status"] == "measured" else f"unavailable ({escape(ref['reason'] or '')})"
+        task_refs = refs.get(task, {})
+        # the lines metrics first, then every code measure with a task × arm median (a column
+        # without one, such as binary files changed, has nothing to divide)
+        extra = sorted(m for m in task_refs if m not in REFERENCE_METRICS and (m in ratios or not ratios))
+        for metric in [m for m in REFERENCE_METRICS if m in task_refs] + extra:
+            ref = task_refs[metric]
+            ref_cell = escape(f"{ref['value']:g}") if ref["status"] == "measured" else f"unavailable ({escape(ref['reason'] or '')})"
             cells = [f'<th scope="row">{escape(task)}</th>', f"<td>{escape(metric.replace('_', ' '))}</td>",
                      f'<td class="num">{ref_cell}</td>']
             for arm in arms:
-                median = doc["per_task"][task][arm].get(f"median_{metric}")
-                ratio = reference_ratio(median, ref)
+                cell = ratios.get(metric, {}).get("per_task", {}).get(task, {}).get(arm)
+                if cell is None:
+                    median = (doc["per_task"].get(task, {}).get(arm) or {}).get(f"median_{metric}")
+                    cell = {"median": median, "ratio": reference_ratio(median, ref), "reason": None}
+                median, ratio = cell["median"], cell["ratio"]
                 text = "unknown" if median is None else f"{median:g}"
                 text += f" ({ratio:.2f}×)" if ratio is not None else (" (no ratio)" if median is not None else "")
-                cells.append(f'<td class="num">{escape(text)}</td>')
+                title = f' title="{escape(cell["reason"])}"' if cell.get("reason") else ""
+                cells.append(f'<td class="num" data-arm="{escape(arm)}"{title}>{escape(text)}</td>')
             body.append(f'<tr data-reference-task="{escape(task)}" data-metric="{escape(metric)}">' + "".join(cells) + "</tr>")
     return (
         f'<table id="references-table"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
         '<p class="hint">Each arm\'s median over complete attempts, with its ratio to the task\'s reference '
-        "solution (solution/solution.patch measured with the same line collector). A reference of 0 gives no ratio.</p>"
+        "solution (solution/solution.patch applied to the starting source and measured with the same line, "
+        "complexity and unused-code collectors). A reference that is unavailable, 0 or negative gives no ratio; "
+        "hover a cell for the reason.</p>"
     )

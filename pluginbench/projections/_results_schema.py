@@ -92,6 +92,12 @@ class ComparisonReviewer(_Strict, frozen=True):
     reasoning: Annotated[str | None, Meta(description="The reviewer's effort.")]
 
 
+class MeasurementCapability(_Strict, frozen=True):
+    state: Annotated[str, Meta(description="ready, not_configured or broken.")]
+    reason: Annotated[str | None, Meta(description="Why it is not ready.")]
+    tool_version: Annotated[str | None, Meta(description="The analyzer or tool version the readiness check found.")]
+
+
 class ComparisonIdentity(_Strict, frozen=True):
     runner: Annotated[Runner, Meta(description="Harness, model and requested reasoning.")]
     harness_version: Annotated[str | None, Meta(description="The resolved agent CLI version.")]
@@ -99,6 +105,8 @@ class ComparisonIdentity(_Strict, frozen=True):
     tasks: Annotated[dict[str, str], Meta(description="Task → the frozen task's fingerprint.")]
     task_limits: Annotated[dict[str, TaskLimits], Meta(description="Task → its effective limits.")]
     measurement_settings: Annotated[MeasurementSettings, Meta(description="The measurement scope.")]
+    measurement_capabilities: Annotated[dict[str, dict[str, MeasurementCapability]], Meta(description="Task → measure → its readiness (preparation's rows, with the selected measurement revision's over them).")] = {}
+    effective_observer_scripts: Annotated[dict[str, dict[str, str]], Meta(description="Task → measure → the observer version bound to the run, for the measures ready on the task.")] = {}
     reviewer: Annotated[ComparisonReviewer | None, Meta(description="The reviewer of the selected review revision; absent without a reviewer.")] = None
     review_criteria_sha256: Annotated[str | None, Meta(description="SHA-256 of the fixed review criteria; absent without a reviewer.")] = None
 
@@ -179,6 +187,24 @@ class MeasurementRevisionStatus(_Strict, frozen=True):
     selected: Annotated[bool, Meta(description="Whether the report reads it.")]
 
 
+class ReferenceRatioCell(_Strict, frozen=True):
+    median: Annotated[Num, Meta(description="The task × arm median (per_task), or null when no attempt has a value.")]
+    reference: Annotated[Num, Meta(description="The task's reference value, or null when unavailable.")]
+    ratio: Annotated[Num, Meta(description="median / reference, or null (see reason).")]
+    reason: Annotated[str | None, Meta(description="Why there is no ratio: the reference is unavailable, zero or negative, or the median is unknown.")]
+
+
+class ReferenceRatioArm(_Strict, frozen=True):
+    median_of_task_ratios: Annotated[Num, Meta(description="The median of the arm's task ratios; null when no task has one.")]
+    tasks: Annotated[int, Meta(description="Tasks with a ratio.")]
+
+
+class ReferenceRatios(_Strict, frozen=True):
+    unit: Annotated[str, Meta(description="The metric's unit (the ratio itself has none).")]
+    per_task: Annotated[dict[str, dict[str, ReferenceRatioCell]], Meta(description="Task → arm → median, reference and ratio.")]
+    per_arm: Annotated[dict[str, ReferenceRatioArm], Meta(description="Arm → the median of its task ratios.")]
+
+
 class MeasurementRevisionRow(_Strict, frozen=True):
     revision: Annotated[str, Meta(description="The measurement revision's name (`pluginbench measure --revision`).")]
     status: Annotated[Literal["selected", "not_selected", "collecting"], Meta(description="selected (the report uses it), not_selected, or "
@@ -197,7 +223,7 @@ class NotMeasuredRow(_Strict, frozen=True):
 
 
 class ReferenceValue(_Strict, frozen=True):
-    status: Annotated[Literal["measured", "unavailable"], Meta(description="measured, or unavailable (no solution/solution.patch, lines not selected).")]
+    status: Annotated[Literal["measured", "unavailable"], Meta(description="measured, or unavailable (no solution/solution.patch, a pair the run does not measure, a reference the collector could not measure).")]
     value: Annotated[Num, Meta(description="The reference solution's value, or null when unavailable.")]
     reason: Annotated[str | None, Meta(description="Why it is unavailable.")]
 
@@ -499,8 +525,11 @@ class ResultsJson(_Strict, frozen=True):
     costs: Annotated[Costs, Meta(description="Dollars per attempt, task × arm and arm from the run's dated prices.json.")]
     notes: Annotated[list[str], Meta(description="Plain-language notes: banners, incomplete runs, bounds, methods.")]
     reviews: Annotated[Reviews | None, Meta(description="Independent review findings of the selected revision; absent without a reviewer.")] = None
-    references: Annotated[dict[str, dict[str, ReferenceValue]], Meta(description="Task → lines metric → the task's solution/solution.patch measured with the attempts' line collector "
+    references: Annotated[dict[str, dict[str, ReferenceValue]], Meta(description="Task → metric → the task's solution/solution.patch applied to the starting source and measured with the "
+                               "attempts' line, complexity and unused-code collectors, once per task and measurement revision "
                                "(code measures are shown as a ratio to it; ratio gates divide by it). Empty in reports made before it existed.")] = {}
+    reference_ratios: Annotated[dict[str, ReferenceRatios], Meta(description="Metric → each task × arm median as a ratio to the task's reference value, and "
+                                "each arm's median of its task ratios. Empty in reports made before it existed.")] = {}
     code_measures: Annotated[dict[str, dict[str, CodeMeasureGroup]], Meta(description="Metric → `language|analyzer` → per task × arm medians and per-arm medians of task medians; grouped by "
                                "language and analyzer, never pooled across them (see docs/metrics.md).")] = {}
     measurement_history: Annotated[list[MeasurementRevisionRow], Meta(description="Every measurement revision, in order.")] = []

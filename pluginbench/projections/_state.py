@@ -32,6 +32,7 @@ from ..events import (
     AttemptReused,
     AttemptStarted,
     AttemptState,
+    ClusterChanged,
     ClusterNode,
     CodingStarted,
     Event,
@@ -50,6 +51,7 @@ from ..events import (
     PreparationStarted,
     ReadinessChecked,
     ReadinessRow,
+    ReferenceMeasured,
     ReportBuilt,
     ReviewCompleted,
     ReviewerSpec,
@@ -233,6 +235,9 @@ class RunState:
     measurement_readiness: list[ReadinessRow] = field(default_factory=list)
     prepared_not_measured: list[NotMeasured] = field(default_factory=list)
     observers: dict[str, str] = field(default_factory=dict)
+    #: task -> each reference-measure column of its reference solution, as preparation measured it
+    references: dict[str, dict[str, Measure]] = field(default_factory=dict)
+    reference_seconds: dict[str, float] = field(default_factory=dict)
     #: the saved settings' SHA-256 as the selected measurement revision rewrote them
     revised_evaluation_sha256: str | None = None
     #: the open source-only round (attempt ids) and the attempts this worker graded source-only
@@ -352,6 +357,8 @@ class RunState:
                 for s in event.slots:
                     self.attempts[s.attempt_id] = Attempt(s.attempt_id, s.slot, s.task, s.arm, s.repeat)
                     self.live[s.slot] = s.attempt_id
+            case ClusterChanged():
+                self.nodes = event.nodes
             case RunStarted():
                 self.worker_pid = event.pid
                 self.workers += 1
@@ -530,6 +537,10 @@ class RunState:
                 self.measurement_readiness = list(event.readiness)
                 self.prepared_not_measured = list(event.not_measured)
                 self.observers = dict(event.observers)
+            case ReferenceMeasured():
+                self.references[event.task] = dict(event.measures)
+                if event.seconds is not None:
+                    self.reference_seconds[event.task] = event.seconds
             case MeasurementRevisionStarted():
                 self.observers.update(event.observers)
                 self.measurement_revisions[event.revision] = MeasurementRevision(
@@ -559,6 +570,16 @@ class RunState:
         if rev is None or a.attempt_id not in rev.measures:
             return a.measures
         return {**a.measures, **rev.measures[a.attempt_id]}
+
+    def current_references(self) -> dict[str, dict[str, Measure]]:
+        """Task -> metric -> its reference solution's measure as the report shows it: what the
+        run measured in preparation, with the selected measurement revision's over it."""
+        out = {task: dict(measures) for task, measures in self.references.items()}
+        rev = self.selected_measurement()
+        if rev is not None:
+            for task, measures in rev.references.items():
+                out.setdefault(task, {}).update(measures)
+        return out
 
     @property
     def not_measured(self) -> list[NotMeasured]:

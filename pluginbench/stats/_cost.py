@@ -51,6 +51,17 @@ class Cost(msgspec.Struct, frozen=True, kw_only=True):
     reason: str | None = None
 
 
+def _bad_model(raw: Any) -> str:
+    """The first model id whose price row does not validate (msgspec names it ``[...]``)."""
+    models = raw.get("models") if isinstance(raw, dict) else None
+    for model, row in (models or {}).items():
+        try:
+            msgspec.convert(row, ModelPrice)
+        except msgspec.ValidationError:
+            return str(model)
+    return "[...]"
+
+
 def parse_prices(raw: Any, file: str) -> Prices:
     """A validated price table; errors name the file, the field and the fix."""
     try:
@@ -58,6 +69,8 @@ def parse_prices(raw: Any, file: str) -> Prices:
     except msgspec.ValidationError as exc:
         text = str(exc)
         field = text.rsplit("`$", 1)[-1].rstrip("`").lstrip(".") if "`$" in text else None
+        if field is not None and field.startswith("models[...]"):
+            field = f"models.{_bad_model(raw)}" + field[len("models[...]"):]
         raise InputError(
             f"invalid prices file: {text.split(' - at ')[0]}",
             file=file,

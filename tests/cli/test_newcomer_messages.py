@@ -115,3 +115,24 @@ def test_an_explicit_output_that_exists_is_still_refused(tmp_path: Path) -> None
     code, out = run_cli("run", str(write_config(tmp_path)), "--output", str(taken), "--yes")
     assert_refused(code, out, "already exists", "field: --output")
     assert list(taken.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_a_foreground_run_piped_into_head_still_finishes(tmp_path: Path) -> None:
+    """When the reader of stdout goes away (`| head -1`), a foreground run keeps working silently and finishes, with no traceback and exit 0."""
+    import json
+    import subprocess
+    import sys
+
+    run_dir = tmp_path / "run"
+    cmd = [sys.executable, "-m", "pluginbench", "run", str(write_config(tmp_path, tasks=["word-wrap"])),
+           "--output", str(run_dir), "--foreground"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stdout.readline()  # the first line, then the reader leaves
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err.decode()
+    assert b"Traceback" not in err
+    status = subprocess.run([sys.executable, "-m", "pluginbench", "status", str(run_dir), "--json"],
+                            capture_output=True, timeout=120, check=True)
+    assert json.loads(status.stdout)["phase"] == "complete"

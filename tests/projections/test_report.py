@@ -316,6 +316,7 @@ def test_results_json_shape(tmp_path: Path) -> None:
         "costs",
         "notes",
         "references",
+        "reference_ratios",
         "source_only_index",
         "code_measures",
         "measurement_history",

@@ -58,13 +58,16 @@ def test_a_sum_with_an_unknown_attempt_is_unknown() -> None:
     [
         ({"models": {}}, None),
         ({"as_of": "soon", "models": {}}, "as_of"),
-        ({"as_of": "2026-11-01", "models": {"m": {"input_per_million": -1, "cached_input_per_million": 0, "output_per_million": 1}}}, "models[...].input_per_million"),
-        ({"as_of": "2026-11-01", "models": {"m": {"input_per_million": 1, "output_per_million": 1}}}, "models[...]"),
+        ({"as_of": "2026-11-01", "models": {"m": {"input_per_million": -1, "cached_input_per_million": 0, "output_per_million": 1}}}, "models.m.input_per_million"),
+        ({"as_of": "2026-11-01", "models": {"m": {"input_per_million": 1, "output_per_million": 1}}}, "models.m"),
+        ({"as_of": "2026-11-01", "models": {"ok": {"input_per_million": 1, "cached_input_per_million": 0, "output_per_million": 1},
+                                            "bad": {"input_per_million": "3", "cached_input_per_million": 0, "output_per_million": 1}}},
+         "models.bad.input_per_million"),
         ({"as_of": "2026-11-01", "currency": "EUR", "models": {}}, "currency"),
     ],
 )
 def test_bad_prices_name_the_file_the_field_and_the_fix(raw, field) -> None:
-    """An invalid prices file is an InputError naming prices.json, the field and how to write it."""
+    """An invalid prices file is an InputError naming prices.json, the field (the model id, never msgspec's [...]) and how to write it."""
     with pytest.raises(InputError) as info:
         parse_prices(raw, "prices.json")
     assert info.value.file == "prices.json" and info.value.fix

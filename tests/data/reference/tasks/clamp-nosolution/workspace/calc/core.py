@@ -1,0 +1,8 @@
+def add(a, b):
+    return a + b
+
+
+def sign(x):
+    if x < 0:
+        return -1
+    return 1

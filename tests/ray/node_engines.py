@@ -1,0 +1,101 @@
+"""A Docker Engine of its own for each Ray worker node of the test cluster.
+
+On one machine the worker nodes would otherwise share the machine's engine, and "the
+image is loaded on the node that runs the attempt" would prove nothing. So the test starts
+one more real ``dockerd`` per worker node, each with its own data root (its own image
+store), exec root, pid file and Unix socket; no bridge and no iptables rules (containers
+use the host network or none, as PluginBench's sandboxes do). Needs root and ``dockerd``;
+each engine starts with an empty image store and is stopped and removed afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests._prereq import require
+
+
+class NodeEngine:
+    """One extra engine: ``host`` is its ``unix://`` endpoint."""
+
+    def __init__(self, name: str, root: Path, proc: subprocess.Popen[bytes]) -> None:
+        self.name, self.root, self.proc = name, root, proc
+        self.host = f"unix://{root}/docker.sock"
+
+    def docker(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["docker", "-H", self.host, *args], capture_output=True, text=True, timeout=300)
+
+    def answers(self) -> bool:
+        try:
+            return self.docker("version", "--format", "{{.Server.Version}}").returncode == 0
+        except subprocess.TimeoutExpired:
+            return False
+
+    def image_ids(self) -> set[str]:
+        out = self.docker("images", "-q", "--no-trunc").stdout
+        return set(out.split())
+
+
+def engines_usable() -> bool:
+    return os.geteuid() == 0 and shutil.which("dockerd") is not None and shutil.which("docker") is not None
+
+
+def _storage_driver() -> str:
+    """The machine engine's storage driver (overlay2, or vfs where overlay is unusable)."""
+    out = subprocess.run(["docker", "info", "--format", "{{.Driver}}"], capture_output=True, text=True, timeout=60)
+    return out.stdout.strip() or "vfs"
+
+
+def _start(name: str, driver: str) -> NodeEngine:
+    root = Path(tempfile.mkdtemp(prefix=f"pbdk-{name}-", dir="/tmp"))  # short: socket path length limit
+    log = open(root / "dockerd.log", "wb")  # noqa: SIM115 - kept open for the daemon's life
+    proc = subprocess.Popen(
+        ["dockerd", "--data-root", str(root / "data"), "--exec-root", str(root / "exec"),
+         "--pidfile", str(root / "dockerd.pid"), "-H", f"unix://{root}/docker.sock",
+         "--bridge=none", "--iptables=false", "--ip-masq=false", f"--storage-driver={driver}"],
+        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+    )
+    engine = NodeEngine(name, root, proc)
+    deadline = time.monotonic() + 90
+    while not engine.answers():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            _stop(engine)
+            raise AssertionError(f"dockerd for node {name} did not start: "
+                                 + (root / "dockerd.log").read_text(errors="replace")[-2000:])
+        time.sleep(0.5)
+    return engine
+
+
+def _stop(engine: NodeEngine) -> None:
+    """Stop the engine we started (by its own pid) and remove its folders."""
+    if engine.proc.poll() is None:
+        engine.proc.send_signal(signal.SIGTERM)
+        try:
+            engine.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            engine.proc.kill()
+            engine.proc.wait(timeout=30)
+    shutil.rmtree(engine.root, ignore_errors=True)
+
+
+@contextmanager
+def node_engines(names: tuple[str, ...] = ("a", "b")) -> Iterator[dict[str, NodeEngine]]:
+    """One started engine per worker node name; all stopped and removed after."""
+    require(engines_usable(), "root and dockerd, to give each Ray worker node its own Docker Engine")
+    driver = _storage_driver()
+    started: dict[str, NodeEngine] = {}
+    try:
+        for name in names:
+            started[name] = _start(name, driver)
+        yield started
+    finally:
+        for engine in started.values():
+            _stop(engine)

@@ -1,0 +1,56 @@
+"""Whole evaluations on Ray worker nodes with docker sandboxes: each worker node has its
+own real Docker Engine, the head prepares and freezes the task images, and the run gives
+the same results.json as the docker backend on one machine (same seed)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from .node_engines import NodeEngine, node_engines
+from .runs import assert_no_duplicates_none_lost, cli, config, events, results_without_backend
+from .test_ray_docker import base_id  # noqa: F401 - the module fixture (requires the base image)
+
+pytestmark = [pytest.mark.ray, pytest.mark.docker, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def engines(base_id: str) -> Iterator[dict[str, NodeEngine]]:  # noqa: F811
+    with node_engines(("a", "b")) as started:
+        yield started
+
+
+def _with_backend(path: Path, environment: dict[str, object]) -> Path:
+    cfg = yaml.safe_load(path.read_text())
+    cfg["environment"] = environment
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+@pytest.mark.parametrize("harness", ["nop", "oracle", "simulated"])
+def test_whole_evaluation_matches_the_docker_backend(cluster, engines, base_id, tmp_path: Path,  # noqa: F811
+                                                     harness: str) -> None:
+    """The same evaluation and seed give the same results.json with docker sandboxes on two Ray worker nodes as on
+    the docker backend; both nodes coded, each from the frozen image loaded into its own engine."""
+    local, ray = tmp_path / "docker", tmp_path / "ray"
+    cli("run", str(_with_backend(config(tmp_path / "d", address=None, harness=harness), {"backend": "docker"})),
+        "--output", str(local), "--foreground")
+    settings = {"address": cluster.address, "sandbox": "docker",
+                "nodes": {name: {"docker_host": e.host} for name, e in engines.items()}}
+    cli("run", str(_with_backend(config(tmp_path / "r", address=cluster.address, harness=harness),
+                                 {"backend": "ray", "settings": settings})),
+        "--output", str(ray), "--foreground")
+    assert results_without_backend(ray) == results_without_backend(local)
+    evs = events(ray)
+    assert next(e for e in evs if e["type"] == "run.created")["isolation"] == "ray-docker"
+    frozen = {e["task"]: e["image"] for e in evs if e["type"] == "task.prepared"}
+    assert frozen and all(img.startswith("sha256:") for img in frozen.values())
+    assert {e["node"] for e in evs if e["type"] == "agent.launched"} == {"a", "b"}
+    for name, engine in engines.items():
+        assert set(frozen.values()) <= engine.image_ids(), f"node {name}'s own engine should hold the frozen images"
+        assert engine.docker("ps", "-aq").stdout.strip() == "", f"containers left on node {name}"
+    st = assert_no_duplicates_none_lost(ray)
+    assert {a["node"] for a in st["attempts"]} == {"a", "b"}
