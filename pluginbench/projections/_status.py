@@ -155,7 +155,7 @@ def status_view(run: dict[str, Any], rows: list[dict[str, Any]], facts: RunFacts
         "arms": _arms(run, rows),
         "measures": {"selected": facts.selected_measures, "measurement_revisions": run.get("measurement_revisions", []),
                      "review_revisions": run.get("review_revisions", []),
-                     "references": {}, "not_measured": run.get("not_measured", [])},
+                     "references": run.get("references", {}), "not_measured": run.get("not_measured", [])},
         "report": facts.report_html,
         "log": facts.log,
         "owner": facts.owner,

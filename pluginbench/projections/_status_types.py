@@ -127,7 +127,7 @@ class StatusMeasures(_Out, frozen=True):
     selected: Annotated[list[str], Meta(description="The `measurements` the run's frozen settings select (tokens and time are always taken).")]
     measurement_revisions: Annotated[list[MeasurementRevisionStatus], Meta(description="Each measurement revision, in order.")]
     review_revisions: Annotated[list[ReviewRevision], Meta(description="Each review revision with its progress.")]
-    references: Annotated[dict[str, Any], Meta(description="Always empty in this build.")]
+    references: Annotated[dict[str, Any], Meta(description="Task → metric → its reference solution's value (`status`, `value`, `reason`), as recorded by preparation and the selected measurement revision; empty for a run recorded before reference values existed.")]
     not_measured: Annotated[list[NotMeasuredStatus], Meta(description="(task, measure) pairs the run does not measure, with the reason "
                                              "(from preparation's readiness checks or the selected measurement revision).")]
 

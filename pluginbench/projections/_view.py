@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 
 from ..events import VANILLA
+from ._report_refs import references_from_log
 from ._state import Attempt, RunState
 
 #: How a native-session usage beside an unknown total is labelled everywhere.
@@ -112,6 +113,7 @@ def run_row(state: RunState) -> dict[str, Any]:
             {"revision": r.revision, "status": "selected" if r.selected else ("not_selected" if r.finished else "collecting"),
              "selected": r.selected} for r in state.measurement_revisions.values()],
         "not_measured": [{"task": n.task, "measure": n.measure, "reason": n.reason} for n in state.not_measured],
+        "references": references_from_log(state.current_references()),
         "source_only": source_only_counts(state),
         "readiness": [
             {"task": t, "control": ctl, "ok": r.ok, "reward": r.reward, "cached": r.cached, "reason": r.reason,

@@ -163,7 +163,8 @@ def test_every_attempt_carries_its_candidates_hand_counted_quality(quality_run: 
 def test_results_json_shows_the_differences_per_arm_grouped_by_language_and_analyzer(quality_run: Path) -> None:
     """code_measures gives each arm's task median and mean of task medians per (language, analyzer): the
     guided arm adds less complexity, no unused code, no duplicated or redundant tests and covers all its
-    lines, its delta against vanilla per group says by how much; the placebo arm matches vanilla; Python and Go values are never pooled (one group each);
+    lines, its delta against vanilla per group says by how much, and each median has its ratio to the
+    task's reference solution; the placebo arm matches vanilla; Python and Go values are never pooled (one group each);
     coverage is not measured on the Go task, which gets its own go|unknown group naming restock-go under
     unknown_tasks; the not-measured pair is listed with its reason."""
     doc = _results(quality_run)
@@ -181,6 +182,21 @@ def test_results_json_shows_the_differences_per_arm_grouped_by_language_and_anal
                 assert g["per_arm"][arm]["mean_of_task_medians"] == hand[candidate][metric], (metric, arm)
     for group, arm, delta in ((RCA, "small-functions", -17), (RCA, "placebo", 0), (LIZARD, "small-functions", -14)):
         assert cm["cognitive_added"][group]["per_arm"][arm]["delta_vs_vanilla"] == delta, (group, arm)
+    # each task's solution.patch measured with the same collectors: the median's ratio to it, never a
+    # division by a zero reference (RCA scores the Python solution's comprehension 0 cognitive points)
+    ratios = {(metric, group, task, arm): (cm[metric][group]["per_task"][task][arm]["reference"],
+                                           cm[metric][group]["per_task"][task][arm]["ratio_to_reference"])
+              for metric, group, task in (("cyclomatic_added", LIZARD, "restock-go"), ("cognitive_added", RCA, "restock"),
+                                          ("dead_code_candidates_added", VULTURE, "restock"))
+              for arm in ("vanilla", "small-functions")}
+    assert ratios == {
+        ("cyclomatic_added", LIZARD, "restock-go", "vanilla"): (6, 1.833333),
+        ("cyclomatic_added", LIZARD, "restock-go", "small-functions"): (6, 0.666667),
+        ("cognitive_added", RCA, "restock", "vanilla"): (0, None),
+        ("cognitive_added", RCA, "restock", "small-functions"): (0, None),
+        ("dead_code_candidates_added", VULTURE, "restock", "vanilla"): (1, 2),  # Vulture: the solution's
+        ("dead_code_candidates_added", VULTURE, "restock", "small-functions"): (1, 0),  # reorder has no caller
+    }
     dup = cm["duplicated_test_lines_added"][DUP_GROUP]["per_arm"]
     assert {arm: dup[arm]["mean_of_task_medians"] for arm in ARM_CANDIDATE} == {
         "vanilla": 15, "placebo": 15, "small-functions": 0}  # (12 + 18) / 2: each task weighs the same
@@ -214,7 +230,7 @@ def test_results_csv_rows_carry_language_and_analyzer(quality_run: Path) -> None
 
 def test_report_html_shows_the_code_quality_per_arm_and_rebuilds_byte_for_byte(quality_run: Path) -> None:
     """report.html's Code quality table shows each arm's median per task and its mean over tasks for each
-    (metric, language|analyzer) as results.json has it; unknown cells read unknown with the reason as
+    (metric, language|analyzer) as results.json has it, with the ratio to the reference; unknown cells read unknown with the reason as
     their tooltip, never 0; Not measured lists restock-go's coverage; `pluginbench report` rebuilds the
     three files byte for byte from the log."""
     report = quality_run / "report"
@@ -231,6 +247,8 @@ def test_report_html_shows_the_code_quality_per_arm_and_rebuilds_byte_for_byte(q
                 assert float(cell["value"]) == hand[candidate][metric] and "(n=2)" in cell["text"], (metric, arm, cell)
                 assert float(page.cells[(metric, group, None, arm)]["value"]) == hand[candidate][metric]
             assert (metric, group, "restock-go" if task == "restock" else "restock", "vanilla") not in page.cells
+    assert "×1.83 of ref." in page.cells[("cyclomatic_added", LIZARD, "restock-go", "vanilla")]["text"]
+    assert "of ref." not in page.cells[("cognitive_added", RCA, "restock", "vanilla")]["text"]  # reference 0
     go_cov = page.cells[("changed_line_coverage", "go|unknown", "restock-go", "small-functions")]
     assert go_cov["value"] == "" and go_cov["text"].startswith("unknown") and "no coverage profile" in go_cov["title"]
     unknown = page.cells[("verification_iterations", "any|iterations observer 2", "restock", "vanilla")]

@@ -121,3 +121,13 @@ def test_compare_reads_the_code_references_for_ratio_gates(code_run: Path, tmp_p
     assert (rows["clamp-ref"]["reference"], rows["clamp-ref"]["comparator_ratio"]) == (1.0, 3.0)
     assert "the task ships no solution/solution.patch" in rows["clamp-nosolution"]["left_out"]
     assert gate["tasks_compared"] == 1
+
+
+def test_status_lists_the_recorded_references(code_run: Path) -> None:
+    """status --json's measures.references shows the references the log recorded (clamp-ref's
+    cyclomatic 2; clamp-nosolution unavailable with the reason)."""
+    code, out = run_cli("status", str(code_run), "--json")
+    assert code == 0, out
+    refs = json.loads(out)["measures"]["references"]
+    assert refs["clamp-ref"]["cyclomatic_added"] == {"status": "measured", "value": 2, "reason": None}
+    assert refs["clamp-nosolution"]["cognitive_added"]["reason"] == "the task ships no solution/solution.patch"
