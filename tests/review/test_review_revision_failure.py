@@ -16,7 +16,13 @@ from pluginbench.actors import _review_again
 from pluginbench.cli import app
 from pluginbench.dashboard._html import run_fragment
 from pluginbench.dashboard._views import run_model
-from pluginbench.events import ReviewRevisionFinished, ReviewRevisionStarted, read_run_log
+from pluginbench.events import (
+    EventLog,
+    ReviewRevisionFinished,
+    ReviewRevisionStarted,
+    RunLock,
+    read_run_log,
+)
 from pluginbench.projections import fold
 from pluginbench.projections._view import review_revisions
 from tests.cli._cli_helpers import run_cli
@@ -114,8 +120,6 @@ def test_a_revision_whose_process_ended_reads_interrupted_then_failed(finished: 
     run = _copy(finished, tmp_path / "run")
     state = fold(read_run_log(run / "events.jsonl").events)
     # What a killed `pluginbench review` leaves: the revision started, nothing ended it.
-    from pluginbench.events import EventLog, RunLock
-
     with RunLock(run), EventLog(run / "events.jsonl") as log:
         log.append(ReviewRevisionStarted(revision="killed", reviewer=state.reviewer, assigned=["a", "b"]))
     code, out = run_cli("status", str(run))
@@ -140,3 +144,17 @@ def test_a_log_that_closed_an_abandoned_revision_without_a_reason_reads_failed(f
     old.reviews["old"] = dict(state.reviews["initial"])
     row = next(r for r in review_revisions(old) if r["revision"] == "old")
     assert (row["status"], row["reviewed"], row["reason"]) == ("failed", 1, "ended with 1 of 2 submissions reviewed")
+
+
+def test_a_resume_records_a_revision_whose_process_ended_as_failed(finished: Path, tmp_path: Path) -> None:
+    """`pluginbench run <run>` on a run with a revision a killed process left records it failed with how far it got, not finished."""
+    run = _copy(finished, tmp_path / "run")
+    state = fold(read_run_log(run / "events.jsonl").events)
+    with RunLock(run), EventLog(run / "events.jsonl") as log:
+        log.append(ReviewRevisionStarted(revision="killed", reviewer=state.reviewer, assigned=["a", "b"]))
+    done = subprocess.run([sys.executable, "-m", "pluginbench", "run", str(run), "--foreground", "--yes"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rev = _revision(run, "killed")
+    assert (rev["status"], rev["selected"]) == ("failed", False)
+    assert rev["reason"] == "left unfinished by a process that ended, 0 of 2 submissions reviewed"
