@@ -54,3 +54,40 @@ def test_whole_evaluation_matches_the_docker_backend(cluster, engines, base_id, 
         assert engine.docker("ps", "-aq").stdout.strip() == "", f"containers left on node {name}"
     st = assert_no_duplicates_none_lost(ray)
     assert {a["node"] for a in st["attempts"]} == {"a", "b"}
+
+
+def test_head_killed_then_resumed_stops_containers_left_on_nodes(cluster, engines, tmp_path: Path) -> None:  # noqa: F811
+    """kill -9 of the head while a docker sandbox codes on a node: its container is left running on that node's
+    engine; the resume stops it there, recodes the launched attempt, and ends complete with none lost or twice."""
+    import json
+    import os
+    import signal
+
+    from .runs import slow_task, status, wait_for
+
+    source = tmp_path / "tasks"
+    slow_task(source, "slow", 8)
+    cfg = config(tmp_path, address=cluster.address, harness="oracle", treatments={}, jobs=1, repeats=2,
+                 tasks={"source": str(source), "ids": ["slow"]})
+    settings = {"address": cluster.address, "sandbox": "docker",
+                "nodes": {name: {"docker_host": e.host} for name, e in engines.items()}}
+    run = tmp_path / "run"
+    cli("run", str(_with_backend(cfg, {"backend": "ray", "settings": settings})), "--output", str(run))
+    launched = wait_for("an agent launch", lambda: [e for e in events(run) if e["type"] == "agent.launched"], 600)
+    node = engines[launched[0]["node"]]
+
+    attempt = launched[0]["attempt_id"]
+
+    def running() -> list[str]:
+        return node.docker("ps", "-q", "--filter", f"label=pluginbench.attempt={attempt}").stdout.split()
+
+    assert running(), "the attempt's container should run on its node's engine"
+    os.kill(json.loads((run / "run.lock").read_text())["pid"], signal.SIGKILL)
+    wait_for("the head to be gone", lambda: not status(run)["active"], 60)
+    assert running(), "a killed head leaves the node's container running"
+    cli("run", str(run), "--foreground")
+    st = assert_no_duplicates_none_lost(run)
+    assert st["discarded"] and all(a["outcome"] == "pass" for a in st["attempts"])
+    assert running() == [], "the resume should have stopped the killed head's container on its node"
+    for engine in engines.values():
+        assert engine.docker("ps", "-q", "--filter", "label=pluginbench.owner=pluginbench").stdout.strip() == ""
