@@ -144,6 +144,12 @@ def is_simulated(name: str) -> bool:
     return is_registered(name) and bool(harness_class(name).simulated)
 
 
+def runs_no_agent_cli(name: str) -> bool:
+    """Whether ``name`` is a registered harness with no agent CLI at all (the simulated
+    agent, the oracle and nop controls), so a CLI version does not apply to it."""
+    return is_registered(name) and harness_class(name).cli is None
+
+
 def real_harness_names() -> tuple[str, ...]:
     """The registered harnesses that drive a real agent CLI."""
     return tuple(name for name, cls in harness_classes().items() if cls.real)
@@ -183,6 +189,7 @@ __all__ = [
     "harness_names",
     "is_registered",
     "is_simulated",
+    "runs_no_agent_cli",
     "real_harness_names",
     "register_harness",
     "unregister_harness",

@@ -9,7 +9,7 @@ hash-checked submission, and measures each task's reference solution again with 
 measures that declare ``reference=True`` (``stage="reference"``).
 
 The command owns ``run.lock`` while it works and is then the log's only writer. It refuses
-(exit 2, nothing recorded) an active run, an unfinished run (coding, measurement or first
+(exit 2, nothing written: no event, no ``measure/`` folder) an active run, an unfinished run (coding, measurement or first
 review), a bad or existing revision name, an unknown measure or one the run already
 measures, a ``--coverage-profiles`` key the run saved with a different profile; then,
 after the readiness checks (each collector twice on each task's starting source), a
@@ -309,8 +309,22 @@ async def _collect(engine: Engine, plan: MeasurePlan, ready: _Readiness, skipped
     for task_id in sorted(engine.tasks) if references else []:
         measures = await measure_reference(engine, task_id, references, work / "references", skipped)
         record(RevisionMeasured(revision=plan.revision, attempt_id=task_id, measures=measures, stage="reference"))
-        progress(f"reference {task_id}: " + ", ".join(_shown(name, measures.get(name)) for name in shown
-                                                        if name in measures))
+        progress(reference_line(task_id, plan.requested, references, measures))
+
+
+def reference_line(task_id: str, requested: list[str], references: list[measure_registry.MeasureSpec],
+                   measures: dict[str, Measure]) -> str:
+    """The progress line of one task's reference: the requested reference measures' first
+    columns; when none of the requested measures takes a reference, the reference measures the
+    revision measured again, naming the requested ones as not reference measures (pure)."""
+    wanted = [s for s in references if s.name in requested]
+    note = ""
+    if not wanted:
+        others = [m for m in requested if m not in {s.name for s in references}]
+        note = f" ({', '.join(others)}: not a reference measure)" if others else ""
+        wanted = references
+    names = [c.metric for s in wanted for c in s.columns][:4]
+    return f"reference {task_id}: " + ", ".join(_shown(name, measures.get(name)) for name in names) + note
 
 
 def _shown(name: str, m: Measure | None) -> str:
@@ -384,6 +398,29 @@ def _write_settings(plan: MeasurePlan) -> str:
     return digest
 
 
+def _checked(plan: MeasurePlan, state: RunState, progress: Callable[[str], None]) -> tuple[Engine, _Readiness, Path]:
+    """The readiness checks and every refusal they decide, in a hidden scratch folder that
+    becomes ``measure/<revision>/`` only when nothing is refused. A refusal (or any failure)
+    removes the scratch folder and a ``measure/`` folder this call made, so it writes nothing."""
+    parent = plan.run_dir.root / "measure"
+    made_parent = not parent.exists()
+    checking = parent / f".{plan.revision}.checking"
+    shutil.rmtree(checking, ignore_errors=True)
+    checking.mkdir(parents=True)
+    try:
+        engine = _engine(plan, state)
+        ready = anyio.run(_check, engine, plan, checking, progress, backend="asyncio")
+        _refusals(plan, ready.rows, state)
+    except BaseException:
+        shutil.rmtree(checking, ignore_errors=True)
+        if made_parent:
+            shutil.rmtree(parent, ignore_errors=True)  # only this call's (now empty) folder
+        raise
+    work = parent / plan.revision
+    checking.rename(work)
+    return engine, ready, work
+
+
 def run_measure(plan: MeasurePlan, progress: Callable[[str], None] = print) -> RunState:
     """Own the run, check readiness, collect the revision, select it and rebuild the report."""
     rd = plan.run_dir
@@ -393,24 +430,13 @@ def run_measure(plan: MeasurePlan, progress: Callable[[str], None] = print) -> R
 
         def append(event: Event) -> None:
             writer.record(event)  # the run is finished: nothing it decides is run here
+        engine, ready, work = _checked(plan, state, progress)  # a refusal leaves nothing behind
         for rev in state.measurement_revisions.values():
             if not rev.finished:
                 progress(f"measurement revision {rev.revision} was left unfinished by a process that ended; "
                          "it is recorded as finished and not selected")
                 append(MeasurementRevisionFinished(revision=rev.revision, selected=False,
                                                                    reason="left unfinished by a process that ended"))
-        work = rd.root / "measure" / plan.revision
-        checking = rd.root / "measure" / f".{plan.revision}.checking"
-        shutil.rmtree(checking, ignore_errors=True)
-        checking.mkdir(parents=True)
-        engine = _engine(plan, state)
-        try:
-            ready = anyio.run(_check, engine, plan, checking, progress, backend="asyncio")
-            _refusals(plan, ready.rows, state)
-        except BaseException:
-            shutil.rmtree(checking, ignore_errors=True)  # a refused request leaves nothing behind
-            raise
-        checking.rename(work)
         shutil.copyfile(rd.evaluation, work / "evaluation-before.json")
         (work / "profiles.json").write_text(json.dumps(
             {t: msgspec.to_builtins(p) for t, p in sorted(ready.profiles.items())}, indent=2, sort_keys=True) + "\n")

@@ -41,9 +41,11 @@ def observer_versions(selection: list[str]) -> dict[str, str]:
 
 
 async def measurement_readiness(engine: Engine, tasks: list[str], work_root: Path,
-                                selection: list[str] | None = None) -> list[ReadinessRow]:
+                                selection: list[str] | None = None,
+                                shared_root: Path | None = None) -> list[ReadinessRow]:
     """One row per task and selected measure (``selection``, by default the run's) that has a
-    readiness check."""
+    readiness check. ``shared_root``: the run's ``evidence/measure-shared`` (a check may leave
+    once-per-task evidence there)."""
     rows: list[ReadinessRow] = []
     ev = engine.evaluation
     for spec in registry.selected(ev.measurements if selection is None else selection):
@@ -65,7 +67,8 @@ async def measurement_readiness(engine: Engine, tasks: list[str], work_root: Pat
                                  starting_source=engine.starting_source(task_id), task_image=image,
                                  open_task_sandbox=opener if task_id in engine.tasks else None,
                                  settings=registry.settings_for(spec, ev.measurement_settings),
-                                 work_dir=work_root / task_id / spec.name)
+                                 work_dir=work_root / task_id / spec.name,
+                                 shared_dir=shared_root / spec.name if shared_root is not None else None)
             try:
                 got = spec.check(inp)
                 if inspect.isawaitable(got):

@@ -377,7 +377,8 @@ async def _check_measures(engine: Engine) -> None:
     )
 
     ev = engine.evaluation
-    rows = await measurement_readiness(engine, list(engine.task_sources), engine.run_dir.root / "measure" / "readiness")
+    rows = await measurement_readiness(engine, list(engine.task_sources), engine.run_dir.root / "measure" / "readiness",
+                                       shared_root=engine.run_dir.root / "evidence" / "measure-shared")
     require_ready = settings_of(ev.measurement_settings).require_ready
     doc = readiness_document(rows, require_ready, list(ev.measurements))
     write_readiness_files(engine.run_dir.root, doc)

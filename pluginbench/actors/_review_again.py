@@ -4,7 +4,9 @@ again, as review revision ``NAME``, with the frozen reviewer or another one.
 The command owns ``run.lock`` while it works and is then the log's only writer: it records
 ``review_revision.started``, one ``review.started`` (durable, before each call) and
 ``review.completed``/``review.failed`` per submission, ``review_revision.finished``, then
-rebuilds the report (``report.built``). Criteria, jobs and the review budget stay frozen;
+rebuilds the report (``report.built``). A revision something stops (an error, Ctrl-C, a
+provider stop) is recorded ``review_revision.finished`` with a ``reason``: failed, not
+selected; one whose process was killed is recorded so by the next process that owns the run. Criteria, jobs and the review budget stay frozen;
 packets are the run's own, verified against their bindings. Earlier revisions stay in
 evidence (``evidence/reviews/<revision>/``). Refusals (exit 2) come before any call.
 """
@@ -37,7 +39,7 @@ from ..projections import INITIAL_REVIEW, Ledger, RunState, fold
 from ..rundir import RunDir
 from ..tasks import load_task
 from ._context import Engine, cache_root
-from ._review_rules import Review
+from ._review_rules import Review, abandoned_reason
 from ._reviewer import review_submission
 from ._reviewer_setup import make_reviewer, preflight
 from ._runfiles import load_saved
@@ -141,50 +143,78 @@ def run_review(plan: ReviewPlan, *, select: bool, progress: Callable[[str], None
 
         for rev in state.review_revisions.values():
             if not rev.finished:  # a review command that ended before finishing it
-                progress(f"review revision {rev.revision} was left unfinished by a process that ended; "
-                         "it is recorded as finished and not selected")
-                append(ReviewRevisionFinished(revision=rev.revision, selected=False))
+                reason = abandoned_reason(state, rev.revision)
+                progress(f"review revision {rev.revision} was left unfinished by a process that ended ({reason}); "
+                         "it is recorded as failed and not selected")
+                append(ReviewRevisionFinished(revision=rev.revision, selected=False, reason=reason))
         append(ReviewRevisionStarted(revision=plan.revision, reviewer=plan.reviewer,
                                      assigned=[r.attempt_id for r in plan.assigned], select=select))
-        ev = saved.evaluation
-        hidden = {rd.root, cache_root()}
-        for t in ev.treatments.values():
-            hidden.update(Path(p).resolve() for p in (*t.guidance, *t.skills, *t.plugins))
-        with _probe_server(plan) as probe_url:
-            engine = Engine(run_dir=rd, run_id=rd.run_id, evaluation=ev, environment=None,  # type: ignore[arg-type]  # report-only engine: re-reviewing needs no sandbox
-                            harness=None, task_sources={}, outbox=_DirectOutbox(append),  # type: ignore[arg-type]  # no harness; events go straight to the log
-                            hidden=tuple(sorted(hidden)))
-            engine.tasks = {t: load_task(rd.frozen_task(t), t) for t in state.prepared_tasks}
-            engine.reviewer = make_reviewer(plan.reviewer, probe_base_url=probe_url, hidden=engine.hidden)
-            stops: list[str] = []
-
-            async def main() -> None:
-                limiter = anyio.CapacityLimiter(ev.jobs)
-
-                async def one(job: Review) -> None:
-                    async with limiter:
-                        if stops:
-                            return
-                        event = await review_submission(engine, engine.reviewer, job)
-                        append(event)
-                        if getattr(event, "provider_stop", False):
-                            stops.append(f"{job.attempt_id}: {getattr(event, 'reason', None)}")
-                        progress(f"{job.attempt_id}: " + _said(event))
-
-                async with anyio.create_task_group() as tg:
-                    for job in plan.assigned:
-                        tg.start_soon(one, job)
-
-            anyio.run(main, backend="asyncio")
+        try:
+            stops = _review_all(plan, state, saved, append, progress)
+        except BaseException as exc:
+            # Whatever stopped it (an error, Ctrl-C, a closed terminal), the revision did
+            # not review everything: it is recorded as failed, never as finished.
+            with contextlib.suppress(Exception):
+                append(ReviewRevisionFinished(revision=plan.revision, selected=False, reason=_stopped_by(exc)))
+            raise
         if stops:
-            raise PluginBenchError(f"provider stop in review revision {plan.revision} ({stops[0]}); the revision "
-                                   "is left unfinished; review again later under a new name")
+            reason = f"provider stop ({stops[0]})"
+            append(ReviewRevisionFinished(revision=plan.revision, selected=False, reason=reason))
+            raise PluginBenchError(f"{reason} in review revision {plan.revision}; the revision is recorded as "
+                                   "failed; review again later under a new name")
         append(ReviewRevisionFinished(revision=plan.revision, selected=select))
         from ..projections import build_report
 
         files = build_report(rd.root)
         append(ReportBuilt(path=str(files.report_html.relative_to(rd.root))))
         return state
+
+
+def _review_all(plan: ReviewPlan, state: RunState, saved: Any, append: Callable[[Event], None],
+                progress: Callable[[str], None]) -> list[str]:
+    """Review every assigned submission (``jobs`` at a time); the provider stops met."""
+    rd = plan.run_dir
+    ev = saved.evaluation
+    hidden = {rd.root, cache_root()}
+    for t in ev.treatments.values():
+        hidden.update(Path(p).resolve() for p in (*t.guidance, *t.skills, *t.plugins))
+    with _probe_server(plan) as probe_url:
+        engine = Engine(run_dir=rd, run_id=rd.run_id, evaluation=ev, environment=None,  # type: ignore[arg-type]  # report-only engine: re-reviewing needs no sandbox
+                        harness=None, task_sources={}, outbox=_DirectOutbox(append),  # type: ignore[arg-type]  # no harness; events go straight to the log
+                        hidden=tuple(sorted(hidden)))
+        engine.tasks = {t: load_task(rd.frozen_task(t), t) for t in state.prepared_tasks}
+        engine.reviewer = make_reviewer(plan.reviewer, probe_base_url=probe_url, hidden=engine.hidden)
+        stops: list[str] = []
+
+        async def main() -> None:
+            limiter = anyio.CapacityLimiter(ev.jobs)
+
+            async def one(job: Review) -> None:
+                async with limiter:
+                    if stops:
+                        return
+                    event = await review_submission(engine, engine.reviewer, job)
+                    append(event)
+                    if getattr(event, "provider_stop", False):
+                        stops.append(f"{job.attempt_id}: {getattr(event, 'reason', None)}")
+                    progress(f"{job.attempt_id}: " + _said(event))
+
+            async with anyio.create_task_group() as tg:
+                for job in plan.assigned:
+                    tg.start_soon(one, job)
+
+        anyio.run(main, backend="asyncio")
+    return stops
+
+
+def _stopped_by(exc: BaseException) -> str:
+    """The first real cause of a stop, as one line (task groups wrap it in a group)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted (Ctrl-C)"
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"stopped by an error: {type(exc).__name__}" + (f": {text}" if text else "")
 
 
 def _said(event: Any) -> str:

@@ -52,12 +52,21 @@ REVIEWED = Requirement(
 )
 
 
+def abandoned_reason(state: RunState, revision: str) -> str:
+    """Why a revision still running when its process ended failed, with its progress."""
+    rev = state.review_revisions[revision]
+    recs = state.reviews.get(revision, {})
+    reviewed = sum(1 for aid in rev.assigned if aid in recs and recs[aid].settled)
+    return f"left unfinished by a process that ended, {reviewed} of {len(rev.assigned)} submissions reviewed"
+
+
 def decide_review(state: RunState, event: Event, core: CoreRules) -> list[Any]:
     match event:
         case RunStarted():
             # The worker holds run.lock: a revision still unfinished was left by a
-            # `pluginbench review` that ended; it is closed, not selected.
-            return [Emit(ReviewRevisionFinished(revision=r.revision, selected=False))
+            # `pluginbench review` that ended; it failed, and is not selected.
+            return [Emit(ReviewRevisionFinished(revision=r.revision, selected=False,
+                                                reason=abandoned_reason(state, r.revision)))
                     for r in state.review_revisions.values() if not r.finished]
         case ReviewFailed(provider_stop=True, revision=rev) if rev == INITIAL_REVIEW:
             if state.stopping is None:

@@ -14,7 +14,7 @@ import typer
 from ._compare import calibrate_command, compare_command
 from ._dashboard import dashboard_command
 from ._doctor import doctor_command
-from ._help import reflow_help
+from ._help import HelpWhenBareGroup, reflow_help
 from ._judge import judge_app
 from ._measure import measure_command
 from ._probe import probe_app
@@ -32,6 +32,7 @@ app = typer.Typer(
         "hidden verifiers, with paired statistics."
     ),
     no_args_is_help=True,
+    cls=HelpWhenBareGroup,
     add_completion=False,
     pretty_exceptions_enable=False,
 )

@@ -10,8 +10,14 @@ from __future__ import annotations
 
 import inspect
 import re
+from typing import TYPE_CHECKING
 
 import typer
+import typer.core
+
+if TYPE_CHECKING:
+    # Typer 0.29 ships its own copy of Click; its groups take that copy's Context.
+    from typer._click.core import Context as ClickContext
 
 _DOUBLE_BACKTICKS = re.compile(r"``([^`]+)``")
 _LIST_ITEM = re.compile(r"^\s*(?:[*-]|\d+\.)\s")
@@ -41,3 +47,17 @@ def reflow_help(app: typer.Typer) -> None:
     for group in app.registered_groups:
         if group.typer_instance is not None:
             reflow_help(group.typer_instance)
+
+
+class HelpWhenBareGroup(typer.core.TyperGroup):
+    """A command group that, called with no arguments, prints its help and exits 0.
+
+    Click 8.2 turned a bare group call into a usage error (exit 2); asking what a command
+    can do is not bad input, so it answers like ``--help`` does.
+    """
+
+    def parse_args(self, ctx: ClickContext, args: list[str]) -> list[str]:
+        if not args and self.no_args_is_help and not ctx.resilient_parsing:
+            typer.echo(ctx.get_help(), color=ctx.color)
+            ctx.exit(0)
+        return super().parse_args(ctx, args)

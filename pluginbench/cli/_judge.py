@@ -10,10 +10,12 @@ import typer
 
 from ..errors import InputError
 from ._common import console, err_console, errors_to_exit_codes, print_json
+from ._help import HelpWhenBareGroup
 
 judge_app = typer.Typer(
     help="Blind pairwise judging of matched submissions from two arms: prepare, run the judges, tally.",
     no_args_is_help=True,
+    cls=HelpWhenBareGroup,
 )
 
 

@@ -8,10 +8,12 @@ from typing import Annotated
 import typer
 
 from ._common import errors_to_exit_codes
+from ._help import HelpWhenBareGroup
 
 probe_app = typer.Typer(
     help="The loopback model server that drives the real CLIs in probe runs, doctor and tests.",
     no_args_is_help=True,
+    cls=HelpWhenBareGroup,
 )
 
 

@@ -348,16 +348,26 @@ def cost_line(cost: dict[str, Any]) -> str:
             f"{cost['basis']}){ceiling}")
 
 
+# The plan table's slot, task (folded), arm (folded) and repeat columns and its borders.
+_TABLE_WITHOUT_ID = 40
+
+
+def counted(n: int, noun: str) -> str:
+    """``1 repeat``, ``3 repeats``: a count with its noun in the right number."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _print_plan(summary: dict[str, Any], json_out: bool) -> None:
     if json_out:
         print_json(summary)
         return
-    from rich.table import Table
+    from rich.table import Column, Table
     from rich.text import Text
 
     console.print(
         f"[bold]{escape(str(summary['name']))}[/]: {summary['coding_attempts']} coding attempts = "
-        f"{len(summary['tasks'])} tasks × {len(summary['arms'])} arms × {summary['repeats']} repeats; "
+        f"{counted(len(summary['tasks']), 'task')} × {counted(len(summary['arms']), 'arm')} × "
+        f"{counted(summary['repeats'], 'repeat')}; "
         f"jobs {summary['jobs']}, seed {summary['seed']}, harness {summary['harness']}",
         highlight=False,
     )
@@ -369,14 +379,17 @@ def _print_plan(summary: dict[str, Any], json_out: bool) -> None:
         f"{key} {_config_value(caps[key]['value'])} ({caps[key]['enforcement']})" for key in ("subagents", "max_threads", "max_depth")
     ), highlight=False, markup=False)
     slots: list[dict[str, Any]] = summary["slots"]
-    if len(slots) > 500:
-        # Plain columns: a rich table of thousands of rows takes seconds to lay out.
-        width = max(len(s["attempt_id"]) for s in slots)
+    width = max((len(s["attempt_id"]) for s in slots), default=0)
+    # Attempt ids are what users copy, so they are never cut: when the table cannot hold
+    # them whole beside the other columns, plain columns (as for thousands of rows, which
+    # a rich table takes seconds to lay out).
+    if len(slots) > 500 or width + _TABLE_WITHOUT_ID > console.width:
         sys.stdout.write("slot  " + "attempt".ljust(width) + "  repeat\n")
         sys.stdout.writelines(f"{s['slot']:>4}  {s['attempt_id']:<{width}}  {s['repeat']:>6}\n" for s in slots)
         sys.stdout.flush()
     else:
-        table = Table("slot", "attempt", "task", "arm", "repeat")
+        table = Table("slot", Column("attempt", no_wrap=True, min_width=width), Column("task", overflow="fold"),
+                      Column("arm", overflow="fold"), "repeat")
         for s in slots:
             table.add_row(*(Text(str(s[k])) for k in ("slot", "attempt_id", "task", "arm", "repeat")))  # never markup
         console.print(table)

@@ -22,8 +22,10 @@ import typer
 
 from ..errors import ClipboardError, ConfigError, TaskError
 from ._common import err_console, errors_to_exit_codes
+from ._help import HelpWhenBareGroup
 
-tasks_app = typer.Typer(help="Choose remote task folders for tasks.urls.", no_args_is_help=True)
+tasks_app = typer.Typer(help="Choose remote task folders for tasks.urls.", no_args_is_help=True,
+                        cls=HelpWhenBareGroup)
 
 _CLIPBOARDS = (
     ("WAYLAND_DISPLAY", ["wl-copy"]),

@@ -66,7 +66,7 @@ def _node_lines(snap: dict[str, Any]) -> list[Text]:
 
 def _measure_lines(measures: dict[str, Any], owned: bool) -> list[Text]:
     """The selected measures, the measurement and review revisions (a collecting or running
-    one that no process owns shows as interrupted), and each (task, measure) pair the run
+    one that no process owns shows as interrupted; a failed review revision, its reason), and each (task, measure) pair the run
     does not measure with its reason."""
     lines: list[Text] = []
     if measures.get("selected"):
@@ -80,6 +80,8 @@ def _measure_lines(measures: dict[str, Any], owned: bool) -> list[Text]:
     reviews = []
     for r in measures.get("review_revisions") or []:
         state = "interrupted" if r["status"] == "running" and not owned else r["status"]
+        if r.get("reason"):
+            state += f": {r['reason']}"
         reviewer = r["harness"] if r["model"] in (None, r["harness"]) else f"{r['harness']} {r['model']}"
         reviews.append(f"{r['revision']} ({reviewer}, {r['reviewed']}/{r['assigned']} reviewed, {state}"
                        + (", selected)" if r["selected"] else ")"))

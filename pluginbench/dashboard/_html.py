@@ -262,7 +262,8 @@ def run_fragment(m: RunPage) -> str:
     for kind, revs in m.revisions.items():
         if revs:
             out.append(f"<p>{kind}: " + ", ".join(
-                escape(f"{r.get('revision')} ({r.get('status')}{', selected' if r.get('selected') else ''})") for r in revs) + "</p>")
+                escape(f"{r.get('revision')} ({r.get('status')}{': ' + r['reason'] if r.get('reason') else ''}"
+                       f"{', selected' if r.get('selected') else ''})") for r in revs) + "</p>")
         else:
             out.append(f'<p class="muted">{kind}: none</p>')
     return "".join(out)

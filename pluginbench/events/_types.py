@@ -523,10 +523,13 @@ class ReviewRevisionStarted(_Event, frozen=True, tag="review_revision.started"):
 
 
 class ReviewRevisionFinished(_Event, frozen=True, tag="review_revision.finished"):
-    """Every assigned review of ``revision`` ended; ``selected`` says whether the report uses it."""
+    """Revision ``revision`` ended; ``selected`` says whether the report uses it. With a
+    ``reason`` it failed: an error stopped it, or the process reviewing it ended (its
+    unsettled reviews stay unreviewed; a new revision reviews again)."""
 
     revision: str
     selected: bool
+    reason: str | None = None
 
 
 class ReadinessRow(msgspec.Struct, frozen=True, kw_only=True):

@@ -18,9 +18,10 @@ declared coverage.py version (coverage.py JSON), and measures the same executabl
 from __future__ import annotations
 
 import contextlib
+import re
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,8 @@ async def run_coverage(open_sandbox: OpenSandbox, starting: Path, profile: Cover
                 await sb.get(base, out_dir / "report.raw")
             except (EnvironmentFailure, OSError, FileNotFoundError):
                 tail = _tail(out_dir / "command-stderr.txt")
+                if not_found(result.exit_code, tail):
+                    raise MeasurementError(not_found_message(profile.command, result.exit_code, tail)) from None
                 raise MeasurementError(f"the coverage command (exit {result.exit_code}) wrote no {profile.report_path}"
                                        + (f": {tail}" if tail else "")) from None
             for suffix in SIDE_SUFFIXES:
@@ -98,6 +101,29 @@ async def run_coverage(open_sandbox: OpenSandbox, starting: Path, profile: Cover
     (out_dir / "test-command-status.txt").write_text(
         f"exit {result.exit_code}: test outcomes stay separate from coverage availability\n")
     return read_report(out_dir, profile, sources, go_mod if profile.format == "go-coverprofile" else "")
+
+
+#: the shell's exit status for a command it cannot find
+NOT_FOUND = 127
+#: what a missing program or Python module prints: bubblewrap's failed exec (exit 1), a
+#: shell's "not found" (exit 127), ``python3 -m <module>`` without the module (exit 1)
+_NOT_FOUND_TEXT = re.compile(r"execvp .*No such file or directory|: not found$|command not found|No module named")
+
+
+def not_found(exit_code: int | None, tail: str) -> bool:
+    """Whether the coverage command failed because the sandbox lacks its program or module."""
+    return exit_code == NOT_FOUND or (exit_code not in (None, 0) and bool(_NOT_FOUND_TEXT.search(tail)))
+
+
+def not_found_message(command: Sequence[str], exit_code: int | None, tail: str) -> str:
+    """The sandbox cannot find the coverage tool: names the command, what the sandbox sees, and the fix."""
+    return (f"the coverage command {' '.join(command)!r} (exit {exit_code}) found no coverage tool inside the "
+            "sandbox" + (f" ({tail})" if tail else "") + ". Under the local backend's bubblewrap isolation the "
+            "sandbox sees only the system folders /usr, /bin, /sbin and /lib*, not a virtualenv, a home folder, "
+            "/opt or the repository's .venv; fix: install the tool under /usr (e.g. `apt-get install "
+            "python3-coverage`, or `pip install --break-system-packages coverage==<tool_version>` as root, which "
+            "puts it in /usr/local) and run it as `python3 -m coverage` or by a path under /usr; on docker, "
+            "install it in the task image")
 
 
 def _tail(path: Path) -> str:

@@ -19,7 +19,7 @@ from ..events import Measure
 from ._coverage_changed import COVERAGE_METRICS, METRIC_UNITS, CoverageContext, changed_coverage
 from ._coverage_profile import CoverageProfile, resolve_profile, settings_of
 from ._coverage_run import coverage_readiness, run_coverage
-from ._coverage_starting import starting_key, starting_report
+from ._coverage_starting import publish_starting, starting_key, starting_report
 from ._port import CollectorInput, Column, MeasureSpec, Readiness, ReadinessInput
 from ._registry import register, register_general_setting
 
@@ -94,7 +94,12 @@ async def check_coverage(inp: ReadinessInput) -> Readiness:
         profile, why = _task_profile(inp.task_dir, inp.task, inp.settings)
     except PluginBenchError as exc:
         return Readiness("broken", f"the frozen task cannot be read: {exc}")
-    row, _ = await coverage_readiness(inp.open_task_sandbox, inp.starting_source, inp.task, profile, why, inp.work_dir)
+    row, report = await coverage_readiness(inp.open_task_sandbox, inp.starting_source, inp.task, profile, why,
+                                           inp.work_dir)
+    if report is not None and profile is not None and inp.shared_dir is not None:
+        # the collectors' starting report: readiness already ran the command on the starting source
+        key = starting_key(inp.task, inp.task_image or str(inp.starting_source), profile, COVERAGE_OBSERVER_VERSION)
+        publish_starting(inp.work_dir / "starting-1", report, inp.shared_dir, key)
     return Readiness(row.state, row.reason, profile.tool_version if profile is not None else None)  # type: ignore[arg-type]  # ReadinessRow.state is a plain str in the log; coverage_readiness writes only ReadinessState values
 
 

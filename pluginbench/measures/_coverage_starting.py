@@ -13,7 +13,9 @@ Safe under concurrency and kill -9: a collection writes into its own hidden
 folder without ``report.json`` is never read. Collectors of one worker wait for the one
 that is computing it (one lock per key and event loop); two workers racing both compute
 and the first rename wins. A killed collection leaves only its partial folder, so a
-resumed run computes the report again.
+resumed run computes the report again. Preparation's readiness check, which runs the command
+twice on the starting source anyway, publishes its first run the same way
+(:func:`publish_starting`), so a fresh run's collectors usually find it there.
 """
 
 from __future__ import annotations
@@ -58,6 +60,28 @@ def _saved(folder: Path) -> CoverageReport | None:
         return msgspec.json.decode((folder / REPORT).read_bytes(), type=CoverageReport)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         return None
+
+
+def publish_starting(folder: Path, report: CoverageReport, shared: Path, key: str) -> Path:
+    """Publish readiness's first starting-source run (``folder``, its parsed ``report``) as the
+    task's starting report, so no collector runs it again; an existing one is kept."""
+    final = shared / f"starting-{key}"
+    if _saved(final) is not None:
+        return final
+    shared.mkdir(parents=True, exist_ok=True)
+    partial = shared / f".starting-{key}.{uuid.uuid4().hex[:8]}.partial"
+    try:
+        shutil.copytree(folder, partial)
+        (partial / "source.txt").write_text("readiness: the first of its two runs on the starting source\n")
+        (partial / REPORT).write_bytes(msgspec.json.encode(report))
+        try:
+            os.rename(partial, final)
+        except OSError:
+            if _saved(final) is None:
+                raise
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    return final
 
 
 async def starting_report(open_sandbox: OpenSandbox, starting: Path, profile: CoverageProfile, shared: Path,

@@ -115,6 +115,9 @@ class ReadinessInput(NamedTuple):
     open_task_sandbox: Callable[[], AbstractAsyncContextManager[Any]] | None
     settings: Mapping[str, Any]
     work_dir: Path
+    #: the run's folder for this measure's once-per-task evidence (the collectors'
+    #: ``CollectorInput.shared_dir``); None outside a run (``check``)
+    shared_dir: Path | None = None
 
 
 class Readiness(NamedTuple):

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 
+from ..harness_registry import runs_no_agent_cli
 from ..measures import Column, all_columns, collected_columns
 from ._report_code import PLAIN_COLUMNS
 from ._report_cost import cost_html
@@ -91,10 +92,13 @@ def _identity(run: Mapping[str, Any]) -> str:
         ("Attempts complete", f"{run['attempts_complete']} of {run['attempts_total']}"),
         ("PluginBench", run["pluginbench_version"]),
     ]
-    # Identity fields are settings, not measurements: an absent one was not set.
-    not_set = '<span class="flat">not set</span>'
+    # Identity fields are settings, not measurements: an absent one was not set, except
+    # a CLI version for a harness that runs no agent CLI, where it does not apply.
+    absent = {k: '<span class="flat">not set</span>' for k, _ in items}
+    if runs_no_agent_cli(str(run["harness"] or "")):
+        absent["CLI version"] = f'<span class="flat">none: the {_e(run["harness"])} harness runs no agent CLI</span>'
     cells = "".join(
-        f"<div><dt>{_e(k)}</dt><dd>{not_set if v is None else _e(v)}</dd></div>" for k, v in items
+        f"<div><dt>{_e(k)}</dt><dd>{absent[k] if v is None else _e(v)}</dd></div>" for k, v in items
     )
     for source in run.get("task_sources") or []:  # tasks.urls, pinned when the run was created
         cells += f"<div><dt>Task {_e(source['task_id'])}</dt><dd>{_e(source['pinned_url'])}</dd></div>"

@@ -18,7 +18,7 @@ from ..events import Usage
 from ..harness_registry import is_simulated
 from ..review import CATEGORIES, SEVERITIES
 from ._report_data import num, tokens_dict
-from ._state import RunState
+from ._state import RunState, review_revision_failure
 
 _COUNTERS = ("input", "cached_input", "uncached_input", "output", "total")
 
@@ -126,8 +126,11 @@ def reviews_section(state: RunState, arms: list[str], tasks: list[str]) -> dict[
                   "finished": all(r.settled for r in state.reviews.get("initial", {}).values()),
                   "selected": revision == "initial"}] if state.reviewer is not None else []
     for rev in state.review_revisions.values():
+        recs = state.reviews.get(rev.revision, {})
+        failed = review_revision_failure(rev, sum(1 for aid in rev.assigned if aid in recs and recs[aid].settled))
         revisions.append({"revision": rev.revision, "reviewer": reviewer_identity(rev.reviewer, rev.revision),
-                          "finished": rev.finished, "selected": revision == rev.revision})
+                          "finished": rev.finished and failed is None, "selected": revision == rev.revision,
+                          "failed_reason": failed})
     return {
         "selected_revision": revision,
         "reviewer": identity,

@@ -53,5 +53,7 @@ def reviews_html(doc: Mapping[str, Any]) -> str:
              f"output {_n(u['output'])}, total {_n(u['total'])} ({_e(u['status'])}"
              + (f", {u['unknown_calls']} call(s) unknown" if u["unknown_calls"] else "") + ").</p>")
     revisions = ", ".join(f"{_e(x['revision'])} ({_e(x['reviewer']['harness'])} {_e(x['reviewer']['model'])}"
-                          + (", selected" if x["selected"] else "") + ")" for x in r["revisions"])
+                          + (", selected" if x["selected"] else "")
+                          + (f", failed: {_e(x['failed_reason'])}" if x.get("failed_reason") else "") + ")"
+                          for x in r["revisions"])
     return head + arms + tasks + "<h3>Failed reviews</h3>" + failed_html + usage + f"<p>Revisions: {revisions}.</p>"

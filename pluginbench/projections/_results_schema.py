@@ -447,6 +447,7 @@ class ReviewRevisionRow(_Strict, frozen=True):
     reviewer: Annotated[ReviewerInfo, Meta(description="Its reviewer.")]
     finished: Annotated[bool, Meta(description="Every assigned review ended.")]
     selected: Annotated[bool, Meta(description="The report uses it.")]
+    failed_reason: Annotated[str | None, Meta(description="Why it failed (an error stopped it, or the process reviewing it ended); null when it did not fail.")] = None
 
 
 class ReviewUsage(_Strict, frozen=True):

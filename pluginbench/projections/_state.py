@@ -162,6 +162,21 @@ class ReviewRevision:
     select: bool
     finished: bool = False
     selected: bool = False
+    #: why it failed (an error stopped it, or its process ended); None when it finished
+    reason: str | None = None
+
+
+def review_revision_failure(rev: ReviewRevision, reviewed: int) -> str | None:
+    """Why an ended review revision failed, or None when it finished. A log from before
+    failures had reasons closed an abandoned revision with no reason: it failed too when
+    some assigned submission was never reviewed."""
+    if not rev.finished:
+        return None
+    if rev.reason is not None:
+        return rev.reason
+    if reviewed < len(rev.assigned):
+        return f"ended with {reviewed} of {len(rev.assigned)} submissions reviewed"
+    return None
 
 
 @dataclass(slots=True)
@@ -532,7 +547,7 @@ class RunState:
                 self.reviews.setdefault(event.revision, {})
             case ReviewRevisionFinished():
                 rev = self.review_revisions[event.revision]
-                rev.finished, rev.selected = True, event.selected
+                rev.finished, rev.selected, rev.reason = True, event.selected, event.reason
             case MeasurementReadinessChecked():
                 self.measurement_readiness = list(event.readiness)
                 self.prepared_not_measured = list(event.not_measured)

@@ -103,12 +103,13 @@ class ArmStatus(_Out, frozen=True):
 
 class ReviewRevision(_Out, frozen=True):
     revision: Annotated[str, Meta(description="`initial` (the run's own review phase) or the revision `pluginbench review` made.")]
-    status: Annotated[Literal["running", "finished"], Meta(description="Whether every assigned submission has a settled review.")]
+    status: Annotated[Literal["running", "finished", "failed"], Meta(description="running; finished (every assigned submission has a settled review); or failed (an error stopped it, or the process reviewing it ended: `reason` says which). A running revision no process owns reads `interrupted` in the terminal view.")]
     selected: Annotated[bool, Meta(description="Whether the report shows this revision.")]
     reviewed: Annotated[int, Meta(description="Settled reviews.")]
     assigned: Annotated[int, Meta(description="Submissions to review.")]
     harness: Annotated[str, Meta(description="The reviewer's harness.")]
     model: Annotated[str, Meta(description="The reviewer's model.")]
+    reason: Annotated[str | None, Meta(description="Why a failed revision failed; null otherwise.")] = None
 
 
 class MeasurementRevisionStatus(_Out, frozen=True):

@@ -13,7 +13,7 @@ import msgspec
 
 from ..events import VANILLA
 from ._report_refs import references_from_log
-from ._state import Attempt, RunState
+from ._state import Attempt, RunState, review_revision_failure
 
 #: How a native-session usage beside an unknown total is labelled everywhere.
 NATIVE_SESSION_LABEL = "native CLI session only; command-hook subprocesses are unmetered and not included"
@@ -139,8 +139,9 @@ def run_row(state: RunState) -> dict[str, Any]:
 
 
 def review_revisions(state: RunState) -> list[dict[str, Any]]:
-    """Each review revision as status shows it: revision, status (running, finished),
-    selected, and reviewed (settled reviews) of assigned (submissions to review)."""
+    """Each review revision as status shows it: revision, status (running, finished, or
+    failed with its reason), selected, and reviewed (settled reviews) of assigned
+    (submissions to review)."""
     out: list[dict[str, Any]] = []
     selected = state.selected_review
     if state.reviewer is not None:
@@ -148,13 +149,16 @@ def review_revisions(state: RunState) -> list[dict[str, Any]]:
         reviewed = sum(1 for aid in assigned if state.reviewed(aid))
         out.append({"revision": "initial", "status": "finished" if assigned and reviewed == len(assigned) else "running",
                     "selected": selected == "initial", "reviewed": reviewed, "assigned": len(assigned),
-                    "harness": state.reviewer.harness, "model": state.reviewer.model})
+                    "harness": state.reviewer.harness, "model": state.reviewer.model, "reason": None})
     for rev in state.review_revisions.values():
         recs = state.reviews.get(rev.revision, {})
-        out.append({"revision": rev.revision, "status": "finished" if rev.finished else "running",
-                    "selected": selected == rev.revision,
-                    "reviewed": sum(1 for aid in rev.assigned if aid in recs and recs[aid].settled),
-                    "assigned": len(rev.assigned), "harness": rev.reviewer.harness, "model": rev.reviewer.model})
+        reviewed = sum(1 for aid in rev.assigned if aid in recs and recs[aid].settled)
+        reason = review_revision_failure(rev, reviewed)
+        out.append({"revision": rev.revision,
+                    "status": "running" if not rev.finished else ("failed" if reason else "finished"),
+                    "selected": selected == rev.revision, "reviewed": reviewed,
+                    "assigned": len(rev.assigned), "harness": rev.reviewer.harness, "model": rev.reviewer.model,
+                    "reason": reason})
     return out
 
 

@@ -41,3 +41,13 @@ def test_help_paragraphs_are_not_broken_at_docstring_line_ends(args: list[str]) 
     for paragraph in paragraphs:
         assert paragraph.replace("`", "") in lines, (paragraph, out)
     assert "``" not in out
+
+
+@pytest.mark.parametrize("args", [[], ["tasks"], ["judge"], ["probe"]], ids=lambda a: " ".join(a) or "pluginbench")
+def test_a_bare_command_group_prints_its_help_and_exits_0(args: list[str]) -> None:
+    """`pluginbench` (or a command group) with no arguments prints the same help as `--help` and exits 0, nothing on stderr."""
+    result = CliRunner().invoke(app, args, env={"COLUMNS": "100", "TERM": "dumb"})
+    assert result.exit_code == 0, result.output
+    assert result.stdout == _help(args, 100)
+    assert "Usage: pluginbench" in result.stdout
+    assert not result.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -136,3 +137,29 @@ def test_a_foreground_run_piped_into_head_still_finishes(tmp_path: Path) -> None
     status = subprocess.run([sys.executable, "-m", "pluginbench", "status", str(run_dir), "--json"],
                             capture_output=True, timeout=120, check=True)
     assert json.loads(status.stdout)["phase"] == "complete"
+
+
+def test_dry_run_header_counts_in_the_right_number(tmp_path: Path) -> None:
+    """The plan header says `1 task × 2 arms × 1 repeat` (singular for one), not `1 repeats`."""
+    code, out = run_cli("run", str(write_config(tmp_path, tasks=["word-wrap"])), "--dry-run")
+    assert code == 0, out
+    assert "2 coding attempts = 1 task × 2 arms × 1 repeat;" in out, out
+
+
+@pytest.mark.parametrize("columns", [60, 80, 85, 200])
+def test_dry_run_attempt_ids_stay_whole_on_a_narrow_console(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             columns: int) -> None:
+    """At any console width (a pipe is 80 columns) every planned attempt id is printed whole on one line, once."""
+    from pluginbench.cli import _run
+
+    monkeypatch.setattr(_run.console, "width", columns)
+    config = write_config(tmp_path, tasks=["roman-numerals", "word-wrap"], repeats=2)
+    code, plan = run_cli("run", str(config), "--dry-run", "--json")
+    assert code == 0, plan
+    ids = [slot["attempt_id"] for slot in json.loads(plan)["slots"]]
+    assert any(len(i) > 30 for i in ids), ids
+    code, out = run_cli("run", str(config), "--dry-run")
+    assert code == 0, out
+    words = [word for line in out.splitlines() for word in line.replace("│", " ").split()]
+    for attempt_id in ids:
+        assert words.count(attempt_id) == 1, (attempt_id, out)

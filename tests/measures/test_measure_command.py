@@ -210,11 +210,15 @@ def test_a_fresh_run_selecting_coverage_collects_it(tmp_path: Path, venv_path) -
     """A run that selects coverage with a profile collects it per attempt through the collector
     actor: the guided arm (tests-first) gets 0.6 with one redundant test, vanilla 0.2, and the
     report groups the medians by language and analyzer."""
+    counter = tmp_path / "coverage-runs.txt"  # outside the sandboxes: one line per run of the command
+    counted = {**PROFILE, "command": ["sh", "-c", f"echo run >> {counter}; sh coverage.sh"]}
     config = _config(tmp_path, measurements=["tokens", "time", "lines", "coverage"],
-                     measurement_settings={"coverage_profiles": {"python": PROFILE}})
+                     measurement_settings={"coverage_profiles": {"python": counted}})
     code, out = run_cli("run", str(config), "--output", str(tmp_path / "run"), "--foreground")
     assert code == 0, out
     results = json.loads((tmp_path / "run" / "report" / "results.json").read_text())
+    # readiness's two starting runs, then one per submission: readiness's first is the collectors' starting report
+    assert counter.read_text().count("run") == 2 + len(results["attempts"])
     got = {r["arm"]: r["measures"]["changed_line_coverage"]["value"] for r in results["attempts"]}
     assert got == {"vanilla": 0.2, "tests-first": 0.6}, got
     group = results["code_measures"]["changed_line_coverage"]["python|coverage-py-json 7.17.3"]
@@ -226,6 +230,7 @@ def test_a_fresh_run_selecting_coverage_collects_it(tmp_path: Path, venv_path) -
     folders = sorted(p.name for p in shared.iterdir())
     assert len(folders) == 1 and folders[0].startswith("starting-"), folders
     assert (shared / folders[0] / "report.raw").is_file()
+    assert (shared / folders[0] / "source.txt").read_text().startswith("readiness")
     for row in results["attempts"]:
         work = tmp_path / "run" / row["evidence"] / "measure" / "coverage"
         assert (work / "starting.txt").read_text().strip() == str(shared / folders[0])

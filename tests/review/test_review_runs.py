@@ -40,7 +40,7 @@ def test_a_simulated_reviewer_reviews_every_submission_and_is_labelled(tmp_path:
     status = json.loads(_pb("status", str(run_dir), "--json").stdout)
     assert status["measures"]["review_revisions"] == [
         {"revision": "initial", "status": "finished", "selected": True, "reviewed": 4, "assigned": 4,
-         "harness": "simulated", "model": "simulated"}]
+         "harness": "simulated", "model": "simulated", "reason": None}]
 
 
 @pytest.mark.parametrize("reviewer, field", [
