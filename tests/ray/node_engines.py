@@ -83,7 +83,18 @@ def _stop(engine: NodeEngine) -> None:
         except subprocess.TimeoutExpired:
             engine.proc.kill()
             engine.proc.wait(timeout=30)
+    _unmount_under(engine.root)
     shutil.rmtree(engine.root, ignore_errors=True)
+
+
+def _unmount_under(root: Path) -> None:
+    """dockerd leaves mounts under its exec root (``exec/netns/default``, an nsfs bind);
+    unmount everything below ``root`` (deepest first) so the folder can be removed."""
+    with open("/proc/self/mounts") as fh:
+        points = [line.split()[1] for line in fh]
+    prefix = str(root) + "/"
+    for point in sorted((p for p in points if p.startswith(prefix)), key=len, reverse=True):
+        subprocess.run(["umount", "-l", point], capture_output=True, timeout=30)
 
 
 @contextmanager
