@@ -124,6 +124,14 @@ def element_text(driver: Any, element_id: str) -> str:
         "const e = document.getElementById(arguments[0]); return e ? e.textContent.trim() : '';", element_id))
 
 
+def attribute_rows(driver: Any, css: str, attribute: str) -> list[tuple[str, str]]:
+    """Each matching element's ``attribute`` and text, read in one in-page script (atomic against live updates)."""
+    found = driver.execute_script(
+        "return Array.from(document.querySelectorAll(arguments[0]))"
+        ".map(e => [e.getAttribute(arguments[1]) || '', e.innerText]);", css, attribute)
+    return [(str(key), str(text)) for key, text in found]
+
+
 def texts(driver: Any, css: str) -> list[str]:
     from selenium.webdriver.common.by import By
 
@@ -132,17 +140,21 @@ def texts(driver: Any, css: str) -> list[str]:
 
 def test_runs_view_lists_every_run_running_first(runs: Runs, browser: Any) -> None:
     """The Runs view shows each run with phase and completed attempts; the running run comes first; the corrupt one says why."""
-    from selenium.webdriver.common.by import By
-
     browser.get(runs.url("/"))
-    rows = browser.find_elements(By.CSS_SELECTOR, "#runs tr[data-run]")
-    keys = [r.get_attribute("data-run") for r in rows]
-    assert set(keys) == {runs.key("demo"), runs.key("corrupt"), runs.key("live")}
-    assert keys[0] == runs.key("live") and "coding" in rows[0].text or "starting" in rows[0].text
-    demo = next(r for r in rows if r.get_attribute("data-run") == runs.key("demo"))
-    assert "complete" in demo.text and "36 of 36" in demo.text and "simulated" in demo.text
-    corrupt = next(r for r in rows if r.get_attribute("data-run") == runs.key("corrupt"))
-    assert "unreadable" in corrupt.text and "stale" in corrupt.text
+    everyone = {runs.key("demo"), runs.key("corrupt"), runs.key("live")}
+
+    def settled() -> list[tuple[str, str]] | None:
+        # The view refreshes live (the running run changes), so each look reads all rows at once.
+        rows = attribute_rows(browser, "#runs tr[data-run]", "data-run")
+        if {key for key, _ in rows} != everyone:
+            return None
+        first = rows[0]
+        return rows if first[0] == runs.key("live") and ("coding" in first[1] or "starting" in first[1]) else None
+
+    rows = dict(wait_for(settled, 60, "all three runs listed, the running one first and coding or starting"))
+    demo, corrupt = rows[runs.key("demo")], rows[runs.key("corrupt")]
+    assert "complete" in demo and "36 of 36" in demo and "simulated" in demo
+    assert "unreadable" in corrupt and "stale" in corrupt
     shot(browser, runs, "runs")
 
 

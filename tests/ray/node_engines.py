@@ -3,9 +3,14 @@
 On one machine the worker nodes would otherwise share the machine's engine, and "the
 image is loaded on the node that runs the attempt" would prove nothing. So the test starts
 one more real ``dockerd`` per worker node, each with its own data root (its own image
-store), exec root, pid file and Unix socket; no bridge and no iptables rules (containers
-use the host network or none, as PluginBench's sandboxes do). Needs root and ``dockerd``;
-each engine starts with an empty image store and is stopped and removed afterwards.
+store), exec root, pid file and Unix socket, and no iptables rules (containers use the host
+network or none, as PluginBench's sandboxes do). Needs root, ``dockerd`` and ``ip``; each
+engine starts with an empty image store and is stopped and removed afterwards.
+
+Each engine gets a bridge of its own (``-b pbdk<name><n>``, made here, deleted after), never
+``--bridge=none``: an engine started with ``--bridge=none`` deletes the link named
+``docker0`` in the network namespace it runs in, which is the machine's, so the machine's own
+engine would lose its default bridge and every Dockerfile ``RUN`` step on it would fail.
 """
 
 from __future__ import annotations
@@ -24,10 +29,10 @@ from tests._prereq import require
 
 
 class NodeEngine:
-    """One extra engine: ``host`` is its ``unix://`` endpoint."""
+    """One extra engine: ``host`` is its ``unix://`` endpoint, ``bridge`` its own bridge link."""
 
-    def __init__(self, name: str, root: Path, proc: subprocess.Popen[bytes]) -> None:
-        self.name, self.root, self.proc = name, root, proc
+    def __init__(self, name: str, root: Path, proc: subprocess.Popen[bytes], bridge: str) -> None:
+        self.name, self.root, self.proc, self.bridge = name, root, proc, bridge
         self.host = f"unix://{root}/docker.sock"
 
     def docker(self, *args: str) -> subprocess.CompletedProcess[str]:
@@ -45,7 +50,22 @@ class NodeEngine:
 
 
 def engines_usable() -> bool:
-    return os.geteuid() == 0 and shutil.which("dockerd") is not None and shutil.which("docker") is not None
+    return os.geteuid() == 0 and all(shutil.which(tool) for tool in ("dockerd", "docker", "ip"))
+
+
+def host_links() -> set[str]:
+    """The network links of the machine's namespace (``docker0`` among them when its engine runs)."""
+    return set(os.listdir("/sys/class/net"))
+
+
+def _bridge_for(name: str) -> str:
+    """A bridge link of this engine's own (at most 15 characters, unique per process)."""
+    bridge = f"pbdk{name}{os.getpid() % 100000}"[:15]
+    subprocess.run(["ip", "link", "del", bridge], capture_output=True, timeout=30)  # a leftover of a killed run
+    made = subprocess.run(["ip", "link", "add", "name", bridge, "type", "bridge"], capture_output=True, text=True, timeout=30)
+    if made.returncode != 0:
+        raise AssertionError(f"cannot make bridge {bridge} for node {name}'s engine: {made.stderr.strip()}")
+    return bridge
 
 
 def _storage_driver() -> str:
@@ -56,14 +76,15 @@ def _storage_driver() -> str:
 
 def _start(name: str, driver: str) -> NodeEngine:
     root = Path(tempfile.mkdtemp(prefix=f"pbdk-{name}-", dir="/tmp"))  # short: socket path length limit
+    bridge = _bridge_for(name)
     log = open(root / "dockerd.log", "wb")  # noqa: SIM115 - kept open for the daemon's life
     proc = subprocess.Popen(
         ["dockerd", "--data-root", str(root / "data"), "--exec-root", str(root / "exec"),
          "--pidfile", str(root / "dockerd.pid"), "-H", f"unix://{root}/docker.sock",
-         "--bridge=none", "--iptables=false", "--ip-masq=false", f"--storage-driver={driver}"],
+         "-b", bridge, "--iptables=false", "--ip-masq=false", f"--storage-driver={driver}"],
         stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
     )
-    engine = NodeEngine(name, root, proc)
+    engine = NodeEngine(name, root, proc, bridge)
     deadline = time.monotonic() + 90
     while not engine.answers():
         if proc.poll() is not None or time.monotonic() > deadline:
@@ -85,6 +106,7 @@ def _stop(engine: NodeEngine) -> None:
             engine.proc.wait(timeout=30)
     _unmount_under(engine.root)
     shutil.rmtree(engine.root, ignore_errors=True)
+    subprocess.run(["ip", "link", "del", engine.bridge], capture_output=True, timeout=30)
 
 
 def _unmount_under(root: Path) -> None:
@@ -100,7 +122,7 @@ def _unmount_under(root: Path) -> None:
 @contextmanager
 def node_engines(names: tuple[str, ...] = ("a", "b")) -> Iterator[dict[str, NodeEngine]]:
     """One started engine per worker node name; all stopped and removed after."""
-    require(engines_usable(), "root and dockerd, to give each Ray worker node its own Docker Engine")
+    require(engines_usable(), "root, dockerd and ip (iproute2), to give each Ray worker node its own Docker Engine")
     driver = _storage_driver()
     started: dict[str, NodeEngine] = {}
     try:

@@ -18,7 +18,7 @@ from pluginbench.errors import EnvironmentFailure
 from tests._prereq import require
 
 from ..environments.contract import EnvironmentContract, write_workspace
-from .node_engines import NodeEngine, node_engines
+from .node_engines import NodeEngine, host_links, node_engines
 
 pytestmark = [pytest.mark.ray, pytest.mark.docker]
 BASE_IMAGE = "pluginbench/base:bookworm"
@@ -177,3 +177,16 @@ def test_doctor_checks_each_nodes_docker_engine(cluster, engines) -> None:
     checks = {c["name"]: c for c in json.loads(bad.stdout)["checks"]["ray"]}
     assert checks["node a"]["ok"] and not checks["node b"]["ok"]
     assert "/nonexistent/docker.sock" in checks["node b"]["detail"]
+
+
+def test_node_engines_leave_the_machines_network_links_alone() -> None:
+    """Starting and stopping a node's own engine removes no link of the machine (docker0 stays) and removes its own bridge."""
+    before = host_links()
+    with node_engines(("g",)) as started:
+        assert started["g"].answers()
+        during = host_links()
+        bridge = started["g"].bridge
+    after = host_links()
+    assert before <= during, f"links the node engine removed while running: {sorted(before - during)}"
+    assert before <= after, f"links gone after the node engine stopped: {sorted(before - after)}"
+    assert bridge in during and bridge not in after
