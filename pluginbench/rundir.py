@@ -93,6 +93,15 @@ class RunDir(NamedTuple):
         return self.evaluation.is_file() and self.binding.is_file()
 
 
+def sha256_file(path: Path) -> str:
+    """The sha256 of ``path``'s bytes, read in 1 MiB blocks (evidence files can be large)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def patch_mismatch(patch: Path, recorded_sha256: str | None) -> str | None:
     """Why ``patch`` is not the canonical patch recorded at capture, or ``None`` when its
     sha256 still matches. Grading, measuring and reporting each check it first."""

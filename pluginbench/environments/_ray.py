@@ -31,11 +31,12 @@ import anyio
 
 from ..errors import EnvironmentFailure, WorkerLost
 from ..events import ClusterNode
+from ..rundir import sha256_file
 from ._dialogue import Dialogue, LineChannel, first_error
 from ._local import Isolation
 from ._port import ExecResult, SandboxPaths, SandboxSpec
 from ._ray_node import SHIPPED, NodeAgent
-from ._ray_transfer import Packed, pack, sha256_file, unpack
+from ._ray_transfer import Packed, pack, unpack
 
 #: How long a cancelled call may take to stop its command on the node.
 _CANCEL_GRACE_SECONDS = 30.0

@@ -31,11 +31,12 @@ from typing import Any
 import anyio
 
 from ..errors import EnvironmentFailure
+from ..rundir import sha256_file
 from ._dialogue import LineChannel
 from ._local import Isolation, LocalEnvironment, _safe_name
 from ._port import SandboxSpec
 from ._ray_images import ImageExport, load_image, node_image_id, require_frozen_id
-from ._ray_transfer import Packed, pack, sha256_file, unpack
+from ._ray_transfer import Packed, pack, unpack
 
 #: Spec fields that are head folders: packed on the head, unpacked here.
 SHIPPED = ("workspace", "tests", "solution", "home")

@@ -9,7 +9,6 @@ copy fails with an error naming the file.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import stat
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import EnvironmentFailure
+from ..rundir import sha256_file
 
 #: A manifest entry: ``"f:<sha256>"`` for a file, ``"l:<target>"`` for a symlink, ``"d"`` for a folder.
 Manifest = dict[str, str]
@@ -29,14 +29,6 @@ class Packed(NamedTuple):
     kind: str
     data: bytes
     manifest: Manifest
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _entry(path: Path) -> str:

@@ -15,17 +15,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import InputError
+from ..rundir import sha256_file
 
 SOURCE_LINK = "source"
 METADATA_KEYS = ("brief", "judge_spec", "seed", "key", "judge_cli_version")
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def sha256_bytes(data: bytes) -> str:

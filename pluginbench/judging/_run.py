@@ -18,7 +18,8 @@ from typing import Any
 import anyio
 
 from ..errors import InputError, VerdictError
-from ._binding import make_binding, mismatched_fields, sha256_bytes, sha256_file, workspace_digests
+from ..rundir import sha256_file
+from ._binding import make_binding, mismatched_fields, sha256_bytes, workspace_digests
 from ._call import launch_judge, read_trace
 from ._spec import JudgeSpec
 from ._verdict import parse_verdict

@@ -21,13 +21,13 @@ file that reads it) is refused, naming the fields. DeepSWE-shaped tasks
 
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import Path
 
 import msgspec
 
 from ..errors import TaskError
+from ..rundir import sha256_file
 from ._harbor import HarborTask
 
 MODEL_PATCH = "/logs/artifacts/model.patch"
@@ -76,10 +76,6 @@ def patch_paths(text: str) -> list[str]:
             if path and path != "/dev/null":
                 seen.setdefault(path, None)
     return list(seen)
-
-
-def sha256_file(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _verifier_files(task: HarborTask) -> list[Path]:

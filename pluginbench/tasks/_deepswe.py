@@ -26,7 +26,8 @@ import re
 from typing import Any
 
 from ..errors import TaskError
-from ._contract import MODEL_PATCH, VerifierContract, sha256_file
+from ..rundir import sha256_file
+from ._contract import MODEL_PATCH, VerifierContract
 from ._harbor import HarborTask
 
 #: grader.py revisions whose contract was reviewed (sha256 -> revision name)
