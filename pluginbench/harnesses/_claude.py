@@ -71,7 +71,7 @@ from ._claude_launch import (
 )
 from ._claude_session import ClaudeSession
 from ._claude_stream import final_and_writes, parse_stream, provider_stop
-from ._claude_usage import read_transcripts, validate_usage
+from ._claude_usage import read_stream_answers, read_transcripts, unrecovered_cut, validate_usage
 from ._port import (
     AgentRun,
     AttemptContext,
@@ -190,8 +190,10 @@ class ClaudeHarness(HarnessBase):
             subs_dir = folder / roots[0].stem
             subs = sorted(subs_dir.rglob("*.jsonl")) if subs_dir.is_dir() else []
             totals = read_transcripts(_text(roots[0]).splitlines(), [_text(s).splitlines() for s in subs])
-        usage, _ = validate_usage(parse_stream(_text(agent / "stdout.jsonl")), totals, runner_model=model or "",
-                                  cli_version=cli_version or "", timed_out=timed_out)
+        stdout = _text(agent / "stdout.jsonl")
+        usage, _ = validate_usage(parse_stream(stdout), totals, runner_model=model or "",
+                                  cli_version=cli_version or "", timed_out=timed_out,
+                                  answers=read_stream_answers(stdout.splitlines()))
         return usage
 
     @classmethod
@@ -452,15 +454,16 @@ class ClaudeHarness(HarnessBase):
             with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
                 await sandbox.exec(["rm", "-f", f"{env['CLAUDE_CONFIG_DIR']}/.credentials.json"],
                                    env=env, timeout=30)
-        summary = parse_stream((agent_dir / "stdout.jsonl").read_text(errors="replace"))
+        stdout = (agent_dir / "stdout.jsonl").read_text(errors="replace")
+        summary = parse_stream(stdout)
         totals = read_transcripts(*transcripts) if transcripts else None
         usage, accounting = validate_usage(summary, totals, runner_model=model, cli_version=self.cli_version,
-                                           timed_out=timed_out)
+                                           timed_out=timed_out, answers=read_stream_answers(stdout.splitlines()))
         if t.hooks:
             # Hook subprocesses may spend tokens nobody meters: the total is unknown, the
             # validated figures stay, labelled as the native session's.
             usage = hook_arm_usage(usage)
-        stop = provider_stop(summary, timed_out=timed_out)
+        stop = provider_stop(summary, timed_out=timed_out) or unrecovered_cut(summary)
         checks = after_run_checks(summary, receipt, t, model=model, cli_version=self.cli_version,
                                   subagents=self.subagents, trees_unchanged=trees == self._frozen_trees(t))
         timings["collect_s"] = round(time.monotonic() - t2, 3)
