@@ -195,3 +195,15 @@ def test_codex_records_count_runs_of_model_items_as_responses() -> None:
     ])
     rec = read_usage_records(text)
     assert (rec.session_id, rec.responses, rec.metered, rec.faults) == ("t", 2, 1, ())
+
+
+@pytest.mark.parametrize("bad", [None, "many", -7, 1.5, True])
+def test_simulated_harness_refuses_faulty_result_usage(bad) -> None:
+    """The simulated harness's usage is unknown with the reason for a missing, malformed, negative or non-integer count."""
+    from pluginbench.harnesses import usage_from_stream
+
+    good = {"input_tokens": 10, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0, "output_tokens": 5}
+    assert usage_from_stream(json.dumps({"type": "result", "usage": good})).status == "exact"
+    faulty = {**good, "output_tokens": bad} if bad is not None else {k: v for k, v in good.items() if k != "output_tokens"}
+    usage = usage_from_stream(json.dumps({"type": "result", "usage": faulty}))
+    assert usage.status == "unknown" and usage.total_tokens is None and "output_tokens" in (usage.reason or "")
