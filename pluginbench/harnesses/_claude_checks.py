@@ -84,3 +84,22 @@ def after_run_checks(
     if not trees_unchanged:
         bad.append("a delivered skill or plugin tree changed during the run")
     return bad
+
+
+def execution_outcome(checks: list[str], *, timed_out: bool, provider_stop: str | None,
+                      result: dict[str, Any] | None) -> tuple[str, list[str]]:
+    """The attempt's execution outcome (``success`` or ``failure``) and every reason it failed.
+
+    A failed after-run check makes it a failure, as does a timeout, a provider stop, a
+    missing ``result`` or one marked ``is_error``; the attempt is still graded (its verifier
+    result is kept), this only records how the execution itself went."""
+    reasons = [f"after-run check failed: {c}" for c in checks]
+    if timed_out:
+        reasons.append("the session timed out")
+    if provider_stop:
+        reasons.append(f"provider stop: {provider_stop}")
+    if result is None and not timed_out:
+        reasons.append("the session ended without a result")
+    elif result is not None and result.get("is_error"):
+        reasons.append(f"the session's result is an error ({result.get('terminal_reason') or result.get('subtype')})")
+    return ("failure" if reasons else "success"), reasons

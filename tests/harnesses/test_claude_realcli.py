@@ -127,7 +127,7 @@ async def test_vanilla_attempt_discovers_nothing_and_usage_equals_served(cli: Pa
 
 @pytest.mark.anyio
 async def test_treatment_attempt_loads_exactly_the_declared_components(cli: Path, tmp_path: Path) -> None:
-    """Guidance, skill and plugin hook are discovered, the hook runs once, and the guided edit lands."""
+    """Guidance, skill and plugin hook are discovered with hooks disabled, the hook runs once while coding, and the guided edit lands."""
     scen = load_scenario(write(tmp_path / "s.yaml", SCENARIO))
     with ProbeServer(scen) as probe:
         _, run, adir, out, _ = await _attempt(cli, tmp_path, probe, sample_treatment(tmp_path), "trt")
@@ -138,7 +138,12 @@ async def test_treatment_attempt_loads_exactly_the_declared_components(cli: Path
     assert sorted(s["name"] for s in receipt["skills"]) == ["pb-hooks:plug-skill", "tidy-code"]
     assert receipt["memory_files"] == [{"path": "<config>/CLAUDE.md", "type": "User"}]
     assert receipt["plugins"] == ["pb-hooks@pluginbench-frozen"]
-    assert receipt["task_owned"]["memory_files"] == [] and receipt["cli_processes"] == 1
+    assert receipt["task_owned"]["memory_files"] == [] and receipt["cli_processes"] == 2
+    # Discovery ran with hooks disabled: the hook is listed but did not run there.
+    assert receipt["hooks_all_disabled"] is True and receipt["hook_events_before_task"] == 0
+    assert [h["event"] for h in receipt["hooks"]] == ["SessionStart"]
+    assert '"hook_started"' not in (adir / "agent" / "discovery.stdout.jsonl").read_text()
+    assert '"hook_started"' in (adir / "agent" / "stdout.jsonl").read_text()  # it ran while coding
     assert (out / "answer.txt").read_text() == "guided\n"
     assert run.error is None, run.error
     # A command hook runs unmetered: the total is unknown, the native session's usage is kept apart.
