@@ -53,7 +53,7 @@ from ..events import Usage
 from ..harness_registry import SpecProblem
 from ..tasks import copy_tree, fingerprint, scan_tree
 from ..treatments import MARKETPLACE, ClaudeTreatment, admit_claude_treatment
-from ._claude_checks import after_run_checks, execution_outcome
+from ._claude_checks import after_run_checks, effective_effort, execution_outcome
 from ._claude_discovery import Expected, Paths, build_receipt, compare_receipt, discovery_argv
 from ._claude_launch import (
     CLI,
@@ -492,12 +492,14 @@ class ClaudeHarness(HarnessBase):
                                   subagents=self.subagents, trees_unchanged=trees == self._frozen_trees(t))
         timings["collect_s"] = round(time.monotonic() - t2, 3)
         res_ev = summary.result or {}
+        effective, effort_evidence = effective_effort(transcripts, effort)
         outcome, outcome_reasons = execution_outcome(checks, timed_out=timed_out, provider_stop=stop,
                                                      result=summary.result)
         execution = {
             "execution_outcome": outcome, "execution_outcome_reasons": outcome_reasons,
             "harness": "claude", "probe": self.probe, "cli_version": self.cli_version,
             "qualified": self.cli_version == PINNED_VERSION, "model": model, "effort": effort,
+            "requested_effort": effort, "effective_effort": effective, "effective_effort_evidence": effort_evidence,
             "argv": argv[1:], "discovery_argv": disc_argv[1:], "cli_processes": 2, "task_sent_as": "first stream-json user message",
             "exit_code": exit_code, "timed_out": timed_out, "coding_seconds": coding_seconds,
             "terminal_reason": res_ev.get("terminal_reason"), "is_error": res_ev.get("is_error"),
