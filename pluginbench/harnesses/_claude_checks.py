@@ -130,8 +130,10 @@ def effective_effort(transcripts: tuple[list[str], list[list[str]]] | None,
             continue
         if not isinstance(ev, dict) or ev.get("type") != "api-request":
             continue
-        params = ev.get("params") if isinstance(ev.get("params"), dict) else {}
-        out = params.get("output_config") if isinstance(params.get("output_config"), dict) else {}
+        raw_params = ev.get("params")
+        params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
+        raw_out = params.get("output_config")
+        out: dict[str, Any] = raw_out if isinstance(raw_out, dict) else {}
         effort = out.get("effort")
         efforts.append(effort if isinstance(effort, str) else None)
         thinking.add(json.dumps(params.get("thinking"), sort_keys=True))
