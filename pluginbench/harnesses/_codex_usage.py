@@ -15,7 +15,9 @@ carry on, so an answer without usage is silently left out of an otherwise consis
 A session with more model responses (runs of model output items in its rollout) than
 usage records, or a record whose counts are not non-negative integers, makes the usage a
 labelled ``lower_bound`` of the counted responses. (A malformed count makes Codex itself
-fail the turn: "failed to parse ResponseCompleted".)
+fail the turn: "failed to parse ResponseCompleted".) So does a response stream that broke
+off and was retried ("Reconnecting... n/m (stream disconnected ...)", not an HTTP error
+status): it may have been served input that no record reports.
 
 Provider stops ("Concurrency and resume"): a turn that never completed, and
 
@@ -130,6 +132,21 @@ def _usage_gaps(sessions: Sequence[Rollout], records: Sequence[UsageRecords]) ->
     return gaps
 
 
+def _cut_retries(trace: ExecTrace) -> int:
+    """Codex's "Reconnecting... n/m (cause)" notices for a stream that broke off (not an HTTP
+    error status, whose answer served no tokens)."""
+    n = 0
+    for ev in trace.events:
+        message = ev.get("message")
+        if ev.get("type") != "error" or not isinstance(message, str) or not is_reconnect(message):
+            continue
+        parts = reconnect_parts(message)
+        cause = parts[2] if parts is not None else ""
+        if not cause.startswith("unexpected status"):
+            n += 1
+    return n
+
+
 def usage_value(totals: Mapping[str, int], status: UsageStatus, reason: str | None) -> Usage:
     """A :class:`Usage` from Codex totals (input includes cached input)."""
     inp = totals["input_tokens"]
@@ -188,6 +205,10 @@ def validate_usage(trace: ExecTrace, sessions: Sequence[Rollout], problems: Sequ
         why = f"descendant session(s) without token totals: {', '.join(str(m) for m in missing)}"
         return usage_value(_sum(counted), "lower_bound", why)
     gaps = _usage_gaps(sessions, records)
+    cuts = _cut_retries(trace)
+    if cuts:
+        gaps.append(f"{cuts} response stream(s) were cut and retried (Reconnecting…); "
+                    "their served tokens are reported nowhere")
     if gaps:
         return usage_value(_sum(sessions), "lower_bound", "; ".join([*gaps, "counted responses are a lower bound"]))
     return usage_value(_sum(sessions), "exact", None)

@@ -207,3 +207,19 @@ def test_simulated_harness_refuses_faulty_result_usage(bad) -> None:
     faulty = {**good, "output_tokens": bad} if bad is not None else {k: v for k, v in good.items() if k != "output_tokens"}
     usage = usage_from_stream(json.dumps({"type": "result", "usage": faulty}))
     assert usage.status == "unknown" and usage.total_tokens is None and "output_tokens" in (usage.reason or "")
+
+
+def test_codex_stream_cut_and_retried_then_recovered_is_a_lower_bound() -> None:
+    """A stream Codex reconnected after it broke off leaves the completed turn's total a lower bound; an HTTP-status retry does not."""
+    text, total = _rollout("t1", [U, U])
+    root = read_rollout(text)
+
+    def run(notice: str):
+        stdout = "".join(json.dumps(e) + "\n" for e in [
+            {"type": "thread.started", "thread_id": "t1"}, {"type": "turn.started"},
+            {"type": "error", "message": notice}, {"type": "turn.completed", "usage": total}])
+        return codex_validate(read_exec_stream(stdout), [root], [], timed_out=False, records=[read_usage_records(text)])
+
+    cut = run("Reconnecting... 1/5 (stream disconnected before completion: stream closed before response.completed)")
+    assert cut.status == "lower_bound" and "cut and retried" in (cut.reason or "")
+    assert run("Reconnecting... 1/5 (unexpected status 503 Service Unavailable: x)").status == "exact"
