@@ -51,16 +51,20 @@ OUTCOME_MEANINGS: dict[Outcome, str] = {
 }
 
 USAGE_STATUS_MEANINGS: dict[UsageStatus, str] = {
-    "exact": "Validated: Claude Code's `modelUsage` matched the session transcripts under the "
+    "exact": "Validated, with every model answer's usage seen and valid (non-negative integers): "
+             "Claude Code's `modelUsage` matched the session transcripts under the "
              "version's rule; Codex's `turn.completed` usage matched the root rollout total; a control "
              "made no model call (exactly 0); the simulated agent's trace gave a complete `result` usage.",
-    "lower_bound": "Only a floor is known: a Codex session that timed out or whose turn failed after "
-                   "responses were counted, or whose descendant sessions lack totals. The counters are "
-                   "the observed totals.",
+    "lower_bound": "Only a floor is known: some answers carried no valid usage (missing, malformed or "
+                   "negative counts) or a call was cut mid-stream and retried, and the counters are the "
+                   "validated answers' counts; or a Codex session that timed out or whose turn failed after "
+                   "responses were counted, or whose descendant sessions lack totals (the observed totals). "
+                   "`reason` says which.",
     "unvalidated": "Reserved by the status schema for recorded figures without validation provenance; "
                    "this build does not produce it.",
     "unknown": "Not measured; every counter is `null` and `reason` says why (a Claude timeout, a failed "
-               "cross-check, no result line, the worker killed before the receipt was saved, …).",
+               "cross-check, no result line, no answer with valid usage, the worker killed before the "
+               "receipt was saved, …).",
 }
 
 MEASURE_STATUS_MEANINGS: dict[MeasureStatus, str] = {

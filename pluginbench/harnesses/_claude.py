@@ -11,13 +11,14 @@ One attempt, in order (all inside the attempt's sandbox, nothing on the host's c
    (plugins only) runs ``claude plugin marketplace add`` / ``plugin install --json`` in
    user scope against the private config. deliver() is sync and cannot start processes,
    so the install lives here, before discovery, and makes no model call.
-3. One CLI process per attempt (``--input-format stream-json``, hooks on, transcripts
-   on): control requests first (no model call), answered from local state; the
-   receipt is built, checked and saved as ``native-treatment.json``. A mismatch ends
-   the process with ``end_session`` and raises :class:`DiscoveryMismatch` before any
-   model call. Otherwise ``await ctx.launched(argv)``, then the task goes in as the
-   first user message, so the receipt describes the very process that codes; stdout →
-   ``agent/stdout.jsonl``, session transcripts → ``agent/transcripts/``; the
+3. A discovery run (``--input-format stream-json``, hooks disabled, nothing persisted):
+   control requests only (no model call), answered from local state, then
+   ``end_session``; the receipt is built, checked and saved as ``native-treatment.json``
+   (its stdout as ``agent/discovery.stdout.jsonl``). A mismatch raises
+   :class:`DiscoveryMismatch` before any model call. Otherwise the coding process starts
+   (hooks on, transcripts on): the same control requests (no model call; its hooks must
+   be enabled), ``await ctx.launched(argv)``, then the task as the first user message;
+   stdout → ``agent/stdout.jsonl``, session transcripts → ``agent/transcripts/``; the
    credentials file is removed. The task repository's own ``CLAUDE.md`` and
    ``.claude/`` load (``--setting-sources user,project``) and are listed as task-owned.
 4. Usage validation, provider-stop classification, after-run checks and the secret scan
@@ -52,8 +53,8 @@ from ..events import Usage
 from ..harness_registry import SpecProblem
 from ..tasks import copy_tree, fingerprint, scan_tree
 from ..treatments import MARKETPLACE, ClaudeTreatment, admit_claude_treatment
-from ._claude_checks import after_run_checks
-from ._claude_discovery import Expected, Paths, build_receipt, compare_receipt
+from ._claude_checks import after_run_checks, effective_effort, execution_outcome
+from ._claude_discovery import Expected, Paths, build_receipt, compare_receipt, discovery_argv
 from ._claude_launch import (
     CLI,
     CONFIG_DIR_NAME,
@@ -71,7 +72,7 @@ from ._claude_launch import (
 )
 from ._claude_session import ClaudeSession
 from ._claude_stream import final_and_writes, parse_stream, provider_stop
-from ._claude_usage import read_transcripts, validate_usage
+from ._claude_usage import read_stream_answers, read_transcripts, unrecovered_cut, validate_usage
 from ._port import (
     AgentRun,
     AttemptContext,
@@ -123,8 +124,10 @@ class ClaudeHarness(HarnessBase):
 
         m, effort = model or "<model>", reasoning or "<effort>"
         return {
-            # One process: discovery's control requests, then the task as the first message.
+            # Discovery runs first with hooks disabled; then the coding process.
             "argv": cl.session_argv("<cli>", m, effort, "<session>", subagents=subagents),
+            "discovery_argv": discovery_argv(cl.session_argv("<cli>", m, effort, "<session>", subagents=subagents),
+                                             "<discovery-session>"),
             "discovery": {"control_requests": [[sub, params] for sub, params in REQUESTS], "receipt": SCHEMA},
             "refused_variables": sorted(cl.REFUSED_VARIABLES),
             "settings": cl.PINNED_SETTINGS,
@@ -190,8 +193,10 @@ class ClaudeHarness(HarnessBase):
             subs_dir = folder / roots[0].stem
             subs = sorted(subs_dir.rglob("*.jsonl")) if subs_dir.is_dir() else []
             totals = read_transcripts(_text(roots[0]).splitlines(), [_text(s).splitlines() for s in subs])
-        usage, _ = validate_usage(parse_stream(_text(agent / "stdout.jsonl")), totals, runner_model=model or "",
-                                  cli_version=cli_version or "", timed_out=timed_out)
+        stdout = _text(agent / "stdout.jsonl")
+        usage, _ = validate_usage(parse_stream(stdout), totals, runner_model=model or "",
+                                  cli_version=cli_version or "", timed_out=timed_out,
+                                  answers=read_stream_answers(stdout.splitlines()))
         return usage
 
     @classmethod
@@ -393,30 +398,54 @@ class ClaudeHarness(HarnessBase):
         t0 = time.monotonic()
         session_id = str(uuid.uuid4())
         argv = session_argv(self.cli_path, model, effort, session_id, subagents=self.subagents)
+        disc_argv = discovery_argv(argv, str(uuid.uuid4()))
         receipts: list[dict[str, Any]] = []
+        refusals: list[str] = []
         try:
             await self._setup(sandbox, t, env, agent_dir, ctx.treatment.arm)
             managed = await sandbox.exec(["sh", "-c", "test -e /etc/claude-code && echo present || echo absent"],
                                          env=env, timeout=30)
             facts = {
                 "arm": ctx.treatment.arm, "attempt_id": ctx.attempt_id, "argv": argv[1:],
-                "cli_processes": 1, "environment_problems": check_command_env(env, probe=self.probe),
+                "discovery_argv": disc_argv[1:],
+                "cli_processes": 2, "environment_problems": check_command_env(env, probe=self.probe),
                 "managed_settings": managed.stdout.decode().strip(),
                 "trees": await self._trees(sandbox, t, env), "frozen_trees": self._frozen_trees(t),
             }
             timings["setup_s"] = round(time.monotonic() - t0, 3)
             t1 = time.monotonic()
 
-            async def check(control_stdout: str) -> bool:
-                """Judge the control phase; only a clean receipt lets the task be sent."""
-                (agent_dir / "discovery.stdout.jsonl").write_text(control_stdout)
+            async def judge(control_stdout: str) -> bool:
+                """Judge the discovery run's control phase; it never sends the task."""
                 receipt = self._judge(control_stdout, t, env, sandbox, facts, model)
                 receipt["seconds"] = round(time.monotonic() - t1, 3)
                 _write_json(ctx.attempt_dir / "native-treatment.json", receipt)
                 receipts.append(receipt)
-                if not receipt["passed"]:
+                return False
+
+            discovery = ClaudeSession(ctx.task.instruction, judge, setup_timeout=SETUP_TIMEOUT, coding_timeout=0)
+            try:
+                disc = await sandbox.exec(disc_argv, cwd=sandbox.paths.app, env=env, timeout=SETUP_TIMEOUT + 60,
+                                          stdout_path=agent_dir / "discovery.stdout.jsonl",
+                                          stderr_path=agent_dir / "discovery.stderr.txt", dialogue=discovery)
+            except TimeoutError:
+                raise DiscoveryMismatch(f"arm {ctx.treatment.arm}", [
+                    f"the CLI did not answer the control requests within {SETUP_TIMEOUT:.0f} s"]) from None
+            if not receipts:
+                stderr_tail = (agent_dir / "discovery.stderr.txt").read_text(errors="replace")[-300:]
+                raise DiscoveryMismatch(f"arm {ctx.treatment.arm}", [
+                    f"the CLI ended (exit {disc.exit_code}) before answering every control request: {stderr_tail}"])
+            if not receipts[0]["passed"]:
+                raise DiscoveryMismatch(f"arm {ctx.treatment.arm}", receipts[0]["problems"])
+            timings["discovery_s"] = receipts[0]["seconds"]
+
+            async def check(control_stdout: str) -> bool:
+                """The coding process: its hooks must be on; then the task is sent."""
+                paths = Paths(env["CLAUDE_CONFIG_DIR"], f"{sandbox.paths.home}/{MARKETPLACE_DIR_NAME}",
+                              sandbox.paths.app)
+                if build_receipt(control_stdout, paths, probe=self.probe)["hooks_all_disabled"] is not False:
+                    refusals.append("hooks are disabled in the coding session")
                     return False
-                timings["discovery_s"] = receipt["seconds"]
                 await ctx.launched(argv)
                 return True
 
@@ -434,14 +463,11 @@ class ClaudeHarness(HarnessBase):
                     raise DiscoveryMismatch(f"arm {ctx.treatment.arm}", [
                         f"the CLI did not answer the control requests within {SETUP_TIMEOUT:.0f} s"]) from None
                 timed_out = True
-            if not receipts:
-                stderr_tail = (agent_dir / "stderr.txt").read_text(errors="replace")[-300:]
-                raise DiscoveryMismatch(f"arm {ctx.treatment.arm}", [
-                    f"the CLI ended (exit {exit_code}) before answering every control request: {stderr_tail}"])
             receipt = receipts[0]
-            if not receipt["passed"]:
-                raise DiscoveryMismatch(f"arm {ctx.treatment.arm}", receipt["problems"])
-            assert session.task_sent_at is not None
+            if session.task_sent_at is None:
+                stderr_tail = (agent_dir / "stderr.txt").read_text(errors="replace")[-300:]
+                raise DiscoveryMismatch(f"arm {ctx.treatment.arm}", refusals or [
+                    f"the coding CLI ended (exit {exit_code}) before answering every control request: {stderr_tail}"])
             coding_seconds = time.monotonic() - session.task_sent_at
             timings["coding_s"] = round(coding_seconds, 3)
             t2 = time.monotonic()
@@ -452,23 +478,29 @@ class ClaudeHarness(HarnessBase):
             with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
                 await sandbox.exec(["rm", "-f", f"{env['CLAUDE_CONFIG_DIR']}/.credentials.json"],
                                    env=env, timeout=30)
-        summary = parse_stream((agent_dir / "stdout.jsonl").read_text(errors="replace"))
+        stdout = (agent_dir / "stdout.jsonl").read_text(errors="replace")
+        summary = parse_stream(stdout)
         totals = read_transcripts(*transcripts) if transcripts else None
         usage, accounting = validate_usage(summary, totals, runner_model=model, cli_version=self.cli_version,
-                                           timed_out=timed_out)
+                                           timed_out=timed_out, answers=read_stream_answers(stdout.splitlines()))
         if t.hooks:
             # Hook subprocesses may spend tokens nobody meters: the total is unknown, the
             # validated figures stay, labelled as the native session's.
             usage = hook_arm_usage(usage)
-        stop = provider_stop(summary, timed_out=timed_out)
+        stop = provider_stop(summary, timed_out=timed_out) or unrecovered_cut(summary)
         checks = after_run_checks(summary, receipt, t, model=model, cli_version=self.cli_version,
                                   subagents=self.subagents, trees_unchanged=trees == self._frozen_trees(t))
         timings["collect_s"] = round(time.monotonic() - t2, 3)
         res_ev = summary.result or {}
+        effective, effort_evidence = effective_effort(transcripts, effort)
+        outcome, outcome_reasons = execution_outcome(checks, timed_out=timed_out, provider_stop=stop,
+                                                     result=summary.result)
         execution = {
+            "execution_outcome": outcome, "execution_outcome_reasons": outcome_reasons,
             "harness": "claude", "probe": self.probe, "cli_version": self.cli_version,
             "qualified": self.cli_version == PINNED_VERSION, "model": model, "effort": effort,
-            "argv": argv[1:], "cli_processes": 1, "task_sent_as": "first stream-json user message",
+            "requested_effort": effort, "effective_effort": effective, "effective_effort_evidence": effort_evidence,
+            "argv": argv[1:], "discovery_argv": disc_argv[1:], "cli_processes": 2, "task_sent_as": "first stream-json user message",
             "exit_code": exit_code, "timed_out": timed_out, "coding_seconds": coding_seconds,
             "terminal_reason": res_ev.get("terminal_reason"), "is_error": res_ev.get("is_error"),
             "api_retries": summary.api_retries, "announced_wait_ms": summary.announced_wait_ms,

@@ -6,6 +6,7 @@ failure with the reasons in ``execution.json``.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..treatments import ClaudeTreatment
@@ -84,3 +85,64 @@ def after_run_checks(
     if not trees_unchanged:
         bad.append("a delivered skill or plugin tree changed during the run")
     return bad
+
+
+def execution_outcome(checks: list[str], *, timed_out: bool, provider_stop: str | None,
+                      result: dict[str, Any] | None) -> tuple[str, list[str]]:
+    """The attempt's execution outcome (``success`` or ``failure``) and every reason it failed.
+
+    A failed after-run check makes it a failure, as does a timeout, a provider stop, a
+    missing ``result`` or one marked ``is_error``; the attempt is still graded (its verifier
+    result is kept), this only records how the execution itself went."""
+    reasons = [f"after-run check failed: {c}" for c in checks]
+    if timed_out:
+        reasons.append("the session timed out")
+    if provider_stop:
+        reasons.append(f"provider stop: {provider_stop}")
+    if result is None and not timed_out:
+        reasons.append("the session ended without a result")
+    elif result is not None and result.get("is_error"):
+        reasons.append(f"the session's result is an error ({result.get('terminal_reason') or result.get('subtype')})")
+    return ("failure" if reasons else "success"), reasons
+
+
+def effective_effort(transcripts: tuple[list[str], list[list[str]]] | None,
+                     requested: str | None) -> tuple[str | None, str]:
+    """The reasoning effort the session's API requests carried, and the native evidence.
+
+    Claude Code 2.1.328 records every API request's parameters in the transcripts
+    (``api-request`` entries, ``params.output_config.effort``). It sends the requested
+    effort only to models that take one (``claude-opus-5-5``: ``"medium"``); for others
+    (``claude-sonnet-4-5``) it sends no effort at all, only a thinking budget, so the
+    effective effort is None although one was requested. None also when the requests
+    disagree or none was recorded; the evidence says which."""
+    if transcripts is None:
+        return None, "no session transcript, so no API request parameters"
+    root, subs = transcripts
+    efforts: list[str | None] = []
+    thinking: set[str] = set()
+    for line in [*root, *(ln for s in subs for ln in s)]:
+        if '"api-request"' not in line:
+            continue
+        try:
+            ev = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(ev, dict) or ev.get("type") != "api-request":
+            continue
+        raw_params = ev.get("params")
+        params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
+        raw_out = params.get("output_config")
+        out: dict[str, Any] = raw_out if isinstance(raw_out, dict) else {}
+        effort = out.get("effort")
+        efforts.append(effort if isinstance(effort, str) else None)
+        thinking.add(json.dumps(params.get("thinking"), sort_keys=True))
+    if not efforts:
+        return None, "the transcripts record no API request"
+    distinct = sorted({str(e) for e in efforts})
+    if len(distinct) > 1:
+        return None, f"the {len(efforts)} API requests disagree on output_config.effort: {distinct}"
+    if efforts[0] is None:
+        return None, (f"none of the {len(efforts)} API requests carried output_config.effort (requested "
+                      f"{requested!r}; the CLI sent only thinking {', '.join(sorted(thinking))})")
+    return efforts[0], f"output_config.effort of all {len(efforts)} API requests"

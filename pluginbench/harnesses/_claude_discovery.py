@@ -1,10 +1,16 @@
 """Zero-cost discovery of what a Claude Code session loads (pure parts).
 
-Discovery happens inside the attempt's one coding process (``--input-format
-stream-json``): before the task is sent, stdin carries only control requests, which the
-CLI answers from local state without any API request (measured on the real CLI; a
-recorded transcript is in tests/data/samples/claude-code-2.1.328/discovery). The receipt
-is checked, and only then is the task sent as the first user message, so the receipt describes the very process that codes.
+Discovery is its own run of the pinned CLI (:func:`discovery_argv`: the coding session's
+own argv with another session id, ``--settings '{"disableAllHooks":true}'`` and no
+session persistence), before the coding process starts: stdin carries only control
+requests, which the CLI answers from local state without any API request (measured on
+the real CLI; a recorded transcript is in tests/data/samples/claude-code-2.1.328/discovery),
+then ``end_session``. Hooks are disabled there, as the product description says: Claude
+Code runs SessionStart hooks at process start, before it reads stdin, so a discovery in
+the coding process would run them before the receipt is judged. The hook listing is the
+same with hooks disabled (``policy.allDisabled`` is then true), so the receipt still lists
+every declared hook, and no hook may have run. Only a passing receipt starts the coding
+process; its after-run checks compare its ``system/init`` with the receipt.
 The local ``/cost`` command is not used: its output would become part of the
 conversation the model sees.
 
@@ -41,6 +47,19 @@ REQUESTS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("mcp_status", {}),
     ("get_usage", {}),
 )
+#: The settings flag discovery adds (folded into one ``--settings``: only the last counts).
+DISCOVERY_SETTINGS: dict[str, Any] = {"disableAllHooks": True}
+
+
+def discovery_argv(session_argv: list[str], discovery_session_id: str) -> list[str]:
+    """The discovery run's argv: the coding session's, under its own session id, with hooks
+    disabled and nothing persisted (so no transcript of it sits beside the coding one)."""
+    argv = list(session_argv)
+    if "--session-id" in argv:
+        argv[argv.index("--session-id") + 1] = discovery_session_id
+    return [*argv, "--no-session-persistence", "--settings", json.dumps(DISCOVERY_SETTINGS, separators=(",", ":"))]
+
+
 #: Sources of the task repository's own files (``projectSettings`` in control answers,
 #: ``project`` in the skills dialog, ``Project`` for memory files).
 TASK_SOURCES = frozenset({"projectSettings", "project", "Project"})
@@ -154,7 +173,7 @@ def build_receipt(stdout: str, paths: Paths, *, probe: bool) -> dict[str, Any]:
         "schema": SCHEMA,
         "probe": probe,
         "delivery_policy": "claude-native-v1",
-        "method": "control requests in the coding process before the task is sent (no model call)",
+        "method": "control requests in a discovery run with hooks disabled, before the coding process (no model call)",
         "control_errors": errors,
         "answered": sorted(responses),
         "cli_version": (responses.get("get_binary_version") or {}).get("version"),
@@ -185,7 +204,9 @@ def build_receipt(stdout: str, paths: Paths, *, probe: bool) -> dict[str, Any]:
             "hooks": _norm([h for h in hooks if _task_owned(h.get("source"))], paths),
             "settings": _norm(sources.get("projectSettings"), paths),
         },
-        "setting_sources": sorted(sources),
+        "setting_sources": sorted(k for k in sources if k != "flagSettings"),
+        # What the discovery run's own --settings flag set (disableAllHooks), kept apart.
+        "discovery_flag_settings": sources.get("flagSettings"),
         "hooks_all_disabled": ((responses.get("get_hooks_listing") or {}).get("policy") or {}).get("allDisabled"),
         "hook_events_before_task": hook_events,
         "mcp_servers": (responses.get("mcp_status") or {}).get("mcpServers"),
@@ -234,8 +255,12 @@ def compare_receipt(receipt: dict[str, Any], exp: Expected) -> list[str]:
         bad.append(f"model {session.get('model')!r} is not {exp.model!r}")
     if session.get("permission_mode") != "bypassPermissions":
         bad.append(f"permission mode {session.get('permission_mode')!r} is not bypassPermissions")
-    if receipt.get("hooks_all_disabled") is not False:
-        bad.append("hooks are disabled in the coding session")
+    if receipt.get("hooks_all_disabled") is not True:
+        bad.append("hooks were not disabled during discovery (policy.allDisabled is not true)")
+    if receipt.get("hook_events_before_task"):
+        bad.append(f"{receipt.get('hook_events_before_task')} hook event(s) during discovery: no hook may run")
+    if receipt.get("discovery_flag_settings") != DISCOVERY_SETTINGS:
+        bad.append(f"discovery flag settings {receipt.get('discovery_flag_settings')} are not {DISCOVERY_SETTINGS}")
     if receipt.get("mcp_servers"):
         bad.append(f"MCP servers loaded: {receipt.get('mcp_servers')}")
     # Skills: exactly the declared ones, each from its declared source and file.

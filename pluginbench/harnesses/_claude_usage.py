@@ -17,6 +17,17 @@ Rules (by the launched CLI version):
 Also required: exactly one ``system/init`` and one ``success`` result for the same session,
 with the runner model and the launched CLI version. Any failed rule → usage unknown with
 the reasons; a timeout (no result) → unknown. Never zero for unknown.
+
+Every answer's usage must have been seen and valid (:func:`read_stream_answers`): the
+stream's ``assistant`` events carry each API answer's own ``usage`` as served, and Claude
+Code turns a missing usage into zeros and a malformed count into 0 or a negative total in
+``modelUsage`` and the transcripts alike, so the cross-check alone cannot see it. An answer
+without a usage object, or with a count that is not a non-negative integer, makes the usage
+a ``lower_bound`` (the validated answers' transcript counts, labelled) or ``unknown`` when
+no answer's usage was valid. An API call cut mid-stream and retried (``system/api_retry``
+with no HTTP status) was served input that nobody reports: the usage is at most a lower
+bound. A session whose result is that connection failure after the retries is a provider
+stop (:func:`unrecovered_cut`), not the agent's outcome.
 """
 
 from __future__ import annotations
@@ -31,6 +42,78 @@ from ._claude_stream import StreamSummary
 
 COMPACTION_PROMPT_ALLOWANCE = 4_000
 KEYS = ("input", "cache_read", "cache_creation", "output")
+_TRANSCRIPT_FIELDS = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens")
+_MODEL_USAGE_FIELDS = ("inputTokens", "cacheReadInputTokens", "cacheCreationInputTokens", "outputTokens")
+
+
+_COUNT_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+_REQUIRED_FIELDS = ("input_tokens", "output_tokens")
+
+
+def valid_count(value: object) -> bool:
+    """A token count is a non-negative integer (a bool is not a count)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _integer(value: object) -> int:
+    """An integer count as given (negatives kept, to be flagged); anything else is 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def usage_fault(usage: object) -> str | None:
+    """Why an API answer's ``usage`` object is not a valid count, or None when it is.
+
+    ``input_tokens`` and ``output_tokens`` must be non-negative integers; the cache counts
+    may be absent or null, else non-negative integers."""
+    if not isinstance(usage, dict):
+        return "no usage" if usage is None else f"usage is {type(usage).__name__}, not an object"
+    for key in _COUNT_FIELDS:
+        value = usage.get(key)
+        if value is None and key not in _REQUIRED_FIELDS:
+            continue
+        if value is None:
+            return f"{key} missing"
+        if not valid_count(value):
+            return f"{key} is {value!r}"
+    return None
+
+
+class StreamAnswers(NamedTuple):
+    """The API answers the stream shows (``assistant`` events, one per message id, synthetic
+    error messages left out) and the fault of each answer whose usage was not valid."""
+
+    answers: int
+    faults: dict[str, str]  # message id -> why its usage is not valid
+    cut_retries: int  # API calls cut without an HTTP status and retried
+
+
+def read_stream_answers(lines: Iterable[str]) -> StreamAnswers:
+    """Fold the stream-json stdout into :class:`StreamAnswers` (undecodable lines skipped:
+    :func:`~pluginbench.harnesses._claude_stream.parse_stream` counts them)."""
+    seen: dict[str, str | None] = {}
+    cut = 0
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            ev = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(ev, dict):
+            continue
+        if ev.get("type") == "system" and ev.get("subtype") == "api_retry" and ev.get("error_status") is None:
+            cut += 1
+        if ev.get("type") != "assistant":
+            continue
+        msg = ev.get("message")
+        if not isinstance(msg, dict) or msg.get("model") == "<synthetic>":
+            continue
+        mid = str(msg.get("id"))
+        fault = usage_fault(msg.get("usage"))
+        # Content blocks of one answer repeat the message: any faulty copy marks the answer.
+        seen[mid] = seen.get(mid) or fault
+    faults = {mid: f for mid, f in seen.items() if f is not None}
+    return StreamAnswers(len(seen), faults, cut)
 
 
 class TranscriptTotals(NamedTuple):
@@ -38,12 +121,18 @@ class TranscriptTotals(NamedTuple):
     compactions: tuple[dict[str, Any], ...]  # compact_boundary metadata of the root transcript
     messages: int
     bad_lines: int
+    #: message id -> (model, counts) of every deduplicated assistant message
+    per_message: dict[str, tuple[str, dict[str, int]]] = {}
+    #: message ids whose transcript usage has a count that is not a non-negative integer
+    invalid: tuple[str, ...] = ()
 
 
 def read_transcripts(root: Iterable[str], subagents: Iterable[Iterable[str]] = ()) -> TranscriptTotals:
     """Sum deduplicated assistant usage per model over the root and subagent transcripts."""
     per: dict[str, dict[str, int]] = {}
     seen: set[str] = set()
+    per_message: dict[str, tuple[str, dict[str, int]]] = {}
+    invalid: list[str] = []
     compactions: list[dict[str, Any]] = []
     bad = 0
     for index, lines in enumerate([root, *subagents]):
@@ -66,25 +155,48 @@ def read_transcripts(root: Iterable[str], subagents: Iterable[Iterable[str]] = (
             if model == "<synthetic>" or not mid or not isinstance(usage, dict) or mid in seen:
                 continue
             seen.add(mid)
+            raw = {k: usage.get(f) for k, f in zip(KEYS, _TRANSCRIPT_FIELDS, strict=True)}
+            if not all(v is None or valid_count(v) for v in raw.values()):
+                invalid.append(str(mid))
+            per_message[str(mid)] = (str(model), {k: _integer(v) if valid_count(v) else 0 for k, v in raw.items()})
             tot = per.setdefault(str(model), dict.fromkeys(KEYS, 0))
-            tot["input"] += int(usage.get("input_tokens") or 0)
-            tot["cache_read"] += int(usage.get("cache_read_input_tokens") or 0)
-            tot["cache_creation"] += int(usage.get("cache_creation_input_tokens") or 0)
-            tot["output"] += int(usage.get("output_tokens") or 0)
-    return TranscriptTotals(per, tuple(compactions), len(seen), bad)
+            for k in KEYS:  # raw integers, negatives included, so they compare with modelUsage's
+                tot[k] += _integer(raw[k])
+    return TranscriptTotals(per, tuple(compactions), len(seen), bad, per_message, tuple(invalid))
 
 
 def model_usage_totals(model_usage: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """Per model, ``result.modelUsage`` integer counts (absent or not an integer → 0, negatives
+    kept; :func:`model_usage_faults` names them)."""
     return {
-        str(m): {
-            "input": int(u.get("inputTokens") or 0),
-            "cache_read": int(u.get("cacheReadInputTokens") or 0),
-            "cache_creation": int(u.get("cacheCreationInputTokens") or 0),
-            "output": int(u.get("outputTokens") or 0),
-        }
+        str(m): {k: _integer(u.get(f)) for k, f in zip(KEYS, _MODEL_USAGE_FIELDS, strict=True)}
         for m, u in (model_usage or {}).items()
         if isinstance(u, dict)
     }
+
+
+def model_usage_faults(model_usage: dict[str, Any]) -> list[str]:
+    """Every ``modelUsage`` count that is present but not a non-negative integer."""
+    return [f"modelUsage {m} {f} is {u.get(f)!r}"
+            for m, u in sorted((model_usage or {}).items()) if isinstance(u, dict)
+            for f in _MODEL_USAGE_FIELDS if u.get(f) is not None and not valid_count(u.get(f))]
+
+
+def unrecovered_cut(summary: StreamSummary) -> str | None:
+    """The provider stop of a session that ended on a connection failure its retries did not
+    recover (a stream cut or connection dropped on every try), or None.
+
+    Claude Code 2.1.328 ends such a session with a ``result`` whose ``is_error`` is true,
+    ``api_error`` ``connection_failed`` and no ``api_error_status`` (its subtype stays
+    ``success``), after its ``system/api_retry`` events."""
+    res = summary.result
+    if res is None or not res.get("is_error") or res.get("api_error_status") is not None:
+        return None
+    if res.get("api_error") != "connection_failed":
+        return None
+    text = str(res.get("result") or "")[:200]
+    return (f"connection failure: the API stream was cut and {len(summary.retries)} retr"
+            f"{'y' if len(summary.retries) == 1 else 'ies'} did not recover it ({text})")
 
 
 def _unknown(reasons: list[str]) -> Usage:
@@ -98,8 +210,11 @@ def validate_usage(
     runner_model: str,
     cli_version: str | None,
     timed_out: bool = False,
+    answers: StreamAnswers | None = None,
 ) -> tuple[Usage, dict[str, Any]]:
-    """(Usage, usage_accounting receipt) for one attempt."""
+    """(Usage, usage_accounting receipt) for one attempt. ``answers`` (from the same stdout,
+    :func:`read_stream_answers`) is required for anything but ``unknown``: without it no
+    answer's usage was seen."""
     acct: dict[str, Any] = {"rule": None, "cli_version": cli_version, "runner_model": runner_model}
     reasons: list[str] = []
     if timed_out:
@@ -126,6 +241,16 @@ def validate_usage(
     assert transcripts is not None
     if transcripts.bad_lines:
         reasons.append(f"{transcripts.bad_lines} undecodable transcript lines")
+    if answers is None:
+        reasons.append("the stream's answers were not read: no answer's usage was seen")
+    elif answers.answers == 0:
+        reasons.append("the stream shows no API answer: no answer's usage was seen")
+    elif len(answers.faults) == answers.answers:
+        reasons.append(f"no answer carried valid usage ({_fault_summary(answers)})")
+    if reasons:
+        return _unknown(reasons), {**acct, "reasons": reasons}
+    assert answers is not None
+    reasons.extend(model_usage_faults(res.get("modelUsage") or {}))
     mu = model_usage_totals(res.get("modelUsage") or {})
     tr = transcripts.per_model
     qualified = cli_version == QUALIFIED_VERSION
@@ -160,14 +285,40 @@ def validate_usage(
             if excess_in > in_bound or untranscribed.get("output", 0) > out_bound:
                 reasons.append(f"untranscribed excess {untranscribed} above the compaction bound")
     acct["untranscribed"] = untranscribed
+    bad_transcripts = [m for m in transcripts.invalid if m not in answers.faults]
+    if bad_transcripts:
+        reasons.append(f"transcript usage of {', '.join(bad_transcripts)} is not a non-negative count")
     if reasons:
         return _unknown(reasons), {**acct, "reasons": reasons}
-    inp = sum(u["input"] + u["cache_read"] + u["cache_creation"] for u in mu.values())
-    cached = sum(u["cache_read"] for u in mu.values())
-    out = sum(u["output"] for u in mu.values())
-    usage = Usage(
-        status="exact", input_tokens=inp, cached_input_tokens=cached, uncached_input_tokens=inp - cached,
-        output_tokens=out, reasoning_output_tokens=None, total_tokens=inp + out,
-        reason=f"result.modelUsage validated against transcripts ({rule}); Claude records no reasoning-output count",
-    )
+    gaps: list[str] = []
+    if answers.faults:
+        gaps.append(f"{len(answers.faults)} of {answers.answers} answers carried no valid usage "
+                    f"({_fault_summary(answers)})")
+    if answers.cut_retries:
+        gaps.append(f"{answers.cut_retries} API call(s) were cut mid-stream and retried; "
+                    "their served tokens are reported nowhere")
+    acct["answer_faults"], acct["cut_retries"] = answers.faults, answers.cut_retries
+    if gaps:
+        if untranscribed:  # excess over transcripts cannot be split between good and bad answers
+            return _unknown([*gaps, f"untranscribed usage {untranscribed} cannot be bounded"]), {**acct, "reasons": gaps}
+        known = [c for mid, (_, c) in transcripts.per_message.items() if mid not in answers.faults]
+        if not any(any(c.values()) for c in known):
+            return _unknown([*gaps, "no validated answer reported a token"]), {**acct, "reasons": gaps}
+        return _counted(known, "lower_bound", "; ".join([*gaps, "the validated answers' counts are a lower bound"])), \
+            {**acct, "reasons": gaps}
+    usage = _counted(list(mu.values()), "exact",
+                     f"result.modelUsage validated against transcripts ({rule}); Claude records no reasoning-output count")
     return usage, {**acct, "reasons": []}
+
+
+def _fault_summary(answers: StreamAnswers) -> str:
+    kinds = sorted(set(answers.faults.values()))
+    return "; ".join(kinds[:3]) + (f"; +{len(kinds) - 3} more" if len(kinds) > 3 else "")
+
+
+def _counted(counts: list[dict[str, int]], status: Any, reason: str) -> Usage:
+    inp = sum(u["input"] + u["cache_read"] + u["cache_creation"] for u in counts)
+    cached = sum(u["cache_read"] for u in counts)
+    out = sum(u["output"] for u in counts)
+    return Usage(status=status, input_tokens=inp, cached_input_tokens=cached, uncached_input_tokens=inp - cached,
+                 output_tokens=out, reasoning_output_tokens=None, total_tokens=inp + out, reason=reason)

@@ -61,7 +61,7 @@ from ._codex_discovery import (
 )
 from ._codex_events import reachable_sessions, read_exec_stream, read_rollout
 from ._codex_host import CodexDeclaration
-from ._codex_usage import classify_provider_stop, validate_usage
+from ._codex_usage import classify_provider_stop, read_usage_records, validate_usage
 from ._port import (
     AgentRun,
     AttemptContext,
@@ -529,7 +529,8 @@ def read_agent_run(stdout: str, rollouts: list[str], *, exit_code: int | None, t
         problems = ["stdout has no thread.started: root session unknown"]
     else:
         sessions, problems = reachable_sessions(trace.thread_id, parsed)
-    usage = validate_usage(trace, sessions, problems, timed_out=timed_out)
+    usage = validate_usage(trace, sessions, problems, timed_out=timed_out,
+                           records=[read_usage_records(t) for t in rollouts])
     stop = classify_provider_stop(trace, sessions[0] if sessions else None, timed_out=timed_out)
     error = trace.turn_failed
     if error is None and not timed_out and exit_code not in (0, None):

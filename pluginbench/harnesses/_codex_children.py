@@ -20,8 +20,10 @@ from ._codex_events import Rollout
 def model_record(sessions: Sequence[Rollout], *, model: str | None, effort: str | None) -> ModelRecord:
     """The :class:`ModelRecord` of the root session ``sessions[0]`` and its descendants.
 
-    ``model``/``effort`` are the runner's settings; an unset effort is taken from the root
-    session's first turn (the CLI's default for that model)."""
+    ``model``/``effort`` are the runner's settings (requested); an unset effort is taken from
+    the root session's first turn (the CLI's default for that model). The record's
+    ``effort`` is the effective one, from the root session's turn context; a root turn at
+    another effort than the requested one makes the record ``unknown``."""
     if not sessions:
         return ModelRecord(status="unknown", model=None, reason="no rollout of the root session")
     root, children = sessions[0], list(sessions[1:])
@@ -48,8 +50,14 @@ def model_record(sessions: Sequence[Rollout], *, model: str | None, effort: str 
         unreadable.insert(0, "the root session has no turn context")
     elif model and root_model != model:
         unreadable.insert(0, f"the root session ran on {root_model}, not the runner's {model}")
+    elif effort and root_effort is not None and root_effort != effort:
+        unreadable.insert(0, f"the root session ran at effort {root_effort}, not the requested {effort}")
     if unreadable:
         return ModelRecord(status="unknown", model=None, effort=None, children=len(children),
                            reason="; ".join(unreadable))
-    return ModelRecord(status="single", model=want_model, effort=want_effort, children=len(children))
+    # The effective effort is what the root session's turn context records (native
+    # evidence), never just the requested one: None when no turn recorded an effort.
+    return ModelRecord(status="single", model=want_model, effort=root_effort, children=len(children),
+                       reason=None if root_effort is not None else
+                       f"no turn context records an effort (requested {effort!r}): effective effort unverified")
 

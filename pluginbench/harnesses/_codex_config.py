@@ -51,7 +51,8 @@ def config_toml(
 ) -> str:
     """The private ``config.toml``, identical for every arm.
 
-    The remote plugin catalog and app integrations are off for every arm, update checks
+    Code Mode tool access is on (``features.code_mode``) for every arm and every review
+    call. The remote plugin catalog and app integrations are off for every arm, update checks
     and analytics are off, approval is never and Codex's own sandbox is off (the
     attempt's sandbox is the boundary). ``probe`` is ``(provider id, provider table)``
     from :func:`pluginbench.probe.launch_env` (values already TOML-encoded): the loopback
@@ -82,6 +83,10 @@ def config_toml(
         "[features]",
         "apps = false",
         "remote_plugin = false",
+        # Code Mode tool access, explicitly on (the product's fixed setting for vanilla,
+        # treatments and reviews alike). On 0.169.0 the feature is off by default; on, the
+        # model is offered the ``exec`` and ``wait`` tools (checked against the real CLI).
+        "code_mode = true",
     ]
     if not subagents:
         lines += ["multi_agent = false", "multi_agent_v2 = false"]

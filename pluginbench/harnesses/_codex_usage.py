@@ -8,6 +8,17 @@ missing root makes it ``unknown`` with the reason; a timeout, or a turn that fai
 after responses were counted, leaves the observed totals as a labelled ``lower_bound``.
 Unknown is never zero.
 
+Every answer's usage must have been seen and valid (:func:`read_usage_records`): Codex
+0.169.0 writes one ``token_usage_record`` (with the ``response_id``) per model response
+that reported usage, and none for one that did not, while its ``token_count`` totals just
+carry on, so an answer without usage is silently left out of an otherwise consistent total.
+A session with more model responses (runs of model output items in its rollout) than
+usage records, or a record whose counts are not non-negative integers, makes the usage a
+labelled ``lower_bound`` of the counted responses. (A malformed count makes Codex itself
+fail the turn: "failed to parse ResponseCompleted".) So does a response stream that broke
+off and was retried ("Reconnecting... n/m (stream disconnected ...)", not an HTTP error
+status): it may have been served input that no record reports.
+
 Provider stops ("Concurrency and resume"): a turn that never completed, and
 
 * failed before its first model turn (no usage, commands or agent messages), or
@@ -16,11 +27,16 @@ Provider stops ("Concurrency and resume"): a turn that never completed, and
 * whose rollout ends with ``other`` right after Codex used up its "Reconnecting... n/n"
   retries on the same cause with no work in between, or
 * that was cut off (timeout) while still reconnecting.
+
+``other`` alone stays the agent's (it also covers the agent's own failed requests), as the
+product description says, even for "stream disconnected before completion".
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 from ..events import Usage, UsageStatus
 from ._codex_events import (
@@ -47,6 +63,90 @@ _CONNECTION_CODES = {
 }
 
 
+#: Rollout ``response_item`` types the model produces (a run of them is one response).
+_MODEL_ITEMS = {"function_call", "custom_tool_call", "reasoning", "local_shell_call", "web_search_call",
+                "tool_search_call", "image_generation_call"}
+
+
+class UsageRecords(NamedTuple):
+    """How many model responses one rollout shows and how many reported valid usage."""
+
+    session_id: str | None
+    responses: int  # runs of model output items
+    metered: int  # token_usage_record lines with valid counts
+    faults: tuple[str, ...]  # token_usage_record lines whose counts are not valid
+
+
+def _valid(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def read_usage_records(text: str) -> UsageRecords:
+    """Count a rollout's model responses and its per-response usage records."""
+    session_id: str | None = None
+    responses = metered = 0
+    faults: list[str] = []
+    in_response = False
+    for line in text.splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # read_rollout counts undecodable lines
+        if not isinstance(rec, Mapping):
+            continue
+        raw = rec.get("payload")
+        payload: Mapping[str, object] = raw if isinstance(raw, Mapping) else {}
+        kind = rec.get("type")
+        if kind == "session_meta" and session_id is None:
+            sid = payload.get("id") or payload.get("session_id")
+            session_id = sid if isinstance(sid, str) else None
+        elif kind == "token_usage_record":
+            usage = payload.get("usage")
+            if isinstance(usage, Mapping) and all(_valid(usage.get(k)) for k in USAGE_KEYS):
+                metered += 1
+            else:
+                faults.append(f"response {payload.get('response_id')}: usage {usage!r}")
+        elif kind == "response_item":
+            item = payload.get("type")
+            model_made = item in _MODEL_ITEMS or (item == "message" and payload.get("role") == "assistant")
+            if model_made and not in_response:
+                responses += 1
+            in_response = model_made
+    return UsageRecords(session_id, responses, metered, tuple(faults))
+
+
+def _usage_gaps(sessions: Sequence[Rollout], records: Sequence[UsageRecords]) -> list[str]:
+    """Why some responses of the counted sessions reported no valid usage (empty: none)."""
+    by_id = {r.session_id: r for r in records}
+    gaps = []
+    for session in sessions:
+        rec = by_id.get(session.session_id)
+        if rec is None:
+            continue
+        if rec.faults:
+            gaps.append(f"session {session.session_id}: {len(rec.faults)} usage record(s) not valid "
+                        f"({rec.faults[0]})")
+        if rec.responses > rec.metered + len(rec.faults):
+            gaps.append(f"session {session.session_id}: {rec.responses - rec.metered - len(rec.faults)} of "
+                        f"{rec.responses} model responses reported no usage")
+    return gaps
+
+
+def _cut_retries(trace: ExecTrace) -> int:
+    """Codex's "Reconnecting... n/m (cause)" notices for a stream that broke off (not an HTTP
+    error status, whose answer served no tokens)."""
+    n = 0
+    for ev in trace.events:
+        message = ev.get("message")
+        if ev.get("type") != "error" or not isinstance(message, str) or not is_reconnect(message):
+            continue
+        parts = reconnect_parts(message)
+        cause = parts[2] if parts is not None else ""
+        if not cause.startswith("unexpected status"):
+            n += 1
+    return n
+
+
 def usage_value(totals: Mapping[str, int], status: UsageStatus, reason: str | None) -> Usage:
     """A :class:`Usage` from Codex totals (input includes cached input)."""
     inp = totals["input_tokens"]
@@ -68,8 +168,11 @@ def _sum(rollouts: Sequence[Rollout]) -> dict[str, int]:
     return {k: sum((r.totals or {}).get(k, 0) for r in rollouts) for k in USAGE_KEYS}
 
 
-def validate_usage(trace: ExecTrace, sessions: Sequence[Rollout], problems: Sequence[str], *, timed_out: bool) -> Usage:
-    """Cross-check the stream against the rollouts; see the module docstring for the rules."""
+def validate_usage(trace: ExecTrace, sessions: Sequence[Rollout], problems: Sequence[str], *, timed_out: bool,
+                   records: Sequence[UsageRecords] = ()) -> Usage:
+    """Cross-check the stream against the rollouts; see the module docstring for the rules.
+    ``records`` (:func:`read_usage_records` of the same rollouts) downgrades an otherwise
+    exact total whose responses did not all report valid usage to a lower bound."""
     if problems and not sessions:
         return Usage(status="unknown", reason="; ".join(problems))
     if trace.bad_lines and not timed_out:
@@ -101,6 +204,13 @@ def validate_usage(trace: ExecTrace, sessions: Sequence[Rollout], problems: Sequ
     if missing:
         why = f"descendant session(s) without token totals: {', '.join(str(m) for m in missing)}"
         return usage_value(_sum(counted), "lower_bound", why)
+    gaps = _usage_gaps(sessions, records)
+    cuts = _cut_retries(trace)
+    if cuts:
+        gaps.append(f"{cuts} response stream(s) were cut and retried (Reconnecting…); "
+                    "their served tokens are reported nowhere")
+    if gaps:
+        return usage_value(_sum(sessions), "lower_bound", "; ".join([*gaps, "counted responses are a lower bound"]))
     return usage_value(_sum(sessions), "exact", None)
 
 

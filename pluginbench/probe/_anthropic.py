@@ -6,6 +6,9 @@ Streaming order, as the real API and Claude Code 2.1.328 expect it: ``message_st
 ``content_block_stop``, then ``message_delta`` carrying the step's usage exactly, and
 ``message_stop``. Claude Code takes the ``message_delta`` usage as the message's final
 usage, so what the probe records as served is what the CLI reports.
+
+Faulty usage (``omit_usage`` / ``raw_usage``): the message has no ``usage`` key at all, or
+``raw_usage`` verbatim, in the complete Message, ``message_start`` and ``message_delta``.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ def _tool_block(call: ToolCall, cwd: str | None) -> dict[str, Any]:
 
 
 def usage_json(u: StepUsage) -> dict[str, int]:
+    """The Anthropic usage object of valid step usage."""
     return {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
             "cache_creation_input_tokens": u.cache_creation_input_tokens,
             "cache_read_input_tokens": u.cache_read_input_tokens}
@@ -48,12 +52,16 @@ def build_message(step: Step, model: str, cwd: str | None) -> dict[str, Any]:
     if step.text is not None:
         content.append({"type": "text", "text": substitute_cwd(step.text, cwd)})
     content.extend(_tool_block(c, cwd) for c in step.calls)
-    return {
+    message: dict[str, Any] = {
         "id": "msg_probe_" + uuid.uuid4().hex[:20], "type": "message", "role": "assistant",
         "model": model, "content": content,
         "stop_reason": "tool_use" if step.calls else "end_turn", "stop_sequence": None,
-        "usage": usage_json(step.usage),
     }
+    if step.raw_usage is not None:
+        message["usage"] = dict(step.raw_usage)
+    elif not step.omit_usage:
+        message["usage"] = usage_json(step.usage)
+    return message
 
 
 def sse(event: str, data: dict[str, Any]) -> bytes:
@@ -84,17 +92,23 @@ def _block_events(i: int, block: dict[str, Any]) -> list[bytes]:
 
 def stream_events(message: dict[str, Any]) -> list[bytes]:
     """The full SSE answer for ``message`` (from :func:`build_message`)."""
-    usage = message["usage"]
-    start = dict(message, content=[], stop_reason=None,
-                 usage=dict(usage, output_tokens=min(1, usage["output_tokens"])))
+    start = dict(message, content=[], stop_reason=None)
+    usage = message.get("usage")
+    if usage is not None:
+        out_tokens = usage.get("output_tokens")
+        if isinstance(out_tokens, int) and not isinstance(out_tokens, bool) and out_tokens >= 0:
+            start["usage"] = dict(usage, output_tokens=min(1, out_tokens))
+        # malformed output counts reach message_start verbatim: the fault is in both events
+    delta: dict[str, Any] = {
+        "type": "message_delta",
+        "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None}}
+    if usage is not None:
+        delta["usage"] = usage
     out = [sse("message_start", {"type": "message_start", "message": start}),
            sse("ping", {"type": "ping"})]
     for i, block in enumerate(message["content"]):
         out.extend(_block_events(i, block))
-    out.append(sse("message_delta", {
-        "type": "message_delta",
-        "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-        "usage": usage}))
+    out.append(sse("message_delta", delta))
     out.append(sse("message_stop", {"type": "message_stop"}))
     return out
 

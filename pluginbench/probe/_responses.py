@@ -13,7 +13,8 @@ Tool names in a scenario map onto what Codex 0.169.0 offers in the request:
 
 Stream: ``response.created``, ``response.in_progress``, per item
 ``response.output_item.added`` (+ text deltas for messages) ``response.output_item.done``,
-then ``response.completed`` whose ``usage`` carries the step's usage exactly.
+then ``response.completed`` whose ``usage`` carries the step's usage exactly (none at all
+for ``omit_usage``, ``raw_usage`` verbatim for a malformed one).
 """
 
 from __future__ import annotations
@@ -126,8 +127,16 @@ def _item_events(index: int, item: dict[str, Any], seq: list[int]) -> list[bytes
     return out
 
 
-def stream_events(items: list[dict[str, Any]], usage: StepUsage, model: str) -> list[bytes]:
-    """The full SSE answer for ``items``."""
+def step_usage_json(step: Step) -> dict[str, Any] | None:
+    """The usage object a step's answer carries: valid, verbatim ``raw_usage``, or None (omitted)."""
+    if step.raw_usage is not None:
+        return dict(step.raw_usage)
+    return None if step.omit_usage else usage_json(step.usage)
+
+
+def stream_events(items: list[dict[str, Any]], usage: StepUsage | dict[str, Any] | None,
+                  model: str) -> list[bytes]:
+    """The full SSE answer for ``items``; ``usage`` None sends ``response.completed`` without one."""
     seq = [-1]
     resp = {"id": "resp_probe_" + _hex(), "object": "response", "created_at": 0,
             "status": "in_progress", "model": model, "output": []}
@@ -136,9 +145,10 @@ def stream_events(items: list[dict[str, Any]], usage: StepUsage, model: str) -> 
     seq[0] = 1
     for i, item in enumerate(items):
         out.extend(_item_events(i, item, seq))
-    out.append(sse({"type": "response.completed", "sequence_number": seq[0] + 1,
-                    "response": dict(resp, status="completed", output=items,
-                                     usage=usage_json(usage))}))
+    done = dict(resp, status="completed", output=items)
+    if usage is not None:
+        done["usage"] = usage_json(usage) if isinstance(usage, StepUsage) else usage
+    out.append(sse({"type": "response.completed", "sequence_number": seq[0] + 1, "response": done}))
     return out
 
 

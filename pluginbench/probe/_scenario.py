@@ -16,6 +16,7 @@ per-session state). After the script runs out it answers ``final`` (a plain text
           - tool: {name: Bash, input: {command: "ls -la"}}
             usage: {input_tokens: 1200, output_tokens: 30}
           - text: "Finished."
+            omit_usage: true            # faulty usage: none at all (or raw_usage: {...})
 
 A bare list at the top level is read as ``rules``.
 """
@@ -89,6 +90,19 @@ class Step(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
     error: ErrorSpec | None = None
     drop_stream: bool = False
     usage: StepUsage = StepUsage()
+    #: Faulty usage (to test how harnesses account for it): ``omit_usage`` sends the answer
+    #: with no usage object at all; ``raw_usage`` sends this object verbatim in place of
+    #: the step's usage (any JSON values: ``{input_tokens: "many", output_tokens: -7}``).
+    #: Either way the probe records no served usage for the answer (``usage_fault`` says why).
+    omit_usage: bool = False
+    raw_usage: dict[str, Any] | None = None
+
+    @property
+    def usage_fault(self) -> str | None:
+        """``omitted``, ``malformed`` or None (the answer carries the step's valid usage)."""
+        if self.omit_usage:
+            return "omitted"
+        return "malformed" if self.raw_usage is not None else None
 
     @property
     def calls(self) -> tuple[ToolCall, ...]:
@@ -149,6 +163,9 @@ def _check(scenario: Scenario, file: str | None) -> Scenario:
         if step.error is not None and step.error.status not in ERROR_STATUSES:
             raise fail(f"unsupported error status {step.error.status}", where + ".error.status",
                        "use one of " + ", ".join(map(str, ERROR_STATUSES)))
+        if step.omit_usage and step.raw_usage is not None:
+            raise fail("a step cannot both omit and replace its usage", where + ".raw_usage",
+                       "give omit_usage: true or raw_usage: {...}, not both")
         for name, value in msgspec.structs.asdict(step.usage).items():
             if value < 0:
                 raise fail("token counts cannot be negative", f"{where}.usage.{name}",

@@ -38,7 +38,8 @@ class ProbeRequest(msgspec.Struct, frozen=True, kw_only=True):
     ``side`` (title/topic generation, quota probes, ``count_tokens``, ``/v1/models``,
     ``HEAD /api/hello``, unknown paths, and refused requests). ``answer`` is text, tool, error, drop_stream,
     refused, count_tokens, models, hello or not_found. ``usage`` is what the answer
-    reported (None when it reported none); ``completed`` is False when the stream was
+    reported (None when it reported none or a faulty one, then ``usage_fault`` says which:
+    ``omitted`` or ``malformed``); ``completed`` is False when the stream was
     cut (scripted or by the client). ``headers`` has credentials redacted.
     """
 
@@ -60,6 +61,7 @@ class ProbeRequest(msgspec.Struct, frozen=True, kw_only=True):
     refused_real_credential: bool
     headers: dict[str, str]
     body: Any
+    usage_fault: str | None = None  # omitted | malformed: the answer's usage was faulty by script
 
 
 def _loopback(host: str) -> tuple[str, socket.AddressFamily]:
@@ -407,16 +409,18 @@ class ProbeServer:
             return record(answer="drop_stream", status=200, usage=partial, completed=False)
         cwd = request_cwd(api, body)
         answer = "tool" if step.calls else "text"
+        served = step.usage if step.usage_fault is None else None  # faulty usage served no count
+        fault = step.usage_fault
         if api == "anthropic":
             message = anth.build_message(step, model, cwd)
             if not stream:
-                record(answer=answer, status=200, usage=step.usage)
+                record(answer=answer, status=200, usage=served, usage_fault=fault)
                 return h.send_json(200, message)
             done = h.send_stream(anth.stream_events(message), cut=False)
         else:
-            events = resp.stream_events(resp.build_items(step, body, cwd), step.usage, model)
+            events = resp.stream_events(resp.build_items(step, body, cwd), resp.step_usage_json(step), model)
             done = h.send_stream(events, cut=False)
-        record(answer=answer, status=200, usage=step.usage, completed=done)
+        record(answer=answer, status=200, usage=served, completed=done, usage_fault=fault)
 
 
 def serve_forever(scenario: Scenario, port: int = 0, host: str = "127.0.0.1",

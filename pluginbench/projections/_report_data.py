@@ -397,6 +397,23 @@ def arm_order(config: Mapping[str, Any], state: RunState) -> list[str]:
     return arms + sorted(seen - set(arms))
 
 
+def actual_calls(state: RunState, arms: list[str]) -> dict[str, Any]:
+    """The coding sessions this run actually launched (``agent.launched``): live and
+    discarded attempts alike, so a resume's replaced attempts are counted; a reused vanilla
+    attempt launched nothing here."""
+    called = [a for a in state.attempts.values() if a.launched and not a.reused]
+    discarded = {d.attempt_id for d in state.discarded}
+    by_arm = {arm: sum(1 for a in called if a.arm == arm) for arm in arms}
+    for a in called:  # an arm no longer configured still made its calls
+        by_arm.setdefault(a.arm, sum(1 for b in called if b.arm == a.arm))
+    return {
+        "coding_sessions": len(called),
+        "by_arm": by_arm,
+        "discarded": sum(1 for a in called if a.attempt_id in discarded),
+        "planned": len(state.created.slots) if state.created is not None else 0,
+    }
+
+
 def reused_attempts(state: RunState) -> list[dict[str, Any]]:
     """Every live attempt imported from the vanilla cache, with its origin (cohort relative to the cache root)."""
     return [

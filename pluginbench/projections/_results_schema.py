@@ -381,6 +381,14 @@ class DiscardedAttempt(_Strict, frozen=True):
     tokens: Annotated[Tokens, Meta(description="Its token use (counted nowhere else).")]
 
 
+class ActualCalls(_Strict, frozen=True):
+    coding_sessions: Annotated[int, Meta(description="Agent sessions this run launched (`agent.launched`), each one paid-for model use: "
+                                         "live and discarded attempts alike; reused vanilla attempts made none here.")]
+    by_arm: Annotated[dict[str, int], Meta(description="Arm → its launched coding sessions.")]
+    discarded: Annotated[int, Meta(description="Of those, sessions of attempts a resume discarded and replaced (see `discarded_attempts`).")]
+    planned: Annotated[int, Meta(description="Coding slots the run planned (tasks × arms × repeats).")]
+
+
 class ReusedAttempt(_Strict, frozen=True):
     attempt_id: Annotated[str, Meta(description="The reused attempt.")]
     task: Annotated[str, Meta(description="Task.")]
@@ -526,6 +534,7 @@ class ResultsJson(_Strict, frozen=True):
     costs: Annotated[Costs, Meta(description="Dollars per attempt, task × arm and arm from the run's dated prices.json.")]
     notes: Annotated[list[str], Meta(description="Plain-language notes: banners, incomplete runs, bounds, methods.")]
     reviews: Annotated[Reviews | None, Meta(description="Independent review findings of the selected revision; absent without a reviewer.")] = None
+    actual_calls: Annotated[ActualCalls | None, Meta(description="Coding sessions actually launched, discarded attempts included (null in results written before it was recorded).")] = None
     references: Annotated[dict[str, dict[str, ReferenceValue]], Meta(description="Task → metric → the task's solution/solution.patch applied to the starting source and measured with the "
                                "attempts' line, complexity and unused-code collectors, once per task and measurement revision "
                                "(code measures are shown as a ratio to it; ratio gates divide by it). Empty in reports made before it existed.")] = {}

@@ -163,6 +163,9 @@ async def test_plan_check_and_report_name_hits_and_origin_cohorts(tmp_path: Path
     reused = results["reused_attempts"]
     assert [r["attempt_id"] for r in reused] == ["roman-numerals__vanilla__r1", "roman-numerals__vanilla__r2"]
     assert {r["origin_cohort"] for r in reused} == {cohort}
+    # The reused vanilla attempts made no call in this run: only the treatment's sessions count.
+    calls = results["actual_calls"]
+    assert calls["by_arm"]["vanilla"] == 0 and calls["coding_sessions"] == sum(calls["by_arm"].values()) > 0
     assert any("reused from the vanilla cache" in n for n in results["notes"])
     html = (second / "report" / "report.html").read_text()
     assert 'id="reused-table"' in html and cohort in html

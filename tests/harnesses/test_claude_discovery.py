@@ -30,7 +30,7 @@ def _declared(tmp: Path):
 
 
 def _receipt() -> dict:
-    return build_receipt((DATA / "session.control.stdout.jsonl").read_text(), RECORDED, probe=True)
+    return build_receipt((DATA / "session.discovery.stdout.jsonl").read_text(), RECORDED, probe=True)
 
 
 def test_control_phase_sends_no_user_message_and_only_summary_context_usage() -> None:
@@ -159,3 +159,26 @@ def test_discovery_identity_ignores_the_attempt_and_binds_what_loaded(tmp_path: 
     changed_task = {**first, "task_owned": {**first["task_owned"], "memory_files": [{"path": "<cwd>/CLAUDE.md"}]}}
     assert discovery_identity(changed_task).task_owned_sha256 != ident.task_owned_sha256
     assert discovery_identity({**first, "argv": ["-p", "--model", "claude-x-1"]}).launch != ident.launch
+
+
+def test_a_discovery_with_hooks_enabled_is_refused(tmp_path: Path) -> None:
+    """A control phase that ran with hooks on (and ran the SessionStart hook) does not pass as discovery."""
+    hooks_on = build_receipt((DATA / "session.control.stdout.jsonl").read_text(), RECORDED, probe=True)
+    problems = " | ".join(compare_receipt(hooks_on, Expected(_declared(tmp_path), "2.1.328", MODEL, True)))
+    assert "hooks were not disabled during discovery" in problems
+    assert "hook event(s) during discovery" in problems
+    recorded = _receipt()
+    assert recorded["hooks_all_disabled"] is True and recorded["hook_events_before_task"] == 0
+    assert recorded["discovery_flag_settings"] == {"disableAllHooks": True}
+
+
+def test_discovery_argv_is_the_session_argv_with_hooks_disabled_and_its_own_session() -> None:
+    """The discovery run keeps every coding flag, takes its own session id, persists nothing and disables hooks."""
+    from pluginbench.harnesses._claude_discovery import discovery_argv
+    from pluginbench.harnesses._claude_launch import session_argv
+
+    coding = session_argv("claude", MODEL, "medium", "sid-code")
+    argv = discovery_argv(coding, "sid-disc")
+    assert argv[: len(coding)] == [a if a != "sid-code" else "sid-disc" for a in coding]
+    assert argv[len(coding):] == ["--no-session-persistence", "--settings", '{"disableAllHooks":true}']
+    assert coding.count("--settings") == 0  # one --settings only: the last one counts

@@ -123,11 +123,31 @@ async def test_vanilla_attempt_discovers_nothing_and_usage_equals_served(cli: Pa
     assert (run.usage.input_tokens, run.usage.output_tokens) == served
     execution = json.loads((adir / "execution.json").read_text())
     assert execution["checks"]["passed"] and execution["api_retries"] == {}
+    assert execution["execution_outcome"] == "success" and execution["execution_outcome_reasons"] == []
+    # claude-sonnet-4-5 takes no effort: the CLI sends none, so the effective effort is not the requested one.
+    assert execution["requested_effort"] == "medium" and execution["effective_effort"] is None
+    assert "budget_tokens" in execution["effective_effort_evidence"]
+
+
+@pytest.mark.anyio
+async def test_effective_effort_is_read_from_the_requests_the_cli_sent(cli: Path, tmp_path: Path, monkeypatch) -> None:
+    """On claude-opus-5-5 every API request carries the requested effort, recorded as the effective one."""
+    import tests.harnesses.test_claude_realcli as me
+
+    monkeypatch.setattr(me, "MODEL", "claude-opus-5-5")
+    scen = load_scenario(write(tmp_path / "s.yaml", SCENARIO))
+    with ProbeServer(scen) as probe:
+        _, run, adir, _, _ = await _attempt(cli, tmp_path, probe, vanilla(), "opus")
+        probe.wait_idle(timeout=60)
+        sent = [r.body.get("output_config") for r in probe.requests if r.kind == "coding"]
+    execution = json.loads((adir / "execution.json").read_text())
+    assert sent and all(s == {"effort": "medium"} for s in sent)
+    assert (execution["requested_effort"], execution["effective_effort"]) == ("medium", "medium")
 
 
 @pytest.mark.anyio
 async def test_treatment_attempt_loads_exactly_the_declared_components(cli: Path, tmp_path: Path) -> None:
-    """Guidance, skill and plugin hook are discovered, the hook runs once, and the guided edit lands."""
+    """Guidance, skill and plugin hook are discovered with hooks disabled, the hook runs once while coding, and the guided edit lands."""
     scen = load_scenario(write(tmp_path / "s.yaml", SCENARIO))
     with ProbeServer(scen) as probe:
         _, run, adir, out, _ = await _attempt(cli, tmp_path, probe, sample_treatment(tmp_path), "trt")
@@ -138,7 +158,12 @@ async def test_treatment_attempt_loads_exactly_the_declared_components(cli: Path
     assert sorted(s["name"] for s in receipt["skills"]) == ["pb-hooks:plug-skill", "tidy-code"]
     assert receipt["memory_files"] == [{"path": "<config>/CLAUDE.md", "type": "User"}]
     assert receipt["plugins"] == ["pb-hooks@pluginbench-frozen"]
-    assert receipt["task_owned"]["memory_files"] == [] and receipt["cli_processes"] == 1
+    assert receipt["task_owned"]["memory_files"] == [] and receipt["cli_processes"] == 2
+    # Discovery ran with hooks disabled: the hook is listed but did not run there.
+    assert receipt["hooks_all_disabled"] is True and receipt["hook_events_before_task"] == 0
+    assert [h["event"] for h in receipt["hooks"]] == ["SessionStart"]
+    assert '"hook_started"' not in (adir / "agent" / "discovery.stdout.jsonl").read_text()
+    assert '"hook_started"' in (adir / "agent" / "stdout.jsonl").read_text()  # it ran while coding
     assert (out / "answer.txt").read_text() == "guided\n"
     assert run.error is None, run.error
     # A command hook runs unmetered: the total is unknown, the native session's usage is kept apart.

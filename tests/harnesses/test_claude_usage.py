@@ -6,7 +6,11 @@ import json
 from pathlib import Path
 
 from pluginbench.harnesses._claude_stream import parse_stream
-from pluginbench.harnesses._claude_usage import read_transcripts, validate_usage
+from pluginbench.harnesses._claude_usage import (
+    read_stream_answers,
+    read_transcripts,
+    validate_usage,
+)
 from tests.harnesses.test_claude_stream import DATA, sample
 
 MODEL = "claude-sonnet-4-5"
@@ -16,10 +20,15 @@ def _pair(stream: str, transcript: str):
     return parse_stream(stream), read_transcripts(transcript.splitlines())
 
 
+def _answers(stream: str):
+    return read_stream_answers(stream.splitlines())
+
+
 def test_tools_sample_validates_exactly_and_equals_what_the_stub_served() -> None:
     """The Bash/Write sample's transcript equals its modelUsage and the stub's served totals."""
     s, t = _pair(sample("02_tools_bash_write.stream.jsonl"), sample("02_tools_bash_write.transcript.jsonl"))
-    usage, acct = validate_usage(s, t, runner_model=MODEL, cli_version="2.1.328")
+    usage, acct = validate_usage(s, t, runner_model=MODEL, cli_version="2.1.328",
+                                 answers=_answers(sample("02_tools_bash_write.stream.jsonl")))
     assert usage.status == "exact", acct
     served = [json.loads(ln)["answered"]["usage"] for ln in sample("02_tools_bash_write.requests.jsonl").splitlines()]
     assert usage.input_tokens == sum(u["input_tokens"] + u["cache_read_input_tokens"]
@@ -31,7 +40,8 @@ def test_tools_sample_validates_exactly_and_equals_what_the_stub_served() -> Non
 def test_recorded_attempt_usage_counts_cache_reads_and_writes() -> None:
     """Input is uncached + cache read + cache write, deduplicated by message id."""
     s, t = _pair((DATA / "treatment.stream.jsonl").read_text(), (DATA / "treatment.transcript.jsonl").read_text())
-    usage, _ = validate_usage(s, t, runner_model=MODEL, cli_version="2.1.328")
+    usage, _ = validate_usage(s, t, runner_model=MODEL, cli_version="2.1.328",
+                              answers=_answers((DATA / "treatment.stream.jsonl").read_text()))
     # Probe script: 1200+300+100, 1300+350+0, final 1400+200+50; outputs 40+30+12.
     assert (usage.input_tokens, usage.cached_input_tokens, usage.output_tokens) == (4900, 850, 82)
     assert usage.uncached_input_tokens == 4050 and usage.total_tokens == 4982
@@ -44,7 +54,8 @@ def test_transcript_disagreement_makes_usage_unknown() -> None:
     mid = first_msg.split('"id":"', 1)[1].split('"', 1)[0]
     dropped = [ln for ln in lines if mid not in ln]
     s = parse_stream((DATA / "treatment.stream.jsonl").read_text())
-    usage, acct = validate_usage(s, read_transcripts(dropped), runner_model=MODEL, cli_version="2.1.328")
+    usage, acct = validate_usage(s, read_transcripts(dropped), runner_model=MODEL, cli_version="2.1.328",
+                                 answers=_answers((DATA / "treatment.stream.jsonl").read_text()))
     assert usage.status == "unknown" and usage.input_tokens is None
     assert "transcripts" in (usage.reason or "")
 
@@ -58,7 +69,7 @@ def test_unqualified_version_accepts_untranscribed_runner_input_only() -> None:
     stream = (DATA / "treatment.stream.jsonl").read_text().replace('"claude_code_version":"2.1.328"',
                                                                     '"claude_code_version":"2.1.400"')
     usage, acct = validate_usage(parse_stream(stream), read_transcripts(dropped), runner_model=MODEL,
-                                 cli_version="2.1.400")
+                                 cli_version="2.1.400", answers=_answers(stream))
     assert usage.status == "exact" and acct["rule"] == "unqualified-input-only"
     assert acct["untranscribed"]["input"] == 1200
 
@@ -76,5 +87,6 @@ def test_timeout_and_api_error_leave_usage_unknown() -> None:
 def test_wrong_runner_model_is_refused(tmp_path: Path) -> None:
     """Usage from a session on another model than the runner's is unknown."""
     s, t = _pair((DATA / "treatment.stream.jsonl").read_text(), (DATA / "treatment.transcript.jsonl").read_text())
-    usage, _ = validate_usage(s, t, runner_model="claude-opus-5-5", cli_version="2.1.328")
+    usage, _ = validate_usage(s, t, runner_model="claude-opus-5-5", cli_version="2.1.328",
+                              answers=_answers((DATA / "treatment.stream.jsonl").read_text()))
     assert usage.status == "unknown" and "runner model" in (usage.reason or "")

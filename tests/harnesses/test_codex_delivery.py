@@ -54,11 +54,11 @@ def test_vanilla_probe_home_has_only_config(tmp_path):
 
 
 def test_probe_config_toml_selects_loopback_provider_and_disables_catalog(tmp_path):
-    """config.toml pins approval, disables apps and the remote plugin catalog, and selects the probe provider."""
+    """config.toml pins approval, enables Code Mode, disables apps and the remote plugin catalog, and selects the probe provider."""
     home = tmp_path / "home"
     CodexHarness("/x/codex", "0.169.0", PROBE).deliver(FrozenTreatment("vanilla", None, (), (), (), "f"), home)
     cfg = tomllib.loads((home / ".codex" / "config.toml").read_text())
-    assert cfg["features"] == {"apps": False, "remote_plugin": False,
+    assert cfg["features"] == {"apps": False, "remote_plugin": False, "code_mode": True,
                                "multi_agent_v2": {"expose_spawn_agent_model_overrides": False}}
     assert cfg["approval_policy"] == "never" and cfg["check_for_update_on_startup"] is False
     assert cfg["analytics"] == {"enabled": False}

@@ -109,11 +109,12 @@ async def test_claude_receipt_equals_what_the_model_received_on_every_arm(tmp_pa
             before = len(probe.requests)
             receipt, launches, at_launch = await _attempt(harness, tmp_path, probe, treatment, arm,
                                                           "claude-sonnet-4-5", "CLAUDE.md", ".claude/skills")
-            # No request before the task was sent, and exactly one session process.
+            # No request before the task was sent; a discovery run (hooks disabled), then the coding session.
             assert at_launch == before
             sessions = [ln for ln in launches if ln.startswith("-p ")]
-            assert len(sessions) == 1 and "--input-format stream-json" in sessions[0], launches
-            assert receipt["passed"] and receipt["cli_processes"] == 1
+            assert len(sessions) == 2 and all("--input-format stream-json" in ln for ln in sessions), launches
+            assert '"disableAllHooks":true' in sessions[0] and "disableAllHooks" not in sessions[1]
+            assert receipt["passed"] and receipt["cli_processes"] == 2
             task = receipt["task_owned"]
             assert task["memory_files"] == [{"path": "<cwd>/CLAUDE.md", "type": "Project"}]
             assert [s["name"] for s in task["skills"]] == ["repo-skill"]

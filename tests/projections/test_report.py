@@ -312,6 +312,7 @@ def test_results_json_shape(tmp_path: Path) -> None:
         "deltas",
         "missing_values",
         "discarded_attempts",
+        "actual_calls",
         "reused_attempts",
         "costs",
         "notes",
@@ -480,6 +481,9 @@ def test_discarded_attempts_are_listed_apart(tmp_path: Path) -> None:
     )
     ids = [r["attempt_id"] for r in doc["attempts"]]
     assert "t1.vanilla.0.r1" in ids and s.attempt_id not in ids
+    # Both the discarded session and its replacement were launched: two actual calls of two planned slots.
+    assert doc["actual_calls"] == {"coding_sessions": 2, "by_arm": {"vanilla": 2, "guided": 0}, "discarded": 1,
+                                   "planned": 2}
 
 
 # ---------------------------------------------------------------- deltas and exclusions
