@@ -8,7 +8,10 @@ ones and their modes alone. Coming out, :func:`unpack` extracts an archive writt
 untrusted container: names that escape are refused, a member below a symlink is refused
 (a planted ``app/link -> /etc`` cannot redirect ``app/link/passwd`` to the host), symlinks
 are recreated as symlinks and never followed, hardlinks become copies, special files
-are skipped. Ownership is never restored: files belong to whoever runs PluginBench.
+are skipped, and files keep only their permission bits (setuid, setgid and sticky bits are
+stripped). Ownership is never restored: files belong to whoever runs PluginBench. An
+extraction that leaves out the top-level ``.git`` (a workspace export) leaves out every
+nested ``.git`` file or folder as well (a ``gitdir:`` pointer is never carried out).
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ from typing import IO
 
 from ..errors import EnvironmentFailure
 from ..tasks import scan_tree
+
+#: the mode bits an extracted file keeps: never setuid, setgid or sticky
+_MODE_MASK = 0o777
 
 
 def _refuse(what: str, where: str) -> EnvironmentFailure:
@@ -112,7 +118,7 @@ def _write(tf: tarfile.TarFile, member: tarfile.TarInfo, target: Path) -> None:
         target.unlink()
     with src, open(target, "wb") as fout:
         shutil.copyfileobj(src, fout, 1 << 20)
-    os.chmod(target, stat.S_IMODE(member.mode))
+    os.chmod(target, stat.S_IMODE(member.mode) & _MODE_MASK)
 
 
 def unpack(
@@ -126,6 +132,7 @@ def unpack(
     """
     top: str | None = None
     written: dict[str, Path] = {}
+    skip_git = skip_top(".git")
     with tarfile.open(fileobj=archive, mode="r|") as tf:
         for member in tf:
             parts = _parts(member.name)
@@ -145,7 +152,7 @@ def unpack(
                 else:
                     raise _refuse("not a regular file", member.name)
                 continue
-            if skip_top(rel[0]):
+            if skip_top(rel[0]) or (skip_git and ".git" in rel[1:]):
                 continue
             _no_symlink_between(dest, rel)
             target = dest.joinpath(*rel)
@@ -168,7 +175,7 @@ def unpack(
                 if target.is_symlink():
                     target.unlink()
                 shutil.copyfile(source, target, follow_symlinks=False)
-                os.chmod(target, stat.S_IMODE(member.mode))
+                os.chmod(target, stat.S_IMODE(member.mode) & _MODE_MASK)
             # devices, FIFOs and sockets carry no content and are skipped
     if top is None:
         raise EnvironmentFailure("the engine returned an empty archive")

@@ -4,7 +4,12 @@ The sandbox side is written by untrusted processes, so every step below a sandbo
 folder goes through directory file descriptors opened with ``O_NOFOLLOW``: a symlink
 planted at ``/logs/verifier/reward.txt`` or at a parent folder cannot redirect a read or
 a write to the host. Copying out keeps symlinks *as symlinks* (never followed), keeps
-file modes, and skips sockets, FIFOs and devices (they carry no content). The host side
+only the permission bits of file modes (:data:`EXPORT_MODE_MASK`: setuid, setgid and
+sticky bits are stripped, so what an agent leaves is data, never a privilege), and skips
+sockets, FIFOs and devices (they carry no content). Files are owned by whoever runs
+PluginBench. A copy that leaves out the top-level ``.git`` (a workspace export) leaves
+out every nested ``.git`` file or folder too: a ``sub/.git`` with ``gitdir:`` pointing at
+another repository would make host-side git read that repository. The host side
 (``host_path``) belongs to the engine and is trusted.
 """
 
@@ -22,6 +27,8 @@ from ..errors import EnvironmentFailure
 from ..tasks import scan_tree
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+#: the mode bits a copied-out file keeps: read, write and execute, never setuid/setgid/sticky
+EXPORT_MODE_MASK = 0o777
 
 
 def _refuse(what: str, where: str) -> EnvironmentFailure:
@@ -81,7 +88,7 @@ def _copy_file_out(dir_fd: int, name: str, dest: Path) -> bool:
             dest.unlink()
         with open(dest, "wb") as fout:
             shutil.copyfileobj(fin, fout, 1 << 20)
-    os.chmod(dest, stat.S_IMODE(st.st_mode))
+    os.chmod(dest, stat.S_IMODE(st.st_mode) & EXPORT_MODE_MASK)
     return True
 
 
@@ -95,7 +102,7 @@ def _copy_dir_out(dir_fd: int, dest: Path, skip: Callable[[str], bool]) -> None:
         if stat.S_ISDIR(st.st_mode):
             sub = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
             try:
-                _copy_dir_out(sub, target, lambda _n: False)
+                _copy_dir_out(sub, target, _nested_git if skip(".git") else _nothing)
             finally:
                 os.close(sub)
         elif stat.S_ISLNK(st.st_mode):
@@ -105,6 +112,15 @@ def _copy_dir_out(dir_fd: int, dest: Path, skip: Callable[[str], bool]) -> None:
         elif stat.S_ISREG(st.st_mode):
             _copy_file_out(dir_fd, name, target)
         # sockets, FIFOs and devices are skipped: they have no content to carry
+
+
+def _nothing(_name: str) -> bool:
+    return False
+
+
+def _nested_git(name: str) -> bool:
+    """A nested repository's ``.git`` (folder, or file with ``gitdir:``): never exported."""
+    return name == ".git"
 
 
 def copy_out(
