@@ -112,6 +112,8 @@ async def test_setuid_git_pointers_and_artifact_tricks_leave_a_clean_patch_and_a
     exported = attempt / "export" / "suid-id"
     assert stat.S_IMODE(exported.stat().st_mode) == 0o755
     assert not (attempt / "export" / "sub" / ".git").exists() and not (attempt / "export" / "nested" / ".git").exists()
+    assert [line.split(":")[0] for line in (attempt / "export.dropped.txt").read_text().splitlines()] == \
+        ["nested/.git", "pipe", "sub/.git", "suid-id"]
     patch = (attempt / "model.patch").read_text()
     assert "b/solution.py" in patch and "b/.gitmodules" in patch and "b/sub/file.txt" in patch
     assert "Subproject commit" not in patch and other_head not in patch and "160000" not in patch

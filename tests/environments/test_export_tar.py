@@ -38,10 +38,15 @@ def _archive() -> io.BytesIO:
 
 def test_an_exported_archive_keeps_permission_bits_only_and_no_nested_git(tmp_path: Path) -> None:
     """Unpacked as a workspace export: suid-id is 0755 and shared 0775, the FIFO and device are absent, and no
-    .git (top-level, sub/.git pointer, nested repository) is written; ordinary files stay."""
+    .git (top-level, sub/.git pointer, nested repository) is written; ordinary files stay; export.dropped.txt
+    names each with its reason."""
     dest = tmp_path / "export"
     unpack(_archive(), dest, skip_top=lambda n: n == ".git")
     assert stat.S_IMODE((dest / "suid-id").stat().st_mode) == 0o755
     assert stat.S_IMODE((dest / "shared").stat().st_mode) == 0o775
     assert sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*")) == [
         "nested", "nested/n.txt", "shared", "sub", "sub/file.txt", "suid-id"]
+    named = [line.split(": ", 1) for line in (tmp_path / "export.dropped.txt").read_text().splitlines()]
+    assert [(path, reason.split(" ")[0]) for path, reason in named] == [
+        ("suid-id", "setuid,"), ("shared", "setuid,"), ("pipe", "a"), ("null", "a"), ("sub/.git", "a"),
+        ("nested/.git", "a")]
