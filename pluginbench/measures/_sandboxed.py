@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
@@ -54,7 +54,7 @@ class SandboxedRun(NamedTuple):
     app: str
 
 
-def blocking(fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+def blocking(fn: Callable[..., Coroutine[Any, Any, T]], *args: Any) -> T:
     """``await fn(*args)`` from synchronous code: on the event loop of the worker thread
     this runs in, else in a fresh event loop."""
     try:
@@ -128,6 +128,9 @@ def run_sandboxed(open_sandbox: Callable[..., AbstractAsyncContextManager[Any]] 
 
 
 def not_found(run: SandboxedRun) -> bool:
-    """The sandbox has no such program (a docker image without the tool, a missing bind)."""
+    """The sandbox has no such program (a docker image without the tool, a missing bind):
+    the shell's 127, bubblewrap's failed ``execvp``, the container runtime's "executable file
+    not found"."""
     text = run.stderr + run.stdout
-    return run.exit_code == 127 or "execvp" in text and "No such file or directory" in text
+    return (run.exit_code == 127 or ("execvp" in text and "No such file or directory" in text)
+            or "executable file not found" in text)
