@@ -95,8 +95,12 @@ async def run_sandboxed_async(
                     raise PatchDoesNotApply("model.patch does not apply to the starting source: "
                                             + (applied.stderr or applied.stdout).decode(errors="replace").strip()[:300])
                 await sb.exec(["rm", "-f", f"{tmp}/pluginbench-model.patch"], timeout=30)
-            done = await sb.exec([_fill(a, app, tmp) for a in argv], cwd=app, timeout=timeout,
-                                 env={k: _fill(v, app, tmp) for k, v in (env or {}).items()})
+            try:
+                done = await sb.exec([_fill(a, app, tmp) for a in argv], cwd=app, timeout=timeout,
+                                     env={k: _fill(v, app, tmp) for k, v in (env or {}).items()})
+            except EnvironmentFailure as exc:  # the runtime could not start it: no such program inside
+                raise AnalyzerFailed(f"{tool} is not in the analysis sandbox (on docker the frozen task image must "
+                                     f"carry it): {str(exc)[:200]}") from None
             await sb.stop()
             files: dict[str, bytes] = {}
             if outputs:
