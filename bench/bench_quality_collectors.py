@@ -9,6 +9,8 @@ prints the median, min and max wall seconds per collector. The complexity scan i
 between cyclomatic and cognitive for one attempt, so the cache is cleared before each call
 to time each collector alone; the dead-code collector's starting scan is cached per task, so
 both its first call (cold: two Vulture runs) and later calls (warm: one run) are shown.
+cargo check, knip, jscpd and staticcheck run in a fresh bubblewrap sandbox of the local
+backend (issue 20), so their rows include creating and removing it.
 """
 
 from __future__ import annotations
@@ -18,9 +20,13 @@ import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
+from typing import Any
 
 from pluginbench import measures
+from pluginbench.environments import LocalEnvironment, SandboxSpec
 from pluginbench.harness_registry import harness_class
 from pluginbench.measures import CollectorInput, _quality
 
@@ -34,8 +40,21 @@ def _input(tmp: Path, harness: str, fixture: Path) -> CollectorInput:
     if not attempt.exists():
         shutil.copytree(TRACES, attempt)
     return CollectorInput("t__vanilla__r1", "t", "vanilla", (fixture / "submission.patch").read_text(), attempt,
-                          attempt / "agent", harness, fixture, fixture / "start", None, None, None, {},
-                          attempt / "measure" / "x", agent_traces=bool(harness_class(harness).agent_traces))
+                          attempt / "agent", harness, fixture, fixture / "start", None, None,
+                          _task_sandbox(fixture / "start"), {}, attempt / "measure" / "x",
+                          agent_traces=bool(harness_class(harness).agent_traces))
+
+
+def _task_sandbox(start: Path) -> Callable[..., AbstractAsyncContextManager[Any]]:
+    """A fresh bubblewrap sandbox of the local backend over ``start``: where the analyzers
+    that execute repository code (cargo check, knip, jscpd, staticcheck) run."""
+    environment = LocalEnvironment(isolation="bubblewrap")
+
+    def open_task_sandbox(**overrides: Any) -> AbstractAsyncContextManager[Any]:
+        spec = SandboxSpec(run_id="bench", attempt_id="t", role="readiness", task="t", workspace=start)
+        return environment.sandbox(spec._replace(**overrides))
+
+    return open_task_sandbox
 
 
 def main() -> None:

@@ -11,7 +11,7 @@ never zero and never a crash of the run.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -73,13 +73,7 @@ def collector_input(engine: Engine, attempt_id: str, spec: MeasureSpec, patch: s
     task_dir = engine.run_dir.frozen_task(task)
     reference = task_dir / "solution" / "solution.patch"
     image = engine.images[task].coding if task in engine.images else None
-
-    def open_task_sandbox() -> AbstractAsyncContextManager[Any]:
-        harbor = engine.tasks[task]
-        src = engine.source(task, "readiness")
-        return engine.environment.sandbox(_spec("readiness", engine.run_id, f"{attempt_id}.{spec.name}", harbor, src,
-                                                engine.hidden))
-
+    open_task_sandbox = task_sandbox_opener(engine, task, f"{attempt_id}.{spec.name}")
     return CollectorInput(
         attempt_id=attempt_id, task=task, arm=arm, patch=patch, attempt_dir=attempt, traces_dir=attempt / "agent",
         harness=engine.evaluation.runner.harness, task_dir=task_dir, starting_source=engine.starting_source(task),
@@ -90,6 +84,20 @@ def collector_input(engine: Engine, attempt_id: str, spec: MeasureSpec, patch: s
         agent_traces=agent_traces(engine.evaluation.runner.harness),
         shared_dir=engine.run_dir.root / "evidence" / "measure-shared" / spec.name,
     )
+
+
+def task_sandbox_opener(engine: Engine, task: str, label: str) -> Callable[..., AbstractAsyncContextManager[Any]]:
+    """The measure port's ``open_task_sandbox`` for ``task``: a fresh readiness sandbox of the
+    frozen task (no credentials, hidden tests or solution). Keyword overrides of the
+    :class:`~pluginbench.environments.SandboxSpec` (a sandboxed analyzer asks for
+    ``network="none"`` and its read-only tool folders) apply to that one sandbox."""
+
+    def open_task_sandbox(**overrides: Any) -> AbstractAsyncContextManager[Any]:
+        src = engine.source(task, "readiness")
+        spec = _spec("readiness", engine.run_id, label, engine.tasks[task], src, engine.hidden)
+        return engine.environment.sandbox(spec._replace(**overrides) if overrides else spec)
+
+    return open_task_sandbox
 
 
 def agent_traces(harness: str) -> bool:

@@ -33,7 +33,7 @@ import json
 import re
 import shutil
 from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager, closing
+from contextlib import closing
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -43,7 +43,6 @@ import yaml
 
 from .. import measures as measure_registry
 from ..config import Evaluation, parse_evaluation
-from ..environments import Sandbox
 from ..errors import ConfigError, InputError, LockHeldError, MeasurementError, RunDirError
 from ..events import (
     Event,
@@ -83,7 +82,6 @@ from ..tasks import load_task
 from ._collector import collector_input, run_collector
 from ._context import Engine, Outbox, TaskImages, cache_root
 from ._measure_readiness import measurement_readiness
-from ._pipeline import _spec
 from ._references import measure_reference
 from ._runfiles import load_saved
 from ._writer import RunWriter
@@ -357,11 +355,9 @@ async def _coverage_of(engine: Engine, task_id: str, attempt_id: str, ready: _Re
 def _opener(engine: Engine, task_id: str, label: str) -> OpenSandbox:
     """A fresh sandbox of the frozen task (role readiness: no credentials, hidden tests or solution)."""
 
-    def open_sandbox() -> AbstractAsyncContextManager[Sandbox]:
-        src = engine.source(task_id, "readiness")
-        return engine.environment.sandbox(_spec("readiness", engine.run_id, label, engine.tasks[task_id], src, engine.hidden))
+    from ._collector import task_sandbox_opener
 
-    return open_sandbox
+    return task_sandbox_opener(engine, task_id, label)
 
 
 def lost_observations(selected: dict[str, dict[str, Measure]], new: dict[str, dict[str, Measure]]) -> list[str]:

@@ -31,8 +31,8 @@ from ..measures import (
     observer_sources,
     warnings,
 )
+from ._collector import task_sandbox_opener
 from ._context import Engine
-from ._pipeline import _spec
 
 
 def observer_versions(selection: list[str]) -> dict[str, str]:
@@ -56,12 +56,7 @@ async def measurement_readiness(engine: Engine, tasks: list[str], work_root: Pat
             rows.extend(ReadinessRow(task=t, measure=spec.name, state="broken", reason=refused) for t in tasks)
             continue
         for task_id in tasks:
-
-            def opener(task_id: str = task_id, name: str = spec.name) -> Any:
-                src = engine.source(task_id, "readiness")
-                return engine.environment.sandbox(_spec("readiness", engine.run_id, f"readiness-{name}-{task_id}",
-                                                        engine.tasks[task_id], src, engine.hidden))
-
+            opener = task_sandbox_opener(engine, task_id, f"readiness-{spec.name}-{task_id}")
             image = engine.images[task_id].coding if task_id in engine.images else None
             inp = ReadinessInput(task=task_id, task_dir=engine.run_dir.frozen_task(task_id),
                                  starting_source=engine.starting_source(task_id), task_image=image,

@@ -4,6 +4,15 @@ The agent's own ``.git`` is never trusted: the patch is made on the host in a fr
 repository whose single commit is the frozen starting source (committed exactly as the
 sandboxes commit it), with the exported working tree laid over it. Generated caches
 (``.pytest_cache``, ``__pycache__``) are excluded and the exclusions are documented.
+
+What the agent left is data: a nested ``.git`` (a folder, or a file whose ``gitdir:``
+points at another repository) is dropped, so no other repository's HEAD becomes a gitlink
+in the patch and host-side git reads no repository but the fresh one; a gitlink that still
+reaches the index is removed from it; devices, FIFOs and sockets are dropped; symlinks are
+copied as symlinks, never followed; git records only 644/755 modes (no setuid). Each drop is
+named with its reason in ``PatchInfo.dropped`` and in ``<patch>.dropped.txt`` beside the
+patch. Git runs with no system or global configuration and no hooks, and nothing here runs
+``git submodule`` (a ``.gitmodules`` ``update = !cmd`` is a text file, never executed).
 """
 
 from __future__ import annotations
@@ -11,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 from pathlib import Path
@@ -36,6 +46,8 @@ class PatchInfo(NamedTuple):
     sha256: str
     empty: bool
     files_changed: int
+    #: "<path>: <reason>" for each thing of the export left out of the patch
+    dropped: tuple[str, ...] = ()
 
 
 def _git(repo: Path, *args: str, stdout: int | None = subprocess.PIPE) -> subprocess.CompletedProcess[bytes]:
@@ -81,15 +93,36 @@ def _clear_worktree(repo: Path) -> None:
             child.unlink()
 
 
-def _overlay(export: Path, repo: Path) -> None:
-    for child in export.iterdir():
-        if child.name == ".git":
-            continue
+def _overlay(export: Path, repo: Path, dropped: list[str], rel: str = "") -> None:
+    """Lay ``export`` over ``repo``: folders, regular files and symlinks (as symlinks); every
+    ``.git`` and every special file is left out and named in ``dropped``."""
+    for child in sorted(export.iterdir(), key=lambda p: p.name):
+        name = f"{rel}{child.name}"
         target = repo / child.name
-        if child.is_dir() and not child.is_symlink():
-            shutil.copytree(child, target, symlinks=True)
+        st = child.lstat()
+        if child.name == ".git":
+            if rel:  # the top-level .git is the agent's own history: never trusted, not a finding
+                dropped.append(f"{name}: a nested .git (a repository or gitdir pointer) is not part of the submission")
+        elif stat.S_ISLNK(st.st_mode):
+            os.symlink(os.readlink(child), target)
+        elif stat.S_ISDIR(st.st_mode):
+            target.mkdir(exist_ok=True)
+            _overlay(child, target, dropped, f"{name}/")
+        elif stat.S_ISREG(st.st_mode):
+            shutil.copyfile(child, target, follow_symlinks=False)
+            os.chmod(target, 0o755 if st.st_mode & 0o111 else 0o644)
         else:
-            shutil.copy2(child, target, follow_symlinks=False)
+            dropped.append(f"{name}: a device, FIFO or socket carries no content")
+
+
+def _drop_gitlinks(repo: Path, dropped: list[str]) -> None:
+    """Remove every gitlink (mode 160000, a submodule commit) from the index."""
+    listed = _git(repo, "ls-files", "-s", "-z").stdout
+    for entry in listed.split(b"\0"):
+        if entry.startswith(b"160000 "):
+            path = entry.split(b"\t", 1)[1].decode("utf-8", "surrogateescape")
+            _git(repo, "rm", "-q", "--cached", "--", path)
+            dropped.append(f"{path}: a gitlink (another repository's commit) is not part of the submission")
 
 
 def make_patch(starting_source: Path, export: Path, out: Path) -> PatchInfo:
@@ -99,14 +132,21 @@ def make_patch(starting_source: Path, export: Path, out: Path) -> PatchInfo:
         copy_tree(starting_source, repo, scan_tree(starting_source, context="the starting source"))
         init_base_repo(repo)
         _clear_worktree(repo)
-        _overlay(export, repo)
+        dropped: list[str] = []
+        _overlay(export, repo, dropped)
         _git(repo, "add", "-A")
+        _drop_gitlinks(repo, dropped)
         diff = _git(repo, "diff", "--cached", "--binary", "--full-index", "--no-color", "--no-ext-diff", "HEAD").stdout
         names = _git(repo, "diff", "--cached", "--name-only", "-z", "HEAD").stdout
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(diff)
     files = [n for n in names.split(b"\0") if n]
-    return PatchInfo(out, hashlib.sha256(diff).hexdigest(), not diff, len(files))
+    report = out.with_name(out.name + ".dropped.txt")
+    if dropped:
+        report.write_text("".join(f"{line}\n" for line in dropped))
+    else:
+        report.unlink(missing_ok=True)
+    return PatchInfo(out, hashlib.sha256(diff).hexdigest(), not diff, len(files), tuple(dropped))
 
 
 def base_commit_of(starting_source: Path) -> str:

@@ -323,21 +323,19 @@ async def grade_patch(
     contract: VerifierContract | None = None,
 ) -> GradeResult:
     """Grade the canonical patch in a separate sandbox made from the starting source (or
-    the verifier image), with the hidden tests in ``/tests``: the task-declared artifacts
-    go to ``/logs/artifacts`` with the canonical ``model.patch`` written over any the agent
-    left, PluginBench applies the patch unless the task's contract says its verifier does,
-    then ``tests/test.sh`` runs and the reward is read."""
+    the verifier image), with the hidden tests in ``/tests``: ``/logs/artifacts`` holds only
+    what PluginBench made, the canonical ``model.patch`` (never what the agent left under
+    ``/logs/artifacts``, which stays evidence in the attempt's ``artifacts/``), PluginBench
+    applies the patch unless the task's contract says its verifier does, then
+    ``tests/test.sh`` runs and the reward is read."""
     out_dir.mkdir(parents=True, exist_ok=True)
     spec = _spec(
         "verifier", run_id, attempt_id, task, source or SandboxSource(starting_source, None, None, None), hidden,
         tests=task.tests_dir,
     )
     async with environment.sandbox(spec) as sb:
-        collected = patch_path.parent / "artifacts"
-        if collected.is_dir() and any(collected.iterdir()):
-            # Task-defined artifacts reach the verifier at the same paths, as Harbor does;
-            # the canonical patch (written next) always replaces any model.patch among them.
-            await sb.put(collected, f"{sb.paths.logs}/artifacts")
+        # The agent's /logs/artifacts never reaches the verifier: a symlink, a model.patch
+        # folder or planted files there could void the grade or feed the tests.
         with tempfile.TemporaryDirectory(prefix="pluginbench-grade-") as tmp:
             staged = Path(tmp) / "model.patch"
             shutil.copyfile(patch_path, staged)  # empty or not, the canonical patch is the one graded

@@ -16,16 +16,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any
 
 from .. import measures as registry
 from ..events import Measure, ReferenceMeasured
 from ..measures import CollectorInput, MeasureSpec
-from ._collector import run_collector
+from ._collector import run_collector, task_sandbox_opener
 from ._context import Engine
-from ._pipeline import _spec
 
 NO_SOLUTION = "the task ships no solution/solution.patch"
 
@@ -45,12 +42,7 @@ def reference_input(engine: Engine, task: str, spec: MeasureSpec, patch: str, wo
     """What ``spec``'s collector sees of ``task``'s reference solution: the patch in place of a
     submission, no traces, the frozen task and starting source, scratch under ``work_root``."""
     folder = work_root / task
-
-    def open_task_sandbox() -> AbstractAsyncContextManager[Any]:
-        src = engine.source(task, "readiness")
-        return engine.environment.sandbox(_spec("readiness", engine.run_id, f"reference-{task}.{spec.name}",
-                                                engine.tasks[task], src, engine.hidden))
-
+    open_task_sandbox = task_sandbox_opener(engine, task, f"reference-{task}.{spec.name}")
     image = engine.images[task].coding if task in engine.images else None
     return CollectorInput(
         attempt_id=f"reference-{task}", task=task, arm="reference", patch=patch, attempt_dir=folder,

@@ -5,6 +5,13 @@ inputs, images) and what was read back from disk (file digests, the invocation a
 execution receipts, the hash of the canonical patch reconstructed from the saved
 export), and returns ``None`` to admit or the reason to refuse. A refused entry is
 skipped and the attempt is coded fresh; nothing here touches the disk.
+
+Admission executes nothing from the entry on the host: the only host work before it is the
+reconstruction of the canonical patch (``actors._patch.make_patch``: git on a fresh
+repository, every nested ``.git`` and gitlink of the saved export dropped, no hooks, no
+configuration of the host). A reused attempt's collectors run like a fresh one's: analyzers
+that execute repository code only in a sandbox of the frozen task, so a poisoned vanilla
+entry runs nothing on the host when a later run reuses it.
 """
 
 from __future__ import annotations

@@ -8,7 +8,11 @@ ones and their modes alone. Coming out, :func:`unpack` extracts an archive writt
 untrusted container: names that escape are refused, a member below a symlink is refused
 (a planted ``app/link -> /etc`` cannot redirect ``app/link/passwd`` to the host), symlinks
 are recreated as symlinks and never followed, hardlinks become copies, special files
-are skipped. Ownership is never restored: files belong to whoever runs PluginBench.
+are skipped, and files keep only their permission bits (setuid, setgid and sticky bits are
+stripped). Ownership is never restored: files belong to whoever runs PluginBench. An
+extraction that leaves out the top-level ``.git`` (a workspace export) leaves out every
+nested ``.git`` file or folder as well (a ``gitdir:`` pointer is never carried out), and
+names each thing it left out or changed, with the reason, in ``<dest>.dropped.txt``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,10 @@ from typing import IO
 
 from ..errors import EnvironmentFailure
 from ..tasks import scan_tree
+from ._hostcopy import NESTED_GIT, SPECIAL_BITS, SPECIAL_FILE, write_dropped
+
+#: the mode bits an extracted file keeps: never setuid, setgid or sticky
+_MODE_MASK = 0o777
 
 
 def _refuse(what: str, where: str) -> EnvironmentFailure:
@@ -112,7 +120,7 @@ def _write(tf: tarfile.TarFile, member: tarfile.TarInfo, target: Path) -> None:
         target.unlink()
     with src, open(target, "wb") as fout:
         shutil.copyfileobj(src, fout, 1 << 20)
-    os.chmod(target, stat.S_IMODE(member.mode))
+    os.chmod(target, stat.S_IMODE(member.mode) & _MODE_MASK)
 
 
 def unpack(
@@ -126,6 +134,8 @@ def unpack(
     """
     top: str | None = None
     written: dict[str, Path] = {}
+    skip_git = skip_top(".git")
+    dropped: list[str] = []
     with tarfile.open(fileobj=archive, mode="r|") as tf:
         for member in tf:
             parts = _parts(member.name)
@@ -145,7 +155,11 @@ def unpack(
                 else:
                     raise _refuse("not a regular file", member.name)
                 continue
-            if skip_top(rel[0]):
+            if skip_top(rel[0]) or (skip_git and ".git" in rel[1:]):
+                if skip_git and ".git" in rel[1:]:
+                    at = "/".join(rel[: rel.index(".git", 1) + 1])
+                    if f"{at}: {NESTED_GIT}" not in dropped:
+                        dropped.append(f"{at}: {NESTED_GIT}")
                 continue
             _no_symlink_between(dest, rel)
             target = dest.joinpath(*rel)
@@ -156,6 +170,8 @@ def unpack(
             elif member.isreg():
                 _write(tf, member, target)
                 written["/".join(parts)] = target
+                if member.mode & ~_MODE_MASK & 0o7777:
+                    dropped.append(f"{'/'.join(rel)}: {SPECIAL_BITS}")
             elif member.issym():
                 if target.is_symlink() or target.exists():
                     target.unlink()
@@ -168,7 +184,10 @@ def unpack(
                 if target.is_symlink():
                     target.unlink()
                 shutil.copyfile(source, target, follow_symlinks=False)
-                os.chmod(target, stat.S_IMODE(member.mode))
-            # devices, FIFOs and sockets carry no content and are skipped
+                os.chmod(target, stat.S_IMODE(member.mode) & _MODE_MASK)
+            else:  # devices, FIFOs and sockets carry no content and are skipped
+                dropped.append(f"{'/'.join(rel)}: {SPECIAL_FILE}")
     if top is None:
         raise EnvironmentFailure("the engine returned an empty archive")
+    if skip_git:  # a workspace export names what it left out
+        write_dropped(dest, dropped)

@@ -4,7 +4,13 @@ The sandbox side is written by untrusted processes, so every step below a sandbo
 folder goes through directory file descriptors opened with ``O_NOFOLLOW``: a symlink
 planted at ``/logs/verifier/reward.txt`` or at a parent folder cannot redirect a read or
 a write to the host. Copying out keeps symlinks *as symlinks* (never followed), keeps
-file modes, and skips sockets, FIFOs and devices (they carry no content). The host side
+only the permission bits of file modes (:data:`EXPORT_MODE_MASK`: setuid, setgid and
+sticky bits are stripped, so what an agent leaves is data, never a privilege), and skips
+sockets, FIFOs and devices (they carry no content). Files are owned by whoever runs
+PluginBench. A copy that leaves out the top-level ``.git`` (a workspace export) leaves
+out every nested ``.git`` file or folder too: a ``sub/.git`` with ``gitdir:`` pointing at
+another repository would make host-side git read that repository. Such an export names
+each thing it left out or changed, with the reason, in ``<dest>.dropped.txt``. The host side
 (``host_path``) belongs to the engine and is trusted.
 """
 
@@ -22,6 +28,8 @@ from ..errors import EnvironmentFailure
 from ..tasks import scan_tree
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+#: the mode bits a copied-out file keeps: read, write and execute, never setuid/setgid/sticky
+EXPORT_MODE_MASK = 0o777
 
 
 def _refuse(what: str, where: str) -> EnvironmentFailure:
@@ -81,21 +89,23 @@ def _copy_file_out(dir_fd: int, name: str, dest: Path) -> bool:
             dest.unlink()
         with open(dest, "wb") as fout:
             shutil.copyfileobj(fin, fout, 1 << 20)
-    os.chmod(dest, stat.S_IMODE(st.st_mode))
+    os.chmod(dest, stat.S_IMODE(st.st_mode) & EXPORT_MODE_MASK)
     return True
 
 
-def _copy_dir_out(dir_fd: int, dest: Path, skip: Callable[[str], bool]) -> None:
+def _copy_dir_out(dir_fd: int, dest: Path, skip: Callable[[str], bool], dropped: list[str], rel: str = "") -> None:
     dest.mkdir(parents=True, exist_ok=True)
     for name in sorted(os.listdir(dir_fd)):
         if skip(name):
+            if rel and name == ".git":
+                dropped.append(f"{rel}{name}: {NESTED_GIT}")
             continue
         st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         target = dest / name
         if stat.S_ISDIR(st.st_mode):
             sub = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
             try:
-                _copy_dir_out(sub, target, lambda _n: False)
+                _copy_dir_out(sub, target, _nested_git if skip(".git") else _nothing, dropped, f"{rel}{name}/")
             finally:
                 os.close(sub)
         elif stat.S_ISLNK(st.st_mode):
@@ -103,8 +113,34 @@ def _copy_dir_out(dir_fd: int, dest: Path, skip: Callable[[str], bool]) -> None:
                 target.unlink()
             os.symlink(os.readlink(name, dir_fd=dir_fd), target)
         elif stat.S_ISREG(st.st_mode):
-            _copy_file_out(dir_fd, name, target)
-        # sockets, FIFOs and devices are skipped: they have no content to carry
+            if _copy_file_out(dir_fd, name, target) and st.st_mode & ~EXPORT_MODE_MASK & 0o7777:
+                dropped.append(f"{rel}{name}: {SPECIAL_BITS}")
+        else:  # sockets, FIFOs and devices: they have no content to carry
+            dropped.append(f"{rel}{name}: {SPECIAL_FILE}")
+
+
+#: the reasons an export names for what it left out or changed (``<dest>.dropped.txt``)
+NESTED_GIT = "a nested .git (a repository or a gitdir pointer) is not exported"
+SPECIAL_BITS = "setuid, setgid and sticky bits stripped"
+SPECIAL_FILE = "a device, FIFO or socket carries no content and is not exported"
+
+
+def write_dropped(dest: Path, dropped: list[str]) -> None:
+    """``<dest>.dropped.txt`` beside an export: one "<path>: <reason>" line each (none: no file)."""
+    report = dest.with_name(dest.name + ".dropped.txt")
+    if dropped:
+        report.write_text("".join(f"{line}\n" for line in dropped))
+    else:
+        report.unlink(missing_ok=True)
+
+
+def _nothing(_name: str) -> bool:
+    return False
+
+
+def _nested_git(name: str) -> bool:
+    """A nested repository's ``.git`` (folder, or file with ``gitdir:``): never exported."""
+    return name == ".git"
 
 
 def copy_out(
@@ -112,12 +148,15 @@ def copy_out(
 ) -> None:
     """Copy ``base/rel`` (a sandbox file or folder) to the host path ``dest``."""
     parts = [p for p in rel.split("/") if p]
+    dropped: list[str] = []
     if not parts:
         fd = _open_dir(base, [], create=False)
         try:
-            _copy_dir_out(fd, dest, skip_top)
+            _copy_dir_out(fd, dest, skip_top, dropped)
         finally:
             os.close(fd)
+        if skip_top(".git"):  # a workspace export names what it left out
+            write_dropped(dest, dropped)
         return
     parent = _open_dir(base, parts[:-1], create=False)
     try:
@@ -131,9 +170,11 @@ def copy_out(
         if stat.S_ISDIR(st.st_mode):
             sub = os.open(name, _DIR_FLAGS, dir_fd=parent)
             try:
-                _copy_dir_out(sub, dest, skip_top)
+                _copy_dir_out(sub, dest, skip_top, dropped)
             finally:
                 os.close(sub)
+            if skip_top(".git"):
+                write_dropped(dest, dropped)
         elif not (stat.S_ISREG(st.st_mode) and _copy_file_out(parent, name, dest)):
             raise _refuse("not a regular file", rel)
     finally:

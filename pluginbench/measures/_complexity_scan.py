@@ -21,6 +21,7 @@ from typing import Any
 
 from ._complexity import FileScan, FunctionScore, qualify
 from ._lines import is_test_path
+from ._tree import read_inside
 
 LANGUAGES: dict[str, str] = {
     ".py": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
@@ -115,8 +116,8 @@ def scan_paths(root: Path, paths: set[str]) -> dict[str, FileScan]:
     for rel in sorted(paths):
         if language_of(rel) is None:
             continue
-        f = root / rel
-        if not f.is_file():
+        data = read_inside(root, rel)  # never through a symlink: a host file is not source
+        if data is None:
             continue
-        out[rel] = scan_file(rel, f.read_bytes().decode("utf-8", errors="replace"))
+        out[rel] = scan_file(rel, data.decode("utf-8", errors="replace"))
     return out

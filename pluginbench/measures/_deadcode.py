@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import posixpath
 import re
 from collections import Counter
 from collections.abc import Iterable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
 
 from ._lines import is_test_path
@@ -145,7 +146,7 @@ def parse_cargo_messages(stdout: str) -> tuple[list[Candidate], list[str]]:
 def parse_staticcheck(stdout: str, root: Path) -> tuple[list[Candidate], list[str]]:
     """staticcheck ``-f json`` lines: U1000 findings as candidates (paths relative to
     ``root``), compile and load errors apart."""
-    base = Path(str(root)).resolve()
+    base = PurePosixPath(str(root))
     found: list[Candidate] = []
     errors: list[str] = []
     for line in stdout.splitlines():
@@ -157,8 +158,8 @@ def parse_staticcheck(stdout: str, root: Path) -> tuple[list[Candidate], list[st
             continue
         loc = d.get("location") or {}
         path = str(loc.get("file") or "")
-        with contextlib.suppress(ValueError):
-            path = Path(path).resolve().relative_to(base).as_posix()
+        with contextlib.suppress(ValueError):  # a path inside the sandbox, never resolved on the host
+            path = PurePosixPath(posixpath.normpath(path)).relative_to(base).as_posix()
         if d.get("code") == "U1000":
             found.append(Candidate(path, str(d.get("message")), int(loc.get("line") or 0)))
         else:

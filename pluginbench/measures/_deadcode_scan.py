@@ -3,9 +3,15 @@
 * Python: Vulture 2.16 (PyPI, pinned as the product description pins it), run as
   ``python -m vulture <root> --min-confidence 60`` with the interpreter PluginBench runs
   on, over the whole tree so tests count as users.
+  Vulture only parses (``ast``), so it runs on the host, on a private copy that holds no
+  symlink (:func:`~._tree.submission_tree`).
 * Go: staticcheck's U1000 check (Debian's go-staticcheck 2023.1 with Debian's Go), offline.
 * Rust: rustc's own ``dead_code`` and ``unused_*`` lints, from ``cargo check --offline``
   (the library and binaries, as shipped) with the host's Cargo.
+
+staticcheck and ``cargo check`` load or execute repository code (``go list``, ``build.rs``,
+proc macros), so they run in a fresh sandbox of the frozen task (:mod:`._sandboxed`),
+never on the host.
 """
 
 from __future__ import annotations
@@ -15,10 +21,18 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
+from typing import Any
 
 from ..errors import AnalyzerFailed
 from ._deadcode import DeadCodeScan, parse_cargo_messages, parse_staticcheck, parse_vulture
+from ._sandboxed import TMP, not_found, run_sandboxed
+
+OpenSandbox = Callable[..., AbstractAsyncContextManager[Any]]
+#: the system tool folders a sandboxed analyzer searches (the environment's own PATH is the host's)
+_SYSTEM_PATH = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/local/go/bin", "/usr/lib/go/bin")
 
 VULTURE_VERSION = "2.16"
 MIN_CONFIDENCE = 60
@@ -68,19 +82,42 @@ def cargo_status() -> tuple[str | None, str | None]:
     return (f"cargo {words[1]}", None) if len(words) >= 2 else (None, "cargo --version printed nothing")
 
 
-def run_cargo_check(root: Path, target_dir: Path, timeout: float = 600.0) -> DeadCodeScan:
-    """rustc's ``dead_code`` and ``unused_*`` warnings of the crate at ``root`` from an
-    offline ``cargo check`` (no dependency is downloaded; a crate that needs one fails)."""
+def cargo_toolchain() -> Path | None:
+    """The folder of the real ``cargo`` and ``rustc`` behind ``cargo`` on PATH (rustup's proxy
+    resolved with ``rustup which``, run from ``/`` so no repository's toolchain file counts)."""
     cargo = shutil.which("cargo")
     if cargo is None:
-        raise AnalyzerFailed(cargo_status()[1] or "cargo is not on PATH")
-    proc = subprocess.run([cargo, "check", "--offline", "--message-format=json", "--quiet"],
-                          cwd=root, capture_output=True, text=True, check=False, timeout=timeout,
-                          stdin=subprocess.DEVNULL, start_new_session=True,
-                          env={**os.environ, "CARGO_TARGET_DIR": str(target_dir), "CARGO_TERM_COLOR": "never"})
-    found, errors = parse_cargo_messages(proc.stdout)
-    if proc.returncode != 0 or errors:
-        reason = errors[0] if errors else (proc.stderr.strip().splitlines() or ["no message"])[-1]
+        return None
+    real = Path(os.path.realpath(cargo))
+    if real.name == "rustup":
+        try:
+            proc = subprocess.run([str(real), "which", "cargo"], capture_output=True, text=True, timeout=60,
+                                  check=False, cwd="/", stdin=subprocess.DEVNULL, start_new_session=True)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        if proc.returncode != 0 or not proc.stdout.strip():
+            return None
+        real = Path(os.path.realpath(proc.stdout.strip()))
+    return real.parent
+
+
+def run_cargo_check(open_sandbox: OpenSandbox | None, patch: str, timeout: float = 600.0) -> DeadCodeScan:
+    """rustc's ``dead_code`` and ``unused_*`` warnings of the crate at the repository root from
+    an offline ``cargo check`` in a fresh sandbox (it runs ``build.rs`` and proc macros; no
+    dependency is downloaded, so a crate that needs one fails). The host's toolchain is bound
+    read-only on the local backend; on docker the frozen image's ``cargo`` runs."""
+    toolchain = cargo_toolchain()
+    search = ([str(toolchain)] if toolchain is not None else []) + ["/usr/local/cargo/bin", *_SYSTEM_PATH]
+    env = {"PATH": ":".join(search), "CARGO_TARGET_DIR": f"{TMP}/cargo-target", "CARGO_HOME": f"{TMP}/cargo-home",
+           "CARGO_TERM_COLOR": "never"}
+    run = run_sandboxed(open_sandbox, patch, ["cargo", "check", "--offline", "--message-format=json", "--quiet"],
+                        tool="cargo check", env=env, timeout=timeout,
+                        readonly=(toolchain.parent,) if toolchain is not None else ())
+    if not_found(run):
+        raise AnalyzerFailed("cargo is not in the analysis sandbox (the frozen task image must carry Rust/Cargo)")
+    found, errors = parse_cargo_messages(run.stdout)
+    if run.exit_code != 0 or errors:
+        reason = errors[0] if errors else (run.stderr.strip().splitlines() or ["no message"])[-1]
         raise AnalyzerFailed(f"cargo check --offline failed: {reason[:300]}")
     return DeadCodeScan(tuple(found), ())
 
@@ -108,20 +145,22 @@ def staticcheck_status() -> tuple[str | None, str | None]:
     return (f"staticcheck {words[1]}", None) if len(words) >= 2 else (None, "staticcheck -version printed nothing")
 
 
-def run_staticcheck(root: Path, scratch: Path, timeout: float = 600.0) -> DeadCodeScan:
-    """staticcheck's U1000 (unused code) findings of the Go module at ``root``, offline:
-    ``GOPROXY=off`` and ``GOFLAGS=-mod=mod``, so a module whose dependencies are not already
-    in the module cache fails instead of downloading them."""
+def run_staticcheck(open_sandbox: OpenSandbox | None, patch: str, timeout: float = 600.0) -> DeadCodeScan:
+    """staticcheck's U1000 (unused code) findings of the Go module at the repository root, in a
+    fresh sandbox (loading the packages runs ``go list``), offline: ``GOPROXY=off`` and
+    ``GOFLAGS=-mod=mod``, so a module whose dependencies are not already in the module cache
+    fails instead of downloading them."""
     binary = staticcheck_binary()
     if binary is None:
         raise AnalyzerFailed(staticcheck_status()[1] or "staticcheck is not installed")
-    env = {**os.environ, "GOPROXY": "off", "GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local", "GOWORK": "off",
-           "GOCACHE": str(scratch / "gocache"), "XDG_CACHE_HOME": str(scratch / "cache")}
-    proc = subprocess.run([binary, "-f", "json", "-checks", "U1000", "./..."], cwd=root, capture_output=True,
-                          text=True, check=False, timeout=timeout, stdin=subprocess.DEVNULL, start_new_session=True,
-                          env=env)
-    found, errors = parse_staticcheck(proc.stdout, root)
-    if errors or (proc.returncode not in (0, 1)) or (proc.returncode == 1 and not found):
-        reason = errors[0] if errors else (proc.stderr.strip().splitlines() or ["no message"])[-1]
+    env = {"PATH": ":".join(_SYSTEM_PATH), "GOPROXY": "off", "GOFLAGS": "-mod=mod -buildvcs=false",
+           "GOTOOLCHAIN": "local", "GOWORK": "off", "GOCACHE": f"{TMP}/gocache", "XDG_CACHE_HOME": f"{TMP}/cache"}
+    run = run_sandboxed(open_sandbox, patch, [Path(binary).name, "-f", "json", "-checks", "U1000", "./..."],
+                        tool="staticcheck", env=env, timeout=timeout)
+    if not_found(run):
+        raise AnalyzerFailed("staticcheck or go is not in the analysis sandbox (the frozen task image must carry them)")
+    found, errors = parse_staticcheck(run.stdout, Path(run.app))
+    if errors or (run.exit_code not in (0, 1)) or (run.exit_code == 1 and not found):
+        reason = errors[0] if errors else (run.stderr.strip().splitlines() or ["no message"])[-1]
         raise AnalyzerFailed(f"staticcheck could not load the packages: {reason[:300]}")
     return DeadCodeScan(tuple(found), ())

@@ -8,6 +8,10 @@
 
 Both come from ``tools/install-analyzers.sh`` (run by ``tools/setup.sh --dev``) into the
 project-local ``.tools/analyzers``; a binary on ``PATH`` at the pinned version is used too.
+Both load project configuration that can be code (``knip.config.js``), so they run in a
+fresh sandbox of the frozen task with their install folder bound read-only
+(:mod:`._sandboxed`), never on the host; ``--version`` alone runs on the host (no project
+file is read).
 """
 
 from __future__ import annotations
@@ -15,11 +19,16 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import tempfile
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
+from typing import Any
 
 from ..errors import AnalyzerFailed
 from ._deadcode import KnipScan, duplicate_groups, parse_knip
+from ._sandboxed import TMP, SandboxedRun, not_found, run_sandboxed
+
+OpenSandbox = Callable[..., AbstractAsyncContextManager[Any]]
 
 PINNED = {"knip": "6.44.2", "jscpd": "5.3.2"}
 _ROOT = Path(__file__).resolve().parents[2]
@@ -49,35 +58,54 @@ def tool_status(name: str) -> tuple[str | None, str | None]:
     return f"{name} {version}", None
 
 
-def run_knip(root: Path, timeout: float = 300.0) -> KnipScan:
-    """knip's unused-code candidates of the project at ``root`` (needs its package.json)."""
-    path = _binary("knip")
+def _install_root(path: Path) -> Path:
+    """The folder holding the ``node_modules`` a tool binary lives in (bound read-only)."""
+    for parent in path.parents:
+        if parent.name == "node_modules":
+            return parent.parent
+    return path.parent
+
+
+def _sandboxed(name: str, open_sandbox: OpenSandbox | None, patch: str, args: list[str], timeout: float,
+               outputs: tuple[str, ...] = ()) -> SandboxedRun:
+    """``name`` (its binary from :func:`_binary`) run in a fresh sandbox of the frozen task
+    with ``patch`` applied, its install folder bound read-only."""
+    path = _binary(name)
     if path is None:
-        raise AnalyzerFailed(tool_status("knip")[1] or "knip is not installed")
-    proc = subprocess.run([str(path), "--reporter", "json", "--no-progress", "--no-config-hints"], cwd=root,
-                          capture_output=True, text=True, check=False, timeout=timeout,
-                          stdin=subprocess.DEVNULL, start_new_session=True)
+        raise AnalyzerFailed(tool_status(name)[1] or f"{name} is not installed")
+    roots = (_install_root(path), _install_root(path.resolve()))
+    run = run_sandboxed(open_sandbox, patch, [str(path), *args], tool=name, timeout=timeout, readonly=roots,
+                        outputs=outputs, env={"PATH": "/usr/local/bin:/usr/bin:/bin", "NO_COLOR": "1"})
+    if not_found(run):
+        raise AnalyzerFailed(f"{name} (or node) is not in the analysis sandbox (on docker the frozen task image "
+                             "must carry it)")
+    return run
+
+
+def run_knip(open_sandbox: OpenSandbox | None, patch: str, timeout: float = 300.0) -> KnipScan:
+    """knip's unused-code candidates of the project at the repository root (needs its
+    package.json), in a fresh sandbox: knip loads the project's ``knip.config.js`` and its
+    plugins' configuration files, which are code."""
+    run = _sandboxed("knip", open_sandbox, patch, ["--reporter", "json", "--no-progress", "--no-config-hints"],
+                     timeout)
     try:
-        report = json.loads(proc.stdout)
+        report = json.loads(run.stdout)
     except ValueError:
-        raise AnalyzerFailed(f"knip exited {proc.returncode} without a report: "
-                             f"{(proc.stderr or proc.stdout).strip()[:300]}") from None
+        raise AnalyzerFailed(f"knip exited {run.exit_code} without a report: "
+                             f"{(run.stderr or run.stdout).strip()[:300]}") from None
     return parse_knip(report)
 
 
-def run_jscpd(root: Path, timeout: float = 300.0) -> set[str]:
-    """jscpd's duplicate-code groups among the JS/TS files under ``root``."""
-    path = _binary("jscpd")
-    if path is None:
-        raise AnalyzerFailed(tool_status("jscpd")[1] or "jscpd is not installed")
-    with tempfile.TemporaryDirectory(prefix="pb-jscpd-") as out:
-        proc = subprocess.run([str(path), "--silent", "--reporters", "json", "--output", out, "--format",
-                               "javascript,typescript,jsx,tsx", "--ignore", "**/node_modules/**,**/.git/**", "."],
-                              cwd=root, capture_output=True, text=True, check=False, timeout=timeout,
-                              stdin=subprocess.DEVNULL, start_new_session=True)
-        report_file = Path(out) / "jscpd-report.json"
-        if not report_file.is_file():
-            if proc.returncode == 1 and "analyzes no files" in (proc.stderr + proc.stdout):
-                return set()
-            raise AnalyzerFailed(f"jscpd exited {proc.returncode} without a report: {proc.stderr.strip()[:300]}")
-        return duplicate_groups(json.loads(report_file.read_text()))
+def run_jscpd(open_sandbox: OpenSandbox | None, patch: str, timeout: float = 300.0) -> set[str]:
+    """jscpd's duplicate-code groups among the JS/TS files of the repository, in a fresh
+    sandbox (it reads the project's ``.jscpd.json`` and ``package.json`` settings)."""
+    run = _sandboxed("jscpd", open_sandbox, patch,
+                     ["--silent", "--reporters", "json", "--output", f"{TMP}/jscpd-out", "--format",
+                      "javascript,typescript,jsx,tsx", "--ignore", "**/node_modules/**,**/.git/**", "."],
+                     timeout, outputs=("jscpd-out/jscpd-report.json",))
+    report = run.files.get("jscpd-out/jscpd-report.json")
+    if report is None:
+        if run.exit_code == 1 and "analyzes no files" in (run.stderr + run.stdout):
+            return set()
+        raise AnalyzerFailed(f"jscpd exited {run.exit_code} without a report: {run.stderr.strip()[:300]}")
+    return duplicate_groups(json.loads(report))

@@ -8,6 +8,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
     "cognitive": {
         "1": (
             "350a943f99c2232cde0af813ceb1fc5db97b9067b32adb44207c2fc58e88edb2",
+            "eb613a7724ed32384079a5dc4d2921a41219e677f40fee1700bc7e3d7e505814",
         ),
     },
     "coverage": {
@@ -21,11 +22,13 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
     "cyclomatic": {
         "1": (
             "350a943f99c2232cde0af813ceb1fc5db97b9067b32adb44207c2fc58e88edb2",
+            "eb613a7724ed32384079a5dc4d2921a41219e677f40fee1700bc7e3d7e505814",
         ),
     },
     "dead_code": {
         "1": (
             "6d297f4c257e6593a7883c4306cb51e9da6b31ff447aaa66431caa6bd73556bb",
+            "390518b346f24dee0a4328419d69336ec861e42bc0c4ecc89beb4753d641d655",
         ),
     },
     "iterations": {

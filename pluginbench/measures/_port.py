@@ -89,9 +89,11 @@ class CollectorInput(NamedTuple):
     #: the frozen task image (docker backend) or None on the local backend
     task_image: str | None
     #: opens a fresh sandbox from the frozen task's starting point, without credentials,
-    #: hidden tests or the reference solution (the coverage command runs there); the
-    #: sandbox's ``exec``/``put``/``get`` are the environment port's
-    open_task_sandbox: Callable[[], AbstractAsyncContextManager[Any]] | None
+    #: hidden tests or the reference solution (the coverage command and every analyzer that
+    #: executes or loads repository code run there, never on the host); keyword overrides of
+    #: the ``SandboxSpec`` (``network="none"``, ``readonly=`` tool folders) apply to that one
+    #: sandbox; its ``exec``/``put``/``get`` are the environment port's
+    open_task_sandbox: Callable[..., AbstractAsyncContextManager[Any]] | None
     #: this measure's keys of ``measurement_settings`` that the config sets, each decoded
     #: to the type the measure declares (``{}`` when none is set)
     settings: Mapping[str, Any]
@@ -112,7 +114,7 @@ class ReadinessInput(NamedTuple):
     task_dir: Path
     starting_source: Path
     task_image: str | None
-    open_task_sandbox: Callable[[], AbstractAsyncContextManager[Any]] | None
+    open_task_sandbox: Callable[..., AbstractAsyncContextManager[Any]] | None
     settings: Mapping[str, Any]
     work_dir: Path
     #: the run's folder for this measure's once-per-task evidence (the collectors'

@@ -265,7 +265,9 @@ def _unused_candidates(inp: CollectorInput, languages: set[str | None], touched:
         return {"dead_code_candidates_added": Measure(value=0, unit=unit, language="python", analyzer=analyzer)}
     work = inp.work_dir.parent / "dead-code-tree"
     try:
-        before = _starting(inp.starting_source, "vulture", lambda: run_vulture(inp.starting_source))
+        # Vulture only parses: it runs on the host, on a private copy holding no symlink
+        before = _starting(inp.starting_source, "vulture",
+                           lambda: _vulture_copy(inp.starting_source, inp.work_dir.parent))
         after = run_vulture(submission_tree(inp.starting_source, inp.patch, work))
     except (PatchDoesNotApply, AnalyzerFailed) as exc:
         return {"dead_code_candidates_added": Measure(value=None, unit=unit, status="unknown", reason=str(exc))}
@@ -289,14 +291,11 @@ def _knip_candidates(inp: CollectorInput, touched: set[str]) -> Measure:
         return Measure(value=None, unit=unit, status="unknown",
                        reason="knip needs the repository's package.json; the starting source has none")
     language = "typescript" if any(language_of(p) == "typescript" for p in touched) else "javascript"
-    work = inp.work_dir.parent / "dead-code-tree"
     try:
-        before = _starting(inp.starting_source, "knip", lambda: _knip_copy(inp.starting_source, inp.work_dir.parent))
-        after = run_knip(submission_tree(inp.starting_source, inp.patch, work))
+        before = _starting(inp.starting_source, "knip", lambda: run_knip(inp.open_task_sandbox, ""))
+        after = run_knip(inp.open_task_sandbox, inp.patch)
     except (PatchDoesNotApply, AnalyzerFailed) as exc:
         return Measure(value=None, unit=unit, status="unknown", reason=str(exc), language=language, analyzer=analyzer)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     unresolved = [u for u in after.unresolved if u not in before.unresolved]
     if unresolved:
         f, name = unresolved[0]
@@ -311,15 +310,15 @@ def _knip_candidates(inp: CollectorInput, touched: set[str]) -> Measure:
 @dataclass(frozen=True)
 class _BuildChecker:
     """A compiled language's unused-code checker: it needs the build manifest at the
-    repository root and writes a scratch folder beside the tree it checks."""
+    repository root and runs in a fresh sandbox of the frozen task (it loads or executes
+    repository code: ``build.rs``, ``go list``)."""
 
     language: str
     key: str  # the starting-scan cache key
     manifest: str
     tool: str  # as named in messages
     status: Callable[[], tuple[str | None, str | None]]
-    run: Callable[[Path, Path], Any]  # (tree, scratch folder) -> scan
-    scratch: str
+    run: Callable[[Any, str], Any]  # (open_task_sandbox, patch) -> scan
 
 
 def _checker_candidates(inp: CollectorInput, checker: _BuildChecker) -> Measure:
@@ -331,11 +330,9 @@ def _checker_candidates(inp: CollectorInput, checker: _BuildChecker) -> Measure:
         return Measure(value=None, unit=unit, status="unknown",
                        reason=f"{checker.tool} needs the repository's {checker.manifest} at its root; "
                               "the starting source has none")
-    scratch = inp.work_dir.parent
     try:
-        before = _starting(inp.starting_source, checker.key,
-                           lambda: _checked_copy(checker, inp.starting_source, "", scratch, "-start"))
-        after = _checked_copy(checker, inp.starting_source, inp.patch, scratch, "")
+        before = _starting(inp.starting_source, checker.key, lambda: checker.run(inp.open_task_sandbox, ""))
+        after = checker.run(inp.open_task_sandbox, inp.patch)
     except (PatchDoesNotApply, AnalyzerFailed) as exc:
         return Measure(value=None, unit=unit, status="unknown", reason=str(exc),
                        language=checker.language, analyzer=analyzer)
@@ -344,29 +341,17 @@ def _checker_candidates(inp: CollectorInput, checker: _BuildChecker) -> Measure:
     return Measure(value=len(new), unit=unit, language=checker.language, analyzer=analyzer)
 
 
-def _checked_copy(checker: _BuildChecker, starting: Path, patch: str, scratch: Path, suffix: str) -> Any:
-    """The checker's scan of a copy of ``starting`` with ``patch`` applied (it writes a lock
-    file and build output, so never the frozen source itself); both copies are removed."""
-    work = scratch / ("dead-code-start" if suffix else "dead-code-tree")
-    out = scratch / f"{checker.scratch}{suffix}"
-    try:
-        return checker.run(submission_tree(starting, patch, work), out)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-        shutil.rmtree(out, ignore_errors=True)
-
-
 _CARGO = _BuildChecker(language="rust", key="cargo", tool="cargo check", manifest="Cargo.toml", status=cargo_status,
-                       run=run_cargo_check, scratch="cargo-target")
+                       run=run_cargo_check)
 _STATICCHECK = _BuildChecker(language="go", key="staticcheck", tool="staticcheck", manifest="go.mod", status=staticcheck_status,
-                             run=run_staticcheck, scratch="go-scratch")
+                             run=run_staticcheck)
 
 
-def _knip_copy(starting: Path, scratch: Path) -> object:
-    """knip on a copy of the starting source (it may write a cache beside the project)."""
+def _vulture_copy(starting: Path, scratch: Path) -> object:
+    """Vulture on a private copy of the starting source (no symlink, nothing outside it)."""
     work = scratch / "dead-code-start"
     try:
-        return run_knip(submission_tree(starting, "", work))
+        return run_vulture(submission_tree(starting, "", work))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -379,14 +364,11 @@ def _duplicate_groups(inp: CollectorInput, js_changed: bool) -> Measure:
     if not js_changed:
         # jscpd's JS/TS groups depend only on JS/TS files: none changed, none introduced
         return Measure(value=0, unit=unit, language="javascript/typescript", analyzer=analyzer)
-    work = inp.work_dir.parent / "duplicates-tree"
     try:
-        before = _starting(inp.starting_source, "jscpd", lambda: run_jscpd(inp.starting_source))
-        after = run_jscpd(submission_tree(inp.starting_source, inp.patch, work))
+        before = _starting(inp.starting_source, "jscpd", lambda: run_jscpd(inp.open_task_sandbox, ""))
+        after = run_jscpd(inp.open_task_sandbox, inp.patch)
     except (PatchDoesNotApply, AnalyzerFailed) as exc:
         return Measure(value=None, unit=unit, status="unknown", reason=str(exc))
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     new = introduced_groups(before, after)
     _evidence(inp, "duplicate-groups.txt", [g[:200] for g in new])
     return Measure(value=len(new), unit=unit, language="javascript/typescript", analyzer=analyzer)

@@ -1,14 +1,19 @@
 """The submission's source tree: the frozen starting source with ``model.patch`` applied.
 
-I/O edge shared by the code-analysis collectors (complexity, dead code). The copy leaves
-out ``.git`` and dependency folders; ``git apply`` runs with ``GIT_CEILING_DIRECTORIES``
-so a repository around the run folder is never used.
+I/O edge shared by the host-side parsers (complexity, Vulture): they only parse, so they
+run on the host, but on a private copy made from the canonical patch applied to the frozen
+starting source, never on anything the agent left. The copy leaves out ``.git`` and
+dependency folders and holds no symlink (a patch's symlink is dropped after ``git apply``,
+so no parser follows one out of the tree to a host file); ``git apply`` runs with
+``GIT_CEILING_DIRECTORIES`` so a repository around the run folder is never used.
+:func:`read_inside` reads a file below a root only when no part of its path is a symlink.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 from pathlib import Path
 
@@ -68,7 +73,48 @@ def submission_tree(starting: Path, patch: str, dest: Path, only: set[str] | Non
     patch_file.unlink(missing_ok=True)
     if proc.returncode != 0:
         raise PatchDoesNotApply(f"model.patch does not apply to the starting source: {proc.stderr.strip()[:300]}")
+    drop_symlinks(dest)
     return dest
+
+
+def drop_symlinks(root: Path) -> list[str]:
+    """Remove every symlink below ``root`` (never following one); their relative paths."""
+    dropped: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        for name in [*dirnames, *filenames]:
+            path = Path(dirpath, name)
+            if path.is_symlink():
+                path.unlink()
+                dropped.append(path.relative_to(root).as_posix())
+        dirnames[:] = [d for d in dirnames if not Path(dirpath, d).is_symlink() and Path(dirpath, d).exists()]
+    return sorted(dropped)
+
+
+def read_inside(root: Path, rel: str) -> bytes | None:
+    """The bytes of the regular file ``root/rel``, or None when it is not one: a name that
+    leaves ``root`` or any symlink on the way (the file itself included) is never followed."""
+    parts = [p for p in rel.split("/") if p not in ("", ".")]
+    if not parts or rel.startswith("/") or ".." in parts:
+        return None
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(root, flags | os.O_DIRECTORY)
+    except OSError:
+        return None
+    try:
+        for part in parts[:-1]:
+            nxt = os.open(part, flags | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+        leaf = os.open(parts[-1], flags | os.O_NONBLOCK, dir_fd=fd)
+    except OSError:
+        os.close(fd)
+        return None
+    os.close(fd)
+    with open(leaf, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return None
+        return fh.read()
 
 
 def source_files(root: Path, suffixes: frozenset[str]) -> list[str]:

@@ -173,3 +173,114 @@ def test_escape_agent_finds_nothing_outside_its_sandbox(tmp_path: Path, layout: 
         assert [p for _, p in checked] == layout.forbidden()
         assert [p for verdict, p in checked if verdict == "FOUND"] == [], report
         assert not [line for line in report if layout.token in line and line.startswith(("listed", "search-hit"))], report
+
+
+#: the leftovers task's verifier: reward 1 only when add() sums AND /logs/artifacts holds only model.patch
+LEFTOVERS_VERIFIER = """#!/usr/bin/env bash
+cd "${APP_DIR:-/app}" || exit 1
+logs="${LOGS_DIR:-/logs}"
+mkdir -p "$logs/verifier"
+ls -A "$logs/artifacts" | sed 's/^/artifact /'
+if [ "$(ls -A "$logs/artifacts")" = "model.patch" ] && [ -f "$logs/artifacts/model.patch" ] && \\
+   python3 -c 'import solution, sys; sys.exit(0 if solution.add(2, 3) == 5 else 1)'; then
+  echo 1 > "$logs/verifier/reward.txt"
+else
+  echo 0 > "$logs/verifier/reward.txt"
+fi
+"""
+#: a host Python file the agent's leak.py symlink points at: two functions complexity would count
+HOST_SOURCE = "def host_one(x):\n    return 1 if x else 2\n\n\ndef host_two(x):\n    return 2 if x else 3\n"
+
+
+def _leftovers_script(other: Path, marker: Path, host_source: Path) -> str:
+    """The agent's shell command: solve the task, then leave a setuid binary, a gitdir pointer to a host
+    repository, a .gitmodules whose update runs a command, a symlink to a host source file, and
+    /logs/artifacts tricks (a symlink, model.patch as a folder, a planted file)."""
+    return (
+        "printf 'def add(a, b):\\n    return a + b\\n' > solution.py; "
+        "cp /usr/bin/id suid-id; chmod 4755 suid-id; "
+        f"mkdir -p sub; printf 'gitdir: {other}/.git\\n' > sub/.git; echo sub > sub/file.txt; "
+        f"printf '[submodule \"sub\"]\\n\\tpath = sub\\n\\turl = ./sub\\n\\tupdate = !touch {marker}\\n' > .gitmodules; "
+        f"ln -s {host_source} leak.py; "
+        'a="${LOGS_DIR:-/logs}/artifacts"; ln -s /etc/passwd "$a/link"; mkdir -p "$a/model.patch"; '
+        'echo planted > "$a/planted.txt"; echo done'
+    )
+
+
+@pytest.mark.parametrize(("backend", "harness"), [
+    ("local", "claude"),
+    ("local", "codex"),
+    pytest.param("docker", "claude", marks=pytest.mark.docker),
+])
+def test_what_the_agent_leaves_is_data_and_cannot_void_its_grade(tmp_path: Path, backend: str, harness: str) -> None:
+    """A real agent that solves the task and leaves a setuid binary, a sub/.git pointer to a host repository, a
+    .gitmodules update=!cmd, a symlink to a host source file and /logs/artifacts tricks: its export has no setuid
+    bit, model.patch no other repository, nothing ran, complexity counts only add(), and the grade is a true pass
+    with only model.patch in the verifier's /logs/artifacts."""
+    require(find_cli(harness) is not None, f"{harness} CLI (tools/install-clis.sh)")
+    if backend == "docker":
+        require(shutil.which("docker") is not None and subprocess.run(
+            ["docker", "image", "inspect", "pluginbench/base:bookworm"], capture_output=True).returncode == 0,
+            "docker engine and pluginbench/base:bookworm")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "secret.txt").write_text("host repository\n")
+    git_env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_AUTHOR_NAME": "o", "GIT_AUTHOR_EMAIL": "o@x",
+               "GIT_COMMITTER_NAME": "o", "GIT_COMMITTER_EMAIL": "o@x"}
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "other"]):
+        subprocess.run(["git", *args], cwd=other, env=git_env, check=True, capture_output=True)
+    other_head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=other, env=git_env, check=True,
+                                capture_output=True, text=True).stdout.strip()
+    host_source = tmp_path / "host_source.py"
+    host_source.write_text(HOST_SOURCE)
+    marker = tmp_path / "gitmodules-update-ran"
+    tasks = tmp_path / "tasks"
+    shutil.copytree(PROBE_TASKS / "add-numbers", tasks / "add-numbers")
+    (tasks / "add-numbers" / "tests" / "test.sh").write_text(LEFTOVERS_VERIFIER)
+    (tasks / "add-numbers" / "workspace" / "calc.py").write_text("def sub(a, b):\n    return a - b\n")  # Python to analyze
+    command = _leftovers_script(other, marker, host_source)
+    scenario = tmp_path / "leftovers.yaml"
+    scenario.write_text(yaml.safe_dump({
+        "name": "leftovers",
+        "final": {"text": "Done.", "usage": {"input_tokens": 900, "output_tokens": 5}},
+        "rules": [
+            {"name": "claude-leftovers", "when": {"api": "anthropic", "tools_include": "Bash"},
+             "script": [{"tool": {"name": "Bash", "input": {"command": command, "description": "Solve"}},
+                         "usage": {"input_tokens": 800, "output_tokens": 30}}]},
+            {"name": "codex-leftovers", "when": {"api": "responses"},
+             "script": [{"tool": {"name": "shell", "input": {"command": command}},
+                         "usage": {"input_tokens": 800, "output_tokens": 30}}]},
+        ],
+    }, sort_keys=False))
+    config = {
+        "name": f"leftovers-{backend}-{harness}",
+        "tasks": {"source": str(tasks), "ids": ["add-numbers"]},
+        "treatments": {},
+        "runner": {"harness": harness, "model": MODELS[harness], "reasoning": "low", "probe": str(scenario),
+                   "vanilla_cache": False},
+        "repeats": 1, "jobs": 1, "seed": 1, "timeout_seconds": 180,
+        "environment": {"backend": "docker"} if backend == "docker" else {"isolation": "bubblewrap"},
+        "measurements": ["tokens", "lines", "cyclomatic"],
+    }
+    path = tmp_path / "evaluation.yaml"
+    path.write_text(yaml.safe_dump(config))
+    env = {k: v for k, v in os.environ.items() if k not in REFUSED}
+    env.update(XDG_CACHE_HOME=str(tmp_path / "cache"))
+    run = tmp_path / "run"
+    done = subprocess.run(
+        [sys.executable, "-m", "pluginbench", "run", str(path), "--output", str(run), "--foreground", "--yes"],
+        capture_output=True, text=True, env=env, timeout=900,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    (attempt,) = json.loads((run / "report" / "results.json").read_text())["attempts"]
+    evidence = run / "evidence" / "attempts" / attempt["attempt_id"]
+    exported = evidence / "export" / "suid-id"
+    assert exported.is_file() and not exported.stat().st_mode & 0o7000, oct(exported.stat().st_mode)
+    patch = (evidence / "model.patch").read_text()
+    assert "b/solution.py" in patch and "b/sub/file.txt" in patch and "b/.gitmodules" in patch
+    assert "Subproject commit" not in patch and other_head not in patch and "secret.txt" not in patch
+    assert "sub/.git: a nested .git" in (evidence / "export.dropped.txt").read_text()
+    assert not marker.exists()
+    assert (attempt["outcome"], attempt["measures"]["functions_added"]["value"]) == ("pass", 1), attempt
+    seen = (evidence / "grading" / "test-stdout.txt").read_text().split()
+    assert seen == ["artifact", "model.patch"], seen

@@ -45,8 +45,9 @@ async def test_controls_run_to_completion(tmp_path: Path, harness: str, expected
 
 
 @pytest.mark.anyio
-async def test_collect_commands_run_and_their_artifacts_reach_the_verifier(tmp_path: Path) -> None:
-    """[[verifier.collect]] runs after the agent; /logs/artifacts reaches the separate verifier beside the canonical patch."""
+async def test_collect_commands_run_and_only_the_canonical_patch_reaches_the_verifier(tmp_path: Path) -> None:
+    """[[verifier.collect]] runs after the agent and its output is kept as evidence, but the separate verifier's
+    /logs/artifacts holds only the canonical patch PluginBench made (issue 20: nothing the agent's sandbox wrote)."""
     from tests._prereq import require
 
     require(__import__("shutil").which("bwrap") is not None, "bubblewrap")
@@ -62,7 +63,7 @@ async def test_collect_commands_run_and_their_artifacts_reach_the_verifier(tmp_p
     )
     test = t / "tests" / "test.sh"
     test.write_text(
-        '#!/bin/sh\nif grep -q collected-b "$LOGS_DIR/artifacts/note.txt" && grep -q "b.txt" "$LOGS_DIR/artifacts/model.patch"; '
+        '#!/bin/sh\nif [ ! -e "$LOGS_DIR/artifacts/note.txt" ] && grep -q "b.txt" "$LOGS_DIR/artifacts/model.patch"; '
         'then echo 1; else echo 0; fi > "$LOGS_DIR/verifier/reward.txt"\n'
     )
     test.chmod(0o755)

@@ -1,0 +1,3 @@
+const { pick } = require("./util");
+
+console.log(pick({ a: 1 }, "a"));

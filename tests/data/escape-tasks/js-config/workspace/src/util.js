@@ -1,0 +1,5 @@
+function pick(o, k) {
+  return o[k];
+}
+
+module.exports = { pick };
