@@ -82,6 +82,38 @@ def test_probe_evaluation_reports_which_package_was_exercised(tmp_path: Path) ->
     assert [r["value"] for r in used] == ["1", "1"]
     html = (run_dir / "report" / "report.html").read_text()
     assert "Was the package exercised?" in html and "not exercised" in html
+    # Gateable: activation_any and activation:<component> through compare's metric gates.
+    gates = {"count_overlap_passes": False, "gates": [
+        {"name": "exercised", "against": "dormant", "direction": "higher", "metrics": ["activation_any"],
+         "statistic": "total", "factor": 1.0},
+        {"name": "skill", "against": "dormant", "direction": "higher", "metrics": ["activation:skill:triggers"],
+         "statistic": "total"}]}
+    gates_path = write(tmp_path / "gates.yaml", yaml.safe_dump(gates))
+    compared = subprocess.run([sys.executable, "-m", "pluginbench", "compare", f"{run_dir}=triggering,dormant",
+                               "--gates", str(gates_path), "--json"], capture_output=True, text=True, env=env)
+    verdict = json.loads(compared.stdout)
+    assert compared.returncode == 3, compared.stdout + compared.stderr  # the dormant arm has no such skill
+    found: dict[str, dict] = {}
+
+    def walk(o: object) -> None:
+        if isinstance(o, dict):
+            if "gate" in o and "status" in o and o.get("candidate") == "triggering":
+                found[o["gate"]] = o
+            for v in o.values():
+                walk(v)
+        elif isinstance(o, list):
+            for v in o:
+                walk(v)
+
+    walk(verdict)
+    assert found["exercised"]["status"] == "pass", found
+    assert (found["exercised"]["candidate_value"], found["exercised"]["comparator_value"]) == (2.0, 0.0)
+    assert found["skill"]["status"] == "undetermined" and found["skill"]["candidate_value"] is None
+    bad = write(tmp_path / "bad-gates.yaml", yaml.safe_dump({"count_overlap_passes": False, "gates": [
+        {"name": "g", "against": "dormant", "direction": "higher", "metrics": ["activation:"], "statistic": "total"}]}))
+    refused = subprocess.run([sys.executable, "-m", "pluginbench", "compare", f"{run_dir}=triggering,dormant",
+                              "--gates", str(bad)], capture_output=True, text=True, env=env)
+    assert refused.returncode == 2 and "metrics[0]" in refused.stdout + refused.stderr
     # What activation adds per attempt: reading the receipt and traces again.
     attempts = sorted((run_dir / "evidence" / "attempts").iterdir())
     t0 = time.perf_counter()
