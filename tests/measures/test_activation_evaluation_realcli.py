@@ -82,6 +82,20 @@ def test_probe_evaluation_reports_which_package_was_exercised(tmp_path: Path) ->
     assert [r["value"] for r in used] == ["1", "1"]
     html = (run_dir / "report" / "report.html").read_text()
     assert "Was the package exercised?" in html and "not exercised" in html
+    # status --json, the status text and the dashboard's run page say it too.
+    status = json.loads(subprocess.run([sys.executable, "-m", "pluginbench", "status", str(run_dir), "--json"],
+                                       capture_output=True, text=True, env=env, check=True).stdout)
+    assert status["arms"]["dormant"]["activation"] == {"exercised": False, "label": "not exercised", "used": 0,
+                                                       "not_used": 2, "unknown": 0, "rate": 0.0}
+    assert status["arms"]["triggering"]["activation"]["label"] == "exercised"
+    text = subprocess.run([sys.executable, "-m", "pluginbench", "status", str(run_dir)],
+                          capture_output=True, text=True, env=env, check=True).stdout
+    assert "package exercised:" in text and "dormant not exercised (0/2)" in text
+    from tests.dashboard.test_views import source
+    from pluginbench.dashboard._html import run_fragment
+    from pluginbench.dashboard._views import run_model
+    page = run_fragment(run_model(source(run_dir)))
+    assert "package exercised" in page and "not exercised (0/2)" in page and "exercised (2/2)" in page
     # Gateable: activation_any and activation:<component> through compare's metric gates.
     gates = {"count_overlap_passes": False, "gates": [
         {"name": "exercised", "against": "dormant", "direction": "higher", "metrics": ["activation_any"],
