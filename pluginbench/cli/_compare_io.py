@@ -50,7 +50,7 @@ class GateMetrics(tuple[str, ...]):
 def _family_prefixes() -> tuple[str, ...]:
     """Gateable column families: the use-count family of the activation measure (a gate reads
     1 for an attempt that used the component, 0 for one that did not)."""
-    return tuple(f.metric for m in registered_measures() for f in m.families if f.unit == "uses")
+    return tuple(f.metric for m in registered_measures() for f in m.families if f.unit in ("uses", "pass"))
 
 
 def gate_metrics() -> tuple[str, ...]:

@@ -70,3 +70,4 @@ LINES = register(MeasureSpec(
 # registers every built-in measure).
 from . import _coverage_spec  # noqa: E402,F401 - registers `coverage`
 from . import _activation_spec  # noqa: E402,F401 - registers `activation`
+from . import _checks_spec  # noqa: E402,F401 - registers `checks`

@@ -10,6 +10,11 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
             "f5e432b325375c47847199ffb99a425ca8260406ca764a3eecaefb0bf8a971e1",
         ),
     },
+    "checks": {
+        "1": (
+            "b96752cac4c9026302627cb36a0660b4838cdf589649a07b9d6e53a0c46cd9c3",
+        ),
+    },
     "cognitive": {
         "1": (
             "350a943f99c2232cde0af813ceb1fc5db97b9067b32adb44207c2fc58e88edb2",

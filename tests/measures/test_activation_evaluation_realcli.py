@@ -56,7 +56,11 @@ def test_probe_evaluation_reports_which_package_was_exercised(tmp_path: Path) ->
         "treatments": {"triggering": {"skills": [str(triggers)]}, "dormant": {"skills": [str(dormant)]}},
         "runner": {"harness": "claude", "model": "claude-sonnet-4-5", "reasoning": "low", "probe": str(scenario),
                    "vanilla_cache": False},
-        "measurements": ["tokens", "time", "lines", "activation"],
+        "measurements": ["tokens", "time", "lines", "activation", "checks"],
+        "measurement_settings": {"checks": [
+            {"name": "used-triggers", "kind": "tool_used", "skill": "triggers"},
+            {"name": "has-solution", "kind": "file_exists", "path": "solution.py", "content_regex": r"return a \+ b"},
+            {"name": "said-done", "kind": "regex", "target": "answer", "pattern": "^Done"}]},
         "repeats": 2, "jobs": 2, "seed": 1, "timeout_seconds": 120,
         "environment": {"isolation": "bubblewrap"},
     }
@@ -80,6 +84,13 @@ def test_probe_evaluation_reports_which_package_was_exercised(tmp_path: Path) ->
     rows = list(csv.DictReader((run_dir / "report" / "results.csv").open()))
     used = [r for r in rows if r["measure"] == "measures.activation:skill:triggers"]
     assert [r["value"] for r in used] == ["1", "1"]
+    # The graders: their own columns, never the outcome.
+    by = {(r["attempt_id"], r["measure"]): r["value"] for r in rows}
+    for a in results["attempts"]:
+        assert a["outcome"] == "pass"
+        assert a["measures"]["check:has-solution"]["value"] == 1 and a["measures"]["check:said-done"]["value"] == 1
+        assert a["measures"]["check:used-triggers"]["value"] == (1 if a["arm"] == "triggering" else 0)
+        assert by[(a["attempt_id"], "measures.check:used-triggers")] in ("0", "1")
     html = (run_dir / "report" / "report.html").read_text()
     assert "Was the package exercised?" in html and "not exercised" in html
     # status --json, the status text and the dashboard's run page say it too.
@@ -101,7 +112,9 @@ def test_probe_evaluation_reports_which_package_was_exercised(tmp_path: Path) ->
         {"name": "exercised", "against": "dormant", "direction": "higher", "metrics": ["activation_any"],
          "statistic": "total", "factor": 1.0},
         {"name": "skill", "against": "dormant", "direction": "higher", "metrics": ["activation:skill:triggers"],
-         "statistic": "total"}]}
+         "statistic": "total"},
+        {"name": "grader", "against": "dormant", "direction": "higher", "metrics": ["check:used-triggers"],
+         "statistic": "total", "factor": 1.0}]}
     gates_path = write(tmp_path / "gates.yaml", yaml.safe_dump(gates))
     compared = subprocess.run([sys.executable, "-m", "pluginbench", "compare", f"{run_dir}=triggering,dormant",
                                "--gates", str(gates_path), "--json"], capture_output=True, text=True, env=env)
@@ -123,6 +136,7 @@ def test_probe_evaluation_reports_which_package_was_exercised(tmp_path: Path) ->
     assert found["exercised"]["status"] == "pass", found
     assert (found["exercised"]["candidate_value"], found["exercised"]["comparator_value"]) == (2.0, 0.0)
     assert found["skill"]["status"] == "undetermined" and found["skill"]["candidate_value"] is None
+    assert found["grader"]["status"] == "pass" and found["grader"]["candidate_value"] == 2.0
     bad = write(tmp_path / "bad-gates.yaml", yaml.safe_dump({"count_overlap_passes": False, "gates": [
         {"name": "g", "against": "dormant", "direction": "higher", "metrics": ["activation:"], "statistic": "total"}]}))
     refused = subprocess.run([sys.executable, "-m", "pluginbench", "compare", f"{run_dir}=triggering,dormant",
@@ -135,6 +149,21 @@ def test_probe_evaluation_reports_which_package_was_exercised(tmp_path: Path) ->
         verdicts(a)
     per_attempt = (time.perf_counter() - t0) / len(attempts)
     print(f"activation: {per_attempt * 1000:.2f} ms per attempt over {len(attempts)} attempts")
+    from pluginbench.measures._checks import Check
+    from pluginbench.measures._checks_spec import collect_checks
+    from pluginbench.measures._port import CollectorInput
+    import msgspec
+    checks = msgspec.convert(config["measurement_settings"]["checks"], list[Check])
+    start = TASKS / "add-numbers" / "workspace"
+    t1 = time.perf_counter()
+    for a in attempts:
+        collect_checks(CollectorInput(
+            attempt_id=a.name, task="add-numbers", arm="", patch=(a / "model.patch").read_text(), attempt_dir=a,
+            traces_dir=a / "agent", harness="claude", task_dir=TASKS / "add-numbers", starting_source=start,
+            reference_patch=None, task_image=None, open_task_sandbox=None, settings={"checks": checks},
+            work_dir=tmp_path / "checks" / a.name, agent_traces=True))
+    checks_per_attempt = (time.perf_counter() - t1) / len(attempts)
+    print(f"checks (3 graders): {checks_per_attempt * 1000:.2f} ms per attempt")
     (tmp_path.parent / "activation-eval-words.txt").write_text(
         "\n".join(f"{arm}: {a['label']} (any rate {a['any']['rate']})" for arm, a in per_arm.items())
-        + f"\nseconds per attempt: {per_attempt:.4f}\n")
+        + f"\nseconds per attempt: {per_attempt:.4f}; checks: {checks_per_attempt:.4f}\n")
