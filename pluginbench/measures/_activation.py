@@ -153,12 +153,12 @@ def codex_components(receipt: Mapping[str, Any]) -> list[Component]:
 
 
 def _unique(components: list[Component]) -> list[Component]:
-    """Keys made unique (``#2`` on a repeat: two hooks of one plugin on one event and matcher)."""
-    seen: dict[str, int] = {}
+    """Keys made unique per owner (``#2`` on a repeat: two hooks of one plugin on one event and matcher)."""
+    seen: dict[tuple[str, str], int] = {}
     out = []
     for c in components:
-        seen[c.key] = seen.get(c.key, 0) + 1
-        out.append(c if seen[c.key] == 1 else c._replace(key=f"{c.key}#{seen[c.key]}"))
+        n = seen[(c.owner, c.key)] = seen.get((c.owner, c.key), 0) + 1
+        out.append(c if n == 1 else c._replace(key=f"{c.key}#{n}"))
     return out
 
 

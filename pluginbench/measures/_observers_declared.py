@@ -7,7 +7,7 @@ from __future__ import annotations
 DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
     "activation": {
         "1": (
-            "f5e432b325375c47847199ffb99a425ca8260406ca764a3eecaefb0bf8a971e1",
+            "8e3c1e3d3110d7b2c62d5445d81e45c0a00e6f420a9a1a0ac8af2f3c53f2dfcd",
         ),
     },
     "checks": {

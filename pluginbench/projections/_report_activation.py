@@ -22,11 +22,12 @@ import statistics
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..measures import ACTIVATION_FIRST_TURN_PREFIX as FIRST_TURN_PREFIX
+from ..measures import ACTIVATION_PREFIX as PREFIX
+
 #: the measure whose values this section folds, and its value names
 MEASURE = "activation"
 ANY = "activation_any"
-PREFIX = "activation:"
-FIRST_TURN_PREFIX = "activation_first_turn:"
 NOTE = ("Descriptive, not causal: the agent chose whether to use the package, so attempts that "
         "used it may differ from those that did not for other reasons.")
 _DECIDED = ("pass", "overlap_pass", "fail", "empty")

@@ -131,3 +131,12 @@ def test_measure_registers_through_the_port_and_families_pass_the_collector(tmp_
     assert sorted(checked(ACTIVATION, values)) == ["activation:skill:x", "activation_any", "activation_first_turn:skill:x"]
     found, why = verdicts(tmp_path)
     assert found is None and "native-treatment.json" in (why or "")
+
+
+def test_a_task_component_may_share_a_treatment_component_name() -> None:
+    """Keys are unique per owner: a task skill named like a treatment skill keeps its key; two hooks of one plugin
+    on one event and matcher get #2."""
+    receipt = {"skills": [{"name": "x"}], "task_owned": {"skills": [{"name": "x"}]},
+               "hooks": [{"event": "Stop", "pluginName": "p@m"}, {"event": "Stop", "pluginName": "p@m"}]}
+    assert [(c.key, c.owner) for c in claude_components(receipt)] == [
+        ("skill:x", "treatment"), ("hook:p:Stop", "treatment"), ("hook:p:Stop#2", "treatment"), ("skill:x", "task")]
