@@ -50,7 +50,7 @@ from ._report_data import (
     token_provenance,
     tokens_dict,
 )
-from ._report_activation import activation_section
+from ._report_activation import activation_notes, activation_section
 from ._report_html import render_html
 from ._report_paired import paired_deltas
 from ._report_refs import reference_ratios, references_from_log, references_section
@@ -174,7 +174,7 @@ def results_document(
         "notes": notes_for(run, state, rows) + (
             [f"Source-only grades withheld: {source_only_index['reason']}"]
             if source_only_index is not None and source_only_index["reason"] else []
-        ),
+        ) + activation_notes(activation_section(rows, arms, run["measurements"])),
         "references": all_references,
         "reference_ratios": reference_ratios(
             all_references, per_task, tasks, arms,

@@ -106,3 +106,12 @@ def activation_section(rows: Iterable[Mapping[str, Any]], arms: Iterable[str],
         if r.get("state") == "complete" and not r.get("ineligible"):
             by_arm.setdefault(str(r.get("arm")), []).append(r)
     return {"per_arm": {arm: arm_activation(by_arm.get(arm, [])) for arm in arms}, "note": NOTE}
+
+
+def activation_notes(section: Mapping[str, Any] | None) -> list[str]:
+    """One plain note per arm whose package was never exercised (every attempt known, none used it)."""
+    if not section:
+        return []
+    return [f"Not exercised: arm {arm} never used its package ({a['any']['not_used']} of {a['attempts']} attempts "
+            "known to use none of its components); its result says nothing about the package's effect."
+            for arm, a in section["per_arm"].items() if a["exercised"] is False]

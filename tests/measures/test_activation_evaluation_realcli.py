@@ -93,6 +93,9 @@ def test_probe_evaluation_reports_which_package_was_exercised(tmp_path: Path) ->
         assert by[(a["attempt_id"], "measures.check:used-triggers")] in ("0", "1")
     html = (run_dir / "report" / "report.html").read_text()
     assert "Was the package exercised?" in html and "not exercised" in html
+    assert [n for n in results["notes"] if n.startswith("Not exercised")] == [
+        "Not exercised: arm dormant never used its package (2 of 2 attempts known to use none of its components); "
+        "its result says nothing about the package's effect."]
     # status --json, the status text and the dashboard's run page say it too.
     status = json.loads(subprocess.run([sys.executable, "-m", "pluginbench", "status", str(run_dir), "--json"],
                                        capture_output=True, text=True, env=env, check=True).stdout)

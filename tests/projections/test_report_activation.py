@@ -6,7 +6,7 @@ from typing import Any
 
 import msgspec
 
-from pluginbench.projections._report_activation import activation_section
+from pluginbench.projections._report_activation import activation_notes, activation_section
 from pluginbench.projections._report_activation_html import activation_html
 from pluginbench.projections._results_schema_activation import Activation
 
@@ -58,3 +58,10 @@ def test_absent_unless_selected_and_html_words() -> None:
     assert "not exercised" in html and "exercised" in html and "no components" in html
     assert "1/2 (50%), 1 unknown" in html and "Descriptive, not causal" in html
     assert activation_html({}) == ""
+
+
+def test_a_never_exercised_arm_gets_a_note() -> None:
+    """The report's notes name each arm whose package no attempt used (every attempt known), and only those."""
+    notes = activation_notes(activation_section(ROWS, ["vanilla", "used", "idle"], ["activation"]))
+    assert len(notes) == 1 and notes[0].startswith("Not exercised: arm idle") and "2 of 2" in notes[0]
+    assert activation_notes(None) == []
