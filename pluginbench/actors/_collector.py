@@ -35,8 +35,9 @@ async def collector_actor(engine: Engine, inbox: MemoryObjectReceiveStream[Measu
 
 
 def checked(spec: MeasureSpec, values: Mapping[str, Measure]) -> dict[str, Measure]:
-    """``values`` restricted to ``spec``'s columns, each present: a missing column or a
-    value of the wrong type is an unknown with the reason."""
+    """``values`` restricted to ``spec``'s columns, each present (a missing column or a
+    value of the wrong type is an unknown with the reason), plus the values under a
+    prefix of ``spec``'s families."""
     out: dict[str, Measure] = {}
     for c in spec.columns:
         m = values.get(c.metric)
@@ -48,6 +49,10 @@ def checked(spec: MeasureSpec, values: Mapping[str, Measure]) -> dict[str, Measu
                                     reason=f"the {spec.name} collector returned {type(m).__name__}, not a Measure")
         else:
             out[c.metric] = m
+    # Family values (names known per attempt) pass when they are Measures under a declared prefix.
+    for key, m in values.items():
+        if key not in out and isinstance(m, Measure) and any(key.startswith(f.metric) for f in spec.families):
+            out[key] = m
     return out
 
 

@@ -16,6 +16,7 @@ import yaml
 
 from ..errors import InputError
 from ..measures import all_columns
+from ..measures import measures as registered_measures
 from ..rundir import RunDir
 from ..stats import AttemptRecord, GatesFile, Package, parse_gates
 
@@ -35,9 +36,39 @@ def _measure_metrics() -> dict[str, str]:
     return {c.gate_name: c.metric for c in all_columns() if c.gate_name}
 
 
+class GateMetrics(tuple[str, ...]):
+    """The metric names a gate may list; a name under a family prefix (``activation:``) is one
+    too, since its components are only known per run. ``in`` answers for both."""
+
+    families: tuple[str, ...] = ()
+
+    def __contains__(self, name: object) -> bool:
+        return super().__contains__(name) or (
+            isinstance(name, str) and any(name.startswith(f) and len(name) > len(f) for f in self.families))
+
+
+def _family_prefixes() -> tuple[str, ...]:
+    """Gateable column families: the use-count family of the activation measure (a gate reads
+    1 for an attempt that used the component, 0 for one that did not)."""
+    return tuple(f.metric for m in registered_measures() for f in m.families if f.unit in ("uses", "pass"))
+
+
 def gate_metrics() -> tuple[str, ...]:
-    """The metric names a gate may list: tokens, coding time and the registered measures' columns."""
-    return (*_BASE_METRICS, *_measure_metrics())
+    """The metric names a gate may list: tokens, coding time, the registered measures' columns
+    and ``activation:<component>`` (see :class:`GateMetrics`)."""
+    names = GateMetrics((*_BASE_METRICS, *_measure_metrics(), *(f"{f}<component>" for f in _family_prefixes())))
+    names.families = _family_prefixes()
+    return names
+
+
+def family_metrics(measures_row: Mapping[str, Any]) -> dict[str, tuple[float | None, str | None]]:
+    """Gate values of the family metrics in one attempt's ``measures``: 1 used, 0 not used, None unknown."""
+    out: dict[str, tuple[float | None, str | None]] = {}
+    for key, m in measures_row.items():
+        if any(key.startswith(f) for f in _family_prefixes()) and isinstance(m, Mapping):
+            v = _number(m.get("value"))
+            out[key] = (None, m.get("reason") or "unknown") if v is None else (1.0 if v > 0 else 0.0, None)
+    return out
 
 
 def load_gates(path: Path) -> GatesFile:
@@ -144,6 +175,10 @@ def attempt_record(row: Mapping[str, Any]) -> AttemptRecord:
         metrics[name] = _number(m.get("value"))
         if metrics[name] is None:
             reasons[name] = m.get("reason") or "not collected for this attempt"
+    for name, (value, why) in family_metrics(measures).items():
+        metrics[name] = value
+        if why is not None:
+            reasons[name] = why
     complete = row.get("state") == "complete"
     return AttemptRecord(
         attempt_id=str(row.get("attempt_id")),

@@ -172,6 +172,14 @@ def render_status(snap: dict[str, Any]) -> Group:
         lines.append(Text(
             f"vanilla cache: {reuse['reused']} of {reuse['vanilla_attempts']} vanilla attempts reused "
             f"({reuse['planned_hits']} planned hits); this run spent {shown(spent)} tokens (reused attempts excluded)"))
+    exercised = [(arm, info["activation"]) for arm, info in snap["arms"].items() if info.get("activation")]
+    if exercised:
+        def share(a: dict[str, Any]) -> str:
+            known = a["used"] + a["not_used"]
+            return f"{a['used']}/{known}" + (f", {a['unknown']} unknown" if a["unknown"] else "")
+        lines.append(Text("package exercised: " + "; ".join(
+            f"{arm} {a['label']}" + ("" if a["label"] == "no components" else f" ({share(a)})")
+            for arm, a in exercised)))
     lines.extend(_measure_lines(snap.get("measures") or {}, owned))
     for d in snap["discarded"]:
         lines.append(Text(f"discarded {d['id']} (slot {d['slot']}) → {d['replaced_by']}: {d['reason']}", style="yellow"))

@@ -236,13 +236,15 @@ def run_fragment(m: RunPage) -> str:
         out.append(f'<tr data-task="{escape(task)}">' + "".join(row) + "</tr>")
     out.append("</table>")
     out.append("<h2>Pass rate</h2>" + heat_grid(m.tasks, m.arms, m.grid))
+    activation = any(info.get("activation") for info in m.totals.values())
     out.append('<h2>Totals per arm</h2><table id="totals"><tr><th>arm</th><th>attempts</th><th>states</th>'
-               "<th>outcomes</th><th>coding tokens</th></tr>")
+               "<th>outcomes</th><th>coding tokens</th>" + ("<th>package exercised</th>" if activation else "") + "</tr>")
     for arm, info in m.totals.items():
         st = ", ".join(f"{v} {escape(k)}" for k, v in (info.get("states") or {}).items() if v)
         oc = ", ".join(f"{v} {escape(k)}" for k, v in (info.get("outcomes") or {}).items() if v)
         out.append(f"<tr><td>{escape(arm)}</td><td class=num>{info.get('attempts')}</td><td>{st}</td><td>{oc}</td>"
-                   f"<td class=num>{escape(_tokens(info.get('tokens') or {}))}</td></tr>")
+                   f"<td class=num>{escape(_tokens(info.get('tokens') or {}))}</td>"
+                   + (_exercised_cell(info.get("activation")) if activation else "") + "</tr>")
     out.append("</table>" + token_bars(m.totals))
     if m.running:
         out.append("<h2>Attempts over time</h2>" + attempts_over_time(m.completed_at, m.attempts_total))
@@ -267,6 +269,16 @@ def run_fragment(m: RunPage) -> str:
         else:
             out.append(f'<p class="muted">{kind}: none</p>')
     return "".join(out)
+
+
+def _exercised_cell(a: Mapping[str, Any] | None) -> str:
+    """Was the arm's package exercised (status ``arms.<arm>.activation``): its label and share."""
+    if not a:
+        return '<td class="activation muted">unknown</td>'
+    known = a["used"] + a["not_used"]
+    share = "" if a["label"] == "no components" else f" ({a['used']}/{known}" + (
+        f", {a['unknown']} unknown)" if a["unknown"] else ")")
+    return f'<td class="activation">{escape(a["label"] + share)}</td>'
 
 
 def _report_figures(doc: Mapping[str, Any]) -> str:

@@ -184,9 +184,12 @@ def build_receipt(stdout: str, paths: Paths, *, probe: bool) -> dict[str, Any]:
             "commands": sorted(str(c.get("name")) for c in initialize.get("commands") or []),
             "agents": sorted(str(a.get("name")) for a in initialize.get("agents") or []),
         },
-        # The treatment's components (private config and marketplace).
+        # The treatment's components (private config and marketplace). "skills" are the
+        # ones offered to the model (context frontmatter); a skill with
+        # disable-model-invocation: true is never offered, only listed by the dialog.
         "skills": _norm([{k: s.get(k) for k in ("name", "source", "path", "pluginId")}
                          for s in fm if not _task_owned(s.get("source"))], paths),
+        "skills_user_invocable_only": _user_invocable_only(dialog, fm),
         "skills_dialog": [s for s in dialog if not _task_owned(s.get("source"))],
         "commands": sorted(str(c["name"]) for c in commands if not project_command(c)),
         "agents": _norm([a for a in agents if not _task_owned(a.get("source"))], paths),
@@ -212,6 +215,21 @@ def build_receipt(stdout: str, paths: Paths, *, probe: bool) -> dict[str, Any]:
         "mcp_servers": (responses.get("mcp_status") or {}).get("mcpServers"),
         "usage_before_task": (responses.get("get_usage") or {}).get("session"),
     }
+
+
+#: The skills dialog's source names, as the context frontmatter names them.
+_DIALOG_SOURCE = {"user": "userSettings", "plugin": "plugin"}
+
+
+def _user_invocable_only(dialog: list[dict[str, Any]], fm: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The treatment's skills the dialog lists as ``user-invocable-only`` (name, source, state).
+
+    They are absent from the frontmatter the model receives, so they carry no path."""
+    offered = {s.get("name") for s in fm}
+    return sorted(({"name": d.get("name"), "source": _DIALOG_SOURCE.get(str(d.get("source")), d.get("source")),
+                    "state": d.get("state")}
+                   for d in dialog if d.get("state") == "user-invocable-only" and not _task_owned(d.get("source"))
+                   and d.get("name") not in offered), key=lambda d: str(d["name"]))
 
 
 class Expected(NamedTuple):
@@ -266,11 +284,16 @@ def compare_receipt(receipt: dict[str, Any], exp: Expected) -> list[str]:
     # Skills: exactly the declared ones, each from its declared source and file.
     want_skills = sorted(
         (s.name, s.source, f"<config>/{s.relpath}" if s.plugin is None else f"<marketplace>/plugins/{s.plugin}/{s.relpath}")
-        for s in t.skills)
+        for s in t.skills if s.model_invocable)
     got_skills = sorted((s.get("name"), s.get("source"), s.get("path"))
                         for s in receipt.get("skills") or [])
     if got_skills != want_skills:
-        bad.append(f"skills differ: declared {want_skills}, discovered {got_skills}")
+        bad.append(f"skills differ (offered to the model): declared {want_skills}, discovered {got_skills}")
+    # disable-model-invocation: true -> listed by the dialog only, from the declared source.
+    want_manual = sorted((s.name, s.source) for s in t.skills if not s.model_invocable)
+    got_manual = sorted((s.get("name"), s.get("source")) for s in receipt.get("skills_user_invocable_only") or [])
+    if got_manual != want_manual:
+        bad.append(f"user-invocable-only skills differ: declared {want_manual}, discovered {got_manual}")
     dialog = {s.get("name"): s for s in receipt.get("skills_dialog") or []}
     for s in t.skills:
         d = dialog.get(s.name)
@@ -278,8 +301,8 @@ def compare_receipt(receipt: dict[str, Any], exp: Expected) -> list[str]:
             bad.append(f"skill {s.name} missing from the skills dialog")
         elif s.model_invocable and d.get("state") != "on":
             bad.append(f"skill {s.name} is {d.get('state')!r}, not on")
-        elif not s.model_invocable and d.get("state") == "off":
-            bad.append(f"skill {s.name} is off")
+        elif not s.model_invocable and d.get("state") != "user-invocable-only":
+            bad.append(f"skill {s.name} is {d.get('state')!r}, not user-invocable-only")
     extra_dialog = sorted(set(dialog) - {s.name for s in t.skills})
     if extra_dialog:
         bad.append(f"undeclared skills in the skills dialog: {extra_dialog}")

@@ -11,7 +11,9 @@ Two no-model sources (Codex 0.169.0), both run before ``agent.launched``:
   report every skill (with scope and owning plugin), every hook (with the command
   after ``${PLUGIN_ROOT}`` substitution) and every installed plugin.
 
-Built-in ``system`` skills (bundled by Codex) are recorded; ``repo`` skills (the task's
+Built-in ``system`` skills (bundled by Codex) are recorded when the rendered input offers
+them to the model (the receipt lists what the model received; an installed system skill
+the input leaves out is not recorded); ``repo`` skills (the task's
 own ``.agents/skills`` and ``.codex/skills``, identical for every arm) are listed as
 task-owned. Neither counts as a treatment component. Everything else must be exactly what the arm declared; vanilla declares
 nothing. The receipt proves availability, not activation.
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -97,6 +100,39 @@ def loaded_agents_md(prompt_input: object) -> str | None:
     return body[start + len("<INSTRUCTIONS>") : end]
 
 
+_SKILLS_HEADING = "### Available skills"
+_SKILL_LINE = re.compile(r"^- (?P<name>[^:\s][^:]*(?::[^:\s][^:]*)?): .*\(file: [^)]*\)\s*$")
+
+
+def offered_skills(prompt_input: object) -> tuple[str, ...] | None:
+    """The skill names the model is offered (the ``### Available skills`` list of the
+    rendered input), in order; None when the input holds no such list."""
+    found: list[str] | None = None
+
+    def walk(obj: object) -> None:
+        nonlocal found
+        if found is not None:
+            return
+        if isinstance(obj, str) and _SKILLS_HEADING in obj:
+            names: list[str] = []
+            for line in obj.split(_SKILLS_HEADING, 1)[1].splitlines()[1:]:
+                if line.startswith("#"):
+                    break
+                m = _SKILL_LINE.match(line)
+                if m:
+                    names.append(m.group("name"))
+            found = names
+        elif isinstance(obj, Mapping):
+            for v in obj.values():
+                walk(v)
+        elif isinstance(obj, list):
+            for v in obj:
+                walk(v)
+
+    walk(prompt_input)
+    return None if found is None else tuple(found)
+
+
 def app_server_results(stdout: str) -> dict[int, Any]:
     """``{request id: result}`` from the app-server's JSON lines (errors kept as ``{"error":..}``)."""
     out: dict[int, Any] = {}
@@ -140,7 +176,11 @@ def compare(expected: Expected, prompt_input: object, results: Mapping[int, Any]
         mismatches.append("the project AGENTS.md that loaded is not the task repository's own instruction file")
 
     skills = _entries(results.get(2), "skills")
-    ambient = sorted(f"{s.get('scope')}:{s.get('name')}" for s in skills if s.get("scope") == "system")
+    # The receipt lists what the model received: an installed system skill that the
+    # rendered input does not offer (0.169.0's review-agent) is not part of the session.
+    offered = offered_skills(prompt_input) or ()
+    ambient = sorted(f"{s.get('scope')}:{s.get('name')}" for s in skills
+                     if s.get("scope") == "system" and s.get("name") in offered)
     repo_skills = sorted((str(s.get("name")), str(s.get("path"))) for s in skills if s.get("scope") == "repo")
     outside = sorted(p for _, p in repo_skills if not p.startswith(expected.workdir.rstrip("/") + "/"))
     if outside:
@@ -154,6 +194,9 @@ def compare(expected: Expected, prompt_input: object, results: Mapping[int, Any]
     want_plugin_skills = sorted((p.plugin_id, n) for p in expected.plugins for n in p.skills)
     if got_plugin_skills != want_plugin_skills:
         mismatches.append(f"plugin skills {got_plugin_skills} != declared {want_plugin_skills}")
+    not_offered = sorted(str(s.get("name")) for s in components if s.get("name") not in offered)
+    if not_offered:
+        mismatches.append(f"declared skills not offered to the model: {not_offered}")
     disabled = sorted(str(s.get("name")) for s in components if s.get("enabled") is False)
     if disabled:
         mismatches.append(f"declared skills are disabled: {disabled}")
@@ -196,6 +239,7 @@ def compare(expected: Expected, prompt_input: object, results: Mapping[int, Any]
         "hooks": [{"plugin": p, "event": e, "command": c} for p, e, c in got_hooks],
         "plugins": sorted(installed),
         "ambient_skills": ambient,
+        "offered_skills": list(offered),
         "expected": {
             "guidance": expected.guidance is not None,
             "skills": [{"name": n, "path": p} for n, p in want_standalone],

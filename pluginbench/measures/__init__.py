@@ -10,6 +10,8 @@ from . import (
     _builtin,  # noqa: F401 - registers the built-in measures
     _quality,  # noqa: F401 - registers iterations, cyclomatic, cognitive, dead_code
 )
+from ._activation_spec import FIRST_TURN_PREFIX as ACTIVATION_FIRST_TURN_PREFIX
+from ._activation_spec import PREFIX as ACTIVATION_PREFIX
 from ._coverage_changed import COVERAGE_METRICS, METRIC_UNITS, CoverageContext, changed_coverage
 from ._coverage_data import CoverageReport
 from ._coverage_profile import (
@@ -54,6 +56,8 @@ from ._registry import (
 from ._source_only import FILTER_REVISION, filter_patch
 
 __all__ = [
+    "ACTIVATION_FIRST_TURN_PREFIX",
+    "ACTIVATION_PREFIX",
     "COVERAGE_METRICS",
     "FILTER_REVISION",
     "METRIC_UNITS",

@@ -5,6 +5,16 @@ PluginBench fixes that keep every value. Never remove a hash a saved run may rel
 from __future__ import annotations
 
 DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
+    "activation": {
+        "1": (
+            "8e3c1e3d3110d7b2c62d5445d81e45c0a00e6f420a9a1a0ac8af2f3c53f2dfcd",
+        ),
+    },
+    "checks": {
+        "1": (
+            "b96752cac4c9026302627cb36a0660b4838cdf589649a07b9d6e53a0c46cd9c3",
+        ),
+    },
     "cognitive": {
         "1": (
             "350a943f99c2232cde0af813ceb1fc5db97b9067b32adb44207c2fc58e88edb2",

@@ -162,6 +162,11 @@ class MeasureSpec(NamedTuple):
     #: its readiness check already runs the observer twice on the starting source (coverage),
     #: so preparation does not run the collector twice on top of it
     check_runs_twice: bool = False
+    #: column families: values whose names are only known per attempt, each family a
+    #: :class:`Column` whose ``metric`` is the prefix (``activation:``) every value under it
+    #: starts with (``activation:skill:tidy-code``); a family value is never "expected", so
+    #: an attempt without one has none (not an unknown)
+    families: tuple[Column, ...] = ()
 
     def unknown(self, reason: str) -> dict[str, Measure]:
         """Every column of this measure, unknown with ``reason`` (never zero)."""

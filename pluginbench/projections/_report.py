@@ -51,6 +51,7 @@ from ._report_data import (
     token_provenance,
     tokens_dict,
 )
+from ._report_activation import activation_notes, activation_section
 from ._report_html import render_html
 from ._report_paired import paired_deltas
 from ._report_refs import reference_ratios, references_from_log, references_section
@@ -175,7 +176,7 @@ def results_document(
         "notes": notes_for(run, state, rows) + (
             [f"Source-only grades withheld: {source_only_index['reason']}"]
             if source_only_index is not None and source_only_index["reason"] else []
-        ),
+        ) + activation_notes(activation_section(rows, arms, run["measurements"])),
         "references": all_references,
         "reference_ratios": reference_ratios(
             all_references, per_task, tasks, arms,
@@ -185,6 +186,8 @@ def results_document(
         "measurement_revisions": measurement_revisions(state),
         "not_measured": not_measured_rows(state),
         "source_only_index": dict(source_only_index) if source_only_index is not None else None,
+        # present only when the run selected the activation measure
+        **({"activation": act} if (act := activation_section(rows, arms, run["measurements"])) is not None else {}),
     }
 
 

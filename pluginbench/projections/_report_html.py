@@ -14,6 +14,7 @@ from typing import Any
 from ..harness_registry import runs_no_agent_cli
 from ..measures import Column, all_columns, collected_columns
 from ._report_code import PLAIN_COLUMNS
+from ._report_activation_html import activation_html
 from ._report_cost import cost_html
 from ._report_css import CSS
 from ._report_plots import PLOT_CSS, plots_section
@@ -494,7 +495,9 @@ def render_html(doc: Mapping[str, Any]) -> str:
         f'<section id="notes"><h2>Notes</h2><ul class="notes">{notes}</ul></section>\n'
         f'<section id="per-task"><h2>Pass rates by task</h2>{_per_task(doc)}</section>\n'
         f'<section id="paired"><h2>Paired comparison</h2>{_paired(doc)}</section>\n'
-        f'<section id="plots"><h2>Plots</h2>{plots_section(doc)}</section>\n'
+        + (f'<section id="activation"><h2>Was the package exercised?</h2>{activation_html(doc)}</section>\n'
+           if doc.get("activation") else "")
+        + f'<section id="plots"><h2>Plots</h2>{plots_section(doc)}</section>\n'
         f'<section id="cost"><h2>Cost</h2>{cost_html(doc)}</section>\n'
         + (f'<section id="reviews"><h2>Independent review</h2>{reviews_html(doc)}</section>\n' if doc.get("reviews") else "")
         + f'<section id="changes"><h2>Time and code changes by task</h2>{_changes(doc)}</section>\n'

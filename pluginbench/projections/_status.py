@@ -18,6 +18,8 @@ from typing import Any, NamedTuple
 import msgspec
 
 from ..events import OUTCOMES
+from ._report_activation import MEASURE as ACTIVATION_MEASURE
+from ._report_activation import arm_activation
 from ._state import STATES, RunState
 from ._status_types import ACTIVE_PHASES, LeftRunning, Owner, Status
 from ._view import NATIVE_SESSION_LABEL, attempt_rows, run_row
@@ -85,7 +87,13 @@ def _sum_tokens(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return totals
 
 
-def _arms(run: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
+def _activation(arm_rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Was the arm's package exercised so far (complete attempts; see results.json ``activation``)."""
+    a = arm_activation([r for r in arm_rows if r["state"] == "complete"])
+    return {"exercised": a["exercised"], "label": a["label"], **a["any"]}
+
+
+def _arms(run: dict[str, Any], rows: list[dict[str, Any]], selected: list[str] | None = None) -> dict[str, Any]:
     arms: dict[str, Any] = {}
     for arm in run.get("arms") or sorted({r["arm"] for r in rows}):
         arm_rows = [r for r in rows if r["arm"] == arm]
@@ -95,6 +103,7 @@ def _arms(run: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
             "outcomes": {o: sum(1 for r in arm_rows if r["outcome"] == o and r["state"] == "complete") for o in OUTCOMES},
             "reused": sum(1 for r in arm_rows if r.get("reused")),
             "tokens": _sum_tokens(arm_rows),
+            **({"activation": _activation(arm_rows)} if ACTIVATION_MEASURE in (selected or []) else {}),
         }
     return arms
 
@@ -152,7 +161,7 @@ def status_view(run: dict[str, Any], rows: list[dict[str, Any]], facts: RunFacts
         "discarded": run.get("discarded", []),
         "readiness": run.get("readiness", []),
         "source_only": run.get("source_only"),
-        "arms": _arms(run, rows),
+        "arms": _arms(run, rows, facts.selected_measures),
         "measures": {"selected": facts.selected_measures, "measurement_revisions": run.get("measurement_revisions", []),
                      "review_revisions": run.get("review_revisions", []),
                      "references": run.get("references", {}), "not_measured": run.get("not_measured", [])},

@@ -93,12 +93,22 @@ class SourceOnly(_Out, frozen=True):
     pending_reasons: Annotated[list[str], Meta(description="`<attempt>: <reason>` for each pending one.")]
 
 
+class ArmActivationStatus(_Out, frozen=True):
+    exercised: Annotated[bool | None, Meta(description="true: a complete attempt used a treatment component; false: every complete attempt is known and none did; null: unknown or no components.")]
+    label: Annotated[str, Meta(description="`exercised`, `not exercised`, `unknown` or `no components`.")]
+    used: Annotated[int, Meta(description="Complete attempts that used a treatment component.")]
+    not_used: Annotated[int, Meta(description="Complete attempts known to have used none.")]
+    unknown: Annotated[int, Meta(description="Complete attempts whose traces cannot tell.")]
+    rate: Annotated[float | None, Meta(description="used / (used + not_used); null when none is known.")]
+
+
 class ArmStatus(_Out, frozen=True):
     attempts: Annotated[int, Meta(description="Live attempt slots of the arm.")]
     states: Annotated[dict[str, int], Meta(description="Counts by state: `pending`, `running`, `complete`, `interrupted`.")]
     outcomes: Annotated[dict[str, int], Meta(description="Counts by outcome of complete attempts: `pass`, `overlap_pass`, `fail`, `empty`, `unknown`.")]
     reused: Annotated[int, Meta(description="Attempts reused from the vanilla cache.")]
     tokens: Annotated[TokenTotals, Meta(description="The arm's sums, reused attempts included.")]
+    activation: Annotated[ArmActivationStatus | None, Meta(description="Was the arm's package exercised (only when the run selects the `activation` measure).")] = None
 
 
 class ReviewRevision(_Out, frozen=True):

@@ -182,3 +182,40 @@ def test_discovery_argv_is_the_session_argv_with_hooks_disabled_and_its_own_sess
     assert argv[: len(coding)] == [a if a != "sid-code" else "sid-disc" for a in coding]
     assert argv[len(coding):] == ["--no-session-persistence", "--settings", '{"disableAllHooks":true}']
     assert coding.count("--settings") == 0  # one --settings only: the last one counts
+
+
+def _manual_only(tmp: Path):
+    from tests.harnesses._claude_pkg import write
+    from pluginbench.harnesses._port import FrozenTreatment
+    skill = tmp / "pkg" / "skills" / "manual-only"
+    write(skill / "SKILL.md", "---\nname: manual-only\ndescription: Manual.\ndisable-model-invocation: true\n---\nbody\n")
+    plugin = tmp / "pkg" / "plugins" / "pm"
+    write(plugin / ".claude-plugin" / "plugin.json", json.dumps({"name": "pm", "version": "0.1.0"}))
+    write(plugin / "skills" / "pman" / "SKILL.md",
+          "---\nname: pman\ndescription: Plugin manual.\ndisable-model-invocation: true\n---\nbody\n")
+    return FrozenTreatment("m", tmp / "pkg", (), (skill,), (plugin,), "fp")
+
+
+def test_disable_model_invocation_skills_pass_as_user_invocable_only(tmp_path: Path) -> None:
+    """Recorded real output: a loose and a plugin skill with disable-model-invocation: true pass
+    discovery, are not among the skills offered to the model, and are listed user-invocable-only."""
+    ft = _manual_only(tmp_path)
+    declared = admit_claude_treatment(ft.guidance, ft.skills, ft.plugins)
+    receipt = build_receipt((DATA / "manual-only.control.stdout.jsonl").read_text(), RECORDED, probe=True)
+    assert compare_receipt(receipt, Expected(declared, "2.1.328", MODEL, True)) == []
+    assert receipt["skills"] == []
+    assert receipt["skills_user_invocable_only"] == [
+        {"name": "manual-only", "source": "userSettings", "state": "user-invocable-only"},
+        {"name": "pm:pman", "source": "plugin", "state": "user-invocable-only"}]
+
+
+def test_a_model_invocable_declaration_refuses_a_user_invocable_only_skill(tmp_path: Path) -> None:
+    """Declared model-invocable, found user-invocable-only (or the reverse): discovery fails naming the skill."""
+    ft = _manual_only(tmp_path)
+    for md in (ft.skills[0] / "SKILL.md", ft.plugins[0] / "skills" / "pman" / "SKILL.md"):
+        md.write_text(md.read_text().replace("disable-model-invocation: true\n", ""))
+    declared = admit_claude_treatment(ft.guidance, ft.skills, ft.plugins)
+    receipt = build_receipt((DATA / "manual-only.control.stdout.jsonl").read_text(), RECORDED, probe=True)
+    text = " | ".join(compare_receipt(receipt, Expected(declared, "2.1.328", MODEL, True)))
+    assert "skills differ (offered to the model)" in text and "user-invocable-only skills differ" in text
+    assert "skill manual-only is 'user-invocable-only', not on" in text

@@ -186,13 +186,20 @@ def _results(skills: list[dict], hooks: list[dict], plugins: list[str]) -> dict:
 SYSTEM = {"name": "imagegen", "scope": "system", "path": "/h/.codex/skills/.system/imagegen/SKILL.md", "pluginId": None}
 
 
+def offering(*names: str) -> list[dict]:
+    """A rendered model input whose skills section offers ``names`` (as Codex 0.169.0 renders it)."""
+    lines = "\n".join(f"- {n}: does {n}. (file: r0/{n}/SKILL.md)" for n in names)
+    text = f"## Skills\n### Available skills\n{lines}\n### How to use skills\n- Discovery: the list above."
+    return [{"type": "message", "role": "developer", "content": [{"type": "input_text", "text": text}]}]
+
+
 def test_compare_vanilla_accepts_builtins_and_refuses_an_extra_skill():
     """Vanilla with only built-in skills matches; an undeclared user skill is a mismatch."""
     empty = Expected(None, (), ())
-    ok = compare(empty, [], _results([SYSTEM], [], []))
+    ok = compare(empty, offering("imagegen"), _results([SYSTEM], [], []))
     assert ok["ok"] and ok["ambient_skills"] == ["system:imagegen"]
     extra = {"name": "sneaky", "scope": "user", "path": "/h/.agents/skills/sneaky/SKILL.md", "pluginId": None}
-    bad = compare(empty, [], _results([SYSTEM, extra], [], []))
+    bad = compare(empty, offering("imagegen", "sneaky"), _results([SYSTEM, extra], [], []))
     assert not bad["ok"] and "sneaky" in bad["mismatches"][0]
 
 
@@ -211,9 +218,20 @@ def test_compare_plugin_skills_hooks_and_install_state():
     exp = Expected(None, (), (plugin,))
     skill = {"name": "pa:ps", "scope": "user", "path": "/r/skills/ps/SKILL.md", "pluginId": "pa@pluginbench-local"}
     hook = {"pluginId": "pa@pluginbench-local", "eventName": "sessionStart", "command": "sh /r/x.sh", "handlerType": "command", "async": False}
-    assert compare(exp, [], _results([skill], [hook], ["pa@pluginbench-local"]))["ok"]
+    assert compare(exp, offering("pa:ps"), _results([skill], [hook], ["pa@pluginbench-local"]))["ok"]
     wrong = dict(hook, command="sh /other/x.sh")
-    assert not compare(exp, [], _results([skill], [wrong], ["pa@pluginbench-local"]))["ok"]
-    assert not compare(exp, [], _results([skill], [hook], []))["ok"]
-    missing = compare(exp, [], {2: _results([skill], [], [])[2]})
+    assert not compare(exp, offering("pa:ps"), _results([skill], [wrong], ["pa@pluginbench-local"]))["ok"]
+    assert not compare(exp, offering("pa:ps"), _results([skill], [hook], []))["ok"]
+    missing = compare(exp, offering("pa:ps"), {2: _results([skill], [], [])[2]})
     assert any("hooks/list gave no answer" in m for m in missing["mismatches"])
+
+
+def test_receipt_lists_only_the_skills_the_model_was_offered():
+    """An installed system skill the rendered input leaves out is not in the receipt, and a declared
+    skill the input leaves out is a mismatch."""
+    review = dict(SYSTEM, name="review-agent", path="/h/.codex/skills/.system/review-agent/SKILL.md")
+    ok = compare(Expected(None, (), ()), offering("imagegen"), _results([SYSTEM, review], [], []))
+    assert ok["ok"] and ok["ambient_skills"] == ["system:imagegen"] and ok["offered_skills"] == ["imagegen"]
+    mine = {"name": "mine", "scope": "user", "path": "/h/.agents/skills/mine/SKILL.md", "pluginId": None}
+    hidden = compare(Expected(None, (("mine", mine["path"]),), ()), offering("imagegen"), _results([SYSTEM, mine], [], []))
+    assert not hidden["ok"] and any("not offered to the model: ['mine']" in m for m in hidden["mismatches"])

@@ -1,0 +1,145 @@
+"""Graders beside the hidden verifier (issue 23 item 3): the deterministic kinds (pure).
+
+Each check is declared once per evaluation under ``measurement_settings.checks`` and
+applied to every attempt. A check never changes correctness or pass/fail: it is its own
+value ``check:<name>`` (1 passed, 0 failed, unknown with the reason when it cannot run).
+
+Kinds (as Claude Code's plugin eval defines them):
+
+* ``regex``: ``pattern`` (Python syntax) searched in ``target``: ``answer`` (the agent's
+  final message), ``transcript`` (every saved trace, root and subagent, as text) or
+  ``patch`` (the canonical ``model.patch``);
+* ``tool_used``: exactly one of ``tool`` (a tool name the agent called), ``skill`` (a
+  skill it invoked) or ``subagent`` (a subagent type it started), in any session;
+* ``tool_order``: ``tools`` were called in this order in the root session (other calls
+  may come between);
+* ``file_exists``: ``path`` (relative to the workspace) exists in the final workspace
+  (starting source + patch), and when ``content_regex`` is given its text matches it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+import msgspec
+
+Target = Literal["answer", "transcript", "patch"]
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
+
+
+class _Check(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, tag_field="kind"):
+    #: the value is ``check:<name>``: lowercase letters, digits, ``_ . -``
+    name: str
+    #: how much the check counts in the weighted score of the checks (never in correctness)
+    weight: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not _NAME.match(self.name):
+            raise ValueError(f"check name {self.name!r} must be lowercase letters, digits, '_', '.', '-'")
+        if not self.weight >= 0:
+            raise ValueError("weight must be a number >= 0")
+
+
+def _compiles(pattern: str, field: str) -> None:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"{field} is not a valid regular expression: {exc}") from None
+
+
+class RegexCheck(_Check, frozen=True, tag="regex"):
+    target: Target
+    pattern: str
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _compiles(self.pattern, "pattern")
+
+
+class ToolUsedCheck(_Check, frozen=True, tag="tool_used"):
+    tool: str | None = None
+    skill: str | None = None
+    subagent: str | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if sum(v is not None for v in (self.tool, self.skill, self.subagent)) != 1:
+            raise ValueError("a tool_used check names exactly one of tool, skill, subagent")
+
+
+class ToolOrderCheck(_Check, frozen=True, tag="tool_order"):
+    tools: list[str]
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if len(self.tools) < 2:
+            raise ValueError("tools must list at least two tool names, in the order they must be called")
+
+
+class FileExistsCheck(_Check, frozen=True, tag="file_exists"):
+    path: str
+    content_regex: str | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        parts = self.path.split("/")
+        if not self.path or self.path.startswith("/") or ".." in parts:
+            raise ValueError("path must be relative to the workspace, without '..'")
+        if self.content_regex is not None:
+            _compiles(self.content_regex, "content_regex")
+
+
+Check = RegexCheck | ToolUsedCheck | ToolOrderCheck | FileExistsCheck
+
+
+class Call(msgspec.Struct, frozen=True):
+    """One tool call seen in a trace: its tool, the skill or subagent it names, whether in the root session."""
+
+    tool: str
+    skill: str | None
+    subagent: str | None
+    root: bool
+
+
+class Evidence(msgspec.Struct, frozen=True, kw_only=True):
+    """What an attempt offers the checks; ``None`` fields are unavailable, with ``why``."""
+
+    answer: str | None
+    transcript: str | None
+    patch: str
+    calls: list[Call] | None
+    #: path -> final text (None: the file is absent) for each path a file_exists check names
+    files: dict[str, str | None] | None
+    why: dict[str, str] = {}
+
+
+def decide(check: Check, ev: Evidence) -> tuple[bool | None, str | None]:
+    """(passed, reason): None with the reason when the check cannot run on this attempt."""
+    if isinstance(check, RegexCheck):
+        text = {"answer": ev.answer, "transcript": ev.transcript, "patch": ev.patch}[check.target]
+        if text is None:
+            return None, ev.why.get(check.target, f"no {check.target} to search")
+        return re.search(check.pattern, text, re.M) is not None, None
+    if isinstance(check, (ToolUsedCheck, ToolOrderCheck)):
+        if ev.calls is None:
+            return None, ev.why.get("calls", "no saved agent trace to read tool calls from")
+        if isinstance(check, ToolUsedCheck):
+            if check.tool is not None:
+                return any(c.tool == check.tool for c in ev.calls), None
+            if check.skill is not None:
+                want = check.skill
+                return any(c.skill in (want, want.split(":", 1)[-1]) or (c.skill or "").split(":", 1)[-1] == want
+                           for c in ev.calls), None
+            return any(c.subagent == check.subagent for c in ev.calls), None
+        order = [c.tool for c in ev.calls if c.root]
+        it = iter(order)
+        return all(any(t == want for t in it) for want in check.tools), None
+    if ev.files is None:
+        return None, ev.why.get("files", "the final workspace could not be built")
+    text = ev.files.get(check.path)
+    if text is None:
+        return False, None
+    if check.content_regex is None:
+        return True, None
+    return re.search(check.content_regex, text, re.M) is not None, None

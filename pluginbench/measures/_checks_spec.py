@@ -1,0 +1,204 @@
+"""The ``checks`` measure: the deterministic graders of :mod:`._checks`, run on every attempt.
+
+Settings (``measurement_settings.checks``, a list; validated with the config, exit 2
+naming the field)::
+
+    measurements: [tokens, time, lines, checks]
+    measurement_settings:
+      checks:
+        - {name: says-done, kind: regex, target: answer, pattern: "(?i)done"}
+        - {name: used-skill, kind: tool_used, skill: tidy-code}
+        - {name: read-first, kind: tool_order, tools: [Read, Write]}
+        - {name: has-solution, kind: file_exists, path: solution.py, content_regex: "def add"}
+
+Values: ``check:<name>`` (1 passed, 0 failed, unknown with the reason) and
+``checks_score`` (the weighted share of the checks that passed; unknown when any is
+unknown). Neither changes the attempt's outcome. The evidence (each check's result and
+reason) is kept in ``measure/checks/checks.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import PatchDoesNotApply
+from ..events import Measure
+from ._checks import Call, Check, Evidence, FileExistsCheck, decide
+from ._port import CollectorInput, Column, MeasureSpec
+from ._registry import register
+from ._tree import changed_paths, submission_tree
+
+PREFIX = "check:"
+_SKILL_MD = re.compile(r"([A-Za-z0-9_.-]+)/SKILL\.md")
+
+
+def _read(path: Path) -> str:
+    return path.read_text(errors="replace") if path.is_file() and not path.is_symlink() else ""
+
+
+def _lines(text: str) -> list[dict[str, Any]]:
+    out = []
+    for line in text.splitlines():
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            out.append(obj)
+    return out
+
+
+def final_answer(stdout: str) -> str | None:
+    """The agent's last message: Claude Code's ``result`` text, or Codex's last ``agent_message``."""
+    answer = None
+    for o in _lines(stdout):
+        if o.get("type") == "result" and isinstance(o.get("result"), str):
+            answer = o["result"]
+        item = o.get("item")
+        if o.get("type") == "item.completed" and isinstance(item, dict) and item.get("type") == "agent_message":
+            answer = str(item.get("text") or "")
+    return answer
+
+
+def _claude_calls(text: str, root: bool) -> list[Call]:
+    calls, seen = [], set()
+    for o in _lines(text):
+        msg = o.get("message")
+        if o.get("type") != "assistant" or not isinstance(msg, dict):
+            continue
+        for b in msg.get("content") or []:
+            if isinstance(b, dict) and b.get("type") == "tool_use" and b.get("id") not in seen:
+                seen.add(b.get("id"))
+                raw_inp = b.get("input")
+                inp: dict[str, Any] = raw_inp if isinstance(raw_inp, dict) else {}
+                tool = str(b.get("name"))
+                calls.append(Call(tool, str(inp.get("skill")) if tool == "Skill" else None,
+                                  str(inp.get("subagent_type") or "general-purpose") if tool in ("Task", "Agent") else None,
+                                  root))
+    return calls
+
+
+def _codex_calls(text: str, root: bool) -> list[Call]:
+    calls = []
+    for o in _lines(text):
+        p = o.get("payload")
+        if o.get("type") != "response_item" or not isinstance(p, dict) or p.get("type") not in ("function_call", "custom_tool_call"):
+            continue
+        raw = p.get("arguments") if p.get("type") == "function_call" else p.get("input")
+        raw_text = raw if isinstance(raw, str) else json.dumps(raw)
+        skill = _SKILL_MD.search(raw_text)
+        tool = str(p.get("name"))
+        sub = None
+        if tool in ("spawn_agent", "spawn_agents"):
+            try:
+                args = json.loads(raw_text)
+            except ValueError:
+                args = {}
+            sub = str(args.get("agent_type") or "default") if isinstance(args, dict) else "default"
+        calls.append(Call(tool, skill.group(1) if skill else None, sub, root))
+    return calls
+
+
+def _traces(agent: Path) -> tuple[str | None, list[Call] | None, str]:
+    """(every trace as text, the tool calls, why they are missing)."""
+    transcripts, rollouts = agent / "transcripts", agent / "rollouts"
+    if transcripts.is_dir() and (roots := sorted(transcripts.glob("*.jsonl"))):
+        texts, calls = [], []
+        for r in roots:
+            texts.append(_read(r))
+            calls += _claude_calls(texts[-1], True)
+            for sub in sorted((transcripts / r.stem).rglob("*.jsonl")) if (transcripts / r.stem).is_dir() else []:
+                texts.append(_read(sub))
+                calls += _claude_calls(texts[-1], False)
+        return "\n".join(texts), calls, ""
+    files = sorted(rollouts.rglob("rollout-*.jsonl")) if rollouts.is_dir() else []
+    if files:
+        texts = [_read(f) for f in files]
+        calls = [c for t in texts for c in _codex_calls(t, '"parent_thread_id"' not in t.split("\n", 1)[0])]
+        return "\n".join(texts), calls, ""
+    return None, None, "no saved agent trace (agent/transcripts or agent/rollouts)"
+
+
+def _files(inp: CollectorInput, paths: set[str]) -> tuple[dict[str, str | None] | None, str]:
+    """Final text of each path (starting source + patch), or None and why."""
+    if not paths:
+        return {}, ""
+    before, after = changed_paths(inp.patch)
+    work = inp.work_dir / "tree"
+    try:
+        tree = submission_tree(inp.starting_source, inp.patch, work, only=before & paths)
+    except PatchDoesNotApply as exc:
+        return None, str(exc)
+    out: dict[str, str | None] = {}
+    for p in sorted(paths):
+        if p in after or p in before:
+            f = tree / p
+        else:
+            f = inp.starting_source / p
+        out[p] = f.read_text(errors="replace") if f.is_file() and not f.is_symlink() else None
+    shutil.rmtree(work, ignore_errors=True)
+    return out, ""
+
+
+def collect_checks(inp: CollectorInput) -> dict[str, Measure]:
+    checks: list[Check] = list(inp.settings.get("checks") or [])
+    if not checks:
+        return CHECKS.unknown("measurement_settings.checks lists no check")
+    stdout = _read(inp.traces_dir / "stdout.jsonl")
+    transcript, calls, why_traces = _traces(inp.traces_dir)
+    inp.work_dir.mkdir(parents=True, exist_ok=True)
+    files, why_files = _files(inp, {c.path for c in checks if isinstance(c, FileExistsCheck)})
+    answer = final_answer(stdout) if stdout else None
+    why = {"answer": "no final agent message was saved", "transcript": why_traces, "calls": why_traces,
+           "files": why_files}
+    ev = Evidence(answer=answer, transcript=transcript, patch=inp.patch, calls=calls, files=files,
+                  why={k: v for k, v in why.items() if v})
+    out: dict[str, Measure] = {}
+    results = []
+    for c in checks:
+        passed, reason = decide(c, ev)
+        results.append({"name": c.name, "kind": type(c).__struct_config__.tag, "weight": c.weight,
+                        "passed": passed, "reason": reason})
+        out[PREFIX + c.name] = (Measure(value=int(passed), unit="pass") if passed is not None
+                                else Measure(value=None, unit="pass", status="unknown", reason=reason))
+    total = math.fsum(c.weight for c in checks)
+    if any(r["passed"] is None for r in results):
+        out["checks_score"] = Measure(value=None, unit="share", status="unknown",
+                                      reason="a check could not run: " + next(str(r["reason"]) for r in results if r["passed"] is None))
+    elif total == 0:
+        out["checks_score"] = Measure(value=None, unit="share", status="unknown", reason="every check has weight 0")
+    else:
+        out["checks_score"] = Measure(value=round(math.fsum(c.weight for c, r in zip(checks, results, strict=True)
+                                                            if r["passed"]) / total, 6), unit="share")
+    (inp.work_dir / "checks.json").write_text(json.dumps({"checks": results}, indent=2, sort_keys=True) + "\n")
+    return out
+
+
+def _settings_type() -> Mapping[str, Any]:
+    return {"checks": list[Check]}
+
+
+CHECKS = register(MeasureSpec(
+    name="checks",
+    description=("Graders beside the hidden verifier (regex, tool_used, tool_order, file_exists), declared in "
+                 "measurement_settings.checks; they never change correctness."),
+    columns=(
+        Column("checks_score", "share", "checks", "Weighted share of the declared checks that passed.",
+               "checks_score", summary=False),
+    ),
+    families=(
+        Column(PREFIX, "pass", "check",
+               "One declared check (check:<name>): 1 passed, 0 failed, unknown when it cannot run.",
+               summary=False, table=False),
+    ),
+    observer_version="1",
+    collect=collect_checks,
+    settings=_settings_type(),
+    observer_modules=("pluginbench.measures._checks", "pluginbench.measures._checks_spec"),
+))
