@@ -250,6 +250,13 @@ class _Server(socketserver.ThreadingUnixStreamServer):
             s.close()
 
 
+def _short_parent() -> str:
+    """A folder for the egress folder whose socket path fits ``sun_path`` (108 bytes): the
+    temp dir when short enough (a long ``TMPDIR`` is common in CI), else ``/tmp``."""
+    tmp = tempfile.gettempdir()
+    return tmp if len(tmp) + len("/pb-egress-XXXXXXXX/" + SOCKET_NAME) < 100 else "/tmp"
+
+
 class EgressProxy:
     """The host end of one sandbox's egress: a folder holding the Unix socket and the
     forwarder script, served by a thread until :meth:`close`.
@@ -263,7 +270,7 @@ class EgressProxy:
         if not policy.active:
             raise ValueError("an EgressProxy needs an active policy")
         self.policy = policy
-        self.folder = Path(tempfile.mkdtemp(prefix="pb-egress-"))
+        self.folder = Path(tempfile.mkdtemp(prefix="pb-egress-", dir=_short_parent()))
         os.chmod(self.folder, 0o755)
         shutil.copyfile(Path(__file__).with_name("_egress_forward.py"), self.folder / FORWARDER_NAME)
         os.chmod(self.folder / FORWARDER_NAME, 0o644)

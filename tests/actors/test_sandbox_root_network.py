@@ -159,7 +159,8 @@ def test_root_and_network_probes_are_blocked_while_the_probe_answers(
             ["docker", "image", "inspect", "pluginbench/base:bookworm"], capture_output=True).returncode == 0,
             "docker engine and pluginbench/base:bookworm")
     token = "pbnet" + secrets.token_hex(6)
-    base = tmp_path / token  # the run folder, the tasks and a PATH entry carry the token
+    # The run folder, the tasks, the sandboxes' host folders and a PATH entry carry the token.
+    base = tmp_path / token
     shutil.copytree(PROBE_TASKS / "add-numbers", base / "tasks" / "add-numbers")
     (base / "bin").mkdir()
     canary = Canary()
@@ -176,6 +177,8 @@ def test_root_and_network_probes_are_blocked_while_the_probe_answers(
     path.write_text(yaml.safe_dump(config))
     env = {k: v for k, v in os.environ.items() if k not in REFUSED}
     env["PATH"] = f"{base / 'bin'}{os.pathsep}{env.get('PATH', os.defpath)}"
+    (base / "tmp").mkdir()
+    env["TMPDIR"] = str(base / "tmp")  # the local sandboxes' host folders carry the token
     run = base / "runs" / "current"
     done = subprocess.run(
         [sys.executable, "-m", "pluginbench", "run", str(path), "--output", str(run), "--foreground", "--yes"],
