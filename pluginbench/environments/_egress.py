@@ -104,6 +104,14 @@ def policy_for(role: str, network_mode: str | None, *, probe_port: int | None,
     return Egress("proxy", public=True) if web else NO_EGRESS
 
 
+def network_policy(coding: Egress, verifier_mode: str | None) -> dict[str, str]:
+    """The policy of a task's coding sandboxes (``coding``) and verifier and readiness
+    sandboxes (from the verifier phase's ``network_mode``) in words: the plan, the
+    ``task.prepared`` event and ``comparison_identity`` carry it. Pure."""
+    verifier = policy_for("verifier", verifier_mode, probe_port=None, model_hosts=())
+    return {"coding": coding.describe(), "verifier": verifier.describe()}
+
+
 def public_address(addr: str) -> bool:
     """Whether ``addr`` is a globally routable unicast address (never loopback or private)."""
     try:
