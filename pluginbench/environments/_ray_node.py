@@ -184,6 +184,8 @@ class NodeAgent:
 
     async def open(self, sid: str, spec: dict[str, Any], shipped: dict[str, Packed]) -> dict[str, Any]:
         """Unpack what the sandbox starts from and open it; its paths and base commit."""
+        # A node's root (the settings' ``root``, else its TMPDIR) may not exist yet on a fresh node.
+        self.root.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(
             prefix=f"pluginbench-ray-{_safe_name(spec['run_id'])}-{_safe_name(spec['attempt_id'])}-",
             dir=self.root,

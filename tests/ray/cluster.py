@@ -26,6 +26,9 @@ SYSTEM_CONFIG = {"health_check_period_ms": 500, "health_check_failure_threshold"
 
 LOOPBACK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 
+#: Ray's temporary root (its default is ``/tmp``): session folders, sockets, the address file.
+RAY_ROOT = "RAY_TMPDIR"
+
 
 class LocalCluster:
     """A started cluster: ``address`` for drivers, worker nodes by label value."""
@@ -70,11 +73,25 @@ def local_cluster(workers: tuple[str, ...] = ("a", "b")) -> Iterator[LocalCluste
     require(ray_usable(), "the ray package (pip install -e '.[dev]')")
     from ray.cluster_utils import Cluster
 
-    temp_dir = tempfile.mkdtemp(prefix="pbray-", dir="/tmp")  # short: Ray's socket paths have a length limit
-    cluster = Cluster(initialize_head=True, head_node_args={
-        "num_cpus": 0, "node_ip_address": "127.0.0.1", "temp_dir": temp_dir,
-        "include_dashboard": False, "_system_config": SYSTEM_CONFIG,
-    })
+    # Ray gets its whole temporary root: besides the head's ``temp_dir`` it writes its
+    # current-cluster address file under its *default* root (``$RAY_TMPDIR/ray``, else
+    # ``$TMPDIR/ray`` or ``/tmp/ray``) and never creates that folder, so a machine where Ray
+    # never ran failed here. Pointing RAY_TMPDIR at a private folder whose ``ray/`` is the
+    # head's temp_dir makes both the same folder, which Ray creates; nothing outside it is
+    # read or written, whatever an earlier run left in /tmp.
+    root = tempfile.mkdtemp(prefix="pbray-", dir="/tmp")  # short: Ray's socket paths have a length limit
+    temp_dir = os.path.join(root, "ray")
+    old_root = os.environ.get(RAY_ROOT)
+    os.environ[RAY_ROOT] = root
+    try:
+        cluster = Cluster(initialize_head=True, head_node_args={
+            "num_cpus": 0, "node_ip_address": "127.0.0.1", "temp_dir": temp_dir,
+            "include_dashboard": False, "_system_config": SYSTEM_CONFIG,
+        })
+    except BaseException:
+        _restore(RAY_ROOT, old_root)
+        shutil.rmtree(root, ignore_errors=True)
+        raise
     started = LocalCluster(cluster, {}, temp_dir)
     try:
         for name in workers:
@@ -87,4 +104,12 @@ def local_cluster(workers: tuple[str, ...] = ("a", "b")) -> Iterator[LocalCluste
             ray.shutdown()
         with suppress(Exception):
             cluster.shutdown()
-        shutil.rmtree(temp_dir, ignore_errors=True)
+        _restore(RAY_ROOT, old_root)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _restore(name: str, value: str | None) -> None:
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
