@@ -254,7 +254,7 @@ def run_command(
             state = fold(contents.events)
             summary = plan_summary(saved.evaluation, saved.evaluation.tasks.task_ids(), load_prices(rd.root)[0],
                                    cost_ceiling if cost_ceiling is not None else state.cost_ceiling)
-            summary["network"] = {t: dict(p.network) for t, p in state.prepared_tasks.items() if p.network}
+            summary["network"] = {t: dict(net) for t, p in state.prepared_tasks.items() if (net := p.network)}
             summary["vanilla_cache"] = _recorded_cache(state)
             from ..actors import source_only_todo
 

@@ -169,19 +169,20 @@ class _Handler(socketserver.BaseRequestHandler):
             self.server.untrack(conn)
 
     def _open(self, host: str, port: int, *, probe: bool) -> socket.socket | None:
+        addrs: list[tuple[int, str]]
         if probe:
-            addrs = [(socket.AF_INET, "127.0.0.1")]
+            addrs = [(int(socket.AF_INET), "127.0.0.1")]
         else:
             try:
                 infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
             except OSError:
                 return None
-            found = [(i[0], str(i[4][0])) for i in infos]
+            found = [(int(i[0]), str(i[4][0])) for i in infos]
             # Every answer must be public: a name with one private answer is refused whole.
             if not found or not all(public_address(a) for _, a in found):
                 return None
             addrs = found
-        for family, addr in addrs:
+        for _family, addr in addrs:
             try:
                 up = socket.create_connection((addr, port), timeout=30)
                 up.settimeout(None)

@@ -12,13 +12,15 @@ and signals are its own. Without a command it serves in the foreground (the dock
 backend starts it once per container).
 """
 
+from __future__ import annotations
+
 import os
 import socket
 import sys
 import threading
 
 
-def _pump(src, dst):
+def _pump(src: socket.socket, dst: socket.socket) -> None:
     try:
         while True:
             data = src.recv(65536)
@@ -34,7 +36,7 @@ def _pump(src, dst):
             pass
 
 
-def _relay(conn, path):
+def _relay(conn: socket.socket, path: str) -> None:
     try:
         up = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         up.connect(path)
@@ -49,13 +51,13 @@ def _relay(conn, path):
     up.close()
 
 
-def _serve(listener, path):
+def _serve(listener: socket.socket, path: str) -> None:
     while True:
         conn, _ = listener.accept()
         threading.Thread(target=_relay, args=(conn, path), daemon=True).start()
 
 
-def main(argv):
+def main(argv: list[str]) -> None:
     port, path, command = int(argv[1]), argv[2], argv[4:] if len(argv) > 3 and argv[3] == "--" else []
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -490,7 +490,7 @@ def comparison_identity(config: Mapping[str, Any], state: RunState, run: Mapping
         },
         # What each task's sandboxes could reach (the model endpoint, the web, nothing);
         # a run saved before it was recorded has none.
-        "network": {t: dict(state.prepared_tasks[t].network) for t in tasks if state.prepared_tasks[t].network},
+        "network": {t: dict(net) for t in tasks if (net := state.prepared_tasks[t].network)},
         "measurement_settings": {"measurements": list(run["measurements"])},
         **measurement_capabilities(state),
     }
