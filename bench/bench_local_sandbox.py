@@ -78,7 +78,7 @@ async def _bench(mode: str, n: int) -> None:
         if egress:
             from pluginbench.environments import Egress
 
-            spec = spec._replace(egress=Egress("probe", port=9))  # nothing need answer: exec(true) never dials
+            spec = spec._replace(egress=Egress("probe", port=40009))  # nothing need answer: exec(true) never dials
         env = LocalEnvironment(isolation, root=scratch / "boxes")  # type: ignore[arg-type]
         await _cycle(env, spec, scratch, -1)  # warm-up (probe, page cache)
         rows = [await _cycle(env, spec, scratch, i) for i in range(n)]
