@@ -5,6 +5,8 @@
 For each isolation mode (bubblewrap when usable, none) it times N sandboxes through
 create (copy + base commit) -> exec(true) -> stop -> export_workspace -> close, and
 prints the median and p95 of the whole cycle and of each phase, in milliseconds.
+``bubblewrap+egress`` is the same with a probe egress policy (the host proxy thread and
+the in-sandbox forwarder every command starts behind: what a coding sandbox pays).
 """
 
 from __future__ import annotations
@@ -65,17 +67,22 @@ async def _cycle(
     return t
 
 
-async def _bench(isolation: str, n: int) -> None:
+async def _bench(mode: str, n: int) -> None:
+    isolation, _, egress = mode.partition("+")
     with tempfile.TemporaryDirectory(prefix="pluginbench-bench-") as tmp:
         scratch = Path(tmp)
         spec = SandboxSpec(
             run_id="bench", attempt_id="a", role="coding", task="bench",
             workspace=_workspace(scratch / "ws"),
         )  # fmt: skip
+        if egress:
+            from pluginbench.environments import Egress
+
+            spec = spec._replace(egress=Egress("probe", port=40009))  # nothing need answer: exec(true) never dials
         env = LocalEnvironment(isolation, root=scratch / "boxes")  # type: ignore[arg-type]
         await _cycle(env, spec, scratch, -1)  # warm-up (probe, page cache)
         rows = [await _cycle(env, spec, scratch, i) for i in range(n)]
-    print(f"isolation={isolation}  n={n}  (milliseconds)")
+    print(f"isolation={mode}  n={n}  (milliseconds)")
     for phase in PHASES:
         values = [r[phase] * 1000 for r in rows]
         print(f"  {phase:<7} median {statistics.median(values):8.1f}   p95 {_p95(values):8.1f}")
@@ -85,7 +92,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=50)
     args = parser.parse_args()
-    modes = ["bubblewrap", "none"] if bwrap_available() else ["none"]
+    modes = ["bubblewrap", "bubblewrap+egress", "none"] if bwrap_available() else ["none"]
     if "bubblewrap" not in modes:
         print("bubblewrap: unavailable here (not measured)")
     for mode in modes:

@@ -74,6 +74,21 @@ def cost_estimate(
     return out
 
 
+def network_plan(evaluation: Evaluation, modes: dict[str, tuple[str | None, str | None]]) -> dict[str, dict[str, str]]:
+    """Task → what its coding and verifier sandboxes may reach, from each task's (agent,
+    verifier) ``network_mode`` and the runner (a probe run reaches only the probe). Pure."""
+    from .environments import NO_EGRESS, network_policy, policy_for
+
+    cls = harness_class(evaluation.runner.harness)
+    probe = evaluation.runner.probe is not None
+    out: dict[str, dict[str, str]] = {}
+    for task, (agent, verifier) in modes.items():
+        coding = (policy_for("coding", agent, probe_port=1 if probe else None, model_hosts=cls.model_hosts)
+                  if cls.cli is not None else NO_EGRESS)
+        out[task] = network_policy(coding, verifier)
+    return out
+
+
 def plan_summary(evaluation: Evaluation, task_ids: list[str], prices: Prices | None = None,
                  cost_ceiling: float | None = None) -> dict[str, Any]:
     """The whole plan for ``run --dry-run``: attempts, order, arms, budgets, worst-case dollars."""

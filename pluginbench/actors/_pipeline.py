@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import anyio
 import msgspec
 
-from ..environments import Environment, Role, Sandbox, SandboxSpec
+from ..environments import Environment, Role, Sandbox, SandboxSpec, policy_for
 from ..errors import WorkerLost
 from ..events import Outcome
 from ..harnesses import AgentRun, AttemptContext, FrozenTreatment, Harness
@@ -57,10 +57,13 @@ def _spec(
     role: Role, run_id: str, attempt_id: str, task: HarborTask, src: SandboxSource, hidden: tuple[Path, ...],
     **extra: Any,
 ) -> SandboxSpec:
-    """A sandbox of ``task`` for ``role``: where it starts, its limits, what it must not see."""
+    """A sandbox of ``task`` for ``role``: where it starts, its limits, what it must not see
+    and what it may reach (``egress``: the caller's for a coding sandbox; otherwise the
+    verifier phase's ``network_mode``, which gives nothing unless it is ``public``)."""
+    extra.setdefault("egress", policy_for(role, task.verifier_network_mode, probe_port=None, model_hosts=()))
     return SandboxSpec(
         run_id=run_id, attempt_id=attempt_id, role=role, task=task.id, workspace=src.workspace,
-        image=src.image, workdir=task.workdir, hidden=hidden, network="host", cpus=src.cpus,
+        image=src.image, workdir=task.workdir, hidden=hidden, cpus=src.cpus,
         memory_mb=src.memory_mb, **extra,
     )
 
@@ -102,6 +105,7 @@ async def code_attempt(
         solution=task.root / "solution" if harness.needs_solution else None,
         home=delivery,
         readonly=tuple(harness.readonly),
+        egress=harness.egress("coding", task.agent_network_mode),
     )
     launched_flag = False
 

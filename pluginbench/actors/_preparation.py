@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from .. import __version__
 from ..config import Treatment
-from ..environments import backend_of
+from ..environments import backend_of, network_policy
 from ..errors import PluginBenchError, ReadinessFailure, TaskError, TreatmentError
 from ..events import (
     CodingStarted,
@@ -342,6 +342,8 @@ async def prepare(engine: Engine, state: RunState) -> None:
                 task=task_id, fingerprint=fp, files=files, workdir=task.workdir,
                 image=images.coding if images else None, verifier_image=images.verifier if images else None,
                 patch_applied_by=contract.patch_applied_by, contract=contract.kind,
+                network=network_policy(engine.harness.egress("coding", task.agent_network_mode),
+                                       task.verifier_network_mode),
             ))
         for arm in _arms(engine):
             spec = engine.evaluation.treatments.get(arm, Treatment())

@@ -60,7 +60,7 @@ def preflight(harness: str, model: str | None, reasoning: str | None, *, probe: 
                           fix="reinstall the CLI")
     cls.check_reviewer_host(path, probe=probe, field=field, file=file)  # credentials, helpers
     executable = find_bwrap()
-    if executable is None or not bwrap_usable(network_none=False):
+    if executable is None or not bwrap_usable():
         raise EnvironmentFailure("reviews need a bubblewrap sandbox and bwrap is not usable here; install "
                                  "bubblewrap (apt-get install bubblewrap) or allow user namespaces")
     return str(path), version

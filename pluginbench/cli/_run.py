@@ -21,7 +21,7 @@ from rich.markup import escape
 from ..errors import LockHeldError, OutputExistsError, PluginBenchError, RunDirError
 from ..events import check_not_moved, live_owner, read_run_log
 from ..harness_registry import harness_class
-from ..plan import plan_summary
+from ..plan import network_plan, plan_summary
 from ..rundir import RunDir
 from ._common import console, err_console, errors_to_exit_codes, print_failed_control, print_json
 from ._progress import ForegroundProgress, log_line
@@ -254,6 +254,7 @@ def run_command(
             state = fold(contents.events)
             summary = plan_summary(saved.evaluation, saved.evaluation.tasks.task_ids(), load_prices(rd.root)[0],
                                    cost_ceiling if cost_ceiling is not None else state.cost_ceiling)
+            summary["network"] = {t: dict(net) for t, p in state.prepared_tasks.items() if (net := p.network)}
             summary["vanilla_cache"] = _recorded_cache(state)
             from ..actors import source_only_todo
 
@@ -278,6 +279,8 @@ def run_command(
         from ..actors import plan_decisions, read_prices
 
         summary = plan_summary(ev, ev.tasks.task_ids(), read_prices(ev))
+        summary["network"] = network_plan(ev, {t: (task.agent_network_mode, task.verifier_network_mode)
+                                               for t, task in tasks.items()})
         summary["vanilla_cache"] = plan_decisions(ev, tasks)
         _print_plan(summary, json_out)
         return
@@ -393,6 +396,9 @@ def _print_plan(summary: dict[str, Any], json_out: bool) -> None:
         for s in slots:
             table.add_row(*(Text(str(s[k])) for k in ("slot", "attempt_id", "task", "arm", "repeat")))  # never markup
         console.print(table)
+    for task, policy in summary.get("network", {}).items():
+        console.print(f"network {task}: coding {policy['coding']}; verifier and readiness {policy['verifier']}",
+                      highlight=False, markup=False)
     if "vanilla_cache" in summary:
         print_cache_decisions(summary["vanilla_cache"])
     if "resume" in summary:

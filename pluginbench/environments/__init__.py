@@ -14,6 +14,7 @@ from typing import Any
 from ._backend import Backend, LeftRunning
 from ._bwrap import bwrap_usable, find_bwrap
 from ._dialogue import LineChannel
+from ._egress import NO_EGRESS, Egress, EgressProxy, network_policy, policy_for
 from ._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE
 from ._local import LocalEnvironment, LocalSandbox, left_behind
 from ._port import Environment, ExecResult, Role, Sandbox, SandboxPaths, SandboxSpec
@@ -53,12 +54,15 @@ __all__ = [
     "BUILTIN_BACKENDS",
     "GIT_EXCLUDE",
     "Backend",
+    "Egress",
+    "EgressProxy",
     "Environment",
     "ExecResult",
     "LeftRunning",
     "LineChannel",
     "LocalEnvironment",
     "LocalSandbox",
+    "NO_EGRESS",
     "Role",
     "Sandbox",
     "SandboxPaths",
@@ -74,6 +78,8 @@ __all__ = [
     "left_behind",
     "left_running",
     "make_environment",
+    "network_policy",
+    "policy_for",
     "register_backend",
     "unregister_backend",
 ]

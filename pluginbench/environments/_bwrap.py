@@ -15,13 +15,23 @@ is bound read-only at the same path:
 * the tool folders a harness names (``readonly``: the pinned CLI install),
 
 ``/proc`` and ``/dev`` are fresh, and the sandbox folders are bound read-write (``/tmp``
-is the sandbox's own ``tmp/`` folder). Nothing else of the host exists inside: no
+is the sandbox's own ``tmp/`` folder). Inside the fresh ``/proc`` the kernel knobs are
+read-only (:data:`PROC_READ_ONLY`: ``/proc/sys``, ``sysrq-trigger`` ...; bubblewrap run by
+root would leave ``/proc/sys/kernel/core_pattern`` writable, which is host root) and the
+kernel-wide files Docker masks are ``/dev/null`` (:data:`PROC_MASKED`). Nothing else of the host exists inside: no
 ``/srv``, ``/opt``, ``/var``, ``/home``, ``/root``, ``/run``, ``/sys``, no run or cache
 folder, no task or treatment source. A hidden path that still falls under a bound folder
 (say a cache inside the CLI install) is covered by an empty tmpfs (a file by
 ``/dev/null``). Every capability is dropped: bubblewrap run by root keeps them
 otherwise, and a root process with ``CAP_SYS_ADMIN`` could unmount the tmpfs that hides
 a path.
+
+Every sandbox has its own network namespace (``--unshare-net``: loopback only); its one
+way out, when its policy has one, is the egress folder bound read-only at
+:data:`._egress.INSIDE_DIR` (see :mod:`._egress`). A seccomp filter (:mod:`._seccomp`,
+passed by the caller as ``--seccomp FD``) refuses the kernel keyring and the
+namespace/mount calls. The caller passes all these options through ``--args FD``, so
+the sandbox's ``/proc/1/cmdline`` (bubblewrap's own) names no host path.
 """
 
 from __future__ import annotations
@@ -34,6 +44,8 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
+
+from ._egress import INSIDE_DIR
 
 #: Top-level host folders bound read-only (or recreated as symlinks): tools and libraries.
 SYSTEM_DIRS = frozenset({"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"})
@@ -53,12 +65,21 @@ ETC_ENTRIES = (
 
 # Top-level names that are the sandbox's own mount points or fresh file systems; a
 # workdir there would collide.
-SANDBOX_MOUNTS = frozenset({"proc", "dev", "sys", "tmp", "home", "tests", "solution", "logs", "etc"})
+SANDBOX_MOUNTS = frozenset(
+    {"proc", "dev", "sys", "tmp", "home", "tests", "solution", "logs", "etc", "run"}
+)
+
+#: ``/proc`` entries made read-only over the fresh ``/proc`` (Docker's read-only paths)
+PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
+#: ``/proc`` files covered by ``/dev/null`` (Docker's masked files)
+PROC_MASKED = ("/proc/kcore", "/proc/keys", "/proc/timer_list", "/proc/sched_debug",
+               "/proc/latency_stats")
 
 NAMESPACE_FLAGS = (
     "--unshare-pid",
     "--unshare-ipc",
     "--unshare-uts",
+    "--unshare-net",
     "--cap-drop",
     "ALL",
     "--die-with-parent",
@@ -132,12 +153,18 @@ def bwrap_args(
     binds: Sequence[Bind],
     hidden: Sequence[Hidden],
     *,
-    network_none: bool,
     chdir: str,
     readonly: Sequence[str] = (),
     etc: Sequence[str] = (),
+    egress_dir: str | None = None,
+    proc_entries: Sequence[str] = (*PROC_READ_ONLY, *PROC_MASKED),
 ) -> list[str]:
-    """Options for ``bwrap`` (without the executable and the ``--`` command)."""
+    """Options for ``bwrap`` (without the executable and the ``--`` command).
+
+    ``egress_dir`` (a host folder) is bound read-only at :data:`._egress.INSIDE_DIR`;
+    ``proc_entries`` are the entries of :data:`PROC_READ_ONLY`/:data:`PROC_MASKED` the
+    host has (a missing one cannot be bound).
+    """
     args: list[str] = ["--tmpfs", "/"]
     for t in top:
         if t.name in SYSTEM_DIRS and t.link is not None:
@@ -149,6 +176,9 @@ def bwrap_args(
     for name in etc:
         args += ["--ro-bind", "/etc/" + name, "/etc/" + name]
     args += ["--proc", "/proc", "--dev", "/dev"]
+    args += _proc_guards(proc_entries)
+    if egress_dir is not None:
+        args += ["--ro-bind", egress_dir, INSIDE_DIR]
     for b in binds:
         args += ["--bind", b.host, b.inside]
     for path in bound[len(system) + len(etc) :]:
@@ -161,10 +191,24 @@ def bwrap_args(
         else:
             args += ["--ro-bind", "/dev/null", h.path]
     args += list(NAMESPACE_FLAGS)
-    if network_none:
-        args.append("--unshare-net")
     args += ["--chdir", chdir]
     return args
+
+
+def _proc_guards(present: Sequence[str]) -> list[str]:
+    args: list[str] = []
+    for path in PROC_READ_ONLY:
+        if path in present:
+            args += ["--ro-bind", path, path]
+    for path in PROC_MASKED:
+        if path in present:
+            args += ["--ro-bind", "/dev/null", path]
+    return args
+
+
+def host_proc_entries() -> list[str]:
+    """The entries of :data:`PROC_READ_ONLY` and :data:`PROC_MASKED` this host has."""
+    return [p for p in (*PROC_READ_ONLY, *PROC_MASKED) if os.path.exists(p)]
 
 
 def workdir_conflict(
@@ -189,11 +233,10 @@ def find_bwrap() -> str | None:
 
 
 @functools.cache
-def _probe(executable: str, network_none: bool) -> bool:
+def _probe(executable: str) -> bool:
     argv = [executable, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
+    argv += _proc_guards(host_proc_entries())
     argv += list(NAMESPACE_FLAGS)
-    if network_none:
-        argv.append("--unshare-net")
     argv.append("true")
     try:
         done = subprocess.run(
@@ -210,7 +253,8 @@ def _probe(executable: str, network_none: bool) -> bool:
     return done.returncode == 0
 
 
-def bwrap_usable(*, network_none: bool = False) -> bool:
-    """Whether ``bwrap`` on PATH starts a sandbox with our flags (probed once per binary)."""
+def bwrap_usable() -> bool:
+    """Whether ``bwrap`` on PATH starts a sandbox with our flags, its own network
+    namespace included (probed once per binary)."""
     executable = find_bwrap()
-    return executable is not None and _probe(executable, network_none)
+    return executable is not None and _probe(executable)

@@ -3,9 +3,15 @@
 Each sandbox is one container made from ``spec.image`` (a frozen image ID, see
 :mod:`._docker_images`), labelled ``pluginbench.owner=pluginbench``,
 ``pluginbench.run``, ``pluginbench.attempt``, ``pluginbench.role`` and
-``pluginbench.task``, limited to ``spec.cpus``/``spec.memory_mb``, on the host network or
-none. Its PID 1 is Docker's init (``docker-init``) over a keep-alive ``sleep``; every
-command is an exec. Default deny: nothing from the host is mounted (no binds, mounts or
+``pluginbench.task``, limited to ``spec.cpus``/``spec.memory_mb``, with its own network
+namespace holding loopback only (``NetworkMode: none``; never the host network, never a
+bridge), every capability dropped, ``no-new-privileges``, Docker's default seccomp
+profile (the keyring and namespace calls refused) and Docker's read-only ``/proc/sys``.
+When ``spec.egress`` allows a way out, the egress folder of an
+:class:`~._egress.EgressProxy` is the one bind (read-only at ``/run/pluginbench``) and
+the in-container forwarder is started once, before the sandbox is yielded (it needs the
+image's ``python3``); the engine must run on this machine to bind it. Its PID 1 is Docker's init (``docker-init``) over a keep-alive ``sleep``; every
+command is an exec. Default deny: nothing else from the host is mounted (no other binds, mounts or
 volumes, ``spec.readonly`` is ignored because the coding image carries the CLI), the
 container is unprivileged with its own PID and IPC namespaces, so ``spec.hidden`` holds
 trivially and ``/proc/1/root`` is the container's own root.
@@ -64,6 +70,7 @@ from ._docker_containers import (
 from ._docker_engine import EngineInfo, capacity_problem, engine, engine_info
 from ._docker_images import BASE_IMAGE, image_id, prepare_image
 from ._docker_sandbox import DockerSandbox
+from ._egress import INSIDE_DIR, EgressProxy
 from ._port import SandboxSpec
 
 
@@ -143,14 +150,18 @@ class DockerEnvironment:
         stopped = await stop_left_running(run_id or self._run(), self.docker_host)
         return [f"container {c.name} ({c.id[:12]}) of attempt {c.attempt}" for c in stopped]
 
-    def _config(self, spec: SandboxSpec) -> dict[str, Any]:
+    def _config(self, spec: SandboxSpec, egress_dir: str | None = None) -> dict[str, Any]:
         host: dict[str, Any] = {
             "Init": True,
-            "NetworkMode": "host" if spec.network == "host" else "none",
-            # Default deny, said explicitly: no host folder, no privilege, private PID/IPC.
-            "Binds": [],
+            # Loopback only: the one way out is the egress folder's Unix socket.
+            "NetworkMode": "none",
+            # Default deny, said explicitly: no host folder but the egress one, no
+            # privilege, no capability, private PID/IPC, Docker's default seccomp profile.
+            "Binds": [f"{egress_dir}:{INSIDE_DIR}:ro"] if egress_dir is not None else [],
             "Mounts": [],
             "Privileged": False,
+            "CapDrop": ["ALL"],
+            "SecurityOpt": ["no-new-privileges"],
             "PidMode": "",
             "IpcMode": "private",
         }
@@ -193,9 +204,13 @@ class DockerEnvironment:
         async with engine(self.docker_host) as docker:
             container = None
             box: DockerSandbox | None = None
+            proxy: EgressProxy | None = None
             try:
+                if spec.egress.active:
+                    proxy = await anyio.to_thread.run_sync(EgressProxy, spec.egress)
+                config = self._config(spec, str(proxy.folder) if proxy is not None else None)
                 try:
-                    container = await docker.containers.create(self._config(spec), name=name)
+                    container = await docker.containers.create(config, name=name)
                     box = DockerSandbox(docker, container, spec)
                     await box._stage()
                     await container.start()
@@ -204,24 +219,32 @@ class DockerEnvironment:
                         f"cannot start a container from {spec.image}: {exc.message}"
                     ) from exc
                 await box._prepare()
+                if proxy is not None:
+                    box.egress = proxy
+                    await box._start_forwarder(proxy)
                 yield box
             except BaseException as exc:
                 with anyio.CancelScope(shield=True):
                     try:
-                        await _release(container, box)
+                        await _release(container, box, proxy)
                     except Exception as cleanup:  # keep the original error; say cleanup failed too
                         exc.add_note(f"container cleanup also failed: {cleanup}")
                 raise
             else:
                 with anyio.CancelScope(shield=True):
-                    await _release(container, box)
+                    await _release(container, box, proxy)
 
 
-async def _release(container: Any, box: DockerSandbox | None) -> None:
-    """Mark the sandbox gone and force-remove the container it created (if any)."""
+async def _release(container: Any, box: DockerSandbox | None, proxy: EgressProxy | None = None) -> None:
+    """Mark the sandbox gone, force-remove the container it created (if any), then stop
+    its egress proxy."""
     if box is not None:
         box._closed = True
-    await remove_container(container)
+    try:
+        await remove_container(container)
+    finally:
+        if proxy is not None:
+            await anyio.to_thread.run_sync(proxy.close)
 
 
 __all__ = [

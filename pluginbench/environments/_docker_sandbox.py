@@ -20,6 +20,7 @@ from ._dialogue import Dialogue, LineChannel, first_error
 from ._docker_containers import stop_confirmed
 from ._docker_engine import get_archive, put_archive
 from ._docker_tar import pack, pack_many, unpack
+from ._egress import EgressProxy
 from ._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE
 from ._port import ExecResult, SandboxPaths, SandboxSpec
 
@@ -64,6 +65,7 @@ class DockerSandbox:
         self.base_commit = ""
         self._stopped = False
         self._closed = False
+        self.egress: EgressProxy | None = None
 
     # -- internal execs --------------------------------------------------------------
 
@@ -78,10 +80,10 @@ class DockerSandbox:
         return out.decode(errors="replace")
 
     async def _run_internal(
-        self, script: str, *args: str, env: Mapping[str, str] | None = None
+        self, script: str, *args: str, env: Mapping[str, str] | None = None, user: str = "0"
     ) -> tuple[int | None, bytearray, bytearray]:
         ex = await self._create_exec(
-            ["/bin/sh", "-c", script, "pluginbench", *args], env or {}, "/", "0"
+            ["/bin/sh", "-c", script, "pluginbench", *args], env or {}, "/", user
         )
         out, err = bytearray(), bytearray()
         async with ex.start(detach=False) as stream:
@@ -118,7 +120,9 @@ class DockerSandbox:
     async def _kill(self, marker: str, ex: Any) -> None:
         """SIGKILL the tree of one exec and confirm the engine sees it gone (shielded)."""
         with anyio.CancelScope(shield=True):
-            code, _, err = await self._run_internal(scripts.KILL_TREE, marker)
+            # As the commands' own user: with every capability dropped, root could
+            # neither read another user's /proc/<pid>/environ nor signal its processes.
+            code, _, err = await self._run_internal(scripts.KILL_TREE, marker, user="")
             if code != 0:
                 raise EnvironmentFailure(
                     f"processes of exec {ex.id[:12]} survived SIGKILL ({code}): {err.decode(errors='replace').strip()}"
@@ -164,6 +168,25 @@ class DockerSandbox:
             )
         self.base_commit = lines[-1]
 
+    async def _start_forwarder(self, proxy: EgressProxy) -> None:
+        """Start the in-container forwarder (detached, for the container's life) and wait
+        until it listens on the container's 127.0.0.1."""
+        port = str(proxy.policy.inside_port())
+        code, _, err = await self._run_internal(scripts.HAS_PYTHON3)
+        if code != 0:
+            raise EnvironmentFailure(
+                f"the image {self.spec.image} has no python3, which the sandbox's network egress needs "
+                "(the model endpoint is reached through an in-container forwarder); add python3 to the image"
+            )
+        ex = await self._create_exec(proxy.forwarder_argv(), {}, "/", "0")
+        await ex.start(detach=True)
+        code, _, err = await self._run_internal(scripts.WAIT_LISTENING, port)
+        if code != 0:
+            raise EnvironmentFailure(
+                f"container {self.container_id[:12]}: the egress forwarder did not listen on 127.0.0.1:{port}: "
+                f"{err.decode(errors='replace').strip()[:300]}"
+            )
+
     # -- the port --------------------------------------------------------------------
 
     def _usable(self) -> None:
@@ -199,7 +222,8 @@ class DockerSandbox:
             raise EnvironmentFailure("exec takes stdin bytes or a dialogue, not both")
         token = secrets.token_hex(12)
         marker = f"{MARKER}={token}"
-        full_env = {"LANG": "C.UTF-8", **self.paths.env(), **(env or {}), MARKER: token}
+        full_env = {"LANG": "C.UTF-8", **self.paths.env(), **self.spec.egress.inside_env(), **(env or {}),
+                    MARKER: token}
         command = list(argv)
         if stdin is not None:
             feed = f"{self.paths.tmp}/.pluginbench-stdin-{token}"

@@ -99,3 +99,17 @@ rm -f "$1"
 shift
 exec "$@"
 """
+
+# Exit 0 when the image has a python3 (the egress forwarder's interpreter).
+HAS_PYTHON3 = "command -v python3 >/dev/null 2>&1"
+
+# $1 a port: wait (up to 10 s) until something listens on the container's 127.0.0.1:$1.
+WAIT_LISTENING = r"""
+i=0
+while [ "$i" -lt 200 ]; do
+  python3 -I -S -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()' "$1" 2>/dev/null && exit 0
+  i=$((i + 1)); sleep 0.05 2>/dev/null || sleep 1
+done
+echo "nothing listens on 127.0.0.1:$1" >&2
+exit 1
+"""

@@ -14,7 +14,12 @@ With bubblewrap every command runs in a mount/pid/ipc/uts namespace without
 capabilities in a default-deny file system (see :mod:`._bwrap`): the system tool folders,
 a few ``/etc`` entries and ``spec.readonly`` read-only, and the sandbox folders at
 ``/app`` (or ``spec.workdir``), ``/tests``, ``/solution``, ``/logs``, ``/home/agent`` and
-``/tmp``; no other host folder exists inside.
+``/tmp``; no other host folder exists inside. Each command also gets its own network
+namespace (loopback only), ``/proc/sys`` read-only, a seccomp filter refusing the
+kernel keyring (:mod:`._seccomp`) and an environment naming no host folder (``PATH`` is
+the system folders plus the tool folders' own). When ``spec.egress`` allows a way out,
+one :class:`~._egress.EgressProxy` per sandbox serves it and every command starts
+behind the in-sandbox forwarder (see :mod:`._egress`).
 Without it (``isolation="none"``) commands are plain host processes in their own session
 and ``paths`` are the host folders; that is no security boundary and ``isolated`` says so.
 
@@ -42,7 +47,8 @@ from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
 from ..errors import EnvironmentFailure
 from ..tasks import copy_tree, scan_tree
-from . import _bwrap, _hostcopy, _proctree
+from . import _bwrap, _hostcopy, _proctree, _seccomp
+from ._egress import EgressProxy
 from ._dialogue import Dialogue, LineChannel, first_error
 from ._gitbase import init_base_repo
 from ._port import ExecResult, SandboxPaths, SandboxSpec
@@ -111,6 +117,7 @@ class LocalSandbox:
         self._procs: set[Process] = set()
         self._stopped = False
         self._closed = False
+        self.egress: EgressProxy | None = None
 
     # -- setup ---------------------------------------------------------------------
 
@@ -152,21 +159,24 @@ class LocalSandbox:
             _bwrap.host_top_level(),
             binds,
             hidden,
-            network_none=self.spec.network == "none",
             chdir=cwd,
             readonly=tool_folders(self.spec.readonly),
             etc=_bwrap.host_etc(),
+            egress_dir=str(self.egress.folder) if self.egress is not None else None,
+            proc_entries=_bwrap.host_proc_entries(),
         )
-        return [self._bwrap, *args, "--"]
+        return args
 
     # -- the port ------------------------------------------------------------------
 
     def _env(self, extra: Mapping[str, str] | None) -> dict[str, str]:
         env = {
-            "PATH": os.environ.get("PATH", os.defpath),
+            "PATH": sandbox_path(tool_folders(self.spec.readonly)) if self.isolated
+            else os.environ.get("PATH", os.defpath),
             "LANG": "C.UTF-8",
             **self.paths.env(),
             "GIT_CONFIG_NOSYSTEM": "1",
+            **(self.spec.egress.inside_env() if self.isolated else {}),
         }
         env.update(extra or {})
         return env
@@ -201,8 +211,18 @@ class LocalSandbox:
         if dialogue is not None and stdin is not None:
             raise EnvironmentFailure("exec takes stdin bytes or a dialogue, not both")
         cwd = cwd or self.paths.app
+        fds: list[int] = []
         if self._bwrap is not None:
-            command, host_cwd = [*self._bwrap_prefix(cwd), *argv], str(self.root)
+            # Options travel through --args (and the filter through --seccomp), so
+            # bubblewrap's command line, the sandbox's /proc/1/cmdline, names no host path.
+            seccomp = _memfd("pb-seccomp", _seccomp.program_bytes()) if _seccomp.supported() else None
+            options = self._bwrap_prefix(cwd)
+            if seccomp is not None:
+                options += ["--seccomp", str(seccomp)]
+                fds.append(seccomp)
+            fds.append(_memfd("pb-bwrap-args", b"".join(a.encode() + b"\0" for a in options)))
+            inner = [*self.egress.forwarder_argv(), "--", *argv] if self.egress is not None else list(argv)
+            command, host_cwd = [self._bwrap, "--args", str(fds[-1]), "--", *inner], str(self.root)
         else:
             command, host_cwd = list(argv), cwd
         out_file = open(stdout_path, "wb") if stdout_path is not None else None  # noqa: SIM115
@@ -226,9 +246,13 @@ class LocalSandbox:
                         cwd=host_cwd,
                         env=self._env(env),
                         start_new_session=True,
+                        pass_fds=fds,
                     )
             except OSError as exc:
                 raise EnvironmentFailure(f"cannot start {argv[0]!r}: {exc}") from exc
+            finally:
+                for fd in fds:
+                    os.close(fd)
             # A shielded scope swallows nothing (no deadline), so open_process returned.
             assert proc is not None
             self._procs.add(proc)
@@ -337,6 +361,8 @@ class LocalSandbox:
             await self.stop()  # idempotent; unisolated it also sweeps leftover background processes
         finally:
             self._closed = True
+            if self.egress is not None:
+                await anyio.to_thread.run_sync(self.egress.close)
             await anyio.to_thread.run_sync(_rmtree, self.root)
 
 
@@ -382,6 +408,27 @@ async def _feed(stream: ByteSendStream, data: bytes) -> None:
         pass
 
 
+#: the system folders every sandbox's PATH starts with
+SYSTEM_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
+
+
+def sandbox_path(tools: Sequence[str], host_path: str | None = None) -> str:
+    """``PATH`` inside: the system folders, then the host ``PATH`` entries that lie in a
+    bound tool folder (a pinned node next to the CLI); no other host folder."""
+    host = (host_path if host_path is not None else os.environ.get("PATH", "")).split(os.pathsep)
+    extra = [d for d in host if d and d not in SYSTEM_PATH and any(_bwrap._under(d, t) for t in tools)]
+    return os.pathsep.join([*SYSTEM_PATH, *dict.fromkeys(extra)])
+
+
+def _memfd(name: str, data: bytes) -> int:
+    """An anonymous file holding ``data``, positioned at its start (close-on-exec;
+    ``pass_fds`` hands it to bubblewrap alone)."""
+    fd = os.memfd_create(name)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
 def tool_folders(paths: Sequence[Path]) -> list[str]:
     """The existing tool folders of a spec, each at its given and at its resolved path
     (a checkout reached through a symlink), in order, without duplicates."""
@@ -416,12 +463,12 @@ class LocalEnvironment:
         self.isolation: Isolation = isolation
         self.root = Path(root) if root is not None else None
 
-    def _bwrap_executable(self, *, network_none: bool) -> str | None:
+    def _bwrap_executable(self) -> str | None:
         """The bwrap to use, ``None`` for unisolated; raises when bubblewrap is required."""
         if self.isolation == "none":
             return None
         executable = _bwrap.find_bwrap()
-        usable = executable is not None and _bwrap.bwrap_usable(network_none=network_none)
+        usable = executable is not None and _bwrap.bwrap_usable()
         if usable:
             return executable
         if self.isolation == "bubblewrap":
@@ -432,7 +479,7 @@ class LocalEnvironment:
             )
             raise EnvironmentFailure(
                 f"isolation=bubblewrap but bwrap is {why}"
-                + (" with --unshare-net" if network_none else "")
+                + " with its own network namespace"
                 + "; install bubblewrap (apt-get install bubblewrap) or allow user namespaces"
             )
         return None
@@ -441,7 +488,7 @@ class LocalEnvironment:
         """Raise :class:`EnvironmentFailure` when bubblewrap is required but unusable, or git is missing."""
         if shutil.which("git") is None:
             raise EnvironmentFailure("git is not on PATH; the local backend needs it")
-        await anyio.to_thread.run_sync(lambda: self._bwrap_executable(network_none=False))
+        await anyio.to_thread.run_sync(lambda: self._bwrap_executable())
 
     async def stop_left_running(self, run_id: str) -> list[str]:
         """Remove sandbox folders a killed worker of ``run_id`` left behind; their names.
@@ -466,15 +513,12 @@ class LocalEnvironment:
     @property
     def isolated(self) -> bool:
         """Whether sandboxes made now would run under bubblewrap."""
-        return self._bwrap_executable(network_none=False) is not None
+        return self._bwrap_executable() is not None
 
     @asynccontextmanager
     async def sandbox(self, spec: SandboxSpec) -> AsyncIterator[LocalSandbox]:
         """A fresh :class:`LocalSandbox`; its folder and processes are gone on exit."""
-        network_none = spec.network == "none"
-        bwrap = await anyio.to_thread.run_sync(
-            lambda: self._bwrap_executable(network_none=network_none)
-        )
+        bwrap = await anyio.to_thread.run_sync(self._bwrap_executable)
         if bwrap is not None:
             conflict = _bwrap.workdir_conflict(
                 spec.workdir, _bwrap.host_top_level(), tool_folders(spec.readonly)
@@ -489,6 +533,8 @@ class LocalEnvironment:
         root = Path(tempfile.mkdtemp(prefix=prefix + "-", dir=parent))
         box = LocalSandbox(root, spec, bwrap)
         try:
+            if bwrap is not None and spec.egress.active:
+                box.egress = await anyio.to_thread.run_sync(EgressProxy, spec.egress)
             await box._populate()
             yield box
         except BaseException as exc:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Literal, NamedTuple, Protocol
 
 from ._dialogue import Dialogue, LineChannel
+from ._egress import NO_EGRESS, Egress
 
 Role = Literal["coding", "verifier", "readiness", "review"]
 
@@ -77,7 +78,9 @@ class SandboxSpec(NamedTuple):
     #: at the same path when they would otherwise be unreachable; the docker backend
     #: ignores it because its coding image carries the tools
     readonly: tuple[Path, ...] = ()
-    network: Literal["host", "none"] = "host"
+    #: what the sandbox may reach beyond its own loopback (see :mod:`._egress`); every
+    #: isolated sandbox has its own network namespace, never the host's
+    egress: Egress = NO_EGRESS
     cpus: float | None = None
     memory_mb: int | None = None
     git_identity: tuple[str, str] = ("PluginBench Agent", "agent@pluginbench.invalid")

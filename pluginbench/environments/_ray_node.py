@@ -34,6 +34,7 @@ from ..errors import EnvironmentFailure
 from ..rundir import sha256_file
 from ._dialogue import LineChannel
 from ._local import Isolation, LocalEnvironment, _safe_name
+from ._egress import Egress
 from ._port import SandboxSpec
 from ._ray_images import ImageExport, load_image, node_image_id, require_frozen_id
 from ._ray_transfer import Packed, pack, unpack
@@ -207,6 +208,9 @@ class NodeAgent:
             fields = {**spec, **local}
             fields["hidden"] = (*(Path(p) for p in spec.get("hidden", ())), staging)
             fields["readonly"] = tuple(Path(p) for p in spec.get("readonly", ()))
+            if "egress" in spec:  # plain data on the wire: back to the policy value
+                mode, port, hosts, public = spec["egress"]
+                fields["egress"] = Egress(mode, int(port), tuple(hosts), bool(public))
             fields["git_identity"] = tuple(spec.get("git_identity", ("PluginBench Agent", "agent@pluginbench.invalid")))
             sandbox_spec = SandboxSpec(**fields)
         except BaseException:

@@ -236,6 +236,9 @@ class TaskPrepared(_Event, frozen=True, tag="task.prepared"):
     patch_applied_by: str | None = None
     #: the contract's kind: ``workspace``, ``artifact`` or ``deepswe``
     contract: str | None = None
+    #: what its sandboxes may reach, in words: ``coding`` and ``verifier`` (readiness
+    #: sandboxes follow the verifier's), e.g. ``loopback + probe``, ``loopback only``
+    network: dict[str, str] | None = None
 
 
 class TreatmentFrozen(_Event, frozen=True, tag="treatment.frozen"):

@@ -115,6 +115,8 @@ class ClaudeHarness(HarnessBase):
     agent_traces = True
     cli = CLI
     doctor_model = "claude-sonnet-4-5"
+    #: the Messages API (the OAuth token is used there too); nonessential traffic is off
+    model_hosts = ("api.anthropic.com",)
     delivery_policy = "claude-native-v1"
 
     @classmethod

@@ -101,6 +101,8 @@ class CodexDeclaration(HarnessBase):
     agent_traces = True
     cli = CLI
     doctor_model = "gpt-5.5"
+    #: the Responses API (API key), the ChatGPT backend and its token refresh (ChatGPT login)
+    model_hosts = ("api.openai.com", "chatgpt.com", "auth.openai.com")
     delivery_policy = "codex-native-v1"
 
     @classmethod

@@ -56,7 +56,7 @@ from typing import Any, ClassVar, NamedTuple, Protocol
 import msgspec
 
 from ..config import not_applicable_policy
-from ..environments import Sandbox
+from ..environments import NO_EGRESS, Egress, Sandbox, policy_for
 from ..events import ModelRecord, Usage
 from ..harness_registry import CliPin, SpecProblem
 from ..tasks import HarborTask
@@ -134,6 +134,10 @@ class Harness(Protocol):
         """Run the agent on ``ctx.task.instruction`` in ``sandbox`` until it exits or times out."""
         ...
 
+    def egress(self, role: str, network_mode: str | None) -> Egress:
+        """What this harness's sandbox for ``role`` may reach (its model endpoint)."""
+        ...
+
 
 class HarnessBase:
     """What every harness declares, with the defaults of a control (no model, no CLI, no
@@ -165,8 +169,24 @@ class HarnessBase:
     #: A new delivery policy must change it.
     delivery_policy: ClassVar[str | None] = None
 
+    #: the model API hosts the CLI reaches in a real run: the egress proxy's allow-list
+    model_hosts: ClassVar[tuple[str, ...]] = ()
+
     cli_version: str | None = None
     readonly: tuple[Path, ...] = ()
+    #: the loopback probe's URL in a probe run, else ``None``
+    probe_base_url: str | None = None
+
+    def egress(self, role: str, network_mode: str | None) -> Egress:
+        """The network policy of this harness's sandbox for ``role`` under the task's
+        ``network_mode``: the probe's port in a probe run, else :attr:`model_hosts` (see
+        :func:`~pluginbench.environments.policy_for`); nothing for a harness without a CLI."""
+        if self.cli is None:
+            return NO_EGRESS
+        from urllib.parse import urlsplit
+
+        port = urlsplit(self.probe_base_url).port if self.probe_base_url else None
+        return policy_for(role, network_mode, probe_port=port, model_hosts=self.model_hosts)
 
     def secrets(self) -> list[str]:
         """No credentials: nothing to scan for."""

@@ -77,7 +77,8 @@ async def launch_judge(harness: Any, environment: Any, spec: JudgeSpec, *, task_
                              spec.effort, seed, timeout, call_dir, on_launch)
         sandbox_spec = SandboxSpec(run_id="judge", attempt_id=ctx.attempt_id, role="coding", task=name,
                                    workspace=work, home=home, readonly=harness.readonly,
-                                   hidden=(task_dir.parent,))
+                                   hidden=(task_dir.parent,),
+                                   egress=harness.egress("review", "no-network"))
         error: str | None = None
         run = None
         exported = Path(tmp) / "export"

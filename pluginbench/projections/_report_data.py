@@ -505,6 +505,9 @@ def comparison_identity(config: Mapping[str, Any], state: RunState, run: Mapping
         "task_limits": {
             t: {"effective": {"agent_timeout_seconds": timeout}} for t in tasks
         },
+        # What each task's sandboxes could reach (the model endpoint, the web, nothing);
+        # a run saved before it was recorded has none.
+        "network": {t: dict(net) for t in tasks if (net := state.prepared_tasks[t].network)},
         "measurement_settings": {"measurements": list(run["measurements"])},
         **measurement_capabilities(state),
     }

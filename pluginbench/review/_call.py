@@ -120,6 +120,7 @@ async def _call(reviewer: Reviewer, environment: Environment, spec: ReviewerSpec
     sandbox_spec = SandboxSpec(
         run_id=run_id, attempt_id=review_id, role="review", task="review", workspace=None, workdir="/app",
         home=home, hidden=reviewer.hidden, readonly=(*tuple(harness.readonly), staged),
+        egress=harness.egress("review", "no-network"),
     )
     launched = False
 

@@ -2,7 +2,8 @@
 
 Checked fields (product description, "Compare runs"): ``runner.harness``,
 ``runner.model``, ``runner.reasoning``, ``harness_version`` and ``capabilities``; for each
-task compared, ``tasks.<task>`` and ``task_limits.<task>.effective.agent_timeout_seconds``;
+task compared, ``tasks.<task>``, ``task_limits.<task>.effective.agent_timeout_seconds`` and
+``network.<task>`` (the sandboxes' network policy);
 the measurement scope ``measurement_settings`` (its ``source_scope``, ``test_scope``,
 ``coverage``, each ``coverage_profiles`` entry both saved, ``fallow_config_sha256`` and
 ``measurements``); ``effective_observer_scripts.<task>`` and each measure's
@@ -40,6 +41,7 @@ TASK_FIELDS = (
     "tasks.{task}",
     "task_limits.{task}.effective.agent_timeout_seconds",
     "effective_observer_scripts.{task}",
+    "network.{task}",
 )
 #: Longer values are shown as ``sha256:<12 hex>`` in the refusal.
 SHORT = 40

@@ -45,6 +45,11 @@ class HarborTask(NamedTuple):
     artifacts: tuple[str, ...] = ()
     #: ``[verifier.env]``: variables for ``tests/test.sh``
     verifier_env: dict[str, Any] = {}
+    #: the agent phase's ``network_mode`` (``[agent]``, else ``[environment]``, else
+    #: ``allow_internet``): ``public``, ``no-network``, ``allowlist`` or ``None`` (undeclared)
+    agent_network_mode: str | None = None
+    #: the verifier phase's ``network_mode`` (``[verifier]``, else ``[environment]``)
+    verifier_network_mode: str | None = None
 
     @property
     def tests_dir(self) -> Path:
@@ -153,6 +158,30 @@ def _workdir(env: dict[str, Any], path: Path, tid: str) -> str:
             file=str(path), field="environment.workdir", fix='write an absolute path without "..", e.g. workdir = "/app"',
         )
     return value
+
+
+NETWORK_MODES = ("public", "no-network", "allowlist")
+
+
+def _network_mode(tables: list[tuple[dict[str, Any], str]], env: dict[str, Any], path: Path, tid: str) -> str | None:
+    """The first declared ``network_mode`` among ``tables``, else ``allow_internet``."""
+    for table, where in tables:
+        mode = table.get("network_mode")
+        if mode is None:
+            continue
+        if mode not in NETWORK_MODES:
+            raise TaskError(
+                f"task '{tid}': unknown {where}.network_mode {mode!r}", file=str(path), field=f"{where}.network_mode",
+                fix='use "public", "no-network" or "allowlist"',
+            )
+        return str(mode)
+    allow = env.get("allow_internet")
+    if allow is None:
+        return None
+    if not isinstance(allow, bool):
+        raise TaskError(f"task '{tid}': environment.allow_internet must be true or false", file=str(path),
+                        field="environment.allow_internet", fix="write allow_internet = false, or use network_mode")
+    return "public" if allow else "no-network"
 
 
 def load_task(root: Path, task_id: str | None = None) -> HarborTask:
@@ -281,6 +310,8 @@ def load_task(root: Path, task_id: str | None = None) -> HarborTask:
         metadata=dict(metadata),
         artifacts=artifacts,
         verifier_env=dict(venv_vars) if isinstance(venv_vars, dict) else {},
+        agent_network_mode=_network_mode([(agent, "agent"), (env, "environment")], env, toml_path, tid),
+        verifier_network_mode=_network_mode([(verifier, "verifier"), (env, "environment")], env, toml_path, tid),
     )
 
 

@@ -315,7 +315,8 @@ async def test_check_passes_and_capacity_refuses_what_does_not_fit():
 @pytest.mark.docker
 @pytest.mark.anyio
 async def test_container_carries_ownership_labels_limits_and_network(tmp_path):
-    """The container is labelled with owner, run, attempt, role and task, and has the spec's limits."""
+    """The container is labelled with owner, run, attempt, role and task, has the spec's limits, loopback only,
+    no capability and no-new-privileges."""
     _require_docker()
     run = _run_id()
     spec = _spec(
@@ -323,7 +324,6 @@ async def test_container_carries_ownership_labels_limits_and_network(tmp_path):
         run_id=run,
         attempt_id="att-7",
         role="verifier",
-        network="none",
         cpus=0.5,
         memory_mb=300,
     )
@@ -347,6 +347,66 @@ async def test_container_carries_ownership_labels_limits_and_network(tmp_path):
     )
     assert info["Mounts"] == []
     assert ip.stdout.split() == [b"lo"]
+    assert host["CapDrop"] == ["ALL"] and host["SecurityOpt"] == ["no-new-privileges"]
+
+
+@pytest.mark.docker
+@pytest.mark.anyio
+async def test_container_egress_reaches_only_the_probe_port(tmp_path):
+    """With a probe policy the container's 127.0.0.1:<probe port> answers through the bound socket, another host
+    loopback port does not, /proc/sys is read-only, keyctl is refused and the only mount is the egress folder."""
+    import errno
+    import socket
+    import threading
+
+    from pluginbench.environments import Egress
+
+    _require_docker()
+    servers = []
+    for reply in (b"probe", b"canary"):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        servers.append(s)
+
+        def serve(sock=s, text=reply) -> None:
+            while True:
+                try:
+                    conn, _ = sock.accept()
+                except OSError:
+                    return
+                conn.sendall(text)
+                conn.close()
+
+        threading.Thread(target=serve, daemon=True).start()
+    probe_port, canary_port = (s.getsockname()[1] for s in servers)
+    script = (
+        "import socket,ctypes\n"
+        f"for port in ({probe_port},{canary_port}):\n"
+        "    try:\n"
+        "        s=socket.create_connection(('127.0.0.1',port),timeout=3); print(port, s.recv(10).decode())\n"
+        "    except OSError as e: print(port, 'refused', e.errno)\n"
+        "try: open('/proc/sys/kernel/core_pattern','a'); print('core_pattern writable')\n"
+        "except OSError as e: print('core_pattern', e.errno)\n"
+        "l=ctypes.CDLL(None,use_errno=True); r=l.syscall(250,0,-3,1,0,0); print('keyctl', r, ctypes.get_errno())\n"
+    )
+    spec = _spec(tmp_path, run_id=_run_id(), egress=Egress("probe", port=probe_port))
+    try:
+        async with DockerEnvironment().sandbox(spec) as sb:
+            info = _container(sb.container_id)
+            r = await sb.exec(["python3", "-c", script], timeout=60)
+            folder = sb.egress.folder
+    finally:
+        for s in servers:
+            s.close()
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.decode().splitlines() == [
+        f"{probe_port} probe", f"{canary_port} refused {errno.ECONNREFUSED}",
+        f"core_pattern {errno.EROFS}", f"keyctl -1 {errno.EPERM}",
+    ]
+    assert [(m["Source"], m["Destination"], m["RW"]) for m in info["Mounts"]] == [
+        (str(folder), "/run/pluginbench", False)]
+    assert not folder.exists()
 
 
 # -- images -----------------------------------------------------------------------------

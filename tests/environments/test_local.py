@@ -40,15 +40,15 @@ def _require_bwrap() -> None:
 
 
 def _processes_of(root: Path, app_dir: str) -> set[int]:
-    """Live processes naming ``root`` in their argv (bwrap) or carrying its APP_DIR (unisolated)."""
+    """Live processes started in ``root`` (bwrap's host working folder; its argv names no host
+    path) or carrying its APP_DIR (unisolated)."""
     found = (
         _proctree.marked(f"APP_DIR={app_dir}".encode()) if app_dir.startswith(str(root)) else set()
     )
     for name in os.listdir("/proc"):
         try:
-            with open(f"/proc/{name}/cmdline", "rb") as fh:
-                if str(root).encode() in fh.read():
-                    found.add(int(name))
+            if os.readlink(f"/proc/{name}/cwd") == str(root):
+                found.add(int(name))
         except (OSError, ValueError):
             continue
     return _proctree.alive(found)
@@ -198,11 +198,11 @@ async def test_bubblewrap_app_is_the_workspace_at_workdir(tmp_path):
 
 
 @pytest.mark.anyio
-async def test_network_none_leaves_only_loopback(tmp_path):
-    """With network="none" the sandbox has no interface but lo."""
+async def test_every_sandbox_has_only_loopback(tmp_path):
+    """A bubblewrap sandbox has its own network namespace with no interface but lo."""
     _require_bwrap()
     env = LocalEnvironment("bubblewrap", root=tmp_path / "boxes")
-    async with env.sandbox(_spec(tmp_path, network="none")) as sb:
+    async with env.sandbox(_spec(tmp_path)) as sb:
         r = await sb.exec(["cat", "/proc/net/dev"])
     names = {line.split(":")[0].strip() for line in r.stdout.decode().splitlines()[2:]}
     assert names == {"lo"}
@@ -230,10 +230,10 @@ def test_bwrap_layout_is_default_deny():
             Hidden("/work/co/node_modules/cache", True),
             Hidden("/usr/secret.key", False),
         ],
-        network_none=True,
         chdir="/app",
         readonly=["/work/co/node_modules"],
         etc=["passwd", "ssl"],
+        proc_entries=["/proc/sys", "/proc/kcore"],
     )
     joined = " ".join(args)
     assert args[:2] == ["--tmpfs", "/"]
@@ -248,7 +248,19 @@ def test_bwrap_layout_is_default_deny():
     assert "/srv/runs" not in args  # nothing of /srv exists inside anyway
     assert "--ro-bind /dev/null /usr/secret.key" in joined
     assert args.count("--unshare-net") == 1 and args[-2:] == ["--chdir", "/app"]
-    assert "--unshare-net" not in bwrap_args(top, [], [], network_none=False, chdir="/")
+    assert "--unshare-net" in bwrap_args(top, [], [], chdir="/")
+
+
+def test_bwrap_layout_makes_proc_sys_read_only_and_binds_only_the_egress_folder():
+    """Over the fresh /proc, /proc/sys is a read-only bind and kcore is /dev/null (only the entries the host
+    has); the egress folder, when given, is bound read-only at /run/pluginbench."""
+    top = [TopEntry("usr", True, None)]
+    args = bwrap_args(top, [], [], chdir="/", proc_entries=["/proc/sys", "/proc/kcore"], egress_dir="/tmp/pb-egress-x")
+    joined = " ".join(args)
+    assert joined.index("--proc /proc") < joined.index("--ro-bind /proc/sys /proc/sys")
+    assert "--ro-bind /dev/null /proc/kcore" in joined and "/proc/sysrq-trigger" not in args
+    assert "--ro-bind /tmp/pb-egress-x /run/pluginbench" in joined
+    assert "/run/pluginbench" not in bwrap_args(top, [], [], chdir="/")
 
 
 def test_host_etc_keeps_only_the_allowed_entries(tmp_path):

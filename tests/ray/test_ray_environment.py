@@ -17,12 +17,16 @@ pytestmark = [pytest.mark.ray]
 
 
 def _processes_naming(root: str) -> set[int]:
+    """Processes naming ``root`` in their argv or started in it (a local sandbox's bubblewrap
+    runs in its folder and names no host path in its argv)."""
     found = set()
     for name in os.listdir("/proc"):
         try:
             with open(f"/proc/{name}/cmdline", "rb") as fh:
                 if root.encode() in fh.read():
                     found.add(int(name))
+            if os.readlink(f"/proc/{name}/cwd") == root:
+                found.add(int(name))
         except (OSError, ValueError):
             continue
     return found
@@ -118,3 +122,43 @@ async def test_check_describes_each_worker_node(ray_env):
     described = await ray_env.describe()
     assert [(d["node"], d["jobs"], d["problem"]) for d in described] == [("a", 2, None), ("b", 2, None)]
     assert all(d["cpus"] >= 1 for d in described)
+
+
+@pytest.mark.anyio
+async def test_a_node_sandbox_reaches_the_probe_port_and_nothing_else(ray_env, tmp_path):
+    """A coding sandbox on a worker node with a probe policy reaches the probe's 127.0.0.1 port through its
+    node's egress proxy and is refused another host loopback port."""
+    import errno
+    import socket
+    import threading
+
+    from pluginbench.environments import Egress
+
+    servers = []
+    for _ in range(2):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        servers.append(s)
+
+        def serve(sock=s) -> None:
+            while True:
+                try:
+                    conn, _ = sock.accept()
+                except OSError:
+                    return
+                conn.sendall(b"answer")
+                conn.close()
+
+        threading.Thread(target=serve, daemon=True).start()
+    probe, other = (s.getsockname()[1] for s in servers)
+    script = (f"import socket\nfor port in ({probe},{other}):\n    try: print(port, socket.create_connection("
+              "('127.0.0.1',port),timeout=3).recv(10).decode())\n    except OSError as e: print(port, e.errno)\n")
+    spec = EnvironmentContract().make_spec(tmp_path, egress=Egress("probe", port=probe))
+    try:
+        async with ray_env.sandbox(spec) as sb:
+            r = await sb.exec(["python3", "-c", script], timeout=60)
+    finally:
+        for s in servers:
+            s.close()
+    assert r.stdout.decode().splitlines() == [f"{probe} answer", f"{other} {errno.ECONNREFUSED}"], r.stderr

@@ -1,0 +1,307 @@
+"""What a sandbox may reach over the network, and the host end that enforces it.
+
+Every isolated sandbox has its own network namespace with loopback only (bubblewrap
+``--unshare-net``, docker ``NetworkMode: none``). Egress, when a sandbox has any, takes
+one path, the method of Anthropic's sandbox-runtime: a Unix socket bound into the
+sandbox at :data:`INSIDE_DIR`, a small forwarder inside listening on the sandbox's own
+``127.0.0.1`` (:mod:`._egress_forward`) and, on the host, an :class:`EgressProxy` that
+serves the socket under an allow-list. No bridge, no host networking, no address outside
+the sandbox's loopback is involved, so nothing else on the host (its loopback services,
+the dashboard, other sandboxes) is reachable and no raw socket reaches a wire.
+
+Policies (:class:`Egress`, pure data carried by :class:`~._port.SandboxSpec`):
+
+* ``none``: loopback only (verifier, readiness and parse-only sandboxes by default).
+* ``probe``: the sandbox's ``127.0.0.1:port`` reaches the host's ``127.0.0.1:port``,
+  the loopback probe model server, and nothing else; the CLI's probe base URL works
+  unchanged inside.
+* ``proxy``: an HTTP ``CONNECT`` proxy at the sandbox's ``127.0.0.1:PROXY_PORT``
+  (``HTTPS_PROXY`` is set for every command) that tunnels only to ``hosts`` (the model
+  API hosts of the harness) or, with ``public``, to any host whose every address is a
+  public one. Loopback, private, link-local, multicast and reserved addresses are refused
+  in every mode, and the connection goes to the address that was checked (no second DNS
+  answer can rebind it).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import select
+import shutil
+import socket
+import socketserver
+import tempfile
+import threading
+from pathlib import Path
+from typing import Literal, NamedTuple
+
+#: where the egress folder (socket and forwarder) appears inside a sandbox
+INSIDE_DIR = "/run/pluginbench"
+SOCKET_NAME = "egress.sock"
+FORWARDER_NAME = "forward.py"
+#: the in-sandbox port of the CONNECT proxy (the sandbox's own loopback)
+PROXY_PORT = 3128
+_HEAD_LIMIT = 16384
+
+
+class Egress(NamedTuple):
+    """A sandbox's network policy (see the module docstring)."""
+
+    mode: Literal["none", "probe", "proxy"] = "none"
+    #: ``probe``: the probe's port (the same inside and on the host's 127.0.0.1)
+    port: int = 0
+    #: ``proxy``: host names the tunnel may reach (exact, case-insensitive)
+    hosts: tuple[str, ...] = ()
+    #: ``proxy``: any public host is allowed too (a task that allows the web)
+    public: bool = False
+
+    @property
+    def active(self) -> bool:
+        return self.mode != "none"
+
+    def describe(self) -> str:
+        """The policy in words, stable across runs (no port): the plan and run identity carry it."""
+        if self.mode == "probe":
+            return "loopback + probe"
+        if self.mode == "proxy":
+            what = ", ".join(self.hosts) or "no host"
+            return f"loopback + proxy to {what}" + (" + public internet" if self.public else "")
+        return "loopback only"
+
+    def inside_env(self) -> dict[str, str]:
+        """Variables every command of the sandbox gets (the proxy address for ``proxy``)."""
+        if self.mode != "proxy":
+            return {}
+        url = f"http://127.0.0.1:{PROXY_PORT}"
+        return {"HTTPS_PROXY": url, "https_proxy": url, "HTTP_PROXY": url, "http_proxy": url,
+                "NO_PROXY": "localhost,127.0.0.1", "no_proxy": "localhost,127.0.0.1"}
+
+    def inside_port(self) -> int:
+        """The port the in-sandbox forwarder listens on."""
+        return self.port if self.mode == "probe" else PROXY_PORT
+
+
+NO_EGRESS = Egress()
+
+
+def policy_for(role: str, network_mode: str | None, *, probe_port: int | None,
+               model_hosts: tuple[str, ...]) -> Egress:
+    """The policy of a sandbox: ``role`` and the task's ``network_mode`` for that phase.
+
+    Coding and review sandboxes reach their model (the probe, else ``model_hosts``) and,
+    unless the task says ``no-network``, the public internet (WebFetch/WebSearch stay
+    available; a probe run never needs it). Verifier and readiness sandboxes get nothing
+    unless the task's ``network_mode`` is ``public``; then the public internet only.
+    """
+    web = network_mode in (None, "public") if role in ("coding", "review") else network_mode == "public"
+    if role in ("coding", "review"):
+        if probe_port is not None:
+            return Egress("probe", port=probe_port)
+        if not model_hosts and not web:
+            return NO_EGRESS
+        return Egress("proxy", hosts=tuple(model_hosts), public=web)
+    return Egress("proxy", public=True) if web else NO_EGRESS
+
+
+def network_policy(coding: Egress, verifier_mode: str | None) -> dict[str, str]:
+    """The policy of a task's coding sandboxes (``coding``) and verifier and readiness
+    sandboxes (from the verifier phase's ``network_mode``) in words: the plan, the
+    ``task.prepared`` event and ``comparison_identity`` carry it. Pure."""
+    verifier = policy_for("verifier", verifier_mode, probe_port=None, model_hosts=())
+    return {"coding": coding.describe(), "verifier": verifier.describe()}
+
+
+def public_address(addr: str) -> bool:
+    """Whether ``addr`` is a globally routable unicast address (never loopback or private)."""
+    try:
+        ip = ipaddress.ip_address(addr.split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_global and not ip.is_multicast
+
+
+def allowed_host(policy: Egress, host: str) -> bool:
+    """Whether ``policy`` lets a tunnel be opened to ``host`` (before address checks)."""
+    host = host.lower().rstrip(".")
+    return policy.public or host in {h.lower() for h in policy.hosts}
+
+
+class _Handler(socketserver.BaseRequestHandler):
+    server: _Server
+
+    def handle(self) -> None:
+        conn: socket.socket = self.request
+        self.server.track(conn)
+        try:
+            if self.server.policy.mode == "probe":
+                up = self._open("127.0.0.1", self.server.policy.port, probe=True)
+                if up is not None:
+                    _relay(conn, up, b"")
+                return
+            head = _read_head(conn)
+            if head is None:
+                return
+            line = head.split(b"\r\n", 1)[0].decode("latin-1")
+            parts = line.split()
+            if len(parts) != 3 or parts[0] != "CONNECT":
+                self._refuse(conn, "405 Method Not Allowed", f"only CONNECT is served: {line[:80]}")
+                return
+            host, sep, port_text = parts[1].rpartition(":")
+            host = host.strip("[]")
+            if not sep or not port_text.isdigit():
+                self._refuse(conn, "400 Bad Request", f"no host:port in {parts[1][:80]}")
+                return
+            if not allowed_host(self.server.policy, host):
+                self._refuse(conn, "403 Forbidden", f"{host} is not on the allow-list")
+                return
+            up = self._open(host, int(port_text), probe=False)
+            if up is None:
+                self._refuse(conn, "403 Forbidden", f"{host} has no public address")
+                return
+            conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            _relay(conn, up, head[head.index(b"\r\n\r\n") + 4:])
+        except OSError:
+            pass
+        finally:
+            self.server.untrack(conn)
+
+    def _open(self, host: str, port: int, *, probe: bool) -> socket.socket | None:
+        addrs: list[tuple[int, str]]
+        if probe:
+            addrs = [(int(socket.AF_INET), "127.0.0.1")]
+        else:
+            try:
+                infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            except OSError:
+                return None
+            found = [(int(i[0]), str(i[4][0])) for i in infos]
+            # Every answer must be public: a name with one private answer is refused whole.
+            if not found or not all(public_address(a) for _, a in found):
+                return None
+            addrs = found
+        for _family, addr in addrs:
+            try:
+                up = socket.create_connection((addr, port), timeout=30)
+                up.settimeout(None)
+                self.server.track(up)
+                return up
+            except OSError:
+                continue
+        return None
+
+    def _refuse(self, conn: socket.socket, status: str, why: str) -> None:
+        self.server.refused.append(why)
+        body = f"PluginBench egress: {why}\n".encode()
+        conn.sendall(f"HTTP/1.1 {status}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
+
+
+def _read_head(conn: socket.socket) -> bytes | None:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(4096)
+        if not chunk or len(data) > _HEAD_LIMIT:
+            return None
+        data += chunk
+    return data
+
+
+def _relay(a: socket.socket, b: socket.socket, pending: bytes) -> None:
+    if pending:
+        b.sendall(pending)
+    open_ends = {a: b, b: a}
+    while open_ends:
+        ready, _, _ = select.select(list(open_ends), [], [], 300)
+        if not ready:
+            break
+        for src in ready:
+            data = src.recv(65536)
+            dst = open_ends[src]
+            if data:
+                dst.sendall(data)
+            else:
+                del open_ends[src]
+                try:
+                    dst.shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass
+    b.close()
+
+
+class _Server(socketserver.ThreadingUnixStreamServer):
+    daemon_threads = True
+
+    def __init__(self, path: str, policy: Egress) -> None:
+        self.policy = policy
+        self.refused: list[str] = []
+        self._open: set[socket.socket] = set()
+        self._lock = threading.Lock()
+        super().__init__(path, _Handler)
+
+    def track(self, s: socket.socket) -> None:
+        with self._lock:
+            self._open.add(s)
+
+    def untrack(self, s: socket.socket) -> None:
+        with self._lock:
+            self._open.discard(s)
+
+    def close_all(self) -> None:
+        with self._lock:
+            socks, self._open = list(self._open), set()
+        for s in socks:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
+
+
+def _short_parent() -> str:
+    """A folder for the egress folder whose socket path fits ``sun_path`` (108 bytes): the
+    temp dir when short enough (a long ``TMPDIR`` is common in CI), else ``/tmp``."""
+    tmp = tempfile.gettempdir()
+    return tmp if len(tmp) + len("/pb-egress-XXXXXXXX/" + SOCKET_NAME) < 100 else "/tmp"
+
+
+class EgressProxy:
+    """The host end of one sandbox's egress: a folder holding the Unix socket and the
+    forwarder script, served by a thread until :meth:`close`.
+
+    ``folder`` is bound read-only at :data:`INSIDE_DIR` (connecting to a socket needs no
+    write access to its file system). ``refused`` lists, in order, why each refused
+    tunnel was refused.
+    """
+
+    def __init__(self, policy: Egress) -> None:
+        if not policy.active:
+            raise ValueError("an EgressProxy needs an active policy")
+        self.policy = policy
+        self.folder = Path(tempfile.mkdtemp(prefix="pb-egress-", dir=_short_parent()))
+        os.chmod(self.folder, 0o755)
+        shutil.copyfile(Path(__file__).with_name("_egress_forward.py"), self.folder / FORWARDER_NAME)
+        os.chmod(self.folder / FORWARDER_NAME, 0o644)
+        path = str(self.folder / SOCKET_NAME)
+        self._server = _Server(path, policy)
+        os.chmod(path, 0o666)  # the image's user (any uid) must be able to connect
+        self._thread = threading.Thread(target=self._server.serve_forever, name="pb-egress", daemon=True)
+        self._thread.start()
+
+    @property
+    def refused(self) -> list[str]:
+        return list(self._server.refused)
+
+    def forwarder_argv(self, python: str = "python3") -> list[str]:
+        """The in-sandbox forwarder, to prefix a command with (then ``--`` and the command)."""
+        return [python, "-I", "-S", f"{INSIDE_DIR}/{FORWARDER_NAME}", str(self.policy.inside_port()),
+                f"{INSIDE_DIR}/{SOCKET_NAME}"]
+
+    def close(self) -> None:
+        """Stop serving, cut every open tunnel and remove the folder."""
+        self._server.shutdown()
+        self._server.close_all()
+        self._server.server_close()
+        self._thread.join(timeout=10)
+        shutil.rmtree(self.folder, ignore_errors=True)

@@ -1,0 +1,155 @@
+"""The network policy values, the seccomp program and the host end of a sandbox's egress."""
+
+from __future__ import annotations
+
+import errno
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from pluginbench.environments import NO_EGRESS, Egress, EgressProxy, LocalEnvironment, SandboxSpec, policy_for
+from pluginbench.environments import _seccomp
+from pluginbench.environments._egress import allowed_host, public_address
+from tests._prereq import require
+
+
+def test_policy_follows_role_and_network_mode():
+    """Coding reaches the probe or the model hosts (plus the web unless no-network); a verifier gets nothing
+    unless its network_mode is public."""
+    hosts = ("api.anthropic.com",)
+    assert policy_for("coding", "no-network", probe_port=4000, model_hosts=hosts) == Egress("probe", port=4000)
+    assert policy_for("coding", "no-network", probe_port=None, model_hosts=hosts) == Egress("proxy", hosts=hosts)
+    assert policy_for("coding", None, probe_port=None, model_hosts=hosts) == Egress("proxy", hosts=hosts, public=True)
+    assert policy_for("verifier", None, probe_port=None, model_hosts=()) == NO_EGRESS
+    assert policy_for("verifier", "no-network", probe_port=None, model_hosts=()) == NO_EGRESS
+    assert policy_for("readiness", "public", probe_port=None, model_hosts=()) == Egress("proxy", public=True)
+    assert Egress("probe", port=4000).describe() == "loopback + probe"
+    assert NO_EGRESS.describe() == "loopback only" and NO_EGRESS.inside_env() == {}
+    assert Egress("proxy", hosts=hosts).inside_env()["HTTPS_PROXY"] == "http://127.0.0.1:3128"
+
+
+def test_only_public_addresses_and_listed_hosts_pass():
+    """Loopback, private, link-local and mapped-private addresses are never public; a host must be listed
+    unless the policy allows the web."""
+    for addr in ("127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.1.1", "::1", "fe80::1",
+                 "::ffff:127.0.0.1", "0.0.0.0", "224.0.0.1", "not-an-ip"):
+        assert not public_address(addr), addr
+    assert public_address("1.1.1.1") and public_address("2606:4700::1111")
+    proxy = Egress("proxy", hosts=("api.anthropic.com",))
+    assert allowed_host(proxy, "API.anthropic.com.") and not allowed_host(proxy, "example.com")
+    assert allowed_host(Egress("proxy", public=True), "example.com")
+
+
+def test_seccomp_program_refuses_keyring_and_foreign_abis():
+    """The filter returns EPERM for keyctl/add_key/request_key and unshare, and for any x32 or i386 call; other
+    calls are allowed (checked with a BPF interpreter)."""
+    prog = _seccomp.program("x86_64")
+    x86, i386 = 0xC000003E, 0x40000003
+    eperm = _seccomp.RET_ERRNO | errno.EPERM
+    for nr in (250, 248, 249, 272):
+        assert _seccomp.run(prog, nr, x86) == eperm, nr
+    for nr in (0, 1, 59, 231, 251, 308 - 1):
+        assert _seccomp.run(prog, nr, x86) == _seccomp.RET_ALLOW, nr
+    assert _seccomp.run(prog, 0x40000000 + 1, x86) == eperm
+    assert _seccomp.run(prog, 1, i386) == eperm
+    arm = _seccomp.program("aarch64")
+    assert _seccomp.run(arm, 219, 0xC00000B7) == eperm and _seccomp.run(arm, 63, 0xC00000B7) == _seccomp.RET_ALLOW
+    assert len(_seccomp.program_bytes("x86_64")) == 8 * len(prog)
+
+
+def _ask(proxy: EgressProxy, request: bytes) -> bytes:
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(str(proxy.folder / "egress.sock"))
+        s.sendall(request)
+        return s.recv(4096)
+
+
+def test_connect_proxy_refuses_unlisted_hosts_and_loopback_even_when_public():
+    """The host proxy answers 403 to a host off the allow-list and to a name or address that is loopback,
+    even with the web allowed, and 405 to anything but CONNECT."""
+    listed = EgressProxy(Egress("proxy", hosts=("api.anthropic.com",)))
+    public = EgressProxy(Egress("proxy", public=True))
+    try:
+        assert b" 403 " in _ask(listed, b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com\r\n\r\n")
+        assert b" 405 " in _ask(listed, b"GET http://example.com/ HTTP/1.1\r\n\r\n")
+        for target in (b"127.0.0.1:8765", b"localhost:8765", b"[::1]:8765", b"10.0.0.1:443"):
+            assert b" 403 " in _ask(public, b"CONNECT " + target + b" HTTP/1.1\r\n\r\n"), target
+        assert "example.com is not on the allow-list" in listed.refused
+    finally:
+        listed.close()
+        public.close()
+    assert not listed.folder.exists()
+
+
+def test_probe_forwarder_reaches_only_the_probe_port():
+    """A probe policy relays a connection to the host's 127.0.0.1 probe port, byte for byte."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+
+    def echo() -> None:
+        conn, _ = server.accept()
+        conn.sendall(conn.recv(100).upper())
+        conn.close()
+
+    threading.Thread(target=echo, daemon=True).start()
+    proxy = EgressProxy(Egress("probe", port=port))
+    try:
+        assert _ask(proxy, b"hello") == b"HELLO"
+    finally:
+        proxy.close()
+        server.close()
+
+
+@pytest.mark.anyio
+async def test_sandbox_reaches_the_probe_but_not_another_host_port(tmp_path: Path):
+    """Inside a bubblewrap sandbox with a probe policy the probe's port answers on 127.0.0.1 and a second host
+    loopback service is refused; /proc/sys is read-only and keyctl fails with EPERM."""
+    from pluginbench.environments import bwrap_available
+
+    require(bwrap_available(), "bubblewrap")
+    servers = []
+    for reply in (b"probe", b"canary"):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        servers.append(s)
+
+        def serve(sock=s, text=reply) -> None:
+            while True:
+                try:
+                    conn, _ = sock.accept()
+                except OSError:
+                    return
+                conn.sendall(text)
+                conn.close()
+
+        threading.Thread(target=serve, daemon=True).start()
+    probe_port, canary_port = (s.getsockname()[1] for s in servers)
+    (tmp_path / "ws").mkdir()
+    spec = SandboxSpec(run_id="r", attempt_id="a", role="coding", task="t", workspace=tmp_path / "ws",
+                       egress=Egress("probe", port=probe_port))
+    script = (
+        "import socket,ctypes,errno\n"
+        f"for port in ({probe_port},{canary_port}):\n"
+        "    try:\n"
+        "        s=socket.create_connection(('127.0.0.1',port),timeout=3); print(port, s.recv(10).decode())\n"
+        "    except OSError as e: print(port, 'refused', e.errno)\n"
+        "try: open('/proc/sys/kernel/core_pattern','a'); print('core_pattern writable')\n"
+        "except OSError as e: print('core_pattern', e.errno)\n"
+        "l=ctypes.CDLL(None,use_errno=True); r=l.syscall(250,0,-3,1,0,0); print('keyctl', r, ctypes.get_errno())\n"
+    )
+    try:
+        async with LocalEnvironment("bubblewrap", root=tmp_path / "boxes").sandbox(spec) as sb:
+            r = await sb.exec(["python3", "-c", script], timeout=60)
+    finally:
+        for s in servers:
+            s.close()
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.decode().splitlines() == [
+        f"{probe_port} probe", f"{canary_port} refused {errno.ECONNREFUSED}",
+        f"core_pattern {errno.EROFS}", f"keyctl -1 {errno.EPERM}",
+    ]
