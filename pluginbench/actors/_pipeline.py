@@ -87,8 +87,57 @@ async def code_attempt(
 
     Raises only for failures *before* the agent launched (the sandbox or delivery is
     broken); after launch every failure is folded into the result so the paid session
-    is kept.
+    is kept. On every way out (a provider stop, a timeout, a crash, a cancel) the
+    harness's credentials, in every encoded form, are redacted from the saved evidence
+    and an export holding one is deleted (:func:`scrub_attempt`).
     """
+    try:
+        return await _code_attempt(
+            environment=environment, harness=harness, run_id=run_id, attempt_id=attempt_id, task=task,
+            starting_source=starting_source, treatment=treatment, attempt_dir=attempt_dir, model=model,
+            reasoning=reasoning, seed=seed, timeout=timeout, hidden=hidden, launched=launched, source=source,
+        )
+    finally:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(scrub_attempt, harness.secrets(), attempt_dir)
+
+
+def scrub_attempt(secrets: Sequence[str], attempt_dir: Path) -> list[str]:
+    """Redact every form of ``secrets`` from the files under ``attempt_dir``; an
+    ``export/`` holding one is deleted whole (it is the agent's tree, not evidence).
+    One label per file found, sorted."""
+    from ..harnesses import redact_secrets, scan_for_secrets
+
+    if not secrets or not attempt_dir.exists():
+        return []
+    export = attempt_dir / "export"
+    found: set[str] = set()
+    if any(True for _ in scan_for_secrets([export], secrets)):
+        found.add("workspace export")
+        shutil.rmtree(export, ignore_errors=True)
+    for path in redact_secrets([attempt_dir], secrets):
+        found.add(f"evidence: {path.relative_to(attempt_dir)}")
+    return sorted(found)
+
+
+async def _code_attempt(
+    *,
+    environment: Environment,
+    harness: Harness,
+    run_id: str,
+    attempt_id: str,
+    task: HarborTask,
+    starting_source: Path,
+    treatment: FrozenTreatment,
+    attempt_dir: Path,
+    model: str | None,
+    reasoning: str | None,
+    seed: int,
+    timeout: float,
+    hidden: tuple[Path, ...],
+    launched: Callable[[Sequence[str]], Awaitable[None]],
+    source: SandboxSource | None,
+) -> CodingResult:
     attempt_dir.mkdir(parents=True, exist_ok=True)
     (attempt_dir / "agent").mkdir(exist_ok=True)
     delivery = attempt_dir / "delivery"
@@ -207,16 +256,12 @@ def _merge_execution(path: Path, summary: dict[str, object]) -> None:
 def _scrub_credentials(harness: Harness, attempt_dir: Path, export: Path) -> list[str]:
     """Find the harness's delivered credentials in the attempt's files; redact them in
     saved evidence (the export is deleted by the caller). One label per file."""
-    from ..harnesses import scan_for_secret
+    from ..harnesses import redact_secrets, scan_for_secrets
 
-    found: set[str] = set()
-    for secret in harness.secrets():
-        for path in scan_for_secret([attempt_dir], secret):
-            if export in path.parents:
-                found.add(f"workspace: {path.relative_to(export)}")
-                continue
-            path.write_bytes(path.read_bytes().replace(secret.encode(), b"<redacted credential>"))
-            found.add(f"evidence: {path.relative_to(attempt_dir)}")
+    secrets = harness.secrets()
+    found = {f"workspace: {path.relative_to(export)}" for path, _ in scan_for_secrets([export], secrets)}
+    outside = [p for p in attempt_dir.iterdir() if p != export]
+    found |= {f"evidence: {path.relative_to(attempt_dir)}" for path in redact_secrets(outside, secrets)}
     return sorted(found)
 
 
@@ -309,6 +354,38 @@ def _classify_overlap(reward: float, native: dict[str, float], overlap: tuple[st
 
 
 async def grade_patch(
+    *,
+    environment: Environment,
+    run_id: str,
+    attempt_id: str,
+    task: HarborTask,
+    starting_source: Path,
+    patch_path: Path,
+    empty: bool,
+    out_dir: Path,
+    hidden: tuple[Path, ...],
+    source: SandboxSource | None = None,
+    contract: VerifierContract | None = None,
+    secrets: Sequence[str] = (),
+) -> GradeResult:
+    """:func:`grade_in_sandbox`, then every form of ``secrets`` (the coding harness's
+    credentials) is redacted from the grading output in ``out_dir`` on every way out:
+    test code can print what the agent hid in its patch."""
+    try:
+        return await grade_in_sandbox(
+            environment=environment, run_id=run_id, attempt_id=attempt_id, task=task,
+            starting_source=starting_source, patch_path=patch_path, empty=empty, out_dir=out_dir,
+            hidden=hidden, source=source, contract=contract,
+        )
+    finally:
+        if secrets:
+            from ..harnesses import redact_secrets
+
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(redact_secrets, [out_dir], list(secrets))
+
+
+async def grade_in_sandbox(
     *,
     environment: Environment,
     run_id: str,
