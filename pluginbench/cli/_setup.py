@@ -98,6 +98,12 @@ def check_command(
     from ..tasks import admit_contract
 
     contracts = {tid: admit_contract(t) for tid, t in sorted(tasks.items())}
+    from ..environments import backend_of
+    from ..tasks import ignored_settings
+
+    backend = backend_of(ev, loaded.path)
+    ignored = {tid: list(found) for tid, t in sorted(tasks.items())
+               if (found := ignored_settings(t.settings, backend.task_settings))}
     results: dict[str, Any] = {
         "config": str(loaded.path),
         "tasks": sorted(tasks),
@@ -106,12 +112,16 @@ def check_command(
         "plan": {k: v for k, v in plan_summary(ev, list(tasks), read_prices(ev)).items() if k != "slots"},
         "vanilla_cache": plan_decisions(ev, tasks),
         "readiness": [],
+        "ignored_settings": ignored,
     }
     if not json_out:
         # Everything known without a sandbox is printed before readiness, which can take minutes.
         console.print(f"config ok: {len(tasks)} tasks, arms {', '.join(results['plan']['arms'])}, isolation {results['isolation']}", highlight=False, markup=False)
         for tid, c in contracts.items():
             console.print(f"contract {tid}: {c.describe()}", highlight=False, markup=False)
+        for tid, names in ignored.items():
+            console.print(f"task {tid}: the {backend.name} backend ignores {', '.join(names)}",
+                          style="yellow", highlight=False, markup=False)
         from ._run import cost_line, print_cache_decisions
 
         console.print(cost_line(results["plan"]["cost"]), highlight=False, markup=False)

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..errors import TaskError
+from ._settings import declared_settings
+from ._settings import refuse as refuse_settings
 
 _CANARY = re.compile(r"^\s*(<!--.*canary.*-->|#.*canary.*)\s*$", re.IGNORECASE)
 
@@ -45,6 +47,10 @@ class HarborTask(NamedTuple):
     artifacts: tuple[str, ...] = ()
     #: ``[verifier.env]``: variables for ``tests/test.sh``
     verifier_env: dict[str, Any] = {}
+    #: ``environment.storage_mb``: the disk bound of the sandbox (None: the default)
+    storage_mb: int | None = None
+    #: every container setting task.toml declares, as ``table.key`` (see :mod:`._settings`)
+    settings: tuple[str, ...] = ()
 
     @property
     def tests_dir(self) -> Path:
@@ -185,6 +191,7 @@ def load_task(root: Path, task_id: str | None = None) -> HarborTask:
     agent = _table(data, "agent", toml_path, tid)
     verifier = _table(data, "verifier", toml_path, tid)
     metadata = _table(data, "metadata", toml_path, tid)
+    refuse_settings(data, toml_path, tid)
     if env.get("os", "linux") != "linux":
         raise TaskError("only Linux tasks are supported", file=str(toml_path), field="environment.os", fix='set os = "linux"')
     if env.get("gpus") or env.get("tpu"):
@@ -281,6 +288,8 @@ def load_task(root: Path, task_id: str | None = None) -> HarborTask:
         metadata=dict(metadata),
         artifacts=artifacts,
         verifier_env=dict(venv_vars) if isinstance(venv_vars, dict) else {},
+        storage_mb=None if (st := _num(env, "storage_mb", None, toml_path, "environment", tid)) is None else int(st),
+        settings=declared_settings(data),
     )
 
 
