@@ -273,6 +273,7 @@ def _run_dict(run: AgentRun) -> dict[str, object]:
         "usage": msgspec.to_builtins(run.usage),
         "error": run.error,
         "provider_stop": run.provider_stop,
+        "integrity": list(run.integrity),
         "model_record": msgspec.to_builtins(run.model_record),
     }
 

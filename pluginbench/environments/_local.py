@@ -33,6 +33,7 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
+from functools import partial
 from pathlib import Path
 from subprocess import DEVNULL, PIPE
 from typing import IO, Literal
@@ -50,6 +51,8 @@ from ._port import ExecResult, SandboxPaths, SandboxSpec
 Isolation = Literal["auto", "bubblewrap", "none"]
 
 _KILL_CONFIRM_SECONDS = 10.0
+#: how long a file-bound pipe is still read after its command exited
+_FILE_DRAIN_GRACE_SECONDS = 2.0
 
 
 def _safe_name(text: str) -> str:
@@ -221,8 +224,11 @@ class LocalSandbox:
                     proc = await anyio.open_process(
                         command,
                         stdin=PIPE if stdin is not None or dialogue is not None else DEVNULL,
-                        stdout=out_file if out_file is not None and dialogue is None else PIPE,
-                        stderr=err_file if err_file is not None else PIPE,
+                        # Always pipes that PluginBench reads, never the host file itself: a
+                        # process in the sandbox can reopen /proc/<pid>/fd/1 of the command, and
+                        # through a file descriptor it could truncate or rewrite the evidence.
+                        stdout=PIPE,
+                        stderr=PIPE,
                         cwd=host_cwd,
                         env=self._env(env),
                         start_new_session=True,
@@ -239,13 +245,16 @@ class LocalSandbox:
                         channel = LineChannel(proc.stdin.send)
                         tg.start_soon(_drain_lines, proc.stdout, out, out_file, channel)
                         tg.start_soon(_converse, dialogue, channel, proc.stdin)
-                    elif proc.stdout is not None:
-                        tg.start_soon(_drain, proc.stdout, out)
+                    files = _FileDrains()
+                    if dialogue is None and proc.stdout is not None:
+                        (files.add if out_file is not None else partial(tg.start_soon, _drain))(proc.stdout, out, out_file)
                     if proc.stderr is not None:
-                        tg.start_soon(_drain, proc.stderr, err)
+                        (files.add if err_file is not None else partial(tg.start_soon, _drain))(proc.stderr, err, err_file)
+                    tg.start_soon(files.run)
                     if proc.stdin is not None and stdin is not None:
                         tg.start_soon(_feed, proc.stdin, stdin)
                     await proc.wait()
+                    await files.finish(_FILE_DRAIN_GRACE_SECONDS)
             timed_out = deadline.cancelled_caught
         finally:
             with anyio.CancelScope(shield=True):
@@ -340,10 +349,44 @@ class LocalSandbox:
             await anyio.to_thread.run_sync(_rmtree, self.root)
 
 
-async def _drain(stream: ByteReceiveStream, into: bytearray) -> None:
+class _FileDrains:
+    """The pipes that go to host files. Once the command has exited they are read for a
+    short grace and then closed (as a file descriptor would have been, a process it left
+    behind no longer reaches the file), so a leftover background process holding the
+    pipe neither hangs the command until its deadline nor writes evidence afterwards."""
+
+    def __init__(self) -> None:
+        self._streams: list[tuple[ByteReceiveStream, bytearray, IO[bytes] | None]] = []
+        self._scope = anyio.CancelScope()
+        self._done = anyio.Event()
+
+    def add(self, stream: ByteReceiveStream, into: bytearray, file: IO[bytes] | None) -> None:
+        self._streams.append((stream, into, file))
+
+    async def run(self) -> None:
+        try:
+            with self._scope:
+                async with anyio.create_task_group() as tg:
+                    for stream, into, file in self._streams:
+                        tg.start_soon(_drain, stream, into, file)
+        finally:
+            self._done.set()
+
+    async def finish(self, grace: float) -> None:
+        with anyio.move_on_after(grace):
+            await self._done.wait()
+        self._scope.cancel()
+
+
+async def _drain(stream: ByteReceiveStream, into: bytearray, file: IO[bytes] | None = None) -> None:
+    """A pipe to its sink: the host file when given (written as it comes), else the buffer."""
     try:
         async for chunk in stream:
-            into += chunk
+            if file is not None:
+                file.write(chunk)
+                file.flush()
+            else:
+                into += chunk
     except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
         pass
 

@@ -300,6 +300,9 @@ class AgentExited(_Event, frozen=True, tag="agent.exited"):
     error: str | None = None
     #: Codex: the models and efforts its sessions ran on (None: not read, e.g. Claude)
     model_record: ModelRecord | None = None
+    #: what in the agent's trace cannot be the CLI's own (e.g. a provider-stop line the
+    #: agent wrote into the CLI's stdout, which was ignored), one note each; empty: none found
+    integrity: list[str] = []
 
 
 class SubmissionCaptured(_Event, frozen=True, tag="submission.captured"):
