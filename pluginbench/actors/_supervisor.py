@@ -303,7 +303,6 @@ class Supervisor:
     async def _publish(self, attempt_id: str, manifest: object) -> None:
         """Publish a finished vanilla attempt off the loop, then record ``attempt.cached``."""
         from ..cache import EntryManifest, publish_entry
-
         from ..harnesses import scan_for_secrets
 
         attempt_dir = self.engine.run_dir.attempt(attempt_id)

@@ -33,7 +33,6 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
-from functools import partial
 from pathlib import Path
 from subprocess import DEVNULL, PIPE
 from typing import IO, Literal
@@ -246,10 +245,12 @@ class LocalSandbox:
                         tg.start_soon(_drain_lines, proc.stdout, out, out_file, channel)
                         tg.start_soon(_converse, dialogue, channel, proc.stdin)
                     files = _FileDrains()
-                    if dialogue is None and proc.stdout is not None:
-                        (files.add if out_file is not None else partial(tg.start_soon, _drain))(proc.stdout, out, out_file)
-                    if proc.stderr is not None:
-                        (files.add if err_file is not None else partial(tg.start_soon, _drain))(proc.stderr, err, err_file)
+                    for stream, into, file in ((proc.stdout if dialogue is None else None, out, out_file),
+                                               (proc.stderr, err, err_file)):
+                        if stream is not None and file is not None:
+                            files.add(stream, into, file)
+                        elif stream is not None:
+                            tg.start_soon(_drain, stream, into)
                     tg.start_soon(files.run)
                     if proc.stdin is not None and stdin is not None:
                         tg.start_soon(_feed, proc.stdin, stdin)

@@ -125,6 +125,37 @@ def tool_spans(events: list[dict[str, Any]]) -> tuple[list[tuple[int, int]], lis
     return spans, notes
 
 
+class OpenTools:
+    """The session's running tools, line by line as stdout arrives (for the live
+    dialogue, which must not end the session on a ``result`` the agent wrote while its
+    tool ran). Online it can only close a tool at its first ``tool_result``; the saved
+    stream is judged afterwards by :func:`in_turn`, which uses the last."""
+
+    def __init__(self) -> None:
+        self._open: set[str] = set()
+
+    def feed(self, line: str) -> dict[str, Any] | None:
+        """Track one stdout line; its decoded event, or ``None`` when it is not one."""
+        try:
+            ev = json.loads(line)
+        except json.JSONDecodeError:
+            return None
+        if not isinstance(ev, dict):
+            return None
+        for block in _blocks(ev):
+            if ev.get("type") == "assistant" and block.get("type") == "tool_use" and isinstance(block.get("id"), str) \
+                    and str(block.get("name")) not in _AGENT_TOOLS:
+                self._open.add(block["id"])
+            elif ev.get("type") == "user" and block.get("type") == "tool_result":
+                self._open.discard(str(block.get("tool_use_id")))
+        return ev
+
+    @property
+    def running(self) -> bool:
+        """A (non-subagent) tool is running now."""
+        return bool(self._open)
+
+
 def in_turn(events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
     """``events`` without the stop lines that arrived while a tool was running, and a
     note for each line left out (see the module docstring)."""
