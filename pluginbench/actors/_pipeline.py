@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import anyio
 import msgspec
 
-from ..environments import Environment, Role, Sandbox, SandboxSpec
+from ..environments import Environment, Role, Sandbox, SandboxSpec, limits_of, over_storage
 from ..errors import WorkerLost
 from ..events import Outcome
 from ..harnesses import AgentRun, AttemptContext, FrozenTreatment, Harness
@@ -61,7 +61,7 @@ def _spec(
     return SandboxSpec(
         run_id=run_id, attempt_id=attempt_id, role=role, task=task.id, workspace=src.workspace,
         image=src.image, workdir=task.workdir, hidden=hidden, network="host", cpus=src.cpus,
-        memory_mb=src.memory_mb, **extra,
+        memory_mb=src.memory_mb, pids=task.pids_limit, storage_mb=task.storage_mb, **extra,
     )
 
 
@@ -191,7 +191,9 @@ async def _code_attempt(
                 usage=Usage(status="unknown", reason=f"the harness failed: {exc}"),
                 error=f"harness error: {exc}",
             )
-        _merge_execution(attempt_dir / "execution.json", {"attempt_id": attempt_id, **_run_dict(run)})
+        run = _with_limits(run, sandbox)
+        _merge_execution(attempt_dir / "execution.json", {"attempt_id": attempt_id, **_run_dict(run),
+                                                          "limits": _limits_record(sandbox, spec)})
         if run.provider_stop:
             return CodingResult(run, None, None)
         await _collect_artifacts(sandbox, task, attempt_dir)
@@ -205,6 +207,13 @@ async def _code_attempt(
             raise  # the node is gone: the attempt is interrupted, not missing a submission
         except Exception as exc:  # noqa: BLE001
             return CodingResult(run, None, f"could not export the working tree: {exc}")
+    too_big = await anyio.to_thread.run_sync(over_storage, export, limits_of(
+        spec.memory_mb, spec.cpus, spec.pids, spec.storage_mb))
+    if too_big:
+        shutil.rmtree(export, ignore_errors=True)
+        run = run._replace(resource_limit=run.resource_limit or too_big)
+        _merge_execution(attempt_dir / "execution.json", {**_run_dict(run)})
+        return CodingResult(run, None, f"resource_limit: {too_big}; the export was deleted and the attempt is not graded")
     leaked = _scrub_credentials(harness, attempt_dir, export)
     if leaked:
         shutil.rmtree(export, ignore_errors=True)
@@ -265,8 +274,27 @@ def _scrub_credentials(harness: Harness, attempt_dir: Path, export: Path) -> lis
     return sorted(found)
 
 
+def _with_limits(run: AgentRun, sandbox: Sandbox) -> AgentRun:
+    """``run`` with the first limit its sandbox hit, if any (a backend without limit
+    counters reports none)."""
+    breaches = getattr(sandbox, "limit_breaches", None)
+    found = breaches() if callable(breaches) else []
+    if not found:
+        return run
+    why = "; ".join(found)
+    return run._replace(resource_limit=why, error=f"resource_limit: {why}" + (f"; {run.error}" if run.error else ""))
+
+
+def _limits_record(sandbox: Sandbox, spec: SandboxSpec) -> dict[str, object]:
+    """The limits the attempt ran under and how the backend enforced them."""
+    limits = getattr(sandbox, "limits", None) or limits_of(spec.memory_mb, spec.cpus, spec.pids, spec.storage_mb)
+    return {**limits.describe(), "mechanism": getattr(sandbox, "limit_mechanism", "not reported by the backend")}
+
+
 def _run_dict(run: AgentRun) -> dict[str, object]:
     return {
+        "execution_outcome": "resource_limit" if run.resource_limit else None,
+        "resource_limit": run.resource_limit,
         "exit_code": run.exit_code,
         "timed_out": run.timed_out,
         "coding_seconds": run.coding_seconds,

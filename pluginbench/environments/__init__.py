@@ -15,6 +15,7 @@ from ._backend import Backend, LeftRunning
 from ._bwrap import bwrap_usable, find_bwrap
 from ._dialogue import LineChannel
 from ._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE
+from ._limits import Limits, limits_of, over_storage
 from ._local import LocalEnvironment, LocalSandbox, left_behind
 from ._port import Environment, ExecResult, Role, Sandbox, SandboxPaths, SandboxSpec
 from ._registry import (
@@ -56,6 +57,7 @@ __all__ = [
     "Environment",
     "ExecResult",
     "LeftRunning",
+    "Limits",
     "LineChannel",
     "LocalEnvironment",
     "LocalSandbox",
@@ -73,7 +75,9 @@ __all__ = [
     "get_backend",
     "left_behind",
     "left_running",
+    "limits_of",
     "make_environment",
+    "over_storage",
     "register_backend",
     "unregister_backend",
 ]

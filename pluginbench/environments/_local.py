@@ -42,7 +42,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
 from ..errors import EnvironmentFailure
 from ..tasks import copy_tree, scan_tree
-from . import _bwrap, _hostcopy, _proctree
+from . import _bwrap, _hostcopy, _limits, _proctree
 from ._dialogue import Dialogue, LineChannel, first_error
 from ._gitbase import init_base_repo
 from ._port import ExecResult, SandboxPaths, SandboxSpec
@@ -113,11 +113,54 @@ class LocalSandbox:
         self._procs: set[Process] = set()
         self._stopped = False
         self._closed = False
+        self.limits = _limits.limits_of(spec.memory_mb, spec.cpus, spec.pids, spec.storage_mb)
+        self._cgroup: _limits.Cgroup | None = None
+        self._rlimit: list[str] = []
+        self.limit_mechanism = "not set up"
+        self._breaches: list[str] = []
 
     # -- setup ---------------------------------------------------------------------
 
+    async def _set_limits(self) -> None:
+        """A cgroup of this sandbox's limits, else the prlimit fallback (see :mod:`._limits`)."""
+        self._cgroup = await anyio.to_thread.run_sync(_limits.Cgroup.create, self.root.name, self.limits)
+        if self._cgroup is not None:
+            self.limit_mechanism = self._cgroup.mechanism
+        else:
+            self._rlimit, self.limit_mechanism = _limits.rlimit_prefix(self.limits)
+
+    def limit_breaches(self) -> list[str]:
+        """Every limit this sandbox's commands hit so far, one reason each (empty: none)."""
+        found = list(self._breaches)
+        if self._cgroup is not None:
+            found += [b for b in self._cgroup.breaches() if b not in found]
+        return found
+
+    async def _watch_limits(self, root_pid: int) -> None:
+        """While a command runs: on a cgroup breach, or the sandbox folder over its disk
+        bound, end every process of the sandbox (a breach ends the attempt, not the host)."""
+        bound = self.limits.storage_mb * 1024 * 1024
+        tick = 0
+        while True:
+            await anyio.sleep(0.25)
+            tick += 1
+            hit = self._cgroup.breaches() if self._cgroup is not None else []
+            if not hit and tick % 20 == 0:
+                used = await anyio.to_thread.run_sync(
+                    lambda: _limits.tree_bytes(self.root, allocated=True, stop_above=bound))
+                if used > bound:
+                    hit = [f"disk: the sandbox's files are over the {self.limits.storage_mb} MB storage bound "
+                           "(storage_mb)"]
+                    self._breaches += [h for h in hit if h not in self._breaches]
+            if hit:
+                if self._cgroup is not None:
+                    await anyio.to_thread.run_sync(self._cgroup.kill)
+                await anyio.to_thread.run_sync(_proctree.kill_trees, [root_pid])
+                return
+
     async def _populate(self) -> None:
         spec, root = self.spec, self.root
+        await self._set_limits()
 
         def copy_all() -> None:
             for sub in ("app", "logs/agent", "logs/verifier", "logs/artifacts", "home", "tmp"):
@@ -207,6 +250,7 @@ class LocalSandbox:
             command, host_cwd = [*self._bwrap_prefix(cwd), *argv], str(self.root)
         else:
             command, host_cwd = list(argv), cwd
+        command = self._cgroup.wrap(command) if self._cgroup is not None else [*self._rlimit, *command]
         out_file = open(stdout_path, "wb") if stdout_path is not None else None  # noqa: SIM115
         err_file = open(stderr_path, "wb") if stderr_path is not None else None  # noqa: SIM115
         out, err = bytearray(), bytearray()
@@ -254,7 +298,15 @@ class LocalSandbox:
                     tg.start_soon(files.run)
                     if proc.stdin is not None and stdin is not None:
                         tg.start_soon(_feed, proc.stdin, stdin)
+                    watch = anyio.CancelScope()
+
+                    async def watch_limits(pid: int = proc.pid) -> None:
+                        with watch:
+                            await self._watch_limits(pid)
+
+                    tg.start_soon(watch_limits)
                     await proc.wait()
+                    watch.cancel()
                     await files.finish(_FILE_DRAIN_GRACE_SECONDS)
             timed_out = deadline.cancelled_caught
         finally:
@@ -329,6 +381,8 @@ class LocalSandbox:
         self._stopped = True
         with anyio.CancelScope(shield=True):
             await self._kill([p.pid for p in self._procs], sweep=True)
+            if self._cgroup is not None:  # anything that left the process tree is still in the cgroup
+                await anyio.to_thread.run_sync(self._cgroup.kill)
 
     async def export_workspace(self, host_path: Path) -> None:
         """Copy the working tree (not ``.git``) to ``host_path``; symlinks stay symlinks."""
@@ -347,6 +401,9 @@ class LocalSandbox:
             await self.stop()  # idempotent; unisolated it also sweeps leftover background processes
         finally:
             self._closed = True
+            if self._cgroup is not None:
+                await anyio.to_thread.run_sync(self._cgroup.kill)
+                await anyio.to_thread.run_sync(self._cgroup.remove)
             await anyio.to_thread.run_sync(_rmtree, self.root)
 
 

@@ -105,6 +105,9 @@ class AgentRun(NamedTuple):
     #: what in the trace cannot be the CLI's own (lines the agent wrote into its output,
     #: an incomplete stream), one note each; never a reason to stop or discard
     integrity: tuple[str, ...] = ()
+    #: the sandbox limit the session hit (memory, processes, disk), one reason; ends the
+    #: attempt with the execution outcome ``resource_limit``
+    resource_limit: str | None = None
 
 
 class Harness(Protocol):

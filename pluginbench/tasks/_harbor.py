@@ -49,6 +49,8 @@ class HarborTask(NamedTuple):
     verifier_env: dict[str, Any] = {}
     #: ``environment.storage_mb``: the disk bound of the sandbox (None: the default)
     storage_mb: int | None = None
+    #: ``environment.pids_limit`` (PluginBench's own key): the process bound of the sandbox
+    pids_limit: int | None = None
     #: every container setting task.toml declares, as ``table.key`` (see :mod:`._settings`)
     settings: tuple[str, ...] = ()
 
@@ -289,6 +291,7 @@ def load_task(root: Path, task_id: str | None = None) -> HarborTask:
         artifacts=artifacts,
         verifier_env=dict(venv_vars) if isinstance(venv_vars, dict) else {},
         storage_mb=None if (st := _num(env, "storage_mb", None, toml_path, "environment", tid)) is None else int(st),
+        pids_limit=None if (pl := _num(env, "pids_limit", None, toml_path, "environment", tid)) is None else int(pl),
         settings=declared_settings(data),
     )
 

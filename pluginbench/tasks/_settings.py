@@ -45,7 +45,7 @@ _REFUSED_HOST = {
 #: :attr:`pluginbench.environments.Backend.task_settings`)
 COMMON_SETTINGS = frozenset({
     "environment.workdir", "environment.os", "environment.cpus", "environment.memory_mb",
-    "environment.storage_mb", "environment.build_timeout_sec", "agent.timeout_sec", "verifier.timeout_sec",
+    "environment.storage_mb", "environment.pids_limit", "environment.build_timeout_sec", "agent.timeout_sec", "verifier.timeout_sec",
     "verifier.environment_mode", "verifier.env", "verifier.collect",
 })
 

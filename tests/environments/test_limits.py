@@ -1,0 +1,92 @@
+"""Sandbox limits on the local backend: memory, processes and disk hold, a breach ends the
+sandbox's commands with a recorded reason, and the machine is fine afterwards."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from pluginbench.environments import LocalEnvironment, SandboxSpec, bwrap_available, limits_of, over_storage
+from pluginbench.environments._limits import Cgroup, tree_bytes
+from tests._prereq import require
+
+pytestmark = pytest.mark.anyio
+ALLOCATE = "import time\nb = []\nfor i in range(40):\n    b.append(bytearray(10 * 1024 * 1024))\nprint('allocated')\n"
+
+
+def _cgroups_usable() -> bool:
+    box = Cgroup.create(f"pluginbench-probe-{os.getpid()}", limits_of(64, None, 16, None))
+    if box is None:
+        return False
+    box.remove()
+    return True
+
+
+def _spec(tmp_path: Path, **limits: int) -> SandboxSpec:
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    (ws / "README.md").write_text("hi\n")
+    return SandboxSpec(run_id="r", attempt_id="a", role="coding", task="t", workspace=ws, **limits)  # type: ignore[arg-type]
+
+
+def _isolation() -> str:
+    return "bubblewrap" if bwrap_available() else "none"
+
+
+async def test_memory_past_the_limit_is_killed_and_recorded(tmp_path: Path) -> None:
+    """A command allocating 400 MB in a 128 MB sandbox is killed and the breach names the memory limit."""
+    require(_cgroups_usable(), "root and a writable cgroup file system")
+    env = LocalEnvironment(isolation=_isolation(), root=tmp_path / "boxes")
+    async with env.sandbox(_spec(tmp_path, memory_mb=128)) as box:
+        assert box.limit_mechanism.startswith("cgroup")
+        done = await box.exec(["python3", "-c", ALLOCATE], timeout=60)
+        assert done.exit_code != 0 and b"allocated" not in done.stdout
+        assert any(b.startswith("memory:") and "128 MB" in b for b in box.limit_breaches())
+
+
+async def test_a_fork_bomb_is_stopped_at_the_process_limit(tmp_path: Path) -> None:
+    """5,000 background processes in a 64-process sandbox: forks are refused, the sandbox's commands end
+    well before their 30 s sleep, the breach names the process limit, and none of them is left running."""
+    require(_cgroups_usable(), "root and a writable cgroup file system")
+    env = LocalEnvironment(isolation=_isolation(), root=tmp_path / "boxes")
+    bomb = "i=0; while [ $i -lt 5000 ]; do sleep 30 & i=$((i+1)); done; wait"
+    started = time.monotonic()
+    async with env.sandbox(_spec(tmp_path, pids=64)) as box:
+        done = await box.exec(["sh", "-c", bomb], env={"PB_BOMB_MARK": "x"}, timeout=60)
+        assert not done.timed_out
+        assert any(b.startswith("processes:") and "64" in b for b in box.limit_breaches())
+    assert time.monotonic() - started < 25
+    left = [p for p in os.listdir("/proc") if p.isdigit() and _marked(int(p))]
+    assert left == []
+
+
+def _marked(pid: int) -> bool:
+    try:
+        return b"PB_BOMB_MARK=x" in Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return False
+
+
+async def test_a_sandbox_within_its_limits_records_none(tmp_path: Path) -> None:
+    """An ordinary command under the default limits records no breach and says how limits were set."""
+    env = LocalEnvironment(isolation=_isolation(), root=tmp_path / "boxes")
+    async with env.sandbox(_spec(tmp_path)) as box:
+        done = await box.exec(["sh", "-c", "echo ok"], timeout=30)
+        assert done.stdout == b"ok\n" and box.limit_breaches() == []
+        assert box.limit_mechanism != "not set up"
+        assert box.limits == limits_of(None, None, None, None)
+
+
+def test_a_sparse_file_counts_at_its_apparent_size(tmp_path: Path) -> None:
+    """A 1.5 GiB sparse file takes almost no disk but is over a 1,024 MB storage bound."""
+    tree = tmp_path / "export"
+    tree.mkdir()
+    with open(tree / "sparse.bin", "wb") as fh:
+        fh.truncate(1536 * 1024 * 1024)
+    assert tree_bytes(tree, allocated=True) < 1024 * 1024
+    why = over_storage(tree, limits_of(None, None, None, 1024))
+    assert why is not None and "1024 MB" in why
+    assert over_storage(tree, limits_of(None, None, None, 2048)) is None
