@@ -5,6 +5,7 @@ so controls go through exactly the path real attempts take.
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import shutil
@@ -191,7 +192,7 @@ async def _code_attempt(
                 usage=Usage(status="unknown", reason=f"the harness failed: {exc}"),
                 error=f"harness error: {exc}",
             )
-        run = _with_limits(run, sandbox)
+        run = await _with_limits(run, sandbox)
         _merge_execution(attempt_dir / "execution.json", {"attempt_id": attempt_id, **_run_dict(run),
                                                           "limits": _limits_record(sandbox, spec)})
         if run.provider_stop:
@@ -274,11 +275,13 @@ def _scrub_credentials(harness: Harness, attempt_dir: Path, export: Path) -> lis
     return sorted(found)
 
 
-def _with_limits(run: AgentRun, sandbox: Sandbox) -> AgentRun:
-    """``run`` with the first limit its sandbox hit, if any (a backend without limit
-    counters reports none)."""
+async def _with_limits(run: AgentRun, sandbox: Sandbox) -> AgentRun:
+    """``run`` with the limits its sandbox hit, if any (a backend without limit counters
+    reports none; ``limit_breaches`` may be plain or async)."""
     breaches = getattr(sandbox, "limit_breaches", None)
     found = breaches() if callable(breaches) else []
+    if inspect.isawaitable(found):
+        found = await found
     if not found:
         return run
     why = "; ".join(found)

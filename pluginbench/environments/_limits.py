@@ -219,11 +219,26 @@ class Cgroup:
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
 
-    def remove(self) -> None:
-        """Remove the cgroup folders (their processes must be gone)."""
-        for folder in self.dirs.values():
-            with contextlib.suppress(OSError):
-                folder.rmdir()
+    def remove(self, wait: float = 10.0) -> None:
+        """Kill what is left and remove the cgroup folders, waiting up to ``wait`` seconds
+        for killed processes to be reaped (a folder with a process in it cannot go)."""
+        import time
+
+        deadline = time.monotonic() + wait
+        left = list(self.dirs.values())
+        while left:
+            for folder in list(left):
+                try:
+                    folder.rmdir()
+                    left.remove(folder)
+                except FileNotFoundError:
+                    left.remove(folder)
+                except OSError:
+                    pass
+            if not left or time.monotonic() > deadline:
+                return
+            self.kill()
+            time.sleep(0.05)
 
 
 def _counter(text: str, key: str) -> int:

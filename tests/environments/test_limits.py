@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from pluginbench.environments import LocalEnvironment, SandboxSpec, bwrap_available, limits_of, over_storage
+from pluginbench.environments import (
+    LocalEnvironment,
+    SandboxSpec,
+    bwrap_available,
+    limits_of,
+    over_storage,
+)
 from pluginbench.environments._limits import Cgroup, tree_bytes
 from tests._prereq import require
 
@@ -90,3 +96,30 @@ def test_a_sparse_file_counts_at_its_apparent_size(tmp_path: Path) -> None:
     why = over_storage(tree, limits_of(None, None, None, 1024))
     assert why is not None and "1024 MB" in why
     assert over_storage(tree, limits_of(None, None, None, 2048)) is None
+
+
+# -- docker ------------------------------------------------------------------------------------
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_docker_containers_get_a_process_and_memory_limit(tmp_path: Path, anyio_backend: str) -> None:
+    """A docker sandbox has PidsLimit (the default 4096 when the task says nothing), a fork bomb past a
+    64-process limit is refused and recorded, and memory past 128 MB is killed and recorded."""
+    from pluginbench.environments._docker import DockerEnvironment
+    from tests.environments.test_docker import _container, _require_docker
+    from tests.environments.test_docker import _spec as docker_spec
+
+    _require_docker()
+    env = DockerEnvironment()
+    assert env._config(docker_spec(tmp_path / "d"))["HostConfig"]["PidsLimit"] == 4096
+    async with env.sandbox(docker_spec(tmp_path / "a", pids=64, memory_mb=128)) as box:
+        info = _container(box.container_id)
+        assert info is not None and info["HostConfig"]["PidsLimit"] == 64
+        bomb = "i=0; while [ $i -lt 5000 ]; do sleep 30 & i=$((i+1)); done 2>/dev/null; kill -9 -1; true"
+        done = await box.exec(["sh", "-c", bomb], timeout=60)
+        assert not done.timed_out
+        await box.exec(["python3", "-c", ALLOCATE], timeout=60)
+        found = await box.limit_breaches()
+        assert any(b.startswith("processes:") and "64" in b for b in found), found
+        assert any(b.startswith("memory:") for b in found), found
