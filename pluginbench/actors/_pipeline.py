@@ -61,8 +61,11 @@ def _spec(
     """A sandbox of ``task`` for ``role``: where it starts, its limits, what it must not see."""
     return SandboxSpec(
         run_id=run_id, attempt_id=attempt_id, role=role, task=task.id, workspace=src.workspace,
-        image=src.image, workdir=task.workdir, hidden=hidden, network="host", cpus=src.cpus,
-        memory_mb=src.memory_mb, pids=task.pids_limit, storage_mb=task.storage_mb, **extra,
+        image=src.image, workdir=task.workdir, hidden=hidden, network="host",
+        # A backend without its own limit settings (local) takes the task's declaration.
+        cpus=src.cpus if src.cpus is not None else task.cpus,
+        memory_mb=src.memory_mb if src.memory_mb is not None else task.memory_mb,
+        pids=task.pids_limit, storage_mb=task.storage_mb, **extra,
     )
 
 
