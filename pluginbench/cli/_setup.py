@@ -96,6 +96,7 @@ def check_command(
     ev = resolve_paths(loaded)
     tasks = check_inputs(ev, loaded.path)
     from ..tasks import admit_contract
+    from ._run import sandbox_limits
 
     contracts = {tid: admit_contract(t) for tid, t in sorted(tasks.items())}
     from ..environments import backend_of
@@ -109,7 +110,8 @@ def check_command(
         "tasks": sorted(tasks),
         "contracts": {tid: msgspec.to_builtins(c) for tid, c in contracts.items()},
         "isolation": effective_isolation(ev),
-        "plan": {k: v for k, v in plan_summary(ev, list(tasks), read_prices(ev)).items() if k != "slots"},
+        "plan": {**{k: v for k, v in plan_summary(ev, list(tasks), read_prices(ev)).items() if k != "slots"},
+                 "limits": sandbox_limits(ev, tasks)},
         "vanilla_cache": plan_decisions(ev, tasks),
         "readiness": [],
         "ignored_settings": ignored,

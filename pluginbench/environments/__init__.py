@@ -15,7 +15,7 @@ from ._backend import Backend, LeftRunning
 from ._bwrap import bwrap_usable, find_bwrap
 from ._dialogue import LineChannel
 from ._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE
-from ._limits import Limits, limits_of, over_storage
+from ._limits import Limits, limits_of, over_storage, task_limits
 from ._local import LocalEnvironment, LocalSandbox, left_behind
 from ._port import Environment, ExecResult, Role, Sandbox, SandboxPaths, SandboxSpec
 from ._registry import (
@@ -79,5 +79,6 @@ __all__ = [
     "make_environment",
     "over_storage",
     "register_backend",
+    "task_limits",
     "unregister_backend",
 ]

@@ -57,6 +57,14 @@ def limits_of(memory_mb: int | None, cpus: float | None, pids: int | None, stora
     return Limits(memory_mb or DEFAULT_MEMORY_MB, cpus, pids or DEFAULT_PIDS, storage_mb or DEFAULT_STORAGE_MB)
 
 
+def task_limits(memory_mb: int | None, cpus: float | None, pids: int | None, storage_mb: int | None,
+                container_cpus: float | None = None, container_memory_mb: int | None = None) -> Limits:
+    """A task's sandbox limits: the config's ``environment.container_*`` override the
+    task's declaration, as the docker backend applies them (pure)."""
+    return limits_of(container_memory_mb if container_memory_mb is not None else memory_mb,
+                     container_cpus if container_cpus is not None else cpus, pids, storage_mb)
+
+
 def tree_bytes(root: Path, *, allocated: bool = False, stop_above: int | None = None) -> int:
     """The size of the files under ``root`` (never following a symlink): apparent sizes,
     or with ``allocated`` the blocks on disk. Stops counting once past ``stop_above``."""

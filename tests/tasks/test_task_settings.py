@@ -70,3 +70,16 @@ def test_ignored_settings_subtracts_common_and_backend_settings() -> None:
     declared = ("environment.cpus", "environment.docker_image", "environment.healthcheck")
     assert "environment.cpus" in COMMON_SETTINGS
     assert ignored_settings(declared, frozenset({"environment.docker_image"})) == ("environment.healthcheck",)
+
+
+def test_the_plan_records_each_tasks_sandbox_limits(tmp_path: Path) -> None:
+    """check --json lists each task's limits: its declared memory, cpus, process and disk bounds, defaults
+    for the rest."""
+    import json
+
+    _task(tmp_path, "memory_mb = 512\ncpus = 1.5\npids_limit = 200\n")
+    config = edit(write_config(tmp_path), tasks={"source": str(tmp_path / "tasks"), "ids": ["t"]})
+    code, out = run_cli("check", str(config), "--no-readiness", "--json")
+    assert code == 0, out
+    limits = json.loads(out)["plan"]["limits"]
+    assert limits == {"t": {"memory_mb": 512, "cpus": 1.5, "pids": 200, "storage_mb": 10240}}
