@@ -242,8 +242,9 @@ class ClaudeHarness(HarnessBase):
         return self.probe_base_url is not None
 
     def secrets(self) -> list[str]:
-        """Credentials this harness delivers; the engine scans exports for them."""
-        return [] if self.probe else [self._token()]
+        """Credentials this harness delivers; the engine scans exports for them. A probe
+        run's fake key counts too, so probe runs go through the same redaction path."""
+        return [self._token()]
 
     def _token(self) -> str:
         if self.probe:

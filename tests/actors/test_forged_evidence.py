@@ -97,3 +97,53 @@ def test_a_forged_rate_limit_event_neither_stops_the_run_nor_discards_the_attemp
     assert execution["integrity"], execution
     exited = next(e for e in events if e["type"] == "agent.exited")
     assert exited["integrity"] == execution["integrity"]
+
+
+def _leak_script() -> str:
+    """Copy the delivered credential file base64-, hex- and URL-encoded into the tree and the tool output."""
+    creds = '"${CLAUDE_CONFIG_DIR:-$HOME/.claude-config}/.credentials.json"'
+    return (
+        f"base64 -w0 {creds} > leak.b64; od -An -tx1 {creds} | tr -d ' \\n' > leak.hex; "
+        f"python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(open(sys.argv[1]).read(), safe=\"\"))' "
+        f"{creds} > leak.url; base64 -w0 {creds}; echo; "
+        "printf 'def add(a, b):\\n    return a + b\\n' > solution.py"
+    )
+
+
+def test_encoded_copies_of_the_delivered_credential_are_redacted_everywhere(tmp_path: Path) -> None:
+    """An agent that writes base64, hex and URL-encoded copies of its delivered credential into its tree and
+    its tool output gets no graded patch, and no form of the credential is left in any file of the run."""
+    require(find_cli("claude") is not None, "claude CLI (tools/install-clis.sh)")
+    from pluginbench.harnesses import scan_for_secrets
+    from pluginbench.probe import PROBE_ANTHROPIC_KEY
+
+    tasks = tmp_path / "tasks"
+    shutil.copytree(PROBE_TASKS / "add-numbers", tasks / "add-numbers")
+    doc = {"name": "leak", "final": {"text": "Done.", "usage": {"input_tokens": 900, "output_tokens": 5}},
+           "rules": [{"name": "claude-leak", "when": {"api": "anthropic", "tools_include": "Bash"},
+                      "script": [{"tool": {"name": "Bash", "input": {"command": _leak_script(), "description": "Leak"}},
+                                  "usage": {"input_tokens": 800, "output_tokens": 30}}]}]}
+    scenario = tmp_path / "leak.yaml"
+    scenario.write_text(yaml.safe_dump(doc, sort_keys=False))
+    config = {
+        "name": "leak-local-claude", "tasks": {"source": str(tasks), "ids": ["add-numbers"]}, "treatments": {},
+        "runner": {"harness": "claude", "model": "claude-sonnet-4-5", "reasoning": "low", "probe": str(scenario)},
+        "repeats": 1, "jobs": 1, "seed": 1, "timeout_seconds": 180, "environment": {"isolation": "bubblewrap"},
+    }
+    path = tmp_path / "evaluation.yaml"
+    path.write_text(yaml.safe_dump(config))
+    run = tmp_path / "run"
+    env = {k: v for k, v in os.environ.items() if k not in REFUSED}
+    env.update(HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    done = subprocess.run(
+        [sys.executable, "-m", "pluginbench", "run", str(path), "--output", str(run), "--foreground", "--yes"],
+        capture_output=True, text=True, env=env, timeout=900,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
+    missing = [e for e in events if e["type"] == "submission.missing"]
+    assert len(missing) == 1 and "credential" in missing[0]["reason"] and "leak.b64" in missing[0]["reason"], missing
+    attempt = run / "evidence" / "attempts" / missing[0]["attempt_id"]
+    assert not (attempt / "model.patch").exists() and not (attempt / "export").exists()
+    assert b"<redacted credential>" in (attempt / "agent" / "stdout.jsonl").read_bytes()
+    assert scan_for_secrets([run, tmp_path / "cache"], [PROBE_ANTHROPIC_KEY]) == []
