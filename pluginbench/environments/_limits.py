@@ -249,6 +249,24 @@ class Cgroup:
             time.sleep(0.05)
 
 
+def remove_left_behind(prefix: str, root: Path = _ROOT) -> list[str]:
+    """Kill and remove every sandbox cgroup whose name starts with ``prefix`` (what a
+    killed worker left: its sandboxes never reached their own cleanup); their paths."""
+    own = _own_v1_paths()
+    parents = [root / "pluginbench"] + [root / c / own.get(c, "/").lstrip("/") / "pluginbench"
+                                        for c in ("memory", "pids", "cpu")]
+    removed = []
+    for parent in parents:
+        with contextlib.suppress(OSError):
+            for folder in sorted(parent.iterdir()):
+                if folder.is_dir() and folder.name.startswith(prefix):
+                    box = Cgroup({"": folder} if parent == root / "pluginbench" else {"x": folder}, 1, Limits())
+                    box.remove(wait=5.0)
+                    if not folder.exists():
+                        removed.append(str(folder))
+    return removed
+
+
 def _counter(text: str, key: str) -> int:
     for line in text.splitlines():
         parts = line.split()

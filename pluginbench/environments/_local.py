@@ -560,6 +560,8 @@ class LocalEnvironment:
                     _proctree.kill_trees(pids)
                 _rmtree(folder)
                 removed.append(f"sandbox folder {folder}")
+            prefix = f"pluginbench-{_safe_name(run_id)}-"
+            removed += [f"sandbox cgroup {c}" for c in _limits.remove_left_behind(prefix)]
             return removed
 
         return await anyio.to_thread.run_sync(sweep)

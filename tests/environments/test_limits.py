@@ -123,3 +123,20 @@ async def test_docker_containers_get_a_process_and_memory_limit(tmp_path: Path, 
         found = await box.limit_breaches()
         assert any(b.startswith("processes:") and "64" in b for b in found), found
         assert any(b.startswith("memory:") for b in found), found
+
+
+async def test_resume_removes_the_cgroups_a_killed_worker_left(tmp_path: Path) -> None:
+    """A sandbox cgroup of a run whose worker was killed (never cleaned up) is killed and removed by the
+    backend's stop_left_running, and another run's cgroup is left alone."""
+    require(_cgroups_usable(), "root and a writable cgroup file system")
+    dead = Cgroup.create(f"pluginbench-deadrun{os.getpid()}-a-coding-x1", limits_of(None, None, None, None))
+    other = Cgroup.create(f"pluginbench-liverun{os.getpid()}-a-coding-x1", limits_of(None, None, None, None))
+    assert dead is not None and other is not None
+    try:
+        said = await LocalEnvironment(isolation="none", root=tmp_path).stop_left_running(f"deadrun{os.getpid()}")
+        assert said and all(s.startswith("sandbox cgroup ") for s in said)
+        assert not any(d.exists() for d in dead.dirs.values())
+        assert all(d.exists() for d in other.dirs.values())
+    finally:
+        dead.remove()
+        other.remove()
