@@ -79,8 +79,10 @@ def check_command(
 ) -> None:
     """Run every check that needs no model call.
 
-    The config, each task, each treatment (admission rules), credentials and refused
-    variables, the sandbox policy, the Docker engine and capacity, and (by default)
+    The config, each task (settings that would grant the host, such as privileged or
+    host volumes, are refused with exit 2; settings the backend ignores are named),
+    each treatment (admission rules), credentials and refused variables, the sandbox
+    policy and each task's sandbox limits, the Docker engine and capacity, and (by default)
     readiness: oracle must pass and nop must fail on every task through the real patch
     and verifier path."""
     from ..actors import (
