@@ -18,7 +18,7 @@ import anyio
 import msgspec
 
 from ..environments import Environment, Role, Sandbox, SandboxSpec, limits_of, over_storage
-from ..errors import WorkerLost
+from ..errors import ResourceLimitHit, WorkerLost
 from ..events import Outcome
 from ..harnesses import AgentRun, AttemptContext, FrozenTreatment, Harness
 from ..tasks import HarborTask, VerifierContract, patch_paths
@@ -209,6 +209,11 @@ async def _code_attempt(
             await sandbox.export_workspace(export)
         except WorkerLost:
             raise  # the node is gone: the attempt is interrupted, not missing a submission
+        except ResourceLimitHit as exc:
+            shutil.rmtree(export, ignore_errors=True)
+            run = run._replace(resource_limit=run.resource_limit or str(exc))
+            _merge_execution(attempt_dir / "execution.json", {**_run_dict(run)})
+            return CodingResult(run, None, f"resource_limit: {exc}; the attempt is not graded")
         except Exception as exc:  # noqa: BLE001
             return CodingResult(run, None, f"could not export the working tree: {exc}")
     too_big = await anyio.to_thread.run_sync(over_storage, export, limits_of(

@@ -40,7 +40,7 @@ from typing import IO, Literal
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
-from ..errors import EnvironmentFailure
+from ..errors import EnvironmentFailure, ResourceLimitHit
 from ..tasks import copy_tree, scan_tree
 from . import _bwrap, _hostcopy, _limits, _proctree
 from ._dialogue import Dialogue, LineChannel, first_error
@@ -390,6 +390,10 @@ class LocalSandbox:
             raise EnvironmentFailure("export_workspace() needs stop() first")
         if self._closed:
             raise EnvironmentFailure("the sandbox is gone")
+        # Bounded before anything is copied: a sparse file must not become gigabytes on the host.
+        too_big = await anyio.to_thread.run_sync(_limits.over_storage, self.host_app, self.limits)
+        if too_big:
+            raise ResourceLimitHit(too_big)
         await anyio.to_thread.run_sync(
             lambda: _hostcopy.copy_out(
                 self.host_app, "", Path(host_path), skip_top=lambda n: n == ".git"

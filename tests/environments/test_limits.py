@@ -140,3 +140,43 @@ async def test_resume_removes_the_cgroups_a_killed_worker_left(tmp_path: Path) -
     finally:
         dead.remove()
         other.remove()
+
+
+async def test_a_sparse_file_in_the_tree_is_never_exported(tmp_path: Path) -> None:
+    """An agent that leaves a 1.5 GiB sparse file under a 1,024 MB storage bound gets no export and no
+    patch, its attempt records resource_limit, and the attempt folder stays small."""
+    import shutil
+
+    from pluginbench.actors._pipeline import code_attempt
+    from pluginbench.harnesses import FrozenTreatment, NopHarness
+    from pluginbench.harnesses._port import NO_MODEL_USAGE, AgentRun
+    from pluginbench.tasks import load_task
+
+    class SparseHarness(NopHarness):
+        """A stand-in agent (engine logic under test) that leaves a sparse file in its tree."""
+
+        async def run(self, sandbox, ctx):  # type: ignore[no-untyped-def]
+            await ctx.launched(["sparse"])
+            await sandbox.exec(["python3", "-c", "open('big.bin', 'wb').truncate(1536 * 1024 * 1024)"])
+            return AgentRun(exit_code=0, timed_out=False, coding_seconds=0.1, usage=NO_MODEL_USAGE)
+
+    root = tmp_path / "task"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "data" / "probe-tasks" / "add-numbers", root)
+    toml = root / "task.toml"
+    toml.write_text(toml.read_text().replace("[environment]\n", "[environment]\nstorage_mb = 1024\n"))
+    task = load_task(root, "add-numbers")
+
+    async def launched(argv: object) -> None:
+        return None
+
+    attempt = tmp_path / "attempt"
+    result = await code_attempt(
+        environment=LocalEnvironment(isolation=_isolation(), root=tmp_path / "boxes"), harness=SparseHarness(),
+        run_id="r", attempt_id="a", task=task, starting_source=task.workspace_dir,
+        treatment=FrozenTreatment("vanilla", None, (), (), (), "0"), attempt_dir=attempt, model=None, reasoning=None,
+        seed=0, timeout=60, hidden=(), launched=launched,
+    )
+    assert result.patch is None and result.capture_error and result.capture_error.startswith("resource_limit: disk")
+    assert result.run.resource_limit and "1024 MB" in result.run.resource_limit
+    assert not (attempt / "export").exists() and not (attempt / "model.patch").exists()
+    assert tree_bytes(attempt) < 10 * 1024 * 1024
