@@ -85,6 +85,11 @@ class WorkerLost(EnvironmentFailure):
     """The cluster node that ran a sandbox died (its attempt is interrupted, not failed)."""
 
 
+class ResourceLimitHit(EnvironmentFailure):
+    """A sandbox's limit refused an operation (e.g. an export over ``storage_mb``): the
+    attempt's execution outcome is ``resource_limit``."""
+
+
 class MeasurementError(PluginBenchError):
     """A collector's input or output breaks its rules (a malformed coverage report, a
     report that contradicts itself); the measure becomes unknown with this reason."""

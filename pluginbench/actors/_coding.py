@@ -82,6 +82,8 @@ async def code_one(engine: Engine, job: Start) -> None:
             usage=run.usage,
             error=run.error,
             model_record=run.model_record,
+            integrity=list(run.integrity),
+            resource_limit=run.resource_limit,
         )
     )
     if run.provider_stop:

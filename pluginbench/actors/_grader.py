@@ -51,6 +51,7 @@ async def grade_one(engine: Engine, attempt_id: str, task_id: str, patch_sha256:
             hidden=engine.hidden,
             source=engine.source(task_id, "verifier"),
             contract=engine.contracts.get(task_id),
+            secrets=engine.harness.secrets(),
         )
     except Exception as exc:  # noqa: BLE001 - an ungraded attempt is unknown, never a fail
         await engine.outbox.send(

@@ -5,6 +5,7 @@ so controls go through exactly the path real attempts take.
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import shutil
@@ -16,8 +17,8 @@ from typing import Any, NamedTuple
 import anyio
 import msgspec
 
-from ..environments import Environment, Role, Sandbox, SandboxSpec, policy_for
-from ..errors import WorkerLost
+from ..environments import Environment, Role, Sandbox, SandboxSpec, limits_of, over_storage, policy_for
+from ..errors import ResourceLimitHit, WorkerLost
 from ..events import Outcome
 from ..harnesses import AgentRun, AttemptContext, FrozenTreatment, Harness
 from ..tasks import HarborTask, VerifierContract, patch_paths
@@ -63,8 +64,11 @@ def _spec(
     extra.setdefault("egress", policy_for(role, task.verifier_network_mode, probe_port=None, model_hosts=()))
     return SandboxSpec(
         run_id=run_id, attempt_id=attempt_id, role=role, task=task.id, workspace=src.workspace,
-        image=src.image, workdir=task.workdir, hidden=hidden, cpus=src.cpus,
-        memory_mb=src.memory_mb, **extra,
+        image=src.image, workdir=task.workdir, hidden=hidden,
+        # A backend without its own limit settings (local) takes the task's declaration.
+        cpus=src.cpus if src.cpus is not None else task.cpus,
+        memory_mb=src.memory_mb if src.memory_mb is not None else task.memory_mb,
+        pids=task.pids_limit, storage_mb=task.storage_mb, **extra,
     )
 
 
@@ -90,8 +94,57 @@ async def code_attempt(
 
     Raises only for failures *before* the agent launched (the sandbox or delivery is
     broken); after launch every failure is folded into the result so the paid session
-    is kept.
+    is kept. On every way out (a provider stop, a timeout, a crash, a cancel) the
+    harness's credentials, in every encoded form, are redacted from the saved evidence
+    and an export holding one is deleted (:func:`scrub_attempt`).
     """
+    try:
+        return await _code_attempt(
+            environment=environment, harness=harness, run_id=run_id, attempt_id=attempt_id, task=task,
+            starting_source=starting_source, treatment=treatment, attempt_dir=attempt_dir, model=model,
+            reasoning=reasoning, seed=seed, timeout=timeout, hidden=hidden, launched=launched, source=source,
+        )
+    finally:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(scrub_attempt, harness.secrets(), attempt_dir)
+
+
+def scrub_attempt(secrets: Sequence[str], attempt_dir: Path) -> list[str]:
+    """Redact every form of ``secrets`` from the files under ``attempt_dir``; an
+    ``export/`` holding one is deleted whole (it is the agent's tree, not evidence).
+    One label per file found, sorted."""
+    from ..harnesses import redact_secrets, scan_for_secrets
+
+    if not secrets or not attempt_dir.exists():
+        return []
+    export = attempt_dir / "export"
+    found: set[str] = set()
+    if any(True for _ in scan_for_secrets([export], secrets)):
+        found.add("workspace export")
+        shutil.rmtree(export, ignore_errors=True)
+    for path in redact_secrets([attempt_dir], secrets):
+        found.add(f"evidence: {path.relative_to(attempt_dir)}")
+    return sorted(found)
+
+
+async def _code_attempt(
+    *,
+    environment: Environment,
+    harness: Harness,
+    run_id: str,
+    attempt_id: str,
+    task: HarborTask,
+    starting_source: Path,
+    treatment: FrozenTreatment,
+    attempt_dir: Path,
+    model: str | None,
+    reasoning: str | None,
+    seed: int,
+    timeout: float,
+    hidden: tuple[Path, ...],
+    launched: Callable[[Sequence[str]], Awaitable[None]],
+    source: SandboxSource | None,
+) -> CodingResult:
     attempt_dir.mkdir(parents=True, exist_ok=True)
     (attempt_dir / "agent").mkdir(exist_ok=True)
     delivery = attempt_dir / "delivery"
@@ -146,7 +199,9 @@ async def code_attempt(
                 usage=Usage(status="unknown", reason=f"the harness failed: {exc}"),
                 error=f"harness error: {exc}",
             )
-        _merge_execution(attempt_dir / "execution.json", {"attempt_id": attempt_id, **_run_dict(run)})
+        run = await _with_limits(run, sandbox)
+        _merge_execution(attempt_dir / "execution.json", {"attempt_id": attempt_id, **_run_dict(run),
+                                                          "limits": _limits_record(sandbox, spec)})
         if run.provider_stop:
             return CodingResult(run, None, None)
         await _collect_artifacts(sandbox, task, attempt_dir)
@@ -158,8 +213,20 @@ async def code_attempt(
             await sandbox.export_workspace(export)
         except WorkerLost:
             raise  # the node is gone: the attempt is interrupted, not missing a submission
+        except ResourceLimitHit as exc:
+            shutil.rmtree(export, ignore_errors=True)
+            run = run._replace(resource_limit=run.resource_limit or str(exc))
+            _merge_execution(attempt_dir / "execution.json", {**_run_dict(run)})
+            return CodingResult(run, None, f"resource_limit: {exc}; the attempt is not graded")
         except Exception as exc:  # noqa: BLE001
             return CodingResult(run, None, f"could not export the working tree: {exc}")
+    too_big = await anyio.to_thread.run_sync(over_storage, export, limits_of(
+        spec.memory_mb, spec.cpus, spec.pids, spec.storage_mb))
+    if too_big:
+        shutil.rmtree(export, ignore_errors=True)
+        run = run._replace(resource_limit=run.resource_limit or too_big)
+        _merge_execution(attempt_dir / "execution.json", {**_run_dict(run)})
+        return CodingResult(run, None, f"resource_limit: {too_big}; the export was deleted and the attempt is not graded")
     leaked = _scrub_credentials(harness, attempt_dir, export)
     if leaked:
         shutil.rmtree(export, ignore_errors=True)
@@ -211,27 +278,45 @@ def _merge_execution(path: Path, summary: dict[str, object]) -> None:
 def _scrub_credentials(harness: Harness, attempt_dir: Path, export: Path) -> list[str]:
     """Find the harness's delivered credentials in the attempt's files; redact them in
     saved evidence (the export is deleted by the caller). One label per file."""
-    from ..harnesses import scan_for_secret
+    from ..harnesses import redact_secrets, scan_for_secrets
 
-    found: set[str] = set()
-    for secret in harness.secrets():
-        for path in scan_for_secret([attempt_dir], secret):
-            if export in path.parents:
-                found.add(f"workspace: {path.relative_to(export)}")
-                continue
-            path.write_bytes(path.read_bytes().replace(secret.encode(), b"<redacted credential>"))
-            found.add(f"evidence: {path.relative_to(attempt_dir)}")
+    secrets = harness.secrets()
+    found = {f"workspace: {path.relative_to(export)}" for path, _ in scan_for_secrets([export], secrets)}
+    outside = [p for p in attempt_dir.iterdir() if p != export]
+    found |= {f"evidence: {path.relative_to(attempt_dir)}" for path in redact_secrets(outside, secrets)}
     return sorted(found)
+
+
+async def _with_limits(run: AgentRun, sandbox: Sandbox) -> AgentRun:
+    """``run`` with the limits its sandbox hit, if any (a backend without limit counters
+    reports none; ``limit_breaches`` may be plain or async)."""
+    breaches = getattr(sandbox, "limit_breaches", None)
+    found = breaches() if callable(breaches) else []
+    if inspect.isawaitable(found):
+        found = await found
+    if not found:
+        return run
+    why = "; ".join(found)
+    return run._replace(resource_limit=why, error=f"resource_limit: {why}" + (f"; {run.error}" if run.error else ""))
+
+
+def _limits_record(sandbox: Sandbox, spec: SandboxSpec) -> dict[str, object]:
+    """The limits the attempt ran under and how the backend enforced them."""
+    limits = getattr(sandbox, "limits", None) or limits_of(spec.memory_mb, spec.cpus, spec.pids, spec.storage_mb)
+    return {**limits.describe(), "mechanism": getattr(sandbox, "limit_mechanism", "not reported by the backend")}
 
 
 def _run_dict(run: AgentRun) -> dict[str, object]:
     return {
+        "execution_outcome": "resource_limit" if run.resource_limit else None,
+        "resource_limit": run.resource_limit,
         "exit_code": run.exit_code,
         "timed_out": run.timed_out,
         "coding_seconds": run.coding_seconds,
         "usage": msgspec.to_builtins(run.usage),
         "error": run.error,
         "provider_stop": run.provider_stop,
+        "integrity": list(run.integrity),
         "model_record": msgspec.to_builtins(run.model_record),
     }
 
@@ -313,6 +398,38 @@ def _classify_overlap(reward: float, native: dict[str, float], overlap: tuple[st
 
 
 async def grade_patch(
+    *,
+    environment: Environment,
+    run_id: str,
+    attempt_id: str,
+    task: HarborTask,
+    starting_source: Path,
+    patch_path: Path,
+    empty: bool,
+    out_dir: Path,
+    hidden: tuple[Path, ...],
+    source: SandboxSource | None = None,
+    contract: VerifierContract | None = None,
+    secrets: Sequence[str] = (),
+) -> GradeResult:
+    """:func:`grade_in_sandbox`, then every form of ``secrets`` (the coding harness's
+    credentials) is redacted from the grading output in ``out_dir`` on every way out:
+    test code can print what the agent hid in its patch."""
+    try:
+        return await grade_in_sandbox(
+            environment=environment, run_id=run_id, attempt_id=attempt_id, task=task,
+            starting_source=starting_source, patch_path=patch_path, empty=empty, out_dir=out_dir,
+            hidden=hidden, source=source, contract=contract,
+        )
+    finally:
+        if secrets:
+            from ..harnesses import redact_secrets
+
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(redact_secrets, [out_dir], list(secrets))
+
+
+async def grade_in_sandbox(
     *,
     environment: Environment,
     run_id: str,

@@ -295,11 +295,21 @@ class Supervisor:
             dest = dest.with_name(f"{attempt_id}.{n}")
         dest.parent.mkdir(parents=True, exist_ok=True)
         src.rename(dest)
+        # A worker killed mid-attempt never reached the pipeline's own scrub.
+        from ._pipeline import scrub_attempt
+
+        scrub_attempt(self.engine.harness.secrets(), dest)
 
     async def _publish(self, attempt_id: str, manifest: object) -> None:
         """Publish a finished vanilla attempt off the loop, then record ``attempt.cached``."""
         from ..cache import EntryManifest, publish_entry
+        from ..harnesses import scan_for_secrets
 
+        attempt_dir = self.engine.run_dir.attempt(attempt_id)
+        leaks = await anyio.to_thread.run_sync(scan_for_secrets, [attempt_dir], self.engine.harness.secrets())
+        if leaks:  # never reached after the pipeline's scrub; the cache must not be the place to find out
+            manifest = "a form of the delivered credential is in " + ", ".join(
+                str(p.relative_to(attempt_dir)) for p, _ in leaks)
         if isinstance(manifest, EntryManifest):
             try:
                 entry, reason = await anyio.to_thread.run_sync(

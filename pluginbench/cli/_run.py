@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -281,6 +281,7 @@ def run_command(
         summary = plan_summary(ev, ev.tasks.task_ids(), read_prices(ev))
         summary["network"] = network_plan(ev, {t: (task.agent_network_mode, task.verifier_network_mode)
                                                for t, task in tasks.items()})
+        summary["limits"] = sandbox_limits(ev, tasks)
         summary["vanilla_cache"] = plan_decisions(ev, tasks)
         _print_plan(summary, json_out)
         return
@@ -360,6 +361,15 @@ def counted(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
+def sandbox_limits(ev: Any, tasks: Mapping[str, Any]) -> dict[str, dict[str, object]]:
+    """Each task's sandbox limits as the plan shows them (memory, cpus, processes, disk)."""
+    from ..environments import task_limits
+
+    env = ev.environment
+    return {tid: task_limits(t.memory_mb, t.cpus, t.pids_limit, t.storage_mb, env.container_cpus,
+                             env.container_memory_mb).describe() for tid, t in sorted(tasks.items())}
+
+
 def _print_plan(summary: dict[str, Any], json_out: bool) -> None:
     if json_out:
         print_json(summary)
@@ -377,6 +387,9 @@ def _print_plan(summary: dict[str, Any], json_out: bool) -> None:
     budgets = summary["budgets"]
     console.print(f"budget: {budgets['timeout_seconds_per_attempt']} s per attempt; model calls: {summary['model_calls']}", highlight=False, markup=False)
     console.print(cost_line(summary["cost"]), highlight=False, markup=False)
+    for tid, lim in (summary.get("limits") or {}).items():
+        console.print(f"limits {tid}: memory {lim['memory_mb']} MB, cpus {lim['cpus'] or 'no cap'}, "
+                      f"{lim['pids']} processes, disk {lim['storage_mb']} MB", highlight=False, markup=False)
     caps = summary["capabilities"]
     console.print("capabilities: " + ", ".join(
         f"{key} {_config_value(caps[key]['value'])} ({caps[key]['enforcement']})" for key in ("subagents", "max_threads", "max_depth")

@@ -79,8 +79,10 @@ def check_command(
 ) -> None:
     """Run every check that needs no model call.
 
-    The config, each task, each treatment (admission rules), credentials and refused
-    variables, the sandbox policy, the Docker engine and capacity, and (by default)
+    The config, each task (settings that would grant the host, such as privileged or
+    host volumes, are refused with exit 2; settings the backend ignores are named),
+    each treatment (admission rules), credentials and refused variables, the sandbox
+    policy and each task's sandbox limits, the Docker engine and capacity, and (by default)
     readiness: oracle must pass and nop must fail on every task through the real patch
     and verifier path."""
     from ..actors import (
@@ -96,22 +98,34 @@ def check_command(
     ev = resolve_paths(loaded)
     tasks = check_inputs(ev, loaded.path)
     from ..tasks import admit_contract
+    from ._run import sandbox_limits
 
     contracts = {tid: admit_contract(t) for tid, t in sorted(tasks.items())}
+    from ..environments import backend_of
+    from ..tasks import ignored_settings
+
+    backend = backend_of(ev, loaded.path)
+    ignored = {tid: list(found) for tid, t in sorted(tasks.items())
+               if (found := ignored_settings(t.settings, backend.task_settings))}
     results: dict[str, Any] = {
         "config": str(loaded.path),
         "tasks": sorted(tasks),
         "contracts": {tid: msgspec.to_builtins(c) for tid, c in contracts.items()},
         "isolation": effective_isolation(ev),
-        "plan": {k: v for k, v in plan_summary(ev, list(tasks), read_prices(ev)).items() if k != "slots"},
+        "plan": {**{k: v for k, v in plan_summary(ev, list(tasks), read_prices(ev)).items() if k != "slots"},
+                 "limits": sandbox_limits(ev, tasks)},
         "vanilla_cache": plan_decisions(ev, tasks),
         "readiness": [],
+        "ignored_settings": ignored,
     }
     if not json_out:
         # Everything known without a sandbox is printed before readiness, which can take minutes.
         console.print(f"config ok: {len(tasks)} tasks, arms {', '.join(results['plan']['arms'])}, isolation {results['isolation']}", highlight=False, markup=False)
         for tid, c in contracts.items():
             console.print(f"contract {tid}: {c.describe()}", highlight=False, markup=False)
+        for tid, names in ignored.items():
+            console.print(f"task {tid}: the {backend.name} backend ignores {', '.join(names)}",
+                          style="yellow", highlight=False, markup=False)
         from ._run import cost_line, print_cache_decisions
 
         console.print(cost_line(results["plan"]["cost"]), highlight=False, markup=False)

@@ -141,7 +141,10 @@ def build_app(monitor: Monitor, port: int) -> ASGIApp:
         if data is None:
             return PlainTextResponse(f"{name} does not exist yet (pluginbench report builds it)\n",
                                      status_code=404, headers=SECURITY_HEADERS)
-        return Response(data, media_type=SERVED_FILES[name], headers=SECURITY_HEADERS)
+        # The report is a run's own file, built from what its agents wrote: the same CSP
+        # as the dashboard's pages keeps anything in it from running or reaching out.
+        return Response(data, media_type=SERVED_FILES[name],
+                        headers={**SECURITY_HEADERS, "Content-Security-Policy": PAGE_CSP})
 
     async def left_running(request: Request) -> Response:
         key = request.path_params["key"]

@@ -16,6 +16,7 @@ from ._bwrap import bwrap_usable, find_bwrap
 from ._dialogue import LineChannel
 from ._egress import NO_EGRESS, Egress, EgressProxy, network_policy, policy_for
 from ._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE
+from ._limits import Limits, limits_of, over_storage, task_limits
 from ._local import LocalEnvironment, LocalSandbox, left_behind
 from ._port import Environment, ExecResult, Role, Sandbox, SandboxPaths, SandboxSpec
 from ._registry import (
@@ -59,6 +60,7 @@ __all__ = [
     "Environment",
     "ExecResult",
     "LeftRunning",
+    "Limits",
     "LineChannel",
     "LocalEnvironment",
     "LocalSandbox",
@@ -77,9 +79,12 @@ __all__ = [
     "get_backend",
     "left_behind",
     "left_running",
+    "limits_of",
     "make_environment",
     "network_policy",
     "policy_for",
+    "over_storage",
     "register_backend",
+    "task_limits",
     "unregister_backend",
 ]

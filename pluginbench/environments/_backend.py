@@ -72,6 +72,9 @@ class Backend(abc.ABC):
     #: sandboxes start from per-task images that preparation freezes (coding, verifier);
     #: a backend with images implements :meth:`Environment.prepare_image` and friends
     uses_images: ClassVar[bool] = False
+    #: the task.toml settings it honours beyond :data:`pluginbench.tasks.COMMON_SETTINGS`
+    #: (``table.key``); ``check`` names every other declared setting as ignored
+    task_settings: ClassVar[frozenset[str]] = frozenset()
 
     # -- configuration ---------------------------------------------------------------
 

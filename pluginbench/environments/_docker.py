@@ -71,6 +71,7 @@ from ._docker_engine import EngineInfo, capacity_problem, engine, engine_info
 from ._docker_images import BASE_IMAGE, image_id, prepare_image
 from ._docker_sandbox import DockerSandbox
 from ._egress import INSIDE_DIR, EgressProxy
+from ._limits import limits_of
 from ._port import SandboxSpec
 
 
@@ -169,6 +170,8 @@ class DockerEnvironment:
             host["NanoCpus"] = int(spec.cpus * 1e9)
         if spec.memory_mb is not None:
             host["Memory"] = host["MemorySwap"] = int(spec.memory_mb) * 1024 * 1024
+        # A fork bomb stays in its container (docker's default is pids.max=max).
+        host["PidsLimit"] = limits_of(spec.memory_mb, spec.cpus, spec.pids, spec.storage_mb).pids
         labels = {
             LABEL_OWNER: OWNER,
             LABEL_RUN: spec.run_id,

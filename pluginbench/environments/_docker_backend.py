@@ -27,6 +27,7 @@ class DockerBackend(Backend):
 
     name = "docker"
     summary = "one labelled container per sandbox on a local Docker engine (aiodocker)"
+    task_settings = frozenset({"environment.docker_image", "verifier.environment.docker_image"})
     needs_workspace = False
     uses_images = True
 

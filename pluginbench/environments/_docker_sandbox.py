@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
 import re
 import secrets
@@ -22,6 +23,7 @@ from ._docker_engine import get_archive, put_archive
 from ._docker_tar import pack, pack_many, unpack
 from ._egress import EgressProxy
 from ._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE
+from ._limits import Limits, limits_of
 from ._port import ExecResult, SandboxPaths, SandboxSpec
 
 MARKER = "PLUGINBENCH_EXEC"
@@ -322,6 +324,36 @@ class DockerSandbox:
         """Copy a sandbox file or folder to exactly ``host_path``; symlinks are never followed."""
         await self._get(sandbox_path, host_path, lambda _n: False)
 
+    @property
+    def limits(self) -> Limits:
+        return limits_of(self.spec.memory_mb, self.spec.cpus, self.spec.pids, self.spec.storage_mb)
+
+    limit_mechanism = "docker HostConfig (Memory, NanoCpus, PidsLimit); disk: export size bound"
+
+    async def limit_breaches(self) -> list[str]:
+        """The limits hit so far: an OOM kill from the container's state, and the
+        kernel's counters of its cgroup (a refused fork, an OOM kill of any process),
+        read on the host when the engine is local, else from inside (read-only there)."""
+        found = []
+        try:
+            info = await self._container.show()
+            if (info.get("State") or {}).get("OOMKilled"):
+                found.append(f"memory: the container was killed at its {self.spec.memory_mb} MB limit (memory_mb)")
+        except aiodocker.DockerError:
+            pass
+        text = await anyio.to_thread.run_sync(_host_cgroup_counters, self.container_id)
+        if text is None and not self._stopped:
+            with contextlib.suppress(Exception):
+                text = await self._internal(
+                    "cat /sys/fs/cgroup/pids.events /sys/fs/cgroup/pids/pids.events /sys/fs/cgroup/memory.events "
+                    "/sys/fs/cgroup/memory/memory.oom_control 2>/dev/null; true")
+        counts = dict(line.split()[:2] for line in (text or "").splitlines() if len(line.split()) == 2)
+        if counts.get("max", "0") != "0":
+            found.append(f"processes: a fork was refused at the {self.limits.pids} process limit (pids_limit)")
+        if counts.get("oom_kill", "0") != "0" and not any(f.startswith("memory:") for f in found):
+            found.append(f"memory: a process was killed at the {self.spec.memory_mb} MB limit (memory_mb)")
+        return found
+
     async def stop(self) -> None:
         """``docker stop`` the container and confirm through inspect that it is not running."""
         self._stopped = True
@@ -333,3 +365,25 @@ class DockerSandbox:
         if not self._stopped:
             raise EnvironmentFailure("export_workspace() needs stop() first")
         await self._get(self.paths.app, host_path, lambda n: n == ".git")
+
+
+def _host_cgroup_counters(container_id: str) -> str | None:
+    """The container's pids and memory event counters as the host's cgroup file system
+    shows them (cgroupfs v1 or v2, or systemd's scope), or None when none is found (a
+    remote engine)."""
+    root = Path("/sys/fs/cgroup")
+    candidates = [
+        (root / "pids" / "docker" / container_id / "pids.events", root / "memory" / "docker" / container_id / "memory.oom_control"),
+        (root / "docker" / container_id / "pids.events", root / "docker" / container_id / "memory.events"),
+        (root / "system.slice" / f"docker-{container_id}.scope" / "pids.events",
+         root / "system.slice" / f"docker-{container_id}.scope" / "memory.events"),
+    ]
+    for pids, memory in candidates:
+        try:
+            text = pids.read_text()
+        except OSError:
+            continue
+        with contextlib.suppress(OSError):
+            text += memory.read_text()
+        return text
+    return None

@@ -45,9 +45,9 @@ from typing import IO, Literal
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
-from ..errors import EnvironmentFailure
+from ..errors import EnvironmentFailure, ResourceLimitHit
 from ..tasks import copy_tree, scan_tree
-from . import _bwrap, _hostcopy, _proctree, _seccomp
+from . import _bwrap, _hostcopy, _limits, _proctree, _seccomp
 from ._egress import EgressProxy
 from ._dialogue import Dialogue, LineChannel, first_error
 from ._gitbase import init_base_repo
@@ -56,6 +56,8 @@ from ._port import ExecResult, SandboxPaths, SandboxSpec
 Isolation = Literal["auto", "bubblewrap", "none"]
 
 _KILL_CONFIRM_SECONDS = 10.0
+#: how long a file-bound pipe is still read after its command exited
+_FILE_DRAIN_GRACE_SECONDS = 2.0
 
 
 def _safe_name(text: str) -> str:
@@ -118,11 +120,54 @@ class LocalSandbox:
         self._stopped = False
         self._closed = False
         self.egress: EgressProxy | None = None
+        self.limits = _limits.limits_of(spec.memory_mb, spec.cpus, spec.pids, spec.storage_mb)
+        self._cgroup: _limits.Cgroup | None = None
+        self._rlimit: list[str] = []
+        self.limit_mechanism = "not set up"
+        self._breaches: list[str] = []
 
     # -- setup ---------------------------------------------------------------------
 
+    async def _set_limits(self) -> None:
+        """A cgroup of this sandbox's limits, else the prlimit fallback (see :mod:`._limits`)."""
+        self._cgroup = await anyio.to_thread.run_sync(_limits.Cgroup.create, self.root.name, self.limits)
+        if self._cgroup is not None:
+            self.limit_mechanism = self._cgroup.mechanism
+        else:
+            self._rlimit, self.limit_mechanism = _limits.rlimit_prefix(self.limits)
+
+    def limit_breaches(self) -> list[str]:
+        """Every limit this sandbox's commands hit so far, one reason each (empty: none)."""
+        found = list(self._breaches)
+        if self._cgroup is not None:
+            found += [b for b in self._cgroup.breaches() if b not in found]
+        return found
+
+    async def _watch_limits(self, root_pid: int) -> None:
+        """While a command runs: on a cgroup breach, or the sandbox folder over its disk
+        bound, end every process of the sandbox (a breach ends the attempt, not the host)."""
+        bound = self.limits.storage_mb * 1024 * 1024
+        tick = 0
+        while True:
+            await anyio.sleep(0.25)
+            tick += 1
+            hit = self._cgroup.breaches() if self._cgroup is not None else []
+            if not hit and tick % 20 == 0:
+                used = await anyio.to_thread.run_sync(
+                    lambda: _limits.tree_bytes(self.root, allocated=True, stop_above=bound))
+                if used > bound:
+                    hit = [f"disk: the sandbox's files are over the {self.limits.storage_mb} MB storage bound "
+                           "(storage_mb)"]
+                    self._breaches += [h for h in hit if h not in self._breaches]
+            if hit:
+                if self._cgroup is not None:
+                    await anyio.to_thread.run_sync(self._cgroup.kill)
+                await anyio.to_thread.run_sync(_proctree.kill_trees, [root_pid])
+                return
+
     async def _populate(self) -> None:
         spec, root = self.spec, self.root
+        await self._set_limits()
 
         def copy_all() -> None:
             for sub in ("app", "logs/agent", "logs/verifier", "logs/artifacts", "home", "tmp"):
@@ -225,6 +270,7 @@ class LocalSandbox:
             command, host_cwd = [self._bwrap, "--args", str(fds[-1]), "--", *inner], str(self.root)
         else:
             command, host_cwd = list(argv), cwd
+        command = self._cgroup.wrap(command) if self._cgroup is not None else [*self._rlimit, *command]
         out_file = open(stdout_path, "wb") if stdout_path is not None else None  # noqa: SIM115
         err_file = open(stderr_path, "wb") if stderr_path is not None else None  # noqa: SIM115
         out, err = bytearray(), bytearray()
@@ -241,8 +287,11 @@ class LocalSandbox:
                     proc = await anyio.open_process(
                         command,
                         stdin=PIPE if stdin is not None or dialogue is not None else DEVNULL,
-                        stdout=out_file if out_file is not None and dialogue is None else PIPE,
-                        stderr=err_file if err_file is not None else PIPE,
+                        # Always pipes that PluginBench reads, never the host file itself: a
+                        # process in the sandbox can reopen /proc/<pid>/fd/1 of the command, and
+                        # through a file descriptor it could truncate or rewrite the evidence.
+                        stdout=PIPE,
+                        stderr=PIPE,
                         cwd=host_cwd,
                         env=self._env(env),
                         start_new_session=True,
@@ -263,13 +312,26 @@ class LocalSandbox:
                         channel = LineChannel(proc.stdin.send)
                         tg.start_soon(_drain_lines, proc.stdout, out, out_file, channel)
                         tg.start_soon(_converse, dialogue, channel, proc.stdin)
-                    elif proc.stdout is not None:
-                        tg.start_soon(_drain, proc.stdout, out)
-                    if proc.stderr is not None:
-                        tg.start_soon(_drain, proc.stderr, err)
+                    files = _FileDrains()
+                    for stream, into, file in ((proc.stdout if dialogue is None else None, out, out_file),
+                                               (proc.stderr, err, err_file)):
+                        if stream is not None and file is not None:
+                            files.add(stream, into, file)
+                        elif stream is not None:
+                            tg.start_soon(_drain, stream, into)
+                    tg.start_soon(files.run)
                     if proc.stdin is not None and stdin is not None:
                         tg.start_soon(_feed, proc.stdin, stdin)
+                    watch = anyio.CancelScope()
+
+                    async def watch_limits(pid: int = proc.pid) -> None:
+                        with watch:
+                            await self._watch_limits(pid)
+
+                    tg.start_soon(watch_limits)
                     await proc.wait()
+                    watch.cancel()
+                    await files.finish(_FILE_DRAIN_GRACE_SECONDS)
             timed_out = deadline.cancelled_caught
         finally:
             with anyio.CancelScope(shield=True):
@@ -343,6 +405,8 @@ class LocalSandbox:
         self._stopped = True
         with anyio.CancelScope(shield=True):
             await self._kill([p.pid for p in self._procs], sweep=True)
+            if self._cgroup is not None:  # anything that left the process tree is still in the cgroup
+                await anyio.to_thread.run_sync(self._cgroup.kill)
 
     async def export_workspace(self, host_path: Path) -> None:
         """Copy the working tree (not ``.git``) to ``host_path``; symlinks stay symlinks."""
@@ -350,6 +414,10 @@ class LocalSandbox:
             raise EnvironmentFailure("export_workspace() needs stop() first")
         if self._closed:
             raise EnvironmentFailure("the sandbox is gone")
+        # Bounded before anything is copied: a sparse file must not become gigabytes on the host.
+        too_big = await anyio.to_thread.run_sync(_limits.over_storage, self.host_app, self.limits)
+        if too_big:
+            raise ResourceLimitHit(too_big)
         await anyio.to_thread.run_sync(
             lambda: _hostcopy.copy_out(
                 self.host_app, "", Path(host_path), skip_top=lambda n: n == ".git"
@@ -363,13 +431,50 @@ class LocalSandbox:
             self._closed = True
             if self.egress is not None:
                 await anyio.to_thread.run_sync(self.egress.close)
+            if self._cgroup is not None:
+                await anyio.to_thread.run_sync(self._cgroup.kill)
+                await anyio.to_thread.run_sync(self._cgroup.remove)
             await anyio.to_thread.run_sync(_rmtree, self.root)
 
 
-async def _drain(stream: ByteReceiveStream, into: bytearray) -> None:
+class _FileDrains:
+    """The pipes that go to host files. Once the command has exited they are read for a
+    short grace and then closed (as a file descriptor would have been, a process it left
+    behind no longer reaches the file), so a leftover background process holding the
+    pipe neither hangs the command until its deadline nor writes evidence afterwards."""
+
+    def __init__(self) -> None:
+        self._streams: list[tuple[ByteReceiveStream, bytearray, IO[bytes] | None]] = []
+        self._scope = anyio.CancelScope()
+        self._done = anyio.Event()
+
+    def add(self, stream: ByteReceiveStream, into: bytearray, file: IO[bytes] | None) -> None:
+        self._streams.append((stream, into, file))
+
+    async def run(self) -> None:
+        try:
+            with self._scope:
+                async with anyio.create_task_group() as tg:
+                    for stream, into, file in self._streams:
+                        tg.start_soon(_drain, stream, into, file)
+        finally:
+            self._done.set()
+
+    async def finish(self, grace: float) -> None:
+        with anyio.move_on_after(grace):
+            await self._done.wait()
+        self._scope.cancel()
+
+
+async def _drain(stream: ByteReceiveStream, into: bytearray, file: IO[bytes] | None = None) -> None:
+    """A pipe to its sink: the host file when given (written as it comes), else the buffer."""
     try:
         async for chunk in stream:
-            into += chunk
+            if file is not None:
+                file.write(chunk)
+                file.flush()
+            else:
+                into += chunk
     except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
         pass
 
@@ -506,6 +611,8 @@ class LocalEnvironment:
                     _proctree.kill_trees(pids)
                 _rmtree(folder)
                 removed.append(f"sandbox folder {folder}")
+            prefix = f"pluginbench-{_safe_name(run_id)}-"
+            removed += [f"sandbox cgroup {c}" for c in _limits.remove_left_behind(prefix)]
             return removed
 
         return await anyio.to_thread.run_sync(sweep)

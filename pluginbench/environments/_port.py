@@ -83,6 +83,9 @@ class SandboxSpec(NamedTuple):
     egress: Egress = NO_EGRESS
     cpus: float | None = None
     memory_mb: int | None = None
+    #: process and disk bounds (None: the defaults of :mod:`._limits`)
+    pids: int | None = None
+    storage_mb: int | None = None
     git_identity: tuple[str, str] = ("PluginBench Agent", "agent@pluginbench.invalid")
 
 

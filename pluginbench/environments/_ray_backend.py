@@ -143,6 +143,7 @@ class RayDockerBackend(RayBackend):
 
     needs_workspace = False
     uses_images = True
+    task_settings = frozenset({"environment.docker_image", "verifier.environment.docker_image"})
 
     def for_evaluation(self, ev: Evaluation) -> Backend:
         return RayBackend().for_evaluation(ev)

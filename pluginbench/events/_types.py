@@ -303,6 +303,12 @@ class AgentExited(_Event, frozen=True, tag="agent.exited"):
     error: str | None = None
     #: Codex: the models and efforts its sessions ran on (None: not read, e.g. Claude)
     model_record: ModelRecord | None = None
+    #: what in the agent's trace cannot be the CLI's own (e.g. a provider-stop line the
+    #: agent wrote into the CLI's stdout, which was ignored), one note each; empty: none found
+    integrity: list[str] = []
+    #: the sandbox limit the session hit (memory, processes, disk) and so ended at, or
+    #: None: the execution outcome ``resource_limit`` (see docs/architecture.md, "Limits")
+    resource_limit: str | None = None
 
 
 class SubmissionCaptured(_Event, frozen=True, tag="submission.captured"):

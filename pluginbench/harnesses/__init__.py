@@ -33,7 +33,7 @@ from ._port import (
 )
 from ._receipt import DiscoveryIdentity, discovery_identity
 from ._revalidate import revalidate_usage
-from ._secrets import scan_for_secret
+from ._secrets import REDACTED, redact_secrets, scan_for_secret, scan_for_secrets, secret_forms
 from ._simulated import (
     SimPlan,
     SimulatedHarness,
@@ -81,6 +81,10 @@ __all__ = [
     "register_harness",
     "revalidate_usage",
     "scan_for_secret",
+    "scan_for_secrets",
+    "secret_forms",
+    "redact_secrets",
+    "REDACTED",
     "tool_roots",
     "uncacheable_cli",
     "unregister_harness",

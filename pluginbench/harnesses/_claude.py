@@ -71,7 +71,7 @@ from ._claude_launch import (
     spec_problem,
 )
 from ._claude_session import ClaudeSession
-from ._claude_stream import final_and_writes, parse_stream, provider_stop
+from ._claude_stream import final_and_writes, parse_stream, provider_stop, uncorroborated
 from ._claude_usage import read_stream_answers, read_transcripts, unrecovered_cut, validate_usage
 from ._port import (
     AgentRun,
@@ -249,8 +249,9 @@ class ClaudeHarness(HarnessBase):
         return self.probe_base_url is not None
 
     def secrets(self) -> list[str]:
-        """Credentials this harness delivers; the engine scans exports for them."""
-        return [] if self.probe else [self._token()]
+        """Credentials this harness delivers; the engine scans exports for them. A probe
+        run's fake key counts too, so probe runs go through the same redaction path."""
+        return [self._token()]
 
     def _token(self) -> str:
         if self.probe:
@@ -490,6 +491,9 @@ class ClaudeHarness(HarnessBase):
             # validated figures stay, labelled as the native session's.
             usage = hook_arm_usage(usage)
         stop = provider_stop(summary, timed_out=timed_out) or unrecovered_cut(summary)
+        integrity = [*summary.integrity, *uncorroborated(summary)]
+        if summary.bad_lines and not timed_out:
+            integrity.append(f"stdout has {summary.bad_lines} undecodable line(s): something else wrote into it")
         checks = after_run_checks(summary, receipt, t, model=model, cli_version=self.cli_version,
                                   subagents=self.subagents, trees_unchanged=trees == self._frozen_trees(t))
         timings["collect_s"] = round(time.monotonic() - t2, 3)
@@ -506,7 +510,7 @@ class ClaudeHarness(HarnessBase):
             "exit_code": exit_code, "timed_out": timed_out, "coding_seconds": coding_seconds,
             "terminal_reason": res_ev.get("terminal_reason"), "is_error": res_ev.get("is_error"),
             "api_retries": summary.api_retries, "announced_wait_ms": summary.announced_wait_ms,
-            "provider_stop": stop, "usage": msgspec.to_builtins(usage),
+            "provider_stop": stop, "integrity": integrity, "usage": msgspec.to_builtins(usage),
             "usage_accounting": accounting, "total_usage_known": not t.hooks and usage.status == "exact",
             "checks": {"passed": not checks, "reasons": checks}, "session_id": session_id,
             "transcripts": totals is not None, "timings": timings,
@@ -514,4 +518,4 @@ class ClaudeHarness(HarnessBase):
         _write_json(ctx.attempt_dir / "execution.json", execution)
         error = "; ".join(checks) if checks else None
         return AgentRun(exit_code=exit_code, timed_out=timed_out, coding_seconds=coding_seconds,
-                        usage=usage, error=error, provider_stop=stop)
+                        usage=usage, error=error, provider_stop=stop, integrity=tuple(integrity))

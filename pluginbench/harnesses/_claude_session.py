@@ -24,11 +24,11 @@ from ._claude_discovery import (
     REQUESTS,
     control_request,
     end_session,
-    is_result,
     request_id,
     response_id,
     user_message,
 )
+from ._claude_stream import OpenTools
 
 
 class ClaudeSession:
@@ -68,10 +68,14 @@ class ClaudeSession:
             return
         self.task_sent_at = time.monotonic()
         await channel.send(user_message(self.instruction))
+        tools = OpenTools()
         try:
             with anyio.fail_after(self.coding_timeout):
                 while (raw := await channel.receive_line()) is not None:
-                    if not self.result_seen and is_result(raw.decode(errors="replace")):
+                    ev = tools.feed(raw.decode(errors="replace"))
+                    # A result while a tool runs is a line the agent wrote into the CLI's
+                    # stdout (the CLI is waiting for the tool): it does not end the session.
+                    if not self.result_seen and ev is not None and ev.get("type") == "result" and not tools.running:
                         self.result_seen = True
                         await channel.send(end_session(last))
         except TimeoutError:

@@ -10,6 +10,23 @@ classifies a summary as a provider/account stop or not, per the product rules:
 * a session cut off (no result) while it was retrying (last event ``system/api_retry``).
 
 Invalid requests (400), max turns, prompt-too-long and unknown errors stay the agent's.
+
+**The agent can write into this stream.** Its commands run as the CLI's own user, so a
+command can reopen ``/proc/<cli pid>/fd/1`` and append lines of its own. Two rules keep a
+forged line from stopping the run (see docs/harnesses.md, "Evidence the agent cannot
+forge"):
+
+* a ``result`` or ``system/api_retry`` line that arrives while one of the session's
+  tools is running (between a ``tool_use`` and the *last* ``tool_result`` for it; a
+  subagent's own ``Task``/``Agent`` span excepted, since it makes API calls) cannot be
+  the CLI's: the CLI is waiting for the tool, not calling the API. It is left out of the
+  summary and named in :attr:`StreamSummary.integrity`. (``rate_limit_event`` is not
+  judged by position: the real CLI writes it after the response's last block, which may
+  be a ``tool_use`` whose tool then runs.)
+* a rejected ``rate_limit_event`` is a stop only when the CLI's own terminal ``result``
+  corroborates it: a failed result that ended on an API error (``terminal_reason:
+  "api_error"`` or an ``api_error_status``). Beside a successful result, or with no result
+  at all, it is named by :func:`uncorroborated` and the attempt stays the agent's.
 """
 
 from __future__ import annotations
@@ -41,6 +58,8 @@ class StreamSummary(NamedTuple):
     compactions: int
     last_event: tuple[str, str | None] | None  # (type, subtype) of the last line
     bad_lines: int
+    #: what in the stream cannot be the CLI's own (lines an agent wrote into it), one note each
+    integrity: tuple[str, ...] = ()
 
     @property
     def result(self) -> dict[str, Any] | None:
@@ -57,15 +76,13 @@ class StreamSummary(NamedTuple):
         return sum(int(r.get("retry_delay_ms") or 0) for r in self.retries)
 
 
-def parse_stream(lines: list[str] | str) -> StreamSummary:
-    """Fold stream-json lines; undecodable lines are counted, never fatal."""
-    if isinstance(lines, str):
-        lines = lines.splitlines()
-    inits, results, retries, limits, denials, tools = [], [], [], [], [], []
-    hooks: dict[str, dict[str, Any]] = {}
-    compactions = bad = 0
-    replied = False
-    last: tuple[str, str | None] | None = None
+#: tools whose span holds a subagent's own API calls (its retries and limits are real)
+_AGENT_TOOLS = frozenset({"Task", "Agent"})
+_STOP_LINES = frozenset({("system", "api_retry"), ("result", None)})
+
+
+def _decode(lines: list[str]) -> tuple[list[dict[str, Any]], int]:
+    events, bad = [], 0
     for line in lines:
         if not line.strip():
             continue
@@ -77,6 +94,96 @@ def parse_stream(lines: list[str] | str) -> StreamSummary:
         if not isinstance(ev, dict):
             bad += 1
             continue
+        events.append(ev)
+    return events, bad
+
+
+def _blocks(ev: dict[str, Any]) -> list[dict[str, Any]]:
+    content = (ev.get("message") or {}).get("content") if isinstance(ev.get("message"), dict) else None
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def tool_spans(events: list[dict[str, Any]]) -> tuple[list[tuple[int, int]], list[str]]:
+    """The ``(start, end)`` event indexes during which a (non-subagent) tool was running:
+    from its ``tool_use`` to the last ``tool_result`` for it (to the end when none came),
+    and a note per tool that got more than one result (one was written by someone else)."""
+    started: dict[str, int] = {}
+    names: dict[str, str] = {}
+    ended: dict[str, int] = {}
+    results: Counter[str] = Counter()
+    for i, ev in enumerate(events):
+        for block in _blocks(ev):
+            if ev.get("type") == "assistant" and block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+                started.setdefault(block["id"], i)
+                names[block["id"]] = str(block.get("name"))
+            elif ev.get("type") == "user" and block.get("type") == "tool_result" and isinstance(
+                    block.get("tool_use_id"), str):
+                ended[block["tool_use_id"]] = i
+                results[block["tool_use_id"]] += 1
+    spans = [(start, ended.get(tid, len(events))) for tid, start in started.items() if names[tid] not in _AGENT_TOOLS]
+    notes = [f"tool {tid} got {n} results; only the CLI writes one" for tid, n in sorted(results.items()) if n > 1]
+    return spans, notes
+
+
+class OpenTools:
+    """The session's running tools, line by line as stdout arrives (for the live
+    dialogue, which must not end the session on a ``result`` the agent wrote while its
+    tool ran). Online it can only close a tool at its first ``tool_result``; the saved
+    stream is judged afterwards by :func:`in_turn`, which uses the last."""
+
+    def __init__(self) -> None:
+        self._open: set[str] = set()
+
+    def feed(self, line: str) -> dict[str, Any] | None:
+        """Track one stdout line; its decoded event, or ``None`` when it is not one."""
+        try:
+            ev = json.loads(line)
+        except json.JSONDecodeError:
+            return None
+        if not isinstance(ev, dict):
+            return None
+        for block in _blocks(ev):
+            if ev.get("type") == "assistant" and block.get("type") == "tool_use" and isinstance(block.get("id"), str) \
+                    and str(block.get("name")) not in _AGENT_TOOLS:
+                self._open.add(block["id"])
+            elif ev.get("type") == "user" and block.get("type") == "tool_result":
+                self._open.discard(str(block.get("tool_use_id")))
+        return ev
+
+    @property
+    def running(self) -> bool:
+        """A (non-subagent) tool is running now."""
+        return bool(self._open)
+
+
+def in_turn(events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """``events`` without the stop lines that arrived while a tool was running, and a
+    note for each line left out (see the module docstring)."""
+    spans, notes = tool_spans(events)
+    kept = []
+    for i, ev in enumerate(events):
+        key = (str(ev.get("type")), ev.get("subtype") if ev.get("type") == "system" else None)
+        if key in _STOP_LINES and any(start < i < end for start, end in spans):
+            notes.append(f"a {'/'.join(k for k in key if k)} line arrived while a tool was running (event {i + 1}): "
+                         "written by the agent, not the CLI; ignored")
+            continue
+        kept.append(ev)
+    return kept, notes
+
+
+def parse_stream(lines: list[str] | str) -> StreamSummary:
+    """Fold stream-json lines; undecodable lines are counted, never fatal; stop lines
+    that cannot be the CLI's are left out and noted (:func:`in_turn`)."""
+    if isinstance(lines, str):
+        lines = lines.splitlines()
+    inits, results, retries, limits, denials, tools = [], [], [], [], [], []
+    hooks: dict[str, dict[str, Any]] = {}
+    compactions = 0
+    replied = False
+    last: tuple[str, str | None] | None = None
+    decoded, bad = _decode(lines)
+    events, integrity = in_turn(decoded)
+    for ev in events:
         etype, sub = ev.get("type"), ev.get("subtype")
         last = (str(etype), sub)
         if etype == "system":
@@ -115,7 +222,7 @@ def parse_stream(lines: list[str] | str) -> StreamSummary:
                 h["before"])
         for hid, h in hooks.items())
     return StreamSummary(tuple(inits), tuple(results), tuple(retries), tuple(limits), hook_runs,
-                         tuple(denials), tuple(tools), compactions, last, bad)
+                         tuple(denials), tuple(tools), compactions, last, bad, tuple(integrity))
 
 
 def _reset(info: dict[str, Any]) -> str:
@@ -125,13 +232,36 @@ def _reset(info: dict[str, Any]) -> str:
     return "unknown"
 
 
+def _rejected(summary: StreamSummary) -> dict[str, Any] | None:
+    return next((i for i in summary.rate_limits if i.get("status") == "rejected" and not i.get("isUsingOverage")), None)
+
+
+def _api_failure(res: dict[str, Any] | None) -> bool:
+    """The terminal result is a failure that ended on an API error."""
+    return res is not None and bool(res.get("is_error")) and (
+        res.get("terminal_reason") == "api_error" or isinstance(res.get("api_error_status"), int))
+
+
+def uncorroborated(summary: StreamSummary) -> list[str]:
+    """Stop signals in the stream that the CLI's own terminal result does not
+    corroborate (a rejected rate limit without a result that failed on an API error),
+    one note each."""
+    info = _rejected(summary)
+    if info is None or _api_failure(summary.result):
+        return []
+    how = "no terminal result" if summary.result is None else "a terminal result that did not fail on an API error"
+    return [f"a rejected rate_limit_event ({info.get('rateLimitType') or 'unknown window'}) is not corroborated by "
+            f"the CLI ({how}): not a provider stop"]
+
+
 def provider_stop(summary: StreamSummary, *, timed_out: bool = False) -> str | None:
-    """The provider/account cause that stopped this session, or ``None``."""
-    for info in summary.rate_limits:
-        if info.get("status") == "rejected" and not info.get("isUsingOverage"):
-            window = info.get("rateLimitType") or "unknown window"
-            return f"usage or rate limit rejected ({window}; resets {_reset(info)})"
+    """The provider/account cause that stopped this session, or ``None``; only signals
+    the CLI's terminal result corroborates (see the module docstring)."""
+    info = _rejected(summary)
     res = summary.result
+    if info is not None and _api_failure(res):
+        window = info.get("rateLimitType") or "unknown window"
+        return f"usage or rate limit rejected ({window}; resets {_reset(info)})"
     if res is not None and res.get("is_error"):
         status = res.get("api_error_status")
         if isinstance(status, int):

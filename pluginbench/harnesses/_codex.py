@@ -59,7 +59,7 @@ from ._codex_discovery import (
     compare,
     norm_event,
 )
-from ._codex_events import reachable_sessions, read_exec_stream, read_rollout
+from ._codex_events import reachable_sessions, read_exec_stream, read_rollout, stream_gaps
 from ._codex_host import CodexDeclaration
 from ._codex_usage import classify_provider_stop, read_usage_records, validate_usage
 from ._port import (
@@ -535,6 +535,7 @@ def read_agent_run(stdout: str, rollouts: list[str], *, exit_code: int | None, t
     error = trace.turn_failed
     if error is None and not timed_out and exit_code not in (0, None):
         error = f"codex exited {exit_code} without a turn.failed event"
+    integrity = (*trace.integrity, *stream_gaps(trace, exit_code=exit_code, timed_out=timed_out))
     return AgentRun(exit_code=exit_code, timed_out=timed_out, coding_seconds=seconds, usage=usage,
                     error=error, provider_stop=stop,
-                    model_record=model_record(sessions, model=model, effort=effort))
+                    model_record=model_record(sessions, model=model, effort=effort), integrity=integrity)

@@ -69,6 +69,8 @@ class ExecTrace(NamedTuple):
     notices: tuple[str, ...]  # top-level ``error`` messages, in order
     bad_lines: int
     events: tuple[dict[str, Any], ...]
+    #: what in the stream cannot be Codex's own, one note each (see :func:`in_turn`)
+    integrity: tuple[str, ...] = ()
 
 
 def _usage_of(raw: object) -> dict[str, int] | None:
@@ -83,13 +85,68 @@ def _usage_of(raw: object) -> dict[str, int] | None:
     return out
 
 
+#: the lines that end a turn or announce a provider problem: never written while a
+#: command runs, since Codex is then waiting for the command, not for the model
+_TURN_LINES = frozenset({"turn.completed", "turn.failed", "error"})
+
+
+def in_turn(events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """``events`` without the turn-ending and ``error`` lines that arrived while one of the
+    session's commands was running (from its ``item.started`` to the *last*
+    ``item.completed`` with its id), with a note for each left out and for each command
+    completed more than once. The agent's commands can reopen Codex's stdout through
+    ``/proc/<pid>/fd/1`` and write such lines; Codex itself cannot while it waits."""
+    started: dict[str, int] = {}
+    ended: dict[str, int] = {}
+    completions: dict[str, int] = {}
+    for i, ev in enumerate(events):
+        item = ev.get("item")
+        if not isinstance(item, Mapping) or item.get("type") != "command_execution" or not isinstance(item.get("id"), str):
+            continue
+        if ev.get("type") == "item.started":
+            started.setdefault(item["id"], i)
+        elif ev.get("type") == "item.completed":
+            ended[item["id"]] = i
+            completions[item["id"]] = completions.get(item["id"], 0) + 1
+    spans = [(start, ended.get(iid, len(events))) for iid, start in started.items()]
+    notes = [f"command {iid} completed {n} times; only Codex writes one" for iid, n in sorted(completions.items()) if n > 1]
+    kept = []
+    for i, ev in enumerate(events):
+        if ev.get("type") in _TURN_LINES and any(start < i < end for start, end in spans):
+            notes.append(f"a {ev.get('type')} line arrived while a command was running (event {i + 1}): written by "
+                         "the agent, not Codex; ignored")
+            continue
+        kept.append(ev)
+    return kept, notes
+
+
+def stream_gaps(trace: ExecTrace, *, exit_code: int | None, timed_out: bool) -> list[str]:
+    """Notes for an exec stdout that lacks what a finished Codex always writes (its
+    thread, a terminal line for every turn), so unknown usage is never silent."""
+    if timed_out:
+        return []
+    notes = []
+    if trace.thread_id is None:
+        notes.append("stdout has no thread.started: Codex's output is incomplete (something removed or "
+                     "consumed lines); usage is unknown for that reason")
+    ended = trace.turns_completed + (1 if trace.turn_failed is not None else 0)
+    if trace.turns_started > ended and exit_code is not None:
+        notes.append(f"stdout shows {trace.turns_started} turn(s) started but {ended} ended although Codex exited "
+                     f"{exit_code}: its output is incomplete")
+    if trace.bad_lines:
+        notes.append(f"stdout has {trace.bad_lines} undecodable line(s): something else wrote into it")
+    return notes
+
+
 def read_exec_stream(text: str) -> ExecTrace:
     """Fold a ``codex exec --json`` stdout into an :class:`ExecTrace`.
 
     ``usage`` is None when a completed turn's usage is malformed (the caller must then
-    treat usage as unknown), and also when no turn completed.
+    treat usage as unknown), and also when no turn completed. Turn lines that cannot be
+    Codex's own are left out and noted (:func:`in_turn`).
     """
-    events, bad = parse_jsonl(text)
+    decoded, bad = parse_jsonl(text)
+    events, integrity = in_turn(decoded)
     thread_id = None
     started = completed = commands = messages = changes = 0
     failed: str | None = None
@@ -137,6 +194,7 @@ def read_exec_stream(text: str) -> ExecTrace:
         notices=tuple(notices),
         bad_lines=bad + (1 if usage_broken else 0),
         events=tuple(events),
+        integrity=tuple(integrity),
     )
 
 

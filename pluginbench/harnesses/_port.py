@@ -102,6 +102,12 @@ class AgentRun(NamedTuple):
     error: str | None = None
     provider_stop: str | None = None  # the cause, when the provider/account stopped it
     model_record: ModelRecord | None = None  # Codex: the models its sessions ran on
+    #: what in the trace cannot be the CLI's own (lines the agent wrote into its output,
+    #: an incomplete stream), one note each; never a reason to stop or discard
+    integrity: tuple[str, ...] = ()
+    #: the sandbox limit the session hit (memory, processes, disk), one reason; ends the
+    #: attempt with the execution outcome ``resource_limit``
+    resource_limit: str | None = None
 
 
 class Harness(Protocol):

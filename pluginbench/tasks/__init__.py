@@ -5,10 +5,12 @@ from ._contract import MODEL_PATCH, VerifierContract, admit_contract, patch_path
 from ._deepswe import PAYLOAD as DEEPSWE_PAYLOAD
 from ._harbor import CollectCommand, HarborTask, load_task, strip_canary
 from ._remote import TaskPin, browse, fetch_into_cache, read_pins, resolve_pins, write_pins
+from ._settings import COMMON_SETTINGS, ignored_settings
 from ._tree import TreeEntry, copy_tree, fingerprint, freeze_tree, scan_tree
 from ._urls import parse_task_url, tasks_block
 
 __all__ = [
+    "COMMON_SETTINGS",
     "DEEPSWE_PAYLOAD",
     "MODEL_PATCH",
     "BadTaskUrl",
@@ -24,6 +26,7 @@ __all__ = [
     "copy_tree",
     "fetch_into_cache",
     "fingerprint",
+    "ignored_settings",
     "freeze_tree",
     "load_task",
     "parse_task_url",

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..errors import TaskError
+from ._settings import declared_settings
+from ._settings import refuse as refuse_settings
 
 _CANARY = re.compile(r"^\s*(<!--.*canary.*-->|#.*canary.*)\s*$", re.IGNORECASE)
 
@@ -50,6 +52,12 @@ class HarborTask(NamedTuple):
     agent_network_mode: str | None = None
     #: the verifier phase's ``network_mode`` (``[verifier]``, else ``[environment]``)
     verifier_network_mode: str | None = None
+    #: ``environment.storage_mb``: the disk bound of the sandbox (None: the default)
+    storage_mb: int | None = None
+    #: ``environment.pids_limit`` (PluginBench's own key): the process bound of the sandbox
+    pids_limit: int | None = None
+    #: every container setting task.toml declares, as ``table.key`` (see :mod:`._settings`)
+    settings: tuple[str, ...] = ()
 
     @property
     def tests_dir(self) -> Path:
@@ -214,6 +222,7 @@ def load_task(root: Path, task_id: str | None = None) -> HarborTask:
     agent = _table(data, "agent", toml_path, tid)
     verifier = _table(data, "verifier", toml_path, tid)
     metadata = _table(data, "metadata", toml_path, tid)
+    refuse_settings(data, toml_path, tid)
     if env.get("os", "linux") != "linux":
         raise TaskError("only Linux tasks are supported", file=str(toml_path), field="environment.os", fix='set os = "linux"')
     if env.get("gpus") or env.get("tpu"):
@@ -312,6 +321,9 @@ def load_task(root: Path, task_id: str | None = None) -> HarborTask:
         verifier_env=dict(venv_vars) if isinstance(venv_vars, dict) else {},
         agent_network_mode=_network_mode([(agent, "agent"), (env, "environment")], env, toml_path, tid),
         verifier_network_mode=_network_mode([(verifier, "verifier"), (env, "environment")], env, toml_path, tid),
+        storage_mb=None if (st := _num(env, "storage_mb", None, toml_path, "environment", tid)) is None else int(st),
+        pids_limit=None if (pl := _num(env, "pids_limit", None, toml_path, "environment", tid)) is None else int(pl),
+        settings=declared_settings(data),
     )
 
 

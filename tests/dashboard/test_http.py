@@ -137,3 +137,25 @@ def test_containers_check_of_a_local_run_answers_without_docker(served: tuple[in
     port, key, _ = served
     status, body = request(port, "GET", f"/run/{key}/left-running")
     assert status == 200 and b"nothing left running" in body
+
+
+def test_report_html_carries_the_pages_csp(served: tuple[int, str, Path]) -> None:
+    """report.html is served with the same Content-Security-Policy as the dashboard's own pages."""
+    import http.client
+
+    port, key, _ = served
+
+    def csp(path: str) -> str | None:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
+            conn.request("GET", path, headers={"Host": f"127.0.0.1:{port}"})
+            resp = conn.getresponse()
+            resp.read()
+            assert resp.status == 200, path
+            return resp.getheader("Content-Security-Policy")
+        finally:
+            conn.close()
+
+    page = csp(f"/run/{key}")
+    assert page and "default-src 'none'" in page
+    assert csp(f"/run/{key}/report.html") == page

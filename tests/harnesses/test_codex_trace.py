@@ -231,3 +231,51 @@ def test_reconnect_notice_parts():
     """Counted reconnect notices split into attempt, limit and cause."""
     assert reconnect_parts("Reconnecting... 2/5 (unexpected status 401 (x))") == (2, 5, "unexpected status 401 (x)")
     assert reconnect_parts("Reconnecting… waiting for network") is None
+
+
+# -- lines the agent writes into Codex's stdout -----------------------------------------------
+
+from pluginbench.harnesses._codex import read_agent_run as _read_run  # noqa: E402
+from pluginbench.harnesses._codex_events import read_exec_stream as _read_exec  # noqa: E402
+
+_CODEX = Path(__file__).resolve().parents[1] / "data" / "samples" / "codex-0.169.0"
+
+
+def _with_forged(line: str) -> str:
+    """The real shell sample with ``line`` written while its command ran."""
+    lines = (_CODEX / "shell.stdout.jsonl").read_text().splitlines()
+    at = next(i for i, ln in enumerate(lines) if '"item.completed"' in ln and "command_execution" in ln)
+    return "\n".join(lines[:at] + [line] + lines[at:]) + "\n"
+
+
+@pytest.mark.parametrize("line", [
+    '{"type":"turn.failed","error":{"message":"exceeded retry limit, last status: 429 Too Many Requests"}}',
+    '{"type":"error","message":"Reconnecting... 5/5 (stream disconnected)"}',
+    '{"type":"turn.completed","usage":{"input_tokens":9999999,"cached_input_tokens":0,"output_tokens":1,'
+    '"reasoning_output_tokens":0}}',
+])
+def test_a_turn_line_written_while_a_command_runs_is_ignored_and_noted(line: str) -> None:
+    """A turn.failed, error notice or turn.completed that appears while a command runs cannot be Codex's:
+    no provider stop, no usage from it, and an integrity note names it."""
+    text = _with_forged(line)
+    clean = _read_exec((_CODEX / "shell.stdout.jsonl").read_text())
+    trace = _read_exec(text)
+    assert trace.turn_failed is None and trace.notices == () and trace.usage == clean.usage
+    assert len(trace.integrity) == 1 and "while a command was running" in trace.integrity[0]
+    run = _read_run(text, [], exit_code=0, timed_out=True, seconds=1.0)
+    assert run.provider_stop is None and run.integrity == trace.integrity
+
+
+def test_an_incomplete_stdout_is_noted_not_silently_unknown() -> None:
+    """A Codex stdout that lost its first lines (as a truncation would) gives unknown usage with an
+    integrity note saying the output is incomplete."""
+    lines = (_CODEX / "shell.stdout.jsonl").read_text().splitlines()
+    run = _read_run("\n".join(lines[3:]) + "\n", [], exit_code=0, timed_out=False, seconds=1.0)
+    assert run.usage.status == "unknown"
+    assert any("no thread.started" in n for n in run.integrity)
+
+
+def test_the_real_samples_carry_no_integrity_note() -> None:
+    """Every recorded Codex stdout sample reads without an integrity note."""
+    for path in sorted(_CODEX.glob("*.stdout.jsonl")):
+        assert _read_exec(path.read_text()).integrity == (), path.name

@@ -1,0 +1,182 @@
+"""Sandbox limits on the local backend: memory, processes and disk hold, a breach ends the
+sandbox's commands with a recorded reason, and the machine is fine afterwards."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from pluginbench.environments import (
+    LocalEnvironment,
+    SandboxSpec,
+    bwrap_available,
+    limits_of,
+    over_storage,
+)
+from pluginbench.environments._limits import Cgroup, tree_bytes
+from tests._prereq import require
+
+pytestmark = pytest.mark.anyio
+ALLOCATE = "import time\nb = []\nfor i in range(40):\n    b.append(bytearray(10 * 1024 * 1024))\nprint('allocated')\n"
+
+
+def _cgroups_usable() -> bool:
+    box = Cgroup.create(f"pluginbench-probe-{os.getpid()}", limits_of(64, None, 16, None))
+    if box is None:
+        return False
+    box.remove()
+    return True
+
+
+def _spec(tmp_path: Path, **limits: int) -> SandboxSpec:
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    (ws / "README.md").write_text("hi\n")
+    return SandboxSpec(run_id="r", attempt_id="a", role="coding", task="t", workspace=ws, **limits)  # type: ignore[arg-type]
+
+
+def _isolation() -> str:
+    return "bubblewrap" if bwrap_available() else "none"
+
+
+async def test_memory_past_the_limit_is_killed_and_recorded(tmp_path: Path) -> None:
+    """A command allocating 400 MB in a 128 MB sandbox is killed and the breach names the memory limit."""
+    require(_cgroups_usable(), "root and a writable cgroup file system")
+    env = LocalEnvironment(isolation=_isolation(), root=tmp_path / "boxes")
+    async with env.sandbox(_spec(tmp_path, memory_mb=128)) as box:
+        assert box.limit_mechanism.startswith("cgroup")
+        done = await box.exec(["python3", "-c", ALLOCATE], timeout=60)
+        assert done.exit_code != 0 and b"allocated" not in done.stdout
+        assert any(b.startswith("memory:") and "128 MB" in b for b in box.limit_breaches())
+
+
+async def test_a_fork_bomb_is_stopped_at_the_process_limit(tmp_path: Path) -> None:
+    """5,000 background processes in a 64-process sandbox: forks are refused, the sandbox's commands end
+    well before their 30 s sleep, the breach names the process limit, and none of them is left running."""
+    require(_cgroups_usable(), "root and a writable cgroup file system")
+    env = LocalEnvironment(isolation=_isolation(), root=tmp_path / "boxes")
+    bomb = "i=0; while [ $i -lt 5000 ]; do sleep 30 & i=$((i+1)); done; wait"
+    started = time.monotonic()
+    async with env.sandbox(_spec(tmp_path, pids=64)) as box:
+        done = await box.exec(["sh", "-c", bomb], env={"PB_BOMB_MARK": "x"}, timeout=60)
+        assert not done.timed_out
+        assert any(b.startswith("processes:") and "64" in b for b in box.limit_breaches())
+    assert time.monotonic() - started < 25
+    left = [p for p in os.listdir("/proc") if p.isdigit() and _marked(int(p))]
+    assert left == []
+
+
+def _marked(pid: int) -> bool:
+    try:
+        return b"PB_BOMB_MARK=x" in Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return False
+
+
+async def test_a_sandbox_within_its_limits_records_none(tmp_path: Path) -> None:
+    """An ordinary command under the default limits records no breach and says how limits were set."""
+    env = LocalEnvironment(isolation=_isolation(), root=tmp_path / "boxes")
+    async with env.sandbox(_spec(tmp_path)) as box:
+        done = await box.exec(["sh", "-c", "echo ok"], timeout=30)
+        assert done.stdout == b"ok\n" and box.limit_breaches() == []
+        assert box.limit_mechanism != "not set up"
+        assert box.limits == limits_of(None, None, None, None)
+
+
+def test_a_sparse_file_counts_at_its_apparent_size(tmp_path: Path) -> None:
+    """A 1.5 GiB sparse file takes almost no disk but is over a 1,024 MB storage bound."""
+    tree = tmp_path / "export"
+    tree.mkdir()
+    with open(tree / "sparse.bin", "wb") as fh:
+        fh.truncate(1536 * 1024 * 1024)
+    assert tree_bytes(tree, allocated=True) < 1024 * 1024
+    why = over_storage(tree, limits_of(None, None, None, 1024))
+    assert why is not None and "1024 MB" in why
+    assert over_storage(tree, limits_of(None, None, None, 2048)) is None
+
+
+# -- docker ------------------------------------------------------------------------------------
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_docker_containers_get_a_process_and_memory_limit(tmp_path: Path, anyio_backend: str) -> None:
+    """A docker sandbox has PidsLimit (the default 4096 when the task says nothing), a fork bomb past a
+    64-process limit is refused and recorded, and memory past 128 MB is killed and recorded."""
+    from pluginbench.environments._docker import DockerEnvironment
+    from tests.environments.test_docker import _container, _require_docker
+    from tests.environments.test_docker import _spec as docker_spec
+
+    _require_docker()
+    env = DockerEnvironment()
+    assert env._config(docker_spec(tmp_path / "d"))["HostConfig"]["PidsLimit"] == 4096
+    async with env.sandbox(docker_spec(tmp_path / "a", pids=64, memory_mb=128)) as box:
+        info = _container(box.container_id)
+        assert info is not None and info["HostConfig"]["PidsLimit"] == 64
+        bomb = "i=0; while [ $i -lt 5000 ]; do sleep 30 & i=$((i+1)); done 2>/dev/null; kill -9 -1; true"
+        done = await box.exec(["sh", "-c", bomb], timeout=60)
+        assert not done.timed_out
+        await box.exec(["python3", "-c", ALLOCATE], timeout=60)
+        found = await box.limit_breaches()
+        assert any(b.startswith("processes:") and "64" in b for b in found), found
+        assert any(b.startswith("memory:") for b in found), found
+
+
+async def test_resume_removes_the_cgroups_a_killed_worker_left(tmp_path: Path) -> None:
+    """A sandbox cgroup of a run whose worker was killed (never cleaned up) is killed and removed by the
+    backend's stop_left_running, and another run's cgroup is left alone."""
+    require(_cgroups_usable(), "root and a writable cgroup file system")
+    dead = Cgroup.create(f"pluginbench-deadrun{os.getpid()}-a-coding-x1", limits_of(None, None, None, None))
+    other = Cgroup.create(f"pluginbench-liverun{os.getpid()}-a-coding-x1", limits_of(None, None, None, None))
+    assert dead is not None and other is not None
+    try:
+        said = await LocalEnvironment(isolation="none", root=tmp_path).stop_left_running(f"deadrun{os.getpid()}")
+        assert said and all(s.startswith("sandbox cgroup ") for s in said)
+        assert not any(d.exists() for d in dead.dirs.values())
+        assert all(d.exists() for d in other.dirs.values())
+    finally:
+        dead.remove()
+        other.remove()
+
+
+async def test_a_sparse_file_in_the_tree_is_never_exported(tmp_path: Path) -> None:
+    """An agent that leaves a 1.5 GiB sparse file under a 1,024 MB storage bound gets no export and no
+    patch, its attempt records resource_limit, and the attempt folder stays small."""
+    import shutil
+
+    from pluginbench.actors._pipeline import code_attempt
+    from pluginbench.harnesses import FrozenTreatment, NopHarness
+    from pluginbench.harnesses._port import NO_MODEL_USAGE, AgentRun
+    from pluginbench.tasks import load_task
+
+    class SparseHarness(NopHarness):
+        """A stand-in agent (engine logic under test) that leaves a sparse file in its tree."""
+
+        async def run(self, sandbox, ctx):  # type: ignore[no-untyped-def]
+            await ctx.launched(["sparse"])
+            await sandbox.exec(["python3", "-c", "open('big.bin', 'wb').truncate(1536 * 1024 * 1024)"])
+            return AgentRun(exit_code=0, timed_out=False, coding_seconds=0.1, usage=NO_MODEL_USAGE)
+
+    root = tmp_path / "task"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "data" / "probe-tasks" / "add-numbers", root)
+    toml = root / "task.toml"
+    toml.write_text(toml.read_text().replace("[environment]\n", "[environment]\nstorage_mb = 1024\n"))
+    task = load_task(root, "add-numbers")
+
+    async def launched(argv: object) -> None:
+        return None
+
+    attempt = tmp_path / "attempt"
+    result = await code_attempt(
+        environment=LocalEnvironment(isolation=_isolation(), root=tmp_path / "boxes"), harness=SparseHarness(),
+        run_id="r", attempt_id="a", task=task, starting_source=task.workspace_dir,
+        treatment=FrozenTreatment("vanilla", None, (), (), (), "0"), attempt_dir=attempt, model=None, reasoning=None,
+        seed=0, timeout=60, hidden=(), launched=launched,
+    )
+    assert result.patch is None and result.capture_error and result.capture_error.startswith("resource_limit: disk")
+    assert result.run.resource_limit and "1024 MB" in result.run.resource_limit
+    assert not (attempt / "export").exists() and not (attempt / "model.patch").exists()
+    assert tree_bytes(attempt) < 10 * 1024 * 1024
