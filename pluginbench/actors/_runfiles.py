@@ -256,7 +256,16 @@ def check_inputs(
                         fix="a skill is a folder with SKILL.md at its root",
                     )
     read_prices(ev)
-    backend_of(ev, config).check_host(ev, config, tasks)
+    backend = backend_of(ev, config)
+    if not backend.uses_images:
+        limits = [k for k in ("container_cpus", "container_memory_mb") if getattr(ev.environment, k) is not None]
+        if limits:
+            raise ConfigError(
+                f"environment.{limits[0]} limits containers; the {ev.environment.backend} backend runs none and would ignore it",
+                file=str(config), field=f"environment.{limits[0]}",
+                fix="remove it, or use a backend that runs containers (environment.backend: docker)",
+            )
+    backend.check_host(ev, config, tasks)
     if harness.cli is not None:
         resolve_cli(ev)
     if ev.runner.probe is not None:
@@ -270,6 +279,9 @@ def check_inputs(
         from ..probe import load_scenario
 
         load_scenario(Path(ev.runner.probe))
+    from ..treatments import admit_shared
+
+    admit_shared(ev.treatments)  # the shared admission rules hold under every harness, the simulated one too
     harness.admit_evaluation(ev, probe=ev.runner.probe is not None)  # treatments and host credentials
     if ev.reviewer is not None:
         from ._reviewer_setup import criteria_bytes, preflight

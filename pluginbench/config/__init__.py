@@ -13,6 +13,7 @@ from ._capabilities import (
     not_applicable_policy,
 )
 from ._load import (
+    safe_load_unique,
     LoadedConfig,
     load,
     parse_evaluation,
@@ -56,6 +57,7 @@ __all__ = [
     "not_applicable_policy",
     "parse_evaluation",
     "reviewer_spec_problem",
+    "safe_load_unique",
     "template_text",
     "to_builtins",
     "validate",
