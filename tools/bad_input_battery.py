@@ -51,6 +51,7 @@ class Outcome(NamedTuple):
     expected: int | tuple[int, ...]
     first_line: str
     verdict: str
+    seconds: float = 0.0
 
 
 class Ctx:
@@ -627,6 +628,7 @@ BAD = ("traceback", "hang", "loss", "wrote", "silent", "vague")
 
 def run_case(ctx: Ctx, item: str, name: str, expected: int | tuple[int, ...], fn: Callable[[Ctx], Any]) -> Outcome:
     """One case, classified (an exception in the case's own set-up is reported, not raised)."""
+    start = time.monotonic()
     try:
         result = fn(ctx)
     except Exception as exc:  # noqa: BLE001 - the battery reports a broken case and goes on
@@ -636,7 +638,8 @@ def run_case(ctx: Ctx, item: str, name: str, expected: int | tuple[int, ...], fn
     done, lost = result if isinstance(result, tuple) else (result, False)
     text = (done.stderr.strip() or done.stdout.strip()) if done.returncode else (done.stdout.strip() or done.stderr.strip())
     first = (text.splitlines()[0] if text else "").replace(str(ctx.root), "$TMP")
-    return Outcome(item, name, done.returncode, expected, first[:160], classify(expected, done, lost))
+    return Outcome(item, name, done.returncode, expected, first[:160], classify(expected, done, lost),
+                   time.monotonic() - start)
 
 
 def run_battery(only: list[str] | None = None, jobs: int = 1) -> list[Outcome]:
@@ -649,8 +652,13 @@ def run_battery(only: list[str] | None = None, jobs: int = 1) -> list[Outcome]:
         env.pop("CLAUDE_CODE_OAUTH_TOKEN", None)
         env.pop("PYTHONIOENCODING", None)
         ctx = Ctx(root, env)
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            return list(pool.map(lambda c: run_case(ctx, *c), chosen))
+        saved = dict(os.environ)  # a case may point this process at the battery's cache
+        try:
+            with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+                return list(pool.map(lambda c: run_case(ctx, *c), chosen))
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
 
 
 def totals(rows: list[Outcome]) -> dict[str, dict[str, int]]:
@@ -677,7 +685,7 @@ def main() -> None:
             print(f"| {r.item} | {r.case} | {r.code if r.code is not None else '-'} | `{r.first_line.replace('|', '/')}` | {r.verdict} |")
     else:
         for r in rows:
-            print(f"{r.item:>3}  {r.case[:58]:<58}  {r.code if r.code is not None else '-':>4}  {r.verdict:<9}  {r.first_line}")
+            print(f"{r.item:>3}  {r.case[:58]:<58}  {r.code if r.code is not None else '-':>4}  {r.verdict:<9}  {r.seconds:5.1f}s  {r.first_line}")
     counts = {k: sum(1 for r in rows if r.verdict == k) for k in (*BAD, "skipped")}
     other = sum(1 for r in rows if r.verdict not in ("ok", *BAD, "skipped"))
     print(f"\n{len(rows)} cases: {counts['traceback']} tracebacks, {counts['hang']} hangs, {counts['loss']} losses, "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tempfile
 import os
 import shutil
 import sqlite3
@@ -104,13 +105,27 @@ def resolve_paths(loaded: LoadedConfig) -> Evaluation:
                                    reviewer=reviewer)
 
 
+def _unique_keys(path: Path) -> Any:
+    """A JSON object hook refusing a key written twice (json keeps the last silently)."""
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                raise ConfigError(f"the price table writes the key {key!r} twice; the second would silently replace the first",
+                                  file=str(path), field=key, fix="write each key once")
+            out[key] = value
+        return out
+
+    return hook
+
+
 def read_prices(ev: Evaluation) -> Prices | None:
     """The config's price table (``prices``), validated; ``cost_ceiling`` needs a row for the model."""
     if ev.prices is None:
         return None
     path = Path(ev.prices)
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_unique_keys(path))
     except OSError as exc:
         raise ConfigError(f"cannot read the price table {path}: {exc.strerror}", file=str(path), field="prices",
                           fix="point prices at a readable prices.json (see docs/results.md#prices)") from None
@@ -291,8 +306,22 @@ def check_inputs(
                   probe=ev.runner.probe is not None, file=str(config))
     from ..cache import check_cache_root, resolve_cache_root
 
+    _check_cache_usable(resolve_cache_root())
     check_cache_root(resolve_cache_root())
     return tasks
+
+
+def _check_cache_usable(root: Path) -> None:
+    """The cache root is (or can become) a writable folder: found here, before a run folder
+    exists, not by the worker mid-run (XDG_CACHE_HOME a file, or under /proc)."""
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=root, prefix=".pluginbench-probe-")  # noqa: SIM115 - closed below
+        probe.close()
+    except OSError as exc:
+        raise ConfigError(f"the cache root {root} cannot be used: {exc.strerror or exc}", file=str(exc.filename or root),
+                          field="XDG_CACHE_HOME",
+                          fix="point XDG_CACHE_HOME (or PLUGINBENCH_CACHE) at a writable folder") from None
 
 
 def load_config(path: str | Path) -> LoadedConfig:

@@ -39,6 +39,11 @@ def _create(loaded: Any, output: Path | None, prefix: str = "") -> RunDir:
     from ..actors import create_run
 
     if output is not None:
+        try:
+            output.resolve()
+        except RuntimeError:  # pathlib's word for a symlink loop
+            raise RunDirError(f"--output {output} goes through a symlink loop", file=str(output), field="--output",
+                              fix="remove the loop, or pass another folder") from None
         refuse_output_inside_inputs(loaded, output)
         return create_run(loaded, output)
     base = _default_output(prefix)
@@ -315,7 +320,21 @@ def run_command(
 
         summary = plan_summary(ev, ev.tasks.task_ids(), read_prices(ev))
         summary["vanilla_cache"] = plan_decisions(ev, tasks)
+        from ._setup import measure_readiness, measures_with_checks, print_measure_readiness
+
+        # The selected measures' readiness, as check and preparation decide it: a measure that
+        # would stop the run is said here, before anything is paid, with check's exit code.
+        measures = measure_readiness(ev, tasks) if measures_with_checks(ev) else None
+        if measures is not None:
+            summary["measurements"] = measures
         _print_plan(summary, json_out)
+        if measures is not None and not json_out:
+            print_measure_readiness(measures)
+        if measures is not None and measures.get("blocking"):
+            if not json_out:
+                err_console.print(f"dry run: {len(measures['blocking'])} measure problem(s) would stop the run; "
+                                  "fix them (above) or deselect the measure", markup=False, highlight=False)
+            raise typer.Exit(1)
         return
     if json_out:
         raise RunDirError("--json applies only with --dry-run", field="--json", fix="add --dry-run, or use pluginbench status --json")
