@@ -70,3 +70,18 @@ def test_classify_flags_what_a_refusal_must_not_do() -> None:
     assert BATTERY.classify(2, done(0, "fine"), False) == "silent"
     assert BATTERY.classify((0, 2), done(0, "fine"), False) == "ok"
     assert BATTERY.classify(2, BATTERY.Hung([], -9, "", ""), False) == "hang"
+
+
+def test_path_errors_become_refusals_naming_the_file() -> None:
+    """An OSError about a user's path (also inside an ExceptionGroup) and a RecursionError are
+    bad input naming the file and a fix; an unrelated OSError stays an error of PluginBench."""
+    import errno
+
+    from pluginbench.cli._common import input_error_of
+
+    denied = input_error_of(PermissionError(errno.EACCES, "Permission denied", "/x/events.jsonl"))
+    assert denied is not None and denied.file == "/x/events.jsonl" and denied.fix
+    grouped = input_error_of(ExceptionGroup("task group", [IsADirectoryError(errno.EISDIR, "Is a directory", "/g")]))
+    assert grouped is not None and grouped.file == "/g"
+    assert input_error_of(RecursionError()) is not None
+    assert input_error_of(OSError(errno.ENOSPC, "No space left on device", "/d")) is None
