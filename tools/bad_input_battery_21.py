@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -207,6 +208,20 @@ def add_cases(b: ModuleType) -> None:  # noqa: C901, PLR0915 - one block per cas
         return run_case
 
     case("21T", "attempt ids collide (x + td__vanilla vs x__td + vanilla): run")(_collision("run"))
+
+    @case("21T", "two runs' workers write one shared cache file at once (.tmp race)", expected=0)
+    def _tmp_race(ctx: Any) -> Any:
+        d = ctx.fresh()
+        target = d / "cache" / "readiness" / "task.json"
+        script = ("import sys; from pathlib import Path; from pluginbench.actors._pipeline import write_json\n"
+                  "for i in range(400): write_json(Path(sys.argv[1]), {'ok': True, 'i': i})\n")
+        procs = [subprocess.Popen([sys.executable, "-c", script, str(target)], env=ctx.env, text=True,
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for _ in range(2)]
+        outs = [p.communicate(timeout=120)[0] for p in procs]
+        codes = [p.returncode for p in procs]
+        left = sorted(p.name for p in target.parent.iterdir() if p.name != "task.json")
+        code = 0 if codes == [0, 0] and not left and json.loads(target.read_text())["ok"] else 1
+        return subprocess.CompletedProcess([], code, f"writers exited {codes}; temp files left: {left}", "\n".join(outs))
 
     # ------------------------------------------------------------ 21H: hang
 
