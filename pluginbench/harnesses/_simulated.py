@@ -150,10 +150,10 @@ def load_plan(folder: Path) -> SimPlan:
     """Read and check ``folder/candidates.toml``. Raises :class:`TaskError`."""
     path = folder / "candidates.toml"
     try:
-        raw = path.read_bytes()
-        data = tomllib.loads(raw.decode("utf-8"))
+        content = path.read_bytes()
+        data = tomllib.loads(content.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        where = utf8_position(raw, exc)
+        where = utf8_position(content, exc)
         raise TaskError(f"candidates.toml is not UTF-8 text at {where}", file=str(path), field=where,
                         fix="save it as UTF-8") from None
     except FileNotFoundError:

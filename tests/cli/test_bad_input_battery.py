@@ -29,8 +29,9 @@ NAMES = [f"{item} {name}" for item, name, _expected, _fn in BATTERY.CASES]
 
 @pytest.fixture(scope="module")
 def outcomes() -> dict[str, Any]:
-    """Every case's outcome, two cases at a time (each case is its own process)."""
-    return {f"{r.item} {r.case}": r for r in BATTERY.run_battery(jobs=2)}
+    """Every case's outcome, three cases at a time (each case is its own process, mostly
+    waiting on its start-up and files; about 2 minutes on two idle cores)."""
+    return {f"{r.item} {r.case}": r for r in BATTERY.run_battery(jobs=3)}
 
 
 @pytest.mark.parametrize("name", NAMES)
