@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tempfile
 import os
 import shutil
 import sqlite3
+import tempfile
 from contextlib import closing
 from pathlib import Path
 from typing import Any, NamedTuple

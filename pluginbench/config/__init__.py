@@ -13,11 +13,11 @@ from ._capabilities import (
     not_applicable_policy,
 )
 from ._load import (
-    safe_load_unique,
     LoadedConfig,
     load,
     parse_evaluation,
     reviewer_spec_problem,
+    safe_load_unique,
     to_builtins,
     validate,
 )
