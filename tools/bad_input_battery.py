@@ -1,14 +1,21 @@
 """The bad-input battery of issue 14: every case through the real ``pluginbench`` command
 in its own process, printed as a table (item, case, exit code, first line of output).
 
-    .venv/bin/python tools/bad_input_battery.py [--markdown]
+    .venv/bin/python tools/bad_input_battery.py [--markdown] [--only ITEM...] [--jobs N]
+
+The second battery (issue 21: items ``21T`` tracebacks, ``21H`` hangs, ``21S`` silent
+acceptances, ``21V`` vague refusals, ``21D`` deviations from the product description) is
+in ``tools/bad_input_battery_21.py``; the totals are printed per item.
 
 Each case builds its inputs in a scratch folder, runs one command, and is classified:
-``traceback`` (a Python traceback reached the user), ``loss`` (data was destroyed or a
-log recreated), ``silent`` (exit 0 for input that must be refused), or ``ok``. The goal
+``traceback`` (a Python traceback reached the user), ``hang`` (no answer within its
+timeout), ``loss`` (data was destroyed or a log recreated), ``wrote`` (a refusal left files
+behind), ``silent`` (exit 0 for input that must be refused), ``vague`` (a refusal without
+``file:``/``field:`` and ``fix:`` lines, issue-21 cases), or ``ok``. The goal
 is 0 tracebacks, 0 losses, 0 silent acceptances. Cases that need root (tmpfs mounts) or
 a Docker engine are marked ``skipped`` when those are missing. Asserts nothing; the
-tests in ``tests/cli/test_bad_input*.py`` are the checks.
+tests in ``tests/cli/test_bad_input*.py`` are the checks, and
+``tests/cli/test_bad_input_battery.py`` runs this battery in CI and requires every case ok.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -40,9 +48,10 @@ class Outcome(NamedTuple):
     item: str
     case: str
     code: int | None
-    expected: int
+    expected: int | tuple[int, ...]
     first_line: str
     verdict: str
+    seconds: float = 0.0
 
 
 class Ctx:
@@ -53,10 +62,12 @@ class Ctx:
         self.env = env
         self._finished: Path | None = None
         self.n = 0
+        self._lock = threading.RLock()
 
     def fresh(self) -> Path:
-        self.n += 1
-        d = self.root / f"case{self.n:03d}"
+        with self._lock:
+            self.n += 1
+            d = self.root / f"case{self.n:03d}"
         d.mkdir()
         return d
 
@@ -80,8 +91,14 @@ class Ctx:
         return self.config(d, tasks={"source": str(src), "ids": ["roman-numerals"]})
 
     def finished(self) -> Path:
+        with self._lock:
+            return self._finish()
+
+    def _finish(self) -> Path:
         if self._finished is None:
-            d = self.fresh()
+            self.n += 1
+            d = self.root / f"case{self.n:03d}"
+            d.mkdir()
             cfg = self.config(d, tasks={"source": str(QUICKSTART / "tasks"), "ids": ["roman-numerals"]})
             run = d / "run"
             done = cli(["run", str(cfg), "--output", str(run), "--foreground"], self.env)
@@ -97,15 +114,26 @@ class Ctx:
         return dest
 
 
-def cli(argv: list[str], env: dict[str, str], stdin: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pluginbench", *argv], capture_output=True, text=True, env=env,
-                          timeout=timeout, input=stdin if stdin is not None else "", check=False)
+class Hung(subprocess.CompletedProcess[str]):
+    """A command that did not end within its timeout (killed)."""
 
 
-CASES: list[tuple[str, str, int, Callable[[Ctx], Any]]] = []
+def cli(argv: list[str], env: dict[str, str], stdin: str | None = None, timeout: float = 120,
+        prefix: list[str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``pluginbench argv`` in its own process (``prefix``: e.g. setpriv dropping capabilities)."""
+    cmd = [*(prefix or []), sys.executable, "-m", "pluginbench", *argv]
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout,
+                              input=stdin if stdin is not None else "", check=False)
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        return Hung(cmd, -9, f"(no answer within {timeout:g} s) {out}", "")
 
 
-def case(item: str, name: str, expected: int = 2) -> Callable[[Callable[[Ctx], Any]], Callable[[Ctx], Any]]:
+CASES: list[tuple[str, str, int | tuple[int, ...], Callable[[Ctx], Any]]] = []
+
+
+def case(item: str, name: str, expected: int | tuple[int, ...] = 2) -> Callable[[Callable[[Ctx], Any]], Callable[[Ctx], Any]]:
     def register(fn: Callable[[Ctx], Any]) -> Callable[[Ctx], Any]:
         CASES.append((item, name, expected, fn))
         return fn
@@ -571,36 +599,85 @@ case("21", "container_cpus too many for the engine")(
 
 # ---------------------------------------------------------------- runner
 
-def classify(expected: int, done: subprocess.CompletedProcess[str], lost: bool) -> str:
+def classify(expected: int | tuple[int, ...], done: subprocess.CompletedProcess[str], lost: bool | dict[str, bool]) -> str:
+    """The verdict of one case. ``lost`` is a flag, or for issue-21 cases ``{"wrote", "clear"}``:
+    whether the refusal left files behind, and whether it must name file/field and fix."""
+    allowed = expected if isinstance(expected, tuple) else (expected,)
     text = done.stdout + done.stderr
+    if isinstance(done, Hung):
+        return "hang"
     if "Traceback" in text or "ExceptionGroup" in text:
         return "traceback"
-    if lost:
+    flags = lost if isinstance(lost, dict) else {"loss": lost}
+    if flags.get("loss"):
         return "loss"
-    if done.returncode == 0 and expected != 0:
+    if done.returncode == 0 and 0 not in allowed:
         return "silent"
-    return "ok" if done.returncode == expected else f"exit {done.returncode}, expected {expected}"
+    if done.returncode not in allowed:
+        return f"exit {done.returncode}, expected {'/'.join(map(str, allowed))}"
+    if done.returncode == 2 and flags.get("wrote"):
+        return "wrote"
+    if done.returncode == 2 and "clear" in flags and not (
+            flags["clear"] and ("file:" in text or "field:" in text) and "fix:" in text):
+        return "vague"
+    return "ok"
+
+
+BAD = ("traceback", "hang", "loss", "wrote", "silent", "vague")
+
+
+def run_case(ctx: Ctx, item: str, name: str, expected: int | tuple[int, ...], fn: Callable[[Ctx], Any]) -> Outcome:
+    """One case, classified (an exception in the case's own set-up is reported, not raised)."""
+    start = time.monotonic()
+    try:
+        result = fn(ctx)
+    except Exception as exc:  # noqa: BLE001 - the battery reports a broken case and goes on
+        return Outcome(item, name, None, expected, f"the case itself failed: {type(exc).__name__}: {exc}", "broken case")
+    if result is None:
+        return Outcome(item, name, None, expected, "(skipped: needs root mounts, bubblewrap or a Docker engine)", "skipped")
+    done, lost = result if isinstance(result, tuple) else (result, False)
+    text = (done.stderr.strip() or done.stdout.strip()) if done.returncode else (done.stdout.strip() or done.stderr.strip())
+    first = (text.splitlines()[0] if text else "").replace(str(ctx.root), "$TMP")
+    return Outcome(item, name, done.returncode, expected, first[:160], classify(expected, done, lost),
+                   time.monotonic() - start)
+
+
+def run_battery(only: list[str] | None = None, jobs: int = 1) -> list[Outcome]:
+    """Every case (or those whose item is in ``only``), ``jobs`` at a time, in the table's order."""
+    chosen = [c for c in CASES if not only or c[0] in only]
+    with tempfile.TemporaryDirectory(prefix="pluginbench-battery-") as tmp:
+        root = Path(tmp)
+        root.chmod(0o755)
+        env = {**os.environ, "XDG_CACHE_HOME": str(root / "cache"), "CI": "", "PYTHONPATH": str(REPO)}
+        env.pop("CLAUDE_CODE_OAUTH_TOKEN", None)
+        env.pop("PYTHONIOENCODING", None)
+        ctx = Ctx(root, env)
+        saved = dict(os.environ)  # a case may point this process at the battery's cache
+        try:
+            with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+                return list(pool.map(lambda c: run_case(ctx, *c), chosen))
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+
+
+def totals(rows: list[Outcome]) -> dict[str, dict[str, int]]:
+    """Per item: how many cases, and how many of each verdict."""
+    out: dict[str, dict[str, int]] = {}
+    for r in rows:
+        per = out.setdefault(r.item, {"cases": 0})
+        per["cases"] += 1
+        per[r.verdict] = per.get(r.verdict, 0) + 1
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    ap.add_argument("--only", nargs="*", help="run only the cases of these items (e.g. 21T 21S)")
+    ap.add_argument("--jobs", type=int, default=1, help="cases at a time (each is its own process)")
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="pluginbench-battery-") as tmp:
-        root = Path(tmp)
-        env = {**os.environ, "XDG_CACHE_HOME": str(root / "cache"), "CI": "", "PYTHONPATH": str(REPO)}
-        env.pop("CLAUDE_CODE_OAUTH_TOKEN", None)
-        ctx = Ctx(root, env)
-        rows: list[Outcome] = []
-        for item, name, expected, fn in CASES:
-            result = fn(ctx)
-            if result is None:
-                rows.append(Outcome(item, name, None, expected, "(skipped: needs root mounts or a Docker engine)", "skipped"))
-                continue
-            done, lost = result if isinstance(result, tuple) else (result, False)
-            text = (done.stderr.strip() or done.stdout.strip()) if done.returncode else (done.stdout.strip() or done.stderr.strip())
-            first = (text.splitlines()[0] if text else "").replace(str(root), "$TMP")
-            rows.append(Outcome(item, name, done.returncode, expected, first[:160], classify(expected, done, lost)))
+    rows = run_battery(args.only, args.jobs)
     if args.markdown:
         print("| item | case | exit | first line | verdict |")
         print("| --- | --- | --- | --- | --- |")
@@ -608,12 +685,22 @@ def main() -> None:
             print(f"| {r.item} | {r.case} | {r.code if r.code is not None else '-'} | `{r.first_line.replace('|', '/')}` | {r.verdict} |")
     else:
         for r in rows:
-            print(f"{r.item:>3}  {r.case[:58]:<58}  {r.code if r.code is not None else '-':>4}  {r.verdict:<9}  {r.first_line}")
-    counts = {k: sum(1 for r in rows if r.verdict == k) for k in ("traceback", "loss", "silent", "skipped")}
-    other = sum(1 for r in rows if r.verdict not in ("ok", "traceback", "loss", "silent", "skipped"))
-    print(f"\n{len(rows)} cases: {counts['traceback']} tracebacks, {counts['loss']} losses, {counts['silent']} silent "
-          f"acceptances, {other} other exit codes, {counts['skipped']} skipped")
+            print(f"{r.item:>3}  {r.case[:58]:<58}  {r.code if r.code is not None else '-':>4}  {r.verdict:<9}  {r.seconds:5.1f}s  {r.first_line}")
+    counts = {k: sum(1 for r in rows if r.verdict == k) for k in (*BAD, "skipped")}
+    other = sum(1 for r in rows if r.verdict not in ("ok", *BAD, "skipped"))
+    print(f"\n{len(rows)} cases: {counts['traceback']} tracebacks, {counts['hang']} hangs, {counts['loss']} losses, "
+          f"{counts['wrote']} wrote files, {counts['silent']} silent acceptances, {counts['vague']} vague, "
+          f"{other} other exit codes or broken cases, {counts['skipped']} skipped")
+    for item, per in totals(rows).items():
+        if item[-1].isalpha():  # the issue-21 classes; the issue-14 items are one case or a few each
+            rest = ", ".join(f"{v} {k}" for k, v in sorted(per.items()) if k != "cases")
+            print(f"  item {item}: {per['cases']} cases: {rest}")
 
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bad_input_battery_21  # noqa: E402 - registers the issue-21 cases after the issue-14 ones
+
+bad_input_battery_21.add_cases(sys.modules[__name__])
 
 if __name__ == "__main__":
     main()

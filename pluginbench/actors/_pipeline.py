@@ -43,15 +43,22 @@ class GradeResult(NamedTuple):
 
 
 def write_json(path: Path, data: object) -> None:
-    """Write JSON atomically (temp file, fsync, rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_bytes(msgspec.json.format(msgspec.json.encode(data), indent=2) + b"\n")
-    with open(tmp, "rb") as fh:
-        import os
+    """Write JSON atomically (a temp file of its own, fsync, rename): two writers of one file
+    (two runs sharing the readiness cache) each rename a whole file, never each other's half."""
+    import os
+    import tempfile
 
-        os.fsync(fh.fileno())
-    tmp.replace(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(msgspec.json.format(msgspec.json.encode(data), indent=2) + b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(name, path)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
 
 
 def _spec(

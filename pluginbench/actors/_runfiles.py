@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import sqlite3
+import tempfile
 from contextlib import closing
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -104,13 +105,27 @@ def resolve_paths(loaded: LoadedConfig) -> Evaluation:
                                    reviewer=reviewer)
 
 
+def _unique_keys(path: Path) -> Any:
+    """A JSON object hook refusing a key written twice (json keeps the last silently)."""
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                raise ConfigError(f"the price table writes the key {key!r} twice; the second would silently replace the first",
+                                  file=str(path), field=key, fix="write each key once")
+            out[key] = value
+        return out
+
+    return hook
+
+
 def read_prices(ev: Evaluation) -> Prices | None:
     """The config's price table (``prices``), validated; ``cost_ceiling`` needs a row for the model."""
     if ev.prices is None:
         return None
     path = Path(ev.prices)
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_unique_keys(path))
     except OSError as exc:
         raise ConfigError(f"cannot read the price table {path}: {exc.strerror}", file=str(path), field="prices",
                           fix="point prices at a readable prices.json (see docs/results.md#prices)") from None
@@ -256,7 +271,16 @@ def check_inputs(
                         fix="a skill is a folder with SKILL.md at its root",
                     )
     read_prices(ev)
-    backend_of(ev, config).check_host(ev, config, tasks)
+    backend = backend_of(ev, config)
+    if not backend.uses_images:
+        limits = [k for k in ("container_cpus", "container_memory_mb") if getattr(ev.environment, k) is not None]
+        if limits:
+            raise ConfigError(
+                f"environment.{limits[0]} limits containers; the {ev.environment.backend} backend runs none and would ignore it",
+                file=str(config), field=f"environment.{limits[0]}",
+                fix="remove it, or use a backend that runs containers (environment.backend: docker)",
+            )
+    backend.check_host(ev, config, tasks)
     if harness.cli is not None:
         resolve_cli(ev)
     if ev.runner.probe is not None:
@@ -270,6 +294,9 @@ def check_inputs(
         from ..probe import load_scenario
 
         load_scenario(Path(ev.runner.probe))
+    from ..treatments import admit_shared
+
+    admit_shared(ev.treatments)  # the shared admission rules hold under every harness, the simulated one too
     harness.admit_evaluation(ev, probe=ev.runner.probe is not None)  # treatments and host credentials
     if ev.reviewer is not None:
         from ._reviewer_setup import criteria_bytes, preflight
@@ -279,8 +306,22 @@ def check_inputs(
                   probe=ev.runner.probe is not None, file=str(config))
     from ..cache import check_cache_root, resolve_cache_root
 
+    _check_cache_usable(resolve_cache_root())
     check_cache_root(resolve_cache_root())
     return tasks
+
+
+def _check_cache_usable(root: Path) -> None:
+    """The cache root is (or can become) a writable folder: found here, before a run folder
+    exists, not by the worker mid-run (XDG_CACHE_HOME a file, or under /proc)."""
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=root, prefix=".pluginbench-probe-")  # noqa: SIM115 - closed below
+        probe.close()
+    except OSError as exc:
+        raise ConfigError(f"the cache root {root} cannot be used: {exc.strerror or exc}", file=str(exc.filename or root),
+                          field="XDG_CACHE_HOME",
+                          fix="point XDG_CACHE_HOME (or PLUGINBENCH_CACHE) at a writable folder") from None
 
 
 def load_config(path: str | Path) -> LoadedConfig:

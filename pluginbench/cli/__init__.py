@@ -9,6 +9,8 @@ input (nothing started), 3 compare: no gate failed but some gate is undetermined
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from ._compare import calibrate_command, compare_command
@@ -57,7 +59,28 @@ app.command("worker", hidden=True)(worker_command)
 reflow_help(app)
 
 
+def _version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        typer.echo(f"pluginbench {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """Measure whether a guidance package makes a real coding agent do better work."""
+
+
 def main() -> None:
+    # A terminal or pipe that cannot encode a character (PYTHONIOENCODING=ascii, a C
+    # locale) shows it escaped instead of ending the command with a UnicodeEncodeError.
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     app()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import sys
@@ -33,8 +34,46 @@ err_console = _KeepWorkingConsole(stderr=True, soft_wrap=not sys.stderr.isatty()
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+#: What the user can fix about a path the command was given (or that a run folder holds),
+#: by errno: these end as bad input (exit 2) naming the file, never as a traceback.
+_PATH_FIXES = {
+    errno.EACCES: "make it readable (and its folder writable where PluginBench writes), or run as its owner",
+    errno.EPERM: "make it readable (and its folder writable where PluginBench writes), or run as its owner",
+    errno.EROFS: "use a folder on a writable file system",
+    errno.EISDIR: "pass a file here, not a folder",
+    errno.ENOTDIR: "a part of this path is a file, not a folder; fix the path",
+    errno.ENAMETOOLONG: "use shorter names (a file name is at most 255 bytes)",
+    errno.ELOOP: "the path goes through a symlink loop; remove the loop or use another path",
+    errno.ENOENT: "create it, or fix the path",
+}
+
+
+def input_error_of(exc: BaseException) -> InputError | None:
+    """The bad-input refusal an unplanned error stands for, or None: an OSError about a
+    path the user can fix (permissions, a folder for a file, a name too long, a symlink
+    loop), a folder tree nested too deep (RecursionError), found also inside an
+    ExceptionGroup (a task group's failure)."""
+    if isinstance(exc, InputError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = input_error_of(inner)
+            if found is not None:
+                return found
+        return None
+    if isinstance(exc, RecursionError):
+        return InputError("a folder tree or document is nested too deeply to read",
+                          fix="flatten the deepest folders (a task's files should be at most a few hundred levels deep)")
+    if isinstance(exc, OSError) and exc.errno in _PATH_FIXES and not isinstance(exc, BlockingIOError):
+        name = exc.filename if exc.filename is not None else None
+        return InputError(f"cannot use {name if name is not None else 'a path'}: {exc.strerror or exc}",
+                          file=str(name) if name is not None else None, fix=_PATH_FIXES[exc.errno])
+    return None
+
+
 def errors_to_exit_codes(fn: F) -> F:
-    """Print a one-screen error and exit 2 for bad input, 1 for other deliberate errors."""
+    """Print a one-screen error and exit 2 for bad input, 1 for other deliberate errors; an
+    unplanned OSError about a path the user gave (see :func:`input_error_of`) is bad input."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -46,6 +85,12 @@ def errors_to_exit_codes(fn: F) -> F:
         except PluginBenchError as exc:
             err_console.print(f"error: {exc}", markup=False, highlight=False)
             raise typer.Exit(exc.exit_code) from None
+        except (OSError, RecursionError, BaseExceptionGroup) as exc:
+            refusal = input_error_of(exc)
+            if refusal is None:
+                raise
+            err_console.print(refusal.render(), markup=False, highlight=False)
+            raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]  # functools.wraps keeps the signature; mypy types the wrapper (*args, **kwargs)
 

@@ -14,7 +14,7 @@ from rich.text import Text
 from .. import stats
 from ..stats import DEFAULT_SEEDS, Calibration, CompareResult, SplitResult, calibrate
 from ._common import console, errors_to_exit_codes, print_json
-from ._compare_io import load_gates, load_inputs, load_vanilla
+from ._compare_io import check_split_tasks, load_gates, load_inputs, load_vanilla
 
 _STYLE = {"pass": "green", "fail": "red", "undetermined": "yellow"}
 
@@ -138,6 +138,7 @@ def compare_command(
     """
     gates_file = load_gates(gates)
     packages, identities = load_inputs(runs)
+    check_split_tasks(gates_file, packages, gates)
     result = stats.compare_packages(packages, gates_file, identities, gates_file=str(gates))
     if json_out:
         print_json(msgspec.to_builtins(result))

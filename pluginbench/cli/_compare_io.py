@@ -73,19 +73,43 @@ def family_metrics(measures_row: Mapping[str, Any]) -> dict[str, tuple[float | N
 
 def load_gates(path: Path) -> GatesFile:
     """The parsed, validated gates file."""
+    from ..config import safe_load_unique
+
+    if path.is_dir():
+        raise InputError("the gates file is a folder", file=str(path), field="--gates",
+                         fix="pass the gates.yaml file itself")
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = safe_load_unique(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError(
             "the gates file does not exist", file=str(path), fix="pass --gates with a gates.yaml path"
         ) from None
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise InputError(
-            f"the gates file is not valid YAML: {exc}".splitlines()[0],
-            file=str(path),
-            fix="fix the YAML syntax (see docs/compare.md for an example)",
+            f"the gates file is not valid YAML: {getattr(exc, 'problem', None) or exc}".splitlines()[0],
+            file=str(path), field=_yaml_where(exc),
+            fix="write each key once" if "duplicate key" in str(exc) else "fix the YAML syntax (see docs/compare.md for an example)",
         ) from None
     return parse_gates(raw, str(path), gate_metrics())
+
+
+def _yaml_where(exc: Exception) -> str | None:
+    mark = getattr(exc, "problem_mark", None)
+    return f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else None
+
+
+def check_split_tasks(gates: GatesFile, packages: Any, path: Path) -> None:
+    """Every task a split names is in the compared runs: a misspelt one is refused, not left
+    undetermined."""
+    known = {a.task for p in packages for a in p.attempts}
+    for name, tasks in gates.splits.items():
+        for i, task in enumerate(tasks):
+            if task not in known:
+                raise InputError(
+                    f"split '{name}' names task {task!r}, which no compared run has",
+                    file=str(path), field=f"splits.{name}[{i}]",
+                    fix="fix the task's spelling; the runs have: " + ", ".join(sorted(known)[:20]),
+                )
 
 
 def split_argument(arg: str) -> tuple[Path, list[str] | None]:

@@ -23,6 +23,40 @@ def _names(value: str | None) -> list[str] | None:
     return None if value is None else [t.strip() for t in value.split(",") if t.strip()]
 
 
+def _side(spec: str) -> tuple[Path, str]:
+    run, _, arm = spec.rpartition("=")
+    arm = "vanilla" if arm == "baseline" else arm
+    try:
+        return Path(run).resolve(), arm
+    except (OSError, RuntimeError):
+        return Path(run), arm
+
+
+def _refuse_same_side(sides: list[str]) -> None:
+    """Judging an arm against itself (the same run and arm twice) measures nothing."""
+    if "=" in sides[0] and "=" in sides[1] and _side(sides[0]) == _side(sides[1]):
+        raise InputError(f"both sides are {sides[0]}: an arm judged against itself measures nothing",
+                         field="RUN=ARM", fix="name two different arms (or the same arm of two runs)")
+
+
+def _check_criteria(criteria: Path) -> None:
+    """The criteria every judge reads: a regular, non-empty UTF-8 text file."""
+    try:
+        data = criteria.read_bytes() if criteria.is_file() else None
+    except OSError:
+        return  # prepare names the read error
+    if data is None:
+        return
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("the criteria file is not UTF-8 text (binary criteria cannot be read by a judge)",
+                         file=str(criteria), field="--criteria", fix="pass a Markdown file saved as UTF-8") from None
+    if not text.strip() or "\0" in text:
+        raise InputError("the criteria file is empty or binary", file=str(criteria), field="--criteria",
+                         fix="write the review standard (Markdown) into it")
+
+
 @judge_app.command("prepare")
 @errors_to_exit_codes
 def prepare_command(
@@ -39,6 +73,8 @@ def prepare_command(
     if len(sides) != 2:
         raise InputError(f"prepare takes exactly two RUN_DIR=ARM specs, got {len(sides)}", field="RUN=ARM",
                          fix="e.g. pluginbench judge prepare runs/r3=workflow-r3 runs/r2=vanilla ...")
+    _refuse_same_side(sides)
+    _check_criteria(criteria)
     key, omitted = prepare(sides[0], sides[1], tasks=_names(tasks), exclude=_names(exclude) or [],
                            criteria=criteria, seed=seed, output=output)
     for o in omitted:

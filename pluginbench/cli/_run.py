@@ -39,8 +39,15 @@ def _create(loaded: Any, output: Path | None, prefix: str = "") -> RunDir:
     from ..actors import create_run
 
     if output is not None:
+        try:
+            output.resolve()
+        except RuntimeError:  # pathlib's word for a symlink loop
+            raise RunDirError(f"--output {output} goes through a symlink loop", file=str(output), field="--output",
+                              fix="remove the loop, or pass another folder") from None
+        refuse_output_inside_inputs(loaded, output)
         return create_run(loaded, output)
     base = _default_output(prefix)
+    refuse_output_inside_inputs(loaded, base)
     for n in range(1, 100):
         candidate = base if n == 1 else base.with_name(f"{base.name}-{n}")
         if candidate.exists():
@@ -50,6 +57,37 @@ def _create(loaded: Any, output: Path | None, prefix: str = "") -> RunDir:
         except OutputExistsError:
             continue  # another run took this name between the check and mkdir
     return create_run(loaded, base)  # 99 runs in one second: refused with the usual message
+
+
+def _inputs(loaded: Any) -> list[tuple[str, Path]]:
+    """The folders a run freezes from (each task folder, skill and plugin), with their field."""
+    ev, out = loaded.evaluation, []
+    if ev.tasks.source is not None:
+        out += [(f"tasks.ids[{i}]", loaded.resolve(ev.tasks.source) / tid) for i, tid in enumerate(ev.tasks.ids or [])]
+    for name, t in ev.treatments.items():
+        for kind in ("skills", "plugins"):
+            out += [(f"treatments.{name}.{kind}[{i}]", loaded.resolve(p)) for i, p in enumerate(getattr(t, kind))]
+    return out
+
+
+def refuse_output_inside_inputs(loaded: Any, output: Path) -> None:
+    """A run folder inside a task or a delivered skill/plugin would be frozen into every
+    arm's starting source or package (the run's own log included): refused."""
+    try:
+        out = output.resolve()
+    except (OSError, RuntimeError):
+        return  # create_run names the path's problem
+    for field, folder in _inputs(loaded):
+        try:
+            root = folder.resolve()
+        except (OSError, RuntimeError):
+            continue
+        if out == root or root in out.parents:
+            raise RunDirError(
+                f"the run folder {out} would be inside {root}, which the run freezes as an input "
+                "(its own files would be copied into every attempt)",
+                file=str(loaded.path), field=field, fix="pass an --output outside the task and treatment folders",
+            )
 
 
 def _notify(enabled: bool, message: str) -> None:
@@ -228,6 +266,9 @@ def run_command(
     if cost_ceiling is not None and not (cost_ceiling > 0 and math.isfinite(cost_ceiling)):
         raise RunDirError(f"--cost-ceiling must be a positive number of dollars, got {cost_ceiling}",
                           field="--cost-ceiling", fix="pass e.g. --cost-ceiling 50")
+    if json_out and not dry_run:
+        raise RunDirError("--json applies only with --dry-run", field="--json",
+                          fix="add --dry-run, or use pluginbench status --json")
     if target.is_dir():
         rd = RunDir(target.resolve())
         if output is not None:
@@ -283,7 +324,21 @@ def run_command(
                                                for t, task in tasks.items()})
         summary["limits"] = sandbox_limits(ev, tasks)
         summary["vanilla_cache"] = plan_decisions(ev, tasks)
+        from ._setup import measure_readiness, measures_with_checks, print_measure_readiness
+
+        # The selected measures' readiness, as check and preparation decide it: a measure that
+        # would stop the run is said here, before anything is paid, with check's exit code.
+        measures = measure_readiness(ev, tasks) if measures_with_checks(ev) else None
+        if measures is not None:
+            summary["measurements"] = measures
         _print_plan(summary, json_out)
+        if measures is not None and not json_out:
+            print_measure_readiness(measures)
+        if measures is not None and measures.get("blocking"):
+            if not json_out:
+                err_console.print(f"dry run: {len(measures['blocking'])} measure problem(s) would stop the run; "
+                                  "fix them (above) or deselect the measure", markup=False, highlight=False)
+            raise typer.Exit(1)
         return
     if json_out:
         raise RunDirError("--json applies only with --dry-run", field="--json", fix="add --dry-run, or use pluginbench status --json")

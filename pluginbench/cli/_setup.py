@@ -144,14 +144,7 @@ def check_command(
     if json_out:
         print_json(results)
     else:
-        for m in measures.get("readiness", []):
-            mark = {"ready": "[green]ready[/]", "not_configured": "[yellow]not_configured[/]"}.get(m["state"], "[red]broken[/]")
-            console.print(f"measure readiness {escape(m['task'])}: {escape(m['measure'])} {mark}"
-                          + (f" — {escape(m['reason'])}" if m["reason"] else ""))
-        for line in measures.get("warnings", []):
-            console.print(escape(line), style="yellow")
-        for line in measures.get("blocking", []):
-            console.print("[red]stops the run:[/] " + escape(line))
+        print_measure_readiness(measures)
         console.print(_verdict(results, readiness, measures), highlight=False)
     if not ok:
         raise typer.Exit(1)
@@ -177,11 +170,38 @@ def _verdict(results: dict[str, Any], readiness: bool, measures: dict[str, Any])
     return "[green]check passed:[/] `pluginbench run` would start coding with these settings"
 
 
+def print_measure_readiness(measures: dict[str, Any]) -> None:
+    """The selected measures' readiness per task, their warnings and what stops the run."""
+    for m in measures.get("readiness", []):
+        mark = {"ready": "[green]ready[/]", "not_configured": "[yellow]not_configured[/]"}.get(m["state"], "[red]broken[/]")
+        console.print(f"measure readiness {escape(m['task'])}: {escape(m['measure'])} {mark}"
+                      + (f" — {escape(m['reason'])}" if m["reason"] else ""))
+    for line in measures.get("warnings", []):
+        console.print(escape(line), style="yellow")
+    for line in measures.get("blocking", []):
+        console.print("[red]stops the run:[/] " + escape(line))
+
+
+def measures_with_checks(ev: Evaluation) -> bool:
+    """Whether a selected measure declares a readiness check (only those can stop a run)."""
+    from .. import measures as registry
+
+    return any(spec.check is not None for spec in registry.selected(ev.measurements))
+
+
+def measure_readiness(ev: Evaluation, tasks: Mapping[str, HarborTask]) -> dict[str, Any]:
+    """The selected measures' readiness document, as ``check`` computes it, without the
+    oracle and nop controls (``run --dry-run``)."""
+    return asyncio.run(_readiness(ev, tasks, controls=False))[1]
+
+
 async def _readiness(
     ev: Evaluation, tasks: Mapping[str, HarborTask], on_row: Callable[[dict[str, Any]], None] | None = None,
+    *, controls: bool = True,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Oracle and nop on every task, in a throwaway run directory; ``on_row`` sees each
-    control's row as soon as it finishes."""
+    """Oracle and nop on every task (unless not ``controls``), then the selected measures'
+    readiness, in a throwaway run directory; ``on_row`` sees each control's row as soon as
+    it finishes."""
     from ..actors import (
         Engine,
         Outbox,
@@ -219,7 +239,7 @@ async def _readiness(
             await check_capacity(engine)
             for task_id in tasks:
                 await prepare_task_images(engine, task_id)
-        for task_id in tasks:
+        for task_id in tasks if controls else ():
             for control in ("oracle", "nop"):
                 got = await run_control(engine, task_id, control)
                 rows.append({"task": task_id, "control": control, "ok": got.ok, "reward": got.reward,

@@ -17,6 +17,7 @@ from ._load import (
     load,
     parse_evaluation,
     reviewer_spec_problem,
+    safe_load_unique,
     to_builtins,
     validate,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "not_applicable_policy",
     "parse_evaluation",
     "reviewer_spec_problem",
+    "safe_load_unique",
     "template_text",
     "to_builtins",
     "validate",

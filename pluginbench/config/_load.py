@@ -23,11 +23,24 @@ from ._schema import (
 )
 
 _ARM_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
+#: Attempt ids are ``<task>__<arm>__r<repeat>``: a ``__`` inside a task id or arm name
+#: could make two attempts one id (task ``x`` arm ``td__vanilla``, task ``x__td`` vanilla).
+ID_SEPARATOR = "__"
+#: A file name's limit on Linux and macOS (task ids are folder names).
+MAX_NAME_BYTES = 255
+
+
+def _has_control(text: str) -> bool:
+    """Whether ``text`` holds a control character (an ANSI escape would reach the terminal)."""
+    return any(ord(c) < 32 or 127 <= ord(c) < 160 for c in text)
 _EXACT_VERSION = re.compile(r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
 #: Bounds that keep a typo from planning a billion attempts (planning is linear in them).
 MAX_REPEATS = 10
 MAX_CODING_ATTEMPTS = 10_000
 MAX_TIMEOUT_SECONDS = 86_400
+#: Scope settings and the measures that apply them (the others measure the whole repository).
+SCOPE_KEYS = ("source_scope", "test_scope")
+SCOPED_MEASURES = ("coverage",)
 
 
 class LoadedConfig(NamedTuple):
@@ -47,15 +60,31 @@ class LoadedConfig(NamedTuple):
 
 def _parse_raw(path: Path) -> Any:
     try:
-        text = path.read_text(encoding="utf-8")
+        regular = path.is_file()
+    except OSError:
+        regular = True  # the read below names the problem
+    if path.exists() and not regular:
+        # a FIFO or device would block the read (or never end); only a regular file is a config
+        raise ConfigError("the config is not a regular file (a FIFO, socket or device)", file=str(path),
+                          fix="pass a regular evaluation.yaml or .json file")
+    try:
+        data = path.read_bytes()
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ConfigError(f"the config is not UTF-8 text (byte 0x{data[exc.start]:02x} is not valid UTF-8)",
+                          file=str(path), field=f"line {line}, column {column}",
+                          fix="save the file as UTF-8") from None
     except FileNotFoundError:
         raise ConfigError(
             "the config file does not exist",
             file=str(path),
             fix="create one with: pluginbench init " + str(path),
         ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read the config: {exc}", file=str(path)) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read the config: {exc.strerror or exc}", file=str(path),
+                          fix="make the file readable, or pass another config") from None
     try:
         if path.suffix == ".json":
             return json.loads(text, object_pairs_hook=_refuse_duplicate_json_keys(path))
@@ -100,6 +129,12 @@ def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, 
 
 
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+
+
+def safe_load_unique(text: str) -> Any:
+    """YAML's safe load, raising :class:`yaml.YAMLError` for a key written twice in one mapping
+    (for every YAML file PluginBench reads: config, gates)."""
+    return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
 
 
 def _refuse_duplicate_json_keys(path: Path) -> Any:
@@ -266,6 +301,14 @@ def _validate_measurements(ev: Evaluation, bad: Any) -> None:
     for i, m in enumerate(ev.measurements):
         if m not in known:
             raise bad(f"unknown measurement '{m}'", f"measurements[{i}]", "use any of: " + ", ".join(known))
+        if m in ev.measurements[:i]:
+            raise bad(f"measurement '{m}' is listed twice", f"measurements[{i}]", "list each measure once")
+    scoped = [k for k in SCOPE_KEYS if ev.measurement_settings.get(k)]
+    if scoped and not any(m in SCOPED_MEASURES for m in ev.measurements):
+        raise bad(f"measurement_settings.{scoped[0]} restricts coverage only; lines, cyclomatic, cognitive and "
+                  "dead_code measure the whole repository and would ignore it",
+                  f"measurement_settings.{scoped[0]}",
+                  "remove it, or select coverage (whose measured package it declares)")
     owners = measure_registry.settings_owners()
     general = measure_registry.general_settings()
     for key, value in ev.measurement_settings.items():
@@ -281,7 +324,8 @@ def _validate_measurements(ev: Evaluation, bad: Any) -> None:
         else:
             value_type, whose = owner.settings[key], f"the settings of the '{owner.name}' measure in docs/metrics.md"
         try:
-            msgspec.convert(value, value_type, strict=False)
+            # strict: "yes" or 1 is not a boolean, "3" is not a number
+            msgspec.convert(value, value_type, strict=True)
         except msgspec.ValidationError as exc:
             where = str(exc).rpartition(" - at `$")[2].rstrip("`") if " - at `$" in str(exc) else ""
             raise bad(f"measurement_settings.{key}: {str(exc).partition(' - at ')[0]}",
@@ -295,6 +339,18 @@ def validate(ev: Evaluation, path: Path) -> None:
     def bad(message: str, field: str, fix: str) -> ConfigError:
         return ConfigError(message, file=f, field=field, fix=fix)
 
+    if ev.name is not None and _has_control(ev.name):
+        raise bad(f"name {ev.name!r} contains a control character (an escape sequence would reach the terminal)",
+                  "name", "use printable characters only")
+    if ev.seed < 0:
+        raise bad(f"seed must be 0 or more, got {ev.seed}", "seed", "set seed: 0 (any non-negative integer)")
+    env = ev.environment
+    if env.container_cpus is not None and not (math.isfinite(env.container_cpus) and env.container_cpus > 0):
+        raise bad(f"environment.container_cpus must be a positive finite number, got {env.container_cpus}",
+                  "environment.container_cpus", "set e.g. container_cpus: 2, or remove it")
+    if env.container_memory_mb is not None and env.container_memory_mb < 1:
+        raise bad(f"environment.container_memory_mb must be 1 or more, got {env.container_memory_mb}",
+                  "environment.container_memory_mb", "set e.g. container_memory_mb: 4096, or remove it")
     sources = [k for k in ("source", "urls", "dataset") if getattr(ev.tasks, k) is not None]
     if len(sources) != 1:
         raise bad(
@@ -308,6 +364,17 @@ def validate(ev: Evaluation, path: Path) -> None:
         if len(set(ev.tasks.ids)) != len(ev.tasks.ids):
             raise bad("a task id is listed twice", "tasks.ids", "list each task once")
         for i, tid in enumerate(ev.tasks.ids):
+            if _has_control(tid) or len(tid.encode()) > MAX_NAME_BYTES:
+                raise bad(
+                    f"task id {tid[:40]!r}{'…' if len(tid) > 40 else ''} is not a usable folder name "
+                    "(a control character, or longer than 255 bytes)",
+                    f"tasks.ids[{i}]", "write the name of one subfolder of tasks.source",
+                )
+            if ID_SEPARATOR in tid:
+                raise bad(
+                    f"task id {tid!r} contains '__', which separates task, arm and repeat in attempt ids",
+                    f"tasks.ids[{i}]", "rename the task folder without '__' (a single '_' or '-' is fine)",
+                )
             if tid in ("", ".", "..") or tid != tid.strip() or any(c in tid for c in "/\\\0") or tid.startswith("-"):
                 raise bad(
                     f"task id {tid!r} is not one folder name",
@@ -361,11 +428,11 @@ def validate(ev: Evaluation, path: Path) -> None:
                 f"treatments.{name}",
                 "rename the treatment; vanilla is always included",
             )
-        if not _ARM_NAME.match(name):
+        if not _ARM_NAME.match(name) or ID_SEPARATOR in name:
             raise bad(
-                f"treatment name '{name}' is not allowed",
-                f"treatments.{name}",
-                "use lowercase letters, digits, '.', '_' and '-'",
+                f"treatment name {name!r} is not allowed",
+                f"treatments.{name!r}" if _has_control(name) else f"treatments.{name}",
+                "use lowercase letters, digits, '.', '_' and '-' (no '__': it separates task, arm and repeat in attempt ids)",
             )
         t = ev.treatments[name]
         if not (t.guidance or t.skills or t.plugins):

@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 from ..environments import Sandbox
 from ..errors import TaskError, TreatmentError
 from ..events import Usage
-from ..tasks import copy_tree, scan_tree
+from ..tasks import copy_tree, scan_tree, utf8_position
 from ..treatments import GUIDANCE_SEPARATOR
 from ._port import AgentRun, AttemptContext, FrozenTreatment, HarnessBase
 from ._simulated_agent import DEFAULT_MODEL
@@ -150,16 +150,21 @@ def load_plan(folder: Path) -> SimPlan:
     """Read and check ``folder/candidates.toml``. Raises :class:`TaskError`."""
     path = folder / "candidates.toml"
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        content = path.read_bytes()
+        data = tomllib.loads(content.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        where = utf8_position(content, exc)
+        raise TaskError(f"candidates.toml is not UTF-8 text at {where}", file=str(path), field=where,
+                        fix="save it as UTF-8") from None
     except FileNotFoundError:
         raise TaskError(
             "the task has no simulated/candidates.toml",
             file=str(path),
             fix="the simulated harness needs scripted candidates; use a task that has them",
         ) from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except tomllib.TOMLDecodeError as exc:
         raise TaskError(
-            f"candidates.toml does not parse: {exc}", file=str(path), fix="fix the TOML"
+            f"candidates.toml does not parse: {exc}", file=str(path), field="candidates.toml", fix="fix the TOML"
         ) from None
     keywords = data.get("keywords", [])
     if not isinstance(keywords, list) or not all(isinstance(k, str) and k for k in keywords):
@@ -332,6 +337,7 @@ class SimulatedHarness(HarnessBase):
                 file=str(folder / "simulated" / "candidates.toml"), field="runner.harness",
                 fix="add candidate patches (see docs/tasks.md) or use another harness",
             )
+        load_plan(folder / "simulated")  # its errors are the task's, found by check, not mid-run
 
     def __init__(self, python: str = "python3") -> None:
         self.python = python

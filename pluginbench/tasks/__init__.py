@@ -3,7 +3,7 @@
 from ..errors import BadTaskUrl, GitFailed, UnsafeTree
 from ._contract import MODEL_PATCH, VerifierContract, admit_contract, patch_paths
 from ._deepswe import PAYLOAD as DEEPSWE_PAYLOAD
-from ._harbor import CollectCommand, HarborTask, load_task, strip_canary
+from ._harbor import CollectCommand, HarborTask, load_task, strip_canary, utf8_position
 from ._remote import TaskPin, browse, fetch_into_cache, read_pins, resolve_pins, write_pins
 from ._settings import COMMON_SETTINGS, ignored_settings
 from ._tree import TreeEntry, copy_tree, fingerprint, freeze_tree, scan_tree
@@ -35,6 +35,7 @@ __all__ = [
     "resolve_pins",
     "scan_tree",
     "strip_canary",
+    "utf8_position",
     "tasks_block",
     "write_pins",
 ]

@@ -95,6 +95,17 @@ def strip_canary(text: str) -> str:
     return "".join(lines[i:])
 
 
+def utf8_position(data: bytes, exc: UnicodeDecodeError) -> str:
+    """Where in ``data`` the first byte that is not UTF-8 is: ``line L, column C`` (1-based)."""
+    line = data[: exc.start].count(b"\n") + 1
+    column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+    return f"line {line}, column {column}"
+
+
+#: An agent budget below this cannot start a CLI (1e-9 would be scored as an empty patch).
+MIN_AGENT_TIMEOUT_SEC = 1.0
+
+
 def _num(table: dict[str, Any], key: str, default: float | None, path: Path, where: str, tid: str = "?") -> float | None:
     value = table.get(key, default)
     if value is None:
@@ -156,6 +167,17 @@ def _collect(verifier: dict[str, Any], path: Path, tid: str) -> tuple[CollectCom
     return tuple(out)
 
 
+def _agent_timeout(agent: dict[str, Any], path: Path, tid: str) -> float | None:
+    value = _num(agent, "timeout_sec", None, path, "agent", tid)
+    if value is not None and value < MIN_AGENT_TIMEOUT_SEC:
+        raise TaskError(
+            f"task '{tid}': agent.timeout_sec is {value!r} seconds, too short to start an agent",
+            file=str(path), field="agent.timeout_sec",
+            fix=f"write at least {MIN_AGENT_TIMEOUT_SEC:g} (seconds), or remove it for the evaluation's timeout_seconds",
+        )
+    return value
+
+
 def _workdir(env: dict[str, Any], path: Path, tid: str) -> str:
     value = env.get("workdir")
     if value is None:
@@ -204,10 +226,14 @@ def load_task(root: Path, task_id: str | None = None) -> HarborTask:
         )
     toml_path = root / "task.toml"
     try:
-        data = tomllib.loads(toml_path.read_text(encoding="utf-8"))
+        raw = toml_path.read_bytes()
+        data = tomllib.loads(raw.decode("utf-8"))
     except FileNotFoundError:
         raise TaskError(f"task '{tid}' has no task.toml", file=str(toml_path), fix="add a Harbor task.toml") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise TaskError(f"task '{tid}': task.toml is not UTF-8 text at {utf8_position(raw, exc)}", file=str(toml_path),
+                        field=utf8_position(raw, exc), fix="save task.toml as UTF-8") from None
+    except tomllib.TOMLDecodeError as exc:
         raise TaskError(f"task '{tid}': task.toml does not parse: {exc}", file=str(toml_path), fix="fix the TOML syntax (UTF-8)") from None
     except OSError as exc:
         raise TaskError(f"task '{tid}': cannot read task.toml: {exc.strerror}", file=str(toml_path), fix="make it a readable file") from None
@@ -307,7 +333,7 @@ def load_task(root: Path, task_id: str | None = None) -> HarborTask:
         root=root,
         instruction=instruction,
         workdir=_workdir(env, toml_path, tid),
-        agent_timeout_sec=_num(agent, "timeout_sec", None, toml_path, "agent", tid),
+        agent_timeout_sec=_agent_timeout(agent, toml_path, tid),
         verifier_timeout_sec=_num(verifier, "timeout_sec", 600.0, toml_path, "verifier", tid) or 600.0,
         build_timeout_sec=_num(env, "build_timeout_sec", 600.0, toml_path, "environment", tid) or 600.0,
         environment_mode=mode,

@@ -29,6 +29,11 @@ class TreeEntry(NamedTuple):
     size: int
 
 
+#: Folders nested deeper than this are refused: deeper trees are not source code, and the
+#: walk (and Python's copy and delete) would end in a RecursionError.
+MAX_TREE_DEPTH = 200
+
+
 def _refuse(path: Path, what: str, kind: type[InputError], context: str) -> InputError:
     return kind(
         f"{context} contains {what}",
@@ -50,7 +55,11 @@ def scan_tree(
     if stat.S_ISLNK(root_st.st_mode):
         raise _refuse(root, "a symlink at its root", error, context)
 
-    def walk(folder: Path, rel: str) -> None:
+    def walk(folder: Path, rel: str, depth: int = 0) -> None:
+        if depth > MAX_TREE_DEPTH:
+            raise error(f"{context} nests folders more than {MAX_TREE_DEPTH} levels deep", file=str(folder),
+                        field=rel.split("/", 1)[0] or None,
+                        fix=f"flatten the tree to at most {MAX_TREE_DEPTH} levels of folders")
         with os.scandir(folder) as it:
             children = sorted(it, key=lambda e: e.name)
         for child in children:
@@ -71,7 +80,7 @@ def scan_tree(
             if stat.S_ISLNK(st.st_mode):
                 raise _refuse(Path(child.path), "a symlink", error, context)
             if stat.S_ISDIR(st.st_mode):
-                walk(Path(child.path), child_rel)
+                walk(Path(child.path), child_rel, depth + 1)
             elif stat.S_ISREG(st.st_mode):
                 if st.st_nlink > 1:
                     raise _refuse(Path(child.path), "a hardlinked file", error, context)

@@ -5,6 +5,7 @@ Small, stable API (the Codex rules build on it too):
 * :func:`admit_guidance` — the combined instruction text, ≤ 32,768 bytes with separators.
 * :func:`admit_skill` — a skill folder with ``SKILL.md`` and YAML frontmatter.
 * :func:`admit_plugin_tree` — a plugin folder's safe file inventory.
+* :func:`admit_shared` — all of the above on every treatment of an evaluation, whatever the harness.
 * :func:`refuse` — the one way to build a :class:`~pluginbench.errors.TreatmentError`:
   the message starts with ``[rule]``, ``field`` is the rule name and ``file`` the path,
   so every refusal names the rule and the path.
@@ -16,9 +17,9 @@ files (``.env``, ``.env.*``, ``.envrc``) anywhere, and ``.git`` is excluded, nev
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -80,9 +81,12 @@ def admit_guidance(paths: Sequence[Path]) -> bytes:
             raise refuse("shared-dotenv", p, "a dotenv file cannot be guidance", "declare a .md file")
         data = p.read_bytes()
         try:
-            data.decode("utf-8")
+            text = data.decode("utf-8")
         except UnicodeDecodeError:
             raise refuse("guidance-file", p, "guidance is not UTF-8 text", "save it as UTF-8") from None
+        if not text.strip():
+            raise refuse("guidance-empty", p, "the guidance file is empty (a treatment that delivers nothing "
+                         "would be measured as if it were guidance)", "write the guidance, or remove the file from the treatment")
         parts.append(data)
     combined = GUIDANCE_SEPARATOR.join(parts)
     if len(combined) > GUIDANCE_LIMIT:
@@ -135,6 +139,19 @@ def admit_skill(path: Path) -> SkillInfo:
         raise refuse("skill-frontmatter", skill_md, "description must be a non-empty string",
                      "add description: ...")
     return SkillInfo(name, desc, fm, root, tuple(entries), fingerprint(entries))
+
+
+def admit_shared(treatments: Mapping[str, Any]) -> None:
+    """The rules every harness shares (the simulated one included), on each treatment of an
+    evaluation: guidance files, skill folders (safe tree, no dotenv, SKILL.md frontmatter)
+    and plugin folders (safe tree, no dotenv). A harness's own table adds to these."""
+    for t in treatments.values():
+        if t.guidance:
+            admit_guidance([Path(p) for p in t.guidance])
+        for p in t.skills:
+            admit_skill(Path(p))
+        for p in t.plugins:
+            admit_plugin_tree(Path(p))
 
 
 def admit_plugin_tree(path: Path) -> list[TreeEntry]:
