@@ -85,6 +85,11 @@ class WorkerLost(EnvironmentFailure):
     """The cluster node that ran a sandbox died (its attempt is interrupted, not failed)."""
 
 
+class LaunchRefused(PluginBenchError):
+    """The Supervisor did not record ``agent.launched`` (the run is stopping): the agent
+    must not start, and its attempt goes back to pending."""
+
+
 class MeasurementError(PluginBenchError):
     """A collector's input or output breaks its rules (a malformed coverage report, a
     report that contradicts itself); the measure becomes unknown with this reason."""

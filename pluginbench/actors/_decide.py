@@ -178,7 +178,9 @@ def _progress(state: RunState, attempt_id: str, just_done: str | None = None) ->
         return []
     if _complete(state, a):
         return [Emit(AttemptCompleted(attempt_id=a.attempt_id))]
-    return _ready(state, a, just_done=just_done, downstream_only=True)
+    # A stopping run starts no downstream requirement (a review); the attempt then waits
+    # for the resume, holding nothing in flight, so the run may be drained now.
+    return [*_ready(state, a, just_done=just_done, downstream_only=True), *_drained(state)]
 
 
 def _in_flight(state: RunState) -> int:

@@ -37,6 +37,7 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ..events import (
+    AgentLaunched,
     AttemptCached,
     ClusterChanged,
     Event,
@@ -172,6 +173,8 @@ class Supervisor:
             async with inbox_recv:
                 while not self.terminal:
                     envelope = await inbox_recv.receive()
+                    if self._refused(envelope):
+                        continue
                     self._record(envelope.event)
                     if isinstance(envelope.event, ClusterChanged):
                         self._grow_pools(tg, self.state.coding_capacity)
@@ -187,6 +190,18 @@ class Supervisor:
                 spare.close()
             inbox_send.close()
         return self.state
+
+    def _refused(self, envelope: Envelope) -> bool:
+        """A stopping run launches no agent: an ``agent.launched`` that arrives after
+        ``run.stopping`` is not recorded, and its coding actor is told (it resets the
+        attempt to pending instead of starting the agent)."""
+        if not isinstance(envelope.event, AgentLaunched) or self.state.stopping is None:
+            return False
+        if envelope.refusal is not None:
+            envelope.refusal.append(f"the run is stopping ({self.state.stopping}); the agent was not launched")
+        if envelope.done is not None:
+            envelope.done.set()
+        return True
 
     def _start_pool(self, tg: TaskGroup, receive: MemoryObjectReceiveStream[object], actor: Actor,
                     n: int, *, spare: bool = False) -> None:

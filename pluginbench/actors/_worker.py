@@ -21,9 +21,9 @@ import anyio
 
 from ..config import Evaluation
 from ..errors import PluginBenchError
-from ..events import EventLog, RunCreated, RunFailed, RunLock, read_run_log
+from ..events import EventLog, RunCreated, RunFailed, RunLock
 from ..harness_registry import harness_class
-from ..projections import Ledger, RunState, fold
+from ..projections import Ledger, RunState, fold, read_checked_log
 from ..rundir import RunDir
 from ._actor_ext import SetupContext
 from ._context import Engine, Outbox, cache_root
@@ -116,7 +116,7 @@ def run_worker(
     with RunLock(rd.root):
         if on_owned is not None:
             on_owned()
-        read_run_log(rd.events)  # a lost or emptied log is refused, never recreated empty
+        read_checked_log(rd)  # a lost, emptied or damaged log is refused, never recreated or recoded
         with EventLog(rd.events) as log:
             return _own(rd, saved, log, foreground=foreground, observer=observer, handle_signals=handle_signals,
                         cost_ceiling=cost_ceiling)

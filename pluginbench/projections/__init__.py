@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..events import OUTCOMES, VANILLA
+from ._integrity import ledger_last_seq, read_checked_log
 from ._ledger import (
     READ_META_SQL,
     READ_MODE_SQL,
@@ -67,6 +68,8 @@ __all__ = [
     "ledger_view",
     "load_prices",
     "plots_section",
+    "ledger_last_seq",
+    "read_checked_log",
     "read_ledger",
     "run_row",
     "status_of",

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..errors import RunDirError
-from ..events import read_run_log
 from ..measures import collected_columns
 from ..rundir import RunDir, patch_mismatch
 from ..stats import Prices
+from ._integrity import read_checked_log
 from ._report_code import (
     code_measures_section,
     measurement_history,
@@ -361,7 +361,7 @@ def build_report(run_dir: Path) -> ReportFiles:
     """Rebuild ``report/`` of ``run_dir`` from its config and event log; returns the paths."""
     rd = RunDir(Path(run_dir))
     config = _read_config(rd.evaluation)
-    state = fold(read_run_log(rd.events).events)  # a missing or empty log never overwrites a report
+    state = fold(read_checked_log(rd).events)  # a missing, empty or damaged log never overwrites a report
     tampered = {
         a.attempt_id: why for a in state.live_attempts()
         if a.state == "complete" and a.captured

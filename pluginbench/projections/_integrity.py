@@ -1,0 +1,83 @@
+"""The run folder checked against its log before anything is rebuilt or resumed.
+
+:func:`read_checked_log` is what ``report``, ``status``, ``run <dir>`` (resume) and the
+worker read a run's log with: :func:`..events.read_run_log` (every line decodes, ``seq``
+is contiguous, one ``run.created`` first, known versions, no unknown attempt), then the
+log is held against what the run folder says was written after it:
+
+* the ledger (``evidence/ledger.sqlite``) records the ``seq`` of the last event it
+  folded; a ledger *ahead* of the log means the log lost its last events (a ledger
+  behind it is normal after a crash and is rebuilt from the log);
+* every folder under ``evidence/attempts/`` and ``evidence/discarded/`` belongs to an
+  attempt whose ``attempt.started`` is in the log; a folder the log never started means
+  the log lost the events that made it, and a resume would code that attempt again under
+  the same id, over its evidence.
+
+Any mismatch raises :class:`CorruptLogError` (exit 2) naming the file, the line and the
+fix; nothing is written, so a damaged log never becomes a silent rebuild or a recode.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from pathlib import Path
+
+from ..errors import CorruptLogError
+from ..events import AttemptStarted, LogContents, read_run_log
+from ..rundir import RunDir
+
+__all__ = ["ledger_last_seq", "read_checked_log"]
+
+_FIX = ("restore events.jsonl from a backup (PluginBench only appends to it, so it was cut or replaced "
+        "by hand or by another tool), or start a new run; nothing was written")
+
+
+def ledger_last_seq(path: Path) -> int | None:
+    """The ``seq`` the ledger last recorded, read-only; None when there is no readable ledger."""
+    if not path.is_file():
+        return None
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=0.5, isolation_level=None)
+    except sqlite3.Error:
+        return None
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key='last_seq'").fetchone()
+        return int(row[0]) if row else None
+    except (sqlite3.Error, ValueError, TypeError):
+        return None
+    finally:
+        with contextlib.suppress(sqlite3.Error):
+            db.close()
+
+
+def read_checked_log(rd: RunDir) -> LogContents:
+    """The run's log, verified on its own and against the ledger and the attempt folders."""
+    contents = read_run_log(rd.events)
+    last = contents.events[-1].seq
+    recorded = ledger_last_seq(rd.ledger)
+    if recorded is not None and recorded > last:
+        raise CorruptLogError(
+            f"the event log ends at seq {last} (line {len(contents.events)}) but the ledger recorded seq "
+            f"{recorded}: the log lost its last {recorded - last} events",
+            file=str(rd.events),
+            field=f"line {len(contents.events) + 1}",
+            fix=_FIX,
+        )
+    started = {e.attempt_id for e in contents.events if isinstance(e, AttemptStarted)}
+    for folder in (rd.evidence / "attempts", rd.evidence / "discarded"):
+        if not folder.is_dir():
+            continue
+        for child in sorted(folder.iterdir()):
+            # discarded/ keeps a second archive of one id as ``<id>.<n>``
+            aid = child.name if child.name in started or folder.name == "attempts" else child.name.rsplit(".", 1)[0]
+            if aid not in started:
+                raise CorruptLogError(
+                    f"{child.relative_to(rd.root)} holds evidence of attempt {child.name!r}, but the log "
+                    f"(line {len(contents.events)}, seq {last}) never started it: the log lost the events "
+                    "that made it",
+                    file=str(rd.events),
+                    field=f"line {len(contents.events) + 1}",
+                    fix=_FIX,
+                )
+    return contents
