@@ -52,10 +52,17 @@ def ledger_last_seq(path: Path) -> int | None:
 
 
 def read_checked_log(rd: RunDir) -> LogContents:
-    """The run's log, verified on its own and against the ledger and the attempt folders."""
+    """The run's log, verified on its own and against the ledger and the attempt folders.
+
+    The ledger's seq and the folder names are taken *before* the log is read: a live
+    writer appends an event before the ledger row and before the folder it causes, so
+    what was seen first is always explained by the log read after it (no false alarm
+    while a run is being written)."""
+    recorded = ledger_last_seq(rd.ledger)
+    folders = [(folder.name, child) for folder in (rd.evidence / "attempts", rd.evidence / "discarded")
+               if folder.is_dir() for child in sorted(folder.iterdir())]
     contents = read_run_log(rd.events)
     last = contents.events[-1].seq
-    recorded = ledger_last_seq(rd.ledger)
     if recorded is not None and recorded > last:
         raise CorruptLogError(
             f"the event log ends at seq {last} (line {len(contents.events)}) but the ledger recorded seq "
@@ -65,19 +72,16 @@ def read_checked_log(rd: RunDir) -> LogContents:
             fix=_FIX,
         )
     started = {e.attempt_id for e in contents.events if isinstance(e, AttemptStarted)}
-    for folder in (rd.evidence / "attempts", rd.evidence / "discarded"):
-        if not folder.is_dir():
-            continue
-        for child in sorted(folder.iterdir()):
-            # discarded/ keeps a second archive of one id as ``<id>.<n>``
-            aid = child.name if child.name in started or folder.name == "attempts" else child.name.rsplit(".", 1)[0]
-            if aid not in started:
-                raise CorruptLogError(
-                    f"{child.relative_to(rd.root)} holds evidence of attempt {child.name!r}, but the log "
-                    f"(line {len(contents.events)}, seq {last}) never started it: the log lost the events "
-                    "that made it",
-                    file=str(rd.events),
-                    field=f"line {len(contents.events) + 1}",
-                    fix=_FIX,
-                )
+    for kind, child in folders:
+        # discarded/ keeps a second archive of one id as ``<id>.<n>``
+        aid = child.name if child.name in started or kind == "attempts" else child.name.rsplit(".", 1)[0]
+        if aid not in started:
+            raise CorruptLogError(
+                f"{child.relative_to(rd.root)} holds evidence of attempt {child.name!r}, but the log "
+                f"(line {len(contents.events)}, seq {last}) never started it: the log lost the events "
+                "that made it",
+                file=str(rd.events),
+                field=f"line {len(contents.events) + 1}",
+                fix=_FIX,
+            )
     return contents
