@@ -90,6 +90,12 @@ class LaunchRefused(PluginBenchError):
     must not start, and its attempt goes back to pending."""
 
 
+class SandboxLost(WorkerLost):
+    """The sandbox ended under the agent from outside the run (``docker kill``, the
+    engine's OOM killer): an environment failure, so its attempt is discarded and
+    replaced, never scored as the agent's outcome."""
+
+
 class MeasurementError(PluginBenchError):
     """A collector's input or output breaks its rules (a malformed coverage report, a
     report that contradicts itself); the measure becomes unknown with this reason."""

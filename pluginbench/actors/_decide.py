@@ -256,7 +256,7 @@ def _replace_lost(state: RunState, a: Attempt, reason: str) -> Event:
         attempt_id=a.attempt_id, slot=a.slot, replaced_by=derive_attempt_id(a.attempt_id, state),
         reason=f"interrupted: {reason} after the agent launched and before its submission was saved; "
         "the paid call is not replayed",
-        usage=a.usage or UNKNOWN_USAGE_KILLED,
+        usage=a.usage or Usage(status="unknown", reason=f"{reason} before the attempt saved its execution receipt"),
     )
 
 

@@ -17,7 +17,7 @@ import anyio
 import msgspec
 
 from ..environments import Environment, Role, Sandbox, SandboxSpec
-from ..errors import WorkerLost
+from ..errors import SandboxLost, WorkerLost
 from ..events import Outcome
 from ..harnesses import AgentRun, AttemptContext, FrozenTreatment, Harness
 from ..tasks import HarborTask, VerifierContract, patch_paths
@@ -133,6 +133,7 @@ async def code_attempt(
         except Exception as exc:  # noqa: BLE001 - after launch, a harness crash is the attempt's result
             if not launched_flag or isinstance(exc, WorkerLost):
                 raise
+            await _raise_if_lost(sandbox, exc)
             from ..events import Usage
 
             run = AgentRun(
@@ -142,6 +143,7 @@ async def code_attempt(
                 usage=Usage(status="unknown", reason=f"the harness failed: {exc}"),
                 error=f"harness error: {exc}",
             )
+        await _raise_if_lost(sandbox)
         _merge_execution(attempt_dir / "execution.json", {"attempt_id": attempt_id, **_run_dict(run)})
         if run.provider_stop:
             return CodingResult(run, None, None)
@@ -169,6 +171,16 @@ async def code_attempt(
     except Exception as exc:  # noqa: BLE001
         return CodingResult(run, None, f"could not make the canonical patch: {exc}")
     return CodingResult(run, patch, None)
+
+
+async def _raise_if_lost(sandbox: Sandbox, cause: BaseException | None = None) -> None:
+    """A sandbox that ended under the agent from outside the run (a backend that can tell
+    says why through ``ended_by``) is an environment failure: :class:`SandboxLost`, so
+    the attempt is discarded and replaced instead of scored on what was left."""
+    ended_by = getattr(sandbox, "ended_by", None)
+    why = await ended_by() if ended_by is not None else None
+    if why is not None:
+        raise SandboxLost(f"the coding sandbox ended under the agent: {why}") from cause
 
 
 async def _collect_artifacts(sandbox: Sandbox, task: HarborTask, attempt_dir: Path) -> None:

@@ -286,7 +286,15 @@ class Supervisor:
     # ------------------------------------------------------------------ helpers
 
     async def _stop_left_running(self) -> None:
-        """Resume stops what a killed worker left running before anything codes again."""
+        """Resume removes the sandboxes a killed worker left stopped (exited or never
+        started) and stops, never removes, what it left running, before anything codes again."""
+        remove = getattr(self.engine.environment, "remove_left_stopped", None)
+        if remove is not None:
+            try:
+                for thing in await remove(self.engine.run_id):
+                    print(f"removed {thing}, left stopped by an attempt that a kill interrupted", flush=True)
+            except Exception as exc:  # noqa: BLE001 - said, not fatal: the next resume tries again
+                print(f"could not remove sandboxes left stopped: {exc}", flush=True)
         stop = getattr(self.engine.environment, "stop_left_running", None)
         if stop is None:
             return

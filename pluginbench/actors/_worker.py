@@ -62,20 +62,17 @@ def _probe(ev: Evaluation, rd: RunDir) -> Iterator[str | None]:
     if ev.runner.probe is None:
         yield None
         return
-    import msgspec
 
     from ..probe import ProbeServer, load_scenario
 
-    with ProbeServer(load_scenario(Path(ev.runner.probe))) as server:
+    folder = rd.evidence / "probe"
+    folder.mkdir(parents=True, exist_ok=True)
+    # written as each request settles (appended per process), so a killed worker keeps its receipt
+    with ProbeServer(load_scenario(Path(ev.runner.probe)), log=folder / "requests.jsonl", log_bodies=False) as server:
         try:
             yield server.base_url
         finally:
             server.wait_idle()
-            folder = rd.evidence / "probe"
-            folder.mkdir(parents=True, exist_ok=True)
-            with (folder / "requests.jsonl").open("ab") as fh:
-                for r in server.requests:
-                    fh.write(msgspec.json.encode(msgspec.structs.replace(r, body=None)) + b"\n")
 
 
 def build_engine(rd: RunDir, ev: Evaluation, probe_base_url: str | None, created: RunCreated | None = None) -> Engine:

@@ -298,6 +298,23 @@ class DockerSandbox:
         """Copy a sandbox file or folder to exactly ``host_path``; symlinks are never followed."""
         await self._get(sandbox_path, host_path, lambda _n: False)
 
+    async def ended_by(self) -> str | None:
+        """Why the container is no longer running although :meth:`stop` was not called
+        (killed or removed from outside the run, OOM), or None while it runs."""
+        if self._stopped:
+            return None
+        try:
+            state = (await self._container.show())["State"]
+        except aiodocker.DockerError as exc:
+            if exc.status == 404:
+                return f"the container {self.container_id[:12]} was removed from outside the run"
+            return None
+        if state.get("Running"):
+            return None
+        oom = ", out of memory (OOM killed)" if state.get("OOMKilled") else ""
+        return (f"the container {self.container_id[:12]} was stopped from outside the run "
+                f"(exit code {state.get('ExitCode')}{oom})")
+
     async def stop(self) -> None:
         """``docker stop`` the container and confirm through inspect that it is not running."""
         self._stopped = True

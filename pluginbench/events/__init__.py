@@ -16,7 +16,16 @@ from ._lock import (
     process_start_ticks,
     read_owner_record,
 )
-from ._log import EventLog, LogContents, follow, read_events, read_log, read_run_log, utc_now
+from ._log import (
+    EventLog,
+    LogContents,
+    check_structure,
+    follow,
+    read_events,
+    read_log,
+    read_run_log,
+    utc_now,
+)
 from ._types import (
     EVENT_TYPES,
     AgentExited,
@@ -177,6 +186,7 @@ __all__ = [
     "UsageStatus",
     "VanillaCacheChecked",
     "check_not_moved",
+    "check_structure",
     "decode",
     "decode_many",
     "encode",

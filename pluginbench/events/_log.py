@@ -31,6 +31,7 @@ from ._types import (
     AttemptDiscarded,
     Event,
     LogRepaired,
+    RevisionMeasured,
     RunCreated,
     decode,
     decode_many,
@@ -201,8 +202,8 @@ def check_structure(events: list[Event], path: Path) -> None:
                 fix=_RESTORE,
             )
         fields = _ATTEMPT_FIELDS.get(type(event))
-        if fields is None:
-            continue
+        if fields is None or (isinstance(event, RevisionMeasured) and event.stage != "submission"):
+            continue  # a reference-stage measurement names its task in attempt_id
         for name in fields:
             value = getattr(event, name)
             for aid in value if isinstance(value, list) else (value,):
