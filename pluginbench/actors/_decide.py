@@ -22,6 +22,7 @@ from ..events import (
     AttemptReused,
     CodingStarted,
     Event,
+    MeasurementRevisionFinished,
     MeasuresCollected,
     ReportBuilt,
     RunFailed,
@@ -246,6 +247,13 @@ def _recover(state: RunState) -> list[Command]:
     return commands
 
 
+def _abandoned_measure(state: RunState, revision: str) -> str:
+    """Why a measurement revision still collecting when its process ended failed, with its progress."""
+    rev = state.measurement_revisions[revision]
+    assigned = sum(1 for a in state.live_attempts() if a.captured)
+    return f"left unfinished by a process that ended, {len(rev.measures)} of {assigned} submissions measured"
+
+
 def _replace_lost(state: RunState, a: Attempt, reason: str) -> Event:
     """An attempt whose cluster node was lost, handled as a resume handles a killed
     worker's: reset when its agent never launched, else discarded and replaced (the paid
@@ -331,7 +339,13 @@ def decide(state: RunState, event: Event) -> list[Command]:
 def _decide_core(state: RunState, event: Event) -> list[Command]:
     match event:
         case RunStarted():
-            commands = _recover(state)
+            # The worker holds run.lock: a measurement revision still collecting was left by a
+            # `pluginbench measure` that ended; it failed and is not selected (the worker
+            # measures it again under the next free name once the run is finished).
+            commands = [Emit(MeasurementRevisionFinished(revision=r.revision, selected=False,
+                                                         reason=_abandoned_measure(state, r.revision)))
+                        for r in state.measurement_revisions.values() if not r.finished]
+            commands += _recover(state)
             if not state.coding:
                 commands.append(Prepare())
             elif state.all_complete and not state.finished:

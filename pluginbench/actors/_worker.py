@@ -29,6 +29,7 @@ from ._actor_ext import SetupContext
 from ._context import Engine, Outbox, cache_root
 from ._extensions import setup_extensions
 from ._frozen_versions import frozen_cli
+from ._measure_again import measure_again
 from ._remote_tasks import task_sources as task_sources_of
 from ._runfiles import check_created_binding, load_saved, resolve_cli
 from ._supervisor import Observer, Supervisor
@@ -124,9 +125,15 @@ def _own(rd: RunDir, saved: Any, log: EventLog, *, foreground: bool, observer: O
     state = fold(log.recovered)
     if state.created is not None:
         check_created_binding(rd, state.created, state.revised_evaluation_sha256)
+    abandoned = [r.revision for r in state.measurement_revisions.values() if not r.finished]
     try:
-        return _supervise(rd, saved, log, state, foreground=foreground, observer=observer, handle_signals=handle_signals,
-                          cost_ceiling=cost_ceiling)
+        final = _supervise(rd, saved, log, state, foreground=foreground, observer=observer,
+                           handle_signals=handle_signals, cost_ceiling=cost_ceiling)
+        if abandoned and final.finished:
+            log.close()  # the measurement writes through its own writer, under this lock
+            measure_again(rd, abandoned)
+            final = fold(read_checked_log(rd).events)
+        return final
     except BaseException as exc:
         full = disk_full(exc)
         if full is None:
