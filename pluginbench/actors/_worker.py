@@ -136,9 +136,12 @@ def _own(rd: RunDir, saved: Any, log: EventLog, *, foreground: bool, observer: O
         return final
     except BaseException as exc:
         full = disk_full(exc)
-        if full is None:
+        if full is not None:
+            raise _record_disk_full(rd, log, state, full) from None
+        io = _io_failure(exc)
+        if io is None:
             raise
-        raise _record_disk_full(rd, log, state, full) from None
+        raise _record_io_failure(rd, log, state, io) from None
 
 
 def _supervise(rd: RunDir, saved: Any, log: EventLog, state: RunState, *, foreground: bool,
@@ -192,6 +195,47 @@ def _mount_of(path: Path) -> Path:
     while not os.path.ismount(p) and p != p.parent:
         p = p.parent
     return p
+
+
+def _io_failure(exc: BaseException) -> OSError | None:
+    """The file-system error (a read-only or unwritable run folder, a vanished file) that
+    ended the worker, searched through exception groups and causes; None for anything else
+    (a bug keeps its traceback)."""
+    seen: set[int] = set()
+    stack = [exc]
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, OSError) and e.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT, errno.EIO):
+            return e
+        if isinstance(e, BaseExceptionGroup):
+            stack.extend(e.exceptions)
+        for nxt in (e.__cause__, e.__context__):
+            if nxt is not None:
+                stack.append(nxt)
+    return None
+
+
+def _record_io_failure(rd: RunDir, log: EventLog, state: RunState, exc: OSError) -> PluginBenchError:
+    """Record ``run.failed`` for a file the worker could not write or read (when the log
+    still takes a line) and say which file and how to go on."""
+    where = f" {exc.filename}" if exc.filename else ""
+    cause = f"cannot use{where}: {exc.strerror or exc}"
+    recorded = state.failed is not None
+    if not recorded:  # like a full disk: only the log gets run.failed; the next worker rebuilds the ledger
+        try:
+            state.apply(log.append(RunFailed(error=cause)))
+            recorded = True
+        except OSError:
+            recorded = False
+    return PluginBenchError(
+        f"the worker stopped: {cause}; "
+        + ("the failure is recorded in events.jsonl" if recorded else "not even run.failed could be written to events.jsonl")
+        + "; every complete event is kept. Make the run folder writable (or restore the file), then resume with: "
+        f"pluginbench run {shlex.quote(str(rd.root))}"
+    )
 
 
 def _record_disk_full(rd: RunDir, log: EventLog, state: RunState, writing: str) -> PluginBenchError:

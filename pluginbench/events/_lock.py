@@ -135,7 +135,15 @@ class RunLock:
         self._fd = -1
 
     def acquire(self) -> Owner:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise RunDirError(
+                f"cannot open run.lock for writing: {exc.strerror or exc}",
+                file=str(self.path),
+                fix="the run folder must be writable to run, resume, review or measure it (report, status "
+                "and events only read); make it writable and try again",
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
