@@ -33,6 +33,7 @@ from ._measure_again import measure_again
 from ._remote_tasks import task_sources as task_sources_of
 from ._runfiles import check_created_binding, load_saved, resolve_cli
 from ._supervisor import Observer, Supervisor
+from ._sweep import run_temp, sweep_run
 
 
 def _harness(ev: Evaluation, probe_base_url: str | None, created: RunCreated | None = None,
@@ -115,7 +116,10 @@ def run_worker(
         if on_owned is not None:
             on_owned()
         read_checked_log(rd)  # a lost, emptied or damaged log is refused, never recreated or recoded
-        with EventLog(rd.events) as log:
+        swept = sweep_run(rd)
+        if swept:
+            print(f"removed {len(swept)} temporary file(s) left by a process that ended: {', '.join(swept)}", flush=True)
+        with EventLog(rd.events) as log, run_temp(rd):
             return _own(rd, saved, log, foreground=foreground, observer=observer, handle_signals=handle_signals,
                         cost_ceiling=cost_ceiling)
 
