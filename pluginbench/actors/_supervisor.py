@@ -43,10 +43,11 @@ from ..events import (
     Event,
     EventLog,
     ReportBuilt,
+    RunFailed,
     RunStarted,
     RunStopping,
 )
-from ..projections import Ledger, RunState, load_prices
+from ..projections import Ledger, RunState, frozen_changes, load_prices
 from ..stats import Prices
 from ._coding import coding_actor
 from ._collector import collector_actor
@@ -141,6 +142,13 @@ class Supervisor:
         self._inbox = inbox_send
         self._prep_scope = anyio.CancelScope()
         if self.state.coding:
+            changed = frozen_changes(self.engine.run_dir, self.state)
+            if changed:  # recorded (once), so status, the report and the next resume all say why
+                error = (f"frozen evidence changed since it was frozen: {'; '.join(changed)}; restore the run "
+                         "directory from a backup, or start a new run")
+                if self.state.failed != error:
+                    self.writer.record(RunFailed(error=error))
+                return self.state
             load_frozen(self.engine, self.state)
         self._prices, self._prices_reason = load_prices(self.engine.run_dir.root)
         feeding = anyio.CancelScope()

@@ -176,7 +176,7 @@ def _finish(rd: RunDir, state: object, notify: bool) -> int:
         reasons = sorted({so.reason or "no reason recorded" for a in pending if (so := a.source_only) is not None})
         console.print(f"{len(pending)} source-only grade(s) pending ({'; '.join(reasons)}); "
                       f"pluginbench run {shlex.quote(str(rd.root))} tries them again", highlight=False, markup=False)
-    if state.finished:
+    if state.finished and state.failed is None:  # a finished run whose evidence changed since is failed
         console.print(f"[bold green]complete[/] report: {escape(str(report))}")
         _notify(notify, f"run {rd.root.name} finished")
         return 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..events import OUTCOMES, VANILLA
-from ._integrity import ledger_last_seq, read_checked_log
+from ._integrity import check_frozen, frozen_changes, ledger_last_seq, read_checked_log
 from ._ledger import (
     READ_META_SQL,
     READ_MODE_SQL,
@@ -68,6 +68,8 @@ __all__ = [
     "ledger_view",
     "load_prices",
     "plots_section",
+    "check_frozen",
+    "frozen_changes",
     "ledger_last_seq",
     "read_checked_log",
     "read_ledger",

@@ -20,14 +20,17 @@ fix; nothing is written, so a damaged log never becomes a silent rebuild or a re
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import sqlite3
 from pathlib import Path
 
-from ..errors import CorruptLogError
+from ..errors import CorruptLogError, InputError, RunDirError
 from ..events import AttemptStarted, LogContents, read_run_log
 from ..rundir import RunDir
+from ..tasks import fingerprint, scan_tree
+from ._state import RunState
 
-__all__ = ["ledger_last_seq", "read_checked_log"]
+__all__ = ["check_frozen", "frozen_changes", "ledger_last_seq", "read_checked_log"]
 
 _FIX = ("restore events.jsonl from a backup (PluginBench only appends to it, so it was cut or replaced "
         "by hand or by another tool), or start a new run; nothing was written")
@@ -85,3 +88,37 @@ def read_checked_log(rd: RunDir) -> LogContents:
                 fix=_FIX,
             )
     return contents
+
+
+def frozen_changes(rd: RunDir, state: RunState) -> list[str]:
+    """Each frozen task or treatment whose tree no longer has the fingerprint recorded when
+    it was frozen (``task.prepared``, ``treatment.frozen``): a file changed, added or deleted."""
+    changed = []
+    for task_id, prepared in sorted(state.prepared_tasks.items()):
+        if _tree_fingerprint(rd.frozen_task(task_id)) != prepared.fingerprint:
+            changed.append(f"frozen task '{task_id}' ({rd.frozen_task(task_id).relative_to(rd.root)})")
+    for arm, frozen in sorted(state.frozen_treatments.items()):
+        dest = rd.frozen_treatment(arm)
+        got = _tree_fingerprint(dest) if dest.exists() else hashlib.sha256(b"").hexdigest()
+        if got != frozen.fingerprint:
+            changed.append(f"frozen treatment '{arm}' ({dest.relative_to(rd.root)})")
+    return changed
+
+
+def _tree_fingerprint(root: Path) -> str | None:
+    try:
+        return fingerprint(scan_tree(root, context=f"frozen evidence {root.name}"))
+    except (InputError, OSError):
+        return None  # unreadable or unsafe now: not what was frozen
+
+
+def check_frozen(rd: RunDir, state: RunState) -> None:
+    """Refuse (exit 2) a run whose frozen evidence changed since it was frozen."""
+    changed = frozen_changes(rd, state)
+    if changed:
+        raise RunDirError(
+            f"{changed[0]} changed since it was frozen" + (f" (and {len(changed) - 1} more)" if len(changed) > 1 else ""),
+            file=str(rd.evidence / "frozen"),
+            fix="restore the run directory from a backup, or start a new run; the results of a run whose "
+            "frozen inputs changed cannot be rebuilt or continued",
+        )

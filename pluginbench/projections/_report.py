@@ -24,7 +24,7 @@ from ..errors import RunDirError
 from ..measures import collected_columns
 from ..rundir import RunDir, patch_mismatch
 from ..stats import Prices
-from ._integrity import read_checked_log
+from ._integrity import check_frozen, read_checked_log
 from ._report_code import (
     code_measures_section,
     measurement_history,
@@ -379,6 +379,7 @@ def build_report(run_dir: Path) -> ReportFiles:
     rd = RunDir(Path(run_dir))
     config = _read_config(rd.evaluation)
     state = fold(read_checked_log(rd).events)  # a missing, empty or damaged log never overwrites a report
+    check_frozen(rd, state)  # nor does evidence changed since it was frozen
     tampered = {
         a.attempt_id: why for a in state.live_attempts()
         if a.state == "complete" and a.captured

@@ -131,3 +131,18 @@ def test_a_damaged_log_is_refused_and_the_run_folder_is_unchanged(run_copy: Path
     assert_refused(code, out, "events.jsonl", needle, "fix:")
     assert "line" in out
     assert tree_hash(run_copy) == before
+
+
+def test_changed_frozen_evidence_is_refused_by_report_and_recorded_by_the_resume(run_copy: Path) -> None:
+    """A deleted frozen task file: report exits 2 naming the frozen task and changes nothing; the resume records run.failed naming it."""
+    (run_copy / "evidence" / "frozen" / "tasks" / "word-wrap" / "instruction.md").unlink()
+    before = tree_hash(run_copy)
+    code, out = run_cli("report", str(run_copy))
+    assert_refused(code, out, "frozen task 'word-wrap'", "changed since it was frozen", "fix:")
+    assert tree_hash(run_copy) == before
+    code, out = run_cli("run", str(run_copy), "--foreground")
+    assert code != 0, out
+    last = _lines(run_copy)[-1]
+    assert last["type"] == "run.failed" and "frozen task 'word-wrap'" in str(last["error"]), last
+    code, out = run_cli("status", str(run_copy), "--json")
+    assert code == 0 and json.loads(out)["phase"] == "failed"
