@@ -286,8 +286,10 @@ def stop_command(
 ) -> None:
     """Ask the run's worker to stop; running attempts finish and are kept.
 
-    No new attempt starts. Signals only the process group recorded in run.lock, and only
-    while that process still holds the lock with the recorded start time."""
+    No new attempt starts; reviews not begun are left for the resume. Signals only the
+    process group recorded in run.lock, and only when that process is proven the owner:
+    it holds the lock's flock, has the recorded start time and is in that group. A record
+    that proves less is refused (exit 2) and nothing is signalled."""
     rd = _require_run(run_dir)
     owner = live_owner(rd.root)
     if owner is None:
