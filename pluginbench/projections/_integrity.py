@@ -30,7 +30,7 @@ from ..rundir import RunDir
 from ..tasks import fingerprint, scan_tree
 from ._state import RunState
 
-__all__ = ["check_frozen", "frozen_changes", "ledger_last_seq", "read_checked_log"]
+__all__ = ["check_frozen", "check_results_version", "frozen_changes", "ledger_last_seq", "read_checked_log"]
 
 _FIX = ("restore events.jsonl from a backup (PluginBench only appends to it, so it was cut or replaced "
         "by hand or by another tool), or start a new run; nothing was written")
@@ -121,4 +121,20 @@ def check_frozen(rd: RunDir, state: RunState) -> None:
             file=str(rd.evidence / "frozen"),
             fix="restore the run directory from a backup, or start a new run; the results of a run whose "
             "frozen inputs changed cannot be rebuilt or continued",
+        )
+
+
+def check_results_version(doc: dict[str, object], path: Path) -> None:
+    """Refuse (exit 2) a ``results.json`` of a schema version this PluginBench does not
+    write: read as the current one, its fields could mean something else."""
+    from ._report_data import RESULTS_SCHEMA_VERSION
+
+    got = doc.get("schema_version")
+    if got != RESULTS_SCHEMA_VERSION:
+        raise InputError(
+            f"results.json has schema_version {got!r}; this PluginBench reads version {RESULTS_SCHEMA_VERSION}",
+            file=str(path),
+            field="schema_version",
+            fix=f"rebuild it with `pluginbench report {path.parent.parent}`, or read it with the PluginBench "
+            "release that wrote it",
         )
