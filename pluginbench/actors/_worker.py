@@ -201,6 +201,21 @@ def _mount_of(path: Path) -> Path:
     return p
 
 
+def _append_failed(log: EventLog, state: RunState, cause: str) -> bool:
+    """Append ``run.failed`` unless the run already failed; whether the log has it now.
+
+    The one write outside the Supervisor's writer (documented and tested): the disk is full
+    or a file of the run cannot be written, so only the log gets run.failed; the ledger,
+    behind by then, is rebuilt by the next worker."""
+    if state.failed is not None:
+        return True
+    try:
+        state.apply(log.append(RunFailed(error=cause)))
+    except OSError:
+        return False
+    return True
+
+
 def _io_failure(exc: BaseException) -> OSError | None:
     """The file-system error (a read-only or unwritable run folder, a vanished file) that
     ended the worker, searched through exception groups and causes; None for anything else
@@ -227,13 +242,7 @@ def _record_io_failure(rd: RunDir, log: EventLog, state: RunState, exc: OSError)
     still takes a line) and say which file and how to go on."""
     where = f" {exc.filename}" if exc.filename else ""
     cause = f"cannot use{where}: {exc.strerror or exc}"
-    recorded = state.failed is not None
-    if not recorded:  # like a full disk: only the log gets run.failed; the next worker rebuilds the ledger
-        try:
-            state.apply(log.append(RunFailed(error=cause)))
-            recorded = True
-        except OSError:
-            recorded = False
+    recorded = _append_failed(log, state, cause)
     return PluginBenchError(
         f"the worker stopped: {cause}; "
         + ("the failure is recorded in events.jsonl" if recorded else "not even run.failed could be written to events.jsonl")
@@ -246,15 +255,7 @@ def _record_disk_full(rd: RunDir, log: EventLog, state: RunState, writing: str) 
     """Record ``run.failed`` for a full disk when the log still takes a line, and say so."""
     mount = _mount_of(rd.root)
     cause = f"no space left on {mount} (while writing {writing})"
-    recorded = state.failed is not None
-    # The one write outside the Supervisor's writer (documented and tested): the disk is full,
-    # so only the log gets run.failed; the ledger, behind by then, is rebuilt by the next worker.
-    if not recorded:
-        try:
-            state.apply(log.append(RunFailed(error=cause)))
-            recorded = True
-        except OSError:
-            recorded = False
+    recorded = _append_failed(log, state, cause)
     return PluginBenchError(
         f"{cause}; "
         + ("the failure is recorded in events.jsonl" if recorded else "not even run.failed fit in events.jsonl")

@@ -25,7 +25,7 @@ import sqlite3
 from pathlib import Path
 
 from ..errors import CorruptLogError, InputError, RunDirError
-from ..events import AttemptStarted, LogContents, read_run_log
+from ..events import AttemptReused, AttemptStarted, LogContents, VanillaCacheChecked, read_run_log
 from ..rundir import RunDir
 from ..tasks import fingerprint, scan_tree
 from ._state import RunState
@@ -74,7 +74,12 @@ def read_checked_log(rd: RunDir) -> LogContents:
             field=f"line {len(contents.events) + 1}",
             fix=_FIX,
         )
-    started = {e.attempt_id for e in contents.events if isinstance(e, AttemptStarted)}
+    # An attempt's folder is made after its attempt.started, or by a vanilla cache import
+    # (after vanilla_cache.checked said "hit", before attempt.reused; a kill in between
+    # leaves a folder that the resume imports again, over itself).
+    started = {e.attempt_id for e in contents.events if isinstance(e, AttemptStarted | AttemptReused)}
+    started |= {d.attempt_id for e in contents.events if isinstance(e, VanillaCacheChecked)
+                for d in e.decisions if d.decision == "hit"}
     for kind, child in folders:
         # discarded/ keeps a second archive of one id as ``<id>.<n>``
         aid = child.name if child.name in started or kind == "attempts" else child.name.rsplit(".", 1)[0]
