@@ -342,7 +342,7 @@ def _decide_core(state: RunState, event: Event) -> list[Command]:
             # The worker holds run.lock: a measurement revision still collecting was left by a
             # `pluginbench measure` that ended; it failed and is not selected (the worker
             # measures it again under the next free name once the run is finished).
-            commands = [Emit(MeasurementRevisionFinished(revision=r.revision, selected=False,
+            commands: list[Command] = [Emit(MeasurementRevisionFinished(revision=r.revision, selected=False,
                                                          reason=_abandoned_measure(state, r.revision)))
                         for r in state.measurement_revisions.values() if not r.finished]
             commands += _recover(state)
