@@ -133,7 +133,7 @@ async def code_attempt(
         except Exception as exc:  # noqa: BLE001 - after launch, a harness crash is the attempt's result
             if not launched_flag or isinstance(exc, WorkerLost):
                 raise
-            await _raise_if_lost(sandbox, exc)
+            await _raise_if_lost(sandbox, exc, settle=KILLED_SETTLE_SECONDS)
             from ..events import Usage
 
             run = AgentRun(
@@ -143,7 +143,8 @@ async def code_attempt(
                 usage=Usage(status="unknown", reason=f"the harness failed: {exc}"),
                 error=f"harness error: {exc}",
             )
-        await _raise_if_lost(sandbox)
+        killed = run.exit_code is None or run.exit_code >= 128 or run.exit_code < 0  # ended by a signal
+        await _raise_if_lost(sandbox, settle=KILLED_SETTLE_SECONDS if killed else 0.0)
         _merge_execution(attempt_dir / "execution.json", {"attempt_id": attempt_id, **_run_dict(run)})
         if run.provider_stop:
             return CodingResult(run, None, None)
@@ -173,12 +174,17 @@ async def code_attempt(
     return CodingResult(run, patch, None)
 
 
-async def _raise_if_lost(sandbox: Sandbox, cause: BaseException | None = None) -> None:
+#: How long a sandbox whose agent was killed by a signal is given to report that the
+#: sandbox itself ended (the engine marks a killed container stopped a moment later).
+KILLED_SETTLE_SECONDS = 3.0
+
+
+async def _raise_if_lost(sandbox: Sandbox, cause: BaseException | None = None, *, settle: float = 0.0) -> None:
     """A sandbox that ended under the agent from outside the run (a backend that can tell
     says why through ``ended_by``) is an environment failure: :class:`SandboxLost`, so
     the attempt is discarded and replaced instead of scored on what was left."""
     ended_by = getattr(sandbox, "ended_by", None)
-    why = await ended_by() if ended_by is not None else None
+    why = await ended_by(settle) if ended_by is not None else None
     if why is not None:
         raise SandboxLost(f"the coding sandbox ended under the agent: {why}") from cause
 

@@ -298,19 +298,26 @@ class DockerSandbox:
         """Copy a sandbox file or folder to exactly ``host_path``; symlinks are never followed."""
         await self._get(sandbox_path, host_path, lambda _n: False)
 
-    async def ended_by(self) -> str | None:
+    async def ended_by(self, settle: float = 0.0) -> str | None:
         """Why the container is no longer running although :meth:`stop` was not called
-        (killed or removed from outside the run, OOM), or None while it runs."""
+        (killed or removed from outside the run, OOM), or None while it runs. The engine
+        marks a killed container stopped a moment after its processes die, so a caller
+        that saw a command killed passes ``settle`` seconds to wait for that."""
         if self._stopped:
             return None
-        try:
-            state = (await self._container.show())["State"]
-        except aiodocker.DockerError as exc:
-            if exc.status == 404:
-                return f"the container {self.container_id[:12]} was removed from outside the run"
-            return None
-        if state.get("Running"):
-            return None
+        deadline = time.monotonic() + settle
+        while True:
+            try:
+                state = (await self._container.show())["State"]
+            except aiodocker.DockerError as exc:
+                if exc.status == 404:
+                    return f"the container {self.container_id[:12]} was removed from outside the run"
+                return None
+            if not state.get("Running"):
+                break
+            if time.monotonic() >= deadline:
+                return None
+            await anyio.sleep(0.1)
         oom = ", out of memory (OOM killed)" if state.get("OOMKilled") else ""
         return (f"the container {self.container_id[:12]} was stopped from outside the run "
                 f"(exit code {state.get('ExitCode')}{oom})")
