@@ -88,6 +88,15 @@ class WorkerLost(EnvironmentFailure):
 class ResourceLimitHit(EnvironmentFailure):
     """A sandbox's limit refused an operation (e.g. an export over ``storage_mb``): the
     attempt's execution outcome is ``resource_limit``."""
+class LaunchRefused(PluginBenchError):
+    """The Supervisor did not record ``agent.launched`` (the run is stopping): the agent
+    must not start, and its attempt goes back to pending."""
+
+
+class SandboxLost(WorkerLost):
+    """The sandbox ended under the agent from outside the run (``docker kill``, the
+    engine's OOM killer): an environment failure, so its attempt is discarded and
+    replaced, never scored as the agent's outcome."""
 
 
 class MeasurementError(PluginBenchError):

@@ -12,11 +12,12 @@ from collections.abc import Sequence
 
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from ..errors import WorkerLost
+from ..errors import LaunchRefused, WorkerLost
 from ..events import (
     AgentExited,
     AgentLaunched,
     AttemptInterrupted,
+    AttemptReset,
     SubmissionCaptured,
     SubmissionMissing,
 )
@@ -64,6 +65,9 @@ async def code_one(engine: Engine, job: Start) -> None:
             launched=launched,
             source=engine.source(job.task, "coding"),
         )
+    except LaunchRefused as exc:  # stopping: the agent never started; the slot waits for the resume
+        await out.send(AttemptReset(attempt_id=job.attempt_id, reason=str(exc)))
+        return
     except WorkerLost as exc:  # the cluster node died under it: recoded, not a failed run
         await out.send(AttemptInterrupted(attempt_id=job.attempt_id, reason=str(exc), worker_lost=True))
         return

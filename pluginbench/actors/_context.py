@@ -17,6 +17,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 from ..cache import resolve_cache_root
 from ..config import Evaluation
 from ..environments import Environment, backend_of
+from ..errors import LaunchRefused
 from ..events import ClusterNode, Event
 from ..harnesses import FrozenTreatment, Harness
 from ..rundir import RunDir
@@ -40,10 +41,12 @@ class TaskImages(NamedTuple):
 
 
 class Envelope(NamedTuple):
-    """An event on its way to the Supervisor; ``done`` is set once it is appended."""
+    """An event on its way to the Supervisor; ``done`` is set once it is appended, or once
+    the Supervisor refused it (then ``refusal`` holds why)."""
 
     event: Event
     done: anyio.Event | None
+    refusal: list[str] | None = None
 
 
 @dataclass
@@ -54,9 +57,14 @@ class Outbox:
         await self.stream.send(Envelope(event, None))
 
     async def record(self, event: Event) -> None:
+        """Send ``event`` and wait until it is appended. Raises :class:`LaunchRefused`
+        when the Supervisor did not record it (``agent.launched`` once the run is stopping)."""
         done = anyio.Event()
-        await self.stream.send(Envelope(event, done))
+        refusal: list[str] = []
+        await self.stream.send(Envelope(event, done, refusal))
         await done.wait()
+        if refusal:
+            raise LaunchRefused(refusal[0])
 
 
 def cache_root() -> Path:

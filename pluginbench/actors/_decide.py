@@ -22,6 +22,7 @@ from ..events import (
     AttemptReused,
     CodingStarted,
     Event,
+    MeasurementRevisionFinished,
     MeasuresCollected,
     ReportBuilt,
     RunFailed,
@@ -178,7 +179,9 @@ def _progress(state: RunState, attempt_id: str, just_done: str | None = None) ->
         return []
     if _complete(state, a):
         return [Emit(AttemptCompleted(attempt_id=a.attempt_id))]
-    return _ready(state, a, just_done=just_done, downstream_only=True)
+    # A stopping run starts no downstream requirement (a review); the attempt then waits
+    # for the resume, holding nothing in flight, so the run may be drained now.
+    return [*_ready(state, a, just_done=just_done, downstream_only=True), *_drained(state)]
 
 
 def _in_flight(state: RunState) -> int:
@@ -244,6 +247,13 @@ def _recover(state: RunState) -> list[Command]:
     return commands
 
 
+def _abandoned_measure(state: RunState, revision: str) -> str:
+    """Why a measurement revision still collecting when its process ended failed, with its progress."""
+    rev = state.measurement_revisions[revision]
+    assigned = sum(1 for a in state.live_attempts() if a.captured)
+    return f"left unfinished by a process that ended, {len(rev.measures)} of {assigned} submissions measured"
+
+
 def _replace_lost(state: RunState, a: Attempt, reason: str) -> Event:
     """An attempt whose cluster node was lost, handled as a resume handles a killed
     worker's: reset when its agent never launched, else discarded and replaced (the paid
@@ -254,7 +264,7 @@ def _replace_lost(state: RunState, a: Attempt, reason: str) -> Event:
         attempt_id=a.attempt_id, slot=a.slot, replaced_by=derive_attempt_id(a.attempt_id, state),
         reason=f"interrupted: {reason} after the agent launched and before its submission was saved; "
         "the paid call is not replayed",
-        usage=a.usage or UNKNOWN_USAGE_KILLED,
+        usage=a.usage or Usage(status="unknown", reason=f"{reason} before the attempt saved its execution receipt"),
     )
 
 
@@ -329,7 +339,13 @@ def decide(state: RunState, event: Event) -> list[Command]:
 def _decide_core(state: RunState, event: Event) -> list[Command]:
     match event:
         case RunStarted():
-            commands = _recover(state)
+            # The worker holds run.lock: a measurement revision still collecting was left by a
+            # `pluginbench measure` that ended; it failed and is not selected (the worker
+            # measures it again under the next free name once the run is finished).
+            commands: list[Command] = [Emit(MeasurementRevisionFinished(revision=r.revision, selected=False,
+                                                         reason=_abandoned_measure(state, r.revision)))
+                        for r in state.measurement_revisions.values() if not r.finished]
+            commands += _recover(state)
             if not state.coding:
                 commands.append(Prepare())
             elif state.all_complete and not state.finished:

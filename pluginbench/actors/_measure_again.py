@@ -28,8 +28,10 @@ Working files stay in ``measure/<name>/``: ``evaluation-before.json``, ``profile
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import re
 import shutil
 from collections.abc import Callable
@@ -43,7 +45,15 @@ import yaml
 
 from .. import measures as measure_registry
 from ..config import Evaluation, parse_evaluation
-from ..errors import ConfigError, InputError, LockHeldError, MeasurementError, RunDirError
+from ..environments import Sandbox
+from ..errors import (
+    ConfigError,
+    InputError,
+    LockHeldError,
+    MeasurementError,
+    PluginBenchError,
+    RunDirError,
+)
 from ..events import (
     Event,
     EventLog,
@@ -81,6 +91,7 @@ from ..rundir import RunDir, patch_mismatch
 from ..tasks import load_task
 from ._collector import collector_input, run_collector
 from ._context import Engine, Outbox, TaskImages, cache_root
+from ._decide import _abandoned_measure
 from ._measure_readiness import measurement_readiness
 from ._references import measure_reference
 from ._runfiles import load_saved
@@ -122,7 +133,7 @@ def plan_measure(run_dir: Path, measurements: str, revision: str, coverage_profi
     rd = RunDir(run_dir.resolve())
     saved = load_saved(rd)
     owner = live_owner(rd.root)
-    if owner is not None:
+    if owner is not None and owner.pid != os.getpid():  # a resume that holds the lock measures again itself
         raise LockHeldError(f"the run is active (pid {owner.pid} owns run.lock)", file=str(rd.root),
                             fix="wait until it ends, or stop it with `pluginbench stop`, then measure again")
     state = fold(read_run_log(rd.events).events)
@@ -417,10 +428,41 @@ def _checked(plan: MeasurePlan, state: RunState, progress: Callable[[str], None]
     return engine, ready, work
 
 
-def run_measure(plan: MeasurePlan, progress: Callable[[str], None] = print) -> RunState:
-    """Own the run, check readiness, collect the revision, select it and rebuild the report."""
+def next_free_revision(rd: RunDir, state: RunState, revision: str) -> str:
+    """The next free revision name after ``revision``: ``<name>-2``, ``<name>-3``, ..."""
+    base = re.sub(r"-\d+$", "", revision)
+    n = 2
+    while f"{base}-{n}" in state.measurement_revisions or (rd.root / "measure" / f"{base}-{n}").exists():
+        n += 1
+    return f"{base}-{n}"
+
+
+def measure_again(rd: RunDir, abandoned: list[str], progress: Callable[[str], None] = print) -> None:
+    """After a resume recorded ``abandoned`` measurement revisions as failed (it holds
+    run.lock), measure each one's added measures again under the next free revision name,
+    with the run's prepared profiles. A revision that cannot be measured again now (the
+    run is not finished, or a refusal) is said in one progress line, never raised: the
+    run itself is done, and ``pluginbench measure`` can still be asked."""
+    for revision in abandoned:
+        state = fold(read_run_log(rd.events).events)
+        rev = state.measurement_revisions.get(revision)
+        if rev is None or not state.finished:
+            continue
+        new = next_free_revision(rd, state, revision)
+        progress(f"measurement revision {revision} cannot continue ({rev.reason}); measuring it again as {new}")
+        try:
+            plan = plan_measure(rd.root, ",".join(rev.added), new, None)
+            run_measure(plan, progress, locked=True)
+        except PluginBenchError as exc:
+            progress(f"measurement revision {new} was not measured: {exc}")
+
+
+def run_measure(plan: MeasurePlan, progress: Callable[[str], None] = print, *, locked: bool = False) -> RunState:
+    """Own the run, check readiness, collect the revision, select it and rebuild the report.
+    ``locked``: this process already holds run.lock (a resume measuring an abandoned revision again)."""
     rd = plan.run_dir
-    with RunLock(rd.root), EventLog(rd.events) as log, closing(Ledger(rd.ledger)) as ledger:
+    with (contextlib.nullcontext() if locked else RunLock(rd.root)), EventLog(rd.events) as log, \
+            closing(Ledger(rd.ledger)) as ledger:
         state = fold(log.recovered)
         writer = RunWriter(log, state, ledger)  # the Supervisor's path: append, step, ledger
 
@@ -432,7 +474,7 @@ def run_measure(plan: MeasurePlan, progress: Callable[[str], None] = print) -> R
                 progress(f"measurement revision {rev.revision} was left unfinished by a process that ended; "
                          "it is recorded as finished and not selected")
                 append(MeasurementRevisionFinished(revision=rev.revision, selected=False,
-                                                                   reason="left unfinished by a process that ended"))
+                                                   reason=_abandoned_measure(state, rev.revision)))
         shutil.copyfile(rd.evaluation, work / "evaluation-before.json")
         (work / "profiles.json").write_text(json.dumps(
             {t: msgspec.to_builtins(p) for t, p in sorted(ready.profiles.items())}, indent=2, sort_keys=True) + "\n")

@@ -18,7 +18,7 @@ import anyio
 import msgspec
 
 from ..environments import Environment, Role, Sandbox, SandboxSpec, limits_of, over_storage, policy_for
-from ..errors import ResourceLimitHit, WorkerLost
+from ..errors import ResourceLimitHit, SandboxLost, WorkerLost
 from ..events import Outcome
 from ..harnesses import AgentRun, AttemptContext, FrozenTreatment, Harness
 from ..tasks import HarborTask, VerifierContract, patch_paths
@@ -197,6 +197,7 @@ async def _code_attempt(
         except Exception as exc:  # noqa: BLE001 - after launch, a harness crash is the attempt's result
             if not launched_flag or isinstance(exc, WorkerLost):
                 raise
+            await _raise_if_lost(sandbox, exc, settle=KILLED_SETTLE_SECONDS)
             from ..events import Usage
 
             run = AgentRun(
@@ -207,6 +208,11 @@ async def _code_attempt(
                 error=f"harness error: {exc}",
             )
         run = await _with_limits(run, sandbox)
+        if run.resource_limit is None:
+            # A sandbox its own limit ended (an OOM kill) is the attempt's resource_limit,
+            # recorded above; one ended from outside the run is an environment failure.
+            killed = run.exit_code is None or run.exit_code >= 128 or run.exit_code < 0  # ended by a signal
+            await _raise_if_lost(sandbox, settle=KILLED_SETTLE_SECONDS if killed else 0.0)
         _merge_execution(attempt_dir / "execution.json", {"attempt_id": attempt_id, **_run_dict(run),
                                                           "limits": _limits_record(sandbox, spec)})
         if run.provider_stop:
@@ -247,6 +253,21 @@ async def _code_attempt(
     except Exception as exc:  # noqa: BLE001
         return CodingResult(run, None, f"could not make the canonical patch: {exc}")
     return CodingResult(run, patch, None)
+
+
+#: How long a sandbox whose agent was killed by a signal is given to report that the
+#: sandbox itself ended (the engine marks a killed container stopped a moment later).
+KILLED_SETTLE_SECONDS = 3.0
+
+
+async def _raise_if_lost(sandbox: Sandbox, cause: BaseException | None = None, *, settle: float = 0.0) -> None:
+    """A sandbox that ended under the agent from outside the run (a backend that can tell
+    says why through ``ended_by``) is an environment failure: :class:`SandboxLost`, so
+    the attempt is discarded and replaced instead of scored on what was left."""
+    ended_by = getattr(sandbox, "ended_by", None)
+    why = await ended_by(settle) if ended_by is not None else None
+    if why is not None:
+        raise SandboxLost(f"the coding sandbox ended under the agent: {why}") from cause
 
 
 async def _collect_artifacts(sandbox: Sandbox, task: HarborTask, attempt_dir: Path) -> None:

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import anyio
-import msgspec
 
 from ..errors import InputError, LockHeldError, PluginBenchError, RunDirError
 from ..events import (
@@ -118,16 +117,14 @@ def _probe_server(plan: ReviewPlan) -> Iterator[str | None]:
         return
     from ..probe import ProbeServer, load_scenario
 
-    with ProbeServer(load_scenario(Path(plan.probe))) as server:
+    folder = plan.run_dir.evidence / "probe"
+    folder.mkdir(parents=True, exist_ok=True)
+    # written as each request settles (appended per process), so a killed worker keeps its receipt
+    with ProbeServer(load_scenario(Path(plan.probe)), log=folder / "requests.jsonl", log_bodies=False) as server:
         try:
             yield server.base_url
         finally:
             server.wait_idle()
-            folder = plan.run_dir.evidence / "probe"
-            folder.mkdir(parents=True, exist_ok=True)
-            with (folder / "requests.jsonl").open("ab") as fh:
-                for r in server.requests:
-                    fh.write(msgspec.json.encode(msgspec.structs.replace(r, body=None)) + b"\n")
 
 
 def run_review(plan: ReviewPlan, *, select: bool, progress: Callable[[str], None] = print) -> RunState:

@@ -37,15 +37,17 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ..events import (
+    AgentLaunched,
     AttemptCached,
     ClusterChanged,
     Event,
     EventLog,
     ReportBuilt,
+    RunFailed,
     RunStarted,
     RunStopping,
 )
-from ..projections import Ledger, RunState, load_prices
+from ..projections import Ledger, RunState, frozen_changes, load_prices
 from ..stats import Prices
 from ._coding import coding_actor
 from ._collector import collector_actor
@@ -140,6 +142,13 @@ class Supervisor:
         self._inbox = inbox_send
         self._prep_scope = anyio.CancelScope()
         if self.state.coding:
+            changed = frozen_changes(self.engine.run_dir, self.state)
+            if changed:  # recorded (once), so status, the report and the next resume all say why
+                error = (f"frozen evidence changed since it was frozen: {'; '.join(changed)}; restore the run "
+                         "directory from a backup, or start a new run")
+                if self.state.failed != error:
+                    self.writer.record(RunFailed(error=error))
+                return self.state
             load_frozen(self.engine, self.state)
         self._prices, self._prices_reason = load_prices(self.engine.run_dir.root)
         feeding = anyio.CancelScope()
@@ -172,6 +181,8 @@ class Supervisor:
             async with inbox_recv:
                 while not self.terminal:
                     envelope = await inbox_recv.receive()
+                    if self._refused(envelope):
+                        continue
                     self._record(envelope.event)
                     if isinstance(envelope.event, ClusterChanged):
                         self._grow_pools(tg, self.state.coding_capacity)
@@ -187,6 +198,18 @@ class Supervisor:
                 spare.close()
             inbox_send.close()
         return self.state
+
+    def _refused(self, envelope: Envelope) -> bool:
+        """A stopping run launches no agent: an ``agent.launched`` that arrives after
+        ``run.stopping`` is not recorded, and its coding actor is told (it resets the
+        attempt to pending instead of starting the agent)."""
+        if not isinstance(envelope.event, AgentLaunched) or self.state.stopping is None:
+            return False
+        if envelope.refusal is not None:
+            envelope.refusal.append(f"the run is stopping ({self.state.stopping}); the agent was not launched")
+        if envelope.done is not None:
+            envelope.done.set()
+        return True
 
     def _start_pool(self, tg: TaskGroup, receive: MemoryObjectReceiveStream[object], actor: Actor,
                     n: int, *, spare: bool = False) -> None:
@@ -271,7 +294,15 @@ class Supervisor:
     # ------------------------------------------------------------------ helpers
 
     async def _stop_left_running(self) -> None:
-        """Resume stops what a killed worker left running before anything codes again."""
+        """Resume removes the sandboxes a killed worker left stopped (exited or never
+        started) and stops, never removes, what it left running, before anything codes again."""
+        remove = getattr(self.engine.environment, "remove_left_stopped", None)
+        if remove is not None:
+            try:
+                for thing in await remove(self.engine.run_id):
+                    print(f"removed {thing}, left stopped by an attempt that a kill interrupted", flush=True)
+            except Exception as exc:  # noqa: BLE001 - said, not fatal: the next resume tries again
+                print(f"could not remove sandboxes left stopped: {exc}", flush=True)
         stop = getattr(self.engine.environment, "stop_left_running", None)
         if stop is None:
             return

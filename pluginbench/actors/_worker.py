@@ -21,17 +21,19 @@ import anyio
 
 from ..config import Evaluation
 from ..errors import PluginBenchError
-from ..events import EventLog, RunCreated, RunFailed, RunLock, read_run_log
+from ..events import EventLog, RunCreated, RunFailed, RunLock
 from ..harness_registry import harness_class
-from ..projections import Ledger, RunState, fold
+from ..projections import Ledger, RunState, fold, read_checked_log
 from ..rundir import RunDir
 from ._actor_ext import SetupContext
 from ._context import Engine, Outbox, cache_root
 from ._extensions import setup_extensions
 from ._frozen_versions import frozen_cli
+from ._measure_again import measure_again
 from ._remote_tasks import task_sources as task_sources_of
 from ._runfiles import check_created_binding, load_saved, resolve_cli
 from ._supervisor import Observer, Supervisor
+from ._sweep import run_temp, sweep_run
 
 
 def _harness(ev: Evaluation, probe_base_url: str | None, created: RunCreated | None = None,
@@ -62,20 +64,17 @@ def _probe(ev: Evaluation, rd: RunDir) -> Iterator[str | None]:
     if ev.runner.probe is None:
         yield None
         return
-    import msgspec
 
     from ..probe import ProbeServer, load_scenario
 
-    with ProbeServer(load_scenario(Path(ev.runner.probe))) as server:
+    folder = rd.evidence / "probe"
+    folder.mkdir(parents=True, exist_ok=True)
+    # written as each request settles (appended per process), so a killed worker keeps its receipt
+    with ProbeServer(load_scenario(Path(ev.runner.probe)), log=folder / "requests.jsonl", log_bodies=False) as server:
         try:
             yield server.base_url
         finally:
             server.wait_idle()
-            folder = rd.evidence / "probe"
-            folder.mkdir(parents=True, exist_ok=True)
-            with (folder / "requests.jsonl").open("ab") as fh:
-                for r in server.requests:
-                    fh.write(msgspec.json.encode(msgspec.structs.replace(r, body=None)) + b"\n")
 
 
 def build_engine(rd: RunDir, ev: Evaluation, probe_base_url: str | None, created: RunCreated | None = None) -> Engine:
@@ -116,8 +115,11 @@ def run_worker(
     with RunLock(rd.root):
         if on_owned is not None:
             on_owned()
-        read_run_log(rd.events)  # a lost or emptied log is refused, never recreated empty
-        with EventLog(rd.events) as log:
+        read_checked_log(rd)  # a lost, emptied or damaged log is refused, never recreated or recoded
+        swept = sweep_run(rd)
+        if swept:
+            print(f"removed {len(swept)} temporary file(s) left by a process that ended: {', '.join(swept)}", flush=True)
+        with EventLog(rd.events) as log, run_temp(rd):
             return _own(rd, saved, log, foreground=foreground, observer=observer, handle_signals=handle_signals,
                         cost_ceiling=cost_ceiling)
 
@@ -127,14 +129,23 @@ def _own(rd: RunDir, saved: Any, log: EventLog, *, foreground: bool, observer: O
     state = fold(log.recovered)
     if state.created is not None:
         check_created_binding(rd, state.created, state.revised_evaluation_sha256)
+    abandoned = [r.revision for r in state.measurement_revisions.values() if not r.finished]
     try:
-        return _supervise(rd, saved, log, state, foreground=foreground, observer=observer, handle_signals=handle_signals,
-                          cost_ceiling=cost_ceiling)
+        final = _supervise(rd, saved, log, state, foreground=foreground, observer=observer,
+                           handle_signals=handle_signals, cost_ceiling=cost_ceiling)
+        if abandoned and final.finished:
+            log.close()  # the measurement writes through its own writer, under this lock
+            measure_again(rd, abandoned)
+            final = fold(read_checked_log(rd).events)
+        return final
     except BaseException as exc:
         full = disk_full(exc)
-        if full is None:
+        if full is not None:
+            raise _record_disk_full(rd, log, state, full) from None
+        io = _io_failure(exc)
+        if io is None:
             raise
-        raise _record_disk_full(rd, log, state, full) from None
+        raise _record_io_failure(rd, log, state, io) from None
 
 
 def _supervise(rd: RunDir, saved: Any, log: EventLog, state: RunState, *, foreground: bool,
@@ -190,19 +201,61 @@ def _mount_of(path: Path) -> Path:
     return p
 
 
+def _append_failed(log: EventLog, state: RunState, cause: str) -> bool:
+    """Append ``run.failed`` unless the run already failed; whether the log has it now.
+
+    The one write outside the Supervisor's writer (documented and tested): the disk is full
+    or a file of the run cannot be written, so only the log gets run.failed; the ledger,
+    behind by then, is rebuilt by the next worker."""
+    if state.failed is not None:
+        return True
+    try:
+        state.apply(log.append(RunFailed(error=cause)))
+    except OSError:
+        return False
+    return True
+
+
+def _io_failure(exc: BaseException) -> OSError | None:
+    """The file-system error (a read-only or unwritable run folder, a vanished file) that
+    ended the worker, searched through exception groups and causes; None for anything else
+    (a bug keeps its traceback)."""
+    seen: set[int] = set()
+    stack = [exc]
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, OSError) and e.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT, errno.EIO):
+            return e
+        if isinstance(e, BaseExceptionGroup):
+            stack.extend(e.exceptions)
+        for nxt in (e.__cause__, e.__context__):
+            if nxt is not None:
+                stack.append(nxt)
+    return None
+
+
+def _record_io_failure(rd: RunDir, log: EventLog, state: RunState, exc: OSError) -> PluginBenchError:
+    """Record ``run.failed`` for a file the worker could not write or read (when the log
+    still takes a line) and say which file and how to go on."""
+    where = f" {exc.filename}" if exc.filename else ""
+    cause = f"cannot use{where}: {exc.strerror or exc}"
+    recorded = _append_failed(log, state, cause)
+    return PluginBenchError(
+        f"the worker stopped: {cause}; "
+        + ("the failure is recorded in events.jsonl" if recorded else "not even run.failed could be written to events.jsonl")
+        + "; every complete event is kept. Make the run folder writable (or restore the file), then resume with: "
+        f"pluginbench run {shlex.quote(str(rd.root))}"
+    )
+
+
 def _record_disk_full(rd: RunDir, log: EventLog, state: RunState, writing: str) -> PluginBenchError:
     """Record ``run.failed`` for a full disk when the log still takes a line, and say so."""
     mount = _mount_of(rd.root)
     cause = f"no space left on {mount} (while writing {writing})"
-    recorded = state.failed is not None
-    # The one write outside the Supervisor's writer (documented and tested): the disk is full,
-    # so only the log gets run.failed; the ledger, behind by then, is rebuilt by the next worker.
-    if not recorded:
-        try:
-            state.apply(log.append(RunFailed(error=cause)))
-            recorded = True
-        except OSError:
-            recorded = False
+    recorded = _append_failed(log, state, cause)
     return PluginBenchError(
         f"{cause}; "
         + ("the failure is recorded in events.jsonl" if recorded else "not even run.failed fit in events.jsonl")

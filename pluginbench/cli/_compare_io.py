@@ -17,6 +17,7 @@ import yaml
 from ..errors import InputError
 from ..measures import all_columns
 from ..measures import measures as registered_measures
+from ..projections import check_results_version
 from ..rundir import RunDir
 from ..stats import AttemptRecord, GatesFile, Package, parse_gates
 
@@ -160,6 +161,7 @@ def read_results(folder: Path) -> tuple[Path, dict[str, Any]]:
             field="attempts",
             fix=f"rebuild it with `pluginbench report {folder}`",
         )
+    check_results_version(doc, path)
     return path, doc
 
 

@@ -19,9 +19,10 @@ import typer
 from rich.markup import escape
 
 from ..errors import LockHeldError, OutputExistsError, PluginBenchError, RunDirError
-from ..events import check_not_moved, live_owner, read_run_log
+from ..events import check_not_moved, live_owner
 from ..harness_registry import harness_class
 from ..plan import network_plan, plan_summary
+from ..projections import read_checked_log
 from ..rundir import RunDir
 from ._common import console, err_console, errors_to_exit_codes, print_failed_control, print_json
 from ._progress import ForegroundProgress, log_line
@@ -196,7 +197,7 @@ def _notifying(observer: Callable[[Any, Any], None], rd: RunDir, notify: bool) -
 def _run_foreground(rd: RunDir, *, notify: bool, cost_ceiling: float | None = None) -> int:
     from ..actors import run_worker
 
-    read_run_log(rd.events)  # a missing or corrupt log is refused before any progress view starts
+    read_checked_log(rd)  # a missing, corrupt or damaged log is refused before any progress view starts
     with ForegroundProgress(rd) as progress:
         state = run_worker(rd.root, foreground=True, observer=_notifying(progress.observe, rd, notify),
                            cost_ceiling=cost_ceiling)
@@ -213,7 +214,7 @@ def _finish(rd: RunDir, state: object, notify: bool) -> int:
         reasons = sorted({so.reason or "no reason recorded" for a in pending if (so := a.source_only) is not None})
         console.print(f"{len(pending)} source-only grade(s) pending ({'; '.join(reasons)}); "
                       f"pluginbench run {shlex.quote(str(rd.root))} tries them again", highlight=False, markup=False)
-    if state.finished:
+    if state.finished and state.failed is None:  # a finished run whose evidence changed since is failed
         console.print(f"[bold green]complete[/] report: {escape(str(report))}")
         _notify(notify, f"run {rd.root.name} finished")
         return 0
@@ -274,7 +275,7 @@ def run_command(
         if output is not None:
             raise RunDirError("--output applies only to a config", field="--output", fix="drop --output when resuming")
         saved = load_saved(rd)
-        contents = read_run_log(rd.events)  # refuse a missing or corrupt log here, not in the background
+        contents = read_checked_log(rd)  # refuse a missing, corrupt or damaged log here, not in the background
         created = next((e for e in contents.events if isinstance(e, RunCreated)), None)
         if created is not None:
             revised = [e.evaluation_sha256 for e in contents.events

@@ -15,12 +15,12 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from ..errors import RunDirError
+from ..errors import LockHeldError, RunDirError
 from ..events import (
     encode,
     follow,
     live_owner,
-    process_start_ticks,
+    lock_is_held,
     read_owner_record,
     read_run_log,
 )
@@ -294,17 +294,34 @@ def stop_command(
 ) -> None:
     """Ask the run's worker to stop; running attempts finish and are kept.
 
-    No new attempt starts. Signals only the process group recorded in run.lock, and only
-    while that process still holds the lock with the recorded start time."""
+    No new attempt starts; reviews not begun are left for the resume. Signals only the
+    process group recorded in run.lock, and only when that process is proven the owner:
+    it holds the lock's flock, has the recorded start time and is in that group. A record
+    that proves less is refused (exit 2) and nothing is signalled."""
     rd = _require_run(run_dir)
     owner = live_owner(rd.root)
     if owner is None:
         record = read_owner_record(rd.root)
+        if lock_is_held(rd.lock):
+            # Someone holds the lock, but run.lock does not prove who: signalling the
+            # recorded pid could hit a bystander that reuses it.
+            raise LockHeldError(
+                "run.lock is held, but its record does not identify the holder"
+                + (f" (it names pid {record.pid} with start time {record.start_ticks})" if record else "")
+                + "; nothing was signalled",
+                file=str(rd.lock),
+                fix=f"find the holder with: fuser -v {rd.lock}, and stop that process yourself",
+            )
         console.print("the run has no live owner; nothing to stop" + (f" (last owner pid {record.pid})" if record else ""))
         return
-    if owner.start_ticks is not None and process_start_ticks(owner.pid) != owner.start_ticks:
-        console.print("the recorded owner is gone (its pid was reused); nothing to stop")
-        return
+    try:
+        same_group = os.getpgid(owner.pid) == owner.pgid
+    except OSError:
+        same_group = False
+    if not same_group:
+        raise LockHeldError(
+            f"the run's owner pid {owner.pid} is no longer in the recorded process group {owner.pgid}; nothing was signalled",
+            file=str(rd.lock), fix=f"stop pid {owner.pid} yourself (kill -TERM {owner.pid})")
     os.killpg(owner.pgid, signal.SIGTERM)
     console.print(f"stop requested (SIGTERM to process group {owner.pgid}); running attempts finish and are kept")
     if wait:

@@ -64,6 +64,7 @@ from ._docker_containers import (
     ContainerInfo,
     list_left_running,
     remove_container,
+    remove_left_stopped,
     stop_command,
     stop_left_running,
 )
@@ -150,6 +151,11 @@ class DockerEnvironment:
         """``docker stop`` (never remove) the run's running containers; say which."""
         stopped = await stop_left_running(run_id or self._run(), self.docker_host)
         return [f"container {c.name} ({c.id[:12]}) of attempt {c.attempt}" for c in stopped]
+
+    async def remove_left_stopped(self, run_id: str | None = None) -> list[str]:
+        """Remove the run's containers that are not running (exited or never started); say which."""
+        removed = await remove_left_stopped(run_id or self._run(), self.docker_host)
+        return [f"container {c.name} ({c.id[:12]}) of attempt {c.attempt}" for c in removed]
 
     def _config(self, spec: SandboxSpec, egress_dir: str | None = None) -> dict[str, Any]:
         host: dict[str, Any] = {

@@ -2,7 +2,8 @@
 
 Every container PluginBench makes carries ``pluginbench.owner=pluginbench`` and its run's
 ``pluginbench.run``; nothing here touches a container without both. Resume stops (never
-removes) the running ones of its run; ``status`` lists them with a ``docker stop`` command.
+removes) the running ones of its run and removes the ones no longer running (exited or never
+started: a kill left them); ``status`` lists the running ones with a ``docker stop`` command.
 """
 
 from __future__ import annotations
@@ -106,6 +107,25 @@ async def stop_left_running(run_id: str, docker_host: str | None = None) -> list
         return [info for info, _ in running]
 
 
+async def remove_left_stopped(run_id: str, docker_host: str | None = None) -> list[ContainerInfo]:
+    """Force-remove every container of ``run_id`` that is not running (exited, dead, or
+    created and never started): a kill left them, their attempts were settled from the
+    log, and they hold no evidence the run still needs. Only the resume calls this,
+    holding run.lock, so no process of the run is using them."""
+    filters = {"label": [f"{LABEL_OWNER}={OWNER}", f"{LABEL_RUN}={run_id}"], "status": ["exited", "dead", "created"]}
+    async with engine(docker_host) as docker:
+        found = await docker.containers.list(all=True, filters=json.dumps(filters))
+        removed = []
+        with anyio.CancelScope(shield=True):
+            for c in found:
+                names = _field(c, "Names") or []
+                labels = _field(c, "Labels") or {}
+                await remove_container(c)
+                removed.append(ContainerInfo(c.id, (names[0] if names else c.id[:12]).lstrip("/"),
+                                             str(labels.get(LABEL_ATTEMPT, ""))))
+        return sorted(removed, key=lambda i: i.name)
+
+
 def stop_command(containers: Sequence[ContainerInfo]) -> str | None:
     """The ``docker stop`` command status shows for left-running containers, or ``None``."""
     return "docker stop " + " ".join(c.id[:12] for c in containers) if containers else None
@@ -114,6 +134,7 @@ def stop_command(containers: Sequence[ContainerInfo]) -> str | None:
 __all__ = [
     "ContainerInfo",
     "list_left_running",
+    "remove_left_stopped",
     "stop_command",
     "stop_left_running",
 ]

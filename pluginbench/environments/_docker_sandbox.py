@@ -353,6 +353,29 @@ class DockerSandbox:
         if counts.get("oom_kill", "0") != "0" and not any(f.startswith("memory:") for f in found):
             found.append(f"memory: a process was killed at the {self.spec.memory_mb} MB limit (memory_mb)")
         return found
+    async def ended_by(self, settle: float = 0.0) -> str | None:
+        """Why the container is no longer running although :meth:`stop` was not called
+        (killed or removed from outside the run, OOM), or None while it runs. The engine
+        marks a killed container stopped a moment after its processes die, so a caller
+        that saw a command killed passes ``settle`` seconds to wait for that."""
+        if self._stopped:
+            return None
+        deadline = time.monotonic() + settle
+        while True:
+            try:
+                state = (await self._container.show())["State"]
+            except aiodocker.DockerError as exc:
+                if exc.status == 404:
+                    return f"the container {self.container_id[:12]} was removed from outside the run"
+                return None
+            if not state.get("Running"):
+                break
+            if time.monotonic() >= deadline:
+                return None
+            await anyio.sleep(0.1)
+        oom = ", out of memory (OOM killed)" if state.get("OOMKilled") else ""
+        return (f"the container {self.container_id[:12]} was stopped from outside the run "
+                f"(exit code {state.get('ExitCode')}{oom})")
 
     async def stop(self) -> None:
         """``docker stop`` the container and confirm through inspect that it is not running."""

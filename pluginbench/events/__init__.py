@@ -10,11 +10,22 @@ from ._lock import (
     Owner,
     RunLock,
     check_not_moved,
+    flock_holders,
     live_owner,
+    lock_is_held,
     process_start_ticks,
     read_owner_record,
 )
-from ._log import EventLog, LogContents, follow, read_events, read_log, read_run_log, utc_now
+from ._log import (
+    EventLog,
+    LogContents,
+    check_structure,
+    follow,
+    read_events,
+    read_log,
+    read_run_log,
+    utc_now,
+)
 from ._types import (
     EVENT_TYPES,
     AgentExited,
@@ -175,11 +186,14 @@ __all__ = [
     "UsageStatus",
     "VanillaCacheChecked",
     "check_not_moved",
+    "check_structure",
     "decode",
     "decode_many",
     "encode",
+    "flock_holders",
     "follow",
     "live_owner",
+    "lock_is_held",
     "process_start_ticks",
     "read_events",
     "read_log",

@@ -55,7 +55,8 @@ def read_owner_record(run_dir: Path) -> Owner | None:
         return None
 
 
-def _lock_is_held(path: Path) -> bool:
+def lock_is_held(path: Path) -> bool:
+    """Whether some process holds a ``flock`` on ``path`` now."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
@@ -71,15 +72,45 @@ def _lock_is_held(path: Path) -> bool:
         os.close(fd)
 
 
+def flock_holders(path: Path) -> set[int] | None:
+    """The pids the kernel lists as holding a ``flock`` on ``path`` (``/proc/locks``), or
+    None when that cannot be told (no ``/proc/locks``, or the file is not listed there,
+    e.g. a holder in another pid namespace)."""
+    try:
+        st = path.stat()
+        table = Path("/proc/locks").read_text()
+    except OSError:
+        return None
+    want = (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
+    holders: set[int] = set()
+    for line in table.splitlines():
+        fields = line.split()
+        # "1: FLOCK  ADVISORY  WRITE 8364 fe:00:1630227 0 EOF"; "->" marks a waiter
+        if len(fields) < 6 or fields[1] != "FLOCK" or "->" in fields[1:3]:
+            continue
+        try:
+            major, minor, inode = fields[5].split(":")
+            if (int(major, 16), int(minor, 16), int(inode)) == want:
+                holders.add(int(fields[4]))
+        except ValueError:
+            continue
+    return holders or None
+
+
 def live_owner(run_dir: Path) -> Owner | None:
-    """The owner if a live process holds the lock with the recorded start time."""
+    """The owner, only when its identity is proven: the lock is held, the recorded pid
+    still has the recorded start time (a record without one proves nothing: pids are
+    reused), and, where the kernel says who holds the ``flock``, that pid is the holder."""
     path = run_dir / LOCK_NAME
-    if not _lock_is_held(path):
+    if not lock_is_held(path):
         return None
     owner = read_owner_record(run_dir)
-    if owner is None:
+    if owner is None or owner.start_ticks is None:
         return None
-    if owner.start_ticks is not None and process_start_ticks(owner.pid) != owner.start_ticks:
+    if process_start_ticks(owner.pid) != owner.start_ticks:
+        return None
+    holders = flock_holders(path)
+    if holders is not None and owner.pid not in holders:
         return None
     return owner
 
@@ -104,7 +135,15 @@ class RunLock:
         self._fd = -1
 
     def acquire(self) -> Owner:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise RunDirError(
+                f"cannot open run.lock for writing: {exc.strerror or exc}",
+                file=str(self.path),
+                fix="the run folder must be writable to run, resume, review or measure it (report, status "
+                "and events only read); make it writable and try again",
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

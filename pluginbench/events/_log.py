@@ -26,7 +26,19 @@ import msgspec
 
 from .._gc import paused_gc
 from ..errors import CorruptLogError
-from ._types import Event, LogRepaired, RunCreated, decode, decode_many, encode, stamp
+from ._types import (
+    EVENT_TYPES,
+    AttemptDiscarded,
+    Event,
+    LogRepaired,
+    RevisionMeasured,
+    RunCreated,
+    decode,
+    decode_many,
+    encode,
+    stamp,
+    type_name,
+)
 
 
 class LogContents(NamedTuple):
@@ -154,7 +166,69 @@ def read_run_log(path: Path) -> LogContents:
             field="line 1",
             fix="restore events.jsonl from a backup, or start a new run",
         )
+    check_structure(contents.events, path)
     return contents
+
+
+_RESTORE = ("restore events.jsonl from a backup; PluginBench never rewrites a complete line, so it was "
+            "changed by hand or by another tool; nothing was written (report/, the ledger and the "
+            "evidence are rebuilt or resumed only from a sound log)")
+
+
+def check_structure(events: list[Event], path: Path) -> None:
+    """Refuse a log whose events contradict its own structure, before anything folds it:
+    an event version newer than this PluginBench reads (``v``), a second ``run.created``,
+    or an event about an attempt the run never planned nor derived (a replacement named by
+    ``attempt.discarded``). Raises :class:`CorruptLogError` naming the line."""
+    if not events or not isinstance(events[0], RunCreated):
+        return
+    known = {p.attempt_id for p in events[0].slots}
+    for lineno, event in enumerate(events, 1):
+        current = _CURRENT_VERSION[type(event)]
+        if event.v != current:
+            raise CorruptLogError(
+                f"line {lineno} ({type_name(event)}) has event version v={event.v}; this PluginBench "
+                f"reads version {current} of it",
+                file=str(path),
+                field=f"line {lineno}.v",
+                fix="read the run with the PluginBench release that wrote it (upgrade pluginbench), "
+                "or restore events.jsonl from a backup; nothing was written",
+            )
+        if lineno > 1 and isinstance(event, RunCreated):
+            raise CorruptLogError(
+                f"line {lineno} is a second run.created (the run was created on line 1)",
+                file=str(path),
+                field=f"line {lineno}",
+                fix=_RESTORE,
+            )
+        fields = _ATTEMPT_FIELDS.get(type(event))
+        if fields is None or (isinstance(event, RevisionMeasured) and event.stage != "submission"):
+            continue  # a reference-stage measurement names its task in attempt_id
+        for name in fields:
+            value = getattr(event, name)
+            for aid in value if isinstance(value, list) else (value,):
+                if aid is not None and aid not in known:
+                    raise CorruptLogError(
+                        f"line {lineno} ({type_name(event)}) names attempt {aid!r}, which the run never "
+                        "planned nor derived",
+                        file=str(path),
+                        field=f"line {lineno}.{name}",
+                        fix=_RESTORE,
+                    )
+        if isinstance(event, AttemptDiscarded):
+            known.add(event.replaced_by)
+
+
+#: Each event type's current version (its ``v`` default).
+_CURRENT_VERSION: dict[type, int] = {
+    t: next(f.default for f in msgspec.structs.fields(t) if f.name == "v") for t in EVENT_TYPES
+}
+#: The fields of each event type that name an attempt of this run (another run's
+#: ``origin_attempt`` is not one).
+_ATTEMPT_FIELDS: dict[type, tuple[str, ...]] = {
+    t: names for t in EVENT_TYPES
+    if (names := tuple(n for n in t.__struct_fields__ if n in ("attempt_id", "attempt_ids")))
+}
 
 
 def read_events(path: Path) -> list[Event]:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..projections import check_results_version
 from ..rundir import RunDir
 from ..tasks import fingerprint, scan_tree
 from ._binding import SOURCE_LINK, sha256_bytes, source_digest
@@ -142,6 +143,8 @@ def load_submissions(arg: str, *, excluded: set[str]) -> list[Submission]:
         )
     results_path = rd.report_dir / "results.json"
     doc = _read_json(results_path, f"build it with `pluginbench report {folder}`")
+    if isinstance(doc, dict):
+        check_results_version(doc, results_path)
     rows = [r for r in doc.get("attempts") or [] if isinstance(r, dict)]
     arms = {str(r.get("arm")) for r in rows}
     if arm not in arms and arm == "vanilla" and "baseline" in arms:

@@ -181,14 +181,17 @@ class ProbeServer:
     ``/v1`` (Claude Code appends it; Codex's provider ``base_url`` is ``{base_url}/v1``,
     see :func:`launch_env`). Requests carrying a credential shaped like a real one
     (``sk-…`` other than the probe's, or a JWT) get 401 and are recorded with
-    ``refused_real_credential=True``. ``log``, if given, receives every record as a JSON line,
+    ``refused_real_credential=True``. ``log``, if given, receives every record as a JSON line
+    (without its request body when ``log_bodies`` is false) as soon as it is settled, so a
+    killed process leaves every request answered before the kill in it,
     in arrival order like :attr:`requests` (a streamed answer is recorded when its stream
     ends, which can be after a later, shorter request was answered: its line waits for it).
     """
 
     def __init__(self, scenario: Scenario, host: str = "127.0.0.1", port: int = 0,
-                 *, log: str | Path | None = None) -> None:
+                 *, log: str | Path | None = None, log_bodies: bool = True) -> None:
         self.scenario = scenario
+        self._log_bodies = log_bodies
         bind, family = _loopback(host)
 
         class Server(_HTTPServer):
@@ -310,7 +313,8 @@ class ProbeServer:
             self._logged_upto += 1
             ready = self._unlogged.pop(self._logged_upto)
             if ready is not None:
-                lines.append(msgspec.json.encode(ready) + b"\n")
+                kept = ready if self._log_bodies else msgspec.structs.replace(ready, body=None)
+                lines.append(msgspec.json.encode(kept) + b"\n")
         if lines:
             with self._log.open("ab") as f:
                 f.write(b"".join(lines))

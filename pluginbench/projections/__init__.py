@@ -11,6 +11,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..events import OUTCOMES, VANILLA
+from ._integrity import (
+    check_frozen,
+    check_results_version,
+    frozen_changes,
+    ledger_last_seq,
+    read_checked_log,
+)
 from ._ledger import (
     READ_META_SQL,
     READ_MODE_SQL,
@@ -67,6 +74,11 @@ __all__ = [
     "ledger_view",
     "load_prices",
     "plots_section",
+    "check_frozen",
+    "check_results_version",
+    "frozen_changes",
+    "ledger_last_seq",
+    "read_checked_log",
     "read_ledger",
     "run_row",
     "status_of",

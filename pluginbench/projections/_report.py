@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..errors import RunDirError
-from ..events import read_run_log
 from ..measures import collected_columns
 from ..rundir import RunDir, patch_mismatch
 from ..stats import Prices
+from ._integrity import check_frozen, read_checked_log
 from ._report_code import (
     code_measures_section,
     measurement_history,
@@ -294,18 +294,35 @@ def csv_text(doc: Mapping[str, Any]) -> str:
     return buf.getvalue()
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+def _write_all(files: dict[Path, str]) -> None:
+    """Write every report file through a temporary file beside it, then replace them
+    together: a folder that cannot be written (read-only, full) raises
+    :class:`RunDirError` naming the file, leaves no temporary file, and leaves the earlier
+    report files as they were."""
+    staged: list[tuple[str, Path]] = []
+    path = next(iter(files))
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; reports are meant to be shared and served
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for path, text in files.items():
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            staged.append((tmp, path))
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, 0o644)  # mkstemp makes 0600; reports are meant to be shared and served
+        for tmp, path in staged:
+            os.replace(tmp, path)
+    except OSError as exc:
+        raise RunDirError(
+            f"cannot write {path.parent.name}/{path.name}: {exc.strerror or exc}",
+            file=str(path),
+            fix=f"make {path.parent} writable and free space on its disk, then run: pluginbench report "
+            f"{path.parent.parent}; the earlier report files are unchanged",
+        ) from None
+    finally:
+        for tmp, _ in staged:
+            Path(tmp).unlink(missing_ok=True)
 
 
 def _read_config(path: Path) -> dict[str, Any]:
@@ -366,7 +383,8 @@ def build_report(run_dir: Path) -> ReportFiles:
     """Rebuild ``report/`` of ``run_dir`` from its config and event log; returns the paths."""
     rd = RunDir(Path(run_dir))
     config = _read_config(rd.evaluation)
-    state = fold(read_run_log(rd.events).events)  # a missing or empty log never overwrites a report
+    state = fold(read_checked_log(rd).events)  # a missing, empty or damaged log never overwrites a report
+    check_frozen(rd, state)  # nor does evidence changed since it was frozen
     tampered = {
         a.attempt_id: why for a in state.live_attempts()
         if a.state == "complete" and a.captured
@@ -382,11 +400,9 @@ def build_report(run_dir: Path) -> ReportFiles:
     sources = task_sources(rd)
     if sources is not None:
         doc["run"]["task_sources"] = sources
-    rd.report_dir.mkdir(parents=True, exist_ok=True)
     files = ReportFiles(
         rd.report_dir / "results.json", rd.report_dir / "results.csv", rd.report_dir / "report.html"
     )
-    _write_atomic(files.results_json, json_text(doc))
-    _write_atomic(files.results_csv, csv_text(doc))
-    _write_atomic(files.report_html, render_html(doc))
+    _write_all({files.results_json: json_text(doc), files.results_csv: csv_text(doc),
+                files.report_html: render_html(doc)})
     return files

@@ -511,6 +511,7 @@ class RunState:
                 self.stopped = event.reason
             case RunFailed():
                 self.failed = event.error
+                self.finished = False  # the last ending wins: a finished run whose evidence changed since failed
             case RunFinished():
                 self.finished = True
                 self.report = event.report

@@ -31,6 +31,7 @@ from ..projections import (
     Status,
     attempt_rows,
     fold,
+    read_checked_log,
     read_ledger,
     run_row,
     status_view,
@@ -77,7 +78,7 @@ def _read(rd: RunDir, now: float, ledger_reader: Callable[[Path], LedgerView | N
     # it begins with run.created) once; last_event is its last complete event, and the
     # states come from the ledger only when the ledger is at exactly that event, else
     # from a fold of the same events. States and last_event never mix two moments.
-    contents = read_run_log(rd.events)
+    contents = read_checked_log(rd)
     last, torn_tail_bytes = contents.events[-1], len(contents.torn_tail)
     view = ledger_reader(rd.ledger)
     if view is not None and view.last_seq == last.seq:

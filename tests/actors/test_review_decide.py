@@ -11,6 +11,7 @@ from pluginbench.events import (
     AgentLaunched,
     AttemptCompleted,
     AttemptGraded,
+    AttemptInterrupted,
     CodingStarted,
     Finding,
     MeasuresCollected,
@@ -20,6 +21,7 @@ from pluginbench.events import (
     ReviewStarted,
     RunFailed,
     RunStarted,
+    RunStopped,
     RunStopping,
     SubmissionCaptured,
     SubmissionMissing,
@@ -106,7 +108,25 @@ def test_a_stopping_run_starts_no_review_and_does_not_wait_for_one() -> None:
     run.apply(AttemptGraded(attempt_id=AID, outcome="pass", reward=1.0))
     run.apply(RunStopping(reason="stop requested"))
     out = run.apply(MeasuresCollected(attempt_id=AID, measures={}))
-    assert not any(isinstance(c, Review) for c in out)
+    assert out == [Emit(RunStopped(reason="stop requested"))]
+    run.apply(out[0].event)  # type: ignore[union-attr]
+    resumed = run.apply(RunStarted(pid=2, pgid=2, resumed=True))
+    assert Review(AID, "t0", "p" * 64) in resumed  # the review left pending is done by the resume
+
+
+def test_a_failure_stop_with_a_pending_review_ends_failed_once_drained() -> None:
+    """A provider stop in one attempt while another is graded: that one's review is left pending and the run ends run.failed."""
+    run = reviewed_run()
+    capture(run)
+    other = "t0__core__r1"
+    run.start(other)
+    run.apply(AgentLaunched(attempt_id=other, argv=["x"]))
+    out = run.apply(AttemptInterrupted(attempt_id=other, reason="429", provider_stop=True))
+    assert len(out) == 1 and isinstance(out[0].event, RunStopping)  # type: ignore[attr-defined]
+    assert run.apply(out[0].event) == []  # type: ignore[attr-defined]  (AID is still grading)
+    run.apply(AttemptGraded(attempt_id=AID, outcome="pass", reward=1.0))
+    out = run.apply(MeasuresCollected(attempt_id=AID, measures={}))
+    assert len(out) == 1 and isinstance(out[0].event, RunFailed)  # type: ignore[union-attr]
 
 
 def test_a_missing_submission_has_nothing_to_review() -> None:

@@ -204,3 +204,17 @@ def test_calibrate_names_gates_it_could_not_calibrate(tmp_path: Path) -> None:
     named = flat.split("compare says why): ", 1)[1]
     assert "(typo)" in named and "(all)" not in named
     assert "No calibrated gate's rate exceeds its nominal level." in flat
+
+
+def test_a_results_file_of_an_unknown_schema_version_is_refused(tmp_path: Path) -> None:
+    """results.json with schema_version 99 is refused (exit 2, the file, the field, the fix), never read as the current schema."""
+    import json
+
+    a = write_run(tmp_path / "a", ["vanilla", "docs"], TASKS, always("pass"))
+    results = a / "report" / "results.json"
+    doc = json.loads(results.read_text())
+    doc["schema_version"] = 99
+    results.write_text(json.dumps(doc))
+    code, out = cli(str(a), "--gates", str(gates_file(tmp_path)))
+    assert code == 2, out
+    assert "schema_version 99" in out and "results.json" in out and "fix:" in out and "Traceback" not in out

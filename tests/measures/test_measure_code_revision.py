@@ -180,3 +180,25 @@ def test_a_code_measure_no_task_can_measure_or_one_that_regressed_is_refused(
     assert "Traceback" not in out
     assert _snapshot(run) == before
     assert not (run / "measure" / "cyc").exists() and not (run / "measure" / "dead").exists()
+
+
+def test_resume_records_a_killed_measure_revision_and_measures_it_again_under_the_next_free_name(
+        lines_run: Path, tmp_path: Path) -> None:
+    """A `measure` killed after measurement_revision.started: the resume records it failed with its progress and measures it again as <name>-2, selected."""
+    from pluginbench.events import EventLog, MeasurementRevisionStarted, RunLock
+
+    run = _copy(lines_run, tmp_path)
+    with RunLock(run), EventLog(run / "events.jsonl") as log:  # what the killed `measure` had written
+        log.append(MeasurementRevisionStarted(revision="cut", measurements=["cognitive"], added=["cognitive"]))
+    (run / "measure" / "cut").mkdir(parents=True)
+    code, out = run_cli("run", str(run), "--foreground")
+    assert code == 0, out
+    assert "measurement revision cut cannot continue" in out and "measuring it again as cut-2" in out
+    events = events_of(run)
+    finished = {e["revision"]: e for e in events if e["type"] == "measurement_revision.finished"}
+    assert finished["cut"]["selected"] is False
+    assert finished["cut"]["reason"] == "left unfinished by a process that ended, 0 of 8 submissions measured"
+    assert finished["cut-2"]["selected"] is True
+    assert sum(1 for e in events if e["type"] == "measurement_revision.measured" and e["revision"] == "cut-2"
+               and e["stage"] == "submission") == 8
+    assert json.loads((run / "evaluation.json").read_text())["measurements"][-1] == "cognitive"

@@ -363,3 +363,14 @@ def test_drop_on_a_non_streaming_request_cuts_the_json_body(probe: ProbeServer) 
     assert probe.wait_idle(timeout=60)
     (rec,) = probe.requests
     assert (rec.answer, rec.stream, rec.completed, rec.usage) == ("drop_stream", False, False, None)
+
+
+def test_log_lines_are_written_as_requests_settle_without_bodies(tmp_path: Path) -> None:
+    """With log_bodies=False each answered request is in the log before the server stops (a killed worker keeps it), its body left out."""
+    log = tmp_path / "probe.jsonl"
+    with ProbeServer(SCEN, log=log, log_bodies=False) as server:
+        request(server.base_url, "POST", "/v1/messages", anthropic_body([user("secret prompt")]))
+        assert server.wait_idle(timeout=60)
+        lines = [json.loads(line) for line in log.read_text().splitlines()]
+        assert [(r["seq"], r["answer"], r["body"]) for r in lines] == [(1, "tool", None)]
+        assert "secret prompt" not in log.read_text()

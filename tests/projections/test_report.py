@@ -347,16 +347,23 @@ def test_results_json_shape(tmp_path: Path) -> None:
 def test_comparison_identity_and_token_provenance(tmp_path: Path) -> None:
     """results.json saves what compare checks (runner, CLI version, capabilities, task fingerprints and
     timeouts, measurements) and where token counts stand (counts by status, bound and unknown attempts)."""
+    from pluginbench.tasks import fingerprint, scan_tree
+
     b = RunBuilder(tmp_path / "run", ["task-a", "task-b"])
+    prints = {}
     for t in ("task-a", "task-b"):
-        b.log.append(TaskPrepared(task=t, fingerprint=f"sha256:{t}", files=3, workdir="/app"))
+        frozen = tmp_path / "run" / "evidence" / "frozen" / "tasks" / t  # report checks frozen trees
+        frozen.mkdir(parents=True)
+        (frozen / "instruction.md").write_text(f"do {t}\n")
+        prints[t] = fingerprint(scan_tree(frozen))
+        b.log.append(TaskPrepared(task=t, fingerprint=prints[t], files=3, workdir="/app"))
     b.complete("task-a", "vanilla", "pass", exact(10, 5))
     b.complete("task-a", "guided", "pass", UNKNOWN_USAGE)
     doc = load(b.close())
     ident = doc["comparison_identity"]
     assert ident["runner"] == {"harness": "simulated", "model": "model-x", "reasoning": "high"}
     assert ident["harness_version"] == "1.2.3"  # the pinned runner.cli_version
-    assert ident["tasks"] == {"task-a": "sha256:task-a", "task-b": "sha256:task-b"}
+    assert ident["tasks"] == prints
     assert ident["task_limits"]["task-b"] == {"effective": {"agent_timeout_seconds": 600}}
     assert ident["measurement_settings"] == {"measurements": ["tokens", "time", "lines"]}
     prov = doc["token_provenance"]

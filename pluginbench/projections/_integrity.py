@@ -1,0 +1,145 @@
+"""The run folder checked against its log before anything is rebuilt or resumed.
+
+:func:`read_checked_log` is what ``report``, ``status``, ``run <dir>`` (resume) and the
+worker read a run's log with: :func:`..events.read_run_log` (every line decodes, ``seq``
+is contiguous, one ``run.created`` first, known versions, no unknown attempt), then the
+log is held against what the run folder says was written after it:
+
+* the ledger (``evidence/ledger.sqlite``) records the ``seq`` of the last event it
+  folded; a ledger *ahead* of the log means the log lost its last events (a ledger
+  behind it is normal after a crash and is rebuilt from the log);
+* every folder under ``evidence/attempts/`` and ``evidence/discarded/`` belongs to an
+  attempt whose ``attempt.started`` is in the log; a folder the log never started means
+  the log lost the events that made it, and a resume would code that attempt again under
+  the same id, over its evidence.
+
+Any mismatch raises :class:`CorruptLogError` (exit 2) naming the file, the line and the
+fix; nothing is written, so a damaged log never becomes a silent rebuild or a recode.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import sqlite3
+from pathlib import Path
+
+from ..errors import CorruptLogError, InputError, RunDirError
+from ..events import AttemptReused, AttemptStarted, LogContents, VanillaCacheChecked, read_run_log
+from ..rundir import RunDir
+from ..tasks import fingerprint, scan_tree
+from ._state import RunState
+
+__all__ = ["check_frozen", "check_results_version", "frozen_changes", "ledger_last_seq", "read_checked_log"]
+
+_FIX = ("restore events.jsonl from a backup (PluginBench only appends to it, so it was cut or replaced "
+        "by hand or by another tool), or start a new run; nothing was written")
+
+
+def ledger_last_seq(path: Path) -> int | None:
+    """The ``seq`` the ledger last recorded, read-only; None when there is no readable ledger."""
+    if not path.is_file():
+        return None
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=0.5, isolation_level=None)
+    except sqlite3.Error:
+        return None
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key='last_seq'").fetchone()
+        return int(row[0]) if row else None
+    except (sqlite3.Error, ValueError, TypeError):
+        return None
+    finally:
+        with contextlib.suppress(sqlite3.Error):
+            db.close()
+
+
+def read_checked_log(rd: RunDir) -> LogContents:
+    """The run's log, verified on its own and against the ledger and the attempt folders.
+
+    The ledger's seq and the folder names are taken *before* the log is read: a live
+    writer appends an event before the ledger row and before the folder it causes, so
+    what was seen first is always explained by the log read after it (no false alarm
+    while a run is being written)."""
+    recorded = ledger_last_seq(rd.ledger)
+    folders = [(folder.name, child) for folder in (rd.evidence / "attempts", rd.evidence / "discarded")
+               if folder.is_dir() for child in sorted(folder.iterdir())]
+    contents = read_run_log(rd.events)
+    last = contents.events[-1].seq
+    if recorded is not None and recorded > last:
+        raise CorruptLogError(
+            f"the event log ends at seq {last} (line {len(contents.events)}) but the ledger recorded seq "
+            f"{recorded}: the log lost its last {recorded - last} events",
+            file=str(rd.events),
+            field=f"line {len(contents.events) + 1}",
+            fix=_FIX,
+        )
+    # An attempt's folder is made after its attempt.started, or by a vanilla cache import
+    # (after vanilla_cache.checked said "hit", before attempt.reused; a kill in between
+    # leaves a folder that the resume imports again, over itself).
+    started = {e.attempt_id for e in contents.events if isinstance(e, AttemptStarted | AttemptReused)}
+    started |= {d.attempt_id for e in contents.events if isinstance(e, VanillaCacheChecked)
+                for d in e.decisions if d.decision == "hit"}
+    for kind, child in folders:
+        # discarded/ keeps a second archive of one id as ``<id>.<n>``
+        aid = child.name if child.name in started or kind == "attempts" else child.name.rsplit(".", 1)[0]
+        if aid not in started:
+            raise CorruptLogError(
+                f"{child.relative_to(rd.root)} holds evidence of attempt {child.name!r}, but the log "
+                f"(line {len(contents.events)}, seq {last}) never started it: the log lost the events "
+                "that made it",
+                file=str(rd.events),
+                field=f"line {len(contents.events) + 1}",
+                fix=_FIX,
+            )
+    return contents
+
+
+def frozen_changes(rd: RunDir, state: RunState) -> list[str]:
+    """Each frozen task or treatment whose tree no longer has the fingerprint recorded when
+    it was frozen (``task.prepared``, ``treatment.frozen``): a file changed, added or deleted."""
+    changed = []
+    for task_id, prepared in sorted(state.prepared_tasks.items()):
+        if _tree_fingerprint(rd.frozen_task(task_id)) != prepared.fingerprint:
+            changed.append(f"frozen task '{task_id}' ({rd.frozen_task(task_id).relative_to(rd.root)})")
+    for arm, frozen in sorted(state.frozen_treatments.items()):
+        dest = rd.frozen_treatment(arm)
+        got = _tree_fingerprint(dest) if dest.exists() else hashlib.sha256(b"").hexdigest()
+        if got != frozen.fingerprint:
+            changed.append(f"frozen treatment '{arm}' ({dest.relative_to(rd.root)})")
+    return changed
+
+
+def _tree_fingerprint(root: Path) -> str | None:
+    try:
+        return fingerprint(scan_tree(root, context=f"frozen evidence {root.name}"))
+    except (InputError, OSError):
+        return None  # unreadable or unsafe now: not what was frozen
+
+
+def check_frozen(rd: RunDir, state: RunState) -> None:
+    """Refuse (exit 2) a run whose frozen evidence changed since it was frozen."""
+    changed = frozen_changes(rd, state)
+    if changed:
+        raise RunDirError(
+            f"{changed[0]} changed since it was frozen" + (f" (and {len(changed) - 1} more)" if len(changed) > 1 else ""),
+            file=str(rd.evidence / "frozen"),
+            fix="restore the run directory from a backup, or start a new run; the results of a run whose "
+            "frozen inputs changed cannot be rebuilt or continued",
+        )
+
+
+def check_results_version(doc: dict[str, object], path: Path) -> None:
+    """Refuse (exit 2) a ``results.json`` of a schema version this PluginBench does not
+    write: read as the current one, its fields could mean something else."""
+    from ._report_data import RESULTS_SCHEMA_VERSION
+
+    got = doc.get("schema_version")
+    if got != RESULTS_SCHEMA_VERSION:
+        raise InputError(
+            f"results.json has schema_version {got!r}; this PluginBench reads version {RESULTS_SCHEMA_VERSION}",
+            file=str(path),
+            field="schema_version",
+            fix=f"rebuild it with `pluginbench report {path.parent.parent}`, or read it with the PluginBench "
+            "release that wrote it",
+        )
