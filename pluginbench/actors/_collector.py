@@ -19,6 +19,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from .. import measures as registry
+from ..environments import NO_EGRESS
 from ..events import Measure, MeasuresCollected
 from ..harness_registry import harness_class
 from ..measures import CollectorInput, MeasureSpec
@@ -98,6 +99,14 @@ def task_sandbox_opener(engine: Engine, task: str, label: str) -> Callable[..., 
     ``network="none"`` and its read-only tool folders) apply to that one sandbox."""
 
     def open_task_sandbox(**overrides: Any) -> AbstractAsyncContextManager[Any]:
+        # The measure port speaks ``network="none"`` (measures sit below environments);
+        # here it becomes the sandbox's egress policy: nothing beyond its own loopback,
+        # whatever the task's verifier network_mode would give a readiness sandbox.
+        network = overrides.pop("network", None)
+        if network is not None:
+            if network != "none":
+                raise ValueError(f"open_task_sandbox: network={network!r}; only 'none' is supported")
+            overrides["egress"] = NO_EGRESS
         src = engine.source(task, "readiness")
         spec = _spec("readiness", engine.run_id, label, engine.tasks[task], src, engine.hidden)
         return engine.environment.sandbox(spec._replace(**overrides) if overrides else spec)

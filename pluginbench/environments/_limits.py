@@ -180,7 +180,10 @@ class Cgroup:
     def wrap(self, argv: Sequence[str]) -> list[str]:
         """``argv`` started inside this cgroup (a shell joins it, then execs the command)."""
         procs = [str(d / "cgroup.procs") for d in self.dirs.values()]
-        join = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"'
+        # The shell exports PWD (the sandbox's host folder); unset it so the sandbox's
+        # PID 1 (bubblewrap, exec'd from here) shows no host path in its environment.
+        join = ('n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; '
+                'unset PWD OLDPWD; exec "$@"')
         return ["/bin/sh", "-c", join, "pluginbench-cgroup", str(len(procs)), *procs, *argv]
 
     def _read(self, controller: str, name: str) -> str:

@@ -21,6 +21,8 @@ def task_sandbox(start: Path) -> Callable[..., AbstractAsyncContextManager[Any]]
 
     def open_task_sandbox(**overrides: Any) -> AbstractAsyncContextManager[Any]:
         spec = SandboxSpec(run_id="measure-test", attempt_id="t", role="readiness", task="t", workspace=start)
+        # network="none" is the port's word for the spec's default egress (nothing beyond loopback)
+        assert overrides.pop("network", "none") == "none"
         return environment.sandbox(spec._replace(**overrides))
 
     return open_task_sandbox
