@@ -24,6 +24,7 @@ from ..errors import RunDirError
 from ..events import read_run_log
 from ..measures import collected_columns
 from ..rundir import RunDir, patch_mismatch
+from .. import stats
 from ..stats import Prices
 from ._report_code import (
     code_measures_section,
@@ -164,7 +165,7 @@ def results_document(
         "tasks": tasks,
         "attempts": rows,
         "per_task": per_task,
-        "deltas": paired_deltas(tasks, arms, grouped),
+        "deltas": paired_deltas(tasks, arms, grouped, confidence_level(config)),
         "missing_values": missing,
         "discarded_attempts": discarded,
         "reused_attempts": reused_attempts(state),
@@ -184,6 +185,11 @@ def results_document(
         "not_measured": not_measured_rows(state),
         "source_only_index": dict(source_only_index) if source_only_index is not None else None,
     }
+
+
+def confidence_level(config: Mapping[str, Any]) -> float:
+    """The run's one confidence level (``statistics.confidence_level``; 0.90 for runs frozen before it existed)."""
+    return float((config.get("statistics") or {}).get("confidence_level", stats.LEVEL))
 
 
 def _with_revision_references(references: Mapping[str, Any] | None, state: RunState) -> dict[str, Any]:

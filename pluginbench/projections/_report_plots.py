@@ -98,9 +98,11 @@ def forest_rows(doc: Mapping[str, Any], arm: str) -> list[dict[str, Any]]:
         iv = None
         if d is not None:
             t, v = doc["per_task"][task][arm], doc["per_task"][task][base]
+            # the same denominator as the plotted difference: an overlap pass is decided but
+            # not a confirmed pass, so it is a trial that did not pass (issue 21)
             iv = stats.newcombe_difference(
-                t["passes"], t["passes"] + t["fails"] + t["empties"],
-                v["passes"], v["passes"] + v["fails"] + v["empties"],
+                t["passes"], t["passes"] + t["overlap_passes"] + t["fails"] + t["empties"],
+                v["passes"], v["passes"] + v["overlap_passes"] + v["fails"] + v["empties"],
             )
         out.append({
             "task": task, "difference": d, "low": iv.low if iv else None, "high": iv.high if iv else None,
@@ -123,7 +125,7 @@ def forest_plot(doc: Mapping[str, Any], arm: str) -> str:
 
     parts: list[str] = []
     caption = (f"Pass rate of {arm} minus {base}, per task: dot the difference, line its Newcombe 95% interval; "
-               "diamond: the mean over tasks across its 90% bootstrap interval.")
+               f"diamond: the mean over tasks across its {summary['level'] * 100:g}% sign-flip interval.")
     bottom = TOP + ROW_H * (len(rows) + 1.5)
     for tick in (-1.0, -0.5, 0.0, 0.5, 1.0):
         cls = "zero-line" if tick == 0 else "grid-line"

@@ -209,7 +209,7 @@ def compare_packages(
     results = []
     for name, tasks in splits:
         paired = {
-            (c.name, p.name): paired_comparison(tasks, c, p, count_overlap_passes=overlap)
+            (c.name, p.name): paired_comparison(tasks, c, p, count_overlap_passes=overlap, level=gates.confidence_level)
             for c, p in pairs
         }
         decided = []

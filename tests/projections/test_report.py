@@ -507,9 +507,9 @@ def test_paired_deltas_with_six_tasks(tmp_path: Path) -> None:
     assert [d["per_task"][t]["pass_rate_difference"] for t in sorted(passes)] == diffs
     assert all(d["per_task"][t]["token_ratio"] == 1.5 for t in passes)
     s = d["summary"]["pass_rate"]
-    expected = stats.paired_bootstrap(diffs)
-    assert (s["status"], s["tasks"]) == ("ok", 6)
-    assert (s["estimate"], s["low"], s["high"]) == tuple(round(x, 6) for x in expected[:3])
+    expected = stats.mean_interval(diffs)
+    assert (s["status"], s["tasks"], s["method"], s["exact"]) == ("ok", 6, "sign-flip permutation test", True)
+    assert (s["estimate"], s["low"], s["high"]) == tuple(round(x, 6) for x in (expected.estimate, expected.low, expected.high))
     assert s["sign_test"] == {
         "positives": 4,
         "negatives": 1,
@@ -521,14 +521,14 @@ def test_paired_deltas_with_six_tasks(tmp_path: Path) -> None:
     assert d["excluded"] == {"pass_rate": [], "tokens": []}
 
 
-def test_fewer_than_six_usable_tasks_is_too_few(tmp_path: Path) -> None:
-    """With five tasks the summary has an estimate, no interval, and the page says so."""
-    root = six_task_run(tmp_path / "run", {"t1": 2, "t2": 2, "t3": 1, "t4": 0, "t5": 2})
+def test_fewer_than_five_usable_tasks_is_too_few(tmp_path: Path) -> None:
+    """With four tasks no sign pattern can reach a 90% bound: an estimate, no interval, and the page says so."""
+    root = six_task_run(tmp_path / "run", {"t1": 2, "t2": 2, "t3": 1, "t4": 0})
     doc = load(root)
     s = doc["deltas"]["guided"]["summary"]["pass_rate"]
-    assert (s["status"], s["low"], s["high"], s["tasks"]) == ("too_few_tasks", None, None, 5)
-    assert s["estimate"] == round((0.5 + 0.5 + 0 - 0.5 + 0.5) / 5, 6)
-    assert "too few tasks (n &lt; 6)" in (root / "report" / "report.html").read_text()
+    assert (s["status"], s["low"], s["high"], s["tasks"]) == ("too_few_tasks", None, None, 4)
+    assert s["estimate"] == round((0.5 + 0.5 + 0 - 0.5) / 4, 6)
+    assert "too few tasks (n &lt; 5)" in (root / "report" / "report.html").read_text()
 
 
 def test_exclusions_are_separate_for_correctness_and_tokens(tmp_path: Path) -> None:
