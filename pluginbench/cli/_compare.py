@@ -153,20 +153,22 @@ def render_calibration(cal: Calibration) -> None:
         highlight=False, markup=False,
     )
     t = Table(title="False-positive rate per gate", title_justify="left")
-    for col in ("split", "gate", "kind", "false pos.", "rate", "nominal", "undetermined"):
+    for col in ("split", "gate", "kind", "false pos.", "rate", "MC 95%", "nominal", "undetermined"):
         t.add_column(col, overflow="fold")
     for r in cal.gates:
         rate = "n/a" if r.false_positive_rate is None else f"{r.false_positive_rate:.1%}"
-        nominal = "none stated" if r.nominal is None else f"{r.nominal:.0%}"
+        mc = "" if r.rate_low is None or r.rate_high is None else f"{r.rate_low:.1%}–{r.rate_high:.1%}"
+        nominal = "none stated" if r.nominal is None else f"{r.nominal:.1%}"
         style = "red" if r.exceeds_nominal else ""
         t.add_row(
-            r.split, r.gate, r.kind, f"{r.false_positives}/{r.determined}", Text(rate, style=style), nominal,
+            r.split, r.gate, r.kind, f"{r.false_positives}/{r.determined}", Text(rate, style=style), mc, nominal,
             str(r.undetermined),
         )
     console.print(t)
     for kind, definition in sorted({(r.kind, r.definition) for r in cal.gates}):
         console.print(f"  {kind}: a false positive is a seed where the {definition}" if kind.endswith("bound")
                       else f"  {kind}: a false positive is a seed where the gate {definition}", highlight=False)
+    console.print("  a rate exceeds nominal only when its whole Monte Carlo interval lies above it", highlight=False)
     # A gate undetermined in every seed has no rate: saying nothing exceeds its level would
     # read as a clean calibration of a gate that was never measured.
     never = [f"{r.gate} ({r.split})" for r in cal.gates if r.determined == 0]
@@ -193,9 +195,11 @@ def calibrate_command(
     """Measure each gate's false-positive rate by A/A resampling of a finished run's vanilla attempts.
 
     Each seed compares vanilla with an identical-content treatment, both resampled with
-    replacement from the run's vanilla attempts per task; no model call is made. Prints
-    each gate's observed false-positive rate next to its nominal level, and says when a
-    calibrated rate exceeds it.
+    replacement from the run's vanilla attempts per task; no model call is made. Each gate
+    is decided by its own rule (margin, direction, bound kind); a bound gate sees the
+    treatment moved onto its own limit (the least favourable truth). Prints each gate's
+    false-positive rate with its Monte Carlo interval next to its nominal level, and says
+    when a calibrated rate exceeds it.
     """
     gates_file = load_gates(gates)
     vanilla = load_vanilla(run)

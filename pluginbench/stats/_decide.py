@@ -47,7 +47,7 @@ def alpha_of(level: float) -> float:
     """The one-sided error of each endpoint of a two-sided ``level`` interval."""
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must be within (0, 1), got {level}")
-    return (1.0 - level) / 2.0
+    return round((1.0 - level) / 2.0, 12)  # 0.05, not 0.04999999999999999
 
 
 def mean_interval(values: Sequence[float], level: float = LEVEL) -> Estimate:
