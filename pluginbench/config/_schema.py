@@ -121,6 +121,8 @@ class StatisticsConfig(_Strict, frozen=True):
     confidence_level: Annotated[float, msgspec.Meta(gt=0.5, lt=1.0)] = 0.90
     #: The power of "tasks needed" and the minimum detectable effect.
     power: Annotated[float, msgspec.Meta(gt=0.5, lt=1.0)] = 0.80
+    #: A verdict says "no difference larger than X" only when the whole interval lies within ± this (pass-rate fraction).
+    equivalence_margin: Annotated[float, msgspec.Meta(gt=0.0, le=1.0)] = 0.10
 
 
 class Evaluation(_Strict, frozen=True):

@@ -24,6 +24,8 @@ from ..errors import RunDirError
 from ..events import read_run_log
 from ..measures import collected_columns
 from ..rundir import RunDir, patch_mismatch
+import msgspec
+
 from .. import stats
 from ..stats import Prices
 from ._report_code import (
@@ -156,7 +158,7 @@ def results_document(
         identity["reviewer"] = reviewer
         identity["review_criteria_sha256"] = (reviews or {}).get("reviewer", {}).get("review_criteria_sha256")
     all_references = _with_revision_references(references, state)
-    return {
+    doc = {
         "schema_version": RESULTS_SCHEMA_VERSION,
         "run": run,
         "comparison_identity": identity,
@@ -185,6 +187,16 @@ def results_document(
         "not_measured": not_measured_rows(state),
         "source_only_index": dict(source_only_index) if source_only_index is not None else None,
     }
+    # The headline is a pure function of this document and the run's phase; a run still
+    # reporting and the same run finished read the same (byte-identical rebuilds).
+    phase = "complete" if state.phase in ("complete", "reporting") else state.phase
+    settings = config.get("statistics") or {}
+    doc["verdicts"] = [msgspec.to_builtins(v) for v in stats.verdicts(
+        doc, run_status=phase, equivalence_margin=float(settings.get("equivalence_margin", stats.EQUIVALENCE_MARGIN)))]
+    doc["power"] = msgspec.to_builtins(stats.plan(
+        len(tasks), int(run["repeats"] or 1), stats.alpha_of(confidence_level(config)),
+        power=float(settings.get("power", stats.POWER))))
+    return doc
 
 
 def confidence_level(config: Mapping[str, Any]) -> float:

@@ -16,6 +16,8 @@ from ..measures import Column, all_columns, collected_columns
 from ._report_code import PLAIN_COLUMNS
 from ._report_cost import cost_html
 from ._report_css import CSS
+from ._report_verdict import CSS as VERDICT_CSS
+from ._report_verdict import verdict_html
 from ._report_plots import PLOT_CSS, plots_section
 from ._report_quality import code_quality_html, not_measured_html, revisions_html
 from ._report_refs import references_html
@@ -486,7 +488,8 @@ def render_html(doc: Mapping[str, Any]) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{_e(title)}</title><style>{CSS}{PLOT_CSS}</style></head><body>\n"
+        f"<title>{_e(title)}</title><style>{CSS}{PLOT_CSS}{VERDICT_CSS}</style></head><body>\n"
+        f"{verdict_html(doc)}\n"
         f"<header><h1>{_e(title)}</h1>"
         f'<p class="subtitle">{len(doc["tasks"])} tasks × {len(doc["arms"])} arms '
         f"({_e(', '.join(doc['arms']))}), each arm compared with {_e(doc['arms'][0])}</p>"

@@ -535,6 +535,10 @@ class ResultsJson(_Strict, frozen=True):
                                 "each arm's median of its task ratios. Empty in reports made before it existed.")] = {}
     code_measures: Annotated[dict[str, dict[str, CodeMeasureGroup]], Meta(description="Metric → `language|analyzer` → per task × arm medians and per-arm medians of task medians; grouped by "
                                "language and analyzer, never pooled across them (see docs/metrics.md).")] = {}
+    verdicts: Annotated[list[dict[str, Any]], Meta(description="One verdict per treatment (stats.Verdict: kind better|worse|equivalent|undetermined|partial|not_exercised, "
+                          "the headline sentence, effect and interval at the run's level, tokens and dollars against vanilla, more tasks needed). "
+                          "Empty in reports made before it existed.")] = []
+    power: Annotated[dict[str, Any] | None, Meta(description="Power before spending (stats.PowerPlan): MDE at 80% power for these tasks × repeats and tasks needed for +10/+5 pp, with its assumption.")] = None
     measurement_history: Annotated[list[MeasurementRevisionRow], Meta(description="Every measurement revision, in order.")] = []
     measurement_revisions: Annotated[list[MeasurementRevisionStatus], Meta(description="Every measurement revision as revision, status, selected (as `status --json` lists them).")] = []
     not_measured: Annotated[list[NotMeasuredRow], Meta(description="(task, measure) pairs the run does not measure, with the reason; "

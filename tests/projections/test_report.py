@@ -322,6 +322,8 @@ def test_results_json_shape(tmp_path: Path) -> None:
         "measurement_history",
         "measurement_revisions",
         "not_measured",
+        "verdicts",
+        "power",
     }
     run = doc["run"]
     assert (run["name"], run["harness"], run["model"], run["reasoning"], run["cli_version"]) == (

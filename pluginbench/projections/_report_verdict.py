@@ -1,0 +1,54 @@
+"""The headline of report.html: each treatment's verdict first, then what the run could detect.
+
+Renders ``results.json``'s ``verdicts`` and ``power`` (both from :mod:`pluginbench.stats`),
+so the page says exactly what ``status``, ``compare`` and ``run`` print. Only a decided
+verdict (better, worse, equivalent) is coloured; a partial run or an unexercised package
+is shown plain, with no coloured verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from html import escape
+from typing import Any
+
+from .. import stats
+
+CSS = """
+#verdict{border:2px solid #888;border-radius:6px;padding:.6em 1em;margin:0 0 1em 0}
+#verdict .verdict{font-size:1.15em;margin:.3em 0}
+#verdict .verdict-better{color:#0a6b2a;font-weight:bold}
+#verdict .verdict-worse{color:#a40000;font-weight:bold}
+#verdict .verdict-equivalent{color:#1f3d7a;font-weight:bold}
+#verdict .power{color:#444;font-size:.95em}
+"""
+
+
+def power_sentence(power: Mapping[str, Any] | None) -> str:
+    """The planning line: MDE at the planned tasks × repeats, and tasks needed for +10/+5 pp."""
+    if not power:
+        return ""
+    mde = power.get("mde")
+    need = ", ".join(f"{k} needs {v} tasks" for k, v in (power.get("tasks_needed") or {}).items())
+    can = (f"can detect {stats.format_pp(mde)} or more" if mde is not None
+           else "has too few tasks for any detectable effect")
+    return (f"With {power['tasks']} tasks × {power['repeats']} repeats this run {can} with "
+            f"{power['power'] * 100:g}% power (one-sided {power['alpha'] * 100:g}%); {need}. "
+            f"Assumption: {power['assumption']}.")
+
+
+def verdict_html(doc: Mapping[str, Any]) -> str:
+    """The verdict section (first on the page)."""
+    rows = []
+    for v in doc.get("verdicts") or []:
+        kind = v["kind"]
+        cls = f"verdict verdict-{kind}" if kind in stats.DECIDED else "verdict verdict-plain"
+        rows.append(f'<p class="{cls}" data-kind="{escape(kind)}" data-treatment="{escape(v["treatment"], quote=True)}">'
+                    f"{escape(v['headline'])}</p>")
+    if not rows:
+        rows.append('<p class="verdict verdict-plain">No treatment arm: nothing to compare with vanilla.</p>')
+    level = next((v["level"] for v in doc.get("verdicts") or []), stats.LEVEL)
+    method = (f'<p class="power">Intervals are {level * 100:g}% sign-flip permutation intervals of the mean '
+              "per-task pass-rate difference (tokens: of the log ratio); a verdict is the one-sided test at "
+              f"{stats.alpha_of(level) * 100:g}% each way. {escape(power_sentence(doc.get('power')))}</p>")
+    return f'<section id="verdict"><h2>Verdict</h2>{"".join(rows)}{method}</section>'
