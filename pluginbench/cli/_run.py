@@ -23,7 +23,9 @@ from ..events import check_not_moved, live_owner, read_run_log
 from ..harness_registry import harness_class
 from ..plan import plan_summary
 from ..rundir import RunDir
+from ..stats import power_sentence
 from ._common import console, err_console, errors_to_exit_codes, print_failed_control, print_json
+from ._verdict_lines import print_verdicts
 from ._progress import ForegroundProgress, log_line
 
 
@@ -176,6 +178,7 @@ def _finish(rd: RunDir, state: object, notify: bool) -> int:
         console.print(f"{len(pending)} source-only grade(s) pending ({'; '.join(reasons)}); "
                       f"pluginbench run {shlex.quote(str(rd.root))} tries them again", highlight=False, markup=False)
     if state.finished:
+        print_verdicts(rd)
         console.print(f"[bold green]complete[/] report: {escape(str(report))}")
         _notify(notify, f"run {rd.root.name} finished")
         return 0
@@ -374,6 +377,8 @@ def _print_plan(summary: dict[str, Any], json_out: bool) -> None:
     budgets = summary["budgets"]
     console.print(f"budget: {budgets['timeout_seconds_per_attempt']} s per attempt; model calls: {summary['model_calls']}", highlight=False, markup=False)
     console.print(cost_line(summary["cost"]), highlight=False, markup=False)
+    if summary.get("power"):
+        console.print("power: " + power_sentence(summary["power"]), highlight=False, markup=False)
     caps = summary["capabilities"]
     console.print("capabilities: " + ", ".join(
         f"{key} {_config_value(caps[key]['value'])} ({caps[key]['enforcement']})" for key in ("subagents", "max_threads", "max_depth")

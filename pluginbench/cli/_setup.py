@@ -112,9 +112,11 @@ def check_command(
         console.print(f"config ok: {len(tasks)} tasks, arms {', '.join(results['plan']['arms'])}, isolation {results['isolation']}", highlight=False, markup=False)
         for tid, c in contracts.items():
             console.print(f"contract {tid}: {c.describe()}", highlight=False, markup=False)
+        from ..stats import power_sentence
         from ._run import cost_line, print_cache_decisions
 
         console.print(cost_line(results["plan"]["cost"]), highlight=False, markup=False)
+        console.print("power: " + power_sentence(results["plan"]["power"]), highlight=False, markup=False)
         print_cache_decisions(results["vanilla_cache"])
     if readiness:
         if not json_out:

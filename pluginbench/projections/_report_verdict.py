@@ -24,19 +24,6 @@ CSS = """
 """
 
 
-def power_sentence(power: Mapping[str, Any] | None) -> str:
-    """The planning line: MDE at the planned tasks × repeats, and tasks needed for +10/+5 pp."""
-    if not power:
-        return ""
-    mde = power.get("mde")
-    need = ", ".join(f"{k} needs {v} tasks" for k, v in (power.get("tasks_needed") or {}).items())
-    can = (f"can detect {stats.format_pp(mde)} or more" if mde is not None
-           else "has too few tasks for any detectable effect")
-    return (f"With {power['tasks']} tasks × {power['repeats']} repeats this run {can} with "
-            f"{power['power'] * 100:g}% power (one-sided {power['alpha'] * 100:g}%); {need}. "
-            f"Assumption: {power['assumption']}.")
-
-
 def verdict_html(doc: Mapping[str, Any]) -> str:
     """The verdict section (first on the page)."""
     rows = []
@@ -50,5 +37,5 @@ def verdict_html(doc: Mapping[str, Any]) -> str:
     level = next((v["level"] for v in doc.get("verdicts") or []), stats.LEVEL)
     method = (f'<p class="power">Intervals are {level * 100:g}% sign-flip permutation intervals of the mean '
               "per-task pass-rate difference (tokens: of the log ratio); a verdict is the one-sided test at "
-              f"{stats.alpha_of(level) * 100:g}% each way. {escape(power_sentence(doc.get('power')))}</p>")
+              f"{stats.alpha_of(level) * 100:g}% each way. {escape(stats.power_sentence(doc.get('power')))}</p>")
     return f'<section id="verdict"><h2>Verdict</h2>{"".join(rows)}{method}</section>'

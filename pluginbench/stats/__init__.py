@@ -38,8 +38,8 @@ from ._decide import (
 )
 from ._format import format_dollars, format_p, format_pp, format_rate, format_ratio
 from ._permutation import SignFlip, lower_bound, min_tasks, sign_flip_test, upper_bound
-from ._verdict import DECIDED, EQUIVALENCE_MARGIN, Verdict, verdict_for, verdicts
-from ._power import POWER, PowerPlan, assumed_sd, mde, plan, power_at, tasks_needed
+from ._verdict import DECIDED, EQUIVALENCE_MARGIN, Verdict, verdict_for, verdict_of_paired, verdicts
+from ._power import POWER, PowerPlan, power_sentence, assumed_sd, mde, plan, power_at, tasks_needed
 from ._calibrate import DEFAULT_SEEDS, Calibration, calibrate
 from ._compare import (
     ALL,
@@ -68,6 +68,8 @@ from ._paired import PairedComparison, TaskPair, paired_comparison
 from ._records import AttemptRecord, Package, correctness
 
 __all__ = [
+    "verdict_of_paired",
+    "power_sentence",
     "DECIDED",
     "EQUIVALENCE_MARGIN",
     "Verdict",

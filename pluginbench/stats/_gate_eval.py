@@ -65,6 +65,9 @@ class GateResult(msgspec.Struct, frozen=True, kw_only=True):
     tasks_compared: int
     per_task: list[TaskValue] = []
     missing_values: list[str] = []
+    #: False for a row shown for context only (``compare --candidate``: not the candidate's
+    #: gate), which never decides the exit code.
+    deciding: bool = True
 
 
 def _result(g: Gate, cand: Package, comp: Package, **kw: Any) -> GateResult:

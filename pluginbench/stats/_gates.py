@@ -107,6 +107,10 @@ class GatesFile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
         msgspec.Meta(description="Required: whether an overlap pass counts as a pass (true) or a fail (false); never an unknown."),
     ]
     gates: Annotated[list[Gate], msgspec.Meta(description="The gates, decided per split for every candidate package.")]
+    candidate: Annotated[
+        str | None,
+        msgspec.Meta(description="The package under test (e.g. v2): only its gates decide the exit code; every other package's rows (v1 against vanilla) are shown for context. compare --candidate overrides it."),
+    ] = None
     confidence_level: Annotated[
         float,
         msgspec.Meta(gt=0.5, lt=1.0, description="The two-sided level of every interval compare shows (default 0.90); each bound gate is the one-sided sign-flip test at (1 − level) / 2."),

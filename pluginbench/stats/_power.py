@@ -13,7 +13,9 @@ the same for both arms, and each arm runs ``repeats`` attempts, so
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from statistics import NormalDist
+from typing import Any
 
 import msgspec
 
@@ -86,3 +88,16 @@ def plan(tasks: int, repeats: int, alpha: float, *, sd: float | None = None, sou
         mde=mde(tasks, sd, alpha, power),
         tasks_needed={f"+{e * 100:.0f} pp": tasks_needed(e, sd, alpha, power) for e in EFFECTS},
     )
+
+
+def power_sentence(power: Mapping[str, Any] | None) -> str:
+    """A :class:`PowerPlan` (as built-ins) in one sentence: what the planned run can detect and what +10/+5 pp need."""
+    if not power:
+        return ""
+    m = power.get("mde")
+    need = ", ".join(f"{k} needs {v} tasks" for k, v in (power.get("tasks_needed") or {}).items())
+    can = (f"can detect a pass-rate difference of {m * 100:+.1f} pp or more" if m is not None
+           else "has too few tasks to detect any difference")
+    return (f"With {power['tasks']} tasks × {power['repeats']} repeats this run {can} with "
+            f"{power['power'] * 100:g}% power (one-sided {power['alpha'] * 100:g}%); {need}. "
+            f"Assumption: {power['assumption']}.")

@@ -196,3 +196,23 @@ def verdicts(doc: Mapping[str, Any], *, run_status: str = "complete",
     """Every treatment's verdict in the document's arm order."""
     return [verdict_for(doc, arm, run_status=run_status, equivalence_margin=equivalence_margin)
             for arm in doc["arms"] if arm in doc["deltas"]]
+
+
+def verdict_of_paired(paired: Any, *, equivalence_margin: float = EQUIVALENCE_MARGIN) -> Verdict:
+    """The verdict of a ``compare`` paired section (:class:`PairedComparison`), through :func:`verdict_for`.
+
+    Saved reports are finished runs' (compare refuses others), so the run is complete here;
+    compare has no prices, so no dollars."""
+    iv = lambda i: {"estimate": i.estimate, "low": i.low, "high": i.high, "tasks": i.tasks,  # noqa: E731
+                    "status": i.status, "level": i.level, "min_tasks": i.min_tasks}
+    doc = {
+        "arms": [paired.against, paired.candidate], "tasks": [], "per_task": {},
+        "run": {"attempts_total": 1, "attempts_complete": 1},
+        "deltas": {paired.candidate: {
+            "against": paired.against,
+            "per_task": {p.task: {"pass_rate_difference": p.pass_rate_difference} for p in paired.per_task},
+            "summary": {"pass_rate": iv(paired.pass_rate), "tokens": iv(paired.tokens)},
+        }},
+        "costs": {},
+    }
+    return verdict_for(doc, paired.candidate, equivalence_margin=equivalence_margin)

@@ -268,3 +268,22 @@ def test_splits_and_all_are_decided_separately() -> None:
         [cand, van], gates({**LINES, "statistic": "total"}, splits={"measured": ["a"]}), {"run-a": None}
     )
     assert [(s.name, s.gates[0].status) for s in res.splits] == [("measured", "pass"), ("all", "undetermined")]
+
+
+def test_candidate_rows_alone_decide_the_exit_code() -> None:
+    """With candidate v2 only v2's gate rows decide: v1 failing against vanilla is shown as context, not an exit 1."""
+    from pluginbench.errors import InputError
+
+    van = package("vanilla", {"a": [P, P], "b": [P, P]})
+    v1 = package("v1", {"a": [P, F], "b": [P, P]})
+    v2 = package("v2", {"a": [P, P], "b": [P, P]})
+    g = gates(PASSES, {**PASSES, "name": "v2 vs v1", "against": "v1"})
+    assert compare_packages([van, v1, v2], g, {"run-a": None}).exit_code == 1
+    res = compare_packages([van, v1, v2], g, {"run-a": None}, candidate="v2")
+    assert (res.status, res.exit_code, res.candidate) == ("pass", 0, "v2")
+    context = [r for s in res.splits for r in s.gates if not r.deciding]
+    assert {(r.candidate, r.against, r.status) for r in context} >= {("v1", "vanilla", "fail")}
+    assert all(r.candidate == "v2" for s in res.splits for r in s.gates if r.deciding)
+    assert compare_packages([van, v1, v2], g, {"run-a": None}, candidate="v1").exit_code == 1
+    with pytest.raises(InputError, match="not one of the compared packages"):
+        compare_packages([van, v1, v2], g, {"run-a": None}, candidate="v3")
