@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -25,8 +26,13 @@ def verdict_text(v: Mapping[str, Any]) -> Text:
 
 def saved_verdicts(rd: RunDir) -> Sequence[Mapping[str, Any]]:
     """The verdicts of the run's last built report; empty when there is none (or it predates verdicts)."""
+    return verdicts_beside(rd.report_dir / "report.html")
+
+
+def verdicts_beside(report_html: Path) -> Sequence[Mapping[str, Any]]:
+    """The verdicts in the results.json beside ``report_html``; empty when unreadable or older."""
     try:
-        doc = json.loads((rd.report_dir / "results.json").read_text(encoding="utf-8"))
+        doc = json.loads((report_html.parent / "results.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return []
     got = doc.get("verdicts") if isinstance(doc, dict) else None
