@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 from ..errors import RunDirError
 from ..events import read_run_log
 from ..measures import collected_columns
-from ..rundir import RunDir, patch_mismatch
+from ..rundir import RunDir, patch_mismatch, sha256_file
 import msgspec
 
 from .. import stats
@@ -375,6 +375,21 @@ def source_only_index(rd: RunDir, state: RunState) -> dict[str, Any] | None:
     return doc
 
 
+def treatment_files(rd: RunDir, state: RunState) -> dict[str, Any]:
+    """What was tested: each frozen arm's files (path under its frozen folder, bytes, sha256),
+    with the fingerprint, skills and plugins ``treatment.frozen`` recorded."""
+    out: dict[str, Any] = {}
+    for arm, ev in sorted(state.frozen_treatments.items()):
+        root = rd.frozen_treatment(arm)
+        files = []
+        if root.is_dir():
+            for p in sorted(q for q in root.rglob("*") if q.is_file() and not q.is_symlink()):
+                files.append({"path": p.relative_to(root).as_posix(), "bytes": p.stat().st_size, "sha256": sha256_file(p)})
+        out[arm] = {"fingerprint": ev.fingerprint, "guidance_bytes": ev.guidance_bytes,
+                    "skills": list(ev.skills), "plugins": list(ev.plugins), "files": files}
+    return out
+
+
 def build_report(run_dir: Path) -> ReportFiles:
     """Rebuild ``report/`` of ``run_dir`` from its config and event log; returns the paths."""
     rd = RunDir(Path(run_dir))
@@ -395,6 +410,7 @@ def build_report(run_dir: Path) -> ReportFiles:
     sources = task_sources(rd)
     if sources is not None:
         doc["run"]["task_sources"] = sources
+    doc["treatments"] = treatment_files(rd, state)
     rd.report_dir.mkdir(parents=True, exist_ok=True)
     files = ReportFiles(
         rd.report_dir / "results.json", rd.report_dir / "results.csv", rd.report_dir / "report.html"

@@ -17,7 +17,7 @@ from ._report_code import PLAIN_COLUMNS
 from ._report_cost import cost_html
 from ._report_css import CSS
 from ._report_verdict import CSS as VERDICT_CSS
-from ._report_verdict import verdict_html
+from ._report_verdict import tested_html, verdict_html
 from ._report_plots import PLOT_CSS, plots_section
 from ._report_quality import code_quality_html, not_measured_html, revisions_html
 from ._report_refs import references_html
@@ -494,6 +494,7 @@ def render_html(doc: Mapping[str, Any]) -> str:
         f'<p class="subtitle">{len(doc["tasks"])} tasks × {len(doc["arms"])} arms '
         f"({_e(', '.join(doc['arms']))}), each arm compared with {_e(doc['arms'][0])}</p>"
         f"{_identity(run)}</header>\n{_banners(doc)}\n"
+        f'<section id="tested"><h2>What was tested</h2>{tested_html(doc)}</section>\n'
         f'<section id="notes"><h2>Notes</h2><ul class="notes">{notes}</ul></section>\n'
         f'<section id="per-task"><h2>Pass rates by task</h2>{_per_task(doc)}</section>\n'
         f'<section id="paired"><h2>Paired comparison</h2>{_paired(doc)}</section>\n'

@@ -39,3 +39,23 @@ def verdict_html(doc: Mapping[str, Any]) -> str:
               "per-task pass-rate difference (tokens: of the log ratio); a verdict is the one-sided test at "
               f"{stats.alpha_of(level) * 100:g}% each way. {escape(stats.power_sentence(doc.get('power')))}</p>")
     return f'<section id="verdict"><h2>Verdict</h2>{"".join(rows)}{method}</section>'
+
+
+def tested_html(doc: Mapping[str, Any]) -> str:
+    """What was tested: each arm's frozen files with bytes and sha256 (from results.json ``treatments``)."""
+    arms = doc.get("treatments") or {}
+    if not arms:
+        return "<p>No frozen treatment recorded.</p>"
+    parts = []
+    for arm, t in arms.items():
+        rows = "".join(f"<tr><td><code>{escape(f['path'])}</code></td><td>{f['bytes']:,}</td>"
+                       f"<td><code>{escape(f['sha256'])}</code></td></tr>" for f in t["files"])
+        extra = ", ".join(x for x in (("skills: " + ", ".join(t["skills"])) if t["skills"] else "",
+                                      ("plugins: " + ", ".join(t["plugins"])) if t["plugins"] else "") if x)
+        parts.append(
+            f"<details><summary>{escape(arm)}: {len(t['files'])} file(s), fingerprint <code>{escape(t['fingerprint'][:16])}</code>"
+            f"{(' — ' + escape(extra)) if extra else ''}</summary>"
+            + (f"<table><thead><tr><th>path</th><th>bytes</th><th>sha256</th></tr></thead><tbody>{rows}</tbody></table>"
+               if rows else "<p>no files (nothing is added to this arm)</p>")
+            + "</details>")
+    return "".join(parts)

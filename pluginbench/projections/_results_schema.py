@@ -538,6 +538,7 @@ class ResultsJson(_Strict, frozen=True):
     verdicts: Annotated[list[dict[str, Any]], Meta(description="One verdict per treatment (stats.Verdict: kind better|worse|equivalent|undetermined|partial|not_exercised, "
                           "the headline sentence, effect and interval at the run's level, tokens and dollars against vanilla, more tasks needed). "
                           "Empty in reports made before it existed.")] = []
+    treatments: Annotated[dict[str, dict[str, Any]], Meta(description="What was tested: arm → fingerprint, guidance bytes, skills, plugins and its frozen files (path, bytes, sha256).")] = {}
     power: Annotated[dict[str, Any] | None, Meta(description="Power before spending (stats.PowerPlan): MDE at 80% power for these tasks × repeats and tasks needed for +10/+5 pp, with its assumption.")] = None
     measurement_history: Annotated[list[MeasurementRevisionRow], Meta(description="Every measurement revision, in order.")] = []
     measurement_revisions: Annotated[list[MeasurementRevisionStatus], Meta(description="Every measurement revision as revision, status, selected (as `status --json` lists them).")] = []

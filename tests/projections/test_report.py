@@ -324,6 +324,7 @@ def test_results_json_shape(tmp_path: Path) -> None:
         "not_measured",
         "verdicts",
         "power",
+        "treatments",
     }
     run = doc["run"]
     assert (run["name"], run["harness"], run["model"], run["reasoning"], run["cli_version"]) == (
@@ -788,3 +789,23 @@ def test_changes_table_shows_medians_and_unknown_never_zero() -> None:
     assert cells.count("<td") == 5
     assert '<td class="num">7</td>' in cells and '<td class="num">1.5</td>' in cells
     assert "unknown" in cells and cells.count(">0<") == 1
+
+
+def test_report_names_what_was_tested(tmp_path: Path) -> None:
+    """results.json lists each frozen arm's files with bytes and sha256 of the frozen bytes, and the page shows them."""
+    import hashlib
+
+    from pluginbench.events import TreatmentFrozen
+
+    b = RunBuilder(tmp_path / "run", ["t1"])
+    b.log.append(TreatmentFrozen(arm="guided", fingerprint="f" * 64, guidance_bytes=10, skills=[], plugins=[]))
+    b.complete("t1", "vanilla", "pass", exact(800, 200))
+    b.complete("t1", "guided", "pass", exact(800, 200))
+    root = b.close()
+    frozen = root / "evidence" / "frozen" / "treatments" / "guided" / "guidance"
+    frozen.mkdir(parents=True)
+    (frozen / "00-x.md").write_text("use tests\n")
+    doc = load(root)
+    (f,) = doc["treatments"]["guided"]["files"]
+    assert (f["path"], f["bytes"], f["sha256"]) == ("guidance/00-x.md", 10, hashlib.sha256(b"use tests\n").hexdigest())
+    assert f["sha256"] in (root / "report" / "report.html").read_text()
