@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from html import escape
+from statistics import NormalDist
 from typing import Any
 
+from .. import stats
 from ..harness_registry import runs_no_agent_cli
 from ..measures import Column, all_columns, collected_columns
 from ._report_code import PLAIN_COLUMNS
@@ -145,8 +147,17 @@ def _pass_cell(s: Mapping[str, Any]) -> str:
     return f'<td class="num pass-rate">{text}</td>'
 
 
-def _wilson_cell(s: Mapping[str, Any]) -> str:
-    w = s["wilson_95"]
+def page_level(doc: Mapping[str, Any]) -> float:
+    """The page's one confidence level: the run's, as its paired summaries carry it."""
+    for d in (doc.get("deltas") or {}).values():
+        return float(d["summary"]["pass_rate"].get("level") or stats.LEVEL)
+    return stats.LEVEL
+
+
+def _wilson_cell(s: Mapping[str, Any], level: float) -> str:
+    # the page's one level, not results.json's fixed wilson_95, so every interval reads alike
+    known = s["passes"] + s["overlap_passes"] + s["fails"] + s["empties"]
+    w = stats.wilson_interval(s["passes"], known, NormalDist().inv_cdf((1 + level) / 2)) if known else None
     text = UNKNOWN if w is None else f'<span class="interval">{_pct(w[0])} – {_pct(w[1])}</span>'
     return f'<td class="num">{text}</td>'
 
@@ -183,13 +194,14 @@ def _interval_text(s: Mapping[str, Any], fmt: Callable[[Any], str], *, higher_is
 
 def _per_task(doc: Mapping[str, Any]) -> str:
     arms, tasks = doc["arms"], doc["tasks"]
+    level = page_level(doc)
     base = arms[0]
     top = ['<th rowspan="2">Task</th>'] + [
         f'<th class="arm" colspan="{3 if a == base else 5}">{_e(a)}</th>' for a in arms
     ]
     sub = []
     for a in arms:
-        sub += ["<th>pass</th>", "<th>Wilson 95%</th>", "<th>median tokens</th>"]
+        sub += ["<th>pass</th>", f"<th>Wilson {level * 100:g}%</th>", "<th>median tokens</th>"]
         if a != base:
             sub += [f"<th>Δ pass vs {_e(base)}</th>", "<th>token ratio</th>"]
     body = []
@@ -199,7 +211,7 @@ def _per_task(doc: Mapping[str, Any]) -> str:
             s = doc["per_task"][t][a]
             cells += [
                 _pass_cell(s),
-                _wilson_cell(s),
+                _wilson_cell(s, level),
                 f'<td class="num">{_or_unknown(s["median_total_tokens"], _tokens)}</td>',
             ]
             if a != base:

@@ -502,7 +502,7 @@ def six_task_run(root: Path, guided_passes: dict[str, int]) -> Path:
 
 
 def test_paired_deltas_with_six_tasks(tmp_path: Path) -> None:
-    """Six usable tasks give per-task differences, a bootstrap interval and an exact sign test."""
+    """Six usable tasks give per-task differences, a sign-flip permutation interval and an exact sign test."""
     passes = {"t1": 2, "t2": 2, "t3": 1, "t4": 0, "t5": 2, "t6": 2}
     doc = load(six_task_run(tmp_path / "run", passes))
     d = doc["deltas"]["guided"]
