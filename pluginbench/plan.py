@@ -15,7 +15,6 @@ from typing import Any
 import msgspec
 
 from . import stats
-
 from .config import Evaluation, capability_record
 from .events import VANILLA, SlotPlan
 from .harness_registry import harness_class

@@ -25,8 +25,8 @@ from ..plan import plan_summary
 from ..rundir import RunDir
 from ..stats import power_sentence
 from ._common import console, err_console, errors_to_exit_codes, print_failed_control, print_json
-from ._verdict_lines import print_verdicts
 from ._progress import ForegroundProgress, log_line
+from ._verdict_lines import print_verdicts
 
 
 def _default_output(prefix: str = "") -> Path:

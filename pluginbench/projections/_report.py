@@ -20,13 +20,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import msgspec
+
+from .. import stats
 from ..errors import RunDirError
 from ..events import read_run_log
 from ..measures import collected_columns
 from ..rundir import RunDir, patch_mismatch, sha256_file
-import msgspec
-
-from .. import stats
 from ..stats import Prices
 from ._report_code import (
     code_measures_section,

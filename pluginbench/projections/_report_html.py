@@ -18,12 +18,12 @@ from ..measures import Column, all_columns, collected_columns
 from ._report_code import PLAIN_COLUMNS
 from ._report_cost import cost_html
 from ._report_css import CSS
-from ._report_verdict import CSS as VERDICT_CSS
-from ._report_verdict import tested_html, verdict_html
 from ._report_plots import PLOT_CSS, plots_section
 from ._report_quality import code_quality_html, not_measured_html, revisions_html
 from ._report_refs import references_html
 from ._report_reviews_html import reviews_html
+from ._report_verdict import CSS as VERDICT_CSS
+from ._report_verdict import tested_html, verdict_html
 
 UNKNOWN = '<span class="unknown">unknown</span>'
 

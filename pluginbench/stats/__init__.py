@@ -27,19 +27,6 @@ from ._bootstrap import (
     paired_bootstrap,
     percentile,
 )
-from ._decide import (
-    LEVEL,
-    Estimate,
-    alpha_of,
-    mean_interval,
-    passes_lower,
-    passes_upper,
-    ratio_interval,
-)
-from ._format import format_dollars, format_p, format_pp, format_rate, format_ratio
-from ._permutation import SignFlip, lower_bound, min_tasks, sign_flip_test, upper_bound
-from ._verdict import DECIDED, EQUIVALENCE_MARGIN, Verdict, verdict_for, verdict_of_paired, verdicts
-from ._power import POWER, PowerPlan, power_sentence, assumed_sd, mde, plan, power_at, tasks_needed
 from ._calibrate import DEFAULT_SEEDS, Calibration, calibrate
 from ._compare import (
     ALL,
@@ -53,6 +40,16 @@ from ._compare import (
     compare_packages,
 )
 from ._cost import Cost, ModelPrice, Prices, attempt_cost, parse_prices, total_cost
+from ._decide import (
+    LEVEL,
+    Estimate,
+    alpha_of,
+    mean_interval,
+    passes_lower,
+    passes_upper,
+    ratio_interval,
+)
+from ._format import format_dollars, format_p, format_pp, format_rate, format_ratio
 from ._gate_eval import FAILED, PASSED, UNDETERMINED, GateResult, TaskValue, bound_decision
 from ._gates import METRICS, STATISTICS, Gate, GatesFile, parse_gates
 from ._identity import compare_identities, shown
@@ -65,7 +62,10 @@ from ._intervals import (
     wilson_interval,
 )
 from ._paired import PairedComparison, TaskPair, paired_comparison
+from ._permutation import SignFlip, lower_bound, min_tasks, sign_flip_test, upper_bound
+from ._power import POWER, PowerPlan, assumed_sd, mde, plan, power_at, power_sentence, tasks_needed
 from ._records import AttemptRecord, Package, correctness
+from ._verdict import DECIDED, EQUIVALENCE_MARGIN, Verdict, verdict_for, verdict_of_paired, verdicts
 
 __all__ = [
     "verdict_of_paired",

@@ -27,11 +27,11 @@ import random
 import msgspec
 
 from ._decide import alpha_of
-from ._permutation import min_tasks
 from ._gate_eval import FAILED, UNDETERMINED, bound_decision, count_gate, metric_gate
 from ._gates import GatesFile
 from ._intervals import wilson_interval
 from ._paired import task_pair
+from ._permutation import min_tasks
 from ._records import AttemptRecord, Package
 
 AA_TREATMENT = "aa-treatment"

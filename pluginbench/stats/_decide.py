@@ -20,7 +20,15 @@ from collections.abc import Sequence
 
 import msgspec
 
-from ._permutation import DRAWS, EXACT_MAX, SEED, lower_bound, min_tasks, sign_flip_test, upper_bound
+from ._permutation import (
+    DRAWS,
+    EXACT_MAX,
+    SEED,
+    lower_bound,
+    min_tasks,
+    sign_flip_test,
+    upper_bound,
+)
 
 LEVEL = 0.90
 METHOD = "sign-flip permutation test"
@@ -56,16 +64,20 @@ def mean_interval(values: Sequence[float], level: float = LEVEL) -> Estimate:
     alpha = alpha_of(level)
     need = min_tasks(alpha)
     n = len(vals)
-    common = dict(tasks=n, level=level, exact=n <= EXACT_MAX, min_tasks=need)
+
+    def made(estimate: float | None, low: float | None, high: float | None, status: str) -> Estimate:
+        return Estimate(estimate=estimate, low=low, high=high, status=status, tasks=n, level=level,
+                        exact=n <= EXACT_MAX, min_tasks=need)
+
     if n == 0:
-        return Estimate(estimate=None, low=None, high=None, status=NO_TASKS, **common)
+        return made(None, None, None, NO_TASKS)
     mean = math.fsum(vals) / n
     if n < need:
-        return Estimate(estimate=mean, low=None, high=None, status=TOO_FEW_TASKS, **common)
+        return made(mean, None, None, TOO_FEW_TASKS)
     lo, hi = lower_bound(vals, alpha), upper_bound(vals, alpha)
     if lo is None or hi is None:
-        return Estimate(estimate=mean, low=None, high=None, status=TOO_FEW_TASKS, **common)
-    return Estimate(estimate=mean, low=lo, high=hi, status=OK, **common)
+        return made(mean, None, None, TOO_FEW_TASKS)
+    return made(mean, lo, hi, OK)
 
 
 def ratio_interval(ratios: Sequence[float], level: float = LEVEL) -> Estimate:
@@ -76,7 +88,10 @@ def ratio_interval(ratios: Sequence[float], level: float = LEVEL) -> Estimate:
             raise ValueError(f"ratios must be positive and finite, got {r!r}")
         logs.append(math.log(r))
     e = mean_interval(logs, level)
-    ex = lambda v: None if v is None else math.exp(v)  # noqa: E731
+
+    def ex(v: float | None) -> float | None:
+        return None if v is None else math.exp(v)
+
     return msgspec.structs.replace(e, estimate=ex(e.estimate), low=ex(e.low), high=ex(e.high))
 
 

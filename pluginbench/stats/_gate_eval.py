@@ -13,9 +13,9 @@ from typing import Any
 
 import msgspec
 
-from ._gates import Gate
 from ._decide import alpha_of, p_above, p_below_ratio
 from ._format import format_p, format_pp
+from ._gates import Gate
 from ._intervals import median
 from ._paired import PairedComparison
 from ._records import (
@@ -307,10 +307,7 @@ def bound_decision(kind: str, values: Sequence[float], limit: float, level: floa
     exactly when the gate passes. The one rule ``calibrate`` and the bench apply too.
     """
     alpha = alpha_of(level)
-    if kind == "correctness_bound":
-        p = p_above(values, limit)
-    else:
-        p = p_below_ratio(values, limit)
+    p = p_above(values, limit) if kind == "correctness_bound" else p_below_ratio(values, limit)
     return p <= alpha, p
 
 

@@ -25,9 +25,9 @@ from fractions import Fraction
 import msgspec
 
 from ._decide import LEVEL, METHOD, Estimate, mean_interval, ratio_interval
-from ._permutation import DRAWS, SEED
 from ._gates import INPUT_TOKENS, OUTPUT_TOKENS
 from ._intervals import exact_sign_test
+from ._permutation import DRAWS, SEED
 from ._records import PASS, UNKNOWN, AttemptRecord, Package, correctness, metric_value
 
 IO_TOKENS = (INPUT_TOKENS, OUTPUT_TOKENS)

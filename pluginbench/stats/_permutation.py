@@ -136,7 +136,10 @@ def _bisect_bound(values: Sequence[float], alpha: float, alternative: Alternativ
     if not xs:
         return None
     lo, hi = min(xs), max(xs)
-    rejects = lambda m: sign_flip_test(xs, shift=m, alternative=alternative, **kw).p <= alpha  # noqa: E731
+
+    def rejects(m: float) -> bool:
+        return sign_flip_test(xs, shift=m, alternative=alternative, **kw).p <= alpha
+
     # Just outside the data every sign is the same: the smallest p the test can give.
     width = max(1.0, hi - lo)
     edge = lo - width if alternative == "greater" else hi + width

@@ -203,8 +203,11 @@ def verdict_of_paired(paired: Any, *, equivalence_margin: float = EQUIVALENCE_MA
 
     Saved reports are finished runs' (compare refuses others), so the run is complete here;
     compare has no prices, so no dollars."""
-    iv = lambda i: {"estimate": i.estimate, "low": i.low, "high": i.high, "tasks": i.tasks,  # noqa: E731
-                    "status": i.status, "level": i.level, "min_tasks": i.min_tasks}
+
+    def iv(i: Any) -> dict[str, Any]:
+        return {"estimate": i.estimate, "low": i.low, "high": i.high, "tasks": i.tasks,
+                "status": i.status, "level": i.level, "min_tasks": i.min_tasks}
+
     doc = {
         "arms": [paired.against, paired.candidate], "tasks": [], "per_task": {},
         "run": {"attempts_total": 1, "attempts_complete": 1},
