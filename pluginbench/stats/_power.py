@@ -98,6 +98,6 @@ def power_sentence(power: Mapping[str, Any] | None) -> str:
     need = ", ".join(f"{k} needs {v} tasks" for k, v in (power.get("tasks_needed") or {}).items())
     can = (f"can detect a pass-rate difference of {m * 100:+.1f} pp or more" if m is not None
            else "has too few tasks to detect any difference")
-    return (f"With {power['tasks']} tasks × {power['repeats']} repeats this run {can} with "
+    return (f"Planned, before any result: with {power['tasks']} tasks × {power['repeats']} repeats this run {can} with "
             f"{power['power'] * 100:g}% power (one-sided {power['alpha'] * 100:g}%); {need}. "
             f"Assumption: {power['assumption']}.")

@@ -178,7 +178,8 @@ def verdict_for(
         kind = "undetermined"
         more = _more_tasks(est or 0.0, sd, alpha, equivalence_margin, n)
         extra_line = (f" — about {more} more task(s) would likely decide it" if more else "") + (
-            f"; these {n} tasks detect {format_pp(m)} with 80% power" if m is not None else "")
+            f"; at the spread {'observed' if sd_source.startswith('observed') else 'assumed'} these {n} tasks "
+            f"detect {format_pp(m)} with 80% power" if m is not None else "")
     sentence = _sentence(kind, treatment, against, effect + extra_line,
                          format_pp(within).lstrip("+") if within is not None else "", money)
     return Verdict(

@@ -21,4 +21,4 @@ def test_dry_run_gives_mde_and_tasks_needed(tmp_path: Path) -> None:
     assert power["tasks_needed"]["+10 pp"] > len(plan["tasks"]) and power["tasks_needed"]["+5 pp"] > power["tasks_needed"]["+10 pp"]
     assert "Beta(2, 2)" in power["assumption"] and power["alpha"] == 0.05 and power["power"] == 0.8
     code, text = run_cli("run", str(config), "--dry-run")
-    assert code == 0 and "power: With" in text and "+10 pp needs" in text
+    assert code == 0 and "power: Planned, before any result: with" in text and "+10 pp needs" in text
