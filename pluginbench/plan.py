@@ -12,6 +12,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import msgspec
+
+from . import stats
 from .config import Evaluation, capability_record
 from .events import VANILLA, SlotPlan
 from .harness_registry import harness_class
@@ -116,6 +119,10 @@ def plan_summary(evaluation: Evaluation, task_ids: list[str], prices: Prices | N
             "max_wall_seconds_coding": -(-len(slots) // evaluation.jobs) * evaluation.timeout_seconds,
         },
         "cost": cost_estimate(evaluation, len(slots), prices, cost_ceiling),
+        # Power before spending: what these tasks × repeats can detect (stats.plan).
+        "power": msgspec.to_builtins(stats.plan(
+            len(task_ids), evaluation.repeats, stats.alpha_of(evaluation.statistics.confidence_level),
+            power=evaluation.statistics.power)),
         "model_calls": (
             "each coding attempt makes one agent session; the number of model requests inside it is not known in advance"
             if real

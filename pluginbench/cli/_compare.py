@@ -36,7 +36,7 @@ def _measure_table(split: SplitResult) -> Table:
     for r in split.measures:
         t.add_row(
             r.task, r.package, f"{r.complete}/{r.attempts}", str(r.passes), str(r.overlap_passes),
-            str(r.fails), str(r.unknowns), _num(r.pass_rate, 3), _num(r.median_input_output_tokens),
+            str(r.fails), str(r.unknowns), stats.format_rate(r.pass_rate), _num(r.median_input_output_tokens),
         )
     return t
 
@@ -62,19 +62,30 @@ def _gate_table(split: SplitResult) -> Table:
     for col in ("gate", "candidate", "against", "result", "value", "comparator", "limit", "tasks"):
         t.add_column(col, overflow="fold")
     for g in split.gates:
+        status = g.status if g.deciding else f"{g.status} (context)"
         t.add_row(
-            g.gate, g.candidate, g.against, Text(g.status, style=_STYLE[g.status]),
-            _num(g.candidate_value), "" if g.comparator_value is None else _num(g.comparator_value),
+            g.gate, g.candidate, g.against, Text(status, style=_STYLE[g.status] if g.deciding else "dim"),
+            _value(g.kind, g.candidate_value), "" if g.comparator_value is None else _num(g.comparator_value),
             g.limit, str(g.tasks_compared),
         )
     return t
 
 
-def _interval(i: Any) -> str:
+def _value(kind: str, v: float | None) -> str:
+    """A gate's value for people: pp for pass-rate bounds, × for token bounds."""
+    if kind == "correctness_bound":
+        return stats.format_pp(v)
+    if kind == "token_bound":
+        return stats.format_ratio(v)
+    return _num(v)
+
+
+def _interval(i: Any, fmt: Any) -> str:
+    pct = f"{i.level * 100:g}%"
     if i.status == "ok":
-        return f"{_num(i.estimate)} [90%: {_num(i.low)}, {_num(i.high)}] over {i.tasks} task(s)"
+        return f"{fmt(i.estimate)} [{pct}: {fmt(i.low)} to {fmt(i.high)}] over {i.tasks} task(s)"
     if i.status == "too_few_tasks":
-        return f"{_num(i.estimate)}, too few tasks ({i.tasks} < {i.min_tasks}) for an interval"
+        return f"{fmt(i.estimate)}, too few tasks ({i.tasks} < {i.min_tasks}) for a {pct} interval"
     return "no usable task"
 
 
@@ -83,12 +94,14 @@ def _paired_lines(split: SplitResult) -> list[str]:
     for p in split.paired:
         pr, tk, s = p.pass_rate, p.tokens, p.sign_test
         out.append(f"Paired · {split.name} · {p.candidate} vs {p.against}")
-        out.append(f"  mean pass-rate difference: {_interval(pr)}; sign test +{s.positives} −{s.negatives} ={s.ties}, p={_num(s.p)}")
-        out.append(f"  geometric-mean token ratio: {_interval(tk)}")
+        out.append(f"  {stats.verdict_of_paired(p).headline}")
+        out.append(f"  mean pass-rate difference: {_interval(pr, stats.format_pp)} (sign-flip permutation interval)")
+        out.append(f"  secondary: exact sign test +{s.positives} −{s.negatives} ={s.ties}, two-sided p = {stats.format_p(s.p)}")
+        out.append(f"  geometric-mean token ratio: {_interval(tk, stats.format_ratio)}")
         for tp in p.per_task:
             out.append(
-                f"  {tp.task}: pass-rate difference {_num(tp.pass_rate_difference, 3) if tp.pass_rate_excluded is None else 'excluded'}"
-                f", token ratio {_num(tp.token_ratio, 4) if tp.tokens_excluded is None else 'excluded'}"
+                f"  {tp.task}: pass-rate difference {stats.format_pp(tp.pass_rate_difference) if tp.pass_rate_excluded is None else 'excluded'}"
+                f", token ratio {stats.format_ratio(tp.token_ratio) if tp.tokens_excluded is None else 'excluded'}"
             )
         for kind in ("pass_rate", "tokens"):
             for tp in p.excluded(kind):
@@ -109,7 +122,9 @@ def render(result: CompareResult) -> None:
         console.print(_gate_table(split))
         for g in split.gates:
             console.print(
-                Text(f"  {g.gate} · {g.candidate} vs {g.against}: {g.status}: ", style=_STYLE[g.status])
+                Text(f"  {g.gate} · {g.candidate} vs {g.against}: {g.status}"
+                     + ("" if g.deciding else " (context, not deciding)") + ": ",
+                     style=_STYLE[g.status] if g.deciding else "dim")
                 + Text(g.detail)
             )
         missing = [m for g in split.gates for m in g.missing_values]
@@ -119,8 +134,9 @@ def render(result: CompareResult) -> None:
                 console.print(f"  {m}", highlight=False, markup=False)
         for line in _paired_lines(split):
             console.print(line, highlight=False, markup=False)
+    who = f" for candidate {result.candidate}" if result.candidate else ""
     console.print(
-        Text(f"\nverdict: {result.status} (exit {result.exit_code})", style="bold " + _STYLE[result.status])
+        Text(f"\nverdict{who}: {result.status} (exit {result.exit_code})", style="bold " + _STYLE[result.status])
     )
 
 
@@ -129,6 +145,7 @@ def compare_command(
     runs: Annotated[list[str], typer.Argument(help="Run directories; DIR=ARM,ARM takes only those arms from a run.", show_default=False)],
     gates: Annotated[Path, typer.Option("--gates", help="The gates file (YAML).", show_default=False)],
     json_out: Annotated[bool, typer.Option("--json", help="Print the comparison as one JSON object.")] = False,
+    candidate: Annotated[str | None, typer.Option("--candidate", help="The package under test (e.g. v2): only its gate rows decide the exit code; the others (v1 against vanilla) are shown for context. Overrides the gates file's candidate:.", show_default=False)] = None,
 ) -> None:
     """Decide gates over finished runs' reports; exit 0 pass, 1 fail, 3 undetermined, 2 bad input.
 
@@ -139,7 +156,7 @@ def compare_command(
     gates_file = load_gates(gates)
     packages, identities = load_inputs(runs)
     check_split_tasks(gates_file, packages, gates)
-    result = stats.compare_packages(packages, gates_file, identities, gates_file=str(gates))
+    result = stats.compare_packages(packages, gates_file, identities, gates_file=str(gates), candidate=candidate)
     if json_out:
         print_json(msgspec.to_builtins(result))
     else:
@@ -154,20 +171,22 @@ def render_calibration(cal: Calibration) -> None:
         highlight=False, markup=False,
     )
     t = Table(title="False-positive rate per gate", title_justify="left")
-    for col in ("split", "gate", "kind", "false pos.", "rate", "nominal", "undetermined"):
+    for col in ("split", "gate", "kind", "false pos.", "rate", "MC 95%", "nominal", "undetermined"):
         t.add_column(col, overflow="fold")
     for r in cal.gates:
         rate = "n/a" if r.false_positive_rate is None else f"{r.false_positive_rate:.1%}"
-        nominal = "none stated" if r.nominal is None else f"{r.nominal:.0%}"
+        mc = "" if r.rate_low is None or r.rate_high is None else f"{r.rate_low:.1%}–{r.rate_high:.1%}"
+        nominal = "none stated" if r.nominal is None else f"{r.nominal:.1%}"
         style = "red" if r.exceeds_nominal else ""
         t.add_row(
-            r.split, r.gate, r.kind, f"{r.false_positives}/{r.determined}", Text(rate, style=style), nominal,
+            r.split, r.gate, r.kind, f"{r.false_positives}/{r.determined}", Text(rate, style=style), mc, nominal,
             str(r.undetermined),
         )
     console.print(t)
     for kind, definition in sorted({(r.kind, r.definition) for r in cal.gates}):
         console.print(f"  {kind}: a false positive is a seed where the {definition}" if kind.endswith("bound")
                       else f"  {kind}: a false positive is a seed where the gate {definition}", highlight=False)
+    console.print("  a rate exceeds nominal only when its whole Monte Carlo interval lies above it", highlight=False)
     # A gate undetermined in every seed has no rate: saying nothing exceeds its level would
     # read as a clean calibration of a gate that was never measured.
     never = [f"{r.gate} ({r.split})" for r in cal.gates if r.determined == 0]
@@ -194,9 +213,11 @@ def calibrate_command(
     """Measure each gate's false-positive rate by A/A resampling of a finished run's vanilla attempts.
 
     Each seed compares vanilla with an identical-content treatment, both resampled with
-    replacement from the run's vanilla attempts per task; no model call is made. Prints
-    each gate's observed false-positive rate next to its nominal level, and says when a
-    calibrated rate exceeds it.
+    replacement from the run's vanilla attempts per task; no model call is made. Each gate
+    is decided by its own rule (margin, direction, bound kind); a bound gate sees the
+    treatment moved onto its own limit (the least favourable truth). Prints each gate's
+    false-positive rate with its Monte Carlo interval next to its nominal level, and says
+    when a calibrated rate exceeds it.
     """
     gates_file = load_gates(gates)
     vanilla = load_vanilla(run)

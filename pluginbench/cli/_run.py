@@ -24,8 +24,10 @@ from ..harness_registry import harness_class
 from ..plan import network_plan, plan_summary
 from ..projections import read_checked_log
 from ..rundir import RunDir
+from ..stats import power_sentence
 from ._common import console, err_console, errors_to_exit_codes, print_failed_control, print_json
 from ._progress import ForegroundProgress, log_line
+from ._verdict_lines import print_verdicts
 
 
 def _default_output(prefix: str = "") -> Path:
@@ -215,6 +217,7 @@ def _finish(rd: RunDir, state: object, notify: bool) -> int:
         console.print(f"{len(pending)} source-only grade(s) pending ({'; '.join(reasons)}); "
                       f"pluginbench run {shlex.quote(str(rd.root))} tries them again", highlight=False, markup=False)
     if state.finished and state.failed is None:  # a finished run whose evidence changed since is failed
+        print_verdicts(rd)
         console.print(f"[bold green]complete[/] report: {escape(str(report))}")
         _notify(notify, f"run {rd.root.name} finished")
         return 0
@@ -446,6 +449,8 @@ def _print_plan(summary: dict[str, Any], json_out: bool) -> None:
     for tid, lim in (summary.get("limits") or {}).items():
         console.print(f"limits {tid}: memory {lim['memory_mb']} MB, cpus {lim['cpus'] or 'no cap'}, "
                       f"{lim['pids']} processes, disk {lim['storage_mb']} MB", highlight=False, markup=False)
+    if summary.get("power"):
+        console.print("power: " + power_sentence(summary["power"]), highlight=False, markup=False)
     caps = summary["capabilities"]
     console.print("capabilities: " + ", ".join(
         f"{key} {_config_value(caps[key]['value'])} ({caps[key]['enforcement']})" for key in ("subagents", "max_threads", "max_depth")

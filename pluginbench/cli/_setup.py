@@ -126,9 +126,11 @@ def check_command(
         for tid, names in ignored.items():
             console.print(f"task {tid}: the {backend.name} backend ignores {', '.join(names)}",
                           style="yellow", highlight=False, markup=False)
+        from ..stats import power_sentence
         from ._run import cost_line, print_cache_decisions
 
         console.print(cost_line(results["plan"]["cost"]), highlight=False, markup=False)
+        console.print("power: " + power_sentence(results["plan"]["power"]), highlight=False, markup=False)
         print_cache_decisions(results["vanilla_cache"])
     if readiness:
         if not json_out:

@@ -27,6 +27,7 @@ from ..events import (
 from ..rundir import RunDir
 from ..status import status_snapshot
 from ._common import console, errors_to_exit_codes, print_json
+from ._verdict_lines import verdict_text, verdicts_beside
 
 _CELL = {
     "pass": ("✓", "green"),
@@ -206,6 +207,8 @@ def render_status(snap: dict[str, Any]) -> Group:
     if snap["resume_command"]:
         lines.append(Text(f"resume: {snap['resume_command']}"))
     if snap["report"]:
+        # the report's own verdicts (stats.verdicts), so status says what report.html says
+        lines.extend(verdict_text(v) for v in verdicts_beside(Path(snap["report"])))
         lines.append(Text(f"report: {snap['report']}"))
     return Group(*lines)
 

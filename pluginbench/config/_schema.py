@@ -8,7 +8,7 @@ See ``docs/configuration.md`` for every field.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -113,6 +113,18 @@ class EnvironmentConfig(_Strict, frozen=True):
     settings: dict[str, Any] = {}
 
 
+class StatisticsConfig(_Strict, frozen=True):
+    """How the report decides: one confidence level for every interval on the page, and the
+    power the planning numbers aim at (docs/configuration.md#statistics)."""
+
+    #: Two-sided level of every interval shown; each verdict is the one-sided sign-flip test at (1 − level) / 2.
+    confidence_level: Annotated[float, msgspec.Meta(gt=0.5, lt=1.0)] = 0.90
+    #: The power of "tasks needed" and the minimum detectable effect.
+    power: Annotated[float, msgspec.Meta(gt=0.5, lt=1.0)] = 0.80
+    #: A verdict says "no difference larger than X" only when the whole interval lies within ± this (pass-rate fraction).
+    equivalence_margin: Annotated[float, msgspec.Meta(gt=0.0, le=1.0)] = 0.10
+
+
 class Evaluation(_Strict, frozen=True):
     """A whole evaluation: tasks × (vanilla + treatments) × repeats, everything else fixed."""
 
@@ -136,3 +148,5 @@ class Evaluation(_Strict, frozen=True):
     prices: str | None = None
     #: Dollars: no attempt starts that could take the run's spend over this (see docs/configuration.md#cost).
     cost_ceiling: float | None = None
+    #: The report's confidence level and planning power.
+    statistics: StatisticsConfig = StatisticsConfig()

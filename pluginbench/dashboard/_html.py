@@ -7,14 +7,14 @@ the same page over server-sent events; without the script the pages still work.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 from urllib.parse import quote, urlencode
 
 from ..projections import PLOT_CSS, plots_section
 from ._plots import attempts_over_time, heat_grid, token_bars
-from ._views import FILTERS, ResultsPage, RunPage, RunsRow
+from ._views import FILTERS, ResultsPage, RunPage, RunsRow, report_verdicts
 
 CSS = """
 :root{--fg:#1d2330;--muted:#6b7485;--line:#dde1e8;--accent:#2f5fb3}
@@ -93,7 +93,7 @@ def runs_fragment(rows: list[RunsRow]) -> str:
     out.append('<table id="runs"><tr><th>run</th><th>phase</th><th>completed</th><th>outcomes</th>'
                '<th title="what this run spent: attempts reused from the vanilla cache are excluded (their origin run '
                'paid for them)">coding tokens spent</th><th>harness</th><th>model</th><th>effort</th>'
-               "<th>last activity</th></tr>")
+               "<th>last activity</th><th>verdict</th></tr>")
     for r in rows:
         outcomes = ", ".join(f'<span class="m-{escape(k)}">{v} {escape(k)}</span>' for k, v in r.outcomes.items())
         phase = f'<span class="{"running" if r.running else ""}">{escape(r.phase)}</span>'
@@ -109,6 +109,7 @@ def runs_fragment(rows: list[RunsRow]) -> str:
             + _cell(completed, "status could not be read", num=True) + f"<td>{outcomes}</td>"
             + _cell(tokens, "unknown: an attempt's usage was not measured", num=True)
             + _cell(r.harness) + _cell(r.model) + _cell(r.effort, "not requested") + _cell(r.last_activity)
+            + f"<td>{verdict_lines(r.verdicts) or '<span class=muted>no report</span>'}</td>"
             + "</tr>"
         )
     out.append("</table>")
@@ -185,9 +186,19 @@ def _tokens(t: Mapping[str, Any]) -> str:
     return ("≥ " if t.get("lower_bound") else "") + f"{total:,}"
 
 
+_VERDICT_CLASS = {"better": "m-pass", "worse": "m-fail", "equivalent": "m-equivalent"}
+
+
+def verdict_lines(verdicts: Sequence[tuple[str, str]]) -> str:
+    """The report's verdict headlines; only decided ones coloured (partial runs stay plain)."""
+    return "".join(f'<div class="verdict {_VERDICT_CLASS.get(kind, "")}" data-kind="{escape(kind)}">{escape(text)}</div>'
+                   for kind, text in verdicts)
+
+
 def run_fragment(m: RunPage) -> str:
     key = quote(m.key)
     out = [f'<h1>{escape(m.name)} <span class="{"running" if m.running else ""}" id="phase">{escape(m.phase)}</span></h1>',
+           f'<div id="verdict">{verdict_lines(report_verdicts(m.report))}</div>',
            f'<div class="muted">{escape(m.path)}</div>', _stale(m.stale)]
     out += [f'<div class="warn">{escape(n)}</div>' for n in m.notes]
     if m.error:

@@ -59,6 +59,16 @@ class RunsRow(msgspec.Struct, frozen=True, kw_only=True):
     last_activity: str | None
     stale: str | None
     error: str | None
+    #: the report's verdicts (results.json ``verdicts``, from stats.verdicts): kind and headline
+    verdicts: tuple[tuple[str, str], ...] = ()
+
+
+def report_verdicts(results: Mapping[str, Any] | None) -> tuple[tuple[str, str], ...]:
+    """(kind, headline) of each treatment in a results.json document; none without one."""
+    got = (results or {}).get("verdicts") if isinstance(results, Mapping) else None
+    if not isinstance(got, list):
+        return ()
+    return tuple((str(v.get("kind")), str(v.get("headline"))) for v in got if isinstance(v, Mapping))
 
 
 def _runs_row(src: RunSource) -> RunsRow:
@@ -82,6 +92,7 @@ def _runs_row(src: RunSource) -> RunsRow:
         last_activity=hb.get("at"),
         stale=src.stale,
         error=s.get("error"),
+        verdicts=report_verdicts(src.results),
     )
 
 

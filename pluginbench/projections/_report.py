@@ -20,9 +20,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import msgspec
+
+from .. import stats
 from ..errors import RunDirError
 from ..measures import collected_columns
-from ..rundir import RunDir, patch_mismatch
+from ..rundir import RunDir, patch_mismatch, sha256_file
 from ..stats import Prices
 from ._integrity import check_frozen, read_checked_log
 from ._report_code import (
@@ -157,7 +160,7 @@ def results_document(
         identity["reviewer"] = reviewer
         identity["review_criteria_sha256"] = (reviews or {}).get("reviewer", {}).get("review_criteria_sha256")
     all_references = _with_revision_references(references, state)
-    return {
+    doc = {
         "schema_version": RESULTS_SCHEMA_VERSION,
         "run": run,
         "comparison_identity": identity,
@@ -166,7 +169,7 @@ def results_document(
         "tasks": tasks,
         "attempts": rows,
         "per_task": per_task,
-        "deltas": paired_deltas(tasks, arms, grouped),
+        "deltas": paired_deltas(tasks, arms, grouped, confidence_level(config)),
         "missing_values": missing,
         "discarded_attempts": discarded,
         "actual_calls": actual_calls(state, arms),
@@ -189,6 +192,21 @@ def results_document(
         # present only when the run selected the activation measure
         **({"activation": act} if (act := activation_section(rows, arms, run["measurements"])) is not None else {}),
     }
+    # The headline is a pure function of this document and the run's phase; a run still
+    # reporting and the same run finished read the same (byte-identical rebuilds).
+    phase = "complete" if state.phase in ("complete", "reporting") else state.phase
+    settings = config.get("statistics") or {}
+    doc["verdicts"] = [msgspec.to_builtins(v) for v in stats.verdicts(
+        doc, run_status=phase, equivalence_margin=float(settings.get("equivalence_margin", stats.EQUIVALENCE_MARGIN)))]
+    doc["power"] = msgspec.to_builtins(stats.plan(
+        len(tasks), int(run["repeats"] or 1), stats.alpha_of(confidence_level(config)),
+        power=float(settings.get("power", stats.POWER))))
+    return doc
+
+
+def confidence_level(config: Mapping[str, Any]) -> float:
+    """The run's one confidence level (``statistics.confidence_level``; 0.90 for runs frozen before it existed)."""
+    return float((config.get("statistics") or {}).get("confidence_level", stats.LEVEL))
 
 
 def _with_revision_references(references: Mapping[str, Any] | None, state: RunState) -> dict[str, Any]:
@@ -379,6 +397,21 @@ def source_only_index(rd: RunDir, state: RunState) -> dict[str, Any] | None:
     return doc
 
 
+def treatment_files(rd: RunDir, state: RunState) -> dict[str, Any]:
+    """What was tested: each frozen arm's files (path under its frozen folder, bytes, sha256),
+    with the fingerprint, skills and plugins ``treatment.frozen`` recorded."""
+    out: dict[str, Any] = {}
+    for arm, ev in sorted(state.frozen_treatments.items()):
+        root = rd.frozen_treatment(arm)
+        files = []
+        if root.is_dir():
+            for p in sorted(q for q in root.rglob("*") if q.is_file() and not q.is_symlink()):
+                files.append({"path": p.relative_to(root).as_posix(), "bytes": p.stat().st_size, "sha256": sha256_file(p)})
+        out[arm] = {"fingerprint": ev.fingerprint, "guidance_bytes": ev.guidance_bytes,
+                    "skills": list(ev.skills), "plugins": list(ev.plugins), "files": files}
+    return out
+
+
 def build_report(run_dir: Path) -> ReportFiles:
     """Rebuild ``report/`` of ``run_dir`` from its config and event log; returns the paths."""
     rd = RunDir(Path(run_dir))
@@ -400,6 +433,7 @@ def build_report(run_dir: Path) -> ReportFiles:
     sources = task_sources(rd)
     if sources is not None:
         doc["run"]["task_sources"] = sources
+    doc["treatments"] = treatment_files(rd, state)
     files = ReportFiles(
         rd.report_dir / "results.json", rd.report_dir / "results.csv", rd.report_dir / "report.html"
     )

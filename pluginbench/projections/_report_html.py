@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from html import escape
+from statistics import NormalDist
 from typing import Any
 
+from .. import stats
 from ..harness_registry import runs_no_agent_cli
 from ..measures import Column, all_columns, collected_columns
 from ._report_code import PLAIN_COLUMNS
@@ -21,6 +23,8 @@ from ._report_plots import PLOT_CSS, plots_section
 from ._report_quality import code_quality_html, not_measured_html, revisions_html
 from ._report_refs import references_html
 from ._report_reviews_html import reviews_html
+from ._report_verdict import CSS as VERDICT_CSS
+from ._report_verdict import tested_html, verdict_html
 
 UNKNOWN = '<span class="unknown">unknown</span>'
 
@@ -144,8 +148,17 @@ def _pass_cell(s: Mapping[str, Any]) -> str:
     return f'<td class="num pass-rate">{text}</td>'
 
 
-def _wilson_cell(s: Mapping[str, Any]) -> str:
-    w = s["wilson_95"]
+def page_level(doc: Mapping[str, Any]) -> float:
+    """The page's one confidence level: the run's, as its paired summaries carry it."""
+    for d in (doc.get("deltas") or {}).values():
+        return float(d["summary"]["pass_rate"].get("level") or stats.LEVEL)
+    return stats.LEVEL
+
+
+def _wilson_cell(s: Mapping[str, Any], level: float) -> str:
+    # the page's one level, not results.json's fixed wilson_95, so every interval reads alike
+    known = s["passes"] + s["overlap_passes"] + s["fails"] + s["empties"]
+    w = stats.wilson_interval(s["passes"], known, NormalDist().inv_cdf((1 + level) / 2)) if known else None
     text = UNKNOWN if w is None else f'<span class="interval">{_pct(w[0])} – {_pct(w[1])}</span>'
     return f'<td class="num">{text}</td>'
 
@@ -182,13 +195,14 @@ def _interval_text(s: Mapping[str, Any], fmt: Callable[[Any], str], *, higher_is
 
 def _per_task(doc: Mapping[str, Any]) -> str:
     arms, tasks = doc["arms"], doc["tasks"]
+    level = page_level(doc)
     base = arms[0]
     top = ['<th rowspan="2">Task</th>'] + [
         f'<th class="arm" colspan="{3 if a == base else 5}">{_e(a)}</th>' for a in arms
     ]
     sub = []
     for a in arms:
-        sub += ["<th>pass</th>", "<th>Wilson 95%</th>", "<th>median tokens</th>"]
+        sub += ["<th>pass</th>", f"<th>Wilson {level * 100:g}%</th>", "<th>median tokens</th>"]
         if a != base:
             sub += [f"<th>Δ pass vs {_e(base)}</th>", "<th>token ratio</th>"]
     body = []
@@ -198,7 +212,7 @@ def _per_task(doc: Mapping[str, Any]) -> str:
             s = doc["per_task"][t][a]
             cells += [
                 _pass_cell(s),
-                _wilson_cell(s),
+                _wilson_cell(s, level),
                 f'<td class="num">{_or_unknown(s["median_total_tokens"], _tokens)}</td>',
             ]
             if a != base:
@@ -487,11 +501,13 @@ def render_html(doc: Mapping[str, Any]) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{_e(title)}</title><style>{CSS}{PLOT_CSS}</style></head><body>\n"
+        f"<title>{_e(title)}</title><style>{CSS}{PLOT_CSS}{VERDICT_CSS}</style></head><body>\n"
+        f"{verdict_html(doc)}\n"
         f"<header><h1>{_e(title)}</h1>"
         f'<p class="subtitle">{len(doc["tasks"])} tasks × {len(doc["arms"])} arms '
         f"({_e(', '.join(doc['arms']))}), each arm compared with {_e(doc['arms'][0])}</p>"
         f"{_identity(run)}</header>\n{_banners(doc)}\n"
+        f'<section id="tested"><h2>What was tested</h2>{tested_html(doc)}</section>\n'
         f'<section id="notes"><h2>Notes</h2><ul class="notes">{notes}</ul></section>\n'
         f'<section id="per-task"><h2>Pass rates by task</h2>{_per_task(doc)}</section>\n'
         f'<section id="paired"><h2>Paired comparison</h2>{_paired(doc)}</section>\n'

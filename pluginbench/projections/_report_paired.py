@@ -9,9 +9,11 @@ Contract (product description, "Compare runs", paired section):
   attempts or with attempts that are not complete excludes the task from both; any
   unknown correctness excludes it from pass-rate statistics; any missing, negative or
   non-finite token total, or a mean that is not positive, excludes it from token statistics.
-* Summary over usable tasks (equal weight): mean pass-rate difference with a paired
-  bootstrap 90% interval and an exact two-sided sign test; geometric-mean token ratio
-  bootstrapped in log space. Fewer than six usable tasks → ``too_few_tasks``, no interval.
+* Summary over usable tasks (equal weight): mean pass-rate difference and geometric-mean
+  token ratio (log scale), each with the sign-flip permutation interval at the run's one
+  ``statistics.confidence_level`` (the test every verdict and bound gate decides with), and
+  an exact two-sided sign test as a secondary line. Fewer usable tasks than the level
+  needs → ``too_few_tasks``, no interval.
 """
 
 from __future__ import annotations
@@ -93,23 +95,25 @@ def _task_pair(task: str, base: str, arm: str, rows: Rows) -> dict[str, Any]:
     return out
 
 
-def _interval(res: stats.BootstrapResult, statistic: str, **extra: Any) -> dict[str, Any]:
+def _interval(res: stats.Estimate, statistic: str, **extra: Any) -> dict[str, Any]:
     return {
         "statistic": statistic,
-        "estimate": num(res.mean),
+        "estimate": num(res.estimate),
         "low": num(res.low),
         "high": num(res.high),
-        "tasks": res.n,
+        "tasks": res.tasks,
         "status": res.status,
-        "level": stats.LEVEL,
-        "draws": stats.DRAWS,
-        "seed": stats.SEED,
-        "min_tasks": stats.MIN_TASKS,
+        "level": res.level,
+        "method": res.method,
+        "exact": res.exact,
+        "draws": None if res.exact else res.draws,
+        "seed": res.seed,
+        "min_tasks": res.min_tasks,
         **extra,
     }
 
 
-def paired_deltas(tasks: Sequence[str], arms: Sequence[str], rows: Rows) -> dict[str, Any]:
+def paired_deltas(tasks: Sequence[str], arms: Sequence[str], rows: Rows, level: float = stats.LEVEL) -> dict[str, Any]:
     """``deltas`` of results.json: one entry per treatment arm (every arm after vanilla)."""
     base = arms[0]
     out: dict[str, Any] = {}
@@ -139,10 +143,10 @@ def paired_deltas(tasks: Sequence[str], arms: Sequence[str], rows: Rows) -> dict
             "per_task": pairs,
             "summary": {
                 "pass_rate": _interval(
-                    stats.paired_bootstrap(diffs), "mean_pass_rate_difference", sign_test=sign
+                    stats.mean_interval(diffs, level), "mean_pass_rate_difference", sign_test=sign
                 ),
                 "tokens": _interval(
-                    stats.geometric_mean_ratio(ratios),
+                    stats.ratio_interval(ratios, level),
                     "geometric_mean_token_ratio",
                     basis="input_plus_output",
                 ),

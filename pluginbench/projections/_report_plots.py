@@ -7,7 +7,7 @@ is only visible as a picture. Unknown values are never drawn as 0: they are left
 the picture and counted in the caption.
 
 * :func:`forest_plot` — per-task pass-rate differences of one treatment against vanilla
-  with Newcombe 95% intervals, and the summary mean with its 90% bootstrap interval.
+  with Newcombe intervals, and the summary mean with its sign-flip interval, all at the run's one level.
 * :func:`distribution_plot` — one value per attempt (input + output tokens, or coding
   seconds) as dots per arm with the arm's median.
 * :func:`cost_plot` — pass rate against dollars per attempt per arm, when the run has prices.
@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from html import escape
+from statistics import NormalDist
 from typing import Any
 
 from .. import stats
@@ -88,9 +89,10 @@ def _pp(d: float | None) -> str:
 
 
 def forest_rows(doc: Mapping[str, Any], arm: str) -> list[dict[str, Any]]:
-    """Per task: the difference, its Newcombe 95% interval, or why the task is excluded."""
+    """Per task: the difference, its Newcombe interval at the page's level, or why the task is excluded."""
     delta = doc["deltas"][arm]
     base = delta["against"]
+    z = NormalDist().inv_cdf((1 + float(delta["summary"]["pass_rate"].get("level") or stats.LEVEL)) / 2)
     out = []
     for task in doc["tasks"]:
         p = delta["per_task"].get(task) or {}
@@ -98,9 +100,11 @@ def forest_rows(doc: Mapping[str, Any], arm: str) -> list[dict[str, Any]]:
         iv = None
         if d is not None:
             t, v = doc["per_task"][task][arm], doc["per_task"][task][base]
+            # the same denominator as the plotted difference: an overlap pass is decided but
+            # not a confirmed pass, so it is a trial that did not pass (issue 21)
             iv = stats.newcombe_difference(
-                t["passes"], t["passes"] + t["fails"] + t["empties"],
-                v["passes"], v["passes"] + v["fails"] + v["empties"],
+                t["passes"], t["passes"] + t["overlap_passes"] + t["fails"] + t["empties"],
+                v["passes"], v["passes"] + v["overlap_passes"] + v["fails"] + v["empties"], z,
             )
         out.append({
             "task": task, "difference": d, "low": iv.low if iv else None, "high": iv.high if iv else None,
@@ -122,8 +126,8 @@ def forest_plot(doc: Mapping[str, Any], arm: str) -> str:
         return LABEL_W + (v + 1.0) / 2.0 * plot_w
 
     parts: list[str] = []
-    caption = (f"Pass rate of {arm} minus {base}, per task: dot the difference, line its Newcombe 95% interval; "
-               "diamond: the mean over tasks across its 90% bootstrap interval.")
+    caption = (f"Pass rate of {arm} minus {base}, per task: dot the difference, line its Newcombe {summary['level'] * 100:g}% interval; "
+               f"diamond: the mean over tasks across its {summary['level'] * 100:g}% sign-flip interval.")
     bottom = TOP + ROW_H * (len(rows) + 1.5)
     for tick in (-1.0, -0.5, 0.0, 0.5, 1.0):
         cls = "zero-line" if tick == 0 else "grid-line"
@@ -159,8 +163,9 @@ def forest_plot(doc: Mapping[str, Any], arm: str) -> str:
         parts.append(f'<text class="excluded" x="{_f(x(0) + 6)}" y="{_f(y + 4)}">no usable task</text>')
     parts.append("</g>")
     shown = [r for r in rows if r["difference"] is not None]
+    lvl = f"{summary['level'] * 100:g}%"
     if summary["status"] == "ok":
-        summary_text = (f"mean {_pp(est)}, 90% bootstrap interval {_pp(summary['low'])} to {_pp(summary['high'])} "
+        summary_text = (f"mean {_pp(est)}, {lvl} sign-flip interval {_pp(summary['low'])} to {_pp(summary['high'])} "
                         f"over {summary['tasks']} tasks")
     elif est is not None:
         summary_text = f"mean {_pp(est)} over {summary['tasks']} tasks, too few for an interval"
@@ -170,7 +175,7 @@ def forest_plot(doc: Mapping[str, Any], arm: str) -> str:
         f"Forest plot of {arm} against {base}: pass-rate difference per task. "
         + "; ".join(
             f"{r['task']}: {_pp(r['difference'])}"
-            + (f" (95% {_pp(r['low'])} to {_pp(r['high'])})" if r["low"] is not None else "")
+            + (f" ({lvl} {_pp(r['low'])} to {_pp(r['high'])})" if r["low"] is not None else "")
             for r in shown
         )
         + (f". Excluded: {', '.join(r['task'] for r in rows if r['difference'] is None)}" if len(shown) < len(rows) else "")
@@ -178,13 +183,13 @@ def forest_plot(doc: Mapping[str, Any], arm: str) -> str:
     )
     table = _table(
         fig_id,
-        ("Task", "Difference", "95% low", "95% high", "Excluded because"),
+        ("Task", "Difference", f"{lvl} low", f"{lvl} high", "Excluded because"),
         [
             (r["task"], _pp(r["difference"]), _pp(r["low"]) if r["low"] is not None else "",
              _pp(r["high"]) if r["high"] is not None else "", r["excluded"] or "")
             for r in rows
         ]
-        + [("mean over tasks (90% bootstrap)", _pp(est), _pp(summary["low"]) if summary["low"] is not None else "",
+        + [(f"mean over tasks ({lvl} sign-flip)", _pp(est), _pp(summary["low"]) if summary["low"] is not None else "",
             _pp(summary["high"]) if summary["high"] is not None else "", "" if summary["status"] == "ok" else summary["status"])],
     )
     title = f"Pass-rate difference by task: {arm} − {base}"

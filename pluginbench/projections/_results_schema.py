@@ -321,14 +321,16 @@ class SignTest(_Strict, frozen=True):
 class Summary(_Strict, frozen=True):
     statistic: Annotated[str, Meta(description="mean_pass_rate_difference or geometric_mean_token_ratio.")]
     estimate: Annotated[Num, Meta(description="The mean difference or geometric-mean ratio over usable tasks.")]
-    low: Annotated[Num, Meta(description="Lower end of the 90% percentile-bootstrap interval (a one-sided 95% bound).")]
+    low: Annotated[Num, Meta(description="Lower end of the interval at `level` (a one-sided (1 + level) / 2 bound): the sign-flip permutation test inverted.")]
     high: Annotated[Num, Meta(description="Upper end of the interval.")]
     tasks: Annotated[int, Meta(description="Usable task pairs.")]
     status: Annotated[str, Meta(description="ok, too_few_tasks (fewer than min_tasks) or no_tasks.")]
-    level: Annotated[float, Meta(description="0.9.")]
-    draws: Annotated[int, Meta(description="10,000 bootstrap draws.")]
-    seed: Annotated[int, Meta(description="Bootstrap seed 0.")]
-    min_tasks: Annotated[int, Meta(description="6.")]
+    level: Annotated[float, Meta(description="The run's statistics.confidence_level (0.9 by default).")]
+    draws: Annotated[int | None, Meta(description="Monte Carlo sign patterns (10,000) above 20 tasks; null when exact.")]
+    seed: Annotated[int, Meta(description="Seed of the Monte Carlo sign patterns (0).")]
+    min_tasks: Annotated[int, Meta(description="Fewest tasks that can reach the level (5 at 90%).")]
+    method: Annotated[str, Meta(description="sign-flip permutation test (runs reported before it: percentile bootstrap).")] = "percentile bootstrap"
+    exact: Annotated[bool | None, Meta(description="Every sign pattern enumerated (up to 20 tasks).")] = None
     sign_test: Annotated[SignTest | None, Meta(description="pass_rate only: the exact sign test.")] = None
     basis: Annotated[str | None, Meta(description="tokens only: input_plus_output.")] = None
 
@@ -544,6 +546,11 @@ class ResultsJson(_Strict, frozen=True):
                                 "each arm's median of its task ratios. Empty in reports made before it existed.")] = {}
     code_measures: Annotated[dict[str, dict[str, CodeMeasureGroup]], Meta(description="Metric → `language|analyzer` → per task × arm medians and per-arm medians of task medians; grouped by "
                                "language and analyzer, never pooled across them (see docs/metrics.md).")] = {}
+    verdicts: Annotated[list[dict[str, Any]], Meta(description="One verdict per treatment (stats.Verdict: kind better|worse|equivalent|undetermined|partial|not_exercised, "
+                          "the headline sentence, effect and interval at the run's level, tokens and dollars against vanilla, more tasks needed). "
+                          "Empty in reports made before it existed.")] = []
+    treatments: Annotated[dict[str, dict[str, Any]], Meta(description="What was tested: arm → fingerprint, guidance bytes, skills, plugins and its frozen files (path, bytes, sha256).")] = {}
+    power: Annotated[dict[str, Any] | None, Meta(description="Power before spending (stats.PowerPlan): MDE at 80% power for these tasks × repeats and tasks needed for +10/+5 pp, with its assumption.")] = None
     measurement_history: Annotated[list[MeasurementRevisionRow], Meta(description="Every measurement revision, in order.")] = []
     measurement_revisions: Annotated[list[MeasurementRevisionStatus], Meta(description="Every measurement revision as revision, status, selected (as `status --json` lists them).")] = []
     not_measured: Annotated[list[NotMeasuredRow], Meta(description="(task, measure) pairs the run does not measure, with the reason; "

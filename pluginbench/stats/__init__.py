@@ -2,9 +2,13 @@
 
 * :func:`wilson_interval` — Wilson score interval for a pass rate (``None`` for 0 trials).
 * :func:`exact_sign_test` — two-sided exact sign test over task-level differences.
-* :func:`paired_bootstrap` — mean over tasks with a seeded percentile-bootstrap interval
-  (10,000 draws, seed 0, 90%, linear interpolation; fewer than 6 tasks → ``too_few_tasks``).
-* :func:`geometric_mean_ratio` — the same in log space for token ratios.
+* :func:`mean_interval` / :func:`ratio_interval` — the one decision method: mean over tasks
+  (geometric mean for ratios) with the sign-flip permutation interval at one level
+  (``_decide``, ``_permutation``: exact up to 2^20 sign patterns, seeded Monte Carlo above).
+* :func:`bound_decision` — a bound gate's rule (margin / factor, direction) as that test.
+* :func:`plan` — power before spending (``_power``): MDE and tasks needed.
+* :func:`paired_bootstrap` / :func:`geometric_mean_ratio` — the previous percentile
+  bootstrap, kept only so ``bench/bench_aa_gates.py`` can show its A/A error beside the new one.
 * :func:`median`, :func:`percentile`.
 * :func:`parse_gates` — the gates file of ``compare``; :func:`compare_packages` — splits,
   measure and gate tables, paired sections and the exit status (``_compare.py``).
@@ -13,7 +17,6 @@
 from ..errors import CompareRefused
 from ._bootstrap import (
     DRAWS,
-    LEVEL,
     MIN_TASKS,
     NO_TASKS,
     OK,
@@ -37,7 +40,17 @@ from ._compare import (
     compare_packages,
 )
 from ._cost import Cost, ModelPrice, Prices, attempt_cost, parse_prices, total_cost
-from ._gate_eval import FAILED, PASSED, UNDETERMINED, GateResult, TaskValue
+from ._decide import (
+    LEVEL,
+    Estimate,
+    alpha_of,
+    mean_interval,
+    passes_lower,
+    passes_upper,
+    ratio_interval,
+)
+from ._format import format_dollars, format_p, format_pp, format_rate, format_ratio
+from ._gate_eval import FAILED, PASSED, UNDETERMINED, GateResult, TaskValue, bound_decision
 from ._gates import METRICS, STATISTICS, Gate, GatesFile, parse_gates
 from ._identity import compare_identities, shown
 from ._intervals import (
@@ -49,9 +62,43 @@ from ._intervals import (
     wilson_interval,
 )
 from ._paired import PairedComparison, TaskPair, paired_comparison
+from ._permutation import SignFlip, lower_bound, min_tasks, sign_flip_test, upper_bound
+from ._power import POWER, PowerPlan, assumed_sd, mde, plan, power_at, power_sentence, tasks_needed
 from ._records import AttemptRecord, Package, correctness
+from ._verdict import DECIDED, EQUIVALENCE_MARGIN, Verdict, verdict_for, verdict_of_paired, verdicts
 
 __all__ = [
+    "verdict_of_paired",
+    "power_sentence",
+    "DECIDED",
+    "EQUIVALENCE_MARGIN",
+    "Verdict",
+    "verdict_for",
+    "verdicts",
+    "POWER",
+    "Estimate",
+    "SignFlip",
+    "PowerPlan",
+    "alpha_of",
+    "mean_interval",
+    "passes_lower",
+    "passes_upper",
+    "ratio_interval",
+    "format_dollars",
+    "format_p",
+    "format_pp",
+    "format_rate",
+    "format_ratio",
+    "lower_bound",
+    "min_tasks",
+    "sign_flip_test",
+    "upper_bound",
+    "assumed_sd",
+    "mde",
+    "plan",
+    "power_at",
+    "tasks_needed",
+    "bound_decision",
     "ALL",
     "DEFAULT_SEEDS",
     "DRAWS",

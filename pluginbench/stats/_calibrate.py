@@ -1,18 +1,23 @@
-"""A/A calibration of a gates file: how often each gate is wrong when nothing differs.
+"""A/A calibration of a gates file: how often each gate passes a treatment it should not pass.
 
 From a finished run's vanilla attempts, each seed builds two packages with identical
 content: ``vanilla`` and the treatment :data:`AA_TREATMENT`, each drawing, on every task,
 as many attempts as vanilla has there, with replacement, from that task's vanilla
 attempts (``random.Random(seed)``; no model call). Every gate (with ``against`` set to
-vanilla) is then decided exactly as ``compare`` decides it. Over the seeds:
+vanilla) is then decided by its own rule — the same function ``compare`` uses:
 
-* a **bound gate**'s endpoint is a one-sided 95% bound, so its nominal error is 5%: the
-  observed rate is how often the bound falsely excludes the true value (a lower bound of
-  the pass-rate difference above 0; an upper bound of the token ratio below 1);
+* a **bound gate** is a one-sided test at ``alpha = (1 − level) / 2``: its nominal error is
+  alpha. A/A data has a true difference of 0, so each seed's per-task values are moved onto
+  the gate's own limit — the least favourable truth under which passing is wrong: pass-rate
+  differences ``+ margin`` (a non-inferiority gate with margin −5 pp sees a treatment that
+  is exactly 5 pp worse), token ratios ``× factor`` — and the gate's decision
+  (:func:`bound_decision`, margin, direction and bound kind) is taken on them; a false
+  positive is a seed where it passes;
 * a **count** or **metric gate** states no level (its tolerance or factor sets one): the
   observed rate is how often it fails a treatment identical to its comparator.
 
-Each rate is over the seeds where the gate was determined; undetermined seeds are counted.
+Each rate is over the seeds where the gate was determined, with its Monte Carlo 95% Wilson
+interval; a rate exceeds nominal only when that interval lies wholly above it.
 """
 
 from __future__ import annotations
@@ -21,13 +26,15 @@ import random
 
 import msgspec
 
-from ._compare import compare_packages
-from ._gate_eval import FAILED, UNDETERMINED
+from ._decide import alpha_of
+from ._gate_eval import FAILED, UNDETERMINED, bound_decision, count_gate, metric_gate
 from ._gates import GatesFile
+from ._intervals import wilson_interval
+from ._paired import task_pair
+from ._permutation import min_tasks
 from ._records import AttemptRecord, Package
 
 AA_TREATMENT = "aa-treatment"
-NOMINAL_BOUND = 0.05
 DEFAULT_SEEDS = 200
 
 
@@ -42,6 +49,9 @@ class GateCalibration(msgspec.Struct, frozen=True, kw_only=True):
     undetermined: int
     false_positives: int
     false_positive_rate: float | None
+    #: Monte Carlo 95% Wilson interval of the rate over the determined seeds.
+    rate_low: float | None
+    rate_high: float | None
     nominal: float | None
     exceeds_nominal: bool | None
     definition: str
@@ -76,71 +86,82 @@ def aa_packages(vanilla: Package, seed: int) -> tuple[Package, Package]:
     )
 
 
-def _false_positive(kind: str, gate_status: str, low: float | None, high: float | None) -> bool | None:
-    """Whether one seed's decision is a false positive; ``None`` when undetermined."""
-    if kind == "correctness_bound":
-        return None if low is None else low > 0.0
-    if kind == "token_bound":
-        return None if high is None else high < 1.0
-    return None if gate_status == UNDETERMINED else gate_status == FAILED
-
-
 DEFINITIONS = {
-    "correctness_bound": "lower 95% bound of the pass-rate difference is above 0",
-    "token_bound": "upper 95% bound of the token ratio is below 1",
+    "correctness_bound": "gate passes a treatment whose true pass-rate difference sits on its margin",
+    "token_bound": "gate passes a treatment whose true token ratio sits on its factor",
     "count": "fails an identical treatment",
     "metric": "fails an identical treatment",
 }
+
+
+def _bound_seed(kind: str, limit: float, level: float, tasks: list[str], a: Package, b: Package,
+                overlap: bool) -> bool | None:
+    """One seed of a bound gate: a false positive, or ``None`` when the gate is undetermined."""
+    pairs = [task_pair(t, b, a, overlap) for t in tasks]
+    if kind == "correctness_bound":
+        if any(p.pass_rate_difference is None for p in pairs):
+            return None
+        values = [p.pass_rate_difference + limit for p in pairs if p.pass_rate_difference is not None]
+    else:
+        if any(p.token_ratio is None for p in pairs):
+            return None
+        values = [p.token_ratio * limit for p in pairs if p.token_ratio is not None]
+    if len(values) < min_tasks(alpha_of(level)):
+        return None
+    return bound_decision(kind, values, limit, level)[0]
 
 
 def calibrate(vanilla: Package, gates: GatesFile, *, seeds: int = DEFAULT_SEEDS) -> Calibration:
     """A/A calibration of every gate in every split of ``gates``; see the module docstring."""
     if seeds < 1:
         raise ValueError(f"seeds must be >= 1, got {seeds}")
-    aa_gates = msgspec.structs.replace(
-        gates, gates=[msgspec.structs.replace(g, against=vanilla.name) for g in gates.gates]
-    )
+    level = gates.confidence_level
+    overlap = gates.count_overlap_passes
+    all_tasks = sorted(vanilla.tasks())
+    splits = [*((n, list(t)) for n, t in gates.splits.items()), ("all", all_tasks)]
     tallies: dict[tuple[str, str], list[int]] = {}  # determined, undetermined, false positives
-    kinds = {g.name: g.kind for g in gates.gates}
-    order: list[tuple[str, str]] = []
+    order = [(name, g.name) for name, _ in splits for g in gates.gates]
+    for key in order:
+        tallies[key] = [0, 0, 0]
     for seed in range(seeds):
         a, b = aa_packages(vanilla, seed)
-        result = compare_packages([a, b], aa_gates, {vanilla.run: None})
-        for split in result.splits:
-            paired = split.paired[0]
-            for g in split.gates:
-                key = (split.name, g.gate)
-                if key not in tallies:
-                    tallies[key] = [0, 0, 0]
-                    order.append(key)
-                iv = paired.pass_rate if kinds[g.gate] == "correctness_bound" else paired.tokens
-                fp = _false_positive(kinds[g.gate], g.status, iv.low if iv.status == "ok" else None,
-                                     iv.high if iv.status == "ok" else None)
-                t = tallies[key]
+        for split, tasks in splits:
+            for g in gates.gates:
+                g = msgspec.structs.replace(g, against=vanilla.name)
+                if g.bound is not None:
+                    limit = (g.margin or 0.0) if g.kind == "correctness_bound" else (g.factor or 1.0)
+                    fp = _bound_seed(g.kind, limit, level, tasks, a, b, overlap)
+                else:
+                    res = count_gate(g, b, a, tasks, overlap) if g.correctness is not None else metric_gate(g, b, a, tasks)
+                    fp = None if res.status == UNDETERMINED else res.status == FAILED
+                t = tallies[(split, g.name)]
                 if fp is None:
                     t[1] += 1
                 else:
                     t[0] += 1
                     t[2] += int(fp)
+    kinds = {g.name: g.kind for g in gates.gates}
     rows = []
     for split_name, gate in order:
         determined, undetermined, fps = tallies[(split_name, gate)]
         kind = kinds[gate]
-        nominal = NOMINAL_BOUND if kind.endswith("_bound") else None
+        nominal = alpha_of(level) if kind.endswith("_bound") else None
         rate = fps / determined if determined else None
+        w = wilson_interval(fps, determined) if determined else None
         rows.append(
             GateCalibration(
                 split=split_name, gate=gate, kind=kind, seeds=seeds, determined=determined,
                 undetermined=undetermined, false_positives=fps, false_positive_rate=rate,
+                rate_low=w.low if w else None, rate_high=w.high if w else None,
                 nominal=nominal,
-                exceeds_nominal=None if (nominal is None or rate is None) else rate > nominal,
+                exceeds_nominal=None if (nominal is None or w is None) else w.low > nominal,
                 definition=DEFINITIONS[kind],
             )
         )
     return Calibration(
         run=vanilla.run,
         seeds=seeds,
-        tasks=len(vanilla.tasks()),
+        tasks=len(all_tasks),
         vanilla_attempts=len(vanilla.attempts),
         gates=rows,
         exceeding=[f"{r.gate} ({r.split})" for r in rows if r.exceeds_nominal],

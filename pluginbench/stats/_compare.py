@@ -8,7 +8,9 @@ paired section of every package against each comparator. Runs that cannot be com
 raise :class:`CompareRefused`; inputs that contradict each other raise ``InputError``.
 
 Exit status: :data:`EXIT_PASS` when every gate passes, :data:`EXIT_FAIL` when any gate
-fails, :data:`EXIT_UNDETERMINED` when none fails but some gate is undetermined.
+fails, :data:`EXIT_UNDETERMINED` when none fails but some gate is undetermined — counting
+only the candidate's rows when a candidate is named (``--candidate v2`` with a gate
+``against: v1`` gates v2 against v1; v1 against vanilla is shown, not deciding).
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ class CompareResult(msgspec.Struct, frozen=True, kw_only=True):
     packages: list[dict[str, str]]
     run_identity: list[str]
     splits: list[SplitResult]
+    candidate: str | None = None
 
 
 def _measure_row(pkg: Package, task: str, overlap: bool) -> MeasureRow:
@@ -198,9 +201,20 @@ def compare_packages(
     identities: Mapping[str, Mapping[str, Any] | None],
     *,
     gates_file: str = "gates.yaml",
+    candidate: str | None = None,
 ) -> CompareResult:
-    """Decide every gate of ``gates`` for every split; see the module docstring."""
+    """Decide every gate of ``gates`` for every split; see the module docstring.
+
+    ``candidate`` (or the gates file's ``candidate``): only gate rows of that package decide
+    the exit code; the other packages' rows are kept with ``deciding = False``."""
     by_name = _check_inputs(packages, gates, gates_file)
+    candidate = candidate if candidate is not None else gates.candidate
+    if candidate is not None and candidate not in by_name:
+        raise InputError(
+            f"the candidate {candidate!r} is not one of the compared packages ({', '.join(sorted(by_name))})",
+            file=gates_file, field="candidate",
+            fix="name a package (arm) of the given runs with --candidate or candidate:",
+        )
     pairs = _pairs(by_name, gates)
     notes = check_identities(list(by_name.values()), pairs, identities)
     all_tasks = sorted({a.task for p in by_name.values() for a in p.attempts})
@@ -209,7 +223,7 @@ def compare_packages(
     results = []
     for name, tasks in splits:
         paired = {
-            (c.name, p.name): paired_comparison(tasks, c, p, count_overlap_passes=overlap)
+            (c.name, p.name): paired_comparison(tasks, c, p, count_overlap_passes=overlap, level=gates.confidence_level)
             for c, p in pairs
         }
         decided = []
@@ -220,16 +234,25 @@ def compare_packages(
                     continue
                 cand = by_name[cand_name]
                 if g.bound is not None:
-                    decided.append(bound_gate(g, cand, comp, paired[(cand.name, comp.name)]))
+                    row = bound_gate(g, cand, comp, paired[(cand.name, comp.name)])
                 elif g.correctness is not None:
-                    decided.append(count_gate(g, cand, comp, tasks, overlap))
+                    row = count_gate(g, cand, comp, tasks, overlap)
                 else:
-                    decided.append(metric_gate(g, cand, comp, tasks))
+                    row = metric_gate(g, cand, comp, tasks)
+                if candidate is not None and cand_name != candidate:
+                    row = msgspec.structs.replace(row, deciding=False)
+                decided.append(row)
         measures = [_measure_row(by_name[n], t, overlap) for t in tasks for n in sorted(by_name)]
         results.append(
             SplitResult(name=name, tasks=tasks, measures=measures, gates=decided, paired=list(paired.values()))
         )
-    statuses = {g.status for s in results for g in s.gates}
+    statuses = {g.status for s in results for g in s.gates if g.deciding}
+    if candidate is not None and not statuses:
+        raise InputError(
+            f"no gate checks the candidate {candidate!r}: it is every gate's comparator",
+            file=gates_file, field="candidate",
+            fix="name the package under test, or add a gate whose against: is its baseline",
+        )
     if FAILED in statuses:
         status, code = FAILED, EXIT_FAIL
     elif UNDETERMINED in statuses:
@@ -243,4 +266,5 @@ def compare_packages(
         packages=[{"package": p.name, "run": p.run} for p in (by_name[n] for n in sorted(by_name))],
         run_identity=notes,
         splits=results,
+        candidate=candidate,
     )

@@ -13,6 +13,8 @@ from typing import Any
 
 import msgspec
 
+from ._decide import alpha_of, p_above, p_below_ratio
+from ._format import format_p, format_pp
 from ._gates import Gate
 from ._intervals import median
 from ._paired import PairedComparison
@@ -63,6 +65,9 @@ class GateResult(msgspec.Struct, frozen=True, kw_only=True):
     tasks_compared: int
     per_task: list[TaskValue] = []
     missing_values: list[str] = []
+    #: False for a row shown for context only (``compare --candidate``: not the candidate's
+    #: gate), which never decides the exit code.
+    deciding: bool = True
 
 
 def _result(g: Gate, cand: Package, comp: Package, **kw: Any) -> GateResult:
@@ -292,14 +297,32 @@ def _statistic(
 # ---------------------------------------------------------------- bound gates
 
 
+def bound_decision(kind: str, values: Sequence[float], limit: float, level: float) -> tuple[bool, float]:
+    """Whether a bound gate of ``kind`` passes on per-task ``values``, and the test's p.
+
+    ``correctness_bound``: the mean pass-rate difference is credibly above ``limit`` (the
+    margin); ``token_bound``: the geometric-mean token ratio is credibly below ``limit`` (the
+    factor). Both are the one-sided sign-flip test at ``alpha = (1 − level) / 2``, so the
+    interval shown beside them (its inversion) lies above the margin / below the factor
+    exactly when the gate passes. The one rule ``calibrate`` and the bench apply too.
+    """
+    alpha = alpha_of(level)
+    p = p_above(values, limit) if kind == "correctness_bound" else p_below_ratio(values, limit)
+    return p <= alpha, p
+
+
 def bound_gate(g: Gate, cand: Package, comp: Package, paired: PairedComparison) -> GateResult:
-    """A gate on an endpoint of the paired bootstrap interval."""
+    """A gate on an endpoint of the paired sign-flip interval (the one-sided test at its limit)."""
+    level = paired.pass_rate.level
+    pct = f"{level * 100:g}%"
     if g.kind == "correctness_bound":
         iv, excluded, stat = paired.pass_rate, paired.excluded("pass_rate"), "pass-rate difference"
-        limit = f"90% low >= {g.margin:g}"
+        limit = f"{pct} low >= {format_pp(g.margin or 0.0)}"
+        values = paired.values("pass_rate")
     else:
         iv, excluded, stat = paired.tokens, paired.excluded("tokens"), "token ratio"
-        limit = f"90% high <= {g.factor:g}"
+        limit = f"{pct} high <= ×{g.factor:g}"
+        values = paired.values("tokens")
     common = dict(limit=limit, tasks_compared=iv.tasks, comparator_value=None)
     if excluded:
         return _result(
@@ -311,19 +334,21 @@ def bound_gate(g: Gate, cand: Package, comp: Package, paired: PairedComparison) 
     if iv.status != "ok" or iv.low is None or iv.high is None:
         return _result(
             g, cand, comp, status=UNDETERMINED, candidate_value=iv.estimate,
-            detail=f"too few tasks: {iv.tasks} usable task pair(s), a bound needs at least {iv.min_tasks}",
+            detail=f"too few tasks: {iv.tasks} usable task pair(s), a {pct} bound needs at least {iv.min_tasks}",
             **common,
         )
+    ok, p = bound_decision(g.kind, values, (g.margin or 0.0) if g.kind == "correctness_bound" else (g.factor or 1.0), level)
     if g.kind == "correctness_bound":
-        endpoint, ok = iv.low, iv.low >= (g.margin or 0.0)
+        endpoint = iv.low
+        shown = f"mean {stat} {format_pp(iv.estimate)}, {pct} interval [{format_pp(iv.low)}, {format_pp(iv.high)}]"
     else:
-        endpoint, ok = iv.high, iv.high <= (g.factor or 0.0)
+        endpoint = iv.high
+        shown = f"geometric-mean {stat} ×{iv.estimate:.3g}, {pct} interval [×{iv.low:.3g}, ×{iv.high:.3g}]"
     return _result(
         g, cand, comp, status=PASSED if ok else FAILED, candidate_value=endpoint,
         detail=(
-            f"{'mean ' + stat if g.kind == 'correctness_bound' else 'geometric-mean ' + stat} "
-            f"{iv.estimate:.4g}, 90% interval [{iv.low:.4g}, {iv.high:.4g}] over {iv.tasks} task(s); "
-            f"the {'lower' if g.kind == 'correctness_bound' else 'upper'} endpoint is a one-sided 95% bound"
+            f"{shown} over {iv.tasks} task(s); one-sided sign-flip test at the limit: "
+            f"p = {format_p(p)} ({'exact' if iv.exact else 'Monte Carlo'}), passes when p <= {format_p(alpha_of(level))}"
         ),
         **common,
     )

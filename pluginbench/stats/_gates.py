@@ -11,8 +11,9 @@ Three kinds of gate (product description, "Compare runs"):
   or, with ``per_task``, on each task;
 * a **metric gate** (``metrics`` with ``statistic``): a point statistic of the candidate
   against the comparator's, scaled by ``factor``;
-* a **bound gate** (``bound``): an endpoint of the paired bootstrap interval against a
-  limit (``margin`` for pass-rate differences, ``factor`` for the token ratio).
+* a **bound gate** (``bound``): an endpoint of the paired sign-flip interval at
+  ``confidence_level`` against a limit (``margin`` for pass-rate differences, ``factor``
+  for the token ratio on the log scale) — the one-sided sign-flip test at that limit.
 """
 
 from __future__ import annotations
@@ -83,11 +84,11 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
     ] = None
     bound: Annotated[
         Literal["lower", "upper"] | None,
-        msgspec.Meta(description="A bound gate on the paired bootstrap interval: lower for the pass-rate difference (with margin), upper for the geometric-mean token ratio (with factor)."),
+        msgspec.Meta(description="A bound gate on the paired sign-flip interval: lower for the pass-rate difference (with margin), upper for the geometric-mean token ratio (with factor)."),
     ] = None
     margin: Annotated[
         float | None,
-        msgspec.Meta(description="Correctness bound gates: the lower 90% endpoint of the mean pass-rate difference must be >= margin (e.g. -0.05)."),
+        msgspec.Meta(description="Correctness bound gates: the lower endpoint (at confidence_level) of the mean pass-rate difference must be above margin (e.g. -0.05): the one-sided sign-flip test of the difference against margin."),
     ] = None
 
     @property
@@ -106,6 +107,14 @@ class GatesFile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
         msgspec.Meta(description="Required: whether an overlap pass counts as a pass (true) or a fail (false); never an unknown."),
     ]
     gates: Annotated[list[Gate], msgspec.Meta(description="The gates, decided per split for every candidate package.")]
+    candidate: Annotated[
+        str | None,
+        msgspec.Meta(description="The package under test (e.g. v2): only its gates decide the exit code; every other package's rows (v1 against vanilla) are shown for context. compare --candidate overrides it."),
+    ] = None
+    confidence_level: Annotated[
+        float,
+        msgspec.Meta(gt=0.5, lt=1.0, description="The two-sided level of every interval compare shows (default 0.90); each bound gate is the one-sided sign-flip test at (1 − level) / 2."),
+    ] = 0.90
     splits: Annotated[
         dict[str, list[str]],
         msgspec.Meta(description="Named task subsets; each gets its own tables besides the all-tasks section."),

@@ -9,10 +9,11 @@ Contract (product description, "Compare runs", paired section):
   from both statistics; any unknown correctness excludes it from pass-rate statistics; any
   missing, non-finite or negative token total, or a mean that is not positive, excludes it
   from token statistics — each exclusion with its reason;
-* the summary weighs tasks equally: the mean pass-rate difference with a paired bootstrap
-  interval (10,000 draws, seed 0, 90%) and an exact two-sided sign test, and the
-  geometric-mean token ratio bootstrapped in log space; fewer than six usable task pairs
-  give ``too_few_tasks`` and no interval.
+* the summary weighs tasks equally: the mean pass-rate difference and the geometric-mean
+  token ratio, each with the sign-flip permutation interval at the page's one ``level``
+  (``_decide``; the token ratio on the log scale) — the same test the bound gates decide
+  with — and, as a secondary line, the exact two-sided sign test; fewer usable task pairs
+  than the level needs give ``too_few_tasks`` and no interval.
 """
 
 from __future__ import annotations
@@ -23,17 +24,10 @@ from fractions import Fraction
 
 import msgspec
 
-from ._bootstrap import (
-    DRAWS,
-    LEVEL,
-    MIN_TASKS,
-    SEED,
-    BootstrapResult,
-    geometric_mean_ratio,
-    paired_bootstrap,
-)
+from ._decide import LEVEL, METHOD, Estimate, mean_interval, ratio_interval
 from ._gates import INPUT_TOKENS, OUTPUT_TOKENS
 from ._intervals import exact_sign_test
+from ._permutation import DRAWS, SEED
 from ._records import PASS, UNKNOWN, AttemptRecord, Package, correctness, metric_value
 
 IO_TOKENS = (INPUT_TOKENS, OUTPUT_TOKENS)
@@ -50,7 +44,7 @@ class TaskPair(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Interval(msgspec.Struct, frozen=True, kw_only=True):
-    """A summary estimate and its two-sided percentile-bootstrap interval."""
+    """A summary estimate and its two-sided sign-flip interval at ``level``."""
 
     statistic: str
     estimate: float | None
@@ -59,9 +53,11 @@ class Interval(msgspec.Struct, frozen=True, kw_only=True):
     tasks: int
     status: str  # ok | too_few_tasks | no_tasks
     level: float = LEVEL
+    method: str = METHOD
+    exact: bool = True
     draws: int = DRAWS
     seed: int = SEED
-    min_tasks: int = MIN_TASKS
+    min_tasks: int = 5
 
 
 class SignTest(msgspec.Struct, frozen=True, kw_only=True):
@@ -82,6 +78,12 @@ class PairedComparison(msgspec.Struct, frozen=True, kw_only=True):
     pass_rate: Interval
     tokens: Interval
     sign_test: SignTest
+
+    def values(self, statistic: str) -> list[float]:
+        """The usable per-task values of ``pass_rate`` (differences) or ``tokens`` (ratios)."""
+        if statistic == "pass_rate":
+            return [p.pass_rate_difference for p in self.per_task if p.pass_rate_difference is not None]
+        return [p.token_ratio for p in self.per_task if p.token_ratio is not None]
 
     def excluded(self, statistic: str) -> list[TaskPair]:
         """Tasks left out of ``pass_rate`` or ``tokens`` statistics."""
@@ -156,15 +158,16 @@ def task_pair(task: str, cand: Package, comp: Package, overlap: bool) -> TaskPai
     )
 
 
-def _interval(res: BootstrapResult, statistic: str) -> Interval:
+def _interval(res: Estimate, statistic: str) -> Interval:
     return Interval(
-        statistic=statistic, estimate=res.mean, low=res.low, high=res.high, tasks=res.n,
-        status=res.status,
+        statistic=statistic, estimate=res.estimate, low=res.low, high=res.high, tasks=res.tasks,
+        status=res.status, level=res.level, exact=res.exact, min_tasks=res.min_tasks,
     )
 
 
 def paired_comparison(
-    tasks: Sequence[str], cand: Package, comp: Package, *, count_overlap_passes: bool
+    tasks: Sequence[str], cand: Package, comp: Package, *, count_overlap_passes: bool,
+    level: float = LEVEL,
 ) -> PairedComparison:
     """The paired section of ``cand`` against ``comp`` over ``tasks`` (in the given order)."""
     pairs = [task_pair(t, cand, comp, count_overlap_passes) for t in tasks]
@@ -180,7 +183,7 @@ def paired_comparison(
         candidate=cand.name,
         against=comp.name,
         per_task=pairs,
-        pass_rate=_interval(paired_bootstrap(diffs), "mean_pass_rate_difference"),
-        tokens=_interval(geometric_mean_ratio(ratios), "geometric_mean_token_ratio"),
+        pass_rate=_interval(mean_interval(diffs, level), "mean_pass_rate_difference"),
+        tokens=_interval(ratio_interval(ratios, level), "geometric_mean_token_ratio"),
         sign_test=sign,
     )

@@ -218,3 +218,21 @@ def test_a_results_file_of_an_unknown_schema_version_is_refused(tmp_path: Path) 
     code, out = cli(str(a), "--gates", str(gates_file(tmp_path)))
     assert code == 2, out
     assert "schema_version 99" in out and "results.json" in out and "fix:" in out and "Traceback" not in out
+
+
+def test_candidate_decides_alone(tmp_path: Path) -> None:
+    """compare --candidate v2: v1 failing against vanilla is shown but exit 0 when v2 passes; v1 as candidate exits 1; an unknown candidate exits 2."""
+    a = write_run(tmp_path / "a", ["vanilla", "v1", "v2"], TASKS,
+                  lambda t, arm, r: "fail" if (arm, t, r) == ("v1", "task-0", 1) else "pass")
+    g = gates_file(tmp_path, {"count_overlap_passes": True, "gates": [
+        {"name": "passes", "correctness": "passes", "against": "vanilla", "direction": "higher"},
+        {"name": "v2 vs v1", "correctness": "passes", "against": "v1", "direction": "higher"},
+    ]})
+    code, out = cli(str(a), "--gates", str(g))
+    assert code == 1, out
+    code, out = cli(str(a), "--gates", str(g), "--candidate", "v2")
+    assert code == 0, out
+    assert "verdict for candidate v2: pass (exit 0)" in out and "(context, not deciding)" in out
+    assert cli(str(a), "--gates", str(g), "--candidate", "v1")[0] == 1
+    code, out = cli(str(a), "--gates", str(g), "--candidate", "v3")
+    assert code == 2 and "not one of the compared packages" in out

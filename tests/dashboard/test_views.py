@@ -276,3 +276,22 @@ def test_results_rows_of_runs_with_one_name_say_which_run_folder(tmp_path: Path)
     html = results_fragment(results_model([a, b], {}))
     assert f'title="{tmp_path / "first"}">first</span>' in html
     assert f'title="{tmp_path / "second"}">second</span>' in html
+
+
+def test_runs_and_run_views_show_the_reports_verdict(tmp_path: Path) -> None:
+    """The Runs table and the Run page show each treatment's headline from results.json verdicts, the same words the
+    report prints; a run without a report says so instead of a verdict."""
+    import json
+
+    root = synthetic_run(tmp_path / "a")
+    doc = json.loads((root / "report" / "results.json").read_text())
+    assert doc["verdicts"], "the report carries verdicts"
+    headline = doc["verdicts"][0]["headline"]
+    from html import escape
+
+    src = source(root)
+    assert escape(headline) in runs_fragment(runs_model([src]))
+    page = run_fragment(run_model(src))
+    assert page.index('id="verdict"') < page.index('id="attempts"') and escape(headline) in page
+    bare = source(synthetic_run(tmp_path / "b", report=False))
+    assert "no report" in runs_fragment(runs_model([bare]))

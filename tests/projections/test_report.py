@@ -323,6 +323,9 @@ def test_results_json_shape(tmp_path: Path) -> None:
         "measurement_history",
         "measurement_revisions",
         "not_measured",
+        "verdicts",
+        "power",
+        "treatments",
     }
     run = doc["run"]
     assert (run["name"], run["harness"], run["model"], run["reasoning"], run["cli_version"]) == (
@@ -510,7 +513,7 @@ def six_task_run(root: Path, guided_passes: dict[str, int]) -> Path:
 
 
 def test_paired_deltas_with_six_tasks(tmp_path: Path) -> None:
-    """Six usable tasks give per-task differences, a bootstrap interval and an exact sign test."""
+    """Six usable tasks give per-task differences, a sign-flip permutation interval and an exact sign test."""
     passes = {"t1": 2, "t2": 2, "t3": 1, "t4": 0, "t5": 2, "t6": 2}
     doc = load(six_task_run(tmp_path / "run", passes))
     d = doc["deltas"]["guided"]
@@ -518,9 +521,9 @@ def test_paired_deltas_with_six_tasks(tmp_path: Path) -> None:
     assert [d["per_task"][t]["pass_rate_difference"] for t in sorted(passes)] == diffs
     assert all(d["per_task"][t]["token_ratio"] == 1.5 for t in passes)
     s = d["summary"]["pass_rate"]
-    expected = stats.paired_bootstrap(diffs)
-    assert (s["status"], s["tasks"]) == ("ok", 6)
-    assert (s["estimate"], s["low"], s["high"]) == tuple(round(x, 6) for x in expected[:3])
+    expected = stats.mean_interval(diffs)
+    assert (s["status"], s["tasks"], s["method"], s["exact"]) == ("ok", 6, "sign-flip permutation test", True)
+    assert (s["estimate"], s["low"], s["high"]) == tuple(round(x, 6) for x in (expected.estimate, expected.low, expected.high))
     assert s["sign_test"] == {
         "positives": 4,
         "negatives": 1,
@@ -532,14 +535,14 @@ def test_paired_deltas_with_six_tasks(tmp_path: Path) -> None:
     assert d["excluded"] == {"pass_rate": [], "tokens": []}
 
 
-def test_fewer_than_six_usable_tasks_is_too_few(tmp_path: Path) -> None:
-    """With five tasks the summary has an estimate, no interval, and the page says so."""
-    root = six_task_run(tmp_path / "run", {"t1": 2, "t2": 2, "t3": 1, "t4": 0, "t5": 2})
+def test_fewer_than_five_usable_tasks_is_too_few(tmp_path: Path) -> None:
+    """With four tasks no sign pattern can reach a 90% bound: an estimate, no interval, and the page says so."""
+    root = six_task_run(tmp_path / "run", {"t1": 2, "t2": 2, "t3": 1, "t4": 0})
     doc = load(root)
     s = doc["deltas"]["guided"]["summary"]["pass_rate"]
-    assert (s["status"], s["low"], s["high"], s["tasks"]) == ("too_few_tasks", None, None, 5)
-    assert s["estimate"] == round((0.5 + 0.5 + 0 - 0.5 + 0.5) / 5, 6)
-    assert "too few tasks (n &lt; 6)" in (root / "report" / "report.html").read_text()
+    assert (s["status"], s["low"], s["high"], s["tasks"]) == ("too_few_tasks", None, None, 4)
+    assert s["estimate"] == round((0.5 + 0.5 + 0 - 0.5) / 4, 6)
+    assert "too few tasks (n &lt; 5)" in (root / "report" / "report.html").read_text()
 
 
 def test_exclusions_are_separate_for_correctness_and_tokens(tmp_path: Path) -> None:
@@ -797,3 +800,23 @@ def test_changes_table_shows_medians_and_unknown_never_zero() -> None:
     assert cells.count("<td") == 5
     assert '<td class="num">7</td>' in cells and '<td class="num">1.5</td>' in cells
     assert "unknown" in cells and cells.count(">0<") == 1
+
+
+def test_report_names_what_was_tested(tmp_path: Path) -> None:
+    """results.json lists each frozen arm's files with bytes and sha256 of the frozen bytes, and the page shows them."""
+    import hashlib
+
+    from pluginbench.events import TreatmentFrozen
+
+    b = RunBuilder(tmp_path / "run", ["t1"])
+    b.log.append(TreatmentFrozen(arm="guided", fingerprint="f" * 64, guidance_bytes=10, skills=[], plugins=[]))
+    b.complete("t1", "vanilla", "pass", exact(800, 200))
+    b.complete("t1", "guided", "pass", exact(800, 200))
+    root = b.close()
+    frozen = root / "evidence" / "frozen" / "treatments" / "guided" / "guidance"
+    frozen.mkdir(parents=True)
+    (frozen / "00-x.md").write_text("use tests\n")
+    doc = load(root)
+    (f,) = doc["treatments"]["guided"]["files"]
+    assert (f["path"], f["bytes"], f["sha256"]) == ("guidance/00-x.md", 10, hashlib.sha256(b"use tests\n").hexdigest())
+    assert f["sha256"] in (root / "report" / "report.html").read_text()

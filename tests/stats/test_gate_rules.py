@@ -225,12 +225,12 @@ def _bound(gate: dict, cand: dict, comp: dict, cand_tokens=None, comp_tokens=Non
 
 SIX = [f"t{i}" for i in range(6)]
 BOUND_CASES = [
-    ("too few tasks", BOUND_P, {t: [P] for t in SIX[:5]}, {t: [P] for t in SIX[:5]}, None, "undetermined", "too few tasks: 5"),
+    ("too few tasks", BOUND_P, {t: [P] for t in SIX[:4]}, {t: [P] for t in SIX[:4]}, None, "undetermined", "too few tasks: 4"),
     ("an excluded task in the split", BOUND_P, {**{t: [P] for t in SIX}, "t6": [U]}, {t: [P] for t in [*SIX, "t6"]}, None, "undetermined", "t6: candidate: unknown correctness"),
     ("a missing attempt excludes the task", BOUND_P, {t: [P] for t in SIX}, {t: [P] for t in [*SIX, "t6"]}, None, "undetermined", "t6: no attempts in candidate"),
-    ("equal pass rates meet a -5 point margin", BOUND_P, {t: [P] for t in SIX}, {t: [P] for t in SIX}, None, "pass", "interval [0, 0]"),
+    ("equal pass rates meet a -5 point margin", BOUND_P, {t: [P] for t in SIX}, {t: [P] for t in SIX}, None, "pass", "interval [+0.0 pp, +0.0 pp]"),
     ("a lower endpoint below the margin fails", BOUND_P, {t: [F] if t == "t0" else [P] for t in SIX}, {t: [P] for t in SIX}, None, "fail", ""),
-    ("equal tokens meet a 1.3 ceiling", BOUND_T, {t: [P] for t in SIX}, {t: [P] for t in SIX}, None, "pass", "interval [1, 1]"),
+    ("equal tokens meet a 1.3 ceiling", BOUND_T, {t: [P] for t in SIX}, {t: [P] for t in SIX}, None, "pass", "interval [×1, ×1]"),
     ("double tokens break the ceiling", BOUND_T, {t: [P] for t in SIX}, {t: [P] for t in SIX}, {t: (200, 20) for t in SIX}, "fail", ""),
     ("a missing token count excludes the task", BOUND_T, {t: [P] for t in SIX}, {t: [P] for t in SIX}, {"t3": (None, 20)}, "undetermined", "t3: candidate token total missing"),
 ]
@@ -238,7 +238,7 @@ BOUND_CASES = [
 
 @pytest.mark.parametrize(("case", "gate", "cand", "comp", "ctok", "status", "detail"), BOUND_CASES, ids=[c[0] for c in BOUND_CASES])
 def test_bound_gate_rules(case, gate, cand, comp, ctok, status, detail) -> None:
-    """A bound gate passes when its bootstrap endpoint meets the limit, and is undetermined with too few or excluded tasks."""
+    """A bound gate passes when the one-sided sign-flip test at its limit rejects, and is undetermined with too few or excluded tasks."""
     res = _bound(gate, cand, comp, cand_tokens=ctok)
     assert res.status == status, res.detail
     assert detail in res.detail
@@ -268,3 +268,22 @@ def test_splits_and_all_are_decided_separately() -> None:
         [cand, van], gates({**LINES, "statistic": "total"}, splits={"measured": ["a"]}), {"run-a": None}
     )
     assert [(s.name, s.gates[0].status) for s in res.splits] == [("measured", "pass"), ("all", "undetermined")]
+
+
+def test_candidate_rows_alone_decide_the_exit_code() -> None:
+    """With candidate v2 only v2's gate rows decide: v1 failing against vanilla is shown as context, not an exit 1."""
+    from pluginbench.errors import InputError
+
+    van = package("vanilla", {"a": [P, P], "b": [P, P]})
+    v1 = package("v1", {"a": [P, F], "b": [P, P]})
+    v2 = package("v2", {"a": [P, P], "b": [P, P]})
+    g = gates(PASSES, {**PASSES, "name": "v2 vs v1", "against": "v1"})
+    assert compare_packages([van, v1, v2], g, {"run-a": None}).exit_code == 1
+    res = compare_packages([van, v1, v2], g, {"run-a": None}, candidate="v2")
+    assert (res.status, res.exit_code, res.candidate) == ("pass", 0, "v2")
+    context = [r for s in res.splits for r in s.gates if not r.deciding]
+    assert {(r.candidate, r.against, r.status) for r in context} >= {("v1", "vanilla", "fail")}
+    assert all(r.candidate == "v2" for s in res.splits for r in s.gates if r.deciding)
+    assert compare_packages([van, v1, v2], g, {"run-a": None}, candidate="v1").exit_code == 1
+    with pytest.raises(InputError, match="not one of the compared packages"):
+        compare_packages([van, v1, v2], g, {"run-a": None}, candidate="v3")

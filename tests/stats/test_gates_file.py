@@ -71,7 +71,7 @@ def test_valid_gates_file_parses() -> None:
 
 FIXES = [
     ("unknown gate key", {"count_overlap_passes": True, "gates": [{**OK_COUNT, "tolerence": 1}]}, "tolerance"),
-    ("unknown top-level key", {"count_overlap_passes": True, "gatez": [], "gates": [OK_COUNT]}, "count_overlap_passes, gates, splits"),
+    ("unknown top-level key", {"count_overlap_passes": True, "gatez": [], "gates": [OK_COUNT]}, "count_overlap_passes, gates, candidate, confidence_level, splits"),
     ("bad direction", {"count_overlap_passes": True, "gates": [{**OK_COUNT, "direction": "up"}]}, "use one of: higher, lower"),
     ("bad correctness", {"count_overlap_passes": True, "gates": [{**OK_COUNT, "correctness": "pass"}]}, "use one of: passes, unknown"),
     ("missing against", {"count_overlap_passes": True, "gates": [{k: v for k, v in OK_COUNT.items() if k != "against"}]}, "add it"),

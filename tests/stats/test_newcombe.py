@@ -44,3 +44,23 @@ def test_newcombe_without_trials_is_unknown() -> None:
     """No trials on either side gives no interval (unknown, not zero)."""
     assert newcombe_difference(0, 0, 1, 2) is None
     assert newcombe_difference(1, 2, 0, 0) is None
+
+
+def test_forest_interval_denominator_keeps_overlap_passes() -> None:
+    """The forest plot's Newcombe interval counts an overlap pass as a trial that did not pass, as the plotted
+    difference does (issue 21): 1 pass + 1 overlap pass of 2 is 1/2, not 1/1."""
+    from pluginbench.projections._report_plots import forest_rows
+
+    arm = {"passes": 1, "overlap_passes": 1, "fails": 0, "empties": 0}
+    van = {"passes": 0, "overlap_passes": 0, "fails": 2, "empties": 0}
+    doc = {
+        "tasks": ["t"],
+        "per_task": {"t": {"guided": arm, "vanilla": van}},
+        "deltas": {"guided": {"against": "vanilla",
+                              "per_task": {"t": {"pass_rate_difference": 0.5, "pass_rate_excluded": None}},
+                              "summary": {"pass_rate": {"level": 0.95}}}},
+    }
+    (row,) = forest_rows(doc, "guided")
+    expected = newcombe_difference(1, 2, 0, 2)
+    assert expected is not None and (row["low"], row["high"]) == (pytest.approx(expected.low), pytest.approx(expected.high))
+    assert row["low"] <= row["difference"] <= row["high"]

@@ -1,0 +1,116 @@
+"""The one decision method of the page: sign-flip intervals and bound decisions at one level.
+
+Contract:
+
+* ``level`` is the two-sided confidence level of every interval shown (default
+  :data:`LEVEL`, 90%); each endpoint is a one-sided bound at ``alpha = (1 − level) / 2``,
+  and every bound gate is a one-sided test at that ``alpha``.
+* :func:`mean_interval` — mean of per-task values with the sign-flip interval (test
+  inversion, ``_permutation``); :func:`ratio_interval` — the same on log ratios,
+  exponentiated (a geometric mean). Fewer tasks than :func:`min_tasks` → ``too_few_tasks``.
+* :func:`passes_lower` / :func:`passes_upper` — a gate "the centre is above ``margin``" /
+  "the ratio is below ``factor``": the one-sided test's p at the gate's own limit ≤ alpha.
+  The interval's endpoint is that test inverted, so the shown bound and the decision agree.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import msgspec
+
+from ._permutation import (
+    DRAWS,
+    EXACT_MAX,
+    SEED,
+    lower_bound,
+    min_tasks,
+    sign_flip_test,
+    upper_bound,
+)
+
+LEVEL = 0.90
+METHOD = "sign-flip permutation test"
+OK, TOO_FEW_TASKS, NO_TASKS = "ok", "too_few_tasks", "no_tasks"
+
+
+class Estimate(msgspec.Struct, frozen=True, kw_only=True):
+    """A summary over tasks with its interval at ``level``; ``low``/``high`` ``None`` unless ``ok``."""
+
+    estimate: float | None
+    low: float | None
+    high: float | None
+    tasks: int
+    status: str
+    level: float
+    exact: bool
+    method: str = METHOD
+    draws: int = DRAWS
+    seed: int = SEED
+    min_tasks: int = 5
+
+
+def alpha_of(level: float) -> float:
+    """The one-sided error of each endpoint of a two-sided ``level`` interval."""
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be within (0, 1), got {level}")
+    return round((1.0 - level) / 2.0, 12)  # 0.05, not 0.04999999999999999
+
+
+def mean_interval(values: Sequence[float], level: float = LEVEL) -> Estimate:
+    """Mean of ``values`` and its sign-flip interval at ``level`` (module docstring)."""
+    vals = [float(v) for v in values]
+    alpha = alpha_of(level)
+    need = min_tasks(alpha)
+    n = len(vals)
+
+    def made(estimate: float | None, low: float | None, high: float | None, status: str) -> Estimate:
+        return Estimate(estimate=estimate, low=low, high=high, status=status, tasks=n, level=level,
+                        exact=n <= EXACT_MAX, min_tasks=need)
+
+    if n == 0:
+        return made(None, None, None, NO_TASKS)
+    mean = math.fsum(vals) / n
+    if n < need:
+        return made(mean, None, None, TOO_FEW_TASKS)
+    lo, hi = lower_bound(vals, alpha), upper_bound(vals, alpha)
+    if lo is None or hi is None:
+        return made(mean, None, None, TOO_FEW_TASKS)
+    return made(mean, lo, hi, OK)
+
+
+def ratio_interval(ratios: Sequence[float], level: float = LEVEL) -> Estimate:
+    """Geometric mean of positive ``ratios`` with the sign-flip interval of the log ratios."""
+    logs = []
+    for r in ratios:
+        if not (math.isfinite(r) and r > 0):
+            raise ValueError(f"ratios must be positive and finite, got {r!r}")
+        logs.append(math.log(r))
+    e = mean_interval(logs, level)
+
+    def ex(v: float | None) -> float | None:
+        return None if v is None else math.exp(v)
+
+    return msgspec.structs.replace(e, estimate=ex(e.estimate), low=ex(e.low), high=ex(e.high))
+
+
+def p_above(values: Sequence[float], margin: float) -> float:
+    """One-sided p of "the mean difference is above ``margin``" (null: centred on ``margin``)."""
+    return sign_flip_test(values, shift=margin, alternative="greater").p
+
+
+def p_below_ratio(ratios: Sequence[float], factor: float) -> float:
+    """One-sided p of "the geometric-mean ratio is below ``factor``" (log scale)."""
+    return sign_flip_test([math.log(r) for r in ratios], shift=math.log(factor), alternative="less").p
+
+
+def passes_lower(values: Sequence[float], margin: float, level: float = LEVEL) -> bool:
+    """A lower-bound gate: the difference is credibly above ``margin`` at ``level``."""
+    return len(values) >= min_tasks(alpha_of(level)) and p_above(values, margin) <= alpha_of(level)
+
+
+def passes_upper(ratios: Sequence[float], factor: float, level: float = LEVEL) -> bool:
+    """An upper-bound gate: the ratio is credibly below ``factor`` at ``level``."""
+    return len(ratios) >= min_tasks(alpha_of(level)) and p_below_ratio(ratios, factor) <= alpha_of(level)
+

@@ -1,0 +1,222 @@
+"""The answer a package author acts on: one verdict per treatment, from the results document.
+
+Pure: :func:`verdicts` takes the results document (``results.json``, itself a fold of the
+frozen config and the event log), the run's status (``complete``, ``stopped``, ``failed``,
+``coding`` … from the folded state) and returns a typed :class:`Verdict` per treatment;
+report.html, results.json, ``status``, ``compare``, ``run``'s last line, ``demo`` and the
+dashboard all render it (:func:`headline`), so the words and numbers never drift.
+
+Rules (one level for the page, the run's ``statistics.confidence_level``; the interval is
+the sign-flip interval of the mean per-task pass-rate difference, ``_decide``):
+
+* a run that is not complete (attempts missing, stopped, failed) → ``partial``: no
+  verdict, the numbers so far;
+* the treatment measured as not exercised (the package never loaded) → ``not_exercised``;
+* lower bound above 0 → ``better``; upper bound below 0 → ``worse``;
+* the whole interval within ± ``equivalence_margin`` (10 pp by default) → ``equivalent``:
+  "no difference larger than X", X the larger distance of an endpoint from 0;
+* otherwise (or too few tasks for an interval) → ``undetermined``, with how many more
+  tasks would likely decide it at the spread observed (or assumed, :mod:`._power`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import msgspec
+
+from ._decide import LEVEL, alpha_of
+from ._format import format_dollars, format_pp, format_ratio
+from ._power import POWER, assumed_sd, mde, tasks_needed
+
+EQUIVALENCE_MARGIN = 0.10
+Kind = Literal["better", "worse", "equivalent", "undetermined", "partial", "not_exercised"]
+#: kinds a view may colour (green / red / neutral); partial and not exercised are never coloured
+DECIDED = ("better", "worse", "equivalent")
+
+
+class Verdict(msgspec.Struct, frozen=True, kw_only=True):
+    """One treatment against its comparator; ``headline`` is the sentence a person reads first."""
+
+    treatment: str
+    against: str
+    kind: Kind
+    headline: str
+    level: float
+    effect: float | None  # mean per-task pass-rate difference (fraction)
+    low: float | None
+    high: float | None
+    tasks: int
+    equivalence_margin: float
+    within: float | None  # equivalent: no difference larger than this
+    more_tasks: int | None  # undetermined: about this many more tasks would decide it
+    mde: float | None  # smallest effect this many tasks detect with 80% power
+    sd: float
+    sd_source: str
+    token_ratio: float | None
+    token_low: float | None
+    token_high: float | None
+    usd: float | None
+    usd_against: float | None
+    cost_ratio: float | None
+    usd_per_solved: float | None
+    usd_per_solved_against: float | None
+    prices_as_of: str | None
+    exercised: bool | None
+    exercised_reason: str
+    attempts_complete: int
+    attempts_total: int
+    run_status: str
+
+
+def _sd(diffs: Sequence[float], repeats: int) -> tuple[float, str]:
+    if len(diffs) >= 3:
+        m = math.fsum(diffs) / len(diffs)
+        sd = math.sqrt(math.fsum((d - m) ** 2 for d in diffs) / (len(diffs) - 1))
+        if sd > 0:
+            return sd, f"observed over {len(diffs)} tasks"
+    return assumed_sd(max(1, repeats)), "assumed: per-task pass probability ~ Beta(2, 2)"
+
+
+def _passes(doc: Mapping[str, Any], arm: str) -> int:
+    return sum(int((doc["per_task"][t].get(arm) or {}).get("passes") or 0) for t in doc["tasks"])
+
+
+def _cost(doc: Mapping[str, Any], arm: str) -> float | None:
+    costs = doc.get("costs") or {}
+    row = (costs.get("arms") or {}).get(arm) or {}
+    usd = row.get("usd")
+    return None if usd is None or row.get("lower_bound") else float(usd)
+
+
+def _more_tasks(effect: float, sd: float, alpha: float, margin: float, tasks: int) -> int | None:
+    """Tasks beyond ``tasks`` after which the observed effect (if it held) would be decided."""
+    needs = []
+    if abs(effect) > 1e-9:
+        needs.append(tasks_needed(abs(effect), sd, alpha, POWER))
+    if abs(effect) < margin:
+        needs.append(tasks_needed(margin - abs(effect), sd, alpha, POWER))
+    if not needs:
+        return None
+    return max(1, min(needs) - tasks)
+
+
+def headline(v: Verdict) -> str:
+    """The verdict as one sentence (also :attr:`Verdict.headline`)."""
+    return v.headline
+
+
+def _sentence(kind: Kind, treatment: str, against: str, effect: str, extra: str, money: str) -> str:
+    lead = {
+        "better": f"{treatment} is better than {against}",
+        "worse": f"{treatment} is worse than {against}",
+        "equivalent": f"{treatment} makes no difference larger than {extra} against {against}",
+        "undetermined": f"{treatment} vs {against}: undetermined",
+        "partial": f"{treatment} vs {against}: no verdict yet",
+        "not_exercised": f"{treatment} vs {against}: no verdict",
+    }[kind]
+    return f"{lead}: {effect}" + (f"; {money}" if money else "") + "."
+
+
+def verdict_for(
+    doc: Mapping[str, Any], treatment: str, *, run_status: str = "complete",
+    equivalence_margin: float = EQUIVALENCE_MARGIN, exercised: bool | None = None,
+    exercised_reason: str = "not measured in this run",
+) -> Verdict:
+    """The verdict of ``treatment`` in the results document ``doc`` (module docstring)."""
+    delta = doc["deltas"][treatment]
+    against = delta["against"]
+    pr = delta["summary"]["pass_rate"]
+    tok = delta["summary"]["tokens"]
+    level = float(pr.get("level") or LEVEL)
+    alpha = alpha_of(level)
+    run = doc.get("run") or {}
+    total, done = int(run.get("attempts_total") or 0), int(run.get("attempts_complete") or 0)
+    diffs = [p["pass_rate_difference"] for p in delta["per_task"].values() if p["pass_rate_difference"] is not None]
+    sd, sd_source = _sd(diffs, int(run.get("repeats") or 3))
+    est, low, high, n = pr.get("estimate"), pr.get("low"), pr.get("high"), int(pr.get("tasks") or 0)
+    pct = f"{level * 100:g}%"
+    effect = (
+        "no usable task pair yet" if est is None
+        else f"{format_pp(est)} pass rate" + (f" [{pct}: {format_pp(low)} to {format_pp(high)}]" if low is not None else
+                                            f" (too few tasks for a {pct} interval: {n} of {pr.get('min_tasks')})")
+        + f" over {n} task(s)"
+    )
+    usd_t, usd_v = _cost(doc, treatment), _cost(doc, against)
+    solved_t, solved_v = _passes(doc, treatment), _passes(doc, against)
+    per_t = usd_t / solved_t if usd_t is not None and solved_t else None
+    per_v = usd_v / solved_v if usd_v is not None and solved_v else None
+    cost_ratio = usd_t / usd_v if usd_t is not None and usd_v else None
+    as_of = ((doc.get("costs") or {}).get("prices") or {}).get("as_of")
+    money_parts = []
+    if tok.get("estimate") is not None:
+        money_parts.append(f"tokens {format_ratio(tok['estimate'])}" + (
+            f" [{format_ratio(tok['low'])} to {format_ratio(tok['high'])}]" if tok.get("low") is not None else ""))
+    if cost_ratio is not None:
+        money_parts.append(f"dollars {format_ratio(cost_ratio)}")
+    if per_t is not None and per_v is not None:
+        money_parts.append(f"{format_dollars(per_t)} vs {format_dollars(per_v)} per solved task (prices of {as_of})")
+    money = ", ".join(money_parts)
+    m = mde(n, sd, alpha) if n else None
+    within = more = None
+    if total == 0 or done < total or run_status not in ("complete", "reporting"):
+        kind: Kind = "partial"
+        why = run_status if run_status not in ("complete", "reporting") else "running"
+        extra_line = f" (run {why}, {done} of {total} attempts complete)"
+    elif exercised is False:
+        kind, extra_line = "not_exercised", f" (the package was not exercised: {exercised_reason})"
+    elif low is not None and low > 0:
+        kind, extra_line = "better", ""
+    elif high is not None and high < 0:
+        kind, extra_line = "worse", ""
+    elif low is not None and high is not None and max(-low, high) <= equivalence_margin:
+        kind, extra_line = "equivalent", ""
+        within = max(-low, high)
+    else:
+        kind = "undetermined"
+        more = _more_tasks(est or 0.0, sd, alpha, equivalence_margin, n)
+        extra_line = (f" — about {more} more task(s) would likely decide it" if more else "") + (
+            f"; at the spread {'observed' if sd_source.startswith('observed') else 'assumed'} these {n} tasks "
+            f"detect {format_pp(m)} with 80% power" if m is not None else "")
+    sentence = _sentence(kind, treatment, against, effect + extra_line,
+                         format_pp(within).lstrip("+") if within is not None else "", money)
+    return Verdict(
+        treatment=treatment, against=against, kind=kind, headline=sentence, level=level, effect=est, low=low,
+        high=high, tasks=n, equivalence_margin=equivalence_margin, within=within, more_tasks=more, mde=m, sd=sd,
+        sd_source=sd_source, token_ratio=tok.get("estimate"), token_low=tok.get("low"), token_high=tok.get("high"),
+        usd=usd_t, usd_against=usd_v, cost_ratio=cost_ratio, usd_per_solved=per_t, usd_per_solved_against=per_v,
+        prices_as_of=as_of, exercised=exercised, exercised_reason=exercised_reason,
+        attempts_complete=done, attempts_total=total, run_status=run_status,
+    )
+
+
+def verdicts(doc: Mapping[str, Any], *, run_status: str = "complete",
+             equivalence_margin: float = EQUIVALENCE_MARGIN) -> list[Verdict]:
+    """Every treatment's verdict in the document's arm order."""
+    return [verdict_for(doc, arm, run_status=run_status, equivalence_margin=equivalence_margin)
+            for arm in doc["arms"] if arm in doc["deltas"]]
+
+
+def verdict_of_paired(paired: Any, *, equivalence_margin: float = EQUIVALENCE_MARGIN) -> Verdict:
+    """The verdict of a ``compare`` paired section (:class:`PairedComparison`), through :func:`verdict_for`.
+
+    Saved reports are finished runs' (compare refuses others), so the run is complete here;
+    compare has no prices, so no dollars."""
+
+    def iv(i: Any) -> dict[str, Any]:
+        return {"estimate": i.estimate, "low": i.low, "high": i.high, "tasks": i.tasks,
+                "status": i.status, "level": i.level, "min_tasks": i.min_tasks}
+
+    doc = {
+        "arms": [paired.against, paired.candidate], "tasks": [], "per_task": {},
+        "run": {"attempts_total": 1, "attempts_complete": 1},
+        "deltas": {paired.candidate: {
+            "against": paired.against,
+            "per_task": {p.task: {"pass_rate_difference": p.pass_rate_difference} for p in paired.per_task},
+            "summary": {"pass_rate": iv(paired.pass_rate), "tokens": iv(paired.tokens)},
+        }},
+        "costs": {},
+    }
+    return verdict_for(doc, paired.candidate, equivalence_margin=equivalence_margin)

@@ -1,0 +1,73 @@
+"""The headline verdict per treatment: its kind and wording, from the same pure function every view renders."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pluginbench.stats import mean_interval, ratio_interval, verdict_for
+
+
+def doc_of(diffs: list[float], *, complete: int | None = None, usd: tuple[float, float] | None = None) -> dict[str, Any]:
+    """A minimal results document: vanilla and 'guided' on len(diffs) tasks with these per-task differences."""
+    tasks = [f"t{i:02d}" for i in range(len(diffs))]
+    iv, tok = mean_interval(diffs), ratio_interval([1.2] * len(diffs))
+    summary = lambda e: {"estimate": e.estimate, "low": e.low, "high": e.high, "tasks": e.tasks,  # noqa: E731
+                         "status": e.status, "level": e.level, "min_tasks": e.min_tasks}
+    total = 2 * 3 * len(diffs)
+    return {
+        "arms": ["vanilla", "guided"], "tasks": tasks,
+        "run": {"attempts_total": total, "attempts_complete": total if complete is None else complete, "repeats": 3},
+        "per_task": {t: {"vanilla": {"passes": 1}, "guided": {"passes": 2}} for t in tasks},
+        "deltas": {"guided": {
+            "against": "vanilla",
+            "per_task": {t: {"pass_rate_difference": d} for t, d in zip(tasks, diffs, strict=True)},
+            "summary": {"pass_rate": summary(iv), "tokens": summary(tok)},
+        }},
+        "costs": {"prices": {"as_of": "2026-11-01"} if usd else None,
+                  "arms": {"vanilla": {"usd": usd[0]}, "guided": {"usd": usd[1]}} if usd else {}},
+    }
+
+
+UP = [1 / 3, 2 / 3, 1 / 3, 0.0, 1 / 3, 1 / 3, 2 / 3, 1 / 3]
+CASES = [
+    # case, diffs, kwargs, kind, words in the headline
+    ("better", UP, {}, "better", ["guided is better than vanilla", "+37.5 pp", "90%: +22.2 pp to +50.0 pp", "tokens ×1.20"]),
+    ("worse", [-d for d in UP], {}, "worse", ["guided is worse than vanilla", "-37.5 pp"]),
+    ("equivalent", [0.0, 0.0, 1 / 30, -1 / 30] * 8, {}, "equivalent",
+     ["no difference larger than", "against vanilla"]),
+    ("undetermined", [1 / 3, -1 / 3, 0.0, 1 / 3, -1 / 3, 2 / 3, 0.0], {}, "undetermined",
+     ["undetermined", "more task(s) would likely decide it", "detect"]),
+    ("too few tasks", [1 / 3, 1 / 3], {}, "undetermined", ["too few tasks for a 90% interval: 2 of 5"]),
+    ("partial", UP, {"complete": 10}, "partial", ["no verdict yet", "10 of 48 attempts complete"]),
+    ("stopped", UP, {"run_status": "stopped"}, "partial", ["no verdict yet", "run stopped"]),
+    ("not exercised", UP, {"exercised": False, "exercised_reason": "no skill loaded in 24 of 24 attempts"},
+     "not_exercised", ["no verdict", "not exercised: no skill loaded"]),
+]
+
+
+@pytest.mark.parametrize(("case", "diffs", "kw", "kind", "words"), CASES, ids=[c[0] for c in CASES])
+def test_headline_wording(case: str, diffs: list[float], kw: dict[str, Any], kind: str, words: list[str]) -> None:
+    """Each verdict kind reads as its own sentence with the effect, its interval and the tokens."""
+    complete = kw.pop("complete", None)
+    v = verdict_for(doc_of(diffs, complete=complete), "guided", **kw)
+    assert v.kind == kind, v.headline
+    for w in words:
+        assert w in v.headline, (w, v.headline)
+    assert "e-" not in v.headline  # no floating-point noise
+
+
+def test_dollars_per_solved_task_and_cost_ratio() -> None:
+    """With prices, the verdict gives the dollar ratio and the cost per solved task of both arms, dated."""
+    v = verdict_for(doc_of(UP, usd=(2.0, 3.0)), "guided")
+    assert v.cost_ratio == pytest.approx(1.5)
+    assert v.usd_per_solved == pytest.approx(3.0 / 16) and v.usd_per_solved_against == pytest.approx(2.0 / 8)
+    assert "dollars ×1.50" in v.headline and "prices of 2026-11-01" in v.headline
+
+
+def test_undetermined_says_how_many_more_tasks() -> None:
+    """An undetermined verdict's extra-task count is the plan's tasks for its observed effect, minus the tasks run."""
+    v = verdict_for(doc_of([1 / 3, -1 / 3, 0.0, 1 / 3, -1 / 3, 2 / 3, 0.0]), "guided")
+    assert v.kind == "undetermined" and v.more_tasks is not None and v.more_tasks > 0
+    assert f"about {v.more_tasks} more task(s)" in v.headline
