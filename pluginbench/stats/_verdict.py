@@ -194,9 +194,27 @@ def verdict_for(
 
 def verdicts(doc: Mapping[str, Any], *, run_status: str = "complete",
              equivalence_margin: float = EQUIVALENCE_MARGIN) -> list[Verdict]:
-    """Every treatment's verdict in the document's arm order."""
-    return [verdict_for(doc, arm, run_status=run_status, equivalence_margin=equivalence_margin)
+    """Every treatment's verdict in the document's arm order; whether each package was
+    exercised comes from the document's activation section when the run measured it."""
+    return [verdict_for(doc, arm, run_status=run_status, equivalence_margin=equivalence_margin,
+                        **_activation_of(doc, arm))
             for arm in doc["arms"] if arm in doc["deltas"]]
+
+
+def _activation_of(doc: Mapping[str, Any], arm: str) -> dict[str, Any]:
+    """``exercised`` and its reason for ``arm`` from ``doc["activation"]["per_arm"]`` (the
+    activation measure), or nothing when the run did not measure activation."""
+    per_arm = ((doc.get("activation") or {}).get("per_arm") or {}).get(arm)
+    if not isinstance(per_arm, Mapping) or per_arm.get("exercised") is None:
+        return {}
+    counts = per_arm.get("any") or {}
+    used, not_used, unknown = (int(counts.get(k) or 0) for k in ("used", "not_used", "unknown"))
+    if per_arm["exercised"]:
+        reason = f"{used} of {used + not_used + unknown} attempt(s) used a declared component"
+    else:
+        reason = (f"none of its {used + not_used} attempt(s) with a transcript used a declared component"
+                  + (f" ({unknown} unknown)" if unknown else ""))
+    return {"exercised": bool(per_arm["exercised"]), "exercised_reason": reason}
 
 
 def verdict_of_paired(paired: Any, *, equivalence_margin: float = EQUIVALENCE_MARGIN) -> Verdict:

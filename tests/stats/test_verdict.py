@@ -71,3 +71,18 @@ def test_undetermined_says_how_many_more_tasks() -> None:
     v = verdict_for(doc_of([1 / 3, -1 / 3, 0.0, 1 / 3, -1 / 3, 2 / 3, 0.0]), "guided")
     assert v.kind == "undetermined" and v.more_tasks is not None and v.more_tasks > 0
     assert f"about {v.more_tasks} more task(s)" in v.headline
+
+
+def test_the_activation_section_decides_not_exercised() -> None:
+    """verdicts() reads the activation measure's per-arm summary: a package no attempt used reads not exercised;
+    one that was used keeps its verdict; a run without activation says nothing about it."""
+    from pluginbench.stats import verdicts
+
+    doc = doc_of(UP)
+    assert verdicts(doc)[0].exercised is None
+    doc["activation"] = {"per_arm": {"guided": {"exercised": False, "any": {"used": 0, "not_used": 22, "unknown": 2}}}}
+    v = verdicts(doc)[0]
+    assert v.kind == "not_exercised" and "none of its 22 attempt(s) with a transcript" in v.headline, v.headline
+    doc["activation"]["per_arm"]["guided"] = {"exercised": True, "any": {"used": 20, "not_used": 4, "unknown": 0}}
+    v = verdicts(doc)[0]
+    assert v.kind == "better" and v.exercised is True
