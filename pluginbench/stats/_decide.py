@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 import msgspec
 
+from ._bootstrap import LEVEL as LEVEL  # one copy (stats._bootstrap), re-exported
 from ._permutation import (
     DRAWS,
     EXACT_MAX,
@@ -30,7 +31,6 @@ from ._permutation import (
     upper_bound,
 )
 
-LEVEL = 0.90
 METHOD = "sign-flip permutation test"
 OK, TOO_FEW_TASKS, NO_TASKS = "ok", "too_few_tasks", "no_tasks"
 

@@ -27,9 +27,10 @@ import random
 from collections.abc import Sequence
 from typing import Literal, NamedTuple
 
+from ._bootstrap import DRAWS as DRAWS  # one copy (stats._bootstrap), re-exported
+from ._bootstrap import SEED as SEED
+
 EXACT_MAX = 20
-DRAWS = 10_000
-SEED = 0
 _REL_TOL = 1e-9
 
 Alternative = Literal["greater", "less", "two-sided"]

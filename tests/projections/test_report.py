@@ -808,14 +808,18 @@ def test_report_names_what_was_tested(tmp_path: Path) -> None:
 
     from pluginbench.events import TreatmentFrozen
 
+    from pluginbench.projections._integrity import _tree_fingerprint
+
     b = RunBuilder(tmp_path / "run", ["t1"])
-    b.log.append(TreatmentFrozen(arm="guided", fingerprint="f" * 64, guidance_bytes=10, skills=[], plugins=[]))
+    frozen = tmp_path / "run" / "evidence" / "frozen" / "treatments" / "guided" / "guidance"
+    frozen.mkdir(parents=True)
+    (frozen / "00-x.md").write_text("use tests\n")
+    print_ = _tree_fingerprint(frozen.parent)  # the frozen tree's own fingerprint: the report checks it
+    assert print_ is not None
+    b.log.append(TreatmentFrozen(arm="guided", fingerprint=print_, guidance_bytes=10, skills=[], plugins=[]))
     b.complete("t1", "vanilla", "pass", exact(800, 200))
     b.complete("t1", "guided", "pass", exact(800, 200))
     root = b.close()
-    frozen = root / "evidence" / "frozen" / "treatments" / "guided" / "guidance"
-    frozen.mkdir(parents=True)
-    (frozen / "00-x.md").write_text("use tests\n")
     doc = load(root)
     (f,) = doc["treatments"]["guided"]["files"]
     assert (f["path"], f["bytes"], f["sha256"]) == ("guidance/00-x.md", 10, hashlib.sha256(b"use tests\n").hexdigest())
