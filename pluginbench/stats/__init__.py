@@ -39,7 +39,19 @@ from ._compare import (
     SplitResult,
     compare_packages,
 )
-from ._cost import Cost, ModelPrice, Prices, attempt_cost, parse_prices, total_cost
+from ._cost import (
+    COST_PER_PASS_DEFINITION,
+    COST_RATIO_DEFINITION,
+    Cost,
+    ModelPrice,
+    Prices,
+    attempt_cost,
+    cost_per_pass,
+    cost_ratio,
+    parse_prices,
+    total_cost,
+)
+from ._price_table import STALE_AFTER_DAYS, PriceChoice, age_warning, bundled_prices, choose_prices
 from ._decide import (
     LEVEL,
     Estimate,
@@ -123,7 +135,16 @@ __all__ = [
     "Calibration",
     "CompareRefused",
     "CompareResult",
+    "COST_PER_PASS_DEFINITION",
+    "COST_RATIO_DEFINITION",
     "Cost",
+    "PriceChoice",
+    "STALE_AFTER_DAYS",
+    "age_warning",
+    "bundled_prices",
+    "choose_prices",
+    "cost_per_pass",
+    "cost_ratio",
     "Gate",
     "GateResult",
     "GatesFile",
