@@ -63,7 +63,7 @@ from ._decide import (
 )
 from ._format import format_dollars, format_p, format_pp, format_rate, format_ratio
 from ._gate_eval import FAILED, PASSED, UNDETERMINED, GateResult, TaskValue, bound_decision
-from ._gates import METRICS, STATISTICS, Gate, GatesFile, parse_gates
+from ._gates import COST_METRICS, METRICS, STATISTICS, Gate, GatesFile, parse_gates
 from ._identity import compare_identities, shown
 from ._intervals import (
     Z_95,
@@ -76,7 +76,8 @@ from ._intervals import (
 from ._paired import PairedComparison, TaskPair, paired_comparison
 from ._permutation import SignFlip, lower_bound, min_tasks, sign_flip_test, upper_bound
 from ._power import POWER, PowerPlan, assumed_sd, mde, plan, power_at, power_sentence, tasks_needed
-from ._records import AttemptRecord, Package, correctness
+from ._cost_gate import cost_gate
+from ._records import DOLLARS, AttemptRecord, Package, correctness
 from ._verdict import DECIDED, EQUIVALENCE_MARGIN, Verdict, verdict_for, verdict_of_paired, verdicts
 
 __all__ = [
@@ -135,7 +136,10 @@ __all__ = [
     "Calibration",
     "CompareRefused",
     "CompareResult",
+    "COST_METRICS",
     "COST_PER_PASS_DEFINITION",
+    "DOLLARS",
+    "cost_gate",
     "COST_RATIO_DEFINITION",
     "Cost",
     "PriceChoice",
