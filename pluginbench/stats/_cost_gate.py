@@ -31,8 +31,8 @@ from ._records import DOLLARS, PASS, UNKNOWN, Package, correctness
 
 def _limit(g: Gate, factor: float) -> str:
     if g.cost == "cost_ratio":
-        return f"dollars per attempt ratio <= ×{factor:g}"
-    return f"dollars per pass <= {factor:g} × comparator"
+        return f"ratio <= {factor:g}"
+    return f"<= {factor:g} × comparator"
 
 
 def _unknown_dollars(pkg: Package, tasks: Sequence[str]) -> str | None:
