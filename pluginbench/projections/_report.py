@@ -28,6 +28,7 @@ from ..measures import collected_columns
 from ..rundir import RunDir, patch_mismatch, sha256_file
 from ..stats import Prices
 from ._integrity import check_frozen, read_checked_log
+from ._report_activation import activation_notes, activation_section
 from ._report_code import (
     code_measures_section,
     measurement_history,
@@ -54,7 +55,6 @@ from ._report_data import (
     token_provenance,
     tokens_dict,
 )
-from ._report_activation import activation_notes, activation_section
 from ._report_html import render_html
 from ._report_paired import paired_deltas
 from ._report_refs import reference_ratios, references_from_log, references_section

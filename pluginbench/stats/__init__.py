@@ -51,7 +51,7 @@ from ._cost import (
     parse_prices,
     total_cost,
 )
-from ._price_table import STALE_AFTER_DAYS, PriceChoice, age_warning, bundled_prices, choose_prices
+from ._cost_gate import cost_gate
 from ._decide import (
     LEVEL,
     Estimate,
@@ -76,7 +76,7 @@ from ._intervals import (
 from ._paired import PairedComparison, TaskPair, paired_comparison
 from ._permutation import SignFlip, lower_bound, min_tasks, sign_flip_test, upper_bound
 from ._power import POWER, PowerPlan, assumed_sd, mde, plan, power_at, power_sentence, tasks_needed
-from ._cost_gate import cost_gate
+from ._price_table import STALE_AFTER_DAYS, PriceChoice, age_warning, bundled_prices, choose_prices
 from ._records import DOLLARS, AttemptRecord, Package, correctness
 from ._verdict import DECIDED, EQUIVALENCE_MARGIN, Verdict, verdict_for, verdict_of_paired, verdicts
 

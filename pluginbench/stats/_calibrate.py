@@ -26,8 +26,8 @@ import random
 
 import msgspec
 
-from ._decide import alpha_of
 from ._cost_gate import cost_gate
+from ._decide import alpha_of
 from ._gate_eval import FAILED, UNDETERMINED, bound_decision, count_gate, metric_gate
 from ._gates import GatesFile
 from ._intervals import wilson_interval

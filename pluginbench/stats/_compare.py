@@ -21,6 +21,7 @@ from typing import Any
 import msgspec
 
 from ..errors import CompareRefused, InputError
+from ._cost_gate import cost_gate
 from ._gate_eval import (
     FAILED,
     PASSED,
@@ -30,7 +31,6 @@ from ._gate_eval import (
     count_gate,
     metric_gate,
 )
-from ._cost_gate import cost_gate
 from ._gates import GatesFile
 from ._identity import compare_identities, shown
 from ._intervals import median

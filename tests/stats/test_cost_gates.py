@@ -7,7 +7,15 @@ import math
 import pytest
 
 from pluginbench.errors import InputError
-from pluginbench.stats import DOLLARS, AttemptRecord, Package, cost_gate, cost_per_pass, cost_ratio, parse_gates
+from pluginbench.stats import (
+    DOLLARS,
+    AttemptRecord,
+    Package,
+    cost_gate,
+    cost_per_pass,
+    cost_ratio,
+    parse_gates,
+)
 
 P, F, U = "pass", "fail", "unknown"
 TABLE = "bundled price table of 2026-12-01"
