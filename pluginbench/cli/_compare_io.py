@@ -278,8 +278,8 @@ def load_inputs(args: list[str]) -> tuple[list[Package], dict[str, Mapping[str, 
                     fix="select one of: " + ", ".join(arms),
                 )
         refs = references_of(doc)
-        costs = doc.get("costs") if isinstance(doc.get("costs"), Mapping) else {}
-        priced = costs.get("attempts") if isinstance(costs.get("attempts"), Mapping) else {}
+        costs: Mapping[str, Any] = doc["costs"] if isinstance(doc.get("costs"), Mapping) else {}
+        priced: Mapping[str, Any] = costs["attempts"] if isinstance(costs.get("attempts"), Mapping) else {}
         no_table = str(costs.get("reason") or "the run's report has no price table (rebuild it with pluginbench report)")
         for arm in selected or arms:
             attempts = tuple(attempt_record(r, priced.get(str(r.get("attempt_id"))), no_table)
@@ -291,8 +291,8 @@ def load_inputs(args: list[str]) -> tuple[list[Package], dict[str, Mapping[str, 
 def load_vanilla(folder: Path) -> Package:
     """The vanilla package of a finished run, for A/A calibration."""
     path, doc = read_results(folder)
-    costs = doc.get("costs") if isinstance(doc.get("costs"), Mapping) else {}
-    priced = costs.get("attempts") if isinstance(costs.get("attempts"), Mapping) else {}
+    costs: Mapping[str, Any] = doc["costs"] if isinstance(doc.get("costs"), Mapping) else {}
+    priced: Mapping[str, Any] = costs["attempts"] if isinstance(costs.get("attempts"), Mapping) else {}
     rows = [attempt_record(r, priced.get(str(r.get("attempt_id"))), str(costs.get("reason") or "no price table"))
             for r in doc["attempts"] if isinstance(r, Mapping) and r.get("arm") == "vanilla"]
     if not rows:

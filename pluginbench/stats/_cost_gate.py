@@ -26,7 +26,7 @@ from ._cost import COST_PER_PASS_DEFINITION, COST_RATIO_DEFINITION, cost_ratio
 from ._format import format_dollars, format_ratio
 from ._gate_eval import FAILED, PASSED, UNDETERMINED, GateResult, _result
 from ._gates import Gate
-from ._records import DOLLARS, PASS, UNKNOWN, Package, correctness
+from ._records import DOLLARS, PASS, UNKNOWN, AttemptRecord, Package, correctness
 
 
 def _limit(g: Gate, factor: float) -> str:
@@ -91,7 +91,7 @@ def cost_gate(g: Gate, cand: Package, comp: Package, tasks: Sequence[str], overl
             **common,
         )
 
-    def passes(rows: Sequence) -> tuple[int, int]:
+    def passes(rows: Sequence[AttemptRecord]) -> tuple[int, int]:
         classes = [correctness(a.outcome, overlap) for a in rows]
         return sum(1 for c in classes if c == PASS), sum(1 for c in classes if c == UNKNOWN)
 
