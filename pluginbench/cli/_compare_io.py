@@ -19,7 +19,7 @@ from ..measures import all_columns
 from ..measures import measures as registered_measures
 from ..projections import check_results_version
 from ..rundir import RunDir
-from ..stats import AttemptRecord, GatesFile, Package, parse_gates
+from ..stats import DOLLARS, AttemptRecord, GatesFile, Package, parse_gates
 
 #: results.json token field per gate metric name.
 _TOKEN_METRICS = {
@@ -171,14 +171,41 @@ def _number(v: Any) -> float | None:
     return float(v) if math.isfinite(v) else None
 
 
-def attempt_record(row: Mapping[str, Any]) -> AttemptRecord:
-    """One results.json attempt row as the compare core sees it.
+def _dollars(cost: Mapping[str, Any] | None, no_table: str) -> tuple[float | None, str | None]:
+    """An attempt's dollars from results.json ``costs.attempts`` (None with the reason when
+    unknown or only a lower bound: a cost gate cannot pass on a floor)."""
+    if cost is None:
+        return None, no_table
+    if cost.get("lower_bound"):
+        return None, "only a lower bound was priced (some token counts are a floor)"
+    usd = _number(cost.get("usd"))
+    return usd, None if usd is not None else str(cost.get("reason") or "unknown dollars")
+
+
+def price_label(doc: Mapping[str, Any]) -> str | None:
+    """Which table priced a results.json's dollars, e.g. "bundled price table of 2026-12-01"."""
+    costs = doc.get("costs") or {}
+    table = costs.get("table") or {}
+    as_of = (costs.get("prices") or {}).get("as_of")
+    if as_of is None:
+        return None
+    kind = "bundled price table" if table.get("source") == "bundled" else "the run's prices.json"
+    return f"{kind} of {as_of}"
+
+
+def attempt_record(row: Mapping[str, Any], cost: Mapping[str, Any] | None = None,
+                   no_table: str = "the run has no price table") -> AttemptRecord:
+    """One results.json attempt row as the compare core sees it; ``cost`` is its entry in
+    ``costs.attempts`` (``no_table`` says why there is none).
 
     Token counts that are only a lower bound, or unknown, are missing values (a gate
     cannot pass on them); an attempt that is not complete has no outcome.
     """
     metrics: dict[str, float | None] = {}
     reasons: dict[str, str] = {}
+    metrics[DOLLARS], why = _dollars(cost, no_table)
+    if why is not None:
+        reasons[DOLLARS] = why
     tokens = row.get("tokens") or {}
     status = tokens.get("status")
     for name, key in _TOKEN_METRICS.items():
@@ -251,16 +278,23 @@ def load_inputs(args: list[str]) -> tuple[list[Package], dict[str, Mapping[str, 
                     fix="select one of: " + ", ".join(arms),
                 )
         refs = references_of(doc)
+        costs: Mapping[str, Any] = doc["costs"] if isinstance(doc.get("costs"), Mapping) else {}
+        priced: Mapping[str, Any] = costs["attempts"] if isinstance(costs.get("attempts"), Mapping) else {}
+        no_table = str(costs.get("reason") or "the run's report has no price table (rebuild it with pluginbench report)")
         for arm in selected or arms:
-            attempts = tuple(attempt_record(r) for r in rows if r.get("arm") == arm)
-            packages.append(Package(arm, label, attempts, refs))
+            attempts = tuple(attempt_record(r, priced.get(str(r.get("attempt_id"))), no_table)
+                             for r in rows if r.get("arm") == arm)
+            packages.append(Package(arm, label, attempts, refs, prices=price_label(doc)))
     return packages, identities
 
 
 def load_vanilla(folder: Path) -> Package:
     """The vanilla package of a finished run, for A/A calibration."""
     path, doc = read_results(folder)
-    rows = [attempt_record(r) for r in doc["attempts"] if isinstance(r, Mapping) and r.get("arm") == "vanilla"]
+    costs: Mapping[str, Any] = doc["costs"] if isinstance(doc.get("costs"), Mapping) else {}
+    priced: Mapping[str, Any] = costs["attempts"] if isinstance(costs.get("attempts"), Mapping) else {}
+    rows = [attempt_record(r, priced.get(str(r.get("attempt_id"))), str(costs.get("reason") or "no price table"))
+            for r in doc["attempts"] if isinstance(r, Mapping) and r.get("arm") == "vanilla"]
     if not rows:
         raise InputError(
             "the run has no vanilla attempts to resample",
@@ -275,4 +309,4 @@ def load_vanilla(folder: Path) -> Package:
             file=str(path),
             fix=f"finish it with `pluginbench run {folder}`, then rebuild the report",
         )
-    return Package("vanilla", str(folder), tuple(rows))
+    return Package("vanilla", str(folder), tuple(rows), prices=price_label(doc))

@@ -28,6 +28,7 @@ from ..measures import collected_columns
 from ..rundir import RunDir, patch_mismatch, sha256_file
 from ..stats import Prices
 from ._integrity import check_frozen, read_checked_log
+from ._report_activation import activation_notes, activation_section
 from ._report_code import (
     code_measures_section,
     measurement_history,
@@ -35,7 +36,7 @@ from ._report_code import (
     not_measured_rows,
     revision_references,
 )
-from ._report_cost import costs_section, load_prices
+from ._report_cost import costs_section, report_prices
 from ._report_data import (
     DEFAULT_MEASUREMENTS,
     RESULTS_SCHEMA_VERSION,
@@ -54,7 +55,6 @@ from ._report_data import (
     token_provenance,
     tokens_dict,
 )
-from ._report_activation import activation_notes, activation_section
 from ._report_html import render_html
 from ._report_paired import paired_deltas
 from ._report_refs import reference_ratios, references_from_log, references_section
@@ -91,6 +91,7 @@ def results_document(
     config: Mapping[str, Any], state: RunState, *, fallback_name: str,
     prices: Prices | None = None, prices_reason: str | None = "no prices.json beside evaluation.json: dollars are unknown",
     tampered: Mapping[str, str] | None = None,
+    price_source: str = "run", price_file: str = "prices.json", price_age_warning: str | None = None,
     references: Mapping[str, Any] | None = None,
     source_only_index: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
@@ -175,7 +176,8 @@ def results_document(
         "actual_calls": actual_calls(state, arms),
         "reused_attempts": reused_attempts(state),
         **({"reviews": reviews} if reviews is not None else {}),
-        "costs": costs_section(prices, prices_reason, run["model"], rows, tasks, arms),
+        "costs": costs_section(prices, prices_reason, run["model"], rows, tasks, arms, source=price_source,
+                               file=price_file, age_warning=price_age_warning),
         "notes": notes_for(run, state, rows) + (
             [f"Source-only grades withheld: {source_only_index['reason']}"]
             if source_only_index is not None and source_only_index["reason"] else []
@@ -423,9 +425,10 @@ def build_report(run_dir: Path) -> ReportFiles:
         if a.state == "complete" and a.captured
         and (why := patch_mismatch(rd.attempt(a.attempt_id) / "model.patch", a.patch_sha256)) is not None
     }
-    prices, prices_reason = load_prices(rd.root)
+    choice = report_prices(rd.root, state.created.at if state.created else None)
     doc = results_document(
-        config, state, fallback_name=rd.root.resolve().name, prices=prices, prices_reason=prices_reason,
+        config, state, fallback_name=rd.root.resolve().name, prices=choice.prices, prices_reason=choice.reason,
+        price_source=choice.source, price_file=choice.file, price_age_warning=choice.age_warning,
         tampered=tampered, source_only_index=source_only_index(rd, state),
         references=references_section(rd.evidence / "frozen" / "tasks", state.created.tasks if state.created else [],
                                       config.get("measurements", DEFAULT_MEASUREMENTS)),

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from ..errors import InputError
-from ..stats import Cost, Prices, attempt_cost, parse_prices, total_cost
+from ..stats import Cost, PriceChoice, Prices, attempt_cost, choose_prices, parse_prices, total_cost
 from ._report_data import num
 
 PRICES_FILE = "prices.json"
@@ -36,24 +36,40 @@ def load_prices(run_root: Path) -> tuple[Prices | None, str | None]:
         return None, f"{PRICES_FILE} is invalid: {exc.message} (field {exc.field}; fix: {exc.fix})"
 
 
+def report_prices(run_root: Path, run_date: str | None) -> PriceChoice:
+    """The table that prices the run's report: its own prices.json, else the bundled table;
+    ``run_date`` (run.created's timestamp) dates the age warning."""
+    prices, reason = load_prices(run_root)
+    return choose_prices(prices, reason, (run_root / PRICES_FILE).is_file(), run_date)
+
+
+def _table_name(source: str) -> str:
+    return "the bundled price table" if source == "bundled" else PRICES_FILE
+
+
 def _cost(c: Cost) -> dict[str, Any]:
     return {"usd": num(c.usd), "lower_bound": c.lower_bound, "basis": c.basis, "reason": c.reason}
 
 
 def costs_section(
     prices: Prices | None, reason: str | None, model: str | None, rows: Sequence[Mapping[str, Any]],
-    tasks: Sequence[str], arms: Sequence[str],
+    tasks: Sequence[str], arms: Sequence[str], *, source: str = "run", file: str = PRICES_FILE,
+    age_warning: str | None = None,
 ) -> dict[str, Any]:
-    """``costs`` of results.json: per attempt, per task × arm and per arm, each with its basis."""
+    """``costs`` of results.json: which table priced the run (``source``, ``file``, its date
+    and ``age_warning``), then dollars per attempt, per task × arm and per arm, each with its basis."""
+    table = {"source": source if prices is not None else "none", "file": file,
+             "as_of": prices.as_of if prices is not None else None, "age_warning": age_warning}
     if prices is None:
-        return {"prices": None, "reason": reason, "attempts": {}, "per_task": {}, "arms": {}}
-    per_attempt = {r["attempt_id"]: attempt_cost(r["tokens"], model, prices) for r in rows}
+        return {"prices": None, "reason": reason, "table": table, "attempts": {}, "per_task": {}, "arms": {}}
+    per_attempt = {r["attempt_id"]: attempt_cost(r["tokens"], model, prices, _table_name(source)) for r in rows}
     grouped: dict[tuple[str, str], list[Cost]] = {}
     for r in rows:
         grouped.setdefault((r["task"], r["arm"]), []).append(per_attempt[r["attempt_id"]])
     return {
         "prices": msgspec.to_builtins(prices),
         "reason": None,
+        "table": table,
         "attempts": {a: _cost(c) for a, c in per_attempt.items()},
         "per_task": {
             t: {a: _cost(total_cost(grouped.get((t, a), []), f"{t} × {a}")) for a in arms} for t in tasks
@@ -70,16 +86,31 @@ def _usd(c: Mapping[str, Any]) -> str:
     return ("≥ " if c["lower_bound"] else "") + f"${c['usd']:,.4f}"
 
 
+def dollars_note(doc: Mapping[str, Any]) -> str:
+    """The date (and age warning) that goes beside every dollar figure outside the Cost
+    section: "prices of 2026-12-01, bundled table", or "" when the run has no dollars."""
+    table = (doc.get("costs") or {}).get("table") or {}
+    if not table.get("as_of"):
+        return ""
+    note = f"prices of {table['as_of']}" + (", bundled table" if table.get("source") == "bundled" else "")
+    return note + ("; stale: " + table["age_warning"] if table.get("age_warning") else "")
+
+
 def cost_html(doc: Mapping[str, Any]) -> str:
     """The Cost section: the price row and date, dollars per arm, per task × arm and per attempt."""
     costs = doc["costs"]
     if costs["prices"] is None:
         return f"<p>{escape(costs['reason'] or 'no prices')}. Put a dated prices.json beside evaluation.json and rebuild the report.</p>"
     p = costs["prices"]
+    table = costs.get("table") or {}
     model = doc["run"]["model"]
     row = p["models"].get(model or "")
-    head = (
-        f"<p>Prices as of <strong>{escape(p['as_of'])}</strong> ({escape(p['currency'])}), row "
+    which = ("the bundled price table (the run has no prices.json; put one beside evaluation.json to override it)"
+             if table.get("source") == "bundled" else "the run's prices.json")
+    warn = (f'<p class="warning" id="prices-age">Warning: {escape(table["age_warning"])}.</p>'
+            if table.get("age_warning") else "")
+    head = warn + (
+        f"<p>Prices from {escape(which)}, as of <strong>{escape(p['as_of'])}</strong> ({escape(p['currency'])}), row "
         f"<code>{escape(str(model))}</code>: "
         + (f"input ${row['input_per_million']:g}, cached input ${row['cached_input_per_million']:g}, "
            f"output ${row['output_per_million']:g} per million tokens." if row else "no row for this model.")

@@ -24,6 +24,7 @@ from statistics import NormalDist
 from typing import Any
 
 from .. import stats
+from ._report_cost import dollars_note
 
 WIDTH = 680
 LABEL_W = 190
@@ -371,6 +372,6 @@ def plots_section(doc: Mapping[str, Any]) -> str:
         parts.append("<p>No treatment arm to plot against vanilla.</p>")
     parts.append("<h3>Tokens per attempt</h3>" + distribution_plot(doc, "tokens"))
     parts.append("<h3>Coding time per attempt</h3>" + distribution_plot(doc, "time"))
-    if (doc.get("costs") or {}).get("prices") is not None:
-        parts.append("<h3>Cost against pass rate</h3>" + cost_plot(doc))
+    if any(c.get("usd") is not None for c in ((doc.get("costs") or {}).get("arms") or {}).values()):
+        parts.append(f"<h3>Cost against pass rate ({_e(dollars_note(doc))})</h3>" + cost_plot(doc))
     return "".join(parts)

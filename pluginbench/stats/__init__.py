@@ -39,7 +39,19 @@ from ._compare import (
     SplitResult,
     compare_packages,
 )
-from ._cost import Cost, ModelPrice, Prices, attempt_cost, parse_prices, total_cost
+from ._cost import (
+    COST_PER_PASS_DEFINITION,
+    COST_RATIO_DEFINITION,
+    Cost,
+    ModelPrice,
+    Prices,
+    attempt_cost,
+    cost_per_pass,
+    cost_ratio,
+    parse_prices,
+    total_cost,
+)
+from ._cost_gate import cost_gate
 from ._decide import (
     LEVEL,
     Estimate,
@@ -51,7 +63,7 @@ from ._decide import (
 )
 from ._format import format_dollars, format_p, format_pp, format_rate, format_ratio
 from ._gate_eval import FAILED, PASSED, UNDETERMINED, GateResult, TaskValue, bound_decision
-from ._gates import METRICS, STATISTICS, Gate, GatesFile, parse_gates
+from ._gates import COST_METRICS, METRICS, STATISTICS, Gate, GatesFile, parse_gates
 from ._identity import compare_identities, shown
 from ._intervals import (
     Z_95,
@@ -64,7 +76,8 @@ from ._intervals import (
 from ._paired import PairedComparison, TaskPair, paired_comparison
 from ._permutation import SignFlip, lower_bound, min_tasks, sign_flip_test, upper_bound
 from ._power import POWER, PowerPlan, assumed_sd, mde, plan, power_at, power_sentence, tasks_needed
-from ._records import AttemptRecord, Package, correctness
+from ._price_table import STALE_AFTER_DAYS, PriceChoice, age_warning, bundled_prices, choose_prices
+from ._records import DOLLARS, AttemptRecord, Package, correctness
 from ._verdict import DECIDED, EQUIVALENCE_MARGIN, Verdict, verdict_for, verdict_of_paired, verdicts
 
 __all__ = [
@@ -123,7 +136,19 @@ __all__ = [
     "Calibration",
     "CompareRefused",
     "CompareResult",
+    "COST_METRICS",
+    "COST_PER_PASS_DEFINITION",
+    "DOLLARS",
+    "cost_gate",
+    "COST_RATIO_DEFINITION",
     "Cost",
+    "PriceChoice",
+    "STALE_AFTER_DAYS",
+    "age_warning",
+    "bundled_prices",
+    "choose_prices",
+    "cost_per_pass",
+    "cost_ratio",
     "Gate",
     "GateResult",
     "GatesFile",

@@ -26,6 +26,7 @@ import random
 
 import msgspec
 
+from ._cost_gate import cost_gate
 from ._decide import alpha_of
 from ._gate_eval import FAILED, UNDETERMINED, bound_decision, count_gate, metric_gate
 from ._gates import GatesFile
@@ -81,8 +82,8 @@ def aa_packages(vanilla: Package, seed: int) -> tuple[Package, Package]:
                 src = rows[int(rand() * n)]
                 side.append(src._replace(attempt_id=f"{src.attempt_id}~{label}{k}"))
     return (
-        Package(vanilla.name, vanilla.run, tuple(sides[0])),
-        Package(AA_TREATMENT, vanilla.run, tuple(sides[1])),
+        Package(vanilla.name, vanilla.run, tuple(sides[0]), prices=vanilla.prices),
+        Package(AA_TREATMENT, vanilla.run, tuple(sides[1]), prices=vanilla.prices),
     )
 
 
@@ -132,7 +133,8 @@ def calibrate(vanilla: Package, gates: GatesFile, *, seeds: int = DEFAULT_SEEDS)
                     limit = (g.margin or 0.0) if g.kind == "correctness_bound" else (g.factor or 1.0)
                     fp = _bound_seed(g.kind, limit, level, tasks, a, b, overlap)
                 else:
-                    res = count_gate(g, b, a, tasks, overlap) if g.correctness is not None else metric_gate(g, b, a, tasks)
+                    res = (count_gate(g, b, a, tasks, overlap) if g.correctness is not None
+                           else cost_gate(g, b, a, tasks, overlap) if g.cost is not None else metric_gate(g, b, a, tasks))
                     fp = None if res.status == UNDETERMINED else res.status == FAILED
                 t = tallies[(split, g.name)]
                 if fp is None:

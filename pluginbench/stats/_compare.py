@@ -21,6 +21,7 @@ from typing import Any
 import msgspec
 
 from ..errors import CompareRefused, InputError
+from ._cost_gate import cost_gate
 from ._gate_eval import (
     FAILED,
     PASSED,
@@ -115,7 +116,9 @@ def _check_inputs(packages: Sequence[Package], gates: GatesFile, file: str) -> d
                     file=pkg.run,
                     fix=f"select arms with DIR=ARM,ARM so that {pkg.name} comes from one run per task",
                 )
-            by_name[pkg.name] = Package(pkg.name, f"{other.run} + {pkg.run}", other.attempts + pkg.attempts)
+            prices = other.prices if other.prices == pkg.prices else f"mixed: {other.prices} + {pkg.prices}"
+            by_name[pkg.name] = Package(pkg.name, f"{other.run} + {pkg.run}", other.attempts + pkg.attempts,
+                                        prices=prices)
         else:
             by_name[pkg.name] = pkg
     for i, g in enumerate(gates.gates):
@@ -235,6 +238,8 @@ def compare_packages(
                 cand = by_name[cand_name]
                 if g.bound is not None:
                     row = bound_gate(g, cand, comp, paired[(cand.name, comp.name)])
+                elif g.cost is not None:
+                    row = cost_gate(g, cand, comp, tasks, overlap)
                 elif g.correctness is not None:
                     row = count_gate(g, cand, comp, tasks, overlap)
                 else:

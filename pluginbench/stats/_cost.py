@@ -25,6 +25,28 @@ import msgspec
 
 from ..errors import InputError
 
+#: The one definition of the per-treatment dollar figures, shared by the tables, the
+#: verdict and the gates: ``cost_ratio`` is the treatment's mean dollars per attempt over
+#: the comparator's; ``cost_per_pass`` is an arm's total dollars over its passing attempts.
+COST_RATIO_DEFINITION = "mean dollars per attempt of the treatment / mean dollars per attempt of the comparator"
+COST_PER_PASS_DEFINITION = "total dollars / passing attempts"
+
+
+def cost_ratio(usd: float | None, attempts: int, usd_against: float | None, attempts_against: int) -> float | None:
+    """Mean dollars per attempt of one side over the other's; ``None`` when either total is
+    unknown, a side has no attempts, or the comparator spent nothing (no ratio to take)."""
+    if usd is None or usd_against is None or attempts <= 0 or attempts_against <= 0:
+        return None
+    against = usd_against / attempts_against
+    return (usd / attempts) / against if against > 0 else None
+
+
+def cost_per_pass(usd: float | None, passes: int) -> float | None:
+    """Total dollars over passing attempts; ``None`` when the dollars are unknown or nothing passed."""
+    if usd is None or passes <= 0:
+        return None
+    return usd / passes
+
 
 class ModelPrice(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Dollars per million tokens for one model."""
@@ -32,6 +54,11 @@ class ModelPrice(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     input_per_million: Annotated[float, msgspec.Meta(ge=0, description="Uncached input tokens.")]
     cached_input_per_million: Annotated[float, msgspec.Meta(ge=0, description="Input tokens read from the prompt cache.")]
     output_per_million: Annotated[float, msgspec.Meta(ge=0, description="Output tokens (reasoning included).")]
+    cache_write_per_million: Annotated[
+        Annotated[float, msgspec.Meta(ge=0)] | None,
+        msgspec.Meta(description="Input tokens written to the prompt cache, as listed; recorded for reference "
+                     "only: results.json token counts do not separate cache writes, so they are priced as uncached input."),
+    ] = None
 
 
 class Prices(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -40,6 +67,9 @@ class Prices(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     as_of: Annotated[str, msgspec.Meta(description="The date the prices were read, YYYY-MM-DD.")]
     models: Annotated[dict[str, ModelPrice], msgspec.Meta(description="Exact model id → its prices.")]
     currency: Annotated[str, msgspec.Meta(description="Always USD.")] = "USD"
+    sources: Annotated[
+        dict[str, str], msgspec.Meta(description="Model id → where its prices were read (or why a model is left out).")
+    ] = {}
 
 
 class Cost(msgspec.Struct, frozen=True, kw_only=True):
@@ -92,12 +122,15 @@ def parse_prices(raw: Any, file: str) -> Prices:
     return prices
 
 
-def attempt_cost(tokens: Mapping[str, Any], model: str | None, prices: Prices) -> Cost:
-    """One attempt's dollars from its results.json ``tokens`` at ``model``'s price row."""
+def attempt_cost(tokens: Mapping[str, Any], model: str | None, prices: Prices, table: str = "prices.json") -> Cost:
+    """One attempt's dollars from its results.json ``tokens`` at ``model``'s price row;
+    ``table`` names the table in the basis (``prices.json`` or ``the bundled price table``)."""
     row = prices.models.get(model or "")
-    basis = f"prices.json as of {prices.as_of}, row {model}; uncached input, cached input and output tokens"
+    basis = f"{table} as of {prices.as_of}, row {model}; uncached input, cached input and output tokens"
     if row is None:
-        return Cost(usd=None, lower_bound=False, basis=basis, reason=f"prices.json has no row for model {model!r}")
+        left_out = prices.sources.get(model or "")
+        return Cost(usd=None, lower_bound=False, basis=basis,
+                    reason=f"{table} has no row for model {model!r}" + (f" ({left_out})" if left_out else ""))
     status = tokens.get("status")
     if status not in ("exact", "lower_bound", "unvalidated"):
         return Cost(usd=None, lower_bound=False, basis=basis, reason=f"token usage unknown: {tokens.get('reason') or 'no reason recorded'}")

@@ -13,7 +13,9 @@ Three kinds of gate (product description, "Compare runs"):
   against the comparator's, scaled by ``factor``;
 * a **bound gate** (``bound``): an endpoint of the paired sign-flip interval at
   ``confidence_level`` against a limit (``margin`` for pass-rate differences, ``factor``
-  for the token ratio on the log scale) — the one-sided sign-flip test at that limit.
+  for the token ratio on the log scale) — the one-sided sign-flip test at that limit;
+* a **cost gate** (``cost: cost_per_pass|cost_ratio``): the candidate's dollars against the
+  comparator's, both priced by the same table (:mod:`._cost_gate`), within ``factor``.
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ METRICS = (
     "Test lines removed",
 )
 TOKEN_BOUND_METRICS = frozenset((INPUT_TOKENS, OUTPUT_TOKENS))
+#: Cost gate metrics (``cost:``); their definitions are :data:`._cost.COST_PER_PASS_DEFINITION`
+#: and :data:`._cost.COST_RATIO_DEFINITION`.
+COST_METRICS = ("cost_per_pass", "cost_ratio")
 STATISTICS = ("total", "mean_of_task_medians", "mean_of_task_median_ratios")
 
 
@@ -58,7 +63,11 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
     ]
     correctness: Annotated[
         Literal["passes", "unknown"] | None,
-        msgspec.Meta(description="A count gate on passes or on attempts with unknown correctness. Exactly one of correctness and metrics."),
+        msgspec.Meta(description="A count gate on passes or on attempts with unknown correctness. Exactly one of correctness, metrics and cost."),
+    ] = None
+    cost: Annotated[
+        Literal["cost_per_pass", "cost_ratio"] | None,
+        msgspec.Meta(description="A cost gate (direction: lower): cost_per_pass, total dollars / passing attempts, must be <= factor × the comparator's; cost_ratio, mean dollars per attempt of the candidate / the comparator's, must be <= factor (default 1). Undetermined when either side's dollars are unknown (no price table, a model without a row, unknown or lower-bound tokens) or the two were priced by different tables."),
     ] = None
     per_task: Annotated[
         bool, msgspec.Meta(description="Count gates: check each task of the split instead of the split's sum.")
@@ -93,7 +102,9 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
 
     @property
     def kind(self) -> str:
-        """``count``, ``metric``, ``correctness_bound`` or ``token_bound``."""
+        """``count``, ``metric``, ``cost``, ``correctness_bound`` or ``token_bound``."""
+        if self.cost is not None:
+            return "cost"
         if self.bound is not None:
             return "correctness_bound" if self.correctness is not None else "token_bound"
         return "count" if self.correctness is not None else "metric"
@@ -242,11 +253,12 @@ def _check_gate(g: Gate, at: str, file: str, metrics: tuple[str, ...] = METRICS)
     def bad(field: str, message: str, fix: str) -> InputError:
         return InputError(message, file=file, field=f"{at}.{field}", fix=fix)
 
-    if (g.correctness is None) == (g.metrics is None):
+    if sum(x is not None for x in (g.correctness, g.metrics, g.cost)) != 1:
         raise bad(
-            "correctness",
-            f"gate {g.name!r} must set exactly one of correctness and metrics",
-            "use correctness: passes|unknown for a count gate, or metrics: [...] for a metric gate",
+            "correctness" if g.cost is None else "cost",
+            f"gate {g.name!r} must set exactly one of correctness, metrics and cost",
+            "use correctness: passes|unknown for a count gate, metrics: [...] for a metric gate, "
+            "or cost: cost_per_pass|cost_ratio for a cost gate",
         )
     if g.tolerance < 0:
         raise bad("tolerance", "tolerance must be >= 0", "give a whole number of attempts, 0 or more")
@@ -256,10 +268,16 @@ def _check_gate(g: Gate, at: str, file: str, metrics: tuple[str, ...] = METRICS)
             raise bad(field, f"{field} must be a finite number", f"give {field} as a number")
     if g.factor is not None and g.factor <= 0:
         raise bad("factor", "factor must be positive", "give a factor such as 1.1 or 1.3")
+    if g.cost is not None:
+        _check_cost(g, bad)
+        return
     if g.metrics is not None:
         if not g.metrics:
             raise bad("metrics", "metrics lists nothing", "list at least one metric")
         for j, m in enumerate(g.metrics):
+            if m in COST_METRICS:
+                raise bad(f"metrics[{j}]", f"{m} is a cost gate, not a metric to sum",
+                          f"write cost: {m} (and factor:) instead of metrics: [{m}]")
             if m not in metrics:
                 raise bad(
                     f"metrics[{j}]",
@@ -342,3 +360,17 @@ def _check_bound(g: Gate, bad: Any) -> None:
         raise bad("factor", "a token bound gate needs factor", "add factor: 1.3 (or your limit)")
     if g.margin is not None:
         raise bad("margin", "a token bound gate uses factor, not margin", "drop margin")
+
+
+def _check_cost(g: Gate, bad: Any) -> None:
+    """A cost gate takes direction: lower and an optional factor, nothing else."""
+    if g.direction != "lower":
+        raise bad("direction", f"a cost gate needs direction: lower (fewer dollars are better), got {g.direction}",
+                  "set direction: lower")
+    for field in ("statistic", "reference_floor", "bound", "margin"):
+        if getattr(g, field) is not None:
+            raise bad(field, f"a cost gate cannot use {field}", f"drop {field}; a cost gate uses factor")
+    if g.per_task:
+        raise bad("per_task", "a cost gate cannot use per_task", "drop per_task")
+    if g.tolerance:
+        raise bad("tolerance", "a cost gate cannot use tolerance", "use factor instead")

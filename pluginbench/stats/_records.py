@@ -11,6 +11,8 @@ from typing import NamedTuple
 
 #: Outcomes an attempt can have once graded; ``None`` means it is not complete.
 PASS, OVERLAP_PASS, FAIL, EMPTY, UNKNOWN = "pass", "overlap_pass", "fail", "empty", "unknown"
+#: The metric key of an attempt's dollars (results.json ``costs.attempts``), read by cost gates.
+DOLLARS = "Dollars"
 
 
 class AttemptRecord(NamedTuple):
@@ -34,12 +36,17 @@ class Package:
     each task up in constant time.
     """
 
-    __slots__ = ("name", "run", "attempts", "references", "_by_task")
+    __slots__ = ("name", "run", "attempts", "references", "prices", "_by_task")
 
     def __init__(self, name: str, run: str, attempts: tuple[AttemptRecord, ...],
-                 references: Mapping[str, Mapping[str, tuple[float | None, str | None]]] | None = None) -> None:
+                 references: Mapping[str, Mapping[str, tuple[float | None, str | None]]] | None = None,
+                 prices: str | None = None) -> None:
         self.name = name
         self.run = run
+        #: which price table priced the run's dollars (``DOLLARS`` in each attempt's metrics),
+        #: e.g. "bundled price table of 2026-12-01"; None when the run has none. Cost gates
+        #: compare dollars only between packages priced by the same table.
+        self.prices = prices
         self.attempts = tuple(attempts)
         #: task → metric → (the reference solution's value, or None with the reason); empty
         #: when the run's report has no references (then ratio gates divide by the comparator)

@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from ._cost import cost_per_pass, cost_ratio
 from ._decide import LEVEL, alpha_of
 from ._format import format_dollars, format_pp, format_ratio
 from ._power import POWER, assumed_sd, mde, tasks_needed
@@ -60,8 +61,8 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True):
     token_high: float | None
     usd: float | None
     usd_against: float | None
-    cost_ratio: float | None
-    usd_per_solved: float | None
+    cost_ratio: float | None  # COST_RATIO_DEFINITION: mean dollars per attempt, treatment / comparator
+    usd_per_solved: float | None  # COST_PER_PASS_DEFINITION: total dollars / passing attempts
     usd_per_solved_against: float | None
     prices_as_of: str | None
     exercised: bool | None
@@ -82,6 +83,10 @@ def _sd(diffs: Sequence[float], repeats: int) -> tuple[float, str]:
 
 def _passes(doc: Mapping[str, Any], arm: str) -> int:
     return sum(int((doc["per_task"][t].get(arm) or {}).get("passes") or 0) for t in doc["tasks"])
+
+
+def _attempts(doc: Mapping[str, Any], arm: str) -> int:
+    return sum(1 for r in doc.get("attempts") or () if r.get("arm") == arm)
 
 
 def _cost(doc: Mapping[str, Any], arm: str) -> float | None:
@@ -146,18 +151,23 @@ def verdict_for(
     )
     usd_t, usd_v = _cost(doc, treatment), _cost(doc, against)
     solved_t, solved_v = _passes(doc, treatment), _passes(doc, against)
-    per_t = usd_t / solved_t if usd_t is not None and solved_t else None
-    per_v = usd_v / solved_v if usd_v is not None and solved_v else None
-    cost_ratio = usd_t / usd_v if usd_t is not None and usd_v else None
-    as_of = ((doc.get("costs") or {}).get("prices") or {}).get("as_of")
+    per_t, per_v = cost_per_pass(usd_t, solved_t), cost_per_pass(usd_v, solved_v)
+    ratio = cost_ratio(usd_t, _attempts(doc, treatment), usd_v, _attempts(doc, against))
+    costs = doc.get("costs") or {}
+    as_of = (costs.get("prices") or {}).get("as_of")
+    table = costs.get("table") or {}
+    price_note = f"prices of {as_of}" + (", bundled table" if table.get("source") == "bundled" else "") + (
+        ", older than 90 days at the run's date" if table.get("age_warning") else "")
     money_parts = []
     if tok.get("estimate") is not None:
         money_parts.append(f"tokens {format_ratio(tok['estimate'])}" + (
             f" [{format_ratio(tok['low'])} to {format_ratio(tok['high'])}]" if tok.get("low") is not None else ""))
-    if cost_ratio is not None:
-        money_parts.append(f"dollars {format_ratio(cost_ratio)}")
+    if ratio is not None:
+        money_parts.append(f"dollars per attempt {format_ratio(ratio)}")
     if per_t is not None and per_v is not None:
-        money_parts.append(f"{format_dollars(per_t)} vs {format_dollars(per_v)} per solved task (prices of {as_of})")
+        money_parts.append(f"{format_dollars(per_t)} vs {format_dollars(per_v)} per solved task")
+    if ratio is not None or (per_t is not None and per_v is not None):
+        money_parts[-1] += f" ({price_note})"
     money = ", ".join(money_parts)
     m = mde(n, sd, alpha) if n else None
     within = more = None
@@ -186,7 +196,7 @@ def verdict_for(
         treatment=treatment, against=against, kind=kind, headline=sentence, level=level, effect=est, low=low,
         high=high, tasks=n, equivalence_margin=equivalence_margin, within=within, more_tasks=more, mde=m, sd=sd,
         sd_source=sd_source, token_ratio=tok.get("estimate"), token_low=tok.get("low"), token_high=tok.get("high"),
-        usd=usd_t, usd_against=usd_v, cost_ratio=cost_ratio, usd_per_solved=per_t, usd_per_solved_against=per_v,
+        usd=usd_t, usd_against=usd_v, cost_ratio=ratio, usd_per_solved=per_t, usd_per_solved_against=per_v,
         prices_as_of=as_of, exercised=exercised, exercised_reason=exercised_reason,
         attempts_complete=done, attempts_total=total, run_status=run_status,
     )

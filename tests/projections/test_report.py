@@ -72,6 +72,7 @@ class RunBuilder:
         isolation: str = "none",
         probe: bool = False,
         name: str = "demo",
+        model: str = "model-x",
     ) -> None:
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
@@ -79,7 +80,7 @@ class RunBuilder:
             "name": name,
             "runner": {
                 "harness": harness,
-                "model": "model-x",
+                "model": model,
                 "reasoning": "high",
                 "cli_version": "1.2.3",
                 "probe": "scenario.yaml" if probe else None,
@@ -105,7 +106,7 @@ class RunBuilder:
                 name=name,
                 evaluation_sha256="0" * 64,
                 harness=harness,
-                model="model-x",
+                model=model,
                 reasoning="high",
                 backend=backend,
                 isolation=isolation,

@@ -92,14 +92,16 @@ def test_report_prices_attempts_tasks_and_arms_from_prices_json(tmp_path) -> Non
 
 
 def test_report_without_or_with_bad_prices_says_why(tmp_path) -> None:
-    """Without prices.json every dollar figure is absent with the reason; an invalid one names its field and fix."""
+    """Without prices.json and a model the bundled table lacks, every dollar figure is unknown with the reason
+    (and no cost plot is drawn); an invalid prices.json is never replaced by the bundled table: it names its field and fix."""
     root = sample_run(tmp_path / "run")
     doc = load(root)
-    assert doc["costs"]["prices"] is None and "no prices.json" in doc["costs"]["reason"]
+    assert doc["costs"]["table"]["source"] == "bundled" and doc["costs"]["arms"]["vanilla"]["usd"] is None
     assert 'id="cost-pass-rate"' not in (root / "report" / "report.html").read_text()
     (root / "prices.json").write_text('{"as_of": "yesterday", "models": {}}')
     doc = load(root)
     assert doc["costs"]["prices"] is None and "field as_of" in doc["costs"]["reason"]
+    assert doc["costs"]["table"]["source"] == "none"
 
 
 def test_report_command_warns_on_stderr_about_an_unusable_prices_json(tmp_path) -> None:
@@ -120,3 +122,53 @@ def test_report_command_warns_on_stderr_about_an_unusable_prices_json(tmp_path) 
     assert res.exit_code == 0, res.output
     assert "report:" in res.stdout
     assert "warning: prices.json is invalid" in res.stderr and "field as_of" in res.stderr
+
+
+def test_a_run_without_prices_json_gets_dollars_from_the_bundled_table_with_its_date(tmp_path) -> None:
+    """A run of a pinned model with no prices.json is priced by the bundled table: results.json records
+    the table (bundled, its file and date) and report.html shows that date beside the dollars."""
+    from pluginbench.events._types import Usage
+    from pluginbench.stats import bundled_prices
+    from tests.projections.test_report import RunBuilder
+
+    table = bundled_prices()
+    usage = Usage(status="exact", input_tokens=1_000_000, cached_input_tokens=400_000, output_tokens=100_000, total_tokens=1_100_000)
+    b = RunBuilder(tmp_path / "run", ["t1"], model="claude-sonnet-4-5")
+    b.complete("t1", "vanilla", "pass", usage)
+    b.complete("t1", "guided", "pass", usage)
+    root = b.close()
+    doc = load(root)
+    costs = doc["costs"]
+    assert costs["table"] == {"source": "bundled", "file": "pluginbench/stats/prices.json", "as_of": table.as_of,
+                              "age_warning": None}
+    row = table.models["claude-sonnet-4-5"]
+    expected = (600_000 * row.input_per_million + 400_000 * row.cached_input_per_million
+                + 100_000 * row.output_per_million) / 1_000_000
+    assert costs["arms"]["vanilla"]["usd"] == pytest.approx(expected)
+    assert "the bundled price table as of " + table.as_of in costs["attempts"]["t1.vanilla.0"]["basis"]
+    html = (root / "report" / "report.html").read_text()
+    assert f"Cost against pass rate (prices of {table.as_of}, bundled table)" in html
+    assert "Prices from the bundled price table" in html and f"as of <strong>{table.as_of}</strong>" in html
+    before = (root / "report" / "results.json").read_bytes(), html
+    load(root)  # a rebuild is byte-identical
+    assert ((root / "report" / "results.json").read_bytes(), (root / "report" / "report.html").read_text()) == before
+
+
+def test_a_run_whose_date_is_long_after_the_table_warns_and_its_own_prices_json_wins(tmp_path) -> None:
+    """An unknown model gets unknown dollars naming the bundled table; a run's own prices.json overrides the
+    bundled table and an old one, 90+ days before run.created, carries the age warning in results.json and report.html."""
+    import json
+
+    root = sample_run(tmp_path / "run")
+    doc = load(root)
+    assert doc["costs"]["table"]["source"] == "bundled"
+    assert doc["costs"]["arms"]["vanilla"]["usd"] is None
+    assert "the bundled price table has no row for model 'model-x'" in doc["costs"]["arms"]["vanilla"]["reason"]
+    old = {**PRICES, "as_of": "2025-06-01"}  # the sample run was created 2026-01-01
+    (root / "prices.json").write_text(json.dumps(old))
+    doc = load(root)
+    table = doc["costs"]["table"]
+    assert table["source"] == "run" and table["as_of"] == "2025-06-01" and doc["costs"]["prices"]["as_of"] == "2025-06-01"
+    assert table["age_warning"] and "214 days before this run (2026-01-01)" in table["age_warning"]
+    html = (root / "report" / "report.html").read_text()
+    assert 'id="prices-age"' in html and "214 days before this run" in html

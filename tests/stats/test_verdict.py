@@ -25,6 +25,7 @@ def doc_of(diffs: list[float], *, complete: int | None = None, usd: tuple[float,
             "per_task": {t: {"pass_rate_difference": d} for t, d in zip(tasks, diffs, strict=True)},
             "summary": {"pass_rate": summary(iv), "tokens": summary(tok)},
         }},
+        "attempts": [{"arm": a, "task": t} for t in tasks for a in ("vanilla", "guided") for _ in range(3)],
         "costs": {"prices": {"as_of": "2026-11-01"} if usd else None,
                   "arms": {"vanilla": {"usd": usd[0]}, "guided": {"usd": usd[1]}} if usd else {}},
     }
@@ -63,7 +64,23 @@ def test_dollars_per_solved_task_and_cost_ratio() -> None:
     v = verdict_for(doc_of(UP, usd=(2.0, 3.0)), "guided")
     assert v.cost_ratio == pytest.approx(1.5)
     assert v.usd_per_solved == pytest.approx(3.0 / 16) and v.usd_per_solved_against == pytest.approx(2.0 / 8)
-    assert "dollars ×1.50" in v.headline and "prices of 2026-11-01" in v.headline
+    assert "dollars per attempt ×1.50" in v.headline and "prices of 2026-11-01" in v.headline
+
+
+def test_cost_ratio_is_mean_dollars_per_attempt() -> None:
+    """The dollar ratio divides mean dollars per attempt, so an arm with twice the attempts is not twice the cost."""
+    doc = doc_of(UP, usd=(2.0, 3.0))
+    doc["attempts"] += [{"arm": "guided", "task": "t00"}] * 24  # guided: 48 attempts, vanilla: 24
+    v = verdict_for(doc, "guided")
+    assert v.cost_ratio == pytest.approx((3.0 / 48) / (2.0 / 24))
+
+
+def test_bundled_table_is_named_beside_the_dollars() -> None:
+    """Dollars priced by the bundled table say so, with its date, and a stale table says it is old."""
+    doc = doc_of(UP, usd=(2.0, 3.0))
+    doc["costs"]["table"] = {"source": "bundled", "as_of": "2026-11-01", "age_warning": "old"}
+    v = verdict_for(doc, "guided")
+    assert "(prices of 2026-11-01, bundled table, older than 90 days at the run's date)" in v.headline
 
 
 def test_undetermined_says_how_many_more_tasks() -> None:
