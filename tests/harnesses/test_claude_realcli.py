@@ -88,7 +88,7 @@ async def _attempt(cli: Path, tmp: Path, probe: ProbeServer, treatment: FrozenTr
     attempt_dir = tmp / f"attempt-{name}"
     ctx = AttemptContext("run", name, _task(tmp), treatment, MODEL, "medium", 0, 120.0, attempt_dir, on_launch)
     spec = SandboxSpec(run_id="run", attempt_id=name, role="coding", task="t1", workspace=work, home=home,
-                       readonly=harness.readonly)
+                       readonly=harness.readonly, egress=harness.egress("coding", None))
     async with LocalEnvironment(isolation="auto").sandbox(spec) as sb:
         run = await harness.run(sb, ctx)
         await sb.stop()

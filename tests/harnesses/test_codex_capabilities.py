@@ -62,7 +62,7 @@ async def _attempt(tmp: Path, cli: Path, caps: Capabilities) -> tuple[dict, str,
             pass
 
         ctx = AttemptContext("run", "att", _task(tmp), VANILLA, "gpt-5.5", "low", 1, 120.0, tmp / "attempt", launched)
-        spec = SandboxSpec("run", "att", "coding", "t", workspace=_workspace(tmp), home=home, readonly=harness.readonly)
+        spec = SandboxSpec("run", "att", "coding", "t", workspace=_workspace(tmp), home=home, readonly=harness.readonly, egress=harness.egress("coding", None))
         async with LocalEnvironment(isolation="auto").sandbox(spec) as sb:
             run = await harness.run(sb, ctx)
         probe.wait_idle(timeout=60)
@@ -114,7 +114,7 @@ async def test_login_status_runs_in_the_sandbox_before_coding(tmp_path, cli, log
     harness = CodexHarness(cli, "0.169.0", host_codex_home=host)
     home = tmp_path / "home"
     harness.deliver(VANILLA, home)
-    spec = SandboxSpec("run", "att", "coding", "t", workspace=_workspace(tmp_path), home=home, readonly=harness.readonly)
+    spec = SandboxSpec("run", "att", "coding", "t", workspace=_workspace(tmp_path), home=home, readonly=harness.readonly, egress=harness.egress("coding", None))
     async with LocalEnvironment(isolation="auto").sandbox(spec) as sb:
         await harness._put_credential(sb)
         if logged_in:

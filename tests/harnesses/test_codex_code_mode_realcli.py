@@ -41,7 +41,7 @@ async def _offered_tools(tmp: Path, cli_path: Path, treatment: FrozenTreatment) 
 
         ctx = AttemptContext("run", "att", task(tmp, "Say hello."), treatment, "gpt-5.5", "medium", 1, 120.0,
                              tmp / "attempt", launched)
-        spec = SandboxSpec("run", "att", "coding", "t", workspace=ws, home=home, readonly=harness.readonly)
+        spec = SandboxSpec("run", "att", "coding", "t", workspace=ws, home=home, readonly=harness.readonly, egress=harness.egress("coding", None))
         async with LocalEnvironment(isolation="auto").sandbox(spec) as sb:
             run = await harness.run(sb, ctx)
             await sb.stop()

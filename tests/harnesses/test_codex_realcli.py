@@ -87,7 +87,7 @@ async def attempt(tmp: Path, cli: Path, scenario: str, treatment: FrozenTreatmen
 
         ctx = AttemptContext("run", "att", task(tmp, instruction), treatment, "gpt-5.5", "medium", 1, 120.0,
                              tmp / "attempt", launched)
-        spec = SandboxSpec("run", "att", "coding", "t", workspace=ws, home=home, readonly=harness.readonly)
+        spec = SandboxSpec("run", "att", "coding", "t", workspace=ws, home=home, readonly=harness.readonly, egress=harness.egress("coding", None))
         async with LocalEnvironment(isolation="auto").sandbox(spec) as sb:
             run = None
             error = None

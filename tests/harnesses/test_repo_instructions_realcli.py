@@ -78,7 +78,7 @@ async def _attempt(harness, tmp: Path, probe: ProbeServer, treatment: FrozenTrea
     attempt_dir = tmp / f"attempt-{name}"
     ctx = AttemptContext("run", name, _task(tmp), treatment, model, "medium", 0, 120.0, attempt_dir, launched)
     spec = SandboxSpec(run_id="run", attempt_id=name, role="coding", task="t1", workspace=work, home=home,
-                       readonly=harness.readonly)
+                       readonly=harness.readonly, egress=harness.egress("coding", None))
     log = tmp / f"launches-{name}.log"
     async with LocalEnvironment(isolation="auto").sandbox(spec) as sb:
         run = await harness.run(sb, ctx)

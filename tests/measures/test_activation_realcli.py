@@ -108,7 +108,7 @@ async def _claude_attempt(cli: Path, tmp: Path, probe: ProbeServer, treatment: F
     ctx = AttemptContext("run", name, _task(tmp, instruction), treatment, "claude-sonnet-4-5", "medium", 0, 120.0,
                          attempt_dir, on_launch)
     spec = SandboxSpec(run_id="run", attempt_id=name, role="coding", task="t1", workspace=work, home=home,
-                       readonly=harness.readonly)
+                       readonly=harness.readonly, egress=harness.egress("coding", None))
     async with LocalEnvironment(isolation="auto").sandbox(spec) as sb:
         run = await harness.run(sb, ctx)
         await sb.stop()
@@ -193,7 +193,7 @@ async def _codex_attempt(cli: Path, tmp: Path, probe: ProbeServer, treatment: Fr
 
     ctx = AttemptContext("run", name, _task(tmp, instruction), treatment, "gpt-5.5", "medium", 1, 120.0,
                          attempt_dir, on_launch)
-    spec = SandboxSpec("run", name, "coding", "t", workspace=ws, home=home, readonly=harness.readonly)
+    spec = SandboxSpec("run", name, "coding", "t", workspace=ws, home=home, readonly=harness.readonly, egress=harness.egress("coding", None))
     async with LocalEnvironment(isolation="auto").sandbox(spec) as sb:
         run = await harness.run(sb, ctx)
         await sb.stop()

@@ -65,7 +65,7 @@ async def _run(tmp: Path, name: str) -> Path:
             return None
 
         ctx = AttemptContext("run", "att", task, vanilla, model, "medium", 1, 120.0, attempt_dir, launched)
-        spec = SandboxSpec("run", "att", "coding", "t", workspace=work, home=home, readonly=harness.readonly)
+        spec = SandboxSpec("run", "att", "coding", "t", workspace=work, home=home, readonly=harness.readonly, egress=harness.egress("coding", None))
         async with LocalEnvironment(isolation="auto").sandbox(spec) as sb:
             await harness.run(sb, ctx)
             await sb.stop()
