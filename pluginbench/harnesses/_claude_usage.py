@@ -244,6 +244,18 @@ def validate_usage(
     if answers is None:
         reasons.append("the stream's answers were not read: no answer's usage was seen")
     elif answers.answers == 0:
+        status = res.get("api_error_status")
+        mu0 = model_usage_totals(res.get("modelUsage") or {})
+        if (isinstance(status, int) and not isinstance(status, bool) and answers.cut_retries == 0
+                and not model_usage_faults(res.get("modelUsage") or {})
+                and not any(any(c.values()) for c in mu0.values())):
+            # Every request was refused with an HTTP status (a 429, a 5xx) and none was cut
+            # mid-stream: no answer was served, so nothing was spent. That zero is seen,
+            # not assumed, and it is exact.
+            return Usage(status="exact", input_tokens=0, cached_input_tokens=0, uncached_input_tokens=0,
+                         output_tokens=0, reasoning_output_tokens=None, total_tokens=0,
+                         reason=f"no answer was served: every request was refused with HTTP {status} "
+                                "and none was cut mid-stream"), {**acct, "rule": "refused", "reasons": []}
         reasons.append("the stream shows no API answer: no answer's usage was seen")
     elif len(answers.faults) == answers.answers:
         reasons.append(f"no answer carried valid usage ({_fault_summary(answers)})")

@@ -223,3 +223,21 @@ def test_codex_stream_cut_and_retried_then_recovered_is_a_lower_bound() -> None:
     cut = run("Reconnecting... 1/5 (stream disconnected before completion: stream closed before response.completed)")
     assert cut.status == "lower_bound" and "cut and retried" in (cut.reason or "")
     assert run("Reconnecting... 1/5 (unexpected status 503 Service Unavailable: x)").status == "exact"
+
+
+def test_every_request_refused_with_an_http_status_is_an_exact_zero() -> None:
+    """Recorded real 429 session: no answer served and none cut, so zero tokens is seen and exact; a cut retry
+    or a non-zero modelUsage in the same session makes it unknown again."""
+    stream = (DATA / "rate-limited.stream.jsonl").read_text()
+    transcript = (DATA / "rate-limited.transcript.jsonl").read_text()
+    usage, acct = _claude(stream, transcript)
+    assert (usage.status, usage.total_tokens, acct["rule"]) == ("exact", 0, "refused"), usage.reason
+    assert "refused with HTTP 429" in (usage.reason or "")
+    cut = json.dumps({"type": "system", "subtype": "api_retry", "attempt": 1, "max_retries": 2, "error_status": None})
+    assert _claude(cut + "\n" + stream, transcript)[0].status == "unknown"
+    lines = [json.loads(ln) for ln in stream.splitlines() if ln.strip()]
+    for ev in lines:
+        if ev.get("type") == "result":
+            ev["modelUsage"] = {MODEL: {"inputTokens": 5, "outputTokens": 1}}
+    spent = "\n".join(json.dumps(ev) for ev in lines) + "\n"
+    assert _claude(spent, transcript)[0].status == "unknown"
