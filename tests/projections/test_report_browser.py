@@ -55,8 +55,11 @@ class TableReader(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = dict(attrs)
         if tag == "tr" and a.get("data-task"):
-            self._task = a["data-task"]
-            self.rows[self._task] = []
+            # The per-task pass-rate table comes first; later tables (cost, code measures)
+            # carry data-task rows too, and never replace it.
+            self._task = a["data-task"] if a["data-task"] not in self.rows else None
+            if self._task is not None:
+                self.rows[self._task] = []
         elif tag in ("td", "th") and self._task is not None:
             self._cell = []
         elif tag == "div" and (a.get("id") or "").startswith("banner-"):
