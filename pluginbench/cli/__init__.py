@@ -1,7 +1,7 @@
 """The ``pluginbench`` command line: parsing and dispatch only.
 
 Commands: init, check, run, status, stop, report, compare, calibrate, events, review, measure, demo, doctor,
-dashboard,
+dashboard, show, bundle,
 probe serve, tasks pick, judge prepare|run|tally (and the hidden worker).
 Exit codes: 0 success, 1 a run or check that failed (for compare: a gate failed), 2 bad
 input (nothing started), 3 compare: no gate failed but some gate is undetermined.
@@ -13,6 +13,7 @@ import sys
 
 import typer
 
+from ._bundle import bundle_command
 from ._compare import calibrate_command, compare_command
 from ._dashboard import dashboard_command
 from ._doctor import doctor_command
@@ -23,6 +24,7 @@ from ._probe import probe_app
 from ._review import review_command
 from ._run import demo_command, run_command, worker_command
 from ._setup import check_command, init_command
+from ._show import show_command
 from ._tasks import tasks_app
 from ._watch import events_command, report_command, status_command, stop_command
 
@@ -52,6 +54,8 @@ app.command("measure")(measure_command)
 app.command("demo")(demo_command)
 app.command("doctor")(doctor_command)
 app.command("dashboard")(dashboard_command)
+app.command("show")(show_command)
+app.command("bundle")(bundle_command)
 app.add_typer(probe_app, name="probe")
 app.add_typer(tasks_app, name="tasks")
 app.add_typer(judge_app, name="judge")

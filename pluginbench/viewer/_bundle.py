@@ -1,0 +1,347 @@
+"""``pluginbench bundle``: a shareable, scrubbed copy of a run, and opening one read-only.
+
+What goes in (paths kept, relative to the run directory): ``evaluation.json``,
+``evaluation-binding.json``, ``events.jsonl``, ``report/`` (results.json, results.csv,
+report.html) and, for every attempt (live and discarded), its receipts and records
+(``invocation.json``, ``execution.json``, ``delivery.json``, ``native-treatment.json``,
+``measurements.json``, ``reused.json``), ``model.patch`` and what it dropped, ``agent/``
+(transcripts, rollouts, stream), ``grading/``, ``delivery/`` (the treatment as delivered,
+without credential files) and ``measure/activation/``; review results
+(``evidence/reviews/*/*/review.json``) and the probe's request log. Left out, and named in
+the note: the working-tree export, ``collect/``/``artifacts/``, the frozen tasks and
+treatments, the ledger (a projection), binary files and files over 32 MiB.
+
+Every text file is scrubbed (:mod:`._scrub`); then every staged file is scanned again,
+both by :func:`._scrub.findings` and by the engine's own credential scanner
+(:func:`pluginbench.harnesses._secrets.scan_for_secrets`). Anything found refuses the
+bundle and nothing is written. The archive holds ``bundle/manifest.json`` (every file's
+sha256 and size, what was replaced per file, what was left out and why) and
+``bundle/NOTE.md`` (the same in words). It is deterministic: sorted entries, zero
+timestamps and owners, so the same run gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import gzip
+import hashlib
+import io
+import json
+import os
+import shutil
+import stat
+import sys
+import tarfile
+import tempfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import msgspec
+
+from ..errors import InputError, PluginBenchError
+from ..harnesses._secrets import scan_for_secrets
+from ..rundir import RunDir
+from ._evidence import list_files
+from ._scrub import credential_forms, findings, scrub_text
+
+MANIFEST = "bundle/manifest.json"
+NOTE = "bundle/NOTE.md"
+MAX_FILE = 32 << 20
+_TOP_FILES = ("evaluation.json", "evaluation-binding.json", "events.jsonl", "report/results.json",
+              "report/results.csv", "report/report.html", "evidence/probe/requests.jsonl")
+_ATTEMPT_FILES = frozenset({"invocation.json", "execution.json", "execution-current.json", "delivery.json",
+                            "native-treatment.json", "measurements.json", "reused.json", "model.patch",
+                            "model.patch.dropped.txt", "export.dropped.txt"})
+_ATTEMPT_FOLDERS = ("agent/", "grading/", "delivery/", "measure/activation/")
+_CREDENTIAL_FILES = frozenset({".credentials.json", "auth.json", ".netrc", "credentials"})
+_GENERIC = frozenset({"/", "/tmp", "/usr", "/home", "/root", "/var", "/opt", "/app", "/work", "/Users", "/private"})
+
+
+class BundleRefused(PluginBenchError):
+    """A scan still found a credential, token or host path after scrubbing: nothing written."""
+
+    exit_code = 1
+
+
+class Bundle(msgspec.Struct, frozen=True, kw_only=True):
+    path: str
+    files: int
+    bytes: int
+    replaced: dict[str, int]  # kind -> how many
+    excluded: int
+
+
+def delivered_credentials(environ: Mapping[str, str]) -> list[str]:
+    """The credentials the harnesses deliver, as this host has them: Claude Code's token
+    variable, the provider key variables, the long values of Codex's ``auth.json``, and the
+    probe's fake keys (probe runs deliver those)."""
+    from ..harnesses._claude_launch import TOKEN_VARIABLE
+    from ..probe import PROBE_ANTHROPIC_KEY, PROBE_OPENAI_KEY
+
+    found = [PROBE_ANTHROPIC_KEY, PROBE_OPENAI_KEY]
+    for var in (TOKEN_VARIABLE, "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CODEX_API_KEY"):
+        if environ.get(var):
+            found.append(environ[var])
+    codex_home = Path(environ.get("CODEX_HOME") or Path(environ.get("HOME") or Path.home()) / ".codex")
+    try:
+        data = json.loads((codex_home / "auth.json").read_text())
+    except (OSError, ValueError):
+        data = None
+
+    def walk(v: object) -> None:
+        if isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, str) and len(v) >= 20:
+            found.append(v)
+
+    walk(data)
+    return sorted(set(found))
+
+
+def host_paths(run_dir: Path, environ: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(host folder, placeholder): the run directory and its parent, HOME, the working
+    folder, the temp folder and the Python prefix (generic system folders are kept)."""
+    out: dict[str, str] = {}
+
+    def add(p: str | Path | None, placeholder: str) -> None:
+        if not p:
+            return
+        for form in {str(p), os.path.realpath(p)}:
+            form = form.rstrip("/")
+            if form and form not in _GENERIC and form.count("/") >= 2 and form not in out:
+                out[form] = placeholder
+
+    add(run_dir.absolute(), "<run>")
+    add(run_dir.absolute().parent, "<runs>")
+    add(environ.get("HOME"), "<home>")
+    add(os.getcwd(), "<cwd>")
+    add(tempfile.gettempdir(), "<tmp>")
+    add(sys.prefix, "<python>")
+    add(Path(__file__).resolve().parents[2], "<pluginbench>")
+    return sorted(out.items(), key=lambda kv: (-len(kv[0]), kv[0]))
+
+
+def _selected(run_dir: Path) -> tuple[list[str], list[tuple[str, str]]]:
+    """(files to bundle, (file, why) left out), relative to the run directory."""
+    keep: list[str] = []
+    left: list[tuple[str, str]] = []
+    for rel in _TOP_FILES:
+        if (run_dir / rel).is_file() and not (run_dir / rel).is_symlink():
+            keep.append(rel)
+    evidence = RunDir(run_dir).evidence
+    for kind in ("attempts", "discarded"):
+        base = evidence / kind
+        if not base.is_dir() or base.is_symlink():
+            continue
+        for attempt in sorted(p.name for p in base.iterdir() if p.is_dir() and not p.is_symlink()):
+            folder = base / attempt
+            for rel, _size in list_files(folder):
+                full = f"evidence/{kind}/{attempt}/{rel}"
+                name = rel.rsplit("/", 1)[-1]
+                if name in _CREDENTIAL_FILES:
+                    left.append((full, "a credential file"))
+                elif rel in _ATTEMPT_FILES or rel.startswith(_ATTEMPT_FOLDERS):
+                    keep.append(full)
+                elif rel.startswith("export/"):
+                    continue  # the working tree: the patch is its record (named once below)
+                else:
+                    left.append((full, "not part of a bundle (scratch, collected artifacts)"))
+    reviews = evidence / "reviews"
+    if reviews.is_dir() and not reviews.is_symlink():
+        for rel, _size in list_files(reviews):
+            if rel.endswith("/review.json") and rel.count("/") == 2:
+                keep.append(f"evidence/reviews/{rel}")
+    left += [("evidence/attempts/*/export/", "the exported working tree (model.patch is its canonical record)"),
+             ("evidence/frozen/", "frozen tasks and treatments (hidden tests and solutions stay private)"),
+             ("evidence/ledger.sqlite", "a projection of events.jsonl (status folds the log without it)")]
+    return sorted(keep), left
+
+
+def _tar_bytes(files: dict[str, bytes], top: str) -> bytes:
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        dirs: set[str] = set()
+        for rel in sorted(files):
+            parts = rel.split("/")[:-1]
+            for i in range(len(parts) + 1):
+                d = "/".join([top, *parts[:i]])
+                if d not in dirs:
+                    dirs.add(d)
+                    info = tarfile.TarInfo(d)
+                    info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, 0
+                    tar.addfile(info)
+            info = tarfile.TarInfo(f"{top}/{rel}")
+            info.size, info.mode, info.mtime = len(files[rel]), 0o644, 0
+            tar.addfile(info, io.BytesIO(files[rel]))
+    out = io.BytesIO()
+    with gzip.GzipFile(fileobj=out, mode="wb", mtime=0, filename="") as gz:
+        gz.write(raw.getvalue())
+    return out.getvalue()
+
+
+def write_bundle(run_dir: Path, out: Path, *, environ: Mapping[str, str] | None = None) -> Bundle:
+    """Scrub and pack ``run_dir`` into ``out`` (.tar.gz); :class:`BundleRefused` (nothing
+    written) when a scan still finds something."""
+    env = dict(os.environ if environ is None else environ)
+    if not RunDir(run_dir).is_run():
+        raise InputError(f"{run_dir} is not a run directory (no evaluation.json and evaluation-binding.json)",
+                         file=str(run_dir), fix="pass the folder `pluginbench run` wrote (runs/<run>)")
+    if out.exists() and out.is_dir():
+        raise InputError(f"{out} is a folder", file=str(out), fix="give -o a file name ending .tar.gz")
+    if not out.parent.is_dir():
+        raise InputError(f"{out.parent} does not exist", file=str(out), fix="create the folder first, or give another -o")
+    forms = credential_forms(delivered_credentials(env))
+    paths = host_paths(run_dir, env)
+    user = env.get("USER") or env.get("LOGNAME") or _login()
+    keep, left = _selected(run_dir)
+    staged: dict[str, bytes] = {}
+    replaced: dict[str, dict[str, int]] = {}
+    for rel in keep:
+        data = (run_dir / rel).read_bytes()
+        if len(data) > MAX_FILE:
+            left.append((rel, f"over {MAX_FILE >> 20} MiB"))
+            continue
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            left.append((rel, "not UTF-8 text (binary files are not scrubbed, so not shared)"))
+            continue
+        clean, counts = scrub_text(text, forms, paths, user)
+        if counts:
+            replaced[rel] = counts
+        staged[rel] = clean.encode()
+    # the second look: the scrubbed bytes, by the scrubber's own check and the engine's scanner
+    problems: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="pb-bundle-") as tmp:
+        for rel, data in staged.items():
+            hits = findings(data.decode(), forms, [p for p, _ in paths], user)
+            if hits:
+                problems.append(f"{rel}: {', '.join(hits)}")
+            target = Path(tmp, rel)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        for path, _found in scan_for_secrets([Path(tmp)], delivered_credentials(env)):
+            problems.append(f"{path.relative_to(tmp)}: a delivered credential (engine scanner)")
+    if problems:
+        raise BundleRefused("the bundle was not written: a scan still finds something after scrubbing:\n  "
+                            + "\n  ".join(sorted(set(problems))[:20]))
+    name = _bundle_name(run_dir)
+    kinds: dict[str, int] = {}
+    for counts in replaced.values():
+        for k, v in counts.items():
+            kinds[k] = kinds.get(k, 0) + v
+    manifest = {
+        "schema_version": 1,
+        "run": name,
+        "files": [{"path": rel, "sha256": hashlib.sha256(staged[rel]).hexdigest(), "bytes": len(staged[rel])}
+                  for rel in sorted(staged)],
+        "replaced": {rel: dict(sorted(c.items())) for rel, c in sorted(replaced.items())},
+        "replaced_totals": dict(sorted(kinds.items())),
+        "placeholders": {"<redacted credential>": "a delivered credential (any encoding)",
+                         "<redacted token>": "a token-like string", "<user>": "the host user name",
+                         **{ph: "a host folder" for _p, ph in paths}},
+        "left_out": [{"path": p, "reason": r} for p, r in sorted(set(left))],
+    }
+    staged[MANIFEST] = json.dumps(manifest, indent=2, sort_keys=True).encode() + b"\n"
+    staged[NOTE] = _note(manifest).encode()
+    blob = _tar_bytes(staged, name)
+    tmp_out = out.with_name(out.name + ".partial")
+    tmp_out.write_bytes(blob)
+    os.replace(tmp_out, out)
+    return Bundle(path=str(out), files=len(manifest["files"]), bytes=len(blob), replaced=kinds, excluded=len(left))
+
+
+def _login() -> str | None:
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return None
+
+
+def _bundle_name(run_dir: Path) -> str:
+    import re
+
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", run_dir.name).strip("-.") or "run"
+
+
+def _note(manifest: dict[str, object]) -> str:
+    totals = manifest["replaced_totals"]
+    assert isinstance(totals, dict)
+    left = manifest["left_out"]
+    assert isinstance(left, list)
+    lines = [f"# PluginBench bundle of run {manifest['run']}", "",
+             "A scrubbed copy of a run, made by `pluginbench bundle`. Open it with `pluginbench show <bundle>`, ",
+             "`pluginbench report <bundle>` or `pluginbench dashboard <bundle>` (read-only).", "",
+             "## Replaced", ""]
+    lines += [f"* {k}: {v}" for k, v in totals.items()] or ["* nothing"]
+    lines += ["", "Placeholders: `<redacted credential>` (a delivered credential in any encoding), "
+              "`<redacted token>` (a token-like string), `<user>`, and `<run>`, `<runs>`, `<home>`, `<cwd>`, `<tmp>`, "
+              "`<python>`, `<pluginbench>` for host folders. Per file: `manifest.json` `replaced`.", "",
+              "## Left out", ""]
+    lines += [f"* `{x['path']}`: {x['reason']}" for x in left if isinstance(x, dict)]
+    lines += ["", "Every file's sha256 is in `manifest.json`."]
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------ opening a bundle
+
+
+def is_bundle(path: Path) -> bool:
+    return path.name.endswith((".tar.gz", ".tgz")) and path.is_file()
+
+
+def extract_bundle(path: Path, into: Path) -> Path:
+    """Unpack a bundle into ``into`` (tar's data filter: no links out, no devices, no
+    absolute names), check every file against the manifest, make it read-only; the run folder."""
+    try:
+        with tarfile.open(path, "r:gz") as tar:
+            tar.extractall(into, filter="data")
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise InputError(f"{path} is not a readable bundle ({exc})", file=str(path),
+                         fix="pass a .tar.gz written by `pluginbench bundle`") from exc
+    tops = [p for p in into.iterdir() if p.is_dir()]
+    manifest_path = tops[0] / MANIFEST if len(tops) == 1 else None
+    if manifest_path is None or not manifest_path.is_file():
+        raise InputError(f"{path} holds no {MANIFEST}", file=str(path), fix="pass a .tar.gz written by `pluginbench bundle`")
+    root = tops[0]
+    manifest = json.loads(manifest_path.read_text())
+    for entry in manifest.get("files") or []:
+        f = root / entry["path"]
+        if not f.is_file() or hashlib.sha256(f.read_bytes()).hexdigest() != entry["sha256"]:
+            raise InputError(f"{path}: {entry['path']} does not match the manifest's sha256", file=str(path),
+                             field=entry["path"], fix="the bundle was changed after it was written; ask for it again")
+    for dirpath, dirnames, filenames in os.walk(root):
+        for n in filenames:
+            os.chmod(os.path.join(dirpath, n), 0o444)
+        for n in dirnames:
+            os.chmod(os.path.join(dirpath, n), 0o555)
+    os.chmod(root, 0o555)
+    return root
+
+
+def _writable(root: Path) -> None:
+    for dirpath, dirnames, _files in os.walk(root):
+        os.chmod(dirpath, stat.S_IRWXU)
+        for n in dirnames:
+            os.chmod(os.path.join(dirpath, n), stat.S_IRWXU)
+
+
+def remove_extracted(base: Path) -> None:
+    with contextlib.suppress(OSError):
+        _writable(base)
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def opened_run(path: Path) -> Iterator[Path]:
+    """A run directory as given, or a bundle unpacked read-only into a temp folder (removed after)."""
+    if not is_bundle(path):
+        yield path.absolute()
+        return
+    base = Path(tempfile.mkdtemp(prefix="pb-open-bundle-"))
+    try:
+        yield extract_bundle(path, base)
+    finally:
+        remove_extracted(base)

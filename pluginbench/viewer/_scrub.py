@@ -1,0 +1,97 @@
+"""Scrubbing text for a shareable bundle: pure functions, text in, text and counts out.
+
+Three kinds of thing are removed from every text file of a bundle:
+
+* **delivered credentials**: every encoded form of each credential the harnesses deliver
+  (:func:`pluginbench.harnesses._secrets.secret_forms`: literal, base64 in 3 alignments,
+  hex, URL encodings), replaced by ``<redacted credential>``;
+* **token-like strings** (:data:`TOKEN_PATTERNS`): Anthropic and OpenAI keys, GitHub,
+  Slack, AWS and Google keys, JWTs, ``Bearer`` values and private-key blocks, replaced by
+  ``<redacted token>``;
+* **host paths and the user name**: each given host folder (the run directory, HOME, the
+  working folder, the temp folder...) longest first, replaced by its placeholder
+  (``<run>``, ``<home>``, ``<host-path>``), then ``/home/<name>`` and ``/Users/<name>``
+  prefixes, then the user name itself as a whole word when it is at least 4 characters and
+  not a common word (:data:`COMMON_NAMES`).
+
+:func:`findings` is the check run after scrubbing: anything it still finds refuses the
+bundle.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from ..harnesses._secrets import secret_forms
+
+CREDENTIAL = "<redacted credential>"
+TOKEN = "<redacted token>"
+USER = "<user>"
+
+#: (name, pattern) of strings that look like credentials whoever delivered them.
+TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("anthropic key", re.compile(r"sk-ant-[A-Za-z0-9_\-]{16,}")),
+    ("openai key", re.compile(r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}")),
+    ("github token", re.compile(r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})")),
+    ("slack token", re.compile(r"xox[abprs]-[A-Za-z0-9\-]{10,}")),
+    ("aws access key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("google api key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
+    ("bearer value", re.compile(r"(?i)(?<=bearer )[A-Za-z0-9._~+/\-]{20,}=*")),
+    ("private key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----")),
+)
+
+#: User names too common to replace as a bare word (their paths are still replaced).
+COMMON_NAMES = frozenset({"root", "user", "users", "agent", "admin", "runner", "ubuntu", "debian", "work",
+                          "test", "tests", "home", "app", "build", "guest", "node", "python", "docker"})
+
+
+def credential_forms(secrets: Iterable[str]) -> list[str]:
+    """Every form of every credential, longest first (longer first: a literal inside a
+    longer encoded run is never half-redacted)."""
+    forms = {f.decode("utf-8", "replace") for s in secrets if s for f in secret_forms(s)}
+    return sorted(forms, key=lambda f: (-len(f), f))
+
+
+def scrub_text(text: str, forms: Sequence[str], paths: Sequence[tuple[str, str]], user: str | None) -> tuple[str, dict[str, int]]:
+    """``text`` scrubbed, and how many of each kind were replaced (only kinds that were)."""
+    counts: dict[str, int] = {}
+
+    def bump(kind: str, n: int) -> None:
+        if n:
+            counts[kind] = counts.get(kind, 0) + n
+
+    for form in forms:
+        n = text.count(form)
+        if n:
+            text = text.replace(form, CREDENTIAL)
+            bump("delivered credential", n)
+    for name, pattern in TOKEN_PATTERNS:
+        text, n = pattern.subn(TOKEN, text)
+        bump(name, n)
+    for path, placeholder in sorted(paths, key=lambda p: -len(p[0])):
+        if len(path) > 1:
+            n = text.count(path)
+            if n:
+                text = text.replace(path, placeholder)
+                bump("host path", n)
+    if user:
+        text, n = re.subn(rf"(/home/|/Users/){re.escape(user)}\b", rf"\g<1>{USER}", text)
+        bump("user name", n)
+        if len(user) >= 4 and user.lower() not in COMMON_NAMES:
+            text, n = re.subn(rf"(?<![A-Za-z0-9_]){re.escape(user)}(?![A-Za-z0-9_])", USER, text)
+            bump("user name", n)
+    return text, counts
+
+
+def findings(text: str, forms: Sequence[str], paths: Sequence[str], user: str | None) -> list[str]:
+    """What a scrubbed text still holds: kinds of credential, token or host path (empty when clean)."""
+    out = []
+    if any(f in text for f in forms):
+        out.append("delivered credential")
+    out += [name for name, pattern in TOKEN_PATTERNS if pattern.search(text)]
+    out += [f"host path {p}" for p in paths if len(p) > 1 and p in text]
+    if user and re.search(rf"(/home/|/Users/){re.escape(user)}\b", text):
+        out.append("user name")
+    return out
