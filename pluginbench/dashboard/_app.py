@@ -28,6 +28,7 @@ from ..errors import PluginBenchError
 from ..rundir import RunDir
 from ..status import left_running_check
 from . import _html
+from ._attempt_app import attempt_routes
 from ._monitor import Monitor
 from ._views import FILTERS, results_model, run_model, runs_model
 
@@ -196,6 +197,7 @@ def build_app(monitor: Monitor, port: int) -> ASGIApp:
         Route("/live", live, methods=["GET"]),
         Route("/run/{key}", page, methods=["GET"]),
         Route("/run/{key}/left-running", left_running, methods=["GET"]),
+        *attempt_routes(monitor),
         Route("/run/{key}/{name}", run_file, methods=["GET"]),
     ]
     inner = Starlette(routes=routes)

@@ -164,7 +164,9 @@ def results_fragment(p: ResultsPage) -> str:
                 title = f' title="from {escape(r.origin_cohort)}"' if r.origin_cohort else ""
                 cells.append(f'<td class="src-{escape(str(v))}"{title}>{escape(str(v))}</td>')
             elif col == "correctness" and v is not None:
-                cells.append(f'<td class="m-{escape(v)}">{escape(v)}</td>')
+                link = (f'<a href="/run/{quote(r.run_key)}/attempt/{quote(r.attempt_id)}">{escape(v)}</a>'
+                        if r.attempt_id else escape(v))
+                cells.append(f'<td class="m-{escape(v)}">{link}</td>')
             else:
                 cells.append(_cell(v, r.reasons.get(col), num=col in _NUMERIC))
         out.append(f'<tr data-arm="{escape(r.arm)}" data-task="{escape(r.task)}">' + "".join(cells) + "</tr>")
@@ -241,8 +243,8 @@ def run_fragment(m: RunPage) -> str:
                 title = f"{r.id}: {r.state}" + (f" · {r.reason}" if r.reason else "")
                 if r.reused:
                     tok += " (reused)"
-                reps.append(f'<span class="rep m-{escape(r.mark)}" data-state="{escape(r.state)}" title="{escape(title)}">'
-                            f"#{r.repeat} {escape(r.mark)}{escape(tok)}</span>")
+                reps.append(f'<a class="rep m-{escape(r.mark)}" data-state="{escape(r.state)}" title="{escape(title)}" '
+                            f'href="/run/{key}/attempt/{quote(r.id)}">#{r.repeat} {escape(r.mark)}{escape(tok)}</a>')
             row.append(f"<td>{''.join(reps)}</td>")
         out.append(f'<tr data-task="{escape(task)}">' + "".join(row) + "</tr>")
     out.append("</table>")

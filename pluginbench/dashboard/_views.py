@@ -131,6 +131,7 @@ class ResultRow(msgspec.Struct, frozen=True, kw_only=True):
     # the run that coded it, so pooling both counts it twice; the filter keeps one of each.
     source: str = "coded"
     origin_cohort: str | None = None
+    attempt_id: str = ""  # links the row to its attempt page
 
 
 class ResultsPage(msgspec.Struct, frozen=True, kw_only=True):
@@ -200,6 +201,7 @@ def result_rows(src: RunSource) -> list[ResultRow]:
             reasons=reasons,
             source="reused" if a.get("reused") else "coded",
             origin_cohort=a.get("origin_cohort") if a.get("reused") else None,
+            attempt_id=str(a.get("attempt_id") or ""),
             **values,
         ))
     return out
