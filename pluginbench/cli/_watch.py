@@ -335,14 +335,18 @@ def stop_command(
 
 @errors_to_exit_codes
 def report_command(
-    run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
-    json_out: Annotated[bool, typer.Option("--json", help="Print the paths as JSON.")] = False,
+    run_dir: Annotated[Path, typer.Argument(help="A run directory, or a bundle (.tar.gz: its report as bundled, read-only).")],
+    json_out: Annotated[bool, typer.Option("--json", help="Print the paths as JSON (a bundle: its results.json).")] = False,
 ) -> None:
     """Rebuild report/ from the log and frozen evidence, without any model call.
 
     Writes results.json, results.csv and report.html; the same run gives identical bytes."""
     from ..projections import build_report
+    from ..viewer._bundle import is_bundle
 
+    if is_bundle(run_dir):
+        _report_of_bundle(run_dir, json_out)
+        return
     rd = _require_run(run_dir)
     files = build_report(rd.root)
     paths = {"results_json": str(files.results_json), "results_csv": str(files.results_csv), "report_html": str(files.report_html)}
@@ -351,6 +355,28 @@ def report_command(
     else:
         console.print(f"report: {files.report_html}", highlight=False)
     _warn_unusable_prices(rd.root)
+
+
+def _report_of_bundle(bundle: Path, json_out: bool) -> None:
+    """A bundle is opened read-only: its report as bundled (the frozen tasks it would be rebuilt
+    from stay out of a bundle); --json prints its results.json."""
+    import json
+
+    from ..viewer._bundle import opened_run
+    from ._verdict_lines import verdicts_beside
+
+    with opened_run(bundle) as root:
+        results = RunDir(root).report_dir / "results.json"
+        if not results.is_file():
+            raise RunDirError(f"{bundle} holds no report/results.json", file=str(bundle),
+                              fix="bundle the run after `pluginbench report` built its report")
+        if json_out:
+            print_json(json.loads(results.read_text()))
+            return
+        console.print(f"report of bundle {bundle} (as bundled, read-only; "
+                      f"`pluginbench dashboard {bundle}` shows it):", highlight=False, markup=False)
+        for v in verdicts_beside(results.parent / "report.html"):
+            console.print(verdict_text(v), highlight=False)
 
 
 def _warn_unusable_prices(run_root: Path) -> None:

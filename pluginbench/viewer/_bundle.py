@@ -105,17 +105,19 @@ def host_paths(run_dir: Path, environ: Mapping[str, str]) -> list[tuple[str, str
     folder, the temp folder and the Python prefix (generic system folders are kept)."""
     out: dict[str, str] = {}
 
-    def add(p: str | Path | None, placeholder: str) -> None:
+    def add(p: str | Path | None, placeholder: str, *, short: bool = False) -> None:
         if not p:
             return
         for form in {str(p), os.path.realpath(p)}:
             form = form.rstrip("/")
-            if form and form not in _GENERIC and form.count("/") >= 2 and form not in out:
+            if short and form.count("/") == 1 and len(form) > 1:  # HOME=/root: its children, not the word
+                out.setdefault(form + "/", placeholder + "/")
+            elif form and form not in _GENERIC and form.count("/") >= 2 and form not in out:
                 out[form] = placeholder
 
     add(run_dir.absolute(), "<run>")
     add(run_dir.absolute().parent, "<runs>")
-    add(environ.get("HOME"), "<home>")
+    add(environ.get("HOME"), "<home>", short=True)
     add(os.getcwd(), "<cwd>")
     add(tempfile.gettempdir(), "<tmp>")
     add(sys.prefix, "<python>")
