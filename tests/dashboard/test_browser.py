@@ -204,6 +204,30 @@ def test_results_filters_narrow_the_rows(runs: Runs, browser: Any) -> None:
     shot(browser, runs, "results-filtered")
 
 
+def test_attempt_page_from_a_cell_shows_patch_calls_tail_receipt_folds_and_side_by_side(runs: Runs, browser: Any) -> None:
+    """An attempt cell opens the attempt page: its patch, tool calls in order, verifier tail and receipt; a fold opens; side by side works."""
+    from selenium.webdriver.common.by import By
+
+    browser.get(runs.url(f"/run/{runs.key('demo')}"))
+    browser.find_element(By.CSS_SELECTOR, '#attempts tr[data-task="csv-quoting"] a.rep').click()
+    wait_for(lambda: "/attempt/" in browser.current_url, 10, "the attempt page")
+    assert browser.find_element(By.ID, "attempt-id").text == "csv-quoting__vanilla__r1"
+    assert [e.get_attribute("data-path") for e in browser.find_elements(By.CSS_SELECTOR, ".patch-file")] == [
+        "csvlite/writer.py"]
+    assert texts(browser, ".tool-name")[:2] == ["Bash", "Edit"]
+    assert "Ran 4 tests" in element_text(browser, "verifier-tail") and element_text(browser, "delivery")
+    assert browser.find_element(By.ID, "receipt").text
+    fold = browser.find_element(By.CSS_SELECTOR, ".step.tool details.out")
+    assert not fold.find_element(By.TAG_NAME, "pre").is_displayed()
+    fold.find_element(By.TAG_NAME, "summary").click()
+    assert fold.find_element(By.TAG_NAME, "pre").is_displayed()
+    shot(browser, runs, "attempt-demo")
+    browser.find_element(By.CSS_SELECTOR, "#compare a").click()
+    wait_for(lambda: "/side/" in browser.current_url, 10, "side by side")
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".side-col")) == 2
+    assert browser.find_element(By.ID, "divergence").text
+
+
 def test_corrupt_run_view_says_it_cannot_be_read(runs: Runs, browser: Any) -> None:
     """A run whose log has a broken line renders, saying the read failed and naming the line."""
     browser.get(runs.url(f"/run/{runs.key('corrupt')}"))
