@@ -40,10 +40,11 @@ LAYERS: tuple[Layer, ...] = (
           "review call, the response schema; uses `harnesses`, `environments`, `tasks`)"),
     Layer(5, ("projections",),
           "pure folds of the log (use `events`, `stats`, `config` for the capability record)"),
-    Layer(6, ("actors", "status", "dashboard", "judging"),
+    Layer(6, ("actors", "status", "dashboard", "judging", "viewer"),
           "actors (everything below); status (the status adapter: uses `projections`, `events`, "
           "and `environments` for the left-running check); dashboard (uses `status`, "
-          "`projections`, `events`); judging (uses `harnesses`, `environments`, `tasks`, `probe`)"),
+          "`projections`, `events`, `viewer`); judging (uses `harnesses`, `environments`, `tasks`, `probe`); "
+          "viewer (one attempt's facts, transcripts, bundles: uses `status`, `measures`, `harnesses`)"),
     Layer(7, ("cli", "_main", "__main__"),
           "the command line: parsing and dispatch only (`_main` answers `status --json` "
           "without loading the CLI framework)"),

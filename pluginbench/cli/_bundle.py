@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ..viewer._bundle import write_bundle
+from ..viewer import write_bundle
 from ._common import console, errors_to_exit_codes, print_json
 
 

@@ -24,8 +24,7 @@ def dashboard_command(
     reads; answers only on 127.0.0.1, to GET, with Host 127.0.0.1:<port> or
     localhost:<port>. Ctrl-C stops it."""
     from ..dashboard import check_port, check_roots
-
-    from ..viewer._bundle import extract_bundle, is_bundle, remove_extracted
+    from ..viewer import extract_bundle, is_bundle, remove_extracted
 
     opened: list[Path] = []
     try:

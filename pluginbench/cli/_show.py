@@ -14,8 +14,16 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from ..viewer import AttemptFacts, AttemptRow, Step, Thread, attempt_facts, attempt_rows, facts_json
-from ..viewer._bundle import opened_run
+from ..viewer import (
+    AttemptFacts,
+    AttemptRow,
+    Step,
+    Thread,
+    attempt_facts,
+    attempt_rows,
+    facts_json,
+    opened_run,
+)
 from ._common import console, errors_to_exit_codes, print_json
 
 _MARK = {"pass": "green", "overlap_pass": "green", "fail": "red", "empty": "yellow", "unknown": "magenta"}

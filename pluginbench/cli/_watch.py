@@ -342,7 +342,7 @@ def report_command(
 
     Writes results.json, results.csv and report.html; the same run gives identical bytes."""
     from ..projections import build_report
-    from ..viewer._bundle import is_bundle
+    from ..viewer import is_bundle
 
     if is_bundle(run_dir):
         _report_of_bundle(run_dir, json_out)
@@ -362,7 +362,7 @@ def _report_of_bundle(bundle: Path, json_out: bool) -> None:
     from stay out of a bundle); --json prints its results.json."""
     import json
 
-    from ..viewer._bundle import opened_run
+    from ..viewer import opened_run
     from ._verdict_lines import verdicts_beside
 
     with opened_run(bundle) as root:

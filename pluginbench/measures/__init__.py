@@ -54,8 +54,11 @@ from ._registry import (
     unregister_general_setting,
 )
 from ._source_only import FILTER_REVISION, filter_patch
+from ._traces import SUBAGENT_TOOLS, unwrap_shell
 
 __all__ = [
+    "SUBAGENT_TOOLS",
+    "unwrap_shell",
     "ACTIVATION_FIRST_TURN_PREFIX",
     "ACTIVATION_PREFIX",
     "COVERAGE_METRICS",

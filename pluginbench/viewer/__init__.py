@@ -7,6 +7,15 @@ CLI and the dashboard. ``_evidence`` is the one way in to an attempt's files (no
 nothing outside its folder); ``_transcript`` and ``_diff`` are pure; ``_facts`` gathers.
 """
 
+from ._bundle import (
+    Bundle,
+    BundleRefused,
+    extract_bundle,
+    is_bundle,
+    opened_run,
+    remove_extracted,
+    write_bundle,
+)
 from ._diff import PatchFile, divergence, patch_delta, split_patch
 from ._evidence import attempt_dir, list_files, read_text, safe_file, valid_id
 from ._facts import (
@@ -20,9 +29,25 @@ from ._facts import (
     facts_json,
     load_timeline,
 )
-from ._transcript import Retry, Step, Thread, Timeline, claude_timeline, codex_timeline, tool_sequence, totals
+from ._transcript import (
+    Retry,
+    Step,
+    Thread,
+    Timeline,
+    claude_timeline,
+    codex_timeline,
+    tool_sequence,
+    totals,
+)
 
 __all__ = [
+    "Bundle",
+    "BundleRefused",
+    "extract_bundle",
+    "is_bundle",
+    "opened_run",
+    "remove_extracted",
+    "write_bundle",
     "SCHEMA_VERSION",
     "AttemptFacts",
     "AttemptRow",

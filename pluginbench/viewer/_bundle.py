@@ -40,7 +40,7 @@ from pathlib import Path
 import msgspec
 
 from ..errors import InputError, PluginBenchError
-from ..harnesses._secrets import scan_for_secrets
+from ..harnesses import scan_for_secrets
 from ..rundir import RunDir
 from ._evidence import list_files
 from ._scrub import credential_forms, findings, scrub_text
@@ -76,7 +76,7 @@ def delivered_credentials(environ: Mapping[str, str]) -> list[str]:
     """The credentials the harnesses deliver, as this host has them: Claude Code's token
     variable, the provider key variables, the long values of Codex's ``auth.json``, and the
     probe's fake keys (probe runs deliver those)."""
-    from ..harnesses._claude_launch import TOKEN_VARIABLE
+    from ..harnesses import TOKEN_VARIABLE
     from ..probe import PROBE_ANTHROPIC_KEY, PROBE_OPENAI_KEY
 
     found = [PROBE_ANTHROPIC_KEY, PROBE_OPENAI_KEY]
@@ -234,11 +234,12 @@ def write_bundle(run_dir: Path, out: Path, *, environ: Mapping[str, str] | None 
     for counts in replaced.values():
         for k, v in counts.items():
             kinds[k] = kinds.get(k, 0) + v
+    listed = [{"path": rel, "sha256": hashlib.sha256(staged[rel]).hexdigest(), "bytes": len(staged[rel])}
+              for rel in sorted(staged)]
     manifest = {
         "schema_version": 1,
         "run": name,
-        "files": [{"path": rel, "sha256": hashlib.sha256(staged[rel]).hexdigest(), "bytes": len(staged[rel])}
-                  for rel in sorted(staged)],
+        "files": listed,
         "replaced": {rel: dict(sorted(c.items())) for rel, c in sorted(replaced.items())},
         "replaced_totals": dict(sorted(kinds.items())),
         "placeholders": {"<redacted credential>": "a delivered credential (any encoding)",
@@ -252,7 +253,7 @@ def write_bundle(run_dir: Path, out: Path, *, environ: Mapping[str, str] | None 
     tmp_out = out.with_name(out.name + ".partial")
     tmp_out.write_bytes(blob)
     os.replace(tmp_out, out)
-    return Bundle(path=str(out), files=len(manifest["files"]), bytes=len(blob), replaced=kinds, excluded=len(left))
+    return Bundle(path=str(out), files=len(listed), bytes=len(blob), replaced=kinds, excluded=len(left))
 
 
 def _login() -> str | None:

@@ -189,7 +189,7 @@ def _tail(folder: Path) -> str | None:
 
 def _reviews(run_dir: Path, attempt_id: str) -> list[Review]:
     base = RunDir(run_dir).evidence / "reviews"
-    out = []
+    out: list[Review] = []
     if not base.is_dir() or base.is_symlink():
         return out
     for rev in sorted(p.name for p in base.iterdir() if p.is_dir() and not p.is_symlink()):

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from ..harnesses._secrets import secret_forms
+from ..harnesses import secret_forms
 
 CREDENTIAL = "<redacted credential>"
 TOKEN = "<redacted token>"

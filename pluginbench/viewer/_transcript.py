@@ -2,8 +2,8 @@
 outputs, subagents and Codex children nested, tokens per turn, provider retries.
 
 Pure readers (text in, :class:`Timeline` out) for the two real harnesses, built on the
-same JSON-lines reading and shell unwrapping as the measures' trace reader
-(:mod:`pluginbench.measures._traces`):
+same shell unwrapping and subagent tool names as the measures' trace reader
+(:mod:`pluginbench.measures`):
 
 * Claude Code: a session transcript (``agent/transcripts/<session>.jsonl``) or, when no
   transcript was saved (the simulated agent writes only its stream), the stream-json
@@ -31,7 +31,7 @@ from typing import Any
 
 import msgspec
 
-from ..measures._traces import SUBAGENT_TOOLS, _jsonl, _result_text, unwrap_shell
+from ..measures import SUBAGENT_TOOLS, unwrap_shell
 
 #: Characters of a tool input or output kept in a step (the rest is cut, and says so).
 KEEP_CHARS = 20_000
@@ -69,6 +69,33 @@ class Timeline(msgspec.Struct, frozen=True, kw_only=True):
     root: Thread | None
     retries: tuple[Retry, ...] = ()
     notes: tuple[str, ...] = ()  # what could not be read or linked
+
+
+def _jsonl(text: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """JSON objects of the lines, and the lines that are not one (a torn last line...)."""
+    objs: list[dict[str, Any]] = []
+    bad: list[str] = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            bad.append(line)
+            continue
+        if isinstance(obj, dict):
+            objs.append(obj)
+        else:
+            bad.append(line)
+    return objs, bad
+
+
+def _result_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
+    return ""
 
 
 def _cut(text: str | None) -> str | None:
@@ -153,7 +180,8 @@ class _ClaudeThread:
                 uid = str(block.get("id"))
                 if uid in self.tools:  # the same block written again
                     continue
-                inp = block.get("input") if isinstance(block.get("input"), Mapping) else {}
+                raw_inp = block.get("input")
+                inp: Mapping[str, Any] = raw_inp if isinstance(raw_inp, Mapping) else {}
                 name = str(block.get("name"))
                 step = {"kind": "tool", "turn": turn, "name": name, "summary": _tool_summary(name, inp),
                         "input": _cut(json.dumps(inp, indent=1, sort_keys=True)), "id": uid}
@@ -231,7 +259,7 @@ def claude_timeline(text: str, name: str, subagents: Sequence[tuple[str, str]] =
     root = threads.pop(None)
     for key, t in threads.items():
         owner = next((th for th in (root, *threads.values()) if key in th.tools), root)
-        owner.children.setdefault(key, []).append(t.build())
+        owner.children.setdefault(str(key), []).append(t.build())
     saved = [claude_timeline(sub, sub_name).root for sub_name, sub in subagents]
     notes = [f"{name}: {len(bad)} line(s) could not be read"] if bad else []
     return Timeline(harness="claude", source=name, root=root.build([s for s in saved if s is not None]),
@@ -284,11 +312,11 @@ def _codex_thread(text: str, name: str) -> tuple[Thread, str | None, str | None,
             elif item in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
                 out = p.get("output")
                 text_out = out if isinstance(out, str) else json.dumps(out)
-                step = by_call.get(str(p.get("call_id")))
-                if step is not None:
-                    step["output"] = _cut(text_out)
+                called = by_call.get(str(p.get("call_id")))
+                if called is not None:
+                    called["output"] = _cut(text_out)
                     code = _exit_code(text_out)
-                    step["is_error"] = None if code is None else code != 0
+                    called["is_error"] = None if code is None else code != 0
             elif item == "message" and p.get("role") == "assistant":
                 text = _result_text(p.get("content")) or "".join(
                     str(c.get("text", "")) for c in p.get("content") or [] if isinstance(c, Mapping))

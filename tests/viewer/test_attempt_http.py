@@ -20,7 +20,7 @@ LONG_ID = "task-b.vanilla.0"
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, str, Path, str]]:
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, str, Path, Path]]:
     base = tmp_path_factory.mktemp("attempt-http")
     runs = base / "runs"
     root = inspect_run(runs / "inspect-run")
@@ -45,7 +45,7 @@ def _get(port: int, path: str) -> tuple[int, str]:
     return status, body.decode()
 
 
-def test_attempt_page_shows_facts_patch_calls_in_order_tail_and_receipt(served: tuple[int, str, Path, str]) -> None:
+def test_attempt_page_shows_facts_patch_calls_in_order_tail_and_receipt(served: tuple[int, str, Path, Path]) -> None:
     """The attempt page of a real Claude Code trace shows outcome, both patch files, each tool call in order, the tail, the receipt."""
     port, key, _root, _ = served
     status, page = _get(port, f"/run/{key}/attempt/{CLAUDE_ID}")
@@ -64,7 +64,7 @@ def test_attempt_page_shows_facts_patch_calls_in_order_tail_and_receipt(served: 
     assert f'/attempt/{CLAUDE_ID}"' in _get(port, "/results")[1]
 
 
-def test_a_5000_turn_transcript_is_paged(served: tuple[int, str, Path, str]) -> None:
+def test_a_5000_turn_transcript_is_paged(served: tuple[int, str, Path, Path]) -> None:
     """A 5,000-turn transcript renders 200 steps a page, with links to all 25 pages, and page 25 holds the last turn."""
     port, key, _root, _ = served
     status, page = _get(port, f"/run/{key}/attempt/{LONG_ID}")
@@ -74,7 +74,7 @@ def test_a_5000_turn_transcript_is_paged(served: tuple[int, str, Path, str]) -> 
     assert "echo step 4999<" in last and last.count('class="step tool') == 200
 
 
-def test_side_by_side_shows_both_attempts_and_where_they_part(served: tuple[int, str, Path, str]) -> None:
+def test_side_by_side_shows_both_attempts_and_where_they_part(served: tuple[int, str, Path, Path]) -> None:
     """Side by side shows both attempts, where their tool calls part ways, and the diff of the two patches."""
     port, key, _root, _ = served
     status, page = _get(port, f"/run/{key}/side/{CLAUDE_ID}/{CODEX_ID}")
@@ -82,7 +82,7 @@ def test_side_by_side_shows_both_attempts_and_where_they_part(served: tuple[int,
     assert "part ways at call 1" in page and "notes.txt" in page
 
 
-def test_evidence_files_are_served_only_from_that_attempt(served: tuple[int, str, Path, str]) -> None:
+def test_evidence_files_are_served_only_from_that_attempt(served: tuple[int, str, Path, Path]) -> None:
     """An attempt's regular file is served as plain text; traversal, other runs' files and symlinks are refused."""
     port, key, root, _ = served
     status, body = request(port, "GET", f"/run/{key}/attempt/{CLAUDE_ID}/file/model.patch")
@@ -106,7 +106,7 @@ def test_evidence_files_are_served_only_from_that_attempt(served: tuple[int, str
     assert request(port, "POST", f"/run/{key}/attempt/{CLAUDE_ID}")[0] == 405
 
 
-def test_a_bundle_opens_in_the_dashboard_with_the_same_numbers(served: tuple[int, str, Path, str]) -> None:
+def test_a_bundle_opens_in_the_dashboard_with_the_same_numbers(served: tuple[int, str, Path, Path]) -> None:
     """The bundle served beside its run shows the same attempt facts (outcome, tokens, calls)."""
     port, key, _root, _ = served
     runs = _get(port, "/")[1]

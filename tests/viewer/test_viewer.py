@@ -16,6 +16,8 @@ from pluginbench.cli import app
 from pluginbench.errors import InputError
 from pluginbench.viewer import (
     AttemptFacts,
+    _bundle,
+    _scrub,
     attempt_dir,
     attempt_facts,
     claude_timeline,
@@ -28,7 +30,6 @@ from pluginbench.viewer import (
     tool_sequence,
     totals,
 )
-from pluginbench.viewer import _bundle, _scrub
 from tests.viewer._fixture import CLAUDE_ID, CODEX_ID, PATCH, TRACES, inspect_run
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "samples"
@@ -82,8 +83,10 @@ def test_provider_retries_and_subagents_are_shown() -> None:
     assert nested.root is not None
     task = nested.root.steps[0]
     assert task.name == "Task" and task.output == "done" and task.children[0].steps[0].summary == "ls"
-    meta = lambda sid, parent: {"type": "session_meta", "payload": {"id": sid, "source": (  # noqa: E731
-        {"subagent": {"thread_spawn": {"parent_thread_id": parent}}} if parent else "exec")}}
+    def meta(sid: str, parent: str | None) -> dict[str, object]:
+        return {"type": "session_meta", "payload": {"id": sid, "source": (
+            {"subagent": {"thread_spawn": {"parent_thread_id": parent}}} if parent else "exec")}}
+
     call = {"type": "response_item", "payload": {"type": "function_call", "name": "spawn_agent", "call_id": "c",
                                                   "arguments": "{\"message\": \"go\"}"}}
     child = {"type": "response_item", "payload": {"type": "function_call", "name": "exec_command", "call_id": "d",
@@ -195,7 +198,7 @@ def test_bundle_has_no_token_no_host_path_and_reopens_with_the_same_numbers(run:
         result = _bundle.write_bundle(run, out, environ=env)
         assert result.replaced.get("delivered credential", 0) >= 2 and result.replaced.get("host path", 0) >= 1
         with tarfile.open(out) as tar:
-            blobs = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}  # type: ignore[union-attr]
+            blobs = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}  # type: ignore[union-attr]  # every member listed is a file
         everything = b"".join(blobs.values())
         assert TOKEN.encode() not in everything and base64.b64encode(TOKEN.encode())[:20] not in everything
         assert str(run).encode() not in everything and f"{Path.home()}/x".encode() not in everything
