@@ -38,9 +38,12 @@ TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("aws access key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
     ("google api key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
-    ("bearer value", re.compile(r"(?i)(?<=bearer )[A-Za-z0-9._~+/\-]{20,}=*")),
+    ("bearer value", re.compile(r"(?<=[Bb][Ee][Aa][Rr][Ee][Rr] )[A-Za-z0-9._~+/\-]{20,}=*")),
     ("private key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----")),
 )
+
+#: Every pattern in one alternation (one pass over a text); group ``t<i>`` is pattern i.
+_ANY_TOKEN = re.compile("|".join(f"(?P<t{i}>{p.pattern})" for i, (_n, p) in enumerate(TOKEN_PATTERNS)))
 
 #: User names too common to replace as a bare word (their paths are still replaced).
 COMMON_NAMES = frozenset({"root", "user", "users", "agent", "admin", "runner", "ubuntu", "debian", "work",
@@ -67,9 +70,11 @@ def scrub_text(text: str, forms: Sequence[str], paths: Sequence[tuple[str, str]]
         if n:
             text = text.replace(form, CREDENTIAL)
             bump("delivered credential", n)
-    for name, pattern in TOKEN_PATTERNS:
-        text, n = pattern.subn(TOKEN, text)
-        bump(name, n)
+    def token(m: re.Match[str]) -> str:
+        bump(TOKEN_PATTERNS[int(str(m.lastgroup)[1:])][0], 1)
+        return TOKEN
+
+    text = _ANY_TOKEN.sub(token, text)
     for path, placeholder in sorted(paths, key=lambda p: -len(p[0])):
         if len(path) > 1:
             n = text.count(path)
@@ -90,7 +95,8 @@ def findings(text: str, forms: Sequence[str], paths: Sequence[str], user: str | 
     out = []
     if any(f in text for f in forms):
         out.append("delivered credential")
-    out += [name for name, pattern in TOKEN_PATTERNS if pattern.search(text)]
+    if _ANY_TOKEN.search(text):
+        out += [name for name, pattern in TOKEN_PATTERNS if pattern.search(text)]
     out += [f"host path {p}" for p in paths if len(p) > 1 and p in text]
     if user and re.search(rf"(/home/|/Users/){re.escape(user)}\b", text):
         out.append("user name")

@@ -79,8 +79,8 @@ def _jsonl(text: str) -> tuple[list[dict[str, Any]], list[str]]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except ValueError:
+            obj = _DECODE(line)
+        except (msgspec.DecodeError, ValueError):
             bad.append(line)
             continue
         if isinstance(obj, dict):
@@ -88,6 +88,9 @@ def _jsonl(text: str) -> tuple[list[dict[str, Any]], list[str]]:
         else:
             bad.append(line)
     return objs, bad
+
+
+_DECODE = msgspec.json.Decoder().decode
 
 
 def _result_text(content: object) -> str:
@@ -120,8 +123,18 @@ def _tool_summary(name: str, inp: Mapping[str, Any]) -> str:
     for key in ("command", "cmd", "file_path", "notebook_path", "path", "pattern", "description", "prompt", "url"):
         v = inp.get(key)
         if isinstance(v, (str, list)) and v:
-            return _one_line(unwrap_shell(v) if key in ("command", "cmd") else str(v))
+            return _one_line(_unwrap(v) if key in ("command", "cmd") else str(v))
     return _one_line(json.dumps(inp, sort_keys=True)) if inp else ""
+
+
+def _unwrap(command: str | list[str]) -> str:
+    """The script of ``bash -lc '<script>'`` (lexed only when it starts with a shell)."""
+    if isinstance(command, str) and not command.lstrip().startswith(_SHELLS):
+        return command
+    return unwrap_shell(command)
+
+
+_SHELLS = ("/bin/", "/usr/bin/", "bash ", "sh ", "zsh ", "dash ")
 
 
 def totals(thread: Thread | None) -> dict[str, int]:
@@ -158,6 +171,7 @@ class _ClaudeThread:
         self.steps: list[dict[str, Any]] = []
         self.tools: dict[str, dict[str, Any]] = {}
         self.children: dict[str, list[Thread]] = {}
+        self.counted: set[int] = set()
 
     def assistant(self, msg: Mapping[str, Any]) -> None:
         mid = str(msg.get("id") or f"anon-{len(self.turn_of)}")
@@ -188,7 +202,8 @@ class _ClaudeThread:
                 self.tools[uid] = step
             else:
                 continue
-            if not any(s.get("tokens") for s in self.steps if s["turn"] == turn):
+            if turn not in self.counted:  # the turn's tokens go on its first step
+                self.counted.add(turn)
                 step["tokens"] = tokens
             self.steps.append(step)
 
@@ -274,6 +289,7 @@ def _codex_thread(text: str, name: str) -> tuple[Thread, str | None, str | None,
     objs, bad = _jsonl(text)
     steps: list[dict[str, Any]] = []
     by_call: dict[str, dict[str, Any]] = {}
+    first_of: dict[int, dict[str, Any]] = {}  # turn -> its first step
     turn = 1
     turns = 0
     session = parent = None
@@ -308,6 +324,7 @@ def _codex_thread(text: str, name: str) -> tuple[Thread, str | None, str | None,
                 step = {"kind": "tool", "turn": turn, "name": tool, "summary": summary,
                         "input": _cut(raw if isinstance(raw, str) else json.dumps(raw, indent=1, sort_keys=True))}
                 steps.append(step)
+                first_of.setdefault(turn, step)
                 by_call[str(p.get("call_id"))] = step
             elif item in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
                 out = p.get("output")
@@ -322,12 +339,13 @@ def _codex_thread(text: str, name: str) -> tuple[Thread, str | None, str | None,
                     str(c.get("text", "")) for c in p.get("content") or [] if isinstance(c, Mapping))
                 if text.strip():
                     steps.append({"kind": "text", "turn": turn, "summary": _one_line(text), "output": _cut(text)})
+                    first_of.setdefault(turn, steps[-1])
         elif kind == "event_msg" and p.get("type") == "token_count":
             info = p.get("info")
             if isinstance(info, Mapping) and info.get("last_token_usage") is not None:
-                mine = [s for s in steps if s["turn"] == turn]
-                if mine:
-                    mine[0]["tokens"] = _usage(info.get("last_token_usage"))
+                first = first_of.get(turn)
+                if first is not None:
+                    first["tokens"] = _usage(info.get("last_token_usage"))
                 else:
                     steps.append({"kind": "text", "turn": turn, "summary": "(a model answer with no item)",
                                   "tokens": _usage(info.get("last_token_usage"))})
@@ -444,7 +462,7 @@ def _codex_exec_thread(stdout: str) -> Thread:
         if kind == "command_execution":
             code = it.get("exit_code")
             steps.append(Step(kind="tool", turn=None, name="command_execution",
-                              summary=_one_line(unwrap_shell(str(it.get("command", "")))),
+                              summary=_one_line(_unwrap(str(it.get("command", "")))),
                               input=str(it.get("command", "")), output=_cut(str(it.get("aggregated_output") or "")),
                               is_error=None if not isinstance(code, int) else code != 0))
         elif kind == "file_change":
