@@ -125,6 +125,8 @@ def test_patch_split_per_file_and_two_attempts_compared() -> None:
     ("eyJhbGciOiJIUzI1.eyJzdWIiOiIxMjM0.abcdefghijkl", "jwt"),
     ("Authorization: Bearer " + "e" * 32, "bearer value"),
     ("xoxb-1234567890-abcdef", "slack token"),
+    ("AIza" + "F" * 35, "google api key"),
+    ("-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----", "private key"),
 ])
 def test_token_like_strings_are_redacted(text: str, kind: str) -> None:
     """Each kind of token-like string is replaced, counted, and no longer found."""
