@@ -4,6 +4,7 @@ file, two attempts compared, scrubbing, the evidence rules, ``show --json`` and 
 from __future__ import annotations
 
 import base64
+import io
 import json
 import os
 import tarfile
@@ -230,3 +231,26 @@ def test_bundle_refuses_when_a_scan_still_finds_a_secret(run: Path, tmp_path: Pa
     finally:
         stdout.unlink()
     assert tool_sequence(None) == []
+
+
+def test_bad_input_names_the_path_and_exits_2(run: Path, tmp_path: Path) -> None:
+    """A folder that is not a run, an output folder that does not exist, or a changed bundle: exit 2, nothing written."""
+    runner = CliRunner()
+    for args in (["show", str(tmp_path)], ["show", str(tmp_path), "x"], ["bundle", str(tmp_path)],
+                 ["bundle", str(run), "-o", str(tmp_path / "missing" / "b.tar.gz")]):
+        res = runner.invoke(app, args)
+        assert res.exit_code == 2 and "Traceback" not in res.output, (args, res.output)
+    assert not (tmp_path / "missing").exists()
+    good = tmp_path / "good.tar.gz"
+    _bundle.write_bundle(run, good, environ=dict(os.environ))
+    with tarfile.open(good) as tar:
+        members = [(m, tar.extractfile(m).read() if m.isfile() else None) for m in tar.getmembers()]  # type: ignore[union-attr]  # files only
+    changed = tmp_path / "changed.tar.gz"
+    with tarfile.open(changed, "w:gz") as tar:
+        for m, data in members:
+            if data is not None and m.name.endswith("model.patch"):
+                data = data.replace(b"a + b", b"a * b")
+                m.size = len(data)
+            tar.addfile(m, None if data is None else io.BytesIO(data))
+    res = runner.invoke(app, ["show", str(changed), CLAUDE_ID])
+    assert res.exit_code == 2 and "does not match the manifest" in res.output
