@@ -86,3 +86,10 @@ async def test_real_cli_traces_give_the_hand_counted_iterations(tmp_path: Path, 
     attempt_dir = await _run(tmp_path, name)
     got = count_attempt(attempt_dir)
     assert {k: (m.value, m.status) for k, m in got.items()} == {k: (v, "measured") for k, v in HAND_COUNT.items()}
+    # the same fresh traces, as the attempt page and `show` read them: each tool call in order
+    from pluginbench.viewer import load_timeline
+
+    timeline = load_timeline(attempt_dir)
+    assert timeline.root is not None and [s.name for s in timeline.root.steps if s.kind == "tool"] == {
+        "claude": ["Bash", "Read", "Edit", "Bash", "Bash", "Bash"],
+        "codex": ["exec_command", "apply_patch", "exec_command", "exec_command", "exec_command"]}[name]
