@@ -1,0 +1,348 @@
+"""``tasks mine``: turn a repository's history into Harbor tasks, running every test in a sandbox.
+
+For each first-parent step of history (:class:`~pluginbench.tasks.Candidate`) the changed
+paths are screened first (no test change, no source change, a root commit). A candidate
+that survives becomes a task folder in a private staging area: the parent's files as
+``workspace/``, the commit's non-test change as ``solution/solution.patch``, the commit's
+test files under ``tests/files/`` with ``tests/grade.py``. Then the readiness controls run
+it **in the sandbox** exactly as ``check`` does (the local backend under bubblewrap, or
+docker): ``nop`` is the starting source with the commit's tests ("before"), ``oracle`` the
+same with the commit's source change applied ("after"), each twice, and each run's
+per-test outcomes are read back. :func:`~pluginbench.tasks.decide` turns them into the
+fail-to-pass and pass-to-pass sets (or the rejection); an admitted candidate's sets are
+written into ``tests/config.json`` and the finished task must then pass readiness once
+more, as written: oracle reward 1 and nop reward 0.
+
+Nothing from the mined repository runs on the host: git reads it through a hermetic bare
+clone, and every test runs in a default-deny sandbox without network.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+import anyio
+import msgspec
+
+from ..config import Evaluation
+from ..environments import backend_of
+from ..errors import ConfigError, EnvironmentFailure, GitFailed, PluginBenchError
+from ..tasks import (
+    GRADER_SOURCE,
+    SOLVE_SH,
+    TEST_SH,
+    Candidate,
+    MinedRepo,
+    Verdict,
+    decide,
+    grading_config,
+    instruction_text,
+    load_task,
+    readme_text,
+    reject,
+    screen,
+    task_id_of,
+    task_toml,
+)
+from ._context import Engine, Outbox, cache_root
+from ._preparation import (
+    check_capacity,
+    freeze_task,
+    prepare_task_images,
+    record_contract,
+    run_control,
+)
+
+Backend = Literal["local", "docker"]
+#: every run of the suite, before and after, is repeated this many times before deciding
+RUNS = 2
+
+
+class MineOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """What to mine and where the tasks go."""
+
+    repo: str
+    out: Path
+    since: str | None = None
+    limit: int | None = None
+    backend: Backend = "local"
+    image: str | None = None
+    runner: Literal["auto", "pytest", "unittest"] = "auto"
+    test_timeout: int = 300
+
+
+class MinedCandidate(msgspec.Struct, frozen=True, kw_only=True):
+    """One examined candidate: admitted (``task`` is its folder) or rejected with why."""
+
+    commit: str
+    parent: str | None
+    merge: bool
+    subject: str
+    task: str
+    admitted: bool
+    code: str | None
+    reason: str | None
+    f2p: int
+    p2p: int
+    flaky: tuple[str, ...]
+    sandbox_runs: int
+    seconds: float
+
+
+class MiningReport(msgspec.Struct, frozen=True, kw_only=True):
+    """The summary of one mining pass (``tasks mine --json``, ``<out>/mining.json``)."""
+
+    repo: str
+    head: str
+    since: str | None
+    backend: str
+    image: str | None
+    out: str
+    examined: int
+    admitted: int
+    seconds: float
+    candidates: tuple[MinedCandidate, ...]
+
+
+def check_output(out: Path) -> None:
+    """Refuse an output folder that exists or whose parent is missing or not writable (exit 2)."""
+    if out.exists() or out.is_symlink():
+        raise ConfigError(f"{out} already exists", field="--out",
+                          fix="name a new folder (mining never writes into or over an existing one)")
+    parent = out.absolute().parent
+    if not parent.is_dir():
+        raise ConfigError(f"the folder {parent} (parent of --out) does not exist", field="--out",
+                          fix=f"create it first: mkdir -p {parent}")
+    try:
+        probe = tempfile.mkdtemp(prefix=".pluginbench-mine-", dir=parent)
+    except OSError as exc:
+        raise ConfigError(f"cannot write in {parent}: {exc.strerror or exc}", field="--out",
+                          fix="choose a folder you can write in") from None
+    Path(probe).rmdir()
+
+
+def open_repo(repo: str, scratch: Path) -> MinedRepo:
+    """The private clone of ``repo``, or exit 2 naming it when it is not a git repository."""
+    source = Path(repo)
+    if "://" not in repo and not source.exists():
+        raise ConfigError(f"{repo} does not exist", field="REPO", fix="give a git repository folder or a git bundle")
+    try:
+        mined = MinedRepo(str(source.resolve()) if "://" not in repo else repo, scratch)
+        mined.head()
+    except GitFailed as exc:
+        raise ConfigError(f"{repo} is not a git repository or bundle with commits: {exc}", field="REPO",
+                          fix="give a git repository folder (with at least one commit) or a file made by git bundle create") from None
+    return mined
+
+
+def resolve_since(mined: MinedRepo, since: str | None, repo: str) -> str | None:
+    if since is None:
+        return None
+    try:
+        return mined.resolve(since)
+    except GitFailed:
+        raise ConfigError(f"--since {since!r} names no commit in {repo}", field="--since",
+                          fix="give a commit, tag or branch of that repository (git log --oneline lists commits)") from None
+
+
+def _evaluation(stage: Path, task_id: str, opts: MineOptions) -> Evaluation:
+    environment: dict[str, object] = {"backend": opts.backend}
+    if opts.backend == "local":
+        environment["isolation"] = "bubblewrap"  # never "none": mined code never runs on the host
+    return msgspec.convert({
+        "name": "tasks-mine", "tasks": {"source": str(stage), "ids": [task_id]},
+        "runner": {"harness": "nop"}, "environment": environment, "measurements": [], "jobs": 1,
+        "timeout_seconds": max(opts.test_timeout, 60),
+    }, Evaluation, strict=True)
+
+
+class _Controls:
+    """The readiness controls on one staged task folder, through the same path as ``check``."""
+
+    def __init__(self, stage: Path, task_id: str, opts: MineOptions, hidden: tuple[Path, ...], scratch: Path) -> None:
+        self.task_id, self.runs = task_id, 0
+        ev = _evaluation(stage, task_id, opts)
+        run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=scratch))
+        from ..rundir import RunDir
+
+        self.engine = Engine(
+            run_dir=RunDir(run_dir), run_id="mine", evaluation=ev,
+            environment=backend_of(ev).make(ev, "mine"),
+            harness=None, task_sources={}, outbox=Outbox(None),  # type: ignore[arg-type]  # controls record no events
+            hidden=(cache_root(), stage.resolve(), *hidden),
+        )
+        freeze_task(stage / task_id, self.engine.run_dir.frozen_task(task_id), task_id)
+        self.engine.tasks[task_id] = load_task(self.engine.run_dir.frozen_task(task_id), task_id)
+        record_contract(self.engine, task_id)
+
+    async def prepare(self) -> None:
+        if backend_of(self.engine.evaluation).uses_images:
+            await check_capacity(self.engine)
+            await prepare_task_images(self.engine, self.task_id)
+
+    async def run(self, control: str) -> tuple[bool, float | None, str | None, dict[str, str] | None]:
+        """One control: ok, reward, reason and the per-test outcomes the verifier wrote (None: none)."""
+        self.runs += 1
+        got = await run_control(self.engine, self.task_id, control)
+        results = (self.engine.run_dir.evidence / "readiness" / self.task_id / control / "grading" / "verifier"
+                   / "tests.json")
+        outcomes: dict[str, str] | None = None
+        try:
+            raw = json.loads(results.read_text())
+            if isinstance(raw, dict):
+                outcomes = {str(k): str(v) for k, v in raw.items()}
+        except (OSError, ValueError):
+            outcomes = None
+        return got.ok, got.reward, got.reason, outcomes
+
+
+async def _both(controls: _Controls) -> dict[str, tuple[bool, float | None, str | None, dict[str, str] | None]]:
+    """``nop`` and ``oracle`` at the same time (separate sandboxes and evidence folders)."""
+    got: dict[str, tuple[bool, float | None, str | None, dict[str, str] | None]] = {}
+
+    async def one(control: str) -> None:
+        got[control] = await controls.run(control)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(one, "nop")
+        tg.start_soon(one, "oracle")
+    return got
+
+
+def _stage(mined: MinedRepo, c: Candidate, task_id: str, stage: Path, scratch: Path, opts: MineOptions) -> None:
+    """Write the candidate's task folder (probe form: no graded tests yet) into ``stage``."""
+    assert c.parent is not None
+    folder = stage / task_id
+    mined.write_tree(c.parent, folder / "workspace")
+    after = Path(tempfile.mkdtemp(prefix="after-", dir=scratch))
+    mined.write_tree(c.commit, after / "tree")
+    tests = folder / "tests"
+    for ch in c.tests:
+        if ch.status != "D":
+            target = tests / "files" / ch.path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(after / "tree" / ch.path, target)
+    shutil.rmtree(after)
+    tests.mkdir(parents=True, exist_ok=True)
+    (tests / "test.sh").write_text(TEST_SH)
+    (tests / "test.sh").chmod(0o755)
+    shutil.copyfile(GRADER_SOURCE, tests / "grade.py")
+    (tests / "config.json").write_text(grading_config(c, (), (), opts.runner))
+    solution = folder / "solution"
+    solution.mkdir()
+    non_tests = [ch.path for ch in c.changes if ch.kind != "test"]
+    (solution / "solution.patch").write_text(mined.diff(c.parent, c.commit, non_tests))
+    (solution / "solve.sh").write_text(SOLVE_SH)
+    (solution / "solve.sh").chmod(0o755)
+    (folder / "instruction.md").write_text(instruction_text(c, mined.origin_label))
+    (folder / "task.toml").write_text(task_toml(c, task_id, mined.origin_label, opts.image, opts.test_timeout))
+
+
+async def _examine(mined: MinedRepo, c: Candidate, stage: Path, scratch: Path, opts: MineOptions,
+                   hidden: tuple[Path, ...]) -> tuple[Verdict, int]:
+    """The verdict on one candidate that passed screening, and how many sandbox runs it took."""
+    task_id = task_id_of(c)
+    try:
+        _stage(mined, c, task_id, stage, scratch, opts)
+        probe = _Controls(stage, task_id, opts, hidden, scratch)
+    except (GitFailed, PluginBenchError, OSError, UnicodeError) as exc:
+        return reject("unusable_tree", f"the commit's files cannot be made a task: {exc}"), 0
+    await probe.prepare()
+    before: list[dict[str, str]] = []
+    after: list[dict[str, str]] = []
+    for _ in range(RUNS):  # before (nop) and after (oracle) side by side, then again
+        got = await _both(probe)
+        for control, into in (("nop", before), ("oracle", after)):
+            _, _, reason, outcomes = got[control]
+            if outcomes is None:
+                return reject("readiness_failed", f"the {'before' if control == 'nop' else 'after'} run wrote no test "
+                              f"results: {reason or 'the verifier failed'}"), probe.runs
+            into.append(outcomes)
+    verdict = decide(before, after)
+    if not verdict.admitted:
+        return verdict, probe.runs
+    (stage / task_id / "tests" / "config.json").write_text(grading_config(c, verdict.f2p, verdict.p2p, opts.runner))
+    final = _Controls(stage, task_id, opts, hidden, scratch)
+    await final.prepare()
+    got = await _both(final)
+    for control in ("oracle", "nop"):
+        ok, reward, reason, _ = got[control]
+        if not ok:
+            return reject("readiness_failed", f"the written task failed readiness: {control} got reward {reward}"
+                          + (f" ({reason})" if reason else "")), probe.runs + final.runs
+    (stage / task_id / "README.md").write_text(readme_text(c, mined.origin_label, verdict))
+    return verdict, probe.runs + final.runs
+
+
+async def mine_history(opts: MineOptions, on_candidate: Callable[[MinedCandidate], None] | None = None) -> MiningReport:
+    """Mine ``opts.repo`` into ``opts.out`` (created at the end, atomically); the summary.
+
+    Bad input (the output exists or cannot be written, not a git repository, a ``--since``
+    that names no commit, an unusable sandbox) raises :class:`ConfigError` before anything
+    is written.
+    """
+    check_output(opts.out)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="pluginbench-mine-") as tmp:
+        scratch = Path(tmp)
+        mined = open_repo(opts.repo, scratch)
+        since = resolve_since(mined, opts.since, opts.repo)
+        if opts.backend == "local":
+            from ..environments import bwrap_available
+
+            if not bwrap_available():
+                raise ConfigError("bubblewrap cannot make sandboxes here, and mined tests never run unsandboxed",
+                                  field="--backend", fix="install bubblewrap, or mine with --backend docker --image <image>")
+        head = mined.head()
+        steps = list(reversed(mined.first_parent_steps(since, opts.limit)))
+        staged = Path(tempfile.mkdtemp(prefix=".pluginbench-mine-", dir=opts.out.absolute().parent))
+        hidden = tuple(p for p in (Path(opts.repo).resolve(),) if "://" not in opts.repo)
+        try:
+            stage = scratch / "stage"
+            stage.mkdir()
+            records: list[MinedCandidate] = []
+            for commit in steps:
+                t0 = time.monotonic()
+                c = mined.candidate(commit)
+                screened = screen(c)
+                runs = 0
+                if screened is None:
+                    try:
+                        verdict, runs = await _examine(mined, c, stage, scratch, opts, (*hidden, staged))
+                    except EnvironmentFailure as exc:
+                        raise ConfigError(f"the {opts.backend} sandbox cannot run the tests: {exc}", field="--backend",
+                                          fix="run pluginbench doctor, or choose another --backend/--image") from None
+                else:
+                    verdict = screened
+                task_id = task_id_of(c)
+                if verdict.admitted:
+                    shutil.copytree(stage / task_id, staged / task_id, symlinks=True)
+                record = MinedCandidate(
+                    commit=c.commit, parent=c.parent, merge=c.merge, subject=c.subject, task=task_id,
+                    admitted=verdict.admitted, code=verdict.code, reason=verdict.reason,
+                    f2p=len(verdict.f2p), p2p=len(verdict.p2p), flaky=verdict.flaky, sandbox_runs=runs,
+                    seconds=round(time.monotonic() - t0, 3),
+                )
+                records.append(record)
+                if on_candidate is not None:
+                    on_candidate(record)
+            report = MiningReport(
+                repo=opts.repo, head=head, since=since, backend=opts.backend, image=opts.image, out=str(opts.out),
+                examined=len(records), admitted=sum(r.admitted for r in records),
+                seconds=round(time.monotonic() - started, 3), candidates=tuple(records),
+            )
+            (staged / "mining.json").write_bytes(msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n")
+            staged.rename(opts.out)
+        except BaseException:
+            shutil.rmtree(staged, ignore_errors=True)
+            raise
+    return report
+
+
+__all__ = ["MineOptions", "MinedCandidate", "MiningReport", "check_output", "mine_history"]
