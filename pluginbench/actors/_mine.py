@@ -116,6 +116,9 @@ def check_output(out: Path) -> None:
         raise ConfigError(f"{out} already exists", field="--out",
                           fix="name a new folder (mining never writes into or over an existing one)")
     parent = out.absolute().parent
+    if parent.exists() and not parent.is_dir():
+        raise ConfigError(f"{parent} (parent of --out) is a file, not a folder", field="--out",
+                          fix="choose an output folder inside a folder")
     if not parent.is_dir():
         raise ConfigError(f"the folder {parent} (parent of --out) does not exist", field="--out",
                           fix=f"create it first: mkdir -p {parent}")

@@ -105,9 +105,9 @@ def instruction_text(c: Candidate, repo: str) -> str:
     """The prompt: the commit (or merge) message, marked as such."""
     what = "merge commit (a merged pull request)" if c.merge else "commit"
     return (
-        f"<!-- Mined by pluginbench tasks mine from {what} {c.commit} of {repo}. The text below is that "
-        f"{'merge' if c.merge else 'commit'} message as its author wrote it, not an instruction written for "
-        f"this task. -->\n\n"
+        f"<!-- Mined by pluginbench tasks mine from {what} {c.commit} of {repo}. The text below is the "
+        f"{'merge commit' if c.merge else 'commit'} message as its author wrote it, not an instruction written "
+        f"for this task. -->\n\n"
         f"{c.message.strip()}\n"
         + ("\nCommits of this pull request:\n\n" + "".join(f"- {s}\n" for s in c.merged) if c.merged else "")
     )

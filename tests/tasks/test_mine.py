@@ -1,0 +1,135 @@
+"""History mining's pure parts: path kinds, screening, the fail-to-pass decision, the task text; and bad input."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from pluginbench.tasks import Candidate, Change, classify_path, decide, instruction_text, screen, task_id_of, task_toml
+
+BUNDLE = Path(__file__).resolve().parents[1] / "data" / "mine" / "calc-history.bundle"
+
+
+@pytest.mark.parametrize(("path", "kind"), [
+    ("tests/test_calc.py", "test"),
+    ("pkg/tests/helpers.py", "test"),
+    ("test_x.py", "test"),
+    ("src/parser_test.go", "test"),
+    ("web/app.spec.ts", "test"),
+    ("conftest.py", "test"),
+    ("calc.py", "source"),
+    ("src/lib.rs", "source"),
+    ("README.md", "other"),
+    ("pyproject.toml", "other"),
+    ("docs/testing.md", "other"),
+])
+def test_paths_are_classified_as_test_source_or_other(path: str, kind: str) -> None:
+    """A file under a tests folder or named like a test is a test, other code is source, the rest is other."""
+    assert classify_path(path) == kind
+
+
+def _candidate(*changes: tuple[str, str], parent: str | None = "p" * 40, merge: bool = False) -> Candidate:
+    return Candidate(commit="c" * 40, parent=parent, merge=merge, subject="Add divide: with care!",
+                     message="Add divide: with care!\n\nDividing by zero raises.", author_date="2024-01-01T00:00:00Z",
+                     changes=tuple(Change(s, p, classify_path(p)) for s, p in changes),
+                     merged=("Add divide", "Refuse zero") if merge else ())
+
+
+@pytest.mark.parametrize(("changes", "parent", "code"), [
+    ((("A", "calc.py"), ("A", "tests/test_calc.py")), None, "root_commit"),
+    ((("M", "calc.py"), ("M", "README.md")), "p" * 40, "no_test_change"),
+    ((("M", "tests/test_calc.py"),), "p" * 40, "no_source_change"),
+    ((("M", "tests/test_calc.py"), ("M", "README.md")), "p" * 40, "no_source_change"),
+    ((("M", "calc.py"), ("A", "tests/test_calc.py")), "p" * 40, None),
+])
+def test_screening_rejects_from_the_changed_paths_alone(changes: tuple[tuple[str, str], ...], parent: str | None,
+                                                        code: str | None) -> None:
+    """A root commit, a change without tests and one without source are rejected before anything runs."""
+    verdict = screen(_candidate(*changes, parent=parent))
+    assert (verdict.code if verdict else None) == code
+    assert verdict is None or (not verdict.admitted and verdict.reason)
+
+
+P, F = "pass", "fail"
+
+
+def test_tests_failing_before_and_passing_after_are_fail_to_pass_and_steady_ones_pass_to_pass() -> None:
+    """Fail-to-pass: passes after in every run, in no run before; pass-to-pass: passes in every run; others ungraded."""
+    before = [{"t.old": P, "t.broken": F, "t.new": F}, {"t.old": P, "t.broken": F}]  # absent = did not pass
+    after = [{"t.old": P, "t.broken": F, "t.new": P, "t.skip": "skip"}] * 2
+    verdict = decide(before, after)
+    assert verdict.admitted and verdict.f2p == ("t.new",) and verdict.p2p == ("t.old",)
+
+
+@pytest.mark.parametrize(("before", "after", "code", "words"), [
+    ([{"a": P, "b": P}] * 2, [{"a": P, "b": P}] * 2, "tests_pass_before", "already passes before"),
+    ([{"a": P, "b": F}] * 2, [{"a": P, "b": F}] * 2, "tests_fail_after", "1 test(s) fail even with"),
+    ([{"a": F}] * 2, [{"a": P}, {"a": F}], "flaky", "changed outcome between two identical runs: a"),
+    ([{"a": F, "b": P}, {"a": F, "b": F}], [{"a": P, "b": P}] * 2, "flaky", "1 test(s)"),
+])
+def test_candidates_without_a_stable_fail_to_pass_test_are_rejected_saying_why(
+        before: list[dict[str, str]], after: list[dict[str, str]], code: str, words: str) -> None:
+    """No test that needs the change, only broken tests, or any test flipping between identical runs rejects."""
+    verdict = decide(before, after)
+    assert not verdict.admitted and verdict.code == code and words in (verdict.reason or "")
+
+
+def test_a_flaky_test_that_never_passes_after_does_not_reject() -> None:
+    """A test that fails in every run after the change is ungraded, so its flips before do not matter."""
+    verdict = decide([{"a": F, "x": P}, {"a": F, "x": F}], [{"a": P, "x": F}] * 2)
+    assert verdict.admitted and verdict.f2p == ("a",) and verdict.flaky == ()
+
+
+def test_the_instruction_is_the_commit_message_marked_as_such() -> None:
+    """The prompt is the message as written, preceded by a note that it is a commit message; a merge lists its commits."""
+    text = instruction_text(_candidate(("M", "calc.py"), ("A", "tests/t.py"), merge=True), "calc.git")
+    assert text.startswith("<!-- Mined by pluginbench tasks mine from merge commit (a merged pull request)")
+    assert "not an instruction written for this task" in text and "Dividing by zero raises." in text
+    assert text.endswith("- Add divide\n- Refuse zero\n")
+
+
+def test_task_toml_parses_and_records_provenance() -> None:
+    """task.toml is valid TOML naming the repository, commit and base commit, no network, and the image when given."""
+    c = _candidate(("M", "calc.py"), ("A", "tests/t.py"))
+    assert task_id_of(c) == "add-divide-with-care-cccccccc"
+    doc = tomllib.loads(task_toml(c, task_id_of(c), 'calc "x"', "img:1", 120))
+    assert doc["metadata"]["commit"] == "c" * 40 and doc["metadata"]["base_commit"] == "p" * 40
+    assert doc["metadata"]["mined_from"] == 'calc "x"' and doc["environment"]["docker_image"] == "img:1"
+    assert doc["verifier"] == {"timeout_sec": 120, "network_mode": "no-network"}
+
+
+def _mine(*args: str) -> tuple[int, str]:
+    from typer.testing import CliRunner
+
+    from pluginbench.cli import app
+
+    done = CliRunner().invoke(app, ["tasks", "mine", *args])
+    return done.exit_code, done.output
+
+
+@pytest.mark.parametrize(("case", "field", "words"), [
+    ("not-a-repo", "REPO", "is not a git repository or bundle"),
+    ("missing-repo", "REPO", "does not exist"),
+    ("bad-since", "--since", "'no-such-rev' names no commit"),
+    ("existing-out", "--out", "already exists"),
+    ("no-parent", "--out", "does not exist"),
+    ("file-parent", "--out", "is a file, not a folder"),
+])
+def test_bad_input_exits_2_naming_the_field_and_writes_nothing(tmp_path: Path, case: str, field: str,
+                                                                words: str) -> None:
+    """Not a repository, a REV naming no commit, an existing or unplaceable output: exit 2, the field, the fix, no files."""
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "exists").mkdir()
+    (tmp_path / "a-file").write_text("x")
+    out = {"existing-out": tmp_path / "exists", "no-parent": tmp_path / "nope" / "out",
+           "file-parent": tmp_path / "a-file" / "out"}.get(case, tmp_path / "out")
+    repo = {"not-a-repo": tmp_path / "plain", "missing-repo": tmp_path / "gone"}.get(case, BUNDLE)
+    extra = ["--since", "no-such-rev"] if case == "bad-since" else []
+    before = sorted(p.name for p in tmp_path.iterdir())
+    code, output = _mine(str(repo), "--out", str(out), *extra)
+    assert code == 2, output
+    assert words in output and f"field: {field}" in output and "fix:" in output
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    assert not any((tmp_path / "exists").iterdir())
