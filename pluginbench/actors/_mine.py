@@ -172,12 +172,14 @@ class _Controls:
         self.task_id, self.runs = task_id, 0
         ev = _evaluation(stage, task_id, opts)
         run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=scratch))
+        from ..harnesses import make_harness
         from ..rundir import RunDir
 
         self.engine = Engine(
             run_dir=RunDir(run_dir), run_id="mine", evaluation=ev,
             environment=backend_of(ev).make(ev, "mine"),
-            harness=None, task_sources={}, outbox=Outbox(None),  # type: ignore[arg-type]  # controls record no events
+            harness=make_harness("nop"), task_sources={},
+            outbox=Outbox(None),  # type: ignore[arg-type]  # no Supervisor: controls record no events
             hidden=(cache_root(), stage.resolve(), *hidden),
         )
         freeze_task(stage / task_id, self.engine.run_dir.frozen_task(task_id), task_id)
