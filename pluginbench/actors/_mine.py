@@ -39,13 +39,21 @@ from ..tasks import (
     TEST_SH,
     Candidate,
     MinedRepo,
+    Mutation,
     Verdict,
+    apply_mutation,
+    classify_path,
     decide,
     grading_config,
     instruction_text,
     load_task,
+    mutant_candidate,
+    mutant_instruction,
+    mutant_task_id,
+    mutation_sites,
     readme_text,
     reject,
+    reverse_patch,
     screen,
     task_id_of,
     task_toml,
@@ -62,6 +70,8 @@ from ._preparation import (
 Backend = Literal["local", "docker"]
 #: every run of the suite, before and after, is repeated this many times before deciding
 RUNS = 2
+#: at most this many mutation sites are tried per mutation-repair task asked for
+MUTANT_TRIES = 4
 
 
 class MineOptions(msgspec.Struct, frozen=True, kw_only=True):
@@ -75,6 +85,8 @@ class MineOptions(msgspec.Struct, frozen=True, kw_only=True):
     image: str | None = None
     runner: Literal["auto", "pytest", "unittest"] = "auto"
     test_timeout: int = 300
+    #: mutation-repair tasks to seed at HEAD after history (0: none)
+    mutants: int = 0
 
 
 class MinedCandidate(msgspec.Struct, frozen=True, kw_only=True):
@@ -93,6 +105,8 @@ class MinedCandidate(msgspec.Struct, frozen=True, kw_only=True):
     flaky: tuple[str, ...]
     sandbox_runs: int
     seconds: float
+    #: a mutation-repair candidate's seeded bug (``operator at path:line``); None for history
+    mutation: str | None = None
 
 
 class MiningReport(msgspec.Struct, frozen=True, kw_only=True):
@@ -220,44 +234,49 @@ async def _both(controls: _Controls) -> dict[str, tuple[bool, float | None, str 
     return got
 
 
-def _stage(mined: MinedRepo, c: Candidate, task_id: str, stage: Path, scratch: Path, opts: MineOptions) -> None:
-    """Write the candidate's task folder (probe form: no graded tests yet) into ``stage``."""
-    assert c.parent is not None
-    folder = stage / task_id
-    mined.write_tree(c.parent, folder / "workspace")
-    after = Path(tempfile.mkdtemp(prefix="after-", dir=scratch))
-    mined.write_tree(c.commit, after / "tree")
+def _write_task(folder: Path, c: Candidate, tests_tree: Path, solution_patch: str, instruction: str,
+                task_toml_text: str, runner: str) -> None:
+    """The task folder around an already written ``workspace/`` (probe form: no graded tests yet);
+    the hidden test files are copied from ``tests_tree``."""
     tests = folder / "tests"
     for ch in c.tests:
         if ch.status != "D":
             target = tests / "files" / ch.path
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(after / "tree" / ch.path, target)
-    shutil.rmtree(after)
+            shutil.copyfile(tests_tree / ch.path, target)
     tests.mkdir(parents=True, exist_ok=True)
     (tests / "test.sh").write_text(TEST_SH)
     (tests / "test.sh").chmod(0o755)
     shutil.copyfile(GRADER_SOURCE, tests / "grade.py")
-    (tests / "config.json").write_text(grading_config(c, (), (), opts.runner))
+    (tests / "config.json").write_text(grading_config(c, (), (), runner))
     solution = folder / "solution"
     solution.mkdir()
-    non_tests = [ch.path for ch in c.changes if ch.kind != "test"]
-    (solution / "solution.patch").write_text(mined.diff(c.parent, c.commit, non_tests))
+    (solution / "solution.patch").write_text(solution_patch)
     (solution / "solve.sh").write_text(SOLVE_SH)
     (solution / "solve.sh").chmod(0o755)
-    (folder / "instruction.md").write_text(instruction_text(c, mined.origin_label))
-    (folder / "task.toml").write_text(task_toml(c, task_id, mined.origin_label, opts.image, opts.test_timeout))
+    (folder / "instruction.md").write_text(instruction)
+    (folder / "task.toml").write_text(task_toml_text)
 
 
-async def _examine(mined: MinedRepo, c: Candidate, stage: Path, scratch: Path, opts: MineOptions,
-                   hidden: tuple[Path, ...]) -> tuple[Verdict, int]:
-    """The verdict on one candidate that passed screening, and how many sandbox runs it took."""
-    task_id = task_id_of(c)
-    try:
-        _stage(mined, c, task_id, stage, scratch, opts)
-        probe = _Controls(stage, task_id, opts, hidden, scratch)
-    except (GitFailed, PluginBenchError, OSError, UnicodeError) as exc:
-        return reject("unusable_tree", f"the commit's files cannot be made a task: {exc}"), 0
+def _stage(mined: MinedRepo, c: Candidate, task_id: str, stage: Path, scratch: Path, opts: MineOptions) -> None:
+    """Write a history candidate's task folder into ``stage``."""
+    assert c.parent is not None
+    folder = stage / task_id
+    mined.write_tree(c.parent, folder / "workspace")
+    after = Path(tempfile.mkdtemp(prefix="after-", dir=scratch))
+    mined.write_tree(c.commit, after / "tree")
+    non_tests = [ch.path for ch in c.changes if ch.kind != "test"]
+    _write_task(folder, c, after / "tree", mined.diff(c.parent, c.commit, non_tests),
+                instruction_text(c, mined.origin_label),
+                task_toml(c, task_id, mined.origin_label, opts.image, opts.test_timeout), opts.runner)
+    shutil.rmtree(after)
+
+
+async def _validate(stage: Path, task_id: str, c: Candidate, opts: MineOptions, hidden: tuple[Path, ...],
+                    scratch: Path, finish: Callable[[Verdict], None]) -> tuple[Verdict, int]:
+    """Run a staged task before and after twice, decide, write the graded sets (``finish``
+    writes what depends on them), then readiness of the written task; the verdict and runs."""
+    probe = _Controls(stage, task_id, opts, hidden, scratch)
     await probe.prepare()
     before: list[dict[str, str]] = []
     after: list[dict[str, str]] = []
@@ -273,6 +292,7 @@ async def _examine(mined: MinedRepo, c: Candidate, stage: Path, scratch: Path, o
     if not verdict.admitted:
         return verdict, probe.runs
     (stage / task_id / "tests" / "config.json").write_text(grading_config(c, verdict.f2p, verdict.p2p, opts.runner))
+    finish(verdict)
     final = _Controls(stage, task_id, opts, hidden, scratch)
     await final.prepare()
     got = await _both(final)
@@ -281,8 +301,76 @@ async def _examine(mined: MinedRepo, c: Candidate, stage: Path, scratch: Path, o
         if not ok:
             return reject("readiness_failed", f"the written task failed readiness: {control} got reward {reward}"
                           + (f" ({reason})" if reason else "")), probe.runs + final.runs
-    (stage / task_id / "README.md").write_text(readme_text(c, mined.origin_label, verdict))
     return verdict, probe.runs + final.runs
+
+
+async def _examine(mined: MinedRepo, c: Candidate, stage: Path, scratch: Path, opts: MineOptions,
+                   hidden: tuple[Path, ...]) -> tuple[Verdict, int]:
+    """The verdict on one history candidate that passed screening, and how many sandbox runs it took."""
+    task_id = task_id_of(c)
+    try:
+        _stage(mined, c, task_id, stage, scratch, opts)
+    except (GitFailed, PluginBenchError, OSError, UnicodeError) as exc:
+        return reject("unusable_tree", f"the commit's files cannot be made a task: {exc}"), 0
+
+    def finish(verdict: Verdict) -> None:
+        (stage / task_id / "README.md").write_text(readme_text(c, mined.origin_label, verdict))
+
+    return await _validate(stage, task_id, c, opts, hidden, scratch, finish)
+
+
+def _head_files(head_tree: Path) -> tuple[dict[str, str], list[str]]:
+    """HEAD's source files as text (those that are UTF-8 and end in a newline) and its test paths."""
+    sources: dict[str, str] = {}
+    tests: list[str] = []
+    for path in sorted(p for p in head_tree.rglob("*") if p.is_file()):
+        rel = path.relative_to(head_tree).as_posix()
+        kind = classify_path(rel)
+        if kind == "test":
+            tests.append(rel)
+        elif kind == "source":
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (UnicodeError, OSError):
+                continue
+            if text.endswith("\n"):
+                sources[rel] = text
+    return sources, tests
+
+
+async def _examine_mutant(mined: MinedRepo, head: str, head_tree: Path, m: Mutation, tests: list[str], stage: Path,
+                          scratch: Path, opts: MineOptions, hidden: tuple[Path, ...]) -> tuple[Candidate, Verdict, int]:
+    """Seed ``m`` at HEAD and keep it only when it is red (some test passing at HEAD fails with it)."""
+    c = mutant_candidate(head, m, tests)
+    task_id = mutant_task_id(head, m)
+    folder = stage / task_id
+    shutil.copytree(head_tree, folder / "workspace", symlinks=False)
+    original = (head_tree / m.path).read_text(encoding="utf-8")
+    mutated = apply_mutation(original, m)
+    (folder / "workspace" / m.path).write_text(mutated, encoding="utf-8")
+    _write_task(folder, c, head_tree, reverse_patch(m.path, mutated, original),
+                mutant_instruction(m, mined.origin_label, ()),
+                task_toml(c, task_id, mined.origin_label, opts.image, opts.test_timeout, mutation=m.label),
+                opts.runner)
+
+    def finish(verdict: Verdict) -> None:
+        (folder / "instruction.md").write_text(mutant_instruction(m, mined.origin_label, verdict.f2p))
+        (folder / "README.md").write_text(
+            f"# Seeded bug: {m.label}\n\nA mutation-repair task made by `pluginbench tasks mine --mutants` from "
+            f"{mined.origin_label} at `{head}`: `workspace/` is HEAD with line {m.line} of `{m.path}` changed from\n\n"
+            f"    {m.before.strip()}\n\nto\n\n    {m.after.strip()}\n\n`solution/solution.patch` undoes it; the "
+            f"hidden tests are HEAD's test files. Graded: {len(verdict.f2p)} fail-to-pass and {len(verdict.p2p)} "
+            "pass-to-pass tests.\n")
+
+    verdict, runs = await _validate(stage, task_id, c, opts, hidden, scratch, finish)
+    if verdict.code == "tests_pass_before":
+        verdict = reject("not_red", "no test fails with the seeded bug: the tests do not catch it")
+    return c, verdict, runs
+
+
+def _sandbox_failure(opts: MineOptions, exc: EnvironmentFailure) -> ConfigError:
+    return ConfigError(f"the {opts.backend} sandbox cannot run the tests: {exc}", field="--backend",
+                       fix="run pluginbench doctor, or choose another --backend/--image")
 
 
 async def mine_history(opts: MineOptions, on_candidate: Callable[[MinedCandidate], None] | None = None) -> MiningReport:
@@ -307,36 +395,51 @@ async def mine_history(opts: MineOptions, on_candidate: Callable[[MinedCandidate
         head = mined.head()
         steps = list(reversed(mined.first_parent_steps(since, opts.limit)))
         staged = Path(tempfile.mkdtemp(prefix=".pluginbench-mine-", dir=opts.out.absolute().parent))
-        hidden = tuple(p for p in (Path(opts.repo).resolve(),) if "://" not in opts.repo)
+        hidden = (*(p for p in (Path(opts.repo).resolve(),) if "://" not in opts.repo), staged)
+        stage = scratch / "stage"
+        stage.mkdir()
+        records: list[MinedCandidate] = []
+
+        def record(c: Candidate, task_id: str, verdict: Verdict, runs: int, t0: float, mutation: str | None) -> None:
+            if verdict.admitted:
+                shutil.copytree(stage / task_id, staged / task_id, symlinks=True)
+            row = MinedCandidate(
+                commit=c.commit, parent=c.parent, merge=c.merge, subject=c.subject, task=task_id,
+                admitted=verdict.admitted, code=verdict.code, reason=verdict.reason, f2p=len(verdict.f2p),
+                p2p=len(verdict.p2p), flaky=verdict.flaky, sandbox_runs=runs, seconds=round(time.monotonic() - t0, 3),
+                mutation=mutation,
+            )
+            records.append(row)
+            if on_candidate is not None:
+                on_candidate(row)
+
         try:
-            stage = scratch / "stage"
-            stage.mkdir()
-            records: list[MinedCandidate] = []
             for commit in steps:
                 t0 = time.monotonic()
                 c = mined.candidate(commit)
-                screened = screen(c)
-                runs = 0
-                if screened is None:
+                verdict, runs = screen(c), 0
+                if verdict is None:
                     try:
-                        verdict, runs = await _examine(mined, c, stage, scratch, opts, (*hidden, staged))
+                        verdict, runs = await _examine(mined, c, stage, scratch, opts, hidden)
                     except EnvironmentFailure as exc:
-                        raise ConfigError(f"the {opts.backend} sandbox cannot run the tests: {exc}", field="--backend",
-                                          fix="run pluginbench doctor, or choose another --backend/--image") from None
-                else:
-                    verdict = screened
-                task_id = task_id_of(c)
-                if verdict.admitted:
-                    shutil.copytree(stage / task_id, staged / task_id, symlinks=True)
-                record = MinedCandidate(
-                    commit=c.commit, parent=c.parent, merge=c.merge, subject=c.subject, task=task_id,
-                    admitted=verdict.admitted, code=verdict.code, reason=verdict.reason,
-                    f2p=len(verdict.f2p), p2p=len(verdict.p2p), flaky=verdict.flaky, sandbox_runs=runs,
-                    seconds=round(time.monotonic() - t0, 3),
-                )
-                records.append(record)
-                if on_candidate is not None:
-                    on_candidate(record)
+                        raise _sandbox_failure(opts, exc) from None
+                record(c, task_id_of(c), verdict, runs, t0, None)
+            if opts.mutants:
+                head_tree = scratch / "head"
+                mined.write_tree(head, head_tree)
+                sources, tests = _head_files(head_tree)
+                seeded = 0
+                for m in mutation_sites(sources)[:opts.mutants * MUTANT_TRIES]:
+                    if seeded == opts.mutants:
+                        break
+                    t0 = time.monotonic()
+                    try:
+                        c, verdict, runs = await _examine_mutant(mined, head, head_tree, m, tests, stage, scratch,
+                                                                 opts, hidden)
+                    except EnvironmentFailure as exc:
+                        raise _sandbox_failure(opts, exc) from None
+                    seeded += verdict.admitted
+                    record(c, mutant_task_id(head, m), verdict, runs, t0, m.label)
             report = MiningReport(
                 repo=opts.repo, head=head, since=since, backend=opts.backend, image=opts.image, out=str(opts.out),
                 examined=len(records), admitted=sum(r.admitted for r in records),

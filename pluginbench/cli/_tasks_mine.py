@@ -39,6 +39,10 @@ def mine_command(
         "--runner", help="The test runner inside the sandbox; auto uses pytest when the sandbox's python3 has it.")] = "auto",
     test_timeout: Annotated[int, typer.Option(
         "--test-timeout", min=10, help="Seconds one run of the test suite may take (each task's verifier.timeout_sec).")] = 300,
+    mutants: Annotated[int, typer.Option(
+        "--mutants", min=0, help="Also seed up to this many mutation-repair tasks at HEAD (for thin history): a "
+                                 "comparison flip, boolean negation, and/or swap or off-by-one in a source line, kept "
+                                 "only when some passing test fails with it.")] = 0,
     json_out: Annotated[bool, typer.Option("--json", help="Print the summary as JSON (what mining.json holds).")] = False,
 ) -> None:
     """Mine tasks from git history: commits and merged pull requests that change source and tests.
@@ -51,13 +55,15 @@ def mine_command(
     that pass in both are pass-to-pass. A candidate is admitted only when its finished task passes
     readiness (oracle 1, nop 0); every other candidate is listed with why (root_commit,
     no_test_change, no_source_change, tests_pass_before, tests_fail_after, flaky, readiness_failed,
-    unusable_tree). The folder --out gets one Harbor task folder per admitted candidate and
-    mining.json; use it as tasks.source. Exit 2 on bad input, before anything is written.
+    unusable_tree). With --mutants N, up to N mutation-repair tasks follow: HEAD with one seeded bug, the
+    reverse change as the solution, HEAD's tests hidden, an instruction naming the failing tests (written by
+    PluginBench, marked so); a seeded bug no test catches is rejected as not_red. The folder --out gets one
+    Harbor task folder per admitted candidate and mining.json; use it as tasks.source. Exit 2 on bad input, before anything is written.
     """
     from ..actors import MinedCandidate, MineOptions, mine_history
 
     opts = MineOptions(repo=repo, out=out, since=since, limit=limit, backend="docker" if image else backend,
-                       image=image, runner=runner, test_timeout=test_timeout)
+                       image=image, runner=runner, test_timeout=test_timeout, mutants=mutants)
 
     def progress(row: MinedCandidate) -> None:
         mark = "admitted" if row.admitted else f"rejected ({row.code})"
@@ -76,7 +82,7 @@ def mine_command(
         table.add_column(name, justify="right" if name in ("f2p", "p2p") else "left")
     for row in report.candidates:
         table.add_row(
-            row.commit[:10], "merge (PR)" if row.merge else "commit", escape(row.subject[:50]),
+            row.commit[:10], "mutant" if row.mutation else "merge (PR)" if row.merge else "commit", escape(row.subject[:50]),
             "[green]admitted[/]" if row.admitted else f"[red]{row.code}[/]",
             str(row.f2p) if row.admitted else "", str(row.p2p) if row.admitted else "",
             escape(row.task if row.admitted else row.reason or ""),

@@ -5,6 +5,15 @@ from ._contract import MODEL_PATCH, VerifierContract, admit_contract, patch_path
 from ._deepswe import PAYLOAD as DEEPSWE_PAYLOAD
 from ._harbor import CollectCommand, HarborTask, load_task, strip_canary, utf8_position
 from ._mine_git import Candidate, Change, MinedRepo, classify_path
+from ._mine_mutate import (
+    Mutation,
+    apply_mutation,
+    mutant_candidate,
+    mutant_instruction,
+    mutant_task_id,
+    mutation_sites,
+    reverse_patch,
+)
 from ._mine_task import (
     GRADER_SOURCE,
     SOLVE_SH,
@@ -61,6 +70,13 @@ __all__ = [  # noqa: RUF022 - history mining's names are kept together at the en
     "Candidate",
     "Change",
     "MinedRepo",
+    "Mutation",
+    "apply_mutation",
+    "mutant_candidate",
+    "mutant_instruction",
+    "mutant_task_id",
+    "mutation_sites",
+    "reverse_patch",
     "RejectCode",
     "Verdict",
     "classify_path",

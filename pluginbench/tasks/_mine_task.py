@@ -23,7 +23,7 @@ from ._mine_git import Candidate
 #: why a candidate was not admitted (docs/tasks.md#mining-tasks-from-git-history)
 RejectCode = Literal[
     "root_commit", "no_test_change", "no_source_change", "tests_fail_after", "tests_pass_before", "flaky",
-    "readiness_failed", "unusable_tree",
+    "readiness_failed", "unusable_tree", "not_red",
 ]
 
 GRADER_SOURCE = Path(__file__).with_name("_mine_grade.py")
@@ -126,7 +126,8 @@ def grading_config(c: Candidate, f2p: Sequence[str], p2p: Sequence[str], runner:
     }, indent=2, sort_keys=True) + "\n"
 
 
-def task_toml(c: Candidate, task_id: str, repo: str, image: str | None, test_timeout: int) -> str:
+def task_toml(c: Candidate, task_id: str, repo: str, image: str | None, test_timeout: int,
+              mutation: str | None = None) -> str:
     """``task.toml`` of a mined task, with its provenance under ``[metadata]``."""
     def q(text: str) -> str:
         return json.dumps(text)  # a TOML basic string is a JSON string for what we write
@@ -144,7 +145,8 @@ def task_toml(c: Candidate, task_id: str, repo: str, image: str | None, test_tim
         f"commit = {q(c.commit)}",
         f"base_commit = {q(c.parent or '')}",
         f"merge = {'true' if c.merge else 'false'}",
-        'instruction_source = "commit message"',
+        *([f"mutation = {q(mutation)}", 'instruction_source = "written by pluginbench (seeded bug)"'] if mutation
+          else ['instruction_source = "commit message"']),
         "",
         "[agent]",
         f"timeout_sec = {max(test_timeout, 60)}",

@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
+import subprocess
 import tomllib
 from pathlib import Path
 
 import pytest
 
-from pluginbench.tasks import Candidate, Change, classify_path, decide, instruction_text, screen, task_id_of, task_toml
+from pluginbench.tasks import (
+    Candidate,
+    Change,
+    apply_mutation,
+    classify_path,
+    decide,
+    instruction_text,
+    mutant_candidate,
+    mutant_instruction,
+    mutant_task_id,
+    mutation_sites,
+    reverse_patch,
+    screen,
+    task_id_of,
+    task_toml,
+)
 
 BUNDLE = Path(__file__).resolve().parents[1] / "data" / "mine" / "calc-history.bundle"
 
@@ -133,3 +149,37 @@ def test_bad_input_exits_2_naming_the_field_and_writes_nothing(tmp_path: Path, c
     assert words in output and f"field: {field}" in output and "fix:" in output
     assert sorted(p.name for p in tmp_path.iterdir()) == before
     assert not any((tmp_path / "exists").iterdir())
+
+
+SOURCE = "def f(a, b):\n    # a < b is a comment\n    if a < b and True:\n        return a + 1\n    return b\n"
+
+
+def test_mutation_sites_cover_each_operator_once_per_line_and_skip_comments() -> None:
+    """Each operator mutates the first match on a code line; comments are skipped; files alternate in the order."""
+    sites = mutation_sites({"b.py": SOURCE, "a.py": "x = y == z\n"})
+    assert [(m.path, m.line, m.operator) for m in sites] == [
+        ("a.py", 1, "comparison_flip"), ("b.py", 3, "comparison_flip"), ("b.py", 3, "boolean_negation"),
+        ("b.py", 3, "and_or_swap"), ("b.py", 4, "off_by_one")]
+    assert [m.after.strip() for m in sites[1:]] == ["if a >= b and True:", "if a < b and False:", "if a < b or True:",
+                                                    "return a - 1"]
+
+
+def test_the_reverse_patch_undoes_the_mutation_with_git_apply(tmp_path: Path) -> None:
+    """The reference solution of a mutant, applied by git to the mutated file, restores HEAD's text."""
+    m = mutation_sites({"calc.py": SOURCE})[0]
+    mutated = apply_mutation(SOURCE, m)
+    (tmp_path / "calc.py").write_text(mutated)
+    (tmp_path / "fix.patch").write_text(reverse_patch("calc.py", mutated, SOURCE))
+    subprocess.run(["git", "apply", "fix.patch"], cwd=tmp_path, check=True, capture_output=True)
+    assert (tmp_path / "calc.py").read_text() == SOURCE
+
+
+def test_a_mutant_task_is_opaque_and_its_instruction_is_marked_as_pluginbench_s() -> None:
+    """The folder name does not point at the bug; the prompt names the failing tests and says who wrote it."""
+    m = mutation_sites({"calc.py": SOURCE})[0]
+    assert "calc" not in mutant_task_id("h" * 40, m) and mutant_task_id("h" * 40, m).endswith("-hhhhhhhh")
+    text = mutant_instruction(m, "calc", ["t.a", "t.b"])
+    assert text.startswith("<!-- Written by pluginbench tasks mine for a seeded bug") and "- `t.a`\n- `t.b`\n" in text
+    assert "calc.py" not in text
+    c = mutant_candidate("h" * 40, m, ["tests/test_b.py", "tests/test_a.py"])
+    assert [ch.path for ch in c.tests] == ["tests/test_a.py", "tests/test_b.py"] and c.sources[0].path == "calc.py"
