@@ -1,6 +1,6 @@
 """Mining throughput of ``pluginbench tasks mine`` on the bundled repository (issue 25).
 
-    .venv/bin/python bench/bench_mine.py [--rounds 1] [--backend local]
+    .venv/bin/python bench/bench_mine.py [--rounds 1] [--backend local] [--mutants 0]
 
 Mines ``tests/data/mine/calc-history.bundle`` (9 first-parent candidates: 2 admitted, 7
 rejected, one for each reason the bundle exercises) into a private temporary folder, through
@@ -35,12 +35,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--backend", choices=("local", "docker"), default="local")
+    parser.add_argument("--mutants", type=int, default=0, help="also seed this many mutation-repair tasks at HEAD")
     args = parser.parse_args()
     print(f"cpus: {os.cpu_count()}, load average at start: {os.getloadavg()[0]:.1f}")
     for r in range(args.rounds):
         with tempfile.TemporaryDirectory(prefix="bench-mine-") as tmp:
             t0 = time.monotonic()
-            report = anyio.run(mine_history, MineOptions(repo=str(BUNDLE), out=Path(tmp) / "out", backend=args.backend))
+            report = anyio.run(mine_history, MineOptions(repo=str(BUNDLE), out=Path(tmp) / "out", backend=args.backend,
+                                                           mutants=args.mutants))
             wall = time.monotonic() - t0
         runs = sum(c.sandbox_runs for c in report.candidates)
         print(f"round {r + 1}: {wall:.1f} s, {report.examined} examined, {report.admitted} admitted, "
@@ -49,7 +51,8 @@ def main() -> None:
               f"{report.admitted / wall * 60:.1f} admitted/min")
         by: dict[str, list[float]] = {}
         for c in report.candidates:
-            by.setdefault("admitted" if c.admitted else str(c.code), []).append(c.seconds)
+            kind = ("mutant " if c.mutation else "") + ("admitted" if c.admitted else str(c.code))
+            by.setdefault(kind, []).append(c.seconds)
         for outcome, secs in sorted(by.items()):
             print(f"  {outcome:<18} n={len(secs)}  median {statistics.median(secs):.2f} s")
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
