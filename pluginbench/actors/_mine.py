@@ -369,6 +369,9 @@ async def _examine_mutant(mined: MinedRepo, head: str, head_tree: Path, m: Mutat
 
 
 def _sandbox_failure(opts: MineOptions, exc: EnvironmentFailure) -> ConfigError:
+    if opts.image is not None and opts.image in str(exc):
+        return ConfigError(f"the docker sandbox cannot run the tests: {exc}", field="--image",
+                           fix=f"put the image on this engine first (docker pull {opts.image}, or docker build/load it)")
     return ConfigError(f"the {opts.backend} sandbox cannot run the tests: {exc}", field="--backend",
                        fix="run pluginbench doctor, or choose another --backend/--image")
 

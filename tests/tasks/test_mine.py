@@ -24,6 +24,7 @@ from pluginbench.tasks import (
     task_id_of,
     task_toml,
 )
+from tests._prereq import require
 
 BUNDLE = Path(__file__).resolve().parents[1] / "data" / "mine" / "calc-history.bundle"
 
@@ -183,3 +184,14 @@ def test_a_mutant_task_is_opaque_and_its_instruction_is_marked_as_pluginbench_s(
     assert "calc.py" not in text
     c = mutant_candidate("h" * 40, m, ["tests/test_b.py", "tests/test_a.py"])
     assert [ch.path for ch in c.tests] == ["tests/test_a.py", "tests/test_b.py"] and c.sources[0].path == "calc.py"
+
+
+def test_an_image_missing_from_the_engine_exits_2_naming_image_and_writes_nothing(tmp_path: Path) -> None:
+    """--image naming an image the Docker engine lacks: exit 2 with field --image and the docker pull fix, no output."""
+    from tests.cli.test_bad_input_docker import _engine_up
+
+    require(_engine_up(), "a Docker engine")
+    code, output = _mine(str(BUNDLE), "--out", str(tmp_path / "out"), "--limit", "1", "--image", "pb-no-such-image:1")
+    assert code == 2, output
+    assert "field: --image" in output and "docker pull pb-no-such-image:1" in output
+    assert list(tmp_path.iterdir()) == []
