@@ -67,13 +67,19 @@ def _pytest(app: Path, out: Path, env: dict[str, str]) -> None:
         report = Path(tmp) / "junit.xml"
         subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
                         f"--junitxml={report}", "--rootdir", str(app)], cwd=app, env=env, check=False)
-        outcomes: dict[str, str] = {}
-        if report.exists():
-            for case in ElementTree.parse(report).iter("testcase"):
-                test_id = f"{case.get('classname', '')}::{case.get('name', '')}"
-                tags = {child.tag for child in case}
-                outcomes[test_id] = "fail" if tags & {"failure", "error"} else "skip" if "skipped" in tags else "pass"
+        outcomes = junit_outcomes(report.read_text(encoding="utf-8")) if report.exists() else {}
         out.write_text(json.dumps(outcomes, sort_keys=True))
+
+
+def junit_outcomes(xml: str) -> dict[str, str]:
+    """Each ``<testcase>`` of a JUnit report as ``classname::name`` → pass, fail (a failure or
+    error child) or skip (a skipped child)."""
+    outcomes: dict[str, str] = {}
+    for case in ElementTree.fromstring(xml).iter("testcase"):
+        test_id = f"{case.get('classname', '')}::{case.get('name', '')}"
+        tags = {child.tag for child in case}
+        outcomes[test_id] = "fail" if tags & {"failure", "error"} else "skip" if "skipped" in tags else "pass"
+    return outcomes
 
 
 def main() -> int:

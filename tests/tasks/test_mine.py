@@ -195,3 +195,16 @@ def test_an_image_missing_from_the_engine_exits_2_naming_image_and_writes_nothin
     assert code == 2, output
     assert "field: --image" in output and "docker pull pb-no-such-image:1" in output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_pytest_junit_reports_become_per_test_outcomes() -> None:
+    """The grader reads pytest's JUnit report: a failure or error fails, skipped skips, anything else passes."""
+    from pluginbench.tasks._mine_grade import junit_outcomes
+
+    xml = ('<testsuites><testsuite name="pytest"><testcase classname="tests.test_a" name="test_ok" />'
+           '<testcase classname="tests.test_a" name="test_bad"><failure message="x">tb</failure></testcase>'
+           '<testcase classname="tests.test_b.T" name="test_err"><error message="y" /></testcase>'
+           '<testcase classname="tests.test_b.T" name="test_skip"><skipped message="z" /></testcase>'
+           '</testsuite></testsuites>')
+    assert junit_outcomes(xml) == {"tests.test_a::test_ok": "pass", "tests.test_a::test_bad": "fail",
+                                   "tests.test_b.T::test_err": "fail", "tests.test_b.T::test_skip": "skip"}
