@@ -79,7 +79,8 @@ def mine_command(
     table = Table(title=f"{report.examined} candidate(s) examined, {report.admitted} admitted "
                         f"in {report.seconds:.1f} s → {report.out}")
     for name in ("commit", "kind", "subject", "verdict", "f2p", "p2p", "task folder / why rejected"):
-        table.add_column(name, justify="right" if name in ("f2p", "p2p") else "left")
+        table.add_column(name, justify="right" if name in ("f2p", "p2p") else "left",
+                         no_wrap=name in ("commit", "kind", "verdict", "f2p", "p2p"), overflow="fold")
     for row in report.candidates:
         table.add_row(
             row.commit[:10], "mutant" if row.mutation else "merge (PR)" if row.merge else "commit", escape(row.subject[:50]),
