@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import tomllib
 from pathlib import Path
@@ -208,3 +210,26 @@ def test_pytest_junit_reports_become_per_test_outcomes() -> None:
            '</testsuite></testsuites>')
     assert junit_outcomes(xml) == {"tests.test_a::test_ok": "pass", "tests.test_a::test_bad": "fail",
                                    "tests.test_b.T::test_err": "fail", "tests.test_b.T::test_skip": "skip"}
+
+
+def test_screened_history_prints_a_table_and_writes_only_the_summary(tmp_path: Path) -> None:
+    """Candidates rejected from their paths alone need no sandbox: the table names each reason, --out holds mining.json."""
+    from pluginbench.environments import bwrap_available
+
+    require(bwrap_available(), "bubblewrap")
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+    repo = tmp_path / "calc"
+    subprocess.run(["git", "clone", "-q", str(BUNDLE), str(repo)], check=True, env=env)
+    log = subprocess.run(["git", "log", "--format=%H %s"], cwd=repo, check=True, env=env, capture_output=True, text=True)
+    by_subject = {s: h for h, s in (line.split(" ", 1) for line in log.stdout.splitlines())}
+    subprocess.run(["git", "reset", "-q", "--hard", by_subject["Test add with negative numbers"]], cwd=repo, check=True,
+                   env=env)
+    code, output = _mine(str(repo), "--out", str(tmp_path / "out"), "--since", by_subject["Add subtract"])
+    assert code == 0, output
+    assert "3 candidate(s) examined, 0 admitted" in output
+    # each once in the progress lines (stderr) and once in the table (stdout)
+    assert output.count("no_test_change") == 4 and output.count("no_source_change") == 2
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["mining.json"]
+    summary = json.loads((tmp_path / "out" / "mining.json").read_text())
+    assert [c["reason"] for c in summary["candidates"]][0] == "the change adds or changes no test file"
+    assert all(c["sandbox_runs"] == 0 for c in summary["candidates"])
