@@ -188,6 +188,7 @@ def test_a_mutant_task_is_opaque_and_its_instruction_is_marked_as_pluginbench_s(
     assert [ch.path for ch in c.tests] == ["tests/test_a.py", "tests/test_b.py"] and c.sources[0].path == "calc.py"
 
 
+@pytest.mark.docker
 def test_an_image_missing_from_the_engine_exits_2_naming_image_and_writes_nothing(tmp_path: Path) -> None:
     """--image naming an image the Docker engine lacks: exit 2 with field --image and the docker pull fix, no output."""
     from tests.cli.test_bad_input_docker import _engine_up
