@@ -1,6 +1,6 @@
 """Mining throughput of ``pluginbench tasks mine`` on the bundled repository (issue 25).
 
-    .venv/bin/python bench/bench_mine.py [--rounds 1] [--backend local] [--mutants 0]
+    .venv/bin/python bench/bench_mine.py [--rounds 1] [--backend local] [--mutants 0] [--jobs 1]
 
 Mines ``tests/data/mine/calc-history.bundle`` (9 first-parent candidates: 2 admitted, 7
 rejected, one for each reason the bundle exercises) into a private temporary folder, through
@@ -35,6 +35,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--backend", choices=("local", "docker"), default="local")
+    parser.add_argument("--jobs", type=int, default=1, help="candidates examined at the same time")
     parser.add_argument("--mutants", type=int, default=0, help="also seed this many mutation-repair tasks at HEAD")
     args = parser.parse_args()
     print(f"cpus: {os.cpu_count()}, load average at start: {os.getloadavg()[0]:.1f}")
@@ -42,7 +43,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="bench-mine-") as tmp:
             t0 = time.monotonic()
             report = anyio.run(mine_history, MineOptions(repo=str(BUNDLE), out=Path(tmp) / "out", backend=args.backend,
-                                                           mutants=args.mutants))
+                                                           mutants=args.mutants, jobs=args.jobs))
             wall = time.monotonic() - t0
         runs = sum(c.sandbox_runs for c in report.candidates)
         print(f"round {r + 1}: {wall:.1f} s, {report.examined} examined, {report.admitted} admitted, "

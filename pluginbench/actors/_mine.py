@@ -87,6 +87,8 @@ class MineOptions(msgspec.Struct, frozen=True, kw_only=True):
     test_timeout: int = 300
     #: mutation-repair tasks to seed at HEAD after history (0: none)
     mutants: int = 0
+    #: candidates examined at the same time (each runs its nop and oracle side by side)
+    jobs: int = 1
 
 
 class MinedCandidate(msgspec.Struct, frozen=True, kw_only=True):
@@ -417,16 +419,25 @@ async def mine_history(opts: MineOptions, on_candidate: Callable[[MinedCandidate
                 on_candidate(row)
 
         try:
-            for commit in steps:
-                t0 = time.monotonic()
-                c = mined.candidate(commit)
-                verdict, runs = screen(c), 0
-                if verdict is None:
-                    try:
-                        verdict, runs = await _examine(mined, c, stage, scratch, opts, hidden)
-                    except EnvironmentFailure as exc:
-                        raise _sandbox_failure(opts, exc) from None
-                record(c, task_id_of(c), verdict, runs, t0, None)
+            limiter = anyio.CapacityLimiter(opts.jobs)
+
+            async def one(commit: str) -> None:
+                async with limiter:
+                    t0 = time.monotonic()
+                    c = mined.candidate(commit)
+                    verdict, runs = screen(c), 0
+                    if verdict is None:
+                        try:
+                            verdict, runs = await _examine(mined, c, stage, scratch, opts, hidden)
+                        except EnvironmentFailure as exc:
+                            raise _sandbox_failure(opts, exc) from None
+                    record(c, task_id_of(c), verdict, runs, t0, None)
+
+            async with anyio.create_task_group() as tg:  # candidates side by side, at most opts.jobs at once
+                for commit in steps:
+                    tg.start_soon(one, commit)
+            order = {commit: i for i, commit in enumerate(steps)}
+            records.sort(key=lambda r: order[r.commit])  # history order, whatever finished first
             if opts.mutants:
                 head_tree = scratch / "head"
                 mined.write_tree(head, head_tree)

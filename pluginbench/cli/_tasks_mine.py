@@ -43,6 +43,9 @@ def mine_command(
         "--mutants", min=0, help="Also seed up to this many mutation-repair tasks at HEAD (for thin history): a "
                                  "comparison flip, boolean negation, and/or swap or off-by-one in a source line, kept "
                                  "only when some passing test fails with it.")] = 0,
+    jobs: Annotated[int, typer.Option(
+        "--jobs", min=1, help="Candidates examined at the same time (each already runs before and after side by "
+                              "side, so one candidate uses two sandboxes).")] = 1,
     json_out: Annotated[bool, typer.Option("--json", help="Print the summary as JSON (what mining.json holds).")] = False,
 ) -> None:
     """Mine tasks from git history: commits and merged pull requests that change source and tests.
@@ -63,7 +66,7 @@ def mine_command(
     from ..actors import MinedCandidate, MineOptions, mine_history
 
     opts = MineOptions(repo=repo, out=out, since=since, limit=limit, backend="docker" if image else backend,
-                       image=image, runner=runner, test_timeout=test_timeout, mutants=mutants)
+                       image=image, runner=runner, test_timeout=test_timeout, mutants=mutants, jobs=jobs)
 
     def progress(row: MinedCandidate) -> None:
         mark = "admitted" if row.admitted else f"rejected ({row.code})"
