@@ -40,7 +40,7 @@ def test_mining_admits_the_merged_pull_request_rejects_the_rest_and_the_task_pas
     _git("reset", "--quiet", "--hard", by_subject["Merge pull request #2 from feature/divide"], cwd=repo)
     out = tmp_path / "mined"
     done = _cli(tmp_path, "tasks", "mine", str(repo), "--out", str(out), "--since", by_subject["Add subtract"], "--json",
-                "--mutants", "1")
+                "--mutants", "1", "--jobs", "2")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     got = {row["subject"]: (row["admitted"], row["code"]) for row in report["candidates"]}
