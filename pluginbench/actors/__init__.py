@@ -27,6 +27,7 @@ from ._extensions import register_extension, registered_extension, unregister_ex
 from ._frozen_versions import frozen_cli, version_mismatch
 from ._measure_again import plan_measure, run_measure
 from ._measure_readiness import measurement_readiness, readiness_document
+from ._mine import MinedCandidate, MineOptions, MiningReport, mine_history
 from ._preparation import (
     check_capacity,
     freeze_task,
@@ -51,7 +52,7 @@ from ._supervisor import Supervisor
 from ._vanilla import plan_decisions
 from ._worker import build_engine, run_worker
 
-__all__ = [
+__all__ = [  # noqa: RUF022 - the history miner's names are kept together at the end
     "ActorExtension",
     "Archive",
     "BuildReport",
@@ -105,4 +106,9 @@ __all__ = [
     "task_cache",
     "unregister_extension",
     "version_mismatch",
+    # tasks mine
+    "MineOptions",
+    "MinedCandidate",
+    "MiningReport",
+    "mine_history",
 ]

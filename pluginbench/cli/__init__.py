@@ -26,6 +26,7 @@ from ._run import demo_command, run_command, worker_command
 from ._setup import check_command, init_command
 from ._show import show_command
 from ._tasks import tasks_app
+from ._tasks_mine import mine_command  # noqa: F401 - registers `tasks mine` on tasks_app
 from ._watch import events_command, report_command, status_command, stop_command
 
 app = typer.Typer(

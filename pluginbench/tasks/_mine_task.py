@@ -1,0 +1,214 @@
+"""History mining, the pure part: what a candidate's task folder holds and whether it is admitted.
+
+:func:`screen` rejects a candidate from its changed paths alone (no test change, no source
+change, a root commit); :func:`decide` turns the per-test outcomes of two runs before the
+change (the starting source with the commit's tests) and two runs after it (with the
+commit's source change applied too) into the fail-to-pass and pass-to-pass sets, or the
+reason the candidate is rejected. :func:`task_files` is the text of every file a mined task
+carries besides its trees. No I/O here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Literal
+
+import msgspec
+
+from ._mine_git import Candidate
+
+#: why a candidate was not admitted (docs/tasks.md#mining-tasks-from-git-history)
+RejectCode = Literal[
+    "root_commit", "no_test_change", "no_source_change", "tests_fail_after", "tests_pass_before", "flaky",
+    "readiness_failed", "unusable_tree", "not_red",
+]
+
+GRADER_SOURCE = Path(__file__).with_name("_mine_grade.py")
+
+
+class Verdict(msgspec.Struct, frozen=True, kw_only=True):
+    """The decision on one candidate: admitted with its test sets, or rejected with why."""
+
+    admitted: bool
+    code: RejectCode | None = None
+    reason: str | None = None
+    f2p: tuple[str, ...] = ()
+    p2p: tuple[str, ...] = ()
+    flaky: tuple[str, ...] = ()
+
+
+def reject(code: RejectCode, reason: str, *, flaky: Sequence[str] = ()) -> Verdict:
+    return Verdict(admitted=False, code=code, reason=reason, flaky=tuple(flaky))
+
+
+def screen(c: Candidate) -> Verdict | None:
+    """The rejection a candidate earns from its changed paths alone, or None to run it."""
+    if c.parent is None:
+        return reject("root_commit", "a root commit has no parent to start from")
+    if not c.tests:
+        return reject("no_test_change", "the change adds or changes no test file")
+    if not c.sources:
+        kinds = "only tests" if all(ch.kind == "test" for ch in c.changes) else "tests and non-code files"
+        return reject("no_source_change", f"the change touches {kinds}: nothing for an agent to implement")
+    return None
+
+
+def _names(tests: Sequence[str], most: int = 3) -> str:
+    shown = ", ".join(tests[:most])
+    return shown + (f" and {len(tests) - most} more" if len(tests) > most else "")
+
+
+def decide(before: Sequence[Mapping[str, str]], after: Sequence[Mapping[str, str]]) -> Verdict:
+    """Admit or reject from per-test outcomes (``pass``/``fail``/``skip``; a test absent from
+    a run did not pass in it) of the runs before and after the change.
+
+    A test that passes after the change in every run is graded: fail-to-pass when it passed
+    in no run before, pass-to-pass when it passed in every run before. A test whose outcome
+    differs between identical runs (before or after) and that passed in some run after is
+    flaky, and any flaky test rejects the candidate: its grade would not be stable.
+    """
+    tests = sorted({t for run in (*before, *after) for t in run})
+    flaky = [t for t in tests
+             if any(run.get(t) == "pass" for run in after)
+             and (len({run.get(t) == "pass" for run in before}) > 1 or len({run.get(t) == "pass" for run in after}) > 1)]
+    if flaky:
+        return reject("flaky", f"{len(flaky)} test(s) changed outcome between two identical runs: {_names(flaky)}",
+                      flaky=flaky)
+    passing_after = [t for t in tests if all(run.get(t) == "pass" for run in after)]
+    f2p = tuple(t for t in passing_after if not any(run.get(t) == "pass" for run in before))
+    p2p = tuple(t for t in passing_after if all(run.get(t) == "pass" for run in before))
+    if not f2p:
+        broken = [t for t in tests if all(run.get(t) == "fail" for run in after)
+                  and not any(run.get(t) == "pass" for run in before)]
+        if broken:
+            return reject("tests_fail_after", f"no test goes from failing to passing; {len(broken)} test(s) fail "
+                          f"even with the commit's source change applied: {_names(broken)}")
+        return reject("tests_pass_before",
+                      f"every test that passes after the change ({len(passing_after)}) already passes before it: "
+                      "the tests do not need the change")
+    return Verdict(admitted=True, f2p=f2p, p2p=p2p)
+
+
+_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+def task_id_of(c: Candidate) -> str:
+    """A folder name from the subject and the commit: ``add-subtract-1a2b3c4d``."""
+    slug = _SLUG.sub("-", c.subject.lower()).strip("-")[:40].rstrip("-") or "change"
+    return f"{slug}-{c.commit[:8]}"
+
+
+def instruction_text(c: Candidate, repo: str) -> str:
+    """The prompt: the commit (or merge) message, marked as such."""
+    what = "merge commit (a merged pull request)" if c.merge else "commit"
+    return (
+        f"<!-- Mined by pluginbench tasks mine from {what} {c.commit} of {repo}. The text below is the "
+        f"{'merge commit' if c.merge else 'commit'} message as its author wrote it, not an instruction written "
+        f"for this task. -->\n\n"
+        f"{c.message.strip()}\n"
+        + ("\nCommits of this pull request:\n\n" + "".join(f"- {s}\n" for s in c.merged) if c.merged else "")
+    )
+
+
+def grading_config(c: Candidate, f2p: Sequence[str], p2p: Sequence[str], runner: str) -> str:
+    """``tests/config.json``: the commit's test files, the graded sets and the runner."""
+    return json.dumps({
+        "base_commit": c.parent,
+        "commit": c.commit,
+        "test_files": sorted(ch.path for ch in c.tests if ch.status != "D"),
+        "deleted_test_files": sorted(ch.path for ch in c.tests if ch.status == "D"),
+        "f2p": list(f2p),
+        "p2p": list(p2p),
+        "runner": runner,
+    }, indent=2, sort_keys=True) + "\n"
+
+
+def task_toml(c: Candidate, task_id: str, repo: str, image: str | None, test_timeout: int,
+              mutation: str | None = None) -> str:
+    """``task.toml`` of a mined task, with its provenance under ``[metadata]``."""
+    def q(text: str) -> str:
+        return json.dumps(text)  # a TOML basic string is a JSON string for what we write
+
+    lines = [
+        'schema_version = "1.4"',
+        f"source = {q(f'pluginbench tasks mine: {repo} {c.commit}')}",
+        "",
+        "[task]",
+        f"name = {q('mined/' + task_id)}",
+        f"description = {q(c.subject)}",
+        "",
+        "[metadata]",
+        f"mined_from = {q(repo)}",
+        f"commit = {q(c.commit)}",
+        f"base_commit = {q(c.parent or '')}",
+        f"merge = {'true' if c.merge else 'false'}",
+        *([f"mutation = {q(mutation)}", 'instruction_source = "written by pluginbench (seeded bug)"'] if mutation
+          else ['instruction_source = "commit message"']),
+        "",
+        "[agent]",
+        f"timeout_sec = {max(test_timeout, 60)}",
+        'network_mode = "no-network"',
+        "",
+        "[verifier]",
+        f"timeout_sec = {test_timeout}",
+        'network_mode = "no-network"',
+        "",
+        "[environment]",
+        'workdir = "/app"',
+    ]
+    if image is not None:
+        lines.append(f"docker_image = {q(image)}")
+    return "\n".join(lines) + "\n"
+
+
+TEST_SH = """#!/usr/bin/env bash
+# The verifier of a task mined by pluginbench tasks mine: grade.py puts the commit's test
+# files over the working tree, runs the suite and writes reward.json (exit code ignored).
+set -u
+TESTS="${TESTS_DIR:-$(cd "$(dirname "$0")" && pwd)}"
+exec python3 "$TESTS/grade.py"
+"""
+
+SOLVE_SH = """#!/usr/bin/env bash
+# The reference solution: the commit's own source change (its test changes are the hidden tests).
+set -euo pipefail
+cd "${APP_DIR:-/app}"
+git apply --binary --whitespace=nowarn "${SOLUTION_DIR:-/solution}/solution.patch"
+"""
+
+
+def readme_text(c: Candidate, repo: str, verdict: Verdict) -> str:
+    """The task's README.md: where it came from and how it is graded."""
+    return (
+        f"# {c.subject}\n\n"
+        f"Mined by `pluginbench tasks mine` from {repo}, "
+        f"{'merge commit' if c.merge else 'commit'} `{c.commit}` (starting source: its first parent "
+        f"`{c.parent}`).\n\n"
+        "* `workspace/`: the parent commit's files.\n"
+        "* `instruction.md`: the commit message, marked as such.\n"
+        "* `solution/solution.patch`: the commit's change to non-test files.\n"
+        "* `tests/files/`: the commit's test files, put over the working tree before grading.\n"
+        f"* graded: {len(verdict.f2p)} fail-to-pass and {len(verdict.p2p)} pass-to-pass tests "
+        "(`tests/config.json`), found by running the suite twice before and twice after the change "
+        "in the task's sandbox.\n"
+    )
+
+
+__all__ = [
+    "GRADER_SOURCE",
+    "SOLVE_SH",
+    "TEST_SH",
+    "RejectCode",
+    "Verdict",
+    "decide",
+    "grading_config",
+    "instruction_text",
+    "readme_text",
+    "reject",
+    "screen",
+    "task_id_of",
+    "task_toml",
+]
