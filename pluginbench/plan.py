@@ -19,6 +19,7 @@ from .config import Evaluation, capability_record
 from .events import VANILLA, SlotPlan
 from .harness_registry import harness_class
 from .stats import Prices
+from .stats import task_order as stopping_order
 
 
 def arms_of(evaluation: Evaluation) -> list[str]:
@@ -31,6 +32,19 @@ def attempt_id(task: str, arm: str, repeat: int) -> str:
 
 
 def plan_slots(evaluation: Evaluation, task_ids: list[str]) -> list[SlotPlan]:
+    """The run's slots. A sequential run (``comparison.stopping``) takes its tasks in a
+    seeded random order, cut at ``max_tasks``, one task's arms × repeats after another (each
+    task's own shuffled), so tasks complete one by one and the sequence can look after each."""
+    stopping = evaluation.stopping
+    if stopping is not None:
+        rng = random.Random(evaluation.seed)
+        combos = []
+        for task in stopping_order(task_ids, evaluation.seed, stopping.max_tasks):
+            block = [(task, arm, repeat) for arm in arms_of(evaluation) for repeat in range(1, evaluation.repeats + 1)]
+            rng.shuffle(block)
+            combos.extend(block)
+        return [SlotPlan(slot=i, task=t, arm=a, repeat=r, attempt_id=attempt_id(t, a, r))
+                for i, (t, a, r) in enumerate(combos)]
     combos = [
         (task, arm, repeat)
         for task in task_ids
