@@ -21,7 +21,7 @@ from rich.markup import escape
 from ..errors import LockHeldError, OutputExistsError, PluginBenchError, RunDirError
 from ..events import check_not_moved, live_owner
 from ..harness_registry import harness_class
-from ..plan import network_plan, plan_summary
+from ..plan import network_plan, plan_summary, sequential_lines
 from ..projections import read_checked_log
 from ..rundir import RunDir
 from ..stats import power_sentence
@@ -451,6 +451,9 @@ def _print_plan(summary: dict[str, Any], json_out: bool) -> None:
                       f"{lim['pids']} processes, disk {lim['storage_mb']} MB", highlight=False, markup=False)
     if summary.get("power"):
         console.print("power: " + power_sentence(summary["power"]), highlight=False, markup=False)
+    if summary.get("sequential"):
+        for line in sequential_lines(summary["sequential"]):
+            console.print(line, highlight=False, markup=False)
     caps = summary["capabilities"]
     console.print("capabilities: " + ", ".join(
         f"{key} {_config_value(caps[key]['value'])} ({caps[key]['enforcement']})" for key in ("subagents", "max_threads", "max_depth")

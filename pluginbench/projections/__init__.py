@@ -31,6 +31,7 @@ from ._ledger import (
 from ._report_cost import PRICES_FILE, load_prices
 from ._report_data import tokens_dict
 from ._report_plots import PLOT_CSS, plots_section
+from ._report_sequential import sequential_html
 from ._sequential import (
     SEQUENTIAL,
     decision_record,
@@ -88,6 +89,7 @@ __all__ = [
     "ledger_view",
     "load_prices",
     "plots_section",
+    "sequential_html",
     "check_frozen",
     "check_results_version",
     "frozen_changes",

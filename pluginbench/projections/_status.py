@@ -170,6 +170,7 @@ def status_view(run: dict[str, Any], rows: list[dict[str, Any]], facts: RunFacts
         "owner": facts.owner,
         "left_running": facts.left_running,
         "attempts": rows,
+        "sequential": run.get("sequential"),
     }
     # One conversion checks the whole object against its type (the attempt rows carry
     # more columns than status shows; only the typed ones are kept).

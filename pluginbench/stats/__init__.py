@@ -88,6 +88,7 @@ from ._sequential import (
     bounded_sequence,
     confidence_sequence,
     gate_decision,
+    sequential_method,
     sequential_state,
     task_order,
 )
@@ -105,6 +106,7 @@ __all__ = [
     "gate_decision",
     "sequential_state",
     "task_order",
+    "sequential_method",
     "sequential_to_builtins",
     "PLAN_EFFECTS",
     "Expected",

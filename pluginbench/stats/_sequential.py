@@ -161,6 +161,11 @@ class SequentialState(msgspec.Struct, frozen=True, kw_only=True):
     method: str = METHOD
 
 
+def sequential_method() -> str:
+    """The boundary's name as the plan and report print it."""
+    return METHOD
+
+
 def gate_decision(metric: str, low: float, high: float, rule: StoppingRule) -> Decision | None:
     """The decision one interval supports (module docstring); ``None``: not yet. Pass-rate
     endpoints are differences; token endpoints are log ratios."""
