@@ -93,6 +93,10 @@ def _measure_lines(measures: dict[str, Any], owned: bool) -> list[Text]:
     return lines
 
 
+def _seq_value(v: float, pp: bool) -> str:
+    return f"{v * 100:+.0f}" if pp else f"{v:.2f}"
+
+
 def sequence_lines(seq: dict[str, Any] | None) -> list[Text]:
     """A sequential run's sentence, then per gate its interval after each usable task so far
     (the last eight), the narrowing the dashboard plots."""
@@ -101,8 +105,8 @@ def sequence_lines(seq: dict[str, Any] | None) -> list[Text]:
     lines = [Text(f"sequential: {seq['sentence']}", style="bold" if seq.get("decided") else "")]
     for g in seq.get("gates") or ():
         pp = g["metric"] == "pass_rate"
-        fmt = (lambda v: f"{v * 100:+.0f}") if pp else (lambda v: f"{v:.2f}")
-        steps = " ".join(f"{p['tasks']}:[{fmt(p['low'])},{fmt(p['high'])}]" for p in (g.get("points") or [])[-8:])
+        steps = " ".join(f"{p['tasks']}:[{_seq_value(p['low'], pp)},{_seq_value(p['high'], pp)}]"
+                         for p in (g.get("points") or [])[-8:])
         lines.append(Text(f"  {g['arm']} {g['metric'].replace('_', ' ')}{' (pp)' if pp else ''}: "
                           f"{steps or 'no usable task yet'} → {g.get('decision') or 'undecided'}"))
     return lines

@@ -101,7 +101,7 @@ def decision_record(seq: stats.SequentialState) -> dict[str, Any]:
         at = g.points[g.decided_at - 1] if g.decided_at else None
         gates.append({"arm": g.arm, "metric": g.metric, "decision": g.decision, "tasks": g.decided_at,
                       "low": at.low if at else None, "high": at.high if at else None})
-    parts = [f"{g['arm']} {g['metric'].replace('_', ' ')}: {g['decision']}" for g in gates]
+    parts = [f"{g.arm} {g.metric.replace('_', ' ')}: {g.decision}" for g in seq.gates]
     return {"decided_after": seq.decided_after, "gates": gates,
             "reason": f"decided after {seq.decided_after} complete task(s) ({'; '.join(parts)}); "
                       "the anytime-valid sequence stops the run, running attempts finish and are kept"}
