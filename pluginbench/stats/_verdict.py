@@ -33,6 +33,7 @@ from ._cost import cost_per_pass, cost_ratio
 from ._decide import LEVEL, alpha_of
 from ._format import format_dollars, format_pp, format_ratio
 from ._power import POWER, assumed_sd, mde, tasks_needed
+from ._sequential import METHOD as SEQUENTIAL_METHOD
 
 EQUIVALENCE_MARGIN = 0.10
 Kind = Literal["better", "worse", "equivalent", "undetermined", "partial", "not_exercised"]
@@ -274,4 +275,8 @@ def verdict_of_paired(paired: Any, *, equivalence_margin: float = EQUIVALENCE_MA
         }},
         "costs": {},
     }
+    if paired.pass_rate.method == SEQUENTIAL_METHOD:  # a sequential run's own interval (_compare_sequential)
+        doc["sequential"] = {"gates": [{"arm": paired.candidate, "metric": "pass_rate", "points": [
+            {"estimate": paired.pass_rate.estimate, "low": paired.pass_rate.low, "high": paired.pass_rate.high,
+             "tasks": paired.pass_rate.tasks}]}]}
     return verdict_for(doc, paired.candidate, equivalence_margin=equivalence_margin)

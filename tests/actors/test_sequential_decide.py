@@ -11,17 +11,17 @@ from pluginbench.events import (
     AgentLaunched,
     AttemptCompleted,
     AttemptGraded,
-    Event,
-    MeasuresCollected,
-    SubmissionCaptured,
     CodingStarted,
+    Event,
     ExtensionRecorded,
+    MeasuresCollected,
     RunCreated,
     RunStarted,
     RunStopped,
     RunStopping,
     SlotPlan,
     StoppingSpec,
+    SubmissionCaptured,
 )
 from pluginbench.plan import attempt_id
 from pluginbench.projections import SEQUENTIAL, decision_record, fold, sequential_of
