@@ -21,7 +21,8 @@ sequence does) shows the inflation the sequence prevents.
 Attempts to decision: mean tasks and attempts (tasks × 2 arms × 3 repeats) the sequential
 rule spends at 0, +10 and +20 pp and how its runs end, against the fixed design sized for
 +10 pp at 80% power (``stats.tasks_needed``, the planner's number) and that design's
-simulated power (the sign-flip-equivalent normal test at the same one-sided 5%).
+simulated power (the sign-flip-equivalent normal test at the same one-sided 5%); once with
+the cap at ``--pool`` and once with ``max_tasks`` set to the fixed design's size.
 """
 
 from __future__ import annotations
@@ -157,6 +158,8 @@ def main() -> None:
     args = ap.parse_args()
     aa(args.sims, args.seed, args.pool)
     costs(args.sims, args.seed, args.pool)
+    # the same rule capped at the fixed design's size (max_tasks = its tasks): never dearer than it
+    costs(args.sims, args.seed, stats.tasks_needed(0.10, stats.assumed_sd(REPEATS), stats.alpha_of(LEVEL)))
 
 
 if __name__ == "__main__":

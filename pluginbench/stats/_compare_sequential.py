@@ -24,9 +24,6 @@ from ._paired import Interval, PairedComparison
 from ._records import Package
 from ._sequential import METHOD
 
-VANILLA = "vanilla"
-
-
 def _gate(seq: Mapping[str, Any], arm: str, metric: str) -> Mapping[str, Any] | None:
     for g in seq.get("gates") or ():
         if isinstance(g, Mapping) and g.get("arm") == arm and g.get("metric") == metric and g.get("points"):
@@ -44,7 +41,7 @@ def _interval(old: Interval, gate: Mapping[str, Any], level: float) -> Interval:
 def with_sequence(paired: PairedComparison, cand: Package, comp: Package,
                   sequences: Mapping[str, Mapping[str, Any] | None]) -> PairedComparison:
     """``paired`` with the sequential run's own intervals (module docstring), or unchanged."""
-    seq = sequences.get(cand.run) if cand.run == comp.run and comp.name == VANILLA else None
+    seq = sequences.get(cand.run) if cand.run == comp.run and comp.name == "vanilla" else None  # every sequence is against vanilla
     gate = _gate(seq, cand.name, "pass_rate") if seq else None
     if seq is None or gate is None:
         return paired
