@@ -207,7 +207,7 @@ def _run_foreground(rd: RunDir, *, notify: bool, cost_ceiling: float | None = No
 
 
 def _finish(rd: RunDir, state: object, notify: bool) -> int:
-    from ..projections import RunState
+    from ..projections import SEQUENTIAL, RunState
 
     assert isinstance(state, RunState)
     report = rd.report_dir / "report.html"
@@ -234,6 +234,12 @@ def _finish(rd: RunDir, state: object, notify: bool) -> int:
             err_console.print(f"fix the cause, then resume with: pluginbench run {shlex.quote(str(rd.root))}", highlight=False)
         _notify(notify, f"run {rd.root.name} failed")
         return 1
+    if state.extension_record(SEQUENTIAL) is not None and report.exists():  # stopped because it was decided
+        print_verdicts(rd)
+        console.print(f"[bold green]decided[/]: {escape(state.stopped or '')}. report: {escape(str(report))}",
+                      highlight=False)
+        _notify(notify, f"run {rd.root.name} decided")
+        return 0
     console.print(f"[yellow]stopped[/]: {escape(state.stopped or '')}. Resume with: "
                   f"pluginbench run {escape(shlex.quote(str(rd.root)))}", highlight=False)
     _notify(notify, f"run {rd.root.name} stopped")
