@@ -64,13 +64,13 @@ def sequential_bound_gate(g: Gate, cand: Package, comp: Package, paired: PairedC
     pct = f"{iv.level * 100:g}% anytime-valid"
     if g.kind == "correctness_bound":
         margin = g.margin or 0.0
-        ok, endpoint = iv.low >= margin, iv.low
-        limit = f"{pct} low >= {format_pp(margin)}"
+        ok, endpoint = iv.low > margin, iv.low
+        limit = f"{pct} low > {format_pp(margin)}"
         shown = f"mean pass-rate difference {format_pp(iv.estimate)}, {pct} interval [{format_pp(iv.low)}, {format_pp(iv.high)}]"
     else:
         factor = g.factor or 1.0
-        ok, endpoint = iv.high <= factor and math.isfinite(iv.high), iv.high
-        limit = f"{pct} high <= ×{factor:g}"
+        ok, endpoint = iv.high < factor and math.isfinite(iv.high), iv.high
+        limit = f"{pct} high < ×{factor:g}"
         shown = f"geometric-mean token ratio ×{iv.estimate:.3g}, {pct} interval [×{iv.low:.3g}, ×{iv.high:.3g}]"
     return _result(g, cand, comp, status=PASSED if ok else FAILED, candidate_value=endpoint, limit=limit,
                    tasks_compared=iv.tasks, comparator_value=None,
