@@ -129,12 +129,34 @@ def sentence(section: dict[str, Any]) -> str:
     return f"Sequential run: {done} task(s) complete, not decided yet ({gates}); {valid}."
 
 
+#: the last few sections by what determines them (the ledger writes the run row after every
+#: event; the section changes only when an attempt completes or the decision is recorded)
+_SECTIONS: dict[tuple[object, ...], dict[str, Any]] = {}
+
+
 def sequential_section(state: RunState) -> dict[str, Any] | None:
     """``sequential`` of results.json and status: the rule, each gate's sequence, the decision
     and whether it stopped the run; None for a fixed-size run (whose documents are unchanged)."""
-    seq = sequential_of(state)
-    if seq is None:
+    if state.created is None or state.created.stopping is None:
         return None
+    live = list(state.live_attempts())
+    done = tuple((a.attempt_id, a.task, a.arm, a.outcome, a.completed_seq,
+                  None if a.usage is None else (a.usage.status, a.usage.input_tokens, a.usage.output_tokens))
+                 for a in live if a.state == "complete")
+    key = (state.created.evaluation_sha256, tuple(state.created.arms), len(live), done,
+           repr(state.extension_record(SEQUENTIAL)))
+    cached = _SECTIONS.get(key)
+    if cached is None:
+        cached = _section(state)
+        if len(_SECTIONS) >= 8:
+            _SECTIONS.clear()
+        _SECTIONS[key] = cached
+    return dict(cached)
+
+
+def _section(state: RunState) -> dict[str, Any]:
+    seq = sequential_of(state)
+    assert seq is not None
     out: dict[str, Any] = dict(stats.sequential_to_builtins(seq))
     record = state.extension_record(SEQUENTIAL)
     out["decision"] = record
