@@ -24,6 +24,7 @@ from ._paired import Interval, PairedComparison
 from ._records import Package
 from ._sequential import METHOD
 
+
 def _gate(seq: Mapping[str, Any], arm: str, metric: str) -> Mapping[str, Any] | None:
     for g in seq.get("gates") or ():
         if isinstance(g, Mapping) and g.get("arm") == arm and g.get("metric") == metric and g.get("points"):
