@@ -45,10 +45,15 @@ def sequence_plot(gate: Mapping[str, Any], level: float) -> str:
         est = " ".join(f"{_f(x(p['tasks']))},{_f(y(p['estimate']))}" for p in points)
         parts.append(f'<polyline class="estimate" points="{est}" fill="none" stroke="#2f5fb3" stroke-width="2"/>')
     names = ["no difference" if pass_rate else "factor", "smallest effect"]
+    top = max(lines)
     for name, v in zip(names, lines, strict=False):
+        # the higher boundary's label sits above its line, the lower one's below, so close ones never overlap
+        dy = -3 if v == top and len(lines) > 1 else 11
         parts.append(f'<line class="boundary" x1="{_f(LABEL_W)}" x2="{_f(LABEL_W + plot_w)}" y1="{_f(y(v))}" '
                      f'y2="{_f(y(v))}" stroke="#b4541a" stroke-dasharray="4 3"/>'
-                     f'<text x="{_f(LABEL_W - 6)}" y="{_f(y(v) + 4)}" text-anchor="end">{_e(name)} {_e(_fmt(metric, v))}</text>')
+                     f'<text x="{_f(LABEL_W - 6)}" y="{_f(y(v) + dy)}" text-anchor="end">{_e(name)} {_e(_fmt(metric, v))}</text>')
+    for v, dy in ((hi, 11), (lo, -3)):  # the axis's extent, inside the plot's top and bottom edges
+        parts.append(f'<text class="tick" x="{_f(LABEL_W + 4)}" y="{_f(y(v) + dy)}">{_e(_fmt(metric, v))}</text>')
     if gate.get("decided_at"):
         dx = x(gate["decided_at"])
         parts.append(f'<line class="decided" x1="{_f(dx)}" x2="{_f(dx)}" y1="{_f(TOP)}" y2="{_f(TOP + PLOT_H)}" '
