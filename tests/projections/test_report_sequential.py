@@ -4,6 +4,10 @@ the sequence (not the fixed-N interval); all pure and identical on a rebuild."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import msgspec
+
 from pluginbench import stats
 from pluginbench.events import RunStopped
 from pluginbench.projections import sequential_html, sequential_section
@@ -64,3 +68,17 @@ def test_the_verdict_uses_the_sequence_and_a_decided_stop_is_not_partial() -> No
     assert "90% anytime-valid" in v.headline
     doc["sequential"] = {**section, "stopped_by_decision": False}
     assert stats.verdict_for(doc, "core", run_status="stopped").kind == "partial"
+
+
+def test_the_dashboard_run_page_draws_the_live_sequence(tmp_path: Path) -> None:
+    """A sequential run's page carries the sentence and the report's sequence plot; a fixed-size run's page has neither."""
+    from pluginbench.dashboard._html import run_fragment
+    from pluginbench.dashboard._views import run_model
+    from tests.dashboard._runs import synthetic_run
+    from tests.dashboard.test_views import source
+
+    model = run_model(source(synthetic_run(tmp_path / "a", report=False)))
+    assert 'id="sequential"' not in run_fragment(model)
+    html = run_fragment(msgspec.structs.replace(model, sequential=_stopped_section()))
+    assert '<div id="sequential">' in html and 'id="sequence-core-pass_rate"' in html
+    assert "Stopped because it was decided" in html
