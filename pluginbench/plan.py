@@ -19,6 +19,7 @@ from .config import Evaluation, capability_record
 from .events import VANILLA, SlotPlan
 from .harness_registry import harness_class
 from .stats import Prices
+from .stats import task_order as stopping_order
 
 
 def arms_of(evaluation: Evaluation) -> list[str]:
@@ -31,6 +32,19 @@ def attempt_id(task: str, arm: str, repeat: int) -> str:
 
 
 def plan_slots(evaluation: Evaluation, task_ids: list[str]) -> list[SlotPlan]:
+    """The run's slots. A sequential run (``comparison.stopping``) takes its tasks in a
+    seeded random order, cut at ``max_tasks``, one task's arms × repeats after another (each
+    task's own shuffled), so tasks complete one by one and the sequence can look after each."""
+    stopping = evaluation.stopping
+    if stopping is not None:
+        rng = random.Random(evaluation.seed)
+        combos = []
+        for task in stopping_order(task_ids, evaluation.seed, stopping.max_tasks):
+            block = [(task, arm, repeat) for arm in arms_of(evaluation) for repeat in range(1, evaluation.repeats + 1)]
+            rng.shuffle(block)
+            combos.extend(block)
+        return [SlotPlan(slot=i, task=t, arm=a, repeat=r, attempt_id=attempt_id(t, a, r))
+                for i, (t, a, r) in enumerate(combos)]
     combos = [
         (task, arm, repeat)
         for task in task_ids
@@ -132,4 +146,44 @@ def plan_summary(evaluation: Evaluation, task_ids: list[str], prices: Prices | N
             {"slot": s.slot, "attempt_id": s.attempt_id, "task": s.task, "arm": s.arm, "repeat": s.repeat}
             for s in slots
         ],
+        **({"sequential": sequential_plan(evaluation, len(task_ids), prices)} if evaluation.stopping else {}),
     }
+
+
+def sequential_plan(evaluation: Evaluation, pool: int, prices: Prices | None) -> dict[str, Any]:
+    """A sequential run's rule and, from simulation (:func:`stats.plan_expectations`), the
+    expected tasks, attempts and worst-case dollars to a decision at assumed effects of 0,
+    +5, +10 and +20 pp (one treatment's pass-rate gate), against the fixed design's attempts."""
+    st = evaluation.stopping
+    assert st is not None
+    rule = stats.StoppingRule(level=evaluation.statistics.confidence_level, min_tasks=st.min_tasks,
+                              max_tasks=st.max_tasks, smallest_effect=st.smallest_effect,
+                              token_factor=st.token_factor, ratio_bound=st.ratio_bound)
+    arms = 1 + len(evaluation.treatments)
+    per_attempt = cost_estimate(evaluation, 1, prices)["worst_case_usd_per_attempt"]
+    cap = min(pool, st.max_tasks) if st.max_tasks is not None else pool
+    expected = []
+    for e in stats.plan_expectations(rule, arms=arms, repeats=evaluation.repeats, pool=pool):
+        row = msgspec.to_builtins(e)
+        row["worst_case_usd"] = None if per_attempt is None else round(per_attempt * e.mean_attempts, 2)
+        expected.append(row)
+    return {"rule": msgspec.to_builtins(rule), "method": stats.sequential_method(), "pool": pool,
+            "planned_tasks": cap, "max_attempts": cap * arms * evaluation.repeats, "expected": expected,
+            "assumption": "per-task vanilla pass probability ~ Beta(2, 2), the treatment's shifted by the effect; "
+                          "one treatment, the pass-rate gate; worst-case dollars use the cost estimate's per-attempt bound"}
+
+
+def sequential_lines(seq: dict[str, Any]) -> list[str]:
+    """The plan's sequential part as lines (``check``, ``run --dry-run``)."""
+    r = seq["rule"]
+    out = [f"sequential stopping: tasks in a seeded random order, up to {seq['planned_tasks']} of {seq['pool']} "
+           f"({seq['max_attempts']} attempts at most); decided by an anytime-valid {r['level'] * 100:g}% confidence "
+           f"sequence after at least {r['min_tasks']} tasks (smallest effect of interest {r['smallest_effect'] * 100:g} pp)"]
+    sims = seq["expected"][0]["simulations"] if seq["expected"] else 0
+    out.append(f"expected to a decision ({sims} simulated runs each; {seq['assumption']}):")
+    for e in seq["expected"]:
+        usd = f", ${e['worst_case_usd']:.2f} worst case" if e.get("worst_case_usd") is not None else ""
+        out.append(f"  effect {e['effect'] * 100:+.0f} pp: {e['mean_tasks']:g} tasks, {e['mean_attempts']:g} attempts{usd}; "
+                   f"ends success {e['success']:.0%}, failure {e['failure']:.0%}, futility {e['futility']:.0%}, "
+                   f"undecided at the cap {e['undecided']:.0%}")
+    return out

@@ -16,9 +16,11 @@ from ._actor_ext import ActorExtension, Requirement, SetupContext
 from ._review_rules import REVIEWER, Review
 from ._reviewer import reviewer_actor
 from ._reviewer_setup import setup_reviewer
+from ._sequential import SEQUENTIAL_STOP
 
 _EXTENSIONS: list[ActorExtension] = [
     REVIEWER._replace(actor=reviewer_actor, commands=(Review,), setup=setup_reviewer),
+    SEQUENTIAL_STOP,
 ]
 
 

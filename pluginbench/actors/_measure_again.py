@@ -392,6 +392,8 @@ def _write_settings(plan: MeasurePlan) -> str:
     ev = msgspec.structs.replace(plan.evaluation, measurements=[*plan.evaluation.measurements, *plan.requested],
                                  measurement_settings=raw_settings)
     data = msgspec.to_builtins(ev)
+    if data.get("comparison") is None:  # a fixed-size run's frozen settings stay as they were
+        data.pop("comparison", None)
     data["saved"] = plan.raw_saved
     parse_evaluation({k: v for k, v in data.items() if k != "saved"}, rd.evaluation)  # the schema still holds
     encoded = json.dumps(data, indent=2, sort_keys=True).encode() + b"\n"

@@ -26,7 +26,7 @@ from .. import __version__
 from ..config import Evaluation, LoadedConfig, load, parse_evaluation, validate
 from ..environments import backend_of, check_backend_config
 from ..errors import ConfigError, OutputExistsError, RunDirError, TaskError, TreatmentError
-from ..events import EventLog, RunCreated, RunLock
+from ..events import EventLog, RunCreated, RunLock, StoppingSpec
 from ..harness_registry import harness_class, real_harness_names
 from ..plan import arms_of, plan_slots
 from ..projections import Ledger, RunState
@@ -332,6 +332,15 @@ def load_config(path: str | Path) -> LoadedConfig:
     return loaded
 
 
+def stopping_spec(ev: Evaluation) -> StoppingSpec | None:
+    """``comparison.stopping`` with the run's confidence level, as ``run.created`` freezes it."""
+    st = ev.stopping
+    if st is None:
+        return None
+    return StoppingSpec(level=ev.statistics.confidence_level, min_tasks=st.min_tasks, max_tasks=st.max_tasks,
+                        smallest_effect=st.smallest_effect, token_factor=st.token_factor, ratio_bound=st.ratio_bound)
+
+
 def effective_isolation(ev: Evaluation) -> str:
     """The run's isolation label, as its backend says (``bubblewrap``/``none`` on local)."""
     return backend_of(ev).isolation(ev)
@@ -339,6 +348,8 @@ def effective_isolation(ev: Evaluation) -> str:
 
 def evaluation_bytes(ev: Evaluation, config_file: Path) -> bytes:
     data = msgspec.to_builtins(ev)
+    if data.get("comparison") is None:  # a fixed-size run's frozen settings stay as they were
+        data.pop("comparison", None)
     data["saved"] = {"config_file": str(config_file), "pluginbench_version": __version__}
     return json.dumps(data, indent=2, sort_keys=True).encode() + b"\n"
 
@@ -418,6 +429,7 @@ def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
                     reviewer=reviewer,
                     cost_ceiling=ev.cost_ceiling,
                     max_tokens_per_attempt=ev.runner.max_tokens_per_attempt,
+                    stopping=stopping_spec(ev),
                 )
             )
     except OSError as exc:

@@ -23,7 +23,7 @@ from ..config import Evaluation
 from ..errors import PluginBenchError
 from ..events import EventLog, RunCreated, RunFailed, RunLock
 from ..harness_registry import harness_class
-from ..projections import Ledger, RunState, fold, read_checked_log
+from ..projections import SEQUENTIAL, Ledger, RunState, fold, read_checked_log
 from ..rundir import RunDir
 from ._actor_ext import SetupContext
 from ._context import Engine, Outbox, cache_root
@@ -137,6 +137,11 @@ def _own(rd: RunDir, saved: Any, log: EventLog, *, foreground: bool, observer: O
             log.close()  # the measurement writes through its own writer, under this lock
             measure_again(rd, abandoned)
             final = fold(read_checked_log(rd).events)
+        if final.stopped is not None and final.extension_record(SEQUENTIAL) is not None:
+            # decided and stopped: the report says so now (as `pluginbench report` would build it)
+            from ..projections import build_report
+
+            build_report(rd.root)
         return final
     except BaseException as exc:
         full = disk_full(exc)

@@ -14,7 +14,7 @@ from rich.text import Text
 from .. import stats
 from ..stats import DEFAULT_SEEDS, Calibration, CompareResult, SplitResult, calibrate
 from ._common import console, errors_to_exit_codes, print_json
-from ._compare_io import check_split_tasks, load_gates, load_inputs, load_vanilla
+from ._compare_io import check_split_tasks, load_gates, load_inputs, load_sequences, load_vanilla
 
 _STYLE = {"pass": "green", "fail": "red", "undetermined": "yellow"}
 
@@ -95,7 +95,8 @@ def _paired_lines(split: SplitResult) -> list[str]:
         pr, tk, s = p.pass_rate, p.tokens, p.sign_test
         out.append(f"Paired · {split.name} · {p.candidate} vs {p.against}")
         out.append(f"  {stats.verdict_of_paired(p).headline}")
-        out.append(f"  mean pass-rate difference: {_interval(pr, stats.format_pp)} (sign-flip permutation interval)")
+        method = "sign-flip permutation interval" if pr.method == "sign-flip permutation test" else pr.method
+        out.append(f"  mean pass-rate difference: {_interval(pr, stats.format_pp)} ({method})")
         out.append(f"  secondary: exact sign test +{s.positives} −{s.negatives} ={s.ties}, two-sided p = {stats.format_p(s.p)}")
         out.append(f"  geometric-mean token ratio: {_interval(tk, stats.format_ratio)}")
         for tp in p.per_task:
@@ -156,7 +157,8 @@ def compare_command(
     gates_file = load_gates(gates)
     packages, identities = load_inputs(runs)
     check_split_tasks(gates_file, packages, gates)
-    result = stats.compare_packages(packages, gates_file, identities, gates_file=str(gates), candidate=candidate)
+    result = stats.compare_packages(packages, gates_file, identities, gates_file=str(gates), candidate=candidate,
+                                    sequences=load_sequences(runs))
     if json_out:
         print_json(msgspec.to_builtins(result))
     else:

@@ -288,6 +288,16 @@ def load_inputs(args: list[str]) -> tuple[list[Package], dict[str, Mapping[str, 
     return packages, identities
 
 
+def load_sequences(args: list[str]) -> dict[str, Mapping[str, Any] | None]:
+    """Each run's results.json ``sequential`` (a run made with comparison.stopping), by run label."""
+    out: dict[str, Mapping[str, Any] | None] = {}
+    for arg in args:
+        folder, _ = split_argument(arg)
+        seq = read_results(folder)[1].get("sequential")
+        out[str(folder)] = seq if isinstance(seq, Mapping) else None
+    return out
+
+
 def load_vanilla(folder: Path) -> Package:
     """The vanilla package of a finished run, for A/A calibration."""
     path, doc = read_results(folder)

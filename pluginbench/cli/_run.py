@@ -21,7 +21,7 @@ from rich.markup import escape
 from ..errors import LockHeldError, OutputExistsError, PluginBenchError, RunDirError
 from ..events import check_not_moved, live_owner
 from ..harness_registry import harness_class
-from ..plan import network_plan, plan_summary
+from ..plan import network_plan, plan_summary, sequential_lines
 from ..projections import read_checked_log
 from ..rundir import RunDir
 from ..stats import power_sentence
@@ -207,7 +207,7 @@ def _run_foreground(rd: RunDir, *, notify: bool, cost_ceiling: float | None = No
 
 
 def _finish(rd: RunDir, state: object, notify: bool) -> int:
-    from ..projections import RunState
+    from ..projections import SEQUENTIAL, RunState
 
     assert isinstance(state, RunState)
     report = rd.report_dir / "report.html"
@@ -234,6 +234,12 @@ def _finish(rd: RunDir, state: object, notify: bool) -> int:
             err_console.print(f"fix the cause, then resume with: pluginbench run {shlex.quote(str(rd.root))}", highlight=False)
         _notify(notify, f"run {rd.root.name} failed")
         return 1
+    if state.extension_record(SEQUENTIAL) is not None and report.exists():  # stopped because it was decided
+        print_verdicts(rd)
+        console.print(f"[bold green]decided[/]: {escape(state.stopped or '')}. report: {escape(str(report))}",
+                      highlight=False)
+        _notify(notify, f"run {rd.root.name} decided")
+        return 0
     console.print(f"[yellow]stopped[/]: {escape(state.stopped or '')}. Resume with: "
                   f"pluginbench run {escape(shlex.quote(str(rd.root)))}", highlight=False)
     _notify(notify, f"run {rd.root.name} stopped")
@@ -451,6 +457,9 @@ def _print_plan(summary: dict[str, Any], json_out: bool) -> None:
                       f"{lim['pids']} processes, disk {lim['storage_mb']} MB", highlight=False, markup=False)
     if summary.get("power"):
         console.print("power: " + power_sentence(summary["power"]), highlight=False, markup=False)
+    if summary.get("sequential"):
+        for line in sequential_lines(summary["sequential"]):
+            console.print(line, highlight=False, markup=False)
     caps = summary["capabilities"]
     console.print("capabilities: " + ", ".join(
         f"{key} {_config_value(caps[key]['value'])} ({caps[key]['enforcement']})" for key in ("subagents", "max_threads", "max_depth")

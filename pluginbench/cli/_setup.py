@@ -131,6 +131,11 @@ def check_command(
 
         console.print(cost_line(results["plan"]["cost"]), highlight=False, markup=False)
         console.print("power: " + power_sentence(results["plan"]["power"]), highlight=False, markup=False)
+        if results["plan"].get("sequential"):
+            from ..plan import sequential_lines
+
+            for line in sequential_lines(results["plan"]["sequential"]):
+                console.print(line, highlight=False, markup=False)
         print_cache_decisions(results["vanilla_cache"])
     if readiness:
         if not json_out:

@@ -93,6 +93,25 @@ def _measure_lines(measures: dict[str, Any], owned: bool) -> list[Text]:
     return lines
 
 
+def _seq_value(v: float, pp: bool) -> str:
+    return f"{v * 100:+.0f}" if pp else f"{v:.2f}"
+
+
+def sequence_lines(seq: dict[str, Any] | None) -> list[Text]:
+    """A sequential run's sentence, then per gate its interval after each usable task so far
+    (the last eight), the narrowing the dashboard plots."""
+    if not seq:
+        return []
+    lines = [Text(f"sequential: {seq['sentence']}", style="bold" if seq.get("decided") else "")]
+    for g in seq.get("gates") or ():
+        pp = g["metric"] == "pass_rate"
+        steps = " ".join(f"{p['tasks']}:[{_seq_value(p['low'], pp)},{_seq_value(p['high'], pp)}]"
+                         for p in (g.get("points") or [])[-8:])
+        lines.append(Text(f"  {g['arm']} {g['metric'].replace('_', ' ')}{' (pp)' if pp else ''}: "
+                          f"{steps or 'no usable task yet'} → {g.get('decision') or 'undecided'}"))
+    return lines
+
+
 def render_status(snap: dict[str, Any]) -> Group:
     """The terminal view of a status snapshot."""
     owned = snap["active"]
@@ -204,6 +223,7 @@ def render_status(snap: dict[str, Any]) -> Group:
             lines.append(Text(f"  stop them with: {left['stop_command']} (resume stops them too)", style="yellow"))
         for f in left.get("folders", []):
             lines.append(Text(f"left behind: sandbox folder {f} (resume removes it)", style="yellow"))
+    lines.extend(sequence_lines(snap.get("sequential")))
     if snap["resume_command"]:
         lines.append(Text(f"resume: {snap['resume_command']}"))
     if snap["report"]:

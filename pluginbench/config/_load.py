@@ -332,6 +332,43 @@ def _validate_measurements(ev: Evaluation, bad: Any) -> None:
                       f"measurement_settings.{key}{where}", f"see {whose}") from None
 
 
+def _validate_stopping(ev: Evaluation, n_tasks: int, bad: Any) -> None:
+    """``comparison.stopping``: bounds that make a decision possible and the sequence bounded."""
+    st = ev.stopping
+    if st is None:
+        return
+    at = "comparison.stopping"
+    if ev.comparison is not None and not ev.treatments:
+        raise bad("sequential stopping compares treatments with vanilla, and the config has no treatment",
+                  at, "add a treatment, or remove comparison.stopping")
+    if st.min_tasks < 1:
+        raise bad(f"{at}.min_tasks must be 1 or more, got {st.min_tasks}", f"{at}.min_tasks",
+                  "set min_tasks: 10 (no decision before that many tasks are complete)")
+    if st.max_tasks is not None:
+        if st.max_tasks < st.min_tasks:
+            raise bad(f"{at}.max_tasks ({st.max_tasks}) is below min_tasks ({st.min_tasks})", f"{at}.max_tasks",
+                      "set max_tasks >= min_tasks, or null for the whole pool")
+        if st.max_tasks > n_tasks:
+            raise bad(f"{at}.max_tasks ({st.max_tasks}) is more than the {n_tasks} declared task(s)",
+                      f"{at}.max_tasks", f"set max_tasks: {n_tasks} or less, or declare more tasks")
+    elif st.min_tasks > n_tasks:
+        raise bad(f"{at}.min_tasks ({st.min_tasks}) is more than the {n_tasks} declared task(s)", f"{at}.min_tasks",
+                  f"set min_tasks: {n_tasks} or less, or declare more tasks")
+    if not (math.isfinite(st.smallest_effect) and 0 < st.smallest_effect <= 1):
+        raise bad(f"{at}.smallest_effect must be a pass-rate fraction in (0, 1], got {st.smallest_effect}",
+                  f"{at}.smallest_effect", "set e.g. smallest_effect: 0.05 (5 percentage points)")
+    if st.token_factor is not None and not (math.isfinite(st.token_factor) and st.token_factor > 0):
+        raise bad(f"{at}.token_factor must be a positive number, got {st.token_factor}", f"{at}.token_factor",
+                  "set e.g. token_factor: 1.2, or null for no token gate")
+    if not (math.isfinite(st.ratio_bound) and st.ratio_bound > 1):
+        raise bad(f"{at}.ratio_bound must be a number above 1, got {st.ratio_bound}", f"{at}.ratio_bound",
+                  "set ratio_bound: 4 (token ratios beyond 4× or 1/4 count at the bound)")
+    if st.token_factor is not None and not 1 / st.ratio_bound < st.token_factor < st.ratio_bound:
+        raise bad(f"{at}.token_factor ({st.token_factor}) lies outside the clipped range of ratio_bound "
+                  f"({st.ratio_bound}); the gate could never be decided", f"{at}.token_factor",
+                  "raise ratio_bound or bring token_factor within it")
+
+
 def validate(ev: Evaluation, path: Path) -> None:
     """Cross-field rules msgspec cannot express. Raises :class:`ConfigError`."""
     f = str(path)
@@ -478,6 +515,7 @@ def validate(ev: Evaluation, path: Path) -> None:
         if ev.prices is None:
             raise bad("cost_ceiling needs a price table", "prices",
                       "set prices: prices.json (a dated table; see docs/results.md#prices), or remove cost_ceiling")
+    _validate_stopping(ev, n_tasks, bad)
     # environment.backend and the backend's own rules are checked through the backend
     # registry (pluginbench.environments.check_backend_config), which sits above config.
 

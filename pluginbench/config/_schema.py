@@ -125,6 +125,30 @@ class StatisticsConfig(_Strict, frozen=True):
     equivalence_margin: Annotated[float, msgspec.Meta(gt=0.0, le=1.0)] = 0.10
 
 
+class StoppingConfig(_Strict, frozen=True):
+    """Sequential evaluation (docs/configuration.md#stopping): tasks in a seeded random order,
+    an anytime-valid confidence sequence per gate after each complete task, and a stop as soon
+    as every gate is decided."""
+
+    #: No decision before this many tasks are complete (every arm × repeat of each).
+    min_tasks: int = 10
+    #: At most this many tasks of the pool are planned (null: the whole pool).
+    max_tasks: int | None = None
+    #: The smallest pass-rate gain worth having (fraction, e.g. 0.05 = 5 pp): futility once the sequence excludes it.
+    smallest_effect: float = 0.05
+    #: A token gate as well: the treatment's token ratio must be credibly below this factor (null: no token gate).
+    token_factor: float | None = None
+    #: Per-task token ratios are clipped to [1/ratio_bound, ratio_bound] so the sequence is bounded.
+    ratio_bound: float = 4.0
+
+
+class ComparisonConfig(_Strict, frozen=True):
+    """How the arms are compared while the run goes (docs/configuration.md#stopping)."""
+
+    #: null (the default): a fixed-size run of every declared task.
+    stopping: StoppingConfig | None = None
+
+
 class Evaluation(_Strict, frozen=True):
     """A whole evaluation: tasks × (vanilla + treatments) × repeats, everything else fixed."""
 
@@ -150,3 +174,10 @@ class Evaluation(_Strict, frozen=True):
     cost_ceiling: float | None = None
     #: The report's confidence level and planning power.
     statistics: StatisticsConfig = StatisticsConfig()
+    #: Sequential stopping (off when absent); left out of the frozen evaluation.json when absent.
+    comparison: ComparisonConfig | None = None
+
+    @property
+    def stopping(self) -> StoppingConfig | None:
+        """The sequential-stopping settings, or None for a fixed-size run."""
+        return self.comparison.stopping if self.comparison is not None else None

@@ -12,7 +12,7 @@ from html import escape
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from ..projections import PLOT_CSS, plots_section
+from ..projections import PLOT_CSS, plots_section, sequential_html
 from ._plots import attempts_over_time, heat_grid, token_bars
 from ._views import FILTERS, ResultsPage, RunPage, RunsRow, report_verdicts
 
@@ -248,6 +248,8 @@ def run_fragment(m: RunPage) -> str:
             row.append(f"<td>{''.join(reps)}</td>")
         out.append(f'<tr data-task="{escape(task)}">' + "".join(row) + "</tr>")
     out.append("</table>")
+    if m.sequential is not None:  # the live confidence sequence of a sequential run, as the report draws it
+        out.append('<h2>Sequential decision</h2><div id="sequential">' + sequential_html({"sequential": m.sequential}) + "</div>")
     out.append("<h2>Pass rate</h2>" + heat_grid(m.tasks, m.arms, m.grid))
     activation = any(info.get("activation") for info in m.totals.values())
     out.append('<h2>Totals per arm</h2><table id="totals"><tr><th>arm</th><th>attempts</th><th>states</th>'

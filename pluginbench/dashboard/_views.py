@@ -281,6 +281,8 @@ class RunPage(msgspec.Struct, frozen=True, kw_only=True):
     has_csv: bool
     completed_at: tuple[str, ...]
     notes: list[str]
+    #: a sequential run's live sequences and decision (status ``sequential``); None for a fixed-size run
+    sequential: dict[str, Any] | None = None
 
 
 _SETTINGS = (
@@ -392,4 +394,5 @@ def run_model(src: RunSource) -> RunPage:
         has_csv=src.results is not None,
         completed_at=src.completed_at,
         notes=notes,
+        sequential=s.get("sequential"),
     )

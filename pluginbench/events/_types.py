@@ -95,6 +95,18 @@ class Measure(msgspec.Struct, frozen=True, kw_only=True):
 # ---------------------------------------------------------------- run lifecycle
 
 
+class StoppingSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """A sequential run's stopping rule as frozen at creation (``comparison.stopping`` with
+    the run's ``statistics.confidence_level``); see docs/configuration.md#stopping."""
+
+    level: float
+    min_tasks: int
+    max_tasks: int | None
+    smallest_effect: float
+    token_factor: float | None = None
+    ratio_bound: float = 4.0
+
+
 class RunCreated(_Event, frozen=True, tag="run.created"):
     """Settings were frozen and the plan fixed. Always the first event."""
 
@@ -125,6 +137,8 @@ class RunCreated(_Event, frozen=True, tag="run.created"):
     cost_ceiling: float | None = None
     #: ``runner.max_tokens_per_attempt``: the assumed worst case of one attempt, for the ceiling.
     max_tokens_per_attempt: int | None = None
+    #: the sequential stopping rule (None: a fixed-size run of every planned slot)
+    stopping: StoppingSpec | None = None
 
 
 class ReviewerSpec(msgspec.Struct, frozen=True, kw_only=True):

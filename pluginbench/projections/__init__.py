@@ -31,6 +31,15 @@ from ._ledger import (
 from ._report_cost import PRICES_FILE, load_prices
 from ._report_data import tokens_dict
 from ._report_plots import PLOT_CSS, plots_section
+from ._report_sequential import sequential_html
+from ._sequential import (
+    SEQUENTIAL,
+    decision_record,
+    sequential_of,
+    sequential_section,
+    stopping_rule,
+    task_rows,
+)
 from ._state import INITIAL_REVIEW, STATES, Attempt, RunState, fold
 from ._status import RunFacts, status_of, status_view
 from ._status_types import LeftRunning, Owner, Status
@@ -50,6 +59,12 @@ def build_report(run_dir: Path) -> ReportFiles:
 
 
 __all__ = [
+    "SEQUENTIAL",
+    "decision_record",
+    "sequential_of",
+    "sequential_section",
+    "stopping_rule",
+    "task_rows",
     "INITIAL_REVIEW",
     "OUTCOMES",
     "PLOT_CSS",
@@ -74,6 +89,7 @@ __all__ = [
     "ledger_view",
     "load_prices",
     "plots_section",
+    "sequential_html",
     "check_frozen",
     "check_results_version",
     "frozen_changes",

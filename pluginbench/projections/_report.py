@@ -58,6 +58,7 @@ from ._report_data import (
 from ._report_html import render_html
 from ._report_paired import paired_deltas
 from ._report_refs import reference_ratios, references_from_log, references_section
+from ._sequential import sequential_section
 from ._state import RunState, fold
 
 __all__ = ["ReportFiles", "build_report", "csv_text", "json_text", "results_document"]
@@ -197,6 +198,10 @@ def results_document(
     # The headline is a pure function of this document and the run's phase; a run still
     # reporting and the same run finished read the same (byte-identical rebuilds).
     phase = "complete" if state.phase in ("complete", "reporting") else state.phase
+    sequential = sequential_section(state)
+    if sequential is not None:  # a sequential run (comparison.stopping); a fixed-size run's document is unchanged
+        doc["sequential"] = sequential
+        doc["notes"] = [*doc["notes"], sequential["sentence"]]  # type: ignore[misc]
     settings = config.get("statistics") or {}
     doc["verdicts"] = [msgspec.to_builtins(v) for v in stats.verdicts(
         doc, run_status=phase, equivalence_margin=float(settings.get("equivalence_margin", stats.EQUIVALENCE_MARGIN)))]

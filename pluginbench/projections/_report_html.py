@@ -23,6 +23,7 @@ from ._report_plots import PLOT_CSS, plots_section
 from ._report_quality import code_quality_html, not_measured_html, revisions_html
 from ._report_refs import references_html
 from ._report_reviews_html import reviews_html
+from ._report_sequential import sequential_html
 from ._report_verdict import CSS as VERDICT_CSS
 from ._report_verdict import tested_html, verdict_html
 
@@ -509,7 +510,9 @@ def render_html(doc: Mapping[str, Any]) -> str:
         f"{_identity(run)}</header>\n{_banners(doc)}\n"
         f'<section id="tested"><h2>What was tested</h2>{tested_html(doc)}</section>\n'
         f'<section id="notes"><h2>Notes</h2><ul class="notes">{notes}</ul></section>\n'
-        f'<section id="per-task"><h2>Pass rates by task</h2>{_per_task(doc)}</section>\n'
+        + (f'<section id="sequential"><h2>Sequential decision</h2>{sequential_html(doc)}</section>\n'
+           if doc.get("sequential") else "")
+        + f'<section id="per-task"><h2>Pass rates by task</h2>{_per_task(doc)}</section>\n'
         f'<section id="paired"><h2>Paired comparison</h2>{_paired(doc)}</section>\n'
         + (f'<section id="activation"><h2>Was the package exercised?</h2>{activation_html(doc)}</section>\n'
            if doc.get("activation") else "")

@@ -120,6 +120,8 @@ def status_view(run: dict[str, Any], rows: list[dict[str, Any]], facts: RunFacts
     work_left = phase not in ("complete", "not_started") and any(r["state"] != "complete" for r in rows)
     if phase == "reporting" or (phase == "interrupted" and not work_left):
         work_left = True
+    if phase == "stopped" and (run.get("sequential") or {}).get("stopped_by_decision"):
+        work_left = False  # decided: a resume would only stop again
     heartbeat = None if facts.newest_write is None else {
         "at": iso_utc(facts.newest_write), "age_seconds": round(max(0.0, now - facts.newest_write), 1),
     }
@@ -170,6 +172,7 @@ def status_view(run: dict[str, Any], rows: list[dict[str, Any]], facts: RunFacts
         "owner": facts.owner,
         "left_running": facts.left_running,
         "attempts": rows,
+        "sequential": run.get("sequential"),
     }
     # One conversion checks the whole object against its type (the attempt rows carry
     # more columns than status shows; only the typed ones are kept).

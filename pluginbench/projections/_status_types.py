@@ -226,3 +226,6 @@ class Status(_Out, frozen=True):
     left_running: Annotated[LeftRunning | None, Meta(description="`null` while a live process owns the run (and in the dashboard's page polls); else what the run's backend "
                                "says a killed worker left.")]
     attempts: Annotated[list[AttemptStatus], Meta(description="One row per live slot, in slot order.")]
+    sequential: Annotated[dict[str, Any] | None, Meta(description=(
+        "A sequential run (`comparison.stopping`): the live confidence sequence of each gate, the decision and its sentence, "
+        "as results.json's `sequential`; `null` for a fixed-size run."))] = None

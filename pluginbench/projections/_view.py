@@ -13,6 +13,7 @@ import msgspec
 
 from ..events import VANILLA
 from ._report_refs import references_from_log
+from ._sequential import sequential_section
 from ._state import Attempt, RunState, review_revision_failure
 
 #: How a native-session usage beside an unknown total is labelled everywhere.
@@ -79,6 +80,14 @@ def attempt_row(a: Attempt, *, live: bool) -> dict[str, Any]:
 
 
 def run_row(state: RunState) -> dict[str, Any]:
+    row = _run_row(state)
+    sequential = sequential_section(state)
+    if sequential is not None:  # a sequential run only: a fixed-size run's row is unchanged
+        row["sequential"] = sequential
+    return row
+
+
+def _run_row(state: RunState) -> dict[str, Any]:
     c = state.created
     return {
         "name": c.name if c else None,

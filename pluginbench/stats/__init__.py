@@ -10,6 +10,8 @@
 * :func:`paired_bootstrap` / :func:`geometric_mean_ratio` — the previous percentile
   bootstrap, kept only so ``bench/bench_aa_gates.py`` can show its A/A error beside the new one.
 * :func:`median`, :func:`percentile`.
+* :func:`sequential_state` — sequential stopping (``_sequential``): anytime-valid confidence
+  sequences per gate and the decision; :func:`plan_expectations` — its simulated cost.
 * :func:`parse_gates` — the gates file of ``compare``; :func:`compare_packages` — splits,
   measure and gate tables, paired sections and the exit status (``_compare.py``).
 """
@@ -78,9 +80,37 @@ from ._permutation import SignFlip, lower_bound, min_tasks, sign_flip_test, uppe
 from ._power import POWER, PowerPlan, assumed_sd, mde, plan, power_at, power_sentence, tasks_needed
 from ._price_table import STALE_AFTER_DAYS, PriceChoice, age_warning, bundled_prices, choose_prices
 from ._records import DOLLARS, AttemptRecord, Package, correctness
+from ._sequential import (
+    GateTrace,
+    SequentialState,
+    StoppingRule,
+    TaskValues,
+    bounded_sequence,
+    confidence_sequence,
+    gate_decision,
+    sequential_method,
+    sequential_state,
+    task_order,
+)
+from ._sequential import to_builtins as sequential_to_builtins
+from ._sequential_sim import PLAN_EFFECTS, Expected, plan_expectations
 from ._verdict import DECIDED, EQUIVALENCE_MARGIN, Verdict, verdict_for, verdict_of_paired, verdicts
 
 __all__ = [
+    "GateTrace",
+    "SequentialState",
+    "StoppingRule",
+    "TaskValues",
+    "bounded_sequence",
+    "confidence_sequence",
+    "gate_decision",
+    "sequential_state",
+    "task_order",
+    "sequential_method",
+    "sequential_to_builtins",
+    "PLAN_EFFECTS",
+    "Expected",
+    "plan_expectations",
     "verdict_of_paired",
     "power_sentence",
     "DECIDED",

@@ -21,6 +21,7 @@ from typing import Any
 import msgspec
 
 from ..errors import CompareRefused, InputError
+from ._compare_sequential import sequential_bound_gate, with_sequence
 from ._cost_gate import cost_gate
 from ._gate_eval import (
     FAILED,
@@ -205,8 +206,11 @@ def compare_packages(
     *,
     gates_file: str = "gates.yaml",
     candidate: str | None = None,
+    sequences: Mapping[str, Mapping[str, Any] | None] | None = None,
 ) -> CompareResult:
     """Decide every gate of ``gates`` for every split; see the module docstring.
+    ``sequences``: run → its results.json ``sequential`` (a sequential run's pairs with vanilla
+    of the same run use that run's anytime-valid interval on all tasks, ``_compare_sequential``).
 
     ``candidate`` (or the gates file's ``candidate``): only gate rows of that package decide
     the exit code; the other packages' rows are kept with ``deciding = False``."""
@@ -229,6 +233,8 @@ def compare_packages(
             (c.name, p.name): paired_comparison(tasks, c, p, count_overlap_passes=overlap, level=gates.confidence_level)
             for c, p in pairs
         }
+        if name == ALL and sequences:  # a sequential run's own pairs: its anytime-valid interval
+            paired = {k: with_sequence(v, by_name[k[0]], by_name[k[1]], sequences) for k, v in paired.items()}
         decided = []
         for g in gates.gates:
             comp = by_name[g.against]
@@ -237,7 +243,8 @@ def compare_packages(
                     continue
                 cand = by_name[cand_name]
                 if g.bound is not None:
-                    row = bound_gate(g, cand, comp, paired[(cand.name, comp.name)])
+                    pc = paired[(cand.name, comp.name)]
+                    row = sequential_bound_gate(g, cand, comp, pc) or bound_gate(g, cand, comp, pc)
                 elif g.cost is not None:
                     row = cost_gate(g, cand, comp, tasks, overlap)
                 elif g.correctness is not None:

@@ -10,7 +10,9 @@ Rules (one level for the page, the run's ``statistics.confidence_level``; the in
 the sign-flip interval of the mean per-task pass-rate difference, ``_decide``):
 
 * a run that is not complete (attempts missing, stopped, failed) → ``partial``: no
-  verdict, the numbers so far;
+  verdict, the numbers so far — except a sequential run stopped because it was decided;
+* a sequential run (``doc["sequential"]``) uses its anytime-valid confidence sequence
+  (the last point) instead of the fixed-N interval, and says so;
 * the treatment measured as not exercised (the package never loaded) → ``not_exercised``;
 * lower bound above 0 → ``better``; upper bound below 0 → ``worse``;
 * the whole interval within ± ``equivalence_margin`` (10 pp by default) → ``equivalent``:
@@ -31,6 +33,7 @@ from ._cost import cost_per_pass, cost_ratio
 from ._decide import LEVEL, alpha_of
 from ._format import format_dollars, format_pp, format_ratio
 from ._power import POWER, assumed_sd, mde, tasks_needed
+from ._sequential import METHOD as SEQUENTIAL_METHOD
 
 EQUIVALENCE_MARGIN = 0.10
 Kind = Literal["better", "worse", "equivalent", "undetermined", "partial", "not_exercised"]
@@ -143,6 +146,13 @@ def verdict_for(
     sd, sd_source = _sd(diffs, int(run.get("repeats") or 3))
     est, low, high, n = pr.get("estimate"), pr.get("low"), pr.get("high"), int(pr.get("tasks") or 0)
     pct = f"{level * 100:g}%"
+    seq = doc.get("sequential")
+    decided_stop = False
+    if seq:  # a sequential run decides (and is shown) with its anytime-valid sequence, never the fixed-N interval
+        est, low, high, n = _sequential_interval(seq, treatment)
+        tok = _sequential_tokens(seq, treatment) or tok
+        pct = f"{level * 100:g}% anytime-valid"
+        decided_stop = bool(seq.get("stopped_by_decision"))
     effect = (
         "no usable task pair yet" if est is None
         else f"{format_pp(est)} pass rate" + (f" [{pct}: {format_pp(low)} to {format_pp(high)}]" if low is not None else
@@ -171,7 +181,7 @@ def verdict_for(
     money = ", ".join(money_parts)
     m = mde(n, sd, alpha) if n else None
     within = more = None
-    if total == 0 or done < total or run_status not in ("complete", "reporting"):
+    if not decided_stop and (total == 0 or done < total or run_status not in ("complete", "reporting")):
         kind: Kind = "partial"
         why = run_status if run_status not in ("complete", "reporting") else "running"
         extra_line = f" (run {why}, {done} of {total} attempts complete)"
@@ -200,6 +210,24 @@ def verdict_for(
         prices_as_of=as_of, exercised=exercised, exercised_reason=exercised_reason,
         attempts_complete=done, attempts_total=total, run_status=run_status,
     )
+
+
+def _sequential_interval(seq: Mapping[str, Any], arm: str) -> tuple[float | None, float | None, float | None, int]:
+    """The last point of ``arm``'s pass-rate sequence (estimate, low, high, usable tasks)."""
+    for g in seq.get("gates") or ():
+        if g.get("arm") == arm and g.get("metric") == "pass_rate" and g.get("points"):
+            p = g["points"][-1]
+            return p["estimate"], p["low"], p["high"], int(p["tasks"])
+    return None, None, None, 0
+
+
+def _sequential_tokens(seq: Mapping[str, Any], arm: str) -> dict[str, Any] | None:
+    """The last point of ``arm``'s token-ratio sequence, when the run has a token gate."""
+    for g in seq.get("gates") or ():
+        if g.get("arm") == arm and g.get("metric") == "tokens" and g.get("points"):
+            p = g["points"][-1]
+            return {"estimate": p["estimate"], "low": p["low"], "high": p["high"]}
+    return None
 
 
 def verdicts(doc: Mapping[str, Any], *, run_status: str = "complete",
@@ -247,4 +275,8 @@ def verdict_of_paired(paired: Any, *, equivalence_margin: float = EQUIVALENCE_MA
         }},
         "costs": {},
     }
+    if paired.pass_rate.method == SEQUENTIAL_METHOD:  # a sequential run's own interval (_compare_sequential)
+        doc["sequential"] = {"gates": [{"arm": paired.candidate, "metric": "pass_rate", "points": [
+            {"estimate": paired.pass_rate.estimate, "low": paired.pass_rate.low, "high": paired.pass_rate.high,
+             "tasks": paired.pass_rate.tasks}]}]}
     return verdict_for(doc, paired.candidate, equivalence_margin=equivalence_margin)

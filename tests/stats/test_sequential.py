@@ -1,0 +1,136 @@
+"""Sequential stopping's pure core: the confidence sequence against the authors' own values,
+the per-gate decision table, the run's decision with its bounds, and the simulated plan."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from pluginbench import stats
+from pluginbench.stats._sequential_sim import expected
+
+REFERENCE = Path(__file__).resolve().parents[1] / "data" / "sequential" / "confseq_reference.json"
+
+
+def rule(**kw: object) -> stats.StoppingRule:
+    base: dict[str, object] = {"level": 0.9, "min_tasks": 1, "max_tasks": None, "smallest_effect": 0.05}
+    base.update(kw)
+    return stats.StoppingRule(**base)  # type: ignore[arg-type]
+
+
+def rows(values: list[float | None], tokens: list[float | None] | None = None, arm: str = "t") -> list[stats.TaskValues]:
+    toks = tokens or [None] * len(values)
+    return [stats.TaskValues(task=f"k{i:03d}", pass_rate={arm: v}, tokens={arm: tok})
+            for i, (v, tok) in enumerate(zip(values, toks, strict=True))]
+
+
+@pytest.mark.parametrize("case", json.loads(REFERENCE.read_text())["cases"], ids=lambda c: c["name"])
+def test_the_sequence_equals_the_authors_library_values(case: dict[str, object]) -> None:
+    """Every lower and upper end equals what confseq.predmix.predmix_empbern_cs computed for the same data and alpha."""
+    got = stats.confidence_sequence(case["x"], float(case["alpha"]))  # type: ignore[arg-type]
+    for (lo, hi), want_lo, want_hi in zip(got, case["lower"], case["upper"], strict=True):  # type: ignore[call-overload]
+        assert lo == pytest.approx(want_lo, abs=1e-12)
+        assert hi == pytest.approx(want_hi, abs=1e-12)
+
+
+@pytest.mark.parametrize(("metric", "low", "high", "want"), [
+    ("pass_rate", 0.01, 0.30, "success"),        # lower end above 0
+    ("pass_rate", -0.30, -0.01, "failure"),      # upper end below 0
+    ("pass_rate", -0.10, 0.04, "futility"),      # excludes the smallest effect (0.05) but not 0
+    ("pass_rate", -0.10, 0.20, None),            # contains 0 and the effect
+    ("pass_rate", 0.0, 0.20, None),              # tie at 0: not above it
+    ("pass_rate", -0.10, 0.05, None),            # tie at the smallest effect: not excluded
+    ("pass_rate", -0.20, 0.0, "futility"),       # tie at 0 from above: not below 0, still futile
+    ("tokens", math.log(0.8), math.log(1.1), "success"),   # ratio credibly below the factor 1.2
+    ("tokens", math.log(1.3), math.log(1.9), "failure"),   # ratio credibly above it
+    ("tokens", math.log(0.9), math.log(1.2), None),        # tie at the factor
+])
+def test_gate_decision_table(metric: str, low: float, high: float, want: str | None) -> None:
+    """One interval gives success, failure, futility or no decision by the documented rule, ties undecided."""
+    assert stats.gate_decision(metric, low, high, rule(token_factor=1.2)) == want
+
+
+def test_a_large_effect_is_decided_success_and_stays_decided() -> None:
+    """Every task +1: success after the first task whose sequence excludes 0; later tasks keep the decision."""
+    state = stats.sequential_state(rule(), ["t"], rows([1.0] * 30))
+    gate = state.gates[0]
+    assert state.decided and gate.decision == "success"
+    k = state.decided_after
+    assert k is not None and 1 < k < 30
+    assert gate.points[k - 1].low > 0 >= gate.points[k - 2].low
+    assert stats.sequential_state(rule(), ["t"], rows([1.0] * k)).decided_after == k
+
+
+def test_a_large_loss_is_decided_failure() -> None:
+    """Every task −1: failure (the upper end below 0 comes before futility is reported as the reason)."""
+    state = stats.sequential_state(rule(), ["t"], rows([-1.0] * 30))
+    assert state.gates[0].decision == "failure"
+
+
+def test_futility_when_the_sequence_excludes_the_smallest_effect() -> None:
+    """Differences of 0 on many tasks: futility once the upper end is below a smallest effect of 0.3 while 0 stays inside."""
+    state = stats.sequential_state(rule(smallest_effect=0.3), ["t"], rows([0.0] * 80))
+    gate = state.gates[0]
+    assert gate.decision == "futility"
+    at = gate.points[(gate.decided_at or 0) - 1]
+    assert at.low <= 0 <= at.high < 0.3
+
+
+def test_min_tasks_holds_back_a_decision() -> None:
+    """With min_tasks above the task where it would decide, the decision waits for min_tasks."""
+    early = stats.sequential_state(rule(), ["t"], rows([1.0] * 40)).decided_after or 0
+    late = stats.sequential_state(rule(min_tasks=early + 5), ["t"], rows([1.0] * 40))
+    assert late.decided_after == early + 5
+
+
+def test_max_tasks_is_reported_and_ties_stay_undecided() -> None:
+    """No effect over few tasks: nothing is decided and at_max says the cap was reached."""
+    state = stats.sequential_state(rule(max_tasks=10), ["t"], rows([0.0, 1.0, -1.0, 0.0, 0.0, 1.0, -1.0, 0.0, 0.0, 0.0]))
+    assert not state.decided and state.at_max and state.decided_after is None
+
+
+def test_unknown_tasks_are_left_out_not_counted_as_zero() -> None:
+    """A task with unknown correctness adds no point to the sequence; the known tasks alone decide."""
+    values: list[float | None] = [1.0, None] * 20
+    gate = stats.sequential_state(rule(), ["t"], rows(values)).gates[0]
+    assert gate.points[-1].tasks == 20 and gate.points[-1].estimate == 1.0
+
+
+def test_every_gate_of_every_treatment_must_be_decided() -> None:
+    """With a token gate, a decided pass rate alone does not decide the run; both decided do."""
+    r = rule(token_factor=1.5)
+    undecided_tokens = stats.sequential_state(r, ["t"], rows([1.0] * 30, [1.0, 2.5] * 15))
+    assert undecided_tokens.gates[0].decision == "success" and undecided_tokens.gates[1].decision is None
+    assert not undecided_tokens.decided
+    both = stats.sequential_state(r, ["t"], rows([1.0] * 40, [0.5] * 40))
+    assert both.decided and [g.decision for g in both.gates] == ["success", "success"]
+    assert both.decided_after == max(g.decided_after or 0 for g in both.gates)
+
+
+def test_the_interval_only_narrows() -> None:
+    """The running intersection never widens from one task to the next."""
+    values = [1.0, 0.0, -1.0, 0.5, 0.0, 1.0, 0.0, 0.5] * 5
+    seq = stats.bounded_sequence(values, -1.0, 1.0, 0.9)
+    for (lo0, hi0), (lo1, hi1) in zip(seq, seq[1:], strict=False):
+        assert lo1 >= lo0 and hi1 <= hi0 and lo1 <= hi1
+
+
+def test_task_order_is_seeded_and_cut_at_max_tasks() -> None:
+    """The same seed gives the same order of the whole pool; max_tasks keeps its first tasks."""
+    pool = [f"t{i}" for i in range(12)]
+    a = stats.task_order(pool, 7, None)
+    assert a == stats.task_order(pool, 7, None) and sorted(a) == sorted(pool) and a != pool
+    assert stats.task_order(pool, 7, 5) == a[:5]
+
+
+def test_the_plan_simulation_is_seeded_and_ranks_effects() -> None:
+    """Simulated costs repeat exactly, and a larger effect is decided sooner and more often as success."""
+    r = rule(min_tasks=5, max_tasks=60)
+    big = expected(r, arms=2, repeats=1, pool=60, effect=0.5, simulations=20)
+    assert big == expected(r, arms=2, repeats=1, pool=60, effect=0.5, simulations=20)
+    none = expected(r, arms=2, repeats=1, pool=60, effect=0.0, simulations=20)
+    assert big.mean_tasks < none.mean_tasks and big.success > none.success
+    assert big.mean_attempts == pytest.approx(big.mean_tasks * 2, abs=0.1)
