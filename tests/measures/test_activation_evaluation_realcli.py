@@ -159,8 +159,9 @@ def test_probe_evaluation_reports_which_package_was_exercised(tmp_path: Path) ->
     checks = msgspec.convert(config["measurement_settings"]["checks"], list[Check])
     start = TASKS / "add-numbers" / "workspace"
     t1 = time.perf_counter()
+    import anyio
     for a in attempts:
-        collect_checks(CollectorInput(
+        anyio.run(collect_checks, CollectorInput(
             attempt_id=a.name, task="add-numbers", arm="", patch=(a / "model.patch").read_text(), attempt_dir=a,
             traces_dir=a / "agent", harness="claude", task_dir=TASKS / "add-numbers", starting_source=start,
             reference_patch=None, task_image=None, open_task_sandbox=None, settings={"checks": checks},
