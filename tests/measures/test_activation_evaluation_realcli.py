@@ -9,7 +9,6 @@ import os
 import shutil
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -105,9 +104,9 @@ def test_probe_evaluation_reports_which_package_was_exercised(tmp_path: Path) ->
     text = subprocess.run([sys.executable, "-m", "pluginbench", "status", str(run_dir)],
                           capture_output=True, text=True, env=env, check=True).stdout
     assert "package exercised:" in text and "dormant not exercised (0/2)" in text
-    from tests.dashboard.test_views import source
     from pluginbench.dashboard._html import run_fragment
     from pluginbench.dashboard._views import run_model
+    from tests.dashboard.test_views import source
     page = run_fragment(run_model(source(run_dir)))
     assert "package exercised" in page and "not exercised (0/2)" in page and "exercised (2/2)" in page
     # Gateable: activation_any and activation:<component> through compare's metric gates.
@@ -152,10 +151,11 @@ def test_probe_evaluation_reports_which_package_was_exercised(tmp_path: Path) ->
         verdicts(a)
     per_attempt = (time.perf_counter() - t0) / len(attempts)
     print(f"activation: {per_attempt * 1000:.2f} ms per attempt over {len(attempts)} attempts")
+    import msgspec
+
     from pluginbench.measures._checks import Check
     from pluginbench.measures._checks_spec import collect_checks
     from pluginbench.measures._port import CollectorInput
-    import msgspec
     checks = msgspec.convert(config["measurement_settings"]["checks"], list[Check])
     start = TASKS / "add-numbers" / "workspace"
     t1 = time.perf_counter()

@@ -21,6 +21,7 @@ from pluginbench.measures._port import CollectorInput
 from tests.cli._cli_helpers import assert_refused, edit, run_cli
 from tests.runs_helpers import write_config
 
+
 def collect_checks(inp: CollectorInput) -> dict:
     return anyio.run(_collect_async, inp)
 
