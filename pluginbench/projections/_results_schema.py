@@ -14,7 +14,7 @@ from msgspec import Meta
 
 from ..events import AttemptState, MeasureStatus, Outcome, UsageStatus
 from ..measures import Column, all_columns
-from ._results_schema_activation import Activation
+from ._results_schema_activation import Activation, Checks
 
 
 def doc(t: Any, text: str) -> Any:
@@ -567,6 +567,7 @@ class ResultsJson(_Strict, frozen=True):
                                              "empty for a run saved before the list existed.")] = []
     source_only_index: Annotated[SourceOnlyIndex | None, Meta(description="The selected source-only index.json the rows' source-only grades come from, or null when none is selected.")] = None
     activation: Annotated[Activation | None, Meta(description="Per arm: was the package exercised (the `activation` measure folded; docs/metrics.md); absent when the run did not select that measure.")] = None
+    checks: Annotated[Checks | None, Meta(description="Per arm and check: share of attempts that passed each grader beside the verifier (the `checks` measure folded; docs/metrics.md); absent when the run did not select that measure.")] = None
 
 
 @cache
