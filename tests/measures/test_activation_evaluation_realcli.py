@@ -179,6 +179,8 @@ def test_probe_evaluation_reports_which_package_was_exercised(tmp_path: Path) ->
             work_dir=tmp_path / "checks" / a.name, agent_traces=True))
     checks_per_attempt = (time.perf_counter() - t1) / len(attempts)
     print(f"checks (3 graders): {checks_per_attempt * 1000:.2f} ms per attempt")
+    for arm, a in per_arm.items():
+        print(f"{arm}: {a['label']} (any rate {a['any']['rate']})")
     (tmp_path.parent / "activation-eval-words.txt").write_text(
         "\n".join(f"{arm}: {a['label']} (any rate {a['any']['rate']})" for arm, a in per_arm.items())
         + f"\nseconds per attempt: {per_attempt:.4f}; checks: {checks_per_attempt:.4f}\n")
