@@ -142,7 +142,8 @@ async def grade(check: LlmCheck, folder: Path, *, instruction: str, patch: str, 
                 vote: LlmVote | None) -> tuple[bool | None, str | None, dict[str, Any]]:
     """(passed, reason, evidence) of one ``llm`` check on one attempt; its votes run at once."""
     if vote is None:
-        return None, "no reviewer CLI is bound here (llm checks are graded in runs and `measure`, not readiness)", {}
+        return None, ("no reviewer CLI is bound here: llm checks are graded when a run collects its measures "
+                      "(readiness, reference measurement and `pluginbench measure` make no grader call)"), {}
     binding = await anyio.to_thread.run_sync(
         lambda: write_packet(folder, instruction=instruction, patch=patch, answer=answer, rubric=check.rubric))
     votes: list[dict[str, Any]] = [{} for _ in range(check.votes)]
