@@ -15,7 +15,6 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
             "b96752cac4c9026302627cb36a0660b4838cdf589649a07b9d6e53a0c46cd9c3",
         ),
         "2": (
-            "d08b5d8d8fd293d64a50a2e31a58d45ff15d5cde35e057f8dc5ffb05bd35928d",
             "8d17e110bbd2dd51ac5f6526721e816ce648fc869c82ab537b70a55b9f63ce0d",
         ),
     },
