@@ -11,11 +11,13 @@ never zero and never a crash of the run.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
+from pathlib import Path
 from typing import Any
 
 import anyio
+import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from .. import measures as registry
@@ -23,6 +25,7 @@ from ..environments import NO_EGRESS
 from ..events import Measure, MeasuresCollected
 from ..harness_registry import harness_class
 from ..measures import CollectorInput, MeasureSpec
+from ..review import ask_in_packet
 from ..rundir import patch_mismatch
 from ._context import Engine
 from ._decide import Measure as MeasureCommand
@@ -89,7 +92,26 @@ def collector_input(engine: Engine, attempt_id: str, spec: MeasureSpec, patch: s
         work_dir=attempt / "measure" / spec.name,
         agent_traces=agent_traces(engine.evaluation.runner.harness),
         shared_dir=engine.run_dir.root / "evidence" / "measure-shared" / spec.name,
+        llm_vote=llm_voter(engine.reviewer, engine.run_id),
     )
+
+
+def llm_voter(reviewer: Any, run_id: str) -> Callable[..., Any] | None:
+    """The measure port's ``llm_vote``: one call of the run's reviewer CLI (host Claude Code or
+    Codex, in the reviewer's read-only sandbox) on a grader's packet; None without a reviewer CLI."""
+    if reviewer is None or reviewer.harness is None:
+        return None
+
+    async def vote(packet_root: Path, prompt: Callable[[str], str], out_dir: Path) -> registry.VoteAnswer:
+        async def started(argv: Sequence[str]) -> None:
+            write_json(out_dir / "invocation.json", {"reviewer": msgspec.to_builtins(reviewer.spec), "argv": list(argv)})
+
+        got = await ask_in_packet(reviewer, packet_root, out_dir, run_id=run_id, prompt=prompt,
+                                  started=started, what="grading")
+        return registry.VoteAnswer(got.text, got.reason, got.seconds, got.provider_stop,
+                                   msgspec.to_builtins(got.usage))
+
+    return vote
 
 
 def task_sandbox_opener(engine: Engine, task: str, label: str) -> Callable[..., AbstractAsyncContextManager[Any]]:

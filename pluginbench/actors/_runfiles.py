@@ -23,7 +23,8 @@ from typing import Any, NamedTuple
 import msgspec
 
 from .. import __version__
-from ..config import Evaluation, LoadedConfig, load, parse_evaluation, validate
+from .. import measures as measure_registry
+from ..config import Evaluation, LoadedConfig, llm_check_problem, load, parse_evaluation, validate
 from ..environments import backend_of, check_backend_config
 from ..errors import ConfigError, OutputExistsError, RunDirError, TaskError, TreatmentError
 from ..events import EventLog, RunCreated, RunLock, StoppingSpec
@@ -207,6 +208,22 @@ def _check_text(path: Path, field: str, config: Path) -> None:
         )
 
 
+def _check_task_checks(ev: Evaluation, folder: Path, config: Path) -> None:
+    """A task folder's ``checks.toml`` parses, names no evaluation check again, and its llm
+    checks have a reviewer CLI to grade them (exit 2 naming the file and field)."""
+    checks = measure_registry.task_checks(folder)  # TaskError naming checks.toml and the field
+    if not checks or "checks" not in ev.measurements:
+        return
+    file = str(folder / measure_registry.TASK_CHECKS)
+    declared = {c.get("name") for c in ev.measurement_settings.get("checks") or [] if isinstance(c, dict)}
+    for i, c in enumerate(checks):
+        if c.name in declared:
+            raise TaskError(f"check name '{c.name}' is also declared in measurement_settings.checks", file=file,
+                            field=f"checks[{i}].name", fix="rename one of them: each check:<name> is one column")
+        if isinstance(c, measure_registry.LlmCheck) and (problem := llm_check_problem(ev)) is not None:
+            raise TaskError(problem[0], file=file, field=f"checks[{i}].kind", fix=problem[1])
+
+
 def check_inputs(
     ev: Evaluation, config: Path, remote: list[tuple[TaskPin, Path]] | None = None
 ) -> dict[str, HarborTask]:
@@ -238,6 +255,7 @@ def check_inputs(
                 field=field, fix="put the starting source in workspace/, or use environment.backend: docker",
             )
         harness.check_task(task_id, folder)  # what this harness needs of each task
+        _check_task_checks(ev, folder, config)
         if not task.has_solution:
             raise TaskError(
                 f"task '{task_id}' has no solution/solve.sh", file=str(folder / "solution" / "solve.sh"),

@@ -14,6 +14,7 @@ from ._capabilities import (
 )
 from ._load import (
     LoadedConfig,
+    llm_check_problem,
     load,
     parse_evaluation,
     reviewer_spec_problem,
@@ -38,6 +39,7 @@ def template_text() -> str:
 
 
 __all__ = [
+    "llm_check_problem",
     "Capabilities",
     "EnvironmentConfig",
     "Evaluation",

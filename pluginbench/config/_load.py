@@ -294,6 +294,17 @@ def _validate_reviewer(ev: Evaluation, bad: Any) -> None:
                   "set reviewer.timeout_seconds: 600, or null to inherit timeout_seconds")
 
 
+def llm_check_problem(ev: Evaluation) -> tuple[str, str] | None:
+    """(message, fix) when an ``llm`` check cannot be graded: it needs a reviewer with a CLI."""
+    if ev.reviewer is None:
+        return ("an llm check is graded by the reviewer's CLI and this evaluation has no reviewer",
+                "add reviewer: {harness: claude, model: ...} (or codex), or remove the llm check")
+    if harness_class(ev.reviewer.harness).cli is None:
+        return (f"an llm check needs a real reviewer CLI; reviewer.harness is '{ev.reviewer.harness}'",
+                "set reviewer.harness to claude or codex, or remove the llm check")
+    return None
+
+
 def _validate_measurements(ev: Evaluation, bad: Any) -> None:
     """Every selected name is a registered measure; every ``measurement_settings`` key is
     owned by a selected measure and fits the type it declares."""
@@ -505,6 +516,11 @@ def validate(ev: Evaluation, path: Path) -> None:
     _validate_measurements(ev, bad)
     validate_settings(settings_of(ev.measurement_settings), bad)
     _validate_reviewer(ev, bad)
+    for i, item in enumerate(ev.measurement_settings.get("checks") or []):
+        if isinstance(item, dict) and item.get("kind") == "llm":
+            problem = llm_check_problem(ev)
+            if problem is not None:
+                raise bad(problem[0], f"measurement_settings.checks[{i}].kind", problem[1])
     if r.max_tokens_per_attempt is not None and r.max_tokens_per_attempt < 1:
         raise bad(f"max_tokens_per_attempt must be 1 or more, got {r.max_tokens_per_attempt}",
                   "runner.max_tokens_per_attempt", "set the most tokens one attempt may use, e.g. 2000000, or remove it")

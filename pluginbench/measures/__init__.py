@@ -12,6 +12,9 @@ from . import (
 )
 from ._activation_spec import FIRST_TURN_PREFIX as ACTIVATION_FIRST_TURN_PREFIX
 from ._activation_spec import PREFIX as ACTIVATION_PREFIX
+from ._checks import Check, LlmCheck
+from ._checks_llm import VoteAnswer
+from ._checks_spec import TASK_CHECKS, task_checks
 from ._coverage_changed import COVERAGE_METRICS, METRIC_UNITS, CoverageContext, changed_coverage
 from ._coverage_data import CoverageReport
 from ._coverage_profile import (
@@ -62,14 +65,17 @@ __all__ = [
     "ACTIVATION_FIRST_TURN_PREFIX",
     "ACTIVATION_PREFIX",
     "COVERAGE_METRICS",
+    "Check",
     "FILTER_REVISION",
     "METRIC_UNITS",
+    "TASK_CHECKS",
     "CollectorInput",
     "Column",
     "CoverageContext",
     "CoverageProfile",
     "CoverageReport",
     "LineCounts",
+    "LlmCheck",
     "MeasureSpec",
     "MeasurementSettings",
     "OpenSandbox",
@@ -107,7 +113,9 @@ __all__ = [
     "settings_owners",
     "task_language",
     "unregister",
+    "task_checks",
     "unregister_general_setting",
     "validate_settings",
+    "VoteAnswer",
     "warnings",
 ]

@@ -14,7 +14,9 @@ Kinds (as Claude Code's plugin eval defines them):
 * ``tool_order``: ``tools`` were called in this order in the root session (other calls
   may come between);
 * ``file_exists``: ``path`` (relative to the workspace) exists in the final workspace
-  (starting source + patch), and when ``content_regex`` is given its text matches it.
+  (starting source + patch), and when ``content_regex`` is given its text matches it;
+* ``llm``: a ``rubric`` graded by the run's reviewer CLI (host Claude Code or Codex) in the
+  reviewer's read-only sandbox, ``votes`` times (3), by majority (:mod:`._checks_llm`).
 """
 
 from __future__ import annotations
@@ -90,7 +92,21 @@ class FileExistsCheck(_Check, frozen=True, tag="file_exists"):
             _compiles(self.content_regex, "content_regex")
 
 
-Check = RegexCheck | ToolUsedCheck | ToolOrderCheck | FileExistsCheck
+class LlmCheck(_Check, frozen=True, tag="llm"):
+    #: what a passing attempt does, in plain words; the grader answers pass or fail
+    rubric: str
+    #: independent votes (odd, 1 to 9); the majority of all votes decides, else unknown
+    votes: int = 3
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not self.rubric.strip():
+            raise ValueError("rubric must say what a passing attempt does")
+        if not (1 <= self.votes <= 9 and self.votes % 2 == 1):
+            raise ValueError("votes must be an odd number from 1 to 9")
+
+
+Check = RegexCheck | ToolUsedCheck | ToolOrderCheck | FileExistsCheck | LlmCheck
 
 
 class Call(msgspec.Struct, frozen=True):
@@ -135,6 +151,8 @@ def decide(check: Check, ev: Evidence) -> tuple[bool | None, str | None]:
         order = [c.tool for c in ev.calls if c.root]
         it = iter(order)
         return all(any(t == want for t in it) for want in check.tools), None
+    if isinstance(check, LlmCheck):
+        return None, "an llm check is graded by the reviewer CLI, not decided from the evidence alone"
     if ev.files is None:
         return None, ev.why.get("files", "the final workspace could not be built")
     text = ev.files.get(check.path)

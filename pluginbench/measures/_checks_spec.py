@@ -10,6 +10,10 @@ naming the field)::
         - {name: used-skill, kind: tool_used, skill: tidy-code}
         - {name: read-first, kind: tool_order, tools: [Read, Write]}
         - {name: has-solution, kind: file_exists, path: solution.py, content_regex: "def add"}
+        - {name: explains, kind: llm, rubric: "The final message says why the bug happened.", votes: 3}
+
+A task folder may declare its own checks in ``checks.toml`` (``[[checks]]`` tables of the
+same fields); they apply to that task's attempts beside the evaluation's (:func:`task_checks`).
 
 Values: ``check:<name>`` (1 passed, 0 failed, unknown with the reason) and
 ``checks_score`` (the weighted share of the checks that passed; unknown when any is
@@ -27,9 +31,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import PatchDoesNotApply
+import anyio
+import msgspec
+
+from ..errors import PatchDoesNotApply, TaskError
 from ..events import Measure
-from ._checks import Call, Check, Evidence, FileExistsCheck, decide
+from ._checks import Call, Check, Evidence, FileExistsCheck, LlmCheck, decide
+from ._checks_llm import grade
 from ._port import CollectorInput, Column, MeasureSpec
 from ._registry import register
 from ._tree import changed_paths, submission_tree
@@ -146,10 +154,46 @@ def _files(inp: CollectorInput, paths: set[str]) -> tuple[dict[str, str | None] 
     return out, ""
 
 
-def collect_checks(inp: CollectorInput) -> dict[str, Measure]:
-    checks: list[Check] = list(inp.settings.get("checks") or [])
-    if not checks:
-        return CHECKS.unknown("measurement_settings.checks lists no check")
+TASK_CHECKS = "checks.toml"
+
+
+def task_checks(task_dir: Path) -> list[Check]:
+    """The checks a task folder declares in ``checks.toml`` (``[[checks]]`` tables); none when
+    the file is absent. A malformed file raises :class:`TaskError` naming the file and field."""
+    path = task_dir / TASK_CHECKS
+    if not path.is_file():
+        return []
+    import tomllib
+
+    file = str(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise TaskError(f"{TASK_CHECKS} does not parse: {exc}", file=file, field="checks",
+                        fix="write [[checks]] tables (see docs/tasks.md#checks)") from None
+    extra = sorted(set(data) - {"checks"})
+    if extra:
+        raise TaskError(f"unknown key '{extra[0]}' in {TASK_CHECKS}", file=file, field=extra[0],
+                        fix="declare each check as a [[checks]] table")
+    raw = data.get("checks")
+    if not isinstance(raw, list) or not raw:
+        raise TaskError(f"{TASK_CHECKS} declares no [[checks]] table", file=file, field="checks",
+                        fix="add [[checks]] tables, or remove the file")
+    out: list[Check] = []
+    for i, item in enumerate(raw):
+        try:
+            out.append(msgspec.convert(item, Check, strict=True))
+        except msgspec.ValidationError as exc:
+            where = str(exc).rpartition(" - at `$")[2].rstrip("`") if " - at `$" in str(exc) else ""
+            raise TaskError(f"{TASK_CHECKS}: {str(exc).partition(' - at ')[0]}", file=file,
+                            field=f"checks[{i}]{where}", fix="see docs/tasks.md#checks") from None
+        if out[-1].name in {c.name for c in out[:-1]}:
+            raise TaskError(f"check name '{out[-1].name}' is declared twice", file=file, field=f"checks[{i}].name",
+                            fix="give each check its own name")
+    return out
+
+
+def _evidence(inp: CollectorInput, checks: list[Check]) -> Evidence:
     stdout = _read(inp.traces_dir / "stdout.jsonl")
     transcript, calls, why_traces = _traces(inp.traces_dir)
     inp.work_dir.mkdir(parents=True, exist_ok=True)
@@ -157,14 +201,28 @@ def collect_checks(inp: CollectorInput) -> dict[str, Measure]:
     answer = final_answer(stdout) if stdout else None
     why = {"answer": "no final agent message was saved", "transcript": why_traces, "calls": why_traces,
            "files": why_files}
-    ev = Evidence(answer=answer, transcript=transcript, patch=inp.patch, calls=calls, files=files,
-                  why={k: v for k, v in why.items() if v})
+    return Evidence(answer=answer, transcript=transcript, patch=inp.patch, calls=calls, files=files,
+                    why={k: v for k, v in why.items() if v})
+
+
+async def collect_checks(inp: CollectorInput) -> dict[str, Measure]:
+    """Every check of the evaluation and of the attempt's task folder on one attempt."""
+    checks: list[Check] = [*(inp.settings.get("checks") or []), *task_checks(inp.task_dir)]
+    if not checks:
+        return CHECKS.unknown("no check is declared (measurement_settings.checks or the task's checks.toml)")
+    ev = await anyio.to_thread.run_sync(_evidence, inp, checks)
     out: dict[str, Measure] = {}
     results = []
     for c in checks:
-        passed, reason = decide(c, ev)
+        extra: dict[str, Any] = {}
+        if isinstance(c, LlmCheck):
+            instruction = _read(inp.task_dir / "instruction.md")
+            passed, reason, extra = await grade(c, inp.work_dir / "llm" / c.name, instruction=instruction,
+                                                patch=inp.patch, answer=ev.answer, vote=inp.llm_vote)
+        else:
+            passed, reason = decide(c, ev)
         results.append({"name": c.name, "kind": type(c).__struct_config__.tag, "weight": c.weight,
-                        "passed": passed, "reason": reason})
+                        "passed": passed, "reason": reason, **extra})
         out[PREFIX + c.name] = (Measure(value=int(passed), unit="pass") if passed is not None
                                 else Measure(value=None, unit="pass", status="unknown", reason=reason))
     total = math.fsum(c.weight for c in checks)
@@ -186,8 +244,8 @@ def _settings_type() -> Mapping[str, Any]:
 
 CHECKS = register(MeasureSpec(
     name="checks",
-    description=("Graders beside the hidden verifier (regex, tool_used, tool_order, file_exists), declared in "
-                 "measurement_settings.checks; they never change correctness."),
+    description=("Graders beside the hidden verifier (regex, tool_used, tool_order, file_exists, llm), declared in "
+                 "measurement_settings.checks or a task's checks.toml; they never change correctness."),
     columns=(
         Column("checks_score", "share", "checks", "Weighted share of the declared checks that passed.",
                "checks_score", summary=False),
@@ -197,8 +255,9 @@ CHECKS = register(MeasureSpec(
                "One declared check (check:<name>): 1 passed, 0 failed, unknown when it cannot run.",
                summary=False, table=False),
     ),
-    observer_version="1",
+    observer_version="2",
     collect=collect_checks,
     settings=_settings_type(),
-    observer_modules=("pluginbench.measures._checks", "pluginbench.measures._checks_spec"),
+    observer_modules=("pluginbench.measures._checks", "pluginbench.measures._checks_spec",
+                      "pluginbench.measures._checks_llm"),
 ))

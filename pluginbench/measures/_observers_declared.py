@@ -14,6 +14,9 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
         "1": (
             "b96752cac4c9026302627cb36a0660b4838cdf589649a07b9d6e53a0c46cd9c3",
         ),
+        "2": (
+            "8d17e110bbd2dd51ac5f6526721e816ce648fc869c82ab537b70a55b9f63ce0d",
+        ),
     },
     "cognitive": {
         "1": (

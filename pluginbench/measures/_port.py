@@ -105,6 +105,10 @@ class CollectorInput(NamedTuple):
     #: this measure's folder for evidence computed once per task and run and reused by every
     #: attempt (coverage's starting report), keyed by content hash; None: compute per attempt
     shared_dir: Path | None = None
+    #: one call of the run's reviewer CLI in its read-only sandbox on a packet folder (the
+    #: ``llm`` rubric grader's vote: packet, prompt of the staged path, evidence folder ->
+    #: ``VoteAnswer``); None where no reviewer is bound (readiness, reference measurement)
+    llm_vote: Callable[..., Awaitable[Any]] | None = None
 
 
 class ReadinessInput(NamedTuple):

@@ -29,6 +29,7 @@ from ..rundir import RunDir, patch_mismatch, sha256_file
 from ..stats import Prices
 from ._integrity import check_frozen, read_checked_log
 from ._report_activation import activation_notes, activation_section
+from ._report_checks import checks_section
 from ._report_code import (
     code_measures_section,
     measurement_history,
@@ -194,6 +195,8 @@ def results_document(
         "source_only_index": dict(source_only_index) if source_only_index is not None else None,
         # present only when the run selected the activation measure
         **({"activation": act} if (act := activation_section(rows, arms, run["measurements"])) is not None else {}),
+        # present only when the run selected the checks measure
+        **({"checks": chk} if (chk := checks_section(rows, arms, run["measurements"])) is not None else {}),
     }
     # The headline is a pure function of this document and the run's phase; a run still
     # reporting and the same run finished read the same (byte-identical rebuilds).

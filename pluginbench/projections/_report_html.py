@@ -17,6 +17,7 @@ from ..harness_registry import runs_no_agent_cli
 from ..measures import Column, all_columns, collected_columns
 from ._report_code import PLAIN_COLUMNS
 from ._report_activation_html import activation_html
+from ._report_checks import checks_html
 from ._report_cost import cost_html
 from ._report_css import CSS
 from ._report_plots import PLOT_CSS, plots_section
@@ -516,6 +517,8 @@ def render_html(doc: Mapping[str, Any]) -> str:
         f'<section id="paired"><h2>Paired comparison</h2>{_paired(doc)}</section>\n'
         + (f'<section id="activation"><h2>Was the package exercised?</h2>{activation_html(doc)}</section>\n'
            if doc.get("activation") else "")
+        + (f'<section id="checks"><h2>Checks beside the verifier</h2>{checks_html(doc)}</section>\n'
+           if doc.get("checks") else "")
         + f'<section id="plots"><h2>Plots</h2>{plots_section(doc)}</section>\n'
         f'<section id="cost"><h2>Cost</h2>{cost_html(doc)}</section>\n'
         + (f'<section id="reviews"><h2>Independent review</h2>{reviews_html(doc)}</section>\n' if doc.get("reviews") else "")

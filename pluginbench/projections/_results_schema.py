@@ -14,7 +14,7 @@ from msgspec import Meta
 
 from ..events import AttemptState, MeasureStatus, Outcome, UsageStatus
 from ..measures import Column, all_columns
-from ._results_schema_activation import Activation
+from ._results_schema_activation import Activation, Checks
 
 
 def doc(t: Any, text: str) -> Any:
@@ -571,6 +571,7 @@ class ResultsJson(_Strict, frozen=True):
                           "its decision (success, failure, futility) and when, whether the run was decided (decided_after complete tasks) and stopped by it, "
                           "the recorded decision event's data, and the sentence the report shows (stats.SequentialState; docs/configuration.md#stopping).")] = None
     activation: Annotated[Activation | None, Meta(description="Per arm: was the package exercised (the `activation` measure folded; docs/metrics.md); absent when the run did not select that measure.")] = None
+    checks: Annotated[Checks | None, Meta(description="Per arm and check: share of attempts that passed each grader beside the verifier (the `checks` measure folded; docs/metrics.md); absent when the run did not select that measure.")] = None
 
 
 @cache

@@ -50,3 +50,17 @@ class ArmActivation(_Strict, frozen=True):
 class Activation(_Strict, frozen=True):
     per_arm: Annotated[dict[str, ArmActivation], Meta(description="Arm → was its package exercised.")]
     note: Annotated[str, Meta(description="How to read the outcome split.")]
+
+
+class CheckCounts(_Strict, frozen=True):
+    passed: Annotated[int, Meta(description="Attempts that passed the check.")]
+    failed: Annotated[int, Meta(description="Attempts that failed it.")]
+    unknown: Annotated[int, Meta(description="Attempts where it could not run (never counted as a fail).")]
+    rate: Annotated[float | None, Meta(description="passed / (passed + failed); null when none is known.")]
+    unknown_reasons: Annotated[list[str], Meta(description="Distinct reasons of the unknowns (at most 5).")]
+
+
+class Checks(_Strict, frozen=True):
+    names: Annotated[list[str], Meta(description="Every check name seen (`check:<name>` values), sorted.")]
+    per_arm: Annotated[dict[str, dict[str, CheckCounts]], Meta(description="Arm → check name → its counts.")]
+    note: Annotated[str, Meta(description="Checks never change correctness.")]

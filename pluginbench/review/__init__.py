@@ -5,7 +5,7 @@ Layer: uses ``events``, ``tasks``, ``environments`` and ``harnesses``; used by `
 """
 
 from ..errors import MalformedResponse, PacketError
-from ._call import REVIEWER_ARM, Reviewer, ReviewOutcome, review_once
+from ._call import REVIEWER_ARM, Answer, Reviewer, ReviewOutcome, ask_in_packet, review_once
 from ._packet import Packet, build_packet, packet_dir, verify_packet
 from ._prompt import MARKER, review_prompt
 from ._response import CATEGORIES, RESPONSE_SCHEMA, SEVERITIES, final_message, parse_response
@@ -22,6 +22,7 @@ def default_criteria() -> bytes:
 
 
 __all__ = [
+    "Answer",
     "CATEGORIES",
     "MARKER",
     "RESPONSE_SCHEMA",
@@ -32,6 +33,7 @@ __all__ = [
     "PacketError",
     "ReviewOutcome",
     "Reviewer",
+    "ask_in_packet",
     "build_packet",
     "default_criteria",
     "final_message",

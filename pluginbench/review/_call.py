@@ -90,26 +90,55 @@ async def review_once(
 ) -> ReviewOutcome:
     """Review one packet; ``started`` is awaited (durably recorded) before any model call."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    spec = reviewer.spec
     if reviewer.harness is None:  # the labelled deterministic stand-in
         await started(["simulated-reviewer"])
         t0 = time.monotonic()
         findings = simulated_findings((packet.root / "submission.patch").read_text(errors="replace"))
         return ReviewOutcome(findings, None, SIMULATED_USAGE, round(time.monotonic() - t0, 3))
-    assert reviewer.environment is not None
+    answer = await ask_in_packet(reviewer, packet.root, out_dir, run_id=run_id, prompt=review_prompt,
+                                 started=started, what="review")
+    if answer.text is None:
+        return ReviewOutcome(None, answer.reason, answer.usage, answer.seconds, provider_stop=answer.provider_stop)
+    try:
+        findings = parse_response(answer.text)
+    except MalformedResponse as exc:
+        return ReviewOutcome(None, f"malformed review: {exc}", answer.usage, answer.seconds)
+    return ReviewOutcome(findings, None, answer.usage, answer.seconds)
+
+
+class Answer(NamedTuple):
+    """The reviewer CLI's final message on a packet, or ``None`` with the reason it has none."""
+
+    text: str | None
+    reason: str | None
+    usage: Usage
+    seconds: float | None
+    provider_stop: bool = False
+
+
+async def ask_in_packet(
+    reviewer: Reviewer, packet_root: Path, out_dir: Path, *, run_id: str, prompt: Callable[[str], str],
+    started: Callable[[Sequence[str]], Awaitable[None]], what: str = "review",
+) -> Answer:
+    """One call of the reviewer's host CLI on a copy of ``packet_root``, staged read-only in a
+    neutral folder and bound into a fresh read-only sandbox; ``prompt`` gets the staged path.
+    The copy must be unchanged afterwards. Reviews and the ``llm`` rubric grader share it."""
+    assert reviewer.environment is not None and reviewer.harness is not None
+    out_dir.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix="pb-review-"))
     try:
         staged = stage / "packet"
-        await anyio.to_thread.run_sync(shutil.copytree, packet.root, staged)
+        await anyio.to_thread.run_sync(shutil.copytree, packet_root, staged)
         await anyio.to_thread.run_sync(_read_only, staged)
         before = fingerprint(scan_tree(staged))
-        return await _call(reviewer, reviewer.environment, spec, staged, before, out_dir, run_id, started)
+        return await _call(reviewer, reviewer.environment, reviewer.spec, staged, before, out_dir, run_id, started,
+                           prompt, what)
     finally:
         await anyio.to_thread.run_sync(_remove, stage)
 
 
 async def _call(reviewer: Reviewer, environment: Environment, spec: ReviewerSpec, staged: Path, before: str, out_dir: Path, run_id: str,
-                started: Callable[[Sequence[str]], Awaitable[None]]) -> ReviewOutcome:
+                started: Callable[[Sequence[str]], Awaitable[None]], prompt_of: Callable[[str], str], what: str) -> Answer:
     harness = reviewer.harness
     home = out_dir / "delivery"
     if home.exists():
@@ -129,7 +158,7 @@ async def _call(reviewer: Reviewer, environment: Environment, spec: ReviewerSpec
         await started(argv)
         launched = True
 
-    prompt = review_prompt(str(staged))
+    prompt = prompt_of(str(staged))
     (out_dir / "prompt.md").write_text(prompt)
     ctx = AttemptContext(
         run_id=run_id, attempt_id=review_id, task=_review_task(prompt, staged.parent), treatment=EMPTY_TREATMENT,
@@ -140,24 +169,20 @@ async def _call(reviewer: Reviewer, environment: Environment, spec: ReviewerSpec
     try:
         async with environment.sandbox(sandbox_spec) as sandbox:
             if not sandbox.isolated:
-                return ReviewOutcome(None, "the review sandbox is not isolated (bubblewrap is required)",
-                                     Usage(status="unknown", reason="no review call was made"), None)
+                return Answer(None, f"the {what} sandbox is not isolated (bubblewrap is required)",
+                              Usage(status="unknown", reason=f"no {what} call was made"), None)
             run: AgentRun = await harness.run(sandbox, ctx)
-    except Exception as exc:  # noqa: BLE001 - a failed review is recorded with its reason
-        usage = Usage(status="unknown", reason=f"the review call failed: {exc}")
-        return ReviewOutcome(None, f"the review call failed: {exc}", usage, round(time.monotonic() - t0, 3))
+    except Exception as exc:  # noqa: BLE001 - a failed call is recorded with its reason
+        usage = Usage(status="unknown", reason=f"the {what} call failed: {exc}")
+        return Answer(None, f"the {what} call failed: {exc}", usage, round(time.monotonic() - t0, 3))
     seconds = round(run.coding_seconds, 3)
     if run.provider_stop:
-        return ReviewOutcome(None, f"provider stop: {run.provider_stop}", run.usage, seconds, provider_stop=True)
+        return Answer(None, f"provider stop: {run.provider_stop}", run.usage, seconds, provider_stop=True)
     if run.timed_out:
-        return ReviewOutcome(None, f"the review timed out after {spec.timeout_seconds} s", run.usage, seconds)
+        return Answer(None, f"the {what} timed out after {spec.timeout_seconds} s", run.usage, seconds)
     after = fingerprint(scan_tree(staged))
     if after != before:
-        return ReviewOutcome(None, "the review packet changed during the review", run.usage, seconds)
+        return Answer(None, f"the {what} packet changed during the {what}", run.usage, seconds)
     stdout = out_dir / "agent" / "stdout.jsonl"
     text = final_message(spec.harness, stdout.read_text(errors="replace") if stdout.is_file() else "")
-    try:
-        findings = parse_response(text)
-    except MalformedResponse as exc:
-        return ReviewOutcome(None, f"malformed review: {exc}", run.usage, seconds)
-    return ReviewOutcome(findings, None, run.usage, seconds)
+    return Answer(text if text is not None else "", None, run.usage, seconds)

@@ -92,6 +92,8 @@ DEFINITIONS = {
     "token_bound": "gate passes a treatment whose true token ratio sits on its factor",
     "count": "fails an identical treatment",
     "metric": "fails an identical treatment",
+    "rate": ("not an A/A question: a fixed threshold on one package's rate is a one-sample exact binomial "
+             "test (false pass <= alpha at the threshold; bench/bench_rate_gate.py), so every seed is undetermined"),
 }
 
 
@@ -129,7 +131,9 @@ def calibrate(vanilla: Package, gates: GatesFile, *, seeds: int = DEFAULT_SEEDS)
         for split, tasks in splits:
             for g in gates.gates:
                 g = msgspec.structs.replace(g, against=vanilla.name)
-                if g.bound is not None:
+                if g.rate is not None:
+                    fp = None
+                elif g.bound is not None:
                     limit = (g.margin or 0.0) if g.kind == "correctness_bound" else (g.factor or 1.0)
                     fp = _bound_seed(g.kind, limit, level, tasks, a, b, overlap)
                 else:

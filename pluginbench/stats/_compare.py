@@ -36,6 +36,7 @@ from ._gates import GatesFile
 from ._identity import compare_identities, shown
 from ._intervals import median
 from ._paired import IO_TOKENS, PairedComparison, paired_comparison
+from ._rate_gate import rate_gate
 from ._records import FAIL, OVERLAP_PASS, PASS, UNKNOWN, Package, correctness, metric_value
 
 EXIT_PASS, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_UNDETERMINED = 0, 1, 2, 3
@@ -242,7 +243,9 @@ def compare_packages(
                 if cand_name == g.against:
                     continue
                 cand = by_name[cand_name]
-                if g.bound is not None:
+                if g.rate is not None:
+                    row = rate_gate(g, cand, comp, tasks, gates.confidence_level)
+                elif g.bound is not None:
                     pc = paired[(cand.name, comp.name)]
                     row = sequential_bound_gate(g, cand, comp, pc) or bound_gate(g, cand, comp, pc)
                 elif g.cost is not None:

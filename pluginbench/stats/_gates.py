@@ -15,7 +15,11 @@ Three kinds of gate (product description, "Compare runs"):
   ``confidence_level`` against a limit (``margin`` for pass-rate differences, ``factor``
   for the token ratio on the log scale) — the one-sided sign-flip test at that limit;
 * a **cost gate** (``cost: cost_per_pass|cost_ratio``): the candidate's dollars against the
-  comparator's, both priced by the same table (:mod:`._cost_gate`), within ``factor``.
+  comparator's, both priced by the same table (:mod:`._cost_gate`), within ``factor``;
+* a **rate gate** (``rate`` with ``threshold``): the candidate's share of attempts with a 0/1
+  value (``activation:<component>``, ``activation_any``, ``check:<name>``) against a fixed
+  threshold, by the exact one-sided binomial test (:mod:`._rate_gate`); the comparator only
+  chooses the candidates and is shown for context.
 """
 
 from __future__ import annotations
@@ -99,10 +103,20 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
         float | None,
         msgspec.Meta(description="Correctness bound gates: the lower endpoint (at confidence_level) of the mean pass-rate difference must be above margin (e.g. -0.05): the one-sided sign-flip test of the difference against margin."),
     ] = None
+    rate: Annotated[
+        str | None,
+        msgspec.Meta(description="A rate gate on a 0/1 value per attempt (activation:<component>, activation_any, check:<name>): the candidate's share must be >= threshold (direction: higher) or <= (lower), by the exact one-sided binomial test at (1 − confidence_level) / 2 (the Clopper–Pearson bound is shown). Exactly one of correctness, metrics, cost and rate."),
+    ] = None
+    threshold: Annotated[
+        float | None,
+        msgspec.Meta(description="Rate gates: the fixed share, between 0 and 1 exclusive (e.g. 0.8)."),
+    ] = None
 
     @property
     def kind(self) -> str:
-        """``count``, ``metric``, ``cost``, ``correctness_bound`` or ``token_bound``."""
+        """``count``, ``metric``, ``cost``, ``rate``, ``correctness_bound`` or ``token_bound``."""
+        if self.rate is not None:
+            return "rate"
         if self.cost is not None:
             return "cost"
         if self.bound is not None:
@@ -253,13 +267,16 @@ def _check_gate(g: Gate, at: str, file: str, metrics: tuple[str, ...] = METRICS)
     def bad(field: str, message: str, fix: str) -> InputError:
         return InputError(message, file=file, field=f"{at}.{field}", fix=fix)
 
-    if sum(x is not None for x in (g.correctness, g.metrics, g.cost)) != 1:
+    if sum(x is not None for x in (g.correctness, g.metrics, g.cost, g.rate)) != 1:
         raise bad(
-            "correctness" if g.cost is None else "cost",
-            f"gate {g.name!r} must set exactly one of correctness, metrics and cost",
+            "rate" if g.rate is not None else "correctness" if g.cost is None else "cost",
+            f"gate {g.name!r} must set exactly one of correctness, metrics, cost and rate",
             "use correctness: passes|unknown for a count gate, metrics: [...] for a metric gate, "
-            "or cost: cost_per_pass|cost_ratio for a cost gate",
+            "cost: cost_per_pass|cost_ratio for a cost gate, or rate: <metric> with threshold: for a rate gate",
         )
+    if g.rate is not None or g.threshold is not None:
+        _check_rate(g, bad, metrics)
+        return
     if g.tolerance < 0:
         raise bad("tolerance", "tolerance must be >= 0", "give a whole number of attempts, 0 or more")
     for field in ("factor", "reference_floor", "margin"):
@@ -374,3 +391,21 @@ def _check_cost(g: Gate, bad: Any) -> None:
         raise bad("per_task", "a cost gate cannot use per_task", "drop per_task")
     if g.tolerance:
         raise bad("tolerance", "a cost gate cannot use tolerance", "use factor instead")
+
+
+def _check_rate(g: Gate, bad: Any, metrics: tuple[str, ...]) -> None:
+    """A rate gate names a gateable metric and a threshold strictly between 0 and 1, nothing else."""
+    if g.rate is None:
+        raise bad("threshold", "threshold belongs to rate gates", "add rate: activation:<component> (or check:<name>), or drop threshold")
+    if g.rate not in metrics:
+        raise bad("rate", f"unknown metric {g.rate!r}",
+                  "use activation_any, activation:<component>, check:<name> or another 0/1 metric")
+    if g.threshold is None or not math.isfinite(g.threshold) or not 0.0 < g.threshold < 1.0:
+        raise bad("threshold", f"a rate gate needs a threshold between 0 and 1 exclusive, got {g.threshold}",
+                  "set threshold: 0.8 (the share of attempts)")
+    for field in ("statistic", "factor", "reference_floor", "bound", "margin"):
+        if getattr(g, field) is not None:
+            raise bad(field, f"a rate gate cannot use {field}", f"drop {field}; a rate gate uses threshold")
+    if g.per_task or g.tolerance:
+        raise bad("per_task" if g.per_task else "tolerance", "a rate gate cannot use per_task or tolerance",
+                  "drop it; a rate gate pools the split's attempts")

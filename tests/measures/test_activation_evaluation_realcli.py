@@ -9,7 +9,6 @@ import os
 import shutil
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -93,6 +92,11 @@ def test_probe_evaluation_reports_which_package_was_exercised(tmp_path: Path) ->
         assert by[(a["attempt_id"], "measures.check:used-triggers")] in ("0", "1")
     html = (run_dir / "report" / "report.html").read_text()
     assert "Was the package exercised?" in html and "not exercised" in html
+    # The checks section: each grader's share per arm beside the verifier.
+    assert results["checks"]["per_arm"]["triggering"]["used-triggers"]["rate"] == 1.0
+    assert results["checks"]["per_arm"]["dormant"]["used-triggers"] == {
+        "passed": 0, "failed": 2, "unknown": 0, "rate": 0.0, "unknown_reasons": []}
+    assert "Checks beside the verifier" in html and "check:used-triggers" in html
     assert [n for n in results["notes"] if n.startswith("Not exercised")] == [
         "Not exercised: arm dormant never used its package (2 of 2 attempts known to use none of its components); "
         "its result says nothing about the package's effect."]
@@ -105,9 +109,9 @@ def test_probe_evaluation_reports_which_package_was_exercised(tmp_path: Path) ->
     text = subprocess.run([sys.executable, "-m", "pluginbench", "status", str(run_dir)],
                           capture_output=True, text=True, env=env, check=True).stdout
     assert "package exercised:" in text and "dormant not exercised (0/2)" in text
-    from tests.dashboard.test_views import source
     from pluginbench.dashboard._html import run_fragment
     from pluginbench.dashboard._views import run_model
+    from tests.dashboard.test_views import source
     page = run_fragment(run_model(source(run_dir)))
     assert "package exercised" in page and "not exercised (0/2)" in page and "exercised (2/2)" in page
     # Gateable: activation_any and activation:<component> through compare's metric gates.
@@ -117,12 +121,15 @@ def test_probe_evaluation_reports_which_package_was_exercised(tmp_path: Path) ->
         {"name": "skill", "against": "dormant", "direction": "higher", "metrics": ["activation:skill:triggers"],
          "statistic": "total"},
         {"name": "grader", "against": "dormant", "direction": "higher", "metrics": ["check:used-triggers"],
-         "statistic": "total", "factor": 1.0}]}
+         "statistic": "total", "factor": 1.0},
+        {"name": "rate", "against": "dormant", "direction": "higher", "rate": "activation:skill:triggers",
+         "threshold": 0.5}]}
     gates_path = write(tmp_path / "gates.yaml", yaml.safe_dump(gates))
     compared = subprocess.run([sys.executable, "-m", "pluginbench", "compare", f"{run_dir}=triggering,dormant",
                                "--gates", str(gates_path), "--json"], capture_output=True, text=True, env=env)
     verdict = json.loads(compared.stdout)
-    assert compared.returncode == 3, compared.stdout + compared.stderr  # the dormant arm has no such skill
+    # 1: the rate gate fails (two attempts are too few); the skill gate is undetermined (dormant has no such skill)
+    assert compared.returncode == 1, compared.stdout + compared.stderr
     found: dict[str, dict] = {}
 
     def walk(o: object) -> None:
@@ -140,6 +147,9 @@ def test_probe_evaluation_reports_which_package_was_exercised(tmp_path: Path) ->
     assert (found["exercised"]["candidate_value"], found["exercised"]["comparator_value"]) == (2.0, 0.0)
     assert found["skill"]["status"] == "undetermined" and found["skill"]["candidate_value"] is None
     assert found["grader"]["status"] == "pass" and found["grader"]["candidate_value"] == 2.0
+    # A fixed-threshold rate gate: 2 of 2 uses cannot show a rate above 0.5 (exact binomial p = 0.25).
+    assert found["rate"]["status"] == "fail" and found["rate"]["candidate_value"] == 1.0, found["rate"]
+    assert "2 of 2 known attempt(s)" in found["rate"]["detail"] and "p = 0.25" in found["rate"]["detail"]
     bad = write(tmp_path / "bad-gates.yaml", yaml.safe_dump({"count_overlap_passes": False, "gates": [
         {"name": "g", "against": "dormant", "direction": "higher", "metrics": ["activation:"], "statistic": "total"}]}))
     refused = subprocess.run([sys.executable, "-m", "pluginbench", "compare", f"{run_dir}=triggering,dormant",
@@ -152,21 +162,25 @@ def test_probe_evaluation_reports_which_package_was_exercised(tmp_path: Path) ->
         verdicts(a)
     per_attempt = (time.perf_counter() - t0) / len(attempts)
     print(f"activation: {per_attempt * 1000:.2f} ms per attempt over {len(attempts)} attempts")
+    import msgspec
+
     from pluginbench.measures._checks import Check
     from pluginbench.measures._checks_spec import collect_checks
     from pluginbench.measures._port import CollectorInput
-    import msgspec
     checks = msgspec.convert(config["measurement_settings"]["checks"], list[Check])
     start = TASKS / "add-numbers" / "workspace"
     t1 = time.perf_counter()
+    import anyio
     for a in attempts:
-        collect_checks(CollectorInput(
+        anyio.run(collect_checks, CollectorInput(
             attempt_id=a.name, task="add-numbers", arm="", patch=(a / "model.patch").read_text(), attempt_dir=a,
             traces_dir=a / "agent", harness="claude", task_dir=TASKS / "add-numbers", starting_source=start,
             reference_patch=None, task_image=None, open_task_sandbox=None, settings={"checks": checks},
             work_dir=tmp_path / "checks" / a.name, agent_traces=True))
     checks_per_attempt = (time.perf_counter() - t1) / len(attempts)
     print(f"checks (3 graders): {checks_per_attempt * 1000:.2f} ms per attempt")
+    for arm, a in per_arm.items():
+        print(f"{arm}: {a['label']} (any rate {a['any']['rate']})")
     (tmp_path.parent / "activation-eval-words.txt").write_text(
         "\n".join(f"{arm}: {a['label']} (any rate {a['any']['rate']})" for arm, a in per_arm.items())
         + f"\nseconds per attempt: {per_attempt:.4f}; checks: {checks_per_attempt:.4f}\n")

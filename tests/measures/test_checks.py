@@ -7,14 +7,24 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import anyio
 import msgspec
 import pytest
+import yaml
 
-from pluginbench.measures._checks import Check
-from pluginbench.measures._checks_spec import CHECKS, collect_checks
+from pluginbench.errors import TaskError
+from pluginbench.measures._checks import Check, LlmCheck
+from pluginbench.measures._checks_llm import majority, parse_vote
+from pluginbench.measures._checks_spec import CHECKS, task_checks
+from pluginbench.measures._checks_spec import collect_checks as _collect_async
 from pluginbench.measures._port import CollectorInput
 from tests.cli._cli_helpers import assert_refused, edit, run_cli
 from tests.runs_helpers import write_config
+
+
+def collect_checks(inp: CollectorInput) -> dict:
+    return anyio.run(_collect_async, inp)
+
 
 REAL = Path(__file__).resolve().parents[1] / "harnesses" / "data" / "claude-2.1.328"
 PATCH = ("diff --git a/answer.txt b/answer.txt\nnew file mode 100644\nindex 0000000..1111111\n"
@@ -102,3 +112,118 @@ def test_checks_register_beside_correctness() -> None:
     """`checks` is an opt-in registered measure whose values are columns of their own, never the outcome."""
     assert not CHECKS.default and CHECKS.families[0].metric == "check:"
     assert [c.metric for c in CHECKS.columns] == ["checks_score"]
+
+
+@pytest.mark.parametrize(("check", "needle"), [
+    ({"name": "x", "kind": "llm", "rubric": "r", "votes": 2}, "odd number"),
+    ({"name": "x", "kind": "llm", "rubric": "  "}, "rubric must say"),
+    ({"name": "x", "kind": "llm", "rubric": "r"}, "has no reviewer"),
+])
+def test_bad_llm_check_is_refused_naming_the_field(tmp_path: Path, check: dict, needle: str) -> None:
+    """An llm check with an even vote count, an empty rubric or no reviewer CLI is refused with exit 2."""
+    config = edit(write_config(tmp_path), measurements=["tokens", "time", "lines", "checks"],
+                  measurement_settings={"checks": [check]})
+    code, out = run_cli("check", str(config), "--no-readiness")
+    assert_refused(code, out, "measurement_settings.checks[0]", needle)
+    simulated = edit(config, reviewer={"harness": "simulated"})
+    if needle == "has no reviewer":
+        code, out = run_cli("check", str(simulated), "--no-readiness")
+        assert_refused(code, out, "measurement_settings.checks[0].kind", "needs a real reviewer CLI")
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ('{"verdict": "pass", "reason": "ok"}', (True, "ok")),
+    ('Here:\n```json\n{"verdict": "fail", "reason": "no"}\n```', (False, "no")),
+    ('I think {"verdict": "pass", "reason": "r"} fits', (True, "r")),
+    ("Looks fine.", "no JSON object"),
+    ('{"verdict": "maybe", "reason": "?"}', "not a valid vote"),
+    ('{"verdict": "pass", "reason": "r", "score": 3}', "not a valid vote"),
+    ("", "no final message"),
+])
+def test_a_vote_is_read_or_malformed(text: str, want: object) -> None:
+    """A vote is a pass/fail JSON object (bare, fenced or inside prose); anything else is malformed."""
+    if isinstance(want, tuple):
+        assert parse_vote(text) == want
+    else:
+        with pytest.raises(ValueError, match=str(want)):
+            parse_vote(text)
+
+
+def _v(*verdicts: str | None) -> list[dict]:
+    return [{"vote": i + 1, "verdict": v, "reason": "r" if v else "malformed"} for i, v in enumerate(verdicts)]
+
+
+@pytest.mark.parametrize(("votes", "n", "want"), [
+    (_v("pass", "pass", "fail"), 3, True),
+    (_v("pass", None, "pass"), 3, True),
+    (_v("fail", "fail", None), 3, False),
+    (_v("pass", "fail", None), 3, None),
+    (_v("pass", None, None), 3, None),
+    (_v("pass"), 1, True),
+    (_v("pass", "pass", None, None, "fail"), 5, None),
+])
+def test_the_majority_of_all_votes_decides(votes: list, n: int, want: bool | None) -> None:
+    """More than half of all votes (unknown ones included in the count) decide; otherwise unknown naming each
+    unknown vote."""
+    passed, reason = majority(votes, n)
+    assert passed is want
+    if want is None:
+        assert reason is not None and reason.startswith(f"no majority of {n} votes")
+        assert all(f"vote {v['vote']}: malformed" in reason for v in votes if v["verdict"] is None)
+
+
+def test_an_llm_check_without_a_bound_reviewer_is_unknown(tmp_path: Path) -> None:
+    """Where no reviewer CLI is bound (readiness), an llm check is unknown with the reason and costs no call."""
+    inp = _input(tmp_path, CHECKS_ALL[:1])
+    inp = inp._replace(settings={"checks": [*inp.settings["checks"], LlmCheck(name="rubric", rubric="r")]})
+    out = collect_checks(inp)
+    assert out["check:answer-done"].value == 1
+    assert out["check:rubric"].status == "unknown" and "no reviewer CLI is bound" in str(out["check:rubric"].reason)
+
+
+def test_checks_declared_in_the_task_folder_apply_to_its_attempts(tmp_path: Path) -> None:
+    """A task's checks.toml adds its checks beside the evaluation's, each its own check:<name>."""
+    inp = _input(tmp_path, CHECKS_ALL[:1])
+    (tmp_path / "checks.toml").write_text(
+        '[[checks]]\nname = "task-readme"\nkind = "file_exists"\npath = "README.md"\n\n'
+        '[[checks]]\nname = "task-bash"\nkind = "tool_used"\ntool = "Bash"\nweight = 2\n')
+    got = _values(collect_checks(inp))
+    assert got == {"check:answer-done": 1, "check:task-readme": 1, "check:task-bash": 1, "checks_score": 1.0}
+
+
+@pytest.mark.parametrize(("text", "field", "needle"), [
+    ('[[checks]]\nname = "x"\nkind = "regex"\ntarget = "answer"\npattern = "("\n', "checks[0]", "regular expression"),
+    ('[[checks]]\nname = "x"\nkind = "nope"\n', "checks[0].kind", "kind"),
+    ('[[checks]]\nname = "x"\nkind = "tool_used"\ntool = "A"\n[[checks]]\nname = "x"\nkind = "tool_used"\n'
+     'tool = "B"\n', "checks[1].name", "declared twice"),
+    ('checks = 3\n', "checks", "no [[checks]]"),
+    ('[[checks]\n', "checks", "does not parse"),
+    ('other = 1\n', "other", "unknown key"),
+])
+def test_a_malformed_task_checks_file_names_its_field(tmp_path: Path, text: str, field: str, needle: str) -> None:
+    """A malformed checks.toml raises a TaskError naming the file and the field."""
+    (tmp_path / "checks.toml").write_text(text)
+    with pytest.raises(TaskError) as caught:
+        task_checks(tmp_path)
+    assert caught.value.field == field and needle in str(caught.value)
+    assert caught.value.file == str(tmp_path / "checks.toml")
+
+
+def test_check_refuses_a_bad_task_checks_file(tmp_path: Path) -> None:
+    """`pluginbench check` refuses a task whose checks.toml is malformed or repeats an evaluation check's name,
+    exit 2 naming checks.toml and the field."""
+    from tests.runs_helpers import QUICKSTART
+    tasks = tmp_path / "tasks"
+    shutil.copytree(QUICKSTART / "tasks" / "word-wrap", tasks / "word-wrap")
+    config = write_config(tmp_path, tasks=["word-wrap"])
+    data = yaml.safe_load(config.read_text())
+    data["tasks"]["source"] = str(tasks)
+    data["measurements"] = ["tokens", "time", "lines", "checks"]
+    data["measurement_settings"] = {"checks": [{"name": "dup", "kind": "regex", "target": "patch", "pattern": "a"}]}
+    config.write_text(yaml.safe_dump(data))
+    (tasks / "word-wrap" / "checks.toml").write_text('[[checks]]\nname = "dup"\nkind = "file_exists"\npath = "a"\n')
+    code, out = run_cli("check", str(config), "--no-readiness")
+    assert_refused(code, out, "checks.toml", "checks[0].name", "also declared")
+    (tasks / "word-wrap" / "checks.toml").write_text('[[checks]]\nname = "x"\nkind = "file_exists"\npath = "/etc"\n')
+    code, out = run_cli("check", str(config), "--no-readiness")
+    assert_refused(code, out, "checks.toml", "checks[0]", "relative to the workspace")

@@ -38,6 +38,10 @@ def _config(tmp: Path, harness: str, scenario: Path, treatment: bool = True) -> 
         "repeats": 1, "jobs": 2, "seed": 1, "timeout_seconds": 120,
         "environment": {"isolation": "bubblewrap"},
     }
+    if harness == "codex" and scenario.name == "review-findings.yaml":  # the llm grader, wired into a whole run
+        cfg["measurements"] = ["tokens", "time", "lines", "checks"]
+        cfg["measurement_settings"] = {"checks": [
+            {"name": "explains", "kind": "llm", "rubric": "The final message says what was fixed.", "votes": 1}]}
     path = tmp / "evaluation.yaml"
     path.write_text(yaml.safe_dump(cfg))
     return path
@@ -88,6 +92,12 @@ def test_every_submission_is_reviewed_blind_with_findings_and_usage(tmp_path: Pa
         assert "guided-arm" not in text and MARKER not in text and "reward" not in text
     prompt = next((run_dir / "evidence" / "reviews" / "initial").glob("*/prompt.md")).read_text()
     assert "guided-arm" not in prompt and "vanilla" not in prompt
+    if harness == "codex":  # the llm grader's one vote per attempt: its own column, never the outcome
+        for a in results["attempts"]:
+            assert a["measures"]["check:explains"]["value"] == 1, a["measures"]
+        assert {a["outcome"] for a in results["attempts"]} == {"pass", "fail"}
+        votes = sorted((run_dir / "evidence" / "attempts").glob("*/measure/checks/llm/explains/vote-1/prompt.md"))
+        assert len(votes) == 2 and all("guided-arm" not in v.read_text() for v in votes)
 
 
 def test_a_malformed_review_is_a_failed_review_with_its_reason(tmp_path: Path) -> None:
