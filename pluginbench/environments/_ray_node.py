@@ -180,6 +180,14 @@ class NodeAgent:
                 found.append(f"{self.node_name}: staging folder {folder}")
         return found
 
+    async def remove_left_stopped(self, run_id: str) -> list[str]:
+        """Remove the containers of ``run_id`` a killed head left stopped on this node's
+        engine (exited or never started); a bubblewrap node has none."""
+        remove = getattr(self.env, "remove_left_stopped", None)
+        if remove is None:
+            return []
+        return [f"{self.node_name}: {what}" for what in await remove(run_id)]
+
     # -- one sandbox ---------------------------------------------------------------------
 
     async def open(self, sid: str, spec: dict[str, Any], shipped: dict[str, Packed]) -> dict[str, Any]:
