@@ -701,6 +701,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bad_input_battery_21  # noqa: E402 - registers the issue-21 cases after the issue-14 ones
 
 bad_input_battery_21.add_cases(sys.modules[__name__])
+import bad_input_battery_21x  # noqa: E402 - the attacker's cases beyond it (items 21X*)
+
+bad_input_battery_21x.add_cases(sys.modules[__name__])
 
 if __name__ == "__main__":
     main()
