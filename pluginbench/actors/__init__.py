@@ -24,7 +24,8 @@ from ._decide import (
 )
 from ._doctor import Check, cluster_checks, end_to_end, static_checks
 from ._extensions import register_extension, registered_extension, unregister_extension
-from ._frozen_versions import frozen_cli, version_mismatch
+from ._frozen_versions import frozen_cli, host_cli_update, version_mismatch
+from ._runtime import check_runtime, current_runtime, runtime_drift
 from ._measure_again import plan_measure, run_measure
 from ._measure_readiness import measurement_readiness, readiness_document
 from ._preparation import (
@@ -81,6 +82,10 @@ __all__ = [
     "end_to_end",
     "freeze_task",
     "frozen_cli",
+    "host_cli_update",
+    "check_runtime",
+    "current_runtime",
+    "runtime_drift",
     "load_config",
     "load_saved",
     "measurement_readiness",
