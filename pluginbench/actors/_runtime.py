@@ -56,15 +56,15 @@ def current_runtime(ev: Evaluation, host_cli_version: str | None = None) -> dict
     if host_cli_version:
         rt["host_cli_version"] = host_cli_version
     if ev.environment.backend == "docker":
+        import contextlib
+
         import anyio
 
         from ..environments import backend_of
         from ..errors import EnvironmentFailure
 
-        try:
+        with contextlib.suppress(EnvironmentFailure):  # preparation's own engine check says why
             rt.update(anyio.run(backend_of(ev).environment().runtime, backend="asyncio"))  # type: ignore[attr-defined]  # DockerEnvironment's own
-        except EnvironmentFailure:
-            pass
     return rt
 
 
