@@ -10,6 +10,7 @@ anything is written. ``create_run`` then freezes the settings (paths made absolu
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -320,11 +321,17 @@ def check_inputs(
 
 def _check_cache_usable(root: Path) -> None:
     """The cache root is (or can become) a writable folder: found here, before a run folder
-    exists, not by the worker mid-run (XDG_CACHE_HOME a file, or under /proc)."""
+    exists, not by the worker mid-run (XDG_CACHE_HOME a file, or under /proc). Folders this
+    check made are removed again: a refusal after it leaves nothing behind, and whatever uses
+    the cache makes it."""
+    made = [p for p in (root, *root.parents) if not p.exists()]
     try:
         root.mkdir(parents=True, exist_ok=True)
         probe = tempfile.NamedTemporaryFile(dir=root, prefix=".pluginbench-probe-")  # noqa: SIM115 - closed below
         probe.close()
+        for folder in made:  # deepest first
+            with contextlib.suppress(OSError):
+                folder.rmdir()
     except OSError as exc:
         raise ConfigError(f"the cache root {root} cannot be used: {exc.strerror or exc}", file=str(exc.filename or root),
                           field="XDG_CACHE_HOME",

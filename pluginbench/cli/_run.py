@@ -91,6 +91,10 @@ def refuse_output_inside_inputs(loaded: Any, output: Path) -> None:
                 "(its own files would be copied into every attempt)",
                 file=str(loaded.path), field=field, fix="pass an --output outside the task and treatment folders",
             )
+    for parent in out.parents:  # another run's evidence is that run's record, never a place for a new run
+        if RunDir(parent).is_run():
+            raise RunDirError(f"the run folder {out} would be inside the run folder {parent}", file=str(output),
+                              field="--output", fix="pass an --output outside every existing run folder")
 
 
 def _notify(enabled: bool, message: str) -> None:
