@@ -376,7 +376,7 @@ def _check_settings_bound(rd: RunDir, state: RunState) -> None:
     try:
         bound = json.loads(rd.binding.read_text(encoding="utf-8")).get("evaluation_sha256")
     except FileNotFoundError:
-        bound = digest  # a run folder from before bindings: the log's record below still decides
+        return  # no binding (a hand-built evidence folder): nothing names the settings to hold them to
     except (OSError, ValueError, AttributeError) as exc:
         raise RunDirError(f"evaluation-binding.json cannot be read: {exc}", file=str(rd.binding),
                           fix="restore the run's evaluation-binding.json; PluginBench never edits it") from None
