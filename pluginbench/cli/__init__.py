@@ -83,16 +83,17 @@ def main() -> None:
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
     # the click that typer uses (vendored by newer typers): its exception classes, from typer's own surface
-    usage_error = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
-    click_exception = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+    usage_error: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+    click_exception: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
     try:
         code = app(standalone_mode=False)
     except usage_error as exc:  # a bad option or argument: said like every other bad input
         print(usage_error_text(exc), file=sys.stderr)
         sys.exit(2)
     except click_exception as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
+        shown: Any = exc
+        shown.show()
+        sys.exit(shown.exit_code)
     except typer.Abort:
         print("Aborted!", file=sys.stderr)
         sys.exit(1)

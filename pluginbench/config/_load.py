@@ -442,13 +442,13 @@ def validate(ev: Evaluation, path: Path) -> None:
             )
         t = ev.treatments[name]
         for kind, listed in (("guidance", t.guidance), ("skills", t.skills), ("plugins", t.plugins)):
-            seen: set[str] = set()
+            once: set[str] = set()
             for i, item in enumerate(listed):
                 key = os.path.normpath(item)
-                if key in seen:
+                if key in once:
                     raise bad(f"treatment '{name}' lists {item} twice under {kind}", f"treatments.{name}.{kind}[{i}]",
                               "list each file or folder once (it would be delivered twice)")
-                seen.add(key)
+                once.add(key)
         if not (t.guidance or t.skills or t.plugins):
             raise bad(
                 f"treatment '{name}' declares nothing",
