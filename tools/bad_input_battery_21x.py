@@ -23,21 +23,15 @@ from typing import Any
 from bad_input_battery_21 import _tree
 
 #: The ``21X*`` cases CI runs (``tests/cli/test_bad_input_battery.py``): every case that once
-#: ended wrong (a hang, a silent acceptance, a vague refusal, files left behind) and one of
-#: each kind of the rest, so the battery's CI time stays small; ``--only 21XO ...`` runs all.
+#: ended wrong (a hang, a silent acceptance, a vague refusal, files left behind), so the
+#: battery's CI time stays small (each case is a process start); ``--only 21XO ...`` runs all.
 CI_CASES = frozenset({
-    # once wrong
     "config is unreadable (check)", "config is YAML nested 5,000 deep (check)", "task has instruction.md as a FIFO (check)",
     "seed: 2**70", "the same guidance file twice", "runner.cli_version: \"latest\"", "run --output inside the cache root",
     "run --output inside an existing run folder", "events.jsonl is a FIFO: status", "events.jsonl is a FIFO: report",
     "events.jsonl is a FIFO: events", "ledger.sqlite is garbage: status", "ledger.sqlite is garbage: report",
     "ledger.sqlite is a folder: report", "evaluation.json with repeats NaN: report", "compare with no runs",
     "calibrate --seeds 0", "doctor --harness bogus", "doctor --ray-docker-host without =",
-    # one of each other kind
-    "config is /dev/zero (check)", "guidance is a FIFO (check)", "skill holds a FIFO (check)",
-    "PYTHONIOENCODING=ascii: check of a non-ASCII name and a missing task", "timeout_seconds: .nan",
-    "treatment named with an ANSI escape", "prices.json with NaN", "a torn line mid-log: run",
-    "two middle events swapped (seq out of order): report", "dashboard --port 70000",
 })
 
 
