@@ -45,7 +45,6 @@ import yaml
 
 from .. import measures as measure_registry
 from ..config import Evaluation, parse_evaluation
-from ..environments import Sandbox
 from ..errors import (
     ConfigError,
     InputError,

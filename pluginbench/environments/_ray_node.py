@@ -33,8 +33,8 @@ import anyio
 from ..errors import EnvironmentFailure
 from ..rundir import sha256_file
 from ._dialogue import LineChannel
-from ._local import Isolation, LocalEnvironment, _safe_name
 from ._egress import Egress
+from ._local import Isolation, LocalEnvironment, _safe_name
 from ._port import SandboxSpec
 from ._ray_images import ImageExport, load_image, node_image_id, require_frozen_id
 from ._ray_transfer import Packed, pack, unpack
