@@ -2,8 +2,9 @@
 
 Every ``run.started`` records ``runtime``: the launcher (PluginBench) version and the
 SHA-256 of its Python source, the backend, and on the docker backend the engine's ID,
-version, OS type and architecture. A resume compares the current runtime with the last
-recorded one (:func:`runtime_drift`, pure):
+version, OS type and architecture. A resume with coding left compares the current runtime
+with the last recorded one (:func:`runtime_drift`, pure); a run whose every attempt is
+complete finishes without these coding checks:
 
 * **must match exactly** (:data:`EXACT`): the launcher version, its source hash, the
   backend, and the engine's OS type and architecture (its platform). A change refuses
@@ -85,10 +86,21 @@ def runtime_drift(saved: Mapping[str, str], now: Mapping[str, str]) -> tuple[lis
     return refused, accepted
 
 
+def coding_left(events: Iterable[Event]) -> bool:
+    """Whether the run still has coding to do (no attempt yet, or one not complete): a run
+    whose every attempt is complete finishes without the coding checks (pure)."""
+    from ..projections import fold
+
+    attempts = list(fold(list(events)).live_attempts())
+    return not attempts or any(a.state != "complete" for a in attempts)
+
+
 def check_runtime(events: Iterable[Event], now: Mapping[str, str], events_file: Path) -> list[str]:
-    """Refuse (exit 2) a resume whose runtime changed where it must match; the accepted changes."""
+    """Refuse (exit 2) a resume with coding left whose runtime changed where it must match;
+    the accepted changes (none are checked when nothing is left to code)."""
+    events = list(events)
     saved = recorded_runtime(events)
-    if saved is None:
+    if saved is None or not coding_left(events):
         return []
     refused, accepted = runtime_drift(saved, now)
     if refused:
