@@ -642,9 +642,10 @@ def run_case(ctx: Ctx, item: str, name: str, expected: int | tuple[int, ...], fn
                    time.monotonic() - start)
 
 
-def run_battery(only: list[str] | None = None, jobs: int = 1) -> list[Outcome]:
-    """Every case (or those whose item is in ``only``), ``jobs`` at a time, in the table's order."""
-    chosen = [c for c in CASES if not only or c[0] in only]
+def run_battery(only: list[str] | None = None, jobs: int = 1, ci: bool = False) -> list[Outcome]:
+    """Every case (or those whose item is in ``only``; ``ci``: those CI runs), ``jobs`` at a
+    time, in the table's order."""
+    chosen = [c for c in CASES if (not only or c[0] in only) and (not ci or in_ci(c[0], c[1]))]
     with tempfile.TemporaryDirectory(prefix="pluginbench-battery-") as tmp:
         root = Path(tmp)
         root.chmod(0o755)
@@ -701,6 +702,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bad_input_battery_21  # noqa: E402 - registers the issue-21 cases after the issue-14 ones
 
 bad_input_battery_21.add_cases(sys.modules[__name__])
+import bad_input_battery_21x  # noqa: E402 - the attacker's cases beyond it (items 21X*)
+
+bad_input_battery_21x.add_cases(sys.modules[__name__])
+
+
+def in_ci(item: str, name: str) -> bool:
+    """Whether CI runs this case: every case of issues 14 and 21, and the ``21X*`` subset."""
+    return not item.startswith("21X") or name in bad_input_battery_21x.CI_CASES
 
 if __name__ == "__main__":
     main()

@@ -24,7 +24,7 @@ from ._decide import (
 )
 from ._doctor import Check, cluster_checks, end_to_end, static_checks
 from ._extensions import register_extension, registered_extension, unregister_extension
-from ._frozen_versions import frozen_cli, version_mismatch
+from ._frozen_versions import frozen_cli, host_cli_update, version_mismatch
 from ._measure_again import plan_measure, run_measure
 from ._measure_readiness import measurement_readiness, readiness_document
 from ._mine import MinedCandidate, MineOptions, MiningReport, mine_history
@@ -48,6 +48,7 @@ from ._runfiles import (
     read_prices,
     resolve_paths,
 )
+from ._runtime import check_runtime, current_runtime, runtime_drift
 from ._supervisor import Supervisor
 from ._vanilla import plan_decisions
 from ._worker import build_engine, run_worker
@@ -82,6 +83,10 @@ __all__ = [  # noqa: RUF022 - the history miner's names are kept together at the
     "end_to_end",
     "freeze_task",
     "frozen_cli",
+    "host_cli_update",
+    "check_runtime",
+    "current_runtime",
+    "runtime_drift",
     "load_config",
     "load_saved",
     "measurement_readiness",

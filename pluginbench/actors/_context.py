@@ -98,6 +98,12 @@ class Engine:
     not_measured: dict[tuple[str, str], str] = field(default_factory=dict)
     #: a cluster backend's worker nodes (``environment.cluster_nodes()``), None on one machine
     cluster_nodes: list[ClusterNode] | None = None
+    #: the runtime this worker codes under, and the changes its resume accepted (``run.started``)
+    runtime: dict[str, str] | None = None
+    accepted: list[str] = field(default_factory=list)
+    #: the npm prefix holding the run's CLI on the host (``.tools/clis``, or the host CLI cache
+    #: folder of a ``runner.cli_version`` installed there): what a coding image copies
+    cli_root: Path | None = None
 
     @property
     def reviewer(self) -> Any:

@@ -45,7 +45,6 @@ import yaml
 
 from .. import measures as measure_registry
 from ..config import Evaluation, parse_evaluation
-from ..environments import Sandbox
 from ..errors import (
     ConfigError,
     InputError,
@@ -128,8 +127,10 @@ def _unfinished(state: RunState) -> list[str]:
     return left
 
 
-def plan_measure(run_dir: Path, measurements: str, revision: str, coverage_profiles: Path | None) -> MeasurePlan:
-    """Every refusal that needs no sandbox; what the revision would collect."""
+def plan_measure(run_dir: Path, measurements: str, revision: str, coverage_profiles: Path | None,
+                 task_profiles: dict[str, CoverageProfile] | None = None) -> MeasurePlan:
+    """Every refusal that needs no sandbox; what the revision would collect. ``task_profiles``
+    (task -> coverage profile): a killed revision's saved ``profiles.json``, measured again."""
     rd = RunDir(run_dir.resolve())
     saved = load_saved(rd)
     owner = live_owner(rd.root)
@@ -155,6 +156,9 @@ def plan_measure(run_dir: Path, measurements: str, revision: str, coverage_profi
     settings = settings_of(ev.measurement_settings)
     if coverage_profiles is not None:
         settings = _merge_profiles(settings, coverage_profiles)
+    if task_profiles:
+        settings = with_task_profiles(settings, {t: load_task(rd.frozen_task(t), t).metadata for t in task_profiles},
+                                      task_profiles)
     known = sorted(measure_registry.names())
     can = collectable()
     for m in sorted({x for x in ev.measurements if x in can} | (set(requested) & can)):
@@ -208,6 +212,32 @@ def _merge_profiles(settings: MeasurementSettings, path: Path) -> MeasurementSet
                               fix="pass the same profile the run saved (measure every run of a batch with the same file)")
         merged[key] = profile
     return msgspec.structs.replace(settings, coverage_profiles=merged)
+
+
+def with_task_profiles(settings: MeasurementSettings, metadata: dict[str, dict[str, Any]],
+                       task_profiles: dict[str, CoverageProfile]) -> MeasurementSettings:
+    """``settings`` with each task's saved profile resolvable again: added under the task's
+    repository URL (else its language) where the settings resolve it to another profile or
+    none. A task with neither keeps what the settings give it (its profile was the shared one)."""
+    merged = dict(settings.coverage_profiles)
+    for task, profile in sorted(task_profiles.items()):
+        meta = metadata.get(task, {})
+        current, _ = _task_profile(msgspec.structs.replace(settings, coverage_profiles=merged), meta)
+        if current == profile:
+            continue
+        url, language = meta.get("repository_url"), task_language(meta)
+        key = str(url) if url else language
+        if key:
+            merged[key] = profile
+    return msgspec.structs.replace(settings, coverage_profiles=merged)
+
+
+def saved_profiles(work: Path) -> dict[str, CoverageProfile]:
+    """A revision's ``profiles.json`` (task -> coverage profile); empty when it is missing or unreadable."""
+    try:
+        return msgspec.convert(json.loads((work / "profiles.json").read_bytes()), dict[str, CoverageProfile])
+    except (OSError, ValueError, msgspec.ValidationError):
+        return {}
 
 
 def _task_profile(settings: MeasurementSettings, metadata: dict[str, Any]) -> tuple[CoverageProfile | None, str]:
@@ -442,7 +472,7 @@ def next_free_revision(rd: RunDir, state: RunState, revision: str) -> str:
 def measure_again(rd: RunDir, abandoned: list[str], progress: Callable[[str], None] = print) -> None:
     """After a resume recorded ``abandoned`` measurement revisions as failed (it holds
     run.lock), measure each one's added measures again under the next free revision name,
-    with the run's prepared profiles. A revision that cannot be measured again now (the
+    with the coverage profiles that revision saved (``measure/<name>/profiles.json``). A revision that cannot be measured again now (the
     run is not finished, or a refusal) is said in one progress line, never raised: the
     run itself is done, and ``pluginbench measure`` can still be asked."""
     for revision in abandoned:
@@ -453,7 +483,8 @@ def measure_again(rd: RunDir, abandoned: list[str], progress: Callable[[str], No
         new = next_free_revision(rd, state, revision)
         progress(f"measurement revision {revision} cannot continue ({rev.reason}); measuring it again as {new}")
         try:
-            plan = plan_measure(rd.root, ",".join(rev.added), new, None)
+            plan = plan_measure(rd.root, ",".join(rev.added), new, None,
+                                saved_profiles(rd.root / "measure" / revision))
             run_measure(plan, progress, locked=True)
         except PluginBenchError as exc:
             progress(f"measurement revision {new} was not measured: {exc}")

@@ -149,7 +149,7 @@ async def prepare_task_images(engine: Engine, task_id: str) -> TaskImages:
         from ..probe import clis_dir
 
         coding, cli_inside = await env.coding_image(  # type: ignore[attr-defined]  # docker-only: the Environment port does not declare image and capacity methods
-            image, harness.name, cli, harness.cli_version, clis_dir().parents[1])
+            image, harness.name, cli, harness.cli_version, engine.cli_root or clis_dir().parents[1])
         spec = SandboxSpec(run_id=engine.run_id, attempt_id=f"cli-check-{task_id}", role="readiness",
                            task=task_id, image=coding, workdir=task.workdir, hidden=engine.hidden)
         async with env.sandbox(spec) as sb:

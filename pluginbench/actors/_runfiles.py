@@ -10,6 +10,7 @@ anything is written. ``create_run`` then freezes the settings (paths made absolu
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -43,33 +44,40 @@ class ResolvedCli(NamedTuple):
     path: Path
     version: str
     source: str  # runner.cli_version or host
+    #: what the host CLI reports now, when it differs from ``version`` (a resume whose coding
+    #: images carry the frozen CLI accepts a host update)
+    host_version: str | None = None
 
 
 def resolve_cli(ev: Evaluation) -> ResolvedCli:
     """The agent CLI this run launches, at exactly the pinned version.
 
-    The local backend runs the CLI found in the project's ``.tools/clis`` (installed by
-    ``tools/install-clis.sh``) or on PATH; a pinned ``runner.cli_version`` must equal
-    what that binary reports, and an omitted one records the host version.
+    The CLI found in the project's ``.tools/clis`` (installed by ``tools/install-clis.sh``)
+    or on PATH, when it reports the pinned ``runner.cli_version`` (an omitted one records the
+    host version); another pinned version is taken from the host CLI cache, installed there
+    with npm when missing (``actors/_cli_cache.py``), and a refusal names
+    ``runner.cli_version`` when it cannot be.
     """
     from ..probe import cli_version, find_cli
+    from ._cli_cache import install_cli
 
     name = ev.runner.harness
+    pinned = ev.runner.cli_version
     path = find_cli(name)
+    version = cli_version(path) if path is not None else None
+    if pinned is not None and pinned != version:
+        pin = harness_class(name).cli
+        assert pin is not None  # only CLI harnesses are resolved
+        path = install_cli(pin, pinned)
+        return ResolvedCli(path, pinned, "runner.cli_version")
     if path is None:
         raise ConfigError(
             f"the {name} CLI is not installed", field="runner.harness",
             fix="run tools/install-clis.sh (installs every harness's pinned CLI into .tools/clis)",
         )
-    version = cli_version(path)
     if version is None:
         raise ConfigError(f"{path} --version did not answer", field="runner.cli_version", fix="reinstall the CLI")
-    if ev.runner.cli_version is not None and ev.runner.cli_version != version:
-        raise ConfigError(
-            f"runner.cli_version is {ev.runner.cli_version} but {path} is {version}", field="runner.cli_version",
-            fix="install the pinned version (tools/install-clis.sh) or pin the installed one",
-        )
-    return ResolvedCli(path, version, "runner.cli_version" if ev.runner.cli_version else "host")
+    return ResolvedCli(path, version, "runner.cli_version" if pinned else "host")
 
 
 class SavedRun(NamedTuple):
@@ -331,11 +339,17 @@ def check_inputs(
 
 def _check_cache_usable(root: Path) -> None:
     """The cache root is (or can become) a writable folder: found here, before a run folder
-    exists, not by the worker mid-run (XDG_CACHE_HOME a file, or under /proc)."""
+    exists, not by the worker mid-run (XDG_CACHE_HOME a file, or under /proc). Folders this
+    check made are removed again: a refusal after it leaves nothing behind, and whatever uses
+    the cache makes it."""
+    made = [p for p in (root, *root.parents) if not p.exists()]
     try:
         root.mkdir(parents=True, exist_ok=True)
         probe = tempfile.NamedTemporaryFile(dir=root, prefix=".pluginbench-probe-")  # noqa: SIM115 - closed below
         probe.close()
+        for folder in made:  # deepest first
+            with contextlib.suppress(OSError):
+                folder.rmdir()
     except OSError as exc:
         raise ConfigError(f"the cache root {root} cannot be used: {exc.strerror or exc}", file=str(exc.filename or root),
                           field="XDG_CACHE_HOME",

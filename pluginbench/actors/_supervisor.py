@@ -177,7 +177,8 @@ class Supervisor:
                 self._record(self.log.repair)
             pid = os.getpid()
             self._record(RunStarted(pid=pid, pgid=os.getpgid(pid), resumed=resumed, foreground=foreground,
-                                    cost_ceiling=self.cost_ceiling, nodes=self.engine.cluster_nodes))
+                                    cost_ceiling=self.cost_ceiling, nodes=self.engine.cluster_nodes,
+                                    runtime=self.engine.runtime, accepted=self.engine.accepted or None))
             async with inbox_recv:
                 while not self.terminal:
                     envelope = await inbox_recv.receive()

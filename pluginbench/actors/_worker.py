@@ -31,24 +31,26 @@ from ._extensions import setup_extensions
 from ._frozen_versions import frozen_cli
 from ._measure_again import measure_again
 from ._remote_tasks import task_sources as task_sources_of
-from ._runfiles import check_created_binding, load_saved, resolve_cli
+from ._runfiles import ResolvedCli, check_created_binding, load_saved, resolve_cli
+from ._runtime import check_runtime, current_runtime
 from ._supervisor import Observer, Supervisor
 from ._sweep import run_temp, sweep_run
 
 
 def _harness(ev: Evaluation, probe_base_url: str | None, created: RunCreated | None = None,
-             events_file: Path | None = None) -> Any:
+             events_file: Path | None = None) -> tuple[Any, ResolvedCli | None]:
     cls = harness_class(ev.runner.harness)
     if cls.cli is None:
-        return cls.for_run(ev, cli_path=None, cli_version=None, probe_base_url=probe_base_url)
-    # A run launches the CLI version frozen in run.created (refusing a host that differs),
+        return cls.for_run(ev, cli_path=None, cli_version=None, probe_base_url=probe_base_url), None
+    # A run launches the CLI version frozen in run.created (refusing a host that differs where
+    # the host binary runs; accepting it where the coding images carry the frozen one),
     # never the one the host happens to report now.
     cli = (frozen_cli(ev, created, events_file or Path("events.jsonl")) if created is not None else None) or resolve_cli(ev)
     from ..environments import backend_of
 
     # where the pinned install runs inside the backend's sandboxes (a coding image carries it)
     cli_path: Any = backend_of(ev).cli_path(cls.cli, cli.path)
-    return cls.for_run(ev, cli_path=cli_path, cli_version=cli.version, probe_base_url=probe_base_url)
+    return cls.for_run(ev, cli_path=cli_path, cli_version=cli.version, probe_base_url=probe_base_url), cli
 
 
 def _environment(ev: Evaluation, run_id: str) -> Any:
@@ -84,17 +86,22 @@ def build_engine(rd: RunDir, ev: Evaluation, probe_base_url: str | None, created
         for p in (*t.guidance, *t.skills, *t.plugins):
             hidden.add(Path(p).resolve().parent if p in t.guidance else Path(p).resolve())
     extensions = setup_extensions(SetupContext(ev, created, probe_base_url, tuple(sorted(hidden))))
-    return Engine(
+    harness, cli = _harness(ev, probe_base_url, created, rd.events)
+    engine = Engine(
         run_dir=rd,
         run_id=rd.run_id,
         evaluation=ev,
         environment=_environment(ev, rd.run_id),
-        harness=_harness(ev, probe_base_url, created, rd.events),
+        harness=harness,
         task_sources=task_sources,
         outbox=Outbox(None),  # type: ignore[arg-type]  # the Supervisor wires its inbox in
         hidden=tuple(sorted(hidden)),
         extensions=extensions,
     )
+    engine.runtime = current_runtime(ev, (cli.host_version or cli.version) if cli is not None else None)
+    if cli is not None and cli.path.parent.name == ".bin" and cli.path.parent.parent.name == "node_modules":
+        engine.cli_root = cli.path.parents[2]
+    return engine
 
 
 def run_worker(
@@ -160,6 +167,11 @@ def _supervise(rd: RunDir, saved: Any, log: EventLog, state: RunState, *, foregr
         resumed = state.workers > 0
         with _probe(saved.evaluation, rd) as probe_url:
             engine = build_engine(rd, saved.evaluation, probe_url, state.created)
+            if resumed and engine.runtime is not None:
+                # a changed launcher or engine platform is refused; a recorded-only change is said
+                engine.accepted = check_runtime(log.recovered, engine.runtime, rd.events)
+                for change in engine.accepted:
+                    print(f"accepted a runtime change since the run last coded: {change}", flush=True)
             supervisor = Supervisor(
                 engine, log, ledger, state, observer=observer, handle_signals=handle_signals,
                 cost_ceiling=cost_ceiling,

@@ -10,6 +10,7 @@ input (nothing started), 3 compare: no gate failed but some gate is undetermined
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import typer
 
@@ -86,7 +87,41 @@ def main() -> None:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
-    app()
+    # the click that typer uses (vendored by newer typers): its exception classes, from typer's own surface
+    usage_error: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+    click_exception: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+    try:
+        code = app(standalone_mode=False)
+    except usage_error as exc:  # a bad option or argument: said like every other bad input
+        print(usage_error_text(exc), file=sys.stderr)
+        sys.exit(2)
+    except click_exception as exc:
+        shown: Any = exc
+        shown.show()
+        sys.exit(shown.exit_code)
+    except typer.Abort:
+        print("Aborted!", file=sys.stderr)
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def usage_error_text(exc: Any) -> str:
+    """A command-line usage error (unknown option, bad value, missing argument) as PluginBench
+    prints bad input: the error, the option or argument as the field, and the fix."""
+    ctx = getattr(exc, "ctx", None)
+    command = ctx.command_path if ctx is not None else "pluginbench"
+    param = getattr(exc, "param", None)
+    field = ""
+    if param is not None:
+        opts = list(getattr(param, "opts", None) or [])
+        field = "/".join(opts) if getattr(param, "param_type_name", "") == "option" else \
+            str(getattr(param, "human_readable_name", "") or getattr(param, "name", "") or "")
+    field = field or str(getattr(exc, "param_hint", None) or getattr(exc, "option_name", None) or "")
+    lines = [f"error: {exc.format_message()}"]
+    if field:
+        lines.append(f"  field: {field}")
+    lines.append(f"  fix:   see `{command} --help` for the options and arguments it takes")
+    return "\n".join(lines)
 
 
 __all__ = ["app", "main"]

@@ -91,6 +91,10 @@ def refuse_output_inside_inputs(loaded: Any, output: Path) -> None:
                 "(its own files would be copied into every attempt)",
                 file=str(loaded.path), field=field, fix="pass an --output outside the task and treatment folders",
             )
+    for parent in out.parents:  # another run's evidence is that run's record, never a place for a new run
+        if RunDir(parent).is_run():
+            raise RunDirError(f"the run folder {out} would be inside the run folder {parent}", file=str(output),
+                              field="--output", fix="pass an --output outside every existing run folder")
 
 
 def _notify(enabled: bool, message: str) -> None:
@@ -267,7 +271,10 @@ def run_command(
     from ..actors import (
         check_created_binding,
         check_inputs,
+        check_runtime,
+        current_runtime,
         frozen_cli,
+        host_cli_update,
         load_saved,
         resolve_paths,
     )
@@ -291,7 +298,14 @@ def run_command(
                        if isinstance(e, MeasurementRevisionFinished) and e.selected]
             # settings edited and re-bound after creation (not by `pluginbench measure`) are refused
             check_created_binding(rd, created, revised[-1] if revised else None)
-            frozen_cli(saved.evaluation, created, rd.events)  # another host CLI or PluginBench is refused here
+            # another PluginBench, or another host CLI where the host binary runs, is refused here
+            cli = frozen_cli(saved.evaluation, created, rd.events)
+            # a changed launcher source or engine platform is refused; the host CLI update is said
+            check_runtime(contents.events, current_runtime(saved.evaluation, (cli.host_version or cli.version)
+                                                           if cli is not None else None), rd.events)
+            update = host_cli_update(cli)
+            if update is not None:
+                print(update)
         check_not_moved(rd.root)
         owner = live_owner(rd.root)
         if owner is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -89,6 +90,9 @@ def _parse_raw(path: Path) -> Any:
         if path.suffix == ".json":
             return json.loads(text, object_pairs_hook=_refuse_duplicate_json_keys(path))
         return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except RecursionError:
+        raise ConfigError("the config is nested too deeply to read", file=str(path),
+                          fix="a config is a mapping of settings a few levels deep; remove the nesting") from None
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
@@ -392,6 +396,8 @@ def validate(ev: Evaluation, path: Path) -> None:
                   "name", "use printable characters only")
     if ev.seed < 0:
         raise bad(f"seed must be 0 or more, got {ev.seed}", "seed", "set seed: 0 (any non-negative integer)")
+    if ev.seed >= 2**63:  # events, the ledger and results.json keep it as a 64-bit integer
+        raise bad(f"seed must be below 2**63, got {ev.seed}", "seed", "use a smaller non-negative integer")
     env = ev.environment
     if env.container_cpus is not None and not (math.isfinite(env.container_cpus) and env.container_cpus > 0):
         raise bad(f"environment.container_cpus must be a positive finite number, got {env.container_cpus}",
@@ -483,6 +489,14 @@ def validate(ev: Evaluation, path: Path) -> None:
                 "use lowercase letters, digits, '.', '_' and '-' (no '__': it separates task, arm and repeat in attempt ids)",
             )
         t = ev.treatments[name]
+        for kind, listed in (("guidance", t.guidance), ("skills", t.skills), ("plugins", t.plugins)):
+            once: set[str] = set()
+            for i, item in enumerate(listed):
+                key = os.path.normpath(item)
+                if key in once:
+                    raise bad(f"treatment '{name}' lists {item} twice under {kind}", f"treatments.{name}.{kind}[{i}]",
+                              "list each file or folder once (it would be delivered twice)")
+                once.add(key)
         if not (t.guidance or t.skills or t.plugins):
             raise bad(
                 f"treatment '{name}' declares nothing",
@@ -505,6 +519,9 @@ def validate(ev: Evaluation, path: Path) -> None:
                 "runner.cli_version",
                 'use an exact version such as "2.1.328"; ranges and tags are refused',
             )
+    elif r.cli_version is not None and harness_class(r.harness).cli is None:
+        raise bad(f"the {r.harness} harness runs no agent CLI, so runner.cli_version {r.cli_version!r} pins nothing",
+                  "runner.cli_version", "remove runner.cli_version (or set it to null)")
     problem = harness.spec_problem(r.model, r.reasoning)
     if problem is not None:
         raise bad(problem.message, f"runner.{problem.field}", problem.fix)

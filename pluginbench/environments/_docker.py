@@ -94,6 +94,14 @@ class DockerEnvironment:
         async with engine(self.docker_host) as docker:
             return await engine_info(docker)
 
+    async def runtime(self) -> dict[str, str]:
+        """The engine's ID, version, OS type and architecture, as a run's recorded runtime names them."""
+        async with engine(self.docker_host) as docker:
+            version = dict(await docker.version())
+            info = await engine_info(docker)
+        return {"engine_id": info.id, "engine_version": str(version.get("Version", info.version)),
+                "engine_os": str(version.get("Os", info.os_type)), "engine_arch": str(version.get("Arch", ""))}
+
     async def check(self) -> None:
         """Raise :class:`EnvironmentFailure` unless an engine answers and runs Linux containers."""
         info = await self.info()

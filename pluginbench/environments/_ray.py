@@ -250,6 +250,17 @@ class RayEnvironment:
                 continue
         return found
 
+    async def remove_left_stopped(self, run_id: str) -> list[str]:
+        """On every live node: remove the containers of ``run_id`` a killed head left stopped
+        (exited or never started) on that node's engine."""
+        found: list[str] = []
+        for n in await anyio.to_thread.run_sync(self.nodes):
+            try:
+                found += await self.call(n, self._agent(n).remove_left_stopped.remote(run_id))
+            except WorkerLost:
+                continue
+        return found
+
     # -- task images (docker sandboxes): prepared and frozen on the head's engine ----------
 
     def _head_images(self) -> Any:

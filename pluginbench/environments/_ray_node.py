@@ -33,8 +33,8 @@ import anyio
 from ..errors import EnvironmentFailure
 from ..rundir import sha256_file
 from ._dialogue import LineChannel
-from ._local import Isolation, LocalEnvironment, _safe_name
 from ._egress import Egress
+from ._local import Isolation, LocalEnvironment, _safe_name
 from ._port import SandboxSpec
 from ._ray_images import ImageExport, load_image, node_image_id, require_frozen_id
 from ._ray_transfer import Packed, pack, unpack
@@ -179,6 +179,14 @@ class NodeAgent:
                 shutil.rmtree(folder, ignore_errors=True)
                 found.append(f"{self.node_name}: staging folder {folder}")
         return found
+
+    async def remove_left_stopped(self, run_id: str) -> list[str]:
+        """Remove the containers of ``run_id`` a killed head left stopped on this node's
+        engine (exited or never started); a bubblewrap node has none."""
+        remove = getattr(self.env, "remove_left_stopped", None)
+        if remove is None:
+            return []
+        return [f"{self.node_name}: {what}" for what in await remove(run_id)]
 
     # -- one sandbox ---------------------------------------------------------------------
 

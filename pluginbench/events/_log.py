@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import os
+import stat
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -131,8 +132,26 @@ def _check_seq(events: list[Event], event: Event, path: Path, lineno: int) -> No
         )
 
 
+def require_regular(path: Path) -> None:
+    """Refuse an event log that exists but is no regular file (a FIFO would block every
+    reader and writer, a device would never end): never opened, never replaced."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError:
+        return  # said by the read itself, with its own reason
+    if not stat.S_ISREG(mode):
+        raise CorruptLogError(
+            "the event log is not a regular file (a folder, FIFO, socket or device)",
+            file=str(path),
+            fix="restore events.jsonl from a backup as a regular file, or start a new run; nothing was written",
+        )
+
+
 def read_log(path: Path) -> LogContents:
     """Read every complete event; a missing file is an empty log."""
+    require_regular(path)
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -307,6 +326,7 @@ def follow(
     buffer = b""
     expected = None
     while True:
+        require_regular(path)
         try:
             with path.open("rb") as fh:
                 fh.seek(offset)

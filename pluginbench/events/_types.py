@@ -183,6 +183,13 @@ class RunStarted(_Event, frozen=True, tag="run.started"):
     #: a cluster backend (ray): the worker nodes this worker found and their ``jobs``
     #: (coding runs on up to the sum of them at once); None on one machine
     nodes: list[ClusterNode] | None = None
+    #: the runtime this worker codes under: ``launcher_version``, ``launcher_source_sha256``,
+    #: ``backend``, the host CLI version, and on docker the engine's ID, version, OS and
+    #: architecture (a resume refuses a changed launcher, backend or engine platform)
+    runtime: dict[str, str] | None = None
+    #: what changed since the last worker and a resume accepted (``field: saved -> current``),
+    #: e.g. a host CLI update while the coding images carry the frozen CLI
+    accepted: list[str] | None = None
 
 
 class ClusterChanged(_Event, frozen=True, tag="cluster.changed"):

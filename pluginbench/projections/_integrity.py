@@ -37,9 +37,13 @@ _FIX = ("restore events.jsonl from a backup (PluginBench only appends to it, so 
 
 
 def ledger_last_seq(path: Path) -> int | None:
-    """The ``seq`` the ledger last recorded, read-only; None when there is no readable ledger."""
-    if not path.is_file():
+    """The ``seq`` the ledger last recorded, read-only; None when there is no ledger (a run
+    from before it) or it cannot be read now (locked by the live writer). A ledger that is
+    no file, or no SQLite database, is refused: the log could not be checked against it."""
+    if not path.exists() and not path.is_symlink():
         return None
+    if not path.is_file():
+        raise _damaged_ledger(path, "is not a regular file")
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=0.5, isolation_level=None)
     except sqlite3.Error:
@@ -47,11 +51,24 @@ def ledger_last_seq(path: Path) -> int | None:
     try:
         row = db.execute("SELECT value FROM meta WHERE key='last_seq'").fetchone()
         return int(row[0]) if row else None
-    except (sqlite3.Error, ValueError, TypeError):
+    except sqlite3.DatabaseError as exc:
+        if "not a database" in str(exc) or "malformed" in str(exc):
+            raise _damaged_ledger(path, f"is not a readable SQLite ledger ({exc})") from None
+        return None
+    except (ValueError, TypeError):
         return None
     finally:
         with contextlib.suppress(sqlite3.Error):
             db.close()
+
+
+def _damaged_ledger(path: Path, what: str) -> CorruptLogError:
+    return CorruptLogError(
+        f"the ledger {what}, so the event log cannot be checked against it",
+        file=str(path),
+        fix="restore it from a backup, or delete it: the next resume rebuilds it from the log (the log is the "
+            "record); nothing was written",
+    )
 
 
 def read_checked_log(rd: RunDir) -> LogContents:

@@ -377,6 +377,29 @@ def _read_config(path: Path) -> dict[str, Any]:
     return raw
 
 
+def _check_settings_bound(rd: RunDir, state: RunState) -> None:
+    """evaluation.json is the one its binding names, and the one ``run.created`` (or the
+    selected measurement revision) recorded: an edited or re-bound settings file is refused."""
+    digest = hashlib.sha256(rd.evaluation.read_bytes()).hexdigest()
+    try:
+        bound = json.loads(rd.binding.read_text(encoding="utf-8")).get("evaluation_sha256")
+    except FileNotFoundError:
+        return  # no binding (a hand-built evidence folder): nothing names the settings to hold them to
+    except (OSError, ValueError, AttributeError) as exc:
+        raise RunDirError(f"evaluation-binding.json cannot be read: {exc}", file=str(rd.binding),
+                          fix="restore the run's evaluation-binding.json; PluginBench never edits it") from None
+    if bound != digest:
+        raise RunDirError("evaluation.json does not match its hash binding", file=str(rd.evaluation),
+                          field="evaluation_sha256", fix="the saved settings were edited; restore them or start a new run")
+    created = state.created
+    if created is not None and created.evaluation_sha256 and digest != (state.revised_evaluation_sha256
+                                                                        or created.evaluation_sha256):
+        raise RunDirError(
+            "evaluation.json is not the settings this run was created with (its hash differs from run.created)",
+            file=str(rd.evaluation), field="evaluation_sha256",
+            fix="restore the original evaluation.json and evaluation-binding.json, or start a new run with the new settings")
+
+
 def task_sources(rd: RunDir) -> list[dict[str, Any]] | None:
     """The run's frozen ``tasks.urls`` pins (never resolved again), or None for local tasks."""
     if not rd.remote_pins.is_file():
@@ -427,6 +450,7 @@ def build_report(run_dir: Path) -> ReportFiles:
     rd = RunDir(Path(run_dir))
     config = _read_config(rd.evaluation)
     state = fold(read_checked_log(rd).events)  # a missing, empty or damaged log never overwrites a report
+    _check_settings_bound(rd, state)  # nor do settings edited after the run froze them
     check_frozen(rd, state)  # nor does evidence changed since it was frozen
     tampered = {
         a.attempt_id: why for a in state.live_attempts()

@@ -224,6 +224,11 @@ def load_task(root: Path, task_id: str | None = None) -> HarborTask:
             field="tasks.ids",
             fix="check the id and tasks.source; each id is a folder under the source",
         )
+    for name in ("task.toml", "instruction.md"):  # a FIFO or device here would block or never end
+        special = root / name
+        if special.exists() and not special.is_file():
+            raise TaskError(f"task '{tid}': {name} is not a regular file (a folder, FIFO, socket or device)",
+                            file=str(special), field=name, fix="replace it with a regular file")
     toml_path = root / "task.toml"
     try:
         raw = toml_path.read_bytes()

@@ -117,3 +117,49 @@ def test_resume_with_another_host_cli_version_is_refused(tmp_path: Path) -> None
     assert "2.1.327" in out and host in out and "tools/install-clis.sh" in out and "new evaluation" in out
     assert "Traceback" not in out
     assert (rd.root / "events.jsonl").read_bytes() == before
+
+
+def test_a_host_cli_update_is_accepted_where_the_coding_images_carry_the_frozen_cli() -> None:
+    """On a backend whose coding images carry the frozen CLI (docker), another host CLI version is accepted;
+    a host CLI that does not answer is still refused."""
+    assert version_mismatch(_created(), host_pluginbench=__version__, host_cli="2.1.400", carried=True) is None
+    assert version_mismatch(_created(), host_pluginbench=__version__, host_cli=None, carried=True) is not None
+
+
+def test_runtime_drift_refuses_the_launcher_and_platform_and_records_the_engine_and_host_cli() -> None:
+    """A changed launcher version, source hash, backend or engine OS/architecture refuses; a changed engine ID or
+    version or host CLI is accepted and named; fields either side lacks are not compared."""
+    from pluginbench.actors import runtime_drift
+
+    saved = {"launcher_version": "0.1.0", "launcher_source_sha256": "a", "backend": "docker", "engine_os": "linux",
+             "engine_arch": "x86_64", "engine_id": "E1", "engine_version": "27.1", "host_cli_version": "2.1.328"}
+    assert runtime_drift(saved, saved) == ([], [])
+    refused, accepted = runtime_drift(saved, {**saved, "launcher_source_sha256": "b", "engine_arch": "aarch64",
+                                              "engine_version": "28.0", "host_cli_version": "2.1.400"})
+    assert refused == ["launcher_source_sha256: a -> b", "engine_arch: x86_64 -> aarch64"]
+    assert accepted == ["engine_version: 27.1 -> 28.0", "host_cli_version: 2.1.328 -> 2.1.400"]
+    lacking = {k: v for k, v in saved.items() if not k.startswith("engine")}
+    assert runtime_drift(saved, {**lacking, "backend": "docker"}) == ([], [])
+
+
+def test_resume_under_another_launcher_source_is_refused_naming_the_field(tmp_path: Path) -> None:
+    """A run whose last worker recorded another launcher source hash is refused by `run <run-dir>` (exit 2, the field
+    with its saved and current values, nothing written); the same runtime is not."""
+    from pluginbench.actors import check_runtime, current_runtime
+    from pluginbench.errors import RunDirError
+    from pluginbench.events import EventLog, RunLock, RunStarted, read_run_log
+
+    rd = create_run(load(write_config(tmp_path, harness="nop", treatments={})), tmp_path / "run")
+    now = current_runtime(load(write_config(tmp_path, harness="nop", treatments={})).evaluation)
+    assert check_runtime(read_run_log(rd.events).events, now, rd.events) == []
+    with RunLock(rd.root), EventLog(rd.events) as log:
+        log.append(RunStarted(pid=1, pgid=1, resumed=False, runtime={**now, "launcher_source_sha256": "0" * 64}))
+    before = (rd.root / "events.jsonl").read_bytes()
+    with pytest.raises(RunDirError):
+        check_runtime(read_run_log(rd.events).events, now, rd.events)
+    done = _resume(rd.root)
+    out = done.stdout + done.stderr
+    assert done.returncode == 2, out
+    assert "launcher_source_sha256: " + "0" * 64 + " -> " + now["launcher_source_sha256"] in out
+    assert "field: run.started.runtime" in out and "Traceback" not in out
+    assert (rd.root / "events.jsonl").read_bytes() == before

@@ -24,14 +24,14 @@ def _battery() -> Any:
 
 
 BATTERY = _battery()
-NAMES = [f"{item} {name}" for item, name, _expected, _fn in BATTERY.CASES]
+NAMES = [f"{item} {name}" for item, name, _expected, _fn in BATTERY.CASES if BATTERY.in_ci(item, name)]
 
 
 @pytest.fixture(scope="module")
 def outcomes() -> dict[str, Any]:
     """Every case's outcome, three cases at a time (each case is its own process, mostly
     waiting on its start-up and files; about 2 minutes on two idle cores)."""
-    return {f"{r.item} {r.case}": r for r in BATTERY.run_battery(jobs=3)}
+    return {f"{r.item} {r.case}": r for r in BATTERY.run_battery(jobs=3, ci=True)}
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -86,3 +86,15 @@ def test_path_errors_become_refusals_naming_the_file() -> None:
     assert grouped is not None and grouped.file == "/g"
     assert input_error_of(RecursionError()) is not None
     assert input_error_of(OSError(errno.ENOSPC, "No space left on device", "/d")) is None
+
+
+def test_the_attackers_cases_cover_every_class_and_ci_runs_a_subset_of_them() -> None:
+    """Items 21XO (OS errors), 21XS (silent acceptances), 21XL (log damage) and 21XC (commands and flags) each
+    have cases, every CI subset name is a registered case, and CI runs some of each class."""
+    import bad_input_battery_21x
+
+    names = {name for item, name, *_ in BATTERY.CASES if item.startswith("21X")}
+    assert names >= bad_input_battery_21x.CI_CASES, sorted(bad_input_battery_21x.CI_CASES - names)
+    for item in ("21XO", "21XS", "21XL", "21XC"):
+        mine = [name for i, name, *_ in BATTERY.CASES if i == item]
+        assert len(mine) >= 30 and any(n in bad_input_battery_21x.CI_CASES for n in mine), item

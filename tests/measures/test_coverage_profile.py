@@ -59,3 +59,20 @@ def test_repository_entry_overrides_language_which_overrides_default() -> None:
     assert resolve_profile(ms, "go", None)[0] == a
     profile, why = resolve_profile(MeasurementSettings(), "go", None)
     assert profile is None and "no coverage profile applies" in why
+
+
+def test_a_killed_revisions_saved_profiles_resolve_again_for_its_tasks() -> None:
+    """The profiles a killed revision saved (task -> profile) are added under each task's repository
+    URL, else its language, so each task resolves to its saved profile; one the settings already
+    give is left as it was."""
+    from pluginbench.actors._measure_again import with_task_profiles
+
+    a, b, c = (CoverageProfile(**{**GOOD, "tool_version": v}) for v in ("1.0.0", "2.0.0", "3.0.0"))
+    ms = MeasurementSettings(coverage_profiles={"go": a})
+    meta = {"t1": {"language": "Python"}, "t2": {"language": "python", "repository_url": "https://example.org/r"},
+            "t3": {"language": "go"}}
+    got = with_task_profiles(ms, meta, {"t1": b, "t2": c, "t3": a})
+    assert got.coverage_profiles == {"go": a, "python": b, "https://example.org/r": c}
+    for task, want in (("t1", b), ("t2", c), ("t3", a)):
+        url = meta[task].get("repository_url")
+        assert resolve_profile(got, meta[task]["language"].lower(), url)[0] == want

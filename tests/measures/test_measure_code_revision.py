@@ -202,3 +202,24 @@ def test_resume_records_a_killed_measure_revision_and_measures_it_again_under_th
     assert sum(1 for e in events if e["type"] == "measurement_revision.measured" and e["revision"] == "cut-2"
                and e["stage"] == "submission") == 8
     assert json.loads((run / "evaluation.json").read_text())["measurements"][-1] == "cognitive"
+
+
+def test_a_killed_revision_is_planned_again_with_its_own_saved_profiles(lines_run: Path, tmp_path: Path) -> None:
+    """A killed revision that added coverage with --coverage-profiles (not in the run's settings) is
+    planned again from its saved profiles.json: without them no task can measure coverage, with them
+    each task resolves to the profile it was readied with."""
+    from pluginbench.actors._measure_again import plan_measure, saved_profiles
+    from pluginbench.errors import InputError
+    from pluginbench.measures._coverage_profile import CoverageProfile
+
+    run = _copy(lines_run, tmp_path)
+    work = run / "measure" / "cut"
+    work.mkdir(parents=True)
+    profile = {"command": ["sh", "coverage.sh"], "report_path": "coverage.json", "format": "coverage-py-json",
+               "tool_version": "7.17.3"}
+    (work / "profiles.json").write_text(json.dumps({"clamp-ref": profile, "clamp-nosolution": profile}))
+    with pytest.raises(InputError, match="no task can measure 'coverage'"):
+        plan_measure(run, "coverage", "cut-2", None)
+    plan = plan_measure(run, "coverage", "cut-2", None, saved_profiles(work))
+    assert plan.settings.coverage_profiles == {"python": CoverageProfile(**profile)}
+    assert saved_profiles(run / "measure" / "missing") == {}

@@ -58,7 +58,8 @@ def test_whole_evaluation_matches_the_docker_backend(cluster, engines, base_id, 
 
 def test_head_killed_then_resumed_stops_containers_left_on_nodes(cluster, engines, tmp_path: Path) -> None:  # noqa: F811
     """kill -9 of the head while a docker sandbox codes on a node: its container is left running on that node's
-    engine; the resume stops it there, recodes the launched attempt, and ends complete with none lost or twice."""
+    engine; the resume stops it there, removes the run's exited and never-started containers on its node,
+    recodes the launched attempt, and ends complete with none lost or twice."""
     import json
     import os
     import signal
@@ -85,7 +86,20 @@ def test_head_killed_then_resumed_stops_containers_left_on_nodes(cluster, engine
     os.kill(json.loads((run / "run.lock").read_text())["pid"], signal.SIGKILL)
     wait_for("the head to be gone", lambda: not status(run)["active"], 60)
     assert running(), "a killed head leaves the node's container running"
+    labels = node.docker("inspect", "-f", '{{index .Config.Labels "pluginbench.run"}} {{.Config.Image}}',
+                         running()[0]).stdout.split()
+    left = []
+    for state in ("created", "exited"):  # what earlier kills left stopped: one never started, one exited
+        made = node.docker("create", "--label", "pluginbench.owner=pluginbench", "--label", f"pluginbench.run={labels[0]}",
+                           "--label", f"pluginbench.attempt=left-{state}", labels[1], "true").stdout.strip()
+        assert made, f"could not create a {state} container on the node"
+        if state == "exited":
+            node.docker("start", "-a", made)
+        left.append(made)
     cli("run", str(run), "--foreground")
+    for made in left:
+        assert node.docker("ps", "-aq", "--filter", f"id={made}").stdout.strip() == "", \
+            "the resume should have removed a container the killed head left stopped"
     st = assert_no_duplicates_none_lost(run)
     assert st["discarded"] and all(a["outcome"] == "pass" for a in st["attempts"])
     assert running() == [], "the resume should have stopped the killed head's container on its node"
