@@ -90,7 +90,7 @@ def experiment(rng: random.Random, effect: float, pool: int, rule: stats.Stoppin
         d, r = simulate_task(rng, effect)
         diffs.append(d)
         rows.append(stats.TaskValues(task=str(i), pass_rate={"t": d}, tokens={"t": r}))
-    return stats.sequential_state(rule, ["t"], rows), diffs
+    return stats.sequential_state(rule, ["t"], rows, until_decided=True), diffs
 
 
 def aa(sims: int, seed: int, pool: int) -> None:

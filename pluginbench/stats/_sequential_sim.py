@@ -48,7 +48,7 @@ def one_run(rule: StoppingRule, repeats: int, effect: float, pool: int, rng: ran
         v = sum(rng.random() < p for _ in range(repeats)) / repeats
         t = sum(rng.random() < q for _ in range(repeats)) / repeats
         rows.append(TaskValues(task=str(i), pass_rate={"t": t - v}, tokens={"t": None}))
-    state = sequential_state(rule, ["t"], rows)
+    state = sequential_state(rule, ["t"], rows, until_decided=True)
     if state.decided and state.decided_after is not None:
         return state.decided_after, state.gates[0].decision or "undecided"
     return cap, "undecided"
