@@ -19,7 +19,9 @@ from ._sequential import StoppingRule, TaskValues, sequential_state
 
 #: The assumed effects the plan shows (pass-rate fractions).
 PLAN_EFFECTS = (0.0, 0.05, 0.10, 0.20)
-PLAN_SIMULATIONS = 200
+#: 100 runs: the mean tasks to a decision within about ±10 tasks (95%) at a 300-task pool, in
+#: under 20 s there (the betting fold costs about 0.2 ms per task and run; 200 took twice that)
+PLAN_SIMULATIONS = 100
 SIM_SEED = 20240
 
 
