@@ -41,6 +41,7 @@ from __future__ import annotations
 import bisect
 import math
 import random
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Literal
 
@@ -146,24 +147,27 @@ class BettingFold:
 #: event, each time with at most one more task, so the fold resumes from the longest prefix
 #: it has (a pure cache: the result is the same with or without it)
 _FOLDS: dict[tuple[float, tuple[float, ...]], tuple[BettingFold, tuple[tuple[float, float], ...]]] = {}
+_FOLDS_LOCK = threading.Lock()  # the dashboard may fold in a worker thread
 
 
 def _folded(xs: tuple[float, ...], alpha: float) -> tuple[tuple[float, float], ...]:
     start = 0
     fold, seq = BettingFold(alpha), tuple[tuple[float, float], ...]()
-    for k in range(len(xs), max(-1, len(xs) - 8), -1):
-        hit = _FOLDS.get((alpha, xs[:k]))
-        if hit is not None:
-            (fold, seq), start = hit, k
-            break
+    with _FOLDS_LOCK:
+        for k in range(len(xs), max(-1, len(xs) - 8), -1):
+            hit = _FOLDS.get((alpha, xs[:k]))
+            if hit is not None:
+                (fold, seq), start = hit, k
+                break
     out = list(seq)
     for x in xs[start:]:
         fold = fold.push(x)
         out.append((fold.low, fold.high))
     if start < len(xs):
-        while len(_FOLDS) >= 64:  # the oldest first: a run's gates keep their latest prefixes
-            del _FOLDS[next(iter(_FOLDS))]
-        _FOLDS[(alpha, xs)] = (fold, tuple(out))
+        with _FOLDS_LOCK:
+            while len(_FOLDS) >= 64:  # the oldest first: a run's gates keep their latest prefixes
+                del _FOLDS[next(iter(_FOLDS))]
+            _FOLDS[(alpha, xs)] = (fold, tuple(out))
     return tuple(out)
 
 
