@@ -201,7 +201,7 @@ def results_document(
     sequential = sequential_section(state)
     if sequential is not None:  # a sequential run (comparison.stopping); a fixed-size run's document is unchanged
         doc["sequential"] = sequential
-        doc["notes"] = [*doc["notes"], sequential["sentence"]]  # type: ignore[misc]
+        doc["notes"] = [*doc["notes"], sequential["sentence"]]  # type: ignore[misc]  # doc is an inferred dict of mixed values; "notes" is a list of str
     settings = config.get("statistics") or {}
     doc["verdicts"] = [msgspec.to_builtins(v) for v in stats.verdicts(
         doc, run_status=phase, equivalence_margin=float(settings.get("equivalence_margin", stats.EQUIVALENCE_MARGIN)))]
