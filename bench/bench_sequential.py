@@ -4,7 +4,9 @@ attempts to a decision against the fixed design.
     .venv/bin/python bench/bench_sequential.py [--sims 1000] [--seed 0] [--pool 300]
 
 Simulated experiments, no model call, through the package's own pure functions
-(``stats.sequential_state``, the function the Supervisor decides with). Every task has its
+(``stats.sequential_state``, the function the Supervisor decides with, boundary
+``stats.sequential_method()``: the hedged betting confidence sequence; each gate stops
+folding at its decision, ``until_decided``, which decides the same). Every task has its
 own vanilla pass probability ``p ~ Beta(2, 2)``; the treatment's is ``p + effect`` clipped to
 [0, 1]; each arm runs 3 repeats (Bernoulli); tokens are the task's log-normal base (σ 0.8)
 times a per-attempt log-normal factor (σ 0.35), the same distribution in both arms. Tasks
@@ -90,7 +92,7 @@ def experiment(rng: random.Random, effect: float, pool: int, rule: stats.Stoppin
         d, r = simulate_task(rng, effect)
         diffs.append(d)
         rows.append(stats.TaskValues(task=str(i), pass_rate={"t": d}, tokens={"t": r}))
-    return stats.sequential_state(rule, ["t"], rows), diffs
+    return stats.sequential_state(rule, ["t"], rows, until_decided=True), diffs
 
 
 def aa(sims: int, seed: int, pool: int) -> None:

@@ -10,8 +10,8 @@
 * :func:`paired_bootstrap` / :func:`geometric_mean_ratio` — the previous percentile
   bootstrap, kept only so ``bench/bench_aa_gates.py`` can show its A/A error beside the new one.
 * :func:`median`, :func:`percentile`.
-* :func:`sequential_state` — sequential stopping (``_sequential``): anytime-valid confidence
-  sequences per gate and the decision; :func:`plan_expectations` — its simulated cost.
+* :func:`sequential_state` — sequential stopping (``_sequential``): anytime-valid (hedged betting)
+  confidence sequences per gate, folded a task at a time (:class:`BettingFold`) and the decision; :func:`plan_expectations` — its simulated cost.
 * :func:`parse_gates` — the gates file of ``compare``; :func:`compare_packages` — splits,
   measure and gate tables, paired sections and the exit status (``_compare.py``).
 """
@@ -81,6 +81,7 @@ from ._power import POWER, PowerPlan, assumed_sd, mde, plan, power_at, power_sen
 from ._price_table import STALE_AFTER_DAYS, PriceChoice, age_warning, bundled_prices, choose_prices
 from ._records import DOLLARS, AttemptRecord, Package, correctness
 from ._sequential import (
+    BettingFold,
     GateTrace,
     SequentialState,
     StoppingRule,
@@ -97,6 +98,7 @@ from ._sequential_sim import PLAN_EFFECTS, Expected, plan_expectations
 from ._verdict import DECIDED, EQUIVALENCE_MARGIN, Verdict, verdict_for, verdict_of_paired, verdicts
 
 __all__ = [
+    "BettingFold",
     "GateTrace",
     "SequentialState",
     "StoppingRule",

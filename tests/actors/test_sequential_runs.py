@@ -24,7 +24,7 @@ from tests.runs_helpers import QUICKSTART, events_of
 pytestmark = pytest.mark.slow
 
 POOL = 9
-LEVEL = 0.6  # the lowest sensible level keeps the run short: a +100 pp effect decides after 8 tasks
+LEVEL = 0.6  # a low level keeps the run short: a +100 pp effect decides after 4 tasks (the pure rule says; the test derives it)
 GUIDANCE = QUICKSTART / "guidance" / "testing-discipline.md"  # mentions "edge case", the tasks' keyword
 CANDIDATES = """keywords = ["edge case"]
 

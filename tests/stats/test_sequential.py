@@ -12,7 +12,7 @@ import pytest
 from pluginbench import stats
 from pluginbench.stats._sequential_sim import expected
 
-REFERENCE = Path(__file__).resolve().parents[1] / "data" / "sequential" / "confseq_reference.json"
+REFERENCE = Path(__file__).resolve().parents[1] / "data" / "sequential" / "hedged_reference.json"
 
 
 def rule(**kw: object) -> stats.StoppingRule:
@@ -29,11 +29,39 @@ def rows(values: list[float | None], tokens: list[float | None] | None = None, a
 
 @pytest.mark.parametrize("case", json.loads(REFERENCE.read_text())["cases"], ids=lambda c: c["name"])
 def test_the_sequence_equals_the_authors_library_values(case: dict[str, object]) -> None:
-    """Every lower and upper end equals what confseq.predmix.predmix_empbern_cs computed for the same data and alpha."""
+    """Every lower and upper end equals what confseq.betting.hedged_cs computed for the same data and alpha."""
     got = stats.confidence_sequence(case["x"], float(case["alpha"]))  # type: ignore[arg-type]
-    for (lo, hi), want_lo, want_hi in zip(got, case["lower"], case["upper"], strict=True):  # type: ignore[call-overload]
-        assert lo == pytest.approx(want_lo, abs=1e-12)
-        assert hi == pytest.approx(want_hi, abs=1e-12)
+    assert len(got) == len(case["lower"])  # type: ignore[arg-type]
+    crosses = int(case.get("crosses_at", len(got)))  # type: ignore[call-overload]
+    for (lo, hi), want_lo, want_hi in zip(got[:crosses], case["lower"], case["upper"], strict=False):  # type: ignore[call-overload]
+        assert lo == pytest.approx(want_lo, abs=1e-9)
+        assert hi == pytest.approx(want_hi, abs=1e-9)
+    # where the library's running intersection crosses itself (lower > upper), the fold keeps its last interval
+    assert all(point == got[crosses - 1] for point in got[crosses:])
+
+
+def test_the_fold_resumed_from_a_prefix_equals_the_fold_from_scratch() -> None:
+    """Folding one more task onto a cached prefix gives exactly the sequence folded from nothing."""
+    xs = [0.5, 1.0, 0.25, 0.75, 1.0, 0.5, 0.0, 1.0] * 4
+    stats.confidence_sequence(xs[:-1], 0.1)  # leaves the prefix's fold in the cache
+    resumed = stats.confidence_sequence(xs, 0.1)
+    fold = stats.BettingFold(0.1)
+    scratch = []
+    for x in xs:
+        fold = fold.push(x)
+        scratch.append((fold.low, fold.high))
+    assert resumed == scratch
+
+
+def test_until_decided_gives_the_same_decision_and_stops_folding() -> None:
+    """A simulation's early stop reports the same decisions and tasks as the full fold, with no points after them."""
+    values: list[float | None] = [1.0, 0.0, 1.0, 0.5, 1.0, 0.0] * 15
+    full = stats.sequential_state(rule(), ["t"], rows(values))
+    early = stats.sequential_state(rule(), ["t"], rows(values), until_decided=True)
+    assert full.decided and early.decided_after == full.decided_after
+    assert [g.decision for g in early.gates] == [g.decision for g in full.gates]
+    at = early.gates[0].decided_at
+    assert at is not None and len(early.gates[0].points) == at < len(full.gates[0].points)
 
 
 @pytest.mark.parametrize(("metric", "low", "high", "want"), [
@@ -64,10 +92,14 @@ def test_a_large_effect_is_decided_success_and_stays_decided() -> None:
     assert stats.sequential_state(rule(), ["t"], rows([1.0] * k)).decided_after == k
 
 
-def test_a_large_loss_is_decided_failure() -> None:
-    """Every task −1: failure (the upper end below 0 comes before futility is reported as the reason)."""
-    state = stats.sequential_state(rule(), ["t"], rows([-1.0] * 30))
-    assert state.gates[0].decision == "failure"
+def test_a_large_loss_is_decided_failure_or_first_futility() -> None:
+    """Every task −1: failure when no futility line lies above 0; with one, the interval narrows
+    past it first, so futility is decided there and stays decided."""
+    assert stats.sequential_state(rule(smallest_effect=0.0), ["t"], rows([-1.0] * 30)).gates[0].decision == "failure"
+    gate = stats.sequential_state(rule(), ["t"], rows([-1.0] * 30)).gates[0]
+    at = gate.points[(gate.decided_at or 0) - 1]
+    assert gate.decision == "futility" and 0 <= at.high < 0.05
+    assert any(p.high < 0 for p in gate.points[gate.decided_at or 0:])
 
 
 def test_futility_when_the_sequence_excludes_the_smallest_effect() -> None:
