@@ -186,7 +186,8 @@ def results_document(
         "reference_ratios": reference_ratios(
             all_references, per_task, tasks, arms,
             {c.metric: c.unit for c in collected_columns(run["measurements"]) if c.summary}),
-        "code_measures": code_measures_section(state, rows, tasks, arms, run["measurements"], all_references),
+        "code_measures": code_measures_section(state, rows, tasks, arms, run["measurements"], all_references,
+                                               confidence_level(config)),
         "measurement_history": measurement_history(state),
         "measurement_revisions": measurement_revisions(state),
         "not_measured": not_measured_rows(state),
