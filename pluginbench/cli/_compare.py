@@ -98,6 +98,11 @@ def _paired_lines(split: SplitResult) -> list[str]:
         out.append(f"  mean pass-rate difference: {_interval(pr, stats.format_pp)} (sign-flip permutation interval)")
         out.append(f"  secondary: exact sign test +{s.positives} −{s.negatives} ={s.ties}, two-sided p = {stats.format_p(s.p)}")
         out.append(f"  geometric-mean token ratio: {_interval(tk, stats.format_ratio)}")
+        d = p.dollars
+        if d is not None:
+            out.append("  dollars per attempt ratio: " + (
+                _interval(d, stats.format_ratio) if d.status != "no_prices"
+                else "unknown (no dollars, or the two runs were priced by different tables)"))
         for tp in p.per_task:
             out.append(
                 f"  {tp.task}: pass-rate difference {stats.format_pp(tp.pass_rate_difference) if tp.pass_rate_excluded is None else 'excluded'}"

@@ -199,6 +199,8 @@ def results_document(
     # reporting and the same run finished read the same (byte-identical rebuilds).
     phase = "complete" if state.phase in ("complete", "reporting") else state.phase
     settings = config.get("statistics") or {}
+    for arm, delta in doc["deltas"].items():
+        delta["summary"]["dollars"] = stats.dollars_summary(doc, arm, delta["against"], confidence_level(config))
     doc["verdicts"] = [msgspec.to_builtins(v) for v in stats.verdicts(
         doc, run_status=phase, equivalence_margin=float(settings.get("equivalence_margin", stats.EQUIVALENCE_MARGIN)))]
     doc["power"] = msgspec.to_builtins(stats.plan(

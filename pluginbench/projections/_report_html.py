@@ -17,7 +17,7 @@ from ..harness_registry import runs_no_agent_cli
 from ..measures import Column, all_columns, collected_columns
 from ._report_code import PLAIN_COLUMNS
 from ._report_activation_html import activation_html
-from ._report_cost import cost_html
+from ._report_cost import cost_html, dollars_note
 from ._report_css import CSS
 from ._report_plots import PLOT_CSS, plots_section
 from ._report_quality import code_quality_html, not_measured_html, revisions_html
@@ -306,7 +306,7 @@ def _paired(doc: Mapping[str, Any]) -> str:
             f"worse, {sign['ties']} tied, p = {p}</li>"
             "<li>Geometric-mean token ratio (input + output): "
             + _interval_text(s["tokens"], lambda r: f"×{r:.2f}", higher_is_better=False, centre=1)
-            + "</li></ul>"
+            + "</li>" + _dollars_item(doc, arm, s.get("dollars")) + "</ul>"
         )
         for kind, label in (("pass_rate", "pass-rate"), ("tokens", "token")):
             ex = d["excluded"][kind]
@@ -322,6 +322,25 @@ def _paired(doc: Mapping[str, Any]) -> str:
     if not out:
         return "<p>No treatment arm to compare.</p>"
     return "".join(out)
+
+
+def _dollars_item(doc: Mapping[str, Any], arm: str, d: Mapping[str, Any] | None) -> str:
+    """The dollars line of a paired block: the ratio of mean dollars per attempt with its
+    interval, and dollars per solved task of both arms (the verdict's figures), dated."""
+    if d is None:
+        return ""
+    if d["estimate"] is None:
+        why = "no price table" if d["status"] == "no_prices" else "no task with exact dollars on both arms"
+        return f'<li class="dollars">Dollars per attempt ratio: <span class="excluded">{_e(why)}</span></li>'
+    v = next((v for v in doc.get("verdicts") or [] if v["treatment"] == arm), None)
+    solved = ""
+    if v is not None and v.get("usd_per_solved") is not None and v.get("usd_per_solved_against") is not None:
+        solved = (f"; per solved task {_e(stats.format_dollars(v['usd_per_solved']))} vs "
+                  f"{_e(stats.format_dollars(v['usd_per_solved_against']))}")
+    note = dollars_note(doc)
+    return ('<li class="dollars" title="' + _e(d["definition"]) + '">Ratio of mean dollars per attempt: '
+            + _interval_text(d, stats.format_ratio, higher_is_better=False, centre=1) + solved
+            + (f' <span class="small">({_e(note)})</span>' if note else "") + "</li>")
 
 
 def _missing(doc: Mapping[str, Any]) -> str:

@@ -345,9 +345,29 @@ class Summary(_Strict, frozen=True):
     basis: Annotated[str | None, Meta(description="tokens only: input_plus_output.")] = None
 
 
+class Exclusion(_Strict, frozen=True):
+    task: Annotated[str, Meta(description="The task.")]
+    reason: Annotated[str, Meta(description="Why it is excluded.")]
+
+
+class DollarsSummary(_Strict, frozen=True):
+    statistic: Annotated[str, Meta(description="ratio_of_mean_dollars_per_attempt.")]
+    definition: Annotated[str, Meta(description="The one definition of the dollars ratio, in words (the verdict, the tables and compare use it).")]
+    estimate: Annotated[Num, Meta(description="Σ over tasks of the treatment's mean dollars per attempt / the same of vanilla; null without prices or usable tasks.")]
+    low: Annotated[Num, Meta(description="Lower end of its sign-flip interval at `level` (the test of the per-task t − r·c inverted); null with too few tasks.")]
+    high: Annotated[Num, Meta(description="Upper end of that interval.")]
+    tasks: Annotated[int, Meta(description="Tasks where every attempt of both arms has exact dollars.")]
+    status: Annotated[str, Meta(description="ok, too_few_tasks, no_tasks or no_prices.")]
+    level: Annotated[float, Meta(description="The run's statistics.confidence_level.")]
+    method: Annotated[str, Meta(description="sign-flip permutation test.")]
+    excluded: Annotated[list[Exclusion], Meta(description="Tasks left out (an attempt without exact dollars, $0 for vanilla).")]
+    min_tasks: Annotated[int | None, Meta(description="Fewest tasks that can reach the level.")] = None
+
+
 class DeltaSummary(_Strict, frozen=True):
     pass_rate: Annotated[Summary, Meta(description="Mean pass-rate difference (treatment − vanilla).")]
     tokens: Annotated[Summary, Meta(description="Geometric-mean token ratio (treatment / vanilla).")]
+    dollars: Annotated[DollarsSummary | None, Meta(description="Ratio of mean dollars per attempt (treatment / vanilla) with its interval; null in reports made before it existed.")] = None
 
 
 class TaskDelta(_Strict, frozen=True):
@@ -355,11 +375,6 @@ class TaskDelta(_Strict, frozen=True):
     pass_rate_excluded: Annotated[str | None, Meta(description="Why the task is left out of pass-rate statistics.")]
     token_ratio: Annotated[Num, Meta(description="Treatment mean input+output tokens / vanilla's.")]
     tokens_excluded: Annotated[str | None, Meta(description="Why the task is left out of token statistics.")]
-
-
-class Exclusion(_Strict, frozen=True):
-    task: Annotated[str, Meta(description="The task.")]
-    reason: Annotated[str, Meta(description="Why it is excluded.")]
 
 
 class Exclusions(_Strict, frozen=True):

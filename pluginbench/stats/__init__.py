@@ -60,6 +60,7 @@ from ._decide import (
     passes_lower,
     passes_upper,
     ratio_interval,
+    ratio_of_means_interval,
 )
 from ._format import format_dollars, format_p, format_pp, format_rate, format_ratio
 from ._gate_eval import FAILED, PASSED, UNDETERMINED, GateResult, TaskValue, bound_decision
@@ -78,10 +79,21 @@ from ._permutation import SignFlip, lower_bound, min_tasks, sign_flip_test, uppe
 from ._power import POWER, PowerPlan, assumed_sd, mde, plan, power_at, power_sentence, tasks_needed
 from ._price_table import STALE_AFTER_DAYS, PriceChoice, age_warning, bundled_prices, choose_prices
 from ._records import DOLLARS, AttemptRecord, Package, correctness
-from ._verdict import DECIDED, EQUIVALENCE_MARGIN, Verdict, verdict_for, verdict_of_paired, verdicts
+from ._verdict import (
+    DECIDED,
+    DOLLARS_RATIO,
+    EQUIVALENCE_MARGIN,
+    Verdict,
+    dollars_summary,
+    verdict_for,
+    verdict_of_paired,
+    verdicts,
+)
 
 __all__ = [
     "verdict_of_paired",
+    "DOLLARS_RATIO",
+    "dollars_summary",
     "power_sentence",
     "DECIDED",
     "EQUIVALENCE_MARGIN",
@@ -97,6 +109,7 @@ __all__ = [
     "passes_lower",
     "passes_upper",
     "ratio_interval",
+    "ratio_of_means_interval",
     "format_dollars",
     "format_p",
     "format_pp",

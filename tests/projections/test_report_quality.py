@@ -4,10 +4,10 @@ report writes them: grouped by language and analyzer, never pooled, unknown neve
 from __future__ import annotations
 
 import re
-
-import pytest
 from html.parser import HTMLParser
 from typing import Any
+
+import pytest
 
 from pluginbench.projections._report_code import code_measures_section
 from pluginbench.projections._report_quality import (
