@@ -826,3 +826,27 @@ def test_report_names_what_was_tested(tmp_path: Path) -> None:
     (f,) = doc["treatments"]["guided"]["files"]
     assert (f["path"], f["bytes"], f["sha256"]) == ("guidance/00-x.md", 10, hashlib.sha256(b"use tests\n").hexdigest())
     assert f["sha256"] in (root / "report" / "report.html").read_text()
+
+
+def test_a_partial_run_colours_no_effect_and_the_page_reads_top_down(tmp_path: Path) -> None:
+    """A treatment better on all six tasks, with one attempt still missing: the headline says no verdict yet, and
+    neither the verdict, the paired summary nor any per-task delta is coloured; complete, the same run's page is
+    coloured; either way the sections run verdict, paired comparison, plots, per-task tables."""
+    tasks = [f"t{i}" for i in range(1, 7)]
+    b = RunBuilder(tmp_path / "partial", tasks, repeats=2)
+    for t in tasks:
+        for r in range(2):
+            b.complete(t, "vanilla", "pass" if r < 1 else "fail", exact(800, 200), repeat=r)
+            if (t, r) != ("t6", 1):
+                b.complete(t, "guided", "pass", exact(1200, 300), repeat=r)
+    root = b.close()
+    doc = load(root)
+    assert doc["verdicts"][0]["kind"] == "partial" and "no verdict yet" in doc["verdicts"][0]["headline"]
+    html = (root / "report" / "report.html").read_text()
+    body = html[html.index("<body>"):]
+    assert 'class="good"' not in body and 'class="bad"' not in body and "verdict-better" not in body
+    order = [body.index(f'<section id="{s}">') for s in ("verdict", "paired", "plots", "per-task", "cost", "attempts")]
+    assert order == sorted(order)
+    full = (six_task_run(tmp_path / "full", {t: 2 for t in tasks}) / "report" / "report.html")
+    build_report(full.parents[1])
+    assert 'class="good"' in full.read_text()
