@@ -54,6 +54,9 @@ class TokenTotals(_Out, frozen=True):
     lower_bound: Annotated[bool, Meta(description="True when any counted attempt's usage is `lower_bound` or `unknown`.")]
     unvalidated: Annotated[bool, Meta(description="True when any counted attempt's usage is `unvalidated`.")]
     native_session: Annotated[NativeSessionTotals | None, Meta(description="Sums of the native CLI sessions of attempts whose arm runs command hooks; `null` when none has one.")]
+    complete_total_tokens: Annotated[int | None, Meta(description="Total tokens of the complete counted attempts alone (what has been spent so far while others run); `null` when one of them did not measure it. Never the total: `total_tokens` stays unknown while an attempt runs.")] = None
+    complete_attempts: Annotated[int, Meta(description="Complete attempts complete_total_tokens counts.")] = 0
+    running_attempts: Annotated[int, Meta(description="Counted attempts still running (their usage is not saved yet).")] = 0
 
 
 class Reuse(_Out, frozen=True):
