@@ -63,7 +63,7 @@ def describe(state: RunState, event: Event, *, verbose: bool = True) -> str | No
         case "attempt.completed":
             if a is None:
                 return None
-            tokens = a.usage.total_tokens if a.usage and a.usage.total_tokens is not None else "unknown"
+            tokens = f"{a.usage.total_tokens:,}" if a.usage and a.usage.total_tokens is not None else "unknown"
             reused = " (reused)" if a.reused else ""
             return f"{a.task} · {a.arm} · r{a.repeat}: {a.outcome} (tokens {tokens}){reused}"
         case "attempt.interrupted":

@@ -188,7 +188,11 @@ def _interval_text(s: Mapping[str, Any], fmt: Callable[[Any], str], *, higher_is
                    colour: bool = True) -> str:
     if s["estimate"] is None:
         return '<span class="excluded">no usable tasks</span>'
-    est = _signed(s["estimate"] - centre, fmt(s["estimate"]), higher_is_better=higher_is_better, coloured=colour)
+    # coloured only when the interval (the decision) excludes no-difference, never by the point alone
+    decided = s["status"] == "ok" and s["low"] is not None and s["high"] is not None and (
+        s["low"] > centre or s["high"] < centre)
+    est = _signed(s["estimate"] - centre, fmt(s["estimate"]), higher_is_better=higher_is_better,
+                  coloured=colour and decided)
     if s["status"] != "ok":
         return (
             f'{est} <span class="excluded">too few tasks (n &lt; {s["min_tasks"]})</span> '
@@ -232,7 +236,7 @@ def _per_task(doc: Mapping[str, Any]) -> str:
             s = doc["deltas"][a]["summary"]
             foot.append(
                 '<td class="summary-pass">'
-                + _interval_text(s["pass_rate"], _pp, higher_is_better=True, centre=0, colour=coloured(doc))
+                + _interval_text(s["pass_rate"], stats.format_pp, higher_is_better=True, centre=0, colour=coloured(doc))
                 + "</td>"
             )
             foot.append(
@@ -307,7 +311,7 @@ def _paired(doc: Mapping[str, Any]) -> str:
         out.append(
             f'<h3>{_e(arm)} vs {_e(d["against"])}</h3><ul class="notes">'
             "<li>Mean pass-rate difference: "
-            + _interval_text(s["pass_rate"], _pp, higher_is_better=True, centre=0, colour=coloured(doc))
+            + _interval_text(s["pass_rate"], stats.format_pp, higher_is_better=True, centre=0, colour=coloured(doc))
             + "</li>"
             f"<li>Exact two-sided sign test: {sign['positives']} better, {sign['negatives']} "
             f"worse, {sign['ties']} tied, p = {p}</li>"
@@ -337,7 +341,8 @@ def _dollars_item(doc: Mapping[str, Any], arm: str, d: Mapping[str, Any] | None)
     if d is None:
         return ""
     if d["estimate"] is None:
-        why = "no price table" if d["status"] == "no_prices" else "no task with exact dollars on both arms"
+        why = ("no price table" if d["status"] == "no_prices"
+               else "unknown: " + (d["excluded"][0]["reason"] if d["excluded"] else "no task with dollars on both arms"))
         return f'<li class="dollars">Dollars per attempt ratio: <span class="excluded">{_e(why)}</span></li>'
     v = next((v for v in doc.get("verdicts") or [] if v["treatment"] == arm), None)
     solved = ""

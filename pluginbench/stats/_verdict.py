@@ -122,7 +122,8 @@ def dollars_summary(doc: Mapping[str, Any], treatment: str, against: str, level:
             bad = [c for c in got if c.get("usd") is None or c.get("lower_bound")]
             if not got or bad:
                 out["excluded"].append({"task": task, "reason": f"{arm}: " + (
-                    "no attempts" if not got else f"{len(bad)} of {len(got)} attempt(s) without exact dollars")})
+                    "no attempts" if not got else f"{len(bad)} of {len(got)} attempt(s) without exact dollars"
+                    + (f" ({bad[0]['reason']})" if bad[0].get("reason") else ""))})
                 break
             means.append(math.fsum(float(c["usd"]) for c in got) / len(got))
         else:

@@ -850,3 +850,16 @@ def test_a_partial_run_colours_no_effect_and_the_page_reads_top_down(tmp_path: P
     full = (six_task_run(tmp_path / "full", {t: 2 for t in tasks}) / "report" / "report.html")
     build_report(full.parents[1])
     assert 'class="good"' in full.read_text()
+
+
+def test_a_summary_is_coloured_only_when_its_interval_decides() -> None:
+    """+27.8 pp with a 90% interval from +0.0 to +50.0 pp (undetermined) reads plain, in pp with one decimal like the
+    headline; the same estimate with an interval above 0 reads green, and a token ratio whose interval is above ×1 red."""
+    from pluginbench.projections._report_html import _interval_text
+
+    s = {"estimate": 0.2778, "low": 0.0, "high": 0.5, "status": "ok", "level": 0.9, "tasks": 6, "min_tasks": 5}
+    plain = _interval_text(s, stats.format_pp, higher_is_better=True, centre=0)
+    assert 'class="good"' not in plain and "+27.8 pp" in plain and "[+0.0 pp, +50.0 pp]" in plain
+    assert 'class="good"' in _interval_text({**s, "low": 0.1}, stats.format_pp, higher_is_better=True, centre=0)
+    tok = {**s, "estimate": 1.31, "low": 1.16, "high": 1.5}
+    assert 'class="bad"' in _interval_text(tok, stats.format_ratio, higher_is_better=False, centre=1)
