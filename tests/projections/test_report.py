@@ -863,3 +863,19 @@ def test_a_summary_is_coloured_only_when_its_interval_decides() -> None:
     assert 'class="good"' in _interval_text({**s, "low": 0.1}, stats.format_pp, higher_is_better=True, centre=0)
     tok = {**s, "estimate": 1.31, "low": 1.16, "high": 1.5}
     assert 'class="bad"' in _interval_text(tok, stats.format_ratio, higher_is_better=False, centre=1)
+
+
+def test_tokens_and_dollars_per_attempt_and_per_solved_task(tmp_path: Path) -> None:
+    """The Cost section's per-arm table: tokens (input + output) per attempt and per solved task from the same totals
+    (vanilla 1,000 per attempt, 6 of 12 pass: 2,000 per solved task; guided 1,500 and 12 passes: 1,500), and a
+    dollar figure reads unknown, never 0, without a price row."""
+    from pluginbench.projections._report_cost import spend_rows
+
+    doc = load(six_task_run(tmp_path / "run", {f"t{i}": 2 for i in range(1, 7)}))
+    rows = {r["arm"]: r for r in spend_rows(doc)}
+    assert (rows["vanilla"]["tokens_per_attempt"], rows["vanilla"]["tokens_per_solved"]) == (1000, 2000)
+    assert (rows["guided"]["tokens_per_attempt"], rows["guided"]["tokens_per_solved"], rows["guided"]["passes"]) == (
+        1500, 1500, 12)
+    assert rows["guided"]["usd_per_attempt"] is None
+    html = (tmp_path / "run" / "report" / "report.html").read_text()
+    assert 'id="spend-per-arm"' in html and "<td class=\"num\">2,000</td>" in html
