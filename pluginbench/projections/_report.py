@@ -199,7 +199,8 @@ def results_document(
     # reporting and the same run finished read the same (byte-identical rebuilds).
     phase = "complete" if state.phase in ("complete", "reporting") else state.phase
     settings = config.get("statistics") or {}
-    for arm, delta in doc["deltas"].items():
+    deltas: dict[str, Any] = doc["deltas"]  # type: ignore[assignment]  # paired_deltas' dict
+    for arm, delta in deltas.items():
         delta["summary"]["dollars"] = stats.dollars_summary(doc, arm, delta["against"], confidence_level(config))
     doc["verdicts"] = [msgspec.to_builtins(v) for v in stats.verdicts(
         doc, run_status=phase, equivalence_margin=float(settings.get("equivalence_margin", stats.EQUIVALENCE_MARGIN)))]

@@ -16,7 +16,16 @@ from typing import Any
 import msgspec
 
 from ..errors import InputError
-from ..stats import Cost, PriceChoice, Prices, attempt_cost, choose_prices, format_dollars, parse_prices, total_cost
+from ..stats import (
+    Cost,
+    PriceChoice,
+    Prices,
+    attempt_cost,
+    choose_prices,
+    format_dollars,
+    parse_prices,
+    total_cost,
+)
 from ._report_data import num
 
 PRICES_FILE = "prices.json"

@@ -809,7 +809,6 @@ def test_report_names_what_was_tested(tmp_path: Path) -> None:
     import hashlib
 
     from pluginbench.events import TreatmentFrozen
-
     from pluginbench.projections._integrity import _tree_fingerprint
 
     b = RunBuilder(tmp_path / "run", ["t1"])
