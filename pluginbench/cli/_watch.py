@@ -163,7 +163,7 @@ def render_status(snap: dict[str, Any]) -> Group:
     tok.add_column("output", justify="right")
     tok.add_column("total", justify="right")
     def shown(v: object) -> str:
-        return "unknown" if v is None else str(v)
+        return "unknown" if v is None else (f"{v:,}" if isinstance(v, int) else str(v))
 
     for arm, info in snap["arms"].items():
         t = info["tokens"]
