@@ -307,13 +307,13 @@ def _paired(doc: Mapping[str, Any]) -> str:
     for arm, d in doc["deltas"].items():
         s = d["summary"]
         sign = s["pass_rate"]["sign_test"]
-        p = _or_unknown(sign["p"], lambda x: f"{x:.3g}")
+        p = _or_unknown(sign["p"], stats.format_p)
         out.append(
             f'<h3>{_e(arm)} vs {_e(d["against"])}</h3><ul class="notes">'
             "<li>Mean pass-rate difference: "
             + _interval_text(s["pass_rate"], stats.format_pp, higher_is_better=True, centre=0, colour=coloured(doc))
             + "</li>"
-            f"<li>Exact two-sided sign test: {sign['positives']} better, {sign['negatives']} "
+            f"<li class=\"small\">Secondary, not a decision: exact two-sided sign test: {sign['positives']} better, {sign['negatives']} "
             f"worse, {sign['ties']} tied, p = {p}</li>"
             "<li>Geometric-mean token ratio (input + output): "
             + _interval_text(s["tokens"], lambda r: f"×{r:.2f}", higher_is_better=False, centre=1, colour=coloured(doc))
