@@ -878,3 +878,28 @@ def test_tokens_and_dollars_per_attempt_and_per_solved_task(tmp_path: Path) -> N
     assert rows["guided"]["usd_per_attempt"] is None
     html = (tmp_path / "run" / "report" / "report.html").read_text()
     assert 'id="spend-per-arm"' in html and "<td class=\"num\">2,000</td>" in html
+
+
+def test_not_applicable_keeps_its_status_in_results_json_and_csv(tmp_path: Path) -> None:
+    """A measure recorded not_applicable reaches results.json's attempt row and results.csv with that status (value
+    empty, reason kept) and is not listed under missing_values, while an unknown one is."""
+    b = RunBuilder(tmp_path / "run", ["t1"])
+    b.complete("t1", "vanilla", "pass", exact(800, 200))
+    aid = b.start(b.slot("t1", "guided"))
+    b.log.append(AgentExited(attempt_id=aid, exit_code=0, timed_out=False, coding_seconds=1.0, usage=exact(900, 100)))
+    b.log.append(AttemptGraded(attempt_id=aid, outcome="pass", reward=1.0))
+    b.log.append(MeasuresCollected(attempt_id=aid, measures={
+        "duplicate_groups_added": Measure(value=None, unit="groups", status="not_applicable",
+                                          reason="jscpd measures JavaScript/TypeScript; the task has none"),
+        "dead_code_candidates_added": Measure(value=None, unit="candidates", status="unknown", reason="vulture failed"),
+    }))
+    b.log.append(AttemptCompleted(attempt_id=aid))
+    root = b.close()
+    doc = load(root)
+    row = next(r for r in doc["attempts"] if r["attempt_id"] == aid)
+    assert row["measures"]["duplicate_groups_added"]["status"] == "not_applicable"
+    fields = {m["field"] for m in doc["missing_values"]}
+    assert "measures.dead_code_candidates_added" in fields and "measures.duplicate_groups_added" not in fields
+    csv_rows = [line.split(",") for line in (root / "report" / "results.csv").read_text().splitlines()]
+    na = next(r for r in csv_rows if r[1] == aid and r[6] == "measures.duplicate_groups_added")
+    assert (na[7], na[9]) == ("", "not_applicable") and "jscpd" in na[10]
