@@ -174,7 +174,7 @@ class AttemptStatus(_Out, frozen=True):
     tokens_status: Annotated[UsageStatus | Literal["not_started"], Meta(description="`exact`, `lower_bound`, `unvalidated`, `unknown`, or `not_started`.")]
     tokens_reason: Annotated[str | None, Meta(description="Why the tokens are not exact, or `null`.")]
     minutes: Annotated[float | None, Meta(description="Coding time, `coding_seconds / 60`, two decimals; `null` when not measured.")]
-    measures: Annotated[dict[str, Any], Meta(description="Measured values by name: `{value, unit, status, reason}`.")]
+    measures: Annotated[dict[str, Any], Meta(description="Measured values by name: `{value, unit, status, reason}`; status is `measured`, `unknown` (with its reason) or `not_applicable` (the measure has no meaning for this language; not missing).")]
     native_grading: Annotated[dict[str, float] | None, Meta(description="The verifier's other reward.json values, or `null`.")] = None
     overlap_paths: Annotated[list[str] | None, Meta(description="Files the agent's patch and the hidden tests both touch.")] = None
     node: Annotated[str | None, Meta(description="The cluster node its agent ran on (`ray` backend, from `agent.launched`); `null` on one machine or before launch.")] = None
