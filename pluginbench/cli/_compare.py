@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import msgspec
 import typer
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -29,10 +30,40 @@ def _num(v: float | None, digits: int = 4) -> str:
     return f"{v:.{digits}g}"
 
 
-def _measure_table(split: SplitResult) -> Table:
-    t = Table(title=f"Measures · {split.name}", title_justify="left")
-    for col in ("task", "package", "done", "pass", "overlap", "fail", "unknown", "rate", "median in+out"):
-        t.add_column(col, overflow="fold")
+class _Rows:
+    """A table that never wraps a cell: printed as a table when it fits the terminal (or log)
+    width, else one ``column value · column value`` line per row, so an 80-column CI log never
+    shows "candida / te"."""
+
+    def __init__(self, title: str, columns: tuple[str, ...]) -> None:
+        self.title, self.columns = title, columns
+        self.rows: list[tuple[str | Text, ...]] = []
+
+    def add_row(self, *cells: str | Text) -> None:
+        self.rows.append(cells)
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        t = Table(title=self.title, title_justify="left")
+        for col in self.columns:
+            t.add_column(col, no_wrap=True)
+        for row in self.rows:
+            t.add_row(*row)
+        if Measurement.get(console, options.update(max_width=100_000), t).maximum <= options.max_width:
+            yield t
+            return
+        yield Text(self.title, style="italic")
+        for row in self.rows:
+            line = Text("  ")
+            for i, (col, cell) in enumerate((c, v) for c, v in zip(self.columns, row, strict=True) if str(v) != ""):
+                line.append(" · " if i else "")
+                line.append(f"{col} ", style="dim")
+                line.append(cell if isinstance(cell, Text) else Text(cell))
+            yield line
+
+
+def _measure_table(split: SplitResult) -> _Rows:
+    t = _Rows(f"Measures · {split.name}",
+              ("task", "package", "done", "pass", "overlap", "fail", "unknown", "rate", "median in+out"))
     for r in split.measures:
         t.add_row(
             r.task, r.package, f"{r.complete}/{r.attempts}", str(r.passes), str(r.overlap_passes),
@@ -41,13 +72,12 @@ def _measure_table(split: SplitResult) -> Table:
     return t
 
 
-def _gate_values_table(split: SplitResult) -> Table | None:
+def _gate_values_table(split: SplitResult) -> _Rows | None:
     rows = [(g, v) for g in split.gates for v in g.per_task]
     if not rows:
         return None
-    t = Table(title=f"Metric gate values by task · {split.name}", title_justify="left")
-    for col in ("gate", "candidate", "task", "cand. median", "comp. median", "reference", "ratio", "left out"):
-        t.add_column(col, overflow="fold")
+    t = _Rows(f"Metric gate values by task · {split.name}",
+              ("gate", "candidate", "task", "cand. median", "comp. median", "reference", "ratio", "left out"))
     for g, v in rows:
         t.add_row(
             g.gate, g.candidate, v.task, _num(v.candidate), _num(v.comparator),
@@ -57,10 +87,8 @@ def _gate_values_table(split: SplitResult) -> Table | None:
     return t
 
 
-def _gate_table(split: SplitResult) -> Table:
-    t = Table(title=f"Gates · {split.name}", title_justify="left")
-    for col in ("gate", "candidate", "against", "result", "value", "comparator", "limit", "tasks"):
-        t.add_column(col, overflow="fold")
+def _gate_table(split: SplitResult) -> _Rows:
+    t = _Rows(f"Gates · {split.name}", ("gate", "candidate", "against", "result", "value", "comparator", "limit", "tasks"))
     for g in split.gates:
         status = g.status if g.deciding else f"{g.status} (context)"
         t.add_row(
@@ -99,6 +127,11 @@ def _paired_lines(split: SplitResult) -> list[str]:
         out.append(f"  mean pass-rate difference: {_interval(pr, stats.format_pp)} ({method})")
         out.append(f"  secondary: exact sign test +{s.positives} −{s.negatives} ={s.ties}, two-sided p = {stats.format_p(s.p)}")
         out.append(f"  geometric-mean token ratio: {_interval(tk, stats.format_ratio)}")
+        d = p.dollars
+        if d is not None:
+            out.append("  dollars per attempt ratio: " + (
+                _interval(d, stats.format_ratio) if d.status != "no_prices"
+                else "unknown (no dollars, or the two runs were priced by different tables)"))
         for tp in p.per_task:
             out.append(
                 f"  {tp.task}: pass-rate difference {stats.format_pp(tp.pass_rate_difference) if tp.pass_rate_excluded is None else 'excluded'}"

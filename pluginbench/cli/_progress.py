@@ -24,9 +24,17 @@ from ._common import console
 _MARK = {"pass": "[green]pass[/]", "overlap_pass": "[green]overlap_pass[/]", "fail": "[red]fail[/]", "empty": "[yellow]empty[/]", "unknown": "[magenta]unknown[/]"}
 
 
-def describe(state: RunState, event: Event) -> str | None:
-    """A one-line human description of the events worth a line; None for the rest."""
+#: per-task and per-attempt bookkeeping lines a foreground terminal shows only with
+#: ``--verbose`` (run.log always has them); a failed readiness check is always shown
+VERBOSE_ONLY = frozenset({"readiness.checked", "vanilla_cache.checked", "attempt.reused", "attempt.cached"})
+
+
+def describe(state: RunState, event: Event, *, verbose: bool = True) -> str | None:
+    """A one-line human description of the events worth a line; None for the rest (and,
+    unless ``verbose``, for the :data:`VERBOSE_ONLY` lines)."""
     kind = type_name(event)
+    if not verbose and kind in VERBOSE_ONLY and not (kind == "readiness.checked" and not getattr(event, "ok", True)):
+        return None
     aid = getattr(event, "attempt_id", None)
     a = state.attempts.get(aid) if aid else None
     match kind:
@@ -55,7 +63,7 @@ def describe(state: RunState, event: Event) -> str | None:
         case "attempt.completed":
             if a is None:
                 return None
-            tokens = a.usage.total_tokens if a.usage and a.usage.total_tokens is not None else "unknown"
+            tokens = f"{a.usage.total_tokens:,}" if a.usage and a.usage.total_tokens is not None else "unknown"
             reused = " (reused)" if a.reused else ""
             return f"{a.task} · {a.arm} · r{a.repeat}: {a.outcome} (tokens {tokens}){reused}"
         case "attempt.interrupted":
@@ -86,8 +94,9 @@ def log_line(state: RunState, event: Event) -> None:
 class ForegroundProgress:
     """A progress bar over the run's attempts with a line per notable event."""
 
-    def __init__(self, rd: RunDir) -> None:
+    def __init__(self, rd: RunDir, *, verbose: bool = False) -> None:
         self.rd = rd
+        self.verbose = verbose
         self.progress = Progress(
             SpinnerColumn(),
             TextColumn("[bold]{task.description}"),
@@ -107,7 +116,7 @@ class ForegroundProgress:
         self.progress.stop()
 
     def observe(self, state: RunState, event: Event) -> None:
-        text = describe(state, event)
+        text = describe(state, event, verbose=self.verbose)
         if text is not None:
             text = escape(text)  # names and reasons come from users: never rich markup
             for key, mark in _MARK.items():

@@ -200,11 +200,11 @@ def _notifying(observer: Callable[[Any, Any], None], rd: RunDir, notify: bool) -
     return observe
 
 
-def _run_foreground(rd: RunDir, *, notify: bool, cost_ceiling: float | None = None) -> int:
+def _run_foreground(rd: RunDir, *, notify: bool, cost_ceiling: float | None = None, verbose: bool = False) -> int:
     from ..actors import run_worker
 
     read_checked_log(rd)  # a missing, corrupt or damaged log is refused before any progress view starts
-    with ForegroundProgress(rd) as progress:
+    with ForegroundProgress(rd, verbose=verbose) as progress:
         state = run_worker(rd.root, foreground=True, observer=_notifying(progress.observe, rd, notify),
                            cost_ceiling=cost_ceiling)
     return _finish(rd, state, notify)
@@ -260,6 +260,7 @@ def run_command(
     foreground: Annotated[bool, typer.Option("--foreground", help="Run in this terminal with a progress view instead of in the background.")] = False,
     notify: Annotated[bool, typer.Option("--notify", help="Desktop notification when coding starts and when the run ends (best effort).")] = False,
     cost_ceiling: Annotated[float | None, typer.Option("--cost-ceiling", help="Resuming only: the run's new dollar ceiling (recorded in run.started), e.g. after a cost_ceiling stop.")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="With --foreground: also print each task's readiness and vanilla-cache lookup and each attempt's cache line (run.log always has them).")] = False,
 ) -> None:
     """Start an evaluation from a config, or resume a run directory.
 
@@ -330,7 +331,7 @@ def run_command(
             }
             _print_plan(summary, json_out)
             return
-        _go(rd, foreground=foreground, notify=notify, cost_ceiling=cost_ceiling)
+        _go(rd, foreground=foreground, notify=notify, cost_ceiling=cost_ceiling, verbose=verbose)
         return
     if cost_ceiling is not None:
         raise RunDirError("--cost-ceiling applies only when resuming a run directory", field="--cost-ceiling",
@@ -373,14 +374,14 @@ def run_command(
         check_inputs(resolve_paths(loaded), loaded.path)  # a missing CLI or token is said before asking to pay
     _confirm(paid, attempts, yes)
     rd = _create(loaded, output)
-    _go(rd, foreground=foreground, notify=notify)
+    _go(rd, foreground=foreground, notify=notify, verbose=verbose)
 
 
-def _go(rd: RunDir, *, foreground: bool, notify: bool, cost_ceiling: float | None = None) -> None:
+def _go(rd: RunDir, *, foreground: bool, notify: bool, cost_ceiling: float | None = None, verbose: bool = False) -> None:
     if notify and not (shutil.which("notify-send") or shutil.which("osascript")):
         err_console.print("warning: --notify: neither notify-send nor osascript is on PATH; no notifications")
     if foreground:
-        raise typer.Exit(_run_foreground(rd, notify=notify, cost_ceiling=cost_ceiling))
+        raise typer.Exit(_run_foreground(rd, notify=notify, cost_ceiling=cost_ceiling, verbose=verbose))
     pid = _spawn_worker(rd, notify, cost_ceiling)
     console.print(f"run {rd.root} started in the background (pid {pid})", highlight=False)
     console.print(f"watch it:  pluginbench status {shlex.quote(str(rd.root))} --watch", highlight=False)
@@ -406,8 +407,9 @@ def _config_value(value: object) -> str:
     return str(value)
 
 
-def print_cache_decisions(cache: dict[str, Any]) -> None:
-    """One line per vanilla attempt: hit or miss, and the cohort (relative to the cache root)."""
+def print_cache_decisions(cache: dict[str, Any], *, verbose: bool = True) -> None:
+    """The hit count, then (``verbose``) one line per vanilla attempt: hit or miss, and the
+    cohort (relative to the cache root)."""
     if cache.get("enabled") is False:
         console.print("vanilla cache: off (runner.vanilla_cache or PLUGINBENCH_VANILLA_CACHE)", highlight=False)
         return
@@ -416,8 +418,9 @@ def print_cache_decisions(cache: dict[str, Any]) -> None:
     where = f" under {cache['root']}" if cache.get("root") else ""
     # A run directory shows what its preparation decided then, not a lookup made now.
     label = "vanilla cache (as decided when the run prepared)" if cache.get("recorded") else "vanilla cache"
-    console.print(f"{label}: {hits} of {len(attempts)} vanilla attempts hit{where}", highlight=False)
-    for a in attempts:
+    console.print(f"{label}: {hits} of {len(attempts)} vanilla attempts hit{where}"
+                  + ("" if verbose or not attempts else " (--verbose lists each)"), highlight=False)
+    for a in attempts if verbose else ():
         why = f" ({a['reason']})" if a.get("reason") else ""
         console.print(f"  {a['attempt_id']}: {a['decision']} {a['cohort']}/{a['repeat']}{why}", highlight=False)
 
@@ -538,6 +541,7 @@ def _adopt_run_log(rd: RunDir) -> None:
 @errors_to_exit_codes
 def demo_command(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Run directory (default runs/demo-<timestamp>).")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also print each task's readiness and vanilla-cache lookup and each attempt's cache line.")] = False,
 ) -> None:
     """Run the bundled quickstart evaluation in the foreground and print where the report is.
 
@@ -557,4 +561,4 @@ def demo_command(
     loaded = load_config(config)
     rd = _create(loaded, output, prefix="demo-")
     console.print(f"demo run: {rd.root}", highlight=False)
-    raise typer.Exit(_run_foreground(rd, notify=False))
+    raise typer.Exit(_run_foreground(rd, notify=False, verbose=verbose))

@@ -76,6 +76,7 @@ def check_command(
     config: Annotated[Path, typer.Argument(help="The evaluation config to check.")],
     readiness: Annotated[bool, typer.Option("--readiness/--no-readiness", help="Also run the oracle and nop controls on every task.")] = True,
     json_out: Annotated[bool, typer.Option("--json", help="Print the check results as JSON.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also print each task's verifier contract and each vanilla attempt's cache decision.")] = False,
 ) -> None:
     """Run every check that needs no model call.
 
@@ -121,8 +122,12 @@ def check_command(
     if not json_out:
         # Everything known without a sandbox is printed before readiness, which can take minutes.
         console.print(f"config ok: {len(tasks)} tasks, arms {', '.join(results['plan']['arms'])}, isolation {results['isolation']}", highlight=False, markup=False)
-        for tid, c in contracts.items():
-            console.print(f"contract {tid}: {c.describe()}", highlight=False, markup=False)
+        if verbose:
+            for tid, c in contracts.items():
+                console.print(f"contract {tid}: {c.describe()}", highlight=False, markup=False)
+        else:
+            console.print(f"verifier contracts: {len(contracts)} task(s) admitted (--verbose prints each)",
+                          highlight=False, markup=False)
         for tid, names in ignored.items():
             console.print(f"task {tid}: the {backend.name} backend ignores {', '.join(names)}",
                           style="yellow", highlight=False, markup=False)
@@ -136,7 +141,7 @@ def check_command(
 
             for line in sequential_lines(results["plan"]["sequential"]):
                 console.print(line, highlight=False, markup=False)
-        print_cache_decisions(results["vanilla_cache"])
+        print_cache_decisions(results["vanilla_cache"], verbose=verbose)
     if readiness:
         if not json_out:
             console.print(f"readiness: oracle and nop on each of {len(tasks)} task(s), then the selected measures' "

@@ -65,6 +65,15 @@ def _node_lines(snap: dict[str, Any]) -> list[Text]:
             for n in nodes]
 
 
+def so_far_tokens(t: dict[str, Any]) -> str | None:
+    """``12,345 so far (4 complete, 2 running)`` for a total that is unknown only because
+    attempts are still running and whose complete attempts are all measured; else None."""
+    if t.get("total_tokens") is not None or not t.get("running_attempts") or t.get("complete_total_tokens") is None:
+        return None
+    return (f"{t['complete_total_tokens']:,} so far ({t['complete_attempts']} complete, "
+            f"{t['running_attempts']} running)")
+
+
 def _measure_lines(measures: dict[str, Any], owned: bool) -> list[Text]:
     """The selected measures, the measurement and review revisions (a collecting or running
     one that no process owns shows as interrupted; a failed review revision, its reason), and each (task, measure) pair the run
@@ -173,19 +182,19 @@ def render_status(snap: dict[str, Any]) -> Group:
     tok.add_column("output", justify="right")
     tok.add_column("total", justify="right")
     def shown(v: object) -> str:
-        return "unknown" if v is None else str(v)
+        return "unknown" if v is None else (f"{v:,}" if isinstance(v, int) else str(v))
 
     for arm, info in snap["arms"].items():
         t = info["tokens"]
         suffix = " (lower bound)" if t["lower_bound"] and t["total_tokens"] is not None else ""
         tok.add_row(arm, shown(t["input_tokens"]), shown(t["cached_input_tokens"]), shown(t["output_tokens"]),
-                    shown(t["total_tokens"]) + suffix)
+                    so_far_tokens(t) or shown(t["total_tokens"]) + suffix)
     lines.append(tok)
     waiting = [arm for arm, info in snap["arms"].items()
                if info["tokens"]["total_tokens"] is None and (info.get("states") or {}).get("running")]
     if owned and waiting:
-        lines.append(Text(f"unknown while an attempt is running ({', '.join(waiting)}): a total is never a partial "
-                          "sum; it is known once every attempt it counts has saved its usage", style="dim"))
+        lines.append(Text(f"while attempts run ({', '.join(waiting)}): tokens of complete attempts only; "
+                          "the total waits for every attempt's usage", style="dim"))
     reuse = snap.get("reuse") or {}
     if reuse.get("planned_hits") or reuse.get("reused"):
         spent = snap["tokens"].get("total_tokens")

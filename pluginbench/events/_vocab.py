@@ -18,7 +18,7 @@ Outcome = Literal["pass", "overlap_pass", "fail", "empty", "unknown"]
 #: How far an attempt's token counts can be trusted (``usage.status``, ``tokens.status``).
 UsageStatus = Literal["exact", "lower_bound", "unvalidated", "unknown"]
 #: Whether a measure has a value (``measures.<name>.status``).
-MeasureStatus = Literal["measured", "unknown"]
+MeasureStatus = Literal["measured", "unknown", "not_applicable"]
 #: Where one attempt is in its life (``results.json``, the ledger, ``status --json``).
 AttemptState = Literal["pending", "running", "complete", "interrupted"]
 #: Where a whole run is (``status --json`` ``phase``, the dashboard).
@@ -70,6 +70,9 @@ USAGE_STATUS_MEANINGS: dict[UsageStatus, str] = {
 MEASURE_STATUS_MEANINGS: dict[MeasureStatus, str] = {
     "measured": "`value` holds the measured number.",
     "unknown": "`value` is `null` and `reason` says why it was not measured.",
+    "not_applicable": "`value` is `null`: the measure has no meaning for this submission's language (JS/TS "
+                      "duplicate-code groups on a task without JavaScript or TypeScript); `reason` says why. "
+                      "Not missing: never listed under missing values, never counted as unknown.",
 }
 
 ATTEMPT_STATE_MEANINGS: dict[AttemptState, str] = {

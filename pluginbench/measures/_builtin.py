@@ -58,7 +58,7 @@ LINES = register(MeasureSpec(
                summary=False, table=False),
         Column("duplicated_test_lines_added", "lines", "test dup",
                "Added test lines inside a six-line block that occurs more than once among the added test lines.",
-               "Duplicated test lines added"),
+               "Duplicated test lines added", better="lower"),
     ),
     observer_version=LINES_OBSERVER_VERSION,
     collect=collect_lines,

@@ -20,7 +20,7 @@ from ._coverage_changed import COVERAGE_METRICS, METRIC_UNITS, CoverageContext, 
 from ._coverage_profile import CoverageProfile, resolve_profile, settings_of
 from ._coverage_run import coverage_readiness, run_coverage
 from ._coverage_starting import publish_starting, starting_key, starting_report
-from ._port import CollectorInput, Column, MeasureSpec, Readiness, ReadinessInput
+from ._port import Better, CollectorInput, Column, MeasureSpec, Readiness, ReadinessInput
 from ._registry import register, register_general_setting
 
 #: 2: Go line coverage (a profile version 1 froze has none); 3: Go blocks named after a line
@@ -41,6 +41,10 @@ _DESCRIPTIONS = {
     "suite_branch_rate": ("suite branches", "Whole-suite branch rate on the submission (diagnostic).", None),
     "suite_function_rate": ("suite functions", "Whole-suite function rate on the submission (diagnostic).", None),
 }
+#: the better direction of each metric's paired delta (the rest are descriptive counts)
+_BETTER: dict[str, Better] = {"changed_line_coverage": "higher", "changed_branch_coverage": "higher",
+                              "redundant_added_tests": "lower", "suite_line_rate": "higher",
+                              "suite_branch_rate": "higher", "suite_function_rate": "higher"}
 _DIAGNOSTIC = {"suite_line_rate", "suite_branch_rate", "suite_function_rate", "changed_lines_executable",
                "changed_lines_covered"}
 
@@ -109,7 +113,8 @@ COVERAGE = register(MeasureSpec(
                 "redundant added tests, whole-suite rates as diagnostics (LCOV, coverage.py JSON, Go coverprofiles).",
     columns=tuple(
         Column(m, METRIC_UNITS[m], _DESCRIPTIONS[m][0], _DESCRIPTIONS[m][1], _DESCRIPTIONS[m][2],
-               summary=m not in _DIAGNOSTIC, table=m in ("changed_line_coverage", "redundant_added_tests"))
+               summary=m not in _DIAGNOSTIC, table=m in ("changed_line_coverage", "redundant_added_tests"),
+               better=_BETTER.get(m))
         for m in COVERAGE_METRICS
     ),
     observer_version=COVERAGE_OBSERVER_VERSION,

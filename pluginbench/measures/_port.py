@@ -42,6 +42,9 @@ ReadinessState = Literal["ready", "not_configured", "broken", "unknown"]
 #: pipeline's receipts (tokens, time).
 Source = Literal["collector", "coding"]
 
+#: The better direction of a column's values (:attr:`Column.better`).
+Better = Literal["lower", "higher"]
+
 
 class Column(NamedTuple):
     """One value a measure produces: a key of an attempt's ``measures`` and a report column."""
@@ -59,6 +62,10 @@ class Column(NamedTuple):
     summary: bool = True
     #: whether report.html's attempt table shows it (results.json and .csv always carry it)
     table: bool = True
+    #: which way is better for a package's paired delta against vanilla (``lower``: fewer
+    #: unused-code candidates; ``higher``: more changed-line coverage); None: descriptive, no
+    #: better direction (lines added, functions added, verification commands)
+    better: Better | None = None
 
 
 class CollectorInput(NamedTuple):

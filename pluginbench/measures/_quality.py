@@ -172,7 +172,7 @@ CYCLOMATIC = register(MeasureSpec(
                  "files it adds (rust-code-analysis for Python/JS/TS/Rust, lizard for Go)."),
     columns=(
         Column("cyclomatic_added", "points", "cyc +", "Net cyclomatic complexity added to source code.",
-               "Net cyclomatic complexity added"),
+               "Net cyclomatic complexity added", better="lower"),
         Column("functions_added", "functions", "fn +", "Functions the submission adds to source code.",
                "Functions added"),
         Column("source_files_added", "files", "files +", "Analyzed source files the submission adds.",
@@ -192,9 +192,10 @@ COGNITIVE = register(MeasureSpec(
                  "with a cognitive score above 15."),
     columns=(
         Column("cognitive_added", "points", "cog +", "Net cognitive complexity added to source code.",
-               "Net cognitive complexity added"),
+               "Net cognitive complexity added", better="lower"),
         Column("functions_over_cognitive_15", "functions", "cog>15",
-               "New or grown functions with a cognitive score above 15.", "Functions over cognitive 15"),
+               "New or grown functions with a cognitive score above 15.", "Functions over cognitive 15",
+               better="lower"),
     ),
     observer_version="1",
     languages=("python", "javascript", "typescript", "go", "rust"),
@@ -233,7 +234,7 @@ def collect_dead_code(inp: CollectorInput) -> Mapping[str, Measure]:
     out = dict(_unused_candidates(inp, languages, before_paths | after_paths))
     if not js_repo:
         out["duplicate_groups_added"] = Measure(
-            value=None, unit="groups", status="unknown",
+            value=None, unit="groups", status="not_applicable",
             reason="duplicate-code groups are measured for JavaScript/TypeScript source (jscpd); the task has none")
     else:
         out["duplicate_groups_added"] = _duplicate_groups(inp, bool(languages & _JS))
@@ -422,10 +423,11 @@ DEAD_CODE = register(MeasureSpec(
                  "groups (jscpd)."),
     columns=(
         Column("dead_code_candidates_added", "candidates", "unused +",
-               "Unused-code candidates introduced since the starting scan.", "Unused-code candidates added"),
+               "Unused-code candidates introduced since the starting scan.", "Unused-code candidates added",
+               better="lower"),
         Column("duplicate_groups_added", "groups", "dup +",
                "JavaScript/TypeScript duplicate-code groups introduced since the starting scan.",
-               "Duplicate-code groups added"),
+               "Duplicate-code groups added", better="lower"),
     ),
     observer_version="1",
     languages=("python", "javascript", "typescript", "rust", "go"),

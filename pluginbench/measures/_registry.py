@@ -35,6 +35,10 @@ def register(spec: MeasureSpec) -> MeasureSpec:
             raise RegistryError(f"measure {spec.name!r}: column {c.metric!r} already belongs to {taken[c.metric]!r}")
     if len({c.metric for c in spec.columns}) != len(spec.columns):
         raise RegistryError(f"measure {spec.name!r} declares a column twice")
+    for c in spec.columns:
+        if c.better not in (None, "lower", "higher"):
+            raise RegistryError(f"measure {spec.name!r}: column {c.metric!r} declares better={c.better!r}; "
+                                "use 'lower', 'higher' or None (descriptive)")
     owned = settings_owners()
     for key in spec.settings:
         if key in _GENERAL:

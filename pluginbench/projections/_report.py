@@ -188,7 +188,8 @@ def results_document(
         "reference_ratios": reference_ratios(
             all_references, per_task, tasks, arms,
             {c.metric: c.unit for c in collected_columns(run["measurements"]) if c.summary}),
-        "code_measures": code_measures_section(state, rows, tasks, arms, run["measurements"], all_references),
+        "code_measures": code_measures_section(state, rows, tasks, arms, run["measurements"], all_references,
+                                               confidence_level(config)),
         "measurement_history": measurement_history(state),
         "measurement_revisions": measurement_revisions(state),
         "not_measured": not_measured_rows(state),
@@ -206,6 +207,9 @@ def results_document(
         doc["sequential"] = sequential
         doc["notes"] = [*doc["notes"], sequential["sentence"]]  # type: ignore[misc]  # doc is a dict[str, object]; notes is always a list here
     settings = config.get("statistics") or {}
+    deltas: dict[str, Any] = doc["deltas"]  # type: ignore[assignment]  # paired_deltas' dict
+    for arm, delta in deltas.items():
+        delta["summary"]["dollars"] = stats.dollars_summary(doc, arm, delta["against"], confidence_level(config))
     doc["verdicts"] = [msgspec.to_builtins(v) for v in stats.verdicts(
         doc, run_status=phase, equivalence_margin=float(settings.get("equivalence_margin", stats.EQUIVALENCE_MARGIN)))]
     doc["power"] = msgspec.to_builtins(stats.plan(

@@ -6,6 +6,18 @@ analyzer and never pooled across them, the measurement revisions (``measurement_
 
 A median is over the attempts whose value is measured; ``n`` says how many and ``unknown``
 how many were not (their reasons in ``reasons``), so a missing value is never read as zero.
+A value the measure declares ``not_applicable`` (no meaning for the task's language) is counted
+in ``not_applicable``, never as unknown; a cell whose every value is not applicable reads
+``status: not_applicable``.
+
+A treatment's ``delta_vs_vanilla`` is paired by task (its median minus vanilla's on each task
+both have) and carries the page's interval: the sign-flip interval of the mean paired delta at
+the run's ``statistics.confidence_level`` (``stats.mean_interval``, the method of the pass-rate
+difference; A/A-calibrated for continuous deltas by ``bench/bench_aa_gates.py``). ``better``
+is the column's declared better direction (the measure port) and ``reading`` what the interval
+says in that direction: ``better`` / ``worse`` (the whole interval on one side of 0),
+``unclear`` (it spans 0, or too few tasks for an interval), ``descriptive`` (no better
+direction declared).
 A metric whose attempts on one task × arm span two languages or analyzers gets one group per
 (language, analyzer). A language-independent measure (``languages: any``, e.g. iterations)
 groups under language ``any`` and its own observer (``iterations observer 2``). An unknown value that names no language (an analyzer that
@@ -24,11 +36,16 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .. import measures as measure_registry
+from .. import stats
 from ._report_refs import REFERENCE_METRICS, reference_ratio
 from ._state import RunState
 
 #: lines columns that are plain diff counts, reported as before (not code measures)
 PLAIN_COLUMNS = frozenset((*REFERENCE_METRICS, "binary_files_changed"))
+#: a not-applicable value's reason is carried with this prefix until its cell counts it
+NOT_APPLICABLE_MARK = "\x00not applicable: "
+#: one attempt's value of a metric (None: not measured) and why not
+_Value = tuple[float | None, str | None]
 #: the key part and field value of a language or analyzer that is not known
 UNKNOWN_PART = "unknown"
 ANY_LANGUAGE = "any"
@@ -53,8 +70,8 @@ def code_metrics(measurements: Iterable[str]) -> tuple[tuple[str, Any, str | Non
 def code_measures_table() -> str:
     """docs/metrics.md: every registered code measure column, its unit, gate name and how the report
     groups it (generated from the registry, like the measures table)."""
-    lines = ["| Column (`code_measures.<name>`) | Measure | Unit | Gate name | Grouped by | In report.html |",
-             "| --- | --- | --- | --- | --- | --- |"]
+    lines = ["| Column (`code_measures.<name>`) | Measure | Unit | Better | Gate name | Grouped by | In report.html |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
     everything = [m.name for m in measure_registry.measures()]
     for metric, column, method in code_metrics(everything):
         spec = next(m for m in measure_registry.measures() if any(c.metric == metric for c in m.columns))
@@ -62,7 +79,8 @@ def code_measures_table() -> str:
                  else "language \\| analyzer (" + ", ".join(spec.languages) + ")")
         gate = f"`{column.gate_name}`" if column.gate_name else "—"
         shown = "Code quality" if column.summary else "JSON/CSV only (diagnostic)"
-        lines.append(f"| `{metric}` | `{spec.name}` | {column.unit} | {gate} | {group} | {shown} |")
+        better = column.better or "— (descriptive)"
+        lines.append(f"| `{metric}` | `{spec.name}` | {column.unit} | {better} | {gate} | {group} | {shown} |")
     return "\n".join(lines) + "\n"
 
 
@@ -84,13 +102,15 @@ def _value_group(m: Mapping[str, Any], method: str | None) -> tuple[str | None, 
 
 def code_measures_section(state: RunState | None, rows: Iterable[Mapping[str, Any]], tasks: list[str],
                           arms: list[str], measurements: Iterable[str] = (),
-                          references: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
+                          references: Mapping[str, Mapping[str, Any]] | None = None,
+                          level: float = stats.LEVEL) -> dict[str, Any]:
     """metric → "language|analyzer" → {language, analyzer, unit, gate_name, per_task: task →
     arm → {median, n, unknown, reasons, reference, ratio_to_reference}, per_arm: arm →
     {median_of_task_medians, mean_of_task_medians, tasks, unknown_tasks, and for a treatment
     delta_vs_vanilla (mean over the tasks both have of its median minus vanilla's), paired_tasks}}.
 
-    ``rows`` are results.json attempt rows (complete and eligible ones count); ``measurements``
+    ``rows`` are results.json attempt rows (complete and eligible ones count); ``level`` the run's
+    confidence level (the delta's interval); ``measurements``
     the run's selection (metrics that no attempt carries still get their unknown counts);
     ``references`` the document's ``references`` (task → metric → status, value, reason)."""
     del state  # the rows already hold the selected revision's values
@@ -112,7 +132,7 @@ def code_measures_section(state: RunState | None, rows: Iterable[Mapping[str, An
     out: dict[str, Any] = {}
     for metric, column, method in (*selected, *extra):
         # (task, arm) -> group -> values (None = unknown) and reasons; unattributed unknowns aside
-        cells: dict[tuple[str | None, str | None], dict[tuple[str, str], list[tuple[float | None, str | None]]]] = (
+        cells: dict[tuple[str | None, str | None], dict[tuple[str, str], list[_Value]]] = (
             defaultdict(lambda: defaultdict(list)))
         loose: dict[tuple[str, str], list[str | None]] = defaultdict(list)
         unit = column.unit if column is not None else ""
@@ -123,6 +143,8 @@ def code_measures_section(state: RunState | None, rows: Iterable[Mapping[str, An
             unit = m["unit"] or unit
             value = m["value"] if m["status"] == "measured" else None
             reason = None if value is not None else (m["reason"] or "no reason recorded")
+            if m["status"] == "not_applicable":
+                reason = NOT_APPLICABLE_MARK + (m["reason"] or "the measure has no meaning for this language")
             group = _value_group(m, method)
             if group is None and value is None:
                 loose[(r["task"], r["arm"])].append(reason)
@@ -140,13 +162,13 @@ def code_measures_section(state: RunState | None, rows: Iterable[Mapping[str, An
             cells[target][(task, arm)].extend((None, why) for why in reasons)
         for (language, analyzer), per in sorted(cells.items(), key=lambda kv: group_key(*kv[0])):
             out.setdefault(metric, {})[group_key(language, analyzer)] = _group(
-                language, analyzer, unit, column, per, tasks, arms, refs, metric)
+                language, analyzer, unit, column, per, tasks, arms, refs, metric, level)
     return out
 
 
 def _group(language: str | None, analyzer: str | None, unit: str, column: Any,
-           per: Mapping[tuple[str, str], list[tuple[float | None, str | None]]], tasks: list[str], arms: list[str],
-           refs: Mapping[str, Mapping[str, Any]], metric: str) -> dict[str, Any]:
+           per: Mapping[tuple[str, str], list[_Value]], tasks: list[str], arms: list[str],
+           refs: Mapping[str, Mapping[str, Any]], metric: str, level: float) -> dict[str, Any]:
     per_task: dict[str, dict[str, Any]] = {}
     for task in tasks:
         ref = refs.get(task, {}).get(metric)
@@ -156,11 +178,14 @@ def _group(language: str | None, analyzer: str | None, unit: str, column: Any,
                 continue
             measured = [v for v, _ in values if v is not None]
             median = statistics.median(measured) if measured else None
+            na = [why for v, why in values if v is None and why and why.startswith(NOT_APPLICABLE_MARK)]
             per_task.setdefault(task, {})[arm] = {
                 "median": _num(median),
+                "status": "measured" if measured else ("not_applicable" if len(na) == len(values) else "unknown"),
                 "n": len(measured),
-                "unknown": len(values) - len(measured),
-                "reasons": sorted({why for v, why in values if v is None and why}),
+                "unknown": len(values) - len(measured) - len(na),
+                "not_applicable": len(na),
+                "reasons": sorted({why.removeprefix(NOT_APPLICABLE_MARK) for v, why in values if v is None and why}),
                 "reference": _num(ref["value"]) if ref is not None and ref.get("status") == "measured" else None,
                 "ratio_to_reference": _num(reference_ratio(median, ref)),
             }
@@ -172,18 +197,39 @@ def _group(language: str | None, analyzer: str | None, unit: str, column: Any,
             "median_of_task_medians": _num(statistics.median(medians)) if medians else None,
             "mean_of_task_medians": _num(math.fsum(medians) / len(medians)) if medians else None,
             "tasks": len(medians),
-            "unknown_tasks": sorted(t for t in per_task if arm in per_task[t] and per_task[t][arm]["median"] is None),
+            "unknown_tasks": sorted(t for t in per_task if arm in per_task[t] and per_task[t][arm]["status"] == "unknown"),
+            "not_applicable_tasks": sorted(t for t in per_task if arm in per_task[t]
+                                           and per_task[t][arm]["status"] == "not_applicable"),
         }
         if arms and arm != arms[0]:  # a package's delta is its value minus vanilla's, task by task
             base = arms[0]
-            paired = [per_task[t][arm]["median"] - per_task[t][base]["median"] for t in per_task
+            paired = [per_task[t][arm]["median"] - per_task[t][base]["median"] for t in tasks if t in per_task
                       if per_task[t].get(arm, {}).get("median") is not None
                       and per_task[t].get(base, {}).get("median") is not None]
-            per_arm[arm]["delta_vs_vanilla"] = _num(math.fsum(paired) / len(paired)) if paired else None
-            per_arm[arm]["paired_tasks"] = len(paired)
+            per_arm[arm].update(paired_delta(paired, column.better if column is not None else None, level))
     return {"language": language, "analyzer": analyzer, "unit": unit,
             "gate_name": column.gate_name if column is not None else None,
             "per_task": per_task, "per_arm": per_arm}
+
+
+def paired_delta(paired: list[float], better: str | None, level: float) -> dict[str, Any]:
+    """``delta_vs_vanilla`` with its sign-flip interval at ``level`` and what it reads as in the
+    ``better`` direction (module docstring); pure, shared by the A/A bench."""
+    est = stats.mean_interval(paired, level)
+    low, high = est.low, est.high
+    if better is None:
+        reading = "descriptive"
+    elif low is None or high is None:
+        reading = "unclear"
+    elif (better == "lower" and high < 0) or (better == "higher" and low > 0):
+        reading = "better"
+    elif (better == "lower" and low > 0) or (better == "higher" and high < 0):
+        reading = "worse"
+    else:
+        reading = "unclear"
+    return {"delta_vs_vanilla": _num(est.estimate), "paired_tasks": len(paired),
+            "delta_low": _num(low), "delta_high": _num(high), "delta_level": level,
+            "delta_status": est.status, "better": better, "reading": reading}
 
 
 def _revision_status(rev: Any) -> str:

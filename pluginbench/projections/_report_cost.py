@@ -16,7 +16,16 @@ from typing import Any
 import msgspec
 
 from ..errors import InputError
-from ..stats import Cost, PriceChoice, Prices, attempt_cost, choose_prices, parse_prices, total_cost
+from ..stats import (
+    Cost,
+    PriceChoice,
+    Prices,
+    attempt_cost,
+    choose_prices,
+    format_dollars,
+    parse_prices,
+    total_cost,
+)
 from ._report_data import num
 
 PRICES_FILE = "prices.json"
@@ -96,11 +105,59 @@ def dollars_note(doc: Mapping[str, Any]) -> str:
     return note + ("; stale: " + table["age_warning"] if table.get("age_warning") else "")
 
 
+def _per(total: float | None, n: int) -> float | None:
+    return None if total is None or n <= 0 else total / n
+
+
+def spend_rows(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Per arm: attempts, passes, tokens and dollars in total, per attempt and per solved task
+    (one definition each: total / attempts, total / passing attempts; unknown when any counted
+    attempt's figure is unknown or only a bound, never a partial sum)."""
+    costs = doc.get("costs") or {}
+    out = []
+    for arm in doc["arms"]:
+        rows = [r for r in doc["attempts"] if r["arm"] == arm]
+        passes = sum(int((doc["per_task"][t].get(arm) or {}).get("passes") or 0) for t in doc["tasks"])
+        toks = [r["tokens"]["total"] for r in rows]
+        tokens = None if not rows or any(t is None or r["tokens"]["status"] != "exact" for t, r in zip(toks, rows, strict=True)) \
+            else float(sum(toks))
+        usd_row = (costs.get("arms") or {}).get(arm) or {}
+        usd = None if usd_row.get("usd") is None or usd_row.get("lower_bound") else float(usd_row["usd"])
+        out.append({"arm": arm, "attempts": len(rows), "passes": passes,
+                    "tokens_per_attempt": _per(tokens, len(rows)), "tokens_per_solved": _per(tokens, passes),
+                    "usd_per_attempt": _per(usd, len(rows)), "usd_per_solved": _per(usd, passes)})
+    return out
+
+
+def _spend_html(doc: Mapping[str, Any]) -> str:
+    def tok(v: float | None) -> str:
+        return '<span class="unknown">unknown</span>' if v is None else f"{v:,.0f}"
+
+    def usd(v: float | None) -> str:
+        return '<span class="unknown">unknown</span>' if v is None else escape(format_dollars(v))
+
+    body = "".join(
+        f'<tr data-arm="{escape(r["arm"], quote=True)}"><td>{escape(r["arm"])}</td><td class="num">{r["attempts"]}</td>'
+        f'<td class="num">{r["passes"]}</td><td class="num">{tok(r["tokens_per_attempt"])}</td>'
+        f'<td class="num">{tok(r["tokens_per_solved"])}</td><td class="num">{usd(r["usd_per_attempt"])}</td>'
+        f'<td class="num">{usd(r["usd_per_solved"])}</td></tr>'
+        for r in spend_rows(doc))
+    return ('<table id="spend-per-arm"><thead><tr><th>Arm</th><th>Attempts</th><th>Passes</th><th>Tokens per attempt</th>'
+            "<th>Tokens per solved task</th><th>Dollars per attempt</th><th>Dollars per solved task</th></tr></thead>"
+            f"<tbody>{body}</tbody></table>"
+            '<p class="hint">Per attempt: the arm\'s total (input + output tokens, dollars) over its attempts; per solved '
+            "task: the same total over its passing attempts. Unknown when any attempt's figure is unknown or only a "
+            "lower bound, never a partial sum. The ratio against vanilla, with its interval, is in the paired "
+            "comparison.</p>")
+
+
 def cost_html(doc: Mapping[str, Any]) -> str:
-    """The Cost section: the price row and date, dollars per arm, per task × arm and per attempt."""
+    """The Cost section: per arm tokens and dollars per attempt and per solved task, the price
+    row and date, dollars per arm, per task × arm and per attempt."""
     costs = doc["costs"]
     if costs["prices"] is None:
-        return f"<p>{escape(costs['reason'] or 'no prices')}. Put a dated prices.json beside evaluation.json and rebuild the report.</p>"
+        return _spend_html(doc) + (
+            f"<p>{escape(costs['reason'] or 'no prices')}. Put a dated prices.json beside evaluation.json and rebuild the report.</p>")
     p = costs["prices"]
     table = costs.get("table") or {}
     model = doc["run"]["model"]
@@ -135,7 +192,7 @@ def cost_html(doc: Mapping[str, Any]) -> str:
     )
     th = "".join(f"<th>{escape(a)}</th>" for a in arms)
     return (
-        head
+        _spend_html(doc) + head
         + '<table id="cost-arms"><thead><tr><th>Arm</th><th>Dollars</th><th>Per attempt</th><th>Basis</th></tr></thead>'
         f"<tbody>{arm_rows}</tbody></table>"
         f'<h3>By task</h3><table id="cost-tasks"><thead><tr><th>Task</th>{th}</tr></thead><tbody>{task_rows}</tbody></table>'

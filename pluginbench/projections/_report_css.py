@@ -34,6 +34,9 @@ tfoot td, tfoot th { background: #eef1f6; font-weight: 600; border-top: 2px soli
 .bad { color: var(--bad); background: var(--bad-bg); font-weight: 600; }
 .flat { color: var(--flat); }
 .unknown { color: #8a5a00; font-style: italic; }
+.not-applicable { color: var(--muted); font-style: italic; }
+.delta-better { color: var(--good); background: var(--good-bg); font-weight: 600; }
+.delta-worse { color: var(--bad); background: var(--bad-bg); font-weight: 600; }
 .excluded { color: var(--muted); font-style: italic; }
 .small { font-size: 12px; color: var(--muted); }
 .interval { color: var(--muted); white-space: nowrap; }

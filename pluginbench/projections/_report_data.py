@@ -262,7 +262,7 @@ def missing_values_for(row: Mapping[str, Any], expected: tuple[str, ...]) -> lis
     if row["coding_seconds"] is None:
         out.append(entry("coding_seconds", "no coding time was recorded"))
     for name, m in row["measures"].items():
-        if m["value"] is None:
+        if m["value"] is None and m["status"] != "not_applicable":  # not applicable is not missing
             out.append(entry(f"measures.{name}", m["reason"]))
     for name in expected:
         if name not in row["measures"]:

@@ -18,7 +18,7 @@ from ..measures import Column, all_columns, collected_columns
 from ._report_code import PLAIN_COLUMNS
 from ._report_activation_html import activation_html
 from ._report_checks import checks_html
-from ._report_cost import cost_html
+from ._report_cost import cost_html, dollars_note
 from ._report_css import CSS
 from ._report_plots import PLOT_CSS, plots_section
 from ._report_quality import code_quality_html, not_measured_html, revisions_html
@@ -59,8 +59,8 @@ def _pp(d: float) -> str:
     return "±0 pp" if d == 0 else f"{d * 100:+.0f} pp"
 
 
-def _signed(d: float | None, text: str, *, higher_is_better: bool = True) -> str:
-    if d is None:
+def _signed(d: float | None, text: str, *, higher_is_better: bool = True, coloured: bool = True) -> str:
+    if d is None or not coloured:
         return text
     cls = "flat" if d == 0 else ("good" if (d > 0) == higher_is_better else "bad")
     return f'<span class="{cls}">{text}</span>'
@@ -165,25 +165,36 @@ def _wilson_cell(s: Mapping[str, Any], level: float) -> str:
     return f'<td class="num">{text}</td>'
 
 
-def _delta_cells(p: Mapping[str, Any]) -> list[str]:
+def coloured(doc: Mapping[str, Any]) -> bool:
+    """Whether the page may colour effects green/red: not while any verdict is partial (a
+    stopped or unfinished run shows its numbers so far, plain)."""
+    return not any(v.get("kind") == "partial" for v in doc.get("verdicts") or [])
+
+
+def _delta_cells(p: Mapping[str, Any], colour: bool = True) -> list[str]:
     d, r = p["pass_rate_difference"], p["token_ratio"]
     dt = (
         f'<span class="excluded" title="{_e(p["pass_rate_excluded"])}">excluded</span>'
         if d is None
-        else _signed(d, _pp(d))
+        else _signed(d, _pp(d), coloured=colour)
     )
     rt = (
         f'<span class="excluded" title="{_e(p["tokens_excluded"])}">excluded</span>'
         if r is None
-        else _signed(r - 1, f"×{r:.2f}", higher_is_better=False)
+        else _signed(r - 1, f"×{r:.2f}", higher_is_better=False, coloured=colour)
     )
     return [f'<td class="num delta">{dt}</td>', f'<td class="num ratio">{rt}</td>']
 
 
-def _interval_text(s: Mapping[str, Any], fmt: Callable[[Any], str], *, higher_is_better: bool, centre: float) -> str:
+def _interval_text(s: Mapping[str, Any], fmt: Callable[[Any], str], *, higher_is_better: bool, centre: float,
+                   colour: bool = True) -> str:
     if s["estimate"] is None:
         return '<span class="excluded">no usable tasks</span>'
-    est = _signed(s["estimate"] - centre, fmt(s["estimate"]), higher_is_better=higher_is_better)
+    # coloured only when the interval (the decision) excludes no-difference, never by the point alone
+    decided = s["status"] == "ok" and s["low"] is not None and s["high"] is not None and (
+        s["low"] > centre or s["high"] < centre)
+    est = _signed(s["estimate"] - centre, fmt(s["estimate"]), higher_is_better=higher_is_better,
+                  coloured=colour and decided)
     if s["status"] != "ok":
         return (
             f'{est} <span class="excluded">too few tasks (n &lt; {s["min_tasks"]})</span> '
@@ -218,7 +229,7 @@ def _per_task(doc: Mapping[str, Any]) -> str:
                 f'<td class="num">{_or_unknown(s["median_total_tokens"], _tokens)}</td>',
             ]
             if a != base:
-                cells += _delta_cells(doc["deltas"][a]["per_task"][t])
+                cells += _delta_cells(doc["deltas"][a]["per_task"][t], coloured(doc))
         body.append(f'<tr data-task="{_e(t)}">' + "".join(cells) + "</tr>")
     foot = ['<th scope="row">Summary</th>']
     for a in arms:
@@ -227,13 +238,13 @@ def _per_task(doc: Mapping[str, Any]) -> str:
             s = doc["deltas"][a]["summary"]
             foot.append(
                 '<td class="summary-pass">'
-                + _interval_text(s["pass_rate"], _pp, higher_is_better=True, centre=0)
+                + _interval_text(s["pass_rate"], stats.format_pp, higher_is_better=True, centre=0, colour=coloured(doc))
                 + "</td>"
             )
             foot.append(
                 '<td class="summary-tokens">'
                 + _interval_text(
-                    s["tokens"], lambda r: f"×{r:.2f}", higher_is_better=False, centre=1
+                    s["tokens"], lambda r: f"×{r:.2f}", higher_is_better=False, centre=1, colour=coloured(doc)
                 )
                 + "</td>"
             )
@@ -298,17 +309,17 @@ def _paired(doc: Mapping[str, Any]) -> str:
     for arm, d in doc["deltas"].items():
         s = d["summary"]
         sign = s["pass_rate"]["sign_test"]
-        p = _or_unknown(sign["p"], lambda x: f"{x:.3g}")
+        p = _or_unknown(sign["p"], stats.format_p)
         out.append(
             f'<h3>{_e(arm)} vs {_e(d["against"])}</h3><ul class="notes">'
             "<li>Mean pass-rate difference: "
-            + _interval_text(s["pass_rate"], _pp, higher_is_better=True, centre=0)
+            + _interval_text(s["pass_rate"], stats.format_pp, higher_is_better=True, centre=0, colour=coloured(doc))
             + "</li>"
-            f"<li>Exact two-sided sign test: {sign['positives']} better, {sign['negatives']} "
+            f"<li class=\"small\">Secondary, not a decision: exact two-sided sign test: {sign['positives']} better, {sign['negatives']} "
             f"worse, {sign['ties']} tied, p = {p}</li>"
             "<li>Geometric-mean token ratio (input + output): "
-            + _interval_text(s["tokens"], lambda r: f"×{r:.2f}", higher_is_better=False, centre=1)
-            + "</li></ul>"
+            + _interval_text(s["tokens"], lambda r: f"×{r:.2f}", higher_is_better=False, centre=1, colour=coloured(doc))
+            + "</li>" + _dollars_item(doc, arm, s.get("dollars")) + "</ul>"
         )
         for kind, label in (("pass_rate", "pass-rate"), ("tokens", "token")):
             ex = d["excluded"][kind]
@@ -324,6 +335,26 @@ def _paired(doc: Mapping[str, Any]) -> str:
     if not out:
         return "<p>No treatment arm to compare.</p>"
     return "".join(out)
+
+
+def _dollars_item(doc: Mapping[str, Any], arm: str, d: Mapping[str, Any] | None) -> str:
+    """The dollars line of a paired block: the ratio of mean dollars per attempt with its
+    interval, and dollars per solved task of both arms (the verdict's figures), dated."""
+    if d is None:
+        return ""
+    if d["estimate"] is None:
+        why = ("no price table" if d["status"] == "no_prices"
+               else "unknown: " + (d["excluded"][0]["reason"] if d["excluded"] else "no task with dollars on both arms"))
+        return f'<li class="dollars">Dollars per attempt ratio: <span class="excluded">{_e(why)}</span></li>'
+    v = next((v for v in doc.get("verdicts") or [] if v["treatment"] == arm), None)
+    solved = ""
+    if v is not None and v.get("usd_per_solved") is not None and v.get("usd_per_solved_against") is not None:
+        solved = (f"; per solved task {_e(stats.format_dollars(v['usd_per_solved']))} vs "
+                  f"{_e(stats.format_dollars(v['usd_per_solved_against']))}")
+    note = dollars_note(doc)
+    return ('<li class="dollars" title="' + _e(d["definition"]) + '">Ratio of mean dollars per attempt: '
+            + _interval_text(d, stats.format_ratio, higher_is_better=False, centre=1, colour=coloured(doc)) + solved
+            + (f' <span class="small">({_e(note)})</span>' if note else "") + "</li>")
 
 
 def _missing(doc: Mapping[str, Any]) -> str:
@@ -509,17 +540,18 @@ def render_html(doc: Mapping[str, Any]) -> str:
         f'<p class="subtitle">{len(doc["tasks"])} tasks × {len(doc["arms"])} arms '
         f"({_e(', '.join(doc['arms']))}), each arm compared with {_e(doc['arms'][0])}</p>"
         f"{_identity(run)}</header>\n{_banners(doc)}\n"
-        f'<section id="tested"><h2>What was tested</h2>{tested_html(doc)}</section>\n'
-        f'<section id="notes"><h2>Notes</h2><ul class="notes">{notes}</ul></section>\n'
+        # a person reads the answer first: the paired comparison and its plot, then per task
+        f'<section id="paired"><h2>Paired comparison</h2>{_paired(doc)}</section>\n'
         + (f'<section id="sequential"><h2>Sequential decision</h2>{sequential_html(doc)}</section>\n'
            if doc.get("sequential") else "")
-        + f'<section id="per-task"><h2>Pass rates by task</h2>{_per_task(doc)}</section>\n'
-        f'<section id="paired"><h2>Paired comparison</h2>{_paired(doc)}</section>\n'
+        + f'<section id="plots"><h2>Plots</h2>{plots_section(doc)}</section>\n'
+        f'<section id="per-task"><h2>Pass rates by task</h2>{_per_task(doc)}</section>\n'
         + (f'<section id="activation"><h2>Was the package exercised?</h2>{activation_html(doc)}</section>\n'
            if doc.get("activation") else "")
         + (f'<section id="checks"><h2>Checks beside the verifier</h2>{checks_html(doc)}</section>\n'
            if doc.get("checks") else "")
-        + f'<section id="plots"><h2>Plots</h2>{plots_section(doc)}</section>\n'
+        + f'<section id="tested"><h2>What was tested</h2>{tested_html(doc)}</section>\n'
+        f'<section id="notes"><h2>Notes</h2><ul class="notes">{notes}</ul></section>\n'
         f'<section id="cost"><h2>Cost</h2>{cost_html(doc)}</section>\n'
         + (f'<section id="reviews"><h2>Independent review</h2>{reviews_html(doc)}</section>\n' if doc.get("reviews") else "")
         + f'<section id="changes"><h2>Time and code changes by task</h2>{_changes(doc)}</section>\n'

@@ -3,7 +3,11 @@
 * "Code quality": each code measure's per task × arm median from ``code_measures``, one
   block of rows per (language, analyzer) group, never pooled across groups, with each
   arm's mean of task medians; an unknown median reads "unknown" with its reasons in a
-  tooltip and in the cell, never 0; a median with a reference value shows its ratio.
+  tooltip and in the cell, never 0; a value with no meaning for the task's language reads
+  "not applicable" (never "unknown"); a median with a reference value shows its ratio. A
+  treatment's paired delta against vanilla shows its interval (the page's method and level)
+  and the measure's better direction, coloured green / red only when the whole interval
+  lies on the better / worse side of 0 and the run is complete (a partial run: no colour).
 * "Measurement revisions": ``measurement_history``.
 * "Not measured": ``not_measured``.
 """
@@ -67,10 +71,17 @@ def _unknown(title: str, reasons: _Reasons, attrs: str) -> str:
             f"{reasons.mark(title)}</td>")
 
 
+def _not_applicable(title: str, attrs: str) -> str:
+    return (f'<td class="num" {attrs} data-value="" data-status="not_applicable" title="{_e(title)}">'
+            '<span class="not-applicable">not applicable</span></td>')
+
+
 def _cell(c: Mapping[str, Any] | None, attrs: str, reasons: _Reasons) -> str:
     if c is None:
         return f'<td class="num" {attrs} data-value="" title="no attempt of this arm on the task">—</td>'
     why = "; ".join(c.get("reasons") or [])
+    if c.get("status") == "not_applicable":
+        return _not_applicable(why or "the measure has no meaning for this language", attrs)
     if c["median"] is None:
         return _unknown(why or "no attempt has a measured value", reasons, attrs)
     text = _n(c["median"])
@@ -85,7 +96,33 @@ def _cell(c: Mapping[str, Any] | None, attrs: str, reasons: _Reasons) -> str:
             f' <span class="small">({_e(note)})</span>{reasons.mark(why) if why else ""}</td>')
 
 
-def _arm_summary(s: Mapping[str, Any] | None, attrs: str, reasons: _Reasons) -> str:
+def _delta(s: Mapping[str, Any], coloured: bool) -> str:
+    """``Δ −3 [90%: −5 to −1] vs vanilla (lower is better)``, coloured by its reading."""
+    delta = s["delta_vs_vanilla"]
+    reading = s.get("reading") or "descriptive"
+    level = s.get("delta_level")
+    if s.get("delta_low") is not None and s.get("delta_high") is not None and level is not None:
+        span = f" [{level * 100:g}%: {_signed(s['delta_low'])} to {_signed(s['delta_high'])}]"
+    elif level is not None:
+        span = " (too few paired tasks for an interval)"
+    else:
+        span = ""
+    way = f", {s['better']} is better" if s.get("better") else ", no better direction"
+    cls = f"delta delta-{reading}" if coloured and reading in ("better", "worse") else "delta delta-plain"
+    title = (f"mean over {s['paired_tasks']} paired task(s) of this arm's median minus vanilla's; "
+             f"{'sign-flip interval, ' if span.startswith(' [') else ''}reading: {reading}")
+    return (f'<span class="{cls}" data-delta="{_e(delta)}" data-reading="{_e(reading)}" title="{_e(title)}">'
+            f"Δ {_signed(delta)}{_e(span)} vs vanilla{_e(way)}</span>")
+
+
+def _signed(v: float | int) -> str:
+    text = _n(abs(v))
+    return "±0" if v == 0 else ("+" if v > 0 else "−") + text
+
+
+def _arm_summary(s: Mapping[str, Any] | None, attrs: str, reasons: _Reasons, coloured: bool = True) -> str:
+    if s is not None and s["mean_of_task_medians"] is None and s.get("not_applicable_tasks") and not s.get("unknown_tasks"):
+        return _not_applicable("not applicable on " + ", ".join(s["not_applicable_tasks"]), attrs)
     if s is None or s["mean_of_task_medians"] is None:
         missing = ", ".join((s or {}).get("unknown_tasks") or [])
         return _unknown(f"unknown on {missing}" if missing else "no task has a measured value", reasons, attrs)
@@ -93,11 +130,10 @@ def _arm_summary(s: Mapping[str, Any] | None, attrs: str, reasons: _Reasons) -> 
     if s.get("unknown_tasks"):
         text += f"; unknown on {_e(', '.join(s['unknown_tasks']))}"
     text += ")</span>"
-    delta = s.get("delta_vs_vanilla")
-    if delta is not None:
-        cls = "flat" if delta == 0 else "delta"
-        text += (f'<br><span class="{cls}" data-delta="{_e(delta)}" title="mean over {s["paired_tasks"]} paired '
-                 f'task(s) of this arm\'s median minus vanilla\'s">Δ {delta:+.3g} vs vanilla</span>')
+    if s.get("not_applicable_tasks"):
+        text += f' <span class="small">(not applicable on {_e(", ".join(s["not_applicable_tasks"]))})</span>'
+    if s.get("delta_vs_vanilla") is not None:
+        text += "<br>" + _delta(s, coloured)
     return f'<td class="num" {attrs} data-value="{_e(s["mean_of_task_medians"])}">{text}</td>'
 
 
@@ -109,6 +145,8 @@ def code_quality_html(doc: Mapping[str, Any]) -> str:
         return ('<p class="hint">No code measure is selected (iterations, cyclomatic, cognitive, dead_code, '
                 "coverage): add them to <code>measurements:</code> or with <code>pluginbench measure</code>.</p>")
     arms, reasons = doc["arms"], _Reasons()
+    # a partial run shows no coloured reading, as it shows no coloured verdict
+    coloured = not any(v.get("kind") == "partial" for v in doc.get("verdicts") or [])
     head = "".join(f"<th>{_e(h)}</th>" for h in ("Measure", "Language", "Analyzer", "Task"))
     head += "".join(f'<th class="arm">{_e(a)}</th>' for a in arms)
     body = []
@@ -125,7 +163,7 @@ def code_quality_html(doc: Mapping[str, Any]) -> str:
                                       f'{where} data-task="{_e(task)}" data-arm="{_e(arm)}"', reasons) for arm in arms)
                 body.append(f'<tr class="code-task-row" {where} data-code-task="{_e(task)}">{first if i == 0 else ""}'
                             f"<td>{_e(task)}</td>{cells}</tr>")
-            cells = "".join(_arm_summary(g["per_arm"].get(arm), f'{where} data-arm="{_e(arm)}"', reasons)
+            cells = "".join(_arm_summary(g["per_arm"].get(arm), f'{where} data-arm="{_e(arm)}"', reasons, coloured)
                             for arm in arms)
             body.append(f'<tr class="code-arm-row" {where}>{"" if tasks else first}'
                         '<td title="the mean of the task medians: each task weighs the same"><em>all tasks</em></td>'
@@ -134,8 +172,11 @@ def code_quality_html(doc: Mapping[str, Any]) -> str:
         f'<table id="code-quality-table"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
         + reasons.html()
         + '<p class="hint">Medians over the attempts whose value is measured (n); "all tasks" is the mean of the '
-        "task medians, each task weighing the same. Unknown values are never 0: they are listed under Missing "
-        "values with their reasons. Values are grouped by language and analyzer: unlike scores are never pooled. "
+        "task medians, each task weighing the same. Δ is a treatment's median minus vanilla's, paired by task, "
+        "with the page's sign-flip interval; it is green when the whole interval lies on the measure's better "
+        "side of 0, red on its worse side, plain otherwise or for a descriptive count. Unknown values are never "
+        "0: they are listed under Missing values with their reasons. \"Not applicable\" marks a measure that has "
+        "no meaning for the task's language (not missing, not unknown). Values are grouped by language and analyzer: unlike scores are never pooled. "
         "A ratio compares the median with the task's reference solution measured by the same collector. Diagnostics "
         "(whole-suite coverage rates, changed-line counts) are in results.json and results.csv. Smaller numbers "
         "alone do not establish better work.</p>"

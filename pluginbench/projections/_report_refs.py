@@ -128,7 +128,8 @@ def references_html(doc: Mapping[str, Any]) -> str:
     arms = doc["arms"]
     ratios = doc.get("reference_ratios") or {}
     head = "".join(f"<th>{escape(h)}</th>" for h in ("Task", "Metric", "Reference", *arms))
-    body = []
+    body: list[str] = []
+    unavailable: list[str] = []  # rows whose reference is unavailable: collapsed behind details
     for task in doc["tasks"]:
         task_refs = refs.get(task, {})
         # the lines metrics first, then every code measure with a task × arm median (a column
@@ -149,10 +150,18 @@ def references_html(doc: Mapping[str, Any]) -> str:
                 text += f" ({ratio:.2f}×)" if ratio is not None else (" (no ratio)" if median is not None else "")
                 title = f' title="{escape(cell["reason"])}"' if cell.get("reason") else ""
                 cells.append(f'<td class="num" data-arm="{escape(arm)}"{title}>{escape(text)}</td>')
-            body.append(f'<tr data-reference-task="{escape(task)}" data-metric="{escape(metric)}">' + "".join(cells) + "</tr>")
+            (body if ref["status"] == "measured" else unavailable).append(
+                f'<tr data-reference-task="{escape(task)}" data-metric="{escape(metric)}">' + "".join(cells) + "</tr>")
+    table = (f'<table id="references-table"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+             if body else "")
+    if unavailable:
+        label = ("every reference value is unavailable" if not body else "reference values unavailable")
+        table += (f'<details id="references-unavailable"><summary>{len(unavailable)} row(s): {label}</summary>'
+                  f'<table id="references-unavailable-table"><thead><tr>{head}</tr></thead>'
+                  f'<tbody>{"".join(unavailable)}</tbody></table></details>')
     return (
-        f'<table id="references-table"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
-        '<p class="hint">Each arm\'s median over complete attempts, with its ratio to the task\'s reference '
+        table
+        + '<p class="hint">Each arm\'s median over complete attempts, with its ratio to the task\'s reference '
         "solution (solution/solution.patch applied to the starting source and measured with the same line, "
         "complexity and unused-code collectors). A reference that is unavailable, 0 or negative gives no ratio; "
         "hover a cell for the reason.</p>"

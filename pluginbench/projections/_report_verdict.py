@@ -16,6 +16,7 @@ from .. import stats
 
 CSS = """
 #verdict{border:2px solid #888;border-radius:6px;padding:.6em 1em;margin:0 0 1em 0}
+#verdict h2{margin-top:0}
 #verdict .verdict{font-size:1.15em;margin:.3em 0}
 #verdict .verdict-better{color:#0a6b2a;font-weight:bold}
 #verdict .verdict-worse{color:#a40000;font-weight:bold}

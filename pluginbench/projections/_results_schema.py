@@ -15,6 +15,7 @@ from msgspec import Meta
 from ..events import AttemptState, MeasureStatus, Outcome, UsageStatus
 from ..measures import Column, all_columns
 from ._results_schema_activation import Activation, Checks
+from ._results_schema_code import CodeMeasureGroup
 
 
 def doc(t: Any, text: str) -> Any:
@@ -150,37 +151,10 @@ class Tokens(_Strict, frozen=True):
 class MeasureValue(_Strict, frozen=True):
     value: Annotated[Num, Meta(description="The value, or null when unknown.")]
     unit: Annotated[str, Meta(description="lines, files, ratio, tests, …")]
-    status: Annotated[MeasureStatus, Meta(description="measured or unknown.")]
+    status: Annotated[MeasureStatus, Meta(description="measured, unknown (not measured: `reason` says why) or not_applicable (the measure has no meaning for this language; not missing).")]
     reason: Annotated[str | None, Meta(description="Why it is unknown.")]
     language: Annotated[str | None, Meta(description="Code measures only: the language it was measured in (reports group by it, never pool).")] = None
     analyzer: Annotated[str | None, Meta(description="Code measures only: the analyzer or coverage format and its version.")] = None
-
-
-class CodeMeasureCell(_Strict, frozen=True):
-    median: Annotated[Num, Meta(description="Median over the attempts whose value is measured; null when none is.")]
-    n: Annotated[int, Meta(description="Attempts with a measured value.")]
-    unknown: Annotated[int, Meta(description="Attempts whose value is unknown (each listed in missing_values with its reason).")]
-    reasons: Annotated[list[str], Meta(description="The distinct reasons of those unknown values.")] = []
-    reference: Annotated[Num, Meta(description="The task's reference solution's value of this metric (`references`), or null when it has none.")] = None
-    ratio_to_reference: Annotated[Num, Meta(description="median / reference; null without a median or a positive reference.")] = None
-
-
-class CodeMeasureArm(_Strict, frozen=True):
-    median_of_task_medians: Annotated[Num, Meta(description="Each task weighs the same: the median of the task medians.")]
-    tasks: Annotated[int, Meta(description="Tasks with a median.")]
-    mean_of_task_medians: Annotated[Num, Meta(description="Each task weighs the same: the mean of the task medians (the overview's statistic).")] = None
-    unknown_tasks: Annotated[list[str], Meta(description="Tasks where the arm has attempts but no measured value in this group (never counted as 0).")] = []
-    delta_vs_vanilla: Annotated[Num, Meta(description="Treatments only: the mean over the tasks both arms have a median for of (this arm's median − vanilla's); null when there is none.")] = None
-    paired_tasks: Annotated[int | None, Meta(description="Treatments only: the tasks delta_vs_vanilla is taken over.")] = None
-
-
-class CodeMeasureGroup(_Strict, frozen=True):
-    language: Annotated[str | None, Meta(description="The language; `any` for a language-independent measure (iterations, duplicated test lines); null when no analyzer said.")]
-    analyzer: Annotated[str | None, Meta(description="The analyzer (or coverage format) and version; null when not known.")]
-    unit: Annotated[str, Meta(description="The unit.")]
-    per_task: Annotated[dict[str, dict[str, CodeMeasureCell]], Meta(description="Task → arm → median.")]
-    per_arm: Annotated[dict[str, CodeMeasureArm], Meta(description="Arm → the median and mean of its task medians.")]
-    gate_name: Annotated[str | None, Meta(description="The metric's name in a gates file, or null when it is not gateable.")] = None
 
 
 class MeasurementRevisionStatus(_Strict, frozen=True):
@@ -335,9 +309,29 @@ class Summary(_Strict, frozen=True):
     basis: Annotated[str | None, Meta(description="tokens only: input_plus_output.")] = None
 
 
+class Exclusion(_Strict, frozen=True):
+    task: Annotated[str, Meta(description="The task.")]
+    reason: Annotated[str, Meta(description="Why it is excluded.")]
+
+
+class DollarsSummary(_Strict, frozen=True):
+    statistic: Annotated[str, Meta(description="ratio_of_mean_dollars_per_attempt.")]
+    definition: Annotated[str, Meta(description="The one definition of the dollars ratio, in words (the verdict, the tables and compare use it).")]
+    estimate: Annotated[Num, Meta(description="Σ over tasks of the treatment's mean dollars per attempt / the same of vanilla; null without prices or usable tasks.")]
+    low: Annotated[Num, Meta(description="Lower end of its sign-flip interval at `level` (the test of the per-task t − r·c inverted); null with too few tasks.")]
+    high: Annotated[Num, Meta(description="Upper end of that interval.")]
+    tasks: Annotated[int, Meta(description="Tasks where every attempt of both arms has exact dollars.")]
+    status: Annotated[str, Meta(description="ok, too_few_tasks, no_tasks or no_prices.")]
+    level: Annotated[float, Meta(description="The run's statistics.confidence_level.")]
+    method: Annotated[str, Meta(description="sign-flip permutation test.")]
+    excluded: Annotated[list[Exclusion], Meta(description="Tasks left out (an attempt without exact dollars, $0 for vanilla).")]
+    min_tasks: Annotated[int | None, Meta(description="Fewest tasks that can reach the level.")] = None
+
+
 class DeltaSummary(_Strict, frozen=True):
     pass_rate: Annotated[Summary, Meta(description="Mean pass-rate difference (treatment − vanilla).")]
     tokens: Annotated[Summary, Meta(description="Geometric-mean token ratio (treatment / vanilla).")]
+    dollars: Annotated[DollarsSummary | None, Meta(description="Ratio of mean dollars per attempt (treatment / vanilla) with its interval; null in reports made before it existed.")] = None
 
 
 class TaskDelta(_Strict, frozen=True):
@@ -345,11 +339,6 @@ class TaskDelta(_Strict, frozen=True):
     pass_rate_excluded: Annotated[str | None, Meta(description="Why the task is left out of pass-rate statistics.")]
     token_ratio: Annotated[Num, Meta(description="Treatment mean input+output tokens / vanilla's.")]
     tokens_excluded: Annotated[str | None, Meta(description="Why the task is left out of token statistics.")]
-
-
-class Exclusion(_Strict, frozen=True):
-    task: Annotated[str, Meta(description="The task.")]
-    reason: Annotated[str, Meta(description="Why it is excluded.")]
 
 
 class Exclusions(_Strict, frozen=True):

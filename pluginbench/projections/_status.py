@@ -70,9 +70,17 @@ def _sum_tokens(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
     ``native_session`` sums, apart and labelled, the native CLI sessions of attempts
     whose arm runs command hooks (their totals are unknown: hooks are unmetered);
-    ``None`` when no counted attempt has one."""
+    ``None`` when no counted attempt has one.
+
+    ``complete_total_tokens`` is the total of the complete attempts alone (``None`` when one
+    of them did not measure it), beside ``complete_attempts`` and ``running_attempts``: what
+    has been spent so far while others still run, labelled as such, never the total."""
     counted = [r for r in rows if r.get("tokens_status") != "not_started"]
     totals = _sum_usages([r.get("usage") or {} for r in counted])
+    complete = [r for r in counted if r.get("state") == "complete"]
+    totals["complete_total_tokens"] = _sum_usages([r.get("usage") or {} for r in complete])["total_tokens"]
+    totals["complete_attempts"] = len(complete)
+    totals["running_attempts"] = sum(1 for r in counted if r.get("state") == "running")
     statuses = {r.get("tokens_status") for r in counted}
     totals["lower_bound"] = not statuses.isdisjoint(("unknown", "lower_bound"))
     totals["unvalidated"] = "unvalidated" in statuses

@@ -54,6 +54,9 @@ class TokenTotals(_Out, frozen=True):
     lower_bound: Annotated[bool, Meta(description="True when any counted attempt's usage is `lower_bound` or `unknown`.")]
     unvalidated: Annotated[bool, Meta(description="True when any counted attempt's usage is `unvalidated`.")]
     native_session: Annotated[NativeSessionTotals | None, Meta(description="Sums of the native CLI sessions of attempts whose arm runs command hooks; `null` when none has one.")]
+    complete_total_tokens: Annotated[int | None, Meta(description="Total tokens of the complete counted attempts alone (what has been spent so far while others run); `null` when one of them did not measure it. Never the total: `total_tokens` stays unknown while an attempt runs.")] = None
+    complete_attempts: Annotated[int, Meta(description="Complete attempts complete_total_tokens counts.")] = 0
+    running_attempts: Annotated[int, Meta(description="Counted attempts still running (their usage is not saved yet).")] = 0
 
 
 class Reuse(_Out, frozen=True):
@@ -171,7 +174,7 @@ class AttemptStatus(_Out, frozen=True):
     tokens_status: Annotated[UsageStatus | Literal["not_started"], Meta(description="`exact`, `lower_bound`, `unvalidated`, `unknown`, or `not_started`.")]
     tokens_reason: Annotated[str | None, Meta(description="Why the tokens are not exact, or `null`.")]
     minutes: Annotated[float | None, Meta(description="Coding time, `coding_seconds / 60`, two decimals; `null` when not measured.")]
-    measures: Annotated[dict[str, Any], Meta(description="Measured values by name: `{value, unit, status, reason}`.")]
+    measures: Annotated[dict[str, Any], Meta(description="Measured values by name: `{value, unit, status, reason}`; status is `measured`, `unknown` (with its reason) or `not_applicable` (the measure has no meaning for this language; not missing).")]
     native_grading: Annotated[dict[str, float] | None, Meta(description="The verifier's other reward.json values, or `null`.")] = None
     overlap_paths: Annotated[list[str] | None, Meta(description="Files the agent's patch and the hidden tests both touch.")] = None
     node: Annotated[str | None, Meta(description="The cluster node its agent ran on (`ray` backend, from `agent.launched`); `null` on one machine or before launch.")] = None

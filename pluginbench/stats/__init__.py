@@ -62,6 +62,7 @@ from ._decide import (
     passes_lower,
     passes_upper,
     ratio_interval,
+    ratio_of_means_interval,
 )
 from ._format import format_dollars, format_p, format_pp, format_rate, format_ratio
 from ._gate_eval import FAILED, PASSED, UNDETERMINED, GateResult, TaskValue, bound_decision
@@ -95,7 +96,16 @@ from ._sequential import (
 )
 from ._sequential import to_builtins as sequential_to_builtins
 from ._sequential_sim import PLAN_EFFECTS, Expected, plan_expectations
-from ._verdict import DECIDED, EQUIVALENCE_MARGIN, Verdict, verdict_for, verdict_of_paired, verdicts
+from ._verdict import (
+    DECIDED,
+    DOLLARS_RATIO,
+    EQUIVALENCE_MARGIN,
+    Verdict,
+    dollars_summary,
+    verdict_for,
+    verdict_of_paired,
+    verdicts,
+)
 
 __all__ = [
     "BettingFold",
@@ -114,6 +124,8 @@ __all__ = [
     "Expected",
     "plan_expectations",
     "verdict_of_paired",
+    "DOLLARS_RATIO",
+    "dollars_summary",
     "power_sentence",
     "DECIDED",
     "EQUIVALENCE_MARGIN",
@@ -129,6 +141,7 @@ __all__ = [
     "passes_lower",
     "passes_upper",
     "ratio_interval",
+    "ratio_of_means_interval",
     "format_dollars",
     "format_p",
     "format_pp",

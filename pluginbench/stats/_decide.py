@@ -8,6 +8,11 @@ Contract:
 * :func:`mean_interval` — mean of per-task values with the sign-flip interval (test
   inversion, ``_permutation``); :func:`ratio_interval` — the same on log ratios,
   exponentiated (a geometric mean). Fewer tasks than :func:`min_tasks` → ``too_few_tasks``.
+* :func:`ratio_of_means_interval` — ``Σ treatment / Σ comparator`` over tasks (per-task mean
+  dollars per attempt: the cost ratio, :data:`~._cost.COST_RATIO_DEFINITION`) with the
+  sign-flip interval of the ratio by test inversion: ``r`` is inside when the test of "the
+  per-task ``t − r·c`` are centred on 0" does not reject (Fieller's construction with the
+  sign-flip test in place of the t test; exact at ``r = 1`` when the arms are exchangeable).
 * :func:`passes_lower` / :func:`passes_upper` — a gate "the centre is above ``margin``" /
   "the ratio is below ``factor``": the one-sided test's p at the gate's own limit ≤ alpha.
   The interval's endpoint is that test inverted, so the shown bound and the decision agree.
@@ -16,7 +21,7 @@ Contract:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import msgspec
 
@@ -93,6 +98,52 @@ def ratio_interval(ratios: Sequence[float], level: float = LEVEL) -> Estimate:
         return None if v is None else math.exp(v)
 
     return msgspec.structs.replace(e, estimate=ex(e.estimate), low=ex(e.low), high=ex(e.high))
+
+
+def ratio_of_means_interval(treatment: Sequence[float], comparator: Sequence[float],
+                            level: float = LEVEL) -> Estimate:
+    """``Σ treatment / Σ comparator`` of paired per-task values (module docstring); the
+    comparator's values must be positive and every value finite and non-negative."""
+    pairs = [(float(t), float(c)) for t, c in zip(treatment, comparator, strict=True)]
+    for t, c in pairs:
+        if not (math.isfinite(t) and math.isfinite(c) and t >= 0 and c > 0):
+            raise ValueError(f"values must be finite, treatment >= 0 and comparator > 0, got {(t, c)!r}")
+    alpha = alpha_of(level)
+    need, n = min_tasks(alpha), len(pairs)
+
+    def made(estimate: float | None, low: float | None, high: float | None, status: str) -> Estimate:
+        return Estimate(estimate=estimate, low=low, high=high, status=status, tasks=n, level=level,
+                        exact=n <= EXACT_MAX, min_tasks=need)
+
+    if n == 0:
+        return made(None, None, None, NO_TASKS)
+    est = math.fsum(t for t, _ in pairs) / math.fsum(c for _, c in pairs)
+    if n < need:
+        return made(est, None, None, TOO_FEW_TASKS)
+
+    def rejects(r: float, alternative: str) -> bool:
+        xs = [t - r * c for t, c in pairs]
+        return sign_flip_test(xs, alternative=alternative).p <= alpha  # type: ignore[arg-type]
+
+    top = 2.0 * max(t / c for t, c in pairs) + 1.0  # every t − r·c < 0 above it
+    # lower: the largest r the "greater" test still rejects (it rejects every r below it)
+    low = _bisect_ratio(lambda r: rejects(r, "greater"), 0.0, top) if rejects(0.0, "greater") else None
+    # upper: the smallest r the "less" test rejects
+    high = _bisect_ratio(lambda r: not rejects(r, "less"), 0.0, top) if rejects(top, "less") else None
+    if low is None or high is None:
+        return made(est, None, None, TOO_FEW_TASKS)
+    return made(est, low, high, OK)
+
+
+def _bisect_ratio(holds: Callable[[float], bool], a: float, b: float) -> float:
+    """The boundary between ``holds`` (at ``a``) and not (at ``b``), to 1e-7 relative."""
+    while b - a > 1e-7 * max(1.0, b):
+        mid = (a + b) / 2
+        if holds(mid):
+            a = mid
+        else:
+            b = mid
+    return a
 
 
 def p_above(values: Sequence[float], margin: float) -> float:

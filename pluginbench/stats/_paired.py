@@ -13,7 +13,11 @@ Contract (product description, "Compare runs", paired section):
   token ratio, each with the sign-flip permutation interval at the page's one ``level``
   (``_decide``; the token ratio on the log scale) — the same test the bound gates decide
   with — and, as a secondary line, the exact two-sided sign test; fewer usable task pairs
-  than the level needs give ``too_few_tasks`` and no interval.
+  than the level needs give ``too_few_tasks`` and no interval;
+* dollars: the ratio of mean dollars per attempt (``_verdict.DOLLARS_RATIO``) over the tasks
+  where every attempt of both packages has dollars, with its sign-flip interval
+  (``ratio_of_means_interval``); ``no_prices`` when either package has no dollars or the two
+  were priced by different tables (a ratio of two price lists measures the prices).
 """
 
 from __future__ import annotations
@@ -24,11 +28,11 @@ from fractions import Fraction
 
 import msgspec
 
-from ._decide import LEVEL, METHOD, Estimate, mean_interval, ratio_interval
+from ._decide import LEVEL, METHOD, Estimate, mean_interval, ratio_interval, ratio_of_means_interval
 from ._gates import INPUT_TOKENS, OUTPUT_TOKENS
 from ._intervals import exact_sign_test
 from ._permutation import DRAWS, SEED
-from ._records import PASS, UNKNOWN, AttemptRecord, Package, correctness, metric_value
+from ._records import DOLLARS, PASS, UNKNOWN, AttemptRecord, Package, correctness, metric_value
 
 IO_TOKENS = (INPUT_TOKENS, OUTPUT_TOKENS)
 
@@ -78,6 +82,9 @@ class PairedComparison(msgspec.Struct, frozen=True, kw_only=True):
     pass_rate: Interval
     tokens: Interval
     sign_test: SignTest
+    #: ratio of mean dollars per attempt (candidate / comparator) with its interval; status
+    #: ``no_prices`` when the two have no dollars priced by one table
+    dollars: Interval | None = None
 
     def values(self, statistic: str) -> list[float]:
         """The usable per-task values of ``pass_rate`` (differences) or ``tokens`` (ratios)."""
@@ -186,4 +193,23 @@ def paired_comparison(
         pass_rate=_interval(mean_interval(diffs, level), "mean_pass_rate_difference"),
         tokens=_interval(ratio_interval(ratios, level), "geometric_mean_token_ratio"),
         sign_test=sign,
+        dollars=_dollars(tasks, cand, comp, level),
     )
+
+
+def _dollars(tasks: Sequence[str], cand: Package, comp: Package, level: float) -> Interval:
+    """The dollars ratio of ``cand`` over ``comp`` (module docstring)."""
+    name = "ratio_of_mean_dollars_per_attempt"
+    if cand.prices is None or comp.prices is None or cand.prices != comp.prices or cand.prices.startswith("mixed:"):
+        return Interval(statistic=name, estimate=None, low=None, high=None, tasks=0, status="no_prices", level=level)
+    ts, cs = [], []
+    for t in tasks:
+        rc, rp = cand.on(t), comp.on(t)
+        usd = [[a.metrics.get(DOLLARS) for a in rows] for rows in (rc, rp)]
+        if not rc or not rp or any(v is None or not math.isfinite(v) or v < 0 for vs in usd for v in vs):
+            continue
+        c_mean, p_mean = (math.fsum(v or 0.0 for v in vs) / len(vs) for vs in usd)
+        if p_mean > 0:
+            ts.append(c_mean)
+            cs.append(p_mean)
+    return _interval(ratio_of_means_interval(ts, cs, level), name)

@@ -29,8 +29,8 @@ from typing import Any, Literal
 
 import msgspec
 
-from ._cost import cost_per_pass, cost_ratio
-from ._decide import LEVEL, alpha_of
+from ._cost import cost_per_pass
+from ._decide import LEVEL, METHOD, alpha_of, ratio_of_means_interval
 from ._format import format_dollars, format_pp, format_ratio
 from ._power import POWER, assumed_sd, mde, tasks_needed
 from ._sequential import METHOD as SEQUENTIAL_METHOD
@@ -64,7 +64,9 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True):
     token_high: float | None
     usd: float | None
     usd_against: float | None
-    cost_ratio: float | None  # COST_RATIO_DEFINITION: mean dollars per attempt, treatment / comparator
+    cost_ratio: float | None  # DOLLARS_RATIO: mean dollars per attempt, treatment / comparator
+    cost_low: float | None  # its sign-flip interval at ``level`` (None: too few tasks with dollars)
+    cost_high: float | None
     usd_per_solved: float | None  # COST_PER_PASS_DEFINITION: total dollars / passing attempts
     usd_per_solved_against: float | None
     prices_as_of: str | None
@@ -88,15 +90,54 @@ def _passes(doc: Mapping[str, Any], arm: str) -> int:
     return sum(int((doc["per_task"][t].get(arm) or {}).get("passes") or 0) for t in doc["tasks"])
 
 
-def _attempts(doc: Mapping[str, Any], arm: str) -> int:
-    return sum(1 for r in doc.get("attempts") or () if r.get("arm") == arm)
-
-
 def _cost(doc: Mapping[str, Any], arm: str) -> float | None:
     costs = doc.get("costs") or {}
     row = (costs.get("arms") or {}).get(arm) or {}
     usd = row.get("usd")
     return None if usd is None or row.get("lower_bound") else float(usd)
+
+
+#: The one definition of the dollars ratio (tables, verdict, ``compare``'s paired line; the
+#: ``cost_ratio`` gate's value equals it when every task has the same attempts per arm).
+DOLLARS_RATIO = ("ratio of mean dollars per attempt (each arm's mean over a task's attempts, summed over the "
+                 "tasks both arms have dollars for)")
+
+
+def dollars_summary(doc: Mapping[str, Any], treatment: str, against: str, level: float) -> dict[str, Any]:
+    """``deltas.<arm>.summary.dollars``: :data:`DOLLARS_RATIO` of ``treatment`` over ``against``
+    with its sign-flip interval (``stats.ratio_of_means_interval``) at ``level``, over the tasks
+    where every attempt of both arms has exact dollars (a lower bound or unknown excludes the
+    task, named in ``excluded``) and the comparator spent more than $0."""
+    costs = doc.get("costs") or {}
+    per_attempt = costs.get("attempts") or {}
+    out: dict[str, Any] = {"statistic": "ratio_of_mean_dollars_per_attempt", "definition": DOLLARS_RATIO,
+                           "method": METHOD, "level": level, "excluded": []}
+    if costs.get("prices") is None:
+        return {**out, "estimate": None, "low": None, "high": None, "tasks": 0, "status": "no_prices"}
+    rows: dict[tuple[str, str], list[Any]] = {}
+    for r in doc.get("attempts") or ():
+        rows.setdefault((r["task"], r["arm"]), []).append(per_attempt.get(r["attempt_id"]) or {})
+    ts, cs = [], []
+    for task in doc["tasks"]:
+        means = []
+        for arm in (treatment, against):
+            got = rows.get((task, arm)) or []
+            bad = [c for c in got if c.get("usd") is None or c.get("lower_bound")]
+            if not got or bad:
+                out["excluded"].append({"task": task, "reason": f"{arm}: " + (
+                    "no attempts" if not got else f"{len(bad)} of {len(got)} attempt(s) without exact dollars"
+                    + (f" ({bad[0]['reason']})" if bad[0].get("reason") else ""))})
+                break
+            means.append(math.fsum(float(c["usd"]) for c in got) / len(got))
+        else:
+            if means[1] <= 0:
+                out["excluded"].append({"task": task, "reason": f"{against} spent $0 per attempt"})
+                continue
+            ts.append(means[0])
+            cs.append(means[1])
+    iv = ratio_of_means_interval(ts, cs, level)
+    return {**out, "estimate": iv.estimate, "low": iv.low, "high": iv.high, "tasks": iv.tasks, "status": iv.status,
+            "min_tasks": iv.min_tasks}
 
 
 def _more_tasks(effect: float, sd: float, alpha: float, margin: float, tasks: int) -> int | None:
@@ -162,7 +203,8 @@ def verdict_for(
     usd_t, usd_v = _cost(doc, treatment), _cost(doc, against)
     solved_t, solved_v = _passes(doc, treatment), _passes(doc, against)
     per_t, per_v = cost_per_pass(usd_t, solved_t), cost_per_pass(usd_v, solved_v)
-    ratio = cost_ratio(usd_t, _attempts(doc, treatment), usd_v, _attempts(doc, against))
+    dollars = delta["summary"].get("dollars") or dollars_summary(doc, treatment, against, level)
+    ratio, cost_low, cost_high = dollars.get("estimate"), dollars.get("low"), dollars.get("high")
     costs = doc.get("costs") or {}
     as_of = (costs.get("prices") or {}).get("as_of")
     table = costs.get("table") or {}
@@ -173,7 +215,9 @@ def verdict_for(
         money_parts.append(f"tokens {format_ratio(tok['estimate'])}" + (
             f" [{format_ratio(tok['low'])} to {format_ratio(tok['high'])}]" if tok.get("low") is not None else ""))
     if ratio is not None:
-        money_parts.append(f"dollars per attempt {format_ratio(ratio)}")
+        money_parts.append(f"dollars per attempt {format_ratio(ratio)}" + (
+            f" [{format_ratio(cost_low)} to {format_ratio(cost_high)}]" if cost_low is not None and cost_high is not None
+            else ""))
     if per_t is not None and per_v is not None:
         money_parts.append(f"{format_dollars(per_t)} vs {format_dollars(per_v)} per solved task")
     if ratio is not None or (per_t is not None and per_v is not None):
@@ -206,7 +250,7 @@ def verdict_for(
         treatment=treatment, against=against, kind=kind, headline=sentence, level=level, effect=est, low=low,
         high=high, tasks=n, equivalence_margin=equivalence_margin, within=within, more_tasks=more, mde=m, sd=sd,
         sd_source=sd_source, token_ratio=tok.get("estimate"), token_low=tok.get("low"), token_high=tok.get("high"),
-        usd=usd_t, usd_against=usd_v, cost_ratio=ratio, usd_per_solved=per_t, usd_per_solved_against=per_v,
+        usd=usd_t, usd_against=usd_v, cost_ratio=ratio, cost_low=cost_low, cost_high=cost_high, usd_per_solved=per_t, usd_per_solved_against=per_v,
         prices_as_of=as_of, exercised=exercised, exercised_reason=exercised_reason,
         attempts_complete=done, attempts_total=total, run_status=run_status,
     )
@@ -259,7 +303,8 @@ def verdict_of_paired(paired: Any, *, equivalence_margin: float = EQUIVALENCE_MA
     """The verdict of a ``compare`` paired section (:class:`PairedComparison`), through :func:`verdict_for`.
 
     Saved reports are finished runs' (compare refuses others), so the run is complete here;
-    compare has no prices, so no dollars."""
+    its dollars are the paired section's ratio of mean dollars per attempt (per solved task
+    needs the report's totals: ``compare``'s cost gates)."""
 
     def iv(i: Any) -> dict[str, Any]:
         return {"estimate": i.estimate, "low": i.low, "high": i.high, "tasks": i.tasks,
@@ -271,7 +316,8 @@ def verdict_of_paired(paired: Any, *, equivalence_margin: float = EQUIVALENCE_MA
         "deltas": {paired.candidate: {
             "against": paired.against,
             "per_task": {p.task: {"pass_rate_difference": p.pass_rate_difference} for p in paired.per_task},
-            "summary": {"pass_rate": iv(paired.pass_rate), "tokens": iv(paired.tokens)},
+            "summary": {"pass_rate": iv(paired.pass_rate), "tokens": iv(paired.tokens),
+                        **({"dollars": iv(paired.dollars)} if paired.dollars is not None else {})},
         }},
         "costs": {},
     }

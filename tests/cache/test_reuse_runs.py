@@ -156,7 +156,7 @@ async def test_plan_check_and_report_name_hits_and_origin_cohorts(tmp_path: Path
     assert [a["decision"] for a in after["attempts"]] == ["hit", "hit"] and after["planned_hits"] == 2
     cohort = after["attempts"][0]["cohort"]
     assert cohort.startswith("vanilla/") and not cohort.startswith("/")
-    text = cli.invoke(app, ["check", str(config), "--no-readiness"]).output
+    text = cli.invoke(app, ["check", str(config), "--no-readiness", "--verbose"]).output
     assert "roman-numerals__vanilla__r1: hit" in text and "2 of 2 vanilla attempts hit" in text
     second, _ = await _evaluate(tmp_path, "run2")
     results = json.loads((second / "report" / "results.json").read_text())

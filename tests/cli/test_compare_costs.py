@@ -76,3 +76,17 @@ def test_a_misspelt_cost_gate_exits_two_naming_the_field(tmp_path: Path) -> None
     code, doc = cli(tmp_path, {"name": "x", "cost": "cost_per_passes"}, run)
     out = doc.get("output", json.dumps(doc))
     assert code == 2 and "gates[0].cost" in out and "cost_per_pass, cost_ratio" in out and "Traceback" not in out
+
+
+def test_paired_line_shows_the_dollars_ratio_with_its_interval(tmp_path: Path) -> None:
+    """compare's paired section carries the dollars per attempt ratio with its sign-flip interval (×2.00 when the
+    candidate spends twice the tokens on every task), in --json and in the terminal's paired line and verdict."""
+    run = priced(write_run(tmp_path / "a", ["vanilla", "docs"], TASKS, lambda t, a, r: "pass",
+                           tokens=lambda t, a, r: (2000, 200) if a == "docs" else (1000, 100)))
+    code, doc = cli(tmp_path, {"name": "dollars", "cost": "cost_ratio", "factor": 2.5}, run)
+    dollars = doc["splits"][-1]["paired"][0]["dollars"]
+    assert dollars["status"] == "ok" and abs(dollars["estimate"] - 2.0) < 1e-9 and dollars["low"] <= 2.0 <= dollars["high"]
+    g = tmp_path / "gates.yaml"
+    text = runner.invoke(app, ["compare", str(run), "--gates", str(g)]).output
+    assert "dollars per attempt ratio: ×2.00 [90%: ×2.00 to ×2.00] over 6 task(s)" in text
+    assert "dollars per attempt ×2.00 [×2.00 to ×2.00]" in text

@@ -85,6 +85,18 @@ def test_an_unknown_total_while_an_attempt_runs_says_why() -> None:
     snap = _snapshot([_attempt("a", "running", None)], active=True)
     snap["arms"] = {"vanilla": {"tokens": unknown, "states": {"running": 1}}, "docs": {"tokens": _TOKENS, "states": {"complete": 1}}}
     out = _text(snap)
-    assert "unknown while an attempt is running (vanilla)" in out and "docs" not in out.split("unknown while")[1].split("\n")[0]
+    assert "while attempts run (vanilla)" in out and "docs" not in out.split("while attempts run")[1].split("\n")[0]
     snap["active"], snap["owner"] = False, None
-    assert "unknown while an attempt is running" not in _text(snap)
+    assert "while attempts run" not in _text(snap)
+
+
+def test_tokens_of_complete_attempts_show_while_others_run() -> None:
+    """While two of six attempts run, the arm's total cell shows the four complete attempts' tokens so far and the
+    count still running, instead of a bare unknown; without a known sum for the complete ones it stays unknown."""
+    unknown = {**_TOKENS, "total_tokens": None, "complete_total_tokens": 12345, "complete_attempts": 4,
+               "running_attempts": 2}
+    snap = _snapshot([_attempt("a", "running", None)], active=True)
+    snap["arms"] = {"vanilla": {"tokens": unknown, "states": {"running": 2, "complete": 4}}}
+    assert "12,345 so far (4 complete, 2 running)" in _text(snap)
+    snap["arms"]["vanilla"]["tokens"] = {**unknown, "complete_total_tokens": None}
+    assert "so far (" not in _text(snap)

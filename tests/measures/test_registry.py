@@ -82,11 +82,14 @@ def toy() -> Iterator[MeasureSpec]:
 
 
 def test_registration_refuses_a_taken_name_or_column() -> None:
-    """Two measures with one name, or one column claimed twice, are refused at registration."""
+    """Two measures with one name, one column claimed twice, or a better direction that is neither lower nor higher
+    are refused at registration."""
     with pytest.raises(measures.RegistryError, match="already registered"):
         measures.register(TOY._replace(name="lines"))
     with pytest.raises(measures.RegistryError, match="already belongs to 'lines'"):
         measures.register(TOY._replace(columns=(Column("source_lines_added", "lines", "x", "x"),)))
+    with pytest.raises(measures.RegistryError, match="better='smaller'"):
+        measures.register(TOY._replace(columns=(Column("toy_x", "x", "x", "x", better="smaller"),)))  # type: ignore[arg-type]
     assert "toy" not in measures.names()
 
 

@@ -391,6 +391,7 @@ def test_arms_follow_config_order_after_vanilla(tmp_path: Path) -> None:
     assert doc["arms"] == ["vanilla", "zeta", "alpha"]
     assert set(doc["deltas"]) == {"zeta", "alpha"}
     html = (root / "report" / "report.html").read_text()
+    html = html[html.index('id="per-task-table"'):]  # the per-task table's arm headers
     assert (
         html.index('<th class="arm" colspan="3">vanilla')
         < html.index(">zeta<")
@@ -808,7 +809,6 @@ def test_report_names_what_was_tested(tmp_path: Path) -> None:
     import hashlib
 
     from pluginbench.events import TreatmentFrozen
-
     from pluginbench.projections._integrity import _tree_fingerprint
 
     b = RunBuilder(tmp_path / "run", ["t1"])
@@ -825,3 +825,81 @@ def test_report_names_what_was_tested(tmp_path: Path) -> None:
     (f,) = doc["treatments"]["guided"]["files"]
     assert (f["path"], f["bytes"], f["sha256"]) == ("guidance/00-x.md", 10, hashlib.sha256(b"use tests\n").hexdigest())
     assert f["sha256"] in (root / "report" / "report.html").read_text()
+
+
+def test_a_partial_run_colours_no_effect_and_the_page_reads_top_down(tmp_path: Path) -> None:
+    """A treatment better on all six tasks, with one attempt still missing: the headline says no verdict yet, and
+    neither the verdict, the paired summary nor any per-task delta is coloured; complete, the same run's page is
+    coloured; either way the sections run verdict, paired comparison, plots, per-task tables."""
+    tasks = [f"t{i}" for i in range(1, 7)]
+    b = RunBuilder(tmp_path / "partial", tasks, repeats=2)
+    for t in tasks:
+        for r in range(2):
+            b.complete(t, "vanilla", "pass" if r < 1 else "fail", exact(800, 200), repeat=r)
+            if (t, r) != ("t6", 1):
+                b.complete(t, "guided", "pass", exact(1200, 300), repeat=r)
+    root = b.close()
+    doc = load(root)
+    assert doc["verdicts"][0]["kind"] == "partial" and "no verdict yet" in doc["verdicts"][0]["headline"]
+    html = (root / "report" / "report.html").read_text()
+    body = html[html.index("<body>"):]
+    assert 'class="good"' not in body and 'class="bad"' not in body and "verdict-better" not in body
+    order = [body.index(f'<section id="{s}">') for s in ("verdict", "paired", "plots", "per-task", "cost", "attempts")]
+    assert order == sorted(order)
+    full = (six_task_run(tmp_path / "full", {t: 2 for t in tasks}) / "report" / "report.html")
+    build_report(full.parents[1])
+    assert 'class="good"' in full.read_text()
+
+
+def test_a_summary_is_coloured_only_when_its_interval_decides() -> None:
+    """+27.8 pp with a 90% interval from +0.0 to +50.0 pp (undetermined) reads plain, in pp with one decimal like the
+    headline; the same estimate with an interval above 0 reads green, and a token ratio whose interval is above ×1 red."""
+    from pluginbench.projections._report_html import _interval_text
+
+    s = {"estimate": 0.2778, "low": 0.0, "high": 0.5, "status": "ok", "level": 0.9, "tasks": 6, "min_tasks": 5}
+    plain = _interval_text(s, stats.format_pp, higher_is_better=True, centre=0)
+    assert 'class="good"' not in plain and "+27.8 pp" in plain and "[+0.0 pp, +50.0 pp]" in plain
+    assert 'class="good"' in _interval_text({**s, "low": 0.1}, stats.format_pp, higher_is_better=True, centre=0)
+    tok = {**s, "estimate": 1.31, "low": 1.16, "high": 1.5}
+    assert 'class="bad"' in _interval_text(tok, stats.format_ratio, higher_is_better=False, centre=1)
+
+
+def test_tokens_and_dollars_per_attempt_and_per_solved_task(tmp_path: Path) -> None:
+    """The Cost section's per-arm table: tokens (input + output) per attempt and per solved task from the same totals
+    (vanilla 1,000 per attempt, 6 of 12 pass: 2,000 per solved task; guided 1,500 and 12 passes: 1,500), and a
+    dollar figure reads unknown, never 0, without a price row."""
+    from pluginbench.projections._report_cost import spend_rows
+
+    doc = load(six_task_run(tmp_path / "run", {f"t{i}": 2 for i in range(1, 7)}))
+    rows = {r["arm"]: r for r in spend_rows(doc)}
+    assert (rows["vanilla"]["tokens_per_attempt"], rows["vanilla"]["tokens_per_solved"]) == (1000, 2000)
+    assert (rows["guided"]["tokens_per_attempt"], rows["guided"]["tokens_per_solved"], rows["guided"]["passes"]) == (
+        1500, 1500, 12)
+    assert rows["guided"]["usd_per_attempt"] is None
+    html = (tmp_path / "run" / "report" / "report.html").read_text()
+    assert 'id="spend-per-arm"' in html and "<td class=\"num\">2,000</td>" in html
+
+
+def test_not_applicable_keeps_its_status_in_results_json_and_csv(tmp_path: Path) -> None:
+    """A measure recorded not_applicable reaches results.json's attempt row and results.csv with that status (value
+    empty, reason kept) and is not listed under missing_values, while an unknown one is."""
+    b = RunBuilder(tmp_path / "run", ["t1"])
+    b.complete("t1", "vanilla", "pass", exact(800, 200))
+    aid = b.start(b.slot("t1", "guided"))
+    b.log.append(AgentExited(attempt_id=aid, exit_code=0, timed_out=False, coding_seconds=1.0, usage=exact(900, 100)))
+    b.log.append(AttemptGraded(attempt_id=aid, outcome="pass", reward=1.0))
+    b.log.append(MeasuresCollected(attempt_id=aid, measures={
+        "duplicate_groups_added": Measure(value=None, unit="groups", status="not_applicable",
+                                          reason="jscpd measures JavaScript/TypeScript; the task has none"),
+        "dead_code_candidates_added": Measure(value=None, unit="candidates", status="unknown", reason="vulture failed"),
+    }))
+    b.log.append(AttemptCompleted(attempt_id=aid))
+    root = b.close()
+    doc = load(root)
+    row = next(r for r in doc["attempts"] if r["attempt_id"] == aid)
+    assert row["measures"]["duplicate_groups_added"]["status"] == "not_applicable"
+    fields = {m["field"] for m in doc["missing_values"]}
+    assert "measures.dead_code_candidates_added" in fields and "measures.duplicate_groups_added" not in fields
+    csv_rows = [line.split(",") for line in (root / "report" / "results.csv").read_text().splitlines()]
+    na = next(r for r in csv_rows if r[1] == aid and r[6] == "measures.duplicate_groups_added")
+    assert (na[7], na[9]) == ("", "not_applicable") and "jscpd" in na[10]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from pluginbench import stats
 from pluginbench.projections._report import build_report
 from tests._prereq import require
 from tests.projections.test_report import sample_run
@@ -160,7 +161,7 @@ def test_rendered_dom_has_per_task_pass_rates_and_banner(
     assert summary["status"] == "ok"
     footer = dom[dom.index('<tr class="summary">') :]
     footer = " ".join(footer[: footer.index("</tr>")].split())
-    assert f"{summary['estimate'] * 100:+.0f} pp" in footer
+    assert stats.format_pp(summary["estimate"]) in footer  # pp with one decimal, as the headline
     assert f"90% CI, {summary['tasks']} tasks" in footer
 
 

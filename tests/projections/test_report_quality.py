@@ -7,6 +7,8 @@ import re
 from html.parser import HTMLParser
 from typing import Any
 
+import pytest
+
 from pluginbench.projections._report_code import code_measures_section
 from pluginbench.projections._report_quality import (
     code_quality_html,
@@ -61,7 +63,7 @@ def test_code_measures_group_by_language_and_analyzer_and_never_pool() -> None:
     assert py["per_task"]["py-task"]["guided"]["median"] == 3 and py["per_task"]["py-task"]["guided"]["n"] == 2
     assert py["per_task"]["mixed"]["vanilla"]["median"] == 1 and go["per_task"]["mixed"]["vanilla"]["median"] == 5
     assert py["per_arm"]["vanilla"] == {"median_of_task_medians": 5.5, "mean_of_task_medians": 5.5, "tasks": 2,
-                                        "unknown_tasks": []}
+                                        "unknown_tasks": [], "not_applicable_tasks": []}
     assert go["per_arm"]["vanilla"]["mean_of_task_medians"] == 6  # (7 + 5) / 2, the Python values never enter
     # a treatment's delta is its median minus vanilla's, over the tasks both have (py-task only here)
     assert (py["per_arm"]["guided"]["delta_vs_vanilla"], py["per_arm"]["guided"]["paired_tasks"]) == (-7, 1)
@@ -74,8 +76,8 @@ def test_an_unknown_value_is_counted_with_its_reason_never_as_zero() -> None:
     a null median and names the task under unknown_tasks."""
     groups = _section()["cyclomatic_added"]
     cell = groups[f"python|{RCA}"]["per_task"]["py-task"]["vanilla"]
-    assert cell == {"median": 10, "n": 1, "unknown": 1, "reasons": ["the patch does not apply"],
-                    "reference": None, "ratio_to_reference": None}
+    assert cell == {"median": 10, "status": "measured", "n": 1, "unknown": 1, "not_applicable": 0,
+                    "reasons": ["the patch does not apply"], "reference": None, "ratio_to_reference": None}
     go_guided = groups[f"go|{LIZARD}"]["per_task"]["go-task"]["guided"]
     assert go_guided["median"] is None and go_guided["reasons"] == ["lizard crashed"]
     assert groups[f"go|{LIZARD}"]["per_arm"]["guided"]["unknown_tasks"] == ["go-task"]
@@ -96,7 +98,8 @@ def test_an_unknown_on_a_task_without_values_takes_the_tasks_language_never_anot
                                    ["cyclomatic", "cognitive"])["cyclomatic_added"]
     assert set(groups) == {f"python|{RCA}", "go|unknown", "unknown|unknown"}
     assert groups[f"python|{RCA}"]["per_arm"]["vanilla"] == {
-        "median_of_task_medians": 4, "mean_of_task_medians": 4, "tasks": 1, "unknown_tasks": []}
+        "median_of_task_medians": 4, "mean_of_task_medians": 4, "tasks": 1, "unknown_tasks": [],
+        "not_applicable_tasks": []}
     go = groups["go|unknown"]
     assert (go["language"], go["analyzer"], go["per_arm"]["vanilla"]["unknown_tasks"]) == ("go", None, ["go-task"])
     assert set(groups["unknown|unknown"]["per_task"]) == {"bare"}
@@ -165,7 +168,7 @@ def test_the_code_quality_table_shows_unknown_with_its_reason_never_zero() -> No
     summary = by[(f"go|{LIZARD}", None, "vanilla")]
     assert summary["data-value"] == "6"
     guided = by[(f"python|{RCA}", None, "guided")]
-    assert guided["data-value"] == "3" and "Δ -7 vs vanilla" in guided["text"]
+    assert guided["data-value"] == "3" and "Δ −7 (too few paired tasks for an interval) vs vanilla" in guided["text"]
 
 
 def test_revisions_and_not_measured_sections_list_their_rows() -> None:
@@ -181,3 +184,101 @@ def test_revisions_and_not_measured_sections_list_their_rows() -> None:
     assert 'data-revision="r2"' in html and "it lost an observation" in html and "not_selected" in html
     assert "not_configured: no coverage profile" in not_measured_html(doc)
     assert "No measurement revision" in revisions_html({}) and "Every selected measure" in not_measured_html({})
+
+
+def _pairs(n: int, delta: float, spread: float = 0.5) -> list[dict[str, Any]]:
+    """``n`` tasks where guided's cyclomatic value is vanilla's plus ``delta`` (± a small alternating spread)."""
+    rows = []
+    for i in range(n):
+        base = 10 + i
+        shift = delta + (spread if i % 2 else -spread)
+        rows += [_row(f"t{i}.v", f"t{i}", "vanilla", cyclomatic_added=_m(base, "python", RCA)),
+                 _row(f"t{i}.g", f"t{i}", "guided", cyclomatic_added=_m(base + shift, "python", RCA))]
+    return rows
+
+
+def test_a_paired_code_delta_carries_the_sign_flip_interval_and_reads_in_the_declared_direction() -> None:
+    """cyclomatic_added declares lower is better: a consistent −3 over 8 tasks reads better with a 90% sign-flip
+    interval below 0, +3 reads worse, ±0.5 noise around 0 reads unclear, and 3 tasks are too few for an interval."""
+    from pluginbench import stats
+
+    cases = [(8, -3.0, "better"), (8, 3.0, "worse"), (8, 0.0, "unclear"), (3, -3.0, "unclear")]
+    for n, delta, reading in cases:
+        rows = _pairs(n, delta)
+        tasks = sorted({r["task"] for r in rows})
+        arm = code_measures_section(None, rows, tasks, ARMS, ["cyclomatic"], level=0.90)[
+            "cyclomatic_added"][f"python|{RCA}"]["per_arm"]["guided"]
+        assert arm["better"] == "lower" and arm["reading"] == reading, (n, delta, arm)
+        expected = stats.mean_interval(_diffs(rows), 0.90)
+        assert arm["delta_vs_vanilla"] == pytest.approx(expected.estimate, abs=1e-6) and arm["paired_tasks"] == n
+        assert (arm["delta_low"], arm["delta_high"], arm["delta_status"], arm["delta_level"]) == (
+            _round(expected.low), _round(expected.high), expected.status, 0.90)
+
+
+def _diffs(rows: list[dict[str, Any]]) -> list[float]:
+    by = {(r["task"], r["arm"]): r["measures"]["cyclomatic_added"]["value"] for r in rows}
+    return [by[(t, "guided")] - by[(t, "vanilla")] for t in sorted({t for t, _ in by})]
+
+
+def _round(x: float | None) -> float | int | None:
+    if x is None:
+        return None
+    r = round(x, 6)
+    return int(r) if r.is_integer() else r
+
+
+def test_paired_delta_reading_follows_the_direction_table() -> None:
+    """higher-is-better flips the reading; a column with no better direction reads descriptive whatever the interval."""
+    from pluginbench.projections._report_code import paired_delta
+
+    up = [1.0, 2.0, 1.5, 2.5, 1.0, 2.0, 1.5, 2.0]
+    assert paired_delta(up, "higher", 0.9)["reading"] == "better"
+    assert paired_delta(up, "lower", 0.9)["reading"] == "worse"
+    assert paired_delta(up, None, 0.9)["reading"] == "descriptive"
+    assert paired_delta([], "lower", 0.9) | {} == {
+        "delta_vs_vanilla": None, "paired_tasks": 0, "delta_low": None, "delta_high": None, "delta_level": 0.9,
+        "delta_status": "no_tasks", "better": "lower", "reading": "unclear"}
+
+
+def test_not_applicable_is_distinct_from_unknown_in_cells_html_and_missing_values() -> None:
+    """A duplicate-groups value that does not apply (a Python task) counts as not_applicable, not unknown: its cell
+    says so, the arm lists the task under not_applicable_tasks (not unknown_tasks), the page reads "not applicable"
+    where a real unknown reads "unknown", and missing_values leaves it out."""
+    from pluginbench.projections._report_data import missing_values_for
+
+    na = {"value": None, "unit": "groups", "status": "not_applicable",
+          "reason": "duplicate-code groups are measured for JavaScript/TypeScript source (jscpd); the task has none"}
+    rows = [_row("a", "py-task", "vanilla", duplicate_groups_added=na),
+            _row("b", "py-task", "guided", duplicate_groups_added=na),
+            _row("c", "js-task", "vanilla", duplicate_groups_added=_m(None, reason="jscpd crashed", unit="groups")),
+            _row("d", "js-task", "guided", duplicate_groups_added=_m(2, "javascript/typescript", "jscpd 4", unit="groups"))]
+    groups = code_measures_section(None, rows, ["js-task", "py-task"], ARMS, ["dead_code"])["duplicate_groups_added"]
+    cells = {(t, a): c for g in groups.values() for t, per in g["per_task"].items() for a, c in per.items()}
+    assert cells[("py-task", "vanilla")] | {"reasons": []} == {
+        "median": None, "status": "not_applicable", "n": 0, "unknown": 0, "not_applicable": 1, "reasons": [],
+        "reference": None, "ratio_to_reference": None}
+    assert cells[("js-task", "vanilla")]["status"] == "unknown" and cells[("js-task", "vanilla")]["unknown"] == 1
+    py_group = next(g for g in groups.values() if "py-task" in g["per_task"])
+    assert py_group["per_arm"]["vanilla"]["not_applicable_tasks"] == ["py-task"]
+    assert py_group["per_arm"]["vanilla"]["unknown_tasks"] == []
+    html = code_quality_html({"arms": ARMS, "tasks": ["js-task", "py-task"], "verdicts": [],
+                              "code_measures": {"duplicate_groups_added": groups}})
+    assert 'data-status="not_applicable"' in html and "not applicable</span>" in html and ">unknown</span>" in html
+    full = {"attempt_id": "a", "task": "py-task", "arm": "vanilla", "repeat": 1, "state": "complete",
+            "outcome": "pass", "outcome_reason": None, "reward": 1.0, "coding_seconds": 1.0,
+            "tokens": {"status": "exact", **{k: 1 for k in ("input", "cached_input", "uncached_input", "output",
+                                                             "reasoning_output", "total")}, "reason": None},
+            "measures": {"duplicate_groups_added": na, "dead_code_candidates_added": _m(None, reason="vulture failed")}}
+    fields = [m["field"] for m in missing_values_for(full, [])]
+    assert "measures.dead_code_candidates_added" in fields and "measures.duplicate_groups_added" not in fields
+
+
+def test_a_partial_run_shows_the_code_delta_uncoloured() -> None:
+    """A decided code delta is coloured green in a complete run and plain when a verdict says the run is partial."""
+    rows = _pairs(8, -3.0)
+    tasks = sorted({r["task"] for r in rows})
+    groups = code_measures_section(None, rows, tasks, ARMS, ["cyclomatic"])
+    doc = {"arms": ARMS, "tasks": tasks, "code_measures": groups, "verdicts": [{"kind": "better"}]}
+    assert 'class="delta delta-better"' in code_quality_html(doc)
+    partial = code_quality_html({**doc, "verdicts": [{"kind": "partial"}]})
+    assert "delta-better" not in partial and 'class="delta delta-plain" data-delta="-3" data-reading="better"' in partial

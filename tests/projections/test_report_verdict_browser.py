@@ -21,8 +21,8 @@ def _near(px: bytes, i: int, colour: tuple[int, int, int], tol: int = 40) -> boo
 
 
 def test_headline_is_first_on_the_page(tmp_path: Path) -> None:
-    """A treatment better on all six tasks: the DOM's first section is the verdict, and the top of the screenshot
-    shows its green headline before anything else is painted below it."""
+    """A treatment better on all six tasks: the DOM's first section is the verdict (then paired comparison, plots,
+    per-task tables), and the top of the screenshot shows its green headline before anything else below it."""
     root = six_task_run(tmp_path / "run", {f"t{i}": 2 for i in range(1, 7)})
     files = build_report(root)
     doc = json.loads(files.results_json.read_text())
@@ -32,6 +32,9 @@ def test_headline_is_first_on_the_page(tmp_path: Path) -> None:
     body = dom.split("<body>", 1)[1].lstrip()
     assert body.startswith('<section id="verdict">'), body[:200]
     assert v["headline"].split(":")[0] in body[:1000]
+    # then the paired comparison with its plot, then the per-task tables
+    order = [body.index(f'<section id="{s}">') for s in ("verdict", "paired", "plots", "per-task")]
+    assert order == sorted(order), order
     shot = tmp_path / "top.png"
     chromium([f"--screenshot={shot}", "--window-size=1280,400", "--hide-scrollbars", files.report_html.as_uri()],
              tmp_path / "profile2")

@@ -86,6 +86,13 @@ def test_counts_tokens_and_rows_come_from_the_state() -> None:
     assert (s.left_running, s.torn_tail_bytes, s.measures.selected) == (left, 3, ["lines"])
 
 
+def test_tokens_so_far_count_complete_attempts_and_the_running_ones() -> None:
+    """Beside the total, the status carries the complete attempts' tokens and how many counted attempts still run
+    (one running attempt, none complete: 0 so far over 0 complete, 1 running)."""
+    t = status_of(coding_run(), facts(), 0.0).tokens
+    assert (t.complete_total_tokens, t.complete_attempts, t.running_attempts) == (0, 0, 1)
+
+
 def test_a_stopping_run_says_why() -> None:
     """A requested stop is shown with its reason while the run drains."""
     run = Run(created(n_tasks=1), RunStarted(pid=1, pgid=1, resumed=False), CodingStarted())

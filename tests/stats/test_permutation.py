@@ -96,3 +96,25 @@ def test_power_numbers_match_the_normal_formula_and_binomial_check() -> None:
     assert power_at(0.10, 83, sd, 0.05) == pytest.approx(0.80, abs=0.01)
     assert plan(20, 3, 0.05).tasks_needed == {"+10 pp": 83, "+5 pp": 330}
     assert sps.binomtest(5, 5, alternative="greater").pvalue == sign_flip_test([1 / 3] * 5).p
+
+
+def test_ratio_of_means_interval_is_scipys_permutation_test_inverted() -> None:
+    """The dollars-ratio interval's ends are where SciPy's exact permutation test of the per-task t − r·c crosses
+    alpha: just inside each end it does not reject at 5%, just outside it does; the estimate is Σt / Σc."""
+    from pluginbench.stats import ratio_of_means_interval
+
+    t = [0.42, 0.55, 0.31, 0.60, 0.48, 0.52, 0.39, 0.45]
+    c = [0.40, 0.41, 0.35, 0.44, 0.38, 0.47, 0.36, 0.40]
+    iv = ratio_of_means_interval(t, c, 0.90)
+    assert iv.status == "ok" and iv.estimate == pytest.approx(sum(t) / sum(c))
+    assert iv.low is not None and iv.high is not None and iv.low < iv.estimate < iv.high
+
+    def p(r: float, alternative: str) -> float:
+        return _scipy_p([a - r * b for a, b in zip(t, c, strict=True)], alternative)
+
+    eps = 1e-4
+    assert p(iv.low - eps, "greater") <= 0.05 < p(iv.low + eps, "greater")
+    assert p(iv.high + eps, "less") <= 0.05 < p(iv.high - eps, "less")
+    assert ratio_of_means_interval(t[:3], c[:3], 0.90).status == "too_few_tasks"
+    with pytest.raises(ValueError):
+        ratio_of_means_interval([1.0], [0.0])

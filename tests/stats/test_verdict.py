@@ -25,9 +25,14 @@ def doc_of(diffs: list[float], *, complete: int | None = None, usd: tuple[float,
             "per_task": {t: {"pass_rate_difference": d} for t, d in zip(tasks, diffs, strict=True)},
             "summary": {"pass_rate": summary(iv), "tokens": summary(tok)},
         }},
-        "attempts": [{"arm": a, "task": t} for t in tasks for a in ("vanilla", "guided") for _ in range(3)],
+        "attempts": [{"arm": a, "task": t, "attempt_id": f"{t}.{a}.{k}"}
+                     for t in tasks for a in ("vanilla", "guided") for k in range(3)],
         "costs": {"prices": {"as_of": "2026-11-01"} if usd else None,
-                  "arms": {"vanilla": {"usd": usd[0]}, "guided": {"usd": usd[1]}} if usd else {}},
+                  "arms": {"vanilla": {"usd": usd[0]}, "guided": {"usd": usd[1]}} if usd else {},
+                  # each attempt's share of its arm's dollars (3 repeats per task)
+                  "attempts": {f"{t}.{a}.{k}": {"usd": usd[i] / (3 * len(tasks)), "lower_bound": False}
+                               for t in tasks for i, a in enumerate(("vanilla", "guided")) for k in range(3)}
+                  if usd else {}},
     }
 
 
@@ -68,11 +73,21 @@ def test_dollars_per_solved_task_and_cost_ratio() -> None:
 
 
 def test_cost_ratio_is_mean_dollars_per_attempt() -> None:
-    """The dollar ratio divides mean dollars per attempt, so an arm with twice the attempts is not twice the cost."""
+    """The dollar ratio divides mean dollars per attempt, so an arm with twice the attempts is not twice the cost;
+    it carries its sign-flip interval, and a task with an attempt of unknown dollars is left out, named."""
     doc = doc_of(UP, usd=(2.0, 3.0))
-    doc["attempts"] += [{"arm": "guided", "task": "t00"}] * 24  # guided: 48 attempts, vanilla: 24
+    per = 3.0 / 24
+    for k in range(3, 27):  # guided: 24 more attempts on t00 at the same dollars each
+        doc["attempts"].append({"arm": "guided", "task": "t00", "attempt_id": f"t00.guided.{k}"})
+        doc["costs"]["attempts"][f"t00.guided.{k}"] = {"usd": per, "lower_bound": False}
     v = verdict_for(doc, "guided")
-    assert v.cost_ratio == pytest.approx((3.0 / 48) / (2.0 / 24))
+    assert v.cost_ratio == pytest.approx(1.5) and v.cost_low == pytest.approx(1.5, abs=1e-5)
+    assert "dollars per attempt ×1.50 [×1.50 to ×1.50]" in v.headline
+    doc["costs"]["attempts"]["t01.vanilla.0"] = {"usd": None, "lower_bound": False}
+    from pluginbench.stats import dollars_summary
+    d = dollars_summary(doc, "guided", "vanilla", 0.9)
+    assert d["tasks"] == 7 and d["excluded"] == [
+        {"task": "t01", "reason": "vanilla: 1 of 3 attempt(s) without exact dollars"}]
 
 
 def test_bundled_table_is_named_beside_the_dollars() -> None:
