@@ -28,6 +28,7 @@ import msgspec
 from ._bootstrap import LEVEL as LEVEL  # one copy (stats._bootstrap), re-exported
 from ._permutation import (
     DRAWS,
+    Alternative,
     EXACT_MAX,
     SEED,
     lower_bound,
@@ -121,9 +122,9 @@ def ratio_of_means_interval(treatment: Sequence[float], comparator: Sequence[flo
     if n < need:
         return made(est, None, None, TOO_FEW_TASKS)
 
-    def rejects(r: float, alternative: str) -> bool:
+    def rejects(r: float, alternative: Alternative) -> bool:
         xs = [t - r * c for t, c in pairs]
-        return sign_flip_test(xs, alternative=alternative).p <= alpha  # type: ignore[arg-type]
+        return sign_flip_test(xs, alternative=alternative).p <= alpha
 
     top = 2.0 * max(t / c for t, c in pairs) + 1.0  # every t − r·c < 0 above it
     # lower: the largest r the "greater" test still rejects (it rejects every r below it)
