@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from .. import __version__
-from ..config import Evaluation, LoadedConfig, load, parse_evaluation, validate
+from ..config import DatasetSource, Evaluation, LoadedConfig, load, parse_evaluation, validate
 from ..environments import backend_of, check_backend_config
 from ..errors import ConfigError, OutputExistsError, RunDirError, TaskError, TreatmentError
 from ..events import EventLog, RunCreated, RunLock
@@ -32,9 +32,9 @@ from ..plan import arms_of, plan_slots
 from ..projections import Ledger, RunState
 from ..rundir import RunDir
 from ..stats import Prices, parse_prices
-from ..tasks import HarborTask, TaskPin, admit_contract, load_task, scan_tree
+from ..tasks import HarborTask, admit_contract, load_task, scan_tree
 from ..treatments import GUIDANCE_LIMIT, GUIDANCE_SEPARATOR
-from ._remote_tasks import freeze_remote, resolve_remote
+from ._remote_tasks import RemoteTasks, freeze_remote, resolve_remote
 from ._writer import RunWriter
 
 
@@ -88,6 +88,11 @@ def resolve_paths(loaded: LoadedConfig) -> Evaluation:
     tasks = ev.tasks
     if tasks.source is not None:
         tasks = msgspec.structs.replace(tasks, source=r(tasks.source))
+    if tasks.registry is not None and "://" not in tasks.registry:  # a registry.json path
+        tasks = msgspec.structs.replace(tasks, registry=r(tasks.registry))
+    if isinstance(tasks.dataset, DatasetSource) and tasks.dataset.registry and "://" not in tasks.dataset.registry:
+        tasks = msgspec.structs.replace(
+            tasks, dataset=msgspec.structs.replace(tasks.dataset, registry=r(tasks.dataset.registry)))
     treatments = {
         name: msgspec.structs.replace(
             t, guidance=[r(p) for p in t.guidance], skills=[r(p) for p in t.skills], plugins=[r(p) for p in t.plugins]
@@ -156,13 +161,14 @@ def _check_path(raw: str, field: str, config: Path, *, want_dir: bool) -> Path:
     return path
 
 
-def _task_folders(ev: Evaluation, config: Path, remote: list[tuple[TaskPin, Path]] | None) -> list[tuple[str, Path, str]]:
+def _task_folders(ev: Evaluation, config: Path, remote: RemoteTasks | None) -> list[tuple[str, Path, str]]:
     """``(task id, folder, config field)`` per task: ``tasks.source/<id>``, or each link's
     fetched folder (resolved here unless the caller already did)."""
-    if ev.tasks.urls is not None:
+    if ev.tasks.remote:
         if remote is None:
             remote = resolve_remote(ev, config)
-        return [(pin.task_id, folder, f"tasks.urls[{i}]") for i, (pin, folder) in enumerate(remote)]
+        field = "tasks.urls" if ev.tasks.urls is not None else ev.tasks.dataset_field("ids")
+        return [(pin.task_id, folder, f"{field}[{i}]") for i, (pin, folder) in enumerate(remote.tasks)]
     source = Path(ev.tasks.source or "")
     if not source.is_dir():
         raise ConfigError(
@@ -208,7 +214,7 @@ def _check_text(path: Path, field: str, config: Path) -> None:
 
 
 def check_inputs(
-    ev: Evaluation, config: Path, remote: list[tuple[TaskPin, Path]] | None = None
+    ev: Evaluation, config: Path, remote: RemoteTasks | None = None
 ) -> dict[str, HarborTask]:
     """Foreground checks that need no model and start nothing. Returns the loaded tasks.
 
@@ -346,7 +352,7 @@ def evaluation_bytes(ev: Evaluation, config_file: Path) -> bytes:
 def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
     """Make ``output`` a new run: settings, binding, and ``run.created`` with the plan."""
     ev = resolve_paths(loaded)
-    remote = resolve_remote(ev, loaded.path) if ev.tasks.urls is not None else None  # resolved once, here
+    remote = resolve_remote(ev, loaded.path) if ev.tasks.remote else None  # resolved once, here
     check_inputs(ev, loaded.path, remote)
     from ..cache import check_output_outside, resolve_cache_root
 

@@ -23,6 +23,7 @@ from ._load import (
 )
 from ._schema import (
     Capabilities,
+    DatasetSource,
     EnvironmentConfig,
     Evaluation,
     ReviewerConfig,
@@ -38,6 +39,7 @@ def template_text() -> str:
 
 
 __all__ = [
+    "DatasetSource",
     "Capabilities",
     "EnvironmentConfig",
     "Evaluation",

@@ -4,12 +4,38 @@ from ..errors import BadTaskUrl, GitFailed, UnsafeTree
 from ._contract import MODEL_PATCH, VerifierContract, admit_contract, patch_paths
 from ._deepswe import PAYLOAD as DEEPSWE_PAYLOAD
 from ._harbor import CollectCommand, HarborTask, load_task, strip_canary, utf8_position
+from ._registry import (
+    HARBOR_REGISTRY,
+    DatasetPin,
+    choose_version,
+    dataset_block,
+    dataset_previews,
+    parse_dataset_ref,
+    parse_registry,
+    read_dataset_pin,
+    read_registry,
+    resolve_dataset,
+    select_dataset,
+    write_dataset_pin,
+)
 from ._remote import TaskPin, browse, fetch_into_cache, read_pins, resolve_pins, write_pins
 from ._settings import COMMON_SETTINGS, ignored_settings
 from ._tree import TreeEntry, copy_tree, fingerprint, freeze_tree, scan_tree
 from ._urls import parse_task_url, tasks_block
 
 __all__ = [
+    "HARBOR_REGISTRY",
+    "DatasetPin",
+    "choose_version",
+    "dataset_block",
+    "dataset_previews",
+    "parse_dataset_ref",
+    "parse_registry",
+    "read_dataset_pin",
+    "read_registry",
+    "resolve_dataset",
+    "select_dataset",
+    "write_dataset_pin",
     "COMMON_SETTINGS",
     "DEEPSWE_PAYLOAD",
     "MODEL_PATCH",
