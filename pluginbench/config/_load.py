@@ -482,11 +482,11 @@ def validate(ev: Evaluation, path: Path) -> None:
                 "use lowercase letters, digits, '.', '_' and '-' (no '__': it separates task, arm and repeat in attempt ids)",
             )
         t = ev.treatments[name]
-        if not (t.guidance or t.skills or t.plugins):
+        if not (t.guidance or t.skills or t.plugins) and t.task_owned == "keep":
             raise bad(
                 f"treatment '{name}' declares nothing",
                 f"treatments.{name}",
-                "give it guidance, skills or plugins, or remove it",
+                "give it guidance, skills or plugins (or task_owned: remove), or remove it",
             )
     r = ev.runner
     harness = harness_class(r.harness, file=f)  # an unknown name lists the registered ones

@@ -87,6 +87,10 @@ class Treatment(_Strict, frozen=True):
     guidance: list[str] = []
     skills: list[str] = []
     plugins: list[str] = []
+    #: ``remove``: this arm starts without the repository's own instruction files and skills
+    #: (AGENTS.md, CLAUDE.md, .claude/, .agents/, at any depth); ``keep`` (default) leaves
+    #: them, as on vanilla
+    task_owned: Literal["keep", "remove"] = "keep"
 
 
 class RunnerConfig(_Strict, frozen=True):

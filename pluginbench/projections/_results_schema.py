@@ -118,6 +118,7 @@ class ComparisonIdentity(_Strict, frozen=True):
     measurement_capabilities: Annotated[dict[str, dict[str, MeasurementCapability]], Meta(description="Task → measure → its readiness (preparation's rows, with the selected measurement revision's over them).")] = {}
     effective_observer_scripts: Annotated[dict[str, dict[str, str]], Meta(description="Task → measure → the observer version bound to the run, for the measures ready on the task.")] = {}
     network: Annotated[dict[str, dict[str, str]], Meta(description="Task → sandbox kind (`coding`, `verifier`) → the network policy it ran under, e.g. `loopback + probe`, `loopback + proxy to api.anthropic.com + public internet`, `loopback only`.")] = {}
+    task_owned: Annotated[dict[str, str], Meta(description="Arm → `remove` for each arm whose coding sandboxes started without the repository's own instruction files and skills (`task_owned: remove`); vanilla and other arms keep them. Recorded, not required to agree (like guidance).")] = {}
     reviewer: Annotated[ComparisonReviewer | None, Meta(description="The reviewer of the selected review revision; absent without a reviewer.")] = None
     review_criteria_sha256: Annotated[str | None, Meta(description="SHA-256 of the fixed review criteria; absent without a reviewer.")] = None
 

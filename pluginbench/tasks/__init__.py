@@ -4,6 +4,13 @@ from ..errors import BadTaskUrl, GitFailed, UnsafeTree
 from ._contract import MODEL_PATCH, VerifierContract, admit_contract, patch_paths
 from ._deepswe import PAYLOAD as DEEPSWE_PAYLOAD
 from ._harbor import CollectCommand, HarborTask, load_task, strip_canary, utf8_position
+from ._owned import (
+    TASK_OWNED_DIRS,
+    TASK_OWNED_FILES,
+    restore_removed,
+    stripped_copy,
+    task_owned_paths,
+)
 from ._registry import (
     HARBOR_REGISTRY,
     DatasetPin,
@@ -24,6 +31,11 @@ from ._tree import TreeEntry, copy_tree, fingerprint, freeze_tree, scan_tree
 from ._urls import parse_task_url, tasks_block
 
 __all__ = [
+    "TASK_OWNED_DIRS",
+    "TASK_OWNED_FILES",
+    "restore_removed",
+    "stripped_copy",
+    "task_owned_paths",
     "HARBOR_REGISTRY",
     "DatasetPin",
     "choose_version",
