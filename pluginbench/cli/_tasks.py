@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -280,3 +280,61 @@ def _print_block(block: str, copy: bool) -> None:
             err_console.print(f"error: the block above was not copied: {exc}", markup=False, highlight=False)
             raise typer.Exit(1) from None
         err_console.print(f"copied to the clipboard ({tool})", highlight=False)
+
+
+@tasks_app.command("import")
+@errors_to_exit_codes
+def import_command(
+    source: Annotated[Path, typer.Argument(
+        help="One task folder: OpenBench (instruction.md, workspace/, checker.sh, solution/) or Terminal-Bench 1 "
+             "(task.yaml, Dockerfile, solution.sh, run-tests.sh, tests/).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The folder to write the Harbor task folder into "
+                                                               "(as <output>/<name>/).")],
+    fmt: Annotated[str, typer.Option("--format", help="auto, openbench or terminal-bench.")] = "auto",
+    name: Annotated[str | None, typer.Option("--name", help="The task's name (default: the source folder's).")] = None,
+    check: Annotated[bool, typer.Option("--check/--no-check", help="Run the readiness controls on the result "
+                                                                   "(oracle must pass, nop must fail).")] = True,
+    backend: Annotated[str | None, typer.Option(
+        "--backend", help="Where readiness runs: local or docker (default: local for a task with workspace/, "
+                          "else docker).")] = None,
+) -> None:
+    """Convert an OpenBench or Terminal-Bench 1 task into a Harbor task folder, with a provenance note.
+
+    The result is an ordinary Harbor folder (task.toml, instruction.md, tests/test.sh writing the reward, solution/solve.sh, workspace/ or environment/, PROVENANCE.md). Then, unless --no-check, the readiness controls run on it in a sandbox: oracle must get reward 1 and nop reward 0 (exit 1 when either fails; the folder is kept to fix). Bad input exits 2 naming the file and field; nothing from the source runs outside a sandbox.
+    """
+    import asyncio
+
+    from ..config import parse_evaluation, validate
+    from ..tasks import import_task
+    from ._setup import _readiness
+
+    if fmt not in ("auto", "openbench", "terminal-bench"):
+        raise ConfigError(f"unknown format {fmt!r}", field="--format", fix="use auto, openbench or terminal-bench")
+    kind, dest = import_task(source, output, None if fmt == "auto" else fmt, name)
+    err_console.print(f"imported {kind} task {source} → {dest} (see {dest / 'PROVENANCE.md'})", markup=False,
+                      highlight=False)
+    if not check:
+        sys.stdout.write(f"{dest}\n")
+        return
+    chosen = backend or ("local" if (dest / "workspace").is_dir() else "docker")
+    raw = {"tasks": {"source": str(dest.parent.resolve()), "ids": [dest.name]}, "runner": {"harness": "nop"},
+           "environment": {"backend": chosen}, "measurements": []}
+    where = Path(f"tasks import --backend {chosen}")
+    ev = parse_evaluation(raw, where)
+    validate(ev, where)
+    from ..actors import check_inputs
+
+    tasks = check_inputs(ev, where)
+    def show(r: dict[str, Any]) -> None:  # stderr: stdout is only the written folder
+        mark = "ok" if r["ok"] else "FAILED"
+        err_console.print(f"readiness {r['task']}: {r['control']} {mark}" + (f" — {r['reason']}" if r["reason"] else ""),
+                          markup=False, highlight=False)
+        for line in r.get("verifier_tail") or []:
+            err_console.print(f"  | {line}", markup=False, highlight=False)
+
+    rows, _ = asyncio.run(_readiness(ev, tasks, on_row=show))
+    if not all(r["ok"] for r in rows):
+        err_console.print(f"the imported task is not ready: fix {dest} (or the source) and check it with "
+                          "pluginbench check", markup=False, highlight=False)
+        raise typer.Exit(1)
+    sys.stdout.write(f"{dest}\n")

@@ -4,6 +4,7 @@ from ..errors import BadTaskUrl, GitFailed, UnsafeTree
 from ._contract import MODEL_PATCH, VerifierContract, admit_contract, patch_paths
 from ._deepswe import PAYLOAD as DEEPSWE_PAYLOAD
 from ._harbor import CollectCommand, HarborTask, load_task, strip_canary, utf8_position
+from ._import import detect_format, import_task
 from ._owned import (
     TASK_OWNED_DIRS,
     TASK_OWNED_FILES,
@@ -31,6 +32,8 @@ from ._tree import TreeEntry, copy_tree, fingerprint, freeze_tree, scan_tree
 from ._urls import parse_task_url, tasks_block
 
 __all__ = [
+    "detect_format",
+    "import_task",
     "TASK_OWNED_DIRS",
     "TASK_OWNED_FILES",
     "restore_removed",
