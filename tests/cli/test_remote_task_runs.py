@@ -116,8 +116,11 @@ def test_a_registry_dataset_is_pinned_at_freeze_and_runs_and_reports_without_the
     assert dataset["content_hash"] in (rd.root / "report" / "report.html").read_text()
 
 
-def test_a_dataset_name_the_registry_lacks_exits_2_naming_the_config_field(tmp_path: Path) -> None:
-    """`run` with a task name the registry does not list exits 2 naming tasks.ids[0] and the config; no run folder."""
+def test_a_dataset_name_the_registry_lacks_is_refused_naming_the_config_field(tmp_path: Path) -> None:
+    """Creating a run with a task name the registry does not list raises an exit-2 TaskError naming tasks.ids[0]
+    and the config file, before any run folder exists."""
+    from pluginbench.errors import TaskError
+
     registry = tmp_path / "registry.json"
     registry.write_text(json.dumps([{"name": "quick", "version": "1.0", "tasks": []}]))
     config = tmp_path / "evaluation.yaml"
@@ -125,8 +128,8 @@ def test_a_dataset_name_the_registry_lacks_exits_2_naming_the_config_field(tmp_p
         "tasks": {"dataset": "quick", "version": "1.0", "ids": ["nope"], "registry": str(registry)},
         "runner": {"harness": "simulated", "model": "simulated-1"},
     }))
-    done = _cli("run", str(config), "--output", str(tmp_path / "run"))
-    out = done.stdout + done.stderr
-    assert done.returncode == 2, out
-    assert "has no task named 'nope'" in out and "tasks.ids[0]" in out and str(config) in out
-    assert "Traceback" not in out and not (tmp_path / "run").exists()
+    with pytest.raises(TaskError) as err:
+        create_run(load(config), tmp_path / "run")
+    assert err.value.exit_code == 2 and err.value.field == "tasks.ids[0]" and err.value.file == str(config)
+    assert "has no task named 'nope'" in err.value.message and err.value.fix
+    assert not (tmp_path / "run").exists()
