@@ -184,3 +184,18 @@ def test_unreachable_tasks_and_missing_registry_files_are_clear_errors(served: T
     with pytest.raises(TaskError) as err:
         read_registry(str(tmp_path / "absent.json"))
     assert err.value.file == str(tmp_path / "absent.json") and "cannot read the registry index" in err.value.message
+
+
+def test_picker_previews_show_each_instruction_and_say_why_one_is_missing(served: TaskRepo, tmp_path: Path) -> None:
+    """dataset_previews shows each task's instruction.md (one fetch per repository and commit); a task whose
+    repository cannot be reached previews its origin and the reason instead of failing the picker."""
+    from pluginbench.tasks import dataset_previews
+
+    registry = json.loads(_registry(tmp_path, served, None).read_text())
+    registry[0]["tasks"].append({"name": "quick/gone", "git_url": "git://127.0.0.1:9/gone.git",
+                                 "git_commit_id": "a" * 40, "path": "tasks/gone"})
+    ds = select_dataset(registry, "quick", "1.0", "r")
+    previews = dataset_previews(ds, tmp_path / "scratch", set())
+    wrap = (QUICKSTART / "word-wrap" / "instruction.md").read_text()
+    assert previews["quick/word-wrap"].endswith(wrap) and previews["quick/word-wrap"].startswith("# quick/word-wrap\n")
+    assert "(no preview:" in previews["quick/gone"] and "git://127.0.0.1:9/gone.git" in previews["quick/gone"]
