@@ -192,3 +192,8 @@ class AnalyzerFailed(PluginBenchError):
 
 class PatchDoesNotApply(PluginBenchError):
     """``model.patch`` does not apply to the frozen starting source."""
+
+
+class NotInDataset(TaskError):
+    """A dataset name, version or task name the Harbor registry index does not list (the
+    caller names its own config field; ``field`` is the part: ``name``, ``version``, ``ids[i]``)."""

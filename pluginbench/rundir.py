@@ -10,8 +10,10 @@ runs/<run>/
     frozen/tasks/<task>/                     frozen task folders
     frozen/treatments/<arm>/                 frozen guidance, skills, plugins
     frozen/starting/<task>/                  image tasks: the starting source exported
-    remote/pins.json  remote/tasks/<task>/   tasks.urls: each link's pinned commit and
-                                             fingerprints, and the folder fetched at it
+    remote/pins.json  remote/tasks/<task>/   tasks.urls / tasks.dataset: each task's pinned
+                                             commit and fingerprints, and the folder fetched at it
+    remote/dataset.json                      tasks.dataset: name, version, registry SHA-256,
+                                             content hash
     attempts/<attempt-id>/                   invocation.json, execution.json, agent/,
                                              delivery/, export/, artifacts/, model.patch,
                                              grading/verifier/, measurements.json
@@ -72,6 +74,10 @@ class RunDir(NamedTuple):
     @property
     def remote_pins(self) -> Path:
         return self.evidence / "remote" / "pins.json"
+
+    @property
+    def remote_dataset(self) -> Path:
+        return self.evidence / "remote" / "dataset.json"
 
     def remote_task(self, task: str) -> Path:
         return self.evidence / "remote" / "tasks" / task

@@ -5,6 +5,7 @@ so controls go through exactly the path real attempts take.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import math
@@ -18,10 +19,10 @@ import anyio
 import msgspec
 
 from ..environments import Environment, Role, Sandbox, SandboxSpec, limits_of, over_storage, policy_for
-from ..errors import ResourceLimitHit, SandboxLost, WorkerLost
+from ..errors import EnvironmentFailure, ResourceLimitHit, SandboxLost, WorkerLost
 from ..events import Outcome
 from ..harnesses import AgentRun, AttemptContext, FrozenTreatment, Harness
-from ..tasks import HarborTask, VerifierContract, patch_paths
+from ..tasks import HarborTask, VerifierContract, patch_paths, restore_removed, stripped_copy
 from ._context import SandboxSource
 from ._patch import PatchInfo, make_patch
 
@@ -106,11 +107,21 @@ async def code_attempt(
     and an export holding one is deleted (:func:`scrub_attempt`).
     """
     try:
-        return await _code_attempt(
-            environment=environment, harness=harness, run_id=run_id, attempt_id=attempt_id, task=task,
-            starting_source=starting_source, treatment=treatment, attempt_dir=attempt_dir, model=model,
-            reasoning=reasoning, seed=seed, timeout=timeout, hidden=hidden, launched=launched, source=source,
-        )
+        with contextlib.ExitStack() as stack:
+            removed: tuple[str, ...] | None = None
+            if treatment.task_owned == "remove":  # this arm starts without the repository's own guidance
+                src = source or SandboxSource(starting_source, None, None, None)
+                if src.workspace is None:
+                    raise EnvironmentFailure(f"task '{task.id}' has no workspace/ to remove task-owned files from")
+                tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="pb-task-owned-")))
+                removed = await anyio.to_thread.run_sync(stripped_copy, src.workspace, tmp / "workspace")
+                source = src._replace(workspace=tmp / "workspace")
+            return await _code_attempt(
+                environment=environment, harness=harness, run_id=run_id, attempt_id=attempt_id, task=task,
+                starting_source=starting_source, treatment=treatment, attempt_dir=attempt_dir, model=model,
+                reasoning=reasoning, seed=seed, timeout=timeout, hidden=hidden, launched=launched, source=source,
+                removed=removed,
+            )
     finally:
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(scrub_attempt, harness.secrets(), attempt_dir)
@@ -151,6 +162,7 @@ async def _code_attempt(
     hidden: tuple[Path, ...],
     launched: Callable[[Sequence[str]], Awaitable[None]],
     source: SandboxSource | None,
+    removed: tuple[str, ...] | None = None,
 ) -> CodingResult:
     attempt_dir.mkdir(parents=True, exist_ok=True)
     (attempt_dir / "agent").mkdir(exist_ok=True)
@@ -159,6 +171,9 @@ async def _code_attempt(
         shutil.rmtree(delivery)
     delivery.mkdir()
     receipt = await anyio.to_thread.run_sync(harness.deliver, treatment, delivery)
+    if removed is not None:  # recorded beside what was delivered: what this arm's source lacks
+        receipt = {**receipt, "task_owned": {"setting": "remove", "removed": list(removed)}}
+        write_json(attempt_dir / "task_owned.json", {"setting": "remove", "removed": list(removed)})
     write_json(attempt_dir / "delivery.json", receipt)
     spec = _spec(
         "coding", run_id, attempt_id, task, source or SandboxSource(starting_source, None, None, None), hidden,
@@ -248,6 +263,10 @@ async def _code_attempt(
             f"the credential was found ({'; '.join(leaked)}); it was redacted from the evidence, the export was "
             "deleted, and the attempt is not graded",
         )
+    if removed:  # the patch base is the whole starting source: put back what the agent never saw
+        restored = await anyio.to_thread.run_sync(restore_removed, starting_source, export, removed)
+        write_json(attempt_dir / "task_owned.json", {"setting": "remove", "removed": list(removed),
+                                                     "restored_before_patch": list(restored)})
     try:
         patch = await anyio.to_thread.run_sync(make_patch, starting_source, export, attempt_dir / "model.patch")
     except Exception as exc:  # noqa: BLE001

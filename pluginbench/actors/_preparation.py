@@ -102,7 +102,8 @@ def load_frozen(engine: Engine, state: RunState) -> None:
         if prepared.image is not None and prepared.verifier_image is not None:
             engine.images[task_id] = TaskImages(prepared.image, prepared.verifier_image)
     for arm in _arms(engine):
-        engine.treatments[arm] = _reload_treatment(engine, arm)
+        spec = engine.evaluation.treatments.get(arm, Treatment())
+        engine.treatments[arm] = with_task_owned(_reload_treatment(engine, arm), spec.task_owned)
     engine.not_measured = {(n.task, n.measure): n.reason for n in state.prepared_not_measured}
 
 
@@ -202,6 +203,15 @@ async def _export_starting_source(engine: Engine, task_id: str, image: str) -> N
     async with engine.environment.sandbox(spec) as sb:
         await sb.stop()
         await sb.export_workspace(dest)
+
+
+def with_task_owned(frozen: FrozenTreatment, task_owned: str) -> FrozenTreatment:
+    """``frozen`` with the arm's ``task_owned`` setting; ``remove`` is bound into the
+    fingerprint (an arm that removes the repository's guidance is never the same package)."""
+    if task_owned == "keep":
+        return frozen
+    fp = hashlib.sha256(f"{frozen.fingerprint}\0task_owned={task_owned}".encode()).hexdigest()
+    return frozen._replace(task_owned=task_owned, fingerprint=fp)
 
 
 def _arms(engine: Engine) -> list[str]:
@@ -348,6 +358,7 @@ async def prepare(engine: Engine, state: RunState) -> None:
         for arm in _arms(engine):
             spec = engine.evaluation.treatments.get(arm, Treatment())
             frozen = freeze_treatment(arm, spec, engine.run_dir.frozen_treatment(arm)) if arm != VANILLA else _reload_treatment(engine, arm)
+            frozen = with_task_owned(frozen, spec.task_owned)
             engine.treatments[arm] = frozen
             size = sum(p.stat().st_size for p in frozen.guidance)
             await out.send(

@@ -1,21 +1,42 @@
-"""``tasks.urls`` at the edges of a run: resolved once at freeze time, then only read back.
+"""``tasks.urls`` and ``tasks.dataset`` at the edges of a run: resolved once at freeze time,
+then only read back.
 
-``resolve_remote`` resolves every link (ref → commit), fetches it through the task cache
-(``$XDG_CACHE_HOME/pluginbench/tasks``) and verifies it; ``run``, ``check`` and
-``--dry-run`` call it in the foreground. ``create_run`` then writes the pins and a copy of
-each folder into the run (``evidence/remote/``), so the worker, a resume and the report
-read the run's own evidence and never resolve a link again.
+``resolve_remote`` resolves every link (ref → commit), or the dataset through its Harbor
+registry index (name@version → each task's git commit), fetches each folder through the task
+cache (``$XDG_CACHE_HOME/pluginbench/tasks``) and verifies it; ``run``, ``check`` and
+``--dry-run`` call it in the foreground. ``create_run`` then writes the pins (and, for a
+dataset, ``dataset.json`` with its content hash) and a copy of each folder into the run
+(``evidence/remote/``), so the worker, a resume and the report read the run's own evidence
+and never resolve a link or consult a registry again.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 from ..cache import resolve_cache_root
 from ..config import Evaluation
-from ..errors import RunDirError, TaskError
+from ..errors import NotInDataset, RunDirError, TaskError
 from ..rundir import RunDir
-from ..tasks import TaskPin, freeze_tree, read_pins, resolve_pins, write_pins
+from ..tasks import (
+    HARBOR_REGISTRY,
+    DatasetPin,
+    TaskPin,
+    freeze_tree,
+    read_pins,
+    resolve_dataset,
+    resolve_pins,
+    write_dataset_pin,
+    write_pins,
+)
+
+
+class RemoteTasks(NamedTuple):
+    """Fetched task folders, each with its pin; for a dataset also the dataset's pin."""
+
+    tasks: list[tuple[TaskPin, Path]]
+    dataset: DatasetPin | None = None
 
 
 def task_cache() -> Path:
@@ -23,19 +44,32 @@ def task_cache() -> Path:
     return resolve_cache_root() / "tasks"
 
 
-def resolve_remote(ev: Evaluation, config: Path) -> list[tuple[TaskPin, Path]]:
-    """Every ``tasks.urls`` link pinned and fetched: ``(pin, verified cached folder)``."""
+def resolve_remote(ev: Evaluation, config: Path) -> RemoteTasks:
+    """Every ``tasks.urls`` link, or every ``tasks.dataset`` task, pinned and fetched."""
+    ds = ev.tasks.dataset_source()
+    if ds is None:
+        def error(i: int, message: str, fix: str) -> TaskError:
+            return TaskError(message, file=str(config), field=f"tasks.urls[{i}]", fix=fix)
 
-    def error(i: int, message: str, fix: str) -> TaskError:
-        return TaskError(message, file=str(config), field=f"tasks.urls[{i}]", fix=fix)
+        return RemoteTasks(resolve_pins(list(ev.tasks.urls or []), task_cache(), error=error))
 
-    return resolve_pins(list(ev.tasks.urls or []), task_cache(), error=error)
+    def dataset_error(part: str, message: str, fix: str) -> TaskError:
+        base, _, index = part.partition("[")
+        return TaskError(message, file=str(config), field=ev.tasks.dataset_field(base) + (f"[{index}" if index else ""),
+                         fix=fix)
+
+    try:
+        pin, tasks = resolve_dataset(ds.name, ds.version, ds.ids, ds.registry or HARBOR_REGISTRY, task_cache(),
+                                     error=dataset_error)
+    except NotInDataset as exc:  # a name the index does not list: the config's field
+        raise dataset_error(exc.field or "name", exc.message, exc.fix or "") from None
+    return RemoteTasks(tasks, pin)
 
 
-def freeze_remote(rd: RunDir, remote: list[tuple[TaskPin, Path]]) -> None:
+def freeze_remote(rd: RunDir, remote: RemoteTasks) -> None:
     """Copy each fetched folder into the run and write the pins beside them."""
     pins = []
-    for pin, folder in remote:
+    for pin, folder in remote.tasks:
         fp, entries = freeze_tree(folder, rd.remote_task(pin.task_id), context=f"task '{pin.task_id}'")
         if fp != pin.fingerprint:
             raise TaskError(
@@ -45,6 +79,8 @@ def freeze_remote(rd: RunDir, remote: list[tuple[TaskPin, Path]]) -> None:
         pins.append(pin)
     rd.remote_pins.parent.mkdir(parents=True, exist_ok=True)
     write_pins(pins, rd.remote_pins)
+    if remote.dataset is not None:
+        write_dataset_pin(remote.dataset, rd.remote_dataset)
 
 
 def frozen_pins(rd: RunDir) -> list[TaskPin]:
@@ -61,7 +97,7 @@ def frozen_pins(rd: RunDir) -> list[TaskPin]:
 def task_sources(rd: RunDir, ev: Evaluation) -> dict[str, Path]:
     """Task id → the folder preparation freezes from: ``tasks.source/<id>``, or for links the
     run's own fetched copy."""
-    if ev.tasks.urls is not None:
+    if ev.tasks.remote:
         return {pin.task_id: rd.remote_task(pin.task_id) for pin in frozen_pins(rd)}
     source = Path(ev.tasks.source or "")
     return {tid: source / tid for tid in ev.tasks.ids or []}

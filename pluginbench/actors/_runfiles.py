@@ -25,7 +25,15 @@ import msgspec
 
 from .. import __version__
 from .. import measures as measure_registry
-from ..config import Evaluation, LoadedConfig, llm_check_problem, load, parse_evaluation, validate
+from ..config import (
+    DatasetSource,
+    Evaluation,
+    LoadedConfig,
+    llm_check_problem,
+    load,
+    parse_evaluation,
+    validate,
+)
 from ..environments import backend_of, check_backend_config
 from ..errors import ConfigError, OutputExistsError, RunDirError, TaskError, TreatmentError
 from ..events import EventLog, RunCreated, RunLock, StoppingSpec
@@ -34,9 +42,9 @@ from ..plan import arms_of, plan_slots
 from ..projections import Ledger, RunState
 from ..rundir import RunDir
 from ..stats import Prices, parse_prices
-from ..tasks import HarborTask, TaskPin, admit_contract, load_task, scan_tree
+from ..tasks import HarborTask, admit_contract, load_task, scan_tree
 from ..treatments import GUIDANCE_LIMIT, GUIDANCE_SEPARATOR
-from ._remote_tasks import freeze_remote, resolve_remote
+from ._remote_tasks import RemoteTasks, freeze_remote, resolve_remote
 from ._writer import RunWriter
 
 
@@ -97,6 +105,11 @@ def resolve_paths(loaded: LoadedConfig) -> Evaluation:
     tasks = ev.tasks
     if tasks.source is not None:
         tasks = msgspec.structs.replace(tasks, source=r(tasks.source))
+    if tasks.registry is not None and "://" not in tasks.registry:  # a registry.json path
+        tasks = msgspec.structs.replace(tasks, registry=r(tasks.registry))
+    if isinstance(tasks.dataset, DatasetSource) and tasks.dataset.registry and "://" not in tasks.dataset.registry:
+        tasks = msgspec.structs.replace(
+            tasks, dataset=msgspec.structs.replace(tasks.dataset, registry=r(tasks.dataset.registry)))
     treatments = {
         name: msgspec.structs.replace(
             t, guidance=[r(p) for p in t.guidance], skills=[r(p) for p in t.skills], plugins=[r(p) for p in t.plugins]
@@ -165,13 +178,14 @@ def _check_path(raw: str, field: str, config: Path, *, want_dir: bool) -> Path:
     return path
 
 
-def _task_folders(ev: Evaluation, config: Path, remote: list[tuple[TaskPin, Path]] | None) -> list[tuple[str, Path, str]]:
+def _task_folders(ev: Evaluation, config: Path, remote: RemoteTasks | None) -> list[tuple[str, Path, str]]:
     """``(task id, folder, config field)`` per task: ``tasks.source/<id>``, or each link's
     fetched folder (resolved here unless the caller already did)."""
-    if ev.tasks.urls is not None:
+    if ev.tasks.remote:
         if remote is None:
             remote = resolve_remote(ev, config)
-        return [(pin.task_id, folder, f"tasks.urls[{i}]") for i, (pin, folder) in enumerate(remote)]
+        field = "tasks.urls" if ev.tasks.urls is not None else ev.tasks.dataset_field("ids")
+        return [(pin.task_id, folder, f"{field}[{i}]") for i, (pin, folder) in enumerate(remote.tasks)]
     source = Path(ev.tasks.source or "")
     if not source.is_dir():
         raise ConfigError(
@@ -233,7 +247,7 @@ def _check_task_checks(ev: Evaluation, folder: Path, config: Path) -> None:
 
 
 def check_inputs(
-    ev: Evaluation, config: Path, remote: list[tuple[TaskPin, Path]] | None = None
+    ev: Evaluation, config: Path, remote: RemoteTasks | None = None
 ) -> dict[str, HarborTask]:
     """Foreground checks that need no model and start nothing. Returns the loaded tasks.
 
@@ -261,6 +275,14 @@ def check_inputs(
                 f"task '{task_id}' has no workspace/ folder for the {ev.environment.backend} backend",
                 file=str(folder / "workspace"),
                 field=field, fix="put the starting source in workspace/, or use environment.backend: docker",
+            )
+        removing = sorted(n for n, t in ev.treatments.items() if t.task_owned == "remove")
+        if removing and not task.has_workspace:
+            raise TaskError(
+                f"task '{task_id}' has no workspace/ folder, so treatment '{removing[0]}' cannot start without "
+                "the repository's own guidance (task_owned: remove needs the starting source as files)",
+                file=str(config), field=f"treatments.{removing[0]}.task_owned",
+                fix="give the task a workspace/ folder, or drop task_owned: remove",
             )
         harness.check_task(task_id, folder)  # what this harness needs of each task
         _check_task_checks(ev, folder, config)
@@ -389,7 +411,7 @@ def evaluation_bytes(ev: Evaluation, config_file: Path) -> bytes:
 def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
     """Make ``output`` a new run: settings, binding, and ``run.created`` with the plan."""
     ev = resolve_paths(loaded)
-    remote = resolve_remote(ev, loaded.path) if ev.tasks.urls is not None else None  # resolved once, here
+    remote = resolve_remote(ev, loaded.path) if ev.tasks.remote else None  # resolved once, here
     check_inputs(ev, loaded.path, remote)
     from ..cache import check_output_outside, resolve_cache_root
 

@@ -24,6 +24,7 @@ from ._load import (
 )
 from ._schema import (
     Capabilities,
+    DatasetSource,
     EnvironmentConfig,
     Evaluation,
     ReviewerConfig,
@@ -40,6 +41,7 @@ def template_text() -> str:
 
 __all__ = [
     "llm_check_problem",
+    "DatasetSource",
     "Capabilities",
     "EnvironmentConfig",
     "Evaluation",

@@ -384,6 +384,58 @@ def _validate_stopping(ev: Evaluation, n_tasks: int, bad: Any) -> None:
                   "raise ratio_bound or bring token_factor within it")
 
 
+_REGISTRY_NAME = re.compile(r"^[A-Za-z0-9._+-]+(/[A-Za-z0-9._+-]+)*$")
+
+
+def _check_dataset(ev: Evaluation, bad: Callable[[str, str, str], ConfigError]) -> None:
+    """``tasks.dataset`` (a Harbor registry dataset): a name, a version and registry task
+    names whose run ids (the last ``/`` part) are usable, distinct folder names."""
+    t = ev.tasks
+    if t.dataset is None:
+        for key in ("version", "registry"):
+            if getattr(t, key) is not None:
+                raise bad(f"tasks.{key} goes with tasks.dataset", f"tasks.{key}",
+                          f"remove tasks.{key}, or name the dataset with tasks.dataset")
+        return
+    if not isinstance(t.dataset, str):
+        for key in ("ids", "version", "registry"):
+            if getattr(t, key) is not None:
+                raise bad(f"tasks.{key} is set twice: beside the tasks.dataset mapping, which holds its own",
+                          f"tasks.{key}", f"write it once, as tasks.dataset.{key} or with dataset: <name>")
+    ds = t.dataset_source()
+    assert ds is not None
+    field = t.dataset_field
+    if not _REGISTRY_NAME.match(ds.name):
+        raise bad(f"dataset name {ds.name!r} is not a registry name", field("name"),
+                  "write the dataset's registry name, e.g. terminal-bench or datacurve/deep-swe-1-1")
+    if not ds.version or ds.version != ds.version.strip() or _has_control(ds.version):
+        raise bad("a dataset needs its version", field("version"),
+                  "write the version to run (tasks pick --dataset <name> prints the block with it)")
+    if not ds.ids:
+        raise bad("a dataset source needs the task names to run", field("ids"),
+                  "list the registry task names (tasks pick --dataset <name> prints them)")
+    if ds.registry is not None and (not ds.registry.strip() or _has_control(ds.registry)):
+        raise bad("the registry location is empty", field("registry"),
+                  "give a registry.json path, a file:// or https:// address, or remove it for Harbor's own index")
+    if ds.registry is not None and "://" in ds.registry and not ds.registry.startswith(("https://", "file://")):
+        raise bad(f"registry address {ds.registry!r} is neither https:// nor file://", field("registry"),
+                  "give a registry.json path, a file:// or https:// address")
+    seen: dict[str, int] = {}
+    for i, name in enumerate(ds.ids):
+        tid = name.rsplit("/", 1)[-1]
+        if not _REGISTRY_NAME.match(name) or tid in (".", "..") or len(tid.encode()) > MAX_NAME_BYTES:
+            raise bad(f"task name {name[:60]!r} is not a registry task name", f"{field('ids')}[{i}]",
+                      "write the task's name as the registry lists it")
+        if ID_SEPARATOR in tid:
+            raise bad(f"task {name!r} has the run id {tid!r}, which contains '__' (it separates task, arm and "
+                      "repeat in attempt ids)", f"{field('ids')}[{i}]", "this task cannot run under PluginBench; "
+                      "pick another")
+        if tid in seen:
+            raise bad(f"task {name!r} has the run id {tid!r} of {field('ids')}[{seen[tid]}]", f"{field('ids')}[{i}]",
+                      "list each task once; two tasks whose names end alike cannot run together")
+        seen[tid] = i
+
+
 def validate(ev: Evaluation, path: Path) -> None:
     """Cross-field rules msgspec cannot express. Raises :class:`ConfigError`."""
     f = str(path)
@@ -452,12 +504,7 @@ def validate(ev: Evaluation, path: Path) -> None:
                 raise bad(f"task id '{link.task_id}' is also the last folder of tasks.urls[{seen[link.task_id]}]",
                           f"tasks.urls[{i}]", "link each task once; two tasks need different folder names")
             seen[link.task_id] = i
-    if ev.tasks.dataset is not None:
-        raise bad(
-            "Harbor registry datasets cannot be fetched by this build",
-            "tasks.dataset",
-            "link the task folders with tasks.urls (git), or copy them locally and use tasks.source with tasks.ids",
-        )
+    _check_dataset(ev, bad)
     if not 1 <= ev.jobs <= 4:
         raise bad(f"jobs must be 1 to 4, got {ev.jobs}", "jobs", "set jobs to 1, 2, 3 or 4 (default 2)")
     if not 1 <= ev.repeats <= MAX_REPEATS:
@@ -466,7 +513,7 @@ def validate(ev: Evaluation, path: Path) -> None:
     if not 1 <= ev.timeout_seconds <= MAX_TIMEOUT_SECONDS:
         raise bad(f"timeout_seconds must be 1 to {MAX_TIMEOUT_SECONDS} (24 h), got {ev.timeout_seconds}",
                   "timeout_seconds", "set timeout_seconds: 1800")
-    n_tasks = len(ev.tasks.ids or ev.tasks.urls or (ev.tasks.dataset.ids if ev.tasks.dataset else []))
+    n_tasks = len(ev.tasks.task_ids())
     slots = n_tasks * (1 + len(ev.treatments)) * ev.repeats
     if slots > MAX_CODING_ATTEMPTS:
         raise bad(
@@ -497,11 +544,11 @@ def validate(ev: Evaluation, path: Path) -> None:
                     raise bad(f"treatment '{name}' lists {item} twice under {kind}", f"treatments.{name}.{kind}[{i}]",
                               "list each file or folder once (it would be delivered twice)")
                 once.add(key)
-        if not (t.guidance or t.skills or t.plugins):
+        if not (t.guidance or t.skills or t.plugins) and t.task_owned == "keep":
             raise bad(
                 f"treatment '{name}' declares nothing",
                 f"treatments.{name}",
-                "give it guidance, skills or plugins, or remove it",
+                "give it guidance, skills or plugins (or task_owned: remove), or remove it",
             )
     r = ev.runner
     harness = harness_class(r.harness, file=f)  # an unknown name lists the registered ones

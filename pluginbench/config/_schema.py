@@ -22,28 +22,63 @@ class _Strict(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
 
 
 class DatasetSource(_Strict, frozen=True):
-    """A Harbor registry dataset, pinned by version (not yet fetchable offline)."""
+    """A Harbor registry dataset at a version, and the task names to run from it."""
 
     name: str
     version: str
     ids: list[str]
+    #: the Harbor registry index (a registry.json path, file:// or https:// address);
+    #: null is Harbor's own index
+    registry: str | None = None
 
 
 class TasksConfig(_Strict, frozen=True):
-    """Exactly one task source: a local folder with ids, task-folder urls, or a dataset."""
+    """Exactly one task source: a local folder with ids, task-folder urls, or a Harbor
+    registry dataset (``dataset: <name>`` with ``version`` and ``ids``, or the same as one
+    mapping ``dataset: {name, version, ids, registry}``)."""
 
     source: str | None = None
+    #: local folder names (with ``source``) or registry task names (with ``dataset``)
     ids: list[str] | None = None
     #: Git task-folder links, ``<repo>/tree/<commit|tag|branch>/<path>``, pinned to the commit
     #: at freeze time (see docs/tasks.md, "Remote task folders").
     urls: list[str] | None = None
-    dataset: DatasetSource | None = None
+    #: a Harbor registry dataset name (see docs/tasks.md, "Harbor registry datasets")
+    dataset: str | DatasetSource | None = None
+    #: the dataset version (with ``dataset: <name>``)
+    version: str | None = None
+    #: the Harbor registry index (with ``dataset: <name>``); null is Harbor's own index
+    registry: str | None = None
+
+    def dataset_source(self) -> DatasetSource | None:
+        """The dataset in one shape, whichever way the config wrote it."""
+        if isinstance(self.dataset, DatasetSource):
+            return self.dataset
+        if isinstance(self.dataset, str):
+            return DatasetSource(name=self.dataset, version=self.version or "", ids=list(self.ids or []),
+                                 registry=self.registry)
+        return None
+
+    def dataset_field(self, part: str) -> str:
+        """The config field of a dataset part (``name``, ``version``, ``ids``, ``registry``)."""
+        if isinstance(self.dataset, DatasetSource):
+            return f"tasks.dataset.{part}"
+        return "tasks.dataset" if part == "name" else f"tasks.{part}"
 
     def task_ids(self) -> list[str]:
-        """The run's task ids in config order: ``ids``, or the last folder of each link."""
+        """The run's task ids in config order: ``ids``, the last folder of each link, or the
+        last ``/`` part of each dataset task name."""
         if self.urls is not None:
             return [u.rstrip("/").rsplit("/", 1)[-1] for u in self.urls]
+        ds = self.dataset_source()
+        if ds is not None:
+            return [n.rsplit("/", 1)[-1] for n in ds.ids]
         return list(self.ids or [])
+
+    @property
+    def remote(self) -> bool:
+        """Whether the tasks are fetched (links or a dataset) and pinned at freeze time."""
+        return self.urls is not None or self.dataset is not None
 
 
 class Treatment(_Strict, frozen=True):
@@ -52,6 +87,10 @@ class Treatment(_Strict, frozen=True):
     guidance: list[str] = []
     skills: list[str] = []
     plugins: list[str] = []
+    #: ``remove``: this arm starts without the repository's own instruction files and skills
+    #: (AGENTS.md, CLAUDE.md, .claude/, .agents/, at any depth); ``keep`` (default) leaves
+    #: them, as on vanilla
+    task_owned: Literal["keep", "remove"] = "keep"
 
 
 class RunnerConfig(_Strict, frozen=True):

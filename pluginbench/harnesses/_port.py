@@ -71,6 +71,8 @@ class FrozenTreatment(NamedTuple):
     skills: tuple[Path, ...]
     plugins: tuple[Path, ...]
     fingerprint: str
+    #: ``remove``: the arm's coding sandbox starts without the repository's own guidance
+    task_owned: str = "keep"
 
     @property
     def is_vanilla(self) -> bool:

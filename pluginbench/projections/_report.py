@@ -405,13 +405,25 @@ def _check_settings_bound(rd: RunDir, state: RunState) -> None:
 
 
 def task_sources(rd: RunDir) -> list[dict[str, Any]] | None:
-    """The run's frozen ``tasks.urls`` pins (never resolved again), or None for local tasks."""
+    """The run's frozen ``tasks.urls`` / ``tasks.dataset`` pins (never resolved again), or None
+    for local tasks."""
     if not rd.remote_pins.is_file():
         return None
     from ..tasks import read_pins
 
     keep = ("task_id", "url", "pinned_url", "commit", "tree", "fingerprint")
     return [{k: getattr(p, k) for k in keep} for p in read_pins(rd.remote_pins)]
+
+
+def task_dataset(rd: RunDir) -> dict[str, Any] | None:
+    """The run's frozen Harbor registry dataset pin (never resolved again), or None."""
+    if not rd.remote_dataset.is_file():
+        return None
+    from ..tasks import read_dataset_pin
+
+    pin = read_dataset_pin(rd.remote_dataset)
+    return {"name": pin.name, "version": pin.version, "registry_sha256": pin.registry_sha256,
+            "content_hash": pin.content_hash, "tasks": list(pin.tasks)}
 
 
 def source_only_index(rd: RunDir, state: RunState) -> dict[str, Any] | None:
@@ -472,6 +484,9 @@ def build_report(run_dir: Path) -> ReportFiles:
     sources = task_sources(rd)
     if sources is not None:
         doc["run"]["task_sources"] = sources
+    dataset = task_dataset(rd)
+    if dataset is not None:
+        doc["run"]["task_dataset"] = dataset
     doc["treatments"] = treatment_files(rd, state)
     files = ReportFiles(
         rd.report_dir / "results.json", rd.report_dir / "results.csv", rd.report_dir / "report.html"

@@ -509,6 +509,10 @@ def comparison_identity(config: Mapping[str, Any], state: RunState, run: Mapping
         # a run saved before it was recorded has none.
         "network": {t: dict(net) for t in tasks if (net := state.prepared_tasks[t].network)},
         "measurement_settings": {"measurements": list(run["measurements"])},
+        # Arms that started without the repository's own guidance (task_owned: remove);
+        # like guidance, recorded here and not required to agree.
+        "task_owned": {arm: str(t.get("task_owned", "keep")) for arm, t in sorted((config.get("treatments") or {}).items())
+                       if isinstance(t, Mapping) and t.get("task_owned", "keep") != "keep"},
         **measurement_capabilities(state),
     }
 

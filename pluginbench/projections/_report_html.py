@@ -107,7 +107,11 @@ def _identity(run: Mapping[str, Any]) -> str:
     cells = "".join(
         f"<div><dt>{_e(k)}</dt><dd>{absent[k] if v is None else _e(v)}</dd></div>" for k, v in items
     )
-    for source in run.get("task_sources") or []:  # tasks.urls, pinned when the run was created
+    dataset = run.get("task_dataset")
+    if dataset:  # tasks.dataset, pinned when the run was created
+        cells += (f"<div><dt>Dataset</dt><dd>{_e(dataset['name'])}@{_e(dataset['version'])} "
+                  f"({_e(dataset['content_hash'])})</dd></div>")
+    for source in run.get("task_sources") or []:  # tasks.urls / tasks.dataset, pinned when the run was created
         cells += f"<div><dt>Task {_e(source['task_id'])}</dt><dd>{_e(source['pinned_url'])}</dd></div>"
     return f'<dl class="identity">{cells}</dl>'
 

@@ -34,12 +34,20 @@ Num = float | int | None
 
 
 class TaskSource(_Strict, frozen=True):
-    task_id: Annotated[str, Meta(description="The task id (the link's last folder).")]
-    url: Annotated[str, Meta(description="The `tasks.urls` link as written.")]
+    task_id: Annotated[str, Meta(description="The task id (the link's last folder; for a dataset task the last `/` part of its name).")]
+    url: Annotated[str, Meta(description="The `tasks.urls` link as written; for a dataset task `<dataset>@<version>:<task name>`.")]
     pinned_url: Annotated[str, Meta(description="The same link at the commit its ref named when the run was created.")]
     commit: Annotated[str, Meta(description="That commit.")]
     tree: Annotated[str, Meta(description="Git's tree id of the task folder at that commit.")]
     fingerprint: Annotated[str, Meta(description="SHA-256 over every file's path, mode and content.")]
+
+
+class TaskDataset(_Strict, frozen=True):
+    name: Annotated[str, Meta(description="The Harbor registry dataset.")]
+    version: Annotated[str, Meta(description="Its version.")]
+    registry_sha256: Annotated[str, Meta(description="SHA-256 of the registry index as read when the run was created.")]
+    content_hash: Annotated[str, Meta(description="`sha256:` over every run task's name, repository, commit, folder, git tree and fingerprint.")]
+    tasks: Annotated[list[str], Meta(description="The registry task names run, in config order.")]
 
 
 class RunInfo(_Strict, frozen=True):
@@ -66,7 +74,8 @@ class RunInfo(_Strict, frozen=True):
     pluginbench_version: Annotated[str | None, Meta(description="The PluginBench version that made the run.")]
     attempts_total: Annotated[int, Meta(description="Live attempts (discarded ones excluded).")]
     attempts_complete: Annotated[int, Meta(description="Live attempts that are complete.")]
-    task_sources: Annotated[list[TaskSource] | None, Meta(description="A `tasks.urls` run only: each task's pinned link, from the run's frozen evidence/remote/pins.json (never resolved again).")] = None
+    task_sources: Annotated[list[TaskSource] | None, Meta(description="A `tasks.urls` or `tasks.dataset` run only: each task's pinned link, from the run's frozen evidence/remote/pins.json (never resolved again).")] = None
+    task_dataset: Annotated[TaskDataset | None, Meta(description="A `tasks.dataset` run only: the Harbor registry dataset pinned when the run was created, from evidence/remote/dataset.json (the registry is never read again).")] = None
 
 
 class Runner(_Strict, frozen=True):
@@ -110,6 +119,7 @@ class ComparisonIdentity(_Strict, frozen=True):
     measurement_capabilities: Annotated[dict[str, dict[str, MeasurementCapability]], Meta(description="Task → measure → its readiness (preparation's rows, with the selected measurement revision's over them).")] = {}
     effective_observer_scripts: Annotated[dict[str, dict[str, str]], Meta(description="Task → measure → the observer version bound to the run, for the measures ready on the task.")] = {}
     network: Annotated[dict[str, dict[str, str]], Meta(description="Task → sandbox kind (`coding`, `verifier`) → the network policy it ran under, e.g. `loopback + probe`, `loopback + proxy to api.anthropic.com + public internet`, `loopback only`.")] = {}
+    task_owned: Annotated[dict[str, str], Meta(description="Arm → `remove` for each arm whose coding sandboxes started without the repository's own instruction files and skills (`task_owned: remove`); vanilla and other arms keep them. Recorded, not required to agree (like guidance).")] = {}
     reviewer: Annotated[ComparisonReviewer | None, Meta(description="The reviewer of the selected review revision; absent without a reviewer.")] = None
     review_criteria_sha256: Annotated[str | None, Meta(description="SHA-256 of the fixed review criteria; absent without a reviewer.")] = None
 

@@ -80,3 +80,56 @@ def test_a_bad_link_is_refused_before_anything_is_written(served: TaskRepo, tmp_
     assert done.returncode == 2, out
     assert "tasks/nope does not exist" in out and "tasks.urls[1]" in out and "fix:" in out and "Traceback" not in out
     assert not (tmp_path / "run").exists()
+
+
+def test_a_registry_dataset_is_pinned_at_freeze_and_runs_and_reports_without_the_registry(served: TaskRepo,
+                                                                                        tmp_path: Path) -> None:
+    """tasks.dataset from a local registry.json (head commits) freezes pins and a content hash; with the registry file
+    deleted and the server stopped the run resumes and reports the dataset, pinned commit and hash."""
+    commit = git("rev-parse", "HEAD", cwd=served.work)
+    registry = tmp_path / "registry.json"
+    url = f"git://127.0.0.1:{served.port}/tasks.git"
+    registry.write_text(json.dumps([{"name": "acme/quick", "version": "2.0", "metrics": [], "tasks": [
+        {"name": f"acme/{n}", "git_url": url, "git_commit_id": "head", "path": f"tasks/{n}"}
+        for n in ("roman-numerals", "word-wrap")]}]))
+    config = tmp_path / "evaluation.yaml"
+    config.write_text(yaml.safe_dump({
+        "name": "dataset", "tasks": {"dataset": "acme/quick", "version": "2.0", "ids": ["acme/word-wrap"],
+                                     "registry": "registry.json"},
+        "treatments": {}, "runner": {"harness": "simulated", "model": "simulated-1"},
+        "repeats": 1, "jobs": 1, "seed": 1, "timeout_seconds": 60,
+    }))
+    rd = create_run(load(config), tmp_path / "run")
+    served.stop()
+    registry.unlink()  # nothing below may read the registry or reach the server
+
+    dataset = json.loads((rd.root / "evidence" / "remote" / "dataset.json").read_text())
+    assert (dataset["name"], dataset["version"], dataset["tasks"]) == ("acme/quick", "2.0", ["acme/word-wrap"])
+    pins = json.loads((rd.root / "evidence" / "remote" / "pins.json").read_text())
+    assert [(p["task_id"], p["commit"]) for p in pins] == [("word-wrap", commit)]
+    done = _cli("run", str(rd.root), "--foreground")
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads((rd.root / "report" / "results.json").read_text())
+    assert set(results["per_task"]) == {"word-wrap"}
+    assert results["run"]["task_dataset"]["content_hash"] == dataset["content_hash"]
+    assert validate_results(results).run.task_dataset is not None
+    assert dataset["content_hash"] in (rd.root / "report" / "report.html").read_text()
+
+
+def test_a_dataset_name_the_registry_lacks_is_refused_naming_the_config_field(tmp_path: Path) -> None:
+    """Creating a run with a task name the registry does not list raises an exit-2 TaskError naming tasks.ids[0]
+    and the config file, before any run folder exists."""
+    from pluginbench.errors import TaskError
+
+    registry = tmp_path / "registry.json"
+    registry.write_text(json.dumps([{"name": "quick", "version": "1.0", "tasks": []}]))
+    config = tmp_path / "evaluation.yaml"
+    config.write_text(yaml.safe_dump({
+        "tasks": {"dataset": "quick", "version": "1.0", "ids": ["nope"], "registry": str(registry)},
+        "runner": {"harness": "simulated", "model": "simulated-1"},
+    }))
+    with pytest.raises(TaskError) as err:
+        create_run(load(config), tmp_path / "run")
+    assert err.value.exit_code == 2 and err.value.field == "tasks.ids[0]" and err.value.file == str(config)
+    assert "has no task named 'nope'" in err.value.message and err.value.fix
+    assert not (tmp_path / "run").exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -183,3 +184,22 @@ def test_real_fzf_in_a_terminal_enter_prints_and_copies_escape_prints_nothing(se
         assert code == 130 and out.read_text() == ""
         assert "nothing picked" in err.read_text()
         assert (tmp_path / "clip").read_text() == "before\n"
+
+
+def test_dataset_picks_print_a_dataset_block_that_a_config_accepts(served: TaskRepo, tmp_path: Path) -> None:
+    """--dataset NAME with --registry and --id fetches the picks, prints dataset, highest version and names; an unknown
+    version exits 2 naming --dataset and the versions to choose."""
+    registry = tmp_path / "registry.json"
+    url = served.file_url("x", "y").split("/tree/")[0]
+    rows = [{"name": f"acme/{n}", "git_url": url, "git_commit_id": None, "path": f"tasks/{n}"}
+            for n in ("word-wrap", "merge-intervals")]
+    registry.write_text(json.dumps([{"name": "acme", "version": v, "tasks": rows} for v in ("1.9", "1.10")]))
+    env = _env(tmp_path)
+    done = _pick("--dataset", "acme", "--registry", str(registry), "--id", "acme/word-wrap", env=env)
+    assert done.returncode == 0, done.stderr
+    block = yaml.safe_load(done.stdout)
+    assert block["tasks"] == {"dataset": "acme", "version": "1.10", "ids": ["acme/word-wrap"], "registry": str(registry)}
+    assert "content hash sha256:" in done.stderr
+    validate(parse_evaluation(block | {"runner": {"harness": "nop"}}, Path("e.yaml")), Path("e.yaml"))
+    bad = _pick("--dataset", "acme@3", "--registry", str(registry), "--id", "acme/word-wrap", env=env)
+    assert bad.returncode == 2 and bad.stdout == "" and "--dataset" in bad.stderr and "1.9, 1.10" in bad.stderr

@@ -1,10 +1,14 @@
-"""Task-owned instruction files through the real CLIs and the probe (issue 13 items 2 and 3).
+"""Task-owned instruction files through the real CLIs and the probe (issue 13 items 2 and 3,
+issue 25 item 4).
 
 A task repository with its own instruction file and skill runs on the vanilla arm and a
 treatment arm of each harness. What the model received (the probe's request log) must
-equal what the discovery receipt says loaded: the repository's files on every arm (listed
-as task-owned), the treatment's components only on the treatment arm. A counting wrapper
-around the CLI records every process start, so the single-process launch is asserted.
+equal what the discovery receipt says loaded: the repository's files on vanilla (listed
+as task-owned), the treatment's components only on the treatment arm. The treatment arm
+also says ``task_owned: remove`` (AGENTbench's generated-file condition): its sandbox starts
+from the pipeline's stripped copy of the repository, so neither its receipt nor its requests
+hold the repository's files. A counting wrapper around the CLI records every process start,
+so the single-process launch is asserted.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from pluginbench.harnesses._codex_discovery import loaded_agents_md, split_agent
 from pluginbench.harnesses._port import AttemptContext, FrozenTreatment, tool_roots
 from pluginbench.probe import PINNED, ProbeServer, cli_version, find_cli, load_scenario
 from pluginbench.probe._server import ProbeRequest
-from pluginbench.tasks import HarborTask
+from pluginbench.tasks import HarborTask, stripped_copy
 from tests._prereq import require
 from tests.harnesses._claude_pkg import MARKER, sample_treatment, vanilla, write
 
@@ -69,7 +73,12 @@ async def _attempt(harness, tmp: Path, probe: ProbeServer, treatment: FrozenTrea
     home, work = tmp / f"home-{name}", tmp / f"work-{name}"
     home.mkdir()
     harness.deliver(treatment, home)
-    _repository(work, memory_name, skill_dir)
+    if treatment.task_owned == "remove":  # as the attempt pipeline starts such an arm
+        _repository(tmp / f"full-{name}", memory_name, skill_dir)
+        removed = stripped_copy(tmp / f"full-{name}", work)
+        assert removed == tuple(sorted([memory_name, f"{skill_dir}/repo-skill/SKILL.md"]))
+    else:
+        _repository(work, memory_name, skill_dir)
     at_launch: list[int] = []
 
     async def launched(argv) -> None:
@@ -98,14 +107,16 @@ def _coding(probe: ProbeServer, since: int) -> list[ProbeRequest]:
 
 @pytest.mark.anyio
 async def test_claude_receipt_equals_what_the_model_received_on_every_arm(tmp_path: Path) -> None:
-    """Claude Code: the repository's CLAUDE.md and skill reach the model on both arms and are task-owned in
-    the receipt; the treatment's guidance reaches it only on the treatment arm; one CLI session process each."""
+    """Claude Code: the repository's CLAUDE.md and skill reach the model on vanilla and are task-owned in its
+    receipt; the treatment arm (task_owned: remove) gets its guidance and neither repository file, in receipt or
+    request; one CLI session process each."""
     real = _cli("claude")
     wrapper = _counting_wrapper(tmp_path, real)
     with ProbeServer(load_scenario(SCENARIOS / "edit-file.yaml")) as probe:
         harness = ClaudeHarness(wrapper, PINNED["claude"], probe.base_url, environ={"PATH": "/usr/bin:/bin"})
         harness.readonly = tool_roots(wrapper) + tool_roots(real)
-        for arm, treatment in (("vanilla", vanilla()), ("core", sample_treatment(tmp_path))):
+        core = sample_treatment(tmp_path)._replace(task_owned="remove")
+        for arm, treatment in (("vanilla", vanilla()), ("core", core)):
             before = len(probe.requests)
             receipt, launches, at_launch = await _attempt(harness, tmp_path, probe, treatment, arm,
                                                           "claude-sonnet-4-5", "CLAUDE.md", ".claude/skills")
@@ -116,13 +127,14 @@ async def test_claude_receipt_equals_what_the_model_received_on_every_arm(tmp_pa
             assert '"disableAllHooks":true' in sessions[0] and "disableAllHooks" not in sessions[1]
             assert receipt["passed"] and receipt["cli_processes"] == 2
             task = receipt["task_owned"]
-            assert task["memory_files"] == [{"path": "<cwd>/CLAUDE.md", "type": "Project"}]
-            assert [s["name"] for s in task["skills"]] == ["repo-skill"]
+            owned = arm == "vanilla"  # the core arm started without the repository's own files
+            assert task["memory_files"] == ([{"path": "<cwd>/CLAUDE.md", "type": "Project"}] if owned else [])
+            assert [s["name"] for s in task["skills"]] == (["repo-skill"] if owned else [])
             requests = _coding(probe, before)
             assert requests
             for req in requests:
                 sent = json.dumps(req.body)
-                assert REPO_MEMORY in sent and REPO_SKILL in sent
+                assert (REPO_MEMORY in sent) == owned and (REPO_SKILL in sent) == owned
                 assert (MARKER in sent) == (receipt["memory_files"] != [])
                 for skill in receipt["skills"]:
                     assert skill["name"].split(":")[-1] in sent
@@ -136,15 +148,16 @@ def _agents_block(body: object) -> str | None:
 
 @pytest.mark.anyio
 async def test_codex_receipt_equals_what_the_model_received_on_every_arm(tmp_path: Path) -> None:
-    """Codex: the repository's AGENTS.md and skill reach the model on both arms and are task-owned in the
-    receipt (same text digest as sent); the global AGENTS.md only on the treatment arm; one exec each, and a
-    repeat of the same setup reuses the receipt without starting the discovery commands again."""
+    """Codex: the repository's AGENTS.md and skill reach the model on vanilla and are task-owned in its receipt
+    (same text digest as sent); the treatment arm (task_owned: remove) gets the global AGENTS.md and neither
+    repository file, in receipt or request; one exec each, and a repeat of the same setup reuses the receipt
+    without starting the discovery commands again."""
     real = _cli("codex")
     wrapper = _counting_wrapper(tmp_path, real)
     guidance = write(tmp_path / "pkg" / "AGENTS.md", f"# Guidance\n{MARKER}\n")
     skill = write(tmp_path / "pkg" / "skills" / "careful" / "SKILL.md",
                   "---\nname: careful\ndescription: Edit carefully.\n---\nx\n").parent
-    treated = FrozenTreatment("core", tmp_path / "pkg", (guidance,), (skill,), (), "fp1")
+    treated = FrozenTreatment("core", tmp_path / "pkg", (guidance,), (skill,), (), "fp1", task_owned="remove")
     with ProbeServer(load_scenario(SCENARIOS / "edit-file.yaml")) as probe:
         harness = CodexHarness(wrapper, PINNED["codex"], probe.base_url)
         harness.readonly = tool_roots(wrapper) + tool_roots(real)
@@ -160,18 +173,22 @@ async def test_codex_receipt_equals_what_the_model_received_on_every_arm(tmp_pat
             assert len(discovery_starts) == (0 if arm == "vanilla-again" else 2), launches
             requests = _coding(probe, before)
             assert requests
+            owned = arm != "core"  # the core arm started without the repository's own files
             for req in requests:
-                global_part, project_part = split_agents_md(_agents_block(req.body), True)
-                (doc,) = receipt["task_owned"]["memory_files"]
-                assert doc["path"] == "<cwd>/AGENTS.md"
-                assert hashlib.sha256(project_part.encode()).hexdigest() == doc["sha256"]
-                assert REPO_MEMORY in project_part
-                assert bool(global_part) == receipt["memory_file"]["loaded"] == (arm == "core")
+                global_part, project_part = split_agents_md(_agents_block(req.body), owned)
                 sent = json.dumps(req.body)
-                assert REPO_SKILL in sent
+                if owned:
+                    (doc,) = receipt["task_owned"]["memory_files"]
+                    assert doc["path"] == "<cwd>/AGENTS.md"
+                    assert hashlib.sha256(project_part.encode()).hexdigest() == doc["sha256"]
+                    assert REPO_MEMORY in project_part
+                else:
+                    assert receipt["task_owned"]["memory_files"] == [] and REPO_MEMORY not in sent
+                assert bool(global_part) == receipt["memory_file"]["loaded"] == (arm == "core")
+                assert (REPO_SKILL in sent) == owned
                 for s in receipt["skills"]:
                     assert s["name"] in sent
-            assert [s["name"] for s in receipt["task_owned"]["skills"]] == ["repo-skill"]
+            assert [s["name"] for s in receipt["task_owned"]["skills"]] == (["repo-skill"] if owned else [])
 
 
 @pytest.mark.anyio

@@ -1,0 +1,2 @@
+#!/bin/bash
+echo "Hello, world!" > "${APP_DIR:-/app}/hello.txt"
