@@ -197,3 +197,9 @@ class PatchDoesNotApply(PluginBenchError):
 class NotInDataset(TaskError):
     """A dataset name, version or task name the Harbor registry index does not list (the
     caller names its own config field; ``field`` is the part: ``name``, ``version``, ``ids[i]``)."""
+
+
+class BundleRefused(PluginBenchError):
+    """``pluginbench bundle``: a scan still found a credential, token or host path after scrubbing; nothing written."""
+
+    exit_code = 1

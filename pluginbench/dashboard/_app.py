@@ -29,19 +29,13 @@ from ..rundir import RunDir
 from ..status import left_running_check
 from . import _html
 from ._attempt_app import attempt_routes
+from ._headers import PAGE_CSP, SECURITY_HEADERS
 from ._monitor import Monitor
 from ._views import FILTERS, results_model, run_model, runs_model
 
 Scope = MutableMapping[str, Any]
 ASGIApp = Callable[[Scope, Callable[..., Awaitable[Any]], Callable[..., Awaitable[Any]]], Awaitable[None]]
 ALLOWED_METHODS = ("GET", "HEAD")
-SECURITY_HEADERS = {
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    "Cache-Control": "no-store",
-}
-PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; "
-            "img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 SERVED_FILES = {"report.html": "text/html; charset=utf-8", "results.csv": "text/csv; charset=utf-8"}
 
 

@@ -30,12 +30,10 @@ from ..errors import PluginBenchError
 from ..viewer import AttemptFacts, attempt_dir, attempt_facts, list_files, safe_file
 from . import _html
 from ._attempt_html import CSS, attempt_fragment, side_fragment
+from ._headers import PAGE_CSP, SECURITY_HEADERS
 from ._monitor import Monitor
 from ._reader import file_signature
 
-SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
-PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; "
-            "img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 FILE_LIMIT = 16 << 20
 _CACHE: OrderedDict[tuple[Any, ...], AttemptFacts] = OrderedDict()
 _CACHE_SIZE = 16

@@ -13,8 +13,9 @@ from collections.abc import Iterable, Mapping
 from html import escape
 from typing import Any
 
+from ..measures import CHECK_PREFIX as PREFIX
+
 MEASURE = "checks"
-PREFIX = "check:"
 NOTE = "Graders beside the hidden verifier: they never change correctness or pass/fail."
 
 

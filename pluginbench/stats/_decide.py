@@ -28,9 +28,9 @@ import msgspec
 from ._bootstrap import LEVEL as LEVEL  # one copy (stats._bootstrap), re-exported
 from ._permutation import (
     DRAWS,
-    Alternative,
     EXACT_MAX,
     SEED,
+    Alternative,
     lower_bound,
     min_tasks,
     sign_flip_test,

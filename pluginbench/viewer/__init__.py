@@ -7,9 +7,9 @@ CLI and the dashboard. ``_evidence`` is the one way in to an attempt's files (no
 nothing outside its folder); ``_transcript`` and ``_diff`` are pure; ``_facts`` gathers.
 """
 
+from ..errors import BundleRefused
 from ._bundle import (
     Bundle,
-    BundleRefused,
     extract_bundle,
     is_bundle,
     opened_run,
@@ -19,7 +19,7 @@ from ._bundle import (
 from ._diff import PatchFile, divergence, patch_delta, split_patch
 from ._evidence import attempt_dir, list_files, read_text, safe_file, valid_id
 from ._facts import (
-    SCHEMA_VERSION,
+    SHOW_SCHEMA_VERSION,
     AttemptFacts,
     AttemptRow,
     Measure,
@@ -48,7 +48,7 @@ __all__ = [
     "opened_run",
     "remove_extracted",
     "write_bundle",
-    "SCHEMA_VERSION",
+    "SHOW_SCHEMA_VERSION",
     "AttemptFacts",
     "AttemptRow",
     "Measure",

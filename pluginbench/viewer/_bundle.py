@@ -39,7 +39,7 @@ from pathlib import Path
 
 import msgspec
 
-from ..errors import InputError, PluginBenchError
+from ..errors import BundleRefused, InputError
 from ..harnesses import scan_for_secrets
 from ..rundir import RunDir
 from ._evidence import list_files
@@ -56,12 +56,6 @@ _ATTEMPT_FILES = frozenset({"invocation.json", "execution.json", "execution-curr
 _ATTEMPT_FOLDERS = ("agent/", "grading/", "delivery/", "measure/activation/")
 _CREDENTIAL_FILES = frozenset({".credentials.json", "auth.json", ".netrc", "credentials"})
 _GENERIC = frozenset({"/", "/tmp", "/usr", "/home", "/root", "/var", "/opt", "/app", "/work", "/Users", "/private"})
-
-
-class BundleRefused(PluginBenchError):
-    """A scan still found a credential, token or host path after scrubbing: nothing written."""
-
-    exit_code = 1
 
 
 class Bundle(msgspec.Struct, frozen=True, kw_only=True):

@@ -25,7 +25,7 @@ from ._evidence import list_files, read_text, require_attempt, safe_file
 from ._transcript import Timeline, claude_timeline, codex_timeline, totals
 
 #: The ``show --json`` schema version (docs/viewer.md).
-SCHEMA_VERSION = 1
+SHOW_SCHEMA_VERSION = 1
 #: Lines of the verifier's output kept (its tail).
 TAIL_LINES = 40
 
@@ -62,7 +62,7 @@ class Review(msgspec.Struct, frozen=True, kw_only=True):
 class AttemptFacts(msgspec.Struct, frozen=True, kw_only=True):
     """Everything ``show <run> <id>`` prints (``--json``: this, as JSON)."""
 
-    schema_version: int = SCHEMA_VERSION
+    schema_version: int = SHOW_SCHEMA_VERSION
     run: str  # the evaluation's name
     attempt_id: str
     task: str | None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
 from pluginbench.projections._report import build_report
@@ -19,12 +21,12 @@ def synthetic_run(root: Path, *, harness: str = "simulated", name: str = "demo",
     b.complete("task-a", "guided", "pass", exact(1100, 260), repeat=1)
     b.complete("task-b", "vanilla", "empty", exact(900, 100), repeat=0)
     b.close()
-    (root / "evaluation-binding.json").write_text("{}")
+    # the binding names the frozen settings' hash, as a real run's does (report checks it)
+    digest = hashlib.sha256((root / "evaluation.json").read_bytes()).hexdigest()
+    (root / "evaluation-binding.json").write_text(json.dumps({"evaluation_sha256": digest}))
     if report:
         build_report(root)
     if model != "model-x":
-        import json
-
         doc = json.loads((root / "report" / "results.json").read_text())
         doc["run"]["model"] = model
         (root / "report" / "results.json").write_text(json.dumps(doc))

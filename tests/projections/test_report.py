@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import shutil
@@ -93,6 +94,7 @@ class RunBuilder:
             "tasks": {"source": "tasks", "ids": list(tasks)},
         }
         (root / "evaluation.json").write_text(json.dumps(config), encoding="utf-8")
+        settings_sha256 = hashlib.sha256((root / "evaluation.json").read_bytes()).hexdigest()
         arms = ["vanilla", *treatments]
         self.slots = [
             SlotPlan(slot=i, task=t, arm=a, repeat=r, attempt_id=f"{t}.{a}.{r}")
@@ -104,7 +106,7 @@ class RunBuilder:
         self.log.append(
             RunCreated(
                 name=name,
-                evaluation_sha256="0" * 64,
+                evaluation_sha256=settings_sha256,
                 harness=harness,
                 model=model,
                 reasoning="high",
