@@ -28,8 +28,9 @@ Intervals a reader decides on (issue 22 items 5 and 7), the same null data:
   ~ Beta(2, 2) (bounded, skewed), the same way; a false positive is a green "better";
 * dollars cheaper: per-task mean dollars per attempt of each arm (the token model above ×
   a fixed price) through ``stats.ratio_of_means_interval``; a false positive is an interval
-  wholly below ×1 ("credibly cheaper"). Old: the ``cost_ratio`` gate at factor 1, which
-  compares the point ratio of mean dollars per attempt.
+  wholly below ×1 ("credibly cheaper"), which is the rule the ``cost_ratio`` gate now decides
+  by. Old: the ``cost_ratio`` gate at factor 1 as it was, comparing the point ratio of mean
+  dollars per attempt.
 Each rate has its Monte Carlo 95% Wilson interval; the new method must stay at or below
 nominal within that error. The power table follows: the normal-approximation plan
 (``stats.plan``) and, as a check, the simulated power at the tasks it asks for.

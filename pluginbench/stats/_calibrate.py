@@ -13,7 +13,9 @@ vanilla) is then decided by its own rule — the same function ``compare`` uses:
   is exactly 5 pp worse), token ratios ``× factor`` — and the gate's decision
   (:func:`bound_decision`, margin, direction and bound kind) is taken on them; a false
   positive is a seed where it passes;
-* a **count** or **metric gate** states no level (its tolerance or factor sets one): the
+* a **cost_ratio gate** is the same one-sided test on dollars: the treatment's dollars are
+  multiplied by the gate's factor, and a false positive is a seed where it passes;
+* a **count**, **metric** or **cost_per_pass gate** states no level (its tolerance or factor sets one): the
   observed rate is how often it fails a treatment identical to its comparator.
 
 Each rate is over the seeds where the gate was determined, with its Monte Carlo 95% Wilson
@@ -28,12 +30,12 @@ import msgspec
 
 from ._cost_gate import cost_gate
 from ._decide import alpha_of
-from ._gate_eval import FAILED, UNDETERMINED, bound_decision, count_gate, metric_gate
+from ._gate_eval import FAILED, PASSED, UNDETERMINED, bound_decision, count_gate, metric_gate
 from ._gates import GatesFile
 from ._intervals import wilson_interval
 from ._paired import task_pair
 from ._permutation import min_tasks
-from ._records import AttemptRecord, Package
+from ._records import DOLLARS, AttemptRecord, Package
 
 AA_TREATMENT = "aa-treatment"
 DEFAULT_SEEDS = 200
@@ -92,9 +94,19 @@ DEFINITIONS = {
     "token_bound": "gate passes a treatment whose true token ratio sits on its factor",
     "count": "fails an identical treatment",
     "metric": "fails an identical treatment",
+    "cost_ratio": "gate passes a treatment whose true dollars-per-attempt ratio sits on its factor",
+    "cost_per_pass": "fails an identical treatment",
     "rate": ("not an A/A question: a fixed threshold on one package's rate is a one-sample exact binomial "
              "test (false pass <= alpha at the threshold; bench/bench_rate_gate.py), so every seed is undetermined"),
 }
+
+
+def _scaled_dollars(pkg: Package, factor: float) -> Package:
+    """``pkg`` with every known dollar figure multiplied by ``factor`` (the gate's limit)."""
+    rows = tuple(a._replace(metrics={**a.metrics, DOLLARS: None if a.metrics.get(DOLLARS) is None
+                                     else (a.metrics[DOLLARS] or 0.0) * factor})
+                 for a in pkg.attempts)
+    return Package(pkg.name, pkg.run, rows, references=pkg.references, prices=pkg.prices)
 
 
 def _bound_seed(kind: str, limit: float, level: float, tasks: list[str], a: Package, b: Package,
@@ -136,9 +148,13 @@ def calibrate(vanilla: Package, gates: GatesFile, *, seeds: int = DEFAULT_SEEDS)
                 elif g.bound is not None:
                     limit = (g.margin or 0.0) if g.kind == "correctness_bound" else (g.factor or 1.0)
                     fp = _bound_seed(g.kind, limit, level, tasks, a, b, overlap)
+                elif g.cost == "cost_ratio":
+                    res = cost_gate(g, _scaled_dollars(b, g.factor or 1.0), a, tasks, overlap, level)
+                    fp = None if res.status == UNDETERMINED else res.status == PASSED
                 else:
                     res = (count_gate(g, b, a, tasks, overlap) if g.correctness is not None
-                           else cost_gate(g, b, a, tasks, overlap) if g.cost is not None else metric_gate(g, b, a, tasks))
+                           else cost_gate(g, b, a, tasks, overlap, level) if g.cost is not None
+                           else metric_gate(g, b, a, tasks))
                     fp = None if res.status == UNDETERMINED else res.status == FAILED
                 t = tallies[(split, g.name)]
                 if fp is None:
@@ -146,12 +162,12 @@ def calibrate(vanilla: Package, gates: GatesFile, *, seeds: int = DEFAULT_SEEDS)
                 else:
                     t[0] += 1
                     t[2] += int(fp)
-    kinds = {g.name: g.kind for g in gates.gates}
+    kinds = {g.name: (g.cost if g.cost is not None else g.kind) for g in gates.gates}
     rows = []
     for split_name, gate in order:
         determined, undetermined, fps = tallies[(split_name, gate)]
         kind = kinds[gate]
-        nominal = alpha_of(level) if kind.endswith("_bound") else None
+        nominal = alpha_of(level) if kind.endswith("_bound") or kind == "cost_ratio" else None
         rate = fps / determined if determined else None
         w = wilson_interval(fps, determined) if determined else None
         rows.append(

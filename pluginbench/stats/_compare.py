@@ -249,7 +249,7 @@ def compare_packages(
                     pc = paired[(cand.name, comp.name)]
                     row = sequential_bound_gate(g, cand, comp, pc) or bound_gate(g, cand, comp, pc)
                 elif g.cost is not None:
-                    row = cost_gate(g, cand, comp, tasks, overlap)
+                    row = cost_gate(g, cand, comp, tasks, overlap, gates.confidence_level)
                 elif g.correctness is not None:
                     row = count_gate(g, cand, comp, tasks, overlap)
                 else:

@@ -2,8 +2,14 @@
 
 The definitions are the ones the report's tables and the verdict use (:mod:`._cost`):
 
-* ``cost_ratio`` = mean dollars per attempt of the candidate / of the comparator; the gate
-  passes when it is <= ``factor`` (default 1);
+* ``cost_ratio`` = mean dollars per attempt of the candidate / of the comparator. The gate
+  decides on the one-sided sign-flip test at the limit, like every bound gate: it passes when
+  the test on the per-task differences ``candidate dollars − factor × comparator dollars``
+  (each side's mean per attempt on that task) rejects "the candidate costs at least
+  ``factor`` times as much" at the page's level, i.e. when the upper end of the inverted
+  interval of the ratio lies at or below ``factor`` (default 1); otherwise it fails. With
+  fewer tasks than the level needs it is undetermined. A point ratio below the factor is not
+  enough: at factor 1, identical arms would pass half the time (A/A, ``bench/bench_aa_gates.py``);
 * ``cost_per_pass`` = total dollars / passing attempts; the gate passes when the
   candidate's is <= ``factor`` × the comparator's. Attempts of unknown correctness are
   counted both ways (as passes and as fails); when the two readings disagree the gate is
@@ -21,11 +27,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
+from ._bootstrap import LEVEL
 from ._cost import COST_PER_PASS_DEFINITION, COST_RATIO_DEFINITION, cost_ratio
-from ._format import format_dollars, format_ratio
+from ._decide import alpha_of, ratio_of_means_interval
+from ._format import format_dollars, format_p, format_ratio
 from ._gate_eval import FAILED, PASSED, UNDETERMINED, GateResult, _result
 from ._gates import Gate
+from ._permutation import sign_flip_test
 from ._records import DOLLARS, PASS, UNKNOWN, AttemptRecord, Package, correctness
 
 
@@ -52,8 +62,10 @@ def _per_pass(usd: float, passes: int) -> float:
     return math.inf if usd > 0 else math.nan
 
 
-def cost_gate(g: Gate, cand: Package, comp: Package, tasks: Sequence[str], overlap: bool) -> GateResult:
-    """A ``cost`` gate of ``cand`` against ``comp`` over ``tasks`` (module docstring)."""
+def cost_gate(g: Gate, cand: Package, comp: Package, tasks: Sequence[str], overlap: bool,
+              level: float = LEVEL) -> GateResult:
+    """A ``cost`` gate of ``cand`` against ``comp`` over ``tasks`` at confidence ``level``
+    (module docstring)."""
     factor = 1.0 if g.factor is None else g.factor
     limit = _limit(g, factor)
     both = [t for t in tasks if cand.on(t) and comp.on(t)]
@@ -80,16 +92,7 @@ def cost_gate(g: Gate, cand: Package, comp: Package, tasks: Sequence[str], overl
     usd_p = math.fsum(a.metrics[DOLLARS] or 0.0 for a in rows_p)
     prices = f"prices: {cand.prices}"
     if g.cost == "cost_ratio":
-        ratio = cost_ratio(usd_c, len(rows_c), usd_p, len(rows_p))
-        if ratio is None:
-            return _result(g, cand, comp, status=UNDETERMINED, comparator_value=usd_p / len(rows_p),
-                           detail=f"{comp.name} spent $0 per attempt: no ratio to take ({prices})", **common)
-        return _result(
-            g, cand, comp, status=PASSED if ratio <= factor else FAILED, candidate_value=ratio,
-            detail=(f"{COST_RATIO_DEFINITION}: {format_dollars(usd_c / len(rows_c))} / "
-                    f"{format_dollars(usd_p / len(rows_p))} = {format_ratio(ratio)} over {len(both)} task(s) ({prices})"),
-            **common,
-        )
+        return _ratio_gate(g, cand, comp, both, factor, level, prices, common)
 
     def passes(rows: Sequence[AttemptRecord]) -> tuple[int, int]:
         classes = [correctness(a.outcome, overlap) for a in rows]
@@ -121,3 +124,47 @@ def cost_gate(g: Gate, cand: Package, comp: Package, tasks: Sequence[str], overl
 
 def _money(v: float) -> str:
     return "unbounded (no pass)" if math.isinf(v) else format_dollars(v)
+
+
+def _mean_dollars(pkg: Package, task: str) -> float:
+    rows = pkg.on(task)
+    return math.fsum(a.metrics[DOLLARS] or 0.0 for a in rows) / len(rows)
+
+
+def _ratio_gate(g: Gate, cand: Package, comp: Package, both: Sequence[str], factor: float, level: float,
+                prices: str, common: dict[str, Any]) -> GateResult:
+    """``cost_ratio``: the one-sided sign-flip test of the per-task dollars at the limit."""
+    rows_c = [a for t in both for a in cand.on(t)]
+    rows_p = [a for t in both for a in comp.on(t)]
+    usd_c = math.fsum(a.metrics[DOLLARS] or 0.0 for a in rows_c)
+    usd_p = math.fsum(a.metrics[DOLLARS] or 0.0 for a in rows_p)
+    ratio = cost_ratio(usd_c, len(rows_c), usd_p, len(rows_p))
+    if ratio is None:
+        return _result(g, cand, comp, status=UNDETERMINED, comparator_value=usd_p / len(rows_p),
+                       detail=f"{comp.name} spent $0 per attempt: no ratio to take ({prices})", **common)
+    per_c = [_mean_dollars(cand, t) for t in both]
+    per_p = [_mean_dollars(comp, t) for t in both]
+    pct = f"{level * 100:g}%"
+    shown = (f"{COST_RATIO_DEFINITION}: {format_dollars(usd_c / len(rows_c))} / "
+             f"{format_dollars(usd_p / len(rows_p))} = {format_ratio(ratio)} over {len(both)} task(s)")
+    free = [t for t, v in zip(both, per_p, strict=True) if v <= 0]
+    if free:
+        return _result(g, cand, comp, status=UNDETERMINED, candidate_value=ratio,
+                       detail=f"{shown}: {comp.name} spent $0 on {', '.join(free)}, so the per-task ratio "
+                              f"test has nothing to divide ({prices})", **common)
+    iv = ratio_of_means_interval(per_c, per_p, level)
+    if iv.status != "ok":
+        return _result(g, cand, comp, status=UNDETERMINED, candidate_value=ratio,
+                       detail=(f"{shown}: too few tasks for a {pct} bound: {iv.tasks} task pair(s), "
+                               f"it needs at least {iv.min_tasks} ({prices})"), **common)
+    p = sign_flip_test([c - factor * q for c, q in zip(per_c, per_p, strict=True)], alternative="less").p
+    alpha = alpha_of(level)
+    high = "unbounded" if iv.high is None else format_ratio(iv.high)
+    low = "—" if iv.low is None else format_ratio(iv.low)
+    return _result(
+        g, cand, comp, status=PASSED if p <= alpha else FAILED, candidate_value=ratio,
+        detail=(f"{shown}, {pct} interval [{low}, {high}]; one-sided sign-flip test at {format_ratio(factor)}: "
+                f"p = {format_p(p)} ({'exact' if iv.exact else 'Monte Carlo'}), passes when p <= {format_p(alpha)} "
+                f"({prices})"),
+        **common,
+    )

@@ -71,7 +71,7 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
     ] = None
     cost: Annotated[
         Literal["cost_per_pass", "cost_ratio"] | None,
-        msgspec.Meta(description="A cost gate (direction: lower): cost_per_pass, total dollars / passing attempts, must be <= factor × the comparator's; cost_ratio, mean dollars per attempt of the candidate / the comparator's, must be <= factor (default 1). Undetermined when either side's dollars are unknown (no price table, a model without a row, unknown or lower-bound tokens) or the two were priced by different tables."),
+        msgspec.Meta(description="A cost gate (direction: lower): cost_per_pass, total dollars / passing attempts, must be <= factor × the comparator's; cost_ratio, mean dollars per attempt of the candidate / the comparator's, passes when the one-sided sign-flip test shows it below factor (default 1) at the page's level (the upper end of its interval <= factor; undetermined with too few tasks). Undetermined when either side's dollars are unknown (no price table, a model without a row, unknown or lower-bound tokens) or the two were priced by different tables."),
     ] = None
     per_task: Annotated[
         bool, msgspec.Meta(description="Count gates: check each task of the split instead of the split's sum.")

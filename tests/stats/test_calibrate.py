@@ -96,3 +96,19 @@ def test_bound_gates_are_calibrated_at_their_own_limit() -> None:
         assert rows[name].determined == 150
         assert rows[name].false_positive_rate <= 0.05 + 3 * (0.05 * 0.95 / 150) ** 0.5, name
     assert "margin" in rows["ni"].definition and "factor" in rows["ceiling"].definition
+
+
+def test_cost_ratio_gate_is_calibrated_at_its_factor() -> None:
+    """A cost_ratio gate is judged like a bound gate: with the treatment's dollars moved onto its factor it passes
+    at most about alpha of the time (the old point-ratio rule passed identical arms about half the time)."""
+    from pluginbench.stats import DOLLARS
+
+    base = simulated_vanilla(tasks=12)
+    priced = Package(base.name, base.run, tuple(a._replace(metrics={**a.metrics, DOLLARS: (a.metrics[IN] or 0) * 3e-6})
+                                                for a in base.attempts), prices="table")
+    ratio = {"name": "cheaper", "cost": "cost_ratio", "against": "vanilla", "direction": "lower", "factor": 1.0}
+    cal = calibrate(priced, gates(ratio), seeds=150)
+    row = next(r for r in cal.gates if r.split == "all")
+    assert row.kind == "cost_ratio" and row.nominal == 0.05 and row.determined == 150
+    assert row.false_positive_rate <= 0.05 + 3 * (0.05 * 0.95 / 150) ** 0.5
+    assert "factor" in row.definition

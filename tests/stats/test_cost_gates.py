@@ -45,12 +45,19 @@ def test_definitions() -> None:
     assert cost_per_pass(3.0, 0) is None and cost_per_pass(None, 2) is None
 
 
+def SIX(usd: float) -> dict[str, list[tuple[str | None, float | None]]]:
+    """Six tasks, two attempts each, every attempt costing ``usd``."""
+    return {f"t{i}": [(P, usd), (F, usd)] for i in range(6)}
+
+
 CASES = [
     # id, gate, candidate, comparator, status, detail fragment
-    ("ratio within factor passes", ("cost_ratio", 1.2), {"a": [(P, 1.1), (F, 1.1)]}, {"a": [(P, 1.0), (P, 1.0)]},
-     "pass", "×1.10"),
-    ("ratio above factor fails", ("cost_ratio", None), {"a": [(P, 1.5), (P, 1.5)]}, {"a": [(P, 1.0), (P, 1.0)]},
-     "fail", "×1.50"),
+    ("ratio within factor on every task passes", ("cost_ratio", 1.2), SIX(1.1), SIX(1.0), "pass", "×1.10"),
+    ("ratio above factor fails", ("cost_ratio", None), SIX(1.5), SIX(1.0), "fail", "×1.50"),
+    ("identical dollars at factor 1 fail: a point ratio on the limit is not shown below it", ("cost_ratio", None),
+     SIX(1.0), SIX(1.0), "fail", "p = 1"),
+    ("a point ratio below the factor on too few tasks is undetermined", ("cost_ratio", 1.2),
+     {"a": [(P, 1.1), (F, 1.1)]}, {"a": [(P, 1.0), (P, 1.0)]}, "undetermined", "too few tasks"),
     ("cheaper per pass passes", ("cost_per_pass", None), {"a": [(P, 1.0), (P, 1.0)]}, {"a": [(P, 1.0), (F, 1.0)]},
      "pass", "candidate $1.00 ($2.00 / 2)"),
     ("dearer per pass fails", ("cost_per_pass", 1.5), {"a": [(P, 2.0), (F, 2.0)]}, {"a": [(P, 1.0), (P, 1.0)]},
