@@ -21,6 +21,7 @@ from typing import Any
 
 from ..events import (
     ATTEMPT_STATES,
+    VANILLA,
     AgentExited,
     AgentLaunched,
     AttemptCached,
@@ -76,6 +77,7 @@ from ..events import (
     Usage,
     VanillaCacheChecked,
 )
+from ._live_index import LiveIndex, SlotFacts
 
 STATES = ATTEMPT_STATES
 #: The review revision a run's own review phase writes; ``pluginbench review`` adds others.
@@ -265,6 +267,12 @@ class RunState:
     last_seq: int = 0
     last_type: str | None = None
     last_at: str | None = None
+    #: derived by the fold, so per-event questions need no scan of all attempts
+    #: (:mod:`._live_index`); not part of a state's value
+    index: LiveIndex = field(default_factory=LiveIndex, compare=False, repr=False)
+    #: the open source-only round's attempts and how many of them this worker has not tried yet
+    _round: set[str] = field(default_factory=set, compare=False, repr=False)
+    _round_left: int = field(default=0, compare=False, repr=False)
 
     # ------------------------------------------------------------ queries
 
@@ -274,7 +282,22 @@ class RunState:
             yield self.attempts[self.live[slot]]
 
     def count(self, state: str) -> int:
-        return sum(1 for a in self.live_attempts() if a.state == state)
+        """Live attempts in ``state`` (from the index: no scan)."""
+        return self.index.states[state]
+
+    def first_pending(self, n: int) -> list[Attempt]:
+        """Up to ``n`` live pending attempts, in slot order (from the index: no scan)."""
+        return [self.attempts[self.live[slot]] for slot in self.index.first_pending(n)]
+
+    def running_attempts(self) -> Iterator[Attempt]:
+        """The live running attempts, in no particular order (from the index: no scan)."""
+        for slot in self.index.running:
+            yield self.attempts[self.live[slot]]
+
+    @property
+    def source_only_round_done(self) -> bool:
+        """The open source-only round has every attempt tried by this worker."""
+        return bool(self.source_only_round) and self._round_left == 0
 
     def extension_record(self, extension: str, attempt_id: str | None = None) -> dict[str, Any] | None:
         """What ``extension`` last recorded about ``attempt_id`` (or the run), or None."""
@@ -292,8 +315,7 @@ class RunState:
     def coding_in_flight(self) -> int:
         """Running attempts that hold a coding slot (a reused attempt is only regraded; an
         attempt graded and measured only waits for its review, which holds no slot)."""
-        return sum(1 for a in self.live_attempts()
-                   if a.state == "running" and not a.reused and not (a.graded and a.measured))
+        return self.index.coding
 
     @property
     def reviewer(self) -> ReviewerSpec | None:
@@ -325,17 +347,14 @@ class RunState:
             return True
         if self.reviewer is None or not self.coding or not self.live:
             return False
-        outstanding = False
-        for a in self.live_attempts():
-            if a.state == "pending" or (a.state == "running" and not (a.graded and a.measured)):
-                return False
-            if a.state == "running" and not self.reviewed(a.attempt_id):
-                outstanding = True
-        return outstanding
+        # a pending attempt, or a running one not graded and measured: not only reviews left
+        if self.index.states["pending"] or self.index.unsettled:
+            return False
+        return self.index.unreviewed > 0
 
     @property
     def all_complete(self) -> bool:
-        return bool(self.live) and all(a.state == "complete" for a in self.live_attempts())
+        return bool(self.live) and self.index.states["complete"] == len(self.live)
 
     @property
     def phase(self) -> Phase:
@@ -360,8 +379,45 @@ class RunState:
 
     # ------------------------------------------------------------ the fold
 
-    def apply(self, event: Event) -> RunState:  # noqa: C901 - one branch per event type
-        """Fold one event in; returns ``self`` for chaining."""
+    def _facts(self, slot: int) -> SlotFacts | None:
+        aid = self.live.get(slot)
+        if aid is None:
+            return None
+        a = self.attempts[aid]
+        so = a.source_only
+        return SlotFacts(
+            a.state, a.reused, a.arm == VANILLA, a.captured, a.graded and a.measured, self.reviewed(aid),
+            None if so is None else so.status,
+            f"{aid}: {so.reason}" if so is not None and so.status == "pending" and so.reason else None,
+        )
+
+    def _touched(self, event: Event) -> list[int]:
+        """The slots whose live attempt ``event`` may change."""
+        slots: list[int] = []
+        aid = getattr(event, "attempt_id", None)
+        if isinstance(aid, str) and aid in self.attempts:
+            slots.append(self.attempts[aid].slot)
+        slot = getattr(event, "slot", None)
+        if isinstance(slot, int) and slot not in slots:
+            slots.append(slot)
+        return slots
+
+    def apply(self, event: Event) -> RunState:
+        """Fold one event in; returns ``self`` for chaining. The live index moves by what
+        the event changed in the slots it touches."""
+        if isinstance(event, RunCreated):
+            self._apply(event)
+            for slot in self.live:
+                self.index.move(slot, None, self._facts(slot))
+            return self
+        slots = self._touched(event)
+        before = [self._facts(s) for s in slots]
+        self._apply(event)
+        for s, b in zip(slots, before, strict=True):
+            self.index.move(s, b, self._facts(s))
+        return self
+
+    def _apply(self, event: Event) -> None:  # noqa: C901 - one branch per event type
         self.last_seq = event.seq
         self.last_at = event.at
         self.last_type = event.__struct_config__.tag  # type: ignore[assignment]  # msgspec types tags str | int | None; every event declares a str tag
@@ -387,6 +443,7 @@ class RunState:
                 self.finished = False
                 self.source_only_round = []
                 self.source_only_tried = set()
+                self._round, self._round_left = set(), 0
             case LogRepaired():
                 self.repairs += 1
             case PreparationStarted():
@@ -444,8 +501,12 @@ class RunState:
                 a.overlap_paths = list(event.overlap_paths)
             case SourceOnlyStarted():
                 self.source_only_round = list(event.attempt_ids)
+                self._round = set(event.attempt_ids)
+                self._round_left = len(self._round - self.source_only_tried)
             case SourceOnlyGraded():
                 self.attempts[event.attempt_id].source_only = event
+                if event.attempt_id in self._round and event.attempt_id not in self.source_only_tried:
+                    self._round_left -= 1
                 self.source_only_tried.add(event.attempt_id)
             case SourceOnlySelected():
                 self.source_only_selected = event
@@ -518,6 +579,7 @@ class RunState:
             case ReportBuilt():
                 self.report = event.path
                 self.source_only_round = []
+                self._round, self._round_left = set(), 0
             case ExtensionRecorded():
                 self.extension_records.setdefault(event.extension, {})[event.attempt_id or ""] = dict(event.data)
             case ReviewStarted():
@@ -572,7 +634,6 @@ class RunState:
                 if event.selected:
                     self.measurement_selected = event.revision
                     self.revised_evaluation_sha256 = event.evaluation_sha256
-        return self
 
     # ------------------------------------------------------------ measurement revisions
 
