@@ -62,9 +62,9 @@ from pluginbench.events import (  # noqa: E402
     SourceOnlySelected,
     SubmissionCaptured,
     Usage,
+    encode,
     stamp,
 )
-from pluginbench.events._log import encode  # noqa: E402
 from pluginbench.plan import attempt_id  # noqa: E402
 from pluginbench.projections import Ledger, RunState  # noqa: E402
 

@@ -27,7 +27,7 @@ from ._view import ATTEMPT_EVENTS, attempt_row, run_dynamic, run_static
 
 #: 2: the run row in two meta values, ``run_static`` (encoded only when a non-attempt event
 #: changes it) and ``run`` (the rest, encoded every event).
-SCHEMA_VERSION = 2
+LEDGER_SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -109,7 +109,7 @@ class Ledger:
 
     def _meta(self, state: RunState, *, static: bool) -> None:
         rows = [
-            ("schema_version", str(SCHEMA_VERSION)),
+            ("schema_version", str(LEDGER_SCHEMA_VERSION)),
             ("last_seq", str(state.last_seq)),
             ("run", json.dumps(run_dynamic(state), sort_keys=True)),
         ]
@@ -160,7 +160,7 @@ def ledger_view(journal_mode: Any, meta: dict[str, str], rows: list[Any]) -> Led
     synchronous reader below and the dashboard's aiosqlite reader."""
     if str(journal_mode).lower() != "delete":
         return None
-    if meta.get("schema_version") != str(SCHEMA_VERSION) or "run" not in meta or "run_static" not in meta:
+    if meta.get("schema_version") != str(LEDGER_SCHEMA_VERSION) or "run" not in meta or "run_static" not in meta:
         return None
     try:
         # One decode of all rows as a JSON array: no Python call per row.

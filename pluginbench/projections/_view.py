@@ -11,8 +11,9 @@ from typing import Any
 
 import msgspec
 
+from ._records import review_revision_failure
 from ._report_refs import references_from_log
-from ._state import Attempt, RunState, review_revision_failure
+from ._state import Attempt, RunState
 
 #: How a native-session usage beside an unknown total is labelled everywhere.
 NATIVE_SESSION_LABEL = "native CLI session only; command-hook subprocesses are unmetered and not included"
