@@ -192,14 +192,24 @@ class RunState:
     last_seq: int = 0
     last_type: str | None = None
     last_at: str | None = None
-    #: derived by the fold, so per-event questions need no scan of all attempts
-    #: (:mod:`._live_index`); not part of a state's value
-    index: LiveIndex = field(default_factory=LiveIndex, compare=False, repr=False)
+    #: the live index (:attr:`index`): built by one scan when first asked for, then kept by
+    #: ``apply``; a fold that never asks (a report, status from the log) pays nothing per event
+    _live_index: LiveIndex | None = field(default=None, compare=False, repr=False)
     #: the open source-only round's attempts and how many of them this worker has not tried yet
     _round: set[str] = field(default_factory=set, compare=False, repr=False)
     _round_left: int = field(default=0, compare=False, repr=False)
 
     # ------------------------------------------------------------ queries
+
+    @property
+    def index(self) -> LiveIndex:
+        """Counts and slot sets over the live attempts (:mod:`._live_index`), so per-event
+        questions need no scan of all attempts; derived, not part of a state's value."""
+        if self._live_index is None:
+            self._live_index = LiveIndex()
+            for slot in self.live:
+                self._live_index.move(slot, None, self._facts(slot))
+        return self._live_index
 
     def live_attempts(self) -> Iterator[Attempt]:
         """The attempt that currently holds each slot, in slot order."""
@@ -330,16 +340,16 @@ class RunState:
     def apply(self, event: Event) -> RunState:
         """Fold one event in; returns ``self`` for chaining. The live index moves by what
         the event changed in the slots it touches."""
-        if isinstance(event, RunCreated):
+        index = self._live_index
+        if index is None or isinstance(event, RunCreated):
             self._apply(event)
-            for slot in self.live:
-                self.index.move(slot, None, self._facts(slot))
+            self._live_index = None  # (re)built from the slots when first asked for
             return self
         slots = self._touched(event)
         before = [self._facts(s) for s in slots]
         self._apply(event)
         for s, b in zip(slots, before, strict=True):
-            self.index.move(s, b, self._facts(s))
+            index.move(s, b, self._facts(s))
         return self
 
     def _apply(self, event: Event) -> None:  # noqa: C901 - one branch per event type
