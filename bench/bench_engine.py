@@ -16,9 +16,11 @@
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -36,6 +38,7 @@ sys.path.insert(0, str(REPO))
 from pluginbench.actors import create_run, run_worker  # noqa: E402
 from pluginbench.actors._pipeline import code_attempt, grade_patch  # noqa: E402
 from pluginbench.config import load  # noqa: E402
+from pluginbench.config._load import MAX_REPEATS  # noqa: E402
 from pluginbench.environments import LocalEnvironment  # noqa: E402
 from pluginbench.events import (  # noqa: E402
     AgentExited,
@@ -80,17 +83,37 @@ def _trivial_tasks(root: Path, n: int) -> Path:
     return source
 
 
+def _git_shim(root: Path) -> Path:
+    """A ``git`` first on PATH that logs each call's arguments, then runs the real git."""
+    real = shutil.which("git")
+    assert real is not None, "git is not installed"
+    shim = root / "shim"
+    shim.mkdir()
+    log = root / "git-calls.log"
+    (shim / "git").write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {real} "$@"\n')
+    (shim / "git").chmod(0o755)
+    os.environ["PATH"] = f"{shim}{os.pathsep}{os.environ['PATH']}"
+    return log
+
+
+def _git_verb(line: str) -> str:
+    words = line.split()
+    return next((w for w in words if not w.startswith("-") and "=" not in w), "?")
+
+
 def bench_overhead(attempts: int, isolation: str) -> None:
     with tempfile.TemporaryDirectory(prefix="pb-bench-") as tmp:
         root = Path(tmp)
         os.environ["XDG_CACHE_HOME"] = str(root / "cache")
-        n_tasks = 4
+        git_log = _git_shim(root)
+        # ``repeats`` is at most MAX_REPEATS: more attempts are more tasks.
+        n_tasks = max(4, -(-attempts // MAX_REPEATS))
         source = _trivial_tasks(root, n_tasks)
         cfg = {
             "tasks": {"source": str(source), "ids": [f"t{i}" for i in range(n_tasks)]},
             "treatments": {},
             "runner": {"harness": "nop"},
-            "repeats": attempts // n_tasks,
+            "repeats": max(1, attempts // n_tasks),
             "jobs": 1,
             "environment": {"isolation": isolation},
         }
@@ -117,6 +140,7 @@ def bench_overhead(attempts: int, isolation: str) -> None:
             RunWriter.record = original  # type: ignore[method-assign]
         engine_total = time.perf_counter() - t0
         assert state.finished
+        run_git = git_log.read_text().splitlines() if git_log.exists() else []
         events = read_events(rd.events)
         coding_started = next(e for e in events if type(e).__name__ == "CodingStarted")
         first = events.index(coding_started)
@@ -164,6 +188,9 @@ def bench_overhead(attempts: int, isolation: str) -> None:
               "(negative: the engine overlaps grading with the next attempt)")
         print(f"  Supervisor bookkeeping (append+fsync, fold, ledger, decide): {bookkeeping[1]} events, "
               f"{bookkeeping[0] / n * 1000:.1f} ms per attempt (target <= 50 ms)")
+        verbs = collections.Counter(_git_verb(line) for line in run_git)
+        print(f"  git processes started by the whole run: {len(run_git) / n:.1f} per attempt ("
+              + ", ".join(f"{v} {c / n:.1f}" for v, c in sorted(verbs.items())) + ")")
 
 
 def bench_append(n: int = 2000) -> None:
@@ -277,7 +304,11 @@ def main() -> None:
     parser.add_argument("--isolation", default="bubblewrap", choices=["none", "bubblewrap"])
     parser.add_argument("--skip-overhead", action="store_true")
     parser.add_argument("--status-only", action="store_true", help="run only part 4 (status --json on 10,000 attempts)")
+    parser.add_argument("--overhead-only", action="store_true", help="run only part 1 (engine overhead per attempt)")
     args = parser.parse_args()
+    if args.overhead_only:
+        bench_overhead(args.attempts, args.isolation)
+        return
     if args.status_only:
         bench_status_json()
         return

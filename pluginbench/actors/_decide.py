@@ -189,7 +189,7 @@ def _in_flight(state: RunState) -> int:
     (grading, measuring, a started extension call). An attempt that only waits for a
     requirement not begun (a review a stopping run will not start) is not in flight."""
     reqs = _requirements(state)
-    return sum(1 for a in state.live_attempts() if a.state == "running" and any(r.in_flight(state, a) for r in reqs))
+    return sum(1 for a in state.running_attempts() if any(r.in_flight(state, a) for r in reqs))
 
 
 def _publish(state: RunState, a: Attempt) -> list[Command]:
@@ -404,7 +404,7 @@ def _decide_core(state: RunState, event: Event) -> list[Command]:
         case SourceOnlyGraded():
             if state.stopping is not None:
                 return _drained(state)
-            if state.source_only_round and all(aid in state.source_only_tried for aid in state.source_only_round):
+            if state.source_only_round_done:
                 return [SelectSourceOnly()]
             return []
         case SourceOnlySelected():
@@ -451,10 +451,4 @@ def schedule(state: RunState) -> list[Start]:
     free = state.coding_capacity - state.coding_in_flight
     if free <= 0:
         return []
-    starts: list[Start] = []
-    for a in state.live_attempts():
-        if a.state == "pending":
-            starts.append(Start(a.attempt_id, a.slot, a.task, a.arm, a.repeat))
-            if len(starts) == free:
-                break
-    return starts
+    return [Start(a.attempt_id, a.slot, a.task, a.arm, a.repeat) for a in state.first_pending(free)]

@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
-from ..environments import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE
+from ..environments import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE, NO_MAINTENANCE
 from ..tasks import copy_tree, scan_tree
 
 # The sandboxes' recipe (environments._gitbase), so host-side patches and sandbox base
@@ -60,7 +60,7 @@ def _git(repo: Path, *args: str, stdout: int | None = subprocess.PIPE) -> subpro
         **_BASE_ENV,
     }
     return subprocess.run(
-        ["git", "-c", "core.autocrlf=false", "-c", "core.fileMode=true", *args],
+        ["git", *NO_MAINTENANCE, "-c", "core.autocrlf=false", "-c", "core.fileMode=true", *args],
         cwd=repo,
         env=env,
         stdout=stdout,
@@ -72,15 +72,27 @@ def _git(repo: Path, *args: str, stdout: int | None = subprocess.PIPE) -> subpro
     )
 
 
-def init_base_repo(repo: Path) -> str:
-    """Commit everything in ``repo`` as the deterministic BASE commit; return its SHA."""
+def _index_base(repo: Path) -> None:
+    """A fresh repository in ``repo`` with everything in it added to the index."""
     _git(repo, "-c", "init.defaultBranch=main", "init", "-q", "--template=")
     info = repo / ".git" / "info"
     info.mkdir(parents=True, exist_ok=True)
     (info / "exclude").write_text(GIT_EXCLUDE)
     _git(repo, "add", "-A")
+
+
+def init_base_repo(repo: Path) -> str:
+    """Commit everything in ``repo`` as the deterministic BASE commit; return its SHA."""
+    _index_base(repo)
     _git(repo, "-c", "commit.gpgsign=false", "commit", "-q", "--allow-empty", "--no-verify", "-m", BASE_MESSAGE)
     return _git(repo, "rev-parse", "HEAD").stdout.decode().strip()
+
+
+def _changed_files(diff: bytes) -> int:
+    """Files a ``git diff`` changes: its distinct ``diff --git`` headers (a type change, file
+    to symlink, is a deletion and an addition under one header line; no content line of a
+    diff starts with ``diff --git ``: hunk lines start with a sign, binary lines have no space)."""
+    return len({line for line in diff.split(b"\n") if line.startswith(b"diff --git ")})
 
 
 def _clear_worktree(repo: Path) -> None:
@@ -129,24 +141,29 @@ def make_patch(starting_source: Path, export: Path, out: Path) -> PatchInfo:
     """Write ``git diff --binary BASE`` of ``export`` over ``starting_source`` to ``out``."""
     with tempfile.TemporaryDirectory(prefix="pluginbench-patch-") as tmp:
         repo = Path(tmp) / "repo"
-        copy_tree(starting_source, repo, scan_tree(starting_source, context="the starting source"))
-        init_base_repo(repo)
+        entries = scan_tree(starting_source, context="the starting source")
+        copy_tree(starting_source, repo, entries)
+        # The base as a tree object (no commit, no HEAD: the diff is the same bytes, and a
+        # commit would cost a process and start git's automatic maintenance).
+        _index_base(repo)
+        base = _git(repo, "write-tree").stdout.decode().strip()
         _clear_worktree(repo)
         dropped: list[str] = []
         _overlay(export, repo, dropped)
         _git(repo, "add", "-A")
-        _drop_gitlinks(repo, dropped)
-        diff = _git(repo, "diff", "--cached", "--binary", "--full-index", "--no-color", "--no-ext-diff", "HEAD").stdout
-        names = _git(repo, "diff", "--cached", "--name-only", "-z", "HEAD").stdout
+        # The overlay drops every nested .git, so a gitlink can only come from a starting
+        # source that holds a repository of its own.
+        if any(".git" in e.relpath.split("/") for e in entries):
+            _drop_gitlinks(repo, dropped)
+        diff = _git(repo, "diff", "--cached", "--binary", "--full-index", "--no-color", "--no-ext-diff", base).stdout
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(diff)
-    files = [n for n in names.split(b"\0") if n]
     report = out.with_name(out.name + ".dropped.txt")
     if dropped:
         report.write_text("".join(f"{line}\n" for line in dropped))
     else:
         report.unlink(missing_ok=True)
-    return PatchInfo(out, hashlib.sha256(diff).hexdigest(), not diff, len(files), tuple(dropped))
+    return PatchInfo(out, hashlib.sha256(diff).hexdigest(), not diff, _changed_files(diff), tuple(dropped))
 
 
 def base_commit_of(starting_source: Path) -> str:

@@ -17,6 +17,8 @@ import shutil
 from pathlib import Path
 from typing import NamedTuple
 
+import anyio
+
 from .. import __version__
 from ..config import Treatment
 from ..environments import backend_of, network_policy
@@ -367,8 +369,7 @@ async def prepare(engine: Engine, state: RunState) -> None:
                     skills=[p.name for p in frozen.skills], plugins=[p.name for p in frozen.plugins],
                 )
             )
-        for task_id in engine.task_sources:
-            await _check_task(engine, task_id)
+        await _check_tasks(engine)
         await _check_measures(engine)
         await record_references(engine, list(engine.task_sources))
         await consult(engine, state)
@@ -402,6 +403,29 @@ async def _check_measures(engine: Engine) -> None:
                                                          observer_sources=doc["observer_sources"]))
     if doc["blocking"]:
         raise ReadinessFailure("measurement readiness: " + "; ".join(doc["blocking"]))
+
+
+async def _check_tasks(engine: Engine) -> None:
+    """Every task's readiness controls, ``jobs`` tasks at a time (the capacity check has
+    made sure ``jobs`` sandboxes fit; a task's own controls run in order, oracle then nop,
+    as they share its readiness cache entry). The first task (in task order) whose control
+    fails stops the rest and its error is raised, as one at a time would."""
+    failures: dict[int, Exception] = {}
+    limiter = anyio.CapacityLimiter(max(1, engine.evaluation.jobs))
+
+    async with anyio.create_task_group() as tg:
+        async def one(i: int, task_id: str) -> None:
+            async with limiter:
+                try:
+                    await _check_task(engine, task_id)
+                except Exception as exc:  # noqa: BLE001 - re-raised below, the first in task order
+                    failures[i] = exc
+                    tg.cancel_scope.cancel()
+
+        for i, task_id in enumerate(engine.task_sources):
+            tg.start_soon(one, i, task_id)
+    if failures:
+        raise failures[min(failures)]
 
 
 async def _check_task(engine: Engine, task_id: str) -> None:

@@ -9,60 +9,39 @@ input (nothing started), 3 compare: no gate failed but some gate is undetermined
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Any
 
 import typer
 
-from ._bundle import bundle_command
-from ._compare import calibrate_command, compare_command
-from ._dashboard import dashboard_command
-from ._doctor import doctor_command
 from ._help import HelpWhenBareGroup, reflow_help
-from ._judge import judge_app
-from ._measure import measure_command
-from ._probe import probe_app
-from ._review import review_command
-from ._run import demo_command, run_command, worker_command
-from ._setup import check_command, init_command
-from ._show import show_command
-from ._tasks import tasks_app
-from ._tasks_mine import mine_command  # noqa: F401 - registers `tasks mine` on tasks_app
-from ._watch import events_command, report_command, status_command, stop_command
 
-app = typer.Typer(
-    name="pluginbench",
-    help=(
-        "Measure whether a guidance package (CLAUDE.md/AGENTS.md, skills, plugins) makes a real "
-        "coding agent do better work: the same tasks with vanilla and each treatment, graded by "
-        "hidden verifiers, with paired statistics."
-    ),
-    no_args_is_help=True,
-    cls=HelpWhenBareGroup,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+#: Each command and sub-app: its name, module and attribute. A command's module is imported
+#: only when that command runs (``pluginbench run`` does not load ``compare``'s statistics);
+#: ``app`` (help, tests, an unknown command) loads them all.
+_COMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("init", "._setup", "init_command"),
+    ("check", "._setup", "check_command"),
+    ("run", "._run", "run_command"),
+    ("status", "._watch", "status_command"),
+    ("stop", "._watch", "stop_command"),
+    ("report", "._watch", "report_command"),
+    ("compare", "._compare", "compare_command"),
+    ("calibrate", "._compare", "calibrate_command"),
+    ("events", "._watch", "events_command"),
+    ("review", "._review", "review_command"),
+    ("measure", "._measure", "measure_command"),
+    ("demo", "._run", "demo_command"),
+    ("doctor", "._doctor", "doctor_command"),
+    ("dashboard", "._dashboard", "dashboard_command"),
+    ("show", "._show", "show_command"),
+    ("bundle", "._bundle", "bundle_command"),
+    ("probe", "._probe", "probe_app"),
+    ("tasks", "._tasks_mine", "tasks_app"),  # _tasks_mine adds `tasks mine` to _tasks' group
+    ("judge", "._judge", "judge_app"),
+    ("worker", "._run", "worker_command"),
 )
-app.command("init")(init_command)
-app.command("check")(check_command)
-app.command("run")(run_command)
-app.command("status")(status_command)
-app.command("stop")(stop_command)
-app.command("report")(report_command)
-app.command("compare")(compare_command)
-app.command("calibrate")(calibrate_command)
-app.command("events")(events_command)
-app.command("review")(review_command)
-app.command("measure")(measure_command)
-app.command("demo")(demo_command)
-app.command("doctor")(doctor_command)
-app.command("dashboard")(dashboard_command)
-app.command("show")(show_command)
-app.command("bundle")(bundle_command)
-app.add_typer(probe_app, name="probe")
-app.add_typer(tasks_app, name="tasks")
-app.add_typer(judge_app, name="judge")
-app.command("worker", hidden=True)(worker_command)
-reflow_help(app)
 
 
 def _version(value: bool) -> None:
@@ -73,11 +52,46 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
 def _root(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
 ) -> None:
     """Measure whether a guidance package makes a real coding agent do better work."""
+
+
+def build_app(only: str | None = None) -> typer.Typer:
+    """The typer app with every command, or with ``only`` that one (a group all the same)."""
+    built = typer.Typer(
+        name="pluginbench",
+        help=(
+            "Measure whether a guidance package (CLAUDE.md/AGENTS.md, skills, plugins) makes a real "
+            "coding agent do better work: the same tasks with vanilla and each treatment, graded by "
+            "hidden verifiers, with paired statistics."
+        ),
+        no_args_is_help=True,
+        cls=HelpWhenBareGroup,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+    for name, module, attribute in _COMMANDS:
+        if only is not None and name != only:
+            continue
+        target = getattr(importlib.import_module(module, __name__), attribute)
+        if isinstance(target, typer.Typer):
+            built.add_typer(target, name=name)
+        else:
+            built.command(name, hidden=name == "worker")(target)
+    built.callback()(_root)
+    reflow_help(built)
+    return built
+
+
+def __getattr__(name: str) -> Any:
+    """``app``: the whole CLI, built on first use."""
+    if name == "app":
+        full = build_app()
+        globals()["app"] = full
+        return full
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
@@ -91,7 +105,10 @@ def main() -> None:
     usage_error: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
     click_exception: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
     try:
-        code = app(standalone_mode=False)
+        first = sys.argv[1] if len(sys.argv) > 1 else None
+        built = build_app(only=first) if first is not None and any(first == n for n, _, _ in _COMMANDS) \
+            else __getattr__("app")
+        code = built(standalone_mode=False)
     except usage_error as exc:  # a bad option or argument: said like every other bad input
         print(usage_error_text(exc), file=sys.stderr)
         sys.exit(2)

@@ -214,6 +214,8 @@ async def _readiness(
     """Oracle and nop on every task (unless not ``controls``), then the selected measures'
     readiness, in a throwaway run directory; ``on_row`` sees each control's row as soon as
     it finishes."""
+    import anyio
+
     from ..actors import (
         Engine,
         Outbox,
@@ -251,14 +253,33 @@ async def _readiness(
             await check_capacity(engine)
             for task_id in tasks:
                 await prepare_task_images(engine, task_id)
-        for task_id in tasks if controls else ():
-            for control in ("oracle", "nop"):
-                got = await run_control(engine, task_id, control)
-                rows.append({"task": task_id, "control": control, "ok": got.ok, "reward": got.reward,
-                             "reason": got.reason, "verifier_tail": got.verifier_tail,
-                             "evidence": str(got.evidence) if got.evidence is not None else None})
-                if on_row is not None:
-                    on_row(rows[-1])
+        # ``jobs`` tasks at a time (the capacity check made sure they fit), each task's oracle
+        # then nop; rows in task order, each printed as it finishes.
+        done: dict[tuple[int, int], dict[str, Any]] = {}
+        failures: dict[int, Exception] = {}
+        limiter = anyio.CapacityLimiter(max(1, ev.jobs))
+
+        async with anyio.create_task_group() as tg:
+            async def controls_of(i: int, task_id: str) -> None:
+                async with limiter:
+                    try:
+                        for j, control in enumerate(("oracle", "nop")):
+                            got = await run_control(engine, task_id, control)
+                            row = {"task": task_id, "control": control, "ok": got.ok, "reward": got.reward,
+                                   "reason": got.reason, "verifier_tail": got.verifier_tail,
+                                   "evidence": str(got.evidence) if got.evidence is not None else None}
+                            done[(i, j)] = row
+                            if on_row is not None:
+                                on_row(row)
+                    except Exception as exc:  # noqa: BLE001 - re-raised below, the first in task order
+                        failures[i] = exc
+                        tg.cancel_scope.cancel()
+
+            for i, task_id in enumerate(tasks if controls else ()):
+                tg.start_soon(controls_of, i, task_id)
+        rows.extend(done[key] for key in sorted(done))
+        if failures:
+            raise failures[min(failures)]
         # Readiness per task and selected measure (coverage: its command twice on the starting source).
         mrows = await measurement_readiness(engine, list(tasks), Path(tmp) / "measure")
         mdoc = readiness_document(mrows, settings_of(ev.measurement_settings).require_ready, list(ev.measurements))

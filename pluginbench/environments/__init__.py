@@ -15,7 +15,7 @@ from ._backend import Backend, LeftRunning
 from ._bwrap import bwrap_usable, find_bwrap
 from ._dialogue import LineChannel
 from ._egress import NO_EGRESS, Egress, EgressProxy, network_policy, policy_for
-from ._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE
+from ._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE, NO_MAINTENANCE
 from ._limits import Limits, limits_of, over_storage, task_limits
 from ._local import LocalEnvironment, LocalSandbox, left_behind
 from ._port import Environment, ExecResult, Role, Sandbox, SandboxPaths, SandboxSpec
@@ -54,6 +54,7 @@ __all__ = [
     "BASE_MESSAGE",
     "BUILTIN_BACKENDS",
     "GIT_EXCLUDE",
+    "NO_MAINTENANCE",
     "Backend",
     "Egress",
     "EgressProxy",

@@ -48,7 +48,7 @@ if [ ! -e .git ]; then
   git add -A
   GIT_AUTHOR_NAME="$9" GIT_AUTHOR_EMAIL="${10}" GIT_AUTHOR_DATE="${11}" \
   GIT_COMMITTER_NAME="$9" GIT_COMMITTER_EMAIL="${10}" GIT_COMMITTER_DATE="${11}" \
-    git -c commit.gpgsign=false commit -q --allow-empty --no-verify -m "$8"
+    git -c maintenance.auto=false -c gc.auto=0 -c commit.gpgsign=false commit -q --allow-empty --no-verify -m "$8"
 fi
 git config user.name "${12}"
 git config user.email "${13}"

@@ -5,6 +5,7 @@ Which CLIs there are, and at which version, is each harness's own declaration
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from collections.abc import Iterator, Mapping
@@ -52,9 +53,27 @@ def find_cli(name: str) -> Path | None:
     return Path(found) if found else None
 
 
+#: (real path, inode, size, mtime) -> the version that file reported: a run asks once per
+#: process (creation, preparation and the reviewer's setup ask about the same CLI), and a
+#: CLI replaced on disk is a new key, so asked again.
+_VERSIONS: dict[tuple[str, int, int, int], str | None] = {}
+
+
 def cli_version(path: str | Path, timeout: float = 30.0) -> str | None:
     """The version a CLI reports with ``--version`` (``2.1.328``, ``0.169.0``), or None
-    when it cannot be run or prints no version."""
+    when it cannot be run or prints no version. Remembered per file for this process."""
+    try:
+        real = os.path.realpath(path)
+        st = os.stat(real)
+    except OSError:
+        return None
+    key = (real, st.st_ino, st.st_size, st.st_mtime_ns)
+    if key not in _VERSIONS:
+        _VERSIONS[key] = _ask_version(path, timeout)
+    return _VERSIONS[key]
+
+
+def _ask_version(path: str | Path, timeout: float) -> str | None:
     try:
         proc = subprocess.run([str(path), "--version"], capture_output=True, text=True,
                               timeout=timeout, stdin=subprocess.DEVNULL, check=False,

@@ -23,9 +23,11 @@ import msgspec
 
 from ..events import Event
 from ._state import RunState
-from ._view import attempt_row, run_row
+from ._view import ATTEMPT_EVENTS, attempt_row, run_dynamic, run_static
 
-SCHEMA_VERSION = 1
+#: 2: the run row in two meta values, ``run_static`` (encoded only when a non-attempt event
+#: changes it) and ``run`` (the rest, encoded every event).
+LEDGER_SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -49,6 +51,8 @@ class Ledger:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
+        #: whether ``run_static`` in the file is the current state's (written by this writer)
+        self._static_written = False
         try:
             self._db = self._open(path)
         except sqlite3.DatabaseError:
@@ -80,19 +84,21 @@ class Ledger:
             for a in state.attempts.values():
                 live = state.live.get(a.slot) == a.attempt_id
                 self._put(attempt_row(a, live=live))
-            self._meta(state)
+            self._meta(state, static=True)
 
     def update(self, state: RunState, event: Event) -> None:
-        """Write what ``event`` changed (its attempts and the run row)."""
+        """Write what ``event`` changed: its attempts, and the run row (its static part only
+        after an event that may change it, so an attempt's event costs the same at any size)."""
+        tag = event.__struct_config__.tag
         with self._tx():
             ids = [getattr(event, "attempt_id", None), getattr(event, "replaced_by", None)]
-            if event.__struct_config__.tag == "run.created":
+            if tag == "run.created":
                 ids = list(state.attempts)
             for aid in ids:
                 if aid and aid in state.attempts:
                     a = state.attempts[aid]
                     self._put(attempt_row(a, live=state.live.get(a.slot) == aid))
-            self._meta(state)
+            self._meta(state, static=tag not in ATTEMPT_EVENTS or not self._static_written)
 
     def _put(self, row: dict[str, Any]) -> None:
         self._db.execute(
@@ -101,15 +107,16 @@ class Ledger:
              json.dumps(row, sort_keys=True)),
         )
 
-    def _meta(self, state: RunState) -> None:
-        self._db.executemany(
-            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-            [
-                ("schema_version", str(SCHEMA_VERSION)),
-                ("last_seq", str(state.last_seq)),
-                ("run", json.dumps(run_row(state), sort_keys=True)),
-            ],
-        )
+    def _meta(self, state: RunState, *, static: bool) -> None:
+        rows = [
+            ("schema_version", str(LEDGER_SCHEMA_VERSION)),
+            ("last_seq", str(state.last_seq)),
+            ("run", json.dumps(run_dynamic(state), sort_keys=True)),
+        ]
+        if static:
+            rows.append(("run_static", json.dumps(run_static(state), sort_keys=True)))
+        self._db.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", rows)
+        self._static_written = self._static_written or static
 
     def _tx(self) -> _Tx:
         return _Tx(self._db)
@@ -153,14 +160,15 @@ def ledger_view(journal_mode: Any, meta: dict[str, str], rows: list[Any]) -> Led
     synchronous reader below and the dashboard's aiosqlite reader."""
     if str(journal_mode).lower() != "delete":
         return None
-    if meta.get("schema_version") != str(SCHEMA_VERSION) or "run" not in meta:
+    if meta.get("schema_version") != str(LEDGER_SCHEMA_VERSION) or "run" not in meta or "run_static" not in meta:
         return None
     try:
         # One decode of all rows as a JSON array: no Python call per row.
         attempts = msgspec.json.decode("[" + ",".join([r[0] for r in rows]) + "]")
         if not isinstance(attempts, list) or len(attempts) != len(rows):
             return None  # a row that is not one JSON value (e.g. "1,2") must not shift the rest
-        return LedgerView(json.loads(meta["run"]), attempts, int(meta["last_seq"]))
+        run = {**json.loads(meta["run_static"]), **json.loads(meta["run"])}
+        return LedgerView(dict(sorted(run.items())), attempts, int(meta["last_seq"]))
     except (ValueError, KeyError, TypeError, msgspec.DecodeError):
         return None
 

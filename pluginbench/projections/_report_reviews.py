@@ -17,8 +17,9 @@ import msgspec
 from ..events import Usage
 from ..harness_registry import is_simulated
 from ..review import CATEGORIES, SEVERITIES
+from ._records import review_revision_failure
 from ._report_data import num, tokens_dict
-from ._state import RunState, review_revision_failure
+from ._state import RunState
 
 _COUNTERS = ("input", "cached_input", "uncached_input", "output", "total")
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..events import (
     ATTEMPT_STATES,
+    VANILLA,
     AgentExited,
     AgentLaunched,
     AttemptCached,
@@ -37,7 +38,6 @@ from ..events import (
     CodingStarted,
     Event,
     ExtensionRecorded,
-    Finding,
     LogRepaired,
     Measure,
     MeasurementReadinessChecked,
@@ -76,6 +76,8 @@ from ..events import (
     Usage,
     VanillaCacheChecked,
 )
+from ._live_index import LiveIndex, SlotFacts
+from ._records import Discarded, MeasurementRevision, ReviewRecord, ReviewRevision
 
 STATES = ATTEMPT_STATES
 #: The review revision a run's own review phase writes; ``pluginbench review`` adds others.
@@ -131,81 +133,6 @@ class Attempt:
     cached: bool | None = None
     cache_entry: str | None = None
     cache_reason: str | None = None
-
-
-@dataclass(slots=True)
-class ReviewRecord:
-    """One submission's review in one revision. ``status``: started, complete, failed,
-    or stopped (a provider stop: not settled, a resume reviews it again)."""
-
-    attempt_id: str
-    revision: str
-    status: str = "started"
-    findings: list[Finding] = field(default_factory=list)
-    usage: Usage | None = None
-    reason: str | None = None
-    seconds: float | None = None
-    calls: int = 0
-    #: usage of earlier calls of this review that ended without an answer (provider stop, kill)
-    earlier_usage: list[Usage] = field(default_factory=list)
-
-    @property
-    def settled(self) -> bool:
-        return self.status in ("complete", "failed")
-
-
-@dataclass(slots=True)
-class ReviewRevision:
-    revision: str
-    reviewer: ReviewerSpec
-    assigned: list[str]
-    select: bool
-    finished: bool = False
-    selected: bool = False
-    #: why it failed (an error stopped it, or its process ended); None when it finished
-    reason: str | None = None
-
-
-def review_revision_failure(rev: ReviewRevision, reviewed: int) -> str | None:
-    """Why an ended review revision failed, or None when it finished. A log from before
-    failures had reasons closed an abandoned revision with no reason: it failed too when
-    some assigned submission was never reviewed."""
-    if not rev.finished:
-        return None
-    if rev.reason is not None:
-        return rev.reason
-    if reviewed < len(rev.assigned):
-        return f"ended with {reviewed} of {len(rev.assigned)} submissions reviewed"
-    return None
-
-
-@dataclass(slots=True)
-class MeasurementRevision:
-    """A revision ``pluginbench measure`` collected: its measures per submission (and per
-    task for ``reference`` stages), readiness rows and the pairs it did not measure."""
-
-    revision: str
-    measurements: list[str]
-    added: list[str]
-    readiness: list[ReadinessRow]
-    not_measured: list[NotMeasured]
-    measures: dict[str, dict[str, Measure]] = field(default_factory=dict)
-    references: dict[str, dict[str, Measure]] = field(default_factory=dict)
-    finished: bool = False
-    selected: bool = False
-    reason: str | None = None
-
-
-@dataclass(slots=True)
-class Discarded:
-    attempt_id: str
-    slot: int
-    task: str
-    arm: str
-    repeat: int
-    replaced_by: str
-    reason: str
-    usage: Usage
 
 
 @dataclass(slots=True)
@@ -265,8 +192,24 @@ class RunState:
     last_seq: int = 0
     last_type: str | None = None
     last_at: str | None = None
+    #: the live index (:attr:`index`): built by one scan when first asked for, then kept by
+    #: ``apply``; a fold that never asks (a report, status from the log) pays nothing per event
+    _live_index: LiveIndex | None = field(default=None, compare=False, repr=False)
+    #: the open source-only round's attempts and how many of them this worker has not tried yet
+    _round: set[str] = field(default_factory=set, compare=False, repr=False)
+    _round_left: int = field(default=0, compare=False, repr=False)
 
     # ------------------------------------------------------------ queries
+
+    @property
+    def index(self) -> LiveIndex:
+        """Counts and slot sets over the live attempts (:mod:`._live_index`), so per-event
+        questions need no scan of all attempts; derived, not part of a state's value."""
+        if self._live_index is None:
+            self._live_index = LiveIndex()
+            for slot in self.live:
+                self._live_index.move(slot, None, self._facts(slot))
+        return self._live_index
 
     def live_attempts(self) -> Iterator[Attempt]:
         """The attempt that currently holds each slot, in slot order."""
@@ -274,7 +217,22 @@ class RunState:
             yield self.attempts[self.live[slot]]
 
     def count(self, state: str) -> int:
-        return sum(1 for a in self.live_attempts() if a.state == state)
+        """Live attempts in ``state`` (from the index: no scan)."""
+        return self.index.states[state]
+
+    def first_pending(self, n: int) -> list[Attempt]:
+        """Up to ``n`` live pending attempts, in slot order (from the index: no scan)."""
+        return [self.attempts[self.live[slot]] for slot in self.index.first_pending(n)]
+
+    def running_attempts(self) -> Iterator[Attempt]:
+        """The live running attempts, in no particular order (from the index: no scan)."""
+        for slot in self.index.running:
+            yield self.attempts[self.live[slot]]
+
+    @property
+    def source_only_round_done(self) -> bool:
+        """The open source-only round has every attempt tried by this worker."""
+        return bool(self.source_only_round) and self._round_left == 0
 
     def extension_record(self, extension: str, attempt_id: str | None = None) -> dict[str, Any] | None:
         """What ``extension`` last recorded about ``attempt_id`` (or the run), or None."""
@@ -292,8 +250,7 @@ class RunState:
     def coding_in_flight(self) -> int:
         """Running attempts that hold a coding slot (a reused attempt is only regraded; an
         attempt graded and measured only waits for its review, which holds no slot)."""
-        return sum(1 for a in self.live_attempts()
-                   if a.state == "running" and not a.reused and not (a.graded and a.measured))
+        return self.index.coding
 
     @property
     def reviewer(self) -> ReviewerSpec | None:
@@ -325,17 +282,14 @@ class RunState:
             return True
         if self.reviewer is None or not self.coding or not self.live:
             return False
-        outstanding = False
-        for a in self.live_attempts():
-            if a.state == "pending" or (a.state == "running" and not (a.graded and a.measured)):
-                return False
-            if a.state == "running" and not self.reviewed(a.attempt_id):
-                outstanding = True
-        return outstanding
+        # a pending attempt, or a running one not graded and measured: not only reviews left
+        if self.index.states["pending"] or self.index.unsettled:
+            return False
+        return self.index.unreviewed > 0
 
     @property
     def all_complete(self) -> bool:
-        return bool(self.live) and all(a.state == "complete" for a in self.live_attempts())
+        return bool(self.live) and self.index.states["complete"] == len(self.live)
 
     @property
     def phase(self) -> Phase:
@@ -360,8 +314,45 @@ class RunState:
 
     # ------------------------------------------------------------ the fold
 
-    def apply(self, event: Event) -> RunState:  # noqa: C901 - one branch per event type
-        """Fold one event in; returns ``self`` for chaining."""
+    def _facts(self, slot: int) -> SlotFacts | None:
+        aid = self.live.get(slot)
+        if aid is None:
+            return None
+        a = self.attempts[aid]
+        so = a.source_only
+        return SlotFacts(
+            a.state, a.reused, a.arm == VANILLA, a.captured, a.graded and a.measured, self.reviewed(aid),
+            None if so is None else so.status,
+            f"{aid}: {so.reason}" if so is not None and so.status == "pending" and so.reason else None,
+        )
+
+    def _touched(self, event: Event) -> list[int]:
+        """The slots whose live attempt ``event`` may change."""
+        slots: list[int] = []
+        aid = getattr(event, "attempt_id", None)
+        if isinstance(aid, str) and aid in self.attempts:
+            slots.append(self.attempts[aid].slot)
+        slot = getattr(event, "slot", None)
+        if isinstance(slot, int) and slot not in slots:
+            slots.append(slot)
+        return slots
+
+    def apply(self, event: Event) -> RunState:
+        """Fold one event in; returns ``self`` for chaining. The live index moves by what
+        the event changed in the slots it touches."""
+        index = self._live_index
+        if index is None or isinstance(event, RunCreated):
+            self._apply(event)
+            self._live_index = None  # (re)built from the slots when first asked for
+            return self
+        slots = self._touched(event)
+        before = [self._facts(s) for s in slots]
+        self._apply(event)
+        for s, b in zip(slots, before, strict=True):
+            index.move(s, b, self._facts(s))
+        return self
+
+    def _apply(self, event: Event) -> None:  # noqa: C901 - one branch per event type
         self.last_seq = event.seq
         self.last_at = event.at
         self.last_type = event.__struct_config__.tag  # type: ignore[assignment]  # msgspec types tags str | int | None; every event declares a str tag
@@ -387,6 +378,7 @@ class RunState:
                 self.finished = False
                 self.source_only_round = []
                 self.source_only_tried = set()
+                self._round, self._round_left = set(), 0
             case LogRepaired():
                 self.repairs += 1
             case PreparationStarted():
@@ -444,8 +436,12 @@ class RunState:
                 a.overlap_paths = list(event.overlap_paths)
             case SourceOnlyStarted():
                 self.source_only_round = list(event.attempt_ids)
+                self._round = set(event.attempt_ids)
+                self._round_left = len(self._round - self.source_only_tried)
             case SourceOnlyGraded():
                 self.attempts[event.attempt_id].source_only = event
+                if event.attempt_id in self._round and event.attempt_id not in self.source_only_tried:
+                    self._round_left -= 1
                 self.source_only_tried.add(event.attempt_id)
             case SourceOnlySelected():
                 self.source_only_selected = event
@@ -518,6 +514,7 @@ class RunState:
             case ReportBuilt():
                 self.report = event.path
                 self.source_only_round = []
+                self._round, self._round_left = set(), 0
             case ExtensionRecorded():
                 self.extension_records.setdefault(event.extension, {})[event.attempt_id or ""] = dict(event.data)
             case ReviewStarted():
@@ -572,7 +569,6 @@ class RunState:
                 if event.selected:
                     self.measurement_selected = event.revision
                     self.revised_evaluation_sha256 = event.evaluation_sha256
-        return self
 
     # ------------------------------------------------------------ measurement revisions
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import msgspec
 
-from ..events import VANILLA
+from ._records import review_revision_failure
 from ._report_refs import references_from_log
 from ._sequential import sequential_section
-from ._state import Attempt, RunState, review_revision_failure
+from ._state import Attempt, RunState
 
 #: How a native-session usage beside an unknown total is labelled everywhere.
 NATIVE_SESSION_LABEL = "native CLI session only; command-hook subprocesses are unmetered and not included"
@@ -79,15 +79,39 @@ def attempt_row(a: Attempt, *, live: bool) -> dict[str, Any]:
     }
 
 
+#: Run-row keys that only events other than :data:`ATTEMPT_EVENTS` change (the plan, readiness,
+#: references, measurement revisions, discarded attempts): the ledger encodes them only then.
+RUN_STATIC_KEYS = ("name", "harness", "model", "reasoning", "backend", "isolation", "simulated", "probe", "jobs",
+                   "repeats", "arms", "tasks", "measurement_revisions", "not_measured", "references", "readiness",
+                   "discarded")
+
+#: Events that change attempts (and the counts over them) and nothing under :data:`RUN_STATIC_KEYS`.
+ATTEMPT_EVENTS = frozenset({
+    "attempt.started", "agent.launched", "agent.exited", "submission.captured", "submission.missing",
+    "attempt.graded", "measures.collected", "attempt.completed", "attempt.cached", "attempt.reused",
+    "review.started", "review.completed", "review.failed", "source_only.started", "source_only.graded",
+    "extension.recorded",
+})
+
+
+#: The run row's keys in the order status shows them.
+RUN_KEYS = ("name", "harness", "model", "reasoning", "backend", "isolation", "simulated", "probe", "jobs", "nodes",
+            "repeats", "arms", "tasks", "phase", "coding", "preparing", "stopping", "stopped", "error", "finished",
+            "report", "last_seq", "last_type", "last_at", "workers", "repairs", "reuse", "review_revisions",
+            "measurement_revisions", "not_measured", "references", "source_only", "readiness", "discarded")
+
+
 def run_row(state: RunState) -> dict[str, Any]:
-    row = _run_row(state)
-    sequential = sequential_section(state)
-    if sequential is not None:  # a sequential run only: a fixed-size run's row is unchanged
-        row["sequential"] = sequential
+    """The run as status shows it: :func:`run_static` and :func:`run_dynamic` in one row."""
+    parts = {**run_static(state), **run_dynamic(state)}
+    row = {key: parts[key] for key in RUN_KEYS}
+    if "sequential" in parts:  # a sequential run only: a fixed-size run's row is unchanged
+        row["sequential"] = parts["sequential"]
     return row
 
 
-def _run_row(state: RunState) -> dict[str, Any]:
+def run_static(state: RunState) -> dict[str, Any]:
+    """The part of the run row under :data:`RUN_STATIC_KEYS`."""
     c = state.created
     return {
         "name": c.name if c else None,
@@ -99,31 +123,14 @@ def _run_row(state: RunState) -> dict[str, Any]:
         "simulated": c.simulated if c else False,
         "probe": c.probe if c else False,
         "jobs": c.jobs if c else None,
-        "nodes": [{"name": n.name, "jobs": n.jobs} for n in state.nodes] if state.nodes is not None else None,
         "repeats": c.repeats if c else None,
         "arms": list(c.arms) if c else [],
         "tasks": list(c.tasks) if c else [],
-        "phase": state.phase,
-        "coding": state.coding,
-        "preparing": state.preparing,
-        "stopping": state.stopping,
-        "stopped": state.stopped,
-        "error": state.failed,
-        "finished": state.finished,
-        "report": state.report,
-        "last_seq": state.last_seq,
-        "last_type": state.last_type,
-        "last_at": state.last_at,
-        "workers": state.workers,
-        "repairs": state.repairs,
-        "reuse": reuse_counters(state),
-        "review_revisions": review_revisions(state),
         "measurement_revisions": [
             {"revision": r.revision, "status": "selected" if r.selected else ("not_selected" if r.finished else "collecting"),
              "selected": r.selected} for r in state.measurement_revisions.values()],
         "not_measured": [{"task": n.task, "measure": n.measure, "reason": n.reason} for n in state.not_measured],
         "references": references_from_log(state.current_references()),
-        "source_only": source_only_counts(state),
         "readiness": [
             {"task": t, "control": ctl, "ok": r.ok, "reward": r.reward, "cached": r.cached, "reason": r.reason,
              "verifier_tail": list(r.verifier_tail), "evidence": r.evidence}
@@ -147,6 +154,32 @@ def _run_row(state: RunState) -> dict[str, Any]:
     }
 
 
+def run_dynamic(state: RunState) -> dict[str, Any]:
+    """The rest of the run row: what attempt events move (phase, counters, last event);
+    each field is O(1) in the number of attempts (the fold's live index)."""
+    return {
+        "nodes": [{"name": n.name, "jobs": n.jobs} for n in state.nodes] if state.nodes is not None else None,
+        "phase": state.phase,
+        "coding": state.coding,
+        "preparing": state.preparing,
+        "stopping": state.stopping,
+        "stopped": state.stopped,
+        "error": state.failed,
+        "finished": state.finished,
+        "report": state.report,
+        "last_seq": state.last_seq,
+        "last_type": state.last_type,
+        "last_at": state.last_at,
+        "workers": state.workers,
+        "repairs": state.repairs,
+        "reuse": reuse_counters(state),
+        "review_revisions": review_revisions(state),
+        "source_only": source_only_counts(state),
+        # a sequential run only (comparison.stopping): its live decision; a fixed-size run's row is unchanged
+        **({"sequential": seq} if (seq := sequential_section(state)) is not None else {}),
+    }
+
+
 def review_revisions(state: RunState) -> list[dict[str, Any]]:
     """Each review revision as status shows it: revision, status (running, finished, or
     failed with its reason), selected, and reviewed (settled reviews) of assigned
@@ -154,10 +187,10 @@ def review_revisions(state: RunState) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     selected = state.selected_review
     if state.reviewer is not None:
-        assigned = [a.attempt_id for a in state.live_attempts() if a.captured]
-        reviewed = sum(1 for aid in assigned if state.reviewed(aid))
-        out.append({"revision": "initial", "status": "finished" if assigned and reviewed == len(assigned) else "running",
-                    "selected": selected == "initial", "reviewed": reviewed, "assigned": len(assigned),
+        # the live captured attempts, and those of them reviewed (from the fold's index)
+        assigned, reviewed = state.index.captured, state.index.captured_reviewed
+        out.append({"revision": "initial", "status": "finished" if assigned and reviewed == assigned else "running",
+                    "selected": selected == "initial", "reviewed": reviewed, "assigned": assigned,
                     "harness": state.reviewer.harness, "model": state.reviewer.model, "reason": None})
     for rev in state.review_revisions.values():
         recs = state.reviews.get(rev.revision, {})
@@ -173,13 +206,12 @@ def review_revisions(state: RunState) -> list[dict[str, Any]]:
 
 def reuse_counters(state: RunState) -> dict[str, int]:
     """Vanilla cache reuse: vanilla slots, planned hits (entries the lookup found), reused."""
-    live = list(state.live_attempts())
     return {
-        "vanilla_attempts": sum(1 for a in live if a.arm == VANILLA),
+        "vanilla_attempts": state.index.vanilla,
         "planned_hits": sum(
             1 for c in state.vanilla_cache.values() for d in c.decisions if d.decision in ("hit", "rejected")
         ),
-        "reused": sum(1 for a in live if a.reused),
+        "reused": state.index.reused,
     }
 
 
@@ -191,12 +223,8 @@ def attempt_rows(state: RunState) -> list[dict[str, Any]]:
 def source_only_counts(state: RunState) -> dict[str, object]:
     """Source-only grades of live attempts by status, and the reasons of pending ones."""
     counts: dict[str, int] = {"graded": 0, "pending": 0, "unavailable": 0}
-    pending: list[str] = []
-    for a in state.live_attempts():
-        g = a.source_only
-        if g is None:
-            continue
-        counts[g.status] = counts.get(g.status, 0) + 1
-        if g.status == "pending" and g.reason:
-            pending.append(f"{a.attempt_id}: {g.reason}")
+    index = state.index
+    for status in sorted(s for s, n in index.source_only.items() if n):
+        counts[status] = index.source_only[status]
+    pending = [reason for _, reason in sorted(index.pending_reasons.items())]  # slot order
     return {**counts, "pending_reasons": pending}

@@ -65,3 +65,13 @@ def test_install_script_is_idempotent_and_prints_both_paths() -> None:
     paths = dict(line.split(" ", 1) for line in proc.stdout.splitlines())
     assert set(paths) == {"claude", "codex"}
     assert all(Path(p).is_file() for p in paths.values())
+
+
+def test_cli_version_asks_each_cli_once_until_it_changes(tmp_path: Path) -> None:
+    """A run's several version checks start the CLI once; a CLI replaced on disk is asked again."""
+    count = tmp_path / "count"
+    tool = _script(tmp_path, f'echo x >> {count}; echo "1.2.3"')
+    assert [cli_version(tool) for _ in range(3)] == ["1.2.3"] * 3
+    assert count.read_text().count("x") == 1
+    tool.write_text(f'#!/bin/sh\necho x >> {count}; echo "1.2.40"\n')
+    assert cli_version(tool) == "1.2.40" and count.read_text().count("x") == 2

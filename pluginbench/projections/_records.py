@@ -1,0 +1,85 @@
+"""The records the run aggregate keeps beside its attempts: reviews and review revisions,
+measurement revisions and discarded attempts. Mutated only by :meth:`._state.RunState.apply`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..events import Finding, Measure, NotMeasured, ReadinessRow, ReviewerSpec, Usage
+
+__all__ = ["Discarded", "MeasurementRevision", "ReviewRecord", "ReviewRevision", "review_revision_failure"]
+
+
+@dataclass(slots=True)
+class ReviewRecord:
+    """One submission's review in one revision. ``status``: started, complete, failed,
+    or stopped (a provider stop: not settled, a resume reviews it again)."""
+
+    attempt_id: str
+    revision: str
+    status: str = "started"
+    findings: list[Finding] = field(default_factory=list)
+    usage: Usage | None = None
+    reason: str | None = None
+    seconds: float | None = None
+    calls: int = 0
+    #: usage of earlier calls of this review that ended without an answer (provider stop, kill)
+    earlier_usage: list[Usage] = field(default_factory=list)
+
+    @property
+    def settled(self) -> bool:
+        return self.status in ("complete", "failed")
+
+
+@dataclass(slots=True)
+class ReviewRevision:
+    revision: str
+    reviewer: ReviewerSpec
+    assigned: list[str]
+    select: bool
+    finished: bool = False
+    selected: bool = False
+    #: why it failed (an error stopped it, or its process ended); None when it finished
+    reason: str | None = None
+
+
+def review_revision_failure(rev: ReviewRevision, reviewed: int) -> str | None:
+    """Why an ended review revision failed, or None when it finished. A log from before
+    failures had reasons closed an abandoned revision with no reason: it failed too when
+    some assigned submission was never reviewed."""
+    if not rev.finished:
+        return None
+    if rev.reason is not None:
+        return rev.reason
+    if reviewed < len(rev.assigned):
+        return f"ended with {reviewed} of {len(rev.assigned)} submissions reviewed"
+    return None
+
+
+@dataclass(slots=True)
+class MeasurementRevision:
+    """A revision ``pluginbench measure`` collected: its measures per submission (and per
+    task for ``reference`` stages), readiness rows and the pairs it did not measure."""
+
+    revision: str
+    measurements: list[str]
+    added: list[str]
+    readiness: list[ReadinessRow]
+    not_measured: list[NotMeasured]
+    measures: dict[str, dict[str, Measure]] = field(default_factory=dict)
+    references: dict[str, dict[str, Measure]] = field(default_factory=dict)
+    finished: bool = False
+    selected: bool = False
+    reason: str | None = None
+
+
+@dataclass(slots=True)
+class Discarded:
+    attempt_id: str
+    slot: int
+    task: str
+    arm: str
+    repeat: int
+    replaced_by: str
+    reason: str
+    usage: Usage
