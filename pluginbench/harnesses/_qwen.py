@@ -36,7 +36,14 @@ from ..events import Usage
 from ..harness_registry import CliPin
 from ..treatments import admit_guidance, admit_skill
 from ._port import AgentRun, AttemptContext, FrozenTreatment, HarnessBase, tool_roots
-from ._qwen_config import DISCOVERY_PROMPT, QWEN_DIR, REAL_BASE_URL, exec_argv, launch_env, settings_json
+from ._qwen_config import (
+    DISCOVERY_PROMPT,
+    QWEN_DIR,
+    REAL_BASE_URL,
+    exec_argv,
+    launch_env,
+    settings_json,
+)
 from ._qwen_trace import classify_provider_stop, compare, read_context, read_stream, validate_usage
 
 __all__ = ["QwenHarness"]

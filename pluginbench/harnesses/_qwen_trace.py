@@ -165,7 +165,8 @@ def validate_usage(stdout: str, usage_log: str, transcript: str, *, timed_out: b
         return unknown("stdout has no init or result event")
     answers = api_responses(transcript)
     records = [r for r in _events(usage_log) if r.get("sessionId") == trace.session_id]
-    total = trace.result.get("usage") if isinstance(trace.result.get("usage"), dict) else {}
+    raw_total = trace.result.get("usage")
+    total: dict[str, Any] = raw_total if isinstance(raw_total, dict) else {}
     if not answers:
         if trace.result.get("num_turns") == 0 and not records:
             return Usage(status="exact", input_tokens=0, cached_input_tokens=0, uncached_input_tokens=0,

@@ -43,7 +43,7 @@ def _call(call: ToolCall, body: dict[str, Any], cwd: str | None, index: int) -> 
         offered = offered_tools(body)
         name = next((t for t in SHELL_TOOLS if t in offered), "run_shell_command")
         command = args.get("command", args.get("cmd", ""))
-        text = command if isinstance(command, str) else shlex.join(command)
+        text = command if isinstance(command, str) else shlex.join(str(c) for c in command or [])
         args = {"command": text, **{k: v for k, v in args.items() if k not in ("command", "cmd")}}
     arguments = args if isinstance(args, str) else json.dumps(args)
     return {"index": index, "id": "call_probe_" + _hex(), "type": "function",
