@@ -34,12 +34,13 @@ DISCOVERY_PROMPT = "/context -d"
 
 
 def settings_json(*, probe: bool, capabilities: Capabilities) -> str:
-    """The private ``~/.qwen/settings.json``: update checks, statistics, telemetry and
-    managed auto-memory off; chat recording on (usage is read from it); bounded retries
+    """The private ``~/.qwen/settings.json``: update checks, telemetry and managed
+    auto-memory off; chat recording and usage statistics on (``privacy.usageStatisticsEnabled``
+    also gates the local usage log ``~/.qwen/usage/``, one of the three usage records; the
+    sandbox's egress allow-list keeps any upload from leaving); bounded retries
     (none in probe mode, so a scripted error is answered at once)."""
     settings: dict[str, Any] = {
         "general": {"disableAutoUpdate": True, "disableUpdateNag": True, "chatRecording": True},
-        "privacy": {"usageStatisticsEnabled": False},
         "telemetry": {"enabled": False},
         "memory": {"enableManagedAutoMemory": False, "enableManagedAutoDream": False, "enableAutoSkill": False},
         "model": {"generationConfig": {"maxRetries": 0 if probe else 2,
@@ -71,5 +72,7 @@ def launch_env(*, home: str, tmp: str, base_url: str, key: str) -> dict[str, str
         "OPENAI_BASE_URL": base_url,
         "OPENAI_API_KEY": key,
         "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1",
+        # no second node process re-launched with a bigger heap: halves startup in a sandbox
+        "QWEN_CODE_NO_RELAUNCH": "1",
         "NO_COLOR": "1",
     }

@@ -142,6 +142,7 @@ _CWD_PATTERNS = (
     re.compile(r"Primary working directory: ([^\n\"\\]+)"),  # Claude Code
     re.compile(r"<cwd>([^<\n]+)</cwd>"),  # Codex environment_context
     re.compile(r"(?m)^CWD: ([^\n\"\\]+)"),  # Claude Code --bare
+    re.compile(r"I'm currently working in the directory: ([^\n\"\\]+)"),  # Qwen Code
 )
 
 
