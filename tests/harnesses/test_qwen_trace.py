@@ -11,7 +11,12 @@ from pluginbench.config import Capabilities
 from pluginbench.errors import ConfigError
 from pluginbench.harnesses._qwen import QwenHarness
 from pluginbench.harnesses._qwen_config import exec_argv, settings_json
-from pluginbench.harnesses._qwen_trace import classify_provider_stop, compare, read_context, validate_usage
+from pluginbench.harnesses._qwen_trace import (
+    classify_provider_stop,
+    compare,
+    read_context,
+    validate_usage,
+)
 from pluginbench.probe import load_scenario
 from pluginbench.probe._chat import build_message, stream_events
 from pluginbench.probe._match import assistant_turns, choose, request_cwd
