@@ -117,9 +117,10 @@ class QwenHarness(HarnessBase):
             "subagents": capability_entry(on, ENFORCED, "the agent tool is offered" if on else how_off),
             "max_threads": capability_entry(caps.max_threads, NOT_APPLICABLE,
                                             "Qwen Code has no thread limit setting"),
-            "max_depth": capability_entry(caps.max_depth, NOT_APPLICABLE if not on else ENFORCED,
-                                          "native agents are off" if not on else
-                                          "--max-subagent-depth is left at the CLI default (5)"),
+            "max_depth": capability_entry(
+                caps.max_depth, ENFORCED if on and caps.max_depth is not None else NOT_APPLICABLE,
+                "native agents are off" if not on else "no depth set: the CLI default (5) applies"
+                if caps.max_depth is None else f"model.maxSubagentDepth = {caps.max_depth} in the private settings"),
             "child_model": capability_entry("inherit", NOT_APPLICABLE,
                                             "sub-agents run on the session's model"),
         }

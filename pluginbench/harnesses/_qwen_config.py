@@ -49,6 +49,8 @@ def settings_json(*, probe: bool, capabilities: Capabilities) -> str:
     }
     if not capabilities.subagents:
         settings["tools"] = {"exclude": ["agent"]}
+    elif capabilities.max_depth is not None:
+        settings["model"]["maxSubagentDepth"] = capabilities.max_depth
     return json.dumps(settings, indent=2, sort_keys=True) + "\n"
 
 

@@ -114,6 +114,9 @@ def test_launch_settings_and_capabilities():
     assert settings["memory"]["enableManagedAutoMemory"] is False and settings["tools"]["exclude"] == ["agent"]
     policy = QwenHarness.capability_policy(Capabilities(subagents=False))
     assert policy["subagents"]["enforcement"] == "enforced"
+    deep = json.loads(settings_json(probe=False, capabilities=Capabilities(max_depth=2)))
+    assert deep["model"]["maxSubagentDepth"] == 2 and "tools" not in deep
+    assert QwenHarness.capability_policy(Capabilities(max_depth=2))["max_depth"]["enforcement"] == "enforced"
 
 
 def test_plugins_are_refused_at_admission_naming_the_cli(tmp_path: Path):
