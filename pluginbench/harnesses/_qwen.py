@@ -97,6 +97,17 @@ class QwenHarness(HarnessBase):
                               fix=f"export {KEY_VARIABLE}, or use runner.probe for a probe run")
 
     @classmethod
+    def validate_config(cls, ev: Any, path: Path) -> None:
+        """The docker backend is refused: its coding image runs the pinned install with the
+        task image's ``node`` (Debian bookworm: 18), and Qwen Code 0.24.4 needs node 20 or
+        newer (measured: it dies importing ``node:fs.openAsBlob``; ``--version`` still answers)."""
+        if getattr(ev.environment, "backend", "local") == "docker":
+            raise ConfigError("the qwen harness does not run on the docker backend yet: Qwen Code 0.24.4 needs "
+                              "node 20 or newer and the coding image uses the task image's node",
+                              file=str(path), field="environment.backend",
+                              fix="use environment.backend: local (bubblewrap)")
+
+    @classmethod
     def credential_check(cls) -> tuple[bool, str]:
         if os.environ.get(KEY_VARIABLE):
             return True, f"{KEY_VARIABLE} is set (validity not checked)"

@@ -151,3 +151,16 @@ def test_probe_chat_answers_render_tools_usage_and_turns():
     second = choose(scenario, "chat", {**body, "messages": [*body["messages"], {"role": "assistant"}]}).step
     assert json.loads(build_message(second, body, "/app")["tool_calls"][0]["function"]["arguments"])[
         "file_path"] == "/app/probe_output.txt"
+
+
+def test_docker_backend_is_refused_naming_the_field(tmp_path: Path):
+    """A qwen evaluation on the docker backend is refused with the field and the fix (node too old there)."""
+    class Env:
+        backend = "docker"
+
+    class Ev:
+        environment = Env()
+
+    with pytest.raises(ConfigError, match="docker") as info:
+        QwenHarness.validate_config(Ev(), tmp_path / "evaluation.yaml")
+    assert info.value.field == "environment.backend"
