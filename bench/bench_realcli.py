@@ -1,12 +1,14 @@
 """Attempt wall time through PluginBench against the bare CLI (issues 3, 13). Prints numbers.
 
-    .venv/bin/python bench/bench_realcli.py [--rounds 5] [--harness claude codex] [--fresh-harness]
+    .venv/bin/python bench/bench_realcli.py [--rounds 5] [--harness claude codex qwen] [--fresh-harness]
 
 Both sides run the same loopback probe scenario (edit-file) with the same model flags:
-the bare side is the CLI alone in a temp folder; the PluginBench side is one coding
+the bare side is the CLI alone in a temp folder (Qwen Code: its headless stream-json launch
+with a fresh HOME); the PluginBench side is one coding
 attempt through the attempt pipeline on the local backend (bubblewrap when available):
 fresh sandbox with a base commit, private delivery, no-model discovery, the pinned
-launch, trace parsing and usage validation, stop, export and the canonical patch.
+launch, trace parsing and usage validation, stop, export and the canonical patch. Every
+PluginBench attempt must end with exact usage and a passing discovery receipt.
 Rounds alternate between the two sides so machine noise hits both alike.
 
 One harness serves every round of a harness, as one run's harness serves all its
@@ -19,6 +21,7 @@ every Codex attempt pays the full discovery (the cold cost).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -45,7 +48,7 @@ from pluginbench.probe import (  # noqa: E402
 )
 from pluginbench.tasks import load_task  # noqa: E402
 
-MODELS = {"claude": "claude-sonnet-4-5", "codex": "gpt-5.5"}
+MODELS = {"claude": "claude-sonnet-4-5", "codex": "gpt-5.5", "qwen": "qwen3-coder-plus"}
 
 
 def _task(root: Path) -> Path:
@@ -63,7 +66,7 @@ def bare(harness: str, cli: Path, base_url: str, root: Path) -> float:
     work, home, tmp = root / "work", root / "home", root / "tmp"
     for p in (work, home, tmp):
         p.mkdir(parents=True)
-    le = launch_env("anthropic" if harness == "claude" else "responses", base_url)
+    le = launch_env({"claude": "anthropic", "qwen": "chat"}.get(harness, "responses"), base_url)
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), **le.env}
     if harness == "claude":
         env.update(CLAUDE_CONFIG_DIR=str(home / ".claude"), CLAUDE_CODE_TMPDIR=str(tmp),
@@ -71,6 +74,10 @@ def bare(harness: str, cli: Path, base_url: str, root: Path) -> float:
         argv = [str(cli), "-p", "Please do the task.", "--output-format", "stream-json", "--verbose",
                 "--model", MODELS[harness], "--permission-mode", "bypassPermissions", "--strict-mcp-config",
                 "--setting-sources", "user"]
+    elif harness == "qwen":
+        env.update(TMPDIR=str(tmp), QWEN_CODE_SUPPRESS_YOLO_WARNING="1")
+        argv = [str(cli), "--auth-type", "openai", "--model", MODELS[harness], "--output-format", "stream-json",
+                "--approval-mode", "yolo", "Please do the task."]
     else:
         codex_home = home / ".codex"
         codex_home.mkdir()
@@ -105,6 +112,8 @@ async def through_pluginbench(harness_name: str, harness: object, root: Path) ->
     )
     elapsed = time.perf_counter() - t
     assert result.patch is not None and result.run.usage.status == "exact", result
+    receipt = json.loads((root / "attempt" / "native-treatment.json").read_text())
+    assert receipt.get("ok", receipt.get("passed")), receipt
     return elapsed
 
 

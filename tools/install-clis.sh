@@ -4,7 +4,7 @@
 # Which CLIs, from which npm packages, at which versions, is each harness's own declaration
 # (its CliPin, read from the harness registry: `python -m pluginbench.harness_registry pins`
 # prints "<command> <npm package> <version>" per line; today @anthropic-ai/claude-code and
-# @openai/codex). Installs them from the npm registry into the project-local folder
+# @openai/codex and @qwen-code/qwen-code). Installs them from the npm registry into the project-local folder
 # .tools/clis (never globally), skips packages already at the pinned version, and prints one
 # line per CLI: "<command> <path>" (e.g. "claude <path>", "codex <path>").
 set -euo pipefail
@@ -41,8 +41,15 @@ done <<< "$pins"
 if [ "${#want[@]}" -gt 0 ]; then
     echo "installing: ${want[*]}" >&2
     # --prefix keeps everything under .tools/clis; no lockfile/audit noise in the repo.
-    npm install --prefix "$prefix" --no-audit --no-fund --no-package-lock \
-        --registry "${NPM_CONFIG_REGISTRY:-https://registry.npmjs.org/}" "${want[@]}" >&2
+    # Every pin is named at its exact version and saved exact: npm re-resolves the prefix's
+    # package.json on each install, and a caret range left there by an older install would
+    # silently move an already-installed CLI to a newer release.
+    all=()
+    while read -r command package version; do
+        [ -n "$command" ] && all+=("$package@$version")
+    done <<< "$pins"
+    npm install --prefix "$prefix" --no-audit --no-fund --no-package-lock --save-exact \
+        --registry "${NPM_CONFIG_REGISTRY:-https://registry.npmjs.org/}" "${all[@]}" >&2
 else
     echo "already installed: ${have[*]}" >&2
 fi

@@ -40,7 +40,8 @@ class LaunchEnv(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def launch_env(api: str, base_url: str) -> LaunchEnv:
-    """Probe-mode launch settings for ``api`` (``anthropic`` = Claude Code, ``responses`` = Codex).
+    """Probe-mode launch settings for ``api`` (``anthropic`` = Claude Code, ``responses`` = Codex,
+    ``chat`` = Qwen Code).
 
     Claude Code (facts measured on 2.1.328): ``ANTHROPIC_BASE_URL`` and a key are all it
     needs offline; ``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`` stops the bootstrap,
@@ -54,6 +55,10 @@ def launch_env(api: str, base_url: str) -> LaunchEnv:
     :data:`PROBE_OPENAI_ENV_KEY`; HTTP and stream retries are off so scripted errors fail
     at once. The harness adds ``CODEX_HOME``, a ``TMPDIR`` outside it, and picks a bundled
     model slug (e.g. ``gpt-5.5``) so Codex offers ``apply_patch``.
+
+    Chat Completions (Qwen Code 0.24.4, ``--auth-type openai``): ``OPENAI_BASE_URL``
+    (``{base_url}/v1``; the CLI posts to ``/chat/completions`` under it) and the fake key as
+    ``OPENAI_API_KEY``, in the agent process's environment only.
 
     The real-run path never calls this and never sets ``ANTHROPIC_BASE_URL``.
     """
@@ -94,4 +99,6 @@ def launch_env(api: str, base_url: str) -> LaunchEnv:
         return LaunchEnv(api=api, env={PROBE_OPENAI_ENV_KEY: PROBE_OPENAI_KEY},
                          config_toml=toml,
                          config_args=tuple(a for arg in args for a in ("-c", arg)))
-    raise ValueError(f"unknown api {api!r} (use 'anthropic' or 'responses')")
+    if api == "chat":
+        return LaunchEnv(api=api, env={"OPENAI_BASE_URL": f"{base}/v1", "OPENAI_API_KEY": PROBE_OPENAI_KEY})
+    raise ValueError(f"unknown api {api!r} (use 'anthropic', 'responses' or 'chat')")

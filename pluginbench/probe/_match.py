@@ -42,14 +42,16 @@ def system_part(api: str, body: dict[str, Any]) -> Any:
     developer/system messages (Codex sends its base instructions as ``input[0]``)."""
     if api == "anthropic":
         return body.get("system")
+    if api == "chat":
+        return [m for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") in ("system", "developer")]
     items = [it for it in body.get("input") or [] if isinstance(it, dict)
              and it.get("type", "message") == "message" and it.get("role") in ("developer", "system")]
     return [body.get("instructions"), items]
 
 
 def messages_part(api: str, body: dict[str, Any]) -> Any:
-    """The conversation: Anthropic ``messages``; Responses ``input`` (all items)."""
-    return body.get("messages") if api == "anthropic" else body.get("input")
+    """The conversation: Anthropic and Chat Completions ``messages``; Responses ``input`` (all items)."""
+    return body.get("messages") if api in ("anthropic", "chat") else body.get("input")
 
 
 def offered_tools(body: dict[str, Any]) -> tuple[str, ...]:
@@ -57,7 +59,8 @@ def offered_tools(body: dict[str, Any]) -> tuple[str, ...]:
     names = []
     for tool in body.get("tools") or []:
         if isinstance(tool, dict):
-            name = tool.get("name") or tool.get("type")
+            fn = tool.get("function")  # Chat Completions: {type: function, function: {name}}
+            name = (fn.get("name") if isinstance(fn, dict) else None) or tool.get("name") or tool.get("type")
             if isinstance(name, str):
                 names.append(name)
     return tuple(names)
@@ -74,12 +77,12 @@ def tool_kind(body: dict[str, Any], name: str) -> str | None:
 def assistant_turns(api: str, body: dict[str, Any]) -> int:
     """How many model turns the conversation already holds.
 
-    Anthropic: messages with role assistant. Responses: maximal runs of consecutive
+    Anthropic and Chat Completions: messages with role assistant. Responses: maximal runs of consecutive
     model-output items (reasoning, function/custom tool calls, assistant messages); a
     tool output or a user/developer message ends a run, so one turn that emitted
     reasoning plus two calls counts once.
     """
-    if api == "anthropic":
+    if api in ("anthropic", "chat"):
         return sum(1 for m in body.get("messages") or []
                    if isinstance(m, dict) and m.get("role") == "assistant")
     turns, in_run = 0, False
@@ -139,6 +142,7 @@ _CWD_PATTERNS = (
     re.compile(r"Primary working directory: ([^\n\"\\]+)"),  # Claude Code
     re.compile(r"<cwd>([^<\n]+)</cwd>"),  # Codex environment_context
     re.compile(r"(?m)^CWD: ([^\n\"\\]+)"),  # Claude Code --bare
+    re.compile(r"I'm currently working in the directory: ([^\n\"\\]+)"),  # Qwen Code
 )
 
 

@@ -23,6 +23,7 @@ import msgspec
 
 from ..errors import InputError
 from . import _anthropic as anth
+from . import _chat as chat
 from . import _responses as resp
 from ._launch import PROBE_TOKENS
 from ._match import choose, credential_of, is_coding, looks_real, request_cwd
@@ -345,7 +346,8 @@ class ProbeServer:
             body = {"_undecodable": raw[:2000].decode("utf-8", "replace")}
         path = h.path.split("?", 1)[0].rstrip("/")
         api = ("anthropic" if path.startswith("/v1/messages")
-               else "responses" if path.endswith("/responses") else "other")
+               else "responses" if path.endswith("/responses")
+               else "chat" if path.endswith("/chat/completions") else "other")
         base = dict(seq=seq, api=api, method=method, path=h.path, headers=_redact(h.headers),
                     body=body, model=body.get("model") if isinstance(body, dict) else None,
                     rule=None, rule_index=None, step=None, scripted=False, stream=False,
@@ -407,6 +409,9 @@ class ProbeServer:
                 partial = None
             elif api == "anthropic":
                 h.send_stream(anth.dropped_stream_events(step, model), cut=True)
+            elif api == "chat":
+                h.send_stream(chat.dropped_stream_events(model), cut=True)
+                partial = None
             else:
                 h.send_stream(resp.dropped_stream_events(model), cut=True)
                 partial = None
@@ -421,6 +426,13 @@ class ProbeServer:
                 record(answer=answer, status=200, usage=served, usage_fault=fault)
                 return h.send_json(200, message)
             done = h.send_stream(anth.stream_events(message), cut=False)
+        elif api == "chat":
+            message = chat.build_message(step, body, cwd)
+            usage_obj = chat.step_usage_json(step)
+            if not stream:
+                record(answer=answer, status=200, usage=served, usage_fault=fault)
+                return h.send_json(200, chat.completion(message, usage_obj, model))
+            done = h.send_stream(chat.stream_events(message, usage_obj, model), cut=False)
         else:
             events = resp.stream_events(resp.build_items(step, body, cwd), resp.step_usage_json(step), model)
             done = h.send_stream(events, cut=False)

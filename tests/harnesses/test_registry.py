@@ -213,7 +213,8 @@ def test_make_harness_builds_a_registered_toy(toy: type[ToyHarness]) -> None:
 
 def test_every_builtin_declares_the_port_members() -> None:
     """Each built-in adapter declares what the engine reads, with no getattr fallback:
-    real CLIs pin an npm package and version, controls have no CLI and no credentials."""
+    real CLIs pin an npm package and version (Claude Code and Codex also review), controls
+    have no CLI and no credentials."""
     classes = harness_registry.harness_classes()
     assert set(classes) >= {"claude", "codex", "simulated", "nop", "oracle"}
     for name, cls in classes.items():
@@ -221,7 +222,8 @@ def test_every_builtin_declares_the_port_members() -> None:
         assert (cls.cli is not None) == cls.real
         if cls.cli is not None:
             assert isinstance(cls.cli, CliPin) and cls.cli.version.count(".") == 2 and cls.cli.launch_flags
-            assert cls.reviewer and cls.native_receipts and cls.doctor_model
+            assert cls.native_receipts and cls.doctor_model
+            assert cls.reviewer == (name in ("claude", "codex"))  # qwen codes but does not review
     assert [n for n, c in classes.items() if c.simulated] == ["simulated"]
     assert [n for n, c in classes.items() if c.needs_solution] == ["oracle"]
 

@@ -45,7 +45,7 @@ def test_local_install_folder_is_under_the_repo_root() -> None:
 
 
 @pytest.mark.realcli
-@pytest.mark.parametrize("name", ["claude", "codex"])
+@pytest.mark.parametrize("name", ["claude", "codex", "qwen"])
 def test_installed_clis_are_found_at_the_pinned_version(name: str) -> None:
     """find_cli finds the installed CLI and it reports the pinned version."""
     path = find_cli(name)
@@ -55,15 +55,15 @@ def test_installed_clis_are_found_at_the_pinned_version(name: str) -> None:
 
 @pytest.mark.realcli
 def test_install_script_is_idempotent_and_prints_both_paths() -> None:
-    """With both CLIs already installed the script installs nothing and prints both binaries."""
+    """With every pinned CLI already installed the script installs nothing and prints each binary."""
     require(all(find_cli(n) is not None and find_cli(n).parent == clis_dir()  # type: ignore[union-attr]
-                for n in ("claude", "codex")), "CLIs installed by tools/install-clis.sh")
+                for n in PINNED), "CLIs installed by tools/install-clis.sh")
     proc = subprocess.run(["bash", str(ROOT / "tools/install-clis.sh")], capture_output=True,
                           text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
     assert "already installed" in proc.stderr
     paths = dict(line.split(" ", 1) for line in proc.stdout.splitlines())
-    assert set(paths) == {"claude", "codex"}
+    assert set(paths) == {"claude", "codex", "qwen"}
     assert all(Path(p).is_file() for p in paths.values())
 
 
