@@ -184,10 +184,16 @@ def write_bundle(run_dir: Path, out: Path, *, environ: Mapping[str, str] | None 
     if not RunDir(run_dir).is_run():
         raise InputError(f"{run_dir} is not a run directory (no evaluation.json and evaluation-binding.json)",
                          file=str(run_dir), fix="pass the folder `pluginbench run` wrote (runs/<run>)")
-    if out.exists() and out.is_dir():
+    if out.is_dir():
         raise InputError(f"{out} is a folder", file=str(out), fix="give -o a file name ending .tar.gz")
+    if out.exists() or out.is_symlink():
+        raise InputError(f"{out} already exists; nothing was written", file=str(out),
+                         fix="remove it, or give -o another file name")
     if not out.parent.is_dir():
         raise InputError(f"{out.parent} does not exist", file=str(out), fix="create the folder first, or give another -o")
+    if _inside(out, run_dir):
+        raise InputError(f"{out} is inside the run directory {run_dir}; a bundle is written beside the run, never into it",
+                         file=str(out), fix="give -o a file outside the run directory")
     forms = credential_forms(delivered_credentials(env))
     paths = host_paths(run_dir, env)
     user = env.get("USER") or env.get("LOGNAME") or _login()
@@ -248,6 +254,11 @@ def write_bundle(run_dir: Path, out: Path, *, environ: Mapping[str, str] | None 
     tmp_out.write_bytes(blob)
     os.replace(tmp_out, out)
     return Bundle(path=str(out), files=len(listed), bytes=len(blob), replaced=kinds, excluded=len(left))
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    real = Path(os.path.realpath(path.parent)) / path.name
+    return real == Path(os.path.realpath(folder)) or Path(os.path.realpath(folder)) in real.parents
 
 
 def _login() -> str | None:

@@ -103,3 +103,15 @@ def test_damaged_or_crafted_bundles_are_refused_by_name(good: tuple[Path, Path],
     res = runner.invoke(app, ["show", str(truncated)])
     assert res.exit_code == 2 and "not a readable bundle" in res.output
     assert runner.invoke(app, ["show", str(archive), CLAUDE_ID]).exit_code == 0
+
+
+def test_bundle_refuses_an_existing_output_or_one_inside_the_run(good: tuple[Path, Path], tmp_path: Path) -> None:
+    """-o naming an existing file, or a file inside the run directory, exits 2 and writes nothing."""
+    run, archive = good
+    before = archive.read_bytes()
+    runner = CliRunner()
+    res = runner.invoke(app, ["bundle", str(run), "-o", str(archive)])
+    assert res.exit_code == 2 and "already exists" in res.output and archive.read_bytes() == before
+    for inside in (run / "inside.tar.gz", run / "report" / "b.tar.gz"):
+        res = runner.invoke(app, ["bundle", str(run), "-o", str(inside)])
+        assert res.exit_code == 2 and "inside the run directory" in res.output and not inside.exists(), res.output
