@@ -206,6 +206,8 @@ def write_bundle(run_dir: Path, out: Path, *, environ: Mapping[str, str] | None 
             left.append((rel, f"over {MAX_FILE >> 20} MiB"))
             continue
         try:
+            if b"\x00" in data:  # UTF-16 and other NUL-holding text would pass the scans unseen
+                raise UnicodeDecodeError("utf-8", data, data.index(b"\x00"), data.index(b"\x00") + 1, "a NUL byte")
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             left.append((rel, "not UTF-8 text (binary files are not scrubbed, so not shared)"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import gzip
 import io
+import json
 import os
 import tarfile
 from collections.abc import Callable
@@ -115,3 +116,20 @@ def test_bundle_refuses_an_existing_output_or_one_inside_the_run(good: tuple[Pat
     for inside in (run / "inside.tar.gz", run / "report" / "b.tar.gz"):
         res = runner.invoke(app, ["bundle", str(run), "-o", str(inside)])
         assert res.exit_code == 2 and "inside the run directory" in res.output and not inside.exists(), res.output
+
+
+def test_text_holding_nul_bytes_is_left_out(good: tuple[Path, Path], tmp_path: Path) -> None:
+    """A UTF-16 file (valid UTF-8 bytes, but the token hides between NULs) is left out, never shipped."""
+    run, _archive = good
+    leak = run / "evidence" / "attempts" / CLAUDE_ID / "grading" / "u16.txt"
+    leak.write_bytes(f"token {TOKEN}\n".encode("utf-16-le"))
+    try:
+        out = tmp_path / "u16.tar.gz"
+        _bundle.write_bundle(run, out, environ={**os.environ, "CLAUDE_CODE_OAUTH_TOKEN": TOKEN})
+        raw = gzip.decompress(out.read_bytes())
+        assert TOKEN.encode("utf-16-le")[:40] not in raw and b"u16.txt" in raw
+        with tarfile.open(out) as tar:
+            manifest = json.loads(tar.extractfile(f"{TOP}/bundle/manifest.json").read())  # type: ignore[union-attr]  # a file
+        assert any(x["path"].endswith("grading/u16.txt") and "not UTF-8" in x["reason"] for x in manifest["left_out"])
+    finally:
+        leak.unlink()
