@@ -43,7 +43,7 @@ from ..errors import BundleRefused, InputError
 from ..harnesses import scan_for_secrets
 from ..rundir import RunDir
 from ._evidence import list_files
-from ._scrub import credential_forms, findings, scrub_text
+from ._scrub import credential_forms, findings, fragment_grams, scrub_text
 
 MANIFEST = "bundle/manifest.json"
 NOTE = "bundle/NOTE.md"
@@ -92,6 +92,13 @@ def delivered_credentials(environ: Mapping[str, str]) -> list[str]:
 
     walk(data)
     return sorted(set(found))
+
+
+def _probe_keys() -> tuple[str, str]:
+    """The probe's fake keys: redacted whole, but too plain to redact piece by piece."""
+    from ..probe import PROBE_ANTHROPIC_KEY, PROBE_OPENAI_KEY
+
+    return PROBE_ANTHROPIC_KEY, PROBE_OPENAI_KEY
 
 
 def host_paths(run_dir: Path, environ: Mapping[str, str]) -> list[tuple[str, str]]:
@@ -194,7 +201,9 @@ def write_bundle(run_dir: Path, out: Path, *, environ: Mapping[str, str] | None 
     if _inside(out, run_dir):
         raise InputError(f"{out} is inside the run directory {run_dir}; a bundle is written beside the run, never into it",
                          file=str(out), fix="give -o a file outside the run directory")
-    forms = credential_forms(delivered_credentials(env))
+    delivered = delivered_credentials(env)
+    forms = credential_forms(delivered)
+    grams = fragment_grams(credential_forms(c for c in delivered if c not in _probe_keys()))
     paths = host_paths(run_dir, env)
     user = env.get("USER") or env.get("LOGNAME") or _login()
     keep, left = _selected(run_dir)
@@ -212,7 +221,7 @@ def write_bundle(run_dir: Path, out: Path, *, environ: Mapping[str, str] | None 
         except UnicodeDecodeError:
             left.append((rel, "not UTF-8 text (binary files are not scrubbed, so not shared)"))
             continue
-        clean, counts = scrub_text(text, forms, paths, user)
+        clean, counts = scrub_text(text, forms, paths, user, grams)
         if counts:
             replaced[rel] = counts
         staged[rel] = clean.encode()
@@ -220,7 +229,7 @@ def write_bundle(run_dir: Path, out: Path, *, environ: Mapping[str, str] | None 
     problems: list[str] = []
     with tempfile.TemporaryDirectory(prefix="pb-bundle-") as tmp:
         for rel, data in staged.items():
-            hits = findings(data.decode(), forms, [p for p, _ in paths], user)
+            hits = findings(data.decode(), forms, [p for p, _ in paths], user, grams)
             if hits:
                 problems.append(f"{rel}: {', '.join(hits)}")
             target = Path(tmp, rel)

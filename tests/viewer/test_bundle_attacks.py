@@ -4,6 +4,7 @@ the member or file named, no traceback and nothing written; NUL-holding text nev
 
 from __future__ import annotations
 
+import base64
 import copy
 import gzip
 import io
@@ -17,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pluginbench.cli import app
-from pluginbench.viewer import _bundle
+from pluginbench.viewer import _bundle, _scrub
 from tests.viewer._fixture import CLAUDE_ID, inspect_run
 
 TOKEN = "sk-ant-oat01-" + "R" * 30 + "attack-test-token"
@@ -133,3 +134,21 @@ def test_text_holding_nul_bytes_is_left_out(good: tuple[Path, Path], tmp_path: P
         assert any(x["path"].endswith("grading/u16.txt") and "not UTF-8" in x["reason"] for x in manifest["left_out"])
     finally:
         leak.unlink()
+
+
+def test_pieces_of_a_delivered_token_cut_by_line_wraps_are_redacted(good: tuple[Path, Path], tmp_path: Path) -> None:
+    """base64 wrapped at 76 columns and a token folded across lines leave no 16-character piece of any form."""
+    run, _archive = good
+    leak = run / "evidence" / "attempts" / CLAUDE_ID / "grading" / "test-stdout.txt"
+    original = leak.read_bytes()
+    wrapped = base64.encodebytes(f"Authorization: {TOKEN}".encode()).decode()
+    leak.write_bytes(original + f"{wrapped}\nfolded: {TOKEN[:33]}\\\n{TOKEN[33:]}\n".encode())
+    try:
+        out = tmp_path / "wrapped.tar.gz"
+        result = _bundle.write_bundle(run, out, environ={**os.environ, "CLAUDE_CODE_OAUTH_TOKEN": TOKEN})
+        raw = gzip.decompress(out.read_bytes()).decode("utf-8", "replace")
+        grams = _scrub.fragment_grams(_scrub.credential_forms([TOKEN]))
+        assert result.replaced.get("piece of a delivered credential", 0) >= 3
+        assert not [g for g in grams if g in raw]
+    finally:
+        leak.write_bytes(original)
