@@ -201,6 +201,23 @@ def _explain(message: str, field: str | None) -> tuple[str, str | None, str]:
     return f"invalid gates file: {message}", field, _DOCS_FIX
 
 
+def _refuse_control_characters(raw: Any, file: str, at: str) -> None:
+    """Names, metrics and task ids are printed to the terminal: an escape sequence (``\\x1b[2J``)
+    or another control character in any key or string of the gates file is refused, naming it."""
+    if isinstance(raw, str):
+        if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in raw):
+            raise InputError(f"{at or 'a value'} holds a control character ({raw!r})", file=file, field=at or None,
+                             fix="use printable text only (no escape sequences, tabs or newlines)")
+    elif isinstance(raw, Mapping):
+        for k, v in raw.items():
+            here = f"{at}.{k}" if at else str(k)
+            _refuse_control_characters(k, file, here)
+            _refuse_control_characters(v, file, here)
+    elif isinstance(raw, list):
+        for i, v in enumerate(raw):
+            _refuse_control_characters(v, file, f"{at}[{i}]")
+
+
 def parse_gates(raw: Any, file: str, metrics: tuple[str, ...] = METRICS) -> GatesFile:
     """Validate a parsed gates file; every error names ``file``, the field and the fix.
     ``metrics``: the metric names a gate may list (the caller adds the registered measures')."""
@@ -217,6 +234,7 @@ def parse_gates(raw: Any, file: str, metrics: tuple[str, ...] = METRICS) -> Gate
             field="count_overlap_passes",
             fix="add count_overlap_passes: true (count them as passes) or false (as fails)",
         )
+    _refuse_control_characters(raw, file, "")
     try:
         parsed = msgspec.convert(raw, GatesFile)
     except msgspec.ValidationError as exc:
