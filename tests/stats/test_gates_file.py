@@ -87,3 +87,13 @@ def test_schema_errors_say_the_allowed_keys_or_values(case, raw, fix) -> None:
         parse_gates(raw, "gates.yaml")
     assert fix in info.value.fix
     assert "Object contains" not in info.value.message and "Invalid enum" not in info.value.message
+
+
+def test_a_rate_metric_named_check_x_prints_as_text_not_an_emoji() -> None:
+    """The CLI consoles print `check:x:` as written (Rich would turn `:x:` into an emoji)."""
+    from pluginbench.cli._common import console, err_console
+
+    for c in (console, err_console):
+        with c.capture() as got:
+            c.print("  check:x: not measured", highlight=False, markup=False)
+        assert "check:x: not measured" in got.get()
