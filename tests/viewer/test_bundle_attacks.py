@@ -152,3 +152,20 @@ def test_pieces_of_a_delivered_token_cut_by_line_wraps_are_redacted(good: tuple[
         assert not [g for g in grams if g in raw]
     finally:
         leak.write_bytes(original)
+
+
+def test_show_prints_escape_sequences_from_evidence_as_text(good: tuple[Path, Path]) -> None:
+    """An ANSI/OSC escape in the verifier's output reaches the terminal as visible \\x1b text, never raw."""
+    run, _archive = good
+    out = run / "evidence" / "attempts" / CLAUDE_ID / "grading" / "test-stdout.txt"
+    original = out.read_bytes() if out.exists() else None
+    out.write_bytes((original or b"") + b"ESC-TEST \x1b]0;retitled\x07 \x1b[2J\n")
+    try:
+        res = CliRunner().invoke(app, ["show", str(run), CLAUDE_ID])
+        assert res.exit_code == 0 and "\x1b" not in res.output and "\x07" not in res.output
+        assert "\\x1b]0;retitled\\x07" in res.output, res.output
+    finally:
+        if original is None:
+            out.unlink()
+        else:
+            out.write_bytes(original)
