@@ -254,9 +254,9 @@ def parse_evaluation(raw: Any, path: Path) -> Evaluation:
             field = _concrete_field(raw, field, _has_type_named(message))
             value = _value_at(raw, field)
             if isinstance(value, str) and _looks_numeric(value):
-                message = (f"{value!r} is text, not a number: YAML reads exponents without a dot "
-                           f"(such as 1e9) and quoted numbers as strings")
-                fix = "write the number in plain digits without quotes, e.g. 1800"
+                message = (f"{value!r} is text, not a number: YAML reads an exponent as a number only with a dot "
+                           f"and a sign (1.0e+9; 1e9 and 1.0e9 are text) and quoted numbers as strings")
+                fix = "write the number in plain digits without quotes (e.g. 1800), or as 1.0e+9"
             else:
                 message = f"wrong type: {message[0].lower()}{message[1:]}"
         raise ConfigError(message, file=str(path), field=field, fix=fix) from None
