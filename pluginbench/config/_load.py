@@ -343,8 +343,11 @@ def _validate_measurements(ev: Evaluation, bad: Any) -> None:
             msgspec.convert(value, value_type, strict=True)
         except msgspec.ValidationError as exc:
             where = str(exc).rpartition(" - at `$")[2].rstrip("`") if " - at `$" in str(exc) else ""
-            raise bad(f"measurement_settings.{key}: {str(exc).partition(' - at ')[0]}",
-                      f"measurement_settings.{key}{where}", f"see {whose}") from None
+            message = str(exc).partition(" - at ")[0]
+            if key == "checks":
+                where = measure_registry.field_named(message, where)
+            raise bad(f"measurement_settings.{key}: {message}", f"measurement_settings.{key}{where}",
+                      f"see {whose}") from None
 
 
 def _validate_stopping(ev: Evaluation, n_tasks: int, bad: Any) -> None:
