@@ -243,6 +243,11 @@ def parse_evaluation(raw: Any, path: Path) -> Evaluation:
             field = f"{field}.{name}" if field else name
             message = f"unknown key '{name}'"
             fix = "remove it or check its spelling; every setting is listed in docs/configuration.md"
+        elif message.startswith("Invalid enum value"):
+            shown = message[len("Invalid enum value "):]
+            field = _concrete_field(raw, field, lambda node: isinstance(node, str) and shown in (repr(node), f"'{node}'"))
+            message = f"invalid value {shown}"
+            fix = "use one of the values docs/configuration.md lists for this field"
         elif message.startswith("Object missing required field"):
             missing = re.search(r"`([^`]+)`", message)
             name = missing.group(1) if missing else "?"
