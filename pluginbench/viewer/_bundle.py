@@ -323,7 +323,7 @@ def _refuse(path: Path, why: str, field: str | None = None) -> InputError:
 def _members(path: Path, tar: tarfile.TarFile) -> str:
     """The one top folder of a bundle's members, after checking each member: a plain file or
     folder (a bundle holds no links or devices), a relative name without ``..`` under that
-    folder, and the unpacked total under :data:`MAX_UNPACKED`."""
+    folder, at most twice :data:`MAX_FILE`, and the unpacked total under :data:`MAX_UNPACKED`."""
     tops: set[str] = set()
     total = 0
     for m in tar.getmembers():
@@ -332,6 +332,8 @@ def _members(path: Path, tar: tarfile.TarFile) -> str:
             raise _refuse(path, f"member {m.name!r} is not a plain relative name", field=m.name)
         if not (m.isfile() or m.isdir()):
             raise _refuse(path, f"member {m.name!r} is a link or a special file", field=m.name)
+        if m.size > 2 * MAX_FILE:  # bundle writes no file over MAX_FILE; the manifest stays far below this
+            raise _refuse(path, f"member {m.name!r} is {m.size:,} bytes, more than a bundle ever holds", field=m.name)
         total += m.size
         if total > MAX_UNPACKED:
             raise _refuse(path, f"it unpacks to over {MAX_UNPACKED >> 30} GiB")

@@ -169,3 +169,15 @@ def test_show_prints_escape_sequences_from_evidence_as_text(good: tuple[Path, Pa
             out.unlink()
         else:
             out.write_bytes(original)
+
+
+def test_a_member_larger_than_a_bundle_holds_is_refused_before_unpacking(good: tuple[Path, Path], tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A member over twice the largest file a bundle writes (a decompression bomb) exits 2 before anything is unpacked."""
+    _run, archive = good
+    with tarfile.open(archive) as tar:
+        largest = max(m.size for m in tar.getmembers())
+    monkeypatch.setattr(_bundle, "MAX_FILE", largest)
+    big = _variant(archive, tmp_path / "big.tar.gz", _same, [(_info(f"{TOP}/zeros.txt", size=2 * largest + 1), b"\0" * (2 * largest + 1))])
+    res = CliRunner().invoke(app, ["show", str(big)])
+    assert res.exit_code == 2 and "more than a bundle ever holds" in res.output and "zeros.txt" in res.output, res.output
