@@ -43,6 +43,7 @@ BAD = [
     ("duplicate names", {"count_overlap_passes": True, "gates": [OK_COUNT, OK_COUNT]}, "gates[1].name", "two gates"),
     ("split named all", {"count_overlap_passes": True, "gates": [OK_COUNT], "splits": {"all": ["a"]}}, "splits.all", "all"),
     ("empty split", {"count_overlap_passes": True, "gates": [OK_COUNT], "splits": {"s": []}}, "splits.s", "no tasks"),
+    ("an exponent YAML reads as text", {"count_overlap_passes": True, "gates": [{**OK_RATIO, "factor": "1e3"}]}, "gates[0].factor", "is text, not a number"),
     ("escape sequence in a gate name", {"count_overlap_passes": True, "gates": [{**OK_COUNT, "name": "\x1b[31mred\x1b]0;t\x07"}]}, "gates[0].name", "control character"),
     ("escape sequence in a split's task", {"count_overlap_passes": True, "gates": [OK_COUNT], "splits": {"s": ["a\x1b[2J"]}}, "splits.s[0]", "control character"),
 ]
