@@ -20,6 +20,7 @@ clone, and every test runs in a default-deny sandbox without network.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 import time
@@ -126,11 +127,18 @@ class MiningReport(msgspec.Struct, frozen=True, kw_only=True):
     candidates: tuple[MinedCandidate, ...]
 
 
-def check_output(out: Path) -> None:
-    """Refuse an output folder that exists or whose parent is missing or not writable (exit 2)."""
+def check_output(out: Path, repo: str | None = None) -> None:
+    """Refuse an output folder that exists, lies inside the mined repository folder, or whose
+    parent is missing or not writable (exit 2)."""
     if out.exists() or out.is_symlink():
         raise ConfigError(f"{out} already exists", field="--out",
                           fix="name a new folder (mining never writes into or over an existing one)")
+    if repo is not None and Path(repo).is_dir():
+        real_repo = Path(os.path.realpath(repo))
+        real_out = Path(os.path.realpath(out.absolute().parent)) / out.name
+        if real_repo == real_out or real_repo in real_out.parents:
+            raise ConfigError(f"{out} is inside the repository {repo} being mined", field="--out",
+                              fix="name a folder outside the repository (tasks written into it would change what is mined)")
     parent = out.absolute().parent
     if parent.exists() and not parent.is_dir():
         raise ConfigError(f"{parent} (parent of --out) is a file, not a folder", field="--out",
@@ -385,7 +393,7 @@ async def mine_history(opts: MineOptions, on_candidate: Callable[[MinedCandidate
     that names no commit, an unusable sandbox) raises :class:`ConfigError` before anything
     is written.
     """
-    check_output(opts.out)
+    check_output(opts.out, opts.repo)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="pluginbench-mine-") as tmp:
         scratch = Path(tmp)

@@ -28,8 +28,9 @@ class _KeepWorkingConsole(Console):
 
 
 # Lines written to a file (run.log, a pipe) are not hard-wrapped at 80 columns.
-console = _KeepWorkingConsole(soft_wrap=not sys.stdout.isatty())
-err_console = _KeepWorkingConsole(stderr=True, soft_wrap=not sys.stderr.isatty())
+# emoji=False: a name such as check:x: is text, never turned into an emoji.
+console = _KeepWorkingConsole(soft_wrap=not sys.stdout.isatty(), emoji=False)
+err_console = _KeepWorkingConsole(stderr=True, soft_wrap=not sys.stderr.isatty(), emoji=False)
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -173,6 +173,28 @@ def facts_view(f: AttemptFacts) -> Group:
     return Group(*parts)
 
 
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0, 9), *range(11, 32), *range(127, 160))}
+
+
+def _printable(value: Any) -> Any:
+    """``value`` with every control character but newline and tab in every string shown as
+    ``\\x1b``: transcripts, verifier output and patches are the agent's and the task's
+    text, and an escape sequence in them must not retitle, clear or recolour the terminal."""
+    if isinstance(value, str):
+        return value.translate(_CONTROL)
+    if isinstance(value, list | tuple):
+        return type(value)(_printable(v) for v in value)
+    if isinstance(value, dict):
+        return {_printable(k): _printable(v) for k, v in value.items()}
+    return value
+
+
+def _printable_struct(value: Any) -> Any:
+    import msgspec
+
+    return msgspec.convert(_printable(msgspec.to_builtins(value)), type(value))
+
+
 @errors_to_exit_codes
 def show_command(
     run: Annotated[Path, typer.Argument(help="A run directory, or a bundle (.tar.gz) made by `pluginbench bundle`.")],
@@ -188,7 +210,7 @@ def show_command(
             if json_out:
                 print_json({"schema_version": 1, "attempts": rows})
             else:
-                console.print(rows_table(rows))
+                console.print(rows_table([_printable_struct(r) for r in rows]))
                 console.print(Text(f"pluginbench show {run} <attempt id> shows one", style="dim"))
             return
         facts = attempt_facts(root, attempt_id)
@@ -198,4 +220,4 @@ def show_command(
             sys.stdout.buffer.write(facts_json(facts) + b"\n")
             sys.stdout.flush()
         else:
-            console.print(facts_view(facts))
+            console.print(facts_view(_printable_struct(facts)))

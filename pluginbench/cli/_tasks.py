@@ -229,6 +229,13 @@ def _pick_dataset(ref: str, registry: str | None, ids: list[str] | None) -> str:
     name, version = parse_dataset_ref(ref)
     if not name:
         raise ConfigError(f"--dataset {ref!r} names no dataset", field="--dataset", fix="give NAME or NAME@VERSION")
+    if version is not None and (not version or "@" in version):
+        raise ConfigError(f"--dataset {ref!r} names no version after '@'" if not version
+                          else f"--dataset {ref!r} has more than one '@'", field="--dataset",
+                          fix="give NAME or NAME@VERSION (e.g. terminal-bench@2.0)")
+    if any(ord(c) < 32 or ord(c) == 127 for c in ref):
+        raise ConfigError(f"--dataset {ref!r} holds a control character", field="--dataset",
+                          fix="give NAME or NAME@VERSION as printable text")
     location = registry or HARBOR_REGISTRY
     if "://" not in location:
         location = os.path.abspath(location)  # the printed block works from any config folder

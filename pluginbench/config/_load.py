@@ -243,6 +243,11 @@ def parse_evaluation(raw: Any, path: Path) -> Evaluation:
             field = f"{field}.{name}" if field else name
             message = f"unknown key '{name}'"
             fix = "remove it or check its spelling; every setting is listed in docs/configuration.md"
+        elif message.startswith("Invalid enum value"):
+            shown = message[len("Invalid enum value "):]
+            field = _concrete_field(raw, field, lambda node: isinstance(node, str) and shown in (repr(node), f"'{node}'"))
+            message = f"invalid value {shown}"
+            fix = "use one of the values docs/configuration.md lists for this field"
         elif message.startswith("Object missing required field"):
             missing = re.search(r"`([^`]+)`", message)
             name = missing.group(1) if missing else "?"
@@ -254,9 +259,9 @@ def parse_evaluation(raw: Any, path: Path) -> Evaluation:
             field = _concrete_field(raw, field, _has_type_named(message))
             value = _value_at(raw, field)
             if isinstance(value, str) and _looks_numeric(value):
-                message = (f"{value!r} is text, not a number: YAML reads exponents without a dot "
-                           f"(such as 1e9) and quoted numbers as strings")
-                fix = "write the number in plain digits without quotes, e.g. 1800"
+                message = (f"{value!r} is text, not a number: YAML reads an exponent as a number only with a dot "
+                           f"and a sign (1.0e+9; 1e9 and 1.0e9 are text) and quoted numbers as strings")
+                fix = "write the number in plain digits without quotes (e.g. 1800), or as 1.0e+9"
             else:
                 message = f"wrong type: {message[0].lower()}{message[1:]}"
         raise ConfigError(message, file=str(path), field=field, fix=fix) from None
@@ -343,8 +348,11 @@ def _validate_measurements(ev: Evaluation, bad: Any) -> None:
             msgspec.convert(value, value_type, strict=True)
         except msgspec.ValidationError as exc:
             where = str(exc).rpartition(" - at `$")[2].rstrip("`") if " - at `$" in str(exc) else ""
-            raise bad(f"measurement_settings.{key}: {str(exc).partition(' - at ')[0]}",
-                      f"measurement_settings.{key}{where}", f"see {whose}") from None
+            message = str(exc).partition(" - at ")[0]
+            if key == "checks":
+                where = measure_registry.field_named(message, where)
+            raise bad(f"measurement_settings.{key}: {message}", f"measurement_settings.{key}{where}",
+                      f"see {whose}") from None
 
 
 def _validate_stopping(ev: Evaluation, n_tasks: int, bad: Any) -> None:

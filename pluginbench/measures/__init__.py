@@ -12,7 +12,7 @@ from . import (
 )
 from ._activation_spec import FIRST_TURN_PREFIX as ACTIVATION_FIRST_TURN_PREFIX
 from ._activation_spec import PREFIX as ACTIVATION_PREFIX
-from ._checks import Check, LlmCheck
+from ._checks import Check, LlmCheck, field_named
 from ._checks_llm import VoteAnswer
 from ._checks_spec import PREFIX as CHECK_PREFIX
 from ._checks_spec import TASK_CHECKS, task_checks
@@ -116,6 +116,7 @@ __all__ = [
     "task_language",
     "unregister",
     "task_checks",
+    "field_named",
     "unregister_general_setting",
     "validate_settings",
     "VoteAnswer",

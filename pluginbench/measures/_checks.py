@@ -21,6 +21,7 @@ Kinds (as Claude Code's plugin eval defines them):
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Literal
 
@@ -39,8 +40,8 @@ class _Check(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
             raise ValueError(f"check name {self.name!r} must be lowercase letters, digits, '_', '.', '-'")
-        if not self.weight >= 0:
-            raise ValueError("weight must be a number >= 0")
+        if not (self.weight >= 0 and math.isfinite(self.weight)):
+            raise ValueError("weight must be a finite number >= 0")
 
 
 def _compiles(pattern: str, field: str) -> None:
@@ -88,6 +89,8 @@ class FileExistsCheck(_Check, frozen=True, tag="file_exists"):
         parts = self.path.split("/")
         if not self.path or self.path.startswith("/") or ".." in parts:
             raise ValueError("path must be relative to the workspace, without '..'")
+        if any(ord(c) < 32 or ord(c) == 127 for c in self.path):
+            raise ValueError("path must be plain text (a control character such as NUL names no file)")
         if self.content_regex is not None:
             _compiles(self.content_regex, "content_regex")
 
@@ -107,6 +110,19 @@ class LlmCheck(_Check, frozen=True, tag="llm"):
 
 
 Check = RegexCheck | ToolUsedCheck | ToolOrderCheck | FileExistsCheck | LlmCheck
+
+_FIELDS = frozenset({"weight", "path", "content_regex", "pattern", "votes", "tools", "rubric"})
+
+
+def field_named(message: str, where: str) -> str:
+    """``where`` (msgspec's ``[0]`` or ``[0].weight``) ending in the field a check's own
+    validation message is about (``weight must be ...`` → ``[0].weight``)."""
+    if not where.endswith("]") and where:
+        return where
+    if message.startswith("check name"):
+        return f"{where}.name"
+    first = message.split(" ", 1)[0]
+    return f"{where}.{first}" if first in _FIELDS else where
 
 
 class Call(msgspec.Struct, frozen=True):

@@ -36,7 +36,7 @@ import msgspec
 
 from ..errors import PatchDoesNotApply, TaskError
 from ..events import Measure
-from ._checks import Call, Check, Evidence, FileExistsCheck, LlmCheck, decide
+from ._checks import Call, Check, Evidence, FileExistsCheck, LlmCheck, decide, field_named
 from ._checks_llm import grade
 from ._port import CollectorInput, Column, MeasureSpec
 from ._registry import register
@@ -161,6 +161,9 @@ def task_checks(task_dir: Path) -> list[Check]:
     """The checks a task folder declares in ``checks.toml`` (``[[checks]]`` tables); none when
     the file is absent. A malformed file raises :class:`TaskError` naming the file and field."""
     path = task_dir / TASK_CHECKS
+    if path.is_dir():
+        raise TaskError(f"{TASK_CHECKS} is a folder, so the task's checks would be silently missing", file=str(path),
+                        field="checks", fix="make checks.toml a file of [[checks]] tables, or remove the folder")
     if not path.is_file():
         return []
     import tomllib
@@ -185,8 +188,9 @@ def task_checks(task_dir: Path) -> list[Check]:
             out.append(msgspec.convert(item, Check, strict=True))
         except msgspec.ValidationError as exc:
             where = str(exc).rpartition(" - at `$")[2].rstrip("`") if " - at `$" in str(exc) else ""
-            raise TaskError(f"{TASK_CHECKS}: {str(exc).partition(' - at ')[0]}", file=file,
-                            field=f"checks[{i}]{where}", fix="see docs/tasks.md#checks") from None
+            message = str(exc).partition(" - at ")[0]
+            raise TaskError(f"{TASK_CHECKS}: {message}", file=file,
+                            field=f"checks[{i}]{field_named(message, where)}", fix="see docs/tasks.md#checks") from None
         if out[-1].name in {c.name for c in out[:-1]}:
             raise TaskError(f"check name '{out[-1].name}' is declared twice", file=file, field=f"checks[{i}].name",
                             fix="give each check its own name")

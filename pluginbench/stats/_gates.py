@@ -201,6 +201,41 @@ def _explain(message: str, field: str | None) -> tuple[str, str | None, str]:
     return f"invalid gates file: {message}", field, _DOCS_FIX
 
 
+def _value_at(raw: Any, field: str | None) -> Any:
+    node = raw
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", field or ""):
+        try:
+            node = node[int(part[1:-1])] if part.startswith("[") else node[part]
+        except (KeyError, IndexError, TypeError, ValueError):
+            return None
+    return node
+
+
+def _numeric(text: str) -> bool:
+    try:
+        float(text.strip())
+    except ValueError:
+        return False
+    return True
+
+
+def _refuse_control_characters(raw: Any, file: str, at: str) -> None:
+    """Names, metrics and task ids are printed to the terminal: an escape sequence (``\\x1b[2J``)
+    or another control character in any key or string of the gates file is refused, naming it."""
+    if isinstance(raw, str):
+        if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in raw):
+            raise InputError(f"{at or 'a value'} holds a control character ({raw!r})", file=file, field=at or None,
+                             fix="use printable text only (no escape sequences, tabs or newlines)")
+    elif isinstance(raw, Mapping):
+        for k, v in raw.items():
+            here = f"{at}.{k}" if at else str(k)
+            _refuse_control_characters(k, file, here)
+            _refuse_control_characters(v, file, here)
+    elif isinstance(raw, list):
+        for i, v in enumerate(raw):
+            _refuse_control_characters(v, file, f"{at}[{i}]")
+
+
 def parse_gates(raw: Any, file: str, metrics: tuple[str, ...] = METRICS) -> GatesFile:
     """Validate a parsed gates file; every error names ``file``, the field and the fix.
     ``metrics``: the metric names a gate may list (the caller adds the registered measures')."""
@@ -217,11 +252,17 @@ def parse_gates(raw: Any, file: str, metrics: tuple[str, ...] = METRICS) -> Gate
             field="count_overlap_passes",
             fix="add count_overlap_passes: true (count them as passes) or false (as fails)",
         )
+    _refuse_control_characters(raw, file, "")
     try:
         parsed = msgspec.convert(raw, GatesFile)
     except msgspec.ValidationError as exc:
         message, field = _field_of(str(exc))
         message, field, fix = _explain(message, field)
+        value = _value_at(raw, field)
+        if message.startswith("wrong type") and isinstance(value, str) and _numeric(value):
+            message = (f"{value!r} is text, not a number: YAML reads an exponent as a number only with a dot "
+                       f"and a sign (1.0e+3; 1e3 and 1.0e3 are text) and quoted numbers as strings")
+            fix = "write the number in plain digits without quotes (e.g. 1.3), or as 1.0e+3"
         raise InputError(message, file=file, field=field, fix=fix) from None
     if not parsed.gates:
         raise InputError(

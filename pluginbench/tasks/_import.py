@@ -29,6 +29,7 @@ service is the harness's own wiring and is dropped; more services are refused.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -311,6 +312,13 @@ def import_task(source: Path, out: Path, fmt: str | None = None, name: str | Non
     if not _NAME.match(name) or "__" in name:
         raise TaskError(f"task name {name!r} is not a usable folder name (letters, digits, '.', '_', '-'; no '__')",
                         file=str(source), field="--name", fix="pass --name with a plain name")
+    if (out.exists() or out.is_symlink()) and not out.is_dir():
+        raise TaskError(f"{out} is not a folder", file=str(out), field="--output",
+                        fix="give --output a folder (it is created when missing)")
+    real_out, real_source = Path(os.path.realpath(out)), Path(os.path.realpath(source))
+    if real_out == real_source or real_source in real_out.parents:
+        raise TaskError(f"{out} is inside the source task folder {source}; the import would write into its source",
+                        file=str(out), field="--output", fix="give --output a folder outside the source")
     dest = out / name
     if dest.exists():
         raise TaskError(f"{dest} already exists", file=str(dest), field="--output",

@@ -43,7 +43,7 @@ from ..errors import BundleRefused, InputError
 from ..harnesses import scan_for_secrets
 from ..rundir import RunDir
 from ._evidence import list_files
-from ._scrub import credential_forms, findings, scrub_text
+from ._scrub import credential_forms, findings, fragment_grams, scrub_text
 
 MANIFEST = "bundle/manifest.json"
 NOTE = "bundle/NOTE.md"
@@ -92,6 +92,13 @@ def delivered_credentials(environ: Mapping[str, str]) -> list[str]:
 
     walk(data)
     return sorted(set(found))
+
+
+def _probe_keys() -> tuple[str, str]:
+    """The probe's fake keys: redacted whole, but too plain to redact piece by piece."""
+    from ..probe import PROBE_ANTHROPIC_KEY, PROBE_OPENAI_KEY
+
+    return PROBE_ANTHROPIC_KEY, PROBE_OPENAI_KEY
 
 
 def host_paths(run_dir: Path, environ: Mapping[str, str]) -> list[tuple[str, str]]:
@@ -184,11 +191,19 @@ def write_bundle(run_dir: Path, out: Path, *, environ: Mapping[str, str] | None 
     if not RunDir(run_dir).is_run():
         raise InputError(f"{run_dir} is not a run directory (no evaluation.json and evaluation-binding.json)",
                          file=str(run_dir), fix="pass the folder `pluginbench run` wrote (runs/<run>)")
-    if out.exists() and out.is_dir():
+    if out.is_dir():
         raise InputError(f"{out} is a folder", file=str(out), fix="give -o a file name ending .tar.gz")
+    if out.exists() or out.is_symlink():
+        raise InputError(f"{out} already exists; nothing was written", file=str(out),
+                         fix="remove it, or give -o another file name")
     if not out.parent.is_dir():
         raise InputError(f"{out.parent} does not exist", file=str(out), fix="create the folder first, or give another -o")
-    forms = credential_forms(delivered_credentials(env))
+    if _inside(out, run_dir):
+        raise InputError(f"{out} is inside the run directory {run_dir}; a bundle is written beside the run, never into it",
+                         file=str(out), fix="give -o a file outside the run directory")
+    delivered = delivered_credentials(env)
+    forms = credential_forms(delivered)
+    grams = fragment_grams(credential_forms(c for c in delivered if c not in _probe_keys()))
     paths = host_paths(run_dir, env)
     user = env.get("USER") or env.get("LOGNAME") or _login()
     keep, left = _selected(run_dir)
@@ -200,11 +215,13 @@ def write_bundle(run_dir: Path, out: Path, *, environ: Mapping[str, str] | None 
             left.append((rel, f"over {MAX_FILE >> 20} MiB"))
             continue
         try:
+            if b"\x00" in data:  # UTF-16 and other NUL-holding text would pass the scans unseen
+                raise UnicodeDecodeError("utf-8", data, data.index(b"\x00"), data.index(b"\x00") + 1, "a NUL byte")
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             left.append((rel, "not UTF-8 text (binary files are not scrubbed, so not shared)"))
             continue
-        clean, counts = scrub_text(text, forms, paths, user)
+        clean, counts = scrub_text(text, forms, paths, user, grams)
         if counts:
             replaced[rel] = counts
         staged[rel] = clean.encode()
@@ -212,7 +229,7 @@ def write_bundle(run_dir: Path, out: Path, *, environ: Mapping[str, str] | None 
     problems: list[str] = []
     with tempfile.TemporaryDirectory(prefix="pb-bundle-") as tmp:
         for rel, data in staged.items():
-            hits = findings(data.decode(), forms, [p for p, _ in paths], user)
+            hits = findings(data.decode(), forms, [p for p, _ in paths], user, grams)
             if hits:
                 problems.append(f"{rel}: {', '.join(hits)}")
             target = Path(tmp, rel)
@@ -248,6 +265,11 @@ def write_bundle(run_dir: Path, out: Path, *, environ: Mapping[str, str] | None 
     tmp_out.write_bytes(blob)
     os.replace(tmp_out, out)
     return Bundle(path=str(out), files=len(listed), bytes=len(blob), replaced=kinds, excluded=len(left))
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    real = Path(os.path.realpath(path.parent)) / path.name
+    return real == Path(os.path.realpath(folder)) or Path(os.path.realpath(folder)) in real.parents
 
 
 def _login() -> str | None:
@@ -289,26 +311,81 @@ def is_bundle(path: Path) -> bool:
     return path.name.endswith((".tar.gz", ".tgz")) and path.is_file()
 
 
+#: The most a bundle may unpack to (every member's size, summed): a bundle is text, well under this.
+MAX_UNPACKED = 4 << 30
+
+
+def _refuse(path: Path, why: str, field: str | None = None) -> InputError:
+    return InputError(f"{path} is not a bundle `pluginbench bundle` wrote: {why}", file=str(path), field=field,
+                      fix="pass the .tar.gz exactly as `pluginbench bundle` wrote it; if it was changed, ask for it again")
+
+
+def _members(path: Path, tar: tarfile.TarFile) -> str:
+    """The one top folder of a bundle's members, after checking each member: a plain file or
+    folder (a bundle holds no links or devices), a relative name without ``..`` under that
+    folder, at most twice :data:`MAX_FILE`, and the unpacked total under :data:`MAX_UNPACKED`."""
+    tops: set[str] = set()
+    total = 0
+    for m in tar.getmembers():
+        parts = m.name.split("/")
+        if m.name.startswith("/") or any(p in ("..", ".") for p in parts) or "\\" in m.name or "\x00" in m.name:
+            raise _refuse(path, f"member {m.name!r} is not a plain relative name", field=m.name)
+        if not (m.isfile() or m.isdir()):
+            raise _refuse(path, f"member {m.name!r} is a link or a special file", field=m.name)
+        if m.size > 2 * MAX_FILE:  # bundle writes no file over MAX_FILE; the manifest stays far below this
+            raise _refuse(path, f"member {m.name!r} is {m.size:,} bytes, more than a bundle ever holds", field=m.name)
+        total += m.size
+        if total > MAX_UNPACKED:
+            raise _refuse(path, f"it unpacks to over {MAX_UNPACKED >> 30} GiB")
+        tops.add(parts[0])
+    if len(tops) != 1:
+        raise _refuse(path, f"it holds {len(tops)} top folders, not one ({', '.join(sorted(tops)[:3]) or 'none'})")
+    return tops.pop()
+
+
+def _manifest_files(path: Path, manifest_path: Path) -> dict[str, str]:
+    """{file: sha256} from a bundle's manifest, or bad input naming what is wrong with it."""
+    try:
+        manifest = json.loads(manifest_path.read_bytes())
+    except (OSError, ValueError) as exc:
+        raise _refuse(path, f"{MANIFEST} is not JSON ({exc})", field=MANIFEST) from exc
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    if not isinstance(files, list):
+        raise _refuse(path, f"{MANIFEST} has no list `files`", field=f"{MANIFEST}: files")
+    out: dict[str, str] = {}
+    for i, entry in enumerate(files):
+        if not (isinstance(entry, dict) and isinstance(entry.get("path"), str) and isinstance(entry.get("sha256"), str)):
+            raise _refuse(path, f"{MANIFEST} files[{i}] is not {{path, sha256}}", field=f"{MANIFEST}: files[{i}]")
+        out[entry["path"]] = entry["sha256"]
+    return out
+
+
 def extract_bundle(path: Path, into: Path) -> Path:
-    """Unpack a bundle into ``into`` (tar's data filter: no links out, no devices, no
-    absolute names), check every file against the manifest, make it read-only; the run folder."""
+    """Unpack a bundle into ``into`` (only plain files and folders under one top folder, and
+    tar's data filter too), check that the files are exactly the manifest's, each with its
+    sha256, make it read-only; the run folder."""
     try:
         with tarfile.open(path, "r:gz") as tar:
+            top = _members(path, tar)
             tar.extractall(into, filter="data")
-    except (tarfile.TarError, OSError, EOFError) as exc:
+    except InputError:
+        raise
+    except (tarfile.TarError, OSError, EOFError, KeyError, ValueError) as exc:
         raise InputError(f"{path} is not a readable bundle ({exc})", file=str(path),
                          fix="pass a .tar.gz written by `pluginbench bundle`") from exc
-    tops = [p for p in into.iterdir() if p.is_dir()]
-    manifest_path = tops[0] / MANIFEST if len(tops) == 1 else None
-    if manifest_path is None or not manifest_path.is_file():
+    root = into / top
+    manifest_path = root / MANIFEST
+    if not root.is_dir() or not manifest_path.is_file():
         raise InputError(f"{path} holds no {MANIFEST}", file=str(path), fix="pass a .tar.gz written by `pluginbench bundle`")
-    root = tops[0]
-    manifest = json.loads(manifest_path.read_text())
-    for entry in manifest.get("files") or []:
-        f = root / entry["path"]
-        if not f.is_file() or hashlib.sha256(f.read_bytes()).hexdigest() != entry["sha256"]:
-            raise InputError(f"{path}: {entry['path']} does not match the manifest's sha256", file=str(path),
-                             field=entry["path"], fix="the bundle was changed after it was written; ask for it again")
+    listed = _manifest_files(path, manifest_path)
+    present = {rel for rel, _size in list_files(root)} - {MANIFEST, NOTE}
+    for rel in sorted(present - set(listed)):
+        raise _refuse(path, f"{rel} is not in the manifest (a file was added after the bundle was written)", field=rel)
+    for rel, sha in sorted(listed.items()):
+        f = root / rel
+        if rel not in present or hashlib.sha256(f.read_bytes()).hexdigest() != sha:
+            raise InputError(f"{path}: {rel} does not match the manifest's sha256", file=str(path),
+                             field=rel, fix="the bundle was changed after it was written; ask for it again")
     for dirpath, dirnames, filenames in os.walk(root):
         for n in filenames:
             os.chmod(os.path.join(dirpath, n), 0o444)

@@ -63,8 +63,27 @@ def credential_forms(secrets: Iterable[str]) -> list[str]:
     return sorted(forms, key=lambda f: (-len(f), f))
 
 
-def scrub_text(text: str, forms: Sequence[str], paths: Sequence[tuple[str, str]], user: str | None) -> tuple[str, dict[str, int]]:
-    """``text`` scrubbed, and how many of each kind were replaced (only kinds that were)."""
+#: A run of this many characters of a credential's form (literal or encoded) found anywhere is
+#: a piece of it: a token cut by a line wrap (``base64`` wraps at 76 columns, a terminal
+#: folds long lines) leaves pieces that no whole form matches.
+FRAGMENT = 16
+_STRIDE = 6  # windows sampled every _STRIDE characters: any piece of FRAGMENT + _STRIDE - 1 or more is found
+_RUN = re.compile(r"[A-Za-z0-9_\-+/=%.~]{" + str(FRAGMENT + _STRIDE - 1) + ",}")
+
+
+def fragment_grams(forms: Iterable[str]) -> frozenset[str]:
+    """Every FRAGMENT-character piece of every form (see :data:`FRAGMENT`)."""
+    return frozenset(f[i:i + FRAGMENT] for f in forms for i in range(len(f) - FRAGMENT + 1))
+
+
+def _holds_piece(run: str, grams: frozenset[str]) -> bool:
+    return any(run[i:i + FRAGMENT] in grams for i in range(0, len(run) - FRAGMENT + 1, _STRIDE))
+
+
+def scrub_text(text: str, forms: Sequence[str], paths: Sequence[tuple[str, str]], user: str | None,
+               grams: frozenset[str] = frozenset()) -> tuple[str, dict[str, int]]:
+    """``text`` scrubbed, and how many of each kind were replaced (only kinds that were);
+    ``grams`` (:func:`fragment_grams` of the real credentials' forms) also redact pieces."""
     counts: dict[str, int] = {}
 
     def bump(kind: str, n: int) -> None:
@@ -76,6 +95,18 @@ def scrub_text(text: str, forms: Sequence[str], paths: Sequence[tuple[str, str]]
         if n:
             text = text.replace(form, CREDENTIAL)
             bump("delivered credential", n)
+    if grams:
+        pieces = 0
+
+        def piece(m: re.Match[str]) -> str:
+            nonlocal pieces
+            if _holds_piece(m.group(0), grams):
+                pieces += 1
+                return CREDENTIAL
+            return m.group(0)
+
+        text = _RUN.sub(piece, text)
+        bump("piece of a delivered credential", pieces)
     for i in _present(text):
         name, pattern = TOKEN_PATTERNS[i]
         text, n = pattern.subn(TOKEN, text)
@@ -95,11 +126,14 @@ def scrub_text(text: str, forms: Sequence[str], paths: Sequence[tuple[str, str]]
     return text, counts
 
 
-def findings(text: str, forms: Sequence[str], paths: Sequence[str], user: str | None) -> list[str]:
+def findings(text: str, forms: Sequence[str], paths: Sequence[str], user: str | None,
+             grams: frozenset[str] = frozenset()) -> list[str]:
     """What a scrubbed text still holds: kinds of credential, token or host path (empty when clean)."""
     out = []
     if any(f in text for f in forms):
         out.append("delivered credential")
+    if grams and any(_holds_piece(m.group(0), grams) for m in _RUN.finditer(text)):
+        out.append("piece of a delivered credential")
     out += [TOKEN_PATTERNS[i][0] for i in _present(text) if TOKEN_PATTERNS[i][1].search(text)]
     out += [f"host path {p}" for p in paths if len(p) > 1 and p in text]
     if user and re.search(rf"(/home/|/Users/){re.escape(user)}\b", text):

@@ -226,13 +226,13 @@ def test_missing_cli_is_said_before_the_paid_run_question(tmp_path: Path, monkey
     assert not (tmp_path / "run").exists()
 
 
-@pytest.mark.parametrize("value", ["1e9", "'1800'"])
+@pytest.mark.parametrize("value", ["1e9", "1.0e9", "'1800'"])
 def test_number_written_as_text(tmp_path: Path, value: str) -> None:
-    """timeout_seconds: 1e9 (text to YAML) says it is text, not "expected int, got str"."""
+    """timeout_seconds: 1e9 or 1.0e9 (text to YAML) says it is text and that 1.0e+9 is a number."""
     config = write_config(tmp_path)
     config.write_text(config.read_text().replace("timeout_seconds: 60", f"timeout_seconds: {value}"))
     code, out = run_cli("check", str(config))
-    assert_refused(code, out, "is text, not a number", "field: timeout_seconds", "plain digits")
+    assert_refused(code, out, "is text, not a number", "field: timeout_seconds", "plain digits", "1.0e+9")
 
 
 def test_timeout_is_bounded(tmp_path: Path) -> None:

@@ -203,3 +203,17 @@ def test_dataset_picks_print_a_dataset_block_that_a_config_accepts(served: TaskR
     validate(parse_evaluation(block | {"runner": {"harness": "nop"}}, Path("e.yaml")), Path("e.yaml"))
     bad = _pick("--dataset", "acme@3", "--registry", str(registry), "--id", "acme/word-wrap", env=env)
     assert bad.returncode == 2 and bad.stdout == "" and "--dataset" in bad.stderr and "1.9, 1.10" in bad.stderr
+
+
+def test_a_malformed_dataset_ref_is_refused_before_any_download(tmp_path: Path) -> None:
+    """--dataset with an empty version, two '@' or an escape sequence exits 2 naming --dataset, reading no registry."""
+    from typer.testing import CliRunner
+
+    from pluginbench.cli import app
+
+    for ref, words in (("acme@", "no version after '@'"), ("acme@1@2", "more than one '@'"),
+                       ("\x1b[31macme@1", "control character")):
+        res = CliRunner().invoke(app, ["tasks", "pick", "--dataset", ref, "--registry", str(tmp_path / "none.json"),
+                                       "--id", "acme/x"])
+        assert res.exit_code == 2 and words in res.output and "--dataset" in res.output, res.output
+        assert "reading the registry index" not in res.output

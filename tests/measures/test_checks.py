@@ -99,6 +99,8 @@ def test_a_check_that_cannot_run_is_unknown_with_the_reason(tmp_path: Path) -> N
     ({"name": "x", "kind": "file_exists", "path": "../etc/passwd"}, "relative to the workspace"),
     ({"name": "Bad Name", "kind": "file_exists", "path": "a"}, "lowercase"),
     ({"name": "x", "kind": "llm_rubric"}, "kind"),
+    ({"name": "x", "kind": "regex", "target": "answer", "pattern": "a", "weight": float("inf")},
+     "field: measurement_settings.checks[0].weight"),
 ])
 def test_bad_check_syntax_is_refused_naming_the_field(tmp_path: Path, check: dict, needle: str) -> None:
     """`pluginbench check` refuses a malformed check with exit 2, naming measurement_settings.checks[0]."""
@@ -192,7 +194,11 @@ def test_checks_declared_in_the_task_folder_apply_to_its_attempts(tmp_path: Path
 
 
 @pytest.mark.parametrize(("text", "field", "needle"), [
-    ('[[checks]]\nname = "x"\nkind = "regex"\ntarget = "answer"\npattern = "("\n', "checks[0]", "regular expression"),
+    ('[[checks]]\nname = "x"\nkind = "regex"\ntarget = "answer"\npattern = "("\n', "checks[0].pattern", "regular expression"),
+    ('[[checks]]\nname = "x"\nkind = "tool_used"\ntool = "A"\nweight = inf\n', "checks[0].weight", "finite number"),
+    ('[[checks]]\nname = "x"\nkind = "tool_used"\ntool = "A"\nweight = nan\n', "checks[0].weight", "finite number"),
+    ('[[checks]]\nname = "x"\nkind = "file_exists"\npath = "a\\u0000b"\n', "checks[0].path", "control character"),
+    ('[[checks]]\nname = "X"\nkind = "tool_used"\ntool = "A"\n', "checks[0].name", "lowercase"),
     ('[[checks]]\nname = "x"\nkind = "nope"\n', "checks[0].kind", "kind"),
     ('[[checks]]\nname = "x"\nkind = "tool_used"\ntool = "A"\n[[checks]]\nname = "x"\nkind = "tool_used"\n'
      'tool = "B"\n', "checks[1].name", "declared twice"),
@@ -207,6 +213,14 @@ def test_a_malformed_task_checks_file_names_its_field(tmp_path: Path, text: str,
         task_checks(tmp_path)
     assert caught.value.field == field and needle in str(caught.value)
     assert caught.value.file == str(tmp_path / "checks.toml")
+
+
+def test_a_checks_toml_folder_is_refused_not_ignored(tmp_path: Path) -> None:
+    """checks.toml made a folder by mistake is refused naming it (the task's checks were silently missing)."""
+    (tmp_path / "checks.toml").mkdir()
+    with pytest.raises(TaskError) as caught:
+        task_checks(tmp_path)
+    assert caught.value.field == "checks" and "is a folder" in str(caught.value)
 
 
 def test_check_refuses_a_bad_task_checks_file(tmp_path: Path) -> None:

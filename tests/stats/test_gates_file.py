@@ -43,6 +43,9 @@ BAD = [
     ("duplicate names", {"count_overlap_passes": True, "gates": [OK_COUNT, OK_COUNT]}, "gates[1].name", "two gates"),
     ("split named all", {"count_overlap_passes": True, "gates": [OK_COUNT], "splits": {"all": ["a"]}}, "splits.all", "all"),
     ("empty split", {"count_overlap_passes": True, "gates": [OK_COUNT], "splits": {"s": []}}, "splits.s", "no tasks"),
+    ("an exponent YAML reads as text", {"count_overlap_passes": True, "gates": [{**OK_RATIO, "factor": "1e3"}]}, "gates[0].factor", "is text, not a number"),
+    ("escape sequence in a gate name", {"count_overlap_passes": True, "gates": [{**OK_COUNT, "name": "\x1b[31mred\x1b]0;t\x07"}]}, "gates[0].name", "control character"),
+    ("escape sequence in a split's task", {"count_overlap_passes": True, "gates": [OK_COUNT], "splits": {"s": ["a\x1b[2J"]}}, "splits.s[0]", "control character"),
 ]
 
 
@@ -85,3 +88,13 @@ def test_schema_errors_say_the_allowed_keys_or_values(case, raw, fix) -> None:
         parse_gates(raw, "gates.yaml")
     assert fix in info.value.fix
     assert "Object contains" not in info.value.message and "Invalid enum" not in info.value.message
+
+
+def test_a_rate_metric_named_check_x_prints_as_text_not_an_emoji() -> None:
+    """The CLI consoles print `check:x:` as written (Rich would turn `:x:` into an emoji)."""
+    from pluginbench.cli._common import console, err_console
+
+    for c in (console, err_console):
+        with c.capture() as got:
+            c.print("  check:x: not measured", highlight=False, markup=False)
+        assert "check:x: not measured" in got.get()

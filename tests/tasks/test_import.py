@@ -117,3 +117,16 @@ def test_an_existing_output_is_refused_and_the_cli_exits_2(tmp_path: Path) -> No
     done = _import(str(OPENBENCH), "--output", str(tmp_path / "out"), "--no-check")
     assert done.returncode == 2 and "--output" in done.stderr and "already exists" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_an_output_inside_the_source_or_a_file_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    """--output inside the source folder (it wrote into the source) or naming a file (a traceback) is refused."""
+    src = _copy(OPENBENCH, tmp_path)
+    before = sorted(p.relative_to(src) for p in src.rglob("*"))
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x")
+    for out, words in ((src, "inside the source"), (src / "workspace", "inside the source"), (a_file, "not a folder")):
+        with pytest.raises(TaskError) as err:
+            import_task(src, out)
+        assert err.value.field == "--output" and words in err.value.message and err.value.fix
+    assert sorted(p.relative_to(src) for p in src.rglob("*")) == before and a_file.read_text() == "x"

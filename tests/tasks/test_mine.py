@@ -135,23 +135,25 @@ def _mine(*args: str) -> tuple[int, str]:
     ("existing-out", "--out", "already exists"),
     ("no-parent", "--out", "does not exist"),
     ("file-parent", "--out", "is a file, not a folder"),
+    ("out-inside-repo", "--out", "is inside the repository"),
 ])
 def test_bad_input_exits_2_naming_the_field_and_writes_nothing(tmp_path: Path, case: str, field: str,
                                                                 words: str) -> None:
-    """Not a repository, a REV naming no commit, an existing or unplaceable output: exit 2, the field, the fix, no files."""
+    """Not a repository, a REV naming no commit, an existing, unplaceable or in-repository output: exit 2, the field, the fix, no files."""
     (tmp_path / "plain").mkdir()
     (tmp_path / "exists").mkdir()
     (tmp_path / "a-file").write_text("x")
     out = {"existing-out": tmp_path / "exists", "no-parent": tmp_path / "nope" / "out",
-           "file-parent": tmp_path / "a-file" / "out"}.get(case, tmp_path / "out")
-    repo = {"not-a-repo": tmp_path / "plain", "missing-repo": tmp_path / "gone"}.get(case, BUNDLE)
+           "file-parent": tmp_path / "a-file" / "out", "out-inside-repo": tmp_path / "plain" / "mined"}.get(case, tmp_path / "out")
+    repo = {"not-a-repo": tmp_path / "plain", "missing-repo": tmp_path / "gone",
+            "out-inside-repo": tmp_path / "plain"}.get(case, BUNDLE)
     extra = ["--since", "no-such-rev"] if case == "bad-since" else []
     before = sorted(p.name for p in tmp_path.iterdir())
     code, output = _mine(str(repo), "--out", str(out), *extra)
     assert code == 2, output
     assert words in output and f"field: {field}" in output and "fix:" in output
     assert sorted(p.name for p in tmp_path.iterdir()) == before
-    assert not any((tmp_path / "exists").iterdir())
+    assert not any((tmp_path / "exists").iterdir()) and not any((tmp_path / "plain").iterdir())
 
 
 SOURCE = "def f(a, b):\n    # a < b is a comment\n    if a < b and True:\n        return a + 1\n    return b\n"

@@ -63,13 +63,13 @@ def _config(treatment: dict) -> ConfigError | None:
 
 def test_config_accepts_an_arm_that_only_removes_the_repository_guidance() -> None:
     """task_owned: remove alone makes a treatment (AGENTbench's no-context-file arm); keep alone is still empty;
-    any other value is refused naming the field."""
+    any other value is refused naming the field with the arm (not treatments[...])."""
     assert _config({"task_owned": "remove"}) is None
     assert _config({"task_owned": "remove", "guidance": ["g.md"]}) is None
     empty = _config({"task_owned": "keep"})
     assert empty is not None and empty.field == "treatments.none"
     wrong = _config({"task_owned": "strip"})
-    assert wrong is not None and "task_owned" in (wrong.field or "") + wrong.message
+    assert wrong is not None and wrong.field == "treatments.none.task_owned" and "invalid value 'strip'" in wrong.message
 
 
 @pytest.fixture
