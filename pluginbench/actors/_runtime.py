@@ -64,8 +64,19 @@ def current_runtime(ev: Evaluation, host_cli_version: str | None = None) -> dict
         from ..environments import backend_of
         from ..errors import EnvironmentFailure
 
-        with contextlib.suppress(EnvironmentFailure):  # preparation's own engine check says why
-            rt.update(anyio.run(backend_of(ev).environment().runtime, backend="asyncio"))  # type: ignore[attr-defined]  # DockerEnvironment's own
+        got: dict[str, str] = {}
+
+        def ask() -> None:
+            with contextlib.suppress(EnvironmentFailure):  # preparation's own engine check says why
+                got.update(anyio.run(backend_of(ev).environment().runtime, backend="asyncio"))  # type: ignore[attr-defined]  # DockerEnvironment's own
+
+        # its own thread: the caller may already run an event loop (a test, the measure command)
+        import threading
+
+        asker = threading.Thread(target=ask, name="pluginbench-engine-runtime")
+        asker.start()
+        asker.join()
+        rt.update(got)
     return rt
 
 

@@ -66,7 +66,8 @@ def _pytest(app: Path, out: Path, env: dict[str, str]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "junit.xml"
         subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
-                        f"--junitxml={report}", "--rootdir", str(app)], cwd=app, env=env, check=False)
+                        f"--junitxml={report}", "--rootdir", str(app)], cwd=app, env=env, check=False,
+                       start_new_session=True)
         outcomes = junit_outcomes(report.read_text(encoding="utf-8")) if report.exists() else {}
         out.write_text(json.dumps(outcomes, sort_keys=True))
 
@@ -103,13 +104,13 @@ def main() -> int:
     runner = config.get("runner", "auto")
     if runner == "auto":
         has_pytest = subprocess.run([sys.executable, "-c", "import pytest"], env=env, capture_output=True,
-                                    check=False).returncode == 0
+                                    check=False, start_new_session=True).returncode == 0
         runner = "pytest" if has_pytest else "unittest"
     if runner == "pytest":
         _pytest(app, results, env)
     else:
         subprocess.run([sys.executable, str(Path(__file__).resolve()), "--unittest", str(app), str(results)],
-                       cwd=app, env=env, check=False)
+                       cwd=app, env=env, check=False, start_new_session=True)
     outcomes: dict[str, str] = json.loads(results.read_text()) if results.exists() else {}
     f2p, p2p = config["f2p"], config["p2p"]
     f2p_passed = sum(1 for t in f2p if outcomes.get(t) == "pass")

@@ -27,6 +27,8 @@ def test_readiness_controls_of_two_tasks_overlap_at_jobs_2(tmp_path: Path, monke
             spans.append((task_id, control, start, time.monotonic()))
 
     monkeypatch.setattr(_preparation, "run_control", timed)
+    # a cache of its own: readiness results another test cached for these tasks would skip the controls
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     rd = create_run(load(write_config(tmp_path, jobs=2, treatments={})), tmp_path / "run")
     state = run_worker(rd.root, handle_signals=False)
     assert state.finished, state.failed

@@ -465,8 +465,11 @@ async def test_left_behind_sandboxes_of_a_run_are_removed_and_others_kept(tmp_pa
     from pluginbench.environments import LocalEnvironment
 
     env = LocalEnvironment(isolation="none", root=tmp_path)
-    mine = tmp_path / "pluginbench-run1-a__b__r1-coding-x1"
-    other = tmp_path / "pluginbench-run2-a__b__r1-coding-x2"
+    # a run id of this test's own: the sweep also removes this run's sandbox cgroups, machine-wide,
+    # and another test (another xdist worker) may run sandboxes of a run called "run1" right now
+    run1, run2 = f"run1-{tmp_path.name[-12:]}", f"run2-{tmp_path.name[-12:]}"
+    mine = tmp_path / f"pluginbench-{run1}-a__b__r1-coding-x1"
+    other = tmp_path / f"pluginbench-{run2}-a__b__r1-coding-x2"
     foreign = tmp_path / "unrelated"
     for d in (mine, other, foreign):
         (d / "app").mkdir(parents=True)
@@ -480,7 +483,7 @@ async def test_left_behind_sandboxes_of_a_run_are_removed_and_others_kept(tmp_pa
         with anyio.fail_after(30):
             while child.pid not in _proctree.marked(f"APP_DIR={mine / 'app'}".encode()):
                 await anyio.sleep(0.01)
-        removed = await env.stop_left_running("run1")
+        removed = await env.stop_left_running(run1)
         assert removed == [f"sandbox folder {mine}"]
         assert not mine.exists() and other.exists() and foreign.exists()
         assert child.wait(timeout=60) == -signal.SIGKILL  # killed by the sweep, not by the finally below

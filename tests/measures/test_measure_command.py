@@ -223,7 +223,8 @@ def test_a_fresh_run_selecting_coverage_collects_it(tmp_path: Path, venv_path) -
     assert got == {"vanilla": 0.2, "tests-first": 0.6}, got
     group = results["code_measures"]["changed_line_coverage"]["python|coverage-py-json 7.17.3"]
     assert group["per_task"]["clamp"]["tests-first"] == {"median": 0.6, "n": 2, "unknown": 0, "reasons": [],
-                                                         "reference": None, "ratio_to_reference": None}
+                                                         "reference": None, "ratio_to_reference": None,
+                                                         "status": "measured", "not_applicable": 0}
     assert group["per_arm"]["vanilla"]["median_of_task_medians"] == 0.2
     # the starting source's coverage ran once for the task (4 attempts), kept as evidence and reused
     shared = tmp_path / "run" / "evidence" / "measure-shared" / "coverage"
