@@ -16,6 +16,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
         ),
         "2": (
             "8d17e110bbd2dd51ac5f6526721e816ce648fc869c82ab537b70a55b9f63ce0d",
+            "3a8bb87ab190c724be406fd888b191f6a517813bb66e14031d426c5032a65954",
         ),
     },
     "cognitive": {
