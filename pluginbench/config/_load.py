@@ -14,6 +14,7 @@ import msgspec
 import yaml
 
 from .. import measures as measure_registry
+from .._parsing import looks_numeric, value_at
 from ..errors import ConfigError
 from ..harness_registry import SpecProblem, harness_class, harness_names
 from ..measures import settings_of, validate_settings
@@ -210,24 +211,6 @@ def _has_type_named(message: str) -> Callable[[Any], bool]:
     return lambda node: isinstance(node, types) and not (bool not in types and isinstance(node, bool))
 
 
-def _value_at(raw: Any, field: str | None) -> Any:
-    node = raw
-    for part in re.findall(r"[^.\[\]]+|\[\d+\]", field or ""):
-        try:
-            node = node[int(part[1:-1])] if part.startswith("[") else node[part]
-        except (KeyError, IndexError, TypeError, ValueError):
-            return None
-    return node
-
-
-def _looks_numeric(text: str) -> bool:
-    try:
-        float(text.strip())
-    except ValueError:
-        return False
-    return True
-
-
 def parse_evaluation(raw: Any, path: Path) -> Evaluation:
     if raw is None:
         raise ConfigError("the config is empty", file=str(path), fix="pluginbench init writes a starter")
@@ -257,8 +240,8 @@ def parse_evaluation(raw: Any, path: Path) -> Evaluation:
             fix = "add it; pluginbench init writes a complete example"
         elif message.startswith("Expected"):
             field = _concrete_field(raw, field, _has_type_named(message))
-            value = _value_at(raw, field)
-            if isinstance(value, str) and _looks_numeric(value):
+            value = value_at(raw, field)
+            if isinstance(value, str) and looks_numeric(value):
                 message = (f"{value!r} is text, not a number: YAML reads an exponent as a number only with a dot "
                            f"and a sign (1.0e+9; 1e9 and 1.0e9 are text) and quoted numbers as strings")
                 fix = "write the number in plain digits without quotes (e.g. 1800), or as 1.0e+9"

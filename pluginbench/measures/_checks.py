@@ -6,7 +6,9 @@ value ``check:<name>`` (1 passed, 0 failed, unknown with the reason when it cann
 
 Kinds (as Claude Code's plugin eval defines them):
 
-* ``regex``: ``pattern`` (Python syntax) searched in ``target``: ``answer`` (the agent's
+* ``regex``: ``pattern`` (Python ``re`` syntax, run by the ``regex`` library so a search is
+  cut off after :data:`SEARCH_SECONDS`: the text searched is the agent's, and an agent can
+  write text on which a pattern with nested repetition backtracks for hours) searched in ``target``: ``answer`` (the agent's
   final message), ``transcript`` (every saved trace, root and subagent, as text) or
   ``patch`` (the canonical ``model.patch``);
 * ``tool_used``: exactly one of ``tool`` (a tool name the agent called), ``skill`` (a
@@ -26,9 +28,12 @@ import re
 from typing import Literal
 
 import msgspec
+import regex
 
 Target = Literal["answer", "transcript", "patch"]
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
+#: how long one check's pattern may search one attempt's text before the check is unknown
+SEARCH_SECONDS = 2.0
 
 
 class _Check(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, tag_field="kind"):
@@ -47,7 +52,8 @@ class _Check(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
 def _compiles(pattern: str, field: str) -> None:
     try:
         re.compile(pattern)
-    except re.error as exc:
+        regex.compile(pattern)
+    except (re.error, regex.error) as exc:
         raise ValueError(f"{field} is not a valid regular expression: {exc}") from None
 
 
@@ -152,7 +158,7 @@ def decide(check: Check, ev: Evidence) -> tuple[bool | None, str | None]:
         text = {"answer": ev.answer, "transcript": ev.transcript, "patch": ev.patch}[check.target]
         if text is None:
             return None, ev.why.get(check.target, f"no {check.target} to search")
-        return re.search(check.pattern, text, re.M) is not None, None
+        return _search(check.pattern, text, f"the {check.target}")
     if isinstance(check, (ToolUsedCheck, ToolOrderCheck)):
         if ev.calls is None:
             return None, ev.why.get("calls", "no saved agent trace to read tool calls from")
@@ -176,4 +182,14 @@ def decide(check: Check, ev: Evidence) -> tuple[bool | None, str | None]:
         return False, None
     if check.content_regex is None:
         return True, None
-    return re.search(check.content_regex, text, re.M) is not None, None
+    return _search(check.content_regex, text, check.path)
+
+
+def _search(pattern: str, text: str, what: str) -> tuple[bool | None, str | None]:
+    """Whether ``pattern`` occurs in ``text`` (multi-line); unknown with the reason when the
+    search runs past :data:`SEARCH_SECONDS` (catastrophic backtracking on the agent's text)."""
+    try:
+        return regex.search(pattern, text, regex.M, timeout=SEARCH_SECONDS) is not None, None
+    except TimeoutError:
+        return None, (f"the pattern searched {what} for more than {SEARCH_SECONDS:g} s and was stopped: "
+                      "nested repetition such as (a+)+ can take exponential time; simplify the pattern")

@@ -259,7 +259,7 @@ CHECKS = register(MeasureSpec(
                "One declared check (check:<name>): 1 passed, 0 failed, unknown when it cannot run.",
                summary=False, table=False),
     ),
-    observer_version="2",
+    observer_version="3",
     collect=collect_checks,
     settings=_settings_type(),
     observer_modules=("pluginbench.measures._checks", "pluginbench.measures._checks_spec",

@@ -18,6 +18,9 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
             "8d17e110bbd2dd51ac5f6526721e816ce648fc869c82ab537b70a55b9f63ce0d",
             "3a8bb87ab190c724be406fd888b191f6a517813bb66e14031d426c5032a65954",
         ),
+        "3": (
+            "e80296f5f7acad9bb9777270253965f7528d91c512e92d50c8dc09abee5d360d",
+        ),
     },
     "cognitive": {
         "1": (
@@ -48,6 +51,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
     "iterations": {
         "2": (
             "2391cef08222873a15e6745dd473e7e7501b7bceb926de97eebc8971c1644fa7",
+            "087ce655f87b7311ca27945dcaea0d16764881515327300c90f9d0bb4a6d1a11",
         ),
     },
 }

@@ -26,6 +26,7 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
 
+from .._parsing import json_lines
 from ._shell import lex, verification_tool
 
 EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
@@ -53,24 +54,6 @@ class Trace(NamedTuple):
     actions: tuple[Command | Edit, ...]
     #: why a count from this trace could be wrong (a torn line that may hide a command...)
     problems: tuple[str, ...] = ()
-
-
-def _jsonl(text: str) -> tuple[list[dict[str, Any]], list[str]]:
-    objs: list[dict[str, Any]] = []
-    bad: list[str] = []
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            bad.append(line)
-            continue
-        if isinstance(obj, dict):
-            objs.append(obj)
-        else:
-            bad.append(line)
-    return objs, bad
 
 
 def workspace_relative(path: str, workspace: str | None) -> str | None:
@@ -102,7 +85,7 @@ def _result_text(content: object) -> str:
 def claude_trace(text: str, name: str, denied: frozenset[str] = frozenset()) -> tuple[Trace, int]:
     """One Claude Code session transcript (root or subagent) and how many subagents it
     started. ``denied`` holds the tool use ids the stream's ``permission_denials`` list."""
-    objs, bad = _jsonl(text)
+    objs, bad = json_lines(text)
     workspace = next((o["cwd"] for o in objs if isinstance(o.get("cwd"), str)), None)
     uses: list[tuple[str, str, dict[str, Any]]] = []  # (id, tool, input) in order
     results: dict[str, tuple[dict[str, Any], object]] = {}  # id -> (block, toolUseResult)
@@ -163,7 +146,7 @@ def claude_trace(text: str, name: str, denied: frozenset[str] = frozenset()) -> 
 
 def claude_denials(stdout_text: str) -> frozenset[str]:
     """Tool use ids the stream-json ``result`` lists under ``permission_denials``."""
-    objs, _ = _jsonl(stdout_text)
+    objs, _ = json_lines(stdout_text)
     out: set[str] = set()
     for o in objs:
         if o.get("type") == "result":
@@ -197,7 +180,7 @@ def _patch_paths(patch: str) -> list[str]:
 
 def codex_rollout_trace(text: str, name: str) -> tuple[Trace, int]:
     """One Codex session rollout; also how many subagents it spawned."""
-    objs, bad = _jsonl(text)
+    objs, bad = json_lines(text)
     workspace = None
     calls: list[tuple[str, str, Any]] = []  # (call_id, name, arguments or input)
     outputs: dict[str, str] = {}
@@ -280,7 +263,7 @@ def codex_exec_trace(text: str, name: str = "stdout", workspace: str | None = No
     """The root trace from ``codex exec --json`` stdout (when no rollout was saved).
     ``workspace`` is the ``-C`` folder of the launch; without it an absolute edit path may
     or may not be in the workspace, so its edit has no known outcome."""
-    objs, bad = _jsonl(text)
+    objs, bad = json_lines(text)
     started: dict[str, dict[str, Any]] = {}
     done: dict[str, dict[str, Any]] = {}
     order: list[str] = []

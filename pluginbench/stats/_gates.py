@@ -31,6 +31,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from .._parsing import looks_numeric, value_at
 from ..errors import InputError
 
 #: Metric names a gate may list, as the measure table prints them.
@@ -201,24 +202,6 @@ def _explain(message: str, field: str | None) -> tuple[str, str | None, str]:
     return f"invalid gates file: {message}", field, _DOCS_FIX
 
 
-def _value_at(raw: Any, field: str | None) -> Any:
-    node = raw
-    for part in re.findall(r"[^.\[\]]+|\[\d+\]", field or ""):
-        try:
-            node = node[int(part[1:-1])] if part.startswith("[") else node[part]
-        except (KeyError, IndexError, TypeError, ValueError):
-            return None
-    return node
-
-
-def _numeric(text: str) -> bool:
-    try:
-        float(text.strip())
-    except ValueError:
-        return False
-    return True
-
-
 def _refuse_control_characters(raw: Any, file: str, at: str) -> None:
     """Names, metrics and task ids are printed to the terminal: an escape sequence (``\\x1b[2J``)
     or another control character in any key or string of the gates file is refused, naming it."""
@@ -258,8 +241,8 @@ def parse_gates(raw: Any, file: str, metrics: tuple[str, ...] = METRICS) -> Gate
     except msgspec.ValidationError as exc:
         message, field = _field_of(str(exc))
         message, field, fix = _explain(message, field)
-        value = _value_at(raw, field)
-        if message.startswith("wrong type") and isinstance(value, str) and _numeric(value):
+        value = value_at(raw, field)
+        if message.startswith("wrong type") and isinstance(value, str) and looks_numeric(value):
             message = (f"{value!r} is text, not a number: YAML reads an exponent as a number only with a dot "
                        f"and a sign (1.0e+3; 1e3 and 1.0e3 are text) and quoted numbers as strings")
             fix = "write the number in plain digits without quotes (e.g. 1.3), or as 1.0e+3"

@@ -31,6 +31,7 @@ from typing import Any
 
 import msgspec
 
+from .._parsing import json_lines
 from ..measures import SUBAGENT_TOOLS, unwrap_shell
 
 #: Characters of a tool input or output kept in a step (the rest is cut, and says so).
@@ -69,28 +70,6 @@ class Timeline(msgspec.Struct, frozen=True, kw_only=True):
     root: Thread | None
     retries: tuple[Retry, ...] = ()
     notes: tuple[str, ...] = ()  # what could not be read or linked
-
-
-def _jsonl(text: str) -> tuple[list[dict[str, Any]], list[str]]:
-    """JSON objects of the lines, and the lines that are not one (a torn last line...)."""
-    objs: list[dict[str, Any]] = []
-    bad: list[str] = []
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        try:
-            obj = _DECODE(line)
-        except (msgspec.DecodeError, ValueError):
-            bad.append(line)
-            continue
-        if isinstance(obj, dict):
-            objs.append(obj)
-        else:
-            bad.append(line)
-    return objs, bad
-
-
-_DECODE = msgspec.json.Decoder().decode
 
 
 def _result_text(content: object) -> str:
@@ -244,7 +223,7 @@ def claude_timeline(text: str, name: str, subagents: Sequence[tuple[str, str]] =
     """A Claude Code session from its transcript or stream-json ``text``; ``subagents`` are
     (name, text) of saved subagent transcripts; ``stream`` is stdout.jsonl when ``text``
     is a transcript (for the retries)."""
-    objs, bad = _jsonl(text)
+    objs, bad = json_lines(text)
     threads: dict[str | None, _ClaudeThread] = {None: _ClaudeThread(name)}
     retries: list[Retry] = []
     for o in objs:
@@ -261,10 +240,10 @@ def claude_timeline(text: str, name: str, subagents: Sequence[tuple[str, str]] =
         elif o.get("type") == "system" and o.get("subtype") == "api_retry":
             t.retry(o)
     if stream is not None:
-        for o in _jsonl(stream)[0]:
+        for o in json_lines(stream)[0]:
             if o.get("type") == "system" and o.get("subtype") == "api_retry":
                 threads[None].retry(o)
-    for o in [*objs, *(_jsonl(stream)[0] if stream else [])]:
+    for o in [*objs, *(json_lines(stream)[0] if stream else [])]:
         if o.get("type") == "system" and o.get("subtype") == "api_retry":
             st = o.get("error_status")
             retries.append(Retry(attempt=o.get("attempt") if isinstance(o.get("attempt"), int) else None,
@@ -286,7 +265,7 @@ def claude_timeline(text: str, name: str, subagents: Sequence[tuple[str, str]] =
 
 def _codex_thread(text: str, name: str) -> tuple[Thread, str | None, str | None, int]:
     """(thread, its session id, its parent thread id, unreadable lines) of one rollout."""
-    objs, bad = _jsonl(text)
+    objs, bad = json_lines(text)
     steps: list[dict[str, Any]] = []
     by_call: dict[str, dict[str, Any]] = {}
     first_of: dict[int, dict[str, Any]] = {}  # turn -> its first step
@@ -432,7 +411,7 @@ def codex_timeline(rollouts: Sequence[tuple[str, str]], stdout: str | None = Non
 
 def _codex_retries(stdout: str) -> tuple[Retry, ...]:
     out = []
-    for o in _jsonl(stdout)[0]:
+    for o in json_lines(stdout)[0]:
         if o.get("type") == "error" and str(o.get("message", "")).startswith("Reconnecting"):
             msg = str(o["message"])
             n = None
@@ -445,7 +424,7 @@ def _codex_retries(stdout: str) -> tuple[Retry, ...]:
 
 
 def _codex_exec_thread(stdout: str) -> Thread:
-    objs, _bad = _jsonl(stdout)
+    objs, _bad = json_lines(stdout)
     items: dict[str, dict[str, Any]] = {}
     order: list[str] = []
     for o in objs:

@@ -241,3 +241,18 @@ def test_check_refuses_a_bad_task_checks_file(tmp_path: Path) -> None:
     (tasks / "word-wrap" / "checks.toml").write_text('[[checks]]\nname = "x"\nkind = "file_exists"\npath = "/etc"\n')
     code, out = run_cli("check", str(config), "--no-readiness")
     assert_refused(code, out, "checks.toml", "checks[0]", "relative to the workspace")
+
+
+def test_a_pattern_that_backtracks_on_the_agents_text_is_unknown_not_a_hang(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A regex check whose pattern backtracks catastrophically on text the agent wrote is stopped
+    after the time limit and is unknown with the reason; the collector never hangs on it."""
+    from pluginbench.measures import _checks
+
+    monkeypatch.setattr(_checks, "SEARCH_SECONDS", 0.2)
+    check = msgspec.convert({"kind": "regex", "name": "slow", "target": "answer", "pattern": r"(x+x+)+y"}, Check)
+    evidence = _checks.Evidence(answer="x" * 5000, transcript=None, patch="", calls=None, files=None)
+    passed, why = _checks.decide(check, evidence)
+    assert passed is None
+    assert why is not None and "more than 0.2 s" in why and "simplify the pattern" in why
+    fast = msgspec.convert({"kind": "regex", "name": "fast", "target": "answer", "pattern": r"^x+$"}, Check)
+    assert _checks.decide(fast, evidence) == (True, None)
