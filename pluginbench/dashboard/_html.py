@@ -103,6 +103,8 @@ def runs_fragment(rows: list[RunsRow]) -> str:
             phase += f'<div class="err">{escape(r.error)}</div>'
         completed = None if r.completed is None else f"{r.completed} of {r.total}"
         tokens = None if r.tokens is None else (f"≥ {r.tokens:,}" if r.tokens_lower_bound else f"{r.tokens:,}")
+        if tokens is None and r.running and r.tokens_so_far is not None:
+            tokens = _so_far(r.tokens_so_far, r.tokens_so_far_attempts)
         out.append(
             f'<tr data-run="{escape(r.key)}"><td><a href="/run/{quote(r.key)}">{escape(r.name)}</a>'
             f'<div class="muted">{escape(r.path)}</div></td><td>{phase}</td>'
@@ -181,9 +183,17 @@ def _owner(m: RunPage) -> str:
     return "no live owner"
 
 
+def _so_far(total: int, attempts: int) -> str:
+    """The spend of the complete attempts while others still run (never called the total)."""
+    return f"{total:,} so far ({attempts} complete)"
+
+
 def _tokens(t: Mapping[str, Any]) -> str:
     total = t.get("total_tokens")
     if total is None:
+        so_far = t.get("complete_total_tokens")
+        if t.get("running_attempts") and so_far is not None:
+            return _so_far(so_far, int(t.get("complete_attempts") or 0))
         return "unknown"
     return ("≥ " if t.get("lower_bound") else "") + f"{total:,}"
 

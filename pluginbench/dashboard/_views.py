@@ -53,6 +53,10 @@ class RunsRow(msgspec.Struct, frozen=True, kw_only=True):
     outcomes: dict[str, int]
     tokens: int | None
     tokens_lower_bound: bool
+    #: while attempts run (``tokens`` unknown): the complete attempts' total and how many
+    #: they are, as status shows it; ``None`` when one of them did not measure it
+    tokens_so_far: int | None = None
+    tokens_so_far_attempts: int = 0
     harness: str | None
     model: str | None
     effort: str | None
@@ -86,6 +90,8 @@ def _runs_row(src: RunSource) -> RunsRow:
         outcomes={k: v for k, v in (s.get("outcomes") or {}).items() if v},
         tokens=tokens.get("total_tokens"),
         tokens_lower_bound=bool(tokens.get("lower_bound")),
+        tokens_so_far=tokens.get("complete_total_tokens"),
+        tokens_so_far_attempts=int(tokens.get("complete_attempts") or 0),
         harness=s.get("harness"),
         model=s.get("model"),
         effort=s.get("reasoning"),

@@ -295,3 +295,23 @@ def test_runs_and_run_views_show_the_reports_verdict(tmp_path: Path) -> None:
     assert page.index('id="verdict"') < page.index('id="attempts"') and escape(headline) in page
     bare = source(synthetic_run(tmp_path / "b", report=False))
     assert "no report" in runs_fragment(runs_model([bare]))
+
+
+def test_a_running_runs_tokens_say_what_the_complete_attempts_spent_so_far(tmp_path: Path) -> None:
+    """While attempts run, the Runs row and the arm totals show the complete attempts' tokens
+    "so far" with their count, as status does, instead of unknown; a finished run never does."""
+    b = source(synthetic_run(tmp_path / "b", name="beta"))
+    status = b.status or {}
+    tokens = {**(status.get("tokens") or {}), "total_tokens": None, "complete_total_tokens": 1234,
+              "complete_attempts": 3, "running_attempts": 2}
+    running = RunSource(**{**{f: getattr(b, f) for f in b.__struct_fields__},
+                           "status": {**status, "active": True, "tokens": tokens}})
+    html = runs_fragment(runs_model([running]))
+    assert "1,234 so far (3 complete)" in html
+    finished = RunSource(**{**{f: getattr(b, f) for f in b.__struct_fields__},
+                            "status": {**status, "active": False, "tokens": tokens}})
+    assert "so far" not in runs_fragment(runs_model([finished]))
+    from pluginbench.dashboard._html import _tokens
+
+    assert _tokens(tokens) == "1,234 so far (3 complete)"
+    assert _tokens({**tokens, "running_attempts": 0}) == "unknown"
