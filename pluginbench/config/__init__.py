@@ -16,12 +16,11 @@ from ._load import (
     LoadedConfig,
     llm_check_problem,
     load,
-    parse_evaluation,
     reviewer_spec_problem,
-    safe_load_unique,
     to_builtins,
     validate,
 )
+from ._parse import parse_evaluation, safe_load_unique
 from ._schema import (
     Capabilities,
     DatasetSource,
