@@ -14,6 +14,7 @@ from ._activation_spec import FIRST_TURN_PREFIX as ACTIVATION_FIRST_TURN_PREFIX
 from ._activation_spec import PREFIX as ACTIVATION_PREFIX
 from ._checks import Check, LlmCheck, field_named
 from ._checks_llm import VoteAnswer
+from ._checks_spec import GRADER_TOKENS as CHECK_GRADER_TOKENS
 from ._checks_spec import PREFIX as CHECK_PREFIX
 from ._checks_spec import TASK_CHECKS, task_checks
 from ._coverage_changed import COVERAGE_METRICS, METRIC_UNITS, CoverageContext, changed_coverage
@@ -65,6 +66,7 @@ __all__ = [
     "unwrap_shell",
     "ACTIVATION_FIRST_TURN_PREFIX",
     "ACTIVATION_PREFIX",
+    "CHECK_GRADER_TOKENS",
     "CHECK_PREFIX",
     "COVERAGE_METRICS",
     "Check",

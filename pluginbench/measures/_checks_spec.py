@@ -238,8 +238,31 @@ async def collect_checks(inp: CollectorInput) -> dict[str, Measure]:
     else:
         out["checks_score"] = Measure(value=round(math.fsum(c.weight for c, r in zip(checks, results, strict=True)
                                                             if r["passed"]) / total, 6), unit="share")
+    if any(isinstance(c, LlmCheck) for c in checks):
+        out[GRADER_TOKENS] = grader_tokens([{**v, "check": r["name"]} for r in results for v in r.get("votes") or []])
     (inp.work_dir / "checks.json").write_text(json.dumps({"checks": results}, indent=2, sort_keys=True) + "\n")
     return out
+
+
+#: the value that counts the llm checks' grader calls on one attempt (apart from coding usage)
+GRADER_TOKENS = "checks_grader_tokens"
+
+
+def grader_tokens(votes: list[dict[str, Any]]) -> Measure:
+    """The total tokens of an attempt's llm-check votes: a sum only when every vote's usage is
+    exact with a total, else unknown with the first reason (a floor or a partial sum is never
+    passed off as the total)."""
+    total = 0
+    for v in votes:
+        usage = v.get("usage") or {}
+        tokens = usage.get("total_tokens")
+        if not isinstance(tokens, int) or usage.get("status") != "exact":
+            why = usage.get("reason") or f"its usage is {usage.get('status') or 'not recorded'}"
+            floor = f", at least {tokens:,} tokens" if isinstance(tokens, int) else ""
+            return Measure(value=None, unit="tokens", status="unknown",
+                           reason=f"vote {v.get('vote')} of llm check {v.get('check')!r} has no exact token total ({why}{floor})")
+        total += tokens
+    return Measure(value=total, unit="tokens")
 
 
 def _settings_type() -> Mapping[str, Any]:
@@ -253,6 +276,10 @@ CHECKS = register(MeasureSpec(
     columns=(
         Column("checks_score", "share", "checks", "Weighted share of the declared checks that passed.",
                "checks_score", summary=False),
+        Column(GRADER_TOKENS, "tokens", "checks",
+               "Tokens the llm checks' grader calls used on this attempt (all votes; the reviewer's CLI, counted "
+               "apart from coding usage); only when an llm check is declared.",
+               None, summary=False, table=False),
     ),
     families=(
         Column(PREFIX, "pass", "check",

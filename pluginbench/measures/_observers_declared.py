@@ -19,7 +19,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
             "3a8bb87ab190c724be406fd888b191f6a517813bb66e14031d426c5032a65954",
         ),
         "3": (
-            "e80296f5f7acad9bb9777270253965f7528d91c512e92d50c8dc09abee5d360d",
+            "81686857e8b955e4014f90f7f9683a4ed24b8f2f7395479e7c12861d020e02ee",
         ),
     },
     "cognitive": {

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from html import escape
 from typing import Any
 
+from ..measures import CHECK_GRADER_TOKENS as GRADER_TOKENS
 from ..measures import CHECK_PREFIX as PREFIX
 
 MEASURE = "checks"
@@ -50,7 +51,25 @@ def checks_section(rows: Iterable[Mapping[str, Any]], arms: Iterable[str],
                          "rate": round(passed / known, 6) if known else None,
                          "unknown_reasons": sorted({str(w) for w in unknown})[:5]}
         per_arm[arm] = out
-    return {"names": names, "per_arm": per_arm, "note": NOTE}
+    out_doc: dict[str, Any] = {"names": names, "per_arm": per_arm, "note": NOTE}
+    grader = _grader(by_arm, arms)
+    if grader is not None:
+        out_doc["grader"] = grader
+    return out_doc
+
+
+def _grader(by_arm: Mapping[str, list[Mapping[str, Any]]], arms: Iterable[str]) -> dict[str, Any] | None:
+    """Per arm: the llm checks' grader tokens over the attempts that had one; None when none did."""
+    out: dict[str, Any] = {}
+    for arm in arms:
+        rows = [r for r in by_arm.get(arm, []) if GRADER_TOKENS in (r.get("measures") or {})]
+        if not rows:
+            continue
+        cells = [_cell(r, GRADER_TOKENS) for r in rows]
+        unknown = sorted({str(why) for v, why in cells if v is None})
+        out[arm] = {"attempts": len(rows), "total_tokens": None if unknown else int(sum(v or 0 for v, _ in cells)),
+                    "unknown_reasons": unknown[:5]}
+    return out or None
 
 
 def checks_html(doc: Mapping[str, Any]) -> str:
@@ -76,6 +95,18 @@ def checks_html(doc: Mapping[str, Any]) -> str:
                 shown += f' <span class="unknown" title="{escape(why)}">+{c["unknown"]} unknown</span>'
             cells.append(f"<td>{shown}</td>")
         body.append(f"<tr><th>check:{escape(name)}</th>{''.join(cells)}</tr>")
+    grader = sec.get("grader") or {}
+    if grader:
+        def tokens(g: Mapping[str, Any] | None) -> str:
+            if g is None:
+                return "<td></td>"
+            if g["total_tokens"] is None:
+                why = "; ".join(g["unknown_reasons"])
+                return f'<td><span class="unknown" title="{escape(why)}">unknown</span></td>'
+            return f'<td class="num">{g["total_tokens"]:,} ({g["attempts"]} attempts)</td>'
+        body.append('<tr class="grader"><th title="the reviewer CLI\'s calls for the llm checks; counted apart from '
+                    'coding usage and not in the cost ceiling">llm grader tokens</th>'
+                    + "".join(tokens(grader.get(a)) for a in arms) + "</tr>")
     return (f'<p class="note">{escape(NOTE)} Share of attempts that passed each check (passed/known); '
             "an unknown is never a fail.</p>"
             f'<table class="checks"><thead><tr><th>check</th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>')

@@ -60,7 +60,14 @@ class CheckCounts(_Strict, frozen=True):
     unknown_reasons: Annotated[list[str], Meta(description="Distinct reasons of the unknowns (at most 5).")]
 
 
+class GraderTokens(_Strict, frozen=True):
+    attempts: Annotated[int, Meta(description="Attempts of the arm whose llm checks were graded.")]
+    total_tokens: Annotated[int | None, Meta(description="Their grader calls' tokens; `null` (unknown) when any attempt's total is unknown, never a partial sum.")]
+    unknown_reasons: Annotated[list[str], Meta(description="Distinct reasons of the unknown totals (at most 5).")]
+
+
 class Checks(_Strict, frozen=True):
     names: Annotated[list[str], Meta(description="Every check name seen (`check:<name>` values), sorted.")]
     per_arm: Annotated[dict[str, dict[str, CheckCounts]], Meta(description="Arm → check name → its counts.")]
     note: Annotated[str, Meta(description="Checks never change correctness.")]
+    grader: Annotated[dict[str, GraderTokens] | None, Meta(description="Arm → the tokens the llm checks' grader calls used on its attempts (the reviewer's CLI; counted apart from coding usage and not in the cost ceiling); absent when no attempt has an llm check.")] = None

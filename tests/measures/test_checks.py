@@ -113,7 +113,7 @@ def test_bad_check_syntax_is_refused_naming_the_field(tmp_path: Path, check: dic
 def test_checks_register_beside_correctness() -> None:
     """`checks` is an opt-in registered measure whose values are columns of their own, never the outcome."""
     assert not CHECKS.default and CHECKS.families[0].metric == "check:"
-    assert [c.metric for c in CHECKS.columns] == ["checks_score"]
+    assert [c.metric for c in CHECKS.columns] == ["checks_score", "checks_grader_tokens"]
 
 
 @pytest.mark.parametrize(("check", "needle"), [
@@ -256,3 +256,48 @@ def test_a_pattern_that_backtracks_on_the_agents_text_is_unknown_not_a_hang(monk
     assert why is not None and "more than 0.2 s" in why and "simplify the pattern" in why
     fast = msgspec.convert({"kind": "regex", "name": "fast", "target": "answer", "pattern": r"^x+$"}, Check)
     assert _checks.decide(fast, evidence) == (True, None)
+
+
+@pytest.mark.parametrize(("usages", "value", "needle"), [
+    ([{"status": "exact", "total_tokens": 820}, {"status": "exact", "total_tokens": 805}], 1625, None),
+    ([{"status": "exact", "total_tokens": 820}, {"status": "unknown", "reason": "provider stop"}], None, "provider stop"),
+    ([{"status": "lower_bound", "total_tokens": 700}], None, "at least 700 tokens"),
+    ([{"status": "exact", "total_tokens": None}], None, "vote 1 of llm check 'c'"),
+    ([{}], None, "not recorded"),
+])
+def test_grader_tokens_sum_only_exact_totals(usages: list, value: int | None, needle: str | None) -> None:
+    """The llm checks' grader tokens are the sum of the votes' totals only when every one is exact; otherwise
+    unknown naming the vote and why, never a partial sum or a floor passed off as the total."""
+    from pluginbench.measures._checks_spec import grader_tokens
+
+    got = grader_tokens([{"vote": i + 1, "check": "c", "usage": u} for i, u in enumerate(usages)])
+    assert got.value == value and got.unit == "tokens"
+    if needle is None:
+        assert got.status == "measured"
+    else:
+        assert got.status == "unknown" and needle in (got.reason or "")
+
+
+def test_the_report_counts_grader_tokens_per_arm_apart_from_coding() -> None:
+    """results.json checks.grader sums each arm's grader tokens over the attempts that had an llm check, is
+    unknown with the reason when one total is unknown, and is absent when no attempt had an llm check."""
+    from pluginbench.projections._report_checks import checks_html, checks_section
+
+    def row(arm: str, grader: dict | None) -> dict:
+        measures = {"check:c": {"value": 1, "status": "measured"}}
+        if grader is not None:
+            measures["checks_grader_tokens"] = grader
+        return {"state": "complete", "arm": arm, "measures": measures}
+
+    rows = [row("vanilla", {"value": 100, "status": "measured"}), row("vanilla", {"value": 50, "status": "measured"}),
+            row("pkg", {"value": None, "status": "unknown", "reason": "vote 2 of an llm check has no exact token total"}),
+            row("pkg", {"value": 70, "status": "measured"})]
+    sec = checks_section(rows, ["vanilla", "pkg"], ["checks"])
+    assert sec is not None and sec["grader"] == {
+        "vanilla": {"attempts": 2, "total_tokens": 150, "unknown_reasons": []},
+        "pkg": {"attempts": 2, "total_tokens": None,
+                "unknown_reasons": ["vote 2 of an llm check has no exact token total"]}}
+    html = checks_html({"checks": sec, "arms": ["vanilla", "pkg"]})
+    assert "llm grader tokens" in html and "150 (2 attempts)" in html and ">unknown<" in html
+    plain = checks_section([row("vanilla", None)], ["vanilla"], ["checks"])
+    assert plain is not None and "grader" not in plain

@@ -94,6 +94,12 @@ async def test_llm_check_takes_the_majority_of_three_real_cli_votes(tmp_path: Pa
     assert reason.startswith("no majority of 3 votes: 0 pass, 1 fail, 2 unknown"), reason
     assert "vote 2: provider stop" in reason and "vote 3: malformed vote" in reason
     assert values["checks_score"].status == "unknown"
+    grader = values["checks_grader_tokens"]
+    if harness == "claude":  # Claude Code reports the refused call as exactly 0: the sum is what the probe served
+        assert (grader.status, grader.value) == ("measured", 800 + 20 + 0 + 800 + 9)
+    else:  # Codex reports no usage for the failed turn: unknown naming it, never a partial sum
+        assert grader.status == "unknown" and grader.value is None
+        assert "vote 2 of llm check 'split'" in (grader.reason or "")
     saved = json.loads((inp.work_dir / "checks.json").read_text())["checks"]
     by = {c["name"]: c for c in saved}
     assert [v["verdict"] for v in by["split"]["votes"]] == ["fail", None, None]
