@@ -15,11 +15,13 @@ from typing import Any
 from .. import stats
 from ..harness_registry import runs_no_agent_cli
 from ..measures import Column, all_columns, collected_columns
-from ._report_code import PLAIN_COLUMNS
 from ._report_activation_html import activation_html
 from ._report_checks import checks_html
+from ._report_code import PLAIN_COLUMNS
 from ._report_cost import cost_html, dollars_note
 from ._report_css import CSS
+from ._report_links import CSS as LINK_CSS
+from ._report_links import attempt_link, side_pairs, started
 from ._report_plots import PLOT_CSS, plots_section
 from ._report_quality import code_quality_html, not_measured_html, revisions_html
 from ._report_refs import references_html
@@ -223,8 +225,9 @@ def _per_task(doc: Mapping[str, Any]) -> str:
         if a != base:
             sub += [f"<th>Δ pass vs {_e(base)}</th>", "<th>token ratio</th>"]
     body = []
+    pairs = side_pairs(doc)
     for t in tasks:
-        cells = [f'<th scope="row">{_e(t)}</th>']
+        cells = [f'<th scope="row">{_e(t)}{pairs.get(t, "")}</th>']
         for a in arms:
             s = doc["per_task"][t][a]
             cells += [
@@ -486,7 +489,8 @@ def _attempts(doc: Mapping[str, Any]) -> str:
         t = r["tokens"]
         rows.append(
             (
-                f"<code>{_e(r['attempt_id'])}</code>",
+                (attempt_link(r["attempt_id"], f"<code>{_e(r['attempt_id'])}</code>") if started(r)
+                 else f"<code>{_e(r['attempt_id'])}</code>"),
                 _e(r["task"]),
                 _e(r["arm"]),
                 _e(r["repeat"]),
@@ -538,7 +542,7 @@ def render_html(doc: Mapping[str, Any]) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{_e(title)}</title><style>{CSS}{PLOT_CSS}{VERDICT_CSS}</style></head><body>\n"
+        f"<title>{_e(title)}</title><style>{CSS}{PLOT_CSS}{VERDICT_CSS}{LINK_CSS}</style></head><body>\n"
         f"{verdict_html(doc)}\n"
         f"<header><h1>{_e(title)}</h1>"
         f'<p class="subtitle">{len(doc["tasks"])} tasks × {len(doc["arms"])} arms '
