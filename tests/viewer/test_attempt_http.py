@@ -106,7 +106,7 @@ def test_side_by_side_shows_both_attempts_and_where_they_part(served: tuple[int,
 
 
 def test_evidence_files_are_served_only_from_that_attempt(served: tuple[int, str, Path, Path]) -> None:
-    """An attempt's regular file is served as plain text; traversal, other runs' files and symlinks are refused."""
+    """An attempt's regular file is served as plain text; traversal (in the path, the ids, encoded), other runs' files and symlinks are refused on every attempt route."""
     port, key, root, _ = served
     status, body = request(port, "GET", f"/run/{key}/attempt/{CLAUDE_ID}/file/model.patch")
     assert status == 200 and body == (root / "evidence" / "attempts" / CLAUDE_ID / "model.patch").read_bytes()
@@ -122,6 +122,14 @@ def test_evidence_files_are_served_only_from_that_attempt(served: tuple[int, str
         f"/run/{key}/attempt/{CLAUDE_ID}/file/agent": 404,
         f"/run/{key}/attempt/{CLAUDE_ID}/file//etc/passwd": 404,
         f"/run/{key}/attempt/no-such/file/model.patch": 404,
+        f"/run/{key}/attempt/{CLAUDE_ID}/file/model.patch%00": 400,
+        f"/run/{key}/attempt/{CLAUDE_ID}/file/agent%5cstdout.jsonl": 400,
+        f"/run/{key}/attempt/task-a.guided.1?thread=0.0": 404,
+        f"/run/{key}/side/{CLAUDE_ID}/task-a.guided.1": 404,
+        f"/run/{key}/side/{CLAUDE_ID}/..": 400,
+        f"/run/{key}/side/%2e%2e/{CLAUDE_ID}": 400,
+        f"/run/no-such-run/attempt/{CLAUDE_ID}": 404,
+        f"/run/no-such-run/attempt/{CLAUDE_ID}/file/model.patch": 404,
     }
     for path, code in refused.items():
         status, body = request(port, "GET", path)
