@@ -225,9 +225,8 @@ def _per_task(doc: Mapping[str, Any]) -> str:
         if a != base:
             sub += [f"<th>Δ pass vs {_e(base)}</th>", "<th>token ratio</th>"]
     body = []
-    pairs = side_pairs(doc)
     for t in tasks:
-        cells = [f'<th scope="row">{_e(t)}{pairs.get(t, "")}</th>']
+        cells = [f'<th scope="row">{_e(t)}</th>']
         for a in arms:
             s = doc["per_task"][t][a]
             cells += [
@@ -313,6 +312,7 @@ def _changes(doc: Mapping[str, Any]) -> str:
 
 def _paired(doc: Mapping[str, Any]) -> str:
     out = []
+    pairs = side_pairs(doc)
     for arm, d in doc["deltas"].items():
         s = d["summary"]
         sign = s["pass_rate"]["sign_test"]
@@ -326,7 +326,7 @@ def _paired(doc: Mapping[str, Any]) -> str:
             f"worse, {sign['ties']} tied, p = {p}</li>"
             "<li>Geometric-mean token ratio (input + output): "
             + _interval_text(s["tokens"], lambda r: f"×{r:.2f}", higher_is_better=False, centre=1, colour=coloured(doc))
-            + "</li>" + _dollars_item(doc, arm, s.get("dollars")) + "</ul>"
+            + "</li>" + _dollars_item(doc, arm, s.get("dollars")) + "</ul>" + pairs.get(arm, "")
         )
         for kind, label in (("pass_rate", "pass-rate"), ("tokens", "token")):
             ex = d["excluded"][kind]

@@ -10,7 +10,7 @@ report.html is one deterministic file (rebuilt byte-identically) that is read in
 
 So the file carries each link as an anchor with no ``href``: ``<a class="pb-link"
 data-href="attempt/<id>">``, which a browser shows as plain text, and the side-by-side
-links sit in a ``.pb-side`` span that the report's CSS hides while its anchors have no
+links sit in a ``.pb-side`` paragraph (in the paired comparison) that the report's CSS hides while its anchors have no
 ``href``. When the dashboard serves the file it turns every such anchor into a real link
 (:func:`served_report`), a pure byte rewrite: the file on disk never changes.
 
@@ -35,7 +35,7 @@ _MARKER = re.compile(
     re.escape(_OPEN).encode() + rb"((?:attempt/" + _SEGMENT.encode() + rb")|(?:side/"
     + _SEGMENT.encode() + rb"/" + _SEGMENT.encode() + rb"))\"")
 #: the report's CSS for its links: side-by-side links hidden in a plain file
-CSS = ("a.pb-link[href]{color:var(--accent)}.pb-side{display:block;white-space:normal;font-weight:400;font-size:12px}"
+CSS = ("a.pb-link[href]{color:var(--accent)}.pb-side{font-size:12px}"
        ".pb-side a:not([href]),.pb-side:not(:has(a[href])){display:none}")
 
 
@@ -68,16 +68,17 @@ def _repeat_key(v: Any) -> tuple[int, str]:
 
 
 def side_pairs(doc: Mapping[str, Any]) -> dict[str, str]:
-    """Per task, a ``.pb-side`` span linking each started treatment attempt side by side with
-    the started vanilla attempt of the same repeat (arms in the report's order, then repeats)."""
-    arms = list(doc["arms"])
+    """Per treatment arm, a ``.pb-side`` paragraph linking each of its started attempts side by
+    side with the started vanilla attempt of the same task and repeat (tasks in the report's
+    order, then repeats)."""
+    arms, tasks = list(doc["arms"]), list(doc["tasks"])
     base = arms[0]
     ids = {(r["task"], r["arm"], r["repeat"]): r["attempt_id"] for r in doc["attempts"] if started(r)}
-    rows = sorted(((task, arm, rep) for task, arm, rep in ids if arm != base and arm in arms),
-                  key=lambda k: (arms.index(k[1]), _repeat_key(k[2])))
-    out: dict[str, list[str]] = {}
-    for task, arm, rep in rows:
-        if (task, base, rep) in ids:
-            label = escape(f"{arm} r{rep}")
-            out.setdefault(task, []).append(side_link(ids[(task, base, rep)], ids[(task, arm, rep)], label))
-    return {t: f'<span class="pb-side">side by side: {" ".join(links)}</span>' for t, links in out.items()}
+    keys = sorted(((task, arm, rep) for task, arm, rep in ids if arm != base and arm in arms and task in tasks
+                   and (task, base, rep) in ids), key=lambda k: (tasks.index(k[0]), _repeat_key(k[2])))
+    out: dict[str, dict[str, list[str]]] = {}
+    for task, arm, rep in keys:
+        link = side_link(ids[(task, base, rep)], ids[(task, arm, rep)], escape(f"r{rep}"))
+        out.setdefault(arm, {}).setdefault(task, []).append(link)
+    return {arm: f'<p class="pb-side">Side by side with {escape(base)}: ' + " · ".join(
+        f"{escape(task)} {' '.join(links)}" for task, links in per_task.items()) + "</p>" for arm, per_task in out.items()}

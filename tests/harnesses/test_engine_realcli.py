@@ -269,7 +269,7 @@ def test_real_cli_attempt_pages_side_by_side_and_bundle_in_chromium(guided_runs:
                 fold.find_element(By.TAG_NAME, "summary").click()
                 assert "return a + b" in fold.find_element(By.TAG_NAME, "pre").text
                 driver.get(url(f"/run/{key}/report.html"))
-                driver.find_element(By.CSS_SELECTOR, '#per-task-table .pb-side a[href^="side/"]').click()
+                driver.find_element(By.CSS_SELECTOR, '#paired .pb-side a[href^="side/"]').click()
                 wait_for(lambda: "/side/" in driver.current_url, 10, "side by side")
                 assert len(driver.find_elements(By.CSS_SELECTOR, ".side-col")) == 2
                 delta = driver.find_element(By.ID, "patch-delta").text

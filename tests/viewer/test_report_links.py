@@ -37,12 +37,17 @@ def test_an_id_holding_markup_or_dots_never_becomes_a_live_link() -> None:
 
 
 def test_side_pairs_link_started_treatment_attempts_to_vanilla_of_the_same_repeat() -> None:
-    """Each started treatment attempt pairs with the started vanilla attempt of its repeat; pending attempts get no link."""
+    """Per treatment arm, each started attempt pairs with the started vanilla attempt of its task and repeat (tasks in report order); pending attempts get no link."""
     rows = [{"task": "t", "arm": a, "repeat": r, "attempt_id": f"t.{a}.{r}", "state": s}
             for a, r, s in (("vanilla", 0, "complete"), ("vanilla", 1, "pending"), ("vanilla", 10, "complete"),
                             ("guided", 0, "complete"), ("guided", 1, "complete"), ("guided", 10, "complete"),
                             ("b", 0, "complete"))]
-    got = side_pairs({"arms": ["vanilla", "guided", "b"], "attempts": rows})
-    assert list(got) == ["t"]
-    targets = [x.split('"', 1)[0] for x in got["t"].split('data-href="')[1:]]
-    assert targets == ["side/t.vanilla.0/t.guided.0", "side/t.vanilla.10/t.guided.10", "side/t.vanilla.0/t.b.0"]
+    rows += [{"task": "u", "arm": a, "repeat": 0, "attempt_id": f"u.{a}.0", "state": "complete"} for a in ("vanilla", "guided")]
+    got = side_pairs({"arms": ["vanilla", "guided", "b"], "tasks": ["u", "t"], "attempts": rows})
+    assert list(got) == ["guided", "b"]
+
+    def targets(arm: str) -> list[str]:
+        return [x.split('"', 1)[0] for x in got[arm].split('data-href="')[1:]]
+
+    assert targets("guided") == ["side/u.vanilla.0/u.guided.0", "side/t.vanilla.0/t.guided.0", "side/t.vanilla.10/t.guided.10"]
+    assert targets("b") == ["side/t.vanilla.0/t.b.0"]
