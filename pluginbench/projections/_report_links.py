@@ -71,11 +71,12 @@ def side_pairs(doc: Mapping[str, Any]) -> dict[str, str]:
     """Per treatment arm, a ``.pb-side`` paragraph linking each of its started attempts side by
     side with the started vanilla attempt of the same task and repeat (tasks in the report's
     order, then repeats)."""
-    arms, tasks = list(doc["arms"]), list(doc["tasks"])
+    arms = list(doc["arms"])
+    order = {t: i for i, t in enumerate(doc["tasks"])}
     base = arms[0]
     ids = {(r["task"], r["arm"], r["repeat"]): r["attempt_id"] for r in doc["attempts"] if started(r)}
-    keys = sorted(((task, arm, rep) for task, arm, rep in ids if arm != base and arm in arms and task in tasks
-                   and (task, base, rep) in ids), key=lambda k: (tasks.index(k[0]), _repeat_key(k[2])))
+    keys = sorted(((task, arm, rep) for task, arm, rep in ids if arm != base and arm in arms and task in order
+                   and (task, base, rep) in ids), key=lambda k: (order[k[0]], _repeat_key(k[2])))
     out: dict[str, dict[str, list[str]]] = {}
     for task, arm, rep in keys:
         link = side_link(ids[(task, base, rep)], ids[(task, arm, rep)], escape(f"r{rep}"))

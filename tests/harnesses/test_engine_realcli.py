@@ -275,7 +275,7 @@ def test_real_cli_attempt_pages_side_by_side_and_bundle_in_chromium(guided_runs:
                 delta = driver.find_element(By.ID, "patch-delta").text
                 assert "return a - b" in delta and "return a + b" in delta, delta
             driver.get((runs["claude"] / "report" / "report.html").as_uri())
-            assert driver.find_elements(By.CSS_SELECTOR, "a.pb-link") and not driver.find_elements(By.CSS_SELECTOR, "a[href]")
+            assert driver.find_elements(By.CSS_SELECTOR, "a.pb-link") and not driver.find_elements(By.CSS_SELECTOR, "a.pb-link[href]")
             assert not driver.find_element(By.CSS_SELECTOR, ".pb-side").is_displayed()
             driver.get(url("/"))
             keys = {e.get_attribute("data-run") for e in driver.find_elements(By.CSS_SELECTOR, "[data-run]")}
