@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import http.client
 import json
 import os
@@ -77,10 +78,12 @@ def make_run(root: Path, name: str, attempts: int, *, complete: bool) -> list[Sl
     get their ledger and report."""
     root.mkdir(parents=True)
     (root / "evaluation.json").write_text(json.dumps({"name": name, "runner": {"harness": "nop", "model": "nop"}}))
-    (root / "evaluation-binding.json").write_text("{}")
+    digest = hashlib.sha256((root / "evaluation.json").read_bytes()).hexdigest()
+    # bound as a real run's settings are (report refuses settings that do not match their binding)
+    (root / "evaluation-binding.json").write_text(json.dumps({"evaluation_sha256": digest}))
     slots = [SlotPlan(slot=i, task=f"task-{i % 10}", arm="vanilla" if i % 2 else "core", repeat=i // 20,
                       attempt_id=f"a{i}") for i in range(attempts)]
-    created = RunCreated(name=name, evaluation_sha256="0" * 64, harness="nop", model="nop", reasoning=None,
+    created = RunCreated(name=name, evaluation_sha256=digest, harness="nop", model="nop", reasoning=None,
                          backend="local", isolation="none", tasks=[f"task-{i}" for i in range(10)],
                          arms=["vanilla", "core"], repeats=max(1, attempts // 20), jobs=2, seed=0,
                          timeout_seconds=60, slots=slots)

@@ -5,7 +5,9 @@
 1. Attempt page latency for a ``--turns``-turn transcript (one Bash call and its output a
    turn, Claude Code stream-json), served by the real ``pluginbench dashboard`` process:
    the first request (the transcript parsed) and then ``--samples`` requests of page 1 and
-   of the last page (the facts cached while the files are unchanged), median and p95; and
+   of the last page (the facts cached while the files are unchanged), median and p95; the
+   same for an attempt whose one subagent makes ``--turns`` calls (the main page, with the
+   subagent's first page in its fold, and the subagent's last page, ``?thread=``); and
    ``attempt_facts`` itself, uncached, median of 5.
 2. Bundle size and time (``write_bundle``) for ``--demo`` (a run ``pluginbench demo`` wrote;
    made in a temp folder when not given) and for a synthetic run of ``--attempts`` complete
@@ -33,7 +35,7 @@ from bench_dashboard import free_port, get, make_run, pct  # noqa: E402
 from pluginbench.dashboard import run_key  # noqa: E402
 from pluginbench.viewer import attempt_facts, opened_run, write_bundle  # noqa: E402
 from tests.viewer._fixture import PATCH  # noqa: E402
-from tests.viewer.long_transcript import long_stream  # noqa: E402
+from tests.viewer.long_transcript import long_stream, subagent_stream  # noqa: E402
 
 
 def add_evidence(root: Path, attempt_id: str, turns: int, seed: int | None = None) -> None:
@@ -62,6 +64,8 @@ def page_latency(tmp: Path, turns: int, samples: int) -> None:
     root = tmp / "runs" / "long"
     make_run(root, "long", 20, complete=True)
     add_evidence(root, "a0", turns)
+    add_evidence(root, "a1", 1)
+    (root / "evidence/attempts/a1/agent/stdout.jsonl").write_text(subagent_stream(3, turns))
     t = time.perf_counter()
     facts = [attempt_facts(root, "a0") for _ in range(1)]
     direct = [time.perf_counter() - t]
@@ -81,7 +85,11 @@ def page_latency(tmp: Path, turns: int, samples: int) -> None:
         path = f"/run/{key}/attempt/a0"
         first = get(port, path)
         pages = -(-turns // 200)
-        for label, p in (("page 1", path), (f"page {pages} (last)", f"{path}?page={pages}")):
+        sub = f"/run/{key}/attempt/a1"
+        get(port, sub)
+        for label, p in (("page 1", path), (f"page {pages} (last)", f"{path}?page={pages}"),
+                         (f"with a {turns:,}-step subagent (its first page folded in)", sub),
+                         (f"of that subagent, page {pages} (last)", f"{sub}?thread=3.0&page={pages}")):
             times = [get(port, p) for _ in range(samples)]
             print(f"attempt page {label}: median {statistics.median(times) * 1000:.0f} ms, "
                   f"p95 {pct(times, 0.95) * 1000:.0f} ms ({samples} requests)")

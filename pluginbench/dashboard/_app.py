@@ -4,7 +4,8 @@ The guard answers before any route: only GET and HEAD (anything else 405), only 
 of ``127.0.0.1:<port>`` or ``localhost:<port>`` (anything else 403, which also defeats DNS
 rebinding), no request a browser marks as coming from another site (403), and no
 ``..``, backslash or encoded separator in the path (400). Files are
-served only as a known run's ``report/report.html`` and ``report/results.csv`` looked up
+served only as a known run's ``report/report.html`` (its attempt links made live, see
+:func:`pluginbench.projections.served_report`) and ``report/results.csv`` looked up
 by its key, never from a path in the URL, and never through a symlink.
 """
 
@@ -25,6 +26,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, Response, Strea
 from starlette.routing import Route
 
 from ..errors import PluginBenchError
+from ..projections import served_report
 from ..rundir import RunDir
 from ..status import left_running_check
 from . import _html
@@ -137,7 +139,11 @@ def build_app(monitor: Monitor, port: int) -> ASGIApp:
             return PlainTextResponse(f"{name} does not exist yet (pluginbench report builds it)\n",
                                      status_code=404, headers=SECURITY_HEADERS)
         # The report is a run's own file, built from what its agents wrote: the same CSP
-        # as the dashboard's pages keeps anything in it from running or reaching out.
+        # as the dashboard's pages keeps anything in it from running or reaching out. Its
+        # attempt and side-by-side anchors get their relative href only here, where
+        # they resolve (pluginbench.projections._report_links); the file never changes.
+        if name == "report.html":
+            data = served_report(data)
         return Response(data, media_type=SERVED_FILES[name],
                         headers={**SECURITY_HEADERS, "Content-Security-Policy": PAGE_CSP})
 

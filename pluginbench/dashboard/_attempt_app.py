@@ -1,6 +1,7 @@
 """The dashboard's attempt routes: one attempt, two side by side, and an attempt's evidence files.
 
-* ``/run/{key}/attempt/{id}`` (``?page=N`` pages the transcript): the facts
+* ``/run/{key}/attempt/{id}`` (``?page=N`` pages the transcript, ``?thread=i.j&page=N`` one
+  subagent thread of it): the facts
   ``pluginbench show`` prints (:func:`pluginbench.viewer.attempt_facts`), rendered by
   :mod:`._attempt_html`.
 * ``/run/{key}/side/{a}/{b}``: two attempts of a run next to each other.
@@ -92,7 +93,8 @@ def attempt_routes(monitor: Monitor) -> list[Route]:
         if facts is None:
             return _not_found(f"no attempt {aid} in this run")
         name = facts.run
-        return _page(f"{aid} · {name}", attempt_fragment(key, name, facts, page, _others(entry.status, facts)))
+        thread = request.query_params.get("thread") or None
+        return _page(f"{aid} · {name}", attempt_fragment(key, name, facts, page, _others(entry.status, facts), thread))
 
     async def side(request: Request) -> Response:
         key = request.path_params["key"]

@@ -3,13 +3,17 @@
 
 The timeline is paged (:data:`PAGE_STEPS` root steps a page, ``?page=N``) and folded: a
 tool call's input and output, a long text and a subagent's thread are ``<details>`` the
-reader opens, so a 5,000-turn transcript renders one page of rows, with no script. Every
+reader opens, so a 5,000-turn transcript renders one page of rows, with no script. A
+subagent thread (a Claude Code subagent, a Codex child) shows its first page inside its fold;
+a longer one is paged on its own (``?thread=i.j&page=N``: child ``j`` of main step ``i``,
+``-`` a level deeper), so a thread of thousands of steps renders one page too. Every
 value is escaped; no highlighter library is used (the diff is coloured per line by CSS).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from html import escape
 from typing import Any
@@ -105,7 +109,20 @@ def _fold(label: str, body: str | None, cls: str) -> str:
     return f'<details class="{cls}"><summary>{escape(label)} ({len(body):,} chars)</summary><pre>{escape(body)}</pre></details>'
 
 
-def _step(s: Step, depth: int) -> str:
+def _pager(href: str, n: int, page: int, thread: str | None) -> str:
+    """Links to every page of a thread of ``n`` steps (``thread`` None: the main timeline)."""
+    pages = -(-n // PAGE_STEPS)
+    if pages <= 1:
+        return ""
+    query = "" if thread is None else f"thread={thread}&amp;"
+    anchor = "timeline" if thread is None else "thread"
+    links = [f'<span class="cur">page {p}</span>' if p == page else f'<a href="{href}?{query}page={p}#{anchor}">{p}</a>'
+             for p in range(1, pages + 1)]
+    return f'<div class="pager" data-thread="{escape(thread or "")}">{n:,} steps, {PAGE_STEPS} a page: {" ".join(links)}</div>'
+
+
+def _step(s: Step, depth: int, path: str, href: str) -> str:
+    """One step; ``path`` is its place (``i`` in the main timeline, ``i.j-k`` in a subagent thread)."""
     cls = s.kind + (" err" if s.is_error else "")
     turn = f'<span class="turn">#{s.turn}</span>' if s.turn is not None else '<span class="turn"></span>'
     tok = ""
@@ -121,15 +138,64 @@ def _step(s: Step, depth: int) -> str:
         long = s.output is not None and len(s.output) > SHORT
         head = f"{turn}<i>{escape(s.summary)}</i>"
         body = _fold("full text", s.output, "txt") if long else ""
-    kids = "".join(f'<details class="children"><summary>subagent {escape(c.name)} ({c.turns} turns, {len(c.steps)} steps)'
-                   f"</summary>{_thread(c, depth + 1)}</details>" for c in s.children)
-    return f'<div class="step {cls}" data-kind="{escape(s.kind)}">{head}{tok}{body}{kids}</div>'
+    kids = []
+    for j, c in enumerate(s.children):
+        tp = f"{path}.{j}"
+        more = len(c.steps) > PAGE_STEPS
+        kids.append(f'<details class="children" data-thread="{tp}"><summary>subagent {escape(c.name)} ({c.turns:,} turns, '
+                    f"{len(c.steps):,} steps)</summary>"
+                    + (_pager(href, len(c.steps), 0, tp) if more else "")
+                    + _thread(c, depth + 1, tp, href, c.steps[:PAGE_STEPS]) + "</details>")
+    return f'<div class="step {cls}" data-kind="{escape(s.kind)}">{head}{tok}{body}{"".join(kids)}</div>'
 
 
-def _thread(t: Thread, depth: int, steps: Sequence[Step] | None = None) -> str:
+def _thread(t: Thread, depth: int, path: str, href: str, steps: Sequence[Step] | None = None, first: int = 0) -> str:
+    """The steps of thread ``path`` ("" for the main timeline), numbered from ``first``."""
     if depth > 12:
         return '<p class="muted">nested too deep to show</p>'
-    return "".join(_step(s, depth) for s in (t.steps if steps is None else steps))
+    prefix = f"{path}-" if path else ""
+    return "".join(_step(s, depth, f"{prefix}{first + i}", href) for i, s in enumerate(t.steps if steps is None else steps))
+
+
+_THREAD_PATH = re.compile(r"[0-9]{1,7}\.[0-9]{1,4}(?:-[0-9]{1,7}\.[0-9]{1,4}){0,11}")
+
+
+def find_thread(root: Thread, path: str) -> tuple[Thread, list[tuple[Thread, int]]] | None:
+    """The subagent thread at ``path`` (``i.j``: child ``j`` of step ``i``; ``-`` goes a level
+    deeper) and the (thread, step index) pairs on the way, or None when there is none."""
+    if not _THREAD_PATH.fullmatch(path):
+        return None
+    thread, trail = root, []
+    for part in path.split("-"):
+        i, j = (int(x) for x in part.split("."))
+        if i >= len(thread.steps) or j >= len(thread.steps[i].children):
+            return None
+        trail.append((thread, i))
+        thread = thread.steps[i].children[j]
+    return thread, trail
+
+
+def thread_html(f: AttemptFacts, href: str, path: str, page: int) -> str:
+    """One subagent thread, paged like the main timeline, with the way back to its parents."""
+    got = None if f.timeline.root is None else find_thread(f.timeline.root, path)
+    if got is None:
+        return f'<p id="thread" class="warn">no subagent thread {escape(path)} in this transcript</p>'
+    thread, trail = got
+    crumbs, parts = [], path.split("-")
+    for depth, (_parent, i) in enumerate(trail):
+        where = "-".join(parts[:depth])
+        if depth == 0:
+            crumbs.append(f'<a href="{href}?page={i // PAGE_STEPS + 1}#timeline">main timeline</a> (step {i + 1})')
+        else:
+            crumbs.append(f'<a href="{href}?thread={where}&amp;page={i // PAGE_STEPS + 1}#thread">subagent '
+                          f"{escape(_parent.name)}</a> (step {i + 1})")
+    n = len(thread.steps)
+    pages = max(1, -(-n // PAGE_STEPS))
+    page = min(max(page, 1), pages)
+    start = (page - 1) * PAGE_STEPS
+    return (f'<p id="thread" data-thread="{escape(path)}">{" › ".join(crumbs)} › subagent <b>{escape(thread.name)}</b>: '
+            f"{thread.turns:,} model turns, {n:,} steps</p>" + _pager(href, n, page, path)
+            + f'<div id="steps">{_thread(thread, len(trail), path, href, thread.steps[start:start + PAGE_STEPS], start)}</div>')
 
 
 def timeline_html(f: AttemptFacts, href: str, page: int) -> str:
@@ -143,15 +209,16 @@ def timeline_html(f: AttemptFacts, href: str, page: int) -> str:
     steps = tl.root.steps
     pages = max(1, -(-len(steps) // PAGE_STEPS))
     page = min(max(page, 1), pages)
-    if pages > 1:
-        links = [f'<span class="cur">page {page}</span>' if p == page else f'<a href="{href}?page={p}#timeline">{p}</a>'
-                 for p in range(1, pages + 1)]
-        out.append(f'<div class="pager" id="pager">{len(steps):,} steps, {PAGE_STEPS} a page: {" ".join(links)}</div>')
-    out.append(f'<div id="steps">{_thread(tl.root, 0, steps[(page - 1) * PAGE_STEPS: page * PAGE_STEPS])}</div>')
+    pager = _pager(href, len(steps), page, None)
+    if pager:
+        out.append(pager.replace('<div class="pager"', '<div class="pager" id="pager"', 1))
+    start = (page - 1) * PAGE_STEPS
+    out.append(f'<div id="steps">{_thread(tl.root, 0, "", href, steps[start: start + PAGE_STEPS], start)}</div>')
     return "".join(out)
 
 
-def attempt_fragment(key: str, run_name: str, f: AttemptFacts, page: int = 1, others: Sequence[tuple[str, str]] = ()) -> str:
+def attempt_fragment(key: str, run_name: str, f: AttemptFacts, page: int = 1, others: Sequence[tuple[str, str]] = (),
+                     thread: str | None = None) -> str:
     href = attempt_href(key, f.attempt_id)
     out = [f'<h1><a href="/run/{quote(key)}">{escape(run_name)}</a> · <span id="attempt-id">{escape(f.attempt_id)}</span></h1>']
     out += [f'<div class="warn">{escape(n)}</div>' for n in f.notes]
@@ -187,7 +254,8 @@ def attempt_fragment(key: str, run_name: str, f: AttemptFacts, page: int = 1, ot
     out.append("</div>")
     if f.patch_dropped:
         out.append(f'<div class="warn">left out of the patch: {escape(f.patch_dropped)}</div>')
-    out.append('<h2 id="timeline">Transcript</h2>' + timeline_html(f, href, page))
+    out.append('<h2 id="timeline">Transcript</h2>' + (timeline_html(f, href, page) if thread is None
+                                                       else thread_html(f, href, thread, page)))
     if f.apply_failure:
         out.append(f'<h2>The patch did not apply</h2><pre class="tail">{escape(f.apply_failure)}</pre>')
     out.append(f'<h2>Verifier output (tail)</h2><pre class="tail" id="verifier-tail">{escape(f.verifier_tail or "no verifier output saved")}</pre>')

@@ -30,6 +30,7 @@ from ._ledger import (
 )
 from ._report_cost import PRICES_FILE, load_prices
 from ._report_data import tokens_dict
+from ._report_links import served_report
 from ._report_plots import PLOT_CSS, plots_section
 from ._report_sequential import sequential_html
 from ._sequential import (
@@ -59,6 +60,7 @@ def build_report(run_dir: Path) -> ReportFiles:
 
 
 __all__ = [
+    "served_report",
     "SEQUENTIAL",
     "decision_record",
     "sequential_of",

@@ -15,11 +15,13 @@ from typing import Any
 from .. import stats
 from ..harness_registry import runs_no_agent_cli
 from ..measures import Column, all_columns, collected_columns
-from ._report_code import PLAIN_COLUMNS
 from ._report_activation_html import activation_html
 from ._report_checks import checks_html
+from ._report_code import PLAIN_COLUMNS
 from ._report_cost import cost_html, dollars_note
 from ._report_css import CSS
+from ._report_links import CSS as LINK_CSS
+from ._report_links import attempt_link, side_pairs, started
 from ._report_plots import PLOT_CSS, plots_section
 from ._report_quality import code_quality_html, not_measured_html, revisions_html
 from ._report_refs import references_html
@@ -310,6 +312,7 @@ def _changes(doc: Mapping[str, Any]) -> str:
 
 def _paired(doc: Mapping[str, Any]) -> str:
     out = []
+    pairs = side_pairs(doc)
     for arm, d in doc["deltas"].items():
         s = d["summary"]
         sign = s["pass_rate"]["sign_test"]
@@ -323,7 +326,7 @@ def _paired(doc: Mapping[str, Any]) -> str:
             f"worse, {sign['ties']} tied, p = {p}</li>"
             "<li>Geometric-mean token ratio (input + output): "
             + _interval_text(s["tokens"], lambda r: f"×{r:.2f}", higher_is_better=False, centre=1, colour=coloured(doc))
-            + "</li>" + _dollars_item(doc, arm, s.get("dollars")) + "</ul>"
+            + "</li>" + _dollars_item(doc, arm, s.get("dollars")) + "</ul>" + pairs.get(arm, "")
         )
         for kind, label in (("pass_rate", "pass-rate"), ("tokens", "token")):
             ex = d["excluded"][kind]
@@ -486,7 +489,8 @@ def _attempts(doc: Mapping[str, Any]) -> str:
         t = r["tokens"]
         rows.append(
             (
-                f"<code>{_e(r['attempt_id'])}</code>",
+                (attempt_link(r["attempt_id"], f"<code>{_e(r['attempt_id'])}</code>") if started(r)
+                 else f"<code>{_e(r['attempt_id'])}</code>"),
                 _e(r["task"]),
                 _e(r["arm"]),
                 _e(r["repeat"]),
@@ -538,7 +542,7 @@ def render_html(doc: Mapping[str, Any]) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{_e(title)}</title><style>{CSS}{PLOT_CSS}{VERDICT_CSS}</style></head><body>\n"
+        f"<title>{_e(title)}</title><style>{CSS}{PLOT_CSS}{VERDICT_CSS}{LINK_CSS}</style></head><body>\n"
         f"{verdict_html(doc)}\n"
         f"<header><h1>{_e(title)}</h1>"
         f'<p class="subtitle">{len(doc["tasks"])} tasks × {len(doc["arms"])} arms '

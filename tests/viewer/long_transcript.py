@@ -22,3 +22,18 @@ def long_stream(turns: int, output_chars: int = 400, *, seed: int | None = None)
         lines.append(json.dumps({"type": "user", "message": {"content": [
             {"type": "tool_result", "tool_use_id": f"t{i}", "content": f"step {i} " + out}]}}))
     return "\n".join(lines) + "\n"
+
+
+def subagent_stream(before: int, child_steps: int) -> str:
+    """``before`` Bash turns, then a ``Task`` call whose stream subagent makes ``child_steps``
+    Bash calls (``child step i``), then the Task's result."""
+    lines = long_stream(before, 40).splitlines()
+    lines.append(json.dumps({"type": "assistant", "message": {"id": "mt", "content": [
+        {"type": "tool_use", "id": "task", "name": "Task", "input": {"prompt": "dig"}}]}}))
+    for i in range(child_steps):
+        lines.append(json.dumps({"type": "assistant", "parent_tool_use_id": "task", "message": {
+            "id": f"c{i}", "content": [{"type": "tool_use", "id": f"ct{i}", "name": "Bash",
+                                        "input": {"command": f"child step {i}"}}]}}))
+    lines.append(json.dumps({"type": "user", "message": {"content": [
+        {"type": "tool_result", "tool_use_id": "task", "content": "dug"}]}}))
+    return "\n".join(lines) + "\n"

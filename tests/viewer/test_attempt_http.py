@@ -3,6 +3,8 @@ paging a 5,000-turn transcript, side by side, evidence files, every refusal, and
 
 from __future__ import annotations
 
+import http.client
+import json
 import os
 import re
 from collections.abc import Iterator
@@ -14,9 +16,26 @@ from pluginbench.dashboard._discovery import run_key
 from pluginbench.viewer._bundle import write_bundle
 from tests.dashboard.server import dashboard, request
 from tests.viewer._fixture import CLAUDE_ID, CODEX_ID, inspect_run
-from tests.viewer.long_transcript import long_stream
+from tests.viewer.long_transcript import long_stream, subagent_stream
 
 LONG_ID = "task-b.vanilla.0"
+SUB_ID, HOSTILE_ID = "task-a.vanilla.1", "task-a.guided.1"  # in other-run: complete attempts with no evidence yet
+XSS = '</code></pre><script>alert(1)</script><img src=x onerror=alert(2)>"\'><svg onload=alert(3)>'
+
+
+def _hostile(root: Path) -> None:
+    """An attempt whose transcript, patch, verifier output and receipt all carry markup."""
+    folder = root / "evidence" / "attempts" / HOSTILE_ID
+    (folder / "agent").mkdir(parents=True)
+    (folder / "agent" / "stdout.jsonl").write_text("\n".join(json.dumps(x) for x in (
+        {"type": "assistant", "message": {"id": "m1", "content": [
+            {"type": "text", "text": XSS},
+            {"type": "tool_use", "id": "t1", "name": XSS, "input": {"command": XSS}}]}},
+        {"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t1", "content": XSS}]}})) + "\n")
+    (folder / "model.patch").write_text(f"diff --git a/{XSS} b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+{XSS}\n")
+    (folder / "grading").mkdir()
+    (folder / "grading" / "test-stdout.txt").write_text(XSS)
+    (folder / "native-treatment.json").write_text(json.dumps({"memory": [XSS]}))
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +47,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, str,
     long_dir.mkdir(parents=True)
     (long_dir / "stdout.jsonl").write_text(long_stream(5000))
     other = inspect_run(runs / "other-run")
+    sub_dir = other / "evidence" / "attempts" / SUB_ID / "agent"
+    sub_dir.mkdir(parents=True)
+    (sub_dir / "stdout.jsonl").write_text(subagent_stream(3, 2500))
+    _hostile(other)
     (other / "evidence" / "attempts" / CLAUDE_ID / "other-secret.txt").write_text("other run")
     (base / "outside.txt").write_text("outside")
     folder = root / "evidence" / "attempts" / CLAUDE_ID
@@ -83,7 +106,7 @@ def test_side_by_side_shows_both_attempts_and_where_they_part(served: tuple[int,
 
 
 def test_evidence_files_are_served_only_from_that_attempt(served: tuple[int, str, Path, Path]) -> None:
-    """An attempt's regular file is served as plain text; traversal, other runs' files and symlinks are refused."""
+    """An attempt's regular file is served as plain text; traversal (in the path, the ids, encoded), other runs' files and symlinks are refused on every attempt route."""
     port, key, root, _ = served
     status, body = request(port, "GET", f"/run/{key}/attempt/{CLAUDE_ID}/file/model.patch")
     assert status == 200 and body == (root / "evidence" / "attempts" / CLAUDE_ID / "model.patch").read_bytes()
@@ -99,6 +122,14 @@ def test_evidence_files_are_served_only_from_that_attempt(served: tuple[int, str
         f"/run/{key}/attempt/{CLAUDE_ID}/file/agent": 404,
         f"/run/{key}/attempt/{CLAUDE_ID}/file//etc/passwd": 404,
         f"/run/{key}/attempt/no-such/file/model.patch": 404,
+        f"/run/{key}/attempt/{CLAUDE_ID}/file/model.patch%00": 400,
+        f"/run/{key}/attempt/{CLAUDE_ID}/file/agent%5cstdout.jsonl": 400,
+        f"/run/{key}/attempt/task-a.guided.1?thread=0.0": 404,
+        f"/run/{key}/side/{CLAUDE_ID}/task-a.guided.1": 404,
+        f"/run/{key}/side/{CLAUDE_ID}/..": 400,
+        f"/run/{key}/side/%2e%2e/{CLAUDE_ID}": 400,
+        f"/run/no-such-run/attempt/{CLAUDE_ID}": 404,
+        f"/run/no-such-run/attempt/{CLAUDE_ID}/file/model.patch": 404,
     }
     for path, code in refused.items():
         status, body = request(port, "GET", path)
@@ -120,3 +151,62 @@ def test_a_bundle_opens_in_the_dashboard_with_the_same_numbers(served: tuple[int
         return [re.sub(r"<[^>]+>", "", table), *re.findall(r'<b class="tool-name">([^<]+)</b>', page)]
 
     assert facts(bundled) == facts(key)
+
+
+def test_a_subagent_thread_of_thousands_of_steps_is_paged(served: tuple[int, str, Path, Path]) -> None:
+    """A 2,500-step subagent shows its first 200 steps in its fold with links to its 13 pages; each page holds its own steps and leads back."""
+    port, _key, _root, base = served
+    key = run_key(base / "runs" / "other-run")
+    status, page = _get(port, f"/run/{key}/attempt/{SUB_ID}")
+    fold = page.split('<details class="children" data-thread="3.0">', 1)[1]
+    assert status == 200 and fold.count('class="step tool') == 200 and "2,500 steps" in fold
+    assert "child step 199<" in fold and "child step 200<" not in fold
+    assert f'href="/run/{key}/attempt/{SUB_ID}?thread=3.0&amp;page=13#thread"' in fold
+    status, last = _get(port, f"/run/{key}/attempt/{SUB_ID}?thread=3.0&page=13")
+    steps = last.split('id="steps">', 1)[1]
+    assert status == 200 and steps.count('class="step tool') == 100
+    assert "child step 2499<" in steps and "child step 2399<" not in steps and "echo step 0<" not in steps
+    assert f'href="/run/{key}/attempt/{SUB_ID}?page=1#timeline">main timeline</a> (step 4)' in last
+    for bad in ("9.0", "3.1", "3.0-0.0", "..%2f", "3.0.0", "-1.0", "<script>"):
+        status, page = _get(port, f"/run/{key}/attempt/{SUB_ID}?thread={bad}")
+        assert status == 200 and 'id="thread" class="warn"' in page and "<script>" not in page, bad
+
+
+def test_markup_in_agent_text_is_shown_as_text_under_the_csp(served: tuple[int, str, Path, Path]) -> None:
+    """Markup in a transcript, patch, verifier output or receipt is escaped on every page; pages carry the CSP and answer only the dashboard's Host."""
+    port, _key, _root, base = served
+    key = run_key(base / "runs" / "other-run")
+    for path in (f"/run/{key}/attempt/{HOSTILE_ID}", f"/run/{key}/side/{HOSTILE_ID}/{CLAUDE_ID}"):
+        status, page = _get(port, path)
+        assert status == 200 and "alert(" in page, path
+        for raw in ("<script>alert", "<img src=x", "<svg onload", "onerror=alert(2)>"):
+            assert raw not in page, (path, raw)
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        for path in (f"/run/{key}/attempt/{HOSTILE_ID}", f"/run/{key}/side/{HOSTILE_ID}/{CLAUDE_ID}",
+                     f"/run/{key}/attempt/{HOSTILE_ID}/file/model.patch"):
+            conn.request("GET", path, headers={"Host": f"127.0.0.1:{port}"})
+            resp = conn.getresponse()
+            resp.read()
+            csp = resp.getheader("Content-Security-Policy") or ""
+            assert resp.status == 200 and "default-src 'none'" in csp and "'unsafe-inline'" not in csp.split(
+                "script-src", 1)[-1].split(";")[0], (path, csp)
+            assert resp.getheader("X-Content-Type-Options") == "nosniff"
+        assert resp.getheader("Content-Type", "").startswith("text/plain") and "sandbox" in csp
+    finally:
+        conn.close()
+    for host in ("evil.example:80", f"127.0.0.1.evil.example:{port}", f"localhost:{port + 1}"):
+        assert request(port, "GET", f"/run/{key}/attempt/{HOSTILE_ID}", host=host)[0] == 403, host
+
+
+def test_report_served_by_the_dashboard_links_attempts_and_side_by_side(served: tuple[int, str, Path, Path]) -> None:
+    """report.html on disk has no attempt links; served, each attempt and each vanilla/treatment pair links to a page that opens."""
+    port, key, root, _ = served
+    disk = (root / "report" / "report.html").read_text()
+    assert not re.search(r' href="(attempt|side)/', disk) and 'data-href="attempt/' in disk
+    status, page = _get(port, f"/run/{key}/report.html")
+    hrefs = re.findall(r'<a class="pb-link" href="([^"]+)"', page)
+    assert status == 200 and f"attempt/{CLAUDE_ID}" in hrefs and f"side/{CLAUDE_ID}/{CODEX_ID}" in hrefs
+    assert len(hrefs) == disk.count('<a class="pb-link" data-href="')
+    for href in (f"attempt/{CLAUDE_ID}", f"attempt/{CODEX_ID}", f"side/{CLAUDE_ID}/{CODEX_ID}"):
+        assert _get(port, f"/run/{key}/{href}")[0] == 200, href

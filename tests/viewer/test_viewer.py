@@ -166,6 +166,26 @@ def test_evidence_rules_refuse_traversal_and_symlinks(run: Path, tmp_path: Path)
     (folder / "link.txt").unlink()
     (folder / "linkdir").unlink()
     (run / "evidence" / "attempts" / "linked.0").unlink()
+    # a run whose evidence/attempts (or evidence) folder is a symlink to another run's
+    for linked in ("evidence/attempts", "evidence"):
+        other = tmp_path / f"linked-{linked.replace('/', '-')}"
+        (other / "evidence").mkdir(parents=True)
+        for name in ("evaluation.json", "events.jsonl"):
+            (other / name).write_bytes((run / name).read_bytes())
+        if linked == "evidence":
+            (other / "evidence").rmdir()
+        (other / linked).symlink_to(run / linked)
+        assert attempt_dir(other, CLAUDE_ID) is None, linked
+    discarded = run / "evidence" / "discarded"
+    made = not discarded.exists()
+    discarded.mkdir(exist_ok=True)
+    (discarded / "task-a.guided.1").symlink_to(folder)
+    try:
+        assert attempt_dir(run, "task-a.guided.1") is None
+    finally:
+        (discarded / "task-a.guided.1").unlink()
+        if made:
+            discarded.rmdir()
 
 
 def test_show_json_has_the_documented_schema_and_the_facts(run: Path) -> None:
@@ -182,8 +202,21 @@ def test_show_json_has_the_documented_schema_and_the_facts(run: Path) -> None:
     assert doc["verifier_tail"].endswith("HIDDEN-TESTS-OK") and "line 59" not in doc["verifier_tail"]
     assert doc["receipt"] == {"memory": ["CLAUDE.md"], "skills": ["tdd"]}
     assert [s["name"] for s in doc["timeline"]["root"]["steps"] if s["kind"] == "tool"][0] == "Bash"
+    # the nested shapes the schema table documents
+    assert set(doc["timeline"]) == {"harness", "source", "root", "retries", "notes"}
+    assert set(doc["timeline"]["root"]) == {"name", "turns", "steps"}
+    assert all(set(s) == {"kind", "turn", "name", "summary", "input", "output", "is_error", "tokens", "children"}
+               for s in doc["timeline"]["root"]["steps"])
+    assert set(doc["timeline_totals"]) == {"turns", "tool_calls", "subagents", "steps"}
+    assert all(set(f) == {"path", "added", "removed", "binary", "text"} for f in doc["patch_files"])
+    assert all(set(m) == {"name", "value", "unit", "status", "reason"} for m in doc["measures"])
+    assert all(isinstance(p, str) and isinstance(n, int) for p, n in doc["files"])
     listing = CliRunner().invoke(app, ["show", str(run), "--json"])
-    assert [a["attempt_id"] for a in json.loads(listing.stdout)["attempts"]][:2] == [CLAUDE_ID, "task-a.vanilla.1"]
+    rows = json.loads(listing.stdout)
+    assert set(rows) == {"schema_version", "attempts"} and rows["schema_version"] == 1
+    assert all(set(a) == {"attempt_id", "task", "arm", "repeat", "state", "outcome", "outcome_reason", "tokens",
+                          "tokens_status", "reused"} for a in rows["attempts"])
+    assert [a["attempt_id"] for a in rows["attempts"]][:2] == [CLAUDE_ID, "task-a.vanilla.1"]
     bad = CliRunner().invoke(app, ["show", str(run), "no-such"])
     assert bad.exit_code == 2 and "no attempt 'no-such'" in bad.output
 
