@@ -22,7 +22,15 @@ from ..environments import Environment, Role, Sandbox, SandboxSpec, limits_of, o
 from ..errors import EnvironmentFailure, ResourceLimitHit, SandboxLost, WorkerLost
 from ..events import Outcome
 from ..harnesses import AgentRun, AttemptContext, FrozenTreatment, Harness
-from ..tasks import HarborTask, VerifierContract, patch_paths, restore_removed, stripped_copy
+from ..tasks import (
+    HarborTask,
+    VerifierContract,
+    owned_in_tree,
+    patch_paths,
+    removal_roots,
+    restore_removed,
+    stripped_copy,
+)
 from ._context import SandboxSource
 from ._patch import PatchInfo, make_patch
 
@@ -109,18 +117,22 @@ async def code_attempt(
     try:
         with contextlib.ExitStack() as stack:
             removed: tuple[str, ...] | None = None
+            inside = False
             if treatment.task_owned == "remove":  # this arm starts without the repository's own guidance
                 src = source or SandboxSource(starting_source, None, None, None)
                 if src.workspace is None:
-                    raise EnvironmentFailure(f"task '{task.id}' has no workspace/ to remove task-owned files from")
-                tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="pb-task-owned-")))
-                removed = await anyio.to_thread.run_sync(stripped_copy, src.workspace, tmp / "workspace")
-                source = src._replace(workspace=tmp / "workspace")
+                    # An image task: its exported starting source says what to remove, and the
+                    # sandbox removes it inside itself before the agent starts.
+                    removed, inside = await anyio.to_thread.run_sync(owned_in_tree, starting_source), True
+                else:
+                    tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="pb-task-owned-")))
+                    removed = await anyio.to_thread.run_sync(stripped_copy, src.workspace, tmp / "workspace")
+                    source = src._replace(workspace=tmp / "workspace")
             return await _code_attempt(
                 environment=environment, harness=harness, run_id=run_id, attempt_id=attempt_id, task=task,
                 starting_source=starting_source, treatment=treatment, attempt_dir=attempt_dir, model=model,
                 reasoning=reasoning, seed=seed, timeout=timeout, hidden=hidden, launched=launched, source=source,
-                removed=removed,
+                removed=removed, strip_inside=inside,
             )
     finally:
         with anyio.CancelScope(shield=True):
@@ -163,6 +175,7 @@ async def _code_attempt(
     launched: Callable[[Sequence[str]], Awaitable[None]],
     source: SandboxSource | None,
     removed: tuple[str, ...] | None = None,
+    strip_inside: bool = False,
 ) -> CodingResult:
     attempt_dir.mkdir(parents=True, exist_ok=True)
     (attempt_dir / "agent").mkdir(exist_ok=True)
@@ -207,6 +220,8 @@ async def _code_attempt(
         launched=on_launch,
     )
     async with environment.sandbox(spec) as sandbox:
+        if strip_inside and removed:
+            await strip_task_owned_inside(sandbox, removed)
         try:
             run = await harness.run(sandbox, ctx)
         except Exception as exc:  # noqa: BLE001 - after launch, a harness crash is the attempt's result
@@ -272,6 +287,37 @@ async def _code_attempt(
     except Exception as exc:  # noqa: BLE001
         return CodingResult(run, None, f"could not make the canonical patch: {exc}")
     return CodingResult(run, patch, None)
+
+
+#: paths one removal command names at most (an argv well under the kernel's limit)
+_STRIP_BATCH = 200
+_REMOVE = 'for p in "$@"; do rm -rf -- "$p" || exit 1; done'
+#: folders left empty by the removal go too (as in a folder task's stripped copy), deepest first
+_PRUNE = 'for d in "$@"; do rmdir -- "$d" 2>/dev/null || true; done'
+_LEFT = 'for p in "$@"; do if [ -e "$p" ] || [ -L "$p" ]; then printf "%s\\n" "$p"; fi; done'
+
+
+async def strip_task_owned_inside(sandbox: Sandbox, removed: Sequence[str]) -> None:
+    """Delete ``removed`` (an image task's task-owned files, relative to ``/app``) inside the
+    coding sandbox before the agent starts, as the agent's own user, and confirm none is
+    left; :class:`EnvironmentFailure` (before launch) when one survives."""
+    roots = removal_roots(removed)
+    app = sandbox.paths.app.rstrip("/")
+    for i in range(0, len(roots), _STRIP_BATCH):
+        paths = [f"{app}/{r}" for r in roots[i:i + _STRIP_BATCH]]
+        await sandbox.exec(["/bin/sh", "-c", _REMOVE, "pluginbench-task-owned", *paths], cwd=app, timeout=120)
+        left = await sandbox.exec(["/bin/sh", "-c", _LEFT, "pluginbench-task-owned", *paths], cwd=app, timeout=120)
+        survivors = left.stdout.decode(errors="replace").splitlines()
+        if left.exit_code != 0 or survivors:
+            raise EnvironmentFailure(
+                "task_owned: remove could not delete the repository's own guidance inside the coding sandbox "
+                f"({', '.join(survivors[:3]) or f'the check exited {left.exit_code}'}): the image's user cannot "
+                "remove them")
+    parents = sorted({"/".join(r.split("/")[:i]) for r in roots for i in range(1, r.count("/") + 1)},
+                     key=lambda d: (-d.count("/"), d))
+    for i in range(0, len(parents), _STRIP_BATCH):
+        await sandbox.exec(["/bin/sh", "-c", _PRUNE, "pluginbench-task-owned",
+                            *(f"{app}/{d}" for d in parents[i:i + _STRIP_BATCH])], cwd=app, timeout=120)
 
 
 #: How long a sandbox whose agent was killed by a signal is given to report that the

@@ -33,6 +33,8 @@ from ._import import detect_format, import_task
 from ._owned import (
     TASK_OWNED_DIRS,
     TASK_OWNED_FILES,
+    owned_in_tree,
+    removal_roots,
     restore_removed,
     stripped_copy,
     task_owned_paths,
@@ -61,6 +63,8 @@ __all__ = [  # noqa: RUF022 - history mining's names are kept together at the en
     "import_task",
     "TASK_OWNED_DIRS",
     "TASK_OWNED_FILES",
+    "owned_in_tree",
+    "removal_roots",
     "restore_removed",
     "stripped_copy",
     "task_owned_paths",
