@@ -84,7 +84,10 @@ class MineOptions(msgspec.Struct, frozen=True, kw_only=True):
     limit: int | None = None
     backend: Backend = "local"
     image: str | None = None
-    runner: Literal["auto", "pytest", "unittest"] = "auto"
+    #: the repository's language (auto: detected from HEAD's files, :func:`~pluginbench.tasks.detect_language`)
+    language: Literal["auto", "python", "go", "javascript", "rust"] = "auto"
+    #: the grader's runner (auto: the language's own; Python's auto picks pytest or unittest in the sandbox)
+    runner: Literal["auto", "pytest", "unittest", "go", "node", "cargo"] = "auto"
     test_timeout: int = 300
     #: mutation-repair tasks to seed at HEAD after history (0: none)
     mutants: int = 0
@@ -121,6 +124,9 @@ class MiningReport(msgspec.Struct, frozen=True, kw_only=True):
     backend: str
     image: str | None
     out: str
+    #: the language the tests were run as, and the grader's runner (``tests/config.json`` ``runner``)
+    language: str
+    runner: str
     examined: int
     admitted: int
     seconds: float
@@ -176,6 +182,21 @@ def resolve_since(mined: MinedRepo, since: str | None, repo: str) -> str | None:
     except GitFailed:
         raise ConfigError(f"--since {since!r} names no commit in {repo}", field="--since",
                           fix="give a commit, tag or branch of that repository (git log --oneline lists commits)") from None
+
+
+def choose_runner(opts: MineOptions, files: list[str]) -> tuple[str, str]:
+    """The language and grader runner to mine with: ``--language`` (else the runner's, else
+    detected from HEAD's files) and ``--runner`` (else the language's own); a runner of
+    another language is refused (exit 2)."""
+    from ..tasks import LANGUAGE_RUNNERS, detect_language, language_of_runner
+
+    by_runner = language_of_runner(opts.runner)
+    language = opts.language if opts.language != "auto" else by_runner or detect_language(files)
+    if by_runner is not None and by_runner != language:
+        raise ConfigError(f"--runner {opts.runner} runs {by_runner} tests, but the repository is mined as {language}",
+                          field="--runner", fix=f"use --runner {LANGUAGE_RUNNERS[language][0]} (or leave --runner out), "
+                          f"or --language {by_runner}")
+    return language, opts.runner if opts.runner != "auto" else LANGUAGE_RUNNERS[language][0]
 
 
 def _evaluation(stage: Path, task_id: str, opts: MineOptions) -> Evaluation:
@@ -399,6 +420,8 @@ async def mine_history(opts: MineOptions, on_candidate: Callable[[MinedCandidate
         scratch = Path(tmp)
         mined = open_repo(opts.repo, scratch)
         since = resolve_since(mined, opts.since, opts.repo)
+        language, runner = choose_runner(opts, mined.files(mined.head()))
+        opts = msgspec.structs.replace(opts, language=language, runner=runner)
         if opts.backend == "local":
             from ..environments import bwrap_available
 
@@ -464,6 +487,7 @@ async def mine_history(opts: MineOptions, on_candidate: Callable[[MinedCandidate
                     record(c, mutant_task_id(head, m), verdict, runs, t0, m.label)
             report = MiningReport(
                 repo=opts.repo, head=head, since=since, backend=opts.backend, image=opts.image, out=str(opts.out),
+                language=language, runner=runner,
                 examined=len(records), admitted=sum(r.admitted for r in records),
                 seconds=round(time.monotonic() - started, 3), candidates=tuple(records),
             )

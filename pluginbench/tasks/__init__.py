@@ -16,13 +16,17 @@ from ._mine_mutate import (
 )
 from ._mine_task import (
     GRADER_SOURCE,
+    LANGUAGE_RUNNERS,
     SOLVE_SH,
     TEST_SH,
+    Language,
     RejectCode,
     Verdict,
     decide,
+    detect_language,
     grading_config,
     instruction_text,
+    language_of_runner,
     readme_text,
     reject,
     screen,
@@ -110,6 +114,10 @@ __all__ = [  # noqa: RUF022 - history mining's names are kept together at the en
     "write_pins",
     # history mining (tasks mine)
     "GRADER_SOURCE",
+    "LANGUAGE_RUNNERS",
+    "Language",
+    "detect_language",
+    "language_of_runner",
     "SOLVE_SH",
     "TEST_SH",
     "Candidate",

@@ -101,6 +101,10 @@ class MinedRepo:
     def head(self) -> str:
         return self.resolve("HEAD")
 
+    def files(self, commit: str) -> list[str]:
+        """Every file path of ``commit``'s tree (POSIX, relative to the root)."""
+        return [p for p in self._git("ls-tree", "-r", "--name-only", "-z", commit).split("\x00") if p]
+
     def first_parent_steps(self, since: str | None, limit: int | None) -> list[str]:
         """Commits on HEAD's first-parent line after ``since`` (newest first), at most ``limit``."""
         args = ["rev-list", "--first-parent"]

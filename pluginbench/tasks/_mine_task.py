@@ -28,6 +28,36 @@ RejectCode = Literal[
 
 GRADER_SOURCE = Path(__file__).with_name("_mine_grade.py")
 
+#: the languages whose tests a mined task's grader runs (docs/tasks.md#mining-tasks-from-git-history)
+Language = Literal["python", "go", "javascript", "rust"]
+#: the grader's runner for each language (Python's ``auto`` picks pytest or unittest inside the sandbox)
+LANGUAGE_RUNNERS: Mapping[str, tuple[str, ...]] = {
+    "python": ("auto", "pytest", "unittest"), "go": ("go",), "javascript": ("node",), "rust": ("cargo",),
+}
+_PY = (".py",)
+_JS = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts")
+
+
+def detect_language(paths: Sequence[str]) -> Language:
+    """The language of a repository from its file paths (HEAD's): a root ``go.mod`` is Go, a
+    root ``Cargo.toml`` Rust; otherwise JavaScript when it has more JavaScript/TypeScript
+    files than Python files and a root ``package.json``, else Python."""
+    names = set(paths)
+    if "go.mod" in names:
+        return "go"
+    if "Cargo.toml" in names:
+        return "rust"
+    py = sum(1 for p in paths if p.endswith(_PY))
+    js = sum(1 for p in paths if p.endswith(_JS) and "node_modules/" not in p)
+    return "javascript" if "package.json" in names and js > py else "python"
+
+
+def language_of_runner(runner: str) -> Language | None:
+    """The language a non-default runner belongs to (None for ``auto``)."""
+    if runner == "auto":
+        return None
+    return next(lang for lang, runners in LANGUAGE_RUNNERS.items() if runner in runners)  # type: ignore[return-value]  # the keys are the Language literals
+
 
 class Verdict(msgspec.Struct, frozen=True, kw_only=True):
     """The decision on one candidate: admitted with its test sets, or rejected with why."""
@@ -199,13 +229,17 @@ def readme_text(c: Candidate, repo: str, verdict: Verdict) -> str:
 
 __all__ = [
     "GRADER_SOURCE",
+    "LANGUAGE_RUNNERS",
+    "Language",
     "SOLVE_SH",
     "TEST_SH",
     "RejectCode",
     "Verdict",
     "decide",
+    "detect_language",
     "grading_config",
     "instruction_text",
+    "language_of_runner",
     "readme_text",
     "reject",
     "screen",
