@@ -299,7 +299,8 @@ def _stage(mined: MinedRepo, c: Candidate, task_id: str, stage: Path, scratch: P
     non_tests = [ch.path for ch in c.changes if ch.kind != "test"]
     _write_task(folder, c, after / "tree", mined.diff(c.parent, c.commit, non_tests),
                 instruction_text(c, mined.origin_label),
-                task_toml(c, task_id, mined.origin_label, opts.image, opts.test_timeout), opts.runner)
+                task_toml(c, task_id, mined.origin_label, opts.image, opts.test_timeout, language=opts.language),
+                opts.runner)
     shutil.rmtree(after)
 
 
@@ -381,7 +382,8 @@ async def _examine_mutant(mined: MinedRepo, head: str, head_tree: Path, m: Mutat
     (folder / "workspace" / m.path).write_text(mutated, encoding="utf-8")
     _write_task(folder, c, head_tree, reverse_patch(m.path, mutated, original),
                 mutant_instruction(m, mined.origin_label, ()),
-                task_toml(c, task_id, mined.origin_label, opts.image, opts.test_timeout, mutation=m.label),
+                task_toml(c, task_id, mined.origin_label, opts.image, opts.test_timeout, mutation=m.label,
+                          language=opts.language),
                 opts.runner)
 
     def finish(verdict: Verdict) -> None:

@@ -31,7 +31,7 @@ GRADER_SOURCE = Path(__file__).with_name("_mine_grade.py")
 #: the languages whose tests a mined task's grader runs (docs/tasks.md#mining-tasks-from-git-history)
 Language = Literal["python", "go", "javascript", "rust"]
 #: the grader's runner for each language (Python's ``auto`` picks pytest or unittest inside the sandbox)
-LANGUAGE_RUNNERS: Mapping[str, tuple[str, ...]] = {
+LANGUAGE_RUNNERS: Mapping[Language, tuple[str, ...]] = {
     "python": ("auto", "pytest", "unittest"), "go": ("go",), "javascript": ("node",), "rust": ("cargo",),
 }
 _PY = (".py",)
@@ -56,7 +56,10 @@ def language_of_runner(runner: str) -> Language | None:
     """The language a non-default runner belongs to (None for ``auto``)."""
     if runner == "auto":
         return None
-    return next(lang for lang, runners in LANGUAGE_RUNNERS.items() if runner in runners)  # type: ignore[return-value]  # the keys are the Language literals
+    for language, runners in LANGUAGE_RUNNERS.items():
+        if runner in runners:
+            return language
+    return None
 
 
 class Verdict(msgspec.Struct, frozen=True, kw_only=True):
@@ -157,7 +160,7 @@ def grading_config(c: Candidate, f2p: Sequence[str], p2p: Sequence[str], runner:
 
 
 def task_toml(c: Candidate, task_id: str, repo: str, image: str | None, test_timeout: int,
-              mutation: str | None = None) -> str:
+              mutation: str | None = None, language: str | None = None) -> str:
     """``task.toml`` of a mined task, with its provenance under ``[metadata]``."""
     def q(text: str) -> str:
         return json.dumps(text)  # a TOML basic string is a JSON string for what we write
@@ -175,6 +178,7 @@ def task_toml(c: Candidate, task_id: str, repo: str, image: str | None, test_tim
         f"commit = {q(c.commit)}",
         f"base_commit = {q(c.parent or '')}",
         f"merge = {'true' if c.merge else 'false'}",
+        *([f"language = {q(language)}"] if language else []),
         *([f"mutation = {q(mutation)}", 'instruction_source = "written by pluginbench (seeded bug)"'] if mutation
           else ['instruction_source = "commit message"']),
         "",

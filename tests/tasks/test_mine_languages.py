@@ -170,3 +170,4 @@ def test_go_and_javascript_histories_are_mined_with_their_own_test_runners(tmp_p
         task = tmp_path / f"out-{lang}" / report["candidates"][2]["task"]
         config = json.loads((task / "tests" / "config.json").read_text())
         assert (config["runner"], config["f2p"], config["p2p"]) == (runner, f2p, p2p)
+        assert f'language = "{language}"' in (task / "task.toml").read_text()
