@@ -37,6 +37,7 @@ from ._import import detect_format, import_task
 from ._owned import (
     TASK_OWNED_DIRS,
     TASK_OWNED_FILES,
+    bind_task_owned,
     owned_in_tree,
     removal_roots,
     restore_removed,
@@ -69,6 +70,7 @@ __all__ = [  # noqa: RUF022 - history mining's names are kept together at the en
     "import_task",
     "TASK_OWNED_DIRS",
     "TASK_OWNED_FILES",
+    "bind_task_owned",
     "owned_in_tree",
     "removal_roots",
     "restore_removed",

@@ -23,6 +23,7 @@ the file). Nothing from the task runs on the host.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import stat
@@ -35,6 +36,15 @@ from ._tree import TreeEntry, copy_tree, scan_tree
 TASK_OWNED_FILES = frozenset({"AGENTS.md", "AGENTS.override.md", "CLAUDE.md", "CLAUDE.local.md"})
 #: folders removed whole at any depth
 TASK_OWNED_DIRS = frozenset({".claude", ".agents"})
+
+
+def bind_task_owned(fingerprint: str, task_owned: str) -> str:
+    """An arm's fingerprint with its ``task_owned`` setting bound in: unchanged for ``keep``;
+    for ``remove`` a SHA-256 over the frozen tree's fingerprint and the setting (an arm that
+    removes the repository's guidance is never the same package as one that keeps it)."""
+    if task_owned == "keep":
+        return fingerprint
+    return hashlib.sha256(f"{fingerprint}\0task_owned={task_owned}".encode()).hexdigest()
 
 
 def task_owned_paths(relpaths: Iterable[str]) -> tuple[str, ...]:

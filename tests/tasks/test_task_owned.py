@@ -182,3 +182,24 @@ async def test_an_image_only_task_arm_codes_without_the_files_removed_inside_its
     seen = sorted(ln[1:] for ln in patch.splitlines() if ln.startswith("+./") and ln != "+./seen.txt")
     assert seen == ["./main.py"]  # no .claude, no .agents (nor lib/, left empty), no instruction file
     assert "deleted file" not in patch and "-nested" in patch and "+mine" in patch
+
+
+def test_the_integrity_check_accepts_a_removing_arm_s_bound_fingerprint_and_still_sees_a_change(tmp_path: Path) -> None:
+    """A frozen treatment recorded with task_owned: remove bound into its fingerprint is unchanged while its tree is
+    (the report and resume used to refuse every such run), and changed once a file under it changes."""
+    from pluginbench.events._types import TreatmentFrozen
+    from pluginbench.projections._integrity import frozen_changes
+    from pluginbench.projections._state import RunState
+    from pluginbench.rundir import RunDir
+    from pluginbench.tasks import bind_task_owned, fingerprint, scan_tree
+
+    rd = RunDir(tmp_path / "run")
+    dest = rd.frozen_treatment("none")
+    _tree(dest, {"guidance/g.md": "be brief\n"})
+    state = RunState()
+    bound = bind_task_owned(fingerprint(scan_tree(dest)), "remove")
+    state.frozen_treatments["none"] = TreatmentFrozen(seq=1, arm="none", fingerprint=bound,
+                                                      guidance_bytes=9, skills=[], plugins=[])
+    assert frozen_changes(rd, state) == []
+    (dest / "guidance" / "g.md").write_text("be verbose\n")
+    assert frozen_changes(rd, state) == ["frozen treatment 'none' (evidence/frozen/treatments/none)"]
