@@ -409,6 +409,39 @@ def _sandbox_failure(opts: MineOptions, exc: EnvironmentFailure) -> ConfigError:
                        fix="run pluginbench doctor, or choose another --backend/--image")
 
 
+#: what each runner needs on the sandbox's PATH besides ``python3`` (the grader itself)
+RUNNER_TOOLS = {"go": "go", "node": "node", "cargo": "cargo"}
+_MISSING = 'for t in "$@"; do command -v "$t" >/dev/null 2>&1 || printf "%s\\n" "$t"; done'
+
+
+async def check_toolchain(opts: MineOptions, scratch: Path) -> None:
+    """Refuse (exit 2) a sandbox that lacks the grader's tools (``python3`` and the runner's:
+    ``go``, ``node``, ``cargo``), asked once inside a sandbox like the tests' own."""
+    from ..environments import SandboxSpec
+    from ..environments._docker_images import BASE_IMAGE
+
+    need = ["python3", *([RUNNER_TOOLS[opts.runner]] if opts.runner in RUNNER_TOOLS else [])]
+    folder = scratch / "toolchain"
+    folder.mkdir(exist_ok=True)
+    ev = _evaluation(scratch, "toolchain", opts)
+    image = (opts.image or BASE_IMAGE) if opts.backend == "docker" else None
+    spec = SandboxSpec(run_id="mine", attempt_id="toolchain", role="readiness", task="toolchain",
+                       workspace=folder, image=image, hidden=(cache_root(),))
+    try:
+        async with backend_of(ev).make(ev, "mine").sandbox(spec) as sb:
+            got = await sb.exec(["/bin/sh", "-c", _MISSING, "pluginbench-toolchain", *need], timeout=120)
+    except EnvironmentFailure as exc:
+        raise _sandbox_failure(opts, exc) from None
+    missing = got.stdout.decode(errors="replace").split()
+    if got.exit_code != 0 or missing:
+        where = f"the image {image}" if image else "the local sandbox (the host's /usr tools)"
+        raise ConfigError(
+            f"{where} has no {', '.join(missing) or 'shell to look for ' + ', '.join(need)}, which the "
+            f"{opts.language} grader (runner {opts.runner}) needs", field="--image" if image else "--backend",
+            fix="mine with --image <an image that has " + " and ".join(need) + ">"
+            + ("" if image else ", or install them on this machine"))
+
+
 async def mine_history(opts: MineOptions, on_candidate: Callable[[MinedCandidate], None] | None = None) -> MiningReport:
     """Mine ``opts.repo`` into ``opts.out`` (created at the end, atomically); the summary.
 
@@ -453,6 +486,14 @@ async def mine_history(opts: MineOptions, on_candidate: Callable[[MinedCandidate
 
         try:
             limiter = anyio.CapacityLimiter(opts.jobs)
+            toolchain = anyio.Lock()
+            checked: list[bool] = []
+
+            async def ready() -> None:  # the first candidate that needs the sandbox asks it for the tools
+                async with toolchain:
+                    if not checked:
+                        await check_toolchain(opts, scratch)
+                        checked.append(True)
 
             async def one(commit: str) -> None:
                 async with limiter:
@@ -460,6 +501,7 @@ async def mine_history(opts: MineOptions, on_candidate: Callable[[MinedCandidate
                     c = mined.candidate(commit)
                     verdict, runs = screen(c), 0
                     if verdict is None:
+                        await ready()
                         try:
                             verdict, runs = await _examine(mined, c, stage, scratch, opts, hidden)
                         except EnvironmentFailure as exc:
@@ -479,6 +521,7 @@ async def mine_history(opts: MineOptions, on_candidate: Callable[[MinedCandidate
                 for m in mutation_sites(sources)[:opts.mutants * MUTANT_TRIES]:
                     if seeded == opts.mutants:
                         break
+                    await ready()
                     t0 = time.monotonic()
                     try:
                         c, verdict, runs = await _examine_mutant(mined, head, head_tree, m, tests, stage, scratch,

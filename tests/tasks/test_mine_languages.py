@@ -171,3 +171,19 @@ def test_go_and_javascript_histories_are_mined_with_their_own_test_runners(tmp_p
         config = json.loads((task / "tests" / "config.json").read_text())
         assert (config["runner"], config["f2p"], config["p2p"]) == (runner, f2p, p2p)
         assert f'language = "{language}"' in (task / "task.toml").read_text()
+
+
+@pytest.mark.docker
+def test_an_image_without_the_runner_s_toolchain_exits_2_naming_image_and_writes_nothing(tmp_path: Path) -> None:
+    """Mining the Go bundle in the base image (python3 and node, no go) asks the sandbox once and exits 2 naming
+    --image and the missing go, before any candidate runs or any folder is written."""
+    require(shutil.which("docker") is not None and subprocess.run(
+        ["docker", "image", "inspect", "pluginbench/base:bookworm"], capture_output=True).returncode == 0,
+        "docker engine and pluginbench/base:bookworm (tools/start-docker.sh, tools/build-base-image.sh)")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "TMPDIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "pluginbench", "tasks", "mine", str(DATA / "mine-go" / "calc-go.bundle"),
+                           "--out", str(tmp_path / "out"), "--image", "pluginbench/base:bookworm"],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "the image pluginbench/base:bookworm has no go" in done.stderr and "field: --image" in done.stderr
+    assert not (tmp_path / "out").exists() and not list(tmp_path.glob(".pluginbench-mine-*"))
