@@ -184,11 +184,12 @@ def resolve_since(mined: MinedRepo, since: str | None, repo: str) -> str | None:
                           fix="give a commit, tag or branch of that repository (git log --oneline lists commits)") from None
 
 
-def choose_runner(opts: MineOptions, files: list[str]) -> tuple[str, str]:
+def choose_runner(opts: MineOptions, files: list[str], package_json: str | None = None) -> tuple[str, str]:
     """The language and grader runner to mine with: ``--language`` (else the runner's, else
     detected from HEAD's files) and ``--runner`` (else the language's own); a runner of
-    another language is refused (exit 2)."""
-    from ..tasks import LANGUAGE_RUNNERS, detect_language, language_of_runner
+    another language, or a JavaScript repository whose ``package.json`` names a framework
+    node's runner cannot run (jest, vitest, ...) without ``--runner node``, is refused (exit 2)."""
+    from ..tasks import LANGUAGE_RUNNERS, detect_language, language_of_runner, other_js_runner
 
     by_runner = language_of_runner(opts.runner)
     language = opts.language if opts.language != "auto" else by_runner or detect_language(files)
@@ -196,6 +197,12 @@ def choose_runner(opts: MineOptions, files: list[str]) -> tuple[str, str]:
         raise ConfigError(f"--runner {opts.runner} runs {by_runner} tests, but the repository is mined as {language}",
                           field="--runner", fix=f"use --runner {LANGUAGE_RUNNERS[language][0]} (or leave --runner out), "
                           f"or --language {by_runner}")
+    other = other_js_runner(package_json) if language == "javascript" and package_json is not None else None
+    if other is not None and opts.runner == "auto":
+        raise ConfigError(f"the repository's package.json uses {other}, whose tests node's built-in runner (the only "
+                          "JavaScript runner of tasks mine) does not run: every candidate would fail",
+                          field="--runner", fix="mine a repository tested with node:test, or pass --runner node to "
+                          "run node --test on its test files anyway")
     return language, opts.runner if opts.runner != "auto" else LANGUAGE_RUNNERS[language][0]
 
 
@@ -455,7 +462,7 @@ async def mine_history(opts: MineOptions, on_candidate: Callable[[MinedCandidate
         scratch = Path(tmp)
         mined = open_repo(opts.repo, scratch)
         since = resolve_since(mined, opts.since, opts.repo)
-        language, runner = choose_runner(opts, mined.files(mined.head()))
+        language, runner = choose_runner(opts, mined.files(mined.head()), mined.read(mined.head(), "package.json"))
         opts = msgspec.structs.replace(opts, language=language, runner=runner)
         if opts.backend == "local":
             from ..environments import bwrap_available

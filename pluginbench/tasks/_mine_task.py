@@ -52,6 +52,29 @@ def detect_language(paths: Sequence[str]) -> Language:
     return "javascript" if "package.json" in names and js > py else "python"
 
 
+#: JavaScript test frameworks node's built-in runner does not run (they need ``node_modules``)
+OTHER_JS_RUNNERS = ("jest", "vitest", "mocha", "ava", "jasmine", "tap", "karma")
+
+
+def other_js_runner(package_json: str) -> str | None:
+    """The test framework a ``package.json`` names in its dependencies or its ``test`` script
+    that node's built-in runner cannot run (``jest``, ``vitest``, ...), or None."""
+    try:
+        data = json.loads(package_json)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    deps: set[str] = set()
+    for key in ("dependencies", "devDependencies"):
+        if isinstance(data.get(key), dict):
+            deps |= set(data[key])
+    scripts = data.get("scripts")
+    test = str(scripts.get("test", "")) if isinstance(scripts, dict) else ""
+    words = set(re.split(r"[^A-Za-z0-9_-]+", test))
+    return next((name for name in OTHER_JS_RUNNERS if name in deps or name in words), None)
+
+
 def language_of_runner(runner: str) -> Language | None:
     """The language a non-default runner belongs to (None for ``auto``)."""
     if runner == "auto":
@@ -241,6 +264,7 @@ __all__ = [
     "Verdict",
     "decide",
     "detect_language",
+    "other_js_runner",
     "grading_config",
     "instruction_text",
     "language_of_runner",

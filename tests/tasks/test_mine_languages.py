@@ -34,6 +34,34 @@ def test_the_language_comes_from_root_markers_then_the_majority_of_files(paths: 
     assert detect_language(paths) == language
 
 
+@pytest.mark.parametrize(("package_json", "other"), [
+    ('{"devDependencies": {"jest": "^29"}, "scripts": {"test": "jest"}}', "jest"),
+    ('{"dependencies": {"left-pad": "1"}, "scripts": {"test": "vitest run"}}', "vitest"),
+    ('{"scripts": {"test": "node --test"}}', None),
+    ('{"devDependencies": {"jest-junit": "1"}}', None),  # a name that only starts like one
+    ("not json", None),
+])
+def test_a_package_json_naming_another_framework_is_found(package_json: str, other: str | None) -> None:
+    """jest, vitest, mocha ... in the dependencies or the test script are frameworks node's runner does not run."""
+    from pluginbench.tasks import other_js_runner
+
+    assert other_js_runner(package_json) == other
+
+
+def test_a_jest_repository_is_refused_unless_the_node_runner_is_asked_for(tmp_path: Path) -> None:
+    """Detected as JavaScript with jest in package.json: exit 2 naming --runner; --runner node mines it anyway; a
+    Python repository's package.json is never read as a reason to refuse."""
+    from pluginbench.actors._mine import MineOptions, choose_runner
+    from pluginbench.errors import ConfigError
+
+    files, jest = ["package.json", "a.js", "a.test.js"], '{"devDependencies": {"jest": "29"}}'
+    with pytest.raises(ConfigError) as err:
+        choose_runner(MineOptions(repo="r", out=tmp_path / "o"), files, jest)
+    assert err.value.field == "--runner" and "jest" in err.value.message and "--runner node" in (err.value.fix or "")
+    assert choose_runner(MineOptions(repo="r", out=tmp_path / "o", runner="node"), files, jest) == ("javascript", "node")
+    assert choose_runner(MineOptions(repo="r", out=tmp_path / "o"), ["package.json", "x.py"], jest) == ("python", "auto")
+
+
 def test_go_json_events_become_package_and_test_outcomes() -> None:
     """Each test's last pass/fail/skip action counts, subtests keep their path, package-level and output events are
     ignored, and a line that is not JSON (a build error) is skipped."""
