@@ -53,7 +53,7 @@ def detect_language(paths: Sequence[str]) -> Language:
 
 
 #: JavaScript test frameworks node's built-in runner does not run (they need ``node_modules``)
-OTHER_JS_RUNNERS = ("jest", "vitest", "mocha", "ava", "jasmine", "tap", "karma")
+OTHER_JS_RUNNERS = ("jest", "vitest", "mocha", "ava", "jasmine", "karma")
 
 
 def other_js_runner(package_json: str) -> str | None:

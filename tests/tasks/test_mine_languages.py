@@ -37,7 +37,7 @@ def test_the_language_comes_from_root_markers_then_the_majority_of_files(paths: 
 @pytest.mark.parametrize(("package_json", "other"), [
     ('{"devDependencies": {"jest": "^29"}, "scripts": {"test": "jest"}}', "jest"),
     ('{"dependencies": {"left-pad": "1"}, "scripts": {"test": "vitest run"}}', "vitest"),
-    ('{"scripts": {"test": "node --test"}}', None),
+    ('{"scripts": {"test": "node --test --test-reporter=tap"}}', None),
     ('{"devDependencies": {"jest-junit": "1"}}', None),  # a name that only starts like one
     ("not json", None),
 ])
