@@ -425,23 +425,29 @@ async def check_toolchain(opts: MineOptions, scratch: Path) -> None:
     """Refuse (exit 2) a sandbox that lacks the grader's tools (``python3`` and the runner's:
     ``go``, ``node``, ``cargo``), asked once inside a sandbox like the tests' own."""
     from ..environments import SandboxSpec
-    from ..environments._docker_images import BASE_IMAGE
+    from ..tasks import HarborTask
 
     need = ["python3", *([RUNNER_TOOLS[opts.runner]] if opts.runner in RUNNER_TOOLS else [])]
-    folder = scratch / "toolchain"
-    folder.mkdir(exist_ok=True)
+    root = scratch / "toolchain"
+    (root / "workspace").mkdir(parents=True, exist_ok=True)
     ev = _evaluation(scratch, "toolchain", opts)
-    image = (opts.image or BASE_IMAGE) if opts.backend == "docker" else None
-    spec = SandboxSpec(run_id="mine", attempt_id="toolchain", role="readiness", task="toolchain",
-                       workspace=folder, image=image, hidden=(cache_root(),))
+    env = backend_of(ev).make(ev, "mine")
+    image: str | None = None
     try:
-        async with backend_of(ev).make(ev, "mine").sandbox(spec) as sb:
+        if opts.backend == "docker":  # the image a mined task runs on: --image, else the base image
+            task = HarborTask("toolchain", root, "", "/app", None, 60.0, 60.0, "separate", opts.image, None, None,
+                              None, (), {})
+            image = await env.prepare_image(root, task)  # type: ignore[attr-defined]  # docker-only: the Environment port does not declare image methods
+        spec = SandboxSpec(run_id="mine", attempt_id="toolchain", role="readiness", task="toolchain",
+                           workspace=root / "workspace", image=image, hidden=(cache_root(),))
+        async with env.sandbox(spec) as sb:
             got = await sb.exec(["/bin/sh", "-c", _MISSING, "pluginbench-toolchain", *need], timeout=120)
     except EnvironmentFailure as exc:
         raise _sandbox_failure(opts, exc) from None
     missing = got.stdout.decode(errors="replace").split()
     if got.exit_code != 0 or missing:
-        where = f"the image {image}" if image else "the local sandbox (the host's /usr tools)"
+        where = ("the local sandbox (the host's /usr tools)" if image is None
+                 else f"the image {opts.image}" if opts.image else "the docker base image")
         raise ConfigError(
             f"{where} has no {', '.join(missing) or 'shell to look for ' + ', '.join(need)}, which the "
             f"{opts.language} grader (runner {opts.runner}) needs", field="--image" if image else "--backend",

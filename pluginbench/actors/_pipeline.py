@@ -27,12 +27,12 @@ from ..tasks import (
     VerifierContract,
     owned_in_tree,
     patch_paths,
-    removal_roots,
     restore_removed,
     stripped_copy,
 )
 from ._context import SandboxSource
 from ._patch import PatchInfo, make_patch
+from ._task_owned import strip_task_owned_inside
 
 
 class CodingResult(NamedTuple):
@@ -287,37 +287,6 @@ async def _code_attempt(
     except Exception as exc:  # noqa: BLE001
         return CodingResult(run, None, f"could not make the canonical patch: {exc}")
     return CodingResult(run, patch, None)
-
-
-#: paths one removal command names at most (an argv well under the kernel's limit)
-_STRIP_BATCH = 200
-_REMOVE = 'for p in "$@"; do rm -rf -- "$p" || exit 1; done'
-#: folders left empty by the removal go too (as in a folder task's stripped copy), deepest first
-_PRUNE = 'for d in "$@"; do rmdir -- "$d" 2>/dev/null || true; done'
-_LEFT = 'for p in "$@"; do if [ -e "$p" ] || [ -L "$p" ]; then printf "%s\\n" "$p"; fi; done'
-
-
-async def strip_task_owned_inside(sandbox: Sandbox, removed: Sequence[str]) -> None:
-    """Delete ``removed`` (an image task's task-owned files, relative to ``/app``) inside the
-    coding sandbox before the agent starts, as the agent's own user, and confirm none is
-    left; :class:`EnvironmentFailure` (before launch) when one survives."""
-    roots = removal_roots(removed)
-    app = sandbox.paths.app.rstrip("/")
-    for i in range(0, len(roots), _STRIP_BATCH):
-        paths = [f"{app}/{r}" for r in roots[i:i + _STRIP_BATCH]]
-        await sandbox.exec(["/bin/sh", "-c", _REMOVE, "pluginbench-task-owned", *paths], cwd=app, timeout=120)
-        left = await sandbox.exec(["/bin/sh", "-c", _LEFT, "pluginbench-task-owned", *paths], cwd=app, timeout=120)
-        survivors = left.stdout.decode(errors="replace").splitlines()
-        if left.exit_code != 0 or survivors:
-            raise EnvironmentFailure(
-                "task_owned: remove could not delete the repository's own guidance inside the coding sandbox "
-                f"({', '.join(survivors[:3]) or f'the check exited {left.exit_code}'}): the image's user cannot "
-                "remove them")
-    parents = sorted({"/".join(r.split("/")[:i]) for r in roots for i in range(1, r.count("/") + 1)},
-                     key=lambda d: (-d.count("/"), d))
-    for i in range(0, len(parents), _STRIP_BATCH):
-        await sandbox.exec(["/bin/sh", "-c", _PRUNE, "pluginbench-task-owned",
-                            *(f"{app}/{d}" for d in parents[i:i + _STRIP_BATCH])], cwd=app, timeout=120)
 
 
 #: How long a sandbox whose agent was killed by a signal is given to report that the
