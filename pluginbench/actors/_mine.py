@@ -84,7 +84,10 @@ class MineOptions(msgspec.Struct, frozen=True, kw_only=True):
     limit: int | None = None
     backend: Backend = "local"
     image: str | None = None
-    runner: Literal["auto", "pytest", "unittest"] = "auto"
+    #: the repository's language (auto: detected from HEAD's files, :func:`~pluginbench.tasks.detect_language`)
+    language: Literal["auto", "python", "go", "javascript", "rust"] = "auto"
+    #: the grader's runner (auto: the language's own; Python's auto picks pytest or unittest in the sandbox)
+    runner: Literal["auto", "pytest", "unittest", "go", "node", "cargo"] = "auto"
     test_timeout: int = 300
     #: mutation-repair tasks to seed at HEAD after history (0: none)
     mutants: int = 0
@@ -121,6 +124,9 @@ class MiningReport(msgspec.Struct, frozen=True, kw_only=True):
     backend: str
     image: str | None
     out: str
+    #: the language the tests were run as, and the grader's runner (``tests/config.json`` ``runner``)
+    language: str
+    runner: str
     examined: int
     admitted: int
     seconds: float
@@ -176,6 +182,28 @@ def resolve_since(mined: MinedRepo, since: str | None, repo: str) -> str | None:
     except GitFailed:
         raise ConfigError(f"--since {since!r} names no commit in {repo}", field="--since",
                           fix="give a commit, tag or branch of that repository (git log --oneline lists commits)") from None
+
+
+def choose_runner(opts: MineOptions, files: list[str], package_json: str | None = None) -> tuple[str, str]:
+    """The language and grader runner to mine with: ``--language`` (else the runner's, else
+    detected from HEAD's files) and ``--runner`` (else the language's own); a runner of
+    another language, or a JavaScript repository whose ``package.json`` names a framework
+    node's runner cannot run (jest, vitest, ...) without ``--runner node``, is refused (exit 2)."""
+    from ..tasks import LANGUAGE_RUNNERS, detect_language, language_of_runner, other_js_runner
+
+    by_runner = language_of_runner(opts.runner)
+    language = opts.language if opts.language != "auto" else by_runner or detect_language(files)
+    if by_runner is not None and by_runner != language:
+        raise ConfigError(f"--runner {opts.runner} runs {by_runner} tests, but the repository is mined as {language}",
+                          field="--runner", fix=f"use --runner {LANGUAGE_RUNNERS[language][0]} (or leave --runner out), "
+                          f"or --language {by_runner}")
+    other = other_js_runner(package_json) if language == "javascript" and package_json is not None else None
+    if other is not None and opts.runner == "auto":
+        raise ConfigError(f"the repository's package.json uses {other}, whose tests node's built-in runner (the only "
+                          "JavaScript runner of tasks mine) does not run: every candidate would fail",
+                          field="--runner", fix="mine a repository tested with node:test, or pass --runner node to "
+                          "run node --test on its test files anyway")
+    return language, opts.runner if opts.runner != "auto" else LANGUAGE_RUNNERS[language][0]
 
 
 def _evaluation(stage: Path, task_id: str, opts: MineOptions) -> Evaluation:
@@ -278,7 +306,8 @@ def _stage(mined: MinedRepo, c: Candidate, task_id: str, stage: Path, scratch: P
     non_tests = [ch.path for ch in c.changes if ch.kind != "test"]
     _write_task(folder, c, after / "tree", mined.diff(c.parent, c.commit, non_tests),
                 instruction_text(c, mined.origin_label),
-                task_toml(c, task_id, mined.origin_label, opts.image, opts.test_timeout), opts.runner)
+                task_toml(c, task_id, mined.origin_label, opts.image, opts.test_timeout, language=opts.language),
+                opts.runner)
     shutil.rmtree(after)
 
 
@@ -360,7 +389,8 @@ async def _examine_mutant(mined: MinedRepo, head: str, head_tree: Path, m: Mutat
     (folder / "workspace" / m.path).write_text(mutated, encoding="utf-8")
     _write_task(folder, c, head_tree, reverse_patch(m.path, mutated, original),
                 mutant_instruction(m, mined.origin_label, ()),
-                task_toml(c, task_id, mined.origin_label, opts.image, opts.test_timeout, mutation=m.label),
+                task_toml(c, task_id, mined.origin_label, opts.image, opts.test_timeout, mutation=m.label,
+                          language=opts.language),
                 opts.runner)
 
     def finish(verdict: Verdict) -> None:
@@ -386,6 +416,45 @@ def _sandbox_failure(opts: MineOptions, exc: EnvironmentFailure) -> ConfigError:
                        fix="run pluginbench doctor, or choose another --backend/--image")
 
 
+#: what each runner needs on the sandbox's PATH besides ``python3`` (the grader itself)
+RUNNER_TOOLS = {"go": "go", "node": "node", "cargo": "cargo"}
+_MISSING = 'for t in "$@"; do command -v "$t" >/dev/null 2>&1 || printf "%s\\n" "$t"; done'
+
+
+async def check_toolchain(opts: MineOptions, scratch: Path) -> None:
+    """Refuse (exit 2) a sandbox that lacks the grader's tools (``python3`` and the runner's:
+    ``go``, ``node``, ``cargo``), asked once inside a sandbox like the tests' own."""
+    from ..environments import SandboxSpec
+    from ..tasks import HarborTask
+
+    need = ["python3", *([RUNNER_TOOLS[opts.runner]] if opts.runner in RUNNER_TOOLS else [])]
+    root = scratch / "toolchain"
+    (root / "workspace").mkdir(parents=True, exist_ok=True)
+    ev = _evaluation(scratch, "toolchain", opts)
+    env = backend_of(ev).make(ev, "mine")
+    image: str | None = None
+    try:
+        if opts.backend == "docker":  # the image a mined task runs on: --image, else the base image
+            task = HarborTask("toolchain", root, "", "/app", None, 60.0, 60.0, "separate", opts.image, None, None,
+                              None, (), {})
+            image = await env.prepare_image(root, task)  # type: ignore[attr-defined]  # docker-only: the Environment port does not declare image methods
+        spec = SandboxSpec(run_id="mine", attempt_id="toolchain", role="readiness", task="toolchain",
+                           workspace=root / "workspace", image=image, hidden=(cache_root(),))
+        async with env.sandbox(spec) as sb:
+            got = await sb.exec(["/bin/sh", "-c", _MISSING, "pluginbench-toolchain", *need], timeout=120)
+    except EnvironmentFailure as exc:
+        raise _sandbox_failure(opts, exc) from None
+    missing = got.stdout.decode(errors="replace").split()
+    if got.exit_code != 0 or missing:
+        where = ("the local sandbox (the host's /usr tools)" if image is None
+                 else f"the image {opts.image}" if opts.image else "the docker base image")
+        raise ConfigError(
+            f"{where} has no {', '.join(missing) or 'shell to look for ' + ', '.join(need)}, which the "
+            f"{opts.language} grader (runner {opts.runner}) needs", field="--image" if image else "--backend",
+            fix="mine with --image <an image that has " + " and ".join(need) + ">"
+            + ("" if image else ", or install them on this machine"))
+
+
 async def mine_history(opts: MineOptions, on_candidate: Callable[[MinedCandidate], None] | None = None) -> MiningReport:
     """Mine ``opts.repo`` into ``opts.out`` (created at the end, atomically); the summary.
 
@@ -399,6 +468,8 @@ async def mine_history(opts: MineOptions, on_candidate: Callable[[MinedCandidate
         scratch = Path(tmp)
         mined = open_repo(opts.repo, scratch)
         since = resolve_since(mined, opts.since, opts.repo)
+        language, runner = choose_runner(opts, mined.files(mined.head()), mined.read(mined.head(), "package.json"))
+        opts = msgspec.structs.replace(opts, language=language, runner=runner)
         if opts.backend == "local":
             from ..environments import bwrap_available
 
@@ -428,6 +499,14 @@ async def mine_history(opts: MineOptions, on_candidate: Callable[[MinedCandidate
 
         try:
             limiter = anyio.CapacityLimiter(opts.jobs)
+            toolchain = anyio.Lock()
+            checked: list[bool] = []
+
+            async def ready() -> None:  # the first candidate that needs the sandbox asks it for the tools
+                async with toolchain:
+                    if not checked:
+                        await check_toolchain(opts, scratch)
+                        checked.append(True)
 
             async def one(commit: str) -> None:
                 async with limiter:
@@ -435,6 +514,7 @@ async def mine_history(opts: MineOptions, on_candidate: Callable[[MinedCandidate
                     c = mined.candidate(commit)
                     verdict, runs = screen(c), 0
                     if verdict is None:
+                        await ready()
                         try:
                             verdict, runs = await _examine(mined, c, stage, scratch, opts, hidden)
                         except EnvironmentFailure as exc:
@@ -454,6 +534,7 @@ async def mine_history(opts: MineOptions, on_candidate: Callable[[MinedCandidate
                 for m in mutation_sites(sources)[:opts.mutants * MUTANT_TRIES]:
                     if seeded == opts.mutants:
                         break
+                    await ready()
                     t0 = time.monotonic()
                     try:
                         c, verdict, runs = await _examine_mutant(mined, head, head_tree, m, tests, stage, scratch,
@@ -464,6 +545,7 @@ async def mine_history(opts: MineOptions, on_candidate: Callable[[MinedCandidate
                     record(c, mutant_task_id(head, m), verdict, runs, t0, m.label)
             report = MiningReport(
                 repo=opts.repo, head=head, since=since, backend=opts.backend, image=opts.image, out=str(opts.out),
+                language=language, runner=runner,
                 examined=len(records), admitted=sum(r.admitted for r in records),
                 seconds=round(time.monotonic() - started, 3), candidates=tuple(records),
             )

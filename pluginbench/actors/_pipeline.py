@@ -22,9 +22,17 @@ from ..environments import Environment, Role, Sandbox, SandboxSpec, limits_of, o
 from ..errors import EnvironmentFailure, ResourceLimitHit, SandboxLost, WorkerLost
 from ..events import Outcome
 from ..harnesses import AgentRun, AttemptContext, FrozenTreatment, Harness
-from ..tasks import HarborTask, VerifierContract, patch_paths, restore_removed, stripped_copy
+from ..tasks import (
+    HarborTask,
+    VerifierContract,
+    owned_in_tree,
+    patch_paths,
+    restore_removed,
+    stripped_copy,
+)
 from ._context import SandboxSource
 from ._patch import PatchInfo, make_patch
+from ._task_owned import strip_task_owned_inside
 
 
 class CodingResult(NamedTuple):
@@ -109,18 +117,22 @@ async def code_attempt(
     try:
         with contextlib.ExitStack() as stack:
             removed: tuple[str, ...] | None = None
+            inside = False
             if treatment.task_owned == "remove":  # this arm starts without the repository's own guidance
                 src = source or SandboxSource(starting_source, None, None, None)
                 if src.workspace is None:
-                    raise EnvironmentFailure(f"task '{task.id}' has no workspace/ to remove task-owned files from")
-                tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="pb-task-owned-")))
-                removed = await anyio.to_thread.run_sync(stripped_copy, src.workspace, tmp / "workspace")
-                source = src._replace(workspace=tmp / "workspace")
+                    # An image task: its exported starting source says what to remove, and the
+                    # sandbox removes it inside itself before the agent starts.
+                    removed, inside = await anyio.to_thread.run_sync(owned_in_tree, starting_source), True
+                else:
+                    tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="pb-task-owned-")))
+                    removed = await anyio.to_thread.run_sync(stripped_copy, src.workspace, tmp / "workspace")
+                    source = src._replace(workspace=tmp / "workspace")
             return await _code_attempt(
                 environment=environment, harness=harness, run_id=run_id, attempt_id=attempt_id, task=task,
                 starting_source=starting_source, treatment=treatment, attempt_dir=attempt_dir, model=model,
                 reasoning=reasoning, seed=seed, timeout=timeout, hidden=hidden, launched=launched, source=source,
-                removed=removed,
+                removed=removed, strip_inside=inside,
             )
     finally:
         with anyio.CancelScope(shield=True):
@@ -163,6 +175,7 @@ async def _code_attempt(
     launched: Callable[[Sequence[str]], Awaitable[None]],
     source: SandboxSource | None,
     removed: tuple[str, ...] | None = None,
+    strip_inside: bool = False,
 ) -> CodingResult:
     attempt_dir.mkdir(parents=True, exist_ok=True)
     (attempt_dir / "agent").mkdir(exist_ok=True)
@@ -207,6 +220,8 @@ async def _code_attempt(
         launched=on_launch,
     )
     async with environment.sandbox(spec) as sandbox:
+        if strip_inside and removed:
+            await strip_task_owned_inside(sandbox, removed)
         try:
             run = await harness.run(sandbox, ctx)
         except Exception as exc:  # noqa: BLE001 - after launch, a harness crash is the attempt's result

@@ -35,7 +35,15 @@ from ..events import (
 from ..harness_registry import harness_class
 from ..harnesses import FrozenTreatment
 from ..projections import VANILLA, RunState
-from ..tasks import VerifierContract, admit_contract, fingerprint, freeze_tree, load_task, scan_tree
+from ..tasks import (
+    VerifierContract,
+    admit_contract,
+    bind_task_owned,
+    fingerprint,
+    freeze_tree,
+    load_task,
+    scan_tree,
+)
 from ._context import Engine, TaskImages, cache_root
 from ._grader_proof import prove_grader_image
 from ._pipeline import code_attempt, grade_patch, write_json
@@ -212,8 +220,7 @@ def with_task_owned(frozen: FrozenTreatment, task_owned: str) -> FrozenTreatment
     fingerprint (an arm that removes the repository's guidance is never the same package)."""
     if task_owned == "keep":
         return frozen
-    fp = hashlib.sha256(f"{frozen.fingerprint}\0task_owned={task_owned}".encode()).hexdigest()
-    return frozen._replace(task_owned=task_owned, fingerprint=fp)
+    return frozen._replace(task_owned=task_owned, fingerprint=bind_task_owned(frozen.fingerprint, task_owned))
 
 
 def _arms(engine: Engine) -> list[str]:

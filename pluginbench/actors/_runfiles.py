@@ -276,14 +276,6 @@ def check_inputs(
                 file=str(folder / "workspace"),
                 field=field, fix="put the starting source in workspace/, or use environment.backend: docker",
             )
-        removing = sorted(n for n, t in ev.treatments.items() if t.task_owned == "remove")
-        if removing and not task.has_workspace:
-            raise TaskError(
-                f"task '{task_id}' has no workspace/ folder, so treatment '{removing[0]}' cannot start without "
-                "the repository's own guidance (task_owned: remove needs the starting source as files)",
-                file=str(config), field=f"treatments.{removing[0]}.task_owned",
-                fix="give the task a workspace/ folder, or drop task_owned: remove",
-            )
         harness.check_task(task_id, folder)  # what this harness needs of each task
         _check_task_checks(ev, folder, config)
         if not task.has_solution:

@@ -219,6 +219,7 @@ def _pick_dataset(ref: str, registry: str | None, ids: list[str] | None) -> str:
         dataset_block,
         dataset_previews,
         load_task,
+        package_hub_refusal,
         parse_dataset_ref,
         parse_registry,
         read_registry,
@@ -236,6 +237,9 @@ def _pick_dataset(ref: str, registry: str | None, ids: list[str] | None) -> str:
     if any(ord(c) < 32 or ord(c) == 127 for c in ref):
         raise ConfigError(f"--dataset {ref!r} holds a control character", field="--dataset",
                           fix="give NAME or NAME@VERSION as printable text")
+    hub = package_hub_refusal(name) if registry is None else None
+    if hub is not None:
+        raise ConfigError(hub[0], field="--dataset", fix=hub[1])
     location = registry or HARBOR_REGISTRY
     if "://" not in location:
         location = os.path.abspath(location)  # the printed block works from any config folder

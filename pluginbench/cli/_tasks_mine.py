@@ -35,8 +35,14 @@ def mine_command(
     image: Annotated[str | None, typer.Option(
         "--image", help="The task image (already on the Docker engine) with the project's tools; implies "
                         "--backend docker and becomes each task's environment.docker_image in task.toml.")] = None,
-    runner: Annotated[Literal["auto", "pytest", "unittest"], typer.Option(
-        "--runner", help="The test runner inside the sandbox; auto uses pytest when the sandbox's python3 has it.")] = "auto",
+    language: Annotated[Literal["auto", "python", "go", "javascript", "rust"], typer.Option(
+        "--language", help="The repository's language, whose tests grade the tasks; auto: a root go.mod is go, a root "
+                           "Cargo.toml rust, a root package.json with more JS/TS than Python files javascript, "
+                           "else python.")] = "auto",
+    runner: Annotated[Literal["auto", "pytest", "unittest", "go", "node", "cargo"], typer.Option(
+        "--runner", help="The test runner inside the sandbox; auto: the language's own (python: pytest when the "
+                         "sandbox's python3 has it, else unittest; go: go test -json; javascript: node --test, TAP; "
+                         "rust: cargo test). The image needs that toolchain and python3.")] = "auto",
     test_timeout: Annotated[int, typer.Option(
         "--test-timeout", min=10, help="Seconds one run of the test suite may take (each task's verifier.timeout_sec).")] = 300,
     mutants: Annotated[int, typer.Option(
@@ -66,7 +72,7 @@ def mine_command(
     from ..actors import MinedCandidate, MineOptions, mine_history
 
     opts = MineOptions(repo=repo, out=out, since=since, limit=limit, backend="docker" if image else backend,
-                       image=image, runner=runner, test_timeout=test_timeout, mutants=mutants, jobs=jobs)
+                       image=image, language=language, runner=runner, test_timeout=test_timeout, mutants=mutants, jobs=jobs)
 
     def progress(row: MinedCandidate) -> None:
         mark = "admitted" if row.admitted else f"rejected ({row.code})"

@@ -15,7 +15,7 @@ from .. import measures as measure_registry
 from ..errors import ConfigError
 from ..harness_registry import SpecProblem, harness_class, harness_names
 from ..measures import settings_of, validate_settings
-from ..tasks import BadTaskUrl, parse_task_url
+from ..tasks import BadTaskUrl, package_hub_refusal, parse_task_url
 from ._parse import parse_evaluation, read_raw
 from ._schema import (
     REASONING,
@@ -206,7 +206,10 @@ def _check_dataset(ev: Evaluation, bad: Callable[[str, str, str], ConfigError]) 
     field = t.dataset_field
     if not _REGISTRY_NAME.match(ds.name):
         raise bad(f"dataset name {ds.name!r} is not a registry name", field("name"),
-                  "write the dataset's registry name, e.g. terminal-bench or datacurve/deep-swe-1-1")
+                  "write the dataset's registry name, e.g. terminal-bench")
+    hub = package_hub_refusal(ds.name) if ds.registry is None else None
+    if hub is not None:  # Harbor's own index never holds an org/name: that is a package-hub name
+        raise bad(hub[0], field("name"), hub[1])
     if not ds.version or ds.version != ds.version.strip() or _has_control(ds.version):
         raise bad("a dataset needs its version", field("version"),
                   "write the version to run (tasks pick --dataset <name> prints the block with it)")

@@ -27,7 +27,7 @@ from pathlib import Path
 from ..errors import CorruptLogError, InputError, RunDirError
 from ..events import AttemptReused, AttemptStarted, LogContents, VanillaCacheChecked, read_run_log
 from ..rundir import RunDir
-from ..tasks import fingerprint, scan_tree
+from ..tasks import bind_task_owned, fingerprint, scan_tree
 from ._state import RunState
 
 __all__ = ["check_frozen", "check_results_version", "frozen_changes", "ledger_last_seq", "read_checked_log"]
@@ -122,7 +122,8 @@ def frozen_changes(rd: RunDir, state: RunState) -> list[str]:
     for arm, frozen in sorted(state.frozen_treatments.items()):
         dest = rd.frozen_treatment(arm)
         got = _tree_fingerprint(dest) if dest.exists() else hashlib.sha256(b"").hexdigest()
-        if got != frozen.fingerprint:
+        # an arm with task_owned: remove records the tree's fingerprint with that setting bound in
+        if got is None or frozen.fingerprint not in (got, bind_task_owned(got, "remove")):
             changed.append(f"frozen treatment '{arm}' ({dest.relative_to(rd.root)})")
     return changed
 

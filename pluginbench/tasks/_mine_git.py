@@ -101,6 +101,17 @@ class MinedRepo:
     def head(self) -> str:
         return self.resolve("HEAD")
 
+    def files(self, commit: str) -> list[str]:
+        """Every file path of ``commit``'s tree (POSIX, relative to the root)."""
+        return [p for p in self._git("ls-tree", "-r", "--name-only", "-z", commit).split("\x00") if p]
+
+    def read(self, commit: str, path: str) -> str | None:
+        """The text of ``path`` at ``commit`` (None when it has no such file)."""
+        try:
+            return self._git("show", f"{commit}:{path}")
+        except GitFailed:
+            return None
+
     def first_parent_steps(self, since: str | None, limit: int | None) -> list[str]:
         """Commits on HEAD's first-parent line after ``since`` (newest first), at most ``limit``."""
         args = ["rev-list", "--first-parent"]

@@ -5,9 +5,17 @@ This file is copied into the task as ``tests/grade.py`` and runs only inside the
 verifier sandbox (never on the host; PluginBench does not import it). Standard library only.
 
 It puts the commit's test files (``tests/files/``) over the working tree, removes the test
-files the commit deleted, runs the whole test suite (pytest when the sandbox's ``python3``
-has it, else unittest discovery) and writes each test's outcome to
-``$LOGS_DIR/verifier/tests.json``. The reward is 1 when every fail-to-pass and every
+files the commit deleted, runs the whole test suite with the ``runner`` of ``config.json``
+and writes each test's outcome to ``$LOGS_DIR/verifier/tests.json``:
+
+* ``auto``/``pytest``/``unittest`` (Python): pytest when the sandbox's ``python3`` has it,
+  else unittest discovery; ids ``classname::name`` (pytest) or unittest's test ids;
+* ``go``: ``go test -json -vet=off ./...`` offline (no module proxy, the sandbox's own caches);
+  ids ``package::TestName`` (subtests ``TestName/sub``);
+* ``node``: ``node --test --test-reporter=tap`` once per test file (node's own file
+  patterns); ids ``file::test > subtest``;
+* ``cargo``: ``cargo test --offline --no-fail-fast``; ids ``target::path::name`` where the
+  target is the test binary's source (``src/lib.rs``, ``tests/x.rs``) or ``doc``. The reward is 1 when every fail-to-pass and every
 pass-to-pass test of ``tests/config.json`` passed, else 0, in ``reward.json`` with the
 counts (``f2p_total``, ``f2p_passed``, ``p2p_total``, ``p2p_passed``).
 """
@@ -16,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -83,6 +92,128 @@ def junit_outcomes(xml: str) -> dict[str, str]:
     return outcomes
 
 
+#: the environment of a Go or Rust run: offline, every cache inside the sandbox's temp folder
+def _tool_env(env: dict[str, str]) -> dict[str, str]:
+    tmp = env.get("TMPDIR") or tempfile.gettempdir()
+    return dict(env, GOCACHE=f"{tmp}/pb-go-cache", GOPATH=f"{tmp}/pb-go-path", GOMODCACHE=f"{tmp}/pb-go-path/mod",
+                GOPROXY="off", GOFLAGS="-mod=mod", GOTOOLCHAIN="local", GOTELEMETRY="off", CGO_ENABLED="0",
+                CARGO_HOME=env.get("CARGO_HOME") or f"{tmp}/pb-cargo-home", CARGO_TARGET_DIR=f"{tmp}/pb-cargo-target",
+                CARGO_TERM_COLOR="never", CARGO_NET_OFFLINE="true", NO_COLOR="1")
+
+
+def go_outcomes(stream: str) -> dict[str, str]:
+    """``go test -json`` events → ``package::Test`` (subtests ``Test/sub``) → pass, fail or skip."""
+    outcomes: dict[str, str] = {}
+    for line in stream.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and event.get("Test") and event.get("Action") in ("pass", "fail", "skip"):
+            outcomes[f"{event.get('Package', '')}::{event['Test']}"] = str(event["Action"])
+    return outcomes
+
+
+_TAP_SUBTEST = re.compile(r"^# Subtest: (.*)$")
+_TAP_RESULT = re.compile(r"^(not )?ok \d+(?: - (.*?))?(?: # (SKIP|TODO)\b.*)?$", re.IGNORECASE)
+
+
+def tap_outcomes(text: str, prefix: str) -> dict[str, str]:
+    """Node's TAP (four spaces a level) → ``prefix::test > subtest`` → pass, fail or skip
+    (a TODO counts as skip); YAML diagnostic blocks are skipped."""
+    outcomes: dict[str, str] = {}
+    names: list[str] = []
+    in_yaml = False
+    for line in text.splitlines():
+        body = line.lstrip(" ")
+        if in_yaml:
+            in_yaml = body != "..."
+            continue
+        if body == "---":
+            in_yaml = True
+            continue
+        depth = (len(line) - len(body)) // 4
+        sub = _TAP_SUBTEST.match(body)
+        if sub:
+            del names[depth:]
+            names.append(sub.group(1))
+            continue
+        result = _TAP_RESULT.match(body)
+        if result:
+            path = [*names[:depth], (result.group(2) or "").replace("\\#", "#")]
+            outcome = "skip" if result.group(3) else "fail" if result.group(1) else "pass"
+            outcomes[f"{prefix}::{' > '.join(path)}"] = outcome
+            del names[depth:]
+    return outcomes
+
+
+_CARGO_RUNNING = re.compile(r"^\s*Running (?:unittests )?(\S+)")
+_CARGO_DOC = re.compile(r"^\s*Doc-tests (\S+)")
+_CARGO_TEST = re.compile(r"^test (.+?) \.\.\. (ok|FAILED|ignored)\b")
+
+
+def cargo_outcomes(text: str) -> dict[str, str]:
+    """``cargo test`` output (stdout and stderr together) → ``target::path::name`` → pass,
+    fail or skip (ignored); the target is the source of the test binary, or ``doc``."""
+    outcomes: dict[str, str] = {}
+    target = ""
+    for line in text.splitlines():
+        running = _CARGO_RUNNING.match(line)
+        if running:
+            target = running.group(1)
+            continue
+        if _CARGO_DOC.match(line):
+            target = "doc"
+            continue
+        test = _CARGO_TEST.match(line)
+        if test:
+            outcomes[f"{target}::{test.group(1)}"] = {"ok": "pass", "FAILED": "fail"}.get(test.group(2), "skip")
+    return outcomes
+
+
+_NODE_DIRS = {"node_modules", ".git"}
+_NODE_SUFFIXES = (".js", ".mjs", ".cjs")
+_NODE_NAME = re.compile(r"^(test|test-.+|.+[.\-_]test)\.(js|mjs|cjs)$")
+
+
+def node_test_files(app: Path) -> list[str]:
+    """Test files as ``node --test`` finds them: ``*.test.js``, ``*-test.js``, ``*_test.js``,
+    ``test-*.js``, ``test.js`` anywhere and every ``.js``/``.mjs``/``.cjs`` under a ``test``
+    folder (not under ``node_modules``); sorted paths relative to ``app``."""
+    found = []
+    for folder, dirs, files in os.walk(app):
+        dirs[:] = sorted(d for d in dirs if d not in _NODE_DIRS)
+        rel_dir = Path(folder).relative_to(app)
+        under_test = "test" in rel_dir.parts
+        for name in files:
+            if name.endswith(_NODE_SUFFIXES) and (under_test or _NODE_NAME.match(name)):
+                found.append((rel_dir / name).as_posix())
+    return sorted(found)
+
+
+def _run_go(app: Path, out: Path, env: dict[str, str]) -> None:
+    done = subprocess.run(["go", "test", "-json", "-count=1", "-vet=off", "./..."], cwd=app, env=_tool_env(env),
+                          capture_output=True, text=True, check=False, start_new_session=True)
+    sys.stderr.write(done.stderr[-4000:])
+    out.write_text(json.dumps(go_outcomes(done.stdout), sort_keys=True))
+
+
+def _run_node(app: Path, out: Path, env: dict[str, str]) -> None:
+    outcomes: dict[str, str] = {}
+    for rel in node_test_files(app):
+        done = subprocess.run(["node", "--test", "--test-reporter=tap", rel], cwd=app, env=dict(env, NO_COLOR="1"),
+                              capture_output=True, text=True, check=False, start_new_session=True)
+        outcomes.update(tap_outcomes(done.stdout, rel))
+    out.write_text(json.dumps(outcomes, sort_keys=True))
+
+
+def _run_cargo(app: Path, out: Path, env: dict[str, str]) -> None:
+    done = subprocess.run(["cargo", "test", "--offline", "--no-fail-fast"], cwd=app, env=_tool_env(env),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False,
+                          start_new_session=True)
+    out.write_text(json.dumps(cargo_outcomes(done.stdout), sort_keys=True))
+
+
 def main() -> int:
     if len(sys.argv) == 4 and sys.argv[1] == "--unittest":
         _unittest(Path(sys.argv[2]), Path(sys.argv[3]))
@@ -108,6 +239,8 @@ def main() -> int:
         runner = "pytest" if has_pytest else "unittest"
     if runner == "pytest":
         _pytest(app, results, env)
+    elif runner in ("go", "node", "cargo"):
+        {"go": _run_go, "node": _run_node, "cargo": _run_cargo}[runner](app, results, env)
     else:
         subprocess.run([sys.executable, str(Path(__file__).resolve()), "--unittest", str(app), str(results)],
                        cwd=app, env=env, check=False, start_new_session=True)

@@ -28,6 +28,62 @@ RejectCode = Literal[
 
 GRADER_SOURCE = Path(__file__).with_name("_mine_grade.py")
 
+#: the languages whose tests a mined task's grader runs (docs/tasks.md#mining-tasks-from-git-history)
+Language = Literal["python", "go", "javascript", "rust"]
+#: the grader's runner for each language (Python's ``auto`` picks pytest or unittest inside the sandbox)
+LANGUAGE_RUNNERS: Mapping[Language, tuple[str, ...]] = {
+    "python": ("auto", "pytest", "unittest"), "go": ("go",), "javascript": ("node",), "rust": ("cargo",),
+}
+_PY = (".py",)
+_JS = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts")
+
+
+def detect_language(paths: Sequence[str]) -> Language:
+    """The language of a repository from its file paths (HEAD's): a root ``go.mod`` is Go, a
+    root ``Cargo.toml`` Rust; otherwise JavaScript when it has more JavaScript/TypeScript
+    files than Python files and a root ``package.json``, else Python."""
+    names = set(paths)
+    if "go.mod" in names:
+        return "go"
+    if "Cargo.toml" in names:
+        return "rust"
+    py = sum(1 for p in paths if p.endswith(_PY))
+    js = sum(1 for p in paths if p.endswith(_JS) and "node_modules/" not in p)
+    return "javascript" if "package.json" in names and js > py else "python"
+
+
+#: JavaScript test frameworks node's built-in runner does not run (they need ``node_modules``)
+OTHER_JS_RUNNERS = ("jest", "vitest", "mocha", "ava", "jasmine", "karma")
+
+
+def other_js_runner(package_json: str) -> str | None:
+    """The test framework a ``package.json`` names in its dependencies or its ``test`` script
+    that node's built-in runner cannot run (``jest``, ``vitest``, ...), or None."""
+    try:
+        data = json.loads(package_json)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    deps: set[str] = set()
+    for key in ("dependencies", "devDependencies"):
+        if isinstance(data.get(key), dict):
+            deps |= set(data[key])
+    scripts = data.get("scripts")
+    test = str(scripts.get("test", "")) if isinstance(scripts, dict) else ""
+    words = set(re.split(r"[^A-Za-z0-9_-]+", test))
+    return next((name for name in OTHER_JS_RUNNERS if name in deps or name in words), None)
+
+
+def language_of_runner(runner: str) -> Language | None:
+    """The language a non-default runner belongs to (None for ``auto``)."""
+    if runner == "auto":
+        return None
+    for language, runners in LANGUAGE_RUNNERS.items():
+        if runner in runners:
+            return language
+    return None
+
 
 class Verdict(msgspec.Struct, frozen=True, kw_only=True):
     """The decision on one candidate: admitted with its test sets, or rejected with why."""
@@ -127,7 +183,7 @@ def grading_config(c: Candidate, f2p: Sequence[str], p2p: Sequence[str], runner:
 
 
 def task_toml(c: Candidate, task_id: str, repo: str, image: str | None, test_timeout: int,
-              mutation: str | None = None) -> str:
+              mutation: str | None = None, language: str | None = None) -> str:
     """``task.toml`` of a mined task, with its provenance under ``[metadata]``."""
     def q(text: str) -> str:
         return json.dumps(text)  # a TOML basic string is a JSON string for what we write
@@ -145,6 +201,7 @@ def task_toml(c: Candidate, task_id: str, repo: str, image: str | None, test_tim
         f"commit = {q(c.commit)}",
         f"base_commit = {q(c.parent or '')}",
         f"merge = {'true' if c.merge else 'false'}",
+        *([f"language = {q(language)}"] if language else []),
         *([f"mutation = {q(mutation)}", 'instruction_source = "written by pluginbench (seeded bug)"'] if mutation
           else ['instruction_source = "commit message"']),
         "",
@@ -199,13 +256,18 @@ def readme_text(c: Candidate, repo: str, verdict: Verdict) -> str:
 
 __all__ = [
     "GRADER_SOURCE",
+    "LANGUAGE_RUNNERS",
+    "Language",
     "SOLVE_SH",
     "TEST_SH",
     "RejectCode",
     "Verdict",
     "decide",
+    "detect_language",
+    "other_js_runner",
     "grading_config",
     "instruction_text",
+    "language_of_runner",
     "readme_text",
     "reject",
     "screen",

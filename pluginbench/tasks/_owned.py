@@ -13,10 +13,17 @@ The patch base, the verifier and the measures keep the whole starting source:
 left something at that path (or any folder above it is not a plain folder), so the
 canonical patch shows only what the agent did. A file the agent wrote where a removed one
 was is a change to that file. :func:`task_owned_paths` is pure; the rest copy files.
+
+A task whose starting source lives only in its image (no ``workspace/`` folder) has no host
+copy to strip: the tree exported from the image at preparation says what to remove
+(:func:`owned_in_tree`), and :func:`removal_roots` (pure) names the paths the coding sandbox
+deletes **inside itself** before the agent starts (a whole ``.claude``/``.agents`` folder, or
+the file). Nothing from the task runs on the host.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import stat
@@ -29,6 +36,15 @@ from ._tree import TreeEntry, copy_tree, scan_tree
 TASK_OWNED_FILES = frozenset({"AGENTS.md", "AGENTS.override.md", "CLAUDE.md", "CLAUDE.local.md"})
 #: folders removed whole at any depth
 TASK_OWNED_DIRS = frozenset({".claude", ".agents"})
+
+
+def bind_task_owned(fingerprint: str, task_owned: str) -> str:
+    """An arm's fingerprint with its ``task_owned`` setting bound in: unchanged for ``keep``;
+    for ``remove`` a SHA-256 over the frozen tree's fingerprint and the setting (an arm that
+    removes the repository's guidance is never the same package as one that keeps it)."""
+    if task_owned == "keep":
+        return fingerprint
+    return hashlib.sha256(f"{fingerprint}\0task_owned={task_owned}".encode()).hexdigest()
 
 
 def task_owned_paths(relpaths: Iterable[str]) -> tuple[str, ...]:
@@ -49,6 +65,24 @@ def stripped_copy(source: Path, dest: Path) -> tuple[str, ...]:
     keep: list[TreeEntry] = [e for e in entries if e.relpath not in removed]
     copy_tree(source, dest, keep)
     return tuple(sorted(removed))
+
+
+def owned_in_tree(source: Path) -> tuple[str, ...]:
+    """The task-owned files of the tree at ``source`` (an image task's exported starting
+    source), sorted: what its removing arm's sandbox deletes inside itself."""
+    return task_owned_paths(e.relpath for e in scan_tree(source, context="the starting source"))
+
+
+def removal_roots(removed: Iterable[str]) -> tuple[str, ...]:
+    """The fewest paths whose recursive removal deletes every ``removed`` file and nothing
+    else task-owned rules would keep: each file under a ``.claude``/``.agents`` folder
+    becomes its outermost such folder, any other file itself. Sorted, no duplicates."""
+    roots = set()
+    for rel in removed:
+        parts = rel.split("/")
+        cut = next((i for i, p in enumerate(parts[:-1]) if p in TASK_OWNED_DIRS), None)
+        roots.add("/".join(parts[: cut + 1]) if cut is not None else rel)
+    return tuple(sorted(roots))
 
 
 def _plain_parents(root: Path, rel: str) -> bool:

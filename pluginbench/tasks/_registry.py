@@ -44,6 +44,25 @@ _PART = re.compile(r"^[A-Za-z0-9._+-]+$")
 _HEAD = (None, "", "head", "HEAD")
 
 
+#: Harbor's package hub: ``org/name[@ref]`` task and dataset packages (not a registry index)
+PACKAGE_HUB = "hub.harborframework.com"
+
+
+def package_hub_refusal(name: str) -> tuple[str, str] | None:
+    """Why ``name`` cannot be run as a registry dataset when Harbor's own index is asked for
+    it, and the fix; None for a name the index may hold. A name with ``/`` (``org/name``)
+    is, for Harbor, a package on its package hub: content-addressed archives behind
+    Harbor's hosted database and storage API, with no index file to read or pin offline."""
+    if "/" not in name:
+        return None
+    return (
+        f"{name!r} names a package on Harbor's package hub ({PACKAGE_HUB}; org/name), which PluginBench does not "
+        "read: the hub is Harbor's hosted service, not a registry index",
+        f"download it with Harbor (harbor download {name}) and run the folder with tasks.source and tasks.ids, or "
+        "name a registry.json that lists it with tasks.registry (tasks pick: --registry)",
+    )
+
+
 class RegistryTask(msgspec.Struct, frozen=True, kw_only=True):
     """One task of a dataset version as the index lists it."""
 
@@ -178,8 +197,12 @@ def select_dataset(entries: Sequence[Mapping[str, Any]], name: str, version: str
     found = [(i, e) for i, e in enumerate(entries) if e["name"] == name]
     if not found:
         near = sorted({str(e["name"]) for e in entries if name.lower() in str(e["name"]).lower()})[:10]
-        raise NotInDataset(f"the registry {where} has no dataset named {name!r}", file=where, field="name",
-                           fix="check the name" + (f"; similar: {', '.join(near)}" if near else ""))
+        hub = package_hub_refusal(name)
+        raise NotInDataset(f"the registry {where} has no dataset named {name!r}"
+                           + (f" (an org/name is a package on Harbor's package hub, {PACKAGE_HUB}, which "
+                              "PluginBench does not read)" if hub else ""), file=where, field="name",
+                           fix=hub[1] if hub and not near else "check the name" + (
+                               f"; similar: {', '.join(near)}" if near else ""))
     versions = [str(e["version"]) for _, e in found]
     wanted = choose_version(versions) if version is None else version
     match = [(i, e) for i, e in found if e["version"] == wanted]

@@ -136,6 +136,7 @@ def _mine(*args: str) -> tuple[int, str]:
     ("no-parent", "--out", "does not exist"),
     ("file-parent", "--out", "is a file, not a folder"),
     ("out-inside-repo", "--out", "is inside the repository"),
+    ("runner-of-another-language", "--runner", "runs javascript tests, but the repository is mined as python"),
 ])
 def test_bad_input_exits_2_naming_the_field_and_writes_nothing(tmp_path: Path, case: str, field: str,
                                                                 words: str) -> None:
@@ -147,7 +148,8 @@ def test_bad_input_exits_2_naming_the_field_and_writes_nothing(tmp_path: Path, c
            "file-parent": tmp_path / "a-file" / "out", "out-inside-repo": tmp_path / "plain" / "mined"}.get(case, tmp_path / "out")
     repo = {"not-a-repo": tmp_path / "plain", "missing-repo": tmp_path / "gone",
             "out-inside-repo": tmp_path / "plain"}.get(case, BUNDLE)
-    extra = ["--since", "no-such-rev"] if case == "bad-since" else []
+    extra = {"bad-since": ["--since", "no-such-rev"],
+             "runner-of-another-language": ["--language", "python", "--runner", "node"]}.get(case, [])
     before = sorted(p.name for p in tmp_path.iterdir())
     code, output = _mine(str(repo), "--out", str(out), *extra)
     assert code == 2, output

@@ -110,12 +110,33 @@ def _config(tasks: dict[str, Any]) -> ConfigError | None:
     ({"dataset": {"name": "demo", "version": "1.0", "ids": ["a"]}, "ids": ["a"]}, "tasks.ids"),
     ({"dataset": "demo", "version": "1.0", "ids": ["a"], "urls": ["file:///r.git/tree/main/a"]}, "tasks"),
     ({"source": "t", "ids": ["a"], "version": "1.0"}, "tasks.version"),
+    ({"dataset": "datacurve/deep-swe-1-1", "version": "1.0", "ids": ["a"]}, "tasks.dataset"),  # the package hub
+    ({"dataset": {"name": "org/set", "version": "latest", "ids": ["a"]}}, "tasks.dataset.name"),
+    ({"dataset": "org/set", "version": "1.0", "ids": ["a"], "registry": "r.json"}, None),  # an index that may list it
 ])
 def test_config_dataset_forms_and_their_refusals_name_the_field(tasks: dict[str, Any], field: str | None) -> None:
     """dataset: <name> with version and ids, or one mapping, is accepted; a missing part, clashing run ids, '__',
     a non-https registry, parts set twice, two sources, or version without a dataset are refused naming the field."""
     err = _config(tasks)
     assert (err.field if err else None) == field, err
+
+
+def test_a_package_hub_name_is_refused_before_any_read_saying_what_the_hub_is(tmp_path: Path) -> None:
+    """An org/name against Harbor's own index is a package-hub name: the config and tasks pick exit 2 naming the field,
+    the hub and the fix (harbor download, then tasks.source) without reading any index; an index that does not list it
+    says the same."""
+    from typer.testing import CliRunner
+
+    from pluginbench.cli import app
+
+    err = _config({"dataset": "datacurve/deep-swe-1-1", "version": "1.0", "ids": ["a"]})
+    assert err is not None and "hub.harborframework.com" in err.message and "harbor download" in (err.fix or "")
+    done = CliRunner().invoke(app, ["tasks", "pick", "--dataset", "terminal-bench/terminal-bench-2@latest"])
+    assert done.exit_code == 2 and "package hub" in done.output and "field: --dataset" in done.output
+    assert "reading the registry index" not in done.output
+    with pytest.raises(NotInDataset) as missing:
+        select_dataset(parse_registry(json.dumps([_entry("1.0")]).encode(), "r"), "org/other", None, "r")
+    assert "package hub" in missing.value.message and "harbor download org/other" in (missing.value.fix or "")
 
 
 # --- resolution through a local registry file and a loopback git server ----------------------

@@ -112,3 +112,94 @@ async def test_a_removing_arm_codes_without_the_files_and_its_patch_keeps_them(t
     seen = [ln[1:] for ln in patch.splitlines() if ln.startswith("+./") and ln != "+./seen.txt"]
     assert seen == ["./main.py"]  # what the agent saw: no task-owned file
     assert "deleted file" not in patch and "-nested" in patch and "+mine" in patch
+
+
+def test_removal_roots_take_a_whole_skill_folder_once_and_other_files_alone() -> None:
+    """An image task's sandbox removes each outermost .claude/.agents folder once and each other instruction file by
+    itself (nothing beside them)."""
+    from pluginbench.tasks import removal_roots
+
+    assert removal_roots(["CLAUDE.md", ".claude/a/b.md", ".claude/c.json", "pkg/.agents/x/.claude/y.md",
+                          "sub/AGENTS.md"]) == (".claude", "CLAUDE.md", "pkg/.agents", "sub/AGENTS.md")
+
+
+@pytest.mark.docker
+@pytest.mark.anyio
+async def test_an_image_only_task_arm_codes_without_the_files_removed_inside_its_sandbox(tmp_path: Path) -> None:
+    """On docker, a task whose starting source lives only in its image: the removing arm's sandbox deletes the
+    repository's guidance inside itself before the agent (the agent lists only main.py), delivery.json and
+    task_owned.json record the same paths as a folder task, and the patch against the exported starting source keeps
+    them (the agent's own sub/CLAUDE.md is a change, no deletion)."""
+    import shutil
+    import subprocess
+    import uuid
+
+    from pluginbench.actors._context import SandboxSource
+    from pluginbench.actors._pipeline import code_attempt
+    from pluginbench.environments import SandboxSpec
+    from pluginbench.environments._docker import DockerEnvironment
+    from pluginbench.harnesses._controls import OracleHarness
+    from pluginbench.harnesses._port import FrozenTreatment
+    from tests._prereq import require
+
+    require(shutil.which("docker") is not None and subprocess.run(
+        ["docker", "image", "inspect", "pluginbench/base:bookworm"], capture_output=True).returncode == 0,
+        "docker engine and pluginbench/base:bookworm (tools/start-docker.sh, tools/build-base-image.sh)")
+    context = tmp_path / "image"
+    _tree(context / "repo", {"main.py": "x\n", "CLAUDE.md": "repo\n", "sub/CLAUDE.md": "nested\n",
+                             ".claude/skills/s/SKILL.md": "skill\n", "lib/.agents/a.md": "a\n"})
+    (context / "Dockerfile").write_text("FROM pluginbench/base:bookworm\nWORKDIR /app\nCOPY repo/ /app/\n")
+    image = "pluginbench-test/task-owned-image:v1"  # same content, same image: parallel builds agree
+    subprocess.run(["docker", "build", "-q", "-t", image, str(context)], check=True, capture_output=True, timeout=300)
+    task_root = tmp_path / "task"
+    _tree(task_root, {"solution/solve.sh": "#!/bin/sh\ncd \"$APP_DIR\"\nfind . -path ./.git -prune -o -print"
+                                            " | sort > seen.txt\nmkdir -p sub\necho mine > sub/CLAUDE.md\n"})
+    task = HarborTask("t1", task_root, "Do it.", "/app", None, 60.0, 60.0, "separate", image, None, None, None, (), {})
+    run_id = f"owned-{uuid.uuid4().hex[:8]}"
+    env = DockerEnvironment(run_id=run_id)
+    starting = tmp_path / "starting"  # what preparation exports from an image task's image
+    async with env.sandbox(SandboxSpec(run_id=run_id, attempt_id="export", role="readiness", task="t1",
+                                       image=image)) as sb:
+        await sb.stop()
+        await sb.export_workspace(starting)
+    arm = FrozenTreatment("none", None, (), (), (), "fp", task_owned="remove")
+
+    async def launched(argv) -> None:
+        return None
+
+    result = await code_attempt(
+        environment=env, harness=OracleHarness(), run_id=run_id, attempt_id="a", task=task,
+        starting_source=starting, treatment=arm, attempt_dir=tmp_path / "attempt", model=None, reasoning=None,
+        seed=0, timeout=120.0, hidden=(), launched=launched, source=SandboxSource(None, image, None, None),
+    )
+    assert result.capture_error is None and result.patch is not None, (result.capture_error, result.run.error)
+    removed = [".claude/skills/s/SKILL.md", "CLAUDE.md", "lib/.agents/a.md", "sub/CLAUDE.md"]
+    record = json.loads((tmp_path / "attempt" / "task_owned.json").read_text())
+    assert record == {"setting": "remove", "removed": removed,
+                      "restored_before_patch": [".claude/skills/s/SKILL.md", "CLAUDE.md", "lib/.agents/a.md"]}
+    assert json.loads((tmp_path / "attempt" / "delivery.json").read_text())["task_owned"]["removed"] == removed
+    patch = (tmp_path / "attempt" / "model.patch").read_text()
+    seen = sorted(ln[1:] for ln in patch.splitlines() if ln.startswith("+./") and ln != "+./seen.txt")
+    assert seen == ["./main.py"]  # no .claude, no .agents (nor lib/, left empty), no instruction file
+    assert "deleted file" not in patch and "-nested" in patch and "+mine" in patch
+
+
+def test_the_integrity_check_accepts_a_removing_arm_s_bound_fingerprint_and_still_sees_a_change(tmp_path: Path) -> None:
+    """A frozen treatment recorded with task_owned: remove bound into its fingerprint is unchanged while its tree is
+    (the report and resume used to refuse every such run), and changed once a file under it changes."""
+    from pluginbench.events._types import TreatmentFrozen
+    from pluginbench.projections._integrity import frozen_changes
+    from pluginbench.projections._state import RunState
+    from pluginbench.rundir import RunDir
+    from pluginbench.tasks import bind_task_owned, fingerprint, scan_tree
+
+    rd = RunDir(tmp_path / "run")
+    dest = rd.frozen_treatment("none")
+    _tree(dest, {"guidance/g.md": "be brief\n"})
+    state = RunState()
+    bound = bind_task_owned(fingerprint(scan_tree(dest)), "remove")
+    state.frozen_treatments["none"] = TreatmentFrozen(seq=1, arm="none", fingerprint=bound,
+                                                      guidance_bytes=9, skills=[], plugins=[])
+    assert frozen_changes(rd, state) == []
+    (dest / "guidance" / "g.md").write_text("be verbose\n")
+    assert frozen_changes(rd, state) == ["frozen treatment 'none' (evidence/frozen/treatments/none)"]
