@@ -34,6 +34,8 @@ def _gate(seq: Mapping[str, Any], arm: str, metric: str) -> Mapping[str, Any] | 
 
 
 def _interval(old: Interval, gate: Mapping[str, Any], level: float) -> Interval:
+    """The gate's last point; its ``level`` is the run's (the level the whole family of sequences
+    holds at together, each gate alone at its Bonferroni share, ``gate["level"]``, or more)."""
     p = gate["points"][-1]
     return Interval(statistic=old.statistic, estimate=p["estimate"], low=p["low"], high=p["high"],
                     tasks=int(p["tasks"]), status="ok", level=level, method=METHOD, exact=True, min_tasks=1)
