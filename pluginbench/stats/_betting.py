@@ -68,7 +68,7 @@ class BatchFold:
     an event of probability below ``α``), the interval stays where it was.
     """
 
-    __slots__ = ("alpha", "t", "_s_x", "_s_sq", "_sigma2", "lo", "hi", "_base", "_up", "_down")
+    __slots__ = ("alpha", "t", "_s_x", "_s_sq", "_sigma2", "lo", "hi", "_base", "_up", "_down", "_cols")
 
     def __init__(self, alpha: float, rows: int = 1) -> None:
         np = _np()
@@ -85,6 +85,7 @@ class BatchFold:
         self._base = np.zeros(rows, dtype=np.int64)
         self._up = np.zeros((rows, GRID + 1))
         self._down = np.zeros((rows, GRID + 1))
+        self._cols: tuple[Any, Any, Any] | None = None
 
     @property
     def rows(self) -> int:
@@ -108,7 +109,18 @@ class BatchFold:
         out._s_x, out._s_sq, out._sigma2 = self._s_x[keep], self._s_sq[keep], self._sigma2[keep]
         out.lo, out.hi, out._base = self.lo[keep], self.hi[keep], self._base[keep]
         out._up, out._down = self._up[keep], self._down[keep]
+        out._cols = None if self._cols is None else (self._cols[0][keep], self._cols[1][keep], self._cols[2][keep])
         return out
+
+    def _columns(self) -> tuple[Any, Any, Any]:
+        """Each column's candidate mean m (the grid's i / GRID, exactly) and its up- and down-bet
+        caps TRUNCATION / m and TRUNCATION / (1 − m) (infinite at m = 0 and m = 1)."""
+        if self._cols is None:
+            np = _np()
+            m = np.minimum(self._base[:, None] + _index()[:self._up.shape[1]], GRID) / GRID
+            with np.errstate(divide="ignore"):
+                self._cols = (m, TRUNCATION / m, TRUNCATION / (1.0 - m))
+        return self._cols
 
     def push(self, x: Any) -> BatchFold:
         """The fold after one more observation per row, ``x`` (``B`` values in [0, 1])."""
@@ -119,12 +131,12 @@ class BatchFold:
         limit = math.log(1.0 / (self.alpha * THETA))  # θ K ≤ 1/α  ⇔  log K ≤ log(1/(α θ))
         lam = np.sqrt(2.0 * limit / (t * math.log(1.0 + t) * self._sigma2))[:, None]
         width = self._up.shape[1]
-        m = np.minimum(self._base[:, None] + idx[:width], GRID) / GRID  # = the grid's i / GRID, exactly
+        m, cap_up, cap_down = self._columns()
         # the plug-in bet truncated at TRUNCATION / m (up) and TRUNCATION / (1 − m) (down), as
-        # confseq's betting_mart truncates it; at m = 0 (up) and m = 1 (down) the cap is infinite
-        with np.errstate(divide="ignore"):
-            up = self._up + np.log1p(np.minimum(lam, TRUNCATION / m) * (xs[:, None] - m))
-            down = self._down + np.log1p(np.minimum(lam, TRUNCATION / (1.0 - m)) * (m - xs[:, None]))
+        # confseq's betting_mart truncates it
+        d = xs[:, None] - m
+        up = self._up + np.log1p(np.minimum(lam, cap_up) * d)
+        down = self._down + np.log1p(np.minimum(lam, cap_down) * -d)
         out = BatchFold.__new__(BatchFold)
         out.alpha, out.t = self.alpha, t
         out._s_x = self._s_x + xs
@@ -147,8 +159,9 @@ class BatchFold:
             out._base = out.lo.copy()
             out._up = np.take_along_axis(up, cols, axis=1)
             out._down = np.take_along_axis(down, cols, axis=1)
+            out._cols = None
         else:
-            out._base, out._up, out._down = self._base, up, down
+            out._base, out._up, out._down, out._cols = self._base, up, down, self._cols
         return out
 
 
