@@ -36,7 +36,8 @@ any gate of the family (nominal 10% at level 90%).
 
 Fixed-N gates (``fixed``): the same null data at 6 and 20 tasks through the bound gates' own
 decision (``stats.bound_decision``: margin 0, non-inferiority at −5 pp, tokens at ×1) and the
-``cost_ratio`` rule (``stats.ratio_of_means_interval`` wholly below ×1), nominal 5% each.
+``cost_ratio`` gate's rule (the one-sided sign-flip test of the per-task dollars at ×1,
+``stats.sign_flip_test``, as ``stats._cost_gate`` decides it), nominal 5% each.
 
 Plan time (``plan``): ``stats.plan_expectations`` at a 300-task pool (4 effects × its
 simulations, all runs of an effect folded as one batch) against the same simulations folded
@@ -240,8 +241,10 @@ def fixed_gates(sims: int, seed: int) -> None:
             tally[0] += stats.bound_decision("correctness_bound", diffs, 0.0, LEVEL)[0]
             tally[1] += stats.bound_decision("correctness_bound", [d - 0.05 for d in diffs], -0.05, LEVEL)[0]
             tally[2] += stats.bound_decision("token_bound", ratios, 1.0, LEVEL)[0]
-            iv = stats.ratio_of_means_interval(usd_t, usd_v, LEVEL)
-            tally[3] += iv.status == "ok" and iv.high is not None and iv.high < 1.0
+            # the cost_ratio gate's own rule (stats._cost_gate): the one-sided sign-flip test of
+            # treatment dollars − factor × vanilla dollars per task, passing when p <= alpha
+            tally[3] += stats.sign_flip_test([c - q for c, q in zip(usd_t, usd_v, strict=True)],
+                                             alternative="less").p <= alpha
         print(f"  {n:5d}  " + "  ".join(f"{wilson(k, sims):<30}" for k in tally), flush=True)
 
 
