@@ -240,3 +240,33 @@ def test_bonferroni_splits_the_error_over_treatments_and_gates() -> None:
     assert both.family == 2 and both.gates[0].level == pytest.approx(0.95) and one.level == pytest.approx(0.9)
     assert all(p.low <= q.low and p.high >= q.high for p, q in zip(both.gates[0].points, one.points, strict=True))
     assert any(p.low < q.low for p, q in zip(both.gates[0].points, one.points, strict=True))
+
+
+def test_the_interval_is_where_the_papers_hedged_capital_stays_below_one_over_alpha() -> None:
+    """Recomputed directly from Theorem 3 (a product over observations per candidate mean, no fold, no cache): a grid mean strictly inside the interval never had hedged capital reaching 1/α, and one outside it did at some earlier task — the property confseq's own tests check (test_cs_from_martingale)."""
+    import numpy as np
+
+    alpha, theta, n = 0.1, 0.5, 60
+    x = np.random.default_rng(7).beta(5.0, 4.0, n)
+    m = np.arange(1001) / 1000
+    sigma2, s_x, s_sq = 0.25, 0.0, 0.0
+    log_up = np.zeros_like(m)
+    log_down = np.zeros_like(m)
+    excluded = np.zeros((n, m.size), dtype=bool)
+    limit = math.log(1 / (alpha * theta))
+    for t in range(1, n + 1):
+        lam = math.sqrt(2 * limit / (sigma2 * t * math.log(1 + t)))
+        with np.errstate(divide="ignore"):
+            log_up += np.log1p(np.minimum(lam, 0.5 / m) * (x[t - 1] - m))
+            log_down += np.log1p(np.minimum(lam, 0.5 / (1 - m)) * (m - x[t - 1]))
+        excluded[t - 1] = (log_up > limit) | (log_down > limit)
+        s_x += x[t - 1]
+        mu = min((0.5 + s_x) / (t + 1), 1.0)
+        s_sq += (x[t - 1] - mu) ** 2
+        sigma2 = (0.25 + s_sq) / (t + 1)
+    ever = np.logical_or.accumulate(excluded, axis=0)
+    for t, (lo, hi) in enumerate(stats.confidence_sequence(x.tolist(), alpha)):
+        inside = (m > lo + 1e-3 + 1e-12) & (m < hi - 1e-3 - 1e-12)
+        outside = (m < lo - 1e-12) | (m > hi + 1e-12)
+        assert not ever[t][inside].any()
+        assert ever[t][outside].all()
