@@ -82,9 +82,10 @@ def sequential_html(doc: Mapping[str, Any]) -> str:
              f"<p>Method: {_e(seq['method'])}; min_tasks {rule['min_tasks']}, max_tasks "
              f"{_e(rule['max_tasks'] if rule['max_tasks'] is not None else 'the whole pool')}, smallest effect of interest "
              f"{float(rule['smallest_effect']) * 100:g} pp"
-             + (f"; the cost gate prices every attempt with the {_e(seq['price']['model'])} row of the "
-                f"{_e(seq['price']['source'])} price table as of {_e(seq['price']['as_of'])}, frozen when the run was created"
-                if seq.get("price") else "")
+             + (f"; the cost gate prices every attempt with the {_e(seq['price']['model'])} row of "
+                f"{'the bundled price table' if seq['price']['source'] == 'bundled' else 'the config&#x27;s prices table'}"
+                f" as of {_e(seq['price']['as_of'])}, frozen when the run was created (a later prices.json changes the "
+                "dollar tables, not this sequence)" if seq.get("price") else "")
              + ". Tasks were taken in a seeded random order; the verdict and every pass-rate interval above use this "
              "sequence, not a fixed-N interval.</p>"]
     family = int(seq.get("family") or 1)
