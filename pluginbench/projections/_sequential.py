@@ -182,6 +182,8 @@ def sentence(section: dict[str, Any]) -> str:
         return f"{lead} ({gates}); {valid}."
     if section["at_max"]:
         return f"Not decided by max_tasks ({done} tasks) ({gates}); {valid}."
+    if section.get("pool_done"):
+        return f"Not decided: every planned task ran ({done} tasks) ({gates}); {valid}."
     return f"Sequential run: {done} task(s) complete, not decided yet ({gates}); {valid}."
 
 
@@ -222,6 +224,7 @@ def _section(state: RunState) -> dict[str, Any]:
         out["price"] = msgspec.to_builtins(spec.price)
     out["planned_tasks"] = len({a.task for a in state.live_attempts()})
     out["stopped_by_decision"] = record is not None and not _planned_complete(state)
+    out["pool_done"] = _planned_complete(state)
     out["anytime_valid"] = True
     out["sentence"] = sentence(out)
     return out

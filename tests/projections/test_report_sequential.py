@@ -104,3 +104,12 @@ def test_a_cost_gate_and_the_bonferroni_split_are_drawn_and_said() -> None:
     assert 'id="sequence-core-cost"' in html and "dollars-per-attempt ratio" in html
     assert "(95% alone, its Bonferroni share)" in html and "Multiplicity: 2 sequences" in html
     assert f"{PRICE.model} row of the config&#x27;s prices table as of {PRICE.as_of}, frozen when the run was created" in html
+
+
+def test_an_undecided_run_that_ran_its_whole_pool_says_so() -> None:
+    """No max_tasks and no decision by the last planned task: the sentence says every planned task ran, not 'not decided yet'."""
+    run = started(3)
+    run_tasks(run, range(3))
+    section = sequential_section(run.state)
+    assert section is not None and not section["decided"] and section["pool_done"]
+    assert str(section["sentence"]).startswith("Not decided: every planned task ran (3 tasks)")
