@@ -2,6 +2,7 @@
 attempts to a decision against the fixed design.
 
     .venv/bin/python bench/bench_sequential.py [--sims 1000] [--seed 0] [--pool 300]
+        [--only aa,costs,family,fixed,plan]
 
 Simulated experiments, no model call, through the package's own pure functions
 (``stats.sequential_state``, the function the Supervisor decides with, boundary
@@ -25,6 +26,23 @@ rule spends at 0, +10 and +20 pp and how its runs end, against the fixed design 
 +10 pp at 80% power (``stats.tasks_needed``, the planner's number) and that design's
 simulated power (the sign-flip-equivalent normal test at the same one-sided 5%); once with
 the cap at ``--pool`` and once with ``max_tasks`` set to the fixed design's size.
+
+Family-wise A/A (``family``): 1, 2 and 3 treatments identical to vanilla (each with its own
+Bernoulli repeats on the task's shared ``p``, its own tokens), a pass-rate gate and a token
+gate at factor 1 per treatment, the run's error split over treatments × gates (Bonferroni,
+``multiplicity: bonferroni``, as every new run does), at 6-, 20- and 100-task pools with
+``min_tasks`` 6, looked at after every task: a false positive is any success or failure of
+any gate of the family (nominal 10% at level 90%).
+
+Fixed-N gates (``fixed``): the same null data at 6 and 20 tasks through the bound gates' own
+decision (``stats.bound_decision``: margin 0, non-inferiority at −5 pp, tokens at ×1) and the
+``cost_ratio`` gate's rule (the one-sided sign-flip test of the per-task dollars at ×1,
+``stats.sign_flip_test``, as ``stats._cost_gate`` decides it), nominal 5% each.
+
+Plan time (``plan``): ``stats.plan_expectations`` at a 300-task pool (4 effects × its
+simulations, all runs of an effect folded as one batch) against the same simulations folded
+one run at a time through ``stats.sequential_state`` (how the plan simulated before), and
+whether the two end every run alike.
 """
 
 from __future__ import annotations
@@ -152,16 +170,132 @@ def costs(sims: int, seed: int, pool: int) -> None:
               f"{fixed_n * ARMS * REPEATS:15d}  {fixed_hits / sims:10.1%}")
 
 
+def family_task(rng: random.Random, treatments: int) -> tuple[dict[str, float | None], dict[str, float | None]]:
+    """One null task with ``treatments`` arms identical to vanilla: per arm (difference, token ratio)."""
+    p = rng.betavariate(2.0, 2.0)
+    base = math.exp(rng.gauss(10.0, 0.8))
+
+    def arm() -> tuple[float, float]:
+        return (sum(rng.random() < p for _ in range(REPEATS)) / REPEATS,
+                sum(base * math.exp(rng.gauss(0.0, 0.35)) for _ in range(REPEATS)) / REPEATS)
+
+    rv, tv = arm()
+    diffs: dict[str, float | None] = {}
+    ratios: dict[str, float | None] = {}
+    for k in range(treatments):
+        rt, tt = arm()
+        diffs[f"t{k}"], ratios[f"t{k}"] = rt - rv, tt / tv
+    return diffs, ratios
+
+
+def familywise(sims: int, seed: int) -> None:
+    print(f"\nFamily-wise A/A under continuous monitoring ({sims} experiments per cell, level {LEVEL:.0%}, min_tasks 6, "
+          "a pass-rate and a token gate (factor 1) per treatment, Bonferroni over treatments × gates): a false positive "
+          "is any success or failure anywhere in the family (nominal 10%)")
+    print("  treatments  gates  each gate at   pool   family-wise false positive [MC 95%]   (pass-rate gates only)")
+    for pool in (6, 20, 100):
+        for k in (1, 2, 3):
+            rule = stats.StoppingRule(level=LEVEL, min_tasks=6, max_tasks=pool, smallest_effect=SMALLEST,
+                                      token_factor=1.0, multiplicity="bonferroni")
+            arms = [f"t{i}" for i in range(k)]
+            rng = random.Random(f"family:{seed}:{k}:{pool}")
+            hits = pass_hits = 0
+            t0 = time.perf_counter()
+            for _ in range(sims):
+                rows = []
+                for i in range(pool):
+                    d, r = family_task(rng, k)
+                    rows.append(stats.TaskValues(task=str(i), pass_rate=d, tokens=r))
+                state = stats.sequential_state(rule, arms, rows, until_decided=True)
+                wrong = [g for g in state.gates if g.decision in ("success", "failure")]
+                hits += bool(wrong)
+                pass_hits += any(g.metric == "pass_rate" for g in wrong)
+            level = 1 - stats.gate_alpha(rule, k)
+            print(f"  {k:10d}  {len(state.gates):5d}  {level:11.2%}  {pool:5d}   {wilson(hits, sims):<36} "
+                  f"({wilson(pass_hits, sims)}; {time.perf_counter() - t0:.0f} s)", flush=True)
+
+
+def fixed_gates(sims: int, seed: int) -> None:
+    alpha = stats.alpha_of(LEVEL)
+    print(f"\nFixed-N gates, A/A at 6 and 20 tasks ({sims} experiments each, one-sided {alpha:.0%}; the gates' own "
+          "decision functions): a false positive is a pass")
+    print("  tasks  margin 0                        non-inferior −5 pp (at margin)   tokens ×1                       "
+          "cost_ratio ×1")
+    for n in (6, 20):
+        rng = random.Random(f"fixed:{seed}:{n}")
+        tally = [0, 0, 0, 0]
+        for _ in range(sims):
+            diffs, ratios, usd_t, usd_v = [], [], [], []
+            for _ in range(n):
+                p = rng.betavariate(2.0, 2.0)
+                base = math.exp(rng.gauss(10.0, 0.8))
+                arms = []
+                for _ in range(2):
+                    arms.append((sum(rng.random() < p for _ in range(REPEATS)) / REPEATS,
+                                 sum(base * math.exp(rng.gauss(0.0, 0.35)) for _ in range(REPEATS)) / REPEATS))
+                (rv, tv), (rt, tt) = arms
+                diffs.append(rt - rv)
+                ratios.append(tt / tv)
+                usd_t.append(tt * 3e-6)
+                usd_v.append(tv * 3e-6)
+            tally[0] += stats.bound_decision("correctness_bound", diffs, 0.0, LEVEL)[0]
+            tally[1] += stats.bound_decision("correctness_bound", [d - 0.05 for d in diffs], -0.05, LEVEL)[0]
+            tally[2] += stats.bound_decision("token_bound", ratios, 1.0, LEVEL)[0]
+            # the cost_ratio gate's own rule (stats._cost_gate): the one-sided sign-flip test of
+            # treatment dollars − factor × vanilla dollars per task, passing when p <= alpha
+            tally[3] += stats.sign_flip_test([c - q for c, q in zip(usd_t, usd_v, strict=True)],
+                                             alternative="less").p <= alpha
+        print(f"  {n:5d}  " + "  ".join(f"{wilson(k, sims):<30}" for k in tally), flush=True)
+
+
+def plan_time(seed: int) -> None:
+    from pluginbench.stats._sequential_sim import PLAN_SIMULATIONS, endings, simulated_differences
+
+    rule = stats.StoppingRule(level=LEVEL, min_tasks=MIN_TASKS, max_tasks=None, smallest_effect=SMALLEST)
+    t0 = time.perf_counter()
+    plan = stats.plan_expectations(rule, arms=ARMS, repeats=REPEATS, pool=300)
+    batched = time.perf_counter() - t0
+    print(f"\nPlan simulation at a 300-task pool ({len(plan)} effects × {PLAN_SIMULATIONS} simulated runs, "
+          f"2 arms × {REPEATS} repeats): {batched:.2f} s batched (numpy's first load included when it comes first)")
+    for e in plan:
+        print(f"  effect {e.effect * 100:+3.0f} pp: {e.mean_tasks:6.1f} ± {e.mean_tasks_error:4.1f} tasks (Monte Carlo 95%), "
+              f"success {e.success:.0%}, futility {e.futility:.0%}, undecided {e.undecided:.0%}")
+    t0 = time.perf_counter()
+    same = total = 0
+    for e in plan:
+        diffs = simulated_differences(REPEATS, e.effect, 300, PLAN_SIMULATIONS, seed=20240)
+        batch = endings(rule, diffs)
+        for row, want in zip(diffs.tolist(), batch, strict=True):
+            rows = [stats.TaskValues(task=str(i), pass_rate={"t": d}, tokens={"t": None}) for i, d in enumerate(row)]
+            state = stats.sequential_state(rule, ["t"], rows, until_decided=True)
+            got = (state.decided_after, state.gates[0].decision or "undecided") if state.decided else (300, "undecided")
+            same += got == want
+            total += 1
+    one = time.perf_counter() - t0
+    print(f"  the same runs one at a time through stats.sequential_state (the plan's old loop): {one:.1f} s; "
+          f"endings identical in {same} of {total} runs")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sims", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--pool", type=int, default=300)
+    ap.add_argument("--only", default="plan,aa,costs,family,fixed", help="Comma-separated parts to run.")
     args = ap.parse_args()
-    aa(args.sims, args.seed, args.pool)
-    costs(args.sims, args.seed, args.pool)
-    # the same rule capped at the fixed design's size (max_tasks = its tasks): never dearer than it
-    costs(args.sims, args.seed, stats.tasks_needed(0.10, stats.assumed_sd(REPEATS), stats.alpha_of(LEVEL)))
+    parts = set(args.only.split(","))
+    if "plan" in parts:
+        plan_time(args.seed)
+    if "aa" in parts:
+        aa(args.sims, args.seed, args.pool)
+    if "costs" in parts:
+        costs(args.sims, args.seed, args.pool)
+        # the same rule capped at the fixed design's size (max_tasks = its tasks): never dearer than it
+        costs(args.sims, args.seed, stats.tasks_needed(0.10, stats.assumed_sd(REPEATS), stats.alpha_of(LEVEL)))
+    if "family" in parts:
+        familywise(args.sims, args.seed)
+    if "fixed" in parts:
+        fixed_gates(args.sims, args.seed)
 
 
 if __name__ == "__main__":

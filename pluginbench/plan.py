@@ -158,8 +158,10 @@ def sequential_plan(evaluation: Evaluation, pool: int, prices: Prices | None) ->
     assert st is not None
     rule = stats.StoppingRule(level=evaluation.statistics.confidence_level, min_tasks=st.min_tasks,
                               max_tasks=st.max_tasks, smallest_effect=st.smallest_effect,
-                              token_factor=st.token_factor, ratio_bound=st.ratio_bound)
+                              token_factor=st.token_factor, ratio_bound=st.ratio_bound, cost_factor=st.cost_factor,
+                              multiplicity="bonferroni")
     arms = 1 + len(evaluation.treatments)
+    family = stats.family_size(rule, len(evaluation.treatments))
     per_attempt = cost_estimate(evaluation, 1, prices)["worst_case_usd_per_attempt"]
     cap = min(pool, st.max_tasks) if st.max_tasks is not None else pool
     expected = []
@@ -167,10 +169,14 @@ def sequential_plan(evaluation: Evaluation, pool: int, prices: Prices | None) ->
         row = msgspec.to_builtins(e)
         row["worst_case_usd"] = None if per_attempt is None else round(per_attempt * e.mean_attempts, 2)
         expected.append(row)
+    gate_level = round(1 - stats.gate_alpha(rule, len(evaluation.treatments)), 12)
     return {"rule": msgspec.to_builtins(rule), "method": stats.sequential_method(), "pool": pool,
             "planned_tasks": cap, "max_attempts": cap * arms * evaluation.repeats, "expected": expected,
+            "family": family, "gate_level": gate_level,
             "assumption": "per-task vanilla pass probability ~ Beta(2, 2), the treatment's shifted by the effect; "
-                          "one treatment, the pass-rate gate; worst-case dollars use the cost estimate's per-attempt bound"}
+                          f"one treatment's pass-rate gate at its share of the error ({gate_level * 100:.4g}%, "
+                          f"{family} sequence(s) in the family); worst-case dollars use the cost estimate's "
+                          "per-attempt bound"}
 
 
 def sequential_lines(seq: dict[str, Any]) -> list[str]:
@@ -178,12 +184,15 @@ def sequential_lines(seq: dict[str, Any]) -> list[str]:
     r = seq["rule"]
     out = [f"sequential stopping: tasks in a seeded random order, up to {seq['planned_tasks']} of {seq['pool']} "
            f"({seq['max_attempts']} attempts at most); decided by an anytime-valid {r['level'] * 100:g}% confidence "
-           f"sequence after at least {r['min_tasks']} tasks (smallest effect of interest {r['smallest_effect'] * 100:g} pp)"]
+           f"sequence after at least {r['min_tasks']} tasks (smallest effect of interest {r['smallest_effect'] * 100:g} pp)"
+           + (f"; {seq['family']} sequences (treatments × gates) share it, each at {seq['gate_level'] * 100:.4g}% (Bonferroni)"
+              if seq.get("family", 1) > 1 else "")]
     sims = seq["expected"][0]["simulations"] if seq["expected"] else 0
     out.append(f"expected to a decision ({sims} simulated runs each; {seq['assumption']}):")
     for e in seq["expected"]:
         usd = f", ${e['worst_case_usd']:.2f} worst case" if e.get("worst_case_usd") is not None else ""
-        out.append(f"  effect {e['effect'] * 100:+.0f} pp: {e['mean_tasks']:g} tasks, {e['mean_attempts']:g} attempts{usd}; "
+        err = f" (± {e['mean_tasks_error']:g}, Monte Carlo 95%)" if e.get("mean_tasks_error") else ""
+        out.append(f"  effect {e['effect'] * 100:+.0f} pp: {e['mean_tasks']:g} tasks{err}, {e['mean_attempts']:g} attempts{usd}; "
                    f"ends success {e['success']:.0%}, failure {e['failure']:.0%}, futility {e['futility']:.0%}, "
                    f"undecided at the cap {e['undecided']:.0%}")
     return out

@@ -36,12 +36,12 @@ from ..config import (
 )
 from ..environments import backend_of, check_backend_config
 from ..errors import ConfigError, OutputExistsError, RunDirError, TaskError, TreatmentError
-from ..events import EventLog, RunCreated, RunLock, StoppingSpec
+from ..events import EventLog, FrozenPrice, RunCreated, RunLock, StoppingSpec
 from ..harness_registry import harness_class, real_harness_names
 from ..plan import arms_of, plan_slots
 from ..projections import Ledger, RunState
 from ..rundir import RunDir
-from ..stats import Prices, parse_prices
+from ..stats import Prices, bundled_prices, parse_prices
 from ..tasks import HarborTask, admit_contract, load_task, scan_tree
 from ..treatments import GUIDANCE_LIMIT, GUIDANCE_SEPARATOR
 from ._remote_tasks import RemoteTasks, freeze_remote, resolve_remote
@@ -311,6 +311,7 @@ def check_inputs(
                         fix="a skill is a folder with SKILL.md at its root",
                     )
     read_prices(ev)
+    stopping_price(ev, config)
     backend = backend_of(ev, config)
     if not backend.uses_images:
         limits = [k for k in ("container_cpus", "container_memory_mb") if getattr(ev.environment, k) is not None]
@@ -378,13 +379,39 @@ def load_config(path: str | Path) -> LoadedConfig:
     return loaded
 
 
+def stopping_price(ev: Evaluation, file: Path | str | None = None) -> FrozenPrice | None:
+    """The price row a sequential cost gate (``comparison.stopping.cost_factor``) prices with:
+    the model's row of the config's ``prices`` table, else of the bundled table (the one the
+    report falls back on); refused (exit 2) when that table has no row for the model."""
+    st = ev.stopping
+    if st is None or st.cost_factor is None:
+        return None
+    table, source = read_prices(ev), "run"
+    if table is None:
+        table, source = bundled_prices(), "bundled"
+    model = ev.runner.model or ev.runner.harness
+    row = table.models.get(model)
+    if row is None:
+        which = f"the price table {ev.prices}" if source == "run" else "the bundled price table"
+        raise ConfigError(f"comparison.stopping.cost_factor prices every attempt, and {which} has no row for model "
+                          f"{model!r}", file=str(file or ev.prices or "evaluation.yaml"),
+                          field="comparison.stopping.cost_factor",
+                          fix=f"set prices: to a dated prices.json with a row for {model} (see docs/results.md#prices), "
+                              "or remove cost_factor")
+    return FrozenPrice(model=model, input_per_million=row.input_per_million,
+                       cached_input_per_million=row.cached_input_per_million,
+                       output_per_million=row.output_per_million, as_of=table.as_of, source=source)
+
+
 def stopping_spec(ev: Evaluation) -> StoppingSpec | None:
-    """``comparison.stopping`` with the run's confidence level, as ``run.created`` freezes it."""
+    """``comparison.stopping`` with the run's confidence level, as ``run.created`` freezes it:
+    the cost gate's price row frozen with it, the error split over the gates (Bonferroni)."""
     st = ev.stopping
     if st is None:
         return None
     return StoppingSpec(level=ev.statistics.confidence_level, min_tasks=st.min_tasks, max_tasks=st.max_tasks,
-                        smallest_effect=st.smallest_effect, token_factor=st.token_factor, ratio_bound=st.ratio_bound)
+                        smallest_effect=st.smallest_effect, token_factor=st.token_factor, ratio_bound=st.ratio_bound,
+                        cost_factor=st.cost_factor, price=stopping_price(ev), multiplicity="bonferroni")
 
 
 def effective_isolation(ev: Evaluation) -> str:

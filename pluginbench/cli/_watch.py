@@ -116,8 +116,10 @@ def sequence_lines(seq: dict[str, Any] | None) -> list[Text]:
         pp = g["metric"] == "pass_rate"
         steps = " ".join(f"{p['tasks']}:[{_seq_value(p['low'], pp)},{_seq_value(p['high'], pp)}]"
                          for p in (g.get("points") or [])[-8:])
-        lines.append(Text(f"  {g['arm']} {g['metric'].replace('_', ' ')}{' (pp)' if pp else ''}: "
-                          f"{steps or 'no usable task yet'} → {g.get('decision') or 'undecided'}"))
+        own = f" at {float(g['level']) * 100:.4g}%" if int(seq.get("family") or 1) > 1 and g.get("level") else ""
+        left = f", {g['left_out']} left out (unknown)" if g.get("left_out") else ""
+        lines.append(Text(f"  {g['arm']} {g['metric'].replace('_', ' ')}{' (pp)' if pp else ''}{own}: "
+                          f"{steps or 'no usable task yet'} → {g.get('decision') or 'undecided'}{left}"))
     return lines
 
 

@@ -181,6 +181,14 @@ def _validate_stopping(ev: Evaluation, n_tasks: int, bad: Any) -> None:
         raise bad(f"{at}.token_factor ({st.token_factor}) lies outside the clipped range of ratio_bound "
                   f"({st.ratio_bound}); the gate could never be decided", f"{at}.token_factor",
                   "raise ratio_bound or bring token_factor within it")
+    if st.cost_factor is not None:
+        if not (math.isfinite(st.cost_factor) and st.cost_factor > 0):
+            raise bad(f"{at}.cost_factor must be a positive number, got {st.cost_factor}", f"{at}.cost_factor",
+                      "set e.g. cost_factor: 1.0 (no dearer than vanilla per attempt), or null for no cost gate")
+        if not 1 / st.ratio_bound < st.cost_factor < st.ratio_bound:
+            raise bad(f"{at}.cost_factor ({st.cost_factor}) lies outside the clipped range of ratio_bound "
+                      f"({st.ratio_bound}); the gate could never be decided", f"{at}.cost_factor",
+                      "raise ratio_bound or bring cost_factor within it")
 
 
 _REGISTRY_NAME = re.compile(r"^[A-Za-z0-9._+-]+(/[A-Za-z0-9._+-]+)*$")

@@ -177,8 +177,11 @@ class StoppingConfig(_Strict, frozen=True):
     smallest_effect: float = 0.05
     #: A token gate as well: the treatment's token ratio must be credibly below this factor (null: no token gate).
     token_factor: float | None = None
-    #: Per-task token ratios are clipped to [1/ratio_bound, ratio_bound] so the sequence is bounded.
+    #: Per-task token (and dollar) ratios are clipped to [1/ratio_bound, ratio_bound] so the sequence is bounded.
     ratio_bound: float = 4.0
+    #: A cost gate as well: the treatment's dollars-per-attempt ratio must be credibly below this factor (null: no
+    #: cost gate). Priced with the run's price row, frozen into run.created at creation.
+    cost_factor: float | None = None
 
 
 class ComparisonConfig(_Strict, frozen=True):

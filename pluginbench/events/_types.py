@@ -9,7 +9,7 @@ shape. Values that were not measured are ``None`` beside a reason; never zero.
 
 from __future__ import annotations
 
-from typing import Any, Union, get_args
+from typing import Any, Literal, Union, get_args
 
 import msgspec
 
@@ -95,6 +95,21 @@ class Measure(msgspec.Struct, frozen=True, kw_only=True):
 # ---------------------------------------------------------------- run lifecycle
 
 
+class FrozenPrice(msgspec.Struct, frozen=True, kw_only=True):
+    """The price row a sequential run's cost gate prices every attempt with, frozen at
+    creation so the decision stays a fold of the log (a later edit of ``prices.json`` or a
+    newer bundled table changes the report's dollars, never the sequence)."""
+
+    model: str
+    #: dollars per million tokens: uncached input, cached input, output
+    input_per_million: float
+    cached_input_per_million: float
+    output_per_million: float
+    #: the table's date and which table it was (``run``: the config's ``prices``; ``bundled``)
+    as_of: str
+    source: str
+
+
 class StoppingSpec(msgspec.Struct, frozen=True, kw_only=True):
     """A sequential run's stopping rule as frozen at creation (``comparison.stopping`` with
     the run's ``statistics.confidence_level``); see docs/configuration.md#stopping."""
@@ -105,6 +120,12 @@ class StoppingSpec(msgspec.Struct, frozen=True, kw_only=True):
     smallest_effect: float
     token_factor: float | None = None
     ratio_bound: float = 4.0
+    #: the cost gate's factor (dollars-per-attempt ratio), priced with ``price``; None: no cost gate
+    cost_factor: float | None = None
+    price: FrozenPrice | None = None
+    #: how the run's error is shared among its gates: ``bonferroni`` (every treatment × gated
+    #: metric gets an equal share); ``none`` in logs written before this field existed
+    multiplicity: Literal["bonferroni", "none"] = "none"
 
 
 class RunCreated(_Event, frozen=True, tag="run.created"):

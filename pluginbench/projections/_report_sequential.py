@@ -60,9 +60,11 @@ def sequence_plot(gate: Mapping[str, Any], level: float) -> str:
                      f'stroke="#11713a" stroke-width="2"/>')
     parts.append(f'<text x="{_f(LABEL_W + plot_w / 2)}" y="{_f(TOP + PLOT_H + AXIS_H - 8)}" text-anchor="middle">'
                  f"usable tasks (1 to {len(points)})</text>")
-    what = "pass-rate difference" if pass_rate else "token ratio"
+    what = "pass-rate difference" if pass_rate else "token ratio" if metric == "tokens" else "dollars-per-attempt ratio"
     decision = gate.get("decision") or "undecided"
-    caption = (f"{arm}: the {level * 100:g}% anytime-valid confidence sequence of the {what} after each task "
+    own = float(gate.get("level") or level)
+    share = f" ({own * 100:.4g}% alone, its Bonferroni share)" if own != level else ""
+    caption = (f"{arm}: the {level * 100:g}% anytime-valid confidence sequence{share} of the {what} after each task "
                f"(band), the running estimate (line) and the decision boundaries (dashed); {decision}"
                + (f" after {gate['decided_at']} usable task(s) (green line)." if gate.get("decided_at") else "."))
     table = _table(fig_id, ("task", "usable tasks", "estimate", "low", "high"),
@@ -79,8 +81,19 @@ def sequential_html(doc: Mapping[str, Any]) -> str:
     lines = [f'<p class="sequential-sentence">{_e(seq["sentence"])}</p>',
              f"<p>Method: {_e(seq['method'])}; min_tasks {rule['min_tasks']}, max_tasks "
              f"{_e(rule['max_tasks'] if rule['max_tasks'] is not None else 'the whole pool')}, smallest effect of interest "
-             f"{float(rule['smallest_effect']) * 100:g} pp. Tasks were taken in a seeded random order; the verdict and "
-             "every pass-rate interval above use this sequence, not a fixed-N interval.</p>"]
+             f"{float(rule['smallest_effect']) * 100:g} pp"
+             + (f"; the cost gate prices every attempt with the {_e(seq['price']['model'])} row of "
+                f"{'the bundled price table' if seq['price']['source'] == 'bundled' else 'the config&#x27;s prices table'}"
+                f" as of {_e(seq['price']['as_of'])}, frozen when the run was created (a later prices.json changes the "
+                "dollar tables, not this sequence)" if seq.get("price") else "")
+             + ". Tasks were taken in a seeded random order; the verdict and every pass-rate interval above use this "
+             "sequence, not a fixed-N interval.</p>"]
+    family = int(seq.get("family") or 1)
+    if family > 1:
+        lines.append(f"<p>Multiplicity: {family} sequences (treatments × gates) share the run's error; each holds at "
+                     f"{_e(f'{1 - (1 - level) / family:.4g}')} alone (Bonferroni), so all of them hold together at "
+                     f"{level * 100:g}% at every task, and a false success or failure anywhere in the family has "
+                     f"probability at most {100 - level * 100:g}%.</p>")
     for gate in seq["gates"]:
         lines.append(f"<h3>{_e(gate['arm'])}: {_e(gate['metric'].replace('_', ' '))}</h3>{sequence_plot(gate, level)}")
     return "".join(lines)

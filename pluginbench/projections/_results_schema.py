@@ -566,9 +566,11 @@ class ResultsJson(_Strict, frozen=True):
                                              "empty for a run saved before the list existed.")] = []
     source_only_index: Annotated[SourceOnlyIndex | None, Meta(description="The selected source-only index.json the rows' source-only grades come from, or null when none is selected.")] = None
     sequential: Annotated[dict[str, Any] | None, Meta(description="A sequential run only (`comparison.stopping`; absent otherwise): the frozen rule, "
-                          "each treatment × gate's anytime-valid confidence sequence after every complete task (points: task, tasks, estimate, low, high), "
+                          "each treatment × gate's (pass_rate, tokens, cost) anytime-valid confidence sequence after every complete task (points: task, tasks, estimate, low, high), "
+                          "its own level (the run's error split over `family` sequences, Bonferroni) and `left_out` (complete tasks of unknown value, never counted as 0), "
                           "its decision (success, failure, futility) and when, whether the run was decided (decided_after complete tasks) and stopped by it, "
-                          "the recorded decision event's data, and the sentence the report shows (stats.SequentialState; docs/configuration.md#stopping).")] = None
+                          "the cost gate's frozen `price` row, the recorded decision event's data, and the sentence the report shows "
+                          "(stats.SequentialState; docs/configuration.md#stopping).")] = None
     activation: Annotated[Activation | None, Meta(description="Per arm: was the package exercised (the `activation` measure folded; docs/metrics.md); absent when the run did not select that measure.")] = None
     checks: Annotated[Checks | None, Meta(description="Per arm and check: share of attempts that passed each grader beside the verifier (the `checks` measure folded; docs/metrics.md); absent when the run did not select that measure.")] = None
 

@@ -81,15 +81,18 @@ from ._permutation import SignFlip, lower_bound, min_tasks, sign_flip_test, uppe
 from ._power import POWER, PowerPlan, assumed_sd, mde, plan, power_at, power_sentence, tasks_needed
 from ._price_table import STALE_AFTER_DAYS, PriceChoice, age_warning, bundled_prices, choose_prices
 from ._records import DOLLARS, AttemptRecord, Package, correctness
+from ._betting import BettingFold
 from ._sequential import (
-    BettingFold,
     GateTrace,
     SequentialState,
     StoppingRule,
     TaskValues,
     bounded_sequence,
     confidence_sequence,
+    family_size,
+    gate_alpha,
     gate_decision,
+    gate_metrics,
     sequential_method,
     sequential_state,
     task_order,
@@ -115,6 +118,9 @@ __all__ = [
     "TaskValues",
     "bounded_sequence",
     "confidence_sequence",
+    "family_size",
+    "gate_alpha",
+    "gate_metrics",
     "gate_decision",
     "sequential_state",
     "task_order",

@@ -4,7 +4,8 @@ A run made with ``comparison.stopping`` saves its confidence sequences in result
 (``sequential``). When ``compare`` pairs a treatment with vanilla *of that same run*, the
 all-tasks paired section shows the sequence's last interval (the one the run decided with;
 the fixed-N sign-flip interval would not be valid after looking at every task), over the
-tasks that entered the sequence (a task the stop left unrun is not an exclusion), and a
+tasks that entered the sequence (a task the stop left unrun is not an exclusion), the token
+and dollar ratios from the run's token and cost gates when it has them, and a
 bound gate on that pair is decided by the interval's endpoint at the run's level. Pairs
 across runs, other splits and fixed-size runs are unchanged.
 """
@@ -34,6 +35,8 @@ def _gate(seq: Mapping[str, Any], arm: str, metric: str) -> Mapping[str, Any] | 
 
 
 def _interval(old: Interval, gate: Mapping[str, Any], level: float) -> Interval:
+    """The gate's last point; its ``level`` is the run's (the level the whole family of sequences
+    holds at together, each gate alone at its Bonferroni share, ``gate["level"]``, or more)."""
     p = gate["points"][-1]
     return Interval(statistic=old.statistic, estimate=p["estimate"], low=p["low"], high=p["high"],
                     tasks=int(p["tasks"]), status="ok", level=level, method=METHOD, exact=True, min_tasks=1)
@@ -49,11 +52,13 @@ def with_sequence(paired: PairedComparison, cand: Package, comp: Package,
     level = float(seq["rule"]["level"])
     entered = {p["task"] for g in seq["gates"] if g.get("arm") == cand.name for p in g["points"]}
     tokens = _gate(seq, cand.name, "tokens")
+    cost = _gate(seq, cand.name, "cost")
     return msgspec.structs.replace(
         paired,
         per_task=[p for p in paired.per_task if p.task in entered],
         pass_rate=_interval(paired.pass_rate, gate, level),
         tokens=_interval(paired.tokens, tokens, level) if tokens else paired.tokens,
+        dollars=_interval(paired.dollars, cost, level) if cost and paired.dollars is not None else paired.dollars,
     )
 
 

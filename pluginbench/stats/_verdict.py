@@ -189,10 +189,13 @@ def verdict_for(
     pct = f"{level * 100:g}%"
     seq = doc.get("sequential")
     decided_stop = False
+    seq_cost = None
     if seq:  # a sequential run decides (and is shown) with its anytime-valid sequence, never the fixed-N interval
         est, low, high, n = _sequential_interval(seq, treatment)
-        tok = _sequential_tokens(seq, treatment) or tok
-        pct = f"{level * 100:g}% anytime-valid"
+        tok = _sequential_ratio(seq, treatment, "tokens") or tok
+        seq_cost = _sequential_ratio(seq, treatment, "cost")
+        family = int(seq.get("family") or 1)
+        pct = f"{level * 100:g}% anytime-valid" + (f", simultaneous over {family} sequences" if family > 1 else "")
         decided_stop = bool(seq.get("stopped_by_decision"))
     effect = (
         "no usable task pair yet" if est is None
@@ -203,7 +206,7 @@ def verdict_for(
     usd_t, usd_v = _cost(doc, treatment), _cost(doc, against)
     solved_t, solved_v = _passes(doc, treatment), _passes(doc, against)
     per_t, per_v = cost_per_pass(usd_t, solved_t), cost_per_pass(usd_v, solved_v)
-    dollars = delta["summary"].get("dollars") or dollars_summary(doc, treatment, against, level)
+    dollars = seq_cost or delta["summary"].get("dollars") or dollars_summary(doc, treatment, against, level)
     ratio, cost_low, cost_high = dollars.get("estimate"), dollars.get("low"), dollars.get("high")
     costs = doc.get("costs") or {}
     as_of = (costs.get("prices") or {}).get("as_of")
@@ -265,10 +268,11 @@ def _sequential_interval(seq: Mapping[str, Any], arm: str) -> tuple[float | None
     return None, None, None, 0
 
 
-def _sequential_tokens(seq: Mapping[str, Any], arm: str) -> dict[str, Any] | None:
-    """The last point of ``arm``'s token-ratio sequence, when the run has a token gate."""
+def _sequential_ratio(seq: Mapping[str, Any], arm: str, metric: str) -> dict[str, Any] | None:
+    """The last point of ``arm``'s token- or dollar-ratio sequence (``metric`` ``tokens`` or
+    ``cost``), when the run has that gate and the sequence has a point."""
     for g in seq.get("gates") or ():
-        if g.get("arm") == arm and g.get("metric") == "tokens" and g.get("points"):
+        if g.get("arm") == arm and g.get("metric") == metric and g.get("points"):
             p = g["points"][-1]
             return {"estimate": p["estimate"], "low": p["low"], "high": p["high"]}
     return None

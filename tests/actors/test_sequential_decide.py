@@ -5,6 +5,8 @@ a fold of the log, so a refold gives the same record."""
 
 from __future__ import annotations
 
+import pytest
+
 from pluginbench.actors import Emit, schedule
 from pluginbench.events import (
     AgentExited,
@@ -14,6 +16,7 @@ from pluginbench.events import (
     CodingStarted,
     Event,
     ExtensionRecorded,
+    FrozenPrice,
     MeasuresCollected,
     RunCreated,
     RunStarted,
@@ -22,9 +25,17 @@ from pluginbench.events import (
     SlotPlan,
     StoppingSpec,
     SubmissionCaptured,
+    Usage,
 )
 from pluginbench.plan import attempt_id
-from pluginbench.projections import SEQUENTIAL, decision_record, fold, sequential_of
+from pluginbench.projections import (
+    SEQUENTIAL,
+    decision_record,
+    fold,
+    sequential_of,
+    sequential_section,
+)
+from pluginbench.projections._sequential import task_rows
 from tests.actors.test_decide import USAGE, Run
 
 SPEC = StoppingSpec(level=0.9, min_tasks=2, max_tasks=None, smallest_effect=0.05)
@@ -185,3 +196,40 @@ def test_the_decision_is_a_fold_of_the_log() -> None:
     again = fold(kept, started(40).state)
     assert sequential_of(again) == sequential_of(run.state)
     assert again.extension_record(SEQUENTIAL) == run.state.extension_record(SEQUENTIAL) is not None
+
+
+PRICE = FrozenPrice(model="nop", input_per_million=3.0, cached_input_per_million=0.3, output_per_million=15.0,
+                    as_of="2026-11-01", source="run")
+COST_SPEC = StoppingSpec(level=0.9, min_tasks=2, max_tasks=None, smallest_effect=0.05, cost_factor=1.0, price=PRICE,
+                         multiplicity="bonferroni")
+
+
+def finish_with(run: Run, aid: str, outcome: str, usage: Usage) -> list[object]:
+    """Complete ``aid`` with ``outcome`` and token ``usage``."""
+    run.apply(AgentLaunched(attempt_id=aid, argv=["x"]))
+    run.apply(AgentExited(attempt_id=aid, exit_code=0, timed_out=False, coding_seconds=1.0, usage=usage))
+    run.apply(SubmissionCaptured(attempt_id=aid, patch_sha256="s", empty=False, files_changed=1))
+    run.apply(AttemptGraded(attempt_id=aid, outcome=outcome, reward=1.0))
+    return drain(run, run.apply(MeasuresCollected(attempt_id=aid, measures={})))
+
+
+def test_the_cost_gate_prices_attempts_with_the_frozen_row_and_leaves_unknown_dollars_out() -> None:
+    """Per task the cost value is the ratio of mean dollars at the frozen price row (core half as dear: 0.5); a task whose usage lacks the cached-input count has unknown dollars and is left out of the cost gate, named in the sentence, never 0."""
+    run = started(30, COST_SPEC)
+    dear = Usage(status="exact", input_tokens=1000, cached_input_tokens=200, output_tokens=100, total_tokens=1100)
+    cheap = Usage(status="exact", input_tokens=500, cached_input_tokens=100, output_tokens=50, total_tokens=550)
+    unknown = Usage(status="exact", input_tokens=500, output_tokens=50, total_tokens=550)  # no cached-input count
+    for t in range(30):
+        for arm, outcome, usage in (("vanilla", "fail", dear), ("core", "pass", unknown if t % 3 == 0 else cheap)):
+            aid = attempt_id(f"t{t:02d}", arm, 1)
+            run.start(aid)
+            finish_with(run, aid, outcome, usage)
+    rows = task_rows(run.state)
+    assert [r.cost["core"] for r in rows[:4]] == [None, pytest.approx(0.5), pytest.approx(0.5), None]
+    seq = sequential_of(run.state)
+    assert seq is not None and [g.metric for g in seq.gates] == ["pass_rate", "cost"] and seq.family == 2
+    assert seq.gates[1].left_out == 10 and seq.gates[1].decision == "success"
+    section = sequential_section(run.state)
+    assert section is not None and section["price"]["as_of"] == "2026-11-01"
+    assert "10 task(s) left out for unknown dollars, never counted as 0" in section["sentence"]
+    assert "together at 90%" in section["sentence"] and "95%" in section["sentence"]

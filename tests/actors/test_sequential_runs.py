@@ -148,6 +148,14 @@ def test_large_effect_stops_early_and_a_kill_during_the_deciding_task_resumes_to
     plain = tmp_path / "plain.md"
     plain.write_text("# Notes\n\nKeep changes small.\n")
     config2 = _config(tmp_path, ids, plain, jobs=2, max_tasks=3, name="none")
+    # with a cost gate too: every attempt priced at the row frozen into run.created
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"as_of": "2026-11-01", "models": {"simulated-1": {
+        "input_per_million": 3.0, "cached_input_per_million": 0.3, "output_per_million": 15.0}}}))
+    cfg2 = yaml.safe_load(config2.read_text())
+    cfg2["prices"] = str(prices)
+    cfg2["comparison"]["stopping"]["cost_factor"] = 1.0
+    config2.write_text(yaml.safe_dump(cfg2))
     run2 = tmp_path / "none"
     _cli(env, "run", str(config2), "--output", str(run2), "--foreground")
     events2 = events_of(run2)
@@ -157,3 +165,8 @@ def test_large_effect_stops_early_and_a_kill_during_the_deciding_task_resumes_to
     results2 = json.loads((run2 / "report" / "results.json").read_text())
     assert results2["sequential"]["complete_tasks"] == 3 and not results2["sequential"]["decided"]
     assert results2["sequential"]["at_max"]
+    frozen = events2[0]["stopping"]
+    assert frozen["multiplicity"] == "bonferroni" and frozen["price"]["model"] == "simulated-1"
+    cost = [g for g in results2["sequential"]["gates"] if g["metric"] == "cost"]
+    assert len(cost) == 1 and cost[0]["left_out"] == 0 and len(cost[0]["points"]) == 3
+    assert results2["sequential"]["family"] == 2 and cost[0]["level"] == pytest.approx(1 - (1 - LEVEL) / 2)

@@ -47,6 +47,8 @@ def _config(tmp_path: Path, stopping: Any = None, **over: Any) -> Path:
     ({"token_factor": -1.0}, {}, "comparison.stopping.token_factor"),
     ({"ratio_bound": 1.0}, {}, "comparison.stopping.ratio_bound"),
     ({"token_factor": 5.0, "ratio_bound": 4.0}, {}, "comparison.stopping.token_factor"),
+    ({"cost_factor": 0}, {}, "comparison.stopping.cost_factor"),
+    ({"cost_factor": 0.2, "ratio_bound": 4.0}, {}, "comparison.stopping.cost_factor"),
     ({"min_tasks": 2}, {"treatments": {}}, "comparison.stopping"),
     ({"min_taskz": 2}, {}, "comparison.stopping.min_taskz"),
     ({"min_tasks": "2"}, {}, "comparison.stopping.min_tasks"),
@@ -102,3 +104,28 @@ def test_the_dry_run_plan_shows_expected_cost_to_a_decision(tmp_path: Path) -> N
         assert 2 <= e["mean_tasks"] <= 6 and e["mean_attempts"] == pytest.approx(e["mean_tasks"] * 4, abs=0.1)
         assert e["worst_case_usd"] is None  # no price table: unknown, never zero
         assert e["success"] + e["failure"] + e["futility"] + e["undecided"] == pytest.approx(1.0)
+
+
+def test_a_cost_gate_without_a_price_row_exits_2_and_writes_nothing(tmp_path: Path) -> None:
+    """cost_factor with no price row for the model (no prices: the bundled table has none for simulated-1) exits 2 naming the field, before any run folder."""
+    config = _config(tmp_path, {"min_tasks": 2, "cost_factor": 1.0},
+                     tasks={"source": str(GUIDE.parents[1] / "tasks"), "ids": ["roman-numerals", "word-wrap"]})
+    result = CliRunner().invoke(app, ["run", str(config), "--output", str(tmp_path / "run")])
+    assert result.exit_code == 2, result.output
+    assert "comparison.stopping.cost_factor" in result.output and "simulated-1" in result.output
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_cost_gate_freezes_the_price_row_and_the_bonferroni_split(tmp_path: Path) -> None:
+    """stopping_spec freezes the config table's row for the model (date and source with it) and multiplicity bonferroni; the plan states the family and each gate's level."""
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"as_of": "2026-11-01", "models": {"simulated-1": {
+        "input_per_million": 3.0, "cached_input_per_million": 0.3, "output_per_million": 15.0}}}))
+    ev = load(_config(tmp_path, {"min_tasks": 2, "cost_factor": 1.0, "token_factor": 1.2}, prices=str(prices))).evaluation
+    spec = stopping_spec(ev)
+    assert spec is not None and spec.multiplicity == "bonferroni" and spec.cost_factor == 1.0
+    assert spec.price is not None and (spec.price.model, spec.price.output_per_million, spec.price.as_of,
+                                       spec.price.source) == ("simulated-1", 15.0, "2026-11-01", "run")
+    seq = plan_summary(ev, IDS)["sequential"]
+    assert seq["family"] == 3 and seq["gate_level"] == pytest.approx(1 - 0.1 / 3)
+    assert all(e["mean_tasks_error"] >= 0 for e in seq["expected"])

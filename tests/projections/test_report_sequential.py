@@ -82,3 +82,34 @@ def test_the_dashboard_run_page_draws_the_live_sequence(tmp_path: Path) -> None:
     html = run_fragment(msgspec.structs.replace(model, sequential=_stopped_section()))
     assert '<div id="sequential">' in html and 'id="sequence-core-pass_rate"' in html
     assert "Stopped because it was decided" in html
+
+
+def test_a_cost_gate_and_the_bonferroni_split_are_drawn_and_said() -> None:
+    """A run with a cost gate plots the dollars-per-attempt ratio with its own level, names the frozen price row, and states the multiplicity split."""
+    from pluginbench.events import Usage
+    from tests.actors.test_sequential_decide import COST_SPEC, PRICE, finish_with
+    from tests.actors.test_sequential_decide import attempt_id as aid_of
+
+    run = started(12, COST_SPEC)
+    dear = Usage(status="exact", input_tokens=1000, cached_input_tokens=200, output_tokens=100, total_tokens=1100)
+    cheap = Usage(status="exact", input_tokens=500, cached_input_tokens=100, output_tokens=50, total_tokens=550)
+    for t in range(12):
+        for arm, outcome, usage in (("vanilla", "fail", dear), ("core", "pass", cheap)):
+            a = aid_of(f"t{t:02d}", arm, 1)
+            run.start(a)
+            finish_with(run, a, outcome, usage)
+    section = sequential_section(run.state)
+    assert section is not None
+    html = sequential_html({"sequential": section})
+    assert 'id="sequence-core-cost"' in html and "dollars-per-attempt ratio" in html
+    assert "(95% alone, its Bonferroni share)" in html and "Multiplicity: 2 sequences" in html
+    assert f"{PRICE.model} row of the config&#x27;s prices table as of {PRICE.as_of}, frozen when the run was created" in html
+
+
+def test_an_undecided_run_that_ran_its_whole_pool_says_so() -> None:
+    """No max_tasks and no decision by the last planned task: the sentence says every planned task ran, not 'not decided yet'."""
+    run = started(3)
+    run_tasks(run, range(3))
+    section = sequential_section(run.state)
+    assert section is not None and not section["decided"] and section["pool_done"]
+    assert str(section["sentence"]).startswith("Not decided: every planned task ran (3 tasks)")

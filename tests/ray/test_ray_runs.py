@@ -5,10 +5,15 @@ the Supervisor on the head as the one writer."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
+from ..actors.test_sequential_runs import GUIDANCE, _config, _expected_decision_task, _tasks
 from .runs import assert_no_duplicates_none_lost, cli, config, events, results_without_backend
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -60,3 +65,30 @@ def test_status_shows_nodes_and_doctor_checks_the_cluster(cluster, tmp_path: Pat
     assert bad.returncode == 2, bad.stderr
     assert "environment.settings.address" in bad.stderr + bad.stdout
     assert not (tmp_path / "no").exists()
+
+
+def test_a_sequential_run_stops_when_decided_as_on_local(cluster, tmp_path: Path) -> None:
+    """A +100 pp sequential run over both worker nodes records the decision after the task the pure rule names, stops as `stop` does with tasks left unrun, and its report says it stopped because it was decided."""
+    k = _expected_decision_task()  # 4 at the level those runs use
+    pool = k + 2  # two tasks beyond the decision; one coding job per node: the task after it may run, the last one not
+    ids = _tasks(tmp_path / "tasks")[:pool]
+    path = _config(tmp_path, ids, GUIDANCE, jobs=3, max_tasks=None, name="rayseq")  # readiness 3 tasks at a time
+    cfg = yaml.safe_load(path.read_text())
+    cfg["environment"] = {"backend": "ray", "settings": {"address": cluster.address, "isolation": "bubblewrap",
+                                                          "nodes": {"a": {"jobs": 1}, "b": {"jobs": 1}}}}
+    path.write_text(yaml.safe_dump(cfg))
+    run = tmp_path / "rayseq"
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "xdg"))  # no other test's vanilla cache
+    done = subprocess.run([sys.executable, "-m", "pluginbench", "run", str(path), "--output", str(run), "--foreground"],
+                          capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    evs = events(run)
+    records = [e["data"] for e in evs if e["type"] == "extension.recorded" and e["extension"] == "sequential"]
+    assert len(records) == 1 and records[0]["decided_after"] == k
+    assert [(g["metric"], g["decision"]) for g in records[0]["gates"]] == [("pass_rate", "success")]
+    assert evs[-1]["type"] == "run.stopped" and evs[-1]["reason"].startswith(f"decided after {k} complete task")
+    coded = {e["attempt_id"] for e in evs if e["type"] == "attempt.started"}
+    assert len(coded) < 2 * pool, "nothing new starts after the decision: some planned attempts never ran"
+    assert {e["node"] for e in evs if e["type"] == "agent.launched"} <= {"a", "b"}
+    seq = json.loads((run / "report" / "results.json").read_text())["sequential"]
+    assert seq["decided"] and seq["stopped_by_decision"] and seq["decided_after"] == k

@@ -54,3 +54,14 @@ def test_pairs_across_runs_and_fixed_size_runs_keep_the_sign_flip_interval() -> 
         pair = split.paired[0]
         assert pair.pass_rate.method == "sign-flip permutation test"
         assert {p.task for p in pair.excluded("pass_rate")} == set(TASKS[10:])
+
+
+def test_a_run_with_a_cost_gate_shows_that_sequence_for_dollars() -> None:
+    """When the run's sequence has a cost gate, the pair's dollars interval is that sequence's last point (anytime-valid), not the sign-flip one."""
+    seq = _sequence(0.2, TASKS[:10])
+    seq["gates"].append({"arm": "td", "metric": "cost", "points": [
+        {"task": t, "tasks": i + 1, "estimate": 0.5, "low": 0.4, "high": 0.7} for i, t in enumerate(TASKS[:10])]})
+    pair = next(s for s in stats.compare_packages(_packages(), gates(BOUND), {}, sequences={"run-a": seq}).splits
+                if s.name == "all").paired[0]
+    assert pair.dollars is not None and pair.dollars.method == stats.sequential_method()
+    assert (pair.dollars.estimate, pair.dollars.low, pair.dollars.high) == (0.5, 0.4, 0.7)

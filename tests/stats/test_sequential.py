@@ -166,3 +166,107 @@ def test_the_plan_simulation_is_seeded_and_ranks_effects() -> None:
     none = expected(r, arms=2, repeats=1, pool=60, effect=0.0, simulations=20)
     assert big.mean_tasks < none.mean_tasks and big.success > none.success
     assert big.mean_attempts == pytest.approx(big.mean_tasks * 2, abs=0.1)
+
+
+def test_a_batch_folds_each_row_as_the_single_fold_does() -> None:
+    """BatchFold's rows (the plan's simulation) give exactly the intervals of one BettingFold per row (the run's decision)."""
+    import random
+
+    from pluginbench.stats._betting import BatchFold
+
+    rng = random.Random(11)
+    data = [[rng.choice([0.0, 1 / 6, 1 / 3, 0.5, 2 / 3, 5 / 6, 1.0]) for _ in range(70)] for _ in range(6)]
+    batch = BatchFold(0.05, len(data))
+    singles = [stats.BettingFold(0.05) for _ in data]
+    for t in range(70):
+        batch = batch.push([row[t] for row in data])
+        singles = [f.push(row[t]) for f, row in zip(singles, data, strict=True)]
+        assert list(zip(batch.lows().tolist(), batch.highs().tolist(), strict=True)) == [(f.low, f.high) for f in singles]
+
+
+def test_the_plan_simulation_ends_every_run_as_the_decision_function_does() -> None:
+    """Each batched simulated run ends (task count and decision) exactly as sequential_state ends the same data."""
+    from pluginbench.stats._sequential_sim import endings, simulated_differences
+
+    r = rule(min_tasks=5, max_tasks=80, token_factor=1.0)  # two gates: the pass-rate gate at half the error
+    for effect in (0.0, 0.3):
+        diffs = simulated_differences(1, effect, 80, 25, seed=3)
+        got = endings(r, diffs)
+        for row, end in zip(diffs.tolist(), got, strict=True):
+            rows_ = [stats.TaskValues(task=str(i), pass_rate={"t": d}, tokens={"t": None}) for i, d in enumerate(row)]
+            gate = stats.sequential_state(r, ["t"], rows_).gates[0]
+            want = (gate.decided_after, gate.decision) if gate.decision else (80, "undecided")
+            assert end == want
+
+
+def cost_rows(costs: list[float | None], arm: str = "t") -> list[stats.TaskValues]:
+    return [stats.TaskValues(task=f"k{i:03d}", pass_rate={arm: 1.0}, tokens={arm: None}, cost={arm: c})
+            for i, c in enumerate(costs)]
+
+
+@pytest.mark.parametrize(("low", "high", "want"), [
+    (math.log(0.5), math.log(0.9), "success"),   # dollars credibly below the factor 1.0
+    (math.log(1.1), math.log(2.0), "failure"),   # credibly above
+    (math.log(0.8), math.log(1.0), None),        # tie at the factor: not below it
+])
+def test_cost_gate_decision_table(low: float, high: float, want: str | None) -> None:
+    """The cost gate decides on its own factor (cost_factor), like the token gate on token_factor."""
+    assert stats.gate_decision("cost", low, high, rule(cost_factor=1.0, token_factor=3.0)) == want
+
+
+def test_a_cost_gate_is_sequenced_and_unknown_dollars_are_left_out() -> None:
+    """With cost_factor the run has a cost gate after pass rate; tasks with unknown dollars add no point, are counted left out, and the run is decided only when the cost gate is."""
+    r = rule(cost_factor=1.0)
+    state = stats.sequential_state(r, ["t"], cost_rows([0.5, None] * 40))
+    assert [g.metric for g in state.gates] == ["pass_rate", "cost"]
+    cost = state.gates[1]
+    assert cost.left_out == 40 and cost.points[-1].tasks == 40 and cost.points[-1].estimate == pytest.approx(0.5)
+    assert cost.decision == "success" and state.decided
+    unknown = stats.sequential_state(r, ["t"], cost_rows([None] * 80))
+    assert unknown.gates[1].points == [] and unknown.gates[1].decision is None and not unknown.decided
+
+
+def test_bonferroni_splits_the_error_over_treatments_and_gates() -> None:
+    """Two treatments × (pass rate, tokens, cost) share 10% as 10%/6 each; `none` (old logs) keeps 10% per gate; the split widens each interval."""
+    r = rule(token_factor=1.2, cost_factor=1.0)
+    assert stats.family_size(r, 2) == 6 and stats.gate_alpha(r, 2) == pytest.approx(0.1 / 6)
+    assert stats.family_size(rule(multiplicity="none", token_factor=1.2), 3) == 1
+    assert stats.gate_alpha(rule(), 1) == pytest.approx(0.1)
+    values = [1.0, 0.0, 1.0, 0.5, 1.0, 0.0, 1.0, 1.0] * 6
+    one = stats.sequential_state(rule(), ["a"], rows(values, arm="a")).gates[0]
+    both = stats.sequential_state(rule(), ["a", "b"], [
+        stats.TaskValues(task=f"k{i}", pass_rate={"a": v, "b": v}, tokens={"a": None, "b": None})
+        for i, v in enumerate(values)])
+    assert both.family == 2 and both.gates[0].level == pytest.approx(0.95) and one.level == pytest.approx(0.9)
+    assert all(p.low <= q.low and p.high >= q.high for p, q in zip(both.gates[0].points, one.points, strict=True))
+    assert any(p.low < q.low for p, q in zip(both.gates[0].points, one.points, strict=True))
+
+
+def test_the_interval_is_where_the_papers_hedged_capital_stays_below_one_over_alpha() -> None:
+    """Recomputed directly from Theorem 3 (a product over observations per candidate mean, no fold, no cache): a grid mean strictly inside the interval never had hedged capital reaching 1/α, and one outside it did at some earlier task — the property confseq's own tests check (test_cs_from_martingale)."""
+    import numpy as np
+
+    alpha, theta, n = 0.1, 0.5, 60
+    x = np.random.default_rng(7).beta(5.0, 4.0, n)
+    m = np.arange(1001) / 1000
+    sigma2, s_x, s_sq = 0.25, 0.0, 0.0
+    log_up = np.zeros_like(m)
+    log_down = np.zeros_like(m)
+    excluded = np.zeros((n, m.size), dtype=bool)
+    limit = math.log(1 / (alpha * theta))
+    for t in range(1, n + 1):
+        lam = math.sqrt(2 * limit / (sigma2 * t * math.log(1 + t)))
+        with np.errstate(divide="ignore"):
+            log_up += np.log1p(np.minimum(lam, 0.5 / m) * (x[t - 1] - m))
+            log_down += np.log1p(np.minimum(lam, 0.5 / (1 - m)) * (m - x[t - 1]))
+        excluded[t - 1] = (log_up > limit) | (log_down > limit)
+        s_x += x[t - 1]
+        mu = min((0.5 + s_x) / (t + 1), 1.0)
+        s_sq += (x[t - 1] - mu) ** 2
+        sigma2 = (0.25 + s_sq) / (t + 1)
+    ever = np.logical_or.accumulate(excluded, axis=0)
+    for t, (lo, hi) in enumerate(stats.confidence_sequence(x.tolist(), alpha)):
+        inside = (m > lo + 1e-3 + 1e-12) & (m < hi - 1e-3 - 1e-12)
+        outside = (m < lo - 1e-12) | (m > hi + 1e-12)
+        assert not ever[t][inside].any()
+        assert ever[t][outside].all()
