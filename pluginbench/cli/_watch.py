@@ -26,7 +26,7 @@ from ..events import (
 )
 from ..rundir import RunDir
 from ..status import status_snapshot
-from ._common import console, errors_to_exit_codes, print_json
+from ._common import console, errors_to_exit_codes, group_harnesses, print_json, refuse_group
 from ._verdict_lines import verdict_text, verdicts_beside
 
 _CELL = {
@@ -44,6 +44,7 @@ ENDED = ("complete", "stopped", "failed", "interrupted", "not_started")
 
 def _require_run(path: Path) -> RunDir:
     rd = RunDir(path.resolve())
+    refuse_group(path, "this command reads one harness's run")
     if not rd.is_run():
         raise RunDirError(
             f"{path} is not a run directory", file=str(path),
@@ -244,14 +245,20 @@ def render_status(snap: dict[str, Any]) -> Group:
 
 @errors_to_exit_codes
 def status_command(
-    run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
+    run_dir: Annotated[Path, typer.Argument(help="A run directory, or a cross-agent evaluation's folder.")],
     watch: Annotated[bool, typer.Option("--watch", "-w", help="Redraw every 2 s; exit when the run ends or is stopped.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="One JSON object (schema_version 2) for dashboards.")] = False,
 ) -> None:
     """Show a run's phase, owner, attempts, tokens and discarded attempts.
 
     Also the last activity, attempts by arm and task, and sandboxes a killed worker left
-    running. Only reads: the ledger read-only, else a fold of events.jsonl."""
+    running. Only reads: the ledger read-only, else a fold of events.jsonl. A cross-agent
+    evaluation's folder shows one line per harness, then its matrix answer."""
+    if group_harnesses(run_dir) is not None:
+        from . import _cross
+
+        _cross.status(run_dir.resolve(), watch=watch, json_out=json_out)
+        return
     rd = _require_run(run_dir)
     if json_out:
         print_json(status_snapshot(rd.root))
@@ -369,10 +376,16 @@ def report_command(
 ) -> None:
     """Rebuild report/ from the log and frozen evidence, without any model call.
 
-    Writes results.json, results.csv and report.html; the same run gives identical bytes."""
+    Writes results.json, results.csv and report.html; the same run gives identical bytes.
+    A cross-agent evaluation's folder gets its package × harness matrix."""
     from ..projections import build_report
     from ..viewer import is_bundle
 
+    if group_harnesses(run_dir) is not None:
+        from . import _cross
+
+        _cross.report(run_dir.resolve(), json_out=json_out)
+        return
     if is_bundle(run_dir):
         _report_of_bundle(run_dir, json_out)
         return

@@ -93,6 +93,22 @@ class Treatment(_Strict, frozen=True):
     task_owned: Literal["keep", "remove"] = "keep"
 
 
+class HarnessEntry(_Strict, frozen=True):
+    """One harness of a cross-agent evaluation (``runner.harnesses``): the same tasks and
+    treatments run as their own arm set under this harness, compared within it only."""
+
+    #: a registered harness (``pluginbench.harness_registry``); its own rules apply
+    harness: str
+    #: the exact model id (required for a real harness)
+    model: str | None = None
+    #: the reasoning effort, as ``runner.reasoning``
+    reasoning: str | None = None
+    #: an exact CLI version to install and run, as ``runner.cli_version``
+    cli_version: str | None = None
+    #: the worst-case tokens of one attempt under this harness (null: ``runner.max_tokens_per_attempt``)
+    max_tokens_per_attempt: int | None = None
+
+
 class RunnerConfig(_Strict, frozen=True):
     """The coding agent, fixed across arms."""
 
@@ -110,6 +126,11 @@ class RunnerConfig(_Strict, frozen=True):
     #: The most tokens (input, cached input and output together) one coding attempt is assumed
     #: to use. Only the cost estimate and ``cost_ceiling`` read it; the agent is not limited.
     max_tokens_per_attempt: int | None = None
+    #: A cross-agent evaluation: two or more harnesses, each with its own model and settings,
+    #: instead of ``harness``/``model``/``reasoning``/``cli_version``. Each runs vanilla and every
+    #: treatment as its own run; arms are compared within a harness only, never pooled
+    #: (docs/how-to/cross-agent.md).
+    harnesses: list[HarnessEntry] | None = None
 
 
 class ReviewerConfig(_Strict, frozen=True):
