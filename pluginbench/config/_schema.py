@@ -97,16 +97,18 @@ class HarnessEntry(_Strict, frozen=True):
     """One harness of a cross-agent evaluation (``runner.harnesses``): the same tasks and
     treatments run as their own arm set under this harness, compared within it only."""
 
-    #: a registered harness (``pluginbench.harness_registry``); its own rules apply
-    harness: str
-    #: the exact model id (required for a real harness)
-    model: str | None = None
-    #: the reasoning effort, as ``runner.reasoning``
-    reasoning: str | None = None
-    #: an exact CLI version to install and run, as ``runner.cli_version``
-    cli_version: str | None = None
-    #: the worst-case tokens of one attempt under this harness (null: ``runner.max_tokens_per_attempt``)
-    max_tokens_per_attempt: int | None = None
+    harness: Annotated[str, msgspec.Meta(description=(
+        "A registered harness (`claude`, `codex`, `qwen`, `simulated`, `nop`, `oracle`), each at most once; "
+        "its run folder is named after it. Its own rules apply, as for `runner.harness`."))]
+    model: Annotated[str | None, msgspec.Meta(description=(
+        "The exact model id, as `runner.model` (required for a real harness)."))] = None
+    reasoning: Annotated[str | None, msgspec.Meta(description=(
+        "The reasoning effort, as `runner.reasoning` (required for `claude`)."))] = None
+    cli_version: Annotated[str | None, msgspec.Meta(description=(
+        "An exact CLI version to install and run, as `runner.cli_version`; null records the host CLI's."))] = None
+    max_tokens_per_attempt: Annotated[int | None, msgspec.Meta(description=(
+        "This harness's worst-case tokens per attempt for the cost estimate; null takes "
+        "`runner.max_tokens_per_attempt`."))] = None
 
 
 class RunnerConfig(_Strict, frozen=True):
@@ -129,7 +131,7 @@ class RunnerConfig(_Strict, frozen=True):
     #: A cross-agent evaluation: two or more harnesses, each with its own model and settings,
     #: instead of ``harness``/``model``/``reasoning``/``cli_version``. Each runs vanilla and every
     #: treatment as its own run; arms are compared within a harness only, never pooled
-    #: (docs/how-to/cross-agent.md).
+    #: (docs/cross-agent.md).
     harnesses: list[HarnessEntry] | None = None
 
 
