@@ -260,7 +260,7 @@ def _finish(rd: RunDir, state: object, notify: bool) -> int:
 
 @errors_to_exit_codes
 def run_command(
-    target: Annotated[Path, typer.Argument(help="evaluation.yaml/.json to start a run, or a run directory to resume it.")],
+    target: Annotated[Path, typer.Argument(help="evaluation.yaml/.json to start a run, or a run directory (or a cross-agent evaluation's folder) to resume it.")],
     output: Annotated[Path | None, typer.Option("--output", "-o", help="The new run directory (default runs/<timestamp>). Only with a config.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the whole plan (attempts, order, arms, budgets) and start nothing.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="With --dry-run: the full plan as JSON.")] = False,
@@ -276,6 +276,10 @@ def run_command(
     background and returns once the background worker owns run.lock, printing the
     `status --watch` command. Every setting lives in the config; a run directory
     resumes with its saved settings. Completed attempts are never coded again.
+
+    A config with runner.harnesses (a cross-agent evaluation) becomes a folder with one
+    run per harness, run one after another and compared within each harness only; pass
+    that folder to resume it (see docs/cross-agent.md).
     """
     from ..actors import check_inputs, resolve_paths
 

@@ -371,7 +371,7 @@ def stop_command(
 
 @errors_to_exit_codes
 def report_command(
-    run_dir: Annotated[Path, typer.Argument(help="A run directory, or a bundle (.tar.gz: its report as bundled, read-only).")],
+    run_dir: Annotated[Path, typer.Argument(help="A run directory, a cross-agent evaluation's folder (its matrix), or a bundle (.tar.gz: its report as bundled, read-only).")],
     json_out: Annotated[bool, typer.Option("--json", help="Print the paths as JSON (a bundle: its results.json).")] = False,
 ) -> None:
     """Rebuild report/ from the log and frozen evidence, without any model call.
