@@ -99,10 +99,11 @@ def go(root: Path, *, foreground: bool, verbose: bool = False) -> None:
 
 
 def _ended(rd: Any) -> bool:
-    from ..projections import fold, read_checked_log
+    """Whether a harness run is over: finished, failed, or decided by sequential stopping."""
+    from ..projections import SEQUENTIAL, fold, read_checked_log
 
     state = fold(read_checked_log(rd).events)
-    return bool(state.finished or state.failed is not None)
+    return bool(state.finished or state.failed is not None or state.extension_record(SEQUENTIAL) is not None)
 
 
 def run_all(root: Path, *, foreground: bool, verbose: bool = False) -> int:
@@ -125,6 +126,10 @@ def run_all(root: Path, *, foreground: bool, verbose: bool = False) -> int:
         else:
             state = run_worker(r.run.root, observer=log_line)
             code = max(code, _finish(r.run, state, False))
+        if not _ended(r.run):  # stopped (stop, a signal, a cost ceiling): no later harness starts
+            console.print(f"the {r.harness} run stopped; later harnesses were not started. Resume them all with: "
+                          f"pluginbench run {shlex.quote(str(group.dir.root))}", highlight=False, markup=False)
+            break
     files = build_cross_report(group.dir.root)
     print_sentences(group.dir.root)
     console.print(f"cross-agent report: {escape(str(files.report_html))}", highlight=False)
@@ -166,6 +171,16 @@ def status_lines(root: Path) -> tuple[list[str], dict[str, Any]]:
     return lines, {"kind": "cross-agent", "name": group.name, "harnesses": [r.harness for r in group.runs], "runs": snaps}
 
 
+#: polls in a row with every harness run ended before ``status --watch`` stops: the worker
+#: takes the next harness's run within a second, so a quiet gap of 3 polls (6 s) means it is done
+QUIET_POLLS = 3
+
+
+def watch_over(snaps: list[dict[str, Any]], ended: tuple[str, ...]) -> bool:
+    """Whether no harness run is active and every one has ended (or was never started)."""
+    return all(not s["active"] and s["phase"] in ended for s in snaps)
+
+
 def status(root: Path, *, watch: bool, json_out: bool) -> None:
     """``status`` of a cross-agent folder: one line per harness, then the matrix answer."""
     from ._watch import ENDED
@@ -174,14 +189,18 @@ def status(root: Path, *, watch: bool, json_out: bool) -> None:
     if json_out:
         print_json(view)
         return
+    quiet, shown = 0, None
     while True:
-        for line in lines:
-            console.print(line, highlight=False, markup=False)
-        over = all(s["phase"] in ENDED and not s["active"] for s in view["runs"].values())
-        if not watch or over:
+        if lines != shown:  # --watch prints the lines again only when one changed
+            if shown is not None:
+                console.print()
+            for line in lines:
+                console.print(line, highlight=False, markup=False)
+            shown = lines
+        quiet = quiet + 1 if watch_over(list(view["runs"].values()), ENDED) else 0
+        if not watch or quiet >= QUIET_POLLS:
             break
         time.sleep(2)
-        console.print()
         lines, view = status_lines(root)
     if (root / "report" / "results.json").is_file():
         print_sentences(root)

@@ -328,7 +328,7 @@ def events_command(
 
 @errors_to_exit_codes
 def stop_command(
-    run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
+    run_dir: Annotated[Path, typer.Argument(help="A run directory, or a cross-agent evaluation's folder.")],
     wait: Annotated[bool, typer.Option("--wait", help="Wait until the worker has released run.lock.")] = False,
 ) -> None:
     """Ask the run's worker to stop; running attempts finish and are kept.
@@ -336,8 +336,21 @@ def stop_command(
     No new attempt starts; reviews not begun are left for the resume. Signals only the
     process group recorded in run.lock, and only when that process is proven the owner:
     it holds the lock's flock, has the recorded start time and is in that group. A record
-    that proves less is refused (exit 2) and nothing is signalled."""
-    rd = _require_run(run_dir)
+    that proves less is refused (exit 2) and nothing is signalled. A cross-agent
+    evaluation's folder: its running harness run is stopped, and no later harness starts."""
+    harnesses = group_harnesses(run_dir)
+    if harnesses is not None:
+        owned = [RunDir(run_dir.resolve() / h) for h in harnesses if live_owner(run_dir.resolve() / h) is not None]
+        if not owned:
+            console.print("no harness run of this cross-agent evaluation has a live owner; nothing to stop")
+        for rd in owned:
+            console.print(f"{rd.root.name}:", end=" ")
+            _stop_run(rd, wait)
+        return
+    _stop_run(_require_run(run_dir), wait)
+
+
+def _stop_run(rd: RunDir, wait: bool) -> None:
     owner = live_owner(rd.root)
     if owner is None:
         record = read_owner_record(rd.root)

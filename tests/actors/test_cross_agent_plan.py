@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pluginbench.actors._vanilla import key_inputs
 from pluginbench.cache import vanilla_key
 from pluginbench.config import Evaluation, HarnessEntry, RunnerConfig, TasksConfig, Treatment
@@ -85,3 +87,21 @@ def test_vanilla_cache_keys_differ_by_harness_for_the_same_task() -> None:
             for name, sub in per_harness(_ev())}
     assert keys["claude"].startswith("claude-") and keys["codex"].startswith("codex-")
     assert keys["claude"].split("-", 1)[1] != keys["codex"].split("-", 1)[1]
+
+
+def test_a_damaged_cross_agent_folder_is_refused_by_every_command_that_takes_it(tmp_path: Path) -> None:
+    """A cross-agent.json that is not JSON, or names a run that is gone, is exit 2 naming the file for run, status and report."""
+    from tests.cli._cli_helpers import assert_refused, run_cli
+
+    folder = tmp_path / "cross"
+    folder.mkdir()
+    (folder / "cross-agent.json").write_text("{not json")
+    for args in (["run", str(folder)], ["status", str(folder)], ["report", str(folder)]):
+        code, out = run_cli(*args)
+        assert_refused(code, out, "cross-agent.json", "cannot be read as a cross-agent evaluation")
+    (folder / "cross-agent.json").write_text('{"name": "x", "evaluation": {"treatments": {}}, '
+                                             '"harnesses": [{"harness": "claude", "run": "claude"}]}')
+    code, out = run_cli("status", str(folder))
+    assert_refused(code, out, "the claude harness's run claude/ is missing")
+    code, out = run_cli("events", str(folder))
+    assert_refused(code, out, "is a cross-agent evaluation", f"{folder}/claude")
