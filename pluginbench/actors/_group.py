@@ -60,10 +60,12 @@ def check_group_inputs(loaded: LoadedConfig) -> dict[str, HarborTask]:
     return tasks
 
 
-def create_group(loaded: LoadedConfig, output: Path) -> Group:
+def create_group(loaded: LoadedConfig, output: Path, *, checked: bool = False) -> Group:
     """Make ``output`` a cross-agent evaluation: every harness's inputs are checked first
-    (nothing is written on a refusal), then ``cross-agent.json`` and one run per harness."""
-    check_group_inputs(loaded)
+    (nothing is written on a refusal; ``checked`` when the caller just did), then
+    ``cross-agent.json`` and one run per harness."""
+    if not checked:
+        check_group_inputs(loaded)
     if output.exists():
         raise OutputExistsError(f"the output folder {output} already exists", file=str(output), field="--output",
                                 fix="choose a new folder, or pass the evaluation's folder itself to resume it")

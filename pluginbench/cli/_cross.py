@@ -54,15 +54,19 @@ def plan_of_config(loaded: Any) -> dict[str, Any]:
 def start(loaded: Any, output: Path | None, *, yes: bool, foreground: bool, verbose: bool) -> None:
     """Check every harness, ask before paid attempts, create the folder of harness runs and
     run them (in this terminal, or one background worker)."""
-    from ..actors import create_group
+    from ..actors import check_group_inputs, create_group, read_prices, resolve_paths
+    from ..plan import cross_agent_plan
     from ._run import _confirm, _default_output, refuse_output_inside_inputs
 
-    plan = plan_of_config(loaded)
+    ev = resolve_paths(loaded)
+    plan = cross_agent_plan(ev, ev.tasks.task_ids(), read_prices(ev))
     paid = any(harness_class(h).real for h in plan["harnesses"]) and loaded.evaluation.runner.probe is None
+    if paid:
+        check_group_inputs(loaded)  # a missing CLI or token is said before asking to pay
     _confirm(paid, plan["coding_attempts"], yes)
     target = output if output is not None else _default_output()
     refuse_output_inside_inputs(loaded, target)
-    group = create_group(loaded, target)
+    group = create_group(loaded, target, checked=paid)
     console.print(f"cross-agent evaluation {group.dir.root}: " + ", ".join(
         f"{r.harness} → {r.run.root.name}/" for r in group.runs), highlight=False)
     go(group.dir.root, foreground=foreground, verbose=verbose)
