@@ -233,8 +233,8 @@ def cross_inputs(group_root: Path) -> tuple[dict[str, Any], list[dict[str, Any]]
                  "run": str(e["run"]), "doc": None, "reason": None}
         try:
             entry["doc"] = report_document(RunDir(gd.root / str(e["run"])))
-        except InputError as exc:
-            entry["reason"] = exc.message
+        except InputError as exc:  # said relative to the folder: no absolute path in a report
+            entry["reason"] = exc.message.replace(f"{gd.root}/", "").replace(str(gd.root), ".")
         harnesses.append(entry)
     return manifest, harnesses
 
