@@ -101,3 +101,20 @@ def test_an_old_single_harness_log_rebuilds_its_report_byte_identically(tmp_path
     shutil.rmtree(run / "report")
     build_report(run)
     assert {f: (run / "report" / f).read_bytes() for f in files} == before
+
+
+def test_the_dashboard_reader_marks_a_harness_run_of_a_cross_agent_folder(tmp_path: Path) -> None:
+    """A run inside a folder with cross-agent.json is read with that folder as its group; a run on its own has none."""
+    import anyio
+
+    from pluginbench.dashboard._reader import RunEntry, refresh
+
+    alone, member = tmp_path / "alone", tmp_path / "cross" / "simulated"
+    shutil.copytree(OLD_RUN, alone)
+    shutil.copytree(OLD_RUN, member)
+    (tmp_path / "cross" / "cross-agent.json").write_text("{}")
+    entries = [RunEntry(key="a", root=alone), RunEntry(key="m", root=member)]
+    for e in entries:
+        anyio.run(refresh, e)
+    assert [e.group for e in entries] == [None, str(tmp_path / "cross")]
+    assert entries[1].status is not None and entries[1].status["harness"] == "simulated"
