@@ -72,6 +72,22 @@ def start(loaded: Any, output: Path | None, *, yes: bool, foreground: bool, verb
     go(group.dir.root, foreground=foreground, verbose=verbose)
 
 
+def resume(target: Path, *, flags: dict[str, object], foreground: bool, verbose: bool) -> None:
+    """``run <folder>``: refuse the flags that apply to one run, check every harness run as a
+    resume checks one, then run what has not ended."""
+    from ..actors import load_group
+    from ._run import resume_checks
+
+    for flag, value in flags.items():
+        if value is not None:
+            raise RunDirError(f"{flag} applies to one harness's run, not to a cross-agent evaluation's folder",
+                              file=str(target), field=flag,
+                              fix=f"pass one harness's run (e.g. {target}/<harness>) with {flag}, or drop {flag}")
+    for r in load_group(target).runs:
+        resume_checks(r.run)
+    go(target, foreground=foreground, verbose=verbose)
+
+
 def go(root: Path, *, foreground: bool, verbose: bool = False) -> None:
     """Run (or resume) every harness run of the folder that has not ended, in config order."""
     import typer
@@ -230,4 +246,4 @@ def worker(root: Path) -> int:
     return run_all(root, foreground=False)
 
 
-__all__ = ["go", "plan_of_config", "print_cross_plan", "report", "run_all", "start", "status", "status_lines", "worker"]
+__all__ = ["go", "plan_of_config", "resume", "print_cross_plan", "report", "run_all", "start", "status", "status_lines", "worker"]

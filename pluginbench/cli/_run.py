@@ -292,16 +292,8 @@ def run_command(
     if target.is_dir() and group_harnesses(target) is not None:  # a cross-agent evaluation's folder
         from . import _cross
 
-        for flag, value in (("--output", output), ("--cost-ceiling", cost_ceiling), ("--dry-run", dry_run or None)):
-            if value is not None:
-                raise RunDirError(f"{flag} applies to one harness's run, not to a cross-agent evaluation's folder",
-                                  file=str(target), field=flag,
-                                  fix=f"pass one harness's run (e.g. {target}/<harness>) with {flag}, or drop {flag}")
-        from ..actors import load_group
-
-        for r in load_group(target).runs:
-            contents, saved = resume_checks(r.run)
-        _cross.go(target, foreground=foreground, verbose=verbose)
+        _cross.resume(target, flags={"--output": output, "--cost-ceiling": cost_ceiling, "--dry-run": dry_run or None},
+                      foreground=foreground, verbose=verbose)
         return
     if target.is_dir():
         rd = RunDir(target.resolve())
