@@ -154,6 +154,7 @@ body{font-family:system-ui,sans-serif;max-width:1100px;margin:1em auto;padding:0
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left}
 .v-better{color:#0a6b2a;font-weight:bold}.v-worse{color:#a40000;font-weight:bold}.v-equivalent{color:#1f3d7a;font-weight:bold}
 #answer p{font-size:1.05em;margin:.3em 0}.note{color:#555}
+.banner{background:#fff3cd;border:1px solid #c9a227;padding:.4em .8em;font-weight:bold}
 """
 
 
@@ -197,11 +198,16 @@ def render_cross_html(doc: Mapping[str, Any]) -> str:
             + (f"<p class=\"note\">{escape(p['reason'])}</p>" if p["reason"] else "")
             + "<table><thead><tr><th>arm</th><th>attempts complete</th><th>pass rate</th><th>mean tokens</th></tr></thead>"
             f"<tbody>{arms}</tbody></table><ul>{verdicts}</ul></section>")
+    labels = [f"{h}: " + ("SIMULATED AGENT (no model)" if doc["per_harness"][h]["simulated"] else
+                          "PROBE RUN (scripted model server, no spend)")
+              for h in doc["harnesses"] if doc["per_harness"][h]["simulated"] or doc["per_harness"][h]["probe"]]
+    banner = (f'<p class="banner" id="labels">{escape("; ".join(labels))}: these results say nothing about a real '
+              "model's behaviour.</p>\n" if labels else "")
     return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>\n"
             f'<section id="answer"><h2>Answer, per harness</h2>{answer}'
-            f'<p class="note">Compared {escape(doc["comparison"])}.</p></section>\n'
+            f'<p class="note">Compared {escape(doc["comparison"])}.</p></section>\n{banner}'
             f"<header><h1>{escape(title)}</h1></header>\n"
             f'<section id="matrix"><h2>Package × harness</h2><table><thead><tr><th>package</th>{head}</tr></thead>'
             f"<tbody>{rows}</tbody></table></section>\n"

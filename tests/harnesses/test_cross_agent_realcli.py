@@ -69,6 +69,7 @@ def test_two_real_harnesses_give_a_package_by_harness_matrix_in_report_and_statu
     assert sorted(r.split(",")[0] for r in rows[1:]) == ["claude"] * 3 + ["codex"] * 3  # 1 verdict + 2 attempts each
     html = (out / "report" / "report.html").read_text()
     assert html.index('id="answer"') < html.index('id="matrix"') < html.index('id="per-harness"')
+    assert "claude: PROBE RUN (scripted model server, no spend); codex: PROBE RUN" in html
     assert html.count('data-harness="claude" data-verdict=') == html.count('data-harness="codex" data-verdict=') == 1
     code, text = run_cli("status", str(out))
     assert code == 0, text

@@ -63,6 +63,7 @@ def test_the_page_reads_answer_then_matrix_and_colours_only_decided_cells() -> N
     assert '<td data-harness="claude" data-verdict="better"' in html and '<span class="v-better">better</span>' in html
     assert '<td data-harness="codex" data-verdict="partial"' in html and "v-partial" not in html
     assert 'href="codex/report/report.html"' in html
+    assert "claude: PROBE RUN (scripted model server, no spend); codex: PROBE RUN" in html  # labelled, never mistaken
     assert render_cross_html(cross_document("pkg", _harnesses(), ["docs"])) == html  # pure: the same bytes again
 
 
