@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from . import stats
-from .config import Evaluation, capability_record
+from .config import Evaluation, capability_record, per_harness
 from .events import VANILLA, SlotPlan
 from .harness_registry import harness_class
 from .stats import Prices
@@ -148,6 +148,47 @@ def plan_summary(evaluation: Evaluation, task_ids: list[str], prices: Prices | N
         ],
         **({"sequential": sequential_plan(evaluation, len(task_ids), prices)} if evaluation.stopping else {}),
     }
+
+
+def cross_agent_plan(evaluation: Evaluation, task_ids: list[str], prices: Prices | None = None) -> dict[str, Any]:
+    """The plan of a cross-agent evaluation (``runner.harnesses``): each harness's own plan
+    (:func:`plan_summary` of its single-harness evaluation: attempts, arms, slots, worst-case
+    dollars) and the totals. Dollars add up only when every harness's are known."""
+    plans = {name: plan_summary(ev, task_ids, prices) for name, ev in per_harness(evaluation)}
+    costs = [p["cost"]["worst_case_usd"] for p in plans.values()]
+    unknown = [name for name, p in plans.items() if p["cost"]["worst_case_usd"] is None]
+    return {
+        "name": evaluation.name,
+        "cross_agent": True,
+        "harnesses": list(plans),
+        "tasks": list(task_ids),
+        "arms": arms_of(evaluation),
+        "repeats": evaluation.repeats,
+        "coding_attempts": sum(p["coding_attempts"] for p in plans.values()),
+        "worst_case_usd": None if unknown else sum(c for c in costs if c is not None),
+        "worst_case_unknown": unknown,
+        "cost_ceiling_usd": evaluation.cost_ceiling,
+        "comparison": "within each harness only: each harness has its own vanilla, paired statistics, gates, "
+                      "stopping and verdicts; arms are never pooled across harnesses",
+        "per_harness": plans,
+    }
+
+
+def cross_agent_lines(plan: dict[str, Any]) -> list[str]:
+    """The cross-agent plan as lines (``check``, ``run --dry-run``): one per harness, then the total."""
+    out = [f"cross-agent: {len(plan['harnesses'])} harnesses, each its own run of {len(plan['tasks'])} task(s) × "
+           f"{len(plan['arms'])} arm(s) × {plan['repeats']} repeat(s); compared {plan['comparison']}"]
+    for name, p in plan["per_harness"].items():
+        c = p["cost"]
+        usd = f"${c['worst_case_usd']:.2f} worst case" if c["worst_case_usd"] is not None else f"dollars unknown ({c['reason']})"
+        effort = f", reasoning {p['reasoning']}" if p["reasoning"] else ""
+        out.append(f"  {name} (model {p['model'] or 'none'}{effort}): {p['coding_attempts']} coding attempts, {usd}")
+    total = (f"${plan['worst_case_usd']:.2f} worst case" if plan["worst_case_usd"] is not None
+             else "dollars unknown for " + ", ".join(plan["worst_case_unknown"]))
+    ceiling = (f"; cost_ceiling ${plan['cost_ceiling_usd']:g} applies to each harness's run"
+               if plan["cost_ceiling_usd"] is not None else "")
+    out.append(f"  total: {plan['coding_attempts']} coding attempts, {total}{ceiling}")
+    return out
 
 
 def sequential_plan(evaluation: Evaluation, pool: int, prices: Prices | None) -> dict[str, Any]:

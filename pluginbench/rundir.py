@@ -20,6 +20,15 @@ runs/<run>/
     discarded/<attempt-id>/                  attempts a resume replaced
   report/  report.html  results.json  results.csv
 ```
+
+A cross-agent evaluation (``runner.harnesses``) is a folder of such runs, one per harness::
+
+```
+runs/<evaluation>/
+  cross-agent.json                           the frozen config, its SHA-256 and the harness runs
+  <harness>/                                 an ordinary run directory (above), one per harness
+  report/  report.html  results.json  results.csv   the package × harness matrix (a fold of the runs' logs)
+```
 """
 
 from __future__ import annotations
@@ -97,6 +106,30 @@ class RunDir(NamedTuple):
 
     def is_run(self) -> bool:
         return self.evaluation.is_file() and self.binding.is_file()
+
+
+#: The manifest that makes a folder a cross-agent evaluation (a folder of per-harness runs).
+CROSS_AGENT_FILE = "cross-agent.json"
+
+
+class GroupDir(NamedTuple):
+    """A cross-agent evaluation's folder: one run directory per harness, and the matrix report."""
+
+    root: Path
+
+    @property
+    def manifest(self) -> Path:
+        return self.root / CROSS_AGENT_FILE
+
+    @property
+    def report_dir(self) -> Path:
+        return self.root / "report"
+
+    def run(self, harness: str) -> RunDir:
+        return RunDir(self.root / harness)
+
+    def is_group(self) -> bool:
+        return self.manifest.is_file()
 
 
 def sha256_file(path: Path) -> str:

@@ -25,6 +25,7 @@ from ._decide import (
 from ._doctor import Check, cluster_checks, end_to_end, static_checks
 from ._extensions import register_extension, registered_extension, unregister_extension
 from ._frozen_versions import frozen_cli, host_cli_update, version_mismatch
+from ._group import Group, GroupRun, check_group_inputs, create_group, is_group, load_group
 from ._measure_again import plan_measure, run_measure
 from ._measure_readiness import measurement_readiness, readiness_document
 from ._mine import MinedCandidate, MineOptions, MiningReport, mine_history
@@ -55,6 +56,12 @@ from ._worker import build_engine, run_worker
 
 __all__ = [  # noqa: RUF022 - the history miner's names are kept together at the end
     "ActorExtension",
+    "Group",
+    "GroupRun",
+    "check_group_inputs",
+    "create_group",
+    "is_group",
+    "load_group",
     "Archive",
     "BuildReport",
     "Check",

@@ -44,7 +44,7 @@ import msgspec
 import yaml
 
 from .. import measures as measure_registry
-from ..config import Evaluation, parse_evaluation
+from ..config import Evaluation, frozen_builtins, parse_evaluation
 from ..errors import (
     ConfigError,
     InputError,
@@ -421,9 +421,7 @@ def _write_settings(plan: MeasurePlan) -> str:
         raw_settings["coverage_profiles"] = {k: msgspec.to_builtins(p) for k, p in sorted(plan.settings.coverage_profiles.items())}
     ev = msgspec.structs.replace(plan.evaluation, measurements=[*plan.evaluation.measurements, *plan.requested],
                                  measurement_settings=raw_settings)
-    data = msgspec.to_builtins(ev)
-    if data.get("comparison") is None:  # a fixed-size run's frozen settings stay as they were
-        data.pop("comparison", None)
+    data = frozen_builtins(ev)  # a fixed-size, single-harness run's frozen settings stay as they were
     data["saved"] = plan.raw_saved
     parse_evaluation({k: v for k, v in data.items() if k != "saved"}, rd.evaluation)  # the schema still holds
     encoded = json.dumps(data, indent=2, sort_keys=True).encode() + b"\n"

@@ -29,6 +29,7 @@ from ..config import (
     DatasetSource,
     Evaluation,
     LoadedConfig,
+    frozen_builtins,
     llm_check_problem,
     load,
     parse_evaluation,
@@ -420,9 +421,7 @@ def effective_isolation(ev: Evaluation) -> str:
 
 
 def evaluation_bytes(ev: Evaluation, config_file: Path) -> bytes:
-    data = msgspec.to_builtins(ev)
-    if data.get("comparison") is None:  # a fixed-size run's frozen settings stay as they were
-        data.pop("comparison", None)
+    data = frozen_builtins(ev)  # a fixed-size, single-harness run's frozen settings stay as they were
     data["saved"] = {"config_file": str(config_file), "pluginbench_version": __version__}
     return json.dumps(data, indent=2, sort_keys=True).encode() + b"\n"
 

@@ -121,3 +121,31 @@ def print_failed_control(row: Any, base: Any = None) -> None:
     if evidence:
         where = f"{base}/{evidence}" if base is not None else evidence
         err_console.print(f"  evidence: {where}", markup=False, highlight=False)
+
+
+def group_harnesses(folder: Any) -> list[str] | None:
+    """The harness runs of a cross-agent evaluation's folder (``cross-agent.json``), or None
+    when ``folder`` is not one (an unreadable manifest lists none)."""
+    import json
+    from pathlib import Path
+
+    from ..rundir import GroupDir
+
+    gd = GroupDir(Path(folder))
+    if not gd.is_group():
+        return None
+    try:
+        return [str(e["run"]) for e in json.loads(gd.manifest.read_text(encoding="utf-8"))["harnesses"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+
+
+def refuse_group(folder: Any, why: str) -> None:
+    """Refuse a cross-agent evaluation's folder where one run is needed (exit 2), naming
+    its harness runs: arms are compared within one harness only."""
+    runs = group_harnesses(folder)
+    if runs is None:
+        return
+    raise InputError(f"{folder} is a cross-agent evaluation (one run per harness); {why}", file=str(folder),
+                     fix="pass one harness's run: " + (", ".join(f"{folder}/{r}" for r in runs) or f"{folder}/<harness>")
+                     + " (status, run and report also take the whole folder)")

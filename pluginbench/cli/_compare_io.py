@@ -20,6 +20,7 @@ from ..measures import measures as registered_measures
 from ..projections import check_results_version
 from ..rundir import RunDir
 from ..stats import DOLLARS, AttemptRecord, GatesFile, Package, parse_gates
+from ._common import refuse_group
 
 #: results.json token field per gate metric name.
 _TOKEN_METRICS = {
@@ -130,6 +131,7 @@ def split_argument(arg: str) -> tuple[Path, list[str] | None]:
 def read_results(folder: Path) -> tuple[Path, dict[str, Any]]:
     """A run's ``report/results.json`` (or a results.json file given directly)."""
     path = folder if folder.is_file() else folder / "report" / "results.json"
+    refuse_group(folder, "compare works within one harness (arms are never compared across harnesses)")
     try:
         doc = msgspec.json.decode(path.read_bytes())
     except FileNotFoundError:

@@ -18,6 +18,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
+from ..config import is_cross_agent
 from ..errors import LockHeldError, OutputExistsError, PluginBenchError, RunDirError
 from ..events import check_not_moved, live_owner
 from ..harness_registry import harness_class
@@ -25,7 +26,14 @@ from ..plan import network_plan, plan_summary, sequential_lines
 from ..projections import read_checked_log
 from ..rundir import RunDir
 from ..stats import power_sentence
-from ._common import console, err_console, errors_to_exit_codes, print_failed_control, print_json
+from ._common import (
+    console,
+    err_console,
+    errors_to_exit_codes,
+    group_harnesses,
+    print_failed_control,
+    print_json,
+)
 from ._progress import ForegroundProgress, log_line
 from ._verdict_lines import print_verdicts
 
@@ -252,7 +260,7 @@ def _finish(rd: RunDir, state: object, notify: bool) -> int:
 
 @errors_to_exit_codes
 def run_command(
-    target: Annotated[Path, typer.Argument(help="evaluation.yaml/.json to start a run, or a run directory to resume it.")],
+    target: Annotated[Path, typer.Argument(help="evaluation.yaml/.json to start a run, or a run directory (or a cross-agent evaluation's folder) to resume it.")],
     output: Annotated[Path | None, typer.Option("--output", "-o", help="The new run directory (default runs/<timestamp>). Only with a config.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the whole plan (attempts, order, arms, budgets) and start nothing.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="With --dry-run: the full plan as JSON.")] = False,
@@ -268,18 +276,12 @@ def run_command(
     background and returns once the background worker owns run.lock, printing the
     `status --watch` command. Every setting lives in the config; a run directory
     resumes with its saved settings. Completed attempts are never coded again.
+
+    A config with runner.harnesses (a cross-agent evaluation) becomes a folder with one
+    run per harness, run one after another and compared within each harness only; pass
+    that folder to resume it (see docs/cross-agent.md).
     """
-    from ..actors import (
-        check_created_binding,
-        check_inputs,
-        check_runtime,
-        current_runtime,
-        frozen_cli,
-        host_cli_update,
-        load_saved,
-        resolve_paths,
-    )
-    from ..events import MeasurementRevisionFinished, RunCreated
+    from ..actors import check_inputs, resolve_paths
 
     if cost_ceiling is not None and not (cost_ceiling > 0 and math.isfinite(cost_ceiling)):
         raise RunDirError(f"--cost-ceiling must be a positive number of dollars, got {cost_ceiling}",
@@ -287,27 +289,17 @@ def run_command(
     if json_out and not dry_run:
         raise RunDirError("--json applies only with --dry-run", field="--json",
                           fix="add --dry-run, or use pluginbench status --json")
+    if target.is_dir() and group_harnesses(target) is not None:  # a cross-agent evaluation's folder
+        from . import _cross
+
+        _cross.resume(target, flags={"--output": output, "--cost-ceiling": cost_ceiling, "--dry-run": dry_run or None},
+                      foreground=foreground, verbose=verbose)
+        return
     if target.is_dir():
         rd = RunDir(target.resolve())
         if output is not None:
             raise RunDirError("--output applies only to a config", field="--output", fix="drop --output when resuming")
-        saved = load_saved(rd)
-        contents = read_checked_log(rd)  # refuse a missing, corrupt or damaged log here, not in the background
-        created = next((e for e in contents.events if isinstance(e, RunCreated)), None)
-        if created is not None:
-            revised = [e.evaluation_sha256 for e in contents.events
-                       if isinstance(e, MeasurementRevisionFinished) and e.selected]
-            # settings edited and re-bound after creation (not by `pluginbench measure`) are refused
-            check_created_binding(rd, created, revised[-1] if revised else None)
-            # another PluginBench, or another host CLI where the host binary runs, is refused here
-            cli = frozen_cli(saved.evaluation, created, rd.events)
-            # a changed launcher source or engine platform is refused; the host CLI update is said
-            check_runtime(contents.events, current_runtime(saved.evaluation, (cli.host_version or cli.version)
-                                                           if cli is not None else None), rd.events)
-            update = host_cli_update(cli)
-            if update is not None:
-                print(update)
-        check_not_moved(rd.root)
+        contents, saved = resume_checks(rd)
         owner = live_owner(rd.root)
         if owner is not None:
             raise LockHeldError(
@@ -339,6 +331,17 @@ def run_command(
     from ..actors import load_config
 
     loaded = load_config(target)
+    if is_cross_agent(loaded.evaluation):  # runner.harnesses: one run per harness, compared within each
+        from . import _cross
+
+        if dry_run:
+            _cross.print_cross_plan(_cross.plan_of_config(loaded), json_out)
+            return
+        if json_out:
+            raise RunDirError("--json applies only with --dry-run", field="--json",
+                              fix="add --dry-run, or use pluginbench status --json")
+        _cross.start(loaded, output, yes=yes, foreground=foreground, verbose=verbose)
+        return
     if dry_run:
         ev = resolve_paths(loaded)
         tasks = check_inputs(ev, loaded.path)
@@ -375,6 +378,39 @@ def run_command(
     _confirm(paid, attempts, yes)
     rd = _create(loaded, output)
     _go(rd, foreground=foreground, notify=notify, verbose=verbose)
+
+
+def resume_checks(rd: RunDir) -> tuple[Any, Any]:
+    """The checks before a run directory is resumed: its settings, log, binding, CLI and
+    runtime as recorded, and that it was not moved. Returns the checked log and settings."""
+    from ..actors import (
+        check_created_binding,
+        check_runtime,
+        current_runtime,
+        frozen_cli,
+        host_cli_update,
+        load_saved,
+    )
+    from ..events import MeasurementRevisionFinished, RunCreated
+
+    saved = load_saved(rd)
+    contents = read_checked_log(rd)  # refuse a missing, corrupt or damaged log here, not in the background
+    created = next((e for e in contents.events if isinstance(e, RunCreated)), None)
+    if created is not None:
+        revised = [e.evaluation_sha256 for e in contents.events
+                   if isinstance(e, MeasurementRevisionFinished) and e.selected]
+        # settings edited and re-bound after creation (not by `pluginbench measure`) are refused
+        check_created_binding(rd, created, revised[-1] if revised else None)
+        # another PluginBench, or another host CLI where the host binary runs, is refused here
+        cli = frozen_cli(saved.evaluation, created, rd.events)
+        # a changed launcher source or engine platform is refused; the host CLI update is said
+        check_runtime(contents.events, current_runtime(saved.evaluation, (cli.host_version or cli.version)
+                                                       if cli is not None else None), rd.events)
+        update = host_cli_update(cli)
+        if update is not None:
+            print(update)
+    check_not_moved(rd.root)
+    return contents, saved
 
 
 def _go(rd: RunDir, *, foreground: bool, notify: bool, cost_ceiling: float | None = None, verbose: bool = False) -> None:
@@ -519,6 +555,10 @@ def worker_command(
     """Own a run in this process until it ends (started by `run` in a new session)."""
     from ..actors import run_worker
 
+    if group_harnesses(run_dir) is not None:  # a cross-agent evaluation: each harness's run, then the matrix
+        from . import _cross
+
+        raise typer.Exit(_cross.worker(run_dir.resolve()))
     rd = RunDir(run_dir.resolve())
     state = run_worker(rd.root, observer=_notifying(log_line, rd, notify), cost_ceiling=cost_ceiling,
                        on_owned=(lambda: _adopt_run_log(rd)) if adopt_run_log else None)

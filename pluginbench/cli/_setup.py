@@ -13,7 +13,7 @@ import msgspec
 import typer
 from rich.markup import escape
 
-from ..config import template_text
+from ..config import is_cross_agent, per_harness, template_text
 from ..errors import ConfigError
 from ..plan import plan_summary
 from ._common import console, errors_to_exit_codes, print_failed_control, print_json
@@ -97,7 +97,15 @@ def check_command(
 
     loaded = load_config(config)
     ev = resolve_paths(loaded)
-    tasks = check_inputs(ev, loaded.path)
+    cross = is_cross_agent(ev)
+    if cross:  # runner.harnesses: every harness's admission; readiness and contracts do not depend on it
+        from ..actors import check_group_inputs
+
+        tasks = check_group_inputs(loaded)
+        harnesses = per_harness(ev)
+        full, ev = ev, harnesses[0][1]
+    else:
+        tasks = check_inputs(ev, loaded.path)
     from ..tasks import admit_contract
     from ._run import sandbox_limits
 
@@ -116,6 +124,16 @@ def check_command(
         "plan": {**{k: v for k, v in plan_summary(ev, list(tasks), read_prices(ev)).items() if k != "slots"},
                  "limits": sandbox_limits(ev, tasks)},
         "vanilla_cache": plan_decisions(ev, tasks),
+    }
+    if cross:
+        from ..plan import cross_agent_plan
+
+        plan = cross_agent_plan(full, list(tasks), read_prices(full))
+        for p in plan["per_harness"].values():
+            p.pop("slots")
+        results["plan"] = {**plan, "limits": sandbox_limits(ev, tasks)}
+        results["vanilla_cache"] = {name: plan_decisions(sub, tasks) for name, sub in harnesses}
+    results |= {
         "readiness": [],
         "ignored_settings": ignored,
     }
@@ -134,14 +152,26 @@ def check_command(
         from ..stats import power_sentence
         from ._run import cost_line, print_cache_decisions
 
-        console.print(cost_line(results["plan"]["cost"]), highlight=False, markup=False)
-        console.print("power: " + power_sentence(results["plan"]["power"]), highlight=False, markup=False)
-        if results["plan"].get("sequential"):
+        if cross:
+            from ..plan import cross_agent_lines
+
+            for line in cross_agent_lines(results["plan"]):
+                console.print(line, highlight=False, markup=False)
+            first = next(iter(results["plan"]["per_harness"].values()))
+            console.print("power (per harness): " + power_sentence(first["power"]), highlight=False, markup=False)
+            for name, cache in results["vanilla_cache"].items():
+                console.print(f"{name}:", highlight=False, markup=False, end=" ")
+                print_cache_decisions(cache, verbose=verbose)
+        else:
+            console.print(cost_line(results["plan"]["cost"]), highlight=False, markup=False)
+            console.print("power: " + power_sentence(results["plan"]["power"]), highlight=False, markup=False)
+        if ev.stopping is not None and (seq := (first if cross else results["plan"]).get("sequential")):
             from ..plan import sequential_lines
 
-            for line in sequential_lines(results["plan"]["sequential"]):
-                console.print(line, highlight=False, markup=False)
-        print_cache_decisions(results["vanilla_cache"], verbose=verbose)
+            for line in sequential_lines(seq):
+                console.print(("per harness: " if cross else "") + line, highlight=False, markup=False)
+        if not cross:
+            print_cache_decisions(results["vanilla_cache"], verbose=verbose)
     if readiness:
         if not json_out:
             console.print(f"readiness: oracle and nop on each of {len(tasks)} task(s), then the selected measures' "

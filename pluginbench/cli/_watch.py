@@ -26,7 +26,7 @@ from ..events import (
 )
 from ..rundir import RunDir
 from ..status import status_snapshot
-from ._common import console, errors_to_exit_codes, print_json
+from ._common import console, errors_to_exit_codes, group_harnesses, print_json, refuse_group
 from ._verdict_lines import verdict_text, verdicts_beside
 
 _CELL = {
@@ -44,6 +44,7 @@ ENDED = ("complete", "stopped", "failed", "interrupted", "not_started")
 
 def _require_run(path: Path) -> RunDir:
     rd = RunDir(path.resolve())
+    refuse_group(path, "this command reads one harness's run")
     if not rd.is_run():
         raise RunDirError(
             f"{path} is not a run directory", file=str(path),
@@ -246,14 +247,20 @@ def render_status(snap: dict[str, Any]) -> Group:
 
 @errors_to_exit_codes
 def status_command(
-    run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
+    run_dir: Annotated[Path, typer.Argument(help="A run directory, or a cross-agent evaluation's folder.")],
     watch: Annotated[bool, typer.Option("--watch", "-w", help="Redraw every 2 s; exit when the run ends or is stopped.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="One JSON object (schema_version 2) for dashboards.")] = False,
 ) -> None:
     """Show a run's phase, owner, attempts, tokens and discarded attempts.
 
     Also the last activity, attempts by arm and task, and sandboxes a killed worker left
-    running. Only reads: the ledger read-only, else a fold of events.jsonl."""
+    running. Only reads: the ledger read-only, else a fold of events.jsonl. A cross-agent
+    evaluation's folder shows one line per harness, then its matrix answer."""
+    if group_harnesses(run_dir) is not None:
+        from . import _cross
+
+        _cross.status(run_dir.resolve(), watch=watch, json_out=json_out)
+        return
     rd = _require_run(run_dir)
     if json_out:
         print_json(status_snapshot(rd.root))
@@ -323,7 +330,7 @@ def events_command(
 
 @errors_to_exit_codes
 def stop_command(
-    run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
+    run_dir: Annotated[Path, typer.Argument(help="A run directory, or a cross-agent evaluation's folder.")],
     wait: Annotated[bool, typer.Option("--wait", help="Wait until the worker has released run.lock.")] = False,
 ) -> None:
     """Ask the run's worker to stop; running attempts finish and are kept.
@@ -331,8 +338,21 @@ def stop_command(
     No new attempt starts; reviews not begun are left for the resume. Signals only the
     process group recorded in run.lock, and only when that process is proven the owner:
     it holds the lock's flock, has the recorded start time and is in that group. A record
-    that proves less is refused (exit 2) and nothing is signalled."""
-    rd = _require_run(run_dir)
+    that proves less is refused (exit 2) and nothing is signalled. A cross-agent
+    evaluation's folder: its running harness run is stopped, and no later harness starts."""
+    harnesses = group_harnesses(run_dir)
+    if harnesses is not None:
+        owned = [RunDir(run_dir.resolve() / h) for h in harnesses if live_owner(run_dir.resolve() / h) is not None]
+        if not owned:
+            console.print("no harness run of this cross-agent evaluation has a live owner; nothing to stop")
+        for rd in owned:
+            console.print(f"{rd.root.name}:", end=" ")
+            _stop_run(rd, wait)
+        return
+    _stop_run(_require_run(run_dir), wait)
+
+
+def _stop_run(rd: RunDir, wait: bool) -> None:
     owner = live_owner(rd.root)
     if owner is None:
         record = read_owner_record(rd.root)
@@ -366,15 +386,21 @@ def stop_command(
 
 @errors_to_exit_codes
 def report_command(
-    run_dir: Annotated[Path, typer.Argument(help="A run directory, or a bundle (.tar.gz: its report as bundled, read-only).")],
+    run_dir: Annotated[Path, typer.Argument(help="A run directory, a cross-agent evaluation's folder (its matrix), or a bundle (.tar.gz: its report as bundled, read-only).")],
     json_out: Annotated[bool, typer.Option("--json", help="Print the paths as JSON (a bundle: its results.json).")] = False,
 ) -> None:
     """Rebuild report/ from the log and frozen evidence, without any model call.
 
-    Writes results.json, results.csv and report.html; the same run gives identical bytes."""
+    Writes results.json, results.csv and report.html; the same run gives identical bytes.
+    A cross-agent evaluation's folder gets its package × harness matrix."""
     from ..projections import build_report
     from ..viewer import is_bundle
 
+    if group_harnesses(run_dir) is not None:
+        from . import _cross
+
+        _cross.report(run_dir.resolve(), json_out=json_out)
+        return
     if is_bundle(run_dir):
         _report_of_bundle(run_dir, json_out)
         return

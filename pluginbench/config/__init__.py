@@ -12,8 +12,10 @@ from ._capabilities import (
     capability_record_of,
     not_applicable_policy,
 )
+from ._harnesses import for_harness, harness_entries, is_cross_agent, per_harness, under_harness
 from ._load import (
     LoadedConfig,
+    frozen_builtins,
     llm_check_problem,
     load,
     reviewer_spec_problem,
@@ -26,6 +28,7 @@ from ._schema import (
     DatasetSource,
     EnvironmentConfig,
     Evaluation,
+    HarnessEntry,
     ReviewerConfig,
     RunnerConfig,
     TasksConfig,
@@ -39,6 +42,13 @@ def template_text() -> str:
 
 
 __all__ = [
+    "HarnessEntry",
+    "for_harness",
+    "frozen_builtins",
+    "harness_entries",
+    "is_cross_agent",
+    "per_harness",
+    "under_harness",
     "llm_check_problem",
     "DatasetSource",
     "Capabilities",

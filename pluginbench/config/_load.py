@@ -16,6 +16,7 @@ from ..errors import ConfigError
 from ..harness_registry import SpecProblem, harness_class, harness_names
 from ..measures import settings_of, validate_settings
 from ..tasks import BadTaskUrl, package_hub_refusal, parse_task_url
+from ._harnesses import check_entries
 from ._parse import parse_evaluation, read_raw
 from ._schema import (
     REASONING,
@@ -253,6 +254,9 @@ def validate(ev: Evaluation, path: Path) -> None:
     def bad(message: str, field: str, fix: str) -> ConfigError:
         return ConfigError(message, file=f, field=field, fix=fix)
 
+    if ev.runner.harnesses is not None:  # a cross-agent evaluation: each harness's expansion by these rules
+        check_entries(ev, path, bad, validate)
+        return
     if ev.name is not None and _has_control(ev.name):
         raise bad(f"name {ev.name!r} contains a control character (an escape sequence would reach the terminal)",
                   "name", "use printable characters only")
@@ -431,3 +435,14 @@ def load(path: str | Path) -> LoadedConfig:
 def to_builtins(ev: Evaluation) -> dict[str, Any]:
     out: dict[str, Any] = msgspec.to_builtins(ev)
     return out
+
+
+def frozen_builtins(ev: Evaluation) -> dict[str, Any]:
+    """The settings a run freezes into evaluation.json: absent optional blocks are left out
+    (``comparison``, ``runner.harnesses``), so a config without them freezes as it always did."""
+    data = to_builtins(ev)
+    if data.get("comparison") is None:
+        data.pop("comparison", None)
+    if data["runner"].get("harnesses") is None:
+        data["runner"].pop("harnesses", None)
+    return data

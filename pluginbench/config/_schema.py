@@ -93,6 +93,24 @@ class Treatment(_Strict, frozen=True):
     task_owned: Literal["keep", "remove"] = "keep"
 
 
+class HarnessEntry(_Strict, frozen=True):
+    """One harness of a cross-agent evaluation (``runner.harnesses``): the same tasks and
+    treatments run as their own arm set under this harness, compared within it only."""
+
+    harness: Annotated[str, msgspec.Meta(description=(
+        "A registered harness (`claude`, `codex`, `qwen`, `simulated`, `nop`, `oracle`), each at most once; "
+        "its run folder is named after it. Its own rules apply, as for `runner.harness`."))]
+    model: Annotated[str | None, msgspec.Meta(description=(
+        "The exact model id, as `runner.model` (required for a real harness)."))] = None
+    reasoning: Annotated[str | None, msgspec.Meta(description=(
+        "The reasoning effort, as `runner.reasoning` (required for `claude`)."))] = None
+    cli_version: Annotated[str | None, msgspec.Meta(description=(
+        "An exact CLI version to install and run, as `runner.cli_version`; null records the host CLI's."))] = None
+    max_tokens_per_attempt: Annotated[int | None, msgspec.Meta(description=(
+        "This harness's worst-case tokens per attempt for the cost estimate; null takes "
+        "`runner.max_tokens_per_attempt`."))] = None
+
+
 class RunnerConfig(_Strict, frozen=True):
     """The coding agent, fixed across arms."""
 
@@ -110,6 +128,11 @@ class RunnerConfig(_Strict, frozen=True):
     #: The most tokens (input, cached input and output together) one coding attempt is assumed
     #: to use. Only the cost estimate and ``cost_ceiling`` read it; the agent is not limited.
     max_tokens_per_attempt: int | None = None
+    #: A cross-agent evaluation: two or more harnesses, each with its own model and settings,
+    #: instead of ``harness``/``model``/``reasoning``/``cli_version``. Each runs vanilla and every
+    #: treatment as its own run; arms are compared within a harness only, never pooled
+    #: (docs/cross-agent.md).
+    harnesses: list[HarnessEntry] | None = None
 
 
 class ReviewerConfig(_Strict, frozen=True):

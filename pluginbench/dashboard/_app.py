@@ -33,7 +33,7 @@ from . import _html
 from ._attempt_app import attempt_routes
 from ._headers import PAGE_CSP, SECURITY_HEADERS
 from ._monitor import Monitor
-from ._views import FILTERS, results_model, run_model, runs_model
+from ._views import FILTERS, cross_matrices, results_model, run_model, runs_model
 
 Scope = MutableMapping[str, Any]
 ASGIApp = Callable[[Scope, Callable[..., Awaitable[Any]], Callable[..., Awaitable[Any]]], Awaitable[None]]
@@ -98,7 +98,8 @@ def render(monitor: Monitor, path: str, query: str) -> tuple[int, str, str]:
     """(status code, title, fragment) of a page; the page routes and the live stream
     both use it, so a pushed update is exactly what a reload would show."""
     if path == "/":
-        return 200, "Runs", _html.runs_fragment(runs_model(monitor.sources()))
+        sources = monitor.sources()
+        return 200, "Runs", _html.runs_fragment(runs_model(sources), cross_matrices(sources))
     if path == "/results":
         return 200, "Results", _html.results_fragment(results_model(monitor.sources(), _filters(query)))
     parts = path.split("/")

@@ -14,7 +14,7 @@ from urllib.parse import quote, urlencode
 
 from ..projections import PLOT_CSS, plots_section, sequential_html
 from ._plots import attempts_over_time, heat_grid, token_bars
-from ._views import FILTERS, ResultsPage, RunPage, RunsRow, report_verdicts
+from ._views import FILTERS, CrossMatrix, ResultsPage, RunPage, RunsRow, report_verdicts
 
 CSS = """
 :root{--fg:#1d2330;--muted:#6b7485;--line:#dde1e8;--accent:#2f5fb3}
@@ -84,8 +84,25 @@ def _stale(reason: str | None) -> str:
     return f'<div class="stale">stale: the last read failed ({escape(reason)}); showing the last good view and trying again</div>'
 
 
-def runs_fragment(rows: list[RunsRow]) -> str:
-    out = [f"<h1>Runs <span class=muted>({len(rows)})</span></h1>"]
+def cross_fragment(matrices: list[CrossMatrix]) -> str:
+    """Each cross-agent evaluation's package × harness matrix (every cell names its harness)."""
+    out = []
+    for m in matrices:
+        head = "".join(f'<th><a href="/run/{quote(m.runs[h][0])}">{escape(h)}</a>'
+                       f'<div class="muted">{escape(m.runs[h][1])}</div></th>' for h in m.harnesses)
+        rows = "".join(
+            f"<tr><th>{escape(p)}</th>" + "".join(
+                f'<td data-harness="{escape(h)}" data-verdict="{escape(m.cells[p][h][0])}" title="{escape(m.cells[p][h][1])}">'
+                f'<span class="{_VERDICT_CLASS.get(m.cells[p][h][0], "")}">{escape(m.cells[p][h][0])}</span></td>'
+                for h in m.harnesses) + "</tr>" for p in m.packages)
+        out.append(f'<h2>Cross-agent: {escape(m.name)}</h2><div class="muted">{escape(m.folder)}: each harness compared '
+                   f"with its own vanilla, never pooled</div>"
+                   f'<table class="cross" data-folder="{escape(m.folder)}"><tr><th>package</th>{head}</tr>{rows}</table>')
+    return "".join(out)
+
+
+def runs_fragment(rows: list[RunsRow], matrices: list[CrossMatrix] | None = None) -> str:
+    out = [f"<h1>Runs <span class=muted>({len(rows)})</span></h1>", cross_fragment(matrices or [])]
     if not rows:
         out.append('<p class="muted">no run directory found yet (one holds evaluation.json and '
                    "evaluation-binding.json); the folders are searched again every 10 s</p>")

@@ -26,7 +26,7 @@ def source_of(entry: RunEntry) -> RunSource:
     return RunSource(
         key=entry.key, root=str(entry.root), status=entry.status, settings=entry.settings,
         results=entry.results, stale=entry.stale, completed_at=tuple(entry.timeline.completed),
-        rows=entry.result_rows,
+        rows=entry.result_rows, group=entry.group,
     )
 
 

@@ -21,7 +21,7 @@ import anyio.to_thread
 import msgspec
 
 from ..errors import PluginBenchError
-from ..rundir import RunDir
+from ..rundir import GroupDir, RunDir
 from ..status import status_snapshot
 from ._ledger_async import read_ledger_async
 from ._timeline import Timeline
@@ -60,6 +60,8 @@ class RunEntry:
     result_rows: tuple[ResultRow, ...] = ()
     results_version: int = 0  # bumped when results.json changed (the Results page's news)
     generation: int = 0  # bumped when anything the pages show changed
+    #: the cross-agent evaluation's folder this run is one harness of (None: a run on its own)
+    group: str | None = None
 
     @property
     def active(self) -> bool:
@@ -73,6 +75,7 @@ def _read_json(path: Path) -> Any:
 async def refresh(entry: RunEntry, *, clock: Any = time.monotonic) -> bool:
     """Read the run again; True when what the page shows changed."""
     entry.read_at = clock()
+    entry.group = str(entry.root.parent) if GroupDir(entry.root.parent).is_group() else None
     sig = await anyio.to_thread.run_sync(file_signature, entry.root)
     rd = RunDir(entry.root)
     before = (entry.status, entry.results, entry.stale, len(entry.timeline.completed))

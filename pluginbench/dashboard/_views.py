@@ -37,6 +37,8 @@ class RunSource(msgspec.Struct, frozen=True, kw_only=True):
     stale: str | None
     completed_at: tuple[str, ...] = ()
     rows: tuple[ResultRow, ...] | None = None  # result_rows(self), computed once per results.json
+    #: the cross-agent evaluation's folder this run is one harness of (None: a run on its own)
+    group: str | None = None
 
 
 # ---------------------------------------------------------------- Runs
@@ -108,6 +110,46 @@ def runs_model(sources: Iterable[RunSource]) -> list[RunsRow]:
     rows.sort(key=lambda r: (r.last_activity or "", r.path), reverse=True)
     rows.sort(key=lambda r: not r.running)
     return rows
+
+
+class CrossMatrix(msgspec.Struct, frozen=True, kw_only=True):
+    """A cross-agent evaluation on the Runs page: each package's verdict under each harness,
+    from that harness's own report (compared within the harness only, never pooled)."""
+
+    folder: str
+    name: str
+    harnesses: list[str]
+    #: harness -> (run key, phase) of its run
+    runs: dict[str, tuple[str, str]]
+    packages: list[str]
+    #: package -> harness -> (verdict kind, headline); kind "no report" before the run reports
+    cells: dict[str, dict[str, tuple[str, str]]]
+
+
+def cross_matrices(sources: Iterable[RunSource]) -> list[CrossMatrix]:
+    """One package × harness matrix per cross-agent folder among the runs, by folder."""
+    groups: dict[str, list[RunSource]] = {}
+    for src in sources:
+        if src.group is not None:
+            groups.setdefault(src.group, []).append(src)
+    out = []
+    for folder, members in sorted(groups.items()):
+        members.sort(key=lambda s: s.root)
+        harnesses = [str((s.status or {}).get("harness") or s.root.rsplit("/", 1)[-1]) for s in members]
+        verdicts = {h: dict((v["treatment"], (str(v["kind"]), str(v["headline"])))
+                            for v in (s.results or {}).get("verdicts") or [] if isinstance(v, Mapping))
+                    for h, s in zip(harnesses, members, strict=True)}
+        packages = sorted({t for s in members for t in ((s.settings or {}).get("treatments") or {})}
+                          | {t for v in verdicts.values() for t in v})
+        name = next((str((s.status or {}).get("name")) for s in members if (s.status or {}).get("name")),
+                    folder.rsplit("/", 1)[-1])
+        out.append(CrossMatrix(
+            folder=folder, name=name, harnesses=harnesses,
+            runs={h: (s.key, str((s.status or {}).get("phase") or "unreadable")) for h, s in zip(harnesses, members, strict=True)},
+            packages=packages,
+            cells={p: {h: verdicts[h].get(p, ("no report", "this harness's run has no report with this package yet"))
+                       for h in harnesses} for p in packages}))
+    return out
 
 
 # ---------------------------------------------------------------- Results

@@ -49,7 +49,16 @@ from ._view import attempt_rows, run_row
 if TYPE_CHECKING:  # ._report is imported when a report is built, not with the package
     from pathlib import Path
 
+    from ._cross import CrossReportFiles
     from ._report import ReportFiles
+
+
+def build_cross_report(group_root: Path) -> CrossReportFiles:
+    """Rebuild a cross-agent evaluation's ``report/`` (the package × harness matrix) from its
+    runs' logs; see :mod:`._cross`."""
+    from ._cross import build_cross_report as _build
+
+    return _build(group_root)
 
 
 def build_report(run_dir: Path) -> ReportFiles:
@@ -85,6 +94,7 @@ __all__ = [
     "RunState",
     "Status",
     "attempt_rows",
+    "build_cross_report",
     "build_report",
     "fold",
     "ledger_uri",

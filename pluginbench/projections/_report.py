@@ -62,7 +62,7 @@ from ._report_refs import reference_ratios, references_from_log, references_sect
 from ._sequential import sequential_section
 from ._state import RunState, fold
 
-__all__ = ["ReportFiles", "build_report", "csv_text", "json_text", "results_document"]
+__all__ = ["ReportFiles", "build_report", "csv_text", "json_text", "report_document", "results_document"]
 
 CSV_HEADER = (
     "run",
@@ -464,6 +464,18 @@ def treatment_files(rd: RunDir, state: RunState) -> dict[str, Any]:
 def build_report(run_dir: Path) -> ReportFiles:
     """Rebuild ``report/`` of ``run_dir`` from its config and event log; returns the paths."""
     rd = RunDir(Path(run_dir))
+    doc = report_document(rd)
+    files = ReportFiles(
+        rd.report_dir / "results.json", rd.report_dir / "results.csv", rd.report_dir / "report.html"
+    )
+    _write_all({files.results_json: json_text(doc), files.results_csv: csv_text(doc),
+                files.report_html: render_html(doc)})
+    return files
+
+
+def report_document(rd: RunDir) -> dict[str, Any]:
+    """The results.json document of a run directory, folded from its config, log and frozen
+    evidence (refused, as :func:`build_report` is, when any of them is damaged or changed)."""
     config = _read_config(rd.evaluation)
     state = fold(read_checked_log(rd).events)  # a missing, empty or damaged log never overwrites a report
     _check_settings_bound(rd, state)  # nor do settings edited after the run froze them
@@ -488,9 +500,4 @@ def build_report(run_dir: Path) -> ReportFiles:
     if dataset is not None:
         doc["run"]["task_dataset"] = dataset
     doc["treatments"] = treatment_files(rd, state)
-    files = ReportFiles(
-        rd.report_dir / "results.json", rd.report_dir / "results.csv", rd.report_dir / "report.html"
-    )
-    _write_all({files.results_json: json_text(doc), files.results_csv: csv_text(doc),
-                files.report_html: render_html(doc)})
-    return files
+    return doc

@@ -1,0 +1,5 @@
+"""Closed intervals."""
+
+from .intervals import merge
+
+__all__ = ["merge"]

@@ -1,0 +1,5 @@
+"""Roman numeral conversion."""
+
+from .roman import from_roman, to_roman
+
+__all__ = ["from_roman", "to_roman"]
