@@ -21,7 +21,7 @@ from rich.markup import escape
 from ..errors import LockHeldError, OutputExistsError, PluginBenchError, RunDirError
 from ..events import check_not_moved, live_owner
 from ..harness_registry import harness_class
-from ..plan import network_plan, plan_summary, sequential_lines
+from ..plan import generation_line, network_plan, plan_summary, sequential_lines
 from ..projections import read_checked_log
 from ..rundir import RunDir
 from ..stats import power_sentence
@@ -469,6 +469,8 @@ def _print_plan(summary: dict[str, Any], json_out: bool) -> None:
     budgets = summary["budgets"]
     console.print(f"budget: {budgets['timeout_seconds_per_attempt']} s per attempt; model calls: {summary['model_calls']}", highlight=False, markup=False)
     console.print(cost_line(summary["cost"]), highlight=False, markup=False)
+    if summary.get("generation"):
+        console.print(generation_line(summary["generation"]), highlight=False, markup=False)
     for tid, lim in (summary.get("limits") or {}).items():
         console.print(f"limits {tid}: memory {lim['memory_mb']} MB, cpus {lim['cpus'] or 'no cap'}, "
                       f"{lim['pids']} processes, disk {lim['storage_mb']} MB", highlight=False, markup=False)

@@ -135,6 +135,10 @@ def check_command(
         from ._run import cost_line, print_cache_decisions
 
         console.print(cost_line(results["plan"]["cost"]), highlight=False, markup=False)
+        if results["plan"].get("generation"):
+            from ..plan import generation_line
+
+            console.print(generation_line(results["plan"]["generation"]), highlight=False, markup=False)
         console.print("power: " + power_sentence(results["plan"]["power"]), highlight=False, markup=False)
         if results["plan"].get("sequential"):
             from ..plan import sequential_lines

@@ -23,10 +23,12 @@ from ._load import (
     validate,
 )
 from ._schema import (
+    DEFAULT_GENERATE_INSTRUCTION,
     Capabilities,
     DatasetSource,
     EnvironmentConfig,
     Evaluation,
+    Generate,
     ReviewerConfig,
     RunnerConfig,
     TasksConfig,
@@ -43,8 +45,10 @@ __all__ = [
     "llm_check_problem",
     "DatasetSource",
     "Capabilities",
+    "DEFAULT_GENERATE_INSTRUCTION",
     "EnvironmentConfig",
     "Evaluation",
+    "Generate",
     "LoadedConfig",
     "ReviewerConfig",
     "RunnerConfig",

@@ -81,8 +81,52 @@ class TasksConfig(_Strict, frozen=True):
         return self.urls is not None or self.dataset is not None
 
 
+#: The built-in prompt of a generated-guidance arm (``generate.instruction`` null): PluginBench's own
+#: words, in the spirit of Claude Code's ``/init``. ``{file}`` is replaced by the instruction file's
+#: name for the coding harness (``CLAUDE.md``, ``AGENTS.md``...).
+DEFAULT_GENERATE_INSTRUCTION = (
+    "Study this repository and write a file named {file} in its root folder. Future coding agents "
+    "will read {file} before they work here, so write what they need and cannot guess quickly:\n"
+    "1. The commands to install dependencies, build, lint and run the tests (and how to run a "
+    "single test).\n"
+    "2. The high-level architecture: the parts of the code, how they fit together, and where "
+    "things live, as far as it takes reading several files to understand.\n"
+    "3. The conventions a change here must follow (style, error handling, tests that go with a "
+    "change).\n"
+    "Be concise and specific to this repository; leave out generic development advice and do "
+    "not list every file. If the repository already has instruction files, keep what is useful "
+    "from them. Change no other file: only {file} is kept."
+)
+
+
+class Generate(_Strict, frozen=True):
+    """A generated-guidance arm (AGENTbench's and SkillsBench's "LLM-generated" condition): per
+    task, before coding, the agent writes the instruction file for the task's starting
+    repository in its own sandbox; that file, frozen and hash-bound, is the arm's guidance on
+    that task (docs/configuration.md#generated-guidance)."""
+
+    #: the harness that writes the file; null is ``runner.harness`` (the only one this build
+    #: runs: the generating session uses the run's pinned CLI, sandbox and probe)
+    harness: str | None = None
+    #: the exact model id of the generating session (required for a real harness)
+    model: str | None = None
+    #: its effort; null is the harness's default
+    reasoning: str | None = None
+    #: the prompt; null is PluginBench's built-in prompt (``{file}`` is the file's name)
+    instruction: str | None = None
+    #: what is generated: ``instruction_file`` (AGENTS.md/CLAUDE.md as the coding harness
+    #: reads it); skills are not generated in this build
+    kind: Literal["instruction_file"] = "instruction_file"
+
+    def prompt(self, file: str) -> str:
+        """The generating session's prompt, with ``{file}`` replaced by ``file``."""
+        return (self.instruction if self.instruction is not None else DEFAULT_GENERATE_INSTRUCTION).replace(
+            "{file}", file)
+
+
 class Treatment(_Strict, frozen=True):
-    """One named guidance package: instruction files, skill folders, plugin folders."""
+    """One named guidance package: instruction files, skill folders, plugin folders; or a
+    generated instruction file (``generate``)."""
 
     guidance: list[str] = []
     skills: list[str] = []
@@ -91,6 +135,9 @@ class Treatment(_Strict, frozen=True):
     #: (AGENTS.md, CLAUDE.md, .claude/, .agents/, at any depth); ``keep`` (default) leaves
     #: them, as on vanilla
     task_owned: Literal["keep", "remove"] = "keep"
+    #: the agent writes this arm's instruction file per task before coding (never with
+    #: guidance, skills or plugins); null: the files declared above
+    generate: Generate | None = None
 
 
 class RunnerConfig(_Strict, frozen=True):

@@ -18,6 +18,7 @@ from ._integrity import (
     ledger_last_seq,
     read_checked_log,
 )
+from ._generation import Generations, generation_rows, generation_sessions, generation_totals
 from ._ledger import (
     READ_META_SQL,
     READ_MODE_SQL,
@@ -59,6 +60,10 @@ def build_report(run_dir: Path) -> ReportFiles:
 
 
 __all__ = [
+    "Generations",
+    "generation_rows",
+    "generation_sessions",
+    "generation_totals",
     "SEQUENTIAL",
     "decision_record",
     "sequential_of",
