@@ -80,7 +80,7 @@ def within_ceiling(state: RunState, prices: Prices | None, prices_reason: str | 
             unknown.append(f"{attempt_id} ({reason})")
         else:
             spent += usd
-    for _arm, gid, gen_model, usage in generation_sessions(state.generations):
+    for _arm, _task, gid, gen_model, usage in generation_sessions(state.generations):
         gen_row = prices.models.get(gen_model or model)
         if gen_row is None:
             unknown.append(f"{gid} (prices.json has no row for model {gen_model!r})")

@@ -12,7 +12,7 @@ report's "Generated guidance" section and ``results.json`` ``generated`` are
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..events import GenerationFailed, GenerationStarted, GuidanceGenerated, Usage
 
@@ -100,23 +100,33 @@ def generation_rows(gens: Generations, run_root_rel: str = "") -> list[dict[str,
     return rows
 
 
-def generation_sessions(gens: Generations) -> list[tuple[str, str, str | None, Usage]]:
-    """Every generating session that may have been paid for: (arm, generation id, model,
-    usage), killed ones with unknown usage. Sorted by arm then id."""
-    out: list[tuple[str, str, str | None, Usage]] = []
+class Session(NamedTuple):
+    """One generating session that may have been paid for."""
+
+    arm: str
+    task: str
+    generation_id: str
+    model: str | None
+    usage: Usage
+
+
+def generation_sessions(gens: Generations) -> list[Session]:
+    """Every generating session that may have been paid for, killed ones with unknown usage;
+    sorted by arm, task, id."""
+    out: list[Session] = []
     for g in gens.by_pair.values():
         r = g.result
         usage = r.usage if r is not None else KILLED_GENERATION_USAGE
-        out.append((g.started.arm, g.started.generation_id, g.started.model, usage))
-    out += [(k.arm, k.generation_id, k.model, KILLED_GENERATION_USAGE) for k in gens.killed]
-    return sorted(out, key=lambda t: (t[0], t[1]))
+        out.append(Session(g.started.arm, g.started.task, g.started.generation_id, g.started.model, usage))
+    out += [Session(k.arm, k.task, k.generation_id, k.model, KILLED_GENERATION_USAGE) for k in gens.killed]
+    return sorted(out, key=lambda t: (t.arm, t.task, t.generation_id))
 
 
 def generation_totals(gens: Generations) -> dict[str, dict[str, Any]]:
     """Arm -> its generating sessions' counts, tokens and seconds. A total is ``None`` with the
     reason when any session's figure is unknown (never a partial sum shown as the total)."""
     out: dict[str, dict[str, Any]] = {}
-    for arm, gid, _model, usage in generation_sessions(gens):
+    for arm, _task, gid, _model, usage in generation_sessions(gens):
         row = out.setdefault(arm, {"sessions": 0, "generated": 0, "failed": 0, "killed": 0, "tokens": 0,
                                    "tokens_status": "exact", "tokens_unknown": [], "seconds": 0.0,
                                    "seconds_unknown": []})
