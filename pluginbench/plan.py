@@ -118,7 +118,8 @@ def generation_plan(evaluation: Evaluation, task_ids: list[str], prices: Prices 
             dearest = max(row.input_per_million, row.cached_input_per_million, row.output_per_million)
             usd = budget * dearest / 1_000_000 * len(task_ids)
         per_arm[arm] = {"sessions": len(task_ids), "harness": g.harness or evaluation.runner.harness,
-                        "model": g.model, "reasoning": g.reasoning, "file": cls.instruction_file,
+                        "model": g.model, "reasoning": g.effort(evaluation.runner.reasoning),
+                        "file": cls.instruction_file,
                         "instruction": "custom" if g.instruction is not None else "built-in",
                         "worst_case_usd": usd}
         total = None if usd is None or total is None else total + usd

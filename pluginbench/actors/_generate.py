@@ -57,6 +57,7 @@ def bound_fingerprint(arm_fingerprint: str, spec: Generate, harness: str, sha256
     """The arm's fingerprint on one task: its frozen settings (``task_owned``), the generating
     harness, model, effort and prompt, and the generated file's SHA-256. Pure."""
     settings = msgspec.json.encode([harness, spec.model, spec.reasoning, spec.kind, spec.instruction])
+    # (a null reasoning is the runner's, which the run's own fingerprint binds)
     return hashlib.sha256(f"{arm_fingerprint}\0generate=".encode() + settings + f"\0generated={sha256}".encode()
                           ).hexdigest()
 
@@ -144,7 +145,8 @@ async def generate_one(engine: Engine, arm: str, spec: Generate, task_id: str, n
         result = await code_attempt(
             environment=engine.environment, harness=engine.harness, run_id=engine.run_id, attempt_id=gid,
             task=task._replace(instruction=spec.prompt(file)), starting_source=engine.starting_source(task_id),
-            treatment=empty_home, attempt_dir=session, model=spec.model, reasoning=spec.reasoning,
+            treatment=empty_home, attempt_dir=session, model=spec.model,
+            reasoning=spec.effort(engine.evaluation.runner.reasoning),
             seed=attempt_seed(engine.evaluation.seed, gid), timeout=engine.attempt_timeout(task),
             hidden=engine.hidden, launched=launched, source=engine.source(task_id, "coding"), writes=file,
         )

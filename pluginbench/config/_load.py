@@ -643,7 +643,7 @@ def _validate_generate(ev: Evaluation, name: str, bad: Any, file: str) -> None:
         if g.model != g.model.strip() or any(c.isspace() for c in g.model):
             raise bad(f"generate.model {g.model!r} contains spaces", f"{field}.model",
                       "write the exact model id without spaces")
-    problem = cls.spec_problem(g.model, g.reasoning)
+    problem = cls.spec_problem(g.model, g.effort(ev.runner.reasoning))
     if problem is not None:
         raise bad(problem.message, f"{field}.{problem.field}", problem.fix)
     if g.instruction is not None and not g.instruction.strip():

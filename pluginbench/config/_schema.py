@@ -110,13 +110,17 @@ class Generate(_Strict, frozen=True):
     harness: str | None = None
     #: the exact model id of the generating session (required for a real harness)
     model: str | None = None
-    #: its effort; null is the harness's default
+    #: its effort; null is ``runner.reasoning``
     reasoning: str | None = None
     #: the prompt; null is PluginBench's built-in prompt (``{file}`` is the file's name)
     instruction: str | None = None
     #: what is generated: ``instruction_file`` (AGENTS.md/CLAUDE.md as the coding harness
     #: reads it); skills are not generated in this build
     kind: Literal["instruction_file"] = "instruction_file"
+
+    def effort(self, runner_reasoning: str | None) -> str | None:
+        """The generating session's effort: ``reasoning``, else the runner's."""
+        return self.reasoning if self.reasoning is not None else runner_reasoning
 
     def prompt(self, file: str) -> str:
         """The generating session's prompt, with ``{file}`` replaced by ``file``."""
