@@ -17,6 +17,7 @@ from pluginbench.doctable import replace_generated  # noqa: E402
 def blocks() -> dict[tuple[str, str], str]:
     """(page, block name) → the generated markdown."""
     from pluginbench.cache import KeyInputs
+    from pluginbench.config import DEFAULT_GENERATE_INSTRUCTION, Generate
     from pluginbench.doctable import table
     from pluginbench.environments import BUILTIN_BACKENDS, backends_table
     from pluginbench.events import vocabulary_table
@@ -43,6 +44,8 @@ def blocks() -> dict[tuple[str, str], str]:
         ("docs/metrics.md", "status-json"): table(Status, with_default=False),
         ("docs/vanilla-cache.md", "vanilla-key"): table(KeyInputs, with_default=False),
         ("docs/configuration.md", "backends"): backends_table(BUILTIN_BACKENDS),
+        ("docs/configuration.md", "generate"): table(Generate),
+        ("docs/configuration.md", "generate-prompt"): f"```text\n{DEFAULT_GENERATE_INSTRUCTION}\n```\n",
     }
 
 

@@ -103,20 +103,23 @@ class Generate(_Strict, frozen=True):
     """A generated-guidance arm (AGENTbench's and SkillsBench's "LLM-generated" condition): per
     task, before coding, the agent writes the instruction file for the task's starting
     repository in its own sandbox; that file, frozen and hash-bound, is the arm's guidance on
-    that task (docs/configuration.md#generated-guidance)."""
+    that task (docs/configuration.md#generated-guidance-generate)."""
 
-    #: the harness that writes the file; null is ``runner.harness`` (the only one this build
-    #: runs: the generating session uses the run's pinned CLI, sandbox and probe)
-    harness: str | None = None
-    #: the exact model id of the generating session (required for a real harness)
-    model: str | None = None
-    #: its effort; null is ``runner.reasoning``
-    reasoning: str | None = None
-    #: the prompt; null is PluginBench's built-in prompt (``{file}`` is the file's name)
-    instruction: str | None = None
-    #: what is generated: ``instruction_file`` (AGENTS.md/CLAUDE.md as the coding harness
-    #: reads it); skills are not generated in this build
-    kind: Literal["instruction_file"] = "instruction_file"
+    harness: Annotated[str | None, msgspec.Meta(description=(
+        "The harness whose agent writes the file; null is `runner.harness`, the only one this build runs (the "
+        "generating session uses the run's pinned CLI, sandbox backend and probe)."))] = None
+    model: Annotated[str | None, msgspec.Meta(description=(
+        "The generating session's exact model id: required for a real harness (claude, codex, qwen); it may differ "
+        "from `runner.model`. Its own row in the price table prices its usage."))] = None
+    reasoning: Annotated[str | None, msgspec.Meta(description=(
+        "The generating session's effort; null is `runner.reasoning`."))] = None
+    instruction: Annotated[str | None, msgspec.Meta(description=(
+        "The prompt; null is PluginBench's built-in one (`pluginbench.config.DEFAULT_GENERATE_INSTRUCTION`, in the "
+        "spirit of Claude Code's `/init`). `{file}` is replaced by the instruction file's name."))] = None
+    kind: Annotated[Literal["instruction_file"], msgspec.Meta(description=(
+        "What is generated: `instruction_file`, the file the coding harness reads from the repository root "
+        "(CLAUDE.md for claude and simulated, AGENTS.md for codex, QWEN.md for qwen). Skills are not generated "
+        "in this build."))] = "instruction_file"
 
     def effort(self, runner_reasoning: str | None) -> str | None:
         """The generating session's effort: ``reasoning``, else the runner's."""

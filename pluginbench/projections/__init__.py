@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..events import OUTCOMES, VANILLA
+from ._generation import Generations, generation_rows, generation_sessions, generation_totals
 from ._integrity import (
     check_frozen,
     check_results_version,
@@ -18,7 +19,6 @@ from ._integrity import (
     ledger_last_seq,
     read_checked_log,
 )
-from ._generation import Generations, generation_rows, generation_sessions, generation_totals
 from ._ledger import (
     READ_META_SQL,
     READ_MODE_SQL,

@@ -27,6 +27,7 @@ from ..errors import RunDirError
 from ..measures import collected_columns
 from ..rundir import RunDir, patch_mismatch, sha256_file
 from ..stats import Prices
+from ._generation import generation_rows, generation_totals
 from ._integrity import check_frozen, read_checked_log
 from ._report_activation import activation_notes, activation_section
 from ._report_checks import checks_section
@@ -37,7 +38,6 @@ from ._report_code import (
     not_measured_rows,
     revision_references,
 )
-from ._generation import generation_rows, generation_totals
 from ._report_cost import costs_section, report_prices
 from ._report_data import (
     DEFAULT_MEASUREMENTS,

@@ -19,8 +19,8 @@ from ._report_code import PLAIN_COLUMNS
 from ._report_activation_html import activation_html
 from ._report_checks import checks_html
 from ._report_cost import cost_html, dollars_note
-from ._report_generated import generated_html
 from ._report_css import CSS
+from ._report_generated import generated_html
 from ._report_plots import PLOT_CSS, plots_section
 from ._report_quality import code_quality_html, not_measured_html, revisions_html
 from ._report_refs import references_html

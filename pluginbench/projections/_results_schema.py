@@ -607,7 +607,7 @@ class ResultsJson(_Strict, frozen=True):
                           "the recorded decision event's data, and the sentence the report shows (stats.SequentialState; docs/configuration.md#stopping).")] = None
     activation: Annotated[Activation | None, Meta(description="Per arm: was the package exercised (the `activation` measure folded; docs/metrics.md); absent when the run did not select that measure.")] = None
     checks: Annotated[Checks | None, Meta(description="Per arm and check: share of attempts that passed each grader beside the verifier (the `checks` measure folded; docs/metrics.md); absent when the run did not select that measure.")] = None
-    generated: Annotated[Generated | None, Meta(description="Generated-guidance arms only (`treatments.<arm>.generate`; absent otherwise): each arm × task's generating session, its frozen file, SHA-256, usage and outcome, and per-arm totals (docs/configuration.md#generated-guidance).")] = None
+    generated: Annotated[Generated | None, Meta(description="Generated-guidance arms only (`treatments.<arm>.generate`; absent otherwise): each arm × task's generating session, its frozen file, SHA-256, usage and outcome, and per-arm totals (docs/configuration.md#generated-guidance-generate).")] = None
 
 
 @cache

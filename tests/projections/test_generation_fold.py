@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pluginbench.actors._ceiling import within_ceiling
 from pluginbench.actors._generate import bound_fingerprint, generation_id
-from pluginbench.config import Generate, parse_evaluation
+from pluginbench.config import Evaluation, Generate, parse_evaluation
 from pluginbench.events import (
     GenerationFailed,
     GenerationStarted,
@@ -103,7 +103,7 @@ def test_the_per_task_fingerprint_binds_the_file_and_the_generating_settings() -
     assert base not in others and len(others) == 5
 
 
-def _evaluation(**runner: object):
+def _evaluation(**runner: object) -> Evaluation:
     return parse_evaluation({"tasks": {"source": "t", "ids": ["a", "b", "c"]},
                              "runner": {"harness": "simulated", "model": "simulated-1", **runner},
                              "treatments": {"g": {"generate": {"model": "gm"}}, "plain": {"task_owned": "remove"}}},
