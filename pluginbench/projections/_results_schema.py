@@ -120,6 +120,7 @@ class ComparisonIdentity(_Strict, frozen=True):
     effective_observer_scripts: Annotated[dict[str, dict[str, str]], Meta(description="Task → measure → the observer version bound to the run, for the measures ready on the task.")] = {}
     network: Annotated[dict[str, dict[str, str]], Meta(description="Task → sandbox kind (`coding`, `verifier`) → the network policy it ran under, e.g. `loopback + probe`, `loopback + proxy to api.anthropic.com + public internet`, `loopback only`.")] = {}
     task_owned: Annotated[dict[str, str], Meta(description="Arm → `remove` for each arm whose coding sandboxes started without the repository's own instruction files and skills (`task_owned: remove`); vanilla and other arms keep them. Recorded, not required to agree (like guidance).")] = {}
+    generated: Annotated[dict[str, dict[str, Any]] | None, Meta(description="Generated-guidance arm → its `generate` settings (harness, model, reasoning, kind, instruction `built-in` or `custom`) and `files` (task → the generated file's SHA-256, null when its generation failed). Recorded, not required to agree (like guidance); absent when no arm generates.")] = None
     reviewer: Annotated[ComparisonReviewer | None, Meta(description="The reviewer of the selected review revision; absent without a reviewer.")] = None
     review_criteria_sha256: Annotated[str | None, Meta(description="SHA-256 of the fixed review criteria; absent without a reviewer.")] = None
 

@@ -86,6 +86,9 @@ def test_kill_during_generation_resumes_without_regenerating_the_frozen_file(tmp
     assert second["outcome"] == "failed" and "could not write CLAUDE.md" in second["reason"]
     first = next(r for r in rows.values() if r["arm"] == "first")
     assert first["outcome"] == "generated" and (run_dir / first["path"]).is_file()
+    identity = results["comparison_identity"]["generated"]
+    assert identity["first"]["files"] == {"add-numbers": first["sha256"]} and identity["first"]["instruction"] == "built-in"
+    assert identity["second"]["files"] == {"add-numbers": None} and identity["second"]["instruction"] == "custom"
     by_arm = {a["arm"]: a for a in results["attempts"]}
     assert by_arm["second"]["outcome"] == "unknown"
     assert "guidance generation failed" in by_arm["second"]["outcome_reason"]
