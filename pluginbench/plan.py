@@ -198,7 +198,8 @@ def plan_summary(evaluation: Evaluation, task_ids: list[str], prices: Prices | N
             for s in slots
         ],
         **({"sequential": sequential_plan(evaluation, len(task_ids), prices)} if evaluation.stopping else {}),
-        **({"generation": gen} if (gen := generation_plan(evaluation, task_ids, prices)) is not None else {}),
+        **({"generation": gen} if (gen := generation_plan(evaluation, list(dict.fromkeys(s.task for s in slots)),
+                                                          prices)) is not None else {}),
     }
 
 

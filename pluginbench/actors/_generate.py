@@ -87,8 +87,12 @@ async def generate_all(engine: Engine, state: RunState) -> None:
     """Generate every (arm, task) whose generation has not ended, ``jobs`` at a time, in task
     order; load the ones that ended into ``engine.generated``."""
     todo: list[tuple[str, Generate, str, int]] = []
+    # only the planned (arm, task) pairs: a sequential run's max_tasks leaves tasks unplanned
+    planned = {(s.arm, s.task) for s in state.created.slots} if state.created is not None else None
     for arm, spec in generated_arms(engine):
         for task_id in engine.task_sources:
+            if planned is not None and (arm, task_id) not in planned:
+                continue
             ended = state.generations.outcome(arm, task_id)
             if ended is not None:
                 _load_one(engine, arm, task_id, ended)

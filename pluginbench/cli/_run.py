@@ -113,15 +113,16 @@ def _notify(enabled: bool, message: str) -> None:
         pass  # best effort: a notification never changes a run's outcome
 
 
-def _confirm(real: bool, attempts: int, yes: bool) -> None:
+def _confirm(real: bool, attempts: int, yes: bool, generations: int = 0) -> None:
     if not real or yes:
         return
+    what = f"{attempts} coding attempts" + (f" and {generations} guidance-generating sessions" if generations else "")
     if not sys.stdin.isatty():
         raise RunDirError(
-            f"this run makes {attempts} coding attempts with a real agent and no answer can be read",
+            f"this run makes {what} with a real agent and no answer can be read",
             fix="pass --yes to start it without asking",
         )
-    if not typer.confirm(f"Start {attempts} coding attempts with a real agent?", default=False):
+    if not typer.confirm(f"Start {what} with a real agent?", default=False):
         raise typer.Exit(1)
 
 
@@ -372,7 +373,8 @@ def run_command(
     paid = harness_class(ev.runner.harness).real and ev.runner.probe is None
     if paid:
         check_inputs(resolve_paths(loaded), loaded.path)  # a missing CLI or token is said before asking to pay
-    _confirm(paid, attempts, yes)
+    generations = len(ev.tasks.task_ids()) * sum(1 for t in ev.treatments.values() if t.generate is not None)
+    _confirm(paid, attempts, yes, generations)
     rd = _create(loaded, output)
     _go(rd, foreground=foreground, notify=notify, verbose=verbose)
 
