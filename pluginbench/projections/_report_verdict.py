@@ -48,7 +48,7 @@ def tested_html(doc: Mapping[str, Any]) -> str:
     if not arms:
         return "<p>No frozen treatment recorded.</p>"
     parts = []
-    generated_arms = set(((doc.get("generated") or {}).get("arms") or {}))
+    generated_arms = set((doc.get("generated") or {}).get("arms") or {})
     for arm, t in arms.items():
         rows = "".join(f"<tr><td><code>{escape(f['path'])}</code></td><td>{f['bytes']:,}</td>"
                        f"<td><code>{escape(f['sha256'])}</code></td></tr>" for f in t["files"])
