@@ -28,7 +28,7 @@ import anyio
 import msgspec
 
 from ..config import Generate
-from ..errors import PluginBenchError, TreatmentError
+from ..errors import TreatmentError
 from ..events import GenerationFailed, GenerationStarted, GuidanceGenerated, Usage
 from ..harness_registry import harness_class
 from ..harnesses import FrozenTreatment
@@ -154,13 +154,10 @@ async def generate_one(engine: Engine, arm: str, spec: Generate, task_id: str, n
             seed=attempt_seed(engine.evaluation.seed, gid), timeout=engine.attempt_timeout(task),
             hidden=engine.hidden, launched=launched, source=engine.source(task_id, "coding"), writes=file,
         )
-    except PluginBenchError as exc:
-        await failed(f"{type(exc).__name__}: {exc}", Usage(status="unknown", reason=str(exc)) if launched_flag
-                     else NOT_LAUNCHED, None)
-        return
     except Exception as exc:  # noqa: BLE001 - a generation that cannot run is the pair's outcome, not a crash
-        await failed(f"{type(exc).__name__}: {exc}", Usage(status="unknown", reason=f"{type(exc).__name__}: {exc}")
-                     if launched_flag else NOT_LAUNCHED, None)
+        why = f"{type(exc).__name__}: {exc}"
+        await failed(f"the session could not run: {why}",
+                     Usage(status="unknown", reason=why) if launched_flag else NOT_LAUNCHED, None)
         return
     run = result.run
     written = _read_written(session / "export", file, result.patch.path if result.patch is not None else None)
@@ -192,8 +189,8 @@ async def generate_one(engine: Engine, arm: str, spec: Generate, task_id: str, n
     sha = hashlib.sha256(written).hexdigest()
     event = GuidanceGenerated(
         arm=arm, task=task_id, generation_id=gid, file=file, path=target.relative_to(engine.run_dir.root).as_posix(),
-        sha256=sha, bytes=len(written), fingerprint=bound_fingerprint(base.fingerprint, spec, engine.harness.name, sha), usage=run.usage,
-        seconds=round(run.coding_seconds, 3), exit_code=run.exit_code,
+        sha256=sha, bytes=len(written), fingerprint=bound_fingerprint(base.fingerprint, spec, engine.harness.name, sha),
+        usage=run.usage, seconds=round(run.coding_seconds, 3), exit_code=run.exit_code,
         discarded_changes=[p for p in changed if p != file],
     )
     await out.send(event)

@@ -18,7 +18,7 @@ from ..events import GenerationFailed, GenerationStarted, GuidanceGenerated, Usa
 
 #: The usage of a generating session killed with its worker (no receipt was saved).
 KILLED_GENERATION_USAGE = Usage(
-    status="unknown", reason="the generating session was killed with its worker before its usage was saved")
+    status="unknown", reason="the generating session ended with its worker (killed or stopped) before its usage was saved")
 
 
 @dataclass(slots=True)
@@ -95,7 +95,7 @@ def generation_rows(gens: Generations, run_root_rel: str = "") -> list[dict[str,
                      "model": k.model, "file": k.file, "outcome": "killed", "path": None, "sha256": None,
                      "bytes": None, "fingerprint": None, "tokens": _usage_dict(KILLED_GENERATION_USAGE),
                      "seconds": None, "discarded_changes": [],
-                     "reason": "killed with its worker mid-generation; generated again on resume"})
+                     "reason": "its worker ended (killed or stopped) mid-generation; generated again on resume"})
     rows.sort(key=lambda row: (row["arm"], row["task"], row["generation_id"]))
     return rows
 
