@@ -151,3 +151,32 @@ def test_the_ceiling_counts_generation_spend_at_its_own_model() -> None:
                                   file="CLAUDE.md"))  # gen1 killed: unknown dollars, counted at the worst case
     check = within_ceiling(state, PRICES, None, 2)
     assert check.allowed == 0 and "unknown dollars" in (check.reason or "")
+
+
+def test_frozen_changes_names_a_changed_generated_file_and_accepts_a_removing_arm(tmp_path: Path) -> None:
+    """A generated file whose bytes no longer have its recorded SHA-256 (or that is gone) is named as changed, so a
+    resume and a rebuild refuse the run; an arm frozen with task_owned: remove (its fingerprint bound to that
+    setting) is not."""
+    import hashlib
+
+    from pluginbench.events import TreatmentFrozen
+    from pluginbench.projections import frozen_changes
+    from pluginbench.rundir import RunDir
+
+    rd = RunDir(tmp_path)
+    path = "evidence/generated/t1__gen__gen1/CLAUDE.md"
+    (tmp_path / path).parent.mkdir(parents=True)
+    (tmp_path / path).write_bytes(b"# guide\n")
+    state = RunState()
+    empty = hashlib.sha256(b"").hexdigest()
+    state.apply(TreatmentFrozen(arm="gen", fingerprint=hashlib.sha256(f"{empty}\0task_owned=remove".encode()).hexdigest(),
+                                guidance_bytes=0, skills=[], plugins=[]))
+    state.apply(_started("gen", "t1", 1))
+    state.apply(GuidanceGenerated(arm="gen", task="t1", generation_id="t1__gen__gen1", file="CLAUDE.md", path=path,
+                                  sha256=hashlib.sha256(b"# guide\n").hexdigest(), bytes=8, fingerprint="f",
+                                  usage=EXACT, seconds=1.0))
+    assert frozen_changes(rd, state) == []
+    (tmp_path / path).write_bytes(b"# edited\n")
+    assert frozen_changes(rd, state) == [f"the guidance generated for arm 'gen' on task 't1' ({path})"]
+    (tmp_path / path).unlink()
+    assert len(frozen_changes(rd, state)) == 1
