@@ -41,6 +41,9 @@ creation, the worker, preparation, ``doctor`` and the docker coding image ask th
   (:meth:`HarnessBase.native_identity`); re-validating saved usage
   (:meth:`HarnessBase.revalidate_usage`);
 * what it does with the ``capabilities`` settings (:meth:`HarnessBase.capability_policy`);
+* the instruction file its agent reads from the repository root
+  (:attr:`HarnessBase.instruction_file`), which a generated-guidance arm's session is asked to
+  write (``AttemptContext.writes`` names it; the simulated agent writes one);
 * how the worker builds it for a run (:meth:`HarnessBase.for_run`), and what ``doctor``
   checks (:meth:`HarnessBase.credential_check`, :attr:`HarnessBase.doctor_model`,
   :meth:`HarnessBase.doctor_options`).
