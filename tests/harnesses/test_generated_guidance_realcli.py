@@ -60,7 +60,7 @@ def test_generated_file_is_delivered_natively_and_its_usage_is_counted(tmp_path:
     path = tmp_path / "evaluation.yaml"
     path.write_text(yaml.safe_dump(config))
     env = {k: v for k, v in os.environ.items() if k not in REFUSED}
-    env["XDG_CACHE_HOME"] = str(tmp_path / "xdg")
+    env["PLUGINBENCH_VANILLA_CACHE"] = "off"  # vanilla must be coded here (its requests are asserted); readiness may be cached
     run_dir = tmp_path / "run"
     done = subprocess.run([sys.executable, "-m", "pluginbench", "run", str(path), "--output", str(run_dir),
                            "--foreground", "--yes"], capture_output=True, text=True, env=env, timeout=600)
