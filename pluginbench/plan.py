@@ -91,6 +91,57 @@ def cost_estimate(
     return out
 
 
+def generation_plan(evaluation: Evaluation, task_ids: list[str], prices: Prices | None) -> dict[str, Any] | None:
+    """The generating sessions of the generated-guidance arms (one per arm × task, before
+    coding) and their worst case in dollars: ``runner.max_tokens_per_attempt`` tokens each at
+    the dearest price of the generating model's row; unknown (with the reason), never zero,
+    without a budget or a row. None when no arm generates. Pure."""
+    arms = {arm: t.generate for arm, t in evaluation.treatments.items() if t.generate is not None}
+    if not arms:
+        return None
+    budget = evaluation.runner.max_tokens_per_attempt
+    cls = harness_class(evaluation.runner.harness)
+    per_arm: dict[str, Any] = {}
+    total: float | None = 0.0
+    reasons: list[str] = []
+    for arm, g in arms.items():
+        model = g.model or evaluation.runner.model or evaluation.runner.harness
+        row = prices.models.get(model) if prices is not None else None
+        usd: float | None = None
+        if prices is None:
+            reasons.append("no price table")
+        elif row is None:
+            reasons.append(f"the price table has no row for model {model!r}")
+        elif budget is None:
+            reasons.append("runner.max_tokens_per_attempt is not set")
+        else:
+            dearest = max(row.input_per_million, row.cached_input_per_million, row.output_per_million)
+            usd = budget * dearest / 1_000_000 * len(task_ids)
+        per_arm[arm] = {"sessions": len(task_ids), "harness": g.harness or evaluation.runner.harness,
+                        "model": g.model, "reasoning": g.effort(evaluation.runner.reasoning),
+                        "file": cls.instruction_file,
+                        "instruction": "custom" if g.instruction is not None else "built-in",
+                        "worst_case_usd": usd}
+        total = None if usd is None or total is None else total + usd
+    return {
+        "sessions": len(task_ids) * len(arms),
+        "per_arm": per_arm,
+        "timeout_seconds_per_session": evaluation.timeout_seconds,
+        "worst_case_usd": total,
+        "reason": None if total is not None else "dollars are unknown: " + "; ".join(sorted(set(reasons))),
+    }
+
+
+def generation_line(gen: dict[str, Any]) -> str:
+    """One line for ``check`` and ``run --dry-run``: the generating sessions and their worst case."""
+    arms = ", ".join(f"{arm} ({a['sessions']} × {a['file']} by {a['harness']}"
+                     + (f" {a['model']}" if a["model"] else "") + ")" for arm, a in gen["per_arm"].items())
+    usd = (f"worst case ${gen['worst_case_usd']:.2f}" if gen["worst_case_usd"] is not None
+           else f"worst-case cost unknown ({gen['reason']})")
+    return (f"guidance generation: {gen['sessions']} session(s) before coding, one per task and generated arm: "
+            f"{arms}; {usd}; counted in the arm's cost and in cost_ceiling")
+
+
 def network_plan(evaluation: Evaluation, modes: dict[str, tuple[str | None, str | None]]) -> dict[str, dict[str, str]]:
     """Task → what its coding and verifier sandboxes may reach, from each task's (agent,
     verifier) ``network_mode`` and the runner (a probe run reaches only the probe). Pure."""
@@ -147,6 +198,8 @@ def plan_summary(evaluation: Evaluation, task_ids: list[str], prices: Prices | N
             for s in slots
         ],
         **({"sequential": sequential_plan(evaluation, len(task_ids), prices)} if evaluation.stopping else {}),
+        **({"generation": gen} if (gen := generation_plan(evaluation, list(dict.fromkeys(s.task for s in slots)),
+                                                          prices)) is not None else {}),
     }
 
 

@@ -18,6 +18,7 @@ def blocks() -> dict[tuple[str, str], str]:
     """(page, block name) → the generated markdown."""
     from pluginbench.cache import KeyInputs
     from pluginbench.config import HarnessEntry
+    from pluginbench.config import DEFAULT_GENERATE_INSTRUCTION, Generate
     from pluginbench.doctable import table
     from pluginbench.environments import BUILTIN_BACKENDS, backends_table
     from pluginbench.events import vocabulary_table
@@ -45,6 +46,8 @@ def blocks() -> dict[tuple[str, str], str]:
         ("docs/vanilla-cache.md", "vanilla-key"): table(KeyInputs, with_default=False),
         ("docs/configuration.md", "backends"): backends_table(BUILTIN_BACKENDS),
         ("docs/configuration.md", "runner-harnesses"): table(HarnessEntry),
+        ("docs/configuration.md", "generate"): table(Generate),
+        ("docs/configuration.md", "generate-prompt"): f"```text\n{DEFAULT_GENERATE_INSTRUCTION}\n```\n",
     }
 
 

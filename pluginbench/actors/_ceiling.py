@@ -5,7 +5,9 @@ Supervisor only records the stop it returns. What counts:
 
 * **Spent**: every attempt this run coded and whose agent exited (live or discarded),
   priced with :func:`pluginbench.stats._cost.attempt_cost`. Reused vanilla attempts were
-  paid by the run that coded them and count nothing here.
+  paid by the run that coded them and count nothing here. Every generating session of a
+  generated-guidance arm counts too, priced at its own model's row (one killed mid-generation
+  has unknown dollars).
 * **Worst case of one attempt**: ``runner.max_tokens_per_attempt`` tokens at the dearest
   price of the model's row. An attempt whose dollars are unknown, and an attempt still
   running, are counted at that worst case.
@@ -24,7 +26,7 @@ import functools
 from typing import NamedTuple
 
 from ..events import Usage
-from ..projections import RunState, tokens_dict
+from ..projections import RunState, generation_sessions, tokens_dict
 from ..stats import ModelPrice, Prices, attempt_cost
 
 RESUME_FIX = "resume with a higher ceiling: pluginbench run <run dir> --cost-ceiling <dollars>"
@@ -76,6 +78,16 @@ def within_ceiling(state: RunState, prices: Prices | None, prices_reason: str | 
         usd, reason = _dollars(usage, model, row)
         if usd is None:
             unknown.append(f"{attempt_id} ({reason})")
+        else:
+            spent += usd
+    for _arm, _task, gid, gen_model, usage in generation_sessions(state.generations):
+        gen_row = prices.models.get(gen_model or model)
+        if gen_row is None:
+            unknown.append(f"{gid} (prices.json has no row for model {gen_model!r})")
+            continue
+        usd, reason = _dollars(usage, gen_model or model, gen_row)
+        if usd is None:
+            unknown.append(f"{gid} ({reason})")
         else:
             spent += usd
     running = sum(1 for a in live if a.state == "running" and not a.reused and not a.exited)

@@ -47,6 +47,11 @@ async def code_one(engine: Engine, job: Start) -> None:
                                        node=engine.node_of(job.attempt_id)))
 
     ev = engine.evaluation
+    treatment = engine.treatment_for(job.arm, job.task)
+    if isinstance(treatment, str):  # a generated-guidance arm whose generation failed on this task
+        await out.send(SubmissionMissing(attempt_id=job.attempt_id,
+                                         reason=f"{treatment}; the arm was not run on this task (no agent launched)"))
+        return
     try:
         result = await code_attempt(
             environment=engine.environment,
@@ -55,7 +60,7 @@ async def code_one(engine: Engine, job: Start) -> None:
             attempt_id=job.attempt_id,
             task=task,
             starting_source=engine.starting_source(job.task),
-            treatment=engine.treatments[job.arm],
+            treatment=treatment,
             attempt_dir=attempt_dir,
             model=ev.runner.model,
             reasoning=ev.runner.reasoning,

@@ -85,6 +85,9 @@ class Engine:
     outbox: Outbox
     tasks: dict[str, HarborTask] = field(default_factory=dict)  # frozen tasks
     treatments: dict[str, FrozenTreatment] = field(default_factory=dict)
+    #: (arm, task) -> a generated-guidance arm's treatment on that task (the frozen generated
+    #: file), or why its generation failed (its attempts there end with no submission)
+    generated: dict[tuple[str, str], FrozenTreatment | str] = field(default_factory=dict)
     hidden: tuple[Path, ...] = ()
     images: dict[str, TaskImages] = field(default_factory=dict)  # docker backend only
     contracts: dict[str, VerifierContract] = field(default_factory=dict)  # who applies model.patch, per task
@@ -140,6 +143,14 @@ class Engine:
         image = images.verifier if role == "verifier" else images.coding
         # An image task's /app is already the starting source; a workspace task copies its own in.
         return SandboxSource(workspace if workspace.is_dir() else None, image, cpus, memory)
+
+    def treatment_for(self, arm: str, task: str) -> FrozenTreatment | str:
+        """The arm's treatment on ``task``: its frozen package, or for a generated-guidance arm
+        the file generated for that task (a string: why there is none)."""
+        spec = self.evaluation.treatments.get(arm)
+        if spec is None or spec.generate is None:
+            return self.treatments[arm]
+        return self.generated.get((arm, task), f"no guidance was generated for task '{task}'")
 
     def attempt_timeout(self, task: HarborTask) -> float:
         return float(self.evaluation.timeout_seconds)

@@ -18,7 +18,15 @@ from typing import Any, NamedTuple
 import anyio
 import msgspec
 
-from ..environments import Environment, Role, Sandbox, SandboxSpec, limits_of, over_storage, policy_for
+from ..environments import (
+    Environment,
+    Role,
+    Sandbox,
+    SandboxSpec,
+    limits_of,
+    over_storage,
+    policy_for,
+)
 from ..errors import EnvironmentFailure, ResourceLimitHit, SandboxLost, WorkerLost
 from ..events import Outcome
 from ..harnesses import AgentRun, AttemptContext, FrozenTreatment, Harness
@@ -105,6 +113,7 @@ async def code_attempt(
     hidden: tuple[Path, ...],
     launched: Callable[[Sequence[str]], Awaitable[None]],
     source: SandboxSource | None = None,
+    writes: str | None = None,
 ) -> CodingResult:
     """Deliver, run the agent, stop the sandbox, export the tree, make the patch.
 
@@ -132,7 +141,7 @@ async def code_attempt(
                 environment=environment, harness=harness, run_id=run_id, attempt_id=attempt_id, task=task,
                 starting_source=starting_source, treatment=treatment, attempt_dir=attempt_dir, model=model,
                 reasoning=reasoning, seed=seed, timeout=timeout, hidden=hidden, launched=launched, source=source,
-                removed=removed, strip_inside=inside,
+                removed=removed, strip_inside=inside, writes=writes,
             )
     finally:
         with anyio.CancelScope(shield=True):
@@ -176,6 +185,7 @@ async def _code_attempt(
     source: SandboxSource | None,
     removed: tuple[str, ...] | None = None,
     strip_inside: bool = False,
+    writes: str | None = None,
 ) -> CodingResult:
     attempt_dir.mkdir(parents=True, exist_ok=True)
     (attempt_dir / "agent").mkdir(exist_ok=True)
@@ -187,6 +197,9 @@ async def _code_attempt(
     if removed is not None:  # recorded beside what was delivered: what this arm's source lacks
         receipt = {**receipt, "task_owned": {"setting": "remove", "removed": list(removed)}}
         write_json(attempt_dir / "task_owned.json", {"setting": "remove", "removed": list(removed)})
+    if treatment.generated is not None:  # a generated-guidance arm: the file delivered is the one frozen
+        receipt = {**receipt, "generated": {"file": treatment.guidance[0].name, "sha256": treatment.generated,
+                                            "fingerprint": treatment.fingerprint}}
     write_json(attempt_dir / "delivery.json", receipt)
     spec = _spec(
         "coding", run_id, attempt_id, task, source or SandboxSource(starting_source, None, None, None), hidden,
@@ -218,6 +231,7 @@ async def _code_attempt(
         timeout_seconds=timeout,
         attempt_dir=attempt_dir,
         launched=on_launch,
+        writes=writes,
     )
     async with environment.sandbox(spec) as sandbox:
         if strip_inside and removed:

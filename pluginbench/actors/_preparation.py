@@ -45,6 +45,7 @@ from ..tasks import (
     scan_tree,
 )
 from ._context import Engine, TaskImages, cache_root
+from ._generate import generate_all, load_generated
 from ._grader_proof import prove_grader_image
 from ._pipeline import code_attempt, grade_patch, write_json
 from ._references import record_references
@@ -114,6 +115,7 @@ def load_frozen(engine: Engine, state: RunState) -> None:
     for arm in _arms(engine):
         spec = engine.evaluation.treatments.get(arm, Treatment())
         engine.treatments[arm] = with_task_owned(_reload_treatment(engine, arm), spec.task_owned)
+    load_generated(engine, state)
     engine.not_measured = {(n.task, n.measure): n.reason for n in state.prepared_not_measured}
 
 
@@ -377,6 +379,7 @@ async def prepare(engine: Engine, state: RunState) -> None:
                 )
             )
         await _check_tasks(engine)
+        await generate_all(engine, state)  # after readiness: nothing is paid for on a task that cannot be graded
         await _check_measures(engine)
         await record_references(engine, list(engine.task_sources))
         await consult(engine, state)

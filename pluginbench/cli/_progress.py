@@ -58,6 +58,18 @@ def describe(state: RunState, event: Event, *, verbose: bool = True) -> str | No
         case "attempt.cached":
             entry = getattr(event, "entry", None)
             return f"attempt {aid} cached as {entry}" if entry else f"attempt {aid} not cached: {getattr(event, 'reason', '')}"
+        case "generation.started":
+            return (f"generating {getattr(event, 'file', '')} for {getattr(event, 'arm', '')} on "
+                    f"{getattr(event, 'task', '')} ({getattr(event, 'generation_id', '')})")
+        case "guidance.generated":
+            usage = getattr(event, "usage", None)
+            tokens = f"{usage.total_tokens:,}" if usage is not None and usage.total_tokens is not None else "unknown"
+            return (f"guidance generated for {getattr(event, 'arm', '')} on {getattr(event, 'task', '')}: "
+                    f"{getattr(event, 'file', '')} sha256 {str(getattr(event, 'sha256', ''))[:12]}, "
+                    f"{getattr(event, 'bytes', 0)} bytes (tokens {tokens})")
+        case "generation.failed":
+            return (f"guidance generation FAILED for {getattr(event, 'arm', '')} on {getattr(event, 'task', '')}: "
+                    f"{getattr(event, 'reason', '')}; that arm does not run on this task")
         case "coding.started":
             return "coding started"
         case "attempt.completed":

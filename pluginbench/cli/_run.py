@@ -22,7 +22,7 @@ from ..config import is_cross_agent
 from ..errors import LockHeldError, OutputExistsError, PluginBenchError, RunDirError
 from ..events import check_not_moved, live_owner
 from ..harness_registry import harness_class
-from ..plan import network_plan, plan_summary, sequential_lines
+from ..plan import generation_line, network_plan, plan_summary, sequential_lines
 from ..projections import read_checked_log
 from ..rundir import RunDir
 from ..stats import power_sentence
@@ -121,15 +121,16 @@ def _notify(enabled: bool, message: str) -> None:
         pass  # best effort: a notification never changes a run's outcome
 
 
-def _confirm(real: bool, attempts: int, yes: bool) -> None:
+def _confirm(real: bool, attempts: int, yes: bool, generations: int = 0) -> None:
     if not real or yes:
         return
+    what = f"{attempts} coding attempts" + (f" and {generations} guidance-generating sessions" if generations else "")
     if not sys.stdin.isatty():
         raise RunDirError(
-            f"this run makes {attempts} coding attempts with a real agent and no answer can be read",
+            f"this run makes {what} with a real agent and no answer can be read",
             fix="pass --yes to start it without asking",
         )
-    if not typer.confirm(f"Start {attempts} coding attempts with a real agent?", default=False):
+    if not typer.confirm(f"Start {what} with a real agent?", default=False):
         raise typer.Exit(1)
 
 
@@ -375,7 +376,8 @@ def run_command(
     paid = harness_class(ev.runner.harness).real and ev.runner.probe is None
     if paid:
         check_inputs(resolve_paths(loaded), loaded.path)  # a missing CLI or token is said before asking to pay
-    _confirm(paid, attempts, yes)
+    generations = len(ev.tasks.task_ids()) * sum(1 for t in ev.treatments.values() if t.generate is not None)
+    _confirm(paid, attempts, yes, generations)
     rd = _create(loaded, output)
     _go(rd, foreground=foreground, notify=notify, verbose=verbose)
 
@@ -505,6 +507,8 @@ def _print_plan(summary: dict[str, Any], json_out: bool) -> None:
     budgets = summary["budgets"]
     console.print(f"budget: {budgets['timeout_seconds_per_attempt']} s per attempt; model calls: {summary['model_calls']}", highlight=False, markup=False)
     console.print(cost_line(summary["cost"]), highlight=False, markup=False)
+    if summary.get("generation"):
+        console.print(generation_line(summary["generation"]), highlight=False, markup=False)
     for tid, lim in (summary.get("limits") or {}).items():
         console.print(f"limits {tid}: memory {lim['memory_mb']} MB, cpus {lim['cpus'] or 'no cap'}, "
                       f"{lim['pids']} processes, disk {lim['storage_mb']} MB", highlight=False, markup=False)

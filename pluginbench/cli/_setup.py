@@ -164,6 +164,10 @@ def check_command(
                 print_cache_decisions(cache, verbose=verbose)
         else:
             console.print(cost_line(results["plan"]["cost"]), highlight=False, markup=False)
+            if results["plan"].get("generation"):
+                from ..plan import generation_line
+
+                console.print(generation_line(results["plan"]["generation"]), highlight=False, markup=False)
             console.print("power: " + power_sentence(results["plan"]["power"]), highlight=False, markup=False)
         if ev.stopping is not None and (seq := (first if cross else results["plan"]).get("sequential")):
             from ..plan import sequential_lines

@@ -24,11 +24,13 @@ from ._load import (
 )
 from ._parse import parse_evaluation, safe_load_unique
 from ._schema import (
+    DEFAULT_GENERATE_INSTRUCTION,
     Capabilities,
     DatasetSource,
     EnvironmentConfig,
     Evaluation,
     HarnessEntry,
+    Generate,
     ReviewerConfig,
     RunnerConfig,
     TasksConfig,
@@ -52,8 +54,10 @@ __all__ = [
     "llm_check_problem",
     "DatasetSource",
     "Capabilities",
+    "DEFAULT_GENERATE_INSTRUCTION",
     "EnvironmentConfig",
     "Evaluation",
+    "Generate",
     "LoadedConfig",
     "ReviewerConfig",
     "RunnerConfig",

@@ -358,11 +358,13 @@ def validate(ev: Evaluation, path: Path) -> None:
                     raise bad(f"treatment '{name}' lists {item} twice under {kind}", f"treatments.{name}.{kind}[{i}]",
                               "list each file or folder once (it would be delivered twice)")
                 once.add(key)
-        if not (t.guidance or t.skills or t.plugins) and t.task_owned == "keep":
+        if t.generate is not None:
+            _validate_generate(ev, name, bad, f)
+        elif not (t.guidance or t.skills or t.plugins) and t.task_owned == "keep":
             raise bad(
                 f"treatment '{name}' declares nothing",
                 f"treatments.{name}",
-                "give it guidance, skills or plugins (or task_owned: remove), or remove it",
+                "give it guidance, skills or plugins, generate, or task_owned: remove; or remove it",
             )
     r = ev.runner
     harness = harness_class(r.harness, file=f)  # an unknown name lists the registered ones
@@ -412,6 +414,50 @@ def validate(ev: Evaluation, path: Path) -> None:
     _validate_stopping(ev, n_tasks, bad)
     # environment.backend and the backend's own rules are checked through the backend
     # registry (pluginbench.environments.check_backend_config), which sits above config.
+
+
+def _validate_generate(ev: Evaluation, name: str, bad: Any, file: str) -> None:
+    """A generated-guidance arm's rules: nothing declared beside it, a harness that can write the
+    file (the runner's, in this build), an exact model for a real one, a usable prompt."""
+    t = ev.treatments[name]
+    g = t.generate
+    assert g is not None
+    field = f"treatments.{name}.generate"
+    for kind, listed in (("guidance", t.guidance), ("skills", t.skills), ("plugins", t.plugins)):
+        if listed:
+            raise bad(f"treatment '{name}' both generates its guidance and declares {kind}",
+                      f"treatments.{name}.{kind}",
+                      f"a generated arm's only guidance is the file the agent writes: remove {kind}, or make "
+                      "another treatment for the declared files")
+    harness_name = g.harness if g.harness is not None else ev.runner.harness
+    cls = harness_class(harness_name, file=file,
+                        field=f"{field}.harness" if g.harness is not None else "runner.harness")
+    if harness_name != ev.runner.harness:
+        raise bad(f"generate.harness '{harness_name}' is not the runner's harness '{ev.runner.harness}'",
+                  f"{field}.harness",
+                  "generate with the runner's harness (the generating session uses the run's pinned CLI, sandbox "
+                  "and probe): set it to the runner's harness or leave it out")
+    if getattr(cls, "instruction_file", None) is None:
+        raise bad(f"the {harness_name} harness cannot write an instruction file (it runs no agent)",
+                  f"{field}.harness", "generate with a real agent harness such as claude or codex")
+    if g.reasoning is not None and g.reasoning not in REASONING:
+        raise bad(f"unknown reasoning '{g.reasoning}'", f"{field}.reasoning", "use one of: " + ", ".join(REASONING))
+    if cls.real:
+        if not g.model:
+            raise bad("a generated arm on a real harness needs the generating session's exact model id",
+                      f"{field}.model", f"set {field}.model (e.g. the runner's model, {ev.runner.model})")
+        if g.model != g.model.strip() or any(c.isspace() for c in g.model):
+            raise bad(f"generate.model {g.model!r} contains spaces", f"{field}.model",
+                      "write the exact model id without spaces")
+    problem = cls.spec_problem(g.model, g.effort(ev.runner.reasoning))
+    if problem is not None:
+        raise bad(problem.message, f"{field}.{problem.field}", problem.fix)
+    if g.instruction is not None and not g.instruction.strip():
+        raise bad("generate.instruction is empty", f"{field}.instruction",
+                  "write the prompt, or leave instruction out for the built-in one")
+    if g.instruction is not None and _has_control(g.instruction.replace("\n", "").replace("\t", "")):
+        raise bad("generate.instruction holds a control character", f"{field}.instruction",
+                  "write the prompt as plain text (newlines and tabs are fine)")
 
 
 def load(path: str | Path) -> LoadedConfig:

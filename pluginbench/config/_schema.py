@@ -81,8 +81,59 @@ class TasksConfig(_Strict, frozen=True):
         return self.urls is not None or self.dataset is not None
 
 
+#: The built-in prompt of a generated-guidance arm (``generate.instruction`` null): PluginBench's own
+#: words, in the spirit of Claude Code's ``/init``. ``{file}`` is replaced by the instruction file's
+#: name for the coding harness (``CLAUDE.md``, ``AGENTS.md``...).
+DEFAULT_GENERATE_INSTRUCTION = (
+    "Study this repository and write a file named {file} in its root folder. Future coding agents "
+    "will read {file} before they work here, so write what they need and cannot guess quickly:\n"
+    "1. The commands to install dependencies, build, lint and run the tests (and how to run a "
+    "single test).\n"
+    "2. The high-level architecture: the parts of the code, how they fit together, and where "
+    "things live, as far as it takes reading several files to understand.\n"
+    "3. The conventions a change here must follow (style, error handling, tests that go with a "
+    "change).\n"
+    "Be concise and specific to this repository; leave out generic development advice and do "
+    "not list every file. If the repository already has instruction files, keep what is useful "
+    "from them. Change no other file: only {file} is kept."
+)
+
+
+class Generate(_Strict, frozen=True):
+    """A generated-guidance arm (AGENTbench's and SkillsBench's "LLM-generated" condition): per
+    task, before coding, the agent writes the instruction file for the task's starting
+    repository in its own sandbox; that file, frozen and hash-bound, is the arm's guidance on
+    that task (docs/configuration.md#generated-guidance-generate)."""
+
+    harness: Annotated[str | None, msgspec.Meta(description=(
+        "The harness whose agent writes the file; null is `runner.harness`, the only one this build runs (the "
+        "generating session uses the run's pinned CLI, sandbox backend and probe)."))] = None
+    model: Annotated[str | None, msgspec.Meta(description=(
+        "The generating session's exact model id: required for a real harness (claude, codex, qwen); it may differ "
+        "from `runner.model`. Its own row in the price table prices its usage."))] = None
+    reasoning: Annotated[str | None, msgspec.Meta(description=(
+        "The generating session's effort; null is `runner.reasoning`."))] = None
+    instruction: Annotated[str | None, msgspec.Meta(description=(
+        "The prompt; null is PluginBench's built-in one (`pluginbench.config.DEFAULT_GENERATE_INSTRUCTION`, in the "
+        "spirit of Claude Code's `/init`). `{file}` is replaced by the instruction file's name."))] = None
+    kind: Annotated[Literal["instruction_file"], msgspec.Meta(description=(
+        "What is generated: `instruction_file`, the file the coding harness reads from the repository root "
+        "(CLAUDE.md for claude and simulated, AGENTS.md for codex, QWEN.md for qwen). Skills are not generated "
+        "in this build."))] = "instruction_file"
+
+    def effort(self, runner_reasoning: str | None) -> str | None:
+        """The generating session's effort: ``reasoning``, else the runner's."""
+        return self.reasoning if self.reasoning is not None else runner_reasoning
+
+    def prompt(self, file: str) -> str:
+        """The generating session's prompt, with ``{file}`` replaced by ``file``."""
+        return (self.instruction if self.instruction is not None else DEFAULT_GENERATE_INSTRUCTION).replace(
+            "{file}", file)
+
+
 class Treatment(_Strict, frozen=True):
-    """One named guidance package: instruction files, skill folders, plugin folders."""
+    """One named guidance package: instruction files, skill folders, plugin folders; or a
+    generated instruction file (``generate``)."""
 
     guidance: list[str] = []
     skills: list[str] = []
@@ -91,6 +142,9 @@ class Treatment(_Strict, frozen=True):
     #: (AGENTS.md, CLAUDE.md, .claude/, .agents/, at any depth); ``keep`` (default) leaves
     #: them, as on vanilla
     task_owned: Literal["keep", "remove"] = "keep"
+    #: the agent writes this arm's instruction file per task before coding (never with
+    #: guidance, skills or plugins); null: the files declared above
+    generate: Generate | None = None
 
 
 class HarnessEntry(_Strict, frozen=True):

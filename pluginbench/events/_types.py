@@ -308,6 +308,55 @@ class ReadinessChecked(_Event, frozen=True, tag="readiness.checked"):
     evidence: str | None = None
 
 
+class GenerationStarted(_Event, frozen=True, tag="generation.started"):
+    """A generated-guidance arm's agent session for one task is starting (durable before the
+    agent launches). One that never ends in ``guidance.generated`` or ``generation.failed``
+    was killed: a resume generates it again and its usage is unknown."""
+
+    arm: str
+    task: str
+    #: ``<task>__<arm>__gen<n>``: the evidence folder ``evidence/generated/<id>/``
+    generation_id: str
+    harness: str
+    model: str | None
+    #: the instruction file the session is asked to write (CLAUDE.md, AGENTS.md...)
+    file: str
+
+
+class GuidanceGenerated(_Event, frozen=True, tag="guidance.generated"):
+    """The generating session wrote the instruction file: frozen at ``path`` (relative to the
+    run directory) and bound by ``sha256``; it is the arm's guidance on this task."""
+
+    arm: str
+    task: str
+    generation_id: str
+    file: str
+    path: str
+    sha256: str
+    bytes: int
+    #: the arm's fingerprint on this task (its frozen settings and this file)
+    fingerprint: str
+    usage: Usage
+    seconds: float
+    exit_code: int | None = None
+    #: other paths the session changed in the repository (left behind: only ``file`` is kept)
+    discarded_changes: list[str] = []
+
+
+class GenerationFailed(_Event, frozen=True, tag="generation.failed"):
+    """The generating session wrote no usable file (none, empty, not UTF-8, over the guidance
+    limit), or the CLI failed or the provider stopped it: the arm is not run on this task, and
+    each of its attempts there ends with no submission, saying so."""
+
+    arm: str
+    task: str
+    generation_id: str
+    reason: str
+    usage: Usage
+    seconds: float | None = None
+    provider_stop: bool = False
+
+
 class CodingStarted(_Event, frozen=True, tag="coding.started"):
     """Preparation passed; attempts may start."""
 
@@ -691,6 +740,9 @@ Event = Union[  # noqa: UP007 - a Union object, so EVENT_TYPES can list its memb
     TaskPrepared,
     TreatmentFrozen,
     ReadinessChecked,
+    GenerationStarted,
+    GuidanceGenerated,
+    GenerationFailed,
     CodingStarted,
     AttemptStarted,
     AgentLaunched,

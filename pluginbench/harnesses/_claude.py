@@ -108,6 +108,7 @@ class ClaudeHarness(HarnessBase):
     """Claude Code behind the harness port (see the module docstring)."""
 
     name = "claude"
+    instruction_file = "CLAUDE.md"
     summary = "Claude Code (stream-json), the pinned CLI"
     real = True
     reviewer = True

@@ -94,6 +94,7 @@ class CodexDeclaration(HarnessBase):
     (``_codex.py: CodexHarness``) adds delivery and the run."""
 
     name = "codex"
+    instruction_file = "AGENTS.md"
     summary = "Codex CLI (codex exec --json), the pinned CLI"
     real = True
     reviewer = True

@@ -41,6 +41,9 @@ creation, the worker, preparation, ``doctor`` and the docker coding image ask th
   (:meth:`HarnessBase.native_identity`); re-validating saved usage
   (:meth:`HarnessBase.revalidate_usage`);
 * what it does with the ``capabilities`` settings (:meth:`HarnessBase.capability_policy`);
+* the instruction file its agent reads from the repository root
+  (:attr:`HarnessBase.instruction_file`), which a generated-guidance arm's session is asked to
+  write (``AttemptContext.writes`` names it; the simulated agent writes one);
 * how the worker builds it for a run (:meth:`HarnessBase.for_run`), and what ``doctor``
   checks (:meth:`HarnessBase.credential_check`, :attr:`HarnessBase.doctor_model`,
   :meth:`HarnessBase.doctor_options`).
@@ -73,6 +76,8 @@ class FrozenTreatment(NamedTuple):
     fingerprint: str
     #: ``remove``: the arm's coding sandbox starts without the repository's own guidance
     task_owned: str = "keep"
+    #: a generated-guidance arm on one task: the SHA-256 of the generated file (its only guidance)
+    generated: str | None = None
 
     @property
     def is_vanilla(self) -> bool:
@@ -92,6 +97,9 @@ class AttemptContext(NamedTuple):
     timeout_seconds: float
     attempt_dir: Path  # host folder for this attempt's evidence (agent/ traces go here)
     launched: Callable[[Sequence[str]], Awaitable[None]]
+    #: a guidance-generating session: the instruction file it is asked to write in the
+    #: working directory (the simulated agent writes one; a real CLI follows the prompt)
+    writes: str | None = None
 
 
 class AgentRun(NamedTuple):
@@ -179,6 +187,10 @@ class HarnessBase:
 
     #: the model API hosts the CLI reaches in a real run: the egress proxy's allow-list
     model_hosts: ClassVar[tuple[str, ...]] = ()
+    #: the repository instruction file the agent reads from its working directory
+    #: (``CLAUDE.md``, ``AGENTS.md``): what a generated-guidance arm asks it to write;
+    #: ``None`` for a harness that runs no agent (it cannot generate)
+    instruction_file: ClassVar[str | None] = None
 
     cli_version: str | None = None
     readonly: tuple[Path, ...] = ()

@@ -70,6 +70,7 @@ class QwenHarness(HarnessBase):
     """Qwen Code adapter: see the module docstring for the whole attempt."""
 
     name: ClassVar[str] = "qwen"
+    instruction_file: ClassVar[str | None] = "QWEN.md"
     summary: ClassVar[str] = "Qwen Code (qwen --output-format stream-json, OpenAI-compatible), the pinned CLI"
     real: ClassVar[bool] = True
     native_receipts: ClassVar[bool] = True

@@ -319,6 +319,7 @@ class SimulatedHarness(HarnessBase):
     """The deterministic stand-in agent (see the module docstring)."""
 
     name = "simulated"
+    instruction_file = "CLAUDE.md"
     summary = "deterministic stand-in agent for demos and pipeline tests (labelled SIMULATED)"
     simulated = True
     reviewer = True
@@ -376,6 +377,7 @@ class SimulatedHarness(HarnessBase):
             "PLUGINBENCH_SIM_SEED": str(sim_seed(ctx.seed, ctx.attempt_id)),
             "PLUGINBENCH_SIM_MODEL": ctx.model or DEFAULT_MODEL,
             "PLUGINBENCH_SIM_TASK": f"{sim}/task",
+            **({"PLUGINBENCH_SIM_WRITES": ctx.writes} if ctx.writes else {}),
         }
         stdout_path = agent_dir / "stdout.jsonl"
         await ctx.launched(argv)

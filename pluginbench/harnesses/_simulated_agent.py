@@ -360,6 +360,57 @@ def _apply(patch_path: str, cwd: str) -> tuple[str, bool]:
     return done.stdout.decode("utf-8", "replace"), done.returncode == 0
 
 
+GENERATE_SECONDS = 1.0  # a generating session reads the repository for a while
+WRITE_NOTHING = "[simulated: write nothing]"
+
+
+def generate(writes: str, prompt: str, seed: int, model: str) -> int:
+    """A guidance-generating session (``PLUGINBENCH_SIM_WRITES``): list the repository, read its
+    README, write ``writes`` at the repository root (its files, and the README's first lines),
+    and print the trace with a ``result`` line whose usage is a deterministic function of the
+    prompt and what it wrote. A prompt holding ``WRITE_NOTHING`` makes it write nothing and exit 1
+    (how pipeline tests get a failed generation)."""
+    cwd = os.getcwd()
+    rng = random.Random(f"generate:{seed}")
+    session_id = str(uuid.UUID(hashlib.sha256(f"generate:{seed}".encode()).hexdigest()[:32], version=4))
+    trace = Trace(model, session_id, rng)
+    trace.emit({"type": "system", "subtype": "init", "cwd": cwd, "tools": ["Bash", "Read", "Write"],
+                "mcp_servers": [], "model": model, "permissionMode": "bypassPermissions", "slash_commands": [],
+                "apiKeySource": "none", "claude_code_version": "simulated", "output_style": "default",
+                "agents": [], "skills": [], "plugins": []})
+    names = sorted(n for n in os.listdir(cwd) if n != ".git")
+    trace.tool("Bash", {"command": "ls", "description": "List the repository"}, lambda: ("\n".join(names), False))
+    readme = _read(os.path.join(cwd, "README.md")) or ""
+    time.sleep(GENERATE_SECONDS)
+    failing = WRITE_NOTHING in prompt
+    content = ""
+    if not failing:
+        lines = [ln for ln in readme.splitlines() if ln.strip()][:5]
+        content = ("# Guide to this repository\n\n(written by the simulated agent)\n\nFiles at the root: "
+                   + ", ".join(names) + "\n" + ("\nFrom the README:\n\n" + "\n".join(lines) + "\n" if lines else ""))
+        path = os.path.join(cwd, writes)
+        trace.tool("Write", {"file_path": path, "content": content},
+                   functools.partial(_done, "File created successfully at: " + path))
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(content)
+    summary = f"Wrote {writes}." if not failing else f"I could not write {writes}."
+    trace.assistant([{"type": "text", "text": summary}])
+    usage = token_usage(prompt, "", content, seed, trace.requests)
+    trace.emit({
+        "type": "result", "subtype": "success" if not failing else "error_during_execution", "is_error": failing,
+        "duration_ms": int(GENERATE_SECONDS * 1000), "duration_api_ms": 0, "num_turns": trace.turns,
+        "result": summary, "stop_reason": "end_turn", "terminal_reason": "completed", "total_cost_usd": 0,
+        "usage": dict(usage, output_tokens_details={"thinking_tokens": 0}, service_tier="simulated"),
+        "modelUsage": {model: {"inputTokens": usage["input_tokens"], "outputTokens": usage["output_tokens"],
+                               "cacheReadInputTokens": usage["cache_read_input_tokens"],
+                               "cacheCreationInputTokens": usage["cache_creation_input_tokens"],
+                               "webSearchRequests": 0, "costUSD": 0, "contextWindow": CONTEXT_WINDOW,
+                               "maxOutputTokens": 32000, "thinkingTokens": 0}},
+        "permission_denials": [], "api_error_status": None,
+    })
+    return 1 if failing else 0
+
+
 def main() -> int:
     seed = int(os.environ.get("PLUGINBENCH_SIM_SEED", "0"))
     model = os.environ.get("PLUGINBENCH_SIM_MODEL") or DEFAULT_MODEL
@@ -369,6 +420,9 @@ def main() -> int:
     cwd = os.getcwd()
     prompt = sys.stdin.read()
     started = time.monotonic()
+    writes = os.environ.get("PLUGINBENCH_SIM_WRITES")
+    if writes:
+        return generate(writes, prompt, seed, model)
 
     plan = load_plan(task_dir)
     candidates = list(plan.get("candidates") or [])

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..events import OUTCOMES, VANILLA
+from ._generation import Generations, generation_rows, generation_sessions, generation_totals
 from ._integrity import (
     check_frozen,
     check_results_version,
@@ -70,6 +71,10 @@ def build_report(run_dir: Path) -> ReportFiles:
 
 __all__ = [
     "served_report",
+    "Generations",
+    "generation_rows",
+    "generation_sessions",
+    "generation_totals",
     "SEQUENTIAL",
     "decision_record",
     "sequential_of",

@@ -25,7 +25,14 @@ import sqlite3
 from pathlib import Path
 
 from ..errors import CorruptLogError, InputError, RunDirError
-from ..events import AttemptReused, AttemptStarted, LogContents, VanillaCacheChecked, read_run_log
+from ..events import (
+    AttemptReused,
+    AttemptStarted,
+    GuidanceGenerated,
+    LogContents,
+    VanillaCacheChecked,
+    read_run_log,
+)
 from ..rundir import RunDir
 from ..tasks import bind_task_owned, fingerprint, scan_tree
 from ._state import RunState
@@ -125,7 +132,18 @@ def frozen_changes(rd: RunDir, state: RunState) -> list[str]:
         # an arm with task_owned: remove records the tree's fingerprint with that setting bound in
         if got is None or frozen.fingerprint not in (got, bind_task_owned(got, "remove")):
             changed.append(f"frozen treatment '{arm}' ({dest.relative_to(rd.root)})")
+    for (arm, task), gen in sorted(state.generations.by_pair.items()):
+        done = gen.result
+        if isinstance(done, GuidanceGenerated) and _file_sha256(rd.root / done.path) != done.sha256:
+            changed.append(f"the guidance generated for arm '{arm}' on task '{task}' ({done.path})")
     return changed
+
+
+def _file_sha256(path: Path) -> str | None:
+    try:
+        return None if path.is_symlink() else hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def _tree_fingerprint(root: Path) -> str | None:

@@ -27,6 +27,7 @@ from ..errors import RunDirError
 from ..measures import collected_columns
 from ..rundir import RunDir, patch_mismatch, sha256_file
 from ..stats import Prices
+from ._generation import generation_rows, generation_totals
 from ._integrity import check_frozen, read_checked_log
 from ._report_activation import activation_notes, activation_section
 from ._report_checks import checks_section
@@ -163,6 +164,9 @@ def results_document(
         identity["reviewer"] = reviewer
         identity["review_criteria_sha256"] = (reviews or {}).get("reviewer", {}).get("review_criteria_sha256")
     all_references = _with_revision_references(references, state)
+    generating = any(isinstance(t, Mapping) and t.get("generate") is not None
+                     for t in (config.get("treatments") or {}).values())
+    gen_rows = generation_rows(state.generations) if generating else []
     doc = {
         "schema_version": RESULTS_SCHEMA_VERSION,
         "run": run,
@@ -179,7 +183,10 @@ def results_document(
         "reused_attempts": reused_attempts(state),
         **({"reviews": reviews} if reviews is not None else {}),
         "costs": costs_section(prices, prices_reason, run["model"], rows, tasks, arms, source=price_source,
-                               file=price_file, age_warning=price_age_warning),
+                               file=price_file, age_warning=price_age_warning,
+                               generation=[r for r in gen_rows if r["task"] in tasks]),
+        # present only when an arm generates its guidance (treatments.<arm>.generate)
+        **({"generated": {"sessions": gen_rows, "arms": generation_totals(state.generations)}} if generating else {}),
         "notes": notes_for(run, state, rows) + (
             [f"Source-only grades withheld: {source_only_index['reason']}"]
             if source_only_index is not None and source_only_index["reason"] else []

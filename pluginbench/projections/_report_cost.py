@@ -63,19 +63,30 @@ def _cost(c: Cost) -> dict[str, Any]:
 def costs_section(
     prices: Prices | None, reason: str | None, model: str | None, rows: Sequence[Mapping[str, Any]],
     tasks: Sequence[str], arms: Sequence[str], *, source: str = "run", file: str = PRICES_FILE,
-    age_warning: str | None = None,
+    age_warning: str | None = None, generation: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """``costs`` of results.json: which table priced the run (``source``, ``file``, its date
-    and ``age_warning``), then dollars per attempt, per task × arm and per arm, each with its basis."""
+    and ``age_warning``), then dollars per attempt, per task × arm and per arm, each with its basis.
+    ``generation`` (the generated-guidance sessions: arm, task, generation_id, model, tokens) is
+    priced at each session's own model and counted in its task × arm and arm totals."""
     table = {"source": source if prices is not None else "none", "file": file,
              "as_of": prices.as_of if prices is not None else None, "age_warning": age_warning}
     if prices is None:
-        return {"prices": None, "reason": reason, "table": table, "attempts": {}, "per_task": {}, "arms": {}}
+        return {"prices": None, "reason": reason, "table": table, "attempts": {}, "per_task": {}, "arms": {},
+                **({"generation": {}} if generation else {})}
     per_attempt = {r["attempt_id"]: attempt_cost(r["tokens"], model, prices, _table_name(source)) for r in rows}
     grouped: dict[tuple[str, str], list[Cost]] = {}
     for r in rows:
         grouped.setdefault((r["task"], r["arm"]), []).append(per_attempt[r["attempt_id"]])
+    sessions: dict[str, list[Cost]] = {}
+    for g in generation:
+        c = attempt_cost(g["tokens"], g["model"] or model, prices, _table_name(source))
+        grouped.setdefault((g["task"], g["arm"]), []).append(c)
+        sessions.setdefault(g["arm"], []).append(c)
+    extra = {"generation": {a: _cost(total_cost(cs, f"{a}'s guidance generation")) for a, cs in sorted(sessions.items())}
+             } if generation else {}
     return {
+        **extra,
         "prices": msgspec.to_builtins(prices),
         "reason": None,
         "table": table,
@@ -112,7 +123,8 @@ def _per(total: float | None, n: int) -> float | None:
 def spend_rows(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Per arm: attempts, passes, tokens and dollars in total, per attempt and per solved task
     (one definition each: total / attempts, total / passing attempts; unknown when any counted
-    attempt's figure is unknown or only a bound, never a partial sum)."""
+    attempt's figure is unknown or only a bound, never a partial sum). A generated-guidance
+    arm's total includes its generating sessions."""
     costs = doc.get("costs") or {}
     out = []
     for arm in doc["arms"]:
@@ -121,6 +133,9 @@ def spend_rows(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
         toks = [r["tokens"]["total"] for r in rows]
         tokens = None if not rows or any(t is None or r["tokens"]["status"] != "exact" for t, r in zip(toks, rows, strict=True)) \
             else float(sum(toks))
+        gen = ((doc.get("generated") or {}).get("arms") or {}).get(arm)
+        if gen is not None and tokens is not None:  # a generated arm's sessions are part of its spend
+            tokens = None if gen["tokens"] is None or gen["tokens_status"] != "exact" else tokens + gen["tokens"]
         usd_row = (costs.get("arms") or {}).get(arm) or {}
         usd = None if usd_row.get("usd") is None or usd_row.get("lower_bound") else float(usd_row["usd"])
         out.append({"arm": arm, "attempts": len(rows), "passes": passes,

@@ -513,8 +513,28 @@ def comparison_identity(config: Mapping[str, Any], state: RunState, run: Mapping
         # like guidance, recorded here and not required to agree.
         "task_owned": {arm: str(t.get("task_owned", "keep")) for arm, t in sorted((config.get("treatments") or {}).items())
                        if isinstance(t, Mapping) and t.get("task_owned", "keep") != "keep"},
+        # Arms whose guidance the agent generated per task (generate): the generating settings and
+        # each task's file hash; like guidance, recorded here and not required to agree.
+        **({"generated": gen} if (gen := _generated_identity(config, state)) else {}),
         **measurement_capabilities(state),
     }
+
+
+def _generated_identity(config: Mapping[str, Any], state: RunState) -> dict[str, Any]:
+    """Arm → its ``generate`` settings and task → the generated file's SHA-256 (null: none)."""
+    out: dict[str, Any] = {}
+    for arm, t in sorted((config.get("treatments") or {}).items()):
+        g = t.get("generate") if isinstance(t, Mapping) else None
+        if not isinstance(g, Mapping):
+            continue
+        files: dict[str, str | None] = {}
+        for (a, task), gen in sorted(state.generations.by_pair.items()):
+            if a == arm:
+                files[task] = getattr(gen.result, "sha256", None)
+        out[arm] = {"harness": g.get("harness") or config.get("runner", {}).get("harness"), "model": g.get("model"),
+                    "reasoning": g.get("reasoning"), "kind": g.get("kind", "instruction_file"),
+                    "instruction": "built-in" if g.get("instruction") is None else "custom", "files": files}
+    return out
 
 
 def measurement_capabilities(state: RunState) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from ._report_cost import cost_html, dollars_note
 from ._report_css import CSS
 from ._report_links import CSS as LINK_CSS
 from ._report_links import attempt_link, side_pairs, started
+from ._report_generated import generated_html
 from ._report_plots import PLOT_CSS, plots_section
 from ._report_quality import code_quality_html, not_measured_html, revisions_html
 from ._report_refs import references_html
@@ -559,7 +560,9 @@ def render_html(doc: Mapping[str, Any]) -> str:
         + (f'<section id="checks"><h2>Checks beside the verifier</h2>{checks_html(doc)}</section>\n'
            if doc.get("checks") else "")
         + f'<section id="tested"><h2>What was tested</h2>{tested_html(doc)}</section>\n'
-        f'<section id="notes"><h2>Notes</h2><ul class="notes">{notes}</ul></section>\n'
+        + (f'<section id="generated"><h2>Generated guidance</h2>{generated_html(doc)}</section>\n'
+           if doc.get("generated") else "")
+        + f'<section id="notes"><h2>Notes</h2><ul class="notes">{notes}</ul></section>\n'
         f'<section id="cost"><h2>Cost</h2>{cost_html(doc)}</section>\n'
         + (f'<section id="reviews"><h2>Independent review</h2>{reviews_html(doc)}</section>\n' if doc.get("reviews") else "")
         + f'<section id="changes"><h2>Time and code changes by task</h2>{_changes(doc)}</section>\n'

@@ -48,6 +48,7 @@ def tested_html(doc: Mapping[str, Any]) -> str:
     if not arms:
         return "<p>No frozen treatment recorded.</p>"
     parts = []
+    generated_arms = set((doc.get("generated") or {}).get("arms") or {})
     for arm, t in arms.items():
         rows = "".join(f"<tr><td><code>{escape(f['path'])}</code></td><td>{f['bytes']:,}</td>"
                        f"<td><code>{escape(f['sha256'])}</code></td></tr>" for f in t["files"])
@@ -57,6 +58,8 @@ def tested_html(doc: Mapping[str, Any]) -> str:
             f"<details><summary>{escape(arm)}: {len(t['files'])} file(s), fingerprint <code>{escape(t['fingerprint'][:16])}</code>"
             f"{(' — ' + escape(extra)) if extra else ''}</summary>"
             + (f"<table><thead><tr><th>path</th><th>bytes</th><th>sha256</th></tr></thead><tbody>{rows}</tbody></table>"
-               if rows else "<p>no files (nothing is added to this arm)</p>")
+               if rows else "<p>guidance generated per task by the agent: see "
+               '<a href="#generated">Generated guidance</a></p>' if arm in generated_arms
+               else "<p>no files (nothing is added to this arm)</p>")
             + "</details>")
     return "".join(parts)

@@ -120,6 +120,7 @@ class ComparisonIdentity(_Strict, frozen=True):
     effective_observer_scripts: Annotated[dict[str, dict[str, str]], Meta(description="Task → measure → the observer version bound to the run, for the measures ready on the task.")] = {}
     network: Annotated[dict[str, dict[str, str]], Meta(description="Task → sandbox kind (`coding`, `verifier`) → the network policy it ran under, e.g. `loopback + probe`, `loopback + proxy to api.anthropic.com + public internet`, `loopback only`.")] = {}
     task_owned: Annotated[dict[str, str], Meta(description="Arm → `remove` for each arm whose coding sandboxes started without the repository's own instruction files and skills (`task_owned: remove`); vanilla and other arms keep them. Recorded, not required to agree (like guidance).")] = {}
+    generated: Annotated[dict[str, dict[str, Any]] | None, Meta(description="Generated-guidance arm → its `generate` settings (harness, model, reasoning, kind, instruction `built-in` or `custom`) and `files` (task → the generated file's SHA-256, null when its generation failed). Recorded, not required to agree (like guidance); absent when no arm generates.")] = None
     reviewer: Annotated[ComparisonReviewer | None, Meta(description="The reviewer of the selected review revision; absent without a reviewer.")] = None
     review_criteria_sha256: Annotated[str | None, Meta(description="SHA-256 of the fixed review criteria; absent without a reviewer.")] = None
 
@@ -518,7 +519,43 @@ class Costs(_Strict, frozen=True):
     table: Annotated[PriceTableUsed, Meta(description="Which price table priced this run, and its date.")]
     attempts: Annotated[dict[str, CostValue], Meta(description="Attempt id → its dollars.")]
     per_task: Annotated[dict[str, dict[str, CostValue]], Meta(description="Task → arm → dollars summed over its attempts.")]
-    arms: Annotated[dict[str, CostValue], Meta(description="Arm → dollars summed over its attempts.")]
+    arms: Annotated[dict[str, CostValue], Meta(description="Arm → dollars summed over its attempts (and, for a generated-guidance arm, its generating sessions).")]
+    generation: Annotated[dict[str, CostValue] | None, Meta(description="Generated-guidance arm → dollars of its generating sessions, each at its own model's row (already counted in `per_task` and `arms`); absent when no arm generates.")] = None
+
+
+class GeneratedSession(_Strict, frozen=True):
+    arm: Annotated[str, Meta(description="The generated-guidance arm.")]
+    task: Annotated[str, Meta(description="The task whose starting repository the session studied.")]
+    generation_id: Annotated[str, Meta(description="`<task>__<arm>__gen<n>`; its evidence is `evidence/generated/<generation_id>/`.")]
+    harness: Annotated[str, Meta(description="The harness that generated.")]
+    model: Annotated[str | None, Meta(description="Its model (`generate.model`).")]
+    file: Annotated[str, Meta(description="The instruction file it was asked to write (CLAUDE.md, AGENTS.md...).")]
+    outcome: Annotated[Literal["generated", "failed", "unfinished", "killed"], Meta(description="generated (the file is the arm's guidance on this task), failed (the arm did not run on this task; `reason` says why), unfinished (the run stopped during it), killed (its worker was killed mid-generation; a resume generated it again).")]
+    path: Annotated[str | None, Meta(description="The frozen file, relative to the run directory (generated only).")]
+    sha256: Annotated[str | None, Meta(description="Its SHA-256, bound into the arm's fingerprint on this task and every attempt's delivery.json.")]
+    bytes: Annotated[int | None, Meta(description="Its size.")]
+    fingerprint: Annotated[str | None, Meta(description="The arm's fingerprint on this task: its settings, the generating harness, model and prompt, and the file's SHA-256.")]
+    tokens: Annotated[Tokens, Meta(description="The generating session's usage (unknown for a killed one, never zero).")]
+    seconds: Annotated[float | None, Meta(description="The generating session's agent time; null when unknown.")]
+    discarded_changes: Annotated[list[str], Meta(description="Other paths the session changed, left behind (only the file is carried over).")]
+    reason: Annotated[str | None, Meta(description="Why it failed or did not end.")]
+
+
+class GeneratedArm(_Strict, frozen=True):
+    sessions: Annotated[int, Meta(description="Generating sessions, killed ones included.")]
+    generated: Annotated[int, Meta(description="Tasks with a generated file.")]
+    failed: Annotated[int, Meta(description="Tasks whose generation failed.")]
+    killed: Annotated[int, Meta(description="Sessions killed mid-generation and generated again.")]
+    tokens: Annotated[int | None, Meta(description="Total tokens of its sessions; null when any session's are unknown.")]
+    tokens_status: Annotated[TOKEN_STATUS, Meta(description="exact, lower_bound (some session's counts are a floor) or unknown.")]
+    tokens_reason: Annotated[str | None, Meta(description="Which sessions' usage is unknown.")]
+    seconds: Annotated[float | None, Meta(description="Total agent seconds of its sessions; null when any is unknown.")]
+    seconds_reason: Annotated[str | None, Meta(description="Which sessions' time is unknown.")]
+
+
+class Generated(_Strict, frozen=True):
+    sessions: Annotated[list[GeneratedSession], Meta(description="One row per arm × task (and per killed session), by arm, task, id.")]
+    arms: Annotated[dict[str, GeneratedArm], Meta(description="Arm → its generation totals.")]
 
 
 class SourceOnlyIndex(_Strict, frozen=True):
@@ -573,6 +610,7 @@ class ResultsJson(_Strict, frozen=True):
                           "(stats.SequentialState; docs/configuration.md#stopping).")] = None
     activation: Annotated[Activation | None, Meta(description="Per arm: was the package exercised (the `activation` measure folded; docs/metrics.md); absent when the run did not select that measure.")] = None
     checks: Annotated[Checks | None, Meta(description="Per arm and check: share of attempts that passed each grader beside the verifier (the `checks` measure folded; docs/metrics.md); absent when the run did not select that measure.")] = None
+    generated: Annotated[Generated | None, Meta(description="Generated-guidance arms only (`treatments.<arm>.generate`; absent otherwise): each arm × task's generating session, its frozen file, SHA-256, usage and outcome, and per-arm totals (docs/configuration.md#generated-guidance-generate).")] = None
 
 
 @cache

@@ -38,6 +38,9 @@ from ..events import (
     CodingStarted,
     Event,
     ExtensionRecorded,
+    GenerationFailed,
+    GenerationStarted,
+    GuidanceGenerated,
     LogRepaired,
     Measure,
     MeasurementReadinessChecked,
@@ -76,6 +79,7 @@ from ..events import (
     Usage,
     VanillaCacheChecked,
 )
+from ._generation import Generations
 from ._live_index import LiveIndex, SlotFacts
 from ._records import Discarded, MeasurementRevision, ReviewRecord, ReviewRevision
 
@@ -146,6 +150,8 @@ class RunState:
     prepared_tasks: dict[str, TaskPrepared] = field(default_factory=dict)
     frozen_treatments: dict[str, TreatmentFrozen] = field(default_factory=dict)
     readiness: dict[tuple[str, str], ReadinessChecked] = field(default_factory=dict)
+    #: generated-guidance arms: each (arm, task)'s generating session and how it ended
+    generations: Generations = field(default_factory=Generations)
     #: task -> the vanilla cache lookup preparation recorded (key, inputs, decisions)
     vanilla_cache: dict[str, VanillaCacheChecked] = field(default_factory=dict)
     preparing: bool = False
@@ -389,6 +395,8 @@ class RunState:
                 self.frozen_treatments[event.arm] = event
             case ReadinessChecked():
                 self.readiness[(event.task, event.control)] = event
+            case GenerationStarted() | GuidanceGenerated() | GenerationFailed():
+                self.generations.apply(event)
             case CodingStarted():
                 self.preparing = False
                 self.coding = True
