@@ -31,6 +31,10 @@ import json
 from typing import Any
 
 from ..config import Capabilities
+from ._qwen_config import KEY_VARIABLE, REAL_BASE_URL  # the same OpenAI-compatible endpoint and key
+
+__all__ = ["CONFIG_DIR", "DATA_DIR", "DISCOVERY_COMMANDS", "KEY_VARIABLE", "PROVIDER_ID", "REAL_BASE_URL", "SEPARATOR",
+           "TITLE", "config_json", "discovery_script", "exec_argv", "export_argv", "launch_env"]
 
 #: The provider id of the private configuration (the model is ``pluginbench/<runner.model>``).
 PROVIDER_ID = "pluginbench"
@@ -38,10 +42,6 @@ PROVIDER_ID = "pluginbench"
 CONFIG_DIR = ".config/opencode"
 #: The private data folder (sessions database, logs) under HOME.
 DATA_DIR = ".local/share/opencode"
-#: The model API a real run reaches (an OpenAI-compatible endpoint).
-REAL_BASE_URL = "https://api.openai.com/v1"
-#: The environment variable the provider's key is read from (never a file, never argv).
-KEY_VARIABLE = "OPENAI_API_KEY"
 #: The session title (a given title means no title-generation model call).
 TITLE = "pluginbench"
 #: The no-model discovery commands, in the order their outputs are separated.

@@ -66,6 +66,11 @@ class Discovery(NamedTuple):
     problem: str | None
 
 
+def _obj(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
 def _json(text: str) -> Any:
     start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
     if start < 0:
@@ -157,17 +162,21 @@ class Trace(NamedTuple):
 
 
 def read_stream(stdout: str) -> Trace:
-    session, steps, error, children = None, [], None, []
+    session: str | None = None
+    steps: list[dict[str, Any]] = []
+    error: dict[str, Any] | None = None
+    children: list[str] = []
     for ev in events(stdout):
-        session = session or ev.get("sessionID")
-        part = ev.get("part") if isinstance(ev.get("part"), dict) else {}
+        sid = ev.get("sessionID")
+        session = session or (sid if isinstance(sid, str) else None)
+        part = _obj(ev.get("part"))
         if ev.get("type") == "step_finish":
-            steps.append(part.get("tokens") if isinstance(part.get("tokens"), dict) else {})
+            steps.append(_obj(part.get("tokens")))
         elif ev.get("type") == "error":
-            error = ev.get("error") if isinstance(ev.get("error"), dict) else {"name": str(ev.get("error"))}
+            error = _obj(ev.get("error")) or {"name": str(ev.get("error"))}
         elif ev.get("type") == "tool_use" and part.get("tool") == "task":
-            meta = (part.get("state") or {}).get("metadata") or {}
-            child = meta.get("sessionId") or meta.get("sessionID") if isinstance(meta, dict) else None
+            meta = _obj(_obj(part.get("state")).get("metadata"))
+            child = meta.get("sessionId") or meta.get("sessionID")
             if isinstance(child, str):
                 children.append(child)
     return Trace(session, tuple(steps), error, tuple(children))
@@ -177,7 +186,7 @@ def error_text(error: dict[str, Any] | None) -> str | None:
     """One line for an ``error`` event."""
     if error is None:
         return None
-    data = error.get("data") if isinstance(error.get("data"), dict) else {}
+    data = _obj(error.get("data"))
     message = str(data.get("message") or error.get("message") or error.get("name") or "error")
     return f"{error.get('name', 'Error')}: {message.splitlines()[0][:300] if message else ''}"
 
@@ -190,8 +199,8 @@ _KEYS = ("input", "output", "reasoning", "cache_read", "cache_write")
 
 
 def _flat(tokens: Any) -> dict[str, int | None]:
-    t = tokens if isinstance(tokens, dict) else {}
-    cache = t.get("cache") if isinstance(t.get("cache"), dict) else {}
+    t = _obj(tokens)
+    cache = _obj(t.get("cache"))
     return {"input": _int(t.get("input")), "output": _int(t.get("output")), "reasoning": _int(t.get("reasoning")),
             "cache_read": _int(cache.get("read")), "cache_write": _int(cache.get("write"))}
 
@@ -206,8 +215,7 @@ def _answers(export: dict[str, Any]) -> list[dict[str, int | None]]:
 
 
 def _total(export: dict[str, Any]) -> dict[str, int | None]:
-    info = export.get("info") if isinstance(export.get("info"), dict) else {}
-    return _flat(info.get("tokens"))
+    return _flat(_obj(export.get("info")).get("tokens"))
 
 
 def validate_usage(stdout: str, exports: dict[str, str], *, timed_out: bool) -> Usage:
@@ -272,7 +280,7 @@ def classify_provider_stop(stdout: str, *, timed_out: bool) -> str | None:
     error = read_stream(stdout).error
     if error is None:
         return None
-    data = error.get("data") if isinstance(error.get("data"), dict) else {}
+    data = _obj(error.get("data"))
     status = _int(data.get("statusCode"))
     line = error_text(error) or ""
     if status == 429 or "quota" in line.lower():

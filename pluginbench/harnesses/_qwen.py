@@ -38,6 +38,7 @@ from ..treatments import admit_guidance, admit_skill
 from ._port import AgentRun, AttemptContext, FrozenTreatment, HarnessBase, tool_roots
 from ._qwen_config import (
     DISCOVERY_PROMPT,
+    KEY_VARIABLE,
     QWEN_DIR,
     REAL_BASE_URL,
     exec_argv,
@@ -50,8 +51,6 @@ __all__ = ["QwenHarness"]
 
 CLI = CliPin(command="qwen", package="@qwen-code/qwen-code", version="0.24.4",
              launch_flags=("--output-format", "--approval-mode", "--auth-type", "--model", "--chat-recording"))
-#: The host variable a real run's key is read from.
-KEY_VARIABLE = "OPENAI_API_KEY"
 _SETUP_TIMEOUT = 120.0
 
 
