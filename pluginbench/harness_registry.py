@@ -51,6 +51,10 @@ class CliPin(msgspec.Struct, frozen=True, kw_only=True):
     help_argv: tuple[str, ...] = ("--help",)
     #: the flags the pinned launch uses; ``doctor`` checks each is in the help text
     launch_flags: tuple[str, ...] = ()
+    #: the oldest ``node`` major version the package runs on, when its executable is a node
+    #: script that the task image's own ``node`` may be too old for: the docker coding image
+    #: then carries the host's ``node`` (at least this major) privately for this CLI alone
+    node_major: int | None = None
 
     @property
     def npm_folder(self) -> str:

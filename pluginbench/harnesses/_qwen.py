@@ -50,7 +50,8 @@ from ._qwen_trace import classify_provider_stop, compare, read_context, read_str
 __all__ = ["QwenHarness"]
 
 CLI = CliPin(command="qwen", package="@qwen-code/qwen-code", version="0.24.4",
-             launch_flags=("--output-format", "--approval-mode", "--auth-type", "--model", "--chat-recording"))
+             launch_flags=("--output-format", "--approval-mode", "--auth-type", "--model", "--chat-recording"),
+             node_major=20)
 _SETUP_TIMEOUT = 120.0
 
 
@@ -94,17 +95,6 @@ class QwenHarness(HarnessBase):
         if not probe and not os.environ.get(KEY_VARIABLE):
             raise ConfigError(f"no {KEY_VARIABLE} on this host for the qwen harness", field="runner.harness",
                               fix=f"export {KEY_VARIABLE}, or use runner.probe for a probe run")
-
-    @classmethod
-    def validate_config(cls, ev: Any, path: Path) -> None:
-        """The docker backend is refused: its coding image runs the pinned install with the
-        task image's ``node`` (Debian bookworm: 18), and Qwen Code 0.24.4 needs node 20 or
-        newer (measured: it dies importing ``node:fs.openAsBlob``; ``--version`` still answers)."""
-        if getattr(ev.environment, "backend", "local") == "docker":
-            raise ConfigError("the qwen harness does not run on the docker backend yet: Qwen Code 0.24.4 needs "
-                              "node 20 or newer and the coding image uses the task image's node",
-                              file=str(path), field="environment.backend",
-                              fix="use environment.backend: local (bubblewrap)")
 
     @classmethod
     def credential_check(cls) -> tuple[bool, str]:
