@@ -195,3 +195,13 @@ def test_probe_scenarios_script_opencode_and_find_its_working_directory():
     assert request_cwd("chat", body) == "/app"
     assert choose(bundled_scenario("edit-file"), "chat", body).rule_name == "opencode"
     assert choose(bundled_scenario("guided"), "chat", body).rule_name == "opencode-vanilla"
+
+
+def test_capability_policy_enforces_subagents_only_and_launch_identity_is_pinned():
+    """Sub-agents on/off is enforced (the task tool); threads, depth and child model are not applicable; the cache key binds the argv."""
+    off = OpencodeHarness.capability_policy(Capabilities(subagents=False, max_depth=2))
+    assert off["subagents"]["enforcement"] == "enforced" and "denied" in off["subagents"]["how"]
+    assert {off[k]["enforcement"] for k in ("max_threads", "max_depth", "child_model")} == {"not_applicable"}
+    ident = OpencodeHarness.launch_identity("gpt-4.1", "low")
+    assert ident["argv"][:2] == ["<cli>", "run"] and ident["stdin"] == "<prompt>"
+    assert ident["discovery"]["receipt"] == "pluginbench.opencode.native-treatment/1"
