@@ -69,7 +69,7 @@ def bare(harness: str, cli: Path, base_url: str, root: Path) -> float:
     work, home, tmp = root / "work", root / "home", root / "tmp"
     for p in (work, home, tmp):
         p.mkdir(parents=True)
-    le = launch_env({"claude": "anthropic", "qwen": "chat"}.get(harness, "responses"), base_url)
+    le = launch_env({"claude": "anthropic", "qwen": "chat", "opencode": "chat"}.get(harness, "responses"), base_url)
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), **le.env}
     if harness == "claude":
         env.update(CLAUDE_CONFIG_DIR=str(home / ".claude"), CLAUDE_CODE_TMPDIR=str(tmp),
