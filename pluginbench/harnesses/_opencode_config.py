@@ -85,19 +85,16 @@ def exec_argv(cli: str, *, model: str) -> list[str]:
 
 def discovery_script(cli: str) -> list[str]:
     """One ``sh -c`` that runs the three no-model discovery commands with the launch's own
-    environment and folder (``debug skill`` and ``debug config`` at once: each boots the
-    CLI's whole configuration), then tells which global instruction candidates exist
-    (opencode 1.18.33's lookup order: ``$OPENCODE_CONFIG_DIR``, the config folder,
-    ``~/.claude``). The four outputs are printed in order, split by :data:`SEPARATOR`."""
-    paths, skill, config = (f'"$0" {" ".join(c)}' for c in DISCOVERY_COMMANDS)
+    environment and folder, then tells which global instruction candidates exist (opencode
+    1.18.33's lookup order: ``$OPENCODE_CONFIG_DIR``, the config folder, ``~/.claude``).
+    The four outputs are split by :data:`SEPARATOR`. The commands run one after the other:
+    two at once on a fresh HOME race to create the sessions database (measured: "Failed
+    query: CREATE TABLE `workspace`")."""
+    sep = f"echo {SEPARATOR}"
+    cmds = [f'"$0" {" ".join(c)}' for c in DISCOVERY_COMMANDS]
     files = ('for f in "$XDG_CONFIG_HOME/opencode/AGENTS.md" "$XDG_CONFIG_HOME/opencode/AGENTS.local.md" '
              '"$HOME/.claude/CLAUDE.md" "$HOME/.claude/CLAUDE.local.md"; do [ -f "$f" ] && echo "$f"; done; true')
-    script = (f'd=$(mktemp -d) || exit 1; {skill} > "$d/skill" 2> "$d/skill.err" & s=$!; '
-              f'{config} > "$d/config" 2> "$d/config.err" & c=$!; {paths} || exit 1; '
-              f'wait $s || {{ cat "$d/skill.err" >&2; exit 1; }}; wait $c || {{ cat "$d/config.err" >&2; exit 1; }}; '
-              f'echo {SEPARATOR}; cat "$d/skill"; echo {SEPARATOR}; cat "$d/config"; echo {SEPARATOR}; '
-              f'rm -rf "$d"; {files}')
-    return ["sh", "-c", script, cli]
+    return ["sh", "-c", "set -e; " + f"; {sep}; ".join([*cmds, files]), cli]
 
 
 def export_argv(cli: str, session: str) -> list[str]:
