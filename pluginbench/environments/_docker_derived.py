@@ -47,7 +47,7 @@ def _context(clis_dir: Path, harness: str, cli: CliPin, base_id: str, out: io.Bu
         raise EnvironmentFailure(
             f"the {harness} CLI is not installed in {clis_dir}; run tools/install-clis.sh"
         )
-    node = private_node(cli) if cli.node_major is not None else None
+    node = private_node(cli)[0] if cli.node_major is not None else None
     dockerfile = f"FROM {base_id}\nCOPY clis/ {CLI_ROOT}/\n".encode()
     with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tf:
         _add_bytes(tf, "Dockerfile", dockerfile, 0o644)
@@ -78,9 +78,10 @@ def _add_bytes(tf: tarfile.TarFile, name: str, data: bytes, mode: int) -> None:
     tf.addfile(info, io.BytesIO(data))
 
 
-def private_node(cli: CliPin) -> Path:
-    """The host's ``node`` executable for a CLI that needs at least ``cli.node_major``; an
-    :class:`EnvironmentFailure` naming both versions when there is none that new."""
+def private_node(cli: CliPin) -> tuple[Path, str]:
+    """The host's ``node`` executable and its version for a CLI that needs at least
+    ``cli.node_major``; an :class:`EnvironmentFailure` naming both versions when there is
+    none that new."""
     found = shutil.which("node")
     version = ""
     if found is not None:
@@ -96,7 +97,7 @@ def private_node(cli: CliPin) -> Path:
             f"the host's node is {version or 'missing'}; install node {cli.node_major}+ on the host (it is copied "
             "into the image for this CLI only)"
         )
-    return Path(found).resolve()
+    return Path(found).resolve(), version
 
 
 async def derive_cli_image(
@@ -105,11 +106,15 @@ async def derive_cli_image(
 ) -> str:
     """The task image ``base_id`` plus the ``harness``'s pinned CLI ``cli`` at ``version``; its image ID."""
     tag = f"pluginbench/coding-{harness}-{version}:{base_id.split(':')[-1][:12]}"
+    # the private node's version is part of what the image holds: a new host node rebuilds it
+    what = f"{harness}@{version}"
+    if cli.node_major is not None:
+        what += "+node@" + (await anyio.to_thread.run_sync(private_node, cli))[1].lstrip("v")
     found = await image_id(docker, tag)
     if found is not None:
         info = await docker.images.inspect(found)
         labels = (info.get("Config") or {}).get("Labels") or {}
-        if labels.get(LABEL_CLI) == f"{harness}@{version}" and labels.get(LABEL_BASE) == base_id:
+        if labels.get(LABEL_CLI) == what and labels.get(LABEL_BASE) == base_id:
             return found
     built: str | None = None
     with tempfile.TemporaryFile() as fh:
@@ -119,7 +124,7 @@ async def derive_cli_image(
             try:
                 async for item in docker.images.build(
                     fileobj=Upload(fh), encoding="identity", tag=tag, rm=True, forcerm=True, pull=False,
-                    stream=True, labels={LABEL_CLI: f"{harness}@{version}", LABEL_BASE: base_id},
+                    stream=True, labels={LABEL_CLI: what, LABEL_BASE: base_id},
                 ):
                     aux = item.get("aux")
                     if isinstance(aux, dict) and aux.get("ID"):
