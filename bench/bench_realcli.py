@@ -1,14 +1,16 @@
 """Attempt wall time through PluginBench against the bare CLI (issues 3, 13). Prints numbers.
 
-    .venv/bin/python bench/bench_realcli.py [--rounds 5] [--harness claude codex qwen] [--fresh-harness]
+    .venv/bin/python bench/bench_realcli.py [--rounds 5] [--harness claude codex qwen opencode] [--fresh-harness]
 
 Both sides run the same loopback probe scenario (edit-file) with the same model flags:
 the bare side is the CLI alone in a temp folder (Qwen Code: its headless stream-json launch
-with a fresh HOME); the PluginBench side is one coding
+with a fresh HOME; opencode: ``opencode run --format json`` with a fresh HOME and XDG
+folders holding the same provider config); the PluginBench side is one coding
 attempt through the attempt pipeline on the local backend (bubblewrap when available):
 fresh sandbox with a base commit, private delivery, no-model discovery, the pinned
-launch, trace parsing and usage validation, stop, export and the canonical patch. Every
-PluginBench attempt must end with exact usage and a passing discovery receipt.
+launch, trace parsing and usage validation, stop, export and the canonical patch. It
+prints how many PluginBench attempts ended with exact usage equal to what the probe served
+and with a passing discovery receipt.
 Rounds alternate between the two sides so machine noise hits both alike.
 
 One harness serves every round of a harness, as one run's harness serves all its
@@ -28,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -48,7 +51,7 @@ from pluginbench.probe import (  # noqa: E402
 )
 from pluginbench.tasks import load_task  # noqa: E402
 
-MODELS = {"claude": "claude-sonnet-4-5", "codex": "gpt-5.5", "qwen": "qwen3-coder-plus"}
+MODELS = {"claude": "claude-sonnet-4-5", "codex": "gpt-5.5", "qwen": "qwen3-coder-plus", "opencode": "gpt-4.1"}
 
 
 def _task(root: Path) -> Path:
@@ -66,7 +69,7 @@ def bare(harness: str, cli: Path, base_url: str, root: Path) -> float:
     work, home, tmp = root / "work", root / "home", root / "tmp"
     for p in (work, home, tmp):
         p.mkdir(parents=True)
-    le = launch_env({"claude": "anthropic", "qwen": "chat"}.get(harness, "responses"), base_url)
+    le = launch_env({"claude": "anthropic", "qwen": "chat", "opencode": "chat"}.get(harness, "responses"), base_url)
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), **le.env}
     if harness == "claude":
         env.update(CLAUDE_CONFIG_DIR=str(home / ".claude"), CLAUDE_CODE_TMPDIR=str(tmp),
@@ -85,8 +88,23 @@ def bare(harness: str, cli: Path, base_url: str, root: Path) -> float:
         env.update(CODEX_HOME=str(codex_home), TMPDIR=str(tmp))
         argv = [str(cli), "exec", "--json", "--skip-git-repo-check", "-s", "danger-full-access",
                 "-m", MODELS[harness], "-C", str(work), "Please do the task."]
+    stdin: bytes | None = None
+    if harness == "opencode":
+        from pluginbench.config import Capabilities
+        from pluginbench.harnesses._opencode import seed_plugin_manifest
+        from pluginbench.harnesses._opencode_config import config_json, exec_argv
+        from pluginbench.harnesses._opencode_config import launch_env as opencode_env
+
+        folder = home / ".config" / "opencode"
+        folder.mkdir(parents=True)
+        (folder / "opencode.json").write_text(config_json(base_url=le.env["OPENAI_BASE_URL"], model=MODELS[harness],
+                                                          capabilities=Capabilities()))
+        seed_plugin_manifest(folder)
+        env = opencode_env(home=str(home), tmp=str(tmp), key=le.env["OPENAI_API_KEY"])
+        argv, stdin = exec_argv(str(cli), model=MODELS[harness]), b"Please do the task."
     t = time.perf_counter()
-    subprocess.run(argv, cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=120, check=True)
+    subprocess.run(argv, cwd=work, env=env, input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL,
+                   capture_output=True, timeout=300, check=True)
     return time.perf_counter() - t
 
 
@@ -96,7 +114,8 @@ def _harness(harness_name: str, cli: Path, base_url: str) -> object:
                            if harness_name == "claude" else {}))
 
 
-async def through_pluginbench(harness_name: str, harness: object, root: Path) -> float:
+async def through_pluginbench(harness_name: str, harness: object, root: Path,
+                              served: Callable[[], tuple[int, int]]) -> tuple[float, bool, bool]:
     task_dir = _task(root)
     task = load_task(task_dir, "bench")
 
@@ -107,14 +126,16 @@ async def through_pluginbench(harness_name: str, harness: object, root: Path) ->
     result = await code_attempt(
         environment=LocalEnvironment(isolation="auto"), harness=harness, run_id="bench", attempt_id="a",
         task=task, starting_source=task.workspace_dir, treatment=FrozenTreatment("vanilla", None, (), (), (), "0"),
-        attempt_dir=root / "attempt", model=MODELS[harness_name], reasoning="low", seed=0, timeout=120,
+        attempt_dir=root / "attempt", model=MODELS[harness_name], reasoning="low", seed=0, timeout=300,
         hidden=(), launched=launched,
     )
     elapsed = time.perf_counter() - t
-    assert result.patch is not None and result.run.usage.status == "exact", result
+    assert result.patch is not None, result
+    u = result.run.usage
+    want = served()
+    exact = u.status == "exact" and (u.input_tokens, u.output_tokens) == want
     receipt = json.loads((root / "attempt" / "native-treatment.json").read_text())
-    assert receipt.get("ok", receipt.get("passed")), receipt
-    return elapsed
+    return elapsed, bool(receipt.get("ok", receipt.get("passed"))), exact
 
 
 def main() -> None:
@@ -130,6 +151,7 @@ def main() -> None:
             continue
         bare_t: list[float] = []
         pb_t: list[float] = []
+        receipts = exacts = 0
         with ProbeServer(load_scenario(SCENARIOS_DIR / "edit-file.yaml")) as probe:
             harness = _harness(name, cli, probe.base_url)
             for _ in range(args.rounds):
@@ -137,13 +159,27 @@ def main() -> None:
                     bare_t.append(bare(name, cli, probe.base_url, Path(tmp)))
                 if args.fresh_harness:
                     harness = _harness(name, cli, probe.base_url)
+                probe.wait_idle(timeout=30)
+                before = len(probe.requests)
+
+                def served(before: int = before) -> tuple[int, int]:
+                    probe.wait_idle(timeout=30)
+                    done = [r for r in probe.requests[before:] if r.kind == "coding" and r.status == 200 and r.usage]
+                    return (sum(r.usage.input_tokens for r in done if r.usage),
+                            sum(r.usage.output_tokens for r in done if r.usage))
+
                 with tempfile.TemporaryDirectory(prefix="pb-bench-") as tmp:
-                    pb_t.append(anyio.run(through_pluginbench, name, harness, Path(tmp), backend="asyncio"))
+                    took, ok, exact = anyio.run(through_pluginbench, name, harness, Path(tmp), served,
+                                                backend="asyncio")
+                pb_t.append(took)
+                receipts += ok
+                exacts += exact
         b, p = statistics.median(bare_t), statistics.median(pb_t)
         mode = "a fresh harness per round" if args.fresh_harness else "one harness for all rounds"
         print(f"[{name}] rounds {args.rounds} ({mode}): bare CLI median {b:.2f} s, through PluginBench median "
               f"{p:.2f} s, ratio {p / b:.2f} (target <= 1.3), added {p - b:.2f} s per attempt; "
-              f"round 1 alone: bare {bare_t[0]:.2f} s, PluginBench {pb_t[0]:.2f} s")
+              f"round 1 alone: bare {bare_t[0]:.2f} s, PluginBench {pb_t[0]:.2f} s; receipts passing "
+              f"{receipts}/{args.rounds}, usage exact and equal to what the probe served {exacts}/{args.rounds}")
 
 
 if __name__ == "__main__":

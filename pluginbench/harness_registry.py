@@ -51,6 +51,10 @@ class CliPin(msgspec.Struct, frozen=True, kw_only=True):
     help_argv: tuple[str, ...] = ("--help",)
     #: the flags the pinned launch uses; ``doctor`` checks each is in the help text
     launch_flags: tuple[str, ...] = ()
+    #: the oldest ``node`` major version the package runs on, when its executable is a node
+    #: script that the task image's own ``node`` may be too old for: the docker coding image
+    #: then carries the host's ``node`` (at least this major) privately for this CLI alone
+    node_major: int | None = None
 
     @property
     def npm_folder(self) -> str:
@@ -159,6 +163,7 @@ def real_harness_names() -> tuple[str, ...]:
 register_harness("pluginbench.harnesses._claude:ClaudeHarness", name="claude")
 register_harness("pluginbench.harnesses._codex:CodexHarness", name="codex")
 register_harness("pluginbench.harnesses._qwen:QwenHarness", name="qwen")
+register_harness("pluginbench.harnesses._opencode:OpencodeHarness", name="opencode")
 register_harness("pluginbench.harnesses._simulated:SimulatedHarness", name="simulated")
 register_harness("pluginbench.harnesses._controls:NopHarness", name="nop")
 register_harness("pluginbench.harnesses._controls:OracleHarness", name="oracle")

@@ -4,7 +4,7 @@
 # Which CLIs, from which npm packages, at which versions, is each harness's own declaration
 # (its CliPin, read from the harness registry: `python -m pluginbench.harness_registry pins`
 # prints "<command> <npm package> <version>" per line; today @anthropic-ai/claude-code and
-# @openai/codex and @qwen-code/qwen-code). Installs them from the npm registry into the project-local folder
+# @openai/codex, @qwen-code/qwen-code and opencode-ai). Installs them from the npm registry into the project-local folder
 # .tools/clis (never globally), skips packages already at the pinned version, and prints one
 # line per CLI: "<command> <path>" (e.g. "claude <path>", "codex <path>").
 set -euo pipefail
@@ -57,14 +57,16 @@ fi
 while read -r command package version; do
     [ -n "$command" ] || continue
     path="$prefix/node_modules/.bin/$command"
-    # Claude Code's postinstall copies the native binary over a placeholder; npm versions that
-    # gate install scripts may skip it, so run a package's install.cjs by hand when its binary
-    # does not answer.
+    # Claude Code's and opencode's postinstalls copy the native binary over a placeholder; npm
+    # versions that gate install scripts may skip them, so run a package's install.cjs or
+    # postinstall.mjs by hand when its binary does not answer.
     pkg="$prefix/node_modules/$package"
-    if ! "$path" --version >/dev/null 2>&1 && [ -f "$pkg/install.cjs" ]; then
-        echo "running $package postinstall" >&2
-        (cd "$pkg" && node install.cjs >&2)
-    fi
+    for script in install.cjs postinstall.mjs; do
+        if ! "$path" --version >/dev/null 2>&1 && [ -f "$pkg/$script" ]; then
+            echo "running $package postinstall ($script)" >&2
+            (cd "$pkg" && node "$script" >&2)
+        fi
+    done
     if [ ! -x "$path" ] || ! "$path" --version >/dev/null 2>&1; then
         echo "error: $path is missing or does not run after install" >&2
         exit 1

@@ -13,6 +13,9 @@ engine caller checks ``<cli> --version`` in a container before any coding.
 from __future__ import annotations
 
 import io
+import os
+import shutil
+import subprocess
 import tarfile
 import tempfile
 from pathlib import Path
@@ -44,15 +47,57 @@ def _context(clis_dir: Path, harness: str, cli: CliPin, base_id: str, out: io.Bu
         raise EnvironmentFailure(
             f"the {harness} CLI is not installed in {clis_dir}; run tools/install-clis.sh"
         )
+    node = private_node(cli)[0] if cli.node_major is not None else None
     dockerfile = f"FROM {base_id}\nCOPY clis/ {CLI_ROOT}/\n".encode()
     with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tf:
-        info = tarfile.TarInfo("Dockerfile")
-        info.size = len(dockerfile)
-        info.mtime = 0
-        tf.addfile(info, io.BytesIO(dockerfile))
+        _add_bytes(tf, "Dockerfile", dockerfile, 0o644)
         # Our own pinned install, trusted: its npm links (.bin) are kept as links.
         tf.add(modules / scope, arcname=f"clis/node_modules/{scope}", recursive=True)
-        tf.add(modules / ".bin" / exe, arcname=f"clis/node_modules/.bin/{exe}", recursive=False)
+        if node is None:
+            tf.add(modules / ".bin" / exe, arcname=f"clis/node_modules/.bin/{exe}", recursive=False)
+            return
+        # A node script whose package needs a newer node than the task image may have: the
+        # host's node goes in privately and the executable becomes a wrapper that runs the
+        # package's entry point with it (the task's own PATH and node are left as they are).
+        entry = os.path.normpath(os.path.join("node_modules/.bin", os.readlink(modules / ".bin" / exe))) \
+            if (modules / ".bin" / exe).is_symlink() else f"node_modules/.bin/{exe}.js"
+        tf.add(node, arcname="clis/node/bin/node", recursive=False)
+        wrapper = f'#!/bin/sh\nexec {NODE_IN_IMAGE} {CLI_ROOT}/{entry} "$@"\n'.encode()
+        _add_bytes(tf, f"clis/node_modules/.bin/{exe}", wrapper, 0o755)
+
+
+#: Where a coding image keeps the private ``node`` of a CLI that declares ``node_major``.
+NODE_IN_IMAGE = f"{CLI_ROOT}/node/bin/node"
+
+
+def _add_bytes(tf: tarfile.TarFile, name: str, data: bytes, mode: int) -> None:
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    info.mtime = 0
+    info.mode = mode
+    tf.addfile(info, io.BytesIO(data))
+
+
+def private_node(cli: CliPin) -> tuple[Path, str]:
+    """The host's ``node`` executable and its version for a CLI that needs at least
+    ``cli.node_major``; an :class:`EnvironmentFailure` naming both versions when there is
+    none that new."""
+    found = shutil.which("node")
+    version = ""
+    if found is not None:
+        try:
+            version = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=30,
+                                     stdin=subprocess.DEVNULL, check=False).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            version = ""
+    major = int(version.lstrip("v").split(".")[0]) if version.lstrip("v").split(".")[0].isdigit() else 0
+    if found is None or major < (cli.node_major or 0):
+        raise EnvironmentFailure(
+            f"{cli.package} {cli.version} needs node {cli.node_major} or newer in its docker coding image, and "
+            f"the host's node is {version or 'missing'}; install node {cli.node_major}+ on the host (it is copied "
+            "into the image for this CLI only)"
+        )
+    return Path(found).resolve(), version
 
 
 async def derive_cli_image(
@@ -61,11 +106,15 @@ async def derive_cli_image(
 ) -> str:
     """The task image ``base_id`` plus the ``harness``'s pinned CLI ``cli`` at ``version``; its image ID."""
     tag = f"pluginbench/coding-{harness}-{version}:{base_id.split(':')[-1][:12]}"
+    # the private node's version is part of what the image holds: a new host node rebuilds it
+    what = f"{harness}@{version}"
+    if cli.node_major is not None:
+        what += "+node@" + (await anyio.to_thread.run_sync(private_node, cli))[1].lstrip("v")
     found = await image_id(docker, tag)
     if found is not None:
         info = await docker.images.inspect(found)
         labels = (info.get("Config") or {}).get("Labels") or {}
-        if labels.get(LABEL_CLI) == f"{harness}@{version}" and labels.get(LABEL_BASE) == base_id:
+        if labels.get(LABEL_CLI) == what and labels.get(LABEL_BASE) == base_id:
             return found
     built: str | None = None
     with tempfile.TemporaryFile() as fh:
@@ -75,7 +124,7 @@ async def derive_cli_image(
             try:
                 async for item in docker.images.build(
                     fileobj=Upload(fh), encoding="identity", tag=tag, rm=True, forcerm=True, pull=False,
-                    stream=True, labels={LABEL_CLI: f"{harness}@{version}", LABEL_BASE: base_id},
+                    stream=True, labels={LABEL_CLI: what, LABEL_BASE: base_id},
                 ):
                     aux = item.get("aux")
                     if isinstance(aux, dict) and aux.get("ID"):
@@ -109,4 +158,4 @@ async def verifier_image(docker: aiodocker.Docker, task_root: Path, task: Harbor
     return task_image
 
 
-__all__ = ["CLI_ROOT", "IMAGE_LABEL", "cli_path_in_image", "derive_cli_image", "verifier_image"]
+__all__ = ["CLI_ROOT", "IMAGE_LABEL", "NODE_IN_IMAGE", "private_node", "cli_path_in_image", "derive_cli_image", "verifier_image"]

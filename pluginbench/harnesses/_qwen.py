@@ -38,6 +38,7 @@ from ..treatments import admit_guidance, admit_skill
 from ._port import AgentRun, AttemptContext, FrozenTreatment, HarnessBase, tool_roots
 from ._qwen_config import (
     DISCOVERY_PROMPT,
+    KEY_VARIABLE,
     QWEN_DIR,
     REAL_BASE_URL,
     exec_argv,
@@ -49,9 +50,8 @@ from ._qwen_trace import classify_provider_stop, compare, read_context, read_str
 __all__ = ["QwenHarness"]
 
 CLI = CliPin(command="qwen", package="@qwen-code/qwen-code", version="0.24.4",
-             launch_flags=("--output-format", "--approval-mode", "--auth-type", "--model", "--chat-recording"))
-#: The host variable a real run's key is read from.
-KEY_VARIABLE = "OPENAI_API_KEY"
+             launch_flags=("--output-format", "--approval-mode", "--auth-type", "--model", "--chat-recording"),
+             node_major=20)
 _SETUP_TIMEOUT = 120.0
 
 
@@ -96,17 +96,6 @@ class QwenHarness(HarnessBase):
         if not probe and not os.environ.get(KEY_VARIABLE):
             raise ConfigError(f"no {KEY_VARIABLE} on this host for the qwen harness", field="runner.harness",
                               fix=f"export {KEY_VARIABLE}, or use runner.probe for a probe run")
-
-    @classmethod
-    def validate_config(cls, ev: Any, path: Path) -> None:
-        """The docker backend is refused: its coding image runs the pinned install with the
-        task image's ``node`` (Debian bookworm: 18), and Qwen Code 0.24.4 needs node 20 or
-        newer (measured: it dies importing ``node:fs.openAsBlob``; ``--version`` still answers)."""
-        if getattr(ev.environment, "backend", "local") == "docker":
-            raise ConfigError("the qwen harness does not run on the docker backend yet: Qwen Code 0.24.4 needs "
-                              "node 20 or newer and the coding image uses the task image's node",
-                              file=str(path), field="environment.backend",
-                              fix="use environment.backend: local (bubblewrap)")
 
     @classmethod
     def credential_check(cls) -> tuple[bool, str]:

@@ -29,6 +29,8 @@ from ..config import Capabilities
 QWEN_DIR = ".qwen"
 #: The model API host a real run reaches (the OpenAI-compatible endpoint).
 REAL_BASE_URL = "https://api.openai.com/v1"
+#: The host variable a real run's key is read from (OpenAI-compatible harnesses).
+KEY_VARIABLE = "OPENAI_API_KEY"
 #: The no-model discovery prompt (a local slash command).
 DISCOVERY_PROMPT = "/context -d"
 

@@ -143,6 +143,7 @@ _CWD_PATTERNS = (
     re.compile(r"<cwd>([^<\n]+)</cwd>"),  # Codex environment_context
     re.compile(r"(?m)^CWD: ([^\n\"\\]+)"),  # Claude Code --bare
     re.compile(r"I'm currently working in the directory: ([^\n\"\\]+)"),  # Qwen Code
+    re.compile(r"(?m)^\s*Working directory: ([^\n\"\\]+)"),  # opencode <env>
 )
 
 

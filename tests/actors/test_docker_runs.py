@@ -130,6 +130,32 @@ def test_real_claude_code_in_the_coding_image(tmp_path: Path) -> None:
     assert invocation["argv"][0] == "/opt/pluginbench/clis/node_modules/.bin/claude"
 
 
+@pytest.mark.realcli
+@pytest.mark.parametrize("harness, model", [("opencode", "gpt-4.1"), ("qwen", "qwen3-coder-plus")])
+def test_real_openai_compatible_clis_in_the_coding_image(tmp_path: Path, harness: str, model: str) -> None:
+    """opencode (a native binary) and Qwen Code (node 20+, carried privately) run inside a derived
+    coding image against the probe; the guidance changes the grade and usage is exact."""
+    require(find_cli(harness) is not None, f"{harness} CLI (tools/install-clis.sh)")
+    guidance = tmp_path / "core.md"
+    guidance.write_text("# Guidance\nPLUGINBENCH-GUIDANCE-MARKER: write guided answers.\n")
+    path = config(
+        tmp_path, tasks={"source": str(PROBE_TASKS), "ids": ["add-numbers"]},
+        treatments={"guided": {"guidance": [str(guidance)]}}, timeout_seconds=600,
+        runner={"harness": harness, "model": model, "probe": str(SCENARIOS_DIR / "guided.yaml")},
+    )
+    run = tmp_path / "run"
+    cli("run", str(path), "--output", str(run), "--foreground", "--yes")
+    results = json.loads((run / "report" / "results.json").read_text())
+    per = results["per_task"]["add-numbers"]
+    assert (per["vanilla"]["pass_rate"], per["guided"]["pass_rate"]) == (0.0, 1.0)
+    assert all(a["tokens"]["status"] == "exact" for a in results["attempts"]), [a["tokens"] for a in results["attempts"]]
+    prepared = next(e for e in events_of(run) if e["type"] == "task.prepared")
+    assert prepared["image"] != prepared["verifier_image"]  # the coding image carries the CLI
+    invocation = json.loads((run / "evidence" / "attempts" / "add-numbers__vanilla__r1" / "invocation.json").read_text())
+    assert invocation["argv"][0] == f"/opt/pluginbench/clis/node_modules/.bin/{harness}"
+    assert our_containers(run.name) == []
+
+
 def test_kill_9_mid_attempt_then_resume_stops_the_left_container(tmp_path: Path) -> None:
     """After kill -9 mid-attempt, status lists the running container; resume stops (never removes) and names it, and codes the slot again."""
     source = tmp_path / "tasks"

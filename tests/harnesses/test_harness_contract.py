@@ -61,3 +61,9 @@ class TestClaude(_Real):
 class TestCodex(_Real):
     name = "codex"
     model = "gpt-5.5"
+
+
+@pytest.mark.realcli
+class TestOpencode(_Real):
+    name = "opencode"
+    model = "gpt-4.1"

@@ -153,14 +153,38 @@ def test_probe_chat_answers_render_tools_usage_and_turns():
         "file_path"] == "/app/probe_output.txt"
 
 
-def test_docker_backend_is_refused_naming_the_field(tmp_path: Path):
-    """A qwen evaluation on the docker backend is refused with the field and the fix (node too old there)."""
-    class Env:
-        backend = "docker"
+def test_docker_coding_image_carries_a_private_node_for_a_node_major_pin(tmp_path: Path):
+    """A pin with node_major gets the host's node and a wrapper running its entry point; a
+    native pin keeps its .bin link; a node older than required is refused naming both versions."""
+    import io
+    import shutil
+    import tarfile
 
-    class Ev:
-        environment = Env()
+    from pluginbench.environments._docker_derived import _context, private_node
+    from pluginbench.errors import EnvironmentFailure
+    from pluginbench.harness_registry import CliPin
 
-    with pytest.raises(ConfigError, match="docker") as info:
-        QwenHarness.validate_config(Ev(), tmp_path / "evaluation.yaml")
-    assert info.value.field == "environment.backend"
+    if shutil.which("node") is None:
+        pytest.skip("no node on this host")
+    modules = tmp_path / "node_modules"
+    (modules / "@x" / "pkg").mkdir(parents=True)
+    (modules / "@x" / "pkg" / "cli.js").write_text("console.log(1)\n")
+    (modules / ".bin").mkdir()
+    (modules / ".bin" / "x").symlink_to("../@x/pkg/cli.js")
+    needs = CliPin(command="x", package="@x/pkg", version="1.0.0", node_major=1)
+    buf = io.BytesIO()
+    _context(tmp_path, "x", needs, "sha256:base", buf)
+    buf.seek(0)
+    with tarfile.open(fileobj=buf) as tf:
+        wrapper = tf.extractfile("clis/node_modules/.bin/x")
+        assert wrapper is not None and wrapper.read() == (
+            b'#!/bin/sh\nexec /opt/pluginbench/clis/node/bin/node /opt/pluginbench/clis/node_modules/@x/pkg/cli.js "$@"\n')
+        assert tf.getmember("clis/node/bin/node").isfile()
+    buf = io.BytesIO()
+    _context(tmp_path, "x", CliPin(command="x", package="@x/pkg", version="1.0.0"), "sha256:base", buf)
+    buf.seek(0)
+    with tarfile.open(fileobj=buf) as tf:
+        assert tf.getmember("clis/node_modules/.bin/x").issym() and "clis/node/bin/node" not in tf.getnames()
+    with pytest.raises(EnvironmentFailure, match="needs node 999 or newer"):
+        private_node(CliPin(command="x", package="@x/pkg", version="1.0.0", node_major=999))
+    assert QwenHarness.cli is not None and QwenHarness.cli.node_major == 20
