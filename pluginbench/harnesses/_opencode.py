@@ -87,6 +87,8 @@ class OpencodeHarness(HarnessBase):
     cli: ClassVar[CliPin | None] = CLI
     doctor_model: ClassVar[str | None] = "gpt-4.1"
     delivery_policy: ClassVar[str | None] = "opencode-native-v1"
+    #: what a generated-guidance arm's session writes: opencode reads the repository's AGENTS.md
+    instruction_file: ClassVar[str | None] = "AGENTS.md"
     model_hosts: ClassVar[tuple[str, ...]] = ("api.openai.com",)
 
     # ------------------------------------------------------------------ declarations

@@ -3,10 +3,10 @@
 ``task_owned: remove`` on a treatment makes that arm's coding sandbox start from the
 starting source minus the repository's own instruction files and skills, at any depth:
 
-* files named ``AGENTS.md``, ``AGENTS.override.md`` (Codex), ``CLAUDE.md`` and
-  ``CLAUDE.local.md`` (Claude Code);
-* every file under a folder named ``.claude`` or ``.agents`` (skills, agents, commands,
-  settings, hooks).
+* files named ``AGENTS.md``, ``AGENTS.override.md`` (Codex, opencode), ``CLAUDE.md`` and
+  ``CLAUDE.local.md`` (Claude Code), ``QWEN.md`` (Qwen Code);
+* every file under a folder named ``.claude``, ``.agents``, ``.qwen`` or ``.opencode``
+  (skills, agents, commands, settings, hooks, plugins).
 
 The patch base, the verifier and the measures keep the whole starting source:
 :func:`restore_removed` puts each removed file back into the exported tree unless the agent
@@ -33,9 +33,9 @@ from pathlib import Path
 from ._tree import TreeEntry, copy_tree, scan_tree
 
 #: instruction file names removed at any depth
-TASK_OWNED_FILES = frozenset({"AGENTS.md", "AGENTS.override.md", "CLAUDE.md", "CLAUDE.local.md"})
+TASK_OWNED_FILES = frozenset({"AGENTS.md", "AGENTS.override.md", "CLAUDE.md", "CLAUDE.local.md", "QWEN.md"})
 #: folders removed whole at any depth
-TASK_OWNED_DIRS = frozenset({".claude", ".agents"})
+TASK_OWNED_DIRS = frozenset({".claude", ".agents", ".qwen", ".opencode"})
 
 
 def bind_task_owned(fingerprint: str, task_owned: str) -> str:
