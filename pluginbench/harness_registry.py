@@ -159,6 +159,7 @@ def real_harness_names() -> tuple[str, ...]:
 register_harness("pluginbench.harnesses._claude:ClaudeHarness", name="claude")
 register_harness("pluginbench.harnesses._codex:CodexHarness", name="codex")
 register_harness("pluginbench.harnesses._qwen:QwenHarness", name="qwen")
+register_harness("pluginbench.harnesses._gemini:GeminiHarness", name="gemini")
 register_harness("pluginbench.harnesses._simulated:SimulatedHarness", name="simulated")
 register_harness("pluginbench.harnesses._controls:NopHarness", name="nop")
 register_harness("pluginbench.harnesses._controls:OracleHarness", name="oracle")

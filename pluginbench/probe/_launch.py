@@ -14,7 +14,8 @@ import msgspec
 # They deliberately do not start with "sk-", so no scanner mistakes them for real ones.
 PROBE_ANTHROPIC_KEY = "pluginbench-probe-fake-anthropic-key"
 PROBE_OPENAI_KEY = "pluginbench-probe-fake-openai-key"
-PROBE_TOKENS = frozenset({PROBE_ANTHROPIC_KEY, PROBE_OPENAI_KEY})
+PROBE_GEMINI_KEY = "pluginbench-probe-fake-gemini-key"
+PROBE_TOKENS = frozenset({PROBE_ANTHROPIC_KEY, PROBE_OPENAI_KEY, PROBE_GEMINI_KEY})
 
 #: Environment variable Codex reads the probe key from (``env_key`` of the provider).
 PROBE_OPENAI_ENV_KEY = "PLUGINBENCH_PROBE_API_KEY"
@@ -60,6 +61,11 @@ def launch_env(api: str, base_url: str) -> LaunchEnv:
     (``{base_url}/v1``; the CLI posts to ``/chat/completions`` under it) and the fake key as
     ``OPENAI_API_KEY``, in the agent process's environment only.
 
+    Gemini API (Gemini CLI 0.61.0, ``gemini-api-key`` auth): ``GOOGLE_GEMINI_BASE_URL`` (the
+    base; the CLI posts to ``/v1beta/models/{model}:streamGenerateContent?alt=sse`` under it,
+    plain http allowed for loopback only) and the fake key as ``GEMINI_API_KEY``, sent as
+    ``x-goog-api-key``.
+
     The real-run path never calls this and never sets ``ANTHROPIC_BASE_URL``.
     """
     base = base_url.rstrip("/")
@@ -101,4 +107,6 @@ def launch_env(api: str, base_url: str) -> LaunchEnv:
                          config_args=tuple(a for arg in args for a in ("-c", arg)))
     if api == "chat":
         return LaunchEnv(api=api, env={"OPENAI_BASE_URL": f"{base}/v1", "OPENAI_API_KEY": PROBE_OPENAI_KEY})
-    raise ValueError(f"unknown api {api!r} (use 'anthropic', 'responses' or 'chat')")
+    if api == "gemini":
+        return LaunchEnv(api=api, env={"GOOGLE_GEMINI_BASE_URL": base, "GEMINI_API_KEY": PROBE_GEMINI_KEY})
+    raise ValueError(f"unknown api {api!r} (use 'anthropic', 'responses', 'chat' or 'gemini')")
