@@ -135,9 +135,19 @@ def dropped_stream_events(model: str) -> list[bytes]:
 
 
 def error_body(spec: ErrorSpec) -> dict[str, Any]:
-    """A Google API error: ``{error: {code, message, status}}``."""
+    """A Google API error: ``{error: {code, message, status, details}}``. A 429 whose
+    message says a quota is exceeded carries a daily ``QuotaFailure`` (as the Gemini API's
+    exhausted free tier does; Gemini CLI stops at once on it); another 429 with a
+    ``retry_after`` carries ``RetryInfo``."""
+    details: list[dict[str, Any]] = []
+    if spec.status == 429 and "quota" in spec.message.lower():
+        details.append({"@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                        "violations": [{"quotaMetric": "generativelanguage.googleapis.com/generate_content_requests",
+                                        "quotaId": "GenerateRequestsPerDayPerProjectPerModel"}]})
+    if spec.status == 429 and spec.retry_after is not None:
+        details.append({"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{spec.retry_after:g}s"})
     return {"error": {"code": spec.status, "message": spec.message,
-                      "status": _STATUS_NAMES.get(spec.status, "UNKNOWN")}}
+                      "status": _STATUS_NAMES.get(spec.status, "UNKNOWN"), "details": details}}
 
 
 def count_tokens_body(body: dict[str, Any]) -> dict[str, Any]:
