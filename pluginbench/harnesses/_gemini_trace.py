@@ -69,6 +69,8 @@ def launch_env(*, home: str, tmp: str, base_url: str, key: str) -> dict[str, str
         "GEMINI_API_KEY": key,
         "NO_COLOR": "1",
         "NO_BROWSER": "1",
+        # no second node process re-launched with a bigger heap: a third of startup in a sandbox
+        "GEMINI_CLI_NO_RELAUNCH": "true",
     }
 
 

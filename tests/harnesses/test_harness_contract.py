@@ -61,3 +61,9 @@ class TestClaude(_Real):
 class TestCodex(_Real):
     name = "codex"
     model = "gpt-5.5"
+
+
+@pytest.mark.realcli
+class TestGemini(_Real):
+    name = "gemini"
+    model = "gemini-2.5-pro"
