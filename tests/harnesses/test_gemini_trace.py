@@ -9,7 +9,11 @@ import pytest
 
 from pluginbench.config import Capabilities
 from pluginbench.harnesses._gemini import delivered_receipt
-from pluginbench.harnesses._gemini_trace import classify_provider_stop, settings_json, validate_usage
+from pluginbench.harnesses._gemini_trace import (
+    classify_provider_stop,
+    settings_json,
+    validate_usage,
+)
 
 DATA = Path(__file__).parent / "data" / "gemini-0.61.0"
 STDOUT = (DATA / "stdout.jsonl").read_text()
