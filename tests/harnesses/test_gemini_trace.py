@@ -80,3 +80,19 @@ def test_the_delivered_home_receipt_names_every_mismatch(tmp_path: Path) -> None
     (tmp_path / ".gemini" / "skills" / "stray" / "SKILL.md").write_text("x")
     r = delivered_receipt(tmp_path, guidance=b"declared\n", skills=())
     assert not r["ok"] and len(r["mismatches"]) == 3, r["mismatches"]
+
+
+def test_plugins_and_docker_are_refused_naming_gemini_cli(tmp_path: Path) -> None:
+    """An arm with plugins is refused at admission naming Gemini CLI and the field; the docker backend is refused."""
+    from types import SimpleNamespace
+
+    from pluginbench.errors import ConfigError
+    from pluginbench.harnesses._gemini import GeminiHarness
+
+    ev = SimpleNamespace(treatments={"p": SimpleNamespace(plugins=["x"], guidance=[], skills=[])})
+    with pytest.raises(ConfigError) as err:
+        GeminiHarness.admit_evaluation(ev, probe=True)
+    assert "Gemini CLI" in str(err.value) and err.value.field == "treatments.p.plugins"
+    with pytest.raises(ConfigError) as err:
+        GeminiHarness.validate_config(SimpleNamespace(environment=SimpleNamespace(backend="docker")), tmp_path / "e.yaml")
+    assert err.value.field == "environment.backend"
