@@ -42,7 +42,7 @@ class LaunchEnv(msgspec.Struct, frozen=True, kw_only=True):
 
 def launch_env(api: str, base_url: str) -> LaunchEnv:
     """Probe-mode launch settings for ``api`` (``anthropic`` = Claude Code, ``responses`` = Codex,
-    ``chat`` = Qwen Code).
+    ``chat`` = Qwen Code, ``gemini`` = Gemini CLI).
 
     Claude Code (facts measured on 2.1.328): ``ANTHROPIC_BASE_URL`` and a key are all it
     needs offline; ``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`` stops the bootstrap,

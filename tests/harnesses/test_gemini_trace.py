@@ -55,10 +55,13 @@ def test_usage_is_unknown_with_a_reason_when_records_disagree(stdout: str, trans
 
 
 def test_a_quota_429_is_a_provider_stop_and_success_is_not() -> None:
-    """The recorded daily-quota refusal is a rate-limit provider stop; the successful session is none."""
+    """The recorded daily-quota refusal is a rate-limit provider stop, the recorded 401 an
+    authentication stop, and the successful session is none."""
     stop = classify_provider_stop((DATA / "stdout-quota.jsonl").read_text(), "", timed_out=False)
     assert stop is not None and stop.startswith("rate limited (HTTP 429)")
     assert classify_provider_stop(STDOUT, "", timed_out=False) is None
+    auth = classify_provider_stop((DATA / "stdout-auth.jsonl").read_text(), "", timed_out=False)
+    assert auth is not None and auth.startswith("authentication refused (HTTP 401)")
 
 
 def test_settings_turn_off_telemetry_updates_and_prompts() -> None:
