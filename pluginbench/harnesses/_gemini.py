@@ -214,7 +214,7 @@ class GeminiHarness(HarnessBase):
                              fix="use the claude or codex harness for plugins")
         gem = home / GEMINI_DIR
         gem.mkdir(parents=True, exist_ok=True)
-        settings = settings_json(capabilities=self.capabilities)
+        settings = settings_json(probe=self.probe_base_url is not None, capabilities=self.capabilities)
         (gem / "settings.json").write_text(settings, encoding="utf-8")
         receipt: dict[str, Any] = {
             "harness": self.name, "cli_version": self.cli_version, "probe": self.probe_base_url is not None,

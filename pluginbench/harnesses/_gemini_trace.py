@@ -36,12 +36,16 @@ REAL_BASE_URL = "https://generativelanguage.googleapis.com"
 RECEIPT_SCHEMA = "pluginbench.gemini.native-treatment/1"
 
 
-def settings_json(*, capabilities: Capabilities) -> str:
+def settings_json(*, probe: bool, capabilities: Capabilities) -> str:
     """The private ``~/.gemini/settings.json``: API-key auth (no auth prompt), update checks,
     usage statistics and telemetry off, folder trust off (no trust prompt), GEMINI.md as the
-    only context file name; sub-agents off removes ``invoke_agent``."""
+    only context file name; sub-agents off removes ``invoke_agent``. ``general.maxAttempts``
+    bounds the CLI's own retries of a model request (default 10, with backoff: a plain 429
+    retried for minutes, measured): 1 in probe mode, so a scripted error is answered at
+    once, 3 in a real run."""
     settings: dict[str, Any] = {
-        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False,
+                    "maxAttempts": 1 if probe else 3},
         "privacy": {"usageStatisticsEnabled": False},
         "telemetry": {"enabled": False},
         "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},

@@ -55,19 +55,24 @@ def test_usage_is_unknown_with_a_reason_when_records_disagree(stdout: str, trans
 
 
 def test_a_quota_429_is_a_provider_stop_and_success_is_not() -> None:
-    """The recorded daily-quota refusal is a rate-limit provider stop, the recorded 401 an
+    """The recorded daily-quota refusal and plain rate limit are rate-limit provider stops, the recorded 401 an
     authentication stop, and the successful session is none."""
     stop = classify_provider_stop((DATA / "stdout-quota.jsonl").read_text(), "", timed_out=False)
     assert stop is not None and stop.startswith("rate limited (HTTP 429)")
     assert classify_provider_stop(STDOUT, "", timed_out=False) is None
+    limited = classify_provider_stop((DATA / "stdout-ratelimit.jsonl").read_text(), "", timed_out=False)
+    assert limited is not None and limited.startswith("rate limited (HTTP 429)")
     auth = classify_provider_stop((DATA / "stdout-auth.jsonl").read_text(), "", timed_out=False)
     assert auth is not None and auth.startswith("authentication refused (HTTP 401)")
 
 
 def test_settings_turn_off_telemetry_updates_and_prompts() -> None:
     """The private settings select API-key auth, turn off updates, telemetry, usage statistics
-    and folder trust, and remove invoke_agent when sub-agents are off."""
-    s = json.loads(settings_json(capabilities=Capabilities(subagents=False)))
+    and folder trust, bound retries (1 attempt on the probe, 3 real), and remove invoke_agent
+    when sub-agents are off."""
+    s = json.loads(settings_json(probe=True, capabilities=Capabilities(subagents=False)))
+    assert s["general"]["maxAttempts"] == 1
+    assert json.loads(settings_json(probe=False, capabilities=Capabilities()))["general"]["maxAttempts"] == 3
     assert s["security"]["auth"]["selectedType"] == "gemini-api-key" and s["security"]["folderTrust"]["enabled"] is False
     assert s["telemetry"]["enabled"] is False and s["privacy"]["usageStatisticsEnabled"] is False
     assert s["general"]["enableAutoUpdate"] is False and s["tools"]["exclude"] == ["invoke_agent"]
