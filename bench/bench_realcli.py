@@ -1,11 +1,12 @@
 """Attempt wall time through PluginBench against the bare CLI (issues 3, 13). Prints numbers.
 
-    .venv/bin/python bench/bench_realcli.py [--rounds 5] [--harness claude codex qwen opencode] [--fresh-harness]
+    .venv/bin/python bench/bench_realcli.py [--rounds 5] [--harness claude codex qwen opencode gemini] [--fresh-harness]
 
 Both sides run the same loopback probe scenario (edit-file) with the same model flags:
 the bare side is the CLI alone in a temp folder (Qwen Code: its headless stream-json launch
 with a fresh HOME; opencode: ``opencode run --format json`` with a fresh HOME and XDG
-folders holding the same provider config); the PluginBench side is one coding
+folders holding the same provider config; Gemini CLI: its stream-json launch with API-key
+auth selected and no relaunch); the PluginBench side is one coding
 attempt through the attempt pipeline on the local backend (bubblewrap when available):
 fresh sandbox with a base commit, private delivery, no-model discovery, the pinned
 launch, trace parsing and usage validation, stop, export and the canonical patch. It
@@ -51,7 +52,8 @@ from pluginbench.probe import (  # noqa: E402
 )
 from pluginbench.tasks import load_task  # noqa: E402
 
-MODELS = {"claude": "claude-sonnet-4-5", "codex": "gpt-5.5", "qwen": "qwen3-coder-plus", "opencode": "gpt-4.1"}
+MODELS = {"claude": "claude-sonnet-4-5", "codex": "gpt-5.5", "qwen": "qwen3-coder-plus", "opencode": "gpt-4.1",
+          "gemini": "gemini-2.5-pro"}
 
 
 def _task(root: Path) -> Path:
@@ -69,7 +71,8 @@ def bare(harness: str, cli: Path, base_url: str, root: Path) -> float:
     work, home, tmp = root / "work", root / "home", root / "tmp"
     for p in (work, home, tmp):
         p.mkdir(parents=True)
-    le = launch_env({"claude": "anthropic", "qwen": "chat", "opencode": "chat"}.get(harness, "responses"), base_url)
+    le = launch_env({"claude": "anthropic", "qwen": "chat", "opencode": "chat", "gemini": "gemini"}.get(harness, "responses"),
+                    base_url)
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), **le.env}
     if harness == "claude":
         env.update(CLAUDE_CONFIG_DIR=str(home / ".claude"), CLAUDE_CODE_TMPDIR=str(tmp),
@@ -81,6 +84,12 @@ def bare(harness: str, cli: Path, base_url: str, root: Path) -> float:
         env.update(TMPDIR=str(tmp), QWEN_CODE_SUPPRESS_YOLO_WARNING="1")
         argv = [str(cli), "--auth-type", "openai", "--model", MODELS[harness], "--output-format", "stream-json",
                 "--approval-mode", "yolo", "Please do the task."]
+    elif harness == "gemini":
+        (home / ".gemini").mkdir()
+        (home / ".gemini" / "settings.json").write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}))
+        env.update(TMPDIR=str(tmp), GEMINI_CLI_NO_RELAUNCH="true")
+        argv = [str(cli), "--model", MODELS[harness], "--output-format", "stream-json", "--approval-mode", "yolo",
+                "--skip-trust", "-p", "Please do the task."]
     else:
         codex_home = home / ".codex"
         codex_home.mkdir()

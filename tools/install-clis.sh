@@ -4,7 +4,7 @@
 # Which CLIs, from which npm packages, at which versions, is each harness's own declaration
 # (its CliPin, read from the harness registry: `python -m pluginbench.harness_registry pins`
 # prints "<command> <npm package> <version>" per line; today @anthropic-ai/claude-code and
-# @openai/codex, @qwen-code/qwen-code and opencode-ai). Installs them from the npm registry into the project-local folder
+# @openai/codex, @qwen-code/qwen-code, opencode-ai and @google/gemini-cli). Installs them from the npm registry into the project-local folder
 # .tools/clis (never globally), skips packages already at the pinned version, and prints one
 # line per CLI: "<command> <path>" (e.g. "claude <path>", "codex <path>").
 set -euo pipefail

@@ -11,7 +11,7 @@ from ._common import console, errors_to_exit_codes, print_json
 
 @errors_to_exit_codes
 def doctor_command(
-    harness: Annotated[list[str] | None, typer.Option("--harness", help="A harness with a pinned CLI: claude, codex, qwen or opencode (repeatable); default all of them.")] = None,
+    harness: Annotated[list[str] | None, typer.Option("--harness", help="A harness with a pinned CLI: claude, codex, qwen, opencode or gemini (repeatable); default all of them.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
     ray: Annotated[str | None, typer.Option("--ray", metavar="ADDRESS", help=(
         "Check a Ray cluster for the ray backend (head GCS address, or auto); alone, only the cluster."))] = None,

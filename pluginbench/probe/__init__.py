@@ -1,7 +1,9 @@
 """The loopback model server the real Claude Code and Codex CLIs talk to in probe mode.
 
 It speaks Anthropic Messages (``POST /v1/messages``, streaming and not, plus
-``count_tokens``) and OpenAI Responses (``POST /v1/responses``, streaming), answers from a
+``count_tokens``), OpenAI Responses (``POST /v1/responses``, streaming), OpenAI Chat
+Completions and the Gemini API (``/v1beta/models/{model}:generateContent`` and
+``:streamGenerateContent?alt=sse``), answers from a
 :class:`Scenario` (ordered rules; the step is the number of assistant turns already in the
 conversation, so the server is stateless and concurrent sessions do not interfere),
 records every request, and reports exactly the usage it served. It binds only to loopback
@@ -26,6 +28,7 @@ from ..errors import ScenarioError
 from ._clis import PINNED, cli_version, clis_dir, find_cli
 from ._launch import (
     PROBE_ANTHROPIC_KEY,
+    PROBE_GEMINI_KEY,
     PROBE_OPENAI_ENV_KEY,
     PROBE_OPENAI_KEY,
     PROBE_PROVIDER_ID,
@@ -48,6 +51,7 @@ def bundled_scenario(name: str) -> Scenario:
 __all__ = [
     "PINNED",
     "PROBE_ANTHROPIC_KEY",
+    "PROBE_GEMINI_KEY",
     "PROBE_OPENAI_ENV_KEY",
     "PROBE_OPENAI_KEY",
     "PROBE_PROVIDER_ID",

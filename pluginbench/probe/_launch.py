@@ -14,7 +14,8 @@ import msgspec
 # They deliberately do not start with "sk-", so no scanner mistakes them for real ones.
 PROBE_ANTHROPIC_KEY = "pluginbench-probe-fake-anthropic-key"
 PROBE_OPENAI_KEY = "pluginbench-probe-fake-openai-key"
-PROBE_TOKENS = frozenset({PROBE_ANTHROPIC_KEY, PROBE_OPENAI_KEY})
+PROBE_GEMINI_KEY = "pluginbench-probe-fake-gemini-key"
+PROBE_TOKENS = frozenset({PROBE_ANTHROPIC_KEY, PROBE_OPENAI_KEY, PROBE_GEMINI_KEY})
 
 #: Environment variable Codex reads the probe key from (``env_key`` of the provider).
 PROBE_OPENAI_ENV_KEY = "PLUGINBENCH_PROBE_API_KEY"
@@ -41,7 +42,7 @@ class LaunchEnv(msgspec.Struct, frozen=True, kw_only=True):
 
 def launch_env(api: str, base_url: str) -> LaunchEnv:
     """Probe-mode launch settings for ``api`` (``anthropic`` = Claude Code, ``responses`` = Codex,
-    ``chat`` = Qwen Code).
+    ``chat`` = Qwen Code, ``gemini`` = Gemini CLI).
 
     Claude Code (facts measured on 2.1.328): ``ANTHROPIC_BASE_URL`` and a key are all it
     needs offline; ``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`` stops the bootstrap,
@@ -59,6 +60,11 @@ def launch_env(api: str, base_url: str) -> LaunchEnv:
     Chat Completions (Qwen Code 0.24.4, ``--auth-type openai``): ``OPENAI_BASE_URL``
     (``{base_url}/v1``; the CLI posts to ``/chat/completions`` under it) and the fake key as
     ``OPENAI_API_KEY``, in the agent process's environment only.
+
+    Gemini API (Gemini CLI 0.61.0, ``gemini-api-key`` auth): ``GOOGLE_GEMINI_BASE_URL`` (the
+    base; the CLI posts to ``/v1beta/models/{model}:streamGenerateContent?alt=sse`` under it,
+    plain http allowed for loopback only) and the fake key as ``GEMINI_API_KEY``, sent as
+    ``x-goog-api-key``.
 
     The real-run path never calls this and never sets ``ANTHROPIC_BASE_URL``.
     """
@@ -101,4 +107,6 @@ def launch_env(api: str, base_url: str) -> LaunchEnv:
                          config_args=tuple(a for arg in args for a in ("-c", arg)))
     if api == "chat":
         return LaunchEnv(api=api, env={"OPENAI_BASE_URL": f"{base}/v1", "OPENAI_API_KEY": PROBE_OPENAI_KEY})
-    raise ValueError(f"unknown api {api!r} (use 'anthropic', 'responses' or 'chat')")
+    if api == "gemini":
+        return LaunchEnv(api=api, env={"GOOGLE_GEMINI_BASE_URL": base, "GEMINI_API_KEY": PROBE_GEMINI_KEY})
+    raise ValueError(f"unknown api {api!r} (use 'anthropic', 'responses', 'chat' or 'gemini')")

@@ -42,6 +42,8 @@ def system_part(api: str, body: dict[str, Any]) -> Any:
     developer/system messages (Codex sends its base instructions as ``input[0]``)."""
     if api == "anthropic":
         return body.get("system")
+    if api == "gemini":
+        return body.get("systemInstruction")
     if api == "chat":
         return [m for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") in ("system", "developer")]
     items = [it for it in body.get("input") or [] if isinstance(it, dict)
@@ -50,15 +52,22 @@ def system_part(api: str, body: dict[str, Any]) -> Any:
 
 
 def messages_part(api: str, body: dict[str, Any]) -> Any:
-    """The conversation: Anthropic and Chat Completions ``messages``; Responses ``input`` (all items)."""
+    """The conversation: Anthropic and Chat Completions ``messages``; Responses ``input`` (all
+    items); Gemini ``contents``."""
+    if api == "gemini":
+        return body.get("contents")
     return body.get("messages") if api in ("anthropic", "chat") else body.get("input")
 
 
 def offered_tools(body: dict[str, Any]) -> tuple[str, ...]:
-    """Names of offered tools (a Responses built-in without a name is named by its type)."""
+    """Names of offered tools (a Responses built-in without a name is named by its type; a
+    Gemini tool's ``functionDeclarations`` by their names)."""
     names = []
     for tool in body.get("tools") or []:
-        if isinstance(tool, dict):
+        if isinstance(tool, dict) and isinstance(tool.get("functionDeclarations"), list):
+            names += [str(d["name"]) for d in tool["functionDeclarations"]
+                      if isinstance(d, dict) and isinstance(d.get("name"), str)]
+        elif isinstance(tool, dict):
             fn = tool.get("function")  # Chat Completions: {type: function, function: {name}}
             name = (fn.get("name") if isinstance(fn, dict) else None) or tool.get("name") or tool.get("type")
             if isinstance(name, str):
@@ -77,7 +86,8 @@ def tool_kind(body: dict[str, Any], name: str) -> str | None:
 def assistant_turns(api: str, body: dict[str, Any]) -> int:
     """How many model turns the conversation already holds.
 
-    Anthropic and Chat Completions: messages with role assistant. Responses: maximal runs of consecutive
+    Anthropic and Chat Completions: messages with role assistant. Gemini: contents with role
+    model. Responses: maximal runs of consecutive
     model-output items (reasoning, function/custom tool calls, assistant messages); a
     tool output or a user/developer message ends a run, so one turn that emitted
     reasoning plus two calls counts once.
@@ -85,6 +95,8 @@ def assistant_turns(api: str, body: dict[str, Any]) -> int:
     if api in ("anthropic", "chat"):
         return sum(1 for m in body.get("messages") or []
                    if isinstance(m, dict) and m.get("role") == "assistant")
+    if api == "gemini":
+        return sum(1 for m in body.get("contents") or [] if isinstance(m, dict) and m.get("role") == "model")
     turns, in_run = 0, False
     for item in body.get("input") or []:
         if not isinstance(item, dict):
@@ -144,6 +156,7 @@ _CWD_PATTERNS = (
     re.compile(r"(?m)^CWD: ([^\n\"\\]+)"),  # Claude Code --bare
     re.compile(r"I'm currently working in the directory: ([^\n\"\\]+)"),  # Qwen Code
     re.compile(r"(?m)^\s*Working directory: ([^\n\"\\]+)"),  # opencode <env>
+    re.compile(r"\*\*Workspace Directories:\*\*\n\s+- ([^\n\"\\]+)"),  # Gemini CLI
 )
 
 
@@ -162,10 +175,12 @@ _JWT = re.compile(r"^eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$")
 
 
 def credential_of(headers: dict[str, str]) -> str | None:
-    """The credential a request carries (``x-api-key``, else ``Authorization: Bearer``)."""
+    """The credential a request carries (``x-api-key`` or ``x-goog-api-key``, else
+    ``Authorization: Bearer``)."""
     lower = {k.lower(): v for k, v in headers.items()}
-    if lower.get("x-api-key"):
-        return lower["x-api-key"].strip()
+    for key in ("x-api-key", "x-goog-api-key"):
+        if lower.get(key):
+            return lower[key].strip()
     auth = lower.get("authorization", "").strip()
     if auth.lower().startswith("bearer "):
         return auth[7:].strip() or None
@@ -175,10 +190,10 @@ def credential_of(headers: dict[str, str]) -> str | None:
 def looks_real(credential: str | None, fakes: frozenset[str]) -> bool:
     """True for anything shaped like a real provider credential that is not one of ours:
     Anthropic keys and OAuth tokens (``sk-ant-…``), OpenAI keys (``sk-…``), JWT bearer
-    tokens (ChatGPT sign-in)."""
+    tokens (ChatGPT sign-in), Google API keys (``AIza…``) and OAuth tokens (``ya29.…``)."""
     if not credential or credential in fakes:
         return False
-    return credential.startswith("sk-") or bool(_JWT.match(credential))
+    return credential.startswith(("sk-", "AIza", "ya29.")) or bool(_JWT.match(credential))
 
 
 def substitute_cwd(value: Any, cwd: str | None) -> Any:

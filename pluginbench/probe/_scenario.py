@@ -120,8 +120,8 @@ class Step(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
 class When(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Conditions on a request; every condition given must hold (an empty ``when`` matches).
 
-    ``model`` is a glob (``claude-*``); ``api`` is ``anthropic``, ``responses`` or ``chat``
-    (OpenAI Chat Completions).
+    ``model`` is a glob (``claude-*``); ``api`` is ``anthropic``, ``responses``, ``chat``
+    (OpenAI Chat Completions) or ``gemini`` (the Gemini API; the model is the one in the path).
     """
 
     system_contains: str | None = None
@@ -179,9 +179,9 @@ def _check(scenario: Scenario, file: str | None) -> Scenario:
         raise fail("final and side answers must be plain text", "final",
                    "give final/side as {text: ...}")
     for i, rule in enumerate(scenario.rules):
-        if rule.when.api not in (None, "anthropic", "responses", "chat"):
+        if rule.when.api not in (None, "anthropic", "responses", "chat", "gemini"):
             raise fail(f"unknown api {rule.when.api!r}", f"rules[{i}].when.api",
-                       "use anthropic, responses or chat")
+                       "use anthropic, responses, chat or gemini")
     return scenario
 
 

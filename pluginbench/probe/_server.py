@@ -24,6 +24,7 @@ import msgspec
 from ..errors import InputError
 from . import _anthropic as anth
 from . import _chat as chat
+from . import _gemini as gem
 from . import _responses as resp
 from ._launch import PROBE_TOKENS
 from ._match import choose, credential_of, is_coding, looks_real, request_cwd
@@ -45,7 +46,7 @@ class ProbeRequest(msgspec.Struct, frozen=True, kw_only=True):
     """
 
     seq: int
-    api: str  # anthropic | responses | other
+    api: str  # anthropic | responses | chat | gemini | other
     method: str
     path: str
     kind: str
@@ -81,7 +82,7 @@ def _loopback(host: str) -> tuple[str, socket.AddressFamily]:
 def _redact(headers: Any) -> dict[str, str]:
     out = {}
     for key, value in headers.items():
-        if key.lower() in ("x-api-key", "authorization", "cookie"):
+        if key.lower() in ("x-api-key", "x-goog-api-key", "authorization", "cookie"):
             value = f"<redacted {len(value)} chars>"
         out[key] = value
     return out
@@ -345,11 +346,14 @@ class ProbeServer:
         except (json.JSONDecodeError, UnicodeDecodeError):
             body = {"_undecodable": raw[:2000].decode("utf-8", "replace")}
         path = h.path.split("?", 1)[0].rstrip("/")
+        gemini_method = gem.method_of(path)
         api = ("anthropic" if path.startswith("/v1/messages")
                else "responses" if path.endswith("/responses")
-               else "chat" if path.endswith("/chat/completions") else "other")
+               else "chat" if path.endswith("/chat/completions")
+               else "gemini" if gemini_method in ("generateContent", "streamGenerateContent") else "other")
+        model = gem.model_of(path) if gemini_method else body.get("model") if isinstance(body, dict) else None
         base = dict(seq=seq, api=api, method=method, path=h.path, headers=_redact(h.headers),
-                    body=body, model=body.get("model") if isinstance(body, dict) else None,
+                    body=body, model=model,
                     rule=None, rule_index=None, step=None, scripted=False, stream=False,
                     usage=None, completed=True, refused_real_credential=False)
 
@@ -361,7 +365,7 @@ class ProbeServer:
                              "credential; probe mode accepts only the probe's fake key")
             record(kind="side", answer="refused", status=401, refused_real_credential=True)
             return h.send_json(401, anth.error_body(spec) if api == "anthropic"
-                               else resp.error_body(spec))
+                               else gem.error_body(spec) if api == "gemini" else resp.error_body(spec))
         if method == "HEAD":
             record(kind="side", answer="hello", status=200)
             return h.send_json(200, {})
@@ -371,12 +375,16 @@ class ProbeServer:
         if method == "POST" and path == "/v1/messages/count_tokens":
             record(kind="side", answer="count_tokens", status=200)
             return h.send_json(200, anth.count_tokens_body(body))
+        if method == "POST" and gemini_method == "countTokens":
+            record(kind="side", answer="count_tokens", status=200)
+            return h.send_json(200, gem.count_tokens_body(body if isinstance(body, dict) else {}))
         if method != "POST" or api == "other" or not isinstance(body, dict):
             spec = ErrorSpec(status=404, message=f"pluginbench probe: no route {method} {path}")
             record(kind="side", answer="not_found", status=404)
             return h.send_json(404, resp.error_body(spec))
 
-        stream = bool(body.get("stream", api == "responses"))
+        stream = (gemini_method == "streamGenerateContent" if api == "gemini"
+                  else bool(body.get("stream", api == "responses")))
         if is_coding(body):
             choice = choose(self.scenario, api, body)
             step = choice.step
@@ -385,17 +393,17 @@ class ProbeServer:
         else:
             step = self.scenario.side
             base.update(kind="side", stream=stream)
-        self._answer(h, api, body, step, stream, record)
+        self._answer(h, api, body, step, stream, record, model)
 
     def _answer(self, h: _Handler, api: str, body: dict[str, Any], step: Step, stream: bool,
-                record: Callable[..., None]) -> None:
-        model = str(body.get("model") or "probe-model")
+                record: Callable[..., None], model_id: str | None = None) -> None:
+        model = str(model_id or body.get("model") or "probe-model")
         if step.error is not None:
             spec = step.error
             extra = {"retry-after": f"{spec.retry_after:g}"} if spec.retry_after is not None else {}
             record(answer="error", status=spec.status)
             return h.send_json(spec.status, anth.error_body(spec) if api == "anthropic"
-                               else resp.error_body(spec), extra)
+                               else gem.error_body(spec) if api == "gemini" else resp.error_body(spec), extra)
         if step.drop_stream:
             # Anthropic's message_start already reports input-side usage, so a cut stream
             # has served that much (Claude Code's result.usage counts it, modelUsage not).
@@ -411,6 +419,9 @@ class ProbeServer:
                 h.send_stream(anth.dropped_stream_events(step, model), cut=True)
             elif api == "chat":
                 h.send_stream(chat.dropped_stream_events(model), cut=True)
+                partial = None
+            elif api == "gemini":
+                h.send_stream(gem.dropped_stream_events(model), cut=True)
                 partial = None
             else:
                 h.send_stream(resp.dropped_stream_events(model), cut=True)
@@ -433,6 +444,13 @@ class ProbeServer:
                 record(answer=answer, status=200, usage=served, usage_fault=fault)
                 return h.send_json(200, chat.completion(message, usage_obj, model))
             done = h.send_stream(chat.stream_events(message, usage_obj, model), cut=False)
+        elif api == "gemini":
+            parts = gem.build_parts(step, body, cwd)
+            usage_obj = gem.step_usage_json(step)
+            if not stream:
+                record(answer=answer, status=200, usage=served, usage_fault=fault)
+                return h.send_json(200, gem.generate(parts, usage_obj, model))
+            done = h.send_stream(gem.stream_events(parts, usage_obj, model), cut=False)
         else:
             events = resp.stream_events(resp.build_items(step, body, cwd), resp.step_usage_json(step), model)
             done = h.send_stream(events, cut=False)

@@ -67,3 +67,9 @@ class TestCodex(_Real):
 class TestOpencode(_Real):
     name = "opencode"
     model = "gpt-4.1"
+
+
+@pytest.mark.realcli
+class TestGemini(_Real):
+    name = "gemini"
+    model = "gemini-2.5-pro"

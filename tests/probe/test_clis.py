@@ -45,7 +45,7 @@ def test_local_install_folder_is_under_the_repo_root() -> None:
 
 
 @pytest.mark.realcli
-@pytest.mark.parametrize("name", ["claude", "codex", "qwen", "opencode"])
+@pytest.mark.parametrize("name", ["claude", "codex", "qwen", "opencode", "gemini"])
 def test_installed_clis_are_found_at_the_pinned_version(name: str) -> None:
     """find_cli finds the installed CLI and it reports the pinned version."""
     path = find_cli(name)
@@ -63,7 +63,7 @@ def test_install_script_is_idempotent_and_prints_both_paths() -> None:
     assert proc.returncode == 0, proc.stderr
     assert "already installed" in proc.stderr
     paths = dict(line.split(" ", 1) for line in proc.stdout.splitlines())
-    assert set(paths) == {"claude", "codex", "qwen", "opencode"}
+    assert set(paths) == {"claude", "codex", "qwen", "opencode", "gemini"}
     assert all(Path(p).is_file() for p in paths.values())
 
 

@@ -1,0 +1,300 @@
+"""The real Gemini CLI harness (``gemini -p``, ``--output-format stream-json``, pinned 0.61.0).
+
+One attempt:
+
+1. :meth:`GeminiHarness.deliver` (host side) writes a private ``~/.gemini`` in the sandbox's
+   HOME: ``settings.json`` (see :func:`._gemini_trace.settings_json`), ``GEMINI.md`` from the
+   admitted guidance (none for vanilla) and standalone skills under ``skills/<name>/``.
+   Gemini CLI has no Claude Code / Codex plugins: an arm with plugins is refused at admission.
+2. :meth:`GeminiHarness.run` writes the receipt ``native-treatment.json``. Gemini CLI 0.61.0
+   has no discovery that makes no model call (``/memory list`` answers, then still sends the
+   prompt), so the receipt is the labelled ``delivered-home`` listing: the context files and
+   skills present in the private ``~/.gemini`` the CLI is launched with, against the
+   declaration. Then it launches the pinned argv, streams stdout to
+   ``agent/stdout.jsonl``, copies the chat transcript to ``agent/chats/`` and reads usage
+   and provider stops from the two (:mod:`._gemini_trace`).
+
+The endpoint and key reach the agent process only through its environment
+(``GOOGLE_GEMINI_BASE_URL`` / ``GEMINI_API_KEY``): the probe's fake key in a probe run; in
+a real run the host's ``GEMINI_API_KEY`` (never argv, never a saved file).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ..config import ENFORCED, NOT_APPLICABLE, Capabilities, capability_entry, capability_record
+from ..environments import Sandbox
+from ..errors import ConfigError, DiscoveryMismatch, InputError
+from ..events import Usage
+from ..harness_registry import CliPin
+from ..treatments import admit_guidance, admit_skill
+from ._gemini_trace import (
+    GEMINI_DIR,
+    REAL_BASE_URL,
+    RECEIPT_SCHEMA,
+    classify_provider_stop,
+    exec_argv,
+    launch_env,
+    read_stream,
+    settings_json,
+    validate_usage,
+)
+from ._port import AgentRun, AttemptContext, FrozenTreatment, HarnessBase, tool_roots
+
+__all__ = ["GeminiHarness"]
+
+CLI = CliPin(command="gemini", package="@google/gemini-cli", version="0.61.0",
+             launch_flags=("--output-format", "--approval-mode", "--model", "--prompt"))
+#: The host variable a real run's key is read from.
+KEY_VARIABLE = "GEMINI_API_KEY"
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _texts(folder: Path, pattern: str) -> str:
+    return "".join(_text(p) for p in sorted(folder.rglob(pattern))) if folder.is_dir() else ""
+
+
+def delivered_receipt(home: Path, *, guidance: bytes | None, skills: tuple[str, ...]) -> dict[str, Any]:
+    """The ``delivered-home`` receipt: what the private ``~/.gemini`` holds that Gemini CLI
+    loads (context files named ``GEMINI.md`` or ``AGENTS.md`` anywhere in it, skills under
+    ``skills/``) against the declaration. A mismatch: the declared GEMINI.md missing or
+    different, one present for an arm without guidance, any other context file, a declared
+    skill missing or an undeclared one present."""
+    gem = home / GEMINI_DIR
+    mismatches: list[str] = []
+    context = sorted(str(p.relative_to(home)) for name in ("GEMINI.md", "AGENTS.md") for p in gem.rglob(name)
+                     if "skills" not in p.relative_to(gem).parts)
+    main = gem / "GEMINI.md"
+    loaded = main.read_bytes() if main.is_file() else None
+    if guidance is not None and loaded != guidance:
+        mismatches.append("the declared guidance ~/.gemini/GEMINI.md is missing or differs")
+    if guidance is None and loaded is not None:
+        mismatches.append("~/.gemini/GEMINI.md is present but the arm declares no guidance")
+    mismatches += [f"context file ~/{c} is outside the treatment" for c in context if c != f"{GEMINI_DIR}/GEMINI.md"]
+    present = sorted(p.parent.name for p in (gem / "skills").glob("*/SKILL.md")) if (gem / "skills").is_dir() else []
+    mismatches += [f"the declared skill {s!r} is not delivered" for s in skills if s not in present]
+    mismatches += [f"skill {s!r} is outside the treatment" for s in present if s not in skills]
+    return {
+        "schema": RECEIPT_SCHEMA, "method": "delivered-home",
+        "method_note": "Gemini CLI 0.61.0 has no discovery without a model call (/memory list still sends "
+                       "the prompt); this lists the private ~/.gemini it is launched with",
+        "ok": not mismatches, "passed": not mismatches, "mismatches": mismatches,
+        "memory_files": [f"~/{c}" for c in context], "guidance_loaded": loaded is not None,
+        "gemini_md_sha256": hashlib.sha256(loaded).hexdigest() if loaded is not None else None,
+        "skills_loaded": [s for s in present if s in skills], "model_calls": 0,
+    }
+
+
+class GeminiHarness(HarnessBase):
+    """Gemini CLI adapter: see the module docstring for the whole attempt."""
+
+    name: ClassVar[str] = "gemini"
+    summary: ClassVar[str] = "Gemini CLI (gemini -p --output-format stream-json, Gemini API), the pinned CLI"
+    real: ClassVar[bool] = True
+    native_receipts: ClassVar[bool] = True
+    cli: ClassVar[CliPin | None] = CLI
+    doctor_model: ClassVar[str | None] = "gemini-2.5-pro"
+    delivery_policy: ClassVar[str | None] = "gemini-native-v1"
+    model_hosts: ClassVar[tuple[str, ...]] = ("generativelanguage.googleapis.com",)
+
+    # ------------------------------------------------------------------ declarations
+
+    @classmethod
+    def admit_evaluation(cls, ev: Any, *, probe: bool) -> None:
+        """Guidance and skills are admissible; plugins are refused (Gemini CLI has none);
+        a real run needs ``GEMINI_API_KEY`` on the host."""
+        for arm, t in ev.treatments.items():
+            if t.plugins:
+                raise ConfigError(
+                    "Gemini CLI (the gemini harness) has no Claude Code or Codex plugins",
+                    field=f"treatments.{arm}.plugins",
+                    fix="deliver the package's guidance and skills only, or use the claude or codex harness")
+            admit_guidance([Path(p) for p in t.guidance])
+            for p in t.skills:
+                admit_skill(Path(p))
+        if not probe and not os.environ.get(KEY_VARIABLE):
+            raise ConfigError(f"no {KEY_VARIABLE} on this host for the gemini harness", field="runner.harness",
+                              fix=f"export {KEY_VARIABLE}, or use runner.probe for a probe run")
+
+    @classmethod
+    def validate_config(cls, ev: Any, path: Path) -> None:
+        """The docker backend is refused: the coding image runs the pinned install with the
+        task image's ``node`` (Debian bookworm: 18), and Gemini CLI 0.61.0 needs node 20."""
+        if getattr(ev.environment, "backend", "local") == "docker":
+            raise ConfigError("the gemini harness does not run on the docker backend yet: Gemini CLI 0.61.0 "
+                              "needs node 20 or newer and the coding image uses the task image's node",
+                              file=str(path), field="environment.backend",
+                              fix="use environment.backend: local (bubblewrap)")
+
+    @classmethod
+    def credential_check(cls) -> tuple[bool, str]:
+        if os.environ.get(KEY_VARIABLE):
+            return True, f"{KEY_VARIABLE} is set (validity not checked)"
+        return False, f"{KEY_VARIABLE} is not set"
+
+    @classmethod
+    def launch_identity(cls, model: str | None, reasoning: str | None, *, subagents: bool = True) -> dict[str, Any]:
+        return {"argv": exec_argv("<cli>", model=model or "<model>", prompt="<prompt>"),
+                "discovery": {"method": "delivered-home", "receipt": RECEIPT_SCHEMA},
+                "subagents": subagents}
+
+    @classmethod
+    def capability_policy(cls, caps: Any) -> dict[str, dict[str, Any]]:
+        """Sub-agents off removes the ``invoke_agent`` tool (``tools.exclude``); Gemini CLI
+        has no thread or depth setting a run could enforce."""
+        on = bool(caps.subagents)
+        return {
+            "subagents": capability_entry(on, ENFORCED, "the invoke_agent tool is offered" if on
+                                          else "the invoke_agent tool is excluded (tools.exclude)"),
+            "max_threads": capability_entry(caps.max_threads, NOT_APPLICABLE, "Gemini CLI has no thread limit setting"),
+            "max_depth": capability_entry(caps.max_depth, NOT_APPLICABLE, "Gemini CLI has no depth setting"),
+            "child_model": capability_entry("inherit", NOT_APPLICABLE, "sub-agents run on the session's model"),
+        }
+
+    @classmethod
+    def for_run(cls, ev: Any, *, cli_path: str | Path | None, cli_version: str | None,
+                probe_base_url: str | None) -> GeminiHarness:
+        return cls(str(cli_path), cli_version or "", probe_base_url, capabilities=ev.capabilities)
+
+    @classmethod
+    def revalidate_usage(cls, attempt_dir: Path, *, model: str | None, cli_version: str | None, timed_out: bool,
+                         exit_code: int | None, seconds: float) -> Usage | None:
+        agent = attempt_dir / "agent"
+        return validate_usage(_text(agent / "stdout.jsonl"), _texts(agent / "chats", "*.jsonl"), timed_out=timed_out)
+
+    # ------------------------------------------------------------------ instance
+
+    def __init__(self, cli_path: str | Path, cli_version: str, probe_base_url: str | None = None, *,
+                 capabilities: Capabilities | None = None) -> None:
+        self.cli_path = str(cli_path)
+        self.cli_version = cli_version
+        self.probe_base_url = probe_base_url
+        self.capabilities = capabilities if capabilities is not None else Capabilities()
+        self.readonly = tool_roots(cli_path) if Path(cli_path).exists() else ()
+
+    def _endpoint(self) -> tuple[str, str]:
+        if self.probe_base_url is not None:
+            from ..probe import launch_env as probe_launch_env
+
+            env = probe_launch_env("gemini", self.probe_base_url).env
+            return env["GOOGLE_GEMINI_BASE_URL"], env["GEMINI_API_KEY"]
+        key = os.environ.get(KEY_VARIABLE)
+        if not key:
+            raise InputError(f"no {KEY_VARIABLE} on this host for the gemini harness", field="runner.harness",
+                             fix=f"export {KEY_VARIABLE}")
+        return REAL_BASE_URL, key
+
+    def _env(self, sandbox: Sandbox) -> dict[str, str]:
+        base, key = self._endpoint()
+        return launch_env(home=sandbox.paths.home, tmp=sandbox.paths.tmp, base_url=base, key=key)
+
+    def secrets(self) -> list[str]:
+        if self.probe_base_url is not None:
+            return []
+        key = os.environ.get(KEY_VARIABLE, "")
+        return [key] if len(key) >= 8 else []
+
+    def deliver(self, treatment: FrozenTreatment, home: Path) -> dict[str, object]:
+        """Write the private ``~/.gemini`` into ``home``; return the delivery receipt."""
+        if treatment.plugins:
+            raise InputError("Gemini CLI has no Claude Code or Codex plugins", file=str(treatment.plugins[0]),
+                             fix="use the claude or codex harness for plugins")
+        gem = home / GEMINI_DIR
+        gem.mkdir(parents=True, exist_ok=True)
+        settings = settings_json(probe=self.probe_base_url is not None, capabilities=self.capabilities)
+        (gem / "settings.json").write_text(settings, encoding="utf-8")
+        receipt: dict[str, Any] = {
+            "harness": self.name, "cli_version": self.cli_version, "probe": self.probe_base_url is not None,
+            "gemini_home": GEMINI_DIR, "gemini_md": None, "skills": [],
+            "settings_json_sha256": hashlib.sha256(settings.encode()).hexdigest(),
+            "capabilities": capability_record(self.name, self.capabilities),
+            "credential": "probe fake key (agent process environment only)" if self.probe_base_url is not None
+            else f"host {KEY_VARIABLE} (agent process environment only)",
+        }
+        if treatment.guidance:
+            data = admit_guidance(list(treatment.guidance))
+            (gem / "GEMINI.md").write_bytes(data)
+            receipt["gemini_md"] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+        for skill in treatment.skills:
+            info = admit_skill(skill)
+            dest = gem / "skills" / info.name
+            if dest.exists():
+                raise InputError(f"two skills are named {info.name!r}", file=str(skill), fix="rename one")
+            shutil.copytree(skill, dest, ignore=shutil.ignore_patterns(".git"))
+            receipt["skills"].append({"name": info.name, "fingerprint": info.fingerprint})
+        return receipt
+
+    async def discover(self, sandbox: Sandbox, ctx: AttemptContext) -> dict[str, Any]:
+        """The ``delivered-home`` receipt of the sandbox's private ``~/.gemini``."""
+        t = ctx.treatment
+        with tempfile.TemporaryDirectory(prefix="pb-gemini-") as tmp:
+            got = Path(tmp) / "home" / GEMINI_DIR
+            try:
+                await sandbox.get(f"{sandbox.paths.home}/{GEMINI_DIR}", got)
+            except Exception:  # noqa: BLE001 - nothing delivered: the receipt says so
+                got.mkdir(parents=True, exist_ok=True)
+            receipt = delivered_receipt(Path(tmp) / "home",
+                                        guidance=admit_guidance(list(t.guidance)) if t.guidance else None,
+                                        skills=tuple(admit_skill(s).name for s in t.skills))
+        receipt.update({
+            "harness": self.name, "cli_version": self.cli_version, "arm": t.arm,
+            "probe": self.probe_base_url is not None,
+            "launch_argv": exec_argv(self.cli_path, model=ctx.model or "", prompt="")[1:-1],
+        })
+        return receipt
+
+    async def run(self, sandbox: Sandbox, ctx: AttemptContext) -> AgentRun:
+        """Write the receipt, launch the pinned headless ``gemini``, read its two usage records."""
+        if not ctx.model:
+            raise InputError("the gemini harness needs an exact model id", field="runner.model",
+                             fix='set runner.model, e.g. "gemini-2.5-pro"')
+        agent_dir = ctx.attempt_dir / "agent"
+        agent_dir.mkdir(parents=True, exist_ok=True)
+        receipt = await self.discover(sandbox, ctx)
+        (ctx.attempt_dir / "native-treatment.json").write_text(json.dumps(receipt, indent=2, sort_keys=True) + "\n",
+                                                               encoding="utf-8")
+        if not receipt["ok"]:
+            raise DiscoveryMismatch(f"attempt {ctx.attempt_id}", receipt["mismatches"])
+        argv = exec_argv(self.cli_path, model=ctx.model, prompt=ctx.task.instruction)
+        await ctx.launched(argv)
+        res = await sandbox.exec(argv, cwd=sandbox.paths.app, env=self._env(sandbox), timeout=ctx.timeout_seconds,
+                                 stdout_path=agent_dir / "stdout.jsonl", stderr_path=agent_dir / "stderr.txt")
+        await self._collect(sandbox, agent_dir)
+        return read_agent_run(agent_dir, exit_code=res.exit_code, timed_out=res.timed_out, seconds=res.seconds)
+
+    async def _collect(self, sandbox: Sandbox, agent_dir: Path) -> None:
+        """Copy the CLI's chat transcripts out of the sandbox."""
+        with tempfile.TemporaryDirectory(prefix="pb-gemini-") as tmp:
+            got = Path(tmp) / "tmp"
+            try:
+                await sandbox.get(f"{sandbox.paths.home}/{GEMINI_DIR}/tmp", got)
+            except Exception:  # noqa: BLE001 - nothing recorded: usage becomes unknown
+                return
+            (agent_dir / "chats").mkdir(exist_ok=True)
+            for f in sorted(got.rglob("chats/*.jsonl")):
+                shutil.copyfile(f, agent_dir / "chats" / f.name)
+
+
+def read_agent_run(agent_dir: Path, *, exit_code: int | None, timed_out: bool, seconds: float) -> AgentRun:
+    """The :class:`AgentRun` of one session from its saved stdout, stderr and transcript."""
+    stdout = _text(agent_dir / "stdout.jsonl")
+    usage = validate_usage(stdout, _texts(agent_dir / "chats", "*.jsonl"), timed_out=timed_out)
+    stop = classify_provider_stop(stdout, _text(agent_dir / "stderr.txt"), timed_out=timed_out)
+    error = read_stream(stdout).error
+    if error is None and not timed_out and exit_code not in (0, None):
+        error = f"gemini exited {exit_code} without an error result"
+    return AgentRun(exit_code=exit_code, timed_out=timed_out, coding_seconds=seconds, usage=usage,
+                    error=error, provider_stop=stop)
