@@ -109,7 +109,7 @@ class Generate(_Strict, frozen=True):
         "The harness whose agent writes the file; null is `runner.harness`, the only one this build runs (the "
         "generating session uses the run's pinned CLI, sandbox backend and probe)."))] = None
     model: Annotated[str | None, msgspec.Meta(description=(
-        "The generating session's exact model id: required for a real harness (claude, codex, qwen, opencode); it may differ "
+        "The generating session's exact model id: required for a real harness (claude, codex, qwen, opencode, gemini); it may differ "
         "from `runner.model`. Its own row in the price table prices its usage."))] = None
     reasoning: Annotated[str | None, msgspec.Meta(description=(
         "The generating session's effort; null is `runner.reasoning`."))] = None
@@ -118,7 +118,7 @@ class Generate(_Strict, frozen=True):
         "spirit of Claude Code's `/init`). `{file}` is replaced by the instruction file's name."))] = None
     kind: Annotated[Literal["instruction_file"], msgspec.Meta(description=(
         "What is generated: `instruction_file`, the file the coding harness reads from the repository root "
-        "(CLAUDE.md for claude and simulated, AGENTS.md for codex and opencode, QWEN.md for qwen). Skills are not generated "
+        "(CLAUDE.md for claude and simulated, AGENTS.md for codex and opencode, QWEN.md for qwen, GEMINI.md for gemini). Skills are not generated "
         "in this build."))] = "instruction_file"
 
     def effort(self, runner_reasoning: str | None) -> str | None:
@@ -152,7 +152,7 @@ class HarnessEntry(_Strict, frozen=True):
     treatments run as their own arm set under this harness, compared within it only."""
 
     harness: Annotated[str, msgspec.Meta(description=(
-        "A registered harness (`claude`, `codex`, `qwen`, `opencode`, `simulated`, `nop`, `oracle`), each at most once; "
+        "A registered harness (`claude`, `codex`, `qwen`, `opencode`, `gemini`, `simulated`, `nop`, `oracle`), each at most once; "
         "its run folder is named after it. Its own rules apply, as for `runner.harness`."))]
     model: Annotated[str | None, msgspec.Meta(description=(
         "The exact model id, as `runner.model` (required for a real harness)."))] = None

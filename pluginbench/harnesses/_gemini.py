@@ -108,6 +108,8 @@ class GeminiHarness(HarnessBase):
     cli: ClassVar[CliPin | None] = CLI
     doctor_model: ClassVar[str | None] = "gemini-2.5-pro"
     delivery_policy: ClassVar[str | None] = "gemini-native-v1"
+    #: what a generated-guidance arm's session writes: the context file its settings name
+    instruction_file: ClassVar[str | None] = "GEMINI.md"
     model_hosts: ClassVar[tuple[str, ...]] = ("generativelanguage.googleapis.com",)
 
     # ------------------------------------------------------------------ declarations

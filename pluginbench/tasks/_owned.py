@@ -4,8 +4,8 @@
 starting source minus the repository's own instruction files and skills, at any depth:
 
 * files named ``AGENTS.md``, ``AGENTS.override.md`` (Codex, opencode), ``CLAUDE.md`` and
-  ``CLAUDE.local.md`` (Claude Code), ``QWEN.md`` (Qwen Code);
-* every file under a folder named ``.claude``, ``.agents``, ``.qwen`` or ``.opencode``
+  ``CLAUDE.local.md`` (Claude Code), ``QWEN.md`` (Qwen Code), ``GEMINI.md`` (Gemini CLI);
+* every file under a folder named ``.claude``, ``.agents``, ``.qwen``, ``.opencode`` or ``.gemini``
   (skills, agents, commands, settings, hooks, plugins).
 
 The patch base, the verifier and the measures keep the whole starting source:
@@ -33,9 +33,9 @@ from pathlib import Path
 from ._tree import TreeEntry, copy_tree, scan_tree
 
 #: instruction file names removed at any depth
-TASK_OWNED_FILES = frozenset({"AGENTS.md", "AGENTS.override.md", "CLAUDE.md", "CLAUDE.local.md", "QWEN.md"})
+TASK_OWNED_FILES = frozenset({"AGENTS.md", "AGENTS.override.md", "CLAUDE.md", "CLAUDE.local.md", "QWEN.md", "GEMINI.md"})
 #: folders removed whole at any depth
-TASK_OWNED_DIRS = frozenset({".claude", ".agents", ".qwen", ".opencode"})
+TASK_OWNED_DIRS = frozenset({".claude", ".agents", ".qwen", ".opencode", ".gemini"})
 
 
 def bind_task_owned(fingerprint: str, task_owned: str) -> str:
