@@ -87,7 +87,7 @@ def private_node(cli: CliPin) -> tuple[Path, str]:
     if found is not None:
         try:
             version = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=30,
-                                     stdin=subprocess.DEVNULL, check=False).stdout.strip()
+                                     stdin=subprocess.DEVNULL, check=False, start_new_session=True).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             version = ""
     major = int(version.lstrip("v").split(".")[0]) if version.lstrip("v").split(".")[0].isdigit() else 0
