@@ -19,11 +19,13 @@ from ._lock import (
 from ._log import (
     EventLog,
     LogContents,
+    StreamedLog,
     check_structure,
     follow,
     read_events,
     read_log,
     read_run_log,
+    stream_run_log,
     utc_now,
 )
 from ._types import (
@@ -143,6 +145,7 @@ __all__ = [
     "ExtensionRecorded",
     "Finding",
     "LogContents",
+    "StreamedLog",
     "LogRepaired",
     "Measure",
     "MeasurementReadinessChecked",
@@ -201,6 +204,7 @@ __all__ = [
     "read_log",
     "read_owner_record",
     "read_run_log",
+    "stream_run_log",
     "stamp",
     "type_name",
     "utc_now",

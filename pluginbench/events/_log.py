@@ -238,6 +238,75 @@ def check_structure(events: list[Event], path: Path) -> None:
             known.add(event.replaced_by)
 
 
+class StreamedLog(NamedTuple):
+    """What :func:`stream_run_log` found besides the events it handed on."""
+
+    last: Event
+    torn_tail: bytes
+    valid_size: int
+    lines: int
+
+
+def stream_run_log(path: Path, sink: Callable[[Event], object]) -> StreamedLog | None:
+    """Read a run's log one line at a time, handing each complete event to ``sink`` in order,
+    holding no list of events (a million-event log folds in the memory of its fold).
+
+    It checks what :func:`read_run_log` checks (every complete line decodes, ``seq`` runs
+    1, 2, 3…, one ``run.created`` first, known event versions, no unplanned attempt) and
+    returns ``None`` at the first thing that is not so, after handing on only the events
+    before it: the caller then reads the log with :func:`read_run_log`, whose error names
+    the line, so both readers refuse a damaged log with the same words."""
+    require_regular(path)
+    if not path.exists():
+        return None
+    known: set[str] = set()
+    last: Event | None = None
+    lines = size = 0
+    with path.open("rb") as fh, paused_gc():
+        for line in fh:
+            if not line.endswith(b"\n"):  # the last line, without its newline: torn or complete
+                try:
+                    event = decode(line)
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    return None if last is None else StreamedLog(last, line, size, lines)
+            else:
+                try:
+                    event = decode(line)
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    return None
+            lines += 1
+            if not _sound(event, lines, known):
+                return None
+            sink(event)
+            last = event
+            size += len(line)
+    return None if last is None else StreamedLog(last, b"", size, lines)
+
+
+def _sound(event: Event, lineno: int, known: set[str]) -> bool:
+    """Whether ``event`` on line ``lineno`` passes :func:`read_run_log`'s checks (``known``:
+    the attempts planned or derived so far, grown here)."""
+    if event.seq != lineno or event.v != _CURRENT_VERSION[type(event)]:
+        return False
+    if lineno == 1:
+        if not isinstance(event, RunCreated):
+            return False
+        known.update(p.attempt_id for p in event.slots)
+        return True
+    if isinstance(event, RunCreated):
+        return False
+    fields = _ATTEMPT_FIELDS.get(type(event))
+    if fields is not None and not (isinstance(event, RevisionMeasured) and event.stage != "submission"):
+        for name in fields:
+            value = getattr(event, name)
+            for aid in value if isinstance(value, list) else (value,):
+                if aid is not None and aid not in known:
+                    return False
+    if isinstance(event, AttemptDiscarded):
+        known.add(event.replaced_by)
+    return True
+
+
 #: Each event type's current version (its ``v`` default).
 _CURRENT_VERSION: dict[type, int] = {
     t: next(f.default for f in msgspec.structs.fields(t) if f.name == "v") for t in EVENT_TYPES
