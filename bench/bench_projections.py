@@ -28,7 +28,6 @@ import hashlib
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -137,13 +136,22 @@ def make_run(root: Path, n_attempts: int, *, tasks: int = TASKS, seed: int = 0, 
         for n, event in enumerate(run_events(created, seed), start=1):
             fh.write(encode(stamp(event, seq=n, at="2026-01-01T00:00:00.000Z")) + b"\n")
     if ledger:
-        from pluginbench.events import read_events
-        from pluginbench.projections import Ledger, fold
-
-        db = Ledger(root / "evidence" / "ledger.sqlite")
-        db.rebuild(fold(read_events(root / "events.jsonl")))
-        db.close()
+        write_ledger(root)
     return n
+
+
+def write_ledger(root: Path) -> None:
+    """The run's ledger at its log's last event, with the log's mark (as the writer leaves it)."""
+    from pluginbench.events import EventLog
+    from pluginbench.projections import Ledger, fold_checked_log
+    from pluginbench.rundir import RunDir
+
+    state = fold_checked_log(RunDir(root)).state
+    with EventLog(root / "events.jsonl") as log:
+        mark = log.mark
+    db = Ledger(root / "evidence" / "ledger.sqlite")
+    db.rebuild(state, mark)
+    db.close()
 
 
 def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:

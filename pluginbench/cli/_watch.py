@@ -25,7 +25,7 @@ from ..events import (
     read_run_log,
 )
 from ..rundir import RunDir
-from ..status import status_snapshot
+from ..status import status_json, status_snapshot
 from ._common import console, errors_to_exit_codes, print_json
 from ._verdict_lines import verdict_text, verdicts_beside
 
@@ -254,7 +254,8 @@ def status_command(
     running. Only reads: the ledger read-only, else a fold of events.jsonl."""
     rd = _require_run(run_dir)
     if json_out:
-        print_json(status_snapshot(rd.root))
+        sys.stdout.buffer.write(status_json(rd.root))
+        sys.stdout.flush()
         return
     if not watch:
         console.print(render_status(status_snapshot(rd.root)))

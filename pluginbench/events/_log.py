@@ -19,6 +19,7 @@ import hashlib
 import os
 import stat
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -238,6 +239,66 @@ def check_structure(events: list[Event], path: Path) -> None:
             known.add(event.replaced_by)
 
 
+class LogMark(NamedTuple):
+    """The first ``size`` bytes of a log and their CRC-32: what the writer had written when it
+    recorded a view of them (the ledger keeps it, so a reader can tell the log it folded is
+    still the log on disk without decoding it again)."""
+
+    size: int
+    crc32: int
+
+
+def _crc_of(path: Path) -> tuple[int, int]:
+    size = crc = 0
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 22), b""):
+            size += len(block)
+            crc = zlib.crc32(block, crc)
+    return size, crc
+
+
+def log_mark_holds(path: Path, mark: LogMark) -> bytes | None:
+    """Whether the first ``mark.size`` bytes of the log at ``path`` still have ``mark.crc32``
+    and end a line: then the bytes after them (a torn tail, or events the mark's holder has
+    not seen), else ``None``. Reads the file once, a block at a time."""
+    crc = 0
+    left = mark.size
+    try:
+        with path.open("rb") as fh:
+            while left > 0:
+                block = fh.read(min(left, 1 << 22))
+                if not block:
+                    return None
+                crc = zlib.crc32(block, crc)
+                left -= len(block)
+            if mark.size:
+                fh.seek(mark.size - 1)
+                if fh.read(1) != b"\n":
+                    return None
+            rest = fh.read()
+    except OSError:
+        return None
+    return rest if crc == mark.crc32 else None
+
+
+def last_line_before(path: Path, end: int) -> bytes:
+    """The complete line that ends at byte ``end`` (exclusive; ``end`` follows its newline)."""
+    with path.open("rb") as fh:
+        start = end - 1
+        block = 1 << 16
+        while True:
+            lo = max(0, start - block)
+            fh.seek(lo)
+            chunk = fh.read(start - lo)
+            cut = chunk.rfind(b"\n")
+            if cut >= 0 or lo == 0:
+                begin = lo + cut + 1
+                break
+            block *= 4
+        fh.seek(begin)
+        return fh.read(end - begin)
+
+
 class StreamedLog(NamedTuple):
     """What :func:`stream_run_log` found besides the events it handed on."""
 
@@ -351,6 +412,12 @@ class EventLog:
         elif contents.valid_size and not path.read_bytes().endswith(b"\n"):
             os.write(self._fd, b"\n")
             os.fsync(self._fd)
+        self._size, self._crc = _crc_of(path)
+
+    @property
+    def mark(self) -> LogMark:
+        """The log's bytes so far: how many and their CRC-32 (kept up to date by :meth:`append`)."""
+        return LogMark(self._size, self._crc)
 
     @property
     def last_seq(self) -> int:
@@ -365,6 +432,8 @@ class EventLog:
             written += os.write(self._fd, line[written:])
         os.fsync(self._fd)
         self._last_seq = stamped.seq
+        self._size += len(line)
+        self._crc = zlib.crc32(line, self._crc)
         return stamped
 
     def close(self) -> None:

@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING
 
 from ..events import OUTCOMES, VANILLA
 from ._integrity import (
+    CheckedFold,
     check_frozen,
     check_results_version,
+    fold_checked_log,
     frozen_changes,
     ledger_last_seq,
     read_checked_log,
@@ -23,10 +25,12 @@ from ._ledger import (
     READ_MODE_SQL,
     READ_ROWS_SQL,
     Ledger,
+    LedgerSummary,
     LedgerView,
     ledger_uri,
     ledger_view,
     read_ledger,
+    read_ledger_summary,
 )
 from ._report_cost import PRICES_FILE, load_prices
 from ._report_data import tokens_dict
@@ -41,7 +45,7 @@ from ._sequential import (
     task_rows,
 )
 from ._state import INITIAL_REVIEW, STATES, Attempt, RunState, fold
-from ._status import RunFacts, status_of, status_view
+from ._status import Group, RunFacts, status_of, status_of_groups, status_view, summable
 from ._status_types import LeftRunning, Owner, Status
 from ._view import attempt_rows, run_row
 
@@ -75,6 +79,9 @@ __all__ = [
     "STATES",
     "VANILLA",
     "Attempt",
+    "CheckedFold",
+    "Group",
+    "LedgerSummary",
     "Ledger",
     "LedgerView",
     "LeftRunning",
@@ -85,6 +92,7 @@ __all__ = [
     "attempt_rows",
     "build_report",
     "fold",
+    "fold_checked_log",
     "ledger_uri",
     "ledger_view",
     "load_prices",
@@ -96,8 +104,11 @@ __all__ = [
     "ledger_last_seq",
     "read_checked_log",
     "read_ledger",
+    "read_ledger_summary",
     "run_row",
     "status_of",
+    "status_of_groups",
     "status_view",
+    "summable",
     "tokens_dict",
 ]

@@ -95,18 +95,20 @@ def _folders(rd: RunDir) -> list[tuple[str, Path]]:
             if folder.is_dir() for child in sorted(folder.iterdir())]
 
 
-def fold_checked_log(rd: RunDir) -> CheckedFold:
+def fold_checked_log(rd: RunDir, *, folding: bool = True) -> CheckedFold:
     """:func:`read_checked_log` and the fold of its events in one streamed pass: the same
     checks and the same refusals (a log that is not sound is read again by
     :func:`read_checked_log`, whose error names the line), but no list of events is held,
-    so a million-event log folds in the memory of its state."""
+    so a million-event log folds in the memory of its state. ``folding=False`` only checks
+    (the state returned is then empty)."""
     recorded = ledger_last_seq(rd.ledger)
     folders = _folders(rd)
     state = RunState()
     started: set[str] = set()
 
     def sink(event: Event) -> None:
-        state.apply(event)
+        if folding:
+            state.apply(event)
         if isinstance(event, AttemptStarted | AttemptReused):
             started.add(event.attempt_id)
         elif isinstance(event, VanillaCacheChecked):
@@ -117,7 +119,8 @@ def fold_checked_log(rd: RunDir) -> CheckedFold:
             (child.name if child.name in started or kind == "attempts" else child.name.rsplit(".", 1)[0])
             not in started for kind, child in folders):
         contents = read_checked_log(rd)  # raises, naming the line; a sound log read again is folded again
-        return CheckedFold(fold(contents.events), contents.events[-1], len(contents.torn_tail))
+        return CheckedFold(fold(contents.events) if folding else RunState(), contents.events[-1],
+                           len(contents.torn_tail))
     return CheckedFold(state, streamed.last, len(streamed.torn_tail))
 
 

@@ -15,9 +15,9 @@ from typing import Any
 from .. import stats
 from ..harness_registry import runs_no_agent_cli
 from ..measures import Column, all_columns, collected_columns
-from ._report_code import PLAIN_COLUMNS
 from ._report_activation_html import activation_html
 from ._report_checks import checks_html
+from ._report_code import PLAIN_COLUMNS
 from ._report_cost import cost_html, dollars_note
 from ._report_css import CSS
 from ._report_plots import ATTEMPTS_LISTED_MAX, PLOT_CSS, plots_section
