@@ -18,15 +18,7 @@ from typing import Any, NamedTuple
 import anyio
 import msgspec
 
-from ..environments import (
-    Environment,
-    Role,
-    Sandbox,
-    SandboxSpec,
-    limits_of,
-    over_storage,
-    policy_for,
-)
+from ..environments import Environment, Role, Sandbox, SandboxSpec, limits_of, over_storage, policy_for
 from ..errors import EnvironmentFailure, ResourceLimitHit, SandboxLost, WorkerLost
 from ..events import Outcome
 from ..harnesses import AgentRun, AttemptContext, FrozenTreatment, Harness

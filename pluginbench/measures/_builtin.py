@@ -68,8 +68,6 @@ LINES = register(MeasureSpec(
 
 # Code measures register in their own modules (imported here so `import pluginbench.measures`
 # registers every built-in measure).
-from . import (
-    _activation_spec,  # noqa: E402,F401 - registers `activation`
-    _checks_spec,  # noqa: E402,F401 - registers `checks`
-    _coverage_spec,  # noqa: E402,F401 - registers `coverage`
-)
+from . import _coverage_spec  # noqa: E402,F401 - registers `coverage`
+from . import _activation_spec  # noqa: E402,F401 - registers `activation`
+from . import _checks_spec  # noqa: E402,F401 - registers `checks`
