@@ -1,11 +1,13 @@
 """``status`` and ``report`` at a million events (issue 27, item 3). Prints numbers; asserts nothing.
 
-    .venv/bin/python bench/bench_projections.py [--attempts 142857] [--before main] [--keep DIR]
+    .venv/bin/python bench/bench_projections.py [--attempts 142857] [--tasks 300] [--before main] [--keep DIR]
 
 Writes a synthetic finished run of ``--attempts`` attempts (7 events an attempt, so the
-default is the issue's 1,000,000 events): ``run.created`` with tasks × 3 arms × 7 repeats,
-every attempt started, launched, exited with a usage, captured, graded (pass/fail/unknown
-from a seeded draw), measured (four line counts) and completed; then its ledger
+default is the issue's 1,000,000 events): ``run.created`` with ``--tasks`` tasks × 3 arms × as
+many repeats as it takes (the paired statistics cost grows with tasks, not attempts),
+every attempt started, launched, exited with a usage, captured (its ``model.patch`` in its
+evidence folder), graded (pass/fail/unknown from a seeded draw), measured (four line counts)
+and completed; then its ledger
 (``evidence/ledger.sqlite``) at the log's last event. Then, as separate processes of the
 real CLI (``python -m pluginbench``), it times and takes the peak resident set
 (``wait4``'s ``ru_maxrss``) of:
@@ -88,6 +90,11 @@ def plan(name: str, n_attempts: int, evaluation_sha256: str, n_tasks: int = TASK
         repeats=repeats, jobs=4, seed=0, timeout_seconds=60, slots=slots)
 
 
+def patch(aid: str) -> bytes:
+    """The attempt's saved ``model.patch`` (the report checks each against its recorded sha256)."""
+    return f"diff --git a/solution.py b/solution.py\n--- a/solution.py\n+++ b/solution.py\n@@ -1 +1 @@\n-pass\n+# {aid}\n".encode()
+
+
 def attempt_events(slot: SlotPlan, rng: random.Random) -> list[Event]:
     """One attempt from start to completion, as a run records it."""
     aid = slot.attempt_id
@@ -103,7 +110,8 @@ def attempt_events(slot: SlotPlan, rng: random.Random) -> list[Event]:
         AgentLaunched(attempt_id=aid, argv=["nop"]),
         AgentExited(attempt_id=aid, exit_code=0, timed_out=False, coding_seconds=round(rng.uniform(10, 300), 3),
                     usage=usage),
-        SubmissionCaptured(attempt_id=aid, patch_sha256="p" * 64, empty=False, files_changed=1),
+        SubmissionCaptured(attempt_id=aid, patch_sha256=hashlib.sha256(patch(aid)).hexdigest(), empty=False,
+                           files_changed=1),
         AttemptGraded(attempt_id=aid, outcome=outcome, reward=None if outcome == "unknown" else float(outcome == "pass"),
                       reason="verifier wrote no reward" if outcome == "unknown" else None),
         MeasuresCollected(attempt_id=aid, measures=measures),
@@ -135,6 +143,10 @@ def make_run(root: Path, n_attempts: int, *, tasks: int = TASKS, seed: int = 0, 
     with open(root / "events.jsonl", "wb") as fh:
         for n, event in enumerate(run_events(created, seed), start=1):
             fh.write(encode(stamp(event, seq=n, at="2026-01-01T00:00:00.000Z")) + b"\n")
+    for slot in created.slots:  # each attempt's evidence folder with its patch
+        folder = root / "evidence" / "attempts" / slot.attempt_id
+        folder.mkdir(parents=True)
+        (folder / "model.patch").write_bytes(patch(slot.attempt_id))
     if ledger:
         write_ledger(root)
     return n
@@ -154,8 +166,9 @@ def write_ledger(root: Path) -> None:
     db.close()
 
 
-def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
-    """Wall seconds, peak RSS in MiB and the exit code of one process (stdout discarded)."""
+def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float, float, int]:
+    """Wall seconds, CPU seconds (user + system), peak RSS in MiB and the exit code of one
+    process (stdout discarded)."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -164,10 +177,10 @@ def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
     err = proc.stderr.read() if proc.stderr else b""
     if proc.returncode:
         print(f"  ! {' '.join(argv[-3:])} exited {proc.returncode}: {err.decode(errors='replace')[-400:]}")
-    return wall, usage.ru_maxrss / 1024, proc.returncode
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode
 
 
-def measure(run: Path, code: Path | None) -> dict[str, tuple[float, float, int]]:
+def measure(run: Path, code: Path | None) -> dict[str, tuple[float, float, float, int]]:
     env = dict(os.environ)
     if code is not None:
         env["PYTHONPATH"] = str(code)
@@ -205,6 +218,7 @@ def digests(run: Path) -> dict[str, str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--attempts", type=int, default=142_857, help="attempts (7 events each)")
+    ap.add_argument("--tasks", type=int, default=TASKS, help="tasks (the arms and repeats fill the attempts)")
     ap.add_argument("--before", default="main", help="git ref to time as 'before' ('' to skip)")
     ap.add_argument("--keep", type=Path, help="write the run here and keep it (else a temporary folder)")
     args = ap.parse_args()
@@ -213,11 +227,11 @@ def main() -> None:
         run = args.keep or Path(tmp) / "run"
         if not (run / "events.jsonl").exists():
             t = time.perf_counter()
-            n = make_run(run, args.attempts)
+            n = make_run(run, args.attempts, tasks=args.tasks)
             print(f"synthetic run: {args.attempts:,} attempts, {n:,} events, "
                   f"{(run / 'events.jsonl').stat().st_size / 2**20:.0f} MiB log, written in {time.perf_counter() - t:.0f} s",
                   flush=True)
-        results: dict[str, dict[str, tuple[float, float, int]]] = {}
+        results: dict[str, dict[str, tuple[float, float, float, int]]] = {}
         hashes: dict[str, dict[str, str]] = {}
         if args.before:
             code = export(args.before, Path(tmp) / "before")
@@ -227,9 +241,11 @@ def main() -> None:
         results["after"] = measure(run, None)
         hashes["after"] = digests(run)
         print(f"after measured; {load()}")
-        print(f"{'command':<26} " + " ".join(f"{k + ' s':>10} {k + ' MiB':>11}" for k in results))
+        print(f"{'command':<24} " + " ".join(f"{k + ' wall s':>14} {k + ' cpu s':>13} {k + ' MiB':>11}" for k in results))
         for what in results["after"]:
-            print(f"{what:<26} " + " ".join(f"{r[what][0]:>10.2f} {r[what][1]:>11.0f}" for r in results.values()))
+            print(f"{what:<24} " + " ".join(f"{r[what][0]:>14.2f} {r[what][1]:>13.2f} {r[what][2]:>11.0f}"
+                                             for r in results.values()))
+        print("cpu s is user + system time of the process: on a loaded machine it moves far less than wall s")
         if "before" in hashes:
             for name in sorted(hashes["after"]):
                 same = hashes["before"].get(name) == hashes["after"][name]

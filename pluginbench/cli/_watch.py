@@ -25,7 +25,7 @@ from ..events import (
     read_run_log,
 )
 from ..rundir import RunDir
-from ..status import status_json, status_snapshot
+from ..status import status_snapshot, write_status_json
 from ._common import console, errors_to_exit_codes, print_json
 from ._verdict_lines import verdict_text, verdicts_beside
 
@@ -254,7 +254,7 @@ def status_command(
     running. Only reads: the ledger read-only, else a fold of events.jsonl."""
     rd = _require_run(run_dir)
     if json_out:
-        sys.stdout.buffer.write(status_json(rd.root))
+        write_status_json(rd.root, sys.stdout.buffer)
         sys.stdout.flush()
         return
     if not watch:

@@ -30,7 +30,8 @@ from ._view import ATTEMPT_EVENTS, attempt_row, run_dynamic, run_static
 #: 2: the run row in two meta values, ``run_static`` (encoded only when a non-attempt event
 #: changes it) and ``run`` (the rest, encoded every event).
 #: 3: each attempt's ``status --json`` row pre-encoded (``status``) and the columns status
-#: sums by (:data:`GROUP_COLUMNS`); the log's ``log_bytes`` and ``log_crc32`` in meta.
+#: sums by (:data:`GROUP_COLUMNS`); the log's ``log_bytes`` and ``log_crc32`` in meta. The
+#: long ``row`` is the last column: reading the others never walks its overflow pages.
 LEDGER_SCHEMA_VERSION = 3
 
 #: The attempt columns ``status`` groups and sums by, beside ``row`` (see :func:`group_of`).
@@ -41,10 +42,10 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS attempts (
   id TEXT PRIMARY KEY, slot INTEGER NOT NULL, task TEXT NOT NULL, arm TEXT NOT NULL,
-  repeat INTEGER NOT NULL, state TEXT NOT NULL, live INTEGER NOT NULL, row TEXT NOT NULL,
-  status TEXT NOT NULL, outcome TEXT, reused INTEGER NOT NULL, tokens_status TEXT NOT NULL, native INTEGER NOT NULL,
+  repeat INTEGER NOT NULL, state TEXT NOT NULL, live INTEGER NOT NULL,
+  outcome TEXT, reused INTEGER NOT NULL, tokens_status TEXT NOT NULL, native INTEGER NOT NULL,
   input_tokens INTEGER, cached_input_tokens INTEGER, output_tokens INTEGER, reasoning_output_tokens INTEGER,
-  total_tokens INTEGER
+  total_tokens INTEGER, status TEXT NOT NULL, row TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS attempts_live ON attempts (live, slot);
 """
@@ -212,12 +213,12 @@ def mark_of(meta: dict[str, str]) -> LogMark | None:
 
 class LedgerSummary(NamedTuple):
     """What ``status --json`` reads from the ledger without decoding an attempt row: the run
-    row, the groups of the live attempts, their pre-encoded ``status --json`` rows (a JSON
-    array, slot order), and the event and log bytes it was written at."""
+    row, the groups of the live attempts, their pre-encoded ``status --json`` rows (compact
+    JSON objects, slot order), and the event and log bytes it was written at."""
 
     run: dict[str, Any]
     groups: list[Group]
-    attempts_json: bytes
+    attempts: list[bytes]
     last_seq: int
     log_mark: LogMark
     #: ids of attempts that are not pending (those whose evidence folders are explained)
@@ -253,10 +254,10 @@ def read_ledger_summary(path: Path, *, started: bool = False) -> LedgerSummary |
         run = {**json.loads(meta["run_static"]), **json.loads(meta["run"])}
         groups = [Group(*g[:7], tuple((int(g[7 + 2 * i]), g[8 + 2 * i]) for i in range(len(GROUP_COLUMNS) - 6)))
                   for g in db.execute(_GROUP_SQL)]
-        rows = [r[0] for r in db.execute("SELECT status FROM attempts WHERE live=1 ORDER BY slot")]
         ids = frozenset(r[0] for r in db.execute("SELECT id FROM attempts WHERE state != 'pending'")) if started else None
-        return LedgerSummary(dict(sorted(run.items())), groups, ("[" + ",".join(rows) + "]").encode(),
-                             int(meta["last_seq"]), mark, ids)
+        db.text_factory = bytes
+        rows = [r[0] for r in db.execute("SELECT status FROM attempts WHERE live=1 ORDER BY slot")]
+        return LedgerSummary(dict(sorted(run.items())), groups, rows, int(meta["last_seq"]), mark, ids)
     except (sqlite3.Error, ValueError, KeyError, TypeError):
         return None
     finally:

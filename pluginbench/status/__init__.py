@@ -9,6 +9,6 @@ and the dashboard all read status here; :func:`status_json` is ``status --json``
 from the ledger's groups and pre-encoded rows when the log is still what the ledger folded.
 """
 
-from ._read import left_running_check, read_status, status_json, status_snapshot
+from ._read import left_running_check, read_status, status_json, status_snapshot, write_status_json
 
-__all__ = ["left_running_check", "read_status", "status_json", "status_snapshot"]
+__all__ = ["left_running_check", "read_status", "status_json", "status_snapshot", "write_status_json"]

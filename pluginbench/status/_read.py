@@ -13,11 +13,12 @@ process owns, and only when the caller wants it (the dashboard's page polls do n
 
 from __future__ import annotations
 
+import io
 import json
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import msgspec
 
@@ -87,56 +88,77 @@ _ENCODER = msgspec.json.Encoder(order="sorted")
 
 
 def status_json(run_dir: Path, *, now: float | None = None, clock: Callable[[], float] = time.time) -> bytes:
-    """``status --json``'s bytes (indented, sorted keys, a newline at the end): the JSON of
-    :func:`status_snapshot`. When the ledger records the log bytes it was written at and
-    the log still begins with exactly those bytes (their CRC-32) and holds no event past
+    """``status --json``'s bytes; see :func:`write_status_json`."""
+    out = io.BytesIO()
+    write_status_json(run_dir, out, now=now, clock=clock)
+    return out.getvalue()
+
+
+def write_status_json(run_dir: Path, out: BinaryIO, *, now: float | None = None,
+                      clock: Callable[[], float] = time.time) -> None:
+    """Write ``status --json`` to ``out`` (indented, sorted keys, a newline at the end): the
+    JSON of :func:`status_snapshot`. When the ledger records the log bytes it was written
+    at, the log still begins with exactly those bytes (their CRC-32) and holds no event past
     them, the log is not decoded again: the counts and sums are SQL groups, and the attempt
-    rows are the ledger's own ``status --json`` encodings, put in as they are (seconds at a
-    million events). Otherwise, and whenever anything differs, :func:`status_snapshot`."""
+    rows are the ledger's own ``status --json`` encodings, indented a batch at a time.
+    Otherwise, and whenever anything differs, :func:`status_snapshot`."""
     rd = RunDir(run_dir.resolve())
     with paused_gc():
-        fast = _from_summary(rd, clock() if now is None else now)
-    if fast is not None:
-        return fast
-    return msgspec.json.format(_ENCODER.encode(status_snapshot(run_dir, now=now)), indent=2) + b"\n"
+        if _from_summary(rd, clock() if now is None else now, out):
+            return
+    out.write(msgspec.json.format(_ENCODER.encode(status_snapshot(run_dir, now=now)), indent=2) + b"\n")
 
 
-def _from_summary(rd: RunDir, now: float) -> bytes | None:
+_BATCH = 2_000
+_EMPTY = b'\n  "attempts": [],'
+
+
+def _from_summary(rd: RunDir, now: float, out: BinaryIO) -> bool:
     require_regular(rd.events)
     folders = [(folder.name, child.name) for folder in (rd.evidence / "attempts", rd.evidence / "discarded")
                if folder.is_dir() for child in folder.iterdir()]
     lock = live_owner(rd.root)
     summary = read_ledger_summary(rd.ledger, started=bool(folders))
     if summary is None:
-        return None
+        return False
     rest = log_mark_holds(rd.events, summary.log_mark)
     if rest is None or b"\n" in rest or not summary.log_mark.size:
-        return None
+        return False
     try:
         decode(rest)
-        return None  # a complete event past the ledger: it lags the log
+        return False  # a complete event past the ledger: it lags the log
     except (msgspec.DecodeError, msgspec.ValidationError):
         pass  # nothing, or a torn tail
     try:
         last = decode(last_line_before(rd.events, summary.log_mark.size))
     except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
+        return False
     if last.seq != summary.last_seq:
-        return None
+        return False
     started = summary.started or frozenset()
     if any(name not in started and (kind == "attempts" or name.rsplit(".", 1)[0] not in started)
            for kind, name in folders):
-        return None  # a folder the ledger does not explain: the full check decides
+        return False  # a folder the ledger does not explain: the full check decides
     selected = _selected_measures(rd)
     if not summable(summary.run, summary.groups, selected):
-        return None
+        return False
     facts = _facts(rd, lock, summary.run, last, len(rest), "ledger", selected, check_left_running=True)
-    compact = _ENCODER.encode(status_of_groups(summary.run, summary.groups, facts, now))
-    at = compact.find(b'"attempts":[]')
+    whole = msgspec.json.format(_ENCODER.encode(status_of_groups(summary.run, summary.groups, facts, now)), indent=2)
+    at = whole.find(_EMPTY)  # the top-level key, one level in ("active" and "arms" come first)
     if at < 0:
-        return None
-    whole = compact[:at] + b'"attempts":' + summary.attempts_json + compact[at + len(b'"attempts":[]'):]
-    return msgspec.json.format(whole, indent=2) + b"\n"
+        return False
+    rows = summary.attempts
+    out.write(whole[:at + len(_EMPTY) - 3])
+    if rows:
+        out.write(b"[")
+        for start in range(0, len(rows), _BATCH):
+            batch = msgspec.json.format(b"[" + b",".join(rows[start:start + _BATCH]) + b"]", indent=2)
+            out.write((b"," if start else b"") + batch[1:-2].replace(b"\n", b"\n  "))
+        out.write(b"\n  ]")
+    else:
+        out.write(b"[]")
+    out.write(whole[at + len(_EMPTY) - 1:] + b"\n")
+    return True
 
 
 def _facts(rd: RunDir, lock: Any, run: dict[str, Any], last: Any, torn_tail_bytes: int, source: str,
