@@ -170,7 +170,8 @@ def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float, float, in
     """Wall seconds, CPU seconds (user + system), peak RSS in MiB and the exit code of one
     process (stdout discarded)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # not from the checkout's folder: ``-m`` would import the checkout's package before PYTHONPATH's
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tempfile.gettempdir())
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -180,11 +181,33 @@ def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float, float, in
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode
 
 
+_LEDGER = """
+import sys, zlib
+from pathlib import Path
+from pluginbench.events import read_events
+from pluginbench.projections import Ledger, fold
+root = Path(sys.argv[1])
+path = root / "evidence" / "ledger.sqlite"
+path.unlink(missing_ok=True)
+db = Ledger(path)
+state = fold(read_events(root / "events.jsonl"))
+try:
+    from pluginbench.events import LogMark
+    data = (root / "events.jsonl").read_bytes()
+    db.rebuild(state, LogMark(len(data), zlib.crc32(data)))
+except ImportError:  # a ledger without a log mark (before issue 27 item 3)
+    db.rebuild(state)
+db.close()
+"""
+
+
 def measure(run: Path, code: Path | None) -> dict[str, tuple[float, float, float, int]]:
+    """The three commands with ``code`` (None: this checkout), each on the ledger that code writes."""
     env = dict(os.environ)
     if code is not None:
         env["PYTHONPATH"] = str(code)
     py = [sys.executable, "-m", "pluginbench"]
+    subprocess.run([sys.executable, "-c", _LEDGER, str(run)], env=env, check=True, cwd=run)
     ledger = run / "evidence" / "ledger.sqlite"
     aside = run / "ledger.aside"
     out = {"status --json (ledger)": timed([*py, "status", "--json", str(run)], env)}
@@ -206,6 +229,7 @@ def export(ref: str, dest: Path) -> Path:
     """The package tree of git ``ref`` in ``dest`` (for PYTHONPATH)."""
     archive = subprocess.run(["git", "-C", str(REPO), "archive", ref, "pluginbench"], check=True,
                              capture_output=True).stdout
+    dest.mkdir(parents=True, exist_ok=True)
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
     return dest
 

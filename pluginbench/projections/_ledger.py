@@ -252,7 +252,8 @@ def read_ledger_summary(path: Path, *, started: bool = False) -> LedgerSummary |
         if meta.get("schema_version") != str(LEDGER_SCHEMA_VERSION) or mark is None:
             return None
         run = {**json.loads(meta["run_static"]), **json.loads(meta["run"])}
-        groups = [Group(*g[:7], tuple((int(g[7 + 2 * i]), g[8 + 2 * i]) for i in range(len(GROUP_COLUMNS) - 6)))
+        groups = [Group(g[0], g[1], g[2], g[3], g[4], g[5], g[6],
+                        tuple((int(g[7 + 2 * i]), g[8 + 2 * i]) for i in range(len(GROUP_COLUMNS) - 6)))
                   for g in db.execute(_GROUP_SQL)]
         ids = frozenset(r[0] for r in db.execute("SELECT id FROM attempts WHERE state != 'pending'")) if started else None
         db.text_factory = bytes

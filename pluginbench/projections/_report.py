@@ -536,5 +536,9 @@ def build_report(run_dir: Path) -> ReportFiles:
         rd.report_dir / "results.json", rd.report_dir / "results.csv", rd.report_dir / "report.html"
     )
     _write_all({files.results_json: lambda out: write_json(out, doc), files.results_csv: lambda out: write_csv(out, doc),
-                files.report_html: lambda out: out.write(render_html(doc))})
+                files.report_html: lambda out: _write_text(out, render_html(doc))})
     return files
+
+
+def _write_text(out: TextIO, text: str) -> None:
+    out.write(text)

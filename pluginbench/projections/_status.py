@@ -143,7 +143,7 @@ def group_rows(keyed: list[tuple[Any, ...]]) -> list[Group]:
             if v is not None:
                 g[1][i] += v
                 g[2][i] += 1
-    return [Group(*k, n, tuple(zip(s, c, strict=True))) for k, (n, s, c) in out.items()]
+    return [Group(k[0], k[1], k[2], k[3], k[4], k[5], n, tuple(zip(s, c, strict=True))) for k, (n, s, c) in out.items()]
 
 
 def _sum_groups(groups: list[Group]) -> dict[str, Any]:
