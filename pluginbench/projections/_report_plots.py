@@ -24,7 +24,7 @@ from statistics import NormalDist
 from typing import Any
 
 from .. import stats
-from ._report_cost import dollars_note
+from ._report_cost import ATTEMPTS_LISTED_MAX, dollars_note
 
 WIDTH = 680
 LABEL_W = 190
@@ -216,12 +216,6 @@ METRICS = {
     "tokens": ("Input + output tokens per attempt", _io_tokens, "tokens"),
     "time": ("Coding seconds per attempt", _seconds, "s"),
 }
-
-
-#: The most attempts report.html shows one by one (a row of the attempts table, a dot of a
-#: distribution plot); above it the page summarises them (counts by arm; each arm's range
-#: and quartiles) and points to results.csv and results.json, which list every attempt.
-ATTEMPTS_LISTED_MAX = 5_000
 
 
 def distribution_plot(doc: Mapping[str, Any], metric: str) -> str:
