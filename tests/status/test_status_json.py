@@ -76,3 +76,26 @@ def test_a_log_edited_under_a_current_ledger_is_refused(tmp_path: Path) -> None:
     path.write_bytes(b"".join(lines))
     with pytest.raises(CorruptLogError, match=f"line {at + 1}"):
         status_json(root)
+
+
+def test_a_ledger_of_the_previous_schema_is_emptied_for_a_rebuild(tmp_path: Path) -> None:
+    """Opening a schema-2 ledger for writing empties it (last_seq -1, so the writer rebuilds it); status reads the log meanwhile."""
+    import sqlite3
+
+    root = _run(tmp_path, 4)
+    path = root / "evidence" / "ledger.sqlite"
+    path.unlink()
+    db = sqlite3.connect(path)
+    db.executescript("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                     "CREATE TABLE attempts (id TEXT PRIMARY KEY, slot INTEGER NOT NULL, task TEXT NOT NULL, "
+                     "arm TEXT NOT NULL, repeat INTEGER NOT NULL, state TEXT NOT NULL, live INTEGER NOT NULL, "
+                     "row TEXT NOT NULL);"
+                     "INSERT INTO meta VALUES ('schema_version', '2'), ('last_seq', '7');")
+    db.commit()
+    db.close()
+    assert msgspec.json.decode(status_json(root, now=0))["states_source"] == "events"
+    ledger = Ledger(path)
+    assert ledger.last_seq() == -1
+    ledger.close()
+    columns = [r[1] for r in sqlite3.connect(path).execute("PRAGMA table_info(attempts)")]
+    assert columns[-2:] == ["status", "row"]
