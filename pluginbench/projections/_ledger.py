@@ -51,6 +51,8 @@ CREATE INDEX IF NOT EXISTS attempts_live ON attempts (live, slot);
 """
 
 _STATUS_ENCODER = msgspec.json.Encoder(order="sorted")
+#: The attempt row's keys ``status --json`` shows (its ``attempts`` items).
+_STATUS_KEYS = AttemptStatus.__struct_fields__
 
 
 class LedgerView(NamedTuple):
@@ -130,7 +132,7 @@ class Ledger:
             "INSERT OR REPLACE INTO attempts (id, slot, task, repeat, live, row, status, "
             + ", ".join(GROUP_COLUMNS) + ") VALUES (" + ",".join("?" * (7 + len(GROUP_COLUMNS))) + ")",
             (row["id"], row["slot"], row["task"], row["repeat"], int(row["live"]), json.dumps(row, sort_keys=True),
-             _STATUS_ENCODER.encode(msgspec.convert(row, AttemptStatus)).decode(), *group),
+             _STATUS_ENCODER.encode({k: row[k] for k in _STATUS_KEYS}).decode(), *group),
         )
 
     def _meta(self, state: RunState, *, static: bool, mark: LogMark | None = None) -> None:
