@@ -18,9 +18,9 @@ from ..measures import Column, all_columns, collected_columns
 from ._report_activation_html import activation_html
 from ._report_checks import checks_html
 from ._report_code import PLAIN_COLUMNS
-from ._report_cost import cost_html, dollars_note
+from ._report_cost import ATTEMPTS_LISTED_MAX, cost_html, dollars_note
 from ._report_css import CSS
-from ._report_plots import ATTEMPTS_LISTED_MAX, PLOT_CSS, plots_section
+from ._report_plots import PLOT_CSS, plots_section
 from ._report_quality import code_quality_html, not_measured_html, revisions_html
 from ._report_refs import references_html
 from ._report_reviews_html import reviews_html
