@@ -30,6 +30,8 @@ import hashlib
 import json
 import os
 import random
+import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -166,18 +168,20 @@ def write_ledger(root: Path) -> None:
     db.close()
 
 
-def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float, float, int]:
+def timed(argv: list[str], env: dict[str, str], timeout: float) -> tuple[float, float, float, int]:
     """Wall seconds, CPU seconds (user + system), peak RSS in MiB and the exit code of one
-    process (stdout discarded)."""
+    process (stdout discarded); killed after ``timeout`` CPU seconds (exit code -9)."""
     start = time.perf_counter()
     # not from the checkout's folder: ``-m`` would import the checkout's package before PYTHONPATH's
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tempfile.gettempdir())
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tempfile.gettempdir(),
+                            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_CPU, (int(timeout), int(timeout) + 5)))
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
     err = proc.stderr.read() if proc.stderr else b""
     if proc.returncode:
-        print(f"  ! {' '.join(argv[-3:])} exited {proc.returncode}: {err.decode(errors='replace')[-400:]}")
+        print(f"  ! {' '.join(argv[-3:])} exited {proc.returncode} after {usage.ru_utime + usage.ru_stime:.0f} CPU s"
+              + (" (the CPU limit)" if proc.returncode in (-9, -24) else f": {err.decode(errors='replace')[-400:]}"))
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode
 
 
@@ -201,7 +205,7 @@ db.close()
 """
 
 
-def measure(run: Path, code: Path | None) -> dict[str, tuple[float, float, float, int]]:
+def measure(run: Path, code: Path | None, timeout: float) -> dict[str, tuple[float, float, float, int]]:
     """The three commands with ``code`` (None: this checkout), each on the ledger that code writes."""
     env = dict(os.environ)
     if code is not None:
@@ -210,13 +214,14 @@ def measure(run: Path, code: Path | None) -> dict[str, tuple[float, float, float
     subprocess.run([sys.executable, "-c", _LEDGER, str(run)], env=env, check=True, cwd=run)
     ledger = run / "evidence" / "ledger.sqlite"
     aside = run / "ledger.aside"
-    out = {"status --json (ledger)": timed([*py, "status", "--json", str(run)], env)}
+    shutil.rmtree(run / "report", ignore_errors=True)
+    out = {"status --json (ledger)": timed([*py, "status", "--json", str(run)], env, timeout)}
     ledger.rename(aside)
     try:
-        out["status --json (log)"] = timed([*py, "status", "--json", str(run)], env)
+        out["status --json (log)"] = timed([*py, "status", "--json", str(run)], env, timeout)
     finally:
         aside.rename(ledger)
-    out["report"] = timed([*py, "report", str(run)], env)
+    out["report"] = timed([*py, "report", str(run)], env, timeout)
     return out
 
 
@@ -235,8 +240,9 @@ def export(ref: str, dest: Path) -> Path:
 
 
 def digests(run: Path) -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted((run / "report").iterdir())
-            if p.is_file()}
+    folder = run / "report"
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())
+            if p.is_file()} if folder.is_dir() else {}
 
 
 def main() -> None:
@@ -245,6 +251,7 @@ def main() -> None:
     ap.add_argument("--tasks", type=int, default=TASKS, help="tasks (the arms and repeats fill the attempts)")
     ap.add_argument("--before", default="main", help="git ref to time as 'before' ('' to skip)")
     ap.add_argument("--keep", type=Path, help="write the run here and keep it (else a temporary folder)")
+    ap.add_argument("--timeout", type=float, default=600, help="CPU seconds a command may take before it is killed")
     args = ap.parse_args()
     print(load(), flush=True)
     with tempfile.TemporaryDirectory(prefix="pb-bench-proj-") as tmp:
@@ -259,10 +266,10 @@ def main() -> None:
         hashes: dict[str, dict[str, str]] = {}
         if args.before:
             code = export(args.before, Path(tmp) / "before")
-            results["before"] = measure(run, code)
+            results["before"] = measure(run, code, args.timeout)
             hashes["before"] = digests(run)
             print(f"before ({args.before}) measured; {load()}", flush=True)
-        results["after"] = measure(run, None)
+        results["after"] = measure(run, None, args.timeout)
         hashes["after"] = digests(run)
         print(f"after measured; {load()}")
         print(f"{'command':<24} " + " ".join(f"{k + ' wall s':>14} {k + ' cpu s':>13} {k + ' MiB':>11}" for k in results))
@@ -273,7 +280,8 @@ def main() -> None:
         if "before" in hashes:
             for name in sorted(hashes["after"]):
                 same = hashes["before"].get(name) == hashes["after"][name]
-                print(f"report/{name}: {'byte-identical' if same else 'differs'} before/after")
+                print(f"report/{name}: " + ("no 'before' file to compare" if name not in hashes["before"] else
+                                            "byte-identical before/after" if same else "differs before/after"))
 
 
 if __name__ == "__main__":
