@@ -106,7 +106,7 @@ def write_status_json(run_dir: Path, out: BinaryIO, *, now: float | None = None,
     with paused_gc():
         if _from_summary(rd, clock() if now is None else now, out):
             return
-    out.write(msgspec.json.format(_ENCODER.encode(status_snapshot(run_dir, now=now)), indent=2) + b"\n")
+    out.write(msgspec.json.format(_ENCODER.encode(read_status(run_dir, now=now)), indent=2) + b"\n")
 
 
 _BATCH = 2_000
