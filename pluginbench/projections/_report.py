@@ -532,6 +532,7 @@ def build_report(run_dir: Path) -> ReportFiles:
     if dataset is not None:
         doc["run"]["task_dataset"] = dataset
     doc["treatments"] = treatment_files(rd, state)
+    del state  # the writers need only the document: the fold's memory is free for them
     files = ReportFiles(
         rd.report_dir / "results.json", rd.report_dir / "results.csv", rd.report_dir / "report.html"
     )
