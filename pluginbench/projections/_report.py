@@ -246,26 +246,42 @@ def _indented(value: Any, depth: int) -> str:
     return text.replace("\n", "\n" + "  " * depth) if depth else text  # a newline is only ever layout here
 
 
+#: How deep :func:`write_json` writes dicts key by key (below, each value is written whole).
+_STREAM_DEPTH = 3
+
+
 def write_json(out: TextIO, doc: Mapping[str, Any]) -> None:
-    """Write :func:`json_text` of ``doc`` to ``out`` a piece at a time: each top-level key's
-    value, and a long list of rows (``attempts``) a batch of rows at a time, so the whole
-    text is never held. Same bytes as :func:`json_text`."""
-    if not doc:
-        out.write("{}\n")
-        return
-    out.write("{")
-    for i, key in enumerate(sorted(doc)):
-        value = doc[key]
-        out.write(("," if i else "") + "\n  " + json.dumps(key, ensure_ascii=False) + ": ")
-        if not isinstance(value, list) or len(value) <= _BATCH:
-            out.write(_indented(value, 1))
-            continue
+    """Write :func:`json_text` of ``doc`` to ``out`` a piece at a time: the dicts of the top
+    levels key by key, and a long list (``attempts``) or a dict of many keys
+    (``costs.attempts``) a batch at a time, so the whole text, or the text of one section,
+    is never held. Same bytes as :func:`json_text`."""
+    _write_value(out, doc, 0)
+    out.write("\n")
+
+
+def _write_value(out: TextIO, value: Any, depth: int) -> None:
+    pad = "  " * depth
+    if isinstance(value, dict) and value and depth < _STREAM_DEPTH:
+        if len(value) <= _BATCH:
+            out.write("{")
+            for i, key in enumerate(sorted(value)):
+                out.write(("," if i else "") + "\n" + pad + "  " + json.dumps(key, ensure_ascii=False) + ": ")
+                _write_value(out, value[key], depth + 1)
+        else:
+            keys = sorted(value)
+            out.write("{")
+            for start in range(0, len(keys), _BATCH):
+                batch = {k: value[k] for k in keys[start:start + _BATCH]}
+                out.write(("," if start else "") + _indented(batch, depth)[1:-len("\n" + pad + "}")])
+        out.write("\n" + pad + "}")
+    elif isinstance(value, list) and len(value) > _BATCH and depth < _STREAM_DEPTH:
         out.write("[")
         for start in range(0, len(value), _BATCH):
-            inner = _indented(value[start:start + _BATCH], 1)[1:-len("\n  ]")]  # the rows, without [ and ]
+            inner = _indented(value[start:start + _BATCH], depth)[1:-len("\n" + pad + "]")]  # without [ and ]
             out.write(("," if start else "") + inner)
-        out.write("\n  ]")
-    out.write("\n}\n")
+        out.write("\n" + pad + "]")
+    else:
+        out.write(_indented(value, depth))
 
 
 def json_text(doc: Mapping[str, Any]) -> str:

@@ -52,7 +52,9 @@ def test_the_streaming_writers_write_what_the_whole_text_functions_return(
     """write_json and write_csv, with rows in batches of 3, give json.dumps' indented text and csv_text's rows."""
     doc = json.loads((synthetic / "report" / "results.json").read_text())
     monkeypatch.setattr(report, "_BATCH", 3)
-    for value in (doc, {}, {"attempts": []}, {"attempts": [{"a": [1, {}], "é": "\n"}] * 7, "b": {}}):
+    deep = {"costs": {"attempts": {f"a{i}": {"usd": i / 3, "n": [i] * 4} for i in range(11)}, "x": [[1]] * 8}}
+    for value in (doc, {}, {"attempts": []}, {"attempts": [{"a": [1, {}], "é": "\n"}] * 7, "b": {}}, deep,
+                  {"a": {"b": {"c": {"d": list(range(9))}}}}):
         out = io.StringIO()
         report.write_json(out, value)
         assert out.getvalue() == json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
