@@ -29,14 +29,14 @@ class RunWriter:
         self.ledger = ledger
         self.observer = observer
         if ledger is not None and ledger.last_seq() != state.last_seq:
-            ledger.rebuild(state)  # a ledger behind the log (or damaged) is rebuilt from the fold first
+            ledger.rebuild(state, log.mark)  # a ledger behind the log (or damaged) is rebuilt from the fold first
 
     def record(self, event: Event) -> list[Command]:
         """Durably append ``event``, fold it in, and return the commands it causes."""
         stamped = self.log.append(event)
         commands = step(self.state, stamped).commands
         if self.ledger is not None:
-            self.ledger.update(self.state, stamped)
+            self.ledger.update(self.state, stamped, self.log.mark)
         if self.observer is not None:
             self.observer(self.state, stamped)
         return commands

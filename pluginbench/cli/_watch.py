@@ -25,7 +25,7 @@ from ..events import (
     read_run_log,
 )
 from ..rundir import RunDir
-from ..status import status_snapshot
+from ..status import status_snapshot, write_status_json
 from ._common import console, errors_to_exit_codes, group_harnesses, print_json, refuse_group
 from ._verdict_lines import verdict_text, verdicts_beside
 
@@ -263,7 +263,8 @@ def status_command(
         return
     rd = _require_run(run_dir)
     if json_out:
-        print_json(status_snapshot(rd.root))
+        write_status_json(rd.root, sys.stdout.buffer)
+        sys.stdout.flush()
         return
     if not watch:
         console.print(render_status(status_snapshot(rd.root)))

@@ -19,6 +19,7 @@ import hashlib
 import os
 import stat
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -238,6 +239,135 @@ def check_structure(events: list[Event], path: Path) -> None:
             known.add(event.replaced_by)
 
 
+class LogMark(NamedTuple):
+    """The first ``size`` bytes of a log and their CRC-32: what the writer had written when it
+    recorded a view of them (the ledger keeps it, so a reader can tell the log it folded is
+    still the log on disk without decoding it again)."""
+
+    size: int
+    crc32: int
+
+
+def _crc_of(path: Path) -> tuple[int, int]:
+    size = crc = 0
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 22), b""):
+            size += len(block)
+            crc = zlib.crc32(block, crc)
+    return size, crc
+
+
+def log_mark_holds(path: Path, mark: LogMark) -> bytes | None:
+    """Whether the first ``mark.size`` bytes of the log at ``path`` still have ``mark.crc32``
+    and end a line: then the bytes after them (a torn tail, or events the mark's holder has
+    not seen), else ``None``. Reads the file once, a block at a time."""
+    crc = 0
+    left = mark.size
+    try:
+        with path.open("rb") as fh:
+            while left > 0:
+                block = fh.read(min(left, 1 << 22))
+                if not block:
+                    return None
+                crc = zlib.crc32(block, crc)
+                left -= len(block)
+            if mark.size:
+                fh.seek(mark.size - 1)
+                if fh.read(1) != b"\n":
+                    return None
+            rest = fh.read()
+    except OSError:
+        return None
+    return rest if crc == mark.crc32 else None
+
+
+def last_line_before(path: Path, end: int) -> bytes:
+    """The complete line that ends at byte ``end`` (exclusive; ``end`` follows its newline)."""
+    with path.open("rb") as fh:
+        start = end - 1
+        block = 1 << 16
+        while True:
+            lo = max(0, start - block)
+            fh.seek(lo)
+            chunk = fh.read(start - lo)
+            cut = chunk.rfind(b"\n")
+            if cut >= 0 or lo == 0:
+                begin = lo + cut + 1
+                break
+            block *= 4
+        fh.seek(begin)
+        return fh.read(end - begin)
+
+
+class StreamedLog(NamedTuple):
+    """What :func:`stream_run_log` found besides the events it handed on."""
+
+    last: Event
+    torn_tail: bytes
+    valid_size: int
+    lines: int
+
+
+def stream_run_log(path: Path, sink: Callable[[Event], object]) -> StreamedLog | None:
+    """Read a run's log one line at a time, handing each complete event to ``sink`` in order,
+    holding no list of events (a million-event log folds in the memory of its fold).
+
+    It checks what :func:`read_run_log` checks (every complete line decodes, ``seq`` runs
+    1, 2, 3…, one ``run.created`` first, known event versions, no unplanned attempt) and
+    returns ``None`` at the first thing that is not so, after handing on only the events
+    before it: the caller then reads the log with :func:`read_run_log`, whose error names
+    the line, so both readers refuse a damaged log with the same words."""
+    require_regular(path)
+    if not path.exists():
+        return None
+    known: set[str] = set()
+    last: Event | None = None
+    lines = size = 0
+    with path.open("rb") as fh, paused_gc():
+        for line in fh:
+            if not line.endswith(b"\n"):  # the last line, without its newline: torn or complete
+                try:
+                    event = decode(line)
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    return None if last is None else StreamedLog(last, line, size, lines)
+            else:
+                try:
+                    event = decode(line)
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    return None
+            lines += 1
+            if not _sound(event, lines, known):
+                return None
+            sink(event)
+            last = event
+            size += len(line)
+    return None if last is None else StreamedLog(last, b"", size, lines)
+
+
+def _sound(event: Event, lineno: int, known: set[str]) -> bool:
+    """Whether ``event`` on line ``lineno`` passes :func:`read_run_log`'s checks (``known``:
+    the attempts planned or derived so far, grown here)."""
+    if event.seq != lineno or event.v != _CURRENT_VERSION[type(event)]:
+        return False
+    if lineno == 1:
+        if not isinstance(event, RunCreated):
+            return False
+        known.update(p.attempt_id for p in event.slots)
+        return True
+    if isinstance(event, RunCreated):
+        return False
+    fields = _ATTEMPT_FIELDS.get(type(event))
+    if fields is not None and not (isinstance(event, RevisionMeasured) and event.stage != "submission"):
+        for name in fields:
+            value = getattr(event, name)
+            for aid in value if isinstance(value, list) else (value,):
+                if aid is not None and aid not in known:
+                    return False
+    if isinstance(event, AttemptDiscarded):
+        known.add(event.replaced_by)
+    return True
+
+
 #: Each event type's current version (its ``v`` default).
 _CURRENT_VERSION: dict[type, int] = {
     t: next(f.default for f in msgspec.structs.fields(t) if f.name == "v") for t in EVENT_TYPES
@@ -282,6 +412,12 @@ class EventLog:
         elif contents.valid_size and not path.read_bytes().endswith(b"\n"):
             os.write(self._fd, b"\n")
             os.fsync(self._fd)
+        self._size, self._crc = _crc_of(path)
+
+    @property
+    def mark(self) -> LogMark:
+        """The log's bytes so far: how many and their CRC-32 (kept up to date by :meth:`append`)."""
+        return LogMark(self._size, self._crc)
 
     @property
     def last_seq(self) -> int:
@@ -296,6 +432,8 @@ class EventLog:
             written += os.write(self._fd, line[written:])
         os.fsync(self._fd)
         self._last_seq = stamped.seq
+        self._size += len(line)
+        self._crc = zlib.crc32(line, self._crc)
         return stamped
 
     def close(self) -> None:

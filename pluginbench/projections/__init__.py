@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING
 from ..events import OUTCOMES, VANILLA
 from ._generation import Generations, generation_rows, generation_sessions, generation_totals
 from ._integrity import (
+    CheckedFold,
     check_frozen,
     check_results_version,
+    fold_checked_log,
     frozen_changes,
     ledger_last_seq,
     read_checked_log,
@@ -24,10 +26,12 @@ from ._ledger import (
     READ_MODE_SQL,
     READ_ROWS_SQL,
     Ledger,
+    LedgerSummary,
     LedgerView,
     ledger_uri,
     ledger_view,
     read_ledger,
+    read_ledger_summary,
 )
 from ._report_cost import PRICES_FILE, load_prices
 from ._report_data import tokens_dict
@@ -43,7 +47,7 @@ from ._sequential import (
     task_rows,
 )
 from ._state import INITIAL_REVIEW, STATES, Attempt, RunState, fold
-from ._status import RunFacts, status_of, status_view
+from ._status import Group, RunFacts, status_of, status_of_groups, status_view, summable
 from ._status_types import LeftRunning, Owner, Status
 from ._view import attempt_rows, run_row
 
@@ -91,6 +95,9 @@ __all__ = [
     "STATES",
     "VANILLA",
     "Attempt",
+    "CheckedFold",
+    "Group",
+    "LedgerSummary",
     "Ledger",
     "LedgerView",
     "LeftRunning",
@@ -102,6 +109,7 @@ __all__ = [
     "build_cross_report",
     "build_report",
     "fold",
+    "fold_checked_log",
     "ledger_uri",
     "ledger_view",
     "load_prices",
@@ -113,8 +121,11 @@ __all__ = [
     "ledger_last_seq",
     "read_checked_log",
     "read_ledger",
+    "read_ledger_summary",
     "run_row",
     "status_of",
+    "status_of_groups",
     "status_view",
+    "summable",
     "tokens_dict",
 ]

@@ -13,6 +13,7 @@ absolute path).
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 from collections.abc import Mapping, Sequence
@@ -247,15 +248,16 @@ def cross_inputs(group_root: Path) -> tuple[dict[str, Any], list[dict[str, Any]]
 
 def build_cross_report(group_root: Path) -> CrossReportFiles:
     """Rebuild a cross-agent evaluation's ``report/`` from its runs' logs; returns the paths."""
-    from ._report import _write_all
+    from ._report import _write_all, _write_text
 
     gd = GroupDir(Path(group_root))
     manifest, harnesses = cross_inputs(gd.root)
     doc = cross_document(str(manifest["name"]), harnesses, list(manifest["evaluation"]["treatments"]))
     files = CrossReportFiles(gd.report_dir / "results.json", gd.report_dir / "results.csv", gd.report_dir / "report.html")
-    _write_all({files.results_json: cross_json_text(doc),
-                files.results_csv: cross_csv_text(doc, {h["harness"]: h["doc"] for h in harnesses}),
-                files.report_html: render_cross_html(doc)})
+    texts = {files.results_json: cross_json_text(doc),
+             files.results_csv: cross_csv_text(doc, {h["harness"]: h["doc"] for h in harnesses}),
+             files.report_html: render_cross_html(doc)}
+    _write_all({path: functools.partial(_write_text, text=text) for path, text in texts.items()})
     return files
 
 

@@ -23,21 +23,26 @@ import contextlib
 import hashlib
 import sqlite3
 from pathlib import Path
+from typing import NamedTuple
 
 from ..errors import CorruptLogError, InputError, RunDirError
 from ..events import (
     AttemptReused,
     AttemptStarted,
+    Event,
     GuidanceGenerated,
     LogContents,
+    StreamedLog,
     VanillaCacheChecked,
     read_run_log,
+    stream_run_log,
 )
 from ..rundir import RunDir
 from ..tasks import bind_task_owned, fingerprint, scan_tree
-from ._state import RunState
+from ._state import RunState, fold
 
-__all__ = ["check_frozen", "check_results_version", "frozen_changes", "ledger_last_seq", "read_checked_log"]
+__all__ = ["CheckedFold", "check_frozen", "check_results_version", "fold_checked_log", "frozen_changes",
+           "ledger_last_seq", "read_checked_log"]
 
 _FIX = ("restore events.jsonl from a backup (PluginBench only appends to it, so it was cut or replaced "
         "by hand or by another tool), or start a new run; nothing was written")
@@ -78,6 +83,48 @@ def _damaged_ledger(path: Path, what: str) -> CorruptLogError:
     )
 
 
+class CheckedFold(NamedTuple):
+    """The fold of a checked log, with what its read found at the end."""
+
+    state: RunState
+    last: Event
+    torn_tail_bytes: int
+
+
+def _folders(rd: RunDir) -> list[tuple[str, Path]]:
+    return [(folder.name, child) for folder in (rd.evidence / "attempts", rd.evidence / "discarded")
+            if folder.is_dir() for child in sorted(folder.iterdir())]
+
+
+def fold_checked_log(rd: RunDir, *, folding: bool = True) -> CheckedFold:
+    """:func:`read_checked_log` and the fold of its events in one streamed pass: the same
+    checks and the same refusals (a log that is not sound is read again by
+    :func:`read_checked_log`, whose error names the line), but no list of events is held,
+    so a million-event log folds in the memory of its state. ``folding=False`` only checks
+    (the state returned is then empty)."""
+    recorded = ledger_last_seq(rd.ledger)
+    folders = _folders(rd)
+    state = RunState()
+    started: set[str] = set()
+
+    def sink(event: Event) -> None:
+        if folding:
+            state.apply(event)
+        if isinstance(event, AttemptStarted | AttemptReused):
+            started.add(event.attempt_id)
+        elif isinstance(event, VanillaCacheChecked):
+            started.update(d.attempt_id for d in event.decisions if d.decision == "hit")
+
+    streamed: StreamedLog | None = stream_run_log(rd.events, sink)
+    if streamed is None or (recorded is not None and recorded > streamed.last.seq) or any(
+            (child.name if child.name in started or kind == "attempts" else child.name.rsplit(".", 1)[0])
+            not in started for kind, child in folders):
+        contents = read_checked_log(rd)  # raises, naming the line; a sound log read again is folded again
+        return CheckedFold(fold(contents.events) if folding else RunState(), contents.events[-1],
+                           len(contents.torn_tail))
+    return CheckedFold(state, streamed.last, len(streamed.torn_tail))
+
+
 def read_checked_log(rd: RunDir) -> LogContents:
     """The run's log, verified on its own and against the ledger and the attempt folders.
 
@@ -86,8 +133,7 @@ def read_checked_log(rd: RunDir) -> LogContents:
     what was seen first is always explained by the log read after it (no false alarm
     while a run is being written)."""
     recorded = ledger_last_seq(rd.ledger)
-    folders = [(folder.name, child) for folder in (rd.evidence / "attempts", rd.evidence / "discarded")
-               if folder.is_dir() for child in sorted(folder.iterdir())]
+    folders = _folders(rd)
     contents = read_run_log(rd.events)
     last = contents.events[-1].seq
     if recorded is not None and recorded > last:

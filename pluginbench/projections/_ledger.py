@@ -21,28 +21,46 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from ..events import Event
+from ..events import Event, LogMark
 from ._state import RunState
+from ._status import Group, group_of
+from ._status_types import AttemptStatus
 from ._view import ATTEMPT_EVENTS, attempt_row, run_dynamic, run_static
 
 #: 2: the run row in two meta values, ``run_static`` (encoded only when a non-attempt event
 #: changes it) and ``run`` (the rest, encoded every event).
-LEDGER_SCHEMA_VERSION = 2
+#: 3: each attempt's ``status --json`` row pre-encoded (``status``) and the columns status
+#: sums by (:data:`GROUP_COLUMNS`); the log's ``log_bytes`` and ``log_crc32`` in meta. The
+#: long ``row`` is the last column: reading the others never walks its overflow pages.
+LEDGER_SCHEMA_VERSION = 3
+
+#: The attempt columns ``status`` groups and sums by, beside ``row`` (see :func:`group_of`).
+GROUP_COLUMNS = ("arm", "state", "outcome", "reused", "tokens_status", "native",
+                 "input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS attempts (
   id TEXT PRIMARY KEY, slot INTEGER NOT NULL, task TEXT NOT NULL, arm TEXT NOT NULL,
-  repeat INTEGER NOT NULL, state TEXT NOT NULL, live INTEGER NOT NULL, row TEXT NOT NULL
+  repeat INTEGER NOT NULL, state TEXT NOT NULL, live INTEGER NOT NULL,
+  outcome TEXT, reused INTEGER NOT NULL, tokens_status TEXT NOT NULL, native INTEGER NOT NULL,
+  input_tokens INTEGER, cached_input_tokens INTEGER, output_tokens INTEGER, reasoning_output_tokens INTEGER,
+  total_tokens INTEGER, status TEXT NOT NULL, row TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS attempts_live ON attempts (live, slot);
 """
+
+_STATUS_ENCODER = msgspec.json.Encoder(order="sorted")
+#: The attempt row's keys ``status --json`` shows (its ``attempts`` items).
+_STATUS_KEYS = AttemptStatus.__struct_fields__
 
 
 class LedgerView(NamedTuple):
     run: dict[str, Any]
     attempts: list[dict[str, Any]]  # live attempts in slot order
     last_seq: int
+    #: the log's bytes the ledger was written at (None: a writer that did not say)
+    log_mark: LogMark | None = None
 
 
 class Ledger:
@@ -70,6 +88,12 @@ class Ledger:
         # whenever its last_seq disagrees; a rollback journal still keeps readers
         # from seeing half a transaction.
         db.execute("PRAGMA synchronous=OFF")
+        db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        version = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if version is not None and version[0] != str(LEDGER_SCHEMA_VERSION):
+            # Another schema's ledger: emptied, so last_seq disagrees and the writer rebuilds it.
+            db.execute("DROP TABLE IF EXISTS attempts")
+            db.execute("DELETE FROM meta")
         db.executescript(_SCHEMA)
         db.execute("SELECT count(*) FROM meta").fetchone()
         return db
@@ -78,17 +102,19 @@ class Ledger:
         row = self._db.execute("SELECT value FROM meta WHERE key='last_seq'").fetchone()
         return int(row[0]) if row else -1
 
-    def rebuild(self, state: RunState) -> None:
+    def rebuild(self, state: RunState, mark: LogMark | None = None) -> None:
+        """Every row again from ``state``; ``mark``: the log's bytes ``state`` is the fold of."""
         with self._tx():
             self._db.execute("DELETE FROM attempts")
             for a in state.attempts.values():
                 live = state.live.get(a.slot) == a.attempt_id
                 self._put(attempt_row(a, live=live))
-            self._meta(state, static=True)
+            self._meta(state, static=True, mark=mark)
 
-    def update(self, state: RunState, event: Event) -> None:
+    def update(self, state: RunState, event: Event, mark: LogMark | None = None) -> None:
         """Write what ``event`` changed: its attempts, and the run row (its static part only
-        after an event that may change it, so an attempt's event costs the same at any size)."""
+        after an event that may change it, so an attempt's event costs the same at any size).
+        ``mark``: the log's bytes through ``event`` (None: not known, and none is kept)."""
         tag = event.__struct_config__.tag
         with self._tx():
             ids = [getattr(event, "attempt_id", None), getattr(event, "replaced_by", None)]
@@ -98,16 +124,18 @@ class Ledger:
                 if aid and aid in state.attempts:
                     a = state.attempts[aid]
                     self._put(attempt_row(a, live=state.live.get(a.slot) == aid))
-            self._meta(state, static=tag not in ATTEMPT_EVENTS or not self._static_written)
+            self._meta(state, static=tag not in ATTEMPT_EVENTS or not self._static_written, mark=mark)
 
     def _put(self, row: dict[str, Any]) -> None:
+        group = group_of(row)
         self._db.execute(
-            "INSERT OR REPLACE INTO attempts (id, slot, task, arm, repeat, state, live, row) VALUES (?,?,?,?,?,?,?,?)",
-            (row["id"], row["slot"], row["task"], row["arm"], row["repeat"], row["state"], int(row["live"]),
-             json.dumps(row, sort_keys=True)),
+            "INSERT OR REPLACE INTO attempts (id, slot, task, repeat, live, row, status, "
+            + ", ".join(GROUP_COLUMNS) + ") VALUES (" + ",".join("?" * (7 + len(GROUP_COLUMNS))) + ")",
+            (row["id"], row["slot"], row["task"], row["repeat"], int(row["live"]), json.dumps(row, sort_keys=True),
+             _STATUS_ENCODER.encode({k: row[k] for k in _STATUS_KEYS}).decode(), *group),
         )
 
-    def _meta(self, state: RunState, *, static: bool) -> None:
+    def _meta(self, state: RunState, *, static: bool, mark: LogMark | None = None) -> None:
         rows = [
             ("schema_version", str(LEDGER_SCHEMA_VERSION)),
             ("last_seq", str(state.last_seq)),
@@ -115,6 +143,10 @@ class Ledger:
         ]
         if static:
             rows.append(("run_static", json.dumps(run_static(state), sort_keys=True)))
+        if mark is not None:
+            rows += [("log_bytes", str(mark.size)), ("log_crc32", str(mark.crc32))]
+        else:
+            self._db.execute("DELETE FROM meta WHERE key IN ('log_bytes', 'log_crc32')")
         self._db.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", rows)
         self._static_written = self._static_written or static
 
@@ -168,9 +200,71 @@ def ledger_view(journal_mode: Any, meta: dict[str, str], rows: list[Any]) -> Led
         if not isinstance(attempts, list) or len(attempts) != len(rows):
             return None  # a row that is not one JSON value (e.g. "1,2") must not shift the rest
         run = {**json.loads(meta["run_static"]), **json.loads(meta["run"])}
-        return LedgerView(dict(sorted(run.items())), attempts, int(meta["last_seq"]))
+        return LedgerView(dict(sorted(run.items())), attempts, int(meta["last_seq"]), mark_of(meta))
     except (ValueError, KeyError, TypeError, msgspec.DecodeError):
         return None
+
+
+def mark_of(meta: dict[str, str]) -> LogMark | None:
+    """The log mark the ledger's meta records, or None."""
+    try:
+        return LogMark(int(meta["log_bytes"]), int(meta["log_crc32"]))
+    except (KeyError, ValueError):
+        return None
+
+
+class LedgerSummary(NamedTuple):
+    """What ``status --json`` reads from the ledger without decoding an attempt row: the run
+    row, the groups of the live attempts, their pre-encoded ``status --json`` rows (compact
+    JSON objects, slot order), and the event and log bytes it was written at."""
+
+    run: dict[str, Any]
+    groups: list[Group]
+    attempts: list[bytes]
+    last_seq: int
+    log_mark: LogMark
+    #: ids of attempts that are not pending (those whose evidence folders are explained)
+    started: frozenset[str] | None
+
+
+_GROUP_SQL = (
+    "SELECT arm, state, outcome, reused, tokens_status, native, count(*), "
+    + ", ".join(f"coalesce(sum({c}), 0), count({c})" for c in GROUP_COLUMNS[6:])
+    + " FROM attempts WHERE live=1 GROUP BY arm, state, outcome, reused, tokens_status, native"
+)
+
+
+def read_ledger_summary(path: Path, *, started: bool = False) -> LedgerSummary | None:
+    """The ledger's :class:`LedgerSummary`, read-only in one read transaction; ``None`` when
+    it cannot be trusted right now or records no log mark (then status folds the log).
+    ``started``: also the ids of the attempts that are not pending."""
+    uri = ledger_uri(path)
+    if uri is None:
+        return None
+    try:
+        db = sqlite3.connect(uri, uri=True, timeout=0.2, isolation_level=None)
+    except sqlite3.Error:
+        return None
+    try:
+        db.execute("BEGIN")
+        if str(db.execute(READ_MODE_SQL).fetchone()[0]).lower() != "delete":
+            return None
+        meta = dict(db.execute(READ_META_SQL).fetchall())
+        mark = mark_of(meta)
+        if meta.get("schema_version") != str(LEDGER_SCHEMA_VERSION) or mark is None:
+            return None
+        run = {**json.loads(meta["run_static"]), **json.loads(meta["run"])}
+        groups = [Group(g[0], g[1], g[2], g[3], g[4], g[5], g[6],
+                        tuple((int(g[7 + 2 * i]), g[8 + 2 * i]) for i in range(len(GROUP_COLUMNS) - 6)))
+                  for g in db.execute(_GROUP_SQL)]
+        ids = frozenset(r[0] for r in db.execute("SELECT id FROM attempts WHERE state != 'pending'")) if started else None
+        db.text_factory = bytes
+        rows = [r[0] for r in db.execute("SELECT status FROM attempts WHERE live=1 ORDER BY slot")]
+        return LedgerSummary(dict(sorted(run.items())), groups, rows, int(meta["last_seq"]), mark, ids)
+    except (sqlite3.Error, ValueError, KeyError, TypeError):
+        return None
+    finally:
+        db.close()
 
 
 def read_ledger(path: Path) -> LedgerView | None:

@@ -16,9 +16,9 @@ import json
 import os
 import tempfile
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TextIO
 
 import msgspec
 
@@ -28,7 +28,7 @@ from ..measures import collected_columns
 from ..rundir import RunDir, patch_mismatch, sha256_file
 from ..stats import Prices
 from ._generation import generation_rows, generation_totals
-from ._integrity import check_frozen, read_checked_log
+from ._integrity import check_frozen, fold_checked_log
 from ._report_activation import activation_notes, activation_section
 from ._report_checks import checks_section
 from ._report_code import (
@@ -61,9 +61,10 @@ from ._report_html import render_html
 from ._report_paired import paired_deltas
 from ._report_refs import reference_ratios, references_from_log, references_section
 from ._sequential import sequential_section
-from ._state import RunState, fold
+from ._state import RunState
 
-__all__ = ["ReportFiles", "build_report", "csv_text", "json_text", "report_document", "results_document"]
+__all__ = ["ReportFiles", "build_report", "csv_text", "json_text", "report_document", "results_document", "write_csv",
+           "write_json"]
 
 CSV_HEADER = (
     "run",
@@ -242,9 +243,64 @@ def _with_revision_references(references: Mapping[str, Any] | None, state: RunSt
     return out
 
 
+#: Rows of a list written in one piece by :func:`write_json` (bounds the text held at once).
+_BATCH = 2_000
+
+
+def _indented(value: Any, depth: int) -> str:
+    """``value`` as ``json.dumps(..., indent=2)`` writes it ``depth`` levels down (sorted keys)."""
+    compact = json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    text = msgspec.json.format(compact, indent=2)
+    return text.replace("\n", "\n" + "  " * depth) if depth else text  # a newline is only ever layout here
+
+
+#: How deep :func:`write_json` writes dicts key by key (below, each value is written whole).
+_STREAM_DEPTH = 3
+
+
+def write_json(out: TextIO, doc: Mapping[str, Any]) -> None:
+    """Write :func:`json_text` of ``doc`` to ``out`` a piece at a time: the dicts of the top
+    levels key by key, and a long list (``attempts``) or a dict of many keys
+    (``costs.attempts``) a batch at a time, so the whole text, or the text of one section,
+    is never held. Same bytes as :func:`json_text`."""
+    _write_value(out, doc, 0)
+    out.write("\n")
+
+
+def _write_value(out: TextIO, value: Any, depth: int) -> None:
+    pad = "  " * depth
+    if isinstance(value, dict) and value and depth < _STREAM_DEPTH:
+        if len(value) <= _BATCH:
+            out.write("{")
+            for i, key in enumerate(sorted(value)):
+                out.write(("," if i else "") + "\n" + pad + "  " + json.dumps(key, ensure_ascii=False) + ": ")
+                _write_value(out, value[key], depth + 1)
+        else:
+            keys = sorted(value)
+            out.write("{")
+            for start in range(0, len(keys), _BATCH):
+                batch = {k: value[k] for k in keys[start:start + _BATCH]}
+                out.write(("," if start else "") + _indented(batch, depth)[1:-len("\n" + pad + "}")])
+        out.write("\n" + pad + "}")
+    elif isinstance(value, list) and len(value) > _BATCH and depth < _STREAM_DEPTH:
+        out.write("[")
+        for start in range(0, len(value), _BATCH):
+            inner = _indented(value[start:start + _BATCH], depth)[1:-len("\n" + pad + "]")]  # without [ and ]
+            out.write(("," if start else "") + inner)
+        out.write("\n" + pad + "]")
+    else:
+        out.write(_indented(value, depth))
+
+
 def json_text(doc: Mapping[str, Any]) -> str:
-    """results.json bytes-to-be: sorted keys, two-space indent, UTF-8, trailing newline."""
-    return json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    """results.json bytes-to-be: sorted keys, two-space indent, UTF-8, trailing newline.
+
+    The text of ``json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False,
+    allow_nan=False)``: the standard library's C encoder writes it compact (the same
+    number and string tokens; its indenting encoder is pure Python, a minute at a million
+    events) and msgspec indents it (whitespace only)."""
+    compact = json.dumps(doc, sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return msgspec.json.format(compact, indent=2) + "\n"
 
 
 def _cell(v: Any) -> str:
@@ -254,7 +310,13 @@ def _cell(v: Any) -> str:
 def csv_text(doc: Mapping[str, Any]) -> str:
     """results.csv: one row per attempt × measure; an unknown value is an empty cell."""
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
+    write_csv(buf, doc)
+    return buf.getvalue()
+
+
+def write_csv(out: TextIO, doc: Mapping[str, Any]) -> None:
+    """Write :func:`csv_text` of ``doc`` to ``out`` a row at a time."""
+    w = csv.writer(out, lineterminator="\n")
     w.writerow(CSV_HEADER)
     name = doc["run"]["name"]
     expected = expected_measures(doc["run"])
@@ -330,10 +392,9 @@ def csv_text(doc: Mapping[str, Any]) -> str:
             if not_done:
                 status, reason = "unknown", not_done
             w.writerow((*head, measure, _cell(value), unit, status, _cell(reason), *groups.get(measure, ("", ""))))
-    return buf.getvalue()
 
 
-def _write_all(files: dict[Path, str]) -> None:
+def _write_all(files: dict[Path, Callable[[TextIO], None]]) -> None:
     """Write every report file through a temporary file beside it, then replace them
     together: a folder that cannot be written (read-only, full) raises
     :class:`RunDirError` naming the file, leaves no temporary file, and leaves the earlier
@@ -342,11 +403,11 @@ def _write_all(files: dict[Path, str]) -> None:
     path = next(iter(files))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        for path, text in files.items():
+        for path, write in files.items():
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
             staged.append((tmp, path))
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                fh.write(text)
+            with os.fdopen(fd, "w", encoding="utf-8", newline="", buffering=1 << 20) as fh:
+                write(fh)
                 fh.flush()
                 os.fsync(fh.fileno())
             os.chmod(tmp, 0o644)  # mkstemp makes 0600; reports are meant to be shared and served
@@ -471,20 +532,24 @@ def treatment_files(rd: RunDir, state: RunState) -> dict[str, Any]:
 def build_report(run_dir: Path) -> ReportFiles:
     """Rebuild ``report/`` of ``run_dir`` from its config and event log; returns the paths."""
     rd = RunDir(Path(run_dir))
-    doc = report_document(rd)
+    doc = report_document(rd)  # the fold is gone once it returns: the writers need only the document
     files = ReportFiles(
         rd.report_dir / "results.json", rd.report_dir / "results.csv", rd.report_dir / "report.html"
     )
-    _write_all({files.results_json: json_text(doc), files.results_csv: csv_text(doc),
-                files.report_html: render_html(doc)})
+    _write_all({files.results_json: lambda out: write_json(out, doc), files.results_csv: lambda out: write_csv(out, doc),
+                files.report_html: lambda out: _write_text(out, render_html(doc))})
     return files
+
+
+def _write_text(out: TextIO, text: str) -> None:
+    out.write(text)
 
 
 def report_document(rd: RunDir) -> dict[str, Any]:
     """The results.json document of a run directory, folded from its config, log and frozen
     evidence (refused, as :func:`build_report` is, when any of them is damaged or changed)."""
     config = _read_config(rd.evaluation)
-    state = fold(read_checked_log(rd).events)  # a missing, empty or damaged log never overwrites a report
+    state = fold_checked_log(rd).state  # a missing, empty or damaged log never overwrites a report
     _check_settings_bound(rd, state)  # nor do settings edited after the run froze them
     check_frozen(rd, state)  # nor does evidence changed since it was frozen
     tampered = {

@@ -28,6 +28,12 @@ from ..stats import (
 )
 from ._report_data import num
 
+#: The most attempts report.html shows one by one (a row of the attempts table and of the
+#: dollars per attempt, a dot of a distribution plot); above it the page summarises them
+#: (counts by arm; each arm's range and quartiles) and points to results.csv and
+#: results.json, which list every attempt at any size.
+ATTEMPTS_LISTED_MAX = 5_000
+
 PRICES_FILE = "prices.json"
 
 
@@ -200,7 +206,7 @@ def cost_html(doc: Mapping[str, Any]) -> str:
         f'<tr data-task="{escape(t, quote=True)}"><td>{escape(t)}</td>' + "".join(f"<td>{_usd(costs['per_task'][t][a])}</td>" for a in arms) + "</tr>"
         for t in doc["tasks"]
     )
-    attempt_rows = "".join(
+    attempt_rows = "" if len(doc["attempts"]) > ATTEMPTS_LISTED_MAX else "".join(
         f"<tr><td>{escape(r['attempt_id'])}</td><td>{_usd(costs['attempts'][r['attempt_id']])}</td>"
         f"<td>{escape(costs['attempts'][r['attempt_id']]['reason'] or costs['attempts'][r['attempt_id']]['basis'])}</td></tr>"
         for r in doc["attempts"]
@@ -211,6 +217,10 @@ def cost_html(doc: Mapping[str, Any]) -> str:
         + '<table id="cost-arms"><thead><tr><th>Arm</th><th>Dollars</th><th>Per attempt</th><th>Basis</th></tr></thead>'
         f"<tbody>{arm_rows}</tbody></table>"
         f'<h3>By task</h3><table id="cost-tasks"><thead><tr><th>Task</th>{th}</tr></thead><tbody>{task_rows}</tbody></table>'
-        f'<details><summary>Dollars per attempt</summary><table id="cost-attempts"><thead><tr><th>Attempt</th>'
-        f"<th>Dollars</th><th>Basis or reason</th></tr></thead><tbody>{attempt_rows}</tbody></table></details>"
+        + (f'<details><summary>Dollars per attempt</summary><table id="cost-attempts"><thead><tr><th>Attempt</th>'
+           f"<th>Dollars</th><th>Basis or reason</th></tr></thead><tbody>{attempt_rows}</tbody></table></details>"
+           if len(doc["attempts"]) <= ATTEMPTS_LISTED_MAX else
+           f'<p class="small">Dollars per attempt: {len(doc["attempts"]):,} attempts, more than the '
+           f"{ATTEMPTS_LISTED_MAX:,} this page lists; each attempt's dollars, basis and reason are in results.json "
+           "(<code>costs.attempts</code>).</p>")
     )

@@ -14,6 +14,7 @@ with a reason.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -403,9 +404,10 @@ def actual_calls(state: RunState, arms: list[str]) -> dict[str, Any]:
     attempt launched nothing here."""
     called = [a for a in state.attempts.values() if a.launched and not a.reused]
     discarded = {d.attempt_id for d in state.discarded}
-    by_arm = {arm: sum(1 for a in called if a.arm == arm) for arm in arms}
+    counts = Counter(a.arm for a in called)
+    by_arm = {arm: counts.get(arm, 0) for arm in arms}
     for a in called:  # an arm no longer configured still made its calls
-        by_arm.setdefault(a.arm, sum(1 for b in called if b.arm == a.arm))
+        by_arm.setdefault(a.arm, counts[a.arm])
     return {
         "coding_sessions": len(called),
         "by_arm": by_arm,

@@ -18,11 +18,11 @@ from ..measures import Column, all_columns, collected_columns
 from ._report_activation_html import activation_html
 from ._report_checks import checks_html
 from ._report_code import PLAIN_COLUMNS
-from ._report_cost import cost_html, dollars_note
+from ._report_cost import ATTEMPTS_LISTED_MAX, cost_html, dollars_note
 from ._report_css import CSS
+from ._report_generated import generated_html
 from ._report_links import CSS as LINK_CSS
 from ._report_links import attempt_link, side_pairs, started
-from ._report_generated import generated_html
 from ._report_plots import PLOT_CSS, plots_section
 from ._report_quality import code_quality_html, not_measured_html, revisions_html
 from ._report_refs import references_html
@@ -480,6 +480,9 @@ def _source_only_text(g: Mapping[str, Any] | None) -> str:
 
 
 def _attempts(doc: Mapping[str, Any]) -> str:
+    if len(doc["attempts"]) > ATTEMPTS_LISTED_MAX:
+        return _attempts_summary(doc)
+
     def measure(r: Mapping[str, Any], name: str) -> str:
         m = r["measures"].get(name)
         return _or_unknown(None if m is None else m["value"], _tokens)
@@ -532,6 +535,34 @@ def _attempts(doc: Mapping[str, Any]) -> str:
         "attempts-table",
     )
     return f"<details><summary>All {len(doc['attempts'])} attempts</summary>{table}</details>"
+
+
+def _attempts_summary(doc: Mapping[str, Any]) -> str:
+    """Above :data:`ATTEMPTS_LISTED_MAX` attempts: counts by arm (state, outcome, known
+    tokens), and where every attempt is listed."""
+    outcomes = ("pass", "overlap_pass", "fail", "empty", "unknown")
+    counts: dict[str, dict[str, int]] = {arm: {} for arm in doc["arms"]}
+    for r in doc["attempts"]:
+        c = counts.setdefault(r["arm"], {})
+        c["attempts"] = c.get("attempts", 0) + 1
+        if r["state"] == "complete":
+            c["complete"] = c.get("complete", 0) + 1
+            key = r["outcome"] if r["outcome"] in outcomes else "unknown"
+            c[key] = c.get(key, 0) + 1
+        if r["tokens"]["total"] is None:
+            c["tokens_unknown"] = c.get("tokens_unknown", 0) + 1
+    table = _table(
+        ("Arm", "Attempts", "Complete", *(o.replace("_", " ").capitalize() for o in outcomes), "Total tokens unknown"),
+        ((_e(arm), *(f"{c.get(k, 0):,}" for k in ("attempts", "complete", *outcomes, "tokens_unknown")))
+         for arm, c in counts.items()),
+        "attempts-summary",
+    )
+    return (
+        f'<p class="small">{len(doc["attempts"]):,} attempts: more than the {ATTEMPTS_LISTED_MAX:,} this page lists '
+        'one by one. Every attempt, with each of its values and the reason of each unknown, is in '
+        '<a href="results.csv">results.csv</a> (a row per attempt and value) and in results.json '
+        "(<code>attempts</code>).</p>" + table
+    )
 
 
 def render_html(doc: Mapping[str, Any]) -> str:

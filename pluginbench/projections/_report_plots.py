@@ -24,7 +24,7 @@ from statistics import NormalDist
 from typing import Any
 
 from .. import stats
-from ._report_cost import dollars_note
+from ._report_cost import ATTEMPTS_LISTED_MAX, dollars_note
 
 WIDTH = 680
 LABEL_W = 190
@@ -219,7 +219,8 @@ METRICS = {
 
 
 def distribution_plot(doc: Mapping[str, Any], metric: str) -> str:
-    """Every complete attempt's value as a dot per arm, with the arm's median; and its table."""
+    """Every complete attempt's value as a dot per arm, with the arm's median; and its table.
+    Above :data:`ATTEMPTS_LISTED_MAX` attempts, each arm's range and quartiles instead of dots."""
     title, get, unit = METRICS[metric]
     fig_id = f"dist-{metric}"
     arms = list(doc["arms"])
@@ -243,7 +244,10 @@ def distribution_plot(doc: Mapping[str, Any], metric: str) -> str:
         return LABEL_W + v / top * plot_w
 
     parts: list[str] = []
-    caption = f"{title} ({unit}), one dot per complete attempt; the bar is the arm's median."
+    summarised = len(doc["attempts"]) > ATTEMPTS_LISTED_MAX
+    caption = (f"{title} ({unit}), one dot per complete attempt; the bar is the arm's median." if not summarised else
+               f"{title} ({unit}): each arm's range (line), middle half (box, quartiles) and median (bar); "
+               f"above {ATTEMPTS_LISTED_MAX:,} attempts the dots are left out (every value is in results.csv).")
     bottom = TOP + band * len(arms)
     for tv in nice_ticks(top):
         parts.append(f'<line class="grid-line" x1="{_f(x(tv))}" y1="{TOP - 6}" x2="{_f(x(tv))}" y2="{_f(bottom)}"/>')
@@ -257,7 +261,13 @@ def distribution_plot(doc: Mapping[str, Any], metric: str) -> str:
         med = stats.median(vs)
         parts.append(f'<g class="dist-arm" data-arm="{_e(arm)}">')
         parts.append(f'<text class="label" x="{LABEL_W - 8}" y="{_f(y + 4)}" text-anchor="end">{_e(arm)}</text>')
-        for j, v in enumerate(vs):
+        if summarised and vs:
+            q1, q3 = vs[(len(vs) - 1) // 4], vs[3 * (len(vs) - 1) // 4]
+            parts.append(f'<line class="range" x1="{_f(x(vs[0]))}" y1="{_f(y)}" x2="{_f(x(vs[-1]))}" y2="{_f(y)}" '
+                         f'stroke="{colour}"/>')
+            parts.append(f'<rect class="quartiles" x="{_f(x(q1))}" y="{_f(y - 7)}" width="{_f(x(q3) - x(q1))}" '
+                         f'height="14" fill="{colour}" fill-opacity="0.35" stroke="{colour}"/>')
+        for j, v in enumerate(vs if not summarised else ()):
             jitter = ((j * 7) % 5 - 2) * 2.5
             parts.append(f'<circle class="dot" cx="{_f(x(v))}" cy="{_f(y + jitter)}" r="3" fill="{colour}"/>')
         if med is not None:

@@ -5,9 +5,10 @@ file times, the log once, the ledger read-only, the selected measurements, and, 
 no process owns, what its backend says a killed worker left, through the backend port)
 and hands it to :func:`pluginbench.projections.status_view`, which computes the typed
 :class:`~pluginbench.projections.Status`. ``status``, ``status --json``, ``status --watch``
-and the dashboard all read status here.
+and the dashboard all read status here; :func:`status_json` is ``status --json``'s bytes,
+from the ledger's groups and pre-encoded rows when the log is still what the ledger folded.
 """
 
-from ._read import left_running_check, read_status, status_snapshot
+from ._read import left_running_check, read_status, status_json, status_snapshot, write_status_json
 
-__all__ = ["left_running_check", "read_status", "status_snapshot"]
+__all__ = ["left_running_check", "read_status", "status_json", "status_snapshot", "write_status_json"]

@@ -13,16 +13,25 @@ process owns, and only when the caller wants it (the dashboard's page polls do n
 
 from __future__ import annotations
 
+import io
 import json
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import msgspec
 
 from .._gc import paused_gc
-from ..events import encode, live_owner, read_run_log
+from ..events import (
+    decode,
+    encode,
+    last_line_before,
+    live_owner,
+    log_mark_holds,
+    read_run_log,
+    require_regular,
+)
 from ..projections import (
     LedgerView,
     LeftRunning,
@@ -31,10 +40,13 @@ from ..projections import (
     Status,
     attempt_rows,
     fold,
-    read_checked_log,
+    fold_checked_log,
     read_ledger,
+    read_ledger_summary,
     run_row,
+    status_of_groups,
     status_view,
+    summable,
 )
 from ..rundir import RunDir
 
@@ -72,36 +84,119 @@ def status_snapshot(
         return out
 
 
-def _read(rd: RunDir, now: float, ledger_reader: Callable[[Path], LedgerView | None], check_left_running: bool) -> Status:
+_ENCODER = msgspec.json.Encoder(order="sorted")
+
+
+def status_json(run_dir: Path, *, now: float | None = None, clock: Callable[[], float] = time.time) -> bytes:
+    """``status --json``'s bytes; see :func:`write_status_json`."""
+    out = io.BytesIO()
+    write_status_json(run_dir, out, now=now, clock=clock)
+    return out.getvalue()
+
+
+def write_status_json(run_dir: Path, out: BinaryIO, *, now: float | None = None,
+                      clock: Callable[[], float] = time.time) -> None:
+    """Write ``status --json`` to ``out`` (indented, sorted keys, a newline at the end): the
+    JSON of :func:`status_snapshot`. When the ledger records the log bytes it was written
+    at, the log still begins with exactly those bytes (their CRC-32) and holds no event past
+    them, the log is not decoded again: the counts and sums are SQL groups, and the attempt
+    rows are the ledger's own ``status --json`` encodings, indented a batch at a time.
+    Otherwise, and whenever anything differs, :func:`status_snapshot`."""
+    rd = RunDir(run_dir.resolve())
+    with paused_gc():
+        if _from_summary(rd, clock() if now is None else now, out):
+            return
+    out.write(msgspec.json.format(_ENCODER.encode(read_status(run_dir, now=now)), indent=2) + b"\n")
+
+
+_BATCH = 2_000
+_EMPTY = b'\n  "attempts": [],'
+
+
+def _from_summary(rd: RunDir, now: float, out: BinaryIO) -> bool:
+    require_regular(rd.events)
+    folders = [(folder.name, child.name) for folder in (rd.evidence / "attempts", rd.evidence / "discarded")
+               if folder.is_dir() for child in folder.iterdir()]
     lock = live_owner(rd.root)
-    # One snapshot: the log is read (and verified: every line decodes, seq is contiguous,
-    # it begins with run.created) once; last_event is its last complete event, and the
-    # states come from the ledger only when the ledger is at exactly that event, else
-    # from a fold of the same events. States and last_event never mix two moments.
-    contents = read_checked_log(rd)
-    last, torn_tail_bytes = contents.events[-1], len(contents.torn_tail)
-    view = ledger_reader(rd.ledger)
-    if view is not None and view.last_seq == last.seq:
-        del contents  # verified; the ledger holds the same moment, so no fold is needed
-        run, rows, source = view.run, view.attempts, "ledger"
+    summary = read_ledger_summary(rd.ledger, started=bool(folders))
+    if summary is None:
+        return False
+    rest = log_mark_holds(rd.events, summary.log_mark)
+    if rest is None or b"\n" in rest or not summary.log_mark.size:
+        return False
+    try:
+        decode(rest)
+        return False  # a complete event past the ledger: it lags the log
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        pass  # nothing, or a torn tail
+    try:
+        last = decode(last_line_before(rd.events, summary.log_mark.size))
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return False
+    if last.seq != summary.last_seq:
+        return False
+    started = summary.started or frozenset()
+    if any(name not in started and (kind == "attempts" or name.rsplit(".", 1)[0] not in started)
+           for kind, name in folders):
+        return False  # a folder the ledger does not explain: the full check decides
+    selected = _selected_measures(rd)
+    if not summable(summary.run, summary.groups, selected):
+        return False
+    facts = _facts(rd, lock, summary.run, last, len(rest), "ledger", selected, check_left_running=True)
+    whole = msgspec.json.format(_ENCODER.encode(status_of_groups(summary.run, summary.groups, facts, now)), indent=2)
+    at = whole.find(_EMPTY)  # the top-level key, one level in ("active" and "arms" come first)
+    if at < 0:
+        return False
+    rows = summary.attempts
+    out.write(whole[:at + len(_EMPTY) - 3])
+    if rows:
+        out.write(b"[")
+        for start in range(0, len(rows), _BATCH):
+            batch = msgspec.json.format(b"[" + b",".join(rows[start:start + _BATCH]) + b"]", indent=2)
+            out.write((b"," if start else b"") + batch[1:-2].replace(b"\n", b"\n  "))
+        out.write(b"\n  ]")
     else:
-        state = fold(contents.events)
-        del contents
-        run, rows, source = run_row(state), attempt_rows(state), "events"
+        out.write(b"[]")
+    out.write(whole[at + len(_EMPTY) - 1:] + b"\n")
+    return True
+
+
+def _facts(rd: RunDir, lock: Any, run: dict[str, Any], last: Any, torn_tail_bytes: int, source: str,
+           selected: list[str], *, check_left_running: bool) -> RunFacts:
     owner = None if lock is None else Owner(pid=lock.pid, pgid=lock.pgid, started_at=lock.started_at)
     report_html = rd.report_dir / "report.html"
-    facts = RunFacts(
+    return RunFacts(
         run_dir=str(rd.root),
         owner=owner,
         newest_write=_newest_write(rd),
         last_event=msgspec.json.decode(encode(last)),
         torn_tail_bytes=torn_tail_bytes,
         states_source=source,
-        selected_measures=_selected_measures(rd),
+        selected_measures=selected,
         report_html=str(report_html) if report_html.exists() else None,
         log=str(rd.log) if rd.log.exists() else None,
         left_running=None if owner is not None or not check_left_running else ask_backend(run.get("backend"), rd.run_id),
     )
+
+
+def _read(rd: RunDir, now: float, ledger_reader: Callable[[Path], LedgerView | None], check_left_running: bool) -> Status:
+    lock = live_owner(rd.root)
+    # One snapshot: the ledger is read, then the log (verified: every line decodes, seq is
+    # contiguous, it begins with run.created); last_event is its last complete event, and
+    # the states come from the ledger only when the ledger is at exactly that event, else
+    # from a fold of the same read. States and last_event never mix two moments.
+    view = ledger_reader(rd.ledger)
+    checked = fold_checked_log(rd, folding=view is None)
+    if view is not None and view.last_seq == checked.last.seq:
+        run, rows, source = view.run, view.attempts, "ledger"
+    else:
+        if view is not None:  # the log moved on after the ledger was read: fold this read of it
+            checked = fold_checked_log(rd)
+        run, rows, source = run_row(checked.state), attempt_rows(checked.state), "events"
+    last, torn_tail_bytes = checked.last, checked.torn_tail_bytes
+    del checked
+    facts = _facts(rd, lock, run, last, torn_tail_bytes, source, _selected_measures(rd),
+                   check_left_running=check_left_running)
     return status_view(run, rows, facts, now)
 
 

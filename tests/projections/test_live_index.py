@@ -23,6 +23,7 @@ from pluginbench.events import (
     CodingStarted,
     Event,
     EventLog,
+    LogMark,
     MeasuresCollected,
     ReviewCompleted,
     ReviewerSpec,
@@ -101,8 +102,8 @@ def indexed(state: RunState) -> dict[str, object]:
 class CheckingLedger(Ledger):
     """A ledger that, after every update, checks its view and the index against the fold."""
 
-    def update(self, state: RunState, event: Event) -> None:
-        super().update(state, event)
+    def update(self, state: RunState, event: Event, mark: LogMark | None = None) -> None:
+        super().update(state, event, mark)
         view = read_ledger(self.path)
         assert view is not None
         assert (view.run, view.attempts) == (run_row(state), attempt_rows(state)), event
