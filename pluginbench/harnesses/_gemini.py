@@ -51,7 +51,9 @@ from ._port import AgentRun, AttemptContext, FrozenTreatment, HarnessBase, tool_
 __all__ = ["GeminiHarness"]
 
 CLI = CliPin(command="gemini", package="@google/gemini-cli", version="0.61.0",
-             launch_flags=("--output-format", "--approval-mode", "--model", "--prompt"))
+             launch_flags=("--output-format", "--approval-mode", "--model", "--prompt"),
+             # the package needs node 20+: a docker coding image carries the host's node privately
+             node_major=20)
 #: The host variable a real run's key is read from.
 KEY_VARIABLE = "GEMINI_API_KEY"
 
@@ -130,16 +132,6 @@ class GeminiHarness(HarnessBase):
         if not probe and not os.environ.get(KEY_VARIABLE):
             raise ConfigError(f"no {KEY_VARIABLE} on this host for the gemini harness", field="runner.harness",
                               fix=f"export {KEY_VARIABLE}, or use runner.probe for a probe run")
-
-    @classmethod
-    def validate_config(cls, ev: Any, path: Path) -> None:
-        """The docker backend is refused: the coding image runs the pinned install with the
-        task image's ``node`` (Debian bookworm: 18), and Gemini CLI 0.61.0 needs node 20."""
-        if getattr(ev.environment, "backend", "local") == "docker":
-            raise ConfigError("the gemini harness does not run on the docker backend yet: Gemini CLI 0.61.0 "
-                              "needs node 20 or newer and the coding image uses the task image's node",
-                              file=str(path), field="environment.backend",
-                              fix="use environment.backend: local (bubblewrap)")
 
     @classmethod
     def credential_check(cls) -> tuple[bool, str]:

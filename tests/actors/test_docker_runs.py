@@ -131,9 +131,10 @@ def test_real_claude_code_in_the_coding_image(tmp_path: Path) -> None:
 
 
 @pytest.mark.realcli
-@pytest.mark.parametrize("harness, model", [("opencode", "gpt-4.1"), ("qwen", "qwen3-coder-plus")])
+@pytest.mark.parametrize("harness, model", [("opencode", "gpt-4.1"), ("qwen", "qwen3-coder-plus"),
+                                            ("gemini", "gemini-2.5-pro")])
 def test_real_openai_compatible_clis_in_the_coding_image(tmp_path: Path, harness: str, model: str) -> None:
-    """opencode (a native binary) and Qwen Code (node 20+, carried privately) run inside a derived
+    """opencode (a native binary), Qwen Code and Gemini CLI (node 20+, carried privately) run inside a derived
     coding image against the probe; the guidance changes the grade and usage is exact."""
     require(find_cli(harness) is not None, f"{harness} CLI (tools/install-clis.sh)")
     guidance = tmp_path / "core.md"
