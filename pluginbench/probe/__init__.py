@@ -23,7 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import ScenarioError
-from ._clis import PINNED, cli_version, clis_dir, find_cli
+from ._clis import PINNED, VERSIONS_ENV, cli_version, clis_dir, find_cli, versions_env
 from ._launch import (
     PROBE_ANTHROPIC_KEY,
     PROBE_OPENAI_ENV_KEY,
@@ -53,6 +53,7 @@ __all__ = [
     "PROBE_PROVIDER_ID",
     "PROBE_TOKENS",
     "SCENARIOS_DIR",
+    "VERSIONS_ENV",
     "Choice",
     "ErrorSpec",
     "LaunchEnv",
@@ -75,4 +76,5 @@ __all__ = [
     "launch_env",
     "load_scenario",
     "serve_forever",
+    "versions_env",
 ]
