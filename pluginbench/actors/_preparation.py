@@ -20,7 +20,7 @@ import json
 import shutil
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import anyio
 
@@ -338,34 +338,38 @@ async def _run_control_raw(engine: Engine, task_id: str, control: str) -> Contro
     return ControlResult(ok, grade.reward, None if ok else f"nop got reward {grade.reward} ({grade.reason or 'verifier'}); the verifier must fail an unchanged source")
 
 
-async def jobs_at_a_time(jobs: int, items: Sequence[T], work: Callable[[T], Awaitable[R]]) -> list[R | BaseException]:
-    """``work`` on every item, at most ``jobs`` at once; each item's result (or the
-    exception it raised) in item order. A failure cancels the items after it in order
-    (their slots hold the cancellation); the items before it run to the end, as they
-    would have one at a time."""
-    cancelled = anyio.get_cancelled_exc_class()
-    out: list[R | BaseException] = [cancelled() for _ in items]  # an item never run reads as cancelled
-    first_failure = len(items)
+class Done(NamedTuple):
+    """What :func:`jobs_at_a_time` did: each item's result (None for an item that did not
+    finish), and the first failure in item order (its index and exception), if any."""
+
+    results: list[Any]
+    failure: tuple[int, Exception] | None
+
+
+async def jobs_at_a_time(jobs: int, items: Sequence[T], work: Callable[[T], Awaitable[R]]) -> Done:
+    """``work`` on every item, at most ``jobs`` at once, results in item order. A failure
+    cancels the items after it in order; the items before it run to the end, as they would
+    have one at a time, so the failure reported is the first in item order."""
+    results: list[Any] = [None] * len(items)
+    failures: dict[int, Exception] = {}
     limiter = anyio.CapacityLimiter(max(1, jobs))
     scopes = [anyio.CancelScope() for _ in items]
 
     async def one(i: int) -> None:
-        nonlocal first_failure
         with scopes[i]:
             async with limiter:
                 try:
-                    out[i] = await work(items[i])
+                    results[i] = await work(items[i])
                 except Exception as exc:  # noqa: BLE001 - handed back to the caller in item order
-                    out[i] = exc
-                    if i < first_failure:
-                        first_failure = i
-                        for later in scopes[i + 1:]:
-                            later.cancel()
+                    failures[i] = exc
+                    for later in scopes[i + 1:]:
+                        later.cancel()
 
     async with anyio.create_task_group() as tg:
         for i in range(len(items)):
             tg.start_soon(one, i)
-    return out
+    first = min(failures, default=None)
+    return Done(results, (first, failures[first]) if first is not None else None)
 
 
 async def prepare(engine: Engine, state: RunState) -> None:
@@ -393,12 +397,11 @@ async def prepare(engine: Engine, state: RunState) -> None:
                 freeze_error = exc
                 break
         ids = [task_id for task_id, _, _ in frozen_tasks]
-        images: list[TaskImages | None | BaseException] = (
-            list(await jobs_at_a_time(engine.evaluation.jobs, ids, lambda t: prepare_task_images(engine, t)))
-            if backend.uses_images else [None] * len(ids))
-        for (task_id, fp, contract), prepared in zip(frozen_tasks, images, strict=True):
-            if isinstance(prepared, BaseException):
-                raise prepared
+        done = (await jobs_at_a_time(engine.evaluation.jobs, ids, lambda t: prepare_task_images(engine, t))
+                if backend.uses_images else Done([None] * len(ids), None))
+        for i, ((task_id, fp, contract), prepared) in enumerate(zip(frozen_tasks, done.results, strict=True)):
+            if done.failure is not None and done.failure[0] == i:
+                raise done.failure[1]
             task = engine.tasks[task_id]
             files = len(scan_tree(engine.run_dir.frozen_task(task_id), context="frozen task"))
             await out.send(TaskPrepared(
@@ -463,11 +466,10 @@ async def _check_tasks(engine: Engine) -> None:
     made sure ``jobs`` sandboxes fit; a task's own controls run in order, oracle then nop,
     as they share its readiness cache entry). The first task (in task order) whose control
     fails stops the rest and its error is raised, as one at a time would."""
-    results = await jobs_at_a_time(engine.evaluation.jobs, list(engine.task_sources),
-                                   lambda task_id: _check_task(engine, task_id))
-    for result in results:  # the first failure in task order; the ones after it were cancelled
-        if isinstance(result, BaseException):
-            raise result
+    done = await jobs_at_a_time(engine.evaluation.jobs, list(engine.task_sources),
+                                lambda task_id: _check_task(engine, task_id))
+    if done.failure is not None:  # the first in task order; the tasks after it were cancelled
+        raise done.failure[1]
 
 
 async def _check_task(engine: Engine, task_id: str) -> None:

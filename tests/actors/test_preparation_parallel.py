@@ -63,10 +63,10 @@ def test_jobs_at_a_time_overlaps_bounds_and_keeps_item_order() -> None:
         running[0] -= 1
         return name.upper()
 
-    async def main() -> list[object]:
-        return list(await _preparation.jobs_at_a_time(2, ["a", "b", "c", "d"], work))
+    async def main() -> _preparation.Done:
+        return await _preparation.jobs_at_a_time(2, ["a", "b", "c", "d"], work)
 
-    assert anyio.run(main) == ["A", "B", "C", "D"]
+    assert anyio.run(main) == (["A", "B", "C", "D"], None)
     assert running[1] == 2
 
 
@@ -85,14 +85,14 @@ def test_jobs_at_a_time_reports_the_first_failure_in_item_order() -> None:
         await anyio.sleep_forever()
         raise AssertionError("unreachable")
 
-    async def main() -> list[object]:
+    async def main() -> _preparation.Done:
         with anyio.fail_after(20):
-            return list(await _preparation.jobs_at_a_time(3, ["a", "b", "c"], work))
+            return await _preparation.jobs_at_a_time(3, ["a", "b", "c"], work)
 
-    out = anyio.run(main)
-    assert out[0] == "A"
-    assert isinstance(out[1], ValueError) and str(out[1]) == "b broke"
-    assert isinstance(out[2], BaseException) and not isinstance(out[2], Exception)  # cancelled
+    results, failure = anyio.run(main)
+    assert results == ["A", None, None]  # c was cancelled, never finished
+    assert failure is not None and failure[0] == 1
+    assert isinstance(failure[1], ValueError) and str(failure[1]) == "b broke"
 
 
 def test_image_preparations_of_two_tasks_overlap_at_jobs_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
