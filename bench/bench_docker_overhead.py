@@ -5,7 +5,8 @@ from the base image, copy a small workspace in and make its base commit, ``exec 
 ``docker stop`` (confirmed), export the working tree, remove the container. The bare
 baseline is ``docker run --rm <same image> true`` through the Docker CLI. Both run
 ``--rounds`` times (default 10), interleaved so drift hits both alike; the script prints
-each phase's median, both medians and their ratio (target: <= 1.5).
+each phase's median, both medians, their ratio (target: <= 1.5), the median of the
+per-round (paired) ratios and the one-minute load before and after.
 
 Needs a running engine (tools/start-docker.sh), the base image
 (tools/build-base-image.sh) and the ``docker`` CLI. Run:
@@ -16,6 +17,7 @@ Needs a running engine (tools/start-docker.sh), the base image
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -79,6 +81,7 @@ async def main(rounds: int) -> int:
     ).stdout.strip()
     cycles: list[dict[str, float]] = []
     bare: list[float] = []
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         ws = _workspace(Path(tmp))
         _bare(image_id)  # warm both paths once, unmeasured
@@ -99,7 +102,9 @@ async def main(rounds: int) -> int:
     cycle_median = statistics.median(c["total"] for c in cycles)
     bare_median = statistics.median(bare)
     print(f"  bare docker run --rm true           median {bare_median * 1000:8.1f} ms")
-    print(f"ratio attempt/bare: {cycle_median / bare_median:.2f} (target <= 1.5)")
+    paired = statistics.median(c["total"] / b for c, b in zip(cycles, bare, strict=True))
+    print(f"ratio attempt/bare: {cycle_median / bare_median:.2f} (target <= 1.5); median paired ratio "
+          f"{paired:.2f}; load {load:.1f} -> {os.getloadavg()[0]:.1f}")
     return 0
 
 

@@ -185,7 +185,9 @@ def bench_overhead(attempts: int, isolation: str) -> None:
         print(f"  engine, per attempt (coding.started -> last completion): {engine_per * 1000:.1f} ms")
         print(f"  direct pipeline, per attempt (same processes, no engine): {direct_per * 1000:.1f} ms")
         print(f"  engine minus direct: {(engine_per - direct_per) * 1000:.1f} ms per attempt "
-              "(negative: the engine overlaps grading with the next attempt)")
+              "(negative: the engine overlaps grading with the next attempt); "
+              f"ratio engine/direct {engine_per / direct_per:.2f} (anchor: the direct pipeline, same run); "
+              f"load {os.getloadavg()[0]:.1f}")
         print(f"  Supervisor bookkeeping (append+fsync, fold, ledger, decide): {bookkeeping[1]} events, "
               f"{bookkeeping[0] / n * 1000:.1f} ms per attempt (target <= 50 ms)")
         verbs = collections.Counter(_git_verb(line) for line in run_git)

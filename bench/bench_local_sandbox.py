@@ -4,7 +4,9 @@
 
 For each isolation mode (bubblewrap when usable, none) it times N sandboxes through
 create (copy + base commit) -> exec(true) -> stop -> export_workspace -> close, and
-prints the median and p95 of the whole cycle and of each phase, in milliseconds.
+prints the median and p95 of the whole cycle and of each phase, in milliseconds, and the
+ratio of the cycle to its anchor measured in the same rounds: a bare ``true`` process
+(``bwrap --ro-bind / / --unshare-all true`` for the bubblewrap modes), with the load.
 ``bubblewrap+egress`` is the same with a probe egress policy (the host proxy thread and
 the in-sandbox forwarder every command starts behind: what a coding sandbox pays).
 """
@@ -12,7 +14,10 @@ the in-sandbox forwarder every command starts behind: what a coding sandbox pays
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -81,11 +86,24 @@ async def _bench(mode: str, n: int) -> None:
             spec = spec._replace(egress=Egress("probe", port=40009))  # nothing need answer: exec(true) never dials
         env = LocalEnvironment(isolation, root=scratch / "boxes")  # type: ignore[arg-type]
         await _cycle(env, spec, scratch, -1)  # warm-up (probe, page cache)
-        rows = [await _cycle(env, spec, scratch, i) for i in range(n)]
+        bare_argv = ([shutil.which("bwrap") or "bwrap", "--ro-bind", "/", "/", "--unshare-all", "true"]
+                     if isolation == "bubblewrap" else ["true"])
+        load = os.getloadavg()[0]
+        rows, bare = [], []
+        for i in range(n):  # interleaved, so the load hits both alike
+            rows.append(await _cycle(env, spec, scratch, i))
+            mark = time.perf_counter()
+            subprocess.run(bare_argv, check=True)
+            bare.append(time.perf_counter() - mark)
     print(f"isolation={mode}  n={n}  (milliseconds)")
     for phase in PHASES:
         values = [r[phase] * 1000 for r in rows]
         print(f"  {phase:<7} median {statistics.median(values):8.1f}   p95 {_p95(values):8.1f}")
+    cycle, anchor = statistics.median(r["total"] for r in rows), statistics.median(bare)
+    paired = statistics.median(r["total"] / b for r, b in zip(rows, bare, strict=True))
+    print(f"  anchor  {' '.join(bare_argv[-1:] if isolation != 'bubblewrap' else ['bwrap', 'true'])}: median "
+          f"{anchor * 1000:.1f}; cycle/anchor {cycle / anchor:.1f} (median paired {paired:.1f}); "
+          f"load {load:.1f} -> {os.getloadavg()[0]:.1f}")
 
 
 def main() -> None:

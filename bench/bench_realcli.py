@@ -161,6 +161,7 @@ def main() -> None:
         bare_t: list[float] = []
         pb_t: list[float] = []
         receipts = exacts = 0
+        load = os.getloadavg()[0]
         with ProbeServer(load_scenario(SCENARIOS_DIR / "edit-file.yaml")) as probe:
             harness = _harness(name, cli, probe.base_url)
             for _ in range(args.rounds):
@@ -184,10 +185,13 @@ def main() -> None:
                 receipts += ok
                 exacts += exact
         b, p = statistics.median(bare_t), statistics.median(pb_t)
+        paired = [x / y for x, y in zip(pb_t, bare_t, strict=True)]
         mode = "a fresh harness per round" if args.fresh_harness else "one harness for all rounds"
         print(f"[{name}] rounds {args.rounds} ({mode}): bare CLI median {b:.2f} s, through PluginBench median "
               f"{p:.2f} s, ratio {p / b:.2f} (target <= 1.3), added {p - b:.2f} s per attempt; "
-              f"round 1 alone: bare {bare_t[0]:.2f} s, PluginBench {pb_t[0]:.2f} s; receipts passing "
+              f"round 1 alone: bare {bare_t[0]:.2f} s, PluginBench {pb_t[0]:.2f} s; paired ratios "
+              f"{', '.join(f'{r:.2f}' for r in paired)} (median {statistics.median(paired):.2f}); "
+              f"load {load:.1f} -> {os.getloadavg()[0]:.1f}; receipts passing "
               f"{receipts}/{args.rounds}, usage exact and equal to what the probe served {exacts}/{args.rounds}")
 
 

@@ -5,8 +5,12 @@ symlinks, hardlinks, special files and escapes) and records its fingerprint. Rea
 runs the ``oracle`` (must produce a non-empty patch with reward 1) and ``nop`` (must
 get reward 0) controls through exactly the coding, patch and verifier path of real
 attempts. Passing results are cached under the cache root by task fingerprint, backend
-and isolation; a failure is never cached, so it is retried next time. Preparation is
-sequential, as the product describes; a failure ends the run before any coding call.
+and isolation; a failure is never cached, so it is retried next time. Tasks are frozen
+one after another in task order; their images (docker: task, verifier and coding images)
+and their readiness controls are prepared ``jobs`` tasks at a time, which the capacity
+check has made sure fit. Events still come in task order, and the first task (in task
+order) that fails is the failure reported, as one at a time would. A failure ends the run
+before any coding call.
 """
 
 from __future__ import annotations
@@ -14,8 +18,9 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import anyio
 
@@ -50,6 +55,9 @@ from ._grader_proof import prove_grader_image
 from ._pipeline import code_attempt, grade_patch, write_json
 from ._references import record_references
 from ._vanilla import consult
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def freeze_task(source: Path, dest: Path, task_id: str) -> str:
@@ -339,6 +347,40 @@ async def _run_control_raw(engine: Engine, task_id: str, control: str) -> Contro
     return ControlResult(ok, grade.reward, None if ok else f"nop got reward {grade.reward} ({grade.reason or 'verifier'}); the verifier must fail an unchanged source")
 
 
+class Done(NamedTuple):
+    """What :func:`jobs_at_a_time` did: each item's result (None for an item that did not
+    finish), and the first failure in item order (its index and exception), if any."""
+
+    results: list[Any]
+    failure: tuple[int, Exception] | None
+
+
+async def jobs_at_a_time(jobs: int, items: Sequence[T], work: Callable[[T], Awaitable[R]]) -> Done:
+    """``work`` on every item, at most ``jobs`` at once, results in item order. A failure
+    cancels the items after it in order; the items before it run to the end, as they would
+    have one at a time, so the failure reported is the first in item order."""
+    results: list[Any] = [None] * len(items)
+    failures: dict[int, Exception] = {}
+    limiter = anyio.CapacityLimiter(max(1, jobs))
+    scopes = [anyio.CancelScope() for _ in items]
+
+    async def one(i: int) -> None:
+        with scopes[i]:
+            async with limiter:
+                try:
+                    results[i] = await work(items[i])
+                except Exception as exc:  # noqa: BLE001 - handed back to the caller in item order
+                    failures[i] = exc
+                    for later in scopes[i + 1:]:
+                        later.cancel()
+
+    async with anyio.create_task_group() as tg:
+        for i in range(len(items)):
+            tg.start_soon(one, i)
+    first = min(failures, default=None)
+    return Done(results, (first, failures[first]) if first is not None else None)
+
+
 async def prepare(engine: Engine, state: RunState) -> None:
     """Freeze, check readiness, and report ``coding.started`` (or a failing stop)."""
     out = engine.outbox
@@ -346,26 +388,40 @@ async def prepare(engine: Engine, state: RunState) -> None:
     try:
         backend = backend_of(engine.evaluation)
         await check_capacity(engine)
+        frozen_tasks: list[tuple[str, str, VerifierContract]] = []
+        freeze_error: PluginBenchError | None = None
         for task_id, source in engine.task_sources.items():
-            fp = freeze_task(source, engine.run_dir.frozen_task(task_id), task_id)
-            task = load_task(engine.run_dir.frozen_task(task_id), task_id)
-            if not task.has_workspace and backend.needs_workspace:
-                raise TaskError(
-                    f"task '{task_id}' has no workspace/ folder for the {backend.name} backend",
-                    file=str(source / "workspace"),
-                    fix="put the starting source in workspace/, or use environment.backend: docker",
-                )
-            engine.tasks[task_id] = task
-            contract = record_contract(engine, task_id)
-            images = await prepare_task_images(engine, task_id) if backend.uses_images else None
+            try:
+                fp = freeze_task(source, engine.run_dir.frozen_task(task_id), task_id)
+                task = load_task(engine.run_dir.frozen_task(task_id), task_id)
+                if not task.has_workspace and backend.needs_workspace:
+                    raise TaskError(
+                        f"task '{task_id}' has no workspace/ folder for the {backend.name} backend",
+                        file=str(source / "workspace"),
+                        fix="put the starting source in workspace/, or use environment.backend: docker",
+                    )
+                engine.tasks[task_id] = task
+                frozen_tasks.append((task_id, fp, record_contract(engine, task_id)))
+            except PluginBenchError as exc:  # the tasks before it are still prepared and reported, in order
+                freeze_error = exc
+                break
+        ids = [task_id for task_id, _, _ in frozen_tasks]
+        done = (await jobs_at_a_time(engine.evaluation.jobs, ids, lambda t: prepare_task_images(engine, t))
+                if backend.uses_images else Done([None] * len(ids), None))
+        for i, ((task_id, fp, contract), prepared) in enumerate(zip(frozen_tasks, done.results, strict=True)):
+            if done.failure is not None and done.failure[0] == i:
+                raise done.failure[1]
+            task = engine.tasks[task_id]
             files = len(scan_tree(engine.run_dir.frozen_task(task_id), context="frozen task"))
             await out.send(TaskPrepared(
                 task=task_id, fingerprint=fp, files=files, workdir=task.workdir,
-                image=images.coding if images else None, verifier_image=images.verifier if images else None,
+                image=prepared.coding if prepared else None, verifier_image=prepared.verifier if prepared else None,
                 patch_applied_by=contract.patch_applied_by, contract=contract.kind,
                 network=network_policy(engine.harness.egress("coding", task.agent_network_mode),
                                        task.verifier_network_mode),
             ))
+        if freeze_error is not None:
+            raise freeze_error
         for arm in _arms(engine):
             spec = engine.evaluation.treatments.get(arm, Treatment())
             frozen = freeze_treatment(arm, spec, engine.run_dir.frozen_treatment(arm)) if arm != VANILLA else _reload_treatment(engine, arm)
@@ -420,22 +476,10 @@ async def _check_tasks(engine: Engine) -> None:
     made sure ``jobs`` sandboxes fit; a task's own controls run in order, oracle then nop,
     as they share its readiness cache entry). The first task (in task order) whose control
     fails stops the rest and its error is raised, as one at a time would."""
-    failures: dict[int, Exception] = {}
-    limiter = anyio.CapacityLimiter(max(1, engine.evaluation.jobs))
-
-    async with anyio.create_task_group() as tg:
-        async def one(i: int, task_id: str) -> None:
-            async with limiter:
-                try:
-                    await _check_task(engine, task_id)
-                except Exception as exc:  # noqa: BLE001 - re-raised below, the first in task order
-                    failures[i] = exc
-                    tg.cancel_scope.cancel()
-
-        for i, task_id in enumerate(engine.task_sources):
-            tg.start_soon(one, i, task_id)
-    if failures:
-        raise failures[min(failures)]
+    done = await jobs_at_a_time(engine.evaluation.jobs, list(engine.task_sources),
+                                lambda task_id: _check_task(engine, task_id))
+    if done.failure is not None:  # the first in task order; the tasks after it were cancelled
+        raise done.failure[1]
 
 
 async def _check_task(engine: Engine, task_id: str) -> None:

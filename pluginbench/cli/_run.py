@@ -146,9 +146,12 @@ def _spawn_worker(rd: RunDir, notify: bool, cost_ceiling: float | None = None) -
     # race must not write its refusal into the winner's log. The worker moves its output
     # to run.log itself once it owns the run (--adopt-run-log).
     early = tempfile.TemporaryFile()  # noqa: SIM115 - read back on failure, closed below
+    from ..probe import versions_env
+
     try:
         child = subprocess.Popen(
             scope + argv,
+            env={**os.environ, **versions_env()},  # the CLI version asked at creation, not asked again
             stdin=subprocess.DEVNULL,
             stdout=early,
             stderr=subprocess.STDOUT,

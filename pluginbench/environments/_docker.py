@@ -88,6 +88,9 @@ class DockerEnvironment:
     def __init__(self, docker_host: str | None = None, run_id: str | None = None) -> None:
         self.docker_host = docker_host
         self.run_id = run_id
+        # Tasks prepare their images ``jobs`` at a time; tasks on the same image share one
+        # coding image, derived once while the others wait for it.
+        self._deriving: dict[tuple[str, str, str], anyio.Lock] = {}
 
     async def info(self) -> EngineInfo:
         """What the engine reports (ID, version, OS type, CPUs, memory)."""
@@ -142,7 +145,8 @@ class DockerEnvironment:
                            clis_dir: Path) -> tuple[str, str]:
         """The task image with the harness's agent CLI (``cli``, installed at ``version``);
         (image ID, the CLI's path inside)."""
-        async with engine(self.docker_host) as docker:
+        lock = self._deriving.setdefault((task_image, harness, version), anyio.Lock())
+        async with lock, engine(self.docker_host) as docker:
             image = await _derived.derive_cli_image(docker, task_image, harness, cli, version, clis_dir)
         return image, _derived.cli_path_in_image(cli)
 

@@ -51,6 +51,7 @@ from ._codex_config import (
     exec_argv,
     launch_env,
     marketplace_json,
+    offline_env,
 )
 from ._codex_discovery import (
     Expected,
@@ -380,7 +381,7 @@ class CodexHarness(CodexDeclaration):
         The receipt of an identical setup (same digest, see :meth:`_cache_key`) is reused
         instead of starting the CLI twice more; the reuse is marked in the receipt.
         """
-        env = self._env(sandbox)
+        env = offline_env(self._env(sandbox))  # discovery needs no network: none is tried
         t0 = time.monotonic()
         plugins = [read_codex_plugin(p) for p in ctx.treatment.plugins]
         roots = await self._install(sandbox, env, plugins)

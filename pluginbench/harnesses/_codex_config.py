@@ -144,6 +144,30 @@ def launch_env(*, home: str, tmp: str, extra: Mapping[str, str] | None = None) -
     return env
 
 
+#: Where discovery's proxies point: a port on the sandbox's own loopback that nothing
+#: listens on, so a connection is refused by the sandbox's kernel before any name lookup.
+OFFLINE_PROXY = "http://127.0.0.1:9"
+
+
+def offline_env(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` for the no-model discovery commands, which need no network at all.
+
+    Every Codex process (0.169.0) starts the curated-plugins sync when plugins are on, with
+    no setting to turn it off: ``git ls-remote https://github.com/openai/plugins.git``,
+    then ``api.github.com`` and ``chatgpt.com`` over HTTP(S) (seen in the sandbox's egress
+    log and with strace). Here git may use only local repositories (``GIT_ALLOW_PROTOCOL=file``:
+    the local marketplace still installs) and the HTTP clients go to a proxy that refuses
+    on the sandbox's own loopback, so discovery makes no network call, and no name lookup.
+    What Codex loads does not change: the sync cannot reach its server from a sandbox.
+    """
+    out = dict(env)
+    out["GIT_ALLOW_PROTOCOL"] = "file"
+    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        out[name] = OFFLINE_PROXY
+    out["NO_PROXY"] = out["no_proxy"] = ""
+    return out
+
+
 def marketplace_json(plugins: Sequence[str]) -> str:
     """The private local marketplace listing each plugin under ``./plugins/<name>``."""
     doc = {

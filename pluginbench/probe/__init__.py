@@ -25,7 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import ScenarioError
-from ._clis import PINNED, cli_version, clis_dir, find_cli
+from ._clis import PINNED, VERSIONS_ENV, cli_version, clis_dir, find_cli, versions_env
 from ._launch import (
     PROBE_ANTHROPIC_KEY,
     PROBE_GEMINI_KEY,
@@ -57,6 +57,7 @@ __all__ = [
     "PROBE_PROVIDER_ID",
     "PROBE_TOKENS",
     "SCENARIOS_DIR",
+    "VERSIONS_ENV",
     "Choice",
     "ErrorSpec",
     "LaunchEnv",
@@ -79,4 +80,5 @@ __all__ = [
     "launch_env",
     "load_scenario",
     "serve_forever",
+    "versions_env",
 ]

@@ -5,6 +5,7 @@ Which CLIs there are, and at which version, is each harness's own declaration
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -57,11 +58,42 @@ def find_cli(name: str) -> Path | None:
 #: process (creation, preparation and the reviewer's setup ask about the same CLI), and a
 #: CLI replaced on disk is a new key, so asked again.
 _VERSIONS: dict[tuple[str, int, int, int], str | None] = {}
+#: The variable through which ``pluginbench run`` hands the versions it asked to the worker
+#: it starts (:func:`versions_env`), so a run asks its CLI once, not once per process.
+VERSIONS_ENV = "PLUGINBENCH_CLI_VERSIONS"
+_inherited = False
+
+
+def versions_env() -> dict[str, str]:
+    """The environment entry that hands the versions this process asked (and those it was
+    handed) to a process it starts: same keys, so a CLI replaced on disk since is asked again."""
+    _inherit()
+    known = [[*key, version] for key, version in sorted(_VERSIONS.items()) if version is not None]
+    return {VERSIONS_ENV: json.dumps(known, separators=(",", ":"))}
+
+
+def _inherit() -> None:
+    """Adopt the versions the parent process handed over (malformed entries are ignored)."""
+    global _inherited
+    if _inherited:
+        return
+    _inherited = True
+    try:
+        entries = json.loads(os.environ.get(VERSIONS_ENV) or "[]")
+    except ValueError:
+        return
+    for entry in entries if isinstance(entries, list) else []:
+        if (isinstance(entry, list) and len(entry) == 5 and isinstance(entry[0], str)
+                and all(isinstance(n, int) and not isinstance(n, bool) for n in entry[1:4])
+                and isinstance(entry[4], str)):
+            _VERSIONS.setdefault((entry[0], entry[1], entry[2], entry[3]), entry[4])
 
 
 def cli_version(path: str | Path, timeout: float = 30.0) -> str | None:
     """The version a CLI reports with ``--version`` (``2.1.328``, ``0.169.0``), or None
-    when it cannot be run or prints no version. Remembered per file for this process."""
+    when it cannot be run or prints no version. Remembered per file for this process and
+    the worker it starts (:func:`versions_env`)."""
+    _inherit()
     try:
         real = os.path.realpath(path)
         st = os.stat(real)

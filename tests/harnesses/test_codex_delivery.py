@@ -10,7 +10,7 @@ import pytest
 
 from pluginbench.errors import InputError, TreatmentError
 from pluginbench.harnesses._codex import CodexHarness
-from pluginbench.harnesses._codex_config import exec_argv, launch_env
+from pluginbench.harnesses._codex_config import OFFLINE_PROXY, exec_argv, launch_env, offline_env
 from pluginbench.harnesses._codex_discovery import Expected, ExpectedPlugin, compare
 from pluginbench.harnesses._port import FrozenTreatment
 from pluginbench.probe._launch import PROBE_OPENAI_KEY
@@ -235,3 +235,18 @@ def test_receipt_lists_only_the_skills_the_model_was_offered():
     mine = {"name": "mine", "scope": "user", "path": "/h/.agents/skills/mine/SKILL.md", "pluginId": None}
     hidden = compare(Expected(None, (("mine", mine["path"]),), ()), offering("imagegen"), _results([SYSTEM, mine], [], []))
     assert not hidden["ok"] and any("not offered to the model: ['mine']" in m for m in hidden["mismatches"])
+
+
+def test_offline_env_keeps_the_launch_env_and_closes_every_way_out() -> None:
+    """Discovery's environment is the launch's, plus git limited to local repositories and every
+    HTTP proxy variable on a refusing loopback port with no exception list (nothing else changes)."""
+    base = launch_env(home="/home/agent", tmp="/tmp", extra={"HTTPS_PROXY": "http://127.0.0.1:3128", "K": "v"})
+    out = offline_env(base)
+    assert {k: v for k, v in out.items() if k in base and k != "HTTPS_PROXY"} == {
+        k: v for k, v in base.items() if k != "HTTPS_PROXY"}
+    assert out["GIT_ALLOW_PROTOCOL"] == "file"
+    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        assert out[name] == OFFLINE_PROXY
+    assert out["NO_PROXY"] == out["no_proxy"] == ""
+    assert OFFLINE_PROXY.startswith("http://127.0.0.1:")
+    assert base["HTTPS_PROXY"] == "http://127.0.0.1:3128"  # the caller's mapping is not changed

@@ -212,3 +212,35 @@ async def test_provider_errors_are_provider_stops(tmp_path, cli, scenario, cause
     assert run.exit_code == 1 and run.provider_stop is not None
     assert run.provider_stop.startswith(cause) and run.error and run.error in run.provider_stop
     assert run.usage.status == "unknown" and run.usage.input_tokens is None
+
+
+@pytest.mark.anyio
+async def test_discovery_makes_no_network_call(tmp_path, cli):
+    """Discovery (plugin install, prompt-input, app-server) in a sandbox whose only way out is the
+    egress proxy tries no host at all: Codex's curated-plugins sync (git ls-remote github.com,
+    then api.github.com and chatgpt.com) is never attempted, and the plugin still installs."""
+    from pluginbench.environments import Egress
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "README.md").write_text("starting source\n")
+    home = tmp_path / "home"
+    t = FrozenTreatment("workflow", tmp_path, (), (), (plugin(tmp_path),), "w")
+    harness = CodexHarness(cli, "0.169.0", "http://127.0.0.1:9")  # discovery calls no model
+    harness.deliver(t, home)
+
+    async def launched(argv):
+        raise AssertionError("discovery launched the agent")
+
+    ctx = AttemptContext("run", "att", task(tmp_path, "Do the task."), t, "gpt-5.5", "medium", 1, 120.0,
+                         tmp_path / "attempt", launched)
+    (tmp_path / "attempt").mkdir()
+    spec = SandboxSpec("run", "att", "coding", "t", workspace=ws, home=home, readonly=harness.readonly,
+                       egress=Egress("proxy", hosts=("api.openai.com",)))
+    async with LocalEnvironment(isolation="auto").sandbox(spec) as sb:
+        require(sb.egress is not None, "bubblewrap (an egress proxy needs an isolated sandbox)")
+        receipt, _ = await harness.discover(sb, ctx)
+        refused = sb.egress.refused
+    assert receipt["ok"], receipt.get("mismatches")
+    assert receipt["plugins"] == ["starter@pluginbench-local"]
+    assert refused == []  # before: ['github.com is not on the allow-list'] (and api.github.com, chatgpt.com)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from pluginbench.probe import PINNED, cli_version, find_cli
+from pluginbench.probe import PINNED, VERSIONS_ENV, cli_version, find_cli, versions_env
 from pluginbench.probe._clis import clis_dir
 from tests._prereq import require
 
@@ -31,6 +33,31 @@ def test_cli_version_is_none_when_unusable(tmp_path: Path) -> None:
     assert cli_version(_script(tmp_path, "exit 3")) is None
     assert cli_version(_script(tmp_path, "echo hello")) is None
     assert cli_version(tmp_path / "absent") is None
+
+
+def test_a_started_process_is_handed_the_asked_version_and_asks_only_a_changed_cli(tmp_path: Path) -> None:
+    """The version this process asked is handed to a process it starts (as `run` starts its
+    worker): the child does not run the CLI again; a CLI changed on disk since is asked again,
+    and a malformed hand-over is ignored, never trusted."""
+    calls = tmp_path / "calls"
+    tool = _script(tmp_path, f'echo x >> "{calls}"; echo "1.2.3 (Tool)"')
+    assert cli_version(tool) == "1.2.3"
+    asked = len(calls.read_text().splitlines())
+    child = [sys.executable, "-c", "import sys; from pluginbench.probe import cli_version; print(cli_version(sys.argv[1]))",
+             str(tool)]
+
+    def run_child(extra: dict[str, str]) -> str:
+        return subprocess.run(child, env={**os.environ, **extra}, capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    assert run_child(versions_env()) == "1.2.3"
+    assert len(calls.read_text().splitlines()) == asked  # the child did not start the CLI
+    assert run_child({VERSIONS_ENV: "not json"}) == "1.2.3"
+    assert len(calls.read_text().splitlines()) == asked + 1  # nothing usable handed over: asked
+    handed = versions_env()
+    tool.write_text(tool.read_text() + "# changed\n")  # a new size: another file to ask
+    assert run_child(handed) == "1.2.3"
+    assert len(calls.read_text().splitlines()) == asked + 2
 
 
 def test_find_cli_refuses_unknown_names() -> None:
