@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -31,7 +30,7 @@ from typing import Any, ClassVar
 
 from ..config import ENFORCED, NOT_APPLICABLE, Capabilities, capability_entry, capability_record
 from ..environments import Sandbox
-from ..errors import ConfigError, DiscoveryMismatch, InputError
+from ..errors import DiscoveryMismatch, InputError
 from ..events import Usage
 from ..harness_registry import CliPin
 from ..treatments import admit_guidance, admit_skill
@@ -46,7 +45,8 @@ from ._gemini_trace import (
     settings_json,
     validate_usage,
 )
-from ._port import AgentRun, AttemptContext, FrozenTreatment, HarnessBase, tool_roots
+from ._keyed import KeyedCliHarness
+from ._port import AgentRun, AttemptContext, FrozenTreatment, tool_roots
 
 __all__ = ["GeminiHarness"]
 
@@ -100,10 +100,15 @@ def delivered_receipt(home: Path, *, guidance: bytes | None, skills: tuple[str, 
     }
 
 
-class GeminiHarness(HarnessBase):
+class GeminiHarness(KeyedCliHarness):
     """Gemini CLI adapter: see the module docstring for the whole attempt."""
 
     name: ClassVar[str] = "gemini"
+    cli_label: ClassVar[str] = "Gemini CLI"
+    key_variable: ClassVar[str] = KEY_VARIABLE
+    real_base_url: ClassVar[str] = REAL_BASE_URL
+    probe_api: ClassVar[str] = "gemini"
+    probe_vars: ClassVar[tuple[str, str]] = ("GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY")
     summary: ClassVar[str] = "Gemini CLI (gemini -p --output-format stream-json, Gemini API), the pinned CLI"
     real: ClassVar[bool] = True
     native_receipts: ClassVar[bool] = True
@@ -115,29 +120,6 @@ class GeminiHarness(HarnessBase):
     model_hosts: ClassVar[tuple[str, ...]] = ("generativelanguage.googleapis.com",)
 
     # ------------------------------------------------------------------ declarations
-
-    @classmethod
-    def admit_evaluation(cls, ev: Any, *, probe: bool) -> None:
-        """Guidance and skills are admissible; plugins are refused (Gemini CLI has none);
-        a real run needs ``GEMINI_API_KEY`` on the host."""
-        for arm, t in ev.treatments.items():
-            if t.plugins:
-                raise ConfigError(
-                    "Gemini CLI (the gemini harness) has no Claude Code or Codex plugins",
-                    field=f"treatments.{arm}.plugins",
-                    fix="deliver the package's guidance and skills only, or use the claude or codex harness")
-            admit_guidance([Path(p) for p in t.guidance])
-            for p in t.skills:
-                admit_skill(Path(p))
-        if not probe and not os.environ.get(KEY_VARIABLE):
-            raise ConfigError(f"no {KEY_VARIABLE} on this host for the gemini harness", field="runner.harness",
-                              fix=f"export {KEY_VARIABLE}, or use runner.probe for a probe run")
-
-    @classmethod
-    def credential_check(cls) -> tuple[bool, str]:
-        if os.environ.get(KEY_VARIABLE):
-            return True, f"{KEY_VARIABLE} is set (validity not checked)"
-        return False, f"{KEY_VARIABLE} is not set"
 
     @classmethod
     def launch_identity(cls, model: str | None, reasoning: str | None, *, subagents: bool = True) -> dict[str, Any]:
@@ -179,33 +161,13 @@ class GeminiHarness(HarnessBase):
         self.capabilities = capabilities if capabilities is not None else Capabilities()
         self.readonly = tool_roots(cli_path) if Path(cli_path).exists() else ()
 
-    def _endpoint(self) -> tuple[str, str]:
-        if self.probe_base_url is not None:
-            from ..probe import launch_env as probe_launch_env
-
-            env = probe_launch_env("gemini", self.probe_base_url).env
-            return env["GOOGLE_GEMINI_BASE_URL"], env["GEMINI_API_KEY"]
-        key = os.environ.get(KEY_VARIABLE)
-        if not key:
-            raise InputError(f"no {KEY_VARIABLE} on this host for the gemini harness", field="runner.harness",
-                             fix=f"export {KEY_VARIABLE}")
-        return REAL_BASE_URL, key
-
     def _env(self, sandbox: Sandbox) -> dict[str, str]:
         base, key = self._endpoint()
         return launch_env(home=sandbox.paths.home, tmp=sandbox.paths.tmp, base_url=base, key=key)
 
-    def secrets(self) -> list[str]:
-        if self.probe_base_url is not None:
-            return []
-        key = os.environ.get(KEY_VARIABLE, "")
-        return [key] if len(key) >= 8 else []
-
     def deliver(self, treatment: FrozenTreatment, home: Path) -> dict[str, object]:
         """Write the private ``~/.gemini`` into ``home``; return the delivery receipt."""
-        if treatment.plugins:
-            raise InputError("Gemini CLI has no Claude Code or Codex plugins", file=str(treatment.plugins[0]),
-                             fix="use the claude or codex harness for plugins")
+        self._refuse_plugins(treatment)
         gem = home / GEMINI_DIR
         gem.mkdir(parents=True, exist_ok=True)
         settings = settings_json(probe=self.probe_base_url is not None, capabilities=self.capabilities)
@@ -215,21 +177,9 @@ class GeminiHarness(HarnessBase):
             "gemini_home": GEMINI_DIR, "gemini_md": None, "skills": [],
             "settings_json_sha256": hashlib.sha256(settings.encode()).hexdigest(),
             "capabilities": capability_record(self.name, self.capabilities),
-            "credential": "probe fake key (agent process environment only)" if self.probe_base_url is not None
-            else f"host {KEY_VARIABLE} (agent process environment only)",
+            "credential": self._credential_label(),
         }
-        if treatment.guidance:
-            data = admit_guidance(list(treatment.guidance))
-            (gem / "GEMINI.md").write_bytes(data)
-            receipt["gemini_md"] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
-        for skill in treatment.skills:
-            info = admit_skill(skill)
-            dest = gem / "skills" / info.name
-            if dest.exists():
-                raise InputError(f"two skills are named {info.name!r}", file=str(skill), fix="rename one")
-            shutil.copytree(skill, dest, ignore=shutil.ignore_patterns(".git"))
-            receipt["skills"].append({"name": info.name, "fingerprint": info.fingerprint})
-        return receipt
+        return self._deliver_files(treatment, gem, "GEMINI.md", receipt, "gemini_md")
 
     async def discover(self, sandbox: Sandbox, ctx: AttemptContext) -> dict[str, Any]:
         """The ``delivered-home`` receipt of the sandbox's private ``~/.gemini``."""

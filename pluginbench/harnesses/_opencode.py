@@ -25,17 +25,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
 from pathlib import Path
 from typing import Any, ClassVar
 
 from ..config import ENFORCED, NOT_APPLICABLE, Capabilities, capability_entry, capability_record
 from ..environments import Sandbox
-from ..errors import ConfigError, DiscoveryMismatch, InputError, PluginBenchError
+from ..errors import DiscoveryMismatch, InputError, PluginBenchError
 from ..events import Usage
 from ..harness_registry import CliPin
 from ..treatments import admit_guidance, admit_skill
+from ._keyed import KeyedCliHarness
 from ._opencode_config import (
     CONFIG_DIR,
     DISCOVERY_COMMANDS,
@@ -56,7 +55,7 @@ from ._opencode_trace import (
     read_stream,
     validate_usage,
 )
-from ._port import AgentRun, AttemptContext, FrozenTreatment, HarnessBase, tool_roots
+from ._port import AgentRun, AttemptContext, FrozenTreatment, tool_roots
 
 __all__ = ["OpencodeHarness", "read_agent_run", "seed_plugin_manifest"]
 
@@ -77,10 +76,13 @@ def _exports(agent_dir: Path) -> dict[str, str]:
     return {p.stem: _text(p) for p in sorted(folder.glob("*.json"))} if folder.is_dir() else {}
 
 
-class OpencodeHarness(HarnessBase):
+class OpencodeHarness(KeyedCliHarness):
     """opencode adapter: see the module docstring for the whole attempt."""
 
     name: ClassVar[str] = "opencode"
+    cli_label: ClassVar[str] = "opencode"
+    key_variable: ClassVar[str] = KEY_VARIABLE
+    real_base_url: ClassVar[str] = REAL_BASE_URL
     summary: ClassVar[str] = "opencode (opencode run --format json, OpenAI-compatible provider), the pinned CLI"
     real: ClassVar[bool] = True
     native_receipts: ClassVar[bool] = True
@@ -92,29 +94,6 @@ class OpencodeHarness(HarnessBase):
     model_hosts: ClassVar[tuple[str, ...]] = ("api.openai.com",)
 
     # ------------------------------------------------------------------ declarations
-
-    @classmethod
-    def admit_evaluation(cls, ev: Any, *, probe: bool) -> None:
-        """Guidance and skills are admissible; plugins are refused (opencode has no Claude
-        Code or Codex plugins); a real run needs ``OPENAI_API_KEY`` on the host."""
-        for arm, t in ev.treatments.items():
-            if t.plugins:
-                raise ConfigError(
-                    "opencode (the opencode harness) has no Claude Code or Codex plugins",
-                    field=f"treatments.{arm}.plugins",
-                    fix="deliver the package's guidance and skills only, or use the claude or codex harness")
-            admit_guidance([Path(p) for p in t.guidance])
-            for p in t.skills:
-                admit_skill(Path(p))
-        if not probe and not os.environ.get(KEY_VARIABLE):
-            raise ConfigError(f"no {KEY_VARIABLE} on this host for the opencode harness", field="runner.harness",
-                              fix=f"export {KEY_VARIABLE}, or use runner.probe for a probe run")
-
-    @classmethod
-    def credential_check(cls) -> tuple[bool, str]:
-        if os.environ.get(KEY_VARIABLE):
-            return True, f"{KEY_VARIABLE} is set (validity not checked)"
-        return False, f"{KEY_VARIABLE} is not set"
 
     @classmethod
     def launch_identity(cls, model: str | None, reasoning: str | None, *, subagents: bool = True) -> dict[str, Any]:
@@ -159,26 +138,8 @@ class OpencodeHarness(HarnessBase):
         self.model = model
         self.readonly = tool_roots(cli_path) if Path(cli_path).exists() else ()
 
-    def _endpoint(self) -> tuple[str, str]:
-        if self.probe_base_url is not None:
-            from ..probe import launch_env as probe_launch_env
-
-            env = probe_launch_env("chat", self.probe_base_url).env
-            return env["OPENAI_BASE_URL"], env["OPENAI_API_KEY"]
-        key = os.environ.get(KEY_VARIABLE)
-        if not key:
-            raise InputError(f"no {KEY_VARIABLE} on this host for the opencode harness", field="runner.harness",
-                             fix=f"export {KEY_VARIABLE}")
-        return REAL_BASE_URL, key
-
     def _env(self, sandbox: Sandbox) -> dict[str, str]:
         return launch_env(home=sandbox.paths.home, tmp=sandbox.paths.tmp, key=self._endpoint()[1])
-
-    def secrets(self) -> list[str]:
-        if self.probe_base_url is not None:
-            return []
-        key = os.environ.get(KEY_VARIABLE, "")
-        return [key] if len(key) >= 8 else []
 
     def _config(self, model: str) -> str:
         base = self._endpoint()[0] if self.probe_base_url is not None else REAL_BASE_URL
@@ -186,9 +147,7 @@ class OpencodeHarness(HarnessBase):
 
     def deliver(self, treatment: FrozenTreatment, home: Path) -> dict[str, object]:
         """Write the private ``~/.config/opencode`` into ``home``; return the delivery receipt."""
-        if treatment.plugins:
-            raise InputError("opencode has no Claude Code or Codex plugins", file=str(treatment.plugins[0]),
-                             fix="use the claude or codex harness for plugins")
+        self._refuse_plugins(treatment)
         folder = home / CONFIG_DIR
         folder.mkdir(parents=True, exist_ok=True)
         config = self._config(self.model or "<model>")
@@ -199,21 +158,9 @@ class OpencodeHarness(HarnessBase):
             "config_dir": CONFIG_DIR, "agents_md": None, "skills": [],
             "opencode_json_sha256": hashlib.sha256(config.encode()).hexdigest(),
             "capabilities": capability_record(self.name, self.capabilities),
-            "credential": "probe fake key (agent process environment only)" if self.probe_base_url is not None
-            else f"host {KEY_VARIABLE} (agent process environment only)",
+            "credential": self._credential_label(),
         }
-        if treatment.guidance:
-            data = admit_guidance(list(treatment.guidance))
-            (folder / "AGENTS.md").write_bytes(data)
-            receipt["agents_md"] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
-        for skill in treatment.skills:
-            info = admit_skill(skill)
-            dest = folder / "skills" / info.name
-            if dest.exists():
-                raise InputError(f"two skills are named {info.name!r}", file=str(skill), fix="rename one")
-            shutil.copytree(skill, dest, ignore=shutil.ignore_patterns(".git"))
-            receipt["skills"].append({"name": info.name, "fingerprint": info.fingerprint})
-        return receipt
+        return self._deliver_files(treatment, folder, "AGENTS.md", receipt, "agents_md")
 
     async def _write_config(self, sandbox: Sandbox, model: str) -> None:
         """The delivered config names the run's model; an attempt whose model differs (a

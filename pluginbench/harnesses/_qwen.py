@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -31,11 +30,12 @@ from typing import Any, ClassVar
 
 from ..config import ENFORCED, NOT_APPLICABLE, Capabilities, capability_entry, capability_record
 from ..environments import Sandbox
-from ..errors import ConfigError, DiscoveryMismatch, InputError, PluginBenchError
+from ..errors import DiscoveryMismatch, InputError, PluginBenchError
 from ..events import Usage
 from ..harness_registry import CliPin
 from ..treatments import admit_guidance, admit_skill
-from ._port import AgentRun, AttemptContext, FrozenTreatment, HarnessBase, tool_roots
+from ._keyed import KeyedCliHarness
+from ._port import AgentRun, AttemptContext, FrozenTreatment, tool_roots
 from ._qwen_config import (
     DISCOVERY_PROMPT,
     KEY_VARIABLE,
@@ -66,10 +66,13 @@ def _texts(folder: Path, pattern: str) -> str:
     return "".join(_text(p) for p in sorted(folder.rglob(pattern))) if folder.is_dir() else ""
 
 
-class QwenHarness(HarnessBase):
+class QwenHarness(KeyedCliHarness):
     """Qwen Code adapter: see the module docstring for the whole attempt."""
 
     name: ClassVar[str] = "qwen"
+    cli_label: ClassVar[str] = "Qwen Code"
+    key_variable: ClassVar[str] = KEY_VARIABLE
+    real_base_url: ClassVar[str] = REAL_BASE_URL
     instruction_file: ClassVar[str | None] = "QWEN.md"
     summary: ClassVar[str] = "Qwen Code (qwen --output-format stream-json, OpenAI-compatible), the pinned CLI"
     real: ClassVar[bool] = True
@@ -80,28 +83,6 @@ class QwenHarness(HarnessBase):
     model_hosts: ClassVar[tuple[str, ...]] = ("api.openai.com",)
 
     # ------------------------------------------------------------------ declarations
-
-    @classmethod
-    def admit_evaluation(cls, ev: Any, *, probe: bool) -> None:
-        """Guidance and skills are admissible; plugins are refused (Qwen Code has none);
-        a real run needs ``OPENAI_API_KEY`` on the host."""
-        for arm, t in ev.treatments.items():
-            if t.plugins:
-                raise ConfigError(
-                    "Qwen Code (the qwen harness) has no Claude Code or Codex plugins", field=f"treatments.{arm}.plugins",
-                    fix="deliver the package's guidance and skills only, or use the claude or codex harness")
-            admit_guidance([Path(p) for p in t.guidance])
-            for p in t.skills:
-                admit_skill(Path(p))
-        if not probe and not os.environ.get(KEY_VARIABLE):
-            raise ConfigError(f"no {KEY_VARIABLE} on this host for the qwen harness", field="runner.harness",
-                              fix=f"export {KEY_VARIABLE}, or use runner.probe for a probe run")
-
-    @classmethod
-    def credential_check(cls) -> tuple[bool, str]:
-        if os.environ.get(KEY_VARIABLE):
-            return True, f"{KEY_VARIABLE} is set (validity not checked)"
-        return False, f"{KEY_VARIABLE} is not set"
 
     @classmethod
     def launch_identity(cls, model: str | None, reasoning: str | None, *, subagents: bool = True) -> dict[str, Any]:
@@ -150,33 +131,13 @@ class QwenHarness(HarnessBase):
         #: the CLI's own skills, as a vanilla discovery listed them (per run)
         self._cli_skills: tuple[str, ...] | None = None
 
-    def _endpoint(self) -> tuple[str, str]:
-        if self.probe_base_url is not None:
-            from ..probe import launch_env as probe_launch_env
-
-            env = probe_launch_env("chat", self.probe_base_url).env
-            return env["OPENAI_BASE_URL"], env["OPENAI_API_KEY"]
-        key = os.environ.get(KEY_VARIABLE)
-        if not key:
-            raise InputError(f"no {KEY_VARIABLE} on this host for the qwen harness", field="runner.harness",
-                             fix=f"export {KEY_VARIABLE}")
-        return REAL_BASE_URL, key
-
     def _env(self, sandbox: Sandbox) -> dict[str, str]:
         base, key = self._endpoint()
         return launch_env(home=sandbox.paths.home, tmp=sandbox.paths.tmp, base_url=base, key=key)
 
-    def secrets(self) -> list[str]:
-        if self.probe_base_url is not None:
-            return []
-        key = os.environ.get(KEY_VARIABLE, "")
-        return [key] if len(key) >= 8 else []
-
     def deliver(self, treatment: FrozenTreatment, home: Path) -> dict[str, object]:
         """Write the private ``~/.qwen`` into ``home``; return the delivery receipt."""
-        if treatment.plugins:
-            raise InputError("Qwen Code has no Claude Code or Codex plugins", file=str(treatment.plugins[0]),
-                             fix="use the claude or codex harness for plugins")
+        self._refuse_plugins(treatment)
         qwen = home / QWEN_DIR
         qwen.mkdir(parents=True, exist_ok=True)
         settings = settings_json(probe=self.probe_base_url is not None, capabilities=self.capabilities)
@@ -186,21 +147,9 @@ class QwenHarness(HarnessBase):
             "qwen_home": QWEN_DIR, "qwen_md": None, "skills": [],
             "settings_json_sha256": hashlib.sha256(settings.encode()).hexdigest(),
             "capabilities": capability_record(self.name, self.capabilities),
-            "credential": "probe fake key (agent process environment only)" if self.probe_base_url is not None
-            else f"host {KEY_VARIABLE} (agent process environment only)",
+            "credential": self._credential_label(),
         }
-        if treatment.guidance:
-            data = admit_guidance(list(treatment.guidance))
-            (qwen / "QWEN.md").write_bytes(data)
-            receipt["qwen_md"] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
-        for skill in treatment.skills:
-            info = admit_skill(skill)
-            dest = qwen / "skills" / info.name
-            if dest.exists():
-                raise InputError(f"two skills are named {info.name!r}", file=str(skill), fix="rename one")
-            shutil.copytree(skill, dest, ignore=shutil.ignore_patterns(".git"))
-            receipt["skills"].append({"name": info.name, "fingerprint": info.fingerprint})
-        return receipt
+        return self._deliver_files(treatment, qwen, "QWEN.md", receipt, "qwen_md")
 
     async def _context(self, sandbox: Sandbox, model: str) -> str:
         argv = exec_argv(self.cli_path, model=model, prompt=DISCOVERY_PROMPT, subagents=self.capabilities.subagents)
