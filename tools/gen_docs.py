@@ -17,8 +17,7 @@ from pluginbench.doctable import replace_generated  # noqa: E402
 def blocks() -> dict[tuple[str, str], str]:
     """(page, block name) → the generated markdown."""
     from pluginbench.cache import KeyInputs
-    from pluginbench.config import HarnessEntry
-    from pluginbench.config import DEFAULT_GENERATE_INSTRUCTION, Generate
+    from pluginbench.config import DEFAULT_GENERATE_INSTRUCTION, Generate, HarnessEntry
     from pluginbench.doctable import table
     from pluginbench.environments import BUILTIN_BACKENDS, backends_table
     from pluginbench.events import vocabulary_table

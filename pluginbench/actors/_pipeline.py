@@ -27,7 +27,7 @@ from ..environments import (
     over_storage,
     policy_for,
 )
-from ..errors import EnvironmentFailure, ResourceLimitHit, SandboxLost, WorkerLost
+from ..errors import ResourceLimitHit, SandboxLost, WorkerLost
 from ..events import Outcome
 from ..harnesses import AgentRun, AttemptContext, FrozenTreatment, Harness
 from ..tasks import (

@@ -48,8 +48,8 @@ from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 from ..errors import EnvironmentFailure, ResourceLimitHit
 from ..tasks import copy_tree, scan_tree
 from . import _bwrap, _hostcopy, _limits, _proctree, _seccomp
-from ._egress import EgressProxy
 from ._dialogue import Dialogue, LineChannel, first_error
+from ._egress import EgressProxy
 from ._gitbase import init_base_repo
 from ._port import ExecResult, SandboxPaths, SandboxSpec
 

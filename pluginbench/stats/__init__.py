@@ -17,6 +17,7 @@
 """
 
 from ..errors import CompareRefused
+from ._betting import BettingFold
 from ._bootstrap import (
     DRAWS,
     MIN_TASKS,
@@ -81,7 +82,6 @@ from ._permutation import SignFlip, lower_bound, min_tasks, sign_flip_test, uppe
 from ._power import POWER, PowerPlan, assumed_sd, mde, plan, power_at, power_sentence, tasks_needed
 from ._price_table import STALE_AFTER_DAYS, PriceChoice, age_warning, bundled_prices, choose_prices
 from ._records import DOLLARS, AttemptRecord, Package, correctness
-from ._betting import BettingFold
 from ._sequential import (
     GateTrace,
     SequentialState,

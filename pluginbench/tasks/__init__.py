@@ -4,6 +4,7 @@ from ..errors import BadTaskUrl, GitFailed, UnsafeTree
 from ._contract import MODEL_PATCH, VerifierContract, admit_contract, patch_paths
 from ._deepswe import PAYLOAD as DEEPSWE_PAYLOAD
 from ._harbor import CollectCommand, HarborTask, load_task, strip_canary, utf8_position
+from ._import import detect_format, import_task
 from ._mine_git import Candidate, Change, MinedRepo, classify_path
 from ._mine_mutate import (
     Mutation,
@@ -34,7 +35,6 @@ from ._mine_task import (
     task_id_of,
     task_toml,
 )
-from ._import import detect_format, import_task
 from ._owned import (
     TASK_OWNED_DIRS,
     TASK_OWNED_FILES,

@@ -9,8 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from pluginbench.environments import NO_EGRESS, Egress, EgressProxy, LocalEnvironment, SandboxSpec, policy_for
-from pluginbench.environments import _seccomp
+from pluginbench.environments import (
+    NO_EGRESS,
+    Egress,
+    EgressProxy,
+    LocalEnvironment,
+    SandboxSpec,
+    _seccomp,
+    policy_for,
+)
 from pluginbench.environments._egress import allowed_host, public_address
 from tests._prereq import require
 

@@ -185,8 +185,8 @@ def test_discovery_argv_is_the_session_argv_with_hooks_disabled_and_its_own_sess
 
 
 def _manual_only(tmp: Path):
-    from tests.harnesses._claude_pkg import write
     from pluginbench.harnesses._port import FrozenTreatment
+    from tests.harnesses._claude_pkg import write
     skill = tmp / "pkg" / "skills" / "manual-only"
     write(skill / "SKILL.md", "---\nname: manual-only\ndescription: Manual.\ndisable-model-invocation: true\n---\nbody\n")
     plugin = tmp / "pkg" / "plugins" / "pm"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pluginbench.harnesses._port import FrozenTreatment
-from pluginbench.probe import find_cli, load_scenario, ProbeServer
+from pluginbench.probe import ProbeServer, find_cli, load_scenario
 from tests._prereq import require
 from tests.harnesses import test_claude_realcli as claude_rc
 from tests.harnesses import test_codex_realcli as codex_rc

@@ -49,6 +49,7 @@ def test_a_driver_joins_from_a_process_with_an_absent_temporary_root(cluster: Lo
 async def test_a_node_root_that_does_not_exist_yet_is_created(cluster: LocalCluster, tmp_path: Path) -> None:
     """A sandbox opens on a node whose configured root folder was never made; the node makes it."""
     from pluginbench.environments._ray import RayEnvironment
+
     from ..environments.contract import EnvironmentContract, write_workspace
 
     root = tmp_path / "fresh-node" / "root"
