@@ -7,7 +7,7 @@ import re
 import msgspec
 
 from ..errors import InputError
-from ..harness_registry import real_harness_names
+from ..harness_registry import harness_class, real_harness_names
 
 EFFORTS = ("low", "medium", "high", "xhigh", "max", "minimal")
 
@@ -32,7 +32,8 @@ def parse_judge(text: str) -> JudgeSpec:
         raise InputError(f"cannot read the judge {text!r}", field="--judge",
                          fix="write HARNESS:MODEL:EFFORT, e.g. claude:claude-sonnet-4-5:high")
     harness, model, effort = (p.strip() for p in parts)
-    judges = real_harness_names()  # a judge is a real agent CLI
+    # a judge is a real agent CLI whose adapter reads a final answer (read_final), as a reviewer's does
+    judges = [n for n in real_harness_names() if harness_class(n).reviewer]
     if harness not in judges:
         raise InputError(f"unknown judge harness {harness!r}", field="--judge",
                          fix="use one of: " + ", ".join(judges))
