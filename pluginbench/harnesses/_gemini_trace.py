@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
+from .._parsing import json_lines
 from ..config import Capabilities
 from ..events import Usage
 
@@ -78,21 +79,6 @@ def launch_env(*, home: str, tmp: str, base_url: str, key: str) -> dict[str, str
     }
 
 
-def _events(text: str) -> list[dict[str, Any]]:
-    out = []
-    for line in text.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            ev = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(ev, dict):
-            out.append(ev)
-    return out
-
-
 class Trace(NamedTuple):
     """The facts of one session's stdout."""
 
@@ -103,7 +89,7 @@ class Trace(NamedTuple):
 
 def read_stream(stdout: str) -> Trace:
     session, result, error = None, None, None
-    for ev in _events(stdout):
+    for ev in json_lines(stdout)[0]:
         if ev.get("type") == "init":
             session = ev.get("session_id")
         elif ev.get("type") == "result":
@@ -124,7 +110,7 @@ def answers(transcript: str) -> list[dict[str, Any]]:
     """The model answers (``type: gemini`` messages) of a chat transcript, one per ``id``
     (the last write of each), in first-seen order."""
     by_id: dict[str, dict[str, Any]] = {}
-    for ev in _events(transcript):
+    for ev in json_lines(transcript)[0]:
         if ev.get("type") == "gemini" and isinstance(ev.get("id"), str):
             by_id[ev["id"]] = ev
     return list(by_id.values())

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
+from .._parsing import json_lines
 from ..events import Usage
 from ._opencode_config import SEPARATOR
 
@@ -37,22 +38,6 @@ HOW_SKILLS = "listed by the CLI (opencode debug skill; no model call)"
 HOW_INSTRUCTIONS = ("resolved by the CLI's lookup rule (opencode debug paths and debug config, and which global "
                     "instruction candidates exist; opencode 1.18.33 has no command that lists them without a "
                     "model call)")
-
-
-def events(text: str) -> list[dict[str, Any]]:
-    """Every JSON object line of ``text``."""
-    out = []
-    for line in text.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            ev = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(ev, dict):
-            out.append(ev)
-    return out
 
 
 class Discovery(NamedTuple):
@@ -166,7 +151,7 @@ def read_stream(stdout: str) -> Trace:
     steps: list[dict[str, Any]] = []
     error: dict[str, Any] | None = None
     children: list[str] = []
-    for ev in events(stdout):
+    for ev in json_lines(stdout)[0]:
         sid = ev.get("sessionID")
         session = session or (sid if isinstance(sid, str) else None)
         part = _obj(ev.get("part"))

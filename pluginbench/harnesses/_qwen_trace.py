@@ -14,28 +14,13 @@ real answer never is: that is how a missing count is seen.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, NamedTuple
 
+from .._parsing import json_lines
 from ..events import Usage
 
 _ROW = re.compile(r"^\s*└\s+(.+?)\s{2,}[\d.,]+k?\s+tokens")
-
-
-def _events(text: str) -> list[dict[str, Any]]:
-    out = []
-    for line in text.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            ev = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(ev, dict):
-            out.append(ev)
-    return out
 
 
 class ContextListing(NamedTuple):
@@ -51,7 +36,7 @@ class ContextListing(NamedTuple):
 def read_context(stdout: str) -> ContextListing:
     """The memory files and skills listed by ``/context -d`` in a stream-json stdout."""
     version, result, turns, ok = None, "", -1, False
-    for ev in _events(stdout):
+    for ev in json_lines(stdout)[0]:
         if ev.get("type") == "system" and ev.get("subtype") == "init":
             version = ev.get("qwen_code_version")
         elif ev.get("type") == "result":
@@ -127,7 +112,7 @@ class Trace(NamedTuple):
 
 def read_stream(stdout: str) -> Trace:
     session, result, error = None, None, None
-    for ev in _events(stdout):
+    for ev in json_lines(stdout)[0]:
         if ev.get("type") == "system" and ev.get("subtype") == "init":
             session = ev.get("session_id")
         elif ev.get("type") == "result":
@@ -145,7 +130,7 @@ def _int(v: Any) -> int | None:
 def api_responses(transcript: str) -> list[dict[str, Any]]:
     """The ``qwen-code.api_response`` telemetry records of a chat transcript, in order."""
     out = []
-    for ev in _events(transcript):
+    for ev in json_lines(transcript)[0]:
         ui = ((ev.get("systemPayload") or {}).get("uiEvent") or {}) if isinstance(ev.get("systemPayload"), dict) else {}
         if isinstance(ui, dict) and ui.get("event.name") == "qwen-code.api_response":
             out.append(ui)
@@ -164,7 +149,7 @@ def validate_usage(stdout: str, usage_log: str, transcript: str, *, timed_out: b
     if trace.session_id is None or trace.result is None:
         return unknown("stdout has no init or result event")
     answers = api_responses(transcript)
-    records = [r for r in _events(usage_log) if r.get("sessionId") == trace.session_id]
+    records = [r for r in json_lines(usage_log)[0] if r.get("sessionId") == trace.session_id]
     raw_total = trace.result.get("usage")
     total: dict[str, Any] = raw_total if isinstance(raw_total, dict) else {}
     if not answers:
