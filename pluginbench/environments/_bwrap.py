@@ -37,10 +37,11 @@ the sandbox's ``/proc/1/cmdline`` (bubblewrap's own) names no host path.
 from __future__ import annotations
 
 import fnmatch
-import functools
 import os
 import shutil
 import subprocess
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -232,8 +233,20 @@ def find_bwrap() -> str | None:
     return shutil.which("bwrap")
 
 
-@functools.cache
-def _probe(executable: str) -> bool:
+#: Pauses before the second and third probe of a failing bwrap. A sandbox start can fail
+#: for a moment on a loaded host (a pids or namespace limit reached, EAGAIN); one failed
+#: start must not decide that bubblewrap is unusable for the life of a worker process.
+PROBE_RETRY_PAUSES = (0.25, 1.0)
+#: How long a failed probe stands before bwrap is probed again. A success stands for good.
+PROBE_FAILURE_TTL = 30.0
+
+_usable: set[str] = set()
+_failed: dict[str, tuple[float, str]] = {}
+_probe_lock = threading.Lock()
+
+
+def _probe_once(executable: str) -> str | None:
+    """``None`` when bwrap started a sandbox with our flags, else why not (its own words)."""
     argv = [executable, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
     argv += _proc_guards(host_proc_entries())
     argv += list(NAMESPACE_FLAGS)
@@ -248,13 +261,50 @@ def _probe(executable: str) -> bool:
             check=False,
             start_new_session=True,
         )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
+    except subprocess.TimeoutExpired:
+        return "the probe sandbox did not finish in 20 s"
+    except OSError as exc:
+        return f"{exc.strerror or exc}"
+    if done.returncode == 0:
+        return None
+    said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    return said[-1][:300] if said else f"exit status {done.returncode}"
+
+
+def bwrap_failure(executable: str | None = None) -> str | None:
+    """``None`` when ``executable`` (default: ``bwrap`` on PATH) starts a sandbox with our
+    flags, its own network namespace included; otherwise why not.
+
+    A failing start is tried three times (:data:`PROBE_RETRY_PAUSES`) before it counts;
+    a success is remembered for the process, a failure for :data:`PROBE_FAILURE_TTL`
+    seconds. Thread-safe: concurrent callers share one probe.
+    """
+    executable = executable or find_bwrap()
+    if executable is None:
+        return "not on PATH"
+    if executable in _usable:
+        return None
+    with _probe_lock:
+        if executable in _usable:
+            return None
+        failed = _failed.get(executable)
+        if failed is not None and time.monotonic() - failed[0] < PROBE_FAILURE_TTL:
+            return failed[1]
+        why = _probe_once(executable)
+        for pause in PROBE_RETRY_PAUSES:
+            if why is None:
+                break
+            time.sleep(pause)
+            why = _probe_once(executable)
+        if why is None:
+            _usable.add(executable)
+            _failed.pop(executable, None)
+            return None
+        _failed[executable] = (time.monotonic(), why)
+        return why
 
 
 def bwrap_usable() -> bool:
     """Whether ``bwrap`` on PATH starts a sandbox with our flags, its own network
-    namespace included (probed once per binary)."""
-    executable = find_bwrap()
-    return executable is not None and _probe(executable)
+    namespace included (see :func:`bwrap_failure` for how often it is probed)."""
+    return bwrap_failure() is None

@@ -573,18 +573,18 @@ class LocalEnvironment:
         if self.isolation == "none":
             return None
         executable = _bwrap.find_bwrap()
-        usable = executable is not None and _bwrap.bwrap_usable()
-        if usable:
+        failure = _bwrap.bwrap_failure(executable)
+        if failure is None:
             return executable
         if self.isolation == "bubblewrap":
             why = (
                 "not on PATH"
                 if executable is None
                 else f"{executable} cannot create a sandbox here"
+                + f" with its own network namespace ({failure})"
             )
             raise EnvironmentFailure(
                 f"isolation=bubblewrap but bwrap is {why}"
-                + " with its own network namespace"
                 + "; install bubblewrap (apt-get install bubblewrap) or allow user namespaces"
             )
         return None
