@@ -29,6 +29,13 @@ from ._port import ExecResult, SandboxPaths, SandboxSpec
 MARKER = "PLUGINBENCH_EXEC"
 # What the runtime prints (on the exec's stdout, exit code 126) when it cannot start a command.
 _START_FAILED = b"OCI runtime exec failed"
+# The runtime's words when its init process died before the command started (seen on a
+# loaded host: runc's init killed or starved). Nothing ran, so trying again is safe.
+_TRANSIENT_START = (b"read init-p", b"connection reset by peer", b"resource temporarily unavailable")
+# How much of a command's first stdout is kept to tell a runtime start failure apart.
+_HEAD_BYTES = 512
+# Pauses before the second and third start of a command the runtime failed to start.
+_START_RETRY_PAUSES = (0.5, 2.0)
 # Where the engine extracts the spec's folders before the first exec moves them in place.
 _STAGE = "/.pluginbench-stage"
 _CONFIRM_SECONDS = 15.0
@@ -45,6 +52,15 @@ def _absolute(sandbox_path: str) -> str:
     if not path.startswith("/") or path == "/":
         raise EnvironmentFailure(f"a sandbox path must be absolute and below /: {sandbox_path!r}")
     return "/" + path.lstrip("/")
+
+
+class _TransientStartFailure(EnvironmentFailure):
+    """The runtime failed to start a command for a passing reason; nothing ran."""
+
+
+def _transient_start(code: int | None, out: bytes | bytearray) -> bool:
+    """Whether an exec's end says the runtime failed to start it for a passing reason."""
+    return code == 126 and out.startswith(_START_FAILED) and any(t in out.lower() for t in _TRANSIENT_START)
 
 
 def _sink(fh: IO[bytes] | None, buffer: bytearray) -> Callable[[bytes], object]:
@@ -84,14 +100,19 @@ class DockerSandbox:
     async def _run_internal(
         self, script: str, *args: str, env: Mapping[str, str] | None = None, user: str = "0"
     ) -> tuple[int | None, bytearray, bytearray]:
-        ex = await self._create_exec(
-            ["/bin/sh", "-c", script, "pluginbench", *args], env or {}, "/", user
-        )
-        out, err = bytearray(), bytearray()
-        async with ex.start(detach=False) as stream:
-            while (msg := await stream.read_out()) is not None:
-                (out if msg.stream == 1 else err).extend(msg.data)
-        return await self._exit_code(ex), out, err
+        for pause in (*_START_RETRY_PAUSES, None):
+            ex = await self._create_exec(
+                ["/bin/sh", "-c", script, "pluginbench", *args], env or {}, "/", user
+            )
+            out, err = bytearray(), bytearray()
+            async with ex.start(detach=False) as stream:
+                while (msg := await stream.read_out()) is not None:
+                    (out if msg.stream == 1 else err).extend(msg.data)
+            code = await self._exit_code(ex)
+            if pause is None or not _transient_start(code, out):
+                return code, out, err
+            await anyio.sleep(pause)
+        raise AssertionError("unreachable: the last pass returns")
 
     async def _create_exec(
         self, argv: Sequence[str], env: Mapping[str, str], cwd: str, user: str = "", *, stdin: bool = False
@@ -216,7 +237,39 @@ class DockerSandbox:
         that the command opens and removes before it starts. A ``dialogue`` writes to the
         exec's attached stdin, which the engine cannot half-close: the dialogue ends the
         command through its own protocol.
+
+        When the runtime fails to start the command for a passing reason
+        (:data:`_TRANSIENT_START`: its init process died before the command ran), the
+        start is tried again after :data:`_START_RETRY_PAUSES`; the command never ran, so
+        nothing runs twice. A dialogue is never retried (it may have written already).
         """
+        pauses = () if dialogue is not None else _START_RETRY_PAUSES
+        for pause in pauses:
+            try:
+                return await self._exec_once(argv, cwd=cwd, env=env, timeout=timeout, stdout_path=stdout_path,
+                                             stderr_path=stderr_path, stdin=stdin, dialogue=dialogue)
+            except _TransientStartFailure:
+                await anyio.sleep(pause)
+        try:
+            return await self._exec_once(argv, cwd=cwd, env=env, timeout=timeout, stdout_path=stdout_path,
+                                         stderr_path=stderr_path, stdin=stdin, dialogue=dialogue)
+        except _TransientStartFailure as exc:
+            raise EnvironmentFailure(str(exc)) from None
+
+    async def _exec_once(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | None,
+        env: Mapping[str, str] | None,
+        timeout: float | None,
+        stdout_path: Path | None,
+        stderr_path: Path | None,
+        stdin: bytes | None,
+        dialogue: Dialogue | None,
+    ) -> ExecResult:
+        """One start of ``argv`` (see :meth:`exec`); :class:`_TransientStartFailure` when
+        the runtime could not start it for a passing reason."""
         self._usable()
         if not argv:
             raise EnvironmentFailure("exec needs a command")
@@ -248,8 +301,8 @@ class DockerSandbox:
                     async def read() -> None:
                         try:
                             while (msg := await stream.read_out()) is not None:
-                                if len(head) < len(_START_FAILED):
-                                    head.extend(msg.data[: len(_START_FAILED)])
+                                if len(head) < _HEAD_BYTES and msg.stream == 1:
+                                    head.extend(msg.data[: _HEAD_BYTES - len(head)])
                                 sinks.get(msg.stream, sinks[2])(msg.data)
                                 if channel is not None and msg.stream == 1:
                                     channel.feed(msg.data)
@@ -284,7 +337,10 @@ class DockerSandbox:
         if code == 126 and head.startswith(_START_FAILED):
             # The runtime could not start it (no such binary, no such cwd), as the local
             # backend's "cannot start": an engine-side failure, not the command's exit.
-            why = (bytes(out) or head).decode(errors="replace").strip()
+            said = bytes(head)
+            why = said.decode(errors="replace").strip()
+            if _transient_start(code, said):
+                raise _TransientStartFailure(f"cannot start {argv[0]!r} in the container: {why}")
             raise EnvironmentFailure(f"cannot start {argv[0]!r} in the container: {why}")
         return ExecResult(code, timed_out, time.monotonic() - started, bytes(out), bytes(err))
 
