@@ -35,6 +35,10 @@ then the engine is asked until it reports the exec no longer running.
 :meth:`DockerSandbox.stop` is ``docker stop`` confirmed by inspect (``State.Running``
 false); :meth:`~DockerSandbox.export_workspace` needs it. On context exit the container
 this sandbox created, and nothing else, is removed with force, shielded from cancellation.
+
+:meth:`DockerEnvironment.prestart` makes, ahead of time, the container one later
+:meth:`~DockerEnvironment.sandbox` of exactly the same spec takes (an attempt's grading
+container, made while its agent codes); see its docstring for who removes it.
 """
 
 from __future__ import annotations
