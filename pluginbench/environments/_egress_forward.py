@@ -34,7 +34,7 @@ def _pump(src: _socket.socket, dst: _socket.socket) -> None:
     except OSError:
         pass
     finally:
-        try:
+        try:  # noqa: SIM105 - contextlib would be one more import at every start
             dst.shutdown(_socket.SHUT_WR)
         except OSError:
             pass
