@@ -8,10 +8,15 @@ baseline is ``docker run --rm <same image> true`` through the Docker CLI. Both r
 each phase's median, both medians, their ratio (target: <= 1.5), the median of the
 per-round (paired) ratios and the one-minute load before and after.
 
+``--mode egress`` gives the sandbox a probe egress policy (the host proxy and the
+in-container forwarder a coding sandbox pays for); ``--mode prestarted`` times what
+grading pays when the container was pre-started while the agent coded (``prestart``,
+untimed, first; the timed cycle takes it), against the same bare ``docker run``.
+
 Needs a running engine (tools/start-docker.sh), the base image
 (tools/build-base-image.sh) and the ``docker`` CLI. Run:
 
-    .venv/bin/python bench/bench_docker_overhead.py [--rounds 10]
+    .venv/bin/python bench/bench_docker_overhead.py [--rounds 10] [--mode plain|egress|prestarted]
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from pathlib import Path
 
 import anyio
 
-from pluginbench.environments import SandboxSpec
+from pluginbench.environments import NO_EGRESS, Egress, SandboxSpec
 from pluginbench.environments._docker import DockerEnvironment
 from pluginbench.environments._docker_images import BASE_IMAGE
 
@@ -43,8 +48,10 @@ def _workspace(root: Path) -> Path:
     return ws
 
 
-async def _cycle(env: DockerEnvironment, spec: SandboxSpec, out: Path) -> dict[str, float]:
+async def _cycle(env: DockerEnvironment, spec: SandboxSpec, out: Path, mode: str = "plain") -> dict[str, float]:
     times: dict[str, float] = {}
+    if mode == "prestarted":
+        assert await env.prestart(spec), "nothing was pre-started (check_capacity found no room)"
     t0 = time.perf_counter()
     async with env.sandbox(spec) as sb:
         t1 = time.perf_counter()
@@ -70,9 +77,10 @@ def _bare(image: str) -> float:
     return time.perf_counter() - t0
 
 
-async def main(rounds: int) -> int:
+async def main(rounds: int, mode: str) -> int:
     env = DockerEnvironment()
     await env.check()
+    await env.check_capacity(1, None, None)
     image_id = subprocess.run(
         ["docker", "image", "inspect", "-f", "{{.Id}}", BASE_IMAGE],
         check=True,
@@ -90,11 +98,12 @@ async def main(rounds: int) -> int:
             SandboxSpec("bench", "warm", "coding", "bench", workspace=ws, image=image_id),
             Path(tmp) / "w",
         )
+        egress = Egress("probe", port=40009) if mode == "egress" else NO_EGRESS  # exec(true) never dials
         for i in range(rounds):
-            spec = SandboxSpec("bench", f"a{i}", "coding", "bench", workspace=ws, image=image_id)
-            cycles.append(await _cycle(env, spec, Path(tmp) / f"export-{i}"))
+            spec = SandboxSpec("bench", f"a{i}", "coding", "bench", workspace=ws, image=image_id, egress=egress)
+            cycles.append(await _cycle(env, spec, Path(tmp) / f"export-{i}", mode))
             bare.append(await anyio.to_thread.run_sync(_bare, image_id))
-    print(f"rounds: {rounds}   image: {BASE_IMAGE} ({image_id[:19]})")
+    print(f"mode: {mode}   rounds: {rounds}   image: {BASE_IMAGE} ({image_id[:19]})")
     for name in (*PHASES, "total"):
         print(
             f"  attempt {name:<28} median {statistics.median(c[name] for c in cycles) * 1000:8.1f} ms"
@@ -111,4 +120,6 @@ async def main(rounds: int) -> int:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=10)
-    sys.exit(anyio.run(main, parser.parse_args().rounds, backend="asyncio"))
+    parser.add_argument("--mode", choices=("plain", "egress", "prestarted"), default="plain")
+    args = parser.parse_args()
+    sys.exit(anyio.run(main, args.rounds, args.mode, backend="asyncio"))

@@ -23,7 +23,7 @@ from ..events import (
 )
 from ._context import Engine
 from ._decide import Start
-from ._pipeline import code_attempt
+from ._pipeline import code_attempt, verifier_spec
 
 
 def attempt_seed(run_seed: int, attempt_id: str) -> int:
@@ -69,6 +69,9 @@ async def code_one(engine: Engine, job: Start) -> None:
             hidden=engine.hidden,
             launched=launched,
             source=engine.source(job.task, "coding"),
+            # the attempt's own grading sandbox, made while the agent codes where the backend can
+            verifier=verifier_spec(engine.run_id, job.attempt_id, task, engine.starting_source(job.task),
+                                   engine.hidden, engine.source(job.task, "verifier")),
         )
     except LaunchRefused as exc:  # stopping: the agent never started; the slot waits for the resume
         await out.send(AttemptReset(attempt_id=job.attempt_id, reason=str(exc)))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from ..errors import WorkerLost
@@ -18,17 +19,26 @@ from ..events import AttemptGraded
 from ..rundir import patch_mismatch
 from ._context import Engine
 from ._decide import Grade, GradeSourceOnly
-from ._pipeline import GradeResult, grade_patch
+from ._pipeline import grade_patch
+from ._prestart import discard_prestarted
+from ._reward import GradeResult
 from ._source_only import source_only_one
 
 
 async def grader_actor(engine: Engine, inbox: MemoryObjectReceiveStream[Grade | GradeSourceOnly]) -> None:
-    async with inbox:
-        async for job in inbox:
-            if isinstance(job, GradeSourceOnly):
-                await source_only_one(engine, job)
-            else:
-                await grade_one(engine, job.attempt_id, job.task, job.patch_sha256)
+    """Grade each job of the channel until it closes; on the way out (the run ended, or the
+    worker is cancelled) remove every grading container pre-started for an attempt that no
+    grading took (a grade the worker never got to)."""
+    try:
+        async with inbox:
+            async for job in inbox:
+                if isinstance(job, GradeSourceOnly):
+                    await source_only_one(engine, job)
+                else:
+                    await grade_one(engine, job.attempt_id, job.task, job.patch_sha256)
+    finally:
+        with anyio.CancelScope(shield=True):
+            await discard_prestarted(engine.environment, engine.run_id)
 
 
 async def grade_one(engine: Engine, attempt_id: str, task_id: str, patch_sha256: str | None = None) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import inspect
 import json
-import math
 import shutil
 import tempfile
 from collections.abc import Awaitable, Callable, Sequence
@@ -28,7 +27,6 @@ from ..environments import (
     policy_for,
 )
 from ..errors import ResourceLimitHit, SandboxLost, WorkerLost
-from ..events import Outcome
 from ..harnesses import AgentRun, AttemptContext, FrozenTreatment, Harness
 from ..tasks import (
     HarborTask,
@@ -40,6 +38,8 @@ from ..tasks import (
 )
 from ._context import SandboxSource
 from ._patch import PatchInfo, make_patch
+from ._prestart import discard_prestarted, prestarting
+from ._reward import GradeResult, _stderr_hint, classify, read_reward
 from ._task_owned import strip_task_owned_inside
 
 
@@ -47,16 +47,6 @@ class CodingResult(NamedTuple):
     run: AgentRun
     patch: PatchInfo | None
     capture_error: str | None
-
-
-class GradeResult(NamedTuple):
-    outcome: Outcome
-    reward: float | None
-    reason: str | None
-    #: every numeric key of reward.json beyond ``reward`` (partial credit), None without one
-    native_grading: dict[str, float] | None = None
-    #: paths the patch changes that the hidden test.patch replaces
-    overlap_paths: tuple[str, ...] = ()
 
 
 def write_json(path: Path, data: object) -> None:
@@ -114,8 +104,14 @@ async def code_attempt(
     launched: Callable[[Sequence[str]], Awaitable[None]],
     source: SandboxSource | None = None,
     writes: str | None = None,
+    verifier: SandboxSpec | None = None,
 ) -> CodingResult:
     """Deliver, run the agent, stop the sandbox, export the tree, make the patch.
+
+    With ``verifier`` (the spec :func:`grade_patch` will ask for, :func:`verifier_spec`),
+    a backend that can pre-start sandboxes (docker: ``prestart``) makes the attempt's own
+    fresh grading container while the agent codes; it is kept for grading only when a
+    patch was captured, and removed on every other way out (no patch, a failure, a cancel).
 
     Raises only for failures *before* the agent launched (the sandbox or delivery is
     broken); after launch every failure is folded into the result so the paid session
@@ -123,6 +119,7 @@ async def code_attempt(
     harness's credentials, in every encoded form, are redacted from the saved evidence
     and an export holding one is deleted (:func:`scrub_attempt`).
     """
+    graded_next = False
     try:
         with contextlib.ExitStack() as stack:
             removed: tuple[str, ...] | None = None
@@ -137,15 +134,26 @@ async def code_attempt(
                     tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="pb-task-owned-")))
                     removed = await anyio.to_thread.run_sync(stripped_copy, src.workspace, tmp / "workspace")
                     source = src._replace(workspace=tmp / "workspace")
-            return await _code_attempt(
+            result = await _code_attempt(
                 environment=environment, harness=harness, run_id=run_id, attempt_id=attempt_id, task=task,
                 starting_source=starting_source, treatment=treatment, attempt_dir=attempt_dir, model=model,
                 reasoning=reasoning, seed=seed, timeout=timeout, hidden=hidden, launched=launched, source=source,
-                removed=removed, strip_inside=inside, writes=writes,
+                removed=removed, strip_inside=inside, writes=writes, verifier=verifier,
             )
+            graded_next = result.patch is not None
+            return result
     finally:
         with anyio.CancelScope(shield=True):
+            if verifier is not None and not graded_next:
+                await discard_prestarted(environment, verifier.run_id, verifier.attempt_id)
             await anyio.to_thread.run_sync(scrub_attempt, harness.secrets(), attempt_dir)
+
+
+def verifier_spec(run_id: str, attempt_id: str, task: HarborTask, starting_source: Path, hidden: tuple[Path, ...],
+                  source: SandboxSource | None = None) -> SandboxSpec:
+    """The spec of the attempt's grading sandbox (:func:`grade_in_sandbox` asks for exactly this one)."""
+    return _spec("verifier", run_id, attempt_id, task, source or SandboxSource(starting_source, None, None, None),
+                 hidden, tests=task.tests_dir)
 
 
 def scrub_attempt(secrets: Sequence[str], attempt_dir: Path) -> list[str]:
@@ -186,6 +194,7 @@ async def _code_attempt(
     removed: tuple[str, ...] | None = None,
     strip_inside: bool = False,
     writes: str | None = None,
+    verifier: SandboxSpec | None = None,
 ) -> CodingResult:
     attempt_dir.mkdir(parents=True, exist_ok=True)
     (attempt_dir / "agent").mkdir(exist_ok=True)
@@ -233,50 +242,60 @@ async def _code_attempt(
         launched=on_launch,
         writes=writes,
     )
-    async with environment.sandbox(spec) as sandbox:
-        if strip_inside and removed:
-            await strip_task_owned_inside(sandbox, removed)
-        try:
-            run = await harness.run(sandbox, ctx)
-        except Exception as exc:  # noqa: BLE001 - after launch, a harness crash is the attempt's result
-            if not launched_flag or isinstance(exc, WorkerLost):
-                raise
-            await _raise_if_lost(sandbox, exc, settle=KILLED_SETTLE_SECONDS)
-            from ..events import Usage
+    export = attempt_dir / "export"
 
-            run = AgentRun(
-                exit_code=None,
-                timed_out=False,
-                coding_seconds=0.0,
-                usage=Usage(status="unknown", reason=f"the harness failed: {exc}"),
-                error=f"harness error: {exc}",
-            )
-        run = await _with_limits(run, sandbox)
-        if run.resource_limit is None:
-            # A sandbox its own limit ended (an OOM kill) is the attempt's resource_limit,
-            # recorded above; one ended from outside the run is an environment failure.
-            killed = run.exit_code is None or run.exit_code >= 128 or run.exit_code < 0  # ended by a signal
-            await _raise_if_lost(sandbox, settle=KILLED_SETTLE_SECONDS if killed else 0.0)
-        _merge_execution(attempt_dir / "execution.json", {"attempt_id": attempt_id, **_run_dict(run),
-                                                          "limits": _limits_record(sandbox, spec)})
-        if run.provider_stop:
-            return CodingResult(run, None, None)
-        await _collect_artifacts(sandbox, task, attempt_dir)
-        await sandbox.stop()
-        export = attempt_dir / "export"
-        if export.exists():
-            shutil.rmtree(export)
-        try:
-            await sandbox.export_workspace(export)
-        except WorkerLost:
-            raise  # the node is gone: the attempt is interrupted, not missing a submission
-        except ResourceLimitHit as exc:
-            shutil.rmtree(export, ignore_errors=True)
-            run = run._replace(resource_limit=run.resource_limit or str(exc))
-            _merge_execution(attempt_dir / "execution.json", {**_run_dict(run)})
-            return CodingResult(run, None, f"resource_limit: {exc}; the attempt is not graded")
-        except Exception as exc:  # noqa: BLE001
-            return CodingResult(run, None, f"could not export the working tree: {exc}")
+    async def in_sandbox(ready: Callable[[], None]) -> CodingResult | AgentRun:
+        """The agent in its sandbox, then stop and export: an early result, or the run."""
+        async with environment.sandbox(spec) as sandbox:
+            ready()
+            if strip_inside and removed:
+                await strip_task_owned_inside(sandbox, removed)
+            try:
+                run = await harness.run(sandbox, ctx)
+            except Exception as exc:  # noqa: BLE001 - after launch, a harness crash is the attempt's result
+                if not launched_flag or isinstance(exc, WorkerLost):
+                    raise
+                await _raise_if_lost(sandbox, exc, settle=KILLED_SETTLE_SECONDS)
+                from ..events import Usage
+
+                run = AgentRun(
+                    exit_code=None,
+                    timed_out=False,
+                    coding_seconds=0.0,
+                    usage=Usage(status="unknown", reason=f"the harness failed: {exc}"),
+                    error=f"harness error: {exc}",
+                )
+            run = await _with_limits(run, sandbox)
+            if run.resource_limit is None:
+                # A sandbox its own limit ended (an OOM kill) is the attempt's resource_limit,
+                # recorded above; one ended from outside the run is an environment failure.
+                killed = run.exit_code is None or run.exit_code >= 128 or run.exit_code < 0  # ended by a signal
+                await _raise_if_lost(sandbox, settle=KILLED_SETTLE_SECONDS if killed else 0.0)
+            _merge_execution(attempt_dir / "execution.json", {"attempt_id": attempt_id, **_run_dict(run),
+                                                              "limits": _limits_record(sandbox, spec)})
+            if run.provider_stop:
+                return CodingResult(run, None, None)
+            await _collect_artifacts(sandbox, task, attempt_dir)
+            await sandbox.stop()
+            if export.exists():
+                shutil.rmtree(export)
+            try:
+                await sandbox.export_workspace(export)
+            except WorkerLost:
+                raise  # the node is gone: the attempt is interrupted, not missing a submission
+            except ResourceLimitHit as exc:
+                shutil.rmtree(export, ignore_errors=True)
+                run = run._replace(resource_limit=run.resource_limit or str(exc))
+                _merge_execution(attempt_dir / "execution.json", {**_run_dict(run)})
+                return CodingResult(run, None, f"resource_limit: {exc}; the attempt is not graded")
+            except Exception as exc:  # noqa: BLE001
+                return CodingResult(run, None, f"could not export the working tree: {exc}")
+        return run
+
+    coded = await prestarting(environment, verifier, in_sandbox)
+    if isinstance(coded, CodingResult):
+        return coded
+    run = coded
     too_big = await anyio.to_thread.run_sync(over_storage, export, limits_of(
         spec.memory_mb, spec.cpus, spec.pids, spec.storage_mb))
     if too_big:
@@ -397,82 +416,6 @@ def _run_dict(run: AgentRun) -> dict[str, object]:
     }
 
 
-def read_reward(verifier_dir: Path) -> tuple[float | None, str | None, dict[str, float] | None]:
-    """Harbor's reward contract: ``reward.json`` (flat object with ``reward``) first,
-    else ``reward.txt`` (one number). Neither, empty, or non-numeric → unknown. The third
-    value is every other finite numeric key of ``reward.json`` (the native grading)."""
-    rj = verifier_dir / "reward.json"
-    rt = verifier_dir / "reward.txt"
-    if rj.is_file():
-        try:
-            data = json.loads(rj.read_text())
-        except (ValueError, UnicodeDecodeError) as exc:
-            return None, f"reward.json does not parse: {exc}", None
-        if not isinstance(data, dict):
-            return None, "reward.json is not an object", None
-        extra = {
-            str(k): float(v) for k, v in sorted(data.items())
-            if k != "reward" and not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
-        }
-        value = data.get("reward")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            return None, "reward.json has no finite numeric 'reward'", extra
-        return float(value), None, extra
-    if rt.is_file():
-        text = rt.read_text(errors="replace").strip()
-        if not text:
-            return None, "reward.txt is empty", None
-        try:
-            value = float(text)
-        except ValueError:
-            return None, f"reward.txt is not a number: {text[:40]!r}", None
-        if not math.isfinite(value):
-            return None, "reward.txt is not finite", None
-        return value, None, None
-    return None, "the verifier wrote neither reward.json nor reward.txt", None
-
-
-def classify(
-    reward: float | None, reason: str | None, empty: bool,
-    native: dict[str, float] | None = None, overlap: tuple[str, ...] = (),
-) -> GradeResult:
-    """The binary outcome of one native grade (see docs/results.md, "Outcomes")."""
-    if empty:
-        return GradeResult("empty", reward, "the graded patch is empty", native)
-    if reward is None:
-        return GradeResult("unknown", None, reason, native, overlap)
-    if native and native.get("apply_failed"):
-        return GradeResult("unknown", reward, "the task's verifier could not apply the canonical patch", native, overlap)
-    if overlap:
-        return _classify_overlap(reward, native or {}, overlap)
-    if reward == 1.0:
-        return GradeResult("pass", reward, None, native)
-    if reward == 0.0:
-        return GradeResult("fail", reward, None, native)
-    return GradeResult("unknown", reward, f"non-binary reward {reward:g}", native)
-
-
-def _classify_overlap(reward: float, native: dict[str, float], overlap: tuple[str, ...]) -> GradeResult:
-    """A patch that changes paths the hidden tests replace: its source-bound correctness is
-    withheld. overlap_pass when reward 1 and every fail-to-pass and pass-to-pass test
-    passed; fail when reward 0; unknown otherwise, and for reward 0 with pass-to-pass tests
-    none of which passed (a replaced file may have broken the suite's build)."""
-    why = f"the patch changes paths the hidden tests replace ({', '.join(overlap)}); source-bound correctness is withheld"
-    counts = [native.get(k) for k in ("f2p_total", "f2p_passed", "p2p_total", "p2p_passed")]
-    if reward == 1.0:
-        if None not in counts and counts[0] == counts[1] and counts[2] == counts[3]:
-            return GradeResult("overlap_pass", reward, why, native, overlap)
-        return GradeResult("unknown", reward, why + "; the verifier did not report every fail-to-pass and "
-                           "pass-to-pass test passing", native, overlap)
-    if reward == 0.0:
-        p2p_total, p2p_passed = native.get("p2p_total"), native.get("p2p_passed")
-        if p2p_total and p2p_passed == 0:
-            return GradeResult("unknown", reward, why + "; reward 0 with no pass-to-pass test passing: the replaced "
-                               "tests may have broken the suite before any test ran", native, overlap)
-        return GradeResult("fail", reward, why, native, overlap)
-    return GradeResult("unknown", reward, why + f"; non-binary reward {reward:g}", native, overlap)
-
-
 async def grade_patch(
     *,
     environment: Environment,
@@ -526,10 +469,7 @@ async def grade_in_sandbox(
     applies the patch unless the task's contract says its verifier does, then
     ``tests/test.sh`` runs and the reward is read."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    spec = _spec(
-        "verifier", run_id, attempt_id, task, source or SandboxSource(starting_source, None, None, None), hidden,
-        tests=task.tests_dir,
-    )
+    spec = verifier_spec(run_id, attempt_id, task, starting_source, hidden, source)
     async with environment.sandbox(spec) as sb:
         # The agent's /logs/artifacts never reaches the verifier: a symlink, a model.patch
         # folder or planted files there could void the grade or feed the tests.
@@ -570,14 +510,3 @@ async def grade_in_sandbox(
         changed = set(patch_paths(patch_path.read_text(encoding="utf-8", errors="replace")))
         overlap = tuple(p for p in contract.replaced_paths if p in changed)
     return classify(reward, reason, empty, native, overlap)
-
-
-def _stderr_hint(path: Path) -> str:
-    """The last line test.sh wrote to stderr (the real cause, e.g. a bad interpreter), and where the rest is."""
-    try:
-        lines = [ln.strip() for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
-    except OSError:
-        return ""
-    if not lines:
-        return " with nothing on stderr"
-    return f": {lines[-1][:200]!r} (all of it in the attempt's evidence: grading/test-stderr.txt)"

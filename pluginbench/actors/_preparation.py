@@ -52,7 +52,7 @@ from ..tasks import (
 from ._context import Engine, TaskImages, cache_root
 from ._generate import generate_all, load_generated
 from ._grader_proof import prove_grader_image
-from ._pipeline import code_attempt, grade_patch, write_json
+from ._pipeline import code_attempt, grade_patch, verifier_spec, write_json
 from ._references import record_references
 from ._vanilla import consult
 
@@ -322,6 +322,8 @@ async def _run_control_raw(engine: Engine, task_id: str, control: str) -> Contro
         hidden=engine.hidden,
         launched=no_record,
         source=engine.source(task_id, "coding"),
+        verifier=verifier_spec(engine.run_id, f"readiness-{control}-{task_id}", task, engine.starting_source(task_id),
+                               engine.hidden, engine.source(task_id, "verifier")),
     )
     if result.patch is None:
         return ControlResult(False, None, result.capture_error or result.run.error or "no patch")

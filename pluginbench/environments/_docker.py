@@ -35,6 +35,10 @@ then the engine is asked until it reports the exec no longer running.
 :meth:`DockerSandbox.stop` is ``docker stop`` confirmed by inspect (``State.Running``
 false); :meth:`~DockerSandbox.export_workspace` needs it. On context exit the container
 this sandbox created, and nothing else, is removed with force, shielded from cancellation.
+
+:meth:`DockerEnvironment.prestart` makes, ahead of time, the container one later
+:meth:`~DockerEnvironment.sandbox` of exactly the same spec takes (an attempt's grading
+container, made while its agent codes); see its docstring for who removes it.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import aiodocker
 import anyio
@@ -91,6 +95,10 @@ class DockerEnvironment:
         # Tasks prepare their images ``jobs`` at a time; tasks on the same image share one
         # coding image, derived once while the others wait for it.
         self._deriving: dict[tuple[str, str, str], anyio.Lock] = {}
+        # Grading containers made while the agent codes, by (run, attempt, role); see prestart().
+        self._warm: dict[tuple[str, str, str], _Warm] = {}
+        #: whether check_capacity found room for a pre-started container beside each job's
+        self.prestart_fits = False
 
     async def info(self) -> EngineInfo:
         """What the engine reports (ID, version, OS type, CPUs, memory)."""
@@ -121,6 +129,9 @@ class DockerEnvironment:
         problem = capacity_problem(jobs, cpus, memory_mb, info)
         if problem is not None:
             raise EnvironmentFailure(f"the Docker engine is too small: {problem}")
+        # An attempt's grading container is made while its agent codes only when a second
+        # container of the same limits per job fits too; otherwise grading makes its own.
+        self.prestart_fits = capacity_problem(2 * jobs, cpus, memory_mb, info) is None
         return info
 
     async def prepare_image(self, task_root: Path, task: HarborTask) -> str:
@@ -206,54 +217,147 @@ class DockerEnvironment:
             "HostConfig": host,
         }
 
+    def _name(self, spec: SandboxSpec) -> str:
+        return "-".join(["pluginbench", _safe(spec.run_id), _safe(spec.attempt_id), spec.role, secrets.token_hex(3)])
+
+    async def _make(self, docker: aiodocker.Docker, spec: SandboxSpec, parts: _Parts) -> None:
+        """Create, stage, start and prepare a fresh container for ``spec`` (and its egress),
+        filling ``parts`` as it goes so the caller's cleanup finds whatever was made."""
+        if not spec.image:
+            raise EnvironmentFailure(f"the docker backend needs spec.image (attempt {spec.attempt_id})")
+        if spec.egress.active:
+            parts.proxy = await anyio.to_thread.run_sync(EgressProxy, spec.egress)
+        config = self._config(spec, str(parts.proxy.folder) if parts.proxy is not None else None)
+        try:
+            parts.container = await docker.containers.create(config, name=self._name(spec))
+            parts.box = DockerSandbox(docker, parts.container, spec)
+            await parts.box._stage()
+            await parts.container.start()
+        except aiodocker.DockerError as exc:
+            raise EnvironmentFailure(f"cannot start a container from {spec.image}: {exc.message}") from exc
+        await parts.box._prepare()
+        if parts.proxy is not None:
+            parts.box.egress = parts.proxy
+            await parts.box._start_forwarder(parts.proxy)
+
     @asynccontextmanager
     async def sandbox(self, spec: SandboxSpec) -> AsyncIterator[DockerSandbox]:
-        """A fresh container for ``spec``; it is removed (force) on exit, whatever happens."""
+        """A fresh container for ``spec``; it is removed (force) on exit, whatever happens.
+
+        When :meth:`prestart` made this attempt's container for exactly this spec, that
+        container (created for this sandbox alone, never used) is taken instead of making
+        one; any other pre-started container of the attempt and role is removed first."""
         if not spec.image:
             raise EnvironmentFailure(
                 f"the docker backend needs spec.image (attempt {spec.attempt_id})"
             )
-        name = "-".join(
-            [
-                "pluginbench",
-                _safe(spec.run_id),
-                _safe(spec.attempt_id),
-                spec.role,
-                secrets.token_hex(3),
-            ]
-        )
         async with engine(self.docker_host) as docker:
-            container = None
-            box: DockerSandbox | None = None
-            proxy: EgressProxy | None = None
+            parts = _Parts()
             try:
-                if spec.egress.active:
-                    proxy = await anyio.to_thread.run_sync(EgressProxy, spec.egress)
-                config = self._config(spec, str(proxy.folder) if proxy is not None else None)
-                try:
-                    container = await docker.containers.create(config, name=name)
-                    box = DockerSandbox(docker, container, spec)
-                    await box._stage()
-                    await container.start()
-                except aiodocker.DockerError as exc:
-                    raise EnvironmentFailure(
-                        f"cannot start a container from {spec.image}: {exc.message}"
-                    ) from exc
-                await box._prepare()
-                if proxy is not None:
-                    box.egress = proxy
-                    await box._start_forwarder(proxy)
-                yield box
+                if not await self._claim(docker, spec, parts):
+                    await self._make(docker, spec, parts)
+                assert parts.box is not None
+                yield parts.box
             except BaseException as exc:
                 with anyio.CancelScope(shield=True):
                     try:
-                        await _release(container, box, proxy)
+                        await _release(parts.container, parts.box, parts.proxy)
                     except Exception as cleanup:  # keep the original error; say cleanup failed too
                         exc.add_note(f"container cleanup also failed: {cleanup}")
                 raise
             else:
                 with anyio.CancelScope(shield=True):
-                    await _release(container, box, proxy)
+                    await _release(parts.container, parts.box, parts.proxy)
+
+    # -- pre-started sandboxes (a grading container made while the agent codes) ---------
+
+    async def prestart(self, spec: SandboxSpec) -> bool:
+        """Make the fresh container a later :meth:`sandbox` of exactly ``spec`` will take
+        (an attempt's grading container, made while its agent codes); whether one was made.
+
+        It is an ordinary sandbox container of ``spec`` (same image, labels, limits, no
+        network, no host folder but its own egress one, tests staged, base commit made),
+        held for that one attempt and role only: nothing else takes it, nothing has run in
+        it. Only when :meth:`check_capacity` found room for a second container per job
+        (``prestart_fits``); otherwise nothing is made and grading starts its own. A failure
+        or cancel here removes what was made and raises. The caller removes an unclaimed one
+        with :meth:`discard_prestarted`; a killed worker's is found by its labels on resume
+        like any container of the run.
+        """
+        if not self.prestart_fits or not spec.image:
+            return False
+        await self.discard_prestarted(spec.run_id, spec.attempt_id, spec.role)
+        async with engine(self.docker_host) as docker:
+            parts = _Parts()
+            try:
+                await self._make(docker, spec, parts)
+            except BaseException:
+                with anyio.CancelScope(shield=True):
+                    await _release(parts.container, parts.box, parts.proxy)
+                raise
+        assert parts.container is not None and parts.box is not None
+        self._warm[(spec.run_id, spec.attempt_id, spec.role)] = _Warm(
+            spec, parts.container.id, parts.box.base_commit, parts.proxy)
+        return True
+
+    def prestarted(self, run_id: str) -> list[str]:
+        """IDs of the pre-started containers of ``run_id`` not yet taken or removed."""
+        return [w.container_id for k, w in self._warm.items() if k[0] == run_id]
+
+    async def discard_prestarted(self, run_id: str, attempt_id: str | None = None,
+                                 role: str | None = None) -> list[str]:
+        """Remove (force) the pre-started containers of ``run_id`` (of one attempt, and
+        role, when given) that no sandbox took; their IDs. Shielded from cancellation."""
+        keys = [k for k in self._warm if k[0] == run_id and attempt_id in (None, k[1]) and role in (None, k[2])]
+        warm = [self._warm.pop(k) for k in keys]
+        if not warm:
+            return []
+        with anyio.CancelScope(shield=True):
+            async with engine(self.docker_host) as docker:
+                for w in warm:
+                    await _release(docker.containers.container(w.container_id), None, w.proxy)
+        return [w.container_id for w in warm]
+
+    async def _claim(self, docker: aiodocker.Docker, spec: SandboxSpec, parts: _Parts) -> bool:
+        """Take the pre-started container of ``spec``'s attempt and role into ``parts`` when it
+        was made for exactly ``spec`` and still runs; otherwise remove it; whether taken."""
+        warm = self._warm.pop((spec.run_id, spec.attempt_id, spec.role), None)
+        if warm is None:
+            return False
+        container = docker.containers.container(warm.container_id)
+        running = False
+        if warm.spec == spec:
+            try:
+                running = bool(((await container.show()).get("State") or {}).get("Running"))
+            except aiodocker.DockerError:
+                running = False
+        if not running:
+            with anyio.CancelScope(shield=True):
+                await _release(container, None, warm.proxy)
+            return False
+        parts.container, parts.proxy = container, warm.proxy
+        parts.box = DockerSandbox(docker, container, spec)
+        parts.box.base_commit = warm.base_commit
+        parts.box.egress = warm.proxy
+        return True
+
+
+class _Parts:
+    """What making one sandbox has made so far (for its cleanup)."""
+
+    def __init__(self) -> None:
+        self.container: Any = None
+        self.box: DockerSandbox | None = None
+        self.proxy: EgressProxy | None = None
+
+
+class _Warm(NamedTuple):
+    """A pre-started container: the spec it was made for, its ID, base commit and egress."""
+
+    spec: SandboxSpec
+    container_id: str
+    base_commit: str
+    proxy: EgressProxy | None
 
 
 async def _release(container: Any, box: DockerSandbox | None, proxy: EgressProxy | None = None) -> None:

@@ -192,22 +192,19 @@ class DockerSandbox:
         self.base_commit = lines[-1]
 
     async def _start_forwarder(self, proxy: EgressProxy) -> None:
-        """Start the in-container forwarder (detached, for the container's life) and wait
-        until it listens on the container's 127.0.0.1."""
-        port = str(proxy.policy.inside_port())
-        code, _, err = await self._run_internal(scripts.HAS_PYTHON3)
-        if code != 0:
+        """Start the in-container forwarder (for the container's life) in one exec that
+        ends once it listens on the container's 127.0.0.1 (:data:`._docker_scripts.START_FORWARDER`)."""
+        port = proxy.policy.inside_port()
+        code, _, err = await self._run_internal(scripts.START_FORWARDER, *proxy.forwarder_argv()[1:])
+        if code == 127:
             raise EnvironmentFailure(
                 f"the image {self.spec.image} has no python3, which the sandbox's network egress needs "
                 "(the model endpoint is reached through an in-container forwarder); add python3 to the image"
             )
-        ex = await self._create_exec(proxy.forwarder_argv(), {}, "/", "0")
-        await ex.start(detach=True)
-        code, _, err = await self._run_internal(scripts.WAIT_LISTENING, port)
         if code != 0:
             raise EnvironmentFailure(
                 f"container {self.container_id[:12]}: the egress forwarder did not listen on 127.0.0.1:{port}: "
-                f"{err.decode(errors='replace').strip()[:300]}"
+                f"{err.decode(errors='replace').strip()[-300:]}"
             )
 
     # -- the port --------------------------------------------------------------------

@@ -100,16 +100,13 @@ shift
 exec "$@"
 """
 
-# Exit 0 when the image has a python3 (the egress forwarder's interpreter).
-HAS_PYTHON3 = "command -v python3 >/dev/null 2>&1"
-
-# $1 a port: wait (up to 10 s) until something listens on the container's 127.0.0.1:$1.
-WAIT_LISTENING = r"""
-i=0
-while [ "$i" -lt 200 ]; do
-  python3 -I -S -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()' "$1" 2>/dev/null && exit 0
-  i=$((i + 1)); sleep 0.05 2>/dev/null || sleep 1
-done
-echo "nothing listens on 127.0.0.1:$1" >&2
-exit 1
+# Start the egress forwarder for the container's life, in one exec: $@ is the forwarder's
+# argv after "python3" (its flags, script, port and socket). Exit 127 when the image has no
+# python3. Otherwise the forwarder opens its listening socket, forks the relay (stdio on
+# /dev/null, reparented to docker-init when this exec ends) and becomes `true`: the exec
+# ends exactly when 127.0.0.1:PORT listens, with no polling; a bind failure exits non-zero
+# with python's reason on stderr.
+START_FORWARDER = r"""
+command -v python3 >/dev/null 2>&1 || { echo "no python3 in the image" >&2; exit 127; }
+exec python3 "$@" -- true
 """

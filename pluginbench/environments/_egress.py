@@ -28,6 +28,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import select
+import selectors
 import shutil
 import socket
 import socketserver
@@ -232,6 +233,8 @@ def _relay(a: socket.socket, b: socket.socket, pending: bytes) -> None:
 
 class _Server(socketserver.ThreadingUnixStreamServer):
     daemon_threads = True
+    #: handle_request() never blocks: it runs only once the socket is readable
+    timeout = 0
 
     def __init__(self, path: str, policy: Egress) -> None:
         self.policy = policy
@@ -286,8 +289,23 @@ class EgressProxy:
         path = str(self.folder / SOCKET_NAME)
         self._server = _Server(path, policy)
         os.chmod(path, 0o666)  # the image's user (any uid) must be able to connect
-        self._thread = threading.Thread(target=self._server.serve_forever, name="pb-egress", daemon=True)
+        # close() wakes the serving thread through this pipe at once; socketserver's own
+        # shutdown() waits for its 0.5 s poll, which every sandbox paid on exit.
+        self._wake_r, self._wake_w = os.pipe()
+        self._thread = threading.Thread(target=self._serve, name="pb-egress", daemon=True)
         self._thread.start()
+
+    def _serve(self) -> None:
+        """Accept connections (each served by its own thread) until :meth:`close` writes
+        to the wake pipe."""
+        with selectors.DefaultSelector() as sel:
+            sel.register(self._server.fileno(), selectors.EVENT_READ)
+            sel.register(self._wake_r, selectors.EVENT_READ)
+            while True:
+                ready = {key.fd for key, _ in sel.select()}
+                if self._wake_r in ready:
+                    return
+                self._server.handle_request()  # readable: accept returns at once
 
     @property
     def refused(self) -> list[str]:
@@ -299,9 +317,12 @@ class EgressProxy:
                 f"{INSIDE_DIR}/{SOCKET_NAME}"]
 
     def close(self) -> None:
-        """Stop serving, cut every open tunnel and remove the folder."""
-        self._server.shutdown()
+        """Stop serving (at once, no poll to wait out), cut every open tunnel and remove
+        the folder."""
+        os.write(self._wake_w, b"x")
+        self._thread.join(timeout=10)
         self._server.close_all()
         self._server.server_close()
-        self._thread.join(timeout=10)
+        for fd in (self._wake_r, self._wake_w):
+            os.close(fd)
         shutil.rmtree(self.folder, ignore_errors=True)

@@ -8,19 +8,23 @@ the host, where PluginBench's allow-list proxy answers. With a command, the list
 socket is open before the command starts (no race), the relay runs in a forked child
 with its standard streams on ``/dev/null`` (so it never holds the command's output
 open), and this process becomes the command (``execvp``): the command's pid, exit code
-and signals are its own. Without a command it serves in the foreground (the docker
-backend starts it once per container).
+and signals are its own. The docker backend starts it once per container with the
+command ``true``: that exec ends once the port listens, and the relay lives on under the
+container's init. Without a command it serves in the foreground.
 """
 
 from __future__ import annotations
 
+# The C modules under ``socket`` and ``threading``: the forwarder starts before every
+# command of a local sandbox with egress, and importing the Python wrappers (enum,
+# selectors, collections, ...) was most of its start-up.
+import _socket
+import _thread
 import os
-import socket
 import sys
-import threading
 
 
-def _pump(src: socket.socket, dst: socket.socket) -> None:
+def _pump(src: _socket.socket, dst: _socket.socket) -> None:
     try:
         while True:
             data = src.recv(65536)
@@ -30,37 +34,46 @@ def _pump(src: socket.socket, dst: socket.socket) -> None:
     except OSError:
         pass
     finally:
-        try:
-            dst.shutdown(socket.SHUT_WR)
+        try:  # noqa: SIM105 - contextlib would be one more import at every start
+            dst.shutdown(_socket.SHUT_WR)
         except OSError:
             pass
 
 
-def _relay(conn: socket.socket, path: str) -> None:
+def _relay(fd: int, path: str) -> None:
+    conn = _socket.socket(fileno=fd)
     try:
-        up = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        up = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         up.connect(path)
     except OSError:
         conn.close()
         return
-    t = threading.Thread(target=_pump, args=(up, conn), daemon=True)
-    t.start()
+    back_done = _thread.allocate_lock()
+    back_done.acquire()
+
+    def back() -> None:
+        try:
+            _pump(up, conn)
+        finally:
+            back_done.release()
+
+    _thread.start_new_thread(back, ())
     _pump(conn, up)
-    t.join()
+    back_done.acquire()
     conn.close()
     up.close()
 
 
-def _serve(listener: socket.socket, path: str) -> None:
+def _serve(listener: _socket.socket, path: str) -> None:
     while True:
-        conn, _ = listener.accept()
-        threading.Thread(target=_relay, args=(conn, path), daemon=True).start()
+        fd, _ = listener._accept()  # type: ignore[attr-defined]  # the C socket's accept: (fd, address)
+        _thread.start_new_thread(_relay, (fd, path))
 
 
 def main(argv: list[str]) -> None:
     port, path, command = int(argv[1]), argv[2], argv[4:] if len(argv) > 3 and argv[3] == "--" else []
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+    listener.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", port))
     listener.listen(64)
     if not command:

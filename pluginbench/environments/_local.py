@@ -37,13 +37,13 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager
 from pathlib import Path
 from subprocess import DEVNULL, PIPE
-from typing import IO, Literal
+from typing import Literal
 
 import anyio
-from anyio.abc import ByteReceiveStream, ByteSendStream, Process
+from anyio.abc import Process
 
 from ..errors import EnvironmentFailure, ResourceLimitHit
 from ..tasks import copy_tree, scan_tree
@@ -51,6 +51,7 @@ from . import _bwrap, _hostcopy, _limits, _proctree, _seccomp
 from ._dialogue import Dialogue, LineChannel, first_error
 from ._egress import EgressProxy
 from ._gitbase import init_base_repo
+from ._local_streams import FileDrains, converse, drain, drain_lines, feed
 from ._port import ExecResult, SandboxPaths, SandboxSpec
 
 Isolation = Literal["auto", "bubblewrap", "none"]
@@ -310,18 +311,18 @@ class LocalSandbox:
                     if dialogue is not None:
                         assert proc.stdin is not None and proc.stdout is not None
                         channel = LineChannel(proc.stdin.send)
-                        tg.start_soon(_drain_lines, proc.stdout, out, out_file, channel)
-                        tg.start_soon(_converse, dialogue, channel, proc.stdin)
-                    files = _FileDrains()
+                        tg.start_soon(drain_lines, proc.stdout, out, out_file, channel)
+                        tg.start_soon(converse, dialogue, channel, proc.stdin)
+                    files = FileDrains()
                     for stream, into, file in ((proc.stdout if dialogue is None else None, out, out_file),
                                                (proc.stderr, err, err_file)):
                         if stream is not None and file is not None:
                             files.add(stream, into, file)
                         elif stream is not None:
-                            tg.start_soon(_drain, stream, into)
+                            tg.start_soon(drain, stream, into)
                     tg.start_soon(files.run)
                     if proc.stdin is not None and stdin is not None:
-                        tg.start_soon(_feed, proc.stdin, stdin)
+                        tg.start_soon(feed, proc.stdin, stdin)
                     watch = anyio.CancelScope()
 
                     async def watch_limits(pid: int = proc.pid) -> None:
@@ -435,82 +436,6 @@ class LocalSandbox:
                 await anyio.to_thread.run_sync(self._cgroup.kill)
                 await anyio.to_thread.run_sync(self._cgroup.remove)
             await anyio.to_thread.run_sync(_rmtree, self.root)
-
-
-class _FileDrains:
-    """The pipes that go to host files. Once the command has exited they are read for a
-    short grace and then closed (as a file descriptor would have been, a process it left
-    behind no longer reaches the file), so a leftover background process holding the
-    pipe neither hangs the command until its deadline nor writes evidence afterwards."""
-
-    def __init__(self) -> None:
-        self._streams: list[tuple[ByteReceiveStream, bytearray, IO[bytes] | None]] = []
-        self._scope = anyio.CancelScope()
-        self._done = anyio.Event()
-
-    def add(self, stream: ByteReceiveStream, into: bytearray, file: IO[bytes] | None) -> None:
-        self._streams.append((stream, into, file))
-
-    async def run(self) -> None:
-        try:
-            with self._scope:
-                async with anyio.create_task_group() as tg:
-                    for stream, into, file in self._streams:
-                        tg.start_soon(_drain, stream, into, file)
-        finally:
-            self._done.set()
-
-    async def finish(self, grace: float) -> None:
-        with anyio.move_on_after(grace):
-            await self._done.wait()
-        self._scope.cancel()
-
-
-async def _drain(stream: ByteReceiveStream, into: bytearray, file: IO[bytes] | None = None) -> None:
-    """A pipe to its sink: the host file when given (written as it comes), else the buffer."""
-    try:
-        async for chunk in stream:
-            if file is not None:
-                file.write(chunk)
-                file.flush()
-            else:
-                into += chunk
-    except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-        pass
-
-
-async def _drain_lines(stream: ByteReceiveStream, into: bytearray, file: IO[bytes] | None,
-                       channel: LineChannel) -> None:
-    """stdout to its sink (file or buffer) and, line by line, to the dialogue."""
-    try:
-        async for chunk in stream:
-            if file is not None:
-                file.write(chunk)
-                file.flush()
-            else:
-                into += chunk
-            channel.feed(chunk)
-    except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-        pass
-    finally:
-        channel.end()
-
-
-async def _converse(dialogue: Dialogue, channel: LineChannel, stdin: ByteSendStream) -> None:
-    try:
-        await dialogue(channel)
-    finally:
-        with anyio.CancelScope(shield=True):
-            with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-                await stdin.aclose()
-
-
-async def _feed(stream: ByteSendStream, data: bytes) -> None:
-    try:
-        await stream.send(data)
-        await stream.aclose()
-    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-        pass
 
 
 #: the system folders every sandbox's PATH starts with

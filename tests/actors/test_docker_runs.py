@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from pluginbench.probe import SCENARIOS_DIR, find_cli
+from pluginbench.rundir import RunDir
 from tests._prereq import require
 from tests.runs_helpers import QUICKSTART, events_of
 
@@ -60,8 +61,9 @@ def config(tmp: Path, **fields: Any) -> Path:
     return path
 
 
-def our_containers(run_id: str) -> list[str]:
-    out = subprocess.run(["docker", "ps", "-a", "-q", "--filter", f"label=pluginbench.run={run_id}"],
+def our_containers(run: Path) -> list[str]:
+    """IDs of every container (any state) labelled as the run's (its run id, not its folder name)."""
+    out = subprocess.run(["docker", "ps", "-a", "-q", "--filter", f"label=pluginbench.run={RunDir(run).run_id}"],
                          capture_output=True, text=True, check=True).stdout
     return out.split()
 
@@ -102,7 +104,7 @@ def test_whole_evaluation_on_docker(tmp_path: Path, harness: str, outcomes: set[
         assert got <= {"pass", "fail", "empty"} and got
     prepared = [e for e in events_of(run) if e["type"] == "task.prepared"]
     assert prepared and all(e["image"].startswith("sha256:") and e["verifier_image"] for e in prepared)
-    assert our_containers(run.name) == []
+    assert our_containers(run) == []
     assert status["left_running"] == {"checked": True, "error": None, "containers": [], "folders": [], "stop_command": None}
 
 
@@ -154,11 +156,12 @@ def test_real_openai_compatible_clis_in_the_coding_image(tmp_path: Path, harness
     assert prepared["image"] != prepared["verifier_image"]  # the coding image carries the CLI
     invocation = json.loads((run / "evidence" / "attempts" / "add-numbers__vanilla__r1" / "invocation.json").read_text())
     assert invocation["argv"][0] == f"/opt/pluginbench/clis/node_modules/.bin/{harness}"
-    assert our_containers(run.name) == []
+    assert our_containers(run) == []
 
 
 def test_kill_9_mid_attempt_then_resume_stops_the_left_container(tmp_path: Path) -> None:
-    """After kill -9 mid-attempt, status lists the running container; resume stops (never removes) and names it, and codes the slot again."""
+    """After kill -9 mid-attempt, status lists the running coding container and the grading container made beside
+    it; resume stops (never removes) and names both, and codes the slot again."""
     source = tmp_path / "tasks"
     task(source, "slow", solve='sleep 8; echo b > "$APP_DIR/b.txt"\n')
     path = config(tmp_path, tasks={"source": str(source), "ids": ["slow"]}, treatments={},
@@ -169,25 +172,35 @@ def test_kill_9_mid_attempt_then_resume_stops_the_left_container(tmp_path: Path)
     while not any(e["type"] == "agent.launched" for e in events_of(run)):
         assert time.monotonic() < deadline, "the attempt never launched"
         time.sleep(0.2)
-    time.sleep(1.0)
+    while len(running := _running_of(run)) < 2:  # the grading container is made while the agent codes
+        assert time.monotonic() < deadline, f"not both containers ran: {running}"
+        time.sleep(0.2)
     owner = json.loads((run / "run.lock").read_text())
     os.kill(owner["pid"], signal.SIGKILL)
     time.sleep(0.5)
     status = json.loads(cli("status", str(run), "--json").stdout)
     assert status["phase"] == "interrupted" and not status["active"]
     left = status["left_running"]
-    assert left["checked"] and len(left["containers"]) == 1
-    cid = left["containers"][0]["id"]
-    assert left["stop_command"] == f"docker stop {cid}"
+    assert left["checked"] and {c["attempt"] for c in left["containers"]} == {"slow__vanilla__r1"}
+    assert sorted(c["name"].split("-")[-2] for c in left["containers"]) == ["coding", "verifier"]
+    cids = [c["id"] for c in left["containers"]]
+    assert left["stop_command"] == f"docker stop {' '.join(cids)}"
     resumed = cli("run", str(run), "--foreground")
-    assert "stopped container" in resumed.stdout and "left running by an attempt that a kill interrupted" in resumed.stdout
+    assert resumed.stdout.count("left running by an attempt that a kill interrupted") == 2, resumed.stdout
     status = json.loads(cli("status", str(run), "--json").stdout)
     assert status["phase"] == "complete"
     assert [d["id"] for d in status["discarded"]] == ["slow__vanilla__r1"]
     assert status["attempts"][0]["id"] == "slow__vanilla__r1~2" and status["attempts"][0]["outcome"] == "pass"
-    inspect = json.loads(subprocess.run(["docker", "inspect", cid], capture_output=True, text=True, check=True).stdout)
-    assert inspect[0]["State"]["Running"] is False  # stopped, never removed
-    subprocess.run(["docker", "rm", "-f", cid], capture_output=True)
+    inspect = json.loads(subprocess.run(["docker", "inspect", *cids], capture_output=True, text=True, check=True).stdout)
+    assert [i["State"]["Running"] for i in inspect] == [False, False]  # stopped, never removed
+    subprocess.run(["docker", "rm", "-f", *cids], capture_output=True)
+
+
+def _running_of(run: Path) -> list[str]:
+    """Names of the run's running containers."""
+    return subprocess.run(["docker", "ps", "--format", "{{.Names}}", "--filter",
+                           f"label=pluginbench.run={RunDir(run).run_id}"],
+                          capture_output=True, text=True, check=True).stdout.split()
 
 
 def test_missing_engine_is_refused_before_anything(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pluginbench.actors._pipeline import classify, read_reward
+from pluginbench.actors._reward import classify, read_reward
 
 DEEPSWE_PASS = {"f2p_total": 3.0, "f2p_passed": 3.0, "p2p_total": 2.0, "p2p_passed": 2.0}
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pluginbench.actors._pipeline import classify, read_reward
+from pluginbench.actors._reward import classify, read_reward
 from pluginbench.errors import TaskError
 from pluginbench.tasks import (
     UnsafeTree,
