@@ -53,6 +53,9 @@ from ._types_base import (
     Usage,
 )
 from ._types_review import (
+    CheckVoteCast,
+    CheckVoteDiscarded,
+    CheckVoteStarted,
     MeasurementReadinessChecked,
     MeasurementRevisionFinished,
     MeasurementRevisionStarted,
@@ -86,6 +89,9 @@ from ._types_run import (
 )
 
 __all__ = [
+    "CheckVoteCast",
+    "CheckVoteDiscarded",
+    "CheckVoteStarted",
     "AgentExited",
     "AgentLaunched",
     "AttemptCached",
@@ -197,6 +203,9 @@ Event = Union[  # noqa: UP007 - a Union object, so EVENT_TYPES can list its memb
     MeasurementRevisionStarted,
     RevisionMeasured,
     MeasurementRevisionFinished,
+    CheckVoteStarted,
+    CheckVoteCast,
+    CheckVoteDiscarded,
     ExtensionRecorded,
     ReportBuilt,
 ]

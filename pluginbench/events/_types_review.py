@@ -1,7 +1,10 @@
 """Review and measurement-revision events: a submission's review calls, ``pluginbench review``
-and ``pluginbench measure`` revisions, and measurement readiness and references."""
+and ``pluginbench measure`` revisions, measurement readiness and references, and the llm checks'
+grader calls (``check_vote.*``)."""
 
 from __future__ import annotations
+
+from typing import Literal
 
 from ._types_base import Finding, Measure, NotMeasured, ReadinessRow, ReviewerSpec, Usage, _Event
 
@@ -113,3 +116,47 @@ class MeasurementRevisionFinished(_Event, frozen=True, tag="measurement_revision
     selected: bool
     reason: str | None = None
     evaluation_sha256: str | None = None
+
+
+# ---------------------------------------------------------------- llm-check votes
+
+
+class CheckVoteStarted(_Event, frozen=True, tag="check_vote.started"):
+    """One vote of an llm check (a call of the run's reviewer CLI grading ``attempt_id`` against
+    the check's rubric) is about to start: durable before the CLI runs, so from here on it may be
+    paid for. One never followed by ``check_vote.cast`` was cut off by a killed worker: the next
+    worker records it as ``check_vote.discarded`` (usage unknown) and grades the attempt again."""
+
+    attempt_id: str
+    check: str
+    #: this vote's number (1-based) and how many votes the check takes
+    vote: int
+    votes: int
+    #: the reviewer CLI that grades and the model its dollars are priced at
+    harness: str
+    model: str
+
+
+class CheckVoteCast(_Event, frozen=True, tag="check_vote.cast"):
+    """The vote's call ended: ``verdict`` ``pass``/``fail``, or None with ``reason`` (no final
+    message, malformed, a provider stop, a failed call); ``usage`` is the call's receipt."""
+
+    attempt_id: str
+    check: str
+    vote: int
+    verdict: Literal["pass", "fail"] | None
+    usage: Usage
+    reason: str | None = None
+    seconds: float | None = None
+    provider_stop: bool = False
+
+
+class CheckVoteDiscarded(_Event, frozen=True, tag="check_vote.discarded"):
+    """A worker found a vote started by an earlier worker that never ended (killed mid-call): the
+    call may have been paid for, its usage is unknown, and the attempt's checks are graded again."""
+
+    attempt_id: str
+    check: str
+    vote: int
+    reason: str
+    usage: Usage

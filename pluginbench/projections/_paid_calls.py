@@ -1,0 +1,47 @@
+"""The run's model calls besides coding and guidance generation, as a pure view of the folded
+state: every review call (each revision's reviewer) and every llm-check vote (the run's
+reviewer CLI), each with the model its dollars are priced at and its usage receipt.
+
+A call whose usage was never saved (a kill mid-call, a discarded vote) is in the list with
+usage ``unknown`` and the reason; a call still in flight is not (it is counted when it ends).
+The cost ceiling (``actors/_ceiling.py``) prices these at their model's row; status shows them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ._check_votes import PaidCall, unlogged_grader_attempts
+
+if TYPE_CHECKING:
+    from ._state import RunState
+
+__all__ = ["legacy_grader_attempts", "paid_calls", "review_calls"]
+
+
+def review_calls(state: RunState) -> list[PaidCall]:
+    """Every ended review call of every revision (earlier calls a kill or a provider stop cut
+    off included), at the revision's reviewer model."""
+    out: list[PaidCall] = []
+    for revision, records in state.reviews.items():
+        spec = state.review_revisions[revision].reviewer if revision in state.review_revisions else state.reviewer
+        model = spec.model if spec is not None else None
+        for aid, rec in records.items():
+            label = f"review of {aid} ({revision})"
+            out.extend(PaidCall(label, model, u) for u in rec.earlier_usage)
+            if rec.status != "started" and rec.usage is not None:
+                out.append(PaidCall(label, model, rec.usage))
+    return out
+
+
+def paid_calls(state: RunState) -> list[PaidCall]:
+    """Review calls, then llm-check votes (model None on a vote is the run's reviewer model)."""
+    reviewer_model = state.reviewer.model if state.reviewer is not None else None
+    votes = [c if c.model is not None else c._replace(model=reviewer_model) for c in state.check_votes.calls()]
+    return review_calls(state) + votes
+
+
+def legacy_grader_attempts(state: RunState) -> list[str]:
+    """Attempts whose llm-check grader tokens are only in their measures (a log written before
+    ``check_vote`` events): their dollars cannot be priced and are unknown, never 0."""
+    return unlogged_grader_attempts({a.attempt_id: a.measures for a in state.live_attempts()}, state.check_votes)
