@@ -99,6 +99,7 @@ from ._types import (
     decode,
     decode_many,
     encode,
+    event_index_table,
     stamp,
     type_name,
 )
@@ -214,6 +215,7 @@ __all__ = [
     "decode",
     "decode_many",
     "encode",
+    "event_index_table",
     "flock_holders",
     "follow",
     "last_line_before",

@@ -155,6 +155,7 @@ __all__ = [
     "decode",
     "decode_many",
     "encode",
+    "event_index_table",
     "stamp",
     "type_name",
 ]
@@ -238,3 +239,24 @@ def stamp(event: Event, *, seq: int, at: str) -> Event:
 
 def type_name(event: Event) -> str:
     return event.__struct_config__.tag  # type: ignore[return-value]  # msgspec types tags str | int | None; every event declares a str tag
+
+
+#: each family module and what its events are about (docs/events.md's index)
+_FAMILIES = {
+    "_types_run": "run lifecycle, preparation, report",
+    "_types_attempt": "attempts, source-only grades, vanilla cache",
+    "_types_review": "reviews, llm-check votes, measurement revisions",
+}
+
+
+def event_index_table() -> str:
+    """The markdown index of every event type, in union order: its tag, family, fields (beyond
+    ``seq``, ``at``, ``v``) and the first sentence of its docstring (docs/events.md, generated)."""
+    rows = ["| Type | Family | Fields | What it records |", "| --- | --- | --- | --- |"]
+    for t in EVENT_TYPES:
+        fields = ", ".join(f"`{f}`" for f in t.__struct_fields__ if f not in ("seq", "at", "v")) or "—"
+        doc = " ".join((t.__doc__ or "").split())
+        first = doc.split(". ")[0].rstrip(".") + "."
+        family = _FAMILIES.get(t.__module__.rsplit(".", 1)[-1], t.__module__)
+        rows.append(f"| `{t.__struct_config__.tag}` | {family} | {fields} | {first.replace('|', '/')} |")
+    return "\n".join(rows) + "\n"
