@@ -9,14 +9,14 @@ The cost ceiling (``actors/_ceiling.py``) prices these at their model's row; sta
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._check_votes import PaidCall, unlogged_grader_attempts
 
 if TYPE_CHECKING:
     from ._state import RunState
 
-__all__ = ["legacy_grader_attempts", "paid_calls", "review_calls"]
+__all__ = ["beside_coding", "legacy_grader_attempts", "paid_calls", "review_calls"]
 
 
 def review_calls(state: RunState) -> list[PaidCall]:
@@ -45,3 +45,15 @@ def legacy_grader_attempts(state: RunState) -> list[str]:
     """Attempts whose llm-check grader tokens are only in their measures (a log written before
     ``check_vote`` events): their dollars cannot be priced and are unknown, never 0."""
     return unlogged_grader_attempts({a.attempt_id: a.measures for a in state.live_attempts()}, state.check_votes)
+
+
+def beside_coding(state: RunState) -> dict[str, list[tuple[str | None, dict[str, Any]]]] | None:
+    """The report's ``costs.beside_coding`` input: kind (``review_calls``, ``check_votes``) ->
+    (model, results.json tokens) of each ended call; None when the run has neither."""
+    from ._report_data import tokens_dict
+
+    reviewer_model = state.reviewer.model if state.reviewer is not None else None
+    kinds = {"review_calls": review_calls(state),
+             "check_votes": [c._replace(model=c.model or reviewer_model) for c in state.check_votes.calls()]}
+    out = {k: [(c.model, tokens_dict(c.usage)) for c in calls] for k, calls in kinds.items() if calls}
+    return out or None

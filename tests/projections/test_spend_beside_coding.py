@@ -169,3 +169,23 @@ def test_status_shows_checks_calls_and_generation_and_older_runs_are_unchanged()
     bare = msgspec.to_builtins(status_of(plain, facts._replace(selected_measures=[]), 0.0))
     assert bare["model_calls"] is None and bare["generation"] is None and bare["arms"]["vanilla"]["checks"] is None
     assert side_lines(bare) == []
+
+
+def test_the_reports_costs_price_calls_beside_coding_apart_from_the_arms() -> None:
+    """costs.beside_coding prices review calls and votes at their model's row, apart from the arms' dollars; a call
+    that used no token costs $0 without a row, and a cut-off vote makes its kind's dollars unknown, never a partial
+    sum."""
+    from pluginbench.projections._report_cost import costs_section
+    from pluginbench.projections._report_data import tokens_dict
+
+    zero = Usage(status="exact", input_tokens=0, cached_input_tokens=0, uncached_input_tokens=0, output_tokens=0,
+                 total_tokens=0)
+    calls = {"review_calls": [("judge", tokens_dict(_usage(20_000))), ("simulated", tokens_dict(zero))],
+             "check_votes": [("judge", tokens_dict(_usage(1_000))),
+                             ("judge", tokens_dict(Usage(status="unknown", reason="cut off")))]}
+    costs = costs_section(PRICES, None, "coder", [], ["t"], ["vanilla"], calls=calls)
+    assert costs["beside_coding"]["review_calls"]["usd"] == 0.2
+    assert costs["beside_coding"]["check_votes"]["usd"] is None
+    assert "cut off" in costs["beside_coding"]["check_votes"]["reason"]
+    assert costs["arms"]["vanilla"]["usd"] is None  # no attempt: the arms' dollars never take the calls in
+    assert "beside_coding" not in costs_section(PRICES, None, "coder", [], ["t"], ["vanilla"])
