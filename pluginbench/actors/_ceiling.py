@@ -9,7 +9,8 @@ Supervisor only records the stop it returns. What counts:
   generated-guidance arm counts too, priced at its own model's row (one killed mid-generation
   has unknown dollars). So does every ended review call (each revision's reviewer model) and
   every llm-check vote (the run's reviewer model), including calls a kill cut off (unknown
-  dollars): ``projections.paid_calls``. A call still in flight counts once it ends. A call
+  dollars), summed per model by the fold (``RunState.review_tally``, ``check_votes.tally``),
+  so the check costs O(models) for them. A call still in flight counts once it ends. A call
   that used no tokens (the simulated reviewer) costs nothing without a price row; any other
   needs its model's row, else its dollars are unknown. An attempt whose llm-check tokens were
   logged before ``check_vote`` events (a total without the split) has unknown grader dollars.
@@ -35,7 +36,6 @@ from ..projections import (
     RunState,
     generation_sessions,
     legacy_grader_attempts,
-    paid_calls,
     tokens_dict,
 )
 from ..stats import ModelPrice, Prices, attempt_cost
@@ -66,14 +66,12 @@ def _dollars(usage: Usage | None, model: str, row: ModelPrice) -> tuple[float | 
     return cost.usd, cost.reason
 
 
-def _call_dollars(usage: Usage, model: str, prices: Prices) -> tuple[float | None, str | None]:
-    """A review call's or an llm-check vote's dollars at its model's row (the report's arithmetic)."""
-    if usage.status == "exact" and usage.total_tokens == 0 and not usage.input_tokens and not usage.output_tokens:
-        return 0.0, None  # no token was used (the simulated reviewer): nothing to price
-    row = prices.models.get(model)
-    if row is None:
-        return None, f"prices.json has no row for model {model!r}"
-    return _dollars(usage, model, row)
+def _sums_dollars(model: str, inp: int, cached: int, out: int, lower: bool,
+                  prices: Prices) -> tuple[float | None, str | None]:
+    """Dollars of review calls or llm-check votes summed at one model's row (the report's arithmetic)."""
+    cost = attempt_cost({"status": "lower_bound" if lower else "exact", "input": inp, "cached_input": cached,
+                         "output": out}, model, prices)
+    return cost.usd, cost.reason
 
 
 def within_ceiling(state: RunState, prices: Prices | None, prices_reason: str | None, wanted: int) -> CeilingCheck:
@@ -111,12 +109,15 @@ def within_ceiling(state: RunState, prices: Prices | None, prices_reason: str | 
             unknown.append(f"{gid} ({reason})")
         else:
             spent += usd
-    for call in paid_calls(state):
-        usd, reason = _call_dollars(call.usage, call.model or model, prices)
-        if usd is None:
-            unknown.append(f"{call.label} ({reason})")
-        else:
-            spent += usd
+    reviewer_model = state.reviewer.model if state.reviewer is not None else None
+    for tally in (state.review_tally, state.check_votes.tally):  # O(models), not O(calls): folded sums
+        unknown += [f"{label} ({why})" for label, why in tally.unpriced]
+        for call_model, (inp, cached, out, lower) in tally.priced.items():
+            usd, reason = _sums_dollars(call_model or reviewer_model or model, inp, cached, out, bool(lower), prices)
+            if usd is None:
+                unknown.append(f"calls at model {call_model or reviewer_model!r} ({reason})")
+            else:
+                spent += usd
     unknown += [f"{aid}'s llm-check grader calls (logged before check_vote events: a token total without the "
                 "input/output split, which cannot be priced)" for aid in legacy_grader_attempts(state)]
     running = sum(1 for a in live if a.state == "running" and not a.reused and not a.exited)

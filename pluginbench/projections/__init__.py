@@ -34,7 +34,7 @@ from ._ledger import (
     read_ledger,
     read_ledger_summary,
 )
-from ._paid_calls import legacy_grader_attempts, paid_calls
+from ._paid_calls import legacy_grader_attempts
 from ._report_cost import PRICES_FILE, load_prices
 from ._report_data import tokens_dict
 from ._report_links import served_report
@@ -81,7 +81,6 @@ __all__ = [
     "CheckVotes",
     "PaidCall",
     "legacy_grader_attempts",
-    "paid_calls",
     "served_report",
     "Generations",
     "generation_rows",

@@ -13,6 +13,7 @@ only as the ``checks_grader_tokens`` measure (a total without the input/output s
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -20,7 +21,6 @@ from ..events import (
     CheckVoteCast,
     CheckVoteDiscarded,
     CheckVoteStarted,
-    Measure,
     ReviewCompleted,
     ReviewFailed,
     ReviewStarted,
@@ -68,14 +68,14 @@ class CheckVotes:
             previous = self.open.pop(key, None)
             if previous is not None:
                 self.ended.append(PaidCall(label, previous.model, SUPERSEDED_USAGE))
-                self.tally.add(SUPERSEDED_USAGE)
+                self.tally.add(SUPERSEDED_USAGE, previous.model, label)
                 self.discarded += 1
             self.open[key] = event
             return
         started = self.open.pop(key, None)
         model = started.model if started is not None else None
         self.ended.append(PaidCall(label, model, event.usage))
-        self.tally.add(event.usage)
+        self.tally.add(event.usage, model, label)
         if isinstance(event, CheckVoteDiscarded):
             self.discarded += 1
             return
@@ -94,16 +94,17 @@ class CheckVotes:
                 "discarded": self.discarded, "tokens": self.tally.view()}
 
 
-def unlogged_grader_attempts(measures_of: dict[str, dict[str, Measure]], votes: CheckVotes) -> list[str]:
-    """Attempts whose measures say llm-check grader calls were made (a token total, or an unknown
-    one) but whose log has no ``check_vote`` event for them: a log from before those events."""
+def unlogged_grader_attempts(attempts: Iterable[Any], votes: CheckVotes) -> list[str]:
+    """Attempts (with ``attempt_id`` and ``measures``) whose measures say llm-check grader calls
+    were made (a token total, or an unknown one) but whose log has no ``check_vote`` event for
+    them: a log from before those events."""
     out = []
-    for aid, measures in measures_of.items():
-        m = measures.get(CHECK_GRADER_TOKENS)
-        if m is None or aid in votes.attempts:
+    for a in attempts:
+        m = a.measures.get(CHECK_GRADER_TOKENS) if a.measures else None
+        if m is None or a.attempt_id in votes.attempts:
             continue
         if m.status != "measured" or (m.value or 0) > 0:
-            out.append(aid)
+            out.append(a.attempt_id)
     return sorted(out)
 
 
@@ -113,14 +114,21 @@ _COUNTERS = ("input_tokens", "cached_input_tokens", "output_tokens", "total_toke
 @dataclass(slots=True)
 class Tally:
     """Token sums over ended calls of one kind, O(1) per call: a counter is ``None`` (unknown)
-    once any counted call did not measure it, never a partial sum shown as the total."""
+    once any counted call did not measure it, never a partial sum shown as the total. For the
+    cost ceiling it also keeps, per model (None: the run's reviewer model), the sums of the
+    calls whose dollars can be priced (dollars are linear in the counts, so pricing the sums is
+    pricing each call), and each call whose dollars cannot be, with the reason."""
 
     calls: int = 0
     unknown_calls: int = 0
     sums: dict[str, int | None] = field(default_factory=lambda: dict.fromkeys(_COUNTERS, 0))
     lower_bound: bool = False
+    #: model -> [uncached + cached input, cached input, output, any call only a lower bound]
+    priced: dict[str | None, list[int]] = field(default_factory=dict)
+    #: (label, why its dollars are unknown) of each call that cannot be priced
+    unpriced: list[tuple[str, str]] = field(default_factory=list)
 
-    def add(self, usage: Usage) -> None:
+    def add(self, usage: Usage, model: str | None = None, label: str = "a call") -> None:
         self.calls += 1
         if usage.status == "unknown":
             self.unknown_calls += 1
@@ -132,6 +140,25 @@ class Tally:
                 v = usage.input_tokens + usage.output_tokens
             cur = self.sums[k]
             self.sums[k] = None if cur is None or v is None else cur + v
+        self._price(usage, model, label)
+
+    def _price(self, usage: Usage, model: str | None, label: str) -> None:
+        """What ``stats.attempt_cost`` needs of one call: known status, input, cached input and output."""
+        if usage.status == "exact" and not usage.total_tokens and not usage.input_tokens and not usage.output_tokens:
+            return  # no token was used (the simulated reviewer): nothing to price
+        inp, cached, out = usage.input_tokens, usage.cached_input_tokens, usage.output_tokens
+        if usage.status == "unknown":
+            self.unpriced.append((label, f"token usage unknown: {usage.reason or 'no reason recorded'}"))
+        elif inp is None or out is None:
+            self.unpriced.append((label, "input or output token count not reported"))
+        elif cached is None:
+            self.unpriced.append((label, "cached input token count not reported"))
+        else:
+            row = self.priced.setdefault(model, [0, 0, 0, 0])
+            row[0] += inp
+            row[1] += cached
+            row[2] += out
+            row[3] = row[3] or int(usage.status == "lower_bound")
 
     def view(self) -> dict[str, Any]:
         return {"calls": self.calls, "unknown_calls": self.unknown_calls, **self.sums, "lower_bound": self.lower_bound}
@@ -141,13 +168,16 @@ class Tally:
 CUT_REVIEW_USAGE = Usage(status="unknown", reason="the worker stopped during this review call")
 
 
-def observe_review(tally: Tally, records: dict[str, dict[str, Any]], event: ReviewStarted | ReviewCompleted | ReviewFailed) -> None:
+def observe_review(tally: Tally, records: dict[str, dict[str, Any]], model: str | None,
+                   event: ReviewStarted | ReviewCompleted | ReviewFailed) -> None:
     """Count a review call into ``tally`` as the fold's review records will hold it (called
-    before the event is applied to ``records``, revision -> attempt -> record): an ended call's
-    usage, or an unknown one for a call a new start finds still running (a kill cut it off)."""
+    before the event is applied to ``records``, revision -> attempt -> record), priced at
+    ``model`` (the revision's reviewer): an ended call's usage, or an unknown one for a call a
+    new start finds still running (a kill cut it off)."""
+    label = f"review of {event.attempt_id} ({event.revision})"
     if isinstance(event, ReviewStarted):
         rec = records.get(event.revision, {}).get(event.attempt_id)
         if rec is not None and rec.status == "started" and rec.calls:
-            tally.add(CUT_REVIEW_USAGE)
+            tally.add(CUT_REVIEW_USAGE, model, label)
         return
-    tally.add(event.usage)
+    tally.add(event.usage, model, label)

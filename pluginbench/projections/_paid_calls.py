@@ -4,7 +4,9 @@ reviewer CLI), each with the model its dollars are priced at and its usage recei
 
 A call whose usage was never saved (a kill mid-call, a discarded vote) is in the list with
 usage ``unknown`` and the reason; a call still in flight is not (it is counted when it ends).
-The cost ceiling (``actors/_ceiling.py``) prices these at their model's row; status shows them.
+The report prices these at their model's row (``costs.beside_coding``); the cost ceiling
+prices the same calls from the fold's per-model sums (``RunState.review_tally``,
+``CheckVotes.tally``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from ._check_votes import PaidCall, unlogged_grader_attempts
 if TYPE_CHECKING:
     from ._state import RunState
 
-__all__ = ["beside_coding", "legacy_grader_attempts", "paid_calls", "review_calls"]
+__all__ = ["beside_coding", "legacy_grader_attempts", "review_calls"]
 
 
 def review_calls(state: RunState) -> list[PaidCall]:
@@ -34,17 +36,13 @@ def review_calls(state: RunState) -> list[PaidCall]:
     return out
 
 
-def paid_calls(state: RunState) -> list[PaidCall]:
-    """Review calls, then llm-check votes (model None on a vote is the run's reviewer model)."""
-    reviewer_model = state.reviewer.model if state.reviewer is not None else None
-    votes = [c if c.model is not None else c._replace(model=reviewer_model) for c in state.check_votes.calls()]
-    return review_calls(state) + votes
-
-
 def legacy_grader_attempts(state: RunState) -> list[str]:
     """Attempts whose llm-check grader tokens are only in their measures (a log written before
-    ``check_vote`` events): their dollars cannot be priced and are unknown, never 0."""
-    return unlogged_grader_attempts({a.attempt_id: a.measures for a in state.live_attempts()}, state.check_votes)
+    ``check_vote`` events): their dollars cannot be priced and are unknown, never 0. A run
+    without a reviewer has no llm check (it needs the reviewer's CLI): none."""
+    if state.reviewer is None:
+        return []
+    return unlogged_grader_attempts(state.attempts.values(), state.check_votes)
 
 
 def beside_coding(state: RunState) -> dict[str, list[tuple[str | None, dict[str, Any]]]] | None:

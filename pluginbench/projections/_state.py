@@ -371,7 +371,9 @@ class RunState:
         self.last_at = event.at
         self.last_type = event.__struct_config__.tag  # type: ignore[assignment]  # msgspec types tags str | int | None; every event declares a str tag
         if isinstance(event, (ReviewStarted, ReviewCompleted, ReviewFailed)):
-            observe_review(self.review_tally, self.reviews, event)
+            rev = self.review_revisions.get(event.revision)
+            spec = rev.reviewer if rev is not None else self.reviewer
+            observe_review(self.review_tally, self.reviews, spec.model if spec is not None else None, event)
         match event:
             case RunCreated():
                 self.created = event
