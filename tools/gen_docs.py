@@ -20,7 +20,7 @@ def blocks() -> dict[tuple[str, str], str]:
     from pluginbench.config import DEFAULT_GENERATE_INSTRUCTION, Generate, HarnessEntry
     from pluginbench.doctable import table
     from pluginbench.environments import BUILTIN_BACKENDS, backends_table
-    from pluginbench.events import vocabulary_table
+    from pluginbench.events import event_index_table, vocabulary_table
     from pluginbench.layering import markdown as layering_table
     from pluginbench.measures._doc import measures_table
     from pluginbench.projections import Status
@@ -30,6 +30,7 @@ def blocks() -> dict[tuple[str, str], str]:
 
     return {
         ("docs/architecture.md", "layering"): layering_table(),
+        ("docs/events.md", "event-index"): event_index_table(),
         ("docs/architecture.md", "harnesses"): harness_table(),
         ("docs/compare.md", "gates-file"): table(GatesFile),
         ("docs/metrics.md", "measures"): measures_table(),

@@ -7,7 +7,13 @@ Supervisor only records the stop it returns. What counts:
   priced with :func:`pluginbench.stats._cost.attempt_cost`. Reused vanilla attempts were
   paid by the run that coded them and count nothing here. Every generating session of a
   generated-guidance arm counts too, priced at its own model's row (one killed mid-generation
-  has unknown dollars).
+  has unknown dollars). So does every ended review call (each revision's reviewer model) and
+  every llm-check vote (the run's reviewer model), including calls a kill cut off (unknown
+  dollars), summed per model by the fold (``RunState.review_tally``, ``check_votes.tally``),
+  so the check costs O(models) for them. A call still in flight counts once it ends. A call
+  that used no tokens (the simulated reviewer) costs nothing without a price row; any other
+  needs its model's row, else its dollars are unknown. An attempt whose llm-check tokens were
+  logged before ``check_vote`` events (a total without the split) has unknown grader dollars.
 * **Worst case of one attempt**: ``runner.max_tokens_per_attempt`` tokens at the dearest
   price of the model's row. An attempt whose dollars are unknown, and an attempt still
   running, are counted at that worst case.
@@ -26,7 +32,12 @@ import functools
 from typing import NamedTuple
 
 from ..events import Usage
-from ..projections import RunState, generation_sessions, tokens_dict
+from ..projections import (
+    RunState,
+    generation_sessions,
+    legacy_grader_attempts,
+    tokens_dict,
+)
 from ..stats import ModelPrice, Prices, attempt_cost
 
 RESUME_FIX = "resume with a higher ceiling: pluginbench run <run dir> --cost-ceiling <dollars>"
@@ -52,6 +63,14 @@ def _dollars(usage: Usage | None, model: str, row: ModelPrice) -> tuple[float | 
     """One attempt's dollars (the report's arithmetic), memoized: the check runs before
     every start and would otherwise price every finished attempt again each time."""
     cost = attempt_cost(tokens_dict(usage), model, Prices(as_of="", models={model: row}))
+    return cost.usd, cost.reason
+
+
+def _sums_dollars(model: str, inp: int, cached: int, out: int, lower: bool,
+                  prices: Prices) -> tuple[float | None, str | None]:
+    """Dollars of review calls or llm-check votes summed at one model's row (the report's arithmetic)."""
+    cost = attempt_cost({"status": "lower_bound" if lower else "exact", "input": inp, "cached_input": cached,
+                         "output": out}, model, prices)
     return cost.usd, cost.reason
 
 
@@ -90,11 +109,22 @@ def within_ceiling(state: RunState, prices: Prices | None, prices_reason: str | 
             unknown.append(f"{gid} ({reason})")
         else:
             spent += usd
+    reviewer_model = state.reviewer.model if state.reviewer is not None else None
+    for tally in (state.review_tally, state.check_votes.tally):  # O(models), not O(calls): folded sums
+        unknown += [f"{label} ({why})" for label, why in tally.unpriced]
+        for call_model, (inp, cached, out, lower) in tally.priced.items():
+            usd, reason = _sums_dollars(call_model or reviewer_model or model, inp, cached, out, bool(lower), prices)
+            if usd is None:
+                unknown.append(f"calls at model {call_model or reviewer_model!r} ({reason})")
+            else:
+                spent += usd
+    unknown += [f"{aid}'s llm-check grader calls (logged before check_vote events: a token total without the "
+                "input/output split, which cannot be priced)" for aid in legacy_grader_attempts(state)]
     running = sum(1 for a in live if a.state == "running" and not a.reused and not a.exited)
     if worst is None:
         if unknown:
-            return CeilingCheck(0, f"cost_ceiling ${ceiling:g} cannot be checked: {len(unknown)} attempt(s) have "
-                                   f"unknown dollars, e.g. {unknown[0]}, and runner.max_tokens_per_attempt is not set")
+            return CeilingCheck(0, f"cost_ceiling ${ceiling:g} cannot be checked: {len(unknown)} attempt(s) or "
+                                   f"call(s) have unknown dollars, e.g. {unknown[0]}, and runner.max_tokens_per_attempt is not set")
         if spent >= ceiling:
             return CeilingCheck(0, f"cost_ceiling ${ceiling:g} reached: ${spent:.4f} spent so far; {RESUME_FIX}")
         return CeilingCheck(wanted)
@@ -106,6 +136,6 @@ def within_ceiling(state: RunState, prices: Prices | None, prices_reason: str | 
         return CeilingCheck(wanted)
     return CeilingCheck(allowed, (
         f"cost_ceiling ${ceiling:g}: the next attempt could cross it (${spent:.4f} spent so far"
-        + (f", {len(unknown)} attempt(s) with unknown dollars counted at the worst case" if unknown else "")
+        + (f", {len(unknown)} attempt(s) or call(s) with unknown dollars counted at the worst case" if unknown else "")
         + f", {running + allowed} running at up to ${worst:.4f} each, the next up to ${worst:.4f}); {RESUME_FIX}"
     ))

@@ -11,10 +11,10 @@ never zero and never a crash of the run.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import msgspec
@@ -22,7 +22,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 
 from .. import measures as registry
 from ..environments import NO_EGRESS
-from ..events import Measure, MeasuresCollected
+from ..events import CheckVoteCast, CheckVoteStarted, Event, Measure, MeasuresCollected
 from ..harness_registry import harness_class
 from ..measures import CollectorInput, MeasureSpec
 from ..review import ask_in_packet
@@ -92,26 +92,55 @@ def collector_input(engine: Engine, attempt_id: str, spec: MeasureSpec, patch: s
         work_dir=attempt / "measure" / spec.name,
         agent_traces=agent_traces(engine.evaluation.runner.harness),
         shared_dir=engine.run_dir.root / "evidence" / "measure-shared" / spec.name,
-        llm_vote=llm_voter(engine.reviewer, engine.run_id),
+        llm_vote=llm_voter(engine.reviewer, engine.run_id, attempt_id=attempt_id, record=engine.outbox.record,
+                           send=engine.outbox.send),
     )
 
 
-def llm_voter(reviewer: Any, run_id: str) -> Callable[..., Any] | None:
+def llm_voter(reviewer: Any, run_id: str, *, attempt_id: str | None = None,
+              record: Callable[[Event], Awaitable[None]] | None = None,
+              send: Callable[[Event], Awaitable[None]] | None = None) -> Callable[..., Any] | None:
     """The measure port's ``llm_vote``: one call of the run's reviewer CLI (host Claude Code or
-    Codex, in the reviewer's read-only sandbox) on a grader's packet; None without a reviewer CLI."""
+    Codex, in the reviewer's read-only sandbox) on a grader's packet; None without a reviewer CLI.
+    In a run (``record``/``send`` given) each call is ``check_vote.started`` durably before the
+    CLI runs and ``check_vote.cast`` (verdict, usage) once it ends; a call that never launched
+    made no model call and records neither."""
     if reviewer is None or reviewer.harness is None:
         return None
 
-    async def vote(packet_root: Path, prompt: Callable[[str], str], out_dir: Path) -> registry.VoteAnswer:
+    async def vote(packet_root: Path, prompt: Callable[[str], str], out_dir: Path, *,
+                   check: str = "", vote: int = 0, votes: int = 0) -> registry.VoteAnswer:
+        launched = False
+
         async def started(argv: Sequence[str]) -> None:
+            nonlocal launched
             write_json(out_dir / "invocation.json", {"reviewer": msgspec.to_builtins(reviewer.spec), "argv": list(argv)})
+            if record is not None and attempt_id is not None:
+                await record(CheckVoteStarted(attempt_id=attempt_id, check=check, vote=vote, votes=votes,
+                                              harness=reviewer.spec.harness, model=reviewer.spec.model))
+            launched = True
 
         got = await ask_in_packet(reviewer, packet_root, out_dir, run_id=run_id, prompt=prompt,
                                   started=started, what="grading")
+        if launched and send is not None and attempt_id is not None:
+            verdict, reason = _verdict(got.text, got.reason)
+            await send(CheckVoteCast(attempt_id=attempt_id, check=check, vote=vote, verdict=verdict, usage=got.usage,
+                                     reason=reason, seconds=got.seconds, provider_stop=got.provider_stop))
         return registry.VoteAnswer(got.text, got.reason, got.seconds, got.provider_stop,
                                    msgspec.to_builtins(got.usage))
 
     return vote
+
+
+def _verdict(text: str | None, reason: str | None) -> tuple[Literal["pass", "fail"] | None, str | None]:
+    """The vote's verdict as the llm grader reads it (``parse_vote``), or None and why."""
+    if text is None:
+        return None, reason or "the grader call failed"
+    try:
+        passed, why = registry.parse_vote(text)
+    except ValueError as exc:
+        return None, f"malformed vote: {exc}"
+    return ("pass" if passed else "fail"), why
 
 
 def task_sandbox_opener(engine: Engine, task: str, label: str) -> Callable[..., AbstractAsyncContextManager[Any]]:

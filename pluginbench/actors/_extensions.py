@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ._actor_ext import ActorExtension, Requirement, SetupContext
+from ._check_vote_rules import CHECK_VOTES
 from ._review_rules import REVIEWER, Review
 from ._reviewer import reviewer_actor
 from ._reviewer_setup import setup_reviewer
@@ -21,6 +22,7 @@ from ._sequential import SEQUENTIAL_STOP
 _EXTENSIONS: list[ActorExtension] = [
     REVIEWER._replace(actor=reviewer_actor, commands=(Review,), setup=setup_reviewer),
     SEQUENTIAL_STOP,
+    CHECK_VOTES,
 ]
 
 

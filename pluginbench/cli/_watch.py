@@ -24,6 +24,7 @@ from ..events import (
     read_owner_record,
     read_run_log,
 )
+from ..projections import side_lines
 from ..rundir import RunDir
 from ..status import status_snapshot, write_status_json
 from ._common import console, errors_to_exit_codes, group_harnesses, print_json, refuse_group
@@ -213,6 +214,7 @@ def render_status(snap: dict[str, Any]) -> Group:
             f"{arm} {a['label']}" + ("" if a["label"] == "no components" else f" ({share(a)})")
             for arm, a in exercised)))
     lines.extend(_measure_lines(snap.get("measures") or {}, owned))
+    lines.extend(Text(text, style="yellow" if tone else "") for text, tone in side_lines(snap))
     for d in snap["discarded"]:
         lines.append(Text(f"discarded {d['id']} (slot {d['slot']}) → {d['replaced_by']}: {d['reason']}", style="yellow"))
     if snap.get("stopping") and snap["phase"] not in ("stopped", "failed"):

@@ -288,6 +288,9 @@ def run_fragment(m: RunPage) -> str:
                    f"<td class=num>{escape(_tokens(info.get('tokens') or {}))}</td>"
                    + (_exercised_cell(info.get("activation")) if activation else "") + "</tr>")
     out.append("</table>" + token_bars(m.totals))
+    if m.side:  # generation, checks, review calls and llm-check votes (status says the same lines)
+        out.append('<h2>Beside coding</h2><ul id="beside-coding">' + "".join(
+            f'<li{" class=warn" if tone else ""}>{escape(text)}</li>' for text, tone in m.side) + "</ul>")
     if m.running:
         out.append("<h2>Attempts over time</h2>" + attempts_over_time(m.completed_at, m.attempts_total))
     if m.report is not None:

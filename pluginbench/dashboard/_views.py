@@ -14,6 +14,7 @@ import msgspec
 
 from ..events import KNOWN_OUTCOMES as KNOWN
 from ..events import PASSING_OUTCOMES as PASSES
+from ..projections import side_lines
 
 FILTERS = (
     ("arm", "arm"),
@@ -331,6 +332,8 @@ class RunPage(msgspec.Struct, frozen=True, kw_only=True):
     notes: list[str]
     #: a sequential run's live sequences and decision (status ``sequential``); None for a fixed-size run
     sequential: dict[str, Any] | None = None
+    #: what runs beside coding (generation, checks, review calls and llm-check votes): (text, tone) lines
+    side: list[tuple[str, str]] = []
 
 
 _SETTINGS = (
@@ -443,4 +446,5 @@ def run_model(src: RunSource) -> RunPage:
         completed_at=src.completed_at,
         notes=notes,
         sequential=s.get("sequential"),
+        side=side_lines({**s, "active": running}),
     )

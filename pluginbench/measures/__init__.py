@@ -13,7 +13,7 @@ from . import (
 from ._activation_spec import FIRST_TURN_PREFIX as ACTIVATION_FIRST_TURN_PREFIX
 from ._activation_spec import PREFIX as ACTIVATION_PREFIX
 from ._checks import Check, LlmCheck, field_named
-from ._checks_llm import VoteAnswer
+from ._checks_llm import VoteAnswer, parse_vote
 from ._checks_spec import GRADER_TOKENS as CHECK_GRADER_TOKENS
 from ._checks_spec import PREFIX as CHECK_PREFIX
 from ._checks_spec import TASK_CHECKS, task_checks
@@ -122,5 +122,6 @@ __all__ = [
     "unregister_general_setting",
     "validate_settings",
     "VoteAnswer",
+    "parse_vote",
     "warnings",
 ]

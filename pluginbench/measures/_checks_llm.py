@@ -19,7 +19,7 @@ import json
 import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, Protocol
 
 import anyio
 import msgspec
@@ -56,9 +56,13 @@ class VoteAnswer(NamedTuple):
     usage: dict[str, Any] = {}
 
 
-#: The port's grader call: (the packet folder, the prompt given the staged packet's path,
-#: the vote's evidence folder) -> its answer. Bound to the run's reviewer by the actors.
-LlmVote = Callable[[Path, Callable[[str], str], Path], Awaitable[VoteAnswer]]
+class LlmVote(Protocol):
+    """The port's grader call: (the packet folder, the prompt given the staged packet's path,
+    the vote's evidence folder; keywords ``check``, ``vote`` and ``votes`` name the call) -> its
+    answer. Bound to the run's reviewer by the actors, which record each call's start and end."""
+
+    def __call__(self, packet: Path, prompt: Callable[[str], str], out_dir: Path, *,
+                 check: str, vote: int, votes: int) -> Awaitable[VoteAnswer]: ...
 
 _FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
 
@@ -149,7 +153,8 @@ async def grade(check: LlmCheck, folder: Path, *, instruction: str, patch: str, 
     votes: list[dict[str, Any]] = [{} for _ in range(check.votes)]
 
     async def one(i: int) -> None:
-        got = await vote(folder / "packet", prompt_for(check, i + 1), folder / f"vote-{i + 1}")
+        got = await vote(folder / "packet", prompt_for(check, i + 1), folder / f"vote-{i + 1}",
+                         check=check.name, vote=i + 1, votes=check.votes)
         row: dict[str, Any] = {"vote": i + 1, "seconds": got.seconds, "provider_stop": got.provider_stop,
                                "usage": got.usage}
         if got.text is None:

@@ -96,6 +96,8 @@ class Step(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
     #: Either way the probe records no served usage for the answer (``usage_fault`` says why).
     omit_usage: bool = False
     raw_usage: dict[str, Any] | None = None
+    #: seconds the probe waits before it answers (a slow model: lets a test act mid-call)
+    delay_seconds: float = 0.0
 
     @property
     def usage_fault(self) -> str | None:
@@ -167,6 +169,9 @@ def _check(scenario: Scenario, file: str | None) -> Scenario:
         if step.omit_usage and step.raw_usage is not None:
             raise fail("a step cannot both omit and replace its usage", where + ".raw_usage",
                        "give omit_usage: true or raw_usage: {...}, not both")
+        if not 0 <= step.delay_seconds <= 600:
+            raise fail("delay_seconds must be between 0 and 600", where + ".delay_seconds",
+                       "give the seconds the probe waits before it answers, e.g. 5")
         for name, value in msgspec.structs.asdict(step.usage).items():
             if value < 0:
                 raise fail("token counts cannot be negative", f"{where}.usage.{name}",

@@ -398,6 +398,8 @@ class ProbeServer:
     def _answer(self, h: _Handler, api: str, body: dict[str, Any], step: Step, stream: bool,
                 record: Callable[..., None], model_id: str | None = None) -> None:
         model = str(model_id or body.get("model") or "probe-model")
+        if step.delay_seconds > 0:  # a slow model (this request's own handler thread waits)
+            time.sleep(step.delay_seconds)
         if step.error is not None:
             spec = step.error
             extra = {"retry-after": f"{spec.retry_after:g}"} if spec.retry_after is not None else {}

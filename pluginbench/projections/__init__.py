@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..events import OUTCOMES, VANILLA
+from ._check_votes import CheckVotes, PaidCall
 from ._generation import Generations, generation_rows, generation_sessions, generation_totals
 from ._integrity import (
     CheckedFold,
@@ -33,6 +34,7 @@ from ._ledger import (
     read_ledger,
     read_ledger_summary,
 )
+from ._paid_calls import legacy_grader_attempts
 from ._report_cost import PRICES_FILE, load_prices
 from ._report_data import tokens_dict
 from ._report_links import served_report
@@ -48,6 +50,7 @@ from ._sequential import (
 )
 from ._state import INITIAL_REVIEW, STATES, Attempt, RunState, fold
 from ._status import Group, RunFacts, status_of, status_of_groups, status_view, summable
+from ._status_notes import side_lines
 from ._status_types import LeftRunning, Owner, Status
 from ._view import attempt_rows, run_row
 
@@ -74,6 +77,10 @@ def build_report(run_dir: Path) -> ReportFiles:
 
 
 __all__ = [
+    "side_lines",
+    "CheckVotes",
+    "PaidCall",
+    "legacy_grader_attempts",
     "served_report",
     "Generations",
     "generation_rows",

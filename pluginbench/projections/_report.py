@@ -29,6 +29,7 @@ from ..rundir import RunDir, patch_mismatch, sha256_file
 from ..stats import Prices
 from ._generation import generation_rows, generation_totals
 from ._integrity import check_frozen, fold_checked_log
+from ._paid_calls import beside_coding
 from ._report_activation import activation_notes, activation_section
 from ._report_checks import checks_section
 from ._report_code import (
@@ -185,7 +186,7 @@ def results_document(
         **({"reviews": reviews} if reviews is not None else {}),
         "costs": costs_section(prices, prices_reason, run["model"], rows, tasks, arms, source=price_source,
                                file=price_file, age_warning=price_age_warning,
-                               generation=[r for r in gen_rows if r["task"] in tasks]),
+                               generation=[r for r in gen_rows if r["task"] in tasks], calls=beside_coding(state)),
         # present only when an arm generates its guidance (treatments.<arm>.generate)
         **({"generated": {"sessions": gen_rows, "arms": generation_totals(state.generations)}} if generating else {}),
         "notes": notes_for(run, state, rows) + (

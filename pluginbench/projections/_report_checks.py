@@ -105,7 +105,7 @@ def checks_html(doc: Mapping[str, Any]) -> str:
                 return f'<td><span class="unknown" title="{escape(why)}">unknown</span></td>'
             return f'<td class="num">{g["total_tokens"]:,} ({g["attempts"]} attempts)</td>'
         body.append('<tr class="grader"><th title="the reviewer CLI\'s calls for the llm checks; counted apart from '
-                    'coding usage and not in the cost ceiling">llm grader tokens</th>'
+                    'coding usage, and in the cost ceiling">llm grader tokens</th>'
                     + "".join(tokens(grader.get(a)) for a in arms) + "</tr>")
     return (f'<p class="note">{escape(NOTE)} Share of attempts that passed each check (passed/known); '
             "an unknown is never a fail.</p>"

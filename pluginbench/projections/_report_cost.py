@@ -70,11 +70,15 @@ def costs_section(
     prices: Prices | None, reason: str | None, model: str | None, rows: Sequence[Mapping[str, Any]],
     tasks: Sequence[str], arms: Sequence[str], *, source: str = "run", file: str = PRICES_FILE,
     age_warning: str | None = None, generation: Sequence[Mapping[str, Any]] = (),
+    calls: Mapping[str, Sequence[tuple[str | None, Mapping[str, Any]]]] | None = None,
 ) -> dict[str, Any]:
     """``costs`` of results.json: which table priced the run (``source``, ``file``, its date
     and ``age_warning``), then dollars per attempt, per task × arm and per arm, each with its basis.
     ``generation`` (the generated-guidance sessions: arm, task, generation_id, model, tokens) is
-    priced at each session's own model and counted in its task × arm and arm totals."""
+    priced at each session's own model and counted in its task × arm and arm totals. ``calls``
+    (kind -> (model, tokens) of each review call or llm-check vote) is priced at each call's model
+    as ``beside_coding`` (in cost_ceiling, not in the arms' dollars); a call that used no token
+    costs nothing."""
     table = {"source": source if prices is not None else "none", "file": file,
              "as_of": prices.as_of if prices is not None else None, "age_warning": age_warning}
     if prices is None:
@@ -91,6 +95,10 @@ def costs_section(
         sessions.setdefault(g["arm"], []).append(c)
     extra = {"generation": {a: _cost(total_cost(cs, f"{a}'s guidance generation")) for a, cs in sorted(sessions.items())}
              } if generation else {}
+    if calls:
+        extra["beside_coding"] = {kind: _cost(total_cost([_call_cost(t, m or model, prices, _table_name(source))
+                                                          for m, t in items], kind.replace("_", " ")))
+                                  for kind, items in calls.items()}
     return {
         **extra,
         "prices": msgspec.to_builtins(prices),
@@ -104,6 +112,12 @@ def costs_section(
             a: _cost(total_cost([c for (t, arm), cs in grouped.items() if arm == a for c in cs], a)) for a in arms
         },
     }
+
+
+def _call_cost(tokens: Mapping[str, Any], model: str | None, prices: Prices, table: str) -> Cost:
+    if tokens.get("status") == "exact" and not tokens.get("total") and not tokens.get("input") and not tokens.get("output"):
+        return Cost(usd=0.0, lower_bound=False, basis=f"{table}: no token was used")
+    return attempt_cost(tokens, model, prices, table)
 
 
 def _usd(c: Mapping[str, Any]) -> str:
@@ -212,6 +226,11 @@ def cost_html(doc: Mapping[str, Any]) -> str:
         for r in doc["attempts"]
     )
     th = "".join(f"<th>{escape(a)}</th>" for a in arms)
+    beside = costs.get("beside_coding") or {}
+    if beside:
+        head += ('<p id="cost-beside">Beside coding (the reviewer\'s model row; counted in <code>cost_ceiling</code>, '
+                 "not in the arms' dollars): " + ", ".join(
+                     f"{escape(k.replace('_', ' '))} {_usd(c)}" for k, c in beside.items()) + ".</p>")
     return (
         _spend_html(doc) + head
         + '<table id="cost-arms"><thead><tr><th>Arm</th><th>Dollars</th><th>Per attempt</th><th>Basis</th></tr></thead>'

@@ -521,6 +521,7 @@ class Costs(_Strict, frozen=True):
     per_task: Annotated[dict[str, dict[str, CostValue]], Meta(description="Task → arm → dollars summed over its attempts.")]
     arms: Annotated[dict[str, CostValue], Meta(description="Arm → dollars summed over its attempts (and, for a generated-guidance arm, its generating sessions).")]
     generation: Annotated[dict[str, CostValue] | None, Meta(description="Generated-guidance arm → dollars of its generating sessions, each at its own model's row (already counted in `per_task` and `arms`); absent when no arm generates.")] = None
+    beside_coding: Annotated[dict[str, CostValue] | None, Meta(description="`review_calls` and `check_votes` (the llm checks' grader calls) → dollars of the run's model calls besides coding, each at its model's row (the reviewer's); counted in `cost_ceiling`, not in `per_task` or `arms`; a call a kill cut off has unknown dollars; absent when the run made none.")] = None
 
 
 class GeneratedSession(_Strict, frozen=True):

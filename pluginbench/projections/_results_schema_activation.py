@@ -70,4 +70,4 @@ class Checks(_Strict, frozen=True):
     names: Annotated[list[str], Meta(description="Every check name seen (`check:<name>` values), sorted.")]
     per_arm: Annotated[dict[str, dict[str, CheckCounts]], Meta(description="Arm → check name → its counts.")]
     note: Annotated[str, Meta(description="Checks never change correctness.")]
-    grader: Annotated[dict[str, GraderTokens] | None, Meta(description="Arm → the tokens the llm checks' grader calls used on its attempts (the reviewer's CLI; counted apart from coding usage and not in the cost ceiling); absent when no attempt has an llm check.")] = None
+    grader: Annotated[dict[str, GraderTokens] | None, Meta(description="Arm → the tokens the llm checks' grader calls used on its attempts (the reviewer's CLI; counted apart from coding usage, and in the cost ceiling); absent when no attempt has an llm check.")] = None

@@ -33,6 +33,9 @@ from ..events import (
     AttemptReused,
     AttemptStarted,
     AttemptState,
+    CheckVoteCast,
+    CheckVoteDiscarded,
+    CheckVoteStarted,
     ClusterChanged,
     ClusterNode,
     CodingStarted,
@@ -79,6 +82,7 @@ from ..events import (
     Usage,
     VanillaCacheChecked,
 )
+from ._check_votes import CheckVotes, Tally, observe_review
 from ._generation import Generations
 from ._live_index import LiveIndex, SlotFacts
 from ._records import Discarded, MeasurementRevision, ReviewRecord, ReviewRevision
@@ -152,6 +156,10 @@ class RunState:
     readiness: dict[tuple[str, str], ReadinessChecked] = field(default_factory=dict)
     #: generated-guidance arms: each (arm, task)'s generating session and how it ended
     generations: Generations = field(default_factory=Generations)
+    #: the llm checks' grader calls (``check_vote.*``)
+    check_votes: CheckVotes = field(default_factory=CheckVotes)
+    #: token sums over every ended review call (all revisions; cut-off calls unknown)
+    review_tally: Tally = field(default_factory=Tally)
     #: task -> the vanilla cache lookup preparation recorded (key, inputs, decisions)
     vanilla_cache: dict[str, VanillaCacheChecked] = field(default_factory=dict)
     preparing: bool = False
@@ -362,6 +370,10 @@ class RunState:
         self.last_seq = event.seq
         self.last_at = event.at
         self.last_type = event.__struct_config__.tag  # type: ignore[assignment]  # msgspec types tags str | int | None; every event declares a str tag
+        if isinstance(event, (ReviewStarted, ReviewCompleted, ReviewFailed)):
+            rev = self.review_revisions.get(event.revision)
+            spec = rev.reviewer if rev is not None else self.reviewer
+            observe_review(self.review_tally, self.reviews, spec.model if spec is not None else None, event)
         match event:
             case RunCreated():
                 self.created = event
@@ -397,6 +409,8 @@ class RunState:
                 self.readiness[(event.task, event.control)] = event
             case GenerationStarted() | GuidanceGenerated() | GenerationFailed():
                 self.generations.apply(event)
+            case CheckVoteStarted() | CheckVoteCast() | CheckVoteDiscarded():
+                self.check_votes.apply(event)
             case CodingStarted():
                 self.preparing = False
                 self.coding = True

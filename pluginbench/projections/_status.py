@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from ..events import OUTCOMES
+from ..measures import CHECK_GRADER_TOKENS, CHECK_PREFIX
 from ._report_activation import MEASURE as ACTIVATION_MEASURE
 from ._report_activation import arm_activation
 from ._state import STATES, RunState
@@ -25,6 +26,8 @@ from ._status_types import ACTIVE_PHASES, LeftRunning, Owner, Status
 from ._view import NATIVE_SESSION_LABEL, attempt_rows, run_row
 
 SCHEMA_VERSION = 2
+#: the measure whose values status counts per arm (``check:<name>``, grader tokens)
+CHECKS_MEASURE = "checks"
 TOKEN_FIELDS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens")
 
 
@@ -101,6 +104,34 @@ def _activation(arm_rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {"exercised": a["exercised"], "label": a["label"], **a["any"]}
 
 
+def _checks(arm_rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The arm's check results over its complete attempts (``check:<name>`` values) and its llm
+    checks' grader tokens (unknown when any attempt's are)."""
+    complete = [r for r in arm_rows if r["state"] == "complete"]
+    measured = [r for r in complete if any(k.startswith(CHECK_PREFIX) for k in r.get("measures") or {})]
+    checks: dict[str, dict[str, int]] = {}
+    tokens: int | None = 0
+    why: str | None = None
+    graded = False
+    for r in measured:
+        for key, m in sorted((r.get("measures") or {}).items()):
+            if key.startswith(CHECK_PREFIX):
+                c = checks.setdefault(key[len(CHECK_PREFIX):], {"passed": 0, "failed": 0, "unknown": 0})
+                value = m.get("value") if m.get("status") == "measured" else None
+                c["unknown" if value is None else "passed" if value > 0 else "failed"] += 1
+        g = (r.get("measures") or {}).get(CHECK_GRADER_TOKENS)
+        if g is None:
+            continue
+        graded = True
+        if g.get("status") != "measured" or g.get("value") is None:
+            tokens, why = None, why or f"{r['id']}: {g.get('reason') or 'unknown'}"
+        elif tokens is not None:
+            tokens += int(g["value"])
+    return {"measured": len(measured), "complete": len(complete), "checks": dict(sorted(checks.items())),
+            "grader_tokens": tokens if graded else None,
+            "grader_tokens_reason": why if graded else "no llm check was graded on the arm"}
+
+
 def _arms(run: dict[str, Any], rows: list[dict[str, Any]], selected: list[str] | None = None) -> dict[str, Any]:
     arms: dict[str, Any] = {}
     for arm in run.get("arms") or sorted({r["arm"] for r in rows}):
@@ -112,6 +143,7 @@ def _arms(run: dict[str, Any], rows: list[dict[str, Any]], selected: list[str] |
             "reused": sum(1 for r in arm_rows if r.get("reused")),
             "tokens": _sum_tokens(arm_rows),
             **({"activation": _activation(arm_rows)} if ACTIVATION_MEASURE in (selected or []) else {}),
+            **({"checks": _checks(arm_rows)} if CHECKS_MEASURE in (selected or []) else {}),
         }
     return arms
 
@@ -177,8 +209,8 @@ class _Summary(NamedTuple):
 
 def summable(run: dict[str, Any], groups: list[Group], selected: list[str]) -> bool:
     """Whether :func:`status_of_groups` can answer from ``groups`` alone: no native session
-    (its sums need each usage) and no activation (it needs each attempt's measure)."""
-    return (ACTIVATION_MEASURE not in selected and not any(g.native for g in groups)
+    (its sums need each usage) and no activation or checks (they need each attempt's measures)."""
+    return (ACTIVATION_MEASURE not in selected and CHECKS_MEASURE not in selected and not any(g.native for g in groups)
             and not any(group_of(d)[5] for d in run.get("discarded", [])))
 
 
@@ -301,6 +333,8 @@ def _status(run: dict[str, Any], summary: _Summary, rows: list[dict[str, Any]], 
         "left_running": facts.left_running,
         "attempts": rows,
         "sequential": run.get("sequential"),
+        "model_calls": run.get("model_calls"),
+        "generation": run.get("generation"),
     }
     # One conversion checks the whole object against its type (the attempt rows carry
     # more columns than status shows; only the typed ones are kept).

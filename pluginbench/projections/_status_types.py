@@ -105,6 +105,64 @@ class ArmActivationStatus(_Out, frozen=True):
     rate: Annotated[float | None, Meta(description="used / (used + not_used); null when none is known.")]
 
 
+class CallTokens(_Out, frozen=True):
+    calls: Annotated[int, Meta(description="Ended calls (a call a kill cut off included, with unknown usage).")]
+    unknown_calls: Annotated[int, Meta(description="Of them, calls whose usage is unknown.")]
+    input_tokens: Annotated[int | None, Meta(description="Sum over the ended calls; `null` (unknown) when any of them did not measure it.")]
+    cached_input_tokens: Annotated[int | None, Meta(description="Same, cached input.")]
+    output_tokens: Annotated[int | None, Meta(description="Same, output.")]
+    total_tokens: Annotated[int | None, Meta(description="Same, total (input + output where a receipt has no total).")]
+    lower_bound: Annotated[bool, Meta(description="True when any call's usage is not `exact`.")]
+
+
+class CheckVotesStatus(_Out, frozen=True):
+    started: Annotated[int, Meta(description="llm-check votes started (`check_vote.started`; a vote started again counts again).")]
+    open: Annotated[int, Meta(description="Started and not ended: in flight while a process owns the run, else cut off (the next worker discards them).")]
+    cast: Annotated[int, Meta(description="Ended with an answer or a reason (`check_vote.cast`).")]
+    passed: Annotated[int, Meta(description="Cast votes that said pass.")]
+    failed: Annotated[int, Meta(description="Cast votes that said fail.")]
+    no_verdict: Annotated[int, Meta(description="Cast votes without a verdict (malformed, failed call, provider stop).")]
+    discarded: Annotated[int, Meta(description="Votes a killed worker cut off (`check_vote.discarded`): possibly paid, usage unknown; graded again.")]
+    tokens: Annotated[CallTokens, Meta(description="Token sums over the ended votes (cast and discarded).")]
+
+
+class ModelCalls(_Out, frozen=True):
+    reviews: Annotated[CallTokens, Meta(description="Review calls of every revision (the reviewer's model).")]
+    check_votes: Annotated[CheckVotesStatus, Meta(description="The llm checks' grader calls (the run's reviewer CLI and model).")]
+
+
+class GenerationArmStatus(_Out, frozen=True):
+    sessions: Annotated[int, Meta(description="Generating sessions of the arm (one per task, plus any a kill cut off).")]
+    generated: Annotated[int, Meta(description="Tasks whose guidance was generated.")]
+    failed: Annotated[int, Meta(description="Tasks whose generation failed (the arm does not run there).")]
+    killed: Annotated[int, Meta(description="Sessions a killed worker cut off (generated again on resume; usage unknown).")]
+    unfinished: Annotated[int, Meta(description="Tasks whose latest session has not ended (running, or cut off when no process owns the run).")]
+    tokens: Annotated[int | None, Meta(description="Total tokens of the sessions; `null` when any is unknown (`tokens_reason`).")]
+    tokens_status: Annotated[str, Meta(description="`exact`, `lower_bound` or `unknown`.")]
+    tokens_reason: Annotated[str | None, Meta(description="Which sessions have unknown usage, or `null`.")]
+    seconds: Annotated[float | None, Meta(description="Seconds of the ended sessions; `null` when any is unknown.")]
+    seconds_reason: Annotated[str | None, Meta(description="Which sessions have unknown time, or `null`.")]
+
+
+class GenerationStatus(_Out, frozen=True):
+    arms: Annotated[dict[str, GenerationArmStatus], Meta(description="Per generated-guidance arm.")]
+    unfinished: Annotated[list[dict[str, str]], Meta(description="`{arm, task}` of each session started and not ended.")]
+
+
+class CheckCounts(_Out, frozen=True):
+    passed: Annotated[int, Meta(description="Complete attempts where the check passed.")]
+    failed: Annotated[int, Meta(description="Where it failed.")]
+    unknown: Annotated[int, Meta(description="Where it could not run (never a fail).")]
+
+
+class ArmChecksStatus(_Out, frozen=True):
+    measured: Annotated[int, Meta(description="Complete attempts with check values.")]
+    complete: Annotated[int, Meta(description="Complete attempts of the arm.")]
+    checks: Annotated[dict[str, CheckCounts], Meta(description="Check name → counts over the measured attempts.")]
+    grader_tokens: Annotated[int | None, Meta(description="The llm checks' grader tokens on the arm's measured attempts; `null` when any is unknown, or no llm check ran.")]
+    grader_tokens_reason: Annotated[str | None, Meta(description="Why `grader_tokens` is unknown (the first such attempt's reason), or `null`.")]
+
+
 class ArmStatus(_Out, frozen=True):
     attempts: Annotated[int, Meta(description="Live attempt slots of the arm.")]
     states: Annotated[dict[str, int], Meta(description="Counts by state: `pending`, `running`, `complete`, `interrupted`.")]
@@ -112,6 +170,7 @@ class ArmStatus(_Out, frozen=True):
     reused: Annotated[int, Meta(description="Attempts reused from the vanilla cache.")]
     tokens: Annotated[TokenTotals, Meta(description="The arm's sums, reused attempts included.")]
     activation: Annotated[ArmActivationStatus | None, Meta(description="Was the arm's package exercised (only when the run selects the `activation` measure).")] = None
+    checks: Annotated[ArmChecksStatus | None, Meta(description="Check results so far (only when the run selects the `checks` measure).")] = None
 
 
 class ReviewRevision(_Out, frozen=True):
@@ -232,3 +291,9 @@ class Status(_Out, frozen=True):
     sequential: Annotated[dict[str, Any] | None, Meta(description=(
         "A sequential run (`comparison.stopping`): the live confidence sequence of each gate, the decision and its sentence, "
         "as results.json's `sequential`; `null` for a fixed-size run."))] = None
+    model_calls: Annotated[ModelCalls | None, Meta(description=(
+        "Model calls besides coding, counted in `cost_ceiling`: review calls and llm-check votes with their tokens; "
+        "`null` for a run with neither a reviewer nor a vote."))] = None
+    generation: Annotated[GenerationStatus | None, Meta(description=(
+        "Generated-guidance arms: each arm's generating sessions (counted in `cost_ceiling`) and those not ended; "
+        "`null` without one."))] = None

@@ -11,6 +11,7 @@ from typing import Any
 
 import msgspec
 
+from ._generation import generation_totals
 from ._records import review_revision_failure
 from ._report_refs import references_from_log
 from ._sequential import sequential_section
@@ -94,6 +95,10 @@ ATTEMPT_EVENTS = frozenset({
 })
 
 
+#: Run-row keys only some runs have (a sequential run; a run with a reviewer or llm checks; a
+#: generated-guidance arm); after :data:`RUN_KEYS`, in this order.
+OPTIONAL_KEYS = ("sequential", "model_calls", "generation")
+
 #: The run row's keys in the order status shows them.
 RUN_KEYS = ("name", "harness", "model", "reasoning", "backend", "isolation", "simulated", "probe", "jobs", "nodes",
             "repeats", "arms", "tasks", "phase", "coding", "preparing", "stopping", "stopped", "error", "finished",
@@ -105,8 +110,9 @@ def run_row(state: RunState) -> dict[str, Any]:
     """The run as status shows it: :func:`run_static` and :func:`run_dynamic` in one row."""
     parts = {**run_static(state), **run_dynamic(state)}
     row = {key: parts[key] for key in RUN_KEYS}
-    if "sequential" in parts:  # a sequential run only: a fixed-size run's row is unchanged
-        row["sequential"] = parts["sequential"]
+    for key in OPTIONAL_KEYS:  # only runs that have them: another run's row is unchanged
+        if key in parts:
+            row[key] = parts[key]
     return row
 
 
@@ -151,7 +157,28 @@ def run_static(state: RunState) -> dict[str, Any]:
             }
             for d in state.discarded
         ],
+        **({"generation": generation_status(state)} if state.generations.by_pair else {}),
     }
+
+
+def generation_status(state: RunState) -> dict[str, Any]:
+    """The generated-guidance arms' generation as status shows it: per arm the sessions'
+    counts (generated, failed, killed, not ended), tokens and seconds (unknown with the reason),
+    and the (arm, task) pairs whose latest session has not ended (running, or cut off)."""
+    totals = generation_totals(state.generations)
+    unfinished = state.generations.unfinished()
+    for arm, row in totals.items():
+        row["unfinished"] = sum(1 for a, _t in unfinished if a == arm)
+    return {"arms": totals, "unfinished": [{"arm": a, "task": t} for a, t in unfinished]}
+
+
+def model_calls(state: RunState) -> dict[str, Any] | None:
+    """The run's model calls besides coding (review calls of every revision, llm-check votes):
+    token sums over the ended calls, counts, and the votes in flight; None without any."""
+    votes = state.check_votes
+    if state.reviewer is None and not state.review_revisions and not votes.attempts:
+        return None
+    return {"reviews": state.review_tally.view(), "check_votes": votes.summary()}
 
 
 def run_dynamic(state: RunState) -> dict[str, Any]:
@@ -177,6 +204,7 @@ def run_dynamic(state: RunState) -> dict[str, Any]:
         "source_only": source_only_counts(state),
         # a sequential run only (comparison.stopping): its live decision; a fixed-size run's row is unchanged
         **({"sequential": seq} if (seq := sequential_section(state)) is not None else {}),
+        **({"model_calls": calls} if (calls := model_calls(state)) is not None else {}),
     }
 
 

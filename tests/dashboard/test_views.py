@@ -315,3 +315,30 @@ def test_a_running_runs_tokens_say_what_the_complete_attempts_spent_so_far(tmp_p
 
     assert _tokens(tokens) == "1,234 so far (3 complete)"
     assert _tokens({**tokens, "running_attempts": 0}) == "unknown"
+
+
+def test_run_page_shows_generation_checks_and_votes_beside_coding(tmp_path: Path) -> None:
+    """The run page lists what runs beside coding as status says it: a generated arm's sessions, each arm's check
+    results, and llm-check votes with a vote cut off by a killed worker marked as a warning."""
+    src = source(synthetic_run(tmp_path / "a"))
+    status = dict(src.status or {})
+    arm = next(iter(status["arms"]))
+    status["arms"] = {**status["arms"], arm: {**status["arms"][arm], "checks": {
+        "measured": 2, "complete": 2, "checks": {"explains": {"passed": 1, "failed": 1, "unknown": 0}},
+        "grader_tokens": 1830, "grader_tokens_reason": None}}}
+    tokens = {"calls": 3, "unknown_calls": 1, "input_tokens": None, "cached_input_tokens": None, "output_tokens": None,
+              "total_tokens": None, "lower_bound": True}
+    status["model_calls"] = {"reviews": {**tokens, "calls": 0, "unknown_calls": 0},
+                             "check_votes": {"started": 3, "open": 0, "cast": 2, "passed": 1, "failed": 1,
+                                             "no_verdict": 0, "discarded": 1, "tokens": tokens}}
+    status["generation"] = {"arms": {arm: {"sessions": 1, "generated": 1, "failed": 0, "killed": 0, "unfinished": 0,
+                                           "tokens": 900, "tokens_status": "exact", "tokens_reason": None,
+                                           "seconds": 3.0, "seconds_reason": None}}, "unfinished": []}
+    html = run_fragment(run_model(RunSource(**{**{f: getattr(src, f) for f in src.__struct_fields__}, "status": status})))
+    assert '<ul id="beside-coding">' in html
+    assert f"generation {arm}: 1 generated, 0 failed; 900 tokens" in html
+    assert f"checks {arm}: 2/2 complete attempts checked: explains 1/2; llm grader 1,830 tokens" in html
+    assert "<li class=warn>llm-check votes: 2 cast (1 pass, 1 fail, 0 no verdict), tokens unknown (1 call(s) with " \
+           "unknown usage); 1 discarded (cut off by a killed worker" in html
+    plain = run_fragment(run_model(src))
+    assert "beside-coding" not in plain
