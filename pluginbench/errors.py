@@ -85,6 +85,11 @@ class WorkerLost(EnvironmentFailure):
     """The cluster node that ran a sandbox died (its attempt is interrupted, not failed)."""
 
 
+class CommandStartFailed(EnvironmentFailure):
+    """A sandbox's runtime failed to start a command for a passing reason (its init
+    process died before the command ran); nothing ran, so the start may be tried again."""
+
+
 class ResourceLimitHit(EnvironmentFailure):
     """A sandbox's limit refused an operation (e.g. an export over ``storage_mb``): the
     attempt's execution outcome is ``resource_limit``."""

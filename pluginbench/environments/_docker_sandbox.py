@@ -15,7 +15,7 @@ from typing import IO, Any
 import aiodocker
 import anyio
 
-from ..errors import EnvironmentFailure
+from ..errors import CommandStartFailed, EnvironmentFailure
 from . import _docker_scripts as scripts
 from ._dialogue import Dialogue, LineChannel, first_error
 from ._docker_containers import stop_confirmed
@@ -52,10 +52,6 @@ def _absolute(sandbox_path: str) -> str:
     if not path.startswith("/") or path == "/":
         raise EnvironmentFailure(f"a sandbox path must be absolute and below /: {sandbox_path!r}")
     return "/" + path.lstrip("/")
-
-
-class _TransientStartFailure(EnvironmentFailure):
-    """The runtime failed to start a command for a passing reason; nothing ran."""
 
 
 def _transient_start(code: int | None, out: bytes | bytearray) -> bool:
@@ -245,12 +241,12 @@ class DockerSandbox:
             try:
                 return await self._exec_once(argv, cwd=cwd, env=env, timeout=timeout, stdout_path=stdout_path,
                                              stderr_path=stderr_path, stdin=stdin, dialogue=dialogue)
-            except _TransientStartFailure:
+            except CommandStartFailed:
                 await anyio.sleep(pause)
         try:
             return await self._exec_once(argv, cwd=cwd, env=env, timeout=timeout, stdout_path=stdout_path,
                                          stderr_path=stderr_path, stdin=stdin, dialogue=dialogue)
-        except _TransientStartFailure as exc:
+        except CommandStartFailed as exc:
             raise EnvironmentFailure(str(exc)) from None
 
     async def _exec_once(
@@ -265,7 +261,7 @@ class DockerSandbox:
         stdin: bytes | None,
         dialogue: Dialogue | None,
     ) -> ExecResult:
-        """One start of ``argv`` (see :meth:`exec`); :class:`_TransientStartFailure` when
+        """One start of ``argv`` (see :meth:`exec`); :class:`CommandStartFailed` when
         the runtime could not start it for a passing reason."""
         self._usable()
         if not argv:
@@ -337,7 +333,7 @@ class DockerSandbox:
             said = bytes(head)
             why = said.decode(errors="replace").strip()
             if _transient_start(code, said):
-                raise _TransientStartFailure(f"cannot start {argv[0]!r} in the container: {why}")
+                raise CommandStartFailed(f"cannot start {argv[0]!r} in the container: {why}")
             raise EnvironmentFailure(f"cannot start {argv[0]!r} in the container: {why}")
         return ExecResult(code, timed_out, time.monotonic() - started, bytes(out), bytes(err))
 

@@ -33,7 +33,7 @@ class _Flaky(ds.DockerSandbox):
     async def _exec_once(self, argv: Any, **kwargs: Any) -> ExecResult:
         self.starts += 1
         if self.starts <= self.failures:
-            raise ds._TransientStartFailure("cannot start 'sh' in the container: read init-p")
+            raise ds.CommandStartFailed("cannot start 'sh' in the container: read init-p")
         return ExecResult(0, False, 0.0, b"ok", b"")
 
 
