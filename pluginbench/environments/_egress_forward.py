@@ -14,6 +14,7 @@ backend starts it once per container).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import sys
@@ -30,10 +31,8 @@ def _pump(src: socket.socket, dst: socket.socket) -> None:
     except OSError:
         pass
     finally:
-        try:
+        with contextlib.suppress(OSError):
             dst.shutdown(socket.SHUT_WR)
-        except OSError:
-            pass
 
 
 def _relay(conn: socket.socket, path: str) -> None:
