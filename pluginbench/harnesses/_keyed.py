@@ -144,8 +144,8 @@ class KeyedCliHarness(HarnessBase):
         """The agent process's whole environment (the endpoint and key among it)."""
         raise NotImplementedError
 
-    async def _prepare(self, sandbox: Sandbox, model: str) -> None:
-        """In the sandbox, before discovery, for this attempt's model (nothing by default)."""
+    async def _prepare(self, sandbox: Sandbox, ctx: AttemptContext) -> None:
+        """In the sandbox, before discovery, for this attempt's model and effort (nothing by default)."""
 
     async def discover(self, sandbox: Sandbox, ctx: AttemptContext) -> dict[str, Any]:
         """The no-model receipt: ``ok`` and ``mismatches`` against the declaration, and the
@@ -222,7 +222,7 @@ class KeyedCliHarness(HarnessBase):
                              fix=f'set runner.model, e.g. "{self.doctor_model}"')
         agent_dir = ctx.attempt_dir / "agent"
         agent_dir.mkdir(parents=True, exist_ok=True)
-        await self._prepare(sandbox, ctx.model)
+        await self._prepare(sandbox, ctx)
         receipt = await self.discover(sandbox, ctx)
         (ctx.attempt_dir / "native-treatment.json").write_text(json.dumps(receipt, indent=2, sort_keys=True) + "\n",
                                                                encoding="utf-8")

@@ -19,6 +19,10 @@ One attempt:
 The key reaches the agent process only through its environment (``OPENAI_API_KEY``, which
 the private config names as ``{env:OPENAI_API_KEY}``): the probe's fake key in a probe run,
 the host's ``OPENAI_API_KEY`` in a real run (never argv, never a saved file).
+
+``runner.reasoning`` (the attempt's effort) is the model's ``reasoningEffort`` option in the
+private config, which opencode sends as ``reasoning_effort``; an effort outside the OpenAI
+values (:data:`._opencode_config.EFFORTS`) is refused at admission.
 """
 
 from __future__ import annotations
@@ -32,12 +36,13 @@ from ..config import ENFORCED, NOT_APPLICABLE, Capabilities, capability_entry
 from ..environments import Sandbox
 from ..errors import PluginBenchError
 from ..events import Usage
-from ..harness_registry import CliPin
+from ..harness_registry import CliPin, SpecProblem
 from ..treatments import admit_guidance, admit_skill
 from ._keyed import KeyedCliHarness, text
 from ._opencode_config import (
     CONFIG_DIR,
     DISCOVERY_COMMANDS,
+    EFFORTS,
     KEY_VARIABLE,
     REAL_BASE_URL,
     config_json,
@@ -95,9 +100,20 @@ class OpencodeHarness(KeyedCliHarness):
 
     @classmethod
     def launch_identity(cls, model: str | None, reasoning: str | None, *, subagents: bool = True) -> dict[str, Any]:
-        return {"argv": exec_argv("<cli>", model=model or "<model>"), "stdin": "<prompt>",
-                "subagents": subagents,
-                "discovery": {"commands": [" ".join(c) for c in DISCOVERY_COMMANDS], "receipt": SCHEMA}}
+        identity: dict[str, Any] = {"argv": exec_argv("<cli>", model=model or "<model>"), "stdin": "<prompt>",
+                    "subagents": subagents,
+                    "discovery": {"commands": [" ".join(c) for c in DISCOVERY_COMMANDS], "receipt": SCHEMA}}
+        if reasoning is not None:
+            identity["reasoning_effort"] = reasoning
+        return identity
+
+    @classmethod
+    def spec_problem(cls, model: str | None, reasoning: str | None) -> SpecProblem | None:
+        """An effort opencode cannot send as the OpenAI ``reasoning_effort`` (``max``)."""
+        if reasoning is not None and reasoning not in EFFORTS:
+            return SpecProblem(f"opencode sends the effort as the OpenAI reasoning_effort, which has no {reasoning!r}",
+                               "reasoning", "use one of: " + ", ".join(EFFORTS) + ", or leave it unset")
+        return None
 
     @classmethod
     def capability_policy(cls, caps: Any) -> dict[str, dict[str, Any]]:
@@ -116,36 +132,39 @@ class OpencodeHarness(KeyedCliHarness):
     def for_run(cls, ev: Any, *, cli_path: str | Path | None, cli_version: str | None,
                 probe_base_url: str | None) -> OpencodeHarness:
         return cls(str(cli_path), cli_version or "", probe_base_url, capabilities=ev.capabilities,
-                   model=getattr(ev.runner, "model", None))
+                   model=getattr(ev.runner, "model", None), reasoning=getattr(ev.runner, "reasoning", None))
 
     # ------------------------------------------------------------------ instance
 
     def __init__(self, cli_path: str | Path, cli_version: str, probe_base_url: str | None = None, *,
-                 capabilities: Capabilities | None = None, model: str | None = None) -> None:
+                 capabilities: Capabilities | None = None, model: str | None = None,
+                 reasoning: str | None = None) -> None:
         super().__init__(cli_path, cli_version, probe_base_url, capabilities=capabilities)
-        #: the model the private config names; the attempt's model when not given here
+        #: the model and effort the private config names; an attempt's own replace them
         self.model = model
+        self.reasoning = reasoning
 
     def _env(self, sandbox: Sandbox) -> dict[str, str]:
         return launch_env(home=sandbox.paths.home, tmp=sandbox.paths.tmp, key=self._endpoint()[1])
 
-    def _config(self, model: str) -> str:
+    def _config(self, model: str, reasoning: str | None) -> str:
         base = self._endpoint()[0] if self.probe_base_url is not None else REAL_BASE_URL
-        return config_json(base_url=base, model=model, capabilities=self.capabilities)
+        return config_json(base_url=base, model=model, capabilities=self.capabilities, reasoning=reasoning)
 
     def _config_text(self) -> str:
-        return self._config(self.model or "<model>")
+        return self._config(self.model or "<model>", self.reasoning)
 
     def _seed(self, folder: Path) -> None:
         seed_plugin_manifest(folder)
 
-    async def _prepare(self, sandbox: Sandbox, model: str) -> None:
-        """The delivered config names the run's model; an attempt whose model differs (a
-        harness built without one) gets the config rewritten for it before discovery."""
-        if self.model == model:
+    async def _prepare(self, sandbox: Sandbox, ctx: AttemptContext) -> None:
+        """The delivered config names the run's model and effort; an attempt whose own differ
+        (a harness built without them) gets the config rewritten for them before discovery."""
+        if self.model == ctx.model and self.reasoning == ctx.reasoning:
             return
         path = Path(sandbox.paths.home) / CONFIG_DIR / "opencode.json"
-        res = await sandbox.exec(["sh", "-c", 'cat > "$0"', str(path)], stdin=self._config(model).encode(),
+        config = self._config(ctx.model or "", ctx.reasoning)
+        res = await sandbox.exec(["sh", "-c", 'cat > "$0"', str(path)], stdin=config.encode(),
                                  env={"PATH": "/usr/bin:/bin"}, timeout=_SETUP_TIMEOUT)
         if res.exit_code != 0:
             raise PluginBenchError(f"cannot write the private opencode config (exit {res.exit_code})")

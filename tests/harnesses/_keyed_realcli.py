@@ -98,17 +98,18 @@ class Attempt(NamedTuple):
 
 
 def attempt(tmp: Path, harness: type[KeyedCliHarness], scenario: str, treatment: FrozenTreatment, *, model: str,
-            instruction: str = "Write probe_output.txt.", timeout: int = 120,
+            reasoning: str | None = None, instruction: str = "Write probe_output.txt.", timeout: int = 120,
             options: dict[str, Any] | None = None) -> Attempt:
     """One attempt of ``harness``'s pinned CLI on a one-file workspace in a sandbox (bubblewrap
     where it works) against the probe playing ``scenario``; the workspace is exported to
     ``tmp/out``. ``options`` go to the adapter's constructor."""
     cli = pinned_cli(harness)
-    return asyncio.run(_attempt(tmp, harness, cli, scenario, treatment, model, instruction, timeout, options or {}))
+    return asyncio.run(_attempt(tmp, harness, cli, scenario, treatment, model, reasoning, instruction, timeout,
+                                options or {}))
 
 
 async def _attempt(tmp: Path, harness_cls: type[KeyedCliHarness], cli: Path, scenario: str,
-                   treatment: FrozenTreatment, model: str, instruction: str, timeout: int,
+                   treatment: FrozenTreatment, model: str, reasoning: str | None, instruction: str, timeout: int,
                    options: dict[str, Any]) -> Attempt:
     ws = tmp / "ws"
     ws.mkdir(parents=True)
@@ -126,7 +127,7 @@ async def _attempt(tmp: Path, harness_cls: type[KeyedCliHarness], cli: Path, sce
         async def on_launch(argv: Any) -> None:
             launched.append(len(probe.requests))
 
-        ctx = AttemptContext("run", "att", task, treatment, model, None, 1, float(timeout), tmp / "attempt",
+        ctx = AttemptContext("run", "att", task, treatment, model, reasoning, 1, float(timeout), tmp / "attempt",
                              on_launch)
         spec = SandboxSpec("run", "att", "coding", "t", workspace=ws, home=home, readonly=harness.readonly,
                            egress=harness.egress("coding", None))

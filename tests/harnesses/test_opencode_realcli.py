@@ -25,9 +25,9 @@ GUIDANCE = "PLUGINBENCH-OPENCODE-GUIDANCE: prefer small patches.\n"
 INSTRUCTION = 'Write "probe_output.txt".'
 
 
-def _opencode(tmp, scenario, treatment):
-    return attempt(tmp, OpencodeHarness, scenario, treatment, model=MODEL, instruction=INSTRUCTION, timeout=300,
-                   options={"model": MODEL})
+def _opencode(tmp, scenario, treatment, reasoning=None):
+    return attempt(tmp, OpencodeHarness, scenario, treatment, model=MODEL, reasoning=reasoning,
+                   instruction=INSTRUCTION, timeout=300, options={"model": MODEL, "reasoning": reasoning})
 
 
 def _plant_host_home(host_home) -> None:
@@ -46,12 +46,14 @@ def _plant_host_home(host_home) -> None:
 def test_treatment_arrives_natively_receipt_matches_probe_usage_exact_no_leak(tmp_path, monkeypatch):
     """Guidance and a skill arrive through the private ~/.config/opencode, the no-model receipt
     lists exactly them and equals what the probe received, usage equals what the probe served,
-    and guidance planted in the real HOME and XDG config never reaches the model."""
+    the run's effort reaches every model call as reasoning_effort, and guidance planted in the
+    real HOME and XDG config never reaches the model."""
     host_home = tmp_path / "host-home"
     _plant_host_home(host_home)
     monkeypatch.setenv("HOME", str(host_home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(host_home / ".config"))
-    run, receipt, launched, requests, served = _opencode(tmp_path / "a", "edit-file", guided(tmp_path, GUIDANCE))
+    run, receipt, launched, requests, served = _opencode(tmp_path / "a", "edit-file", guided(tmp_path, GUIDANCE),
+                                                         reasoning="high")
 
     assert launched == [0], "discovery made a model call"
     assert receipt["ok"], receipt["mismatches"]
@@ -59,6 +61,7 @@ def test_treatment_arrives_natively_receipt_matches_probe_usage_exact_no_leak(tm
     assert receipt["cli_skills"] == ["customize-opencode"]
     coding = [r for r in requests if r.kind == "coding"]
     assert coding and all(r.rule == "opencode" for r in coding[:2])
+    assert all(r.body.get("reasoning_effort") == "high" for r in coding)
     # the receipt equals what the probe received: exactly the listed instruction files and skills
     for r in coding:
         system = chat_system(r)
@@ -75,7 +78,8 @@ def test_treatment_arrives_natively_receipt_matches_probe_usage_exact_no_leak(tm
 
 def test_vanilla_loads_nothing_and_a_429_is_a_provider_stop(tmp_path):
     """Vanilla's receipt lists no instruction file and no treatment skill, its requests carry
-    none, and an HTTP 429 from the provider ends the session as a provider stop with unknown usage."""
+    none (nor an effort: none was set), and an HTTP 429 from the provider ends the session as
+    a provider stop with unknown usage."""
     run, receipt, launched, requests, _ = _opencode(tmp_path, "quota-exhausted", VANILLA)
 
     assert launched == [0]
@@ -83,6 +87,6 @@ def test_vanilla_loads_nothing_and_a_429_is_a_provider_stop(tmp_path):
     assert receipt["instruction_files"] == [] and receipt["skills_loaded"] == []
     coding = [r for r in requests if r.kind == "coding"]
     assert coding and all(r.status == 429 for r in coding)
-    assert not any("Instructions from:" in chat_system(r) for r in coding)
+    assert not any("Instructions from:" in chat_system(r) or "reasoning_effort" in r.body for r in coding)
     assert run.provider_stop is not None and "429" in run.provider_stop
     assert run.usage.status == "unknown"
