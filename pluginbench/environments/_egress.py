@@ -25,6 +25,7 @@ Policies (:class:`Egress`, pure data carried by :class:`~._port.SandboxSpec`):
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
 import select
@@ -224,10 +225,8 @@ def _relay(a: socket.socket, b: socket.socket, pending: bytes) -> None:
                 dst.sendall(data)
             else:
                 del open_ends[src]
-                try:
+                with contextlib.suppress(OSError):
                     dst.shutdown(socket.SHUT_WR)
-                except OSError:
-                    pass
     b.close()
 
 
@@ -255,10 +254,8 @@ class _Server(socketserver.ThreadingUnixStreamServer):
         with self._lock:
             socks, self._open = list(self._open), set()
         for s in socks:
-            try:
+            with contextlib.suppress(OSError):
                 s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
             s.close()
 
 

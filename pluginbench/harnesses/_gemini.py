@@ -22,15 +22,12 @@ a real run the host's ``GEMINI_API_KEY`` (never argv, never a saved file).
 from __future__ import annotations
 
 import hashlib
-import json
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..config import ENFORCED, NOT_APPLICABLE, Capabilities, capability_entry, capability_record
+from ..config import ENFORCED, NOT_APPLICABLE, capability_entry
 from ..environments import Sandbox
-from ..errors import DiscoveryMismatch, InputError
 from ..events import Usage
 from ..harness_registry import CliPin
 from ..treatments import admit_guidance, admit_skill
@@ -45,8 +42,8 @@ from ._gemini_trace import (
     settings_json,
     validate_usage,
 )
-from ._keyed import KeyedCliHarness
-from ._port import AgentRun, AttemptContext, FrozenTreatment, tool_roots
+from ._keyed import KeyedCliHarness, text, texts
+from ._port import AttemptContext
 
 __all__ = ["GeminiHarness"]
 
@@ -56,17 +53,6 @@ CLI = CliPin(command="gemini", package="@google/gemini-cli", version="0.61.0",
              node_major=20)
 #: The host variable a real run's key is read from.
 KEY_VARIABLE = "GEMINI_API_KEY"
-
-
-def _text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
-
-
-def _texts(folder: Path, pattern: str) -> str:
-    return "".join(_text(p) for p in sorted(folder.rglob(pattern))) if folder.is_dir() else ""
 
 
 def delivered_receipt(home: Path, *, guidance: bytes | None, skills: tuple[str, ...]) -> dict[str, Any]:
@@ -109,6 +95,10 @@ class GeminiHarness(KeyedCliHarness):
     real_base_url: ClassVar[str] = REAL_BASE_URL
     probe_api: ClassVar[str] = "gemini"
     probe_vars: ClassVar[tuple[str, str]] = ("GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY")
+    config_dir: ClassVar[str] = GEMINI_DIR
+    config_dir_key: ClassVar[str] = "gemini_home"
+    config_file: ClassVar[str] = "settings.json"
+    home_instruction: ClassVar[str] = "GEMINI.md"
     summary: ClassVar[str] = "Gemini CLI (gemini -p --output-format stream-json, Gemini API), the pinned CLI"
     real: ClassVar[bool] = True
     native_receipts: ClassVar[bool] = True
@@ -140,46 +130,14 @@ class GeminiHarness(KeyedCliHarness):
             "child_model": capability_entry("inherit", NOT_APPLICABLE, "sub-agents run on the session's model"),
         }
 
-    @classmethod
-    def for_run(cls, ev: Any, *, cli_path: str | Path | None, cli_version: str | None,
-                probe_base_url: str | None) -> GeminiHarness:
-        return cls(str(cli_path), cli_version or "", probe_base_url, capabilities=ev.capabilities)
-
-    @classmethod
-    def revalidate_usage(cls, attempt_dir: Path, *, model: str | None, cli_version: str | None, timed_out: bool,
-                         exit_code: int | None, seconds: float) -> Usage | None:
-        agent = attempt_dir / "agent"
-        return validate_usage(_text(agent / "stdout.jsonl"), _texts(agent / "chats", "*.jsonl"), timed_out=timed_out)
-
     # ------------------------------------------------------------------ instance
 
-    def __init__(self, cli_path: str | Path, cli_version: str, probe_base_url: str | None = None, *,
-                 capabilities: Capabilities | None = None) -> None:
-        self.cli_path = str(cli_path)
-        self.cli_version = cli_version
-        self.probe_base_url = probe_base_url
-        self.capabilities = capabilities if capabilities is not None else Capabilities()
-        self.readonly = tool_roots(cli_path) if Path(cli_path).exists() else ()
+    def _config_text(self) -> str:
+        return settings_json(probe=self.probe_base_url is not None, capabilities=self.capabilities)
 
     def _env(self, sandbox: Sandbox) -> dict[str, str]:
         base, key = self._endpoint()
         return launch_env(home=sandbox.paths.home, tmp=sandbox.paths.tmp, base_url=base, key=key)
-
-    def deliver(self, treatment: FrozenTreatment, home: Path) -> dict[str, object]:
-        """Write the private ``~/.gemini`` into ``home``; return the delivery receipt."""
-        self._refuse_plugins(treatment)
-        gem = home / GEMINI_DIR
-        gem.mkdir(parents=True, exist_ok=True)
-        settings = settings_json(probe=self.probe_base_url is not None, capabilities=self.capabilities)
-        (gem / "settings.json").write_text(settings, encoding="utf-8")
-        receipt: dict[str, Any] = {
-            "harness": self.name, "cli_version": self.cli_version, "probe": self.probe_base_url is not None,
-            "gemini_home": GEMINI_DIR, "gemini_md": None, "skills": [],
-            "settings_json_sha256": hashlib.sha256(settings.encode()).hexdigest(),
-            "capabilities": capability_record(self.name, self.capabilities),
-            "credential": self._credential_label(),
-        }
-        return self._deliver_files(treatment, gem, "GEMINI.md", receipt, "gemini_md")
 
     async def discover(self, sandbox: Sandbox, ctx: AttemptContext) -> dict[str, Any]:
         """The ``delivered-home`` receipt of the sandbox's private ``~/.gemini``."""
@@ -193,52 +151,22 @@ class GeminiHarness(KeyedCliHarness):
             receipt = delivered_receipt(Path(tmp) / "home",
                                         guidance=admit_guidance(list(t.guidance)) if t.guidance else None,
                                         skills=tuple(admit_skill(s).name for s in t.skills))
-        receipt.update({
-            "harness": self.name, "cli_version": self.cli_version, "arm": t.arm,
-            "probe": self.probe_base_url is not None,
-            "launch_argv": exec_argv(self.cli_path, model=ctx.model or "", prompt="")[1:-1],
-        })
+        receipt.update(self._identity(ctx, exec_argv(self.cli_path, model=ctx.model or "", prompt="")[1:-1]))
         return receipt
 
-    async def run(self, sandbox: Sandbox, ctx: AttemptContext) -> AgentRun:
-        """Write the receipt, launch the pinned headless ``gemini``, read its two usage records."""
-        if not ctx.model:
-            raise InputError("the gemini harness needs an exact model id", field="runner.model",
-                             fix='set runner.model, e.g. "gemini-2.5-pro"')
-        agent_dir = ctx.attempt_dir / "agent"
-        agent_dir.mkdir(parents=True, exist_ok=True)
-        receipt = await self.discover(sandbox, ctx)
-        (ctx.attempt_dir / "native-treatment.json").write_text(json.dumps(receipt, indent=2, sort_keys=True) + "\n",
-                                                               encoding="utf-8")
-        if not receipt["ok"]:
-            raise DiscoveryMismatch(f"attempt {ctx.attempt_id}", receipt["mismatches"])
-        argv = exec_argv(self.cli_path, model=ctx.model, prompt=ctx.task.instruction)
-        await ctx.launched(argv)
-        res = await sandbox.exec(argv, cwd=sandbox.paths.app, env=self._env(sandbox), timeout=ctx.timeout_seconds,
-                                 stdout_path=agent_dir / "stdout.jsonl", stderr_path=agent_dir / "stderr.txt")
-        await self._collect(sandbox, agent_dir)
-        return read_agent_run(agent_dir, exit_code=res.exit_code, timed_out=res.timed_out, seconds=res.seconds)
+    def _launch(self, ctx: AttemptContext, model: str) -> tuple[list[str], bytes | None]:
+        return exec_argv(self.cli_path, model=model, prompt=ctx.task.instruction), None
 
     async def _collect(self, sandbox: Sandbox, agent_dir: Path) -> None:
         """Copy the CLI's chat transcripts out of the sandbox."""
-        with tempfile.TemporaryDirectory(prefix="pb-gemini-") as tmp:
-            got = Path(tmp) / "tmp"
-            try:
-                await sandbox.get(f"{sandbox.paths.home}/{GEMINI_DIR}/tmp", got)
-            except Exception:  # noqa: BLE001 - nothing recorded: usage becomes unknown
-                return
-            (agent_dir / "chats").mkdir(exist_ok=True)
-            for f in sorted(got.rglob("chats/*.jsonl")):
-                shutil.copyfile(f, agent_dir / "chats" / f.name)
+        await self._copy_out(sandbox, agent_dir, (("tmp", "chats", "chats/*.jsonl"),))
 
+    @classmethod
+    def _usage(cls, agent_dir: Path, stdout: str, *, timed_out: bool) -> Usage:
+        """Usage from the stream and the chat transcript, cross-checked."""
+        return validate_usage(stdout, texts(agent_dir / "chats", "*.jsonl"), timed_out=timed_out)
 
-def read_agent_run(agent_dir: Path, *, exit_code: int | None, timed_out: bool, seconds: float) -> AgentRun:
-    """The :class:`AgentRun` of one session from its saved stdout, stderr and transcript."""
-    stdout = _text(agent_dir / "stdout.jsonl")
-    usage = validate_usage(stdout, _texts(agent_dir / "chats", "*.jsonl"), timed_out=timed_out)
-    stop = classify_provider_stop(stdout, _text(agent_dir / "stderr.txt"), timed_out=timed_out)
-    error = read_stream(stdout).error
-    if error is None and not timed_out and exit_code not in (0, None):
-        error = f"gemini exited {exit_code} without an error result"
-    return AgentRun(exit_code=exit_code, timed_out=timed_out, coding_seconds=seconds, usage=usage,
-                    error=error, provider_stop=stop)
+    @classmethod
+    def _outcome(cls, agent_dir: Path, stdout: str, *, timed_out: bool) -> tuple[str | None, str | None]:
+        return (classify_provider_stop(stdout, text(agent_dir / "stderr.txt"), timed_out=timed_out),
+                read_stream(stdout).error)

@@ -19,6 +19,10 @@ One attempt:
 The key reaches the agent process only through its environment (``OPENAI_API_KEY``, which
 the private config names as ``{env:OPENAI_API_KEY}``): the probe's fake key in a probe run,
 the host's ``OPENAI_API_KEY`` in a real run (never argv, never a saved file).
+
+``runner.reasoning`` (the attempt's effort) is the model's ``reasoningEffort`` option in the
+private config, which opencode sends as ``reasoning_effort``; an effort outside the OpenAI
+values (:data:`._opencode_config.EFFORTS`) is refused at admission.
 """
 
 from __future__ import annotations
@@ -28,16 +32,17 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..config import ENFORCED, NOT_APPLICABLE, Capabilities, capability_entry, capability_record
+from ..config import ENFORCED, NOT_APPLICABLE, Capabilities, capability_entry
 from ..environments import Sandbox
-from ..errors import DiscoveryMismatch, InputError, PluginBenchError
+from ..errors import PluginBenchError
 from ..events import Usage
-from ..harness_registry import CliPin
+from ..harness_registry import CliPin, SpecProblem
 from ..treatments import admit_guidance, admit_skill
-from ._keyed import KeyedCliHarness
+from ._keyed import KeyedCliHarness, text
 from ._opencode_config import (
     CONFIG_DIR,
     DISCOVERY_COMMANDS,
+    EFFORTS,
     KEY_VARIABLE,
     REAL_BASE_URL,
     config_json,
@@ -55,25 +60,18 @@ from ._opencode_trace import (
     read_stream,
     validate_usage,
 )
-from ._port import AgentRun, AttemptContext, FrozenTreatment, tool_roots
+from ._port import AttemptContext
 
-__all__ = ["OpencodeHarness", "read_agent_run", "seed_plugin_manifest"]
+__all__ = ["OpencodeHarness", "seed_plugin_manifest"]
 
 CLI = CliPin(command="opencode", package="opencode-ai", version="1.18.33",
              help_argv=("run", "--help"), launch_flags=("--format", "--model", "--title", "--auto"))
 _SETUP_TIMEOUT = 300.0
 
 
-def _text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
-
-
 def _exports(agent_dir: Path) -> dict[str, str]:
     folder = agent_dir / "sessions"
-    return {p.stem: _text(p) for p in sorted(folder.glob("*.json"))} if folder.is_dir() else {}
+    return {p.stem: text(p) for p in sorted(folder.glob("*.json"))} if folder.is_dir() else {}
 
 
 class OpencodeHarness(KeyedCliHarness):
@@ -83,6 +81,11 @@ class OpencodeHarness(KeyedCliHarness):
     cli_label: ClassVar[str] = "opencode"
     key_variable: ClassVar[str] = KEY_VARIABLE
     real_base_url: ClassVar[str] = REAL_BASE_URL
+    config_dir: ClassVar[str] = CONFIG_DIR
+    config_dir_key: ClassVar[str] = "config_dir"
+    config_file: ClassVar[str] = "opencode.json"
+    home_instruction: ClassVar[str] = "AGENTS.md"
+    error_record: ClassVar[str] = "error event"
     summary: ClassVar[str] = "opencode (opencode run --format json, OpenAI-compatible provider), the pinned CLI"
     real: ClassVar[bool] = True
     native_receipts: ClassVar[bool] = True
@@ -97,9 +100,20 @@ class OpencodeHarness(KeyedCliHarness):
 
     @classmethod
     def launch_identity(cls, model: str | None, reasoning: str | None, *, subagents: bool = True) -> dict[str, Any]:
-        return {"argv": exec_argv("<cli>", model=model or "<model>"), "stdin": "<prompt>",
-                "subagents": subagents,
-                "discovery": {"commands": [" ".join(c) for c in DISCOVERY_COMMANDS], "receipt": SCHEMA}}
+        identity: dict[str, Any] = {"argv": exec_argv("<cli>", model=model or "<model>"), "stdin": "<prompt>",
+                    "subagents": subagents,
+                    "discovery": {"commands": [" ".join(c) for c in DISCOVERY_COMMANDS], "receipt": SCHEMA}}
+        if reasoning is not None:
+            identity["reasoning_effort"] = reasoning
+        return identity
+
+    @classmethod
+    def spec_problem(cls, model: str | None, reasoning: str | None) -> SpecProblem | None:
+        """An effort opencode cannot send as the OpenAI ``reasoning_effort`` (``max``)."""
+        if reasoning is not None and reasoning not in EFFORTS:
+            return SpecProblem(f"opencode sends the effort as the OpenAI reasoning_effort, which has no {reasoning!r}",
+                               "reasoning", "use one of: " + ", ".join(EFFORTS) + ", or leave it unset")
+        return None
 
     @classmethod
     def capability_policy(cls, caps: Any) -> dict[str, dict[str, Any]]:
@@ -118,57 +132,39 @@ class OpencodeHarness(KeyedCliHarness):
     def for_run(cls, ev: Any, *, cli_path: str | Path | None, cli_version: str | None,
                 probe_base_url: str | None) -> OpencodeHarness:
         return cls(str(cli_path), cli_version or "", probe_base_url, capabilities=ev.capabilities,
-                   model=getattr(ev.runner, "model", None))
-
-    @classmethod
-    def revalidate_usage(cls, attempt_dir: Path, *, model: str | None, cli_version: str | None, timed_out: bool,
-                         exit_code: int | None, seconds: float) -> Usage | None:
-        agent = attempt_dir / "agent"
-        return validate_usage(_text(agent / "stdout.jsonl"), _exports(agent), timed_out=timed_out)
+                   model=getattr(ev.runner, "model", None), reasoning=getattr(ev.runner, "reasoning", None))
 
     # ------------------------------------------------------------------ instance
 
     def __init__(self, cli_path: str | Path, cli_version: str, probe_base_url: str | None = None, *,
-                 capabilities: Capabilities | None = None, model: str | None = None) -> None:
-        self.cli_path = str(cli_path)
-        self.cli_version = cli_version
-        self.probe_base_url = probe_base_url
-        self.capabilities = capabilities if capabilities is not None else Capabilities()
-        #: the model the private config names; the attempt's model when not given here
+                 capabilities: Capabilities | None = None, model: str | None = None,
+                 reasoning: str | None = None) -> None:
+        super().__init__(cli_path, cli_version, probe_base_url, capabilities=capabilities)
+        #: the model and effort the private config names; an attempt's own replace them
         self.model = model
-        self.readonly = tool_roots(cli_path) if Path(cli_path).exists() else ()
+        self.reasoning = reasoning
 
     def _env(self, sandbox: Sandbox) -> dict[str, str]:
         return launch_env(home=sandbox.paths.home, tmp=sandbox.paths.tmp, key=self._endpoint()[1])
 
-    def _config(self, model: str) -> str:
+    def _config(self, model: str, reasoning: str | None) -> str:
         base = self._endpoint()[0] if self.probe_base_url is not None else REAL_BASE_URL
-        return config_json(base_url=base, model=model, capabilities=self.capabilities)
+        return config_json(base_url=base, model=model, capabilities=self.capabilities, reasoning=reasoning)
 
-    def deliver(self, treatment: FrozenTreatment, home: Path) -> dict[str, object]:
-        """Write the private ``~/.config/opencode`` into ``home``; return the delivery receipt."""
-        self._refuse_plugins(treatment)
-        folder = home / CONFIG_DIR
-        folder.mkdir(parents=True, exist_ok=True)
-        config = self._config(self.model or "<model>")
-        (folder / "opencode.json").write_text(config, encoding="utf-8")
+    def _config_text(self) -> str:
+        return self._config(self.model or "<model>", self.reasoning)
+
+    def _seed(self, folder: Path) -> None:
         seed_plugin_manifest(folder)
-        receipt: dict[str, Any] = {
-            "harness": self.name, "cli_version": self.cli_version, "probe": self.probe_base_url is not None,
-            "config_dir": CONFIG_DIR, "agents_md": None, "skills": [],
-            "opencode_json_sha256": hashlib.sha256(config.encode()).hexdigest(),
-            "capabilities": capability_record(self.name, self.capabilities),
-            "credential": self._credential_label(),
-        }
-        return self._deliver_files(treatment, folder, "AGENTS.md", receipt, "agents_md")
 
-    async def _write_config(self, sandbox: Sandbox, model: str) -> None:
-        """The delivered config names the run's model; an attempt whose model differs (a
-        harness built without one) gets the config rewritten for it before discovery."""
-        if self.model == model:
+    async def _prepare(self, sandbox: Sandbox, ctx: AttemptContext) -> None:
+        """The delivered config names the run's model and effort; an attempt whose own differ
+        (a harness built without them) gets the config rewritten for them before discovery."""
+        if self.model == ctx.model and self.reasoning == ctx.reasoning:
             return
         path = Path(sandbox.paths.home) / CONFIG_DIR / "opencode.json"
-        res = await sandbox.exec(["sh", "-c", 'cat > "$0"', str(path)], stdin=self._config(model).encode(),
+        config = self._config(ctx.model or "", ctx.reasoning)
+        res = await sandbox.exec(["sh", "-c", 'cat > "$0"', str(path)], stdin=config.encode(),
                                  env={"PATH": "/usr/bin:/bin"}, timeout=_SETUP_TIMEOUT)
         if res.exit_code != 0:
             raise PluginBenchError(f"cannot write the private opencode config (exit {res.exit_code})")
@@ -185,40 +181,19 @@ class OpencodeHarness(KeyedCliHarness):
         skills = tuple(admit_skill(s).name for s in t.skills)
         receipt = compare(found, home=sandbox.paths.home, workdir=sandbox.paths.app, guidance=bool(t.guidance),
                           skills=skills)
-        receipt.update({
-            "harness": self.name, "cli_version": self.cli_version, "arm": t.arm,
-            "probe": self.probe_base_url is not None,
-            "launch_argv": exec_argv(self.cli_path, model=ctx.model or "")[1:],
-            "discovery_commands": [" ".join(c) for c in DISCOVERY_COMMANDS],
-        })
+        receipt.update(self._identity(ctx, exec_argv(self.cli_path, model=ctx.model or "")[1:]))
+        receipt["discovery_commands"] = [" ".join(c) for c in DISCOVERY_COMMANDS]
         if t.guidance:
             receipt["agents_md_sha256"] = hashlib.sha256(admit_guidance(list(t.guidance))).hexdigest()
         return receipt
 
-    async def run(self, sandbox: Sandbox, ctx: AttemptContext) -> AgentRun:
-        """Discover, launch the pinned headless ``opencode run``, export its stored session."""
-        if not ctx.model:
-            raise InputError("the opencode harness needs an exact model id", field="runner.model",
-                             fix='set runner.model, e.g. "gpt-4.1"')
-        agent_dir = ctx.attempt_dir / "agent"
-        agent_dir.mkdir(parents=True, exist_ok=True)
-        await self._write_config(sandbox, ctx.model)
-        receipt = await self.discover(sandbox, ctx)
-        (ctx.attempt_dir / "native-treatment.json").write_text(json.dumps(receipt, indent=2, sort_keys=True) + "\n",
-                                                               encoding="utf-8")
-        if not receipt["ok"]:
-            raise DiscoveryMismatch(f"attempt {ctx.attempt_id}", receipt["mismatches"])
-        argv = exec_argv(self.cli_path, model=ctx.model)
-        await ctx.launched(argv)
-        res = await sandbox.exec(argv, cwd=sandbox.paths.app, env=self._env(sandbox), timeout=ctx.timeout_seconds,
-                                 stdin=ctx.task.instruction.encode("utf-8"),
-                                 stdout_path=agent_dir / "stdout.jsonl", stderr_path=agent_dir / "stderr.txt")
-        await self._export(sandbox, agent_dir)
-        return read_agent_run(agent_dir, exit_code=res.exit_code, timed_out=res.timed_out, seconds=res.seconds)
+    def _launch(self, ctx: AttemptContext, model: str) -> tuple[list[str], bytes | None]:
+        """The instruction goes on stdin."""
+        return exec_argv(self.cli_path, model=model), ctx.task.instruction.encode("utf-8")
 
-    async def _export(self, sandbox: Sandbox, agent_dir: Path) -> None:
+    async def _collect(self, sandbox: Sandbox, agent_dir: Path) -> None:
         """Save ``opencode export`` of the session and of every sub-agent session it started."""
-        trace = read_stream(_text(agent_dir / "stdout.jsonl"))
+        trace = read_stream(text(agent_dir / "stdout.jsonl"))
         if trace.session_id is None:
             return
         (agent_dir / "sessions").mkdir(exist_ok=True)
@@ -229,6 +204,15 @@ class OpencodeHarness(KeyedCliHarness):
                                      timeout=_SETUP_TIMEOUT)
             if res.exit_code == 0:
                 (agent_dir / "sessions" / f"{sid}.json").write_bytes(res.stdout)
+
+    @classmethod
+    def _usage(cls, agent_dir: Path, stdout: str, *, timed_out: bool) -> Usage:
+        """Usage from the stream and the exported sessions, cross-checked."""
+        return validate_usage(stdout, _exports(agent_dir), timed_out=timed_out)
+
+    @classmethod
+    def _outcome(cls, agent_dir: Path, stdout: str, *, timed_out: bool) -> tuple[str | None, str | None]:
+        return classify_provider_stop(stdout, timed_out=timed_out), error_text(read_stream(stdout).error)
 
 
 def seed_plugin_manifest(folder: Path) -> None:
@@ -242,15 +226,3 @@ def seed_plugin_manifest(folder: Path) -> None:
     (folder / "package.json").write_text(json.dumps({"dependencies": dep}) + "\n", encoding="utf-8")
     (folder / "package-lock.json").write_text(json.dumps({"packages": {"": {"dependencies": dep}}}) + "\n",
                                               encoding="utf-8")
-
-
-def read_agent_run(agent_dir: Path, *, exit_code: int | None, timed_out: bool, seconds: float) -> AgentRun:
-    """The :class:`AgentRun` of one session from its saved stdout and session exports."""
-    stdout = _text(agent_dir / "stdout.jsonl")
-    usage = validate_usage(stdout, _exports(agent_dir), timed_out=timed_out)
-    stop = classify_provider_stop(stdout, timed_out=timed_out)
-    error = error_text(read_stream(stdout).error)
-    if error is None and not timed_out and exit_code not in (0, None):
-        error = f"opencode exited {exit_code} without an error event"
-    return AgentRun(exit_code=exit_code, timed_out=timed_out, coding_seconds=seconds, usage=usage,
-                    error=error, provider_stop=stop)

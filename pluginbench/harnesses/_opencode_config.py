@@ -20,6 +20,10 @@ against the loopback probe:
   ``OPENCODE_DISABLE_DEFAULT_PLUGINS`` stop the models.dev download, the update check and
   the built-in auth plugins; ``share: disabled``, ``snapshot: false``, ``lsp: false`` and
   ``formatter: false`` stop sharing, git snapshots and language-server/formatter downloads.
+* An effort in the model's ``options`` (``reasoningEffort``) is sent as the request's
+  ``reasoning_effort`` on every model call (the OpenAI values: none, minimal, low, medium,
+  high, xhigh); ``--variant`` would need the same declared as a named variant, so the
+  option is set directly.
 * ``opencode debug skill`` / ``debug paths`` / ``debug config`` answer locally, with no
   model call (the discovery receipt); ``opencode export <session>`` prints the session's
   stored messages and token totals (the transcript usage is validated against).
@@ -33,8 +37,8 @@ from typing import Any
 from ..config import Capabilities
 from ._qwen_config import KEY_VARIABLE, REAL_BASE_URL  # the same OpenAI-compatible endpoint and key
 
-__all__ = ["CONFIG_DIR", "DATA_DIR", "DISCOVERY_COMMANDS", "KEY_VARIABLE", "PROVIDER_ID", "REAL_BASE_URL", "SEPARATOR",
-           "TITLE", "config_json", "discovery_script", "exec_argv", "export_argv", "launch_env"]
+__all__ = ["CONFIG_DIR", "DATA_DIR", "DISCOVERY_COMMANDS", "EFFORTS", "KEY_VARIABLE", "PROVIDER_ID", "REAL_BASE_URL",
+           "SEPARATOR", "TITLE", "config_json", "discovery_script", "exec_argv", "export_argv", "launch_env"]
 
 #: The provider id of the private configuration (the model is ``pluginbench/<runner.model>``).
 PROVIDER_ID = "pluginbench"
@@ -48,12 +52,19 @@ TITLE = "pluginbench"
 DISCOVERY_COMMANDS = (("debug", "paths"), ("debug", "skill"), ("debug", "config"))
 #: The line that separates the discovery outputs on stdout.
 SEPARATOR = "----pluginbench-opencode-discovery----"
+#: The ``runner.reasoning`` values opencode passes: the OpenAI ``reasoning_effort`` values.
+EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 
 
-def config_json(*, base_url: str, model: str, capabilities: Capabilities) -> str:
+def config_json(*, base_url: str, model: str, capabilities: Capabilities, reasoning: str | None = None) -> str:
     """The private ``opencode.json``: one OpenAI-compatible provider (the probe or the real
     endpoint) with the run's model, sharing, snapshots, LSP, formatters and updates off;
-    ``capabilities.subagents: false`` denies the ``task`` tool (opencode's sub-agents)."""
+    ``capabilities.subagents: false`` denies the ``task`` tool (opencode's sub-agents); a
+    ``reasoning`` effort is the model's ``reasoningEffort`` option (none: the text is as
+    without it)."""
+    entry: dict[str, Any] = {"name": model}
+    if reasoning is not None:
+        entry["options"] = {"reasoningEffort": reasoning}
     cfg: dict[str, Any] = {
         "$schema": "https://opencode.ai/config.json",
         "autoupdate": False,
@@ -69,7 +80,7 @@ def config_json(*, base_url: str, model: str, capabilities: Capabilities) -> str
                 "npm": "@ai-sdk/openai-compatible",
                 "name": "PluginBench endpoint",
                 "options": {"baseURL": base_url, "apiKey": "{env:" + KEY_VARIABLE + "}"},
-                "models": {model: {"name": model}},
+                "models": {model: entry},
             }
         },
     }

@@ -145,10 +145,7 @@ def _files(inp: CollectorInput, paths: set[str]) -> tuple[dict[str, str | None] 
         return None, str(exc)
     out: dict[str, str | None] = {}
     for p in sorted(paths):
-        if p in after or p in before:
-            f = tree / p
-        else:
-            f = inp.starting_source / p
+        f = tree / p if p in after or p in before else inp.starting_source / p
         out[p] = f.read_text(errors="replace") if f.is_file() and not f.is_symlink() else None
     shutil.rmtree(work, ignore_errors=True)
     return out, ""

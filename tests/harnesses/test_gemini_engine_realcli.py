@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harnesses._engine_probe import whole_probe_evaluation
+from tests.harnesses._keyed_realcli import whole_probe_evaluation
 
 pytestmark = [pytest.mark.realcli, pytest.mark.slow]
 

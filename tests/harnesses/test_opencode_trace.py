@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from pluginbench.config import Capabilities
+from pluginbench.config import Capabilities, load
 from pluginbench.errors import ConfigError
 from pluginbench.harnesses._opencode import OpencodeHarness, seed_plugin_manifest
 from pluginbench.harnesses._opencode_config import (
@@ -205,3 +205,24 @@ def test_capability_policy_enforces_subagents_only_and_launch_identity_is_pinned
     ident = OpencodeHarness.launch_identity("gpt-4.1", "low")
     assert ident["argv"][:2] == ["<cli>", "run"] and ident["stdin"] == "<prompt>"
     assert ident["discovery"]["receipt"] == "pluginbench.opencode.native-treatment/1"
+
+
+def test_an_effort_is_the_model_option_and_cache_key_and_max_is_refused_naming_opencode(tmp_path):
+    """runner.reasoning becomes the model's reasoningEffort option and part of the launch
+    identity (no effort: neither changes), and an effort OpenAI has no value for is refused
+    when the config loads, naming opencode and runner.reasoning."""
+    def model_entry(reasoning):
+        cfg = config_json(base_url="u", model="m", capabilities=Capabilities(), reasoning=reasoning)
+        return json.loads(cfg)["provider"]["pluginbench"]["models"]["m"]
+
+    assert model_entry(None) == {"name": "m"}
+    assert model_entry("high") == {"name": "m", "options": {"reasoningEffort": "high"}}
+    assert "reasoning_effort" not in OpencodeHarness.launch_identity("m", None)
+    assert OpencodeHarness.launch_identity("m", "xhigh")["reasoning_effort"] == "xhigh"
+    quickstart = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
+    path = tmp_path / "evaluation.yaml"
+    path.write_text(json.dumps({"name": "x", "tasks": {"source": str(quickstart / "tasks"), "ids": ["roman-numerals"]},
+                                "runner": {"harness": "opencode", "model": "gpt-4.1", "reasoning": "max"}}))
+    with pytest.raises(ConfigError, match="opencode sends the effort as the OpenAI reasoning_effort") as refused:
+        load(path)
+    assert refused.value.field == "runner.reasoning" and "xhigh" in (refused.value.fix or "")
