@@ -97,5 +97,6 @@ def test_a_ledger_of_the_previous_schema_is_emptied_for_a_rebuild(tmp_path: Path
     ledger = Ledger(path)
     assert ledger.last_seq() == -1
     ledger.close()
-    columns = [r[1] for r in sqlite3.connect(path).execute("PRAGMA table_info(attempts)")]
-    assert columns[-2:] == ["status", "row"]
+    db = sqlite3.connect(path)
+    assert [r[1] for r in db.execute("PRAGMA table_info(live_status)")] == ["slot", "id", "body"]
+    assert [r[1] for r in db.execute("PRAGMA table_info(attempts)")][-1] == "row"
