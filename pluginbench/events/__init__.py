@@ -17,6 +17,7 @@ from ._lock import (
     read_owner_record,
 )
 from ._log import (
+    TAIL_BYTES,
     EventLog,
     LogContents,
     LogMark,
@@ -122,6 +123,7 @@ from ._vocab import (
 )
 
 __all__ = [
+    "TAIL_BYTES",
     "ATTEMPT_STATES",
     "EVENT_TYPES",
     "KNOWN_OUTCOMES",

@@ -249,11 +249,13 @@ def _read(rd: RunDir, now: float, ledger_reader: Callable[[Path], LedgerView | N
     lock = live_owner(rd.root)
     # One snapshot: the ledger is read, then the log (verified: every line decodes, seq is
     # contiguous, it begins with run.created); last_event is its last complete event, and
-    # the states come from the ledger only when the ledger is at exactly that event, else
-    # from a fold of the same read. States and last_event never mix two moments.
+    # the states come from the ledger only when the ledger is at exactly that event and was
+    # written at the log's bytes as they are (its log mark), else from a fold of the same
+    # read. States and last_event never mix two moments.
     view = ledger_reader(rd.ledger)
     checked = fold_checked_log(rd, folding=view is None)
-    if view is not None and view.last_seq == checked.last.seq:
+    if view is not None and view.last_seq == checked.last.seq and (
+            view.log_mark is None or log_mark_holds(rd.events, view.log_mark) is not None):
         run, rows, source = view.run, view.attempts, "ledger"
     else:
         if view is not None:  # the log moved on after the ledger was read: fold this read of it
