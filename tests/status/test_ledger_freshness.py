@@ -17,8 +17,8 @@ import pytest
 
 from pluginbench.actors._writer import RunWriter
 from pluginbench.events import (
-    EventLog,
     TAIL_BYTES,
+    EventLog,
     LogMark,
     RunStopping,
     log_mark_holds,
