@@ -344,8 +344,11 @@ def _summary(db: sqlite3.Connection, started: bool) -> LedgerSummary | None:
     if meta.get("schema_version") != str(LEDGER_SCHEMA_VERSION) or mark is None:
         return None
     run = {**json.loads(meta["run_static"]), **json.loads(meta["run"])}
-    groups = [Group(*json.loads(g[0]), g[1], tuple((g[2 + 2 * i], g[3 + 2 * i]) for i in _SUMS))
-              for g in db.execute(_GROUP_SQL)]
+    groups = []
+    for g in db.execute(_GROUP_SQL):
+        arm, state, outcome, reused, tokens_status, native = json.loads(g[0])
+        groups.append(Group(arm, state, outcome, reused, tokens_status, native, g[1],
+                            tuple((g[2 + 2 * i], g[3 + 2 * i]) for i in _SUMS)))
     ids = None
     if started:
         joined = db.execute(_STARTED_SQL).fetchone()[0]
