@@ -47,7 +47,8 @@ LEDGER_SCHEMA_VERSION = 4
 GROUP_COLUMNS = ("arm", "state", "outcome", "reused", "tokens_status", "native",
                  "input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens")
 
-_SCHEMA = """
+_SUM_COLUMNS = ", ".join(f"s{i} INTEGER NOT NULL, c{i} INTEGER NOT NULL" for i in range(len(GROUP_COLUMNS) - 6))
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS attempts (
   id TEXT PRIMARY KEY, slot INTEGER NOT NULL, task TEXT NOT NULL, arm TEXT NOT NULL,
@@ -60,8 +61,8 @@ CREATE INDEX IF NOT EXISTS attempts_live ON attempts (live, slot);
 CREATE INDEX IF NOT EXISTS attempts_state ON attempts (state, id);
 CREATE INDEX IF NOT EXISTS attempts_task ON attempts (live, task, slot);
 CREATE TABLE IF NOT EXISTS live_status (slot INTEGER PRIMARY KEY, id TEXT NOT NULL, body BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS groups (key TEXT PRIMARY KEY, n INTEGER NOT NULL, %s);
-""" % ", ".join(f"s{i} INTEGER NOT NULL, c{i} INTEGER NOT NULL" for i in range(len(GROUP_COLUMNS) - 6))
+CREATE TABLE IF NOT EXISTS groups (key TEXT PRIMARY KEY, n INTEGER NOT NULL, {_SUM_COLUMNS});
+"""
 
 _SUMS = range(len(GROUP_COLUMNS) - 6)
 #: Adds one attempt's share (or takes it away: every number negated) to its group.
