@@ -1,6 +1,7 @@
 """``status`` and ``report`` at a million events (issue 27, item 3). Prints numbers; asserts nothing.
 
     .venv/bin/python bench/bench_projections.py [--attempts 142857] [--tasks 300] [--before main] [--keep DIR]
+        [--repeat 3] [--no-report]
 
 Writes a synthetic finished run of ``--attempts`` attempts (7 events an attempt, so the
 default is the issue's 1,000,000 events): ``run.created`` with ``--tasks`` tasks × 3 arms × as
@@ -14,7 +15,14 @@ real CLI (``python -m pluginbench``), it times and takes the peak resident set
 
 * ``status --json`` with the ledger at the log's last event (states from the ledger);
 * ``status --json`` with the ledger moved aside (states from a fold of the log);
-* ``report`` (results.json, results.csv, report.html).
+* one ``status --watch`` redraw (:func:`pluginbench.status.watch_snapshot` and the terminal
+  view, in a process of its own);
+* ``report`` (results.json, results.csv, report.html; ``--no-report`` skips it).
+
+Each status command runs ``--repeat`` times (the median by CPU is shown). The anchor, timed
+the same way in the same run: a process that only imports ``pluginbench.status`` (the fixed
+cost every status command pays before reading anything); the ratios printed are each
+command's CPU seconds over the anchor's, and "after" over "before".
 
 ``--before REF`` also runs the same three commands with the code of git ``REF`` (exported
 with ``git archive`` into a temporary folder and put first on ``PYTHONPATH``; default
@@ -196,17 +204,43 @@ path.unlink(missing_ok=True)
 db = Ledger(path)
 state = fold(read_events(root / "events.jsonl"))
 try:
-    from pluginbench.events import LogMark
-    data = (root / "events.jsonl").read_bytes()
-    db.rebuild(state, LogMark(len(data), zlib.crc32(data)))
-except ImportError:  # a ledger without a log mark (before issue 27 item 3)
-    db.rebuild(state)
+    from pluginbench.events import read_log_mark  # the whole mark, as the writer keeps it
+    db.rebuild(state, read_log_mark(root / "events.jsonl"))
+except ImportError:
+    try:
+        from pluginbench.events import LogMark
+        data = (root / "events.jsonl").read_bytes()
+        db.rebuild(state, LogMark(len(data), zlib.crc32(data)))
+    except ImportError:  # a ledger without a log mark (before issue 27 item 3)
+        db.rebuild(state)
 db.close()
 """
 
 
-def measure(run: Path, code: Path | None, timeout: float) -> dict[str, tuple[float, float, float, int]]:
-    """The three commands with ``code`` (None: this checkout), each on the ledger that code writes."""
+_WATCH = """
+import sys
+from pathlib import Path
+from rich.console import Console
+from pluginbench.cli._watch import render_status
+try:
+    from pluginbench.status import watch_snapshot
+    snap = watch_snapshot(Path(sys.argv[1]), tasks=20)
+    view = render_status(snap, max_tasks=snap["tasks_limit"])
+except ImportError:  # before status --watch had its own snapshot: the full one, every row
+    from pluginbench.status import status_snapshot
+    view = render_status(status_snapshot(Path(sys.argv[1])))
+Console(file=open("/dev/null", "w"), width=200, height=50).print(view)
+"""
+
+
+def median(runs: list[tuple[float, float, float, int]]) -> tuple[float, float, float, int]:
+    """The run with the median CPU time (of ``--repeat`` runs)."""
+    return sorted(runs, key=lambda r: r[1])[len(runs) // 2]
+
+
+def measure(run: Path, code: Path | None, timeout: float, repeat: int = 3,
+            report: bool = True) -> dict[str, tuple[float, float, float, int]]:
+    """The commands with ``code`` (None: this checkout), each on the ledger that code writes."""
     env = dict(os.environ)
     if code is not None:
         env["PYTHONPATH"] = str(code)
@@ -215,13 +249,19 @@ def measure(run: Path, code: Path | None, timeout: float) -> dict[str, tuple[flo
     ledger = run / "evidence" / "ledger.sqlite"
     aside = run / "ledger.aside"
     shutil.rmtree(run / "report", ignore_errors=True)
-    out = {"status --json (ledger)": timed([*py, "status", "--json", str(run)], env, timeout)}
+    out = {"anchor: import status": median([timed([sys.executable, "-c", "import pluginbench.status"], env, timeout)
+                                            for _ in range(repeat)]),
+           "status --json (ledger)": median([timed([*py, "status", "--json", str(run)], env, timeout)
+                                             for _ in range(repeat)]),
+           "status --watch redraw": median([timed([sys.executable, "-c", _WATCH, str(run)], env, timeout)
+                                            for _ in range(repeat)])}
     ledger.rename(aside)
     try:
         out["status --json (log)"] = timed([*py, "status", "--json", str(run)], env, timeout)
     finally:
         aside.rename(ledger)
-    out["report"] = timed([*py, "report", str(run)], env, timeout)
+    if report:
+        out["report"] = timed([*py, "report", str(run)], env, timeout)
     return out
 
 
@@ -252,6 +292,8 @@ def main() -> None:
     ap.add_argument("--before", default="main", help="git ref to time as 'before' ('' to skip)")
     ap.add_argument("--keep", type=Path, help="write the run here and keep it (else a temporary folder)")
     ap.add_argument("--timeout", type=float, default=600, help="CPU seconds a command may take before it is killed")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each status command (the median by CPU is shown)")
+    ap.add_argument("--no-report", action="store_true", help="skip `report` (status only)")
     args = ap.parse_args()
     print(load(), flush=True)
     with tempfile.TemporaryDirectory(prefix="pb-bench-proj-") as tmp:
@@ -266,10 +308,10 @@ def main() -> None:
         hashes: dict[str, dict[str, str]] = {}
         if args.before:
             code = export(args.before, Path(tmp) / "before")
-            results["before"] = measure(run, code, args.timeout)
+            results["before"] = measure(run, code, args.timeout, args.repeat, not args.no_report)
             hashes["before"] = digests(run)
             print(f"before ({args.before}) measured; {load()}", flush=True)
-        results["after"] = measure(run, None, args.timeout)
+        results["after"] = measure(run, None, args.timeout, args.repeat, not args.no_report)
         hashes["after"] = digests(run)
         print(f"after measured; {load()}")
         print(f"{'command':<24} " + " ".join(f"{k + ' wall s':>14} {k + ' cpu s':>13} {k + ' MiB':>11}" for k in results))
@@ -277,6 +319,12 @@ def main() -> None:
             print(f"{what:<24} " + " ".join(f"{r[what][0]:>14.2f} {r[what][1]:>13.2f} {r[what][2]:>11.0f}"
                                              for r in results.values()))
         print("cpu s is user + system time of the process: on a loaded machine it moves far less than wall s")
+        for what in results["after"]:
+            anchor = results["after"]["anchor: import status"][1]
+            ratios = [f"{results['after'][what][1] / anchor:.1f}x the anchor's CPU"]
+            if "before" in results and what in results["before"] and results["after"][what][1]:
+                ratios.append(f"before/after CPU {results['before'][what][1] / results['after'][what][1]:.1f}x")
+            print(f"{what:<24} " + ", ".join(ratios))
         if "before" in hashes:
             for name in sorted(hashes["after"]):
                 same = hashes["before"].get(name) == hashes["after"][name]

@@ -12,12 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..events import Event, EventLog
+from ..events import Event, EventLog, LogMark
 from ..projections import Ledger, RunState
 from ._decide import Command
 from ._step import step
 
 Observer = Callable[[RunState, Event], None]
+
+
+def _same_bytes(recorded: LogMark | None, now: LogMark) -> bool:
+    """Whether the ledger was written at the log's bytes as they are (its size and CRC-32 of
+    every byte, which the writer computed on opening the log; inode and change time aside)."""
+    return recorded is not None and recorded[:2] == now[:2]
 
 
 class RunWriter:
@@ -28,8 +34,10 @@ class RunWriter:
         self.state = state
         self.ledger = ledger
         self.observer = observer
-        if ledger is not None and ledger.last_seq() != state.last_seq:
-            ledger.rebuild(state, log.mark)  # a ledger behind the log (or damaged) is rebuilt from the fold first
+        if ledger is not None and (ledger.last_seq() != state.last_seq or not _same_bytes(ledger.log_mark(), log.mark)):
+            # a ledger behind the log, damaged, or written at other bytes (the log rewritten under
+            # it): rebuilt from the fold first
+            ledger.rebuild(state, log.mark)
 
     def record(self, event: Event) -> list[Command]:
         """Durably append ``event``, fold it in, and return the commands it causes."""

@@ -26,7 +26,7 @@ from ..events import (
 )
 from ..projections import side_lines
 from ..rundir import RunDir
-from ..status import status_snapshot, write_status_json
+from ..status import status_snapshot, watch_snapshot, write_status_json
 from ._common import console, errors_to_exit_codes, group_harnesses, print_json, refuse_group
 from ._verdict_lines import verdict_text, verdicts_beside
 
@@ -125,8 +125,21 @@ def sequence_lines(seq: dict[str, Any] | None) -> list[Text]:
     return lines
 
 
-def render_status(snap: dict[str, Any]) -> Group:
-    """The terminal view of a status snapshot."""
+def _shown_tasks(snap: dict[str, Any], max_tasks: int | None) -> tuple[list[str], int]:
+    """The tasks the attempts table shows and how many it leaves out: every task, or (a live
+    view of a run with more than ``max_tasks``) the first ``max_tasks`` and those running."""
+    tasks = sorted({a["task"] for a in snap["attempts"]})
+    total = int(snap.get("tasks_total") or len(tasks))
+    if max_tasks is None or total <= max_tasks:
+        return tasks, 0
+    running = {a["task"] for a in snap["attempts"] if a["state"] == "running"}
+    shown = sorted(set(tasks[:max_tasks]) | running)
+    return shown, total - len(shown)
+
+
+def render_status(snap: dict[str, Any], *, max_tasks: int | None = None) -> Group:
+    """The terminal view of a status snapshot; ``max_tasks``: a live view's limit on the
+    attempts table (:func:`_shown_tasks`), said in a line under it."""
     owned = snap["active"]
     header = Text()
     header.append(f"{snap['name']}  ", style="bold")
@@ -151,7 +164,7 @@ def render_status(snap: dict[str, Any]) -> Group:
         + "  ·  outcomes: " + (", ".join(f"{v} {k}" for k, v in snap["outcomes"].items() if v) or "none yet")
     ))
     lines.extend(_node_lines(snap))
-    tasks = sorted({a["task"] for a in snap["attempts"]})
+    tasks, hidden = _shown_tasks(snap, max_tasks)
     arms = list(snap["arms"])
     table = Table(show_edge=False, pad_edge=False)
     table.add_column("task")
@@ -174,6 +187,9 @@ def render_status(snap: dict[str, Any]) -> Group:
             cells.append(cell)
         table.add_row(task, *cells)
     lines.append(table)
+    if hidden:
+        lines.append(Text(f"… and {hidden:,} more tasks (the first tasks and the running ones are shown; "
+                          "`pluginbench status --json` lists every attempt)", style="dim"))
     if shown_keys:
         legend = Text("", style="dim")
         for key in (k for k in _CELL if k in shown_keys):
@@ -271,42 +287,50 @@ def status_command(
     if not watch:
         console.print(render_status(status_snapshot(rd.root)))
         return
-    snap = status_snapshot(rd.root)
+    tasks = watch_tasks()
+    snap = watch_snapshot(rd.root, tasks=tasks)
     if not console.is_terminal:
-        _watch_into_a_pipe(rd.root, snap)
+        _watch_into_a_pipe(rd.root, snap, tasks)
         return
-    with Live(render_status(snap), console=console, refresh_per_second=4, auto_refresh=False) as live:
+    with Live(render_status(snap, max_tasks=snap["tasks_limit"]), console=console, refresh_per_second=4, auto_refresh=False) as live:
         while True:
             if snap["phase"] in ENDED and not snap["active"]:
                 break
             time.sleep(2)
             try:
-                snap = status_snapshot(rd.root)
+                snap = watch_snapshot(rd.root, tasks=tasks)
             except (OSError, ValueError):
                 continue  # caught a file mid-write: skip this redraw
-            live.update(render_status(snap), refresh=True)
+            live.update(render_status(snap, max_tasks=snap["tasks_limit"]), refresh=True)
+
+
+def watch_tasks() -> int:
+    """How many tasks ``status --watch`` lists (a row each, beside the running ones): half the
+    terminal's height, at least 10, so the summary under the table stays on screen. Each
+    redraw reads the counts from the ledger's groups and decodes only those tasks' rows."""
+    return max(10, console.size.height // 2)
 
 
 def _progress_key(snap: dict[str, Any]) -> tuple[Any, ...]:
     return (snap["phase"], snap["active"], sorted(snap["states"].items()), sorted(snap["outcomes"].items()))
 
 
-def _watch_into_a_pipe(root: Path, snap: dict[str, Any]) -> None:
+def _watch_into_a_pipe(root: Path, snap: dict[str, Any], tasks: int) -> None:
     """``status --watch`` into a file or pipe (``| tee``, a CI log): a live redraw cannot be
     shown there, so the whole view is printed again, newline-terminated, each time the phase or
     the attempt counts change, and once more at the end."""
-    console.print(render_status(snap))
+    console.print(render_status(snap, max_tasks=snap["tasks_limit"]))
     shown = _progress_key(snap)
     while not (snap["phase"] in ENDED and not snap["active"]):
         time.sleep(2)
         try:
-            snap = status_snapshot(root)
+            snap = watch_snapshot(root, tasks=tasks)
         except (OSError, ValueError):
             continue  # caught a file mid-write: skip this redraw
         if _progress_key(snap) != shown:
             shown = _progress_key(snap)
             console.print()
-            console.print(render_status(snap))
+            console.print(render_status(snap, max_tasks=snap["tasks_limit"]))
 
 
 @errors_to_exit_codes

@@ -17,6 +17,7 @@ from ._lock import (
     read_owner_record,
 )
 from ._log import (
+    TAIL_BYTES,
     EventLog,
     LogContents,
     LogMark,
@@ -25,8 +26,10 @@ from ._log import (
     follow,
     last_line_before,
     log_mark_holds,
+    log_mark_holds_fully,
     read_events,
     read_log,
+    read_log_mark,
     read_run_log,
     require_regular,
     stream_run_log,
@@ -124,6 +127,7 @@ from ._vocab import (
 )
 
 __all__ = [
+    "TAIL_BYTES",
     "ATTEMPT_STATES",
     "EVENT_TYPES",
     "KNOWN_OUTCOMES",
@@ -220,11 +224,13 @@ __all__ = [
     "follow",
     "last_line_before",
     "log_mark_holds",
+    "log_mark_holds_fully",
     "live_owner",
     "lock_is_held",
     "process_start_ticks",
     "read_events",
     "read_log",
+    "read_log_mark",
     "read_owner_record",
     "read_run_log",
     "require_regular",

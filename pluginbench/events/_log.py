@@ -22,7 +22,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import BinaryIO, NamedTuple
 
 import msgspec
 
@@ -239,13 +239,30 @@ def check_structure(events: list[Event], path: Path) -> None:
             known.add(event.replaced_by)
 
 
+#: How many bytes before a mark's end its ``tail_crc32`` covers.
+TAIL_BYTES = 1 << 14
+
+
 class LogMark(NamedTuple):
-    """The first ``size`` bytes of a log and their CRC-32: what the writer had written when it
-    recorded a view of them (the ledger keeps it, so a reader can tell the log it folded is
-    still the log on disk without decoding it again)."""
+    """The first ``size`` bytes of a log, what the writer had written when it recorded a view
+    of them (the ledger keeps it): their CRC-32, the CRC-32 of their last :data:`TAIL_BYTES`,
+    and the file's inode and change time (``st_ctime_ns``) right after they were written.
+
+    A reader proves the log it would fold is still the log on disk from the cheap part when
+    it can (:func:`log_mark_holds`): same inode, same change time, same size, same tail.
+    Every write to the file (an append, a rewrite in place, a truncation) and every
+    ``chmod``/``utime``/link moves the change time, which no program can set back; a file put
+    in its place has another inode. What that cannot see: a rewrite within the same clock
+    tick as the writer's last append (the kernel's file times are tick-coarse; only a second
+    writer racing the holder of ``run.lock`` could do it), or a reset system clock. Whenever
+    anything but the tail differs, the whole CRC-32 decides (a copied run folder: a new
+    inode; a torn tail after the mark: a newer change time), as before."""
 
     size: int
     crc32: int
+    tail_crc32: int | None = None
+    ino: int | None = None
+    ctime_ns: int | None = None
 
 
 def _crc_of(path: Path) -> tuple[int, int]:
@@ -257,28 +274,76 @@ def _crc_of(path: Path) -> tuple[int, int]:
     return size, crc
 
 
+def read_log_mark(path: Path) -> LogMark:
+    """The :class:`LogMark` of the whole file at ``path`` as it is now (reads every byte)."""
+    with path.open("rb") as fh:
+        st = os.fstat(fh.fileno())
+        size = crc = 0
+        for block in iter(lambda: fh.read(1 << 22), b""):
+            size += len(block)
+            crc = zlib.crc32(block, crc)
+        return LogMark(size, crc, zlib.crc32(_tail_of(fh, size)), st.st_ino, st.st_ctime_ns)
+
+
+def _tail_of(fh: BinaryIO, end: int) -> bytes:
+    start = max(0, end - TAIL_BYTES)
+    fh.seek(start)
+    return fh.read(end - start)
+
+
 def log_mark_holds(path: Path, mark: LogMark) -> bytes | None:
-    """Whether the first ``mark.size`` bytes of the log at ``path`` still have ``mark.crc32``
-    and end a line: then the bytes after them (a torn tail, or events the mark's holder has
-    not seen), else ``None``. Reads the file once, a block at a time."""
-    crc = 0
-    left = mark.size
+    """Whether the first ``mark.size`` bytes of the log at ``path`` are still the bytes the
+    mark was taken of, ending a line: then the bytes after them (a torn tail, or events the
+    mark's holder has not seen), else ``None``.
+
+    When the file's inode, change time and size are the mark's and its last
+    :data:`TAIL_BYTES` have ``mark.tail_crc32``, that is the proof (it reads 16 KiB); else
+    the first ``mark.size`` bytes are read, a block at a time, against ``mark.crc32``. See
+    :class:`LogMark` for what the cheap proof cannot see; :func:`log_mark_holds_fully`
+    always reads every byte."""
     try:
         with path.open("rb") as fh:
-            while left > 0:
-                block = fh.read(min(left, 1 << 22))
-                if not block:
-                    return None
-                crc = zlib.crc32(block, crc)
-                left -= len(block)
-            if mark.size:
-                fh.seek(mark.size - 1)
-                if fh.read(1) != b"\n":
-                    return None
-            rest = fh.read()
+            st = os.fstat(fh.fileno())
+            if (mark.tail_crc32 is not None and mark.size and st.st_size == mark.size and st.st_ino == mark.ino
+                    and st.st_ctime_ns == mark.ctime_ns):
+                tail = _tail_of(fh, mark.size)
+                if tail.endswith(b"\n") and zlib.crc32(tail) == mark.tail_crc32:
+                    return b""
+            return _holds_fully(fh, mark)
     except OSError:
         return None
-    return rest if crc == mark.crc32 else None
+
+
+def log_mark_holds_fully(path: Path, mark: LogMark) -> bytes | None:
+    """:func:`log_mark_holds` that always reads the first ``mark.size`` bytes against
+    ``mark.crc32`` (and the tail against ``mark.tail_crc32`` when recorded)."""
+    try:
+        with path.open("rb") as fh:
+            return _holds_fully(fh, mark)
+    except OSError:
+        return None
+
+
+def _holds_fully(fh: BinaryIO, mark: LogMark) -> bytes | None:
+    crc = 0
+    left = mark.size
+    fh.seek(0)
+    while left > 0:
+        block = fh.read(min(left, 1 << 22))
+        if not block:
+            return None
+        crc = zlib.crc32(block, crc)
+        left -= len(block)
+    if mark.size:
+        fh.seek(mark.size - 1)
+        if fh.read(1) != b"\n":
+            return None
+    rest = fh.read()
+    if crc != mark.crc32:
+        return None
+    if mark.tail_crc32 is not None and zlib.crc32(_tail_of(fh, mark.size)) != mark.tail_crc32:
+        return None
+    return rest
 
 
 def last_line_before(path: Path, end: int) -> bytes:
@@ -413,11 +478,16 @@ class EventLog:
             os.write(self._fd, b"\n")
             os.fsync(self._fd)
         self._size, self._crc = _crc_of(path)
+        with path.open("rb") as fh:
+            self._tail = _tail_of(fh, self._size)
+        self._stat = os.fstat(self._fd)
 
     @property
     def mark(self) -> LogMark:
-        """The log's bytes so far: how many and their CRC-32 (kept up to date by :meth:`append`)."""
-        return LogMark(self._size, self._crc)
+        """The log's bytes so far: how many, their CRC-32, the CRC-32 of their last
+        :data:`TAIL_BYTES`, and the file's inode and change time after the last write (kept
+        up to date by :meth:`append`)."""
+        return LogMark(self._size, self._crc, zlib.crc32(self._tail), self._stat.st_ino, self._stat.st_ctime_ns)
 
     @property
     def last_seq(self) -> int:
@@ -434,6 +504,8 @@ class EventLog:
         self._last_seq = stamped.seq
         self._size += len(line)
         self._crc = zlib.crc32(line, self._crc)
+        self._tail = (self._tail[max(0, len(self._tail) + len(line) - TAIL_BYTES):] + line)[-TAIL_BYTES:]
+        self._stat = os.fstat(self._fd)
         return stamped
 
     def close(self) -> None:

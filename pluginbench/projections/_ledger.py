@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -32,27 +33,63 @@ from ._view import ATTEMPT_EVENTS, attempt_row, run_dynamic, run_static
 #: 3: each attempt's ``status --json`` row pre-encoded (``status``) and the columns status
 #: sums by (:data:`GROUP_COLUMNS`); the log's ``log_bytes`` and ``log_crc32`` in meta. The
 #: long ``row`` is the last column: reading the others never walks its overflow pages.
-LEDGER_SCHEMA_VERSION = 3
+#: 4: the live attempts' ``status --json`` rows in their own table, ``live_status`` (keyed by
+#: slot, so slot order is the table's order), each already in its final bytes (indented as it
+#: stands in the ``attempts`` list); the status groups kept as the writer goes (``groups``: a
+#: live attempt's row leaves its old group and joins its new one), so reading them costs the
+#: number of groups, not of attempts; an index for the started attempts and one by task;
+#: the log mark's tail CRC-32, inode and change time in meta
+#: (:class:`~pluginbench.events.LogMark`). A ledger of another version is emptied and rebuilt
+#: by the writer, and read by nobody.
+LEDGER_SCHEMA_VERSION = 4
 
 #: The attempt columns ``status`` groups and sums by, beside ``row`` (see :func:`group_of`).
 GROUP_COLUMNS = ("arm", "state", "outcome", "reused", "tokens_status", "native",
                  "input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens")
 
-_SCHEMA = """
+_SUM_COLUMNS = ", ".join(f"s{i} INTEGER NOT NULL, c{i} INTEGER NOT NULL" for i in range(len(GROUP_COLUMNS) - 6))
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS attempts (
   id TEXT PRIMARY KEY, slot INTEGER NOT NULL, task TEXT NOT NULL, arm TEXT NOT NULL,
   repeat INTEGER NOT NULL, state TEXT NOT NULL, live INTEGER NOT NULL,
   outcome TEXT, reused INTEGER NOT NULL, tokens_status TEXT NOT NULL, native INTEGER NOT NULL,
   input_tokens INTEGER, cached_input_tokens INTEGER, output_tokens INTEGER, reasoning_output_tokens INTEGER,
-  total_tokens INTEGER, status TEXT NOT NULL, row TEXT NOT NULL
+  total_tokens INTEGER, row TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS attempts_live ON attempts (live, slot);
+CREATE INDEX IF NOT EXISTS attempts_state ON attempts (state, id);
+CREATE INDEX IF NOT EXISTS attempts_task ON attempts (live, task, slot);
+CREATE TABLE IF NOT EXISTS live_status (slot INTEGER PRIMARY KEY, id TEXT NOT NULL, body BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS groups (key TEXT PRIMARY KEY, n INTEGER NOT NULL, {_SUM_COLUMNS});
 """
+
+_SUMS = range(len(GROUP_COLUMNS) - 6)
+#: Adds one attempt's share (or takes it away: every number negated) to its group.
+_GROUP_ADD_SQL = ("INSERT INTO groups (key, n, " + ", ".join(f"s{i}, c{i}" for i in _SUMS) + ") VALUES ("
+                  + ",".join("?" * (2 + 2 * len(_SUMS))) + ") ON CONFLICT(key) DO UPDATE SET n=n+excluded.n, "
+                  + ", ".join(f"s{i}=s{i}+excluded.s{i}, c{i}=c{i}+excluded.c{i}" for i in _SUMS))
+_OLD_GROUP_SQL = "SELECT live, " + ", ".join(GROUP_COLUMNS) + " FROM attempts WHERE id=?"
+
+_COLUMNS = ("id", "slot", "task", "arm", "repeat", "state", "live", "outcome", "reused", "tokens_status", "native",
+            *GROUP_COLUMNS[6:], "row")
+#: An upsert (not ``INSERT OR REPLACE``): an index whose columns did not change is not rewritten.
+_PUT_SQL = ("INSERT INTO attempts (" + ", ".join(_COLUMNS) + ") VALUES (" + ",".join("?" * len(_COLUMNS))
+            + ") ON CONFLICT(id) DO UPDATE SET " + ", ".join(f"{c}=excluded.{c}" for c in _COLUMNS[1:]))
+_PUT_LIVE_SQL = ("INSERT INTO live_status (slot, id, body) VALUES (?, ?, ?) "
+                 "ON CONFLICT(slot) DO UPDATE SET id=excluded.id, body=excluded.body")
+_MARK_KEYS = ("log_bytes", "log_crc32", "log_tail_crc32", "log_ino", "log_ctime_ns")
 
 _STATUS_ENCODER = msgspec.json.Encoder(order="sorted")
 #: The attempt row's keys ``status --json`` shows (its ``attempts`` items).
 _STATUS_KEYS = AttemptStatus.__struct_fields__
+
+
+def status_body(row: dict[str, Any]) -> bytes:
+    """An attempt row as it stands in ``status --json``'s ``attempts`` list: its typed keys,
+    sorted, indented two steps (the list is one level in), without a separating comma."""
+    compact = _STATUS_ENCODER.encode({k: row[k] for k in _STATUS_KEYS})
+    return b"    " + msgspec.json.format(compact, indent=2).replace(b"\n", b"\n    ")
 
 
 class LedgerView(NamedTuple):
@@ -93,6 +130,8 @@ class Ledger:
         if version is not None and version[0] != str(LEDGER_SCHEMA_VERSION):
             # Another schema's ledger: emptied, so last_seq disagrees and the writer rebuilds it.
             db.execute("DROP TABLE IF EXISTS attempts")
+            db.execute("DROP TABLE IF EXISTS live_status")
+            db.execute("DROP TABLE IF EXISTS groups")
             db.execute("DELETE FROM meta")
         db.executescript(_SCHEMA)
         db.execute("SELECT count(*) FROM meta").fetchone()
@@ -102,10 +141,16 @@ class Ledger:
         row = self._db.execute("SELECT value FROM meta WHERE key='last_seq'").fetchone()
         return int(row[0]) if row else -1
 
+    def log_mark(self) -> LogMark | None:
+        """The log mark the ledger was last written at (None: none recorded)."""
+        return mark_of(dict(self._db.execute(READ_META_SQL).fetchall()))
+
     def rebuild(self, state: RunState, mark: LogMark | None = None) -> None:
         """Every row again from ``state``; ``mark``: the log's bytes ``state`` is the fold of."""
         with self._tx():
             self._db.execute("DELETE FROM attempts")
+            self._db.execute("DELETE FROM live_status")
+            self._db.execute("DELETE FROM groups")
             for a in state.attempts.values():
                 live = state.live.get(a.slot) == a.attempt_id
                 self._put(attempt_row(a, live=live))
@@ -128,12 +173,25 @@ class Ledger:
 
     def _put(self, row: dict[str, Any]) -> None:
         group = group_of(row)
-        self._db.execute(
-            "INSERT OR REPLACE INTO attempts (id, slot, task, repeat, live, row, status, "
-            + ", ".join(GROUP_COLUMNS) + ") VALUES (" + ",".join("?" * (7 + len(GROUP_COLUMNS))) + ")",
-            (row["id"], row["slot"], row["task"], row["repeat"], int(row["live"]), json.dumps(row, sort_keys=True),
-             _STATUS_ENCODER.encode({k: row[k] for k in _STATUS_KEYS}).decode(), *group),
-        )
+        old = self._db.execute(_OLD_GROUP_SQL, (row["id"],)).fetchone()
+        if not (old and old[0] and row["live"] and tuple(old[1:]) == group):
+            if old and old[0]:
+                self._add(old[1:], -1)
+            if row["live"]:
+                self._add(group, 1)
+        arm, state, *rest = group
+        self._db.execute(_PUT_SQL, (row["id"], row["slot"], row["task"], arm, row["repeat"], state, int(row["live"]),
+                                    *rest, json.dumps(row, sort_keys=True)))
+        if row["live"]:
+            self._db.execute(_PUT_LIVE_SQL, (row["slot"], row["id"], status_body(row)))
+        else:
+            self._db.execute("DELETE FROM live_status WHERE slot=? AND id=?", (row["slot"], row["id"]))
+
+    def _add(self, group: Sequence[Any], sign: int) -> None:
+        values: list[int] = []
+        for v in group[6:]:
+            values += (sign * (v or 0), sign * (v is not None))
+        self._db.execute(_GROUP_ADD_SQL, (json.dumps(list(group[:6])), sign, *values))
 
     def _meta(self, state: RunState, *, static: bool, mark: LogMark | None = None) -> None:
         rows = [
@@ -143,10 +201,9 @@ class Ledger:
         ]
         if static:
             rows.append(("run_static", json.dumps(run_static(state), sort_keys=True)))
+        self._db.execute("DELETE FROM meta WHERE key IN (" + ",".join("?" * len(_MARK_KEYS)) + ")", _MARK_KEYS)
         if mark is not None:
-            rows += [("log_bytes", str(mark.size)), ("log_crc32", str(mark.crc32))]
-        else:
-            self._db.execute("DELETE FROM meta WHERE key IN ('log_bytes', 'log_crc32')")
+            rows += [(k, str(v)) for k, v in zip(_MARK_KEYS, mark, strict=True) if v is not None]
         self._db.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", rows)
         self._static_written = self._static_written or static
 
@@ -208,63 +265,106 @@ def ledger_view(journal_mode: Any, meta: dict[str, str], rows: list[Any]) -> Led
 def mark_of(meta: dict[str, str]) -> LogMark | None:
     """The log mark the ledger's meta records, or None."""
     try:
-        return LogMark(int(meta["log_bytes"]), int(meta["log_crc32"]))
-    except (KeyError, ValueError):
+        size, crc, *rest = (int(meta[k]) if k in meta else None for k in _MARK_KEYS)
+        if size is None or crc is None:
+            return None
+        return LogMark(size, crc, *rest)
+    except ValueError:
         return None
 
 
-class LedgerSummary(NamedTuple):
-    """What ``status --json`` reads from the ledger without decoding an attempt row: the run
-    row, the groups of the live attempts, their pre-encoded ``status --json`` rows (compact
-    JSON objects, slot order), and the event and log bytes it was written at."""
+class LedgerSummary:
+    """What ``status --json`` and ``status --watch`` read from the ledger without decoding
+    every attempt row: the run row, the groups of the live attempts (the ``groups`` table,
+    a row per group), the event and log bytes it was written at, and the ids of the attempts that are
+    not pending (those whose evidence folders are explained; ``None`` unless asked). The
+    attempt rows are read on demand, from the same read transaction: valid only inside
+    :func:`ledger_summary`'s ``with``."""
 
-    run: dict[str, Any]
-    groups: list[Group]
-    attempts: list[bytes]
-    last_seq: int
-    log_mark: LogMark
-    #: ids of attempts that are not pending (those whose evidence folders are explained)
-    started: frozenset[str] | None
+    def __init__(self, db: sqlite3.Connection, run: dict[str, Any], groups: list[Group], last_seq: int,
+                 log_mark: LogMark, started: frozenset[str] | None) -> None:
+        self._db = db
+        self.run = run
+        self.groups = groups
+        self.last_seq = last_seq
+        self.log_mark = log_mark
+        self.started = started
+
+    def attempt_batches(self, size: int = 4_000) -> Iterator[list[bytes]]:
+        """Every live attempt's ``status --json`` bytes (:func:`status_body`), slot order, a
+        batch at a time (the table's own order: no sort, no decode)."""
+        cur = self._db.execute("SELECT body FROM live_status ORDER BY slot")
+        while batch := cur.fetchmany(size):
+            yield [r[0] for r in batch]
+
+    def attempts_of(self, tasks: Sequence[str]) -> list[bytes]:
+        """The ``status --json`` bytes of the live attempts of ``tasks`` and of every running
+        attempt, slot order: the rows a view that shows those tasks needs."""
+        marks = ",".join("?" * len(tasks))
+        return [r[0] for r in self._db.execute(
+            "SELECT body FROM live_status WHERE slot IN (SELECT slot FROM attempts INDEXED BY attempts_task "
+            f"WHERE live=1 AND task IN ({marks}) UNION SELECT slot FROM attempts INDEXED BY attempts_state "
+            "WHERE state='running' AND live=1) ORDER BY slot", tuple(tasks))]
 
 
-_GROUP_SQL = (
-    "SELECT arm, state, outcome, reused, tokens_status, native, count(*), "
-    + ", ".join(f"coalesce(sum({c}), 0), count({c})" for c in GROUP_COLUMNS[6:])
-    + " FROM attempts WHERE live=1 GROUP BY arm, state, outcome, reused, tokens_status, native"
-)
+_GROUP_SQL = "SELECT key, n, " + ", ".join(f"s{i}, c{i}" for i in _SUMS) + " FROM groups WHERE n > 0"
+#: One string of the started ids (attempt ids are folder names without a newline): no Python call per row.
+_STARTED_SQL = "SELECT group_concat(id, char(10)) FROM attempts INDEXED BY attempts_state WHERE state != 'pending'"
 
 
-def read_ledger_summary(path: Path, *, started: bool = False) -> LedgerSummary | None:
-    """The ledger's :class:`LedgerSummary`, read-only in one read transaction; ``None`` when
-    it cannot be trusted right now or records no log mark (then status folds the log).
-    ``started``: also the ids of the attempts that are not pending."""
+@contextlib.contextmanager
+def ledger_summary(path: Path, *, started: bool = False) -> Iterator[LedgerSummary | None]:
+    """The ledger's :class:`LedgerSummary`, read-only, in one read transaction held for the
+    ``with``; ``None`` when it cannot be trusted right now or records no log mark (then
+    status folds the log). ``started``: also the ids of the attempts that are not pending."""
     uri = ledger_uri(path)
     if uri is None:
-        return None
+        yield None
+        return
     try:
         db = sqlite3.connect(uri, uri=True, timeout=0.2, isolation_level=None)
     except sqlite3.Error:
-        return None
+        yield None
+        return
     try:
-        db.execute("BEGIN")
-        if str(db.execute(READ_MODE_SQL).fetchone()[0]).lower() != "delete":
-            return None
-        meta = dict(db.execute(READ_META_SQL).fetchall())
-        mark = mark_of(meta)
-        if meta.get("schema_version") != str(LEDGER_SCHEMA_VERSION) or mark is None:
-            return None
-        run = {**json.loads(meta["run_static"]), **json.loads(meta["run"])}
-        groups = [Group(g[0], g[1], g[2], g[3], g[4], g[5], g[6],
-                        tuple((int(g[7 + 2 * i]), g[8 + 2 * i]) for i in range(len(GROUP_COLUMNS) - 6)))
-                  for g in db.execute(_GROUP_SQL)]
-        ids = frozenset(r[0] for r in db.execute("SELECT id FROM attempts WHERE state != 'pending'")) if started else None
-        db.text_factory = bytes
-        rows = [r[0] for r in db.execute("SELECT status FROM attempts WHERE live=1 ORDER BY slot")]
-        return LedgerSummary(dict(sorted(run.items())), groups, rows, int(meta["last_seq"]), mark, ids)
+        summary = _summary(db, started)
     except (sqlite3.Error, ValueError, KeyError, TypeError):
-        return None
+        summary = None
+    try:
+        yield summary
     finally:
         db.close()
+
+
+def _summary(db: sqlite3.Connection, started: bool) -> LedgerSummary | None:
+    db.execute("BEGIN")
+    if str(db.execute(READ_MODE_SQL).fetchone()[0]).lower() != "delete":
+        return None
+    meta = dict(db.execute(READ_META_SQL).fetchall())
+    mark = mark_of(meta)
+    if meta.get("schema_version") != str(LEDGER_SCHEMA_VERSION) or mark is None:
+        return None
+    run = {**json.loads(meta["run_static"]), **json.loads(meta["run"])}
+    groups = []
+    for g in db.execute(_GROUP_SQL):
+        arm, state, outcome, reused, tokens_status, native = json.loads(g[0])
+        groups.append(Group(arm, state, outcome, reused, tokens_status, native, g[1],
+                            tuple((g[2 + 2 * i], g[3 + 2 * i]) for i in _SUMS)))
+    ids = None
+    if started:
+        joined = db.execute(_STARTED_SQL).fetchone()[0]
+        ids = frozenset(joined.split("\n")) if joined else frozenset()
+    db.text_factory = bytes
+    return LedgerSummary(db, dict(sorted(run.items())), groups, int(meta["last_seq"]), mark, ids)
+
+
+def read_ledger_summary(path: Path, *, started: bool = False) -> tuple[LedgerSummary, list[bytes]] | None:
+    """:func:`ledger_summary` and every live attempt's ``status --json`` bytes, read at once
+    (the summary's own readers are closed after it)."""
+    with ledger_summary(path, started=started) as summary:
+        if summary is None:
+            return None
+        return summary, [row for batch in summary.attempt_batches() for row in batch]
 
 
 def read_ledger(path: Path) -> LedgerView | None:

@@ -6,9 +6,19 @@ no process owns, what its backend says a killed worker left, through the backend
 and hands it to :func:`pluginbench.projections.status_view`, which computes the typed
 :class:`~pluginbench.projections.Status`. ``status``, ``status --json``, ``status --watch``
 and the dashboard all read status here; :func:`status_json` is ``status --json``'s bytes,
-from the ledger's groups and pre-encoded rows when the log is still what the ledger folded.
+from the ledger's groups and pre-encoded rows when the log is still what the ledger folded;
+:func:`watch_snapshot` is what ``status --watch`` redraws from, the same way plus the rows
+of the tasks it shows.
 """
 
-from ._read import left_running_check, read_status, status_json, status_snapshot, write_status_json
+from ._read import (
+    left_running_check,
+    read_status,
+    status_json,
+    status_snapshot,
+    watch_snapshot,
+    write_status_json,
+)
 
-__all__ = ["left_running_check", "read_status", "status_json", "status_snapshot", "write_status_json"]
+__all__ = ["left_running_check", "read_status", "status_json", "status_snapshot", "watch_snapshot",
+           "write_status_json"]

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 import msgspec
 
@@ -33,6 +34,7 @@ from ..events import (
     require_regular,
 )
 from ..projections import (
+    LedgerSummary,
     LedgerView,
     LeftRunning,
     Owner,
@@ -41,8 +43,8 @@ from ..projections import (
     attempt_rows,
     fold,
     fold_checked_log,
+    ledger_summary,
     read_ledger,
-    read_ledger_summary,
     run_row,
     status_of_groups,
     status_view,
@@ -98,10 +100,12 @@ def write_status_json(run_dir: Path, out: BinaryIO, *, now: float | None = None,
                       clock: Callable[[], float] = time.time) -> None:
     """Write ``status --json`` to ``out`` (indented, sorted keys, a newline at the end): the
     JSON of :func:`status_snapshot`. When the ledger records the log bytes it was written
-    at, the log still begins with exactly those bytes (their CRC-32) and holds no event past
-    them, the log is not decoded again: the counts and sums are SQL groups, and the attempt
-    rows are the ledger's own ``status --json`` encodings, indented a batch at a time.
-    Otherwise, and whenever anything differs, :func:`status_snapshot`."""
+    at, the log still holds exactly those bytes (:func:`~pluginbench.events.log_mark_holds`:
+    the file's inode, change time, size and last 16 KiB, else the CRC-32 of every byte) and
+    no event past them, the log is not decoded again: the counts and sums are SQL groups
+    over a covering index, and the attempt rows are the ledger's own bytes of them, already
+    indented, streamed a batch at a time. Otherwise, and whenever anything differs,
+    :func:`status_snapshot`."""
     rd = RunDir(run_dir.resolve())
     with paused_gc():
         if _from_summary(rd, clock() if now is None else now, out):
@@ -109,56 +113,118 @@ def write_status_json(run_dir: Path, out: BinaryIO, *, now: float | None = None,
     out.write(msgspec.json.format(_ENCODER.encode(read_status(run_dir, now=now)), indent=2) + b"\n")
 
 
-_BATCH = 2_000
 _EMPTY = b'\n  "attempts": [],'
 
 
-def _from_summary(rd: RunDir, now: float, out: BinaryIO) -> bool:
-    require_regular(rd.events)
-    folders = [(folder.name, child.name) for folder in (rd.evidence / "attempts", rd.evidence / "discarded")
-               if folder.is_dir() for child in folder.iterdir()]
-    lock = live_owner(rd.root)
-    summary = read_ledger_summary(rd.ledger, started=bool(folders))
+def _evidence_names(rd: RunDir) -> tuple[set[str], list[str]]:
+    """The names under ``evidence/attempts/`` and under ``evidence/discarded/``."""
+    out: list[list[str]] = []
+    for kind in ("attempts", "discarded"):
+        try:
+            out.append(os.listdir(rd.evidence / kind))
+        except (FileNotFoundError, NotADirectoryError):
+            out.append([])
+    return set(out[0]), out[1]
+
+
+class _Trusted(NamedTuple):
+    last: Any
+    torn_tail_bytes: int
+    selected: list[str]
+
+
+def _trusted(rd: RunDir, summary: LedgerSummary | None, names: tuple[set[str], list[str]]) -> _Trusted | None:
+    """What the ledger's summary may be shown with, or ``None`` when the log must be folded:
+    the log still holds exactly the bytes the ledger was written at (:func:`log_mark_holds`)
+    and no complete event after them, its last event is the ledger's, every evidence folder
+    belongs to an attempt the ledger has started, and the groups can answer."""
     if summary is None:
-        return False
+        return None
     rest = log_mark_holds(rd.events, summary.log_mark)
     if rest is None or b"\n" in rest or not summary.log_mark.size:
-        return False
+        return None
     try:
         decode(rest)
-        return False  # a complete event past the ledger: it lags the log
+        return None  # a complete event past the ledger: it lags the log
     except (msgspec.DecodeError, msgspec.ValidationError):
         pass  # nothing, or a torn tail
     try:
         last = decode(last_line_before(rd.events, summary.log_mark.size))
     except (msgspec.DecodeError, msgspec.ValidationError):
-        return False
+        return None
     if last.seq != summary.last_seq:
-        return False
+        return None
     started = summary.started or frozenset()
-    if any(name not in started and (kind == "attempts" or name.rsplit(".", 1)[0] not in started)
-           for kind, name in folders):
-        return False  # a folder the ledger does not explain: the full check decides
+    attempts, discarded = names
+    if not attempts <= started or any(n not in started and n.rsplit(".", 1)[0] not in started for n in discarded):
+        return None  # a folder the ledger does not explain: the full check decides
     selected = _selected_measures(rd)
     if not summable(summary.run, summary.groups, selected):
-        return False
-    facts = _facts(rd, lock, summary.run, last, len(rest), "ledger", selected, check_left_running=True)
-    whole = msgspec.json.format(_ENCODER.encode(status_of_groups(summary.run, summary.groups, facts, now)), indent=2)
-    at = whole.find(_EMPTY)  # the top-level key, one level in ("active" and "arms" come first)
-    if at < 0:
-        return False
-    rows = summary.attempts
-    out.write(whole[:at + len(_EMPTY) - 3])
-    if rows:
-        out.write(b"[")
-        for start in range(0, len(rows), _BATCH):
-            batch = msgspec.json.format(b"[" + b",".join(rows[start:start + _BATCH]) + b"]", indent=2)
-            out.write((b"," if start else b"") + batch[1:-2].replace(b"\n", b"\n  "))
-        out.write(b"\n  ]")
-    else:
-        out.write(b"[]")
-    out.write(whole[at + len(_EMPTY) - 1:] + b"\n")
+        return None
+    return _Trusted(last, len(rest), selected)
+
+
+def _from_summary(rd: RunDir, now: float, out: BinaryIO) -> bool:
+    require_regular(rd.events)
+    names = _evidence_names(rd)
+    lock = live_owner(rd.root)
+    with ledger_summary(rd.ledger, started=bool(names[0] or names[1])) as summary:
+        trusted = _trusted(rd, summary, names)
+        if summary is None or trusted is None:
+            return False
+        facts = _facts(rd, lock, summary.run, trusted.last, trusted.torn_tail_bytes, "ledger", trusted.selected,
+                       check_left_running=True)
+        whole = msgspec.json.format(_ENCODER.encode(status_of_groups(summary.run, summary.groups, facts, now)), indent=2)
+        at = whole.find(_EMPTY)  # the top-level key, one level in ("active" and "arms" come first)
+        if at < 0:
+            return False
+        out.write(whole[:at + len(_EMPTY) - 3])
+        opened = b"[\n"
+        for batch in summary.attempt_batches():  # each row is already its final bytes
+            out.write(opened + b",\n".join(batch))
+            opened = b",\n"
+        out.write(b"[]" if opened == b"[\n" else b"\n  ]")
+        out.write(whole[at + len(_EMPTY) - 1:] + b"\n")
     return True
+
+
+#: At most about this many attempt rows in a live view's table (fewer tasks when each has many).
+WATCH_ROWS = 2_000
+
+
+def watch_snapshot(run_dir: Path, *, tasks: int, now: float | None = None) -> dict[str, Any]:
+    """:func:`status_snapshot` for a live view that shows the first tasks: the same counts,
+    sums and run facts, but ``attempts`` holds only the live attempts of the first ``tasks``
+    tasks (fewer when they would hold more than :data:`WATCH_ROWS` attempts) and the running
+    ones; ``tasks_total`` says how many tasks the run has and ``tasks_limit`` how many it
+    lists. From the ledger's groups and those rows alone when :func:`write_status_json`
+    could answer from it (no other attempt row is decoded); else the full read, with every
+    attempt."""
+    rd = RunDir(run_dir.resolve())
+    at = time.time() if now is None else now
+    with paused_gc():
+        require_regular(rd.events)
+        names = _evidence_names(rd)
+        lock = live_owner(rd.root)
+        with ledger_summary(rd.ledger, started=bool(names[0] or names[1])) as summary:
+            trusted = _trusted(rd, summary, names)
+            if summary is not None and trusted is not None:
+                all_tasks = sorted(summary.run.get("tasks") or [])
+                facts = _facts(rd, lock, summary.run, trusted.last, trusted.torn_tail_bytes, "ledger",
+                               trusted.selected, check_left_running=True)
+                snap: dict[str, Any] = msgspec.to_builtins(status_of_groups(summary.run, summary.groups, facts, at))
+                limit = _tasks_limit(tasks, snap["attempts_total"], len(all_tasks))
+                rows = summary.attempts_of(all_tasks[:limit])
+                snap["attempts"] = msgspec.json.decode(b"[" + b",".join(rows) + b"]")
+                return {**snap, "tasks_total": len(all_tasks), "tasks_limit": limit}
+    snap = status_snapshot(run_dir, now=now)
+    n_tasks = len({a["task"] for a in snap["attempts"]})
+    return {**snap, "tasks_total": n_tasks, "tasks_limit": _tasks_limit(tasks, snap["attempts_total"], n_tasks)}
+
+
+def _tasks_limit(tasks: int, attempts: int, n_tasks: int) -> int:
+    per_task = -(-attempts // max(1, n_tasks))
+    return max(1, min(tasks, WATCH_ROWS // max(1, per_task)))
 
 
 def _facts(rd: RunDir, lock: Any, run: dict[str, Any], last: Any, torn_tail_bytes: int, source: str,
@@ -183,11 +249,13 @@ def _read(rd: RunDir, now: float, ledger_reader: Callable[[Path], LedgerView | N
     lock = live_owner(rd.root)
     # One snapshot: the ledger is read, then the log (verified: every line decodes, seq is
     # contiguous, it begins with run.created); last_event is its last complete event, and
-    # the states come from the ledger only when the ledger is at exactly that event, else
-    # from a fold of the same read. States and last_event never mix two moments.
+    # the states come from the ledger only when the ledger is at exactly that event and was
+    # written at the log's bytes as they are (its log mark), else from a fold of the same
+    # read. States and last_event never mix two moments.
     view = ledger_reader(rd.ledger)
     checked = fold_checked_log(rd, folding=view is None)
-    if view is not None and view.last_seq == checked.last.seq:
+    if view is not None and view.last_seq == checked.last.seq and (
+            view.log_mark is None or log_mark_holds(rd.events, view.log_mark) is not None):
         run, rows, source = view.run, view.attempts, "ledger"
     else:
         if view is not None:  # the log moved on after the ledger was read: fold this read of it

@@ -36,7 +36,9 @@ from pluginbench.events import (
     stamp,
 )
 from pluginbench.measures import FILTER_REVISION
-from pluginbench.projections import Ledger, RunState, read_ledger
+from pluginbench.projections import Ledger, RunState, read_ledger, read_ledger_summary
+from pluginbench.projections._ledger import status_body
+from pluginbench.projections._status import group_of, group_rows
 from pluginbench.projections._view import attempt_rows, run_row
 from tests.actors.test_decide import USAGE, created
 from tests.projections.test_state_ledger import random_run
@@ -108,6 +110,11 @@ class CheckingLedger(Ledger):
         assert view is not None
         assert (view.run, view.attempts) == (run_row(state), attempt_rows(state)), event
         assert indexed(state) == scanned(state), event
+        read = read_ledger_summary(self.path)
+        assert read is not None
+        summary, bodies = read  # the groups kept as the writer goes are those of the rows; the bodies, theirs
+        assert sorted(summary.groups, key=repr) == sorted(group_rows([group_of(r) for r in attempt_rows(state)]), key=repr), event
+        assert bodies == [status_body(r) for r in attempt_rows(state)], event
 
 
 @pytest.mark.parametrize("seed", range(12))

@@ -7,6 +7,7 @@ rows; the bytes are those of the full read (:func:`status_snapshot`) in every ca
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import msgspec
@@ -66,8 +67,9 @@ def test_an_event_past_the_ledger_is_folded(tmp_path: Path) -> None:
 
 
 def test_a_log_edited_under_a_current_ledger_is_refused(tmp_path: Path) -> None:
-    """A line edited to name an unplanned attempt, same length, ledger untouched: the CRC-32 differs, the full check refuses it naming the line."""
+    """A line edited to name an unplanned attempt, same length, ledger untouched: the change time moved, the CRC-32 differs, the full check refuses it naming the line."""
     root = _run(tmp_path, 9)
+    time.sleep(0.02)  # an edit a clock tick after the writer's last append (file times are tick-coarse)
     path = root / "events.jsonl"
     lines = path.read_bytes().splitlines(keepends=True)
     at = next(i for i, line in enumerate(lines) if b'"attempt_id":"' in line and b"attempt.started" in line)
@@ -97,5 +99,6 @@ def test_a_ledger_of_the_previous_schema_is_emptied_for_a_rebuild(tmp_path: Path
     ledger = Ledger(path)
     assert ledger.last_seq() == -1
     ledger.close()
-    columns = [r[1] for r in sqlite3.connect(path).execute("PRAGMA table_info(attempts)")]
-    assert columns[-2:] == ["status", "row"]
+    db = sqlite3.connect(path)
+    assert [r[1] for r in db.execute("PRAGMA table_info(live_status)")] == ["slot", "id", "body"]
+    assert [r[1] for r in db.execute("PRAGMA table_info(attempts)")][-1] == "row"
