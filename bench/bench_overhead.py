@@ -4,7 +4,8 @@
 
 Every row runs PluginBench and its anchor interleaved, round by round, so machine noise
 hits both alike, and prints the medians, the ratio of the medians, every round's own
-ratio (the paired ratios) and the one-minute load average before and after the row:
+ratio (the paired ratios), the CPU seconds of each side's whole process tree (median, and
+paired ratios) and the one-minute load average before and after the row:
 
 * ``attempts`` (per harness): a 12-attempt probe run (2 tasks x 6 repeats, vanilla,
   bubblewrap when available), jobs 1 and jobs 2; per attempt = coding.started to the last
@@ -36,6 +37,7 @@ import concurrent.futures
 import datetime as dt
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -59,6 +61,13 @@ SCENARIO = SCENARIOS_DIR / "edit-file.yaml"
 
 def _load() -> float:
     return os.getloadavg()[0]
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of every finished child process so far: a run's whole
+    process tree (the CLI it launched included), or the bare CLI's."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def _probe_tasks(root: Path, n: int) -> Path:
@@ -126,21 +135,30 @@ def _row(label: str, rounds: int, sides: dict[str, Callable[[], float]], anchor:
     load_before = _load()
     calls: list[tuple[str, Callable[[], float]]] = [("anchor", anchor), *sides.items()]
     times: dict[str, list[float]] = {name: [] for name, _ in calls}
+    cpu: dict[str, list[float]] = {name: [] for name, _ in calls}
     for i in range(rounds):
         for name, fn in calls[i % len(calls):] + calls[:i % len(calls)]:
+            before = _children_cpu()
             times[name].append(fn())
+            cpu[name].append(_children_cpu() - before)
     load_after = _load()
     a = statistics.median(times["anchor"])
+    a_cpu = statistics.median(cpu["anchor"])
     row: dict[str, object] = {"row": label, "anchor": anchor_name, "anchor_s": round(a, 3),
+                              "anchor_cpu_s": round(a_cpu, 3),
                               "load_1min": [round(load_before, 1), round(load_after, 1)]}
-    text = [f"{anchor_name} {a:.3f} s"]
+    text = [f"{anchor_name} {a:.3f} s (CPU {a_cpu:.2f} s)"]
     for name in sides:
         o = statistics.median(times[name])
+        o_cpu = statistics.median(cpu[name])
         paired = [x / y for x, y in zip(times[name], times["anchor"], strict=True)]
+        paired_cpu = [x / y for x, y in zip(cpu[name], cpu["anchor"], strict=True) if y > 0]
         row[name] = {"seconds": round(o, 3), "ratio": round(o / a, 2), "paired_ratios": [round(r, 2) for r in paired],
-                     "median_paired_ratio": round(statistics.median(paired), 2)}
+                     "median_paired_ratio": round(statistics.median(paired), 2),
+                     "cpu_s": round(o_cpu, 3), "cpu_paired_ratios": [round(r, 2) for r in paired_cpu]}
         text.append(f"{name} {o:.3f} s, ratio {o / a:.2f} (paired {', '.join(f'{r:.2f}' for r in paired)}; "
-                    f"median {statistics.median(paired):.2f})")
+                    f"median {statistics.median(paired):.2f}); CPU {o_cpu:.2f} s (paired "
+                    f"{', '.join(f'{r:.2f}' for r in paired_cpu)})")
     print(f"[{label}] " + " | ".join(text) + f" | load {load_before:.1f} -> {load_after:.1f}", flush=True)
     print("  " + json.dumps(row), flush=True)
     return row

@@ -15,7 +15,10 @@ from typing import Any
 
 import typer
 
+from . import _coerce
 from ._help import HelpWhenBareGroup, reflow_help
+
+_coerce.install()  # str/bool/Path values without importing pydantic (see _coerce)
 
 #: Each command and sub-app: its name, module and attribute. A command's module is imported
 #: only when that command runs (``pluginbench run`` does not load ``compare``'s statistics);

@@ -107,7 +107,7 @@ def check_command(
     else:
         tasks = check_inputs(ev, loaded.path)
     from ..tasks import admit_contract
-    from ._run import sandbox_limits
+    from ._plan_lines import sandbox_limits
 
     contracts = {tid: admit_contract(t) for tid, t in sorted(tasks.items())}
     from ..environments import backend_of
@@ -150,7 +150,7 @@ def check_command(
             console.print(f"task {tid}: the {backend.name} backend ignores {', '.join(names)}",
                           style="yellow", highlight=False, markup=False)
         from ..stats import power_sentence
-        from ._run import cost_line, print_cache_decisions
+        from ._plan_lines import cost_line, print_cache_decisions
 
         if cross:
             from ..plan import cross_agent_lines

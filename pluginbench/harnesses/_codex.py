@@ -19,6 +19,7 @@ One attempt:
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
@@ -126,6 +127,19 @@ def _text(path: Path) -> str:
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
+
+
+async def _together(*steps: Any) -> list[Any]:
+    """Every step's result, run concurrently; the first failure cancels the others (no
+    CLI left running in the sandbox for nobody) and is raised as itself."""
+    tasks = [asyncio.ensure_future(step) for step in steps]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 class CodexHarness(CodexDeclaration):
@@ -393,22 +407,26 @@ class CodexHarness(CodexDeclaration):
                        "cache": {"key": key, "hit": True, "origin_attempt": cached["cache"]["origin_attempt"]},
                        "seconds": {"install": round(t1 - t0, 3), "discovery": round(time.monotonic() - t1, 3)}}
             return receipt, plugins
-        prompt_out = await self._sh(
-            sandbox, [self.cli_path, "debug", "prompt-input", *self._launch_settings(ctx)],
-            env, "codex debug prompt-input",
+        # Codex 0.169.0 has no single no-model command that both renders the input and lists
+        # hooks and plugins (app-server's thread/start names instruction files, not what the
+        # model receives), so discovery needs both CLI starts; they read the same finished
+        # setup and write nothing the other reads, so they run side by side (with the look at
+        # the repository's own instruction files): the wall is the slower one, not the sum.
+        requests = "".join(json.dumps(r) + "\n" for r in app_server_requests(sandbox.paths.app))
+        out_file = f"{sandbox.paths.tmp}/pluginbench-app-server.jsonl"
+        prompt_out, server_out, repo_docs = await _together(
+            self._sh(sandbox, [self.cli_path, "debug", "prompt-input", *self._launch_settings(ctx)],
+                     env, "codex debug prompt-input"),
+            self._sh(sandbox, ["sh", "-c", APP_SERVER_SCRIPT, "sh", requests, out_file, self.cli_path],
+                     env, "codex app-server discovery"),
+            self._repo_docs(sandbox),
         )
         try:
             prompt_input = json.loads(prompt_out)
         except ValueError as exc:
             raise CodexSetupError(f"codex debug prompt-input printed no JSON: {exc}") from exc
-        requests = "".join(json.dumps(r) + "\n" for r in app_server_requests(sandbox.paths.app))
-        out_file = f"{sandbox.paths.tmp}/pluginbench-app-server.jsonl"
-        server_out = await self._sh(
-            sandbox, ["sh", "-c", APP_SERVER_SCRIPT, "sh", requests, out_file, self.cli_path],
-            env, "codex app-server discovery",
-        )
         expected = self._expected(sandbox, ctx.treatment, plugins, roots)
-        expected = expected._replace(repo_docs=await self._repo_docs(sandbox), workdir=sandbox.paths.app)
+        expected = expected._replace(repo_docs=repo_docs, workdir=sandbox.paths.app)
         receipt = compare(expected, prompt_input, app_server_results(server_out.decode("utf-8", "replace")))
         receipt.update({
             "harness": self.name,

@@ -1,0 +1,70 @@
+"""What ``pluginbench run`` loads: only what running needs (issue 27, startup)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+#: Run as ``python -c``: the real entry point, then the loaded module names into a file.
+_PROBE = """
+import atexit, json, runpy, sys
+out = sys.argv[1]
+atexit.register(lambda: open(out, "w").write(json.dumps(sorted(sys.modules))))
+sys.argv = ["pluginbench", *sys.argv[2:]]
+runpy.run_module("pluginbench", run_name="__main__", alter_sys=True)
+"""
+
+
+def _loaded(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    out = tmp_path / "modules.json"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(PLUGINBENCH_VANILLA_CACHE="off", XDG_CACHE_HOME=str(tmp_path / "cache"))
+    done = subprocess.run([sys.executable, "-c", _PROBE, str(out), *args], capture_output=True, text=True,
+                          cwd=tmp_path, env=env, timeout=300)
+    return done, set(json.loads(out.read_text())) if out.exists() else set()
+
+
+def test_a_whole_run_imports_neither_compare_nor_pydantic_nor_the_plan_printer(tmp_path: Path) -> None:
+    """A one-attempt ``run --foreground`` completes without loading ``compare``'s module, the
+    dry-run plan printer or pydantic (typer's adapters are not needed for str/bool/Path)."""
+    task = tmp_path / "tasks" / "t"
+    for sub in ("workspace", "tests", "solution"):
+        (task / sub).mkdir(parents=True)
+    (task / "workspace" / "README.md").write_text("# startup\n")
+    (task / "task.toml").write_text('schema_version = "1.4"\n[verifier]\ntimeout_sec = 60\n')
+    (task / "instruction.md").write_text("Write done.txt.\n")
+    for script, body in (("tests/test.sh", 'mkdir -p "$LOGS_DIR/verifier"\n'
+                                           'if [ -f "$APP_DIR/done.txt" ]; then echo 1; else echo 0; fi'
+                                           ' > "$LOGS_DIR/verifier/reward.txt"\n'),
+                         ("solution/solve.sh", 'echo done > "$APP_DIR/done.txt"\n')):
+        (task / script).write_text("#!/bin/sh\n" + body)
+        (task / script).chmod(0o755)
+    config = tmp_path / "one.yaml"
+    config.write_text(yaml.safe_dump({
+        "name": "startup", "tasks": {"source": str(tmp_path / "tasks"), "ids": ["t"]},
+        "treatments": {}, "runner": {"harness": "oracle"},
+        "repeats": 1, "jobs": 1, "seed": 1, "timeout_seconds": 120,
+        "environment": {"backend": "local", "isolation": "none"},
+    }))
+    done, modules = _loaded(tmp_path, "run", str(config), "--output", str(tmp_path / "run"), "--foreground", "--yes")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "complete" in done.stdout
+    assert "pluginbench.actors" in modules  # the probe saw the run itself
+    unneeded = {"pluginbench.cli._compare", "pluginbench.cli._compare_io", "pluginbench.cli._plan_lines",
+                "pydantic", "typer._adapters"}
+    assert modules & unneeded == set()
+
+
+def test_a_bad_number_still_gets_typers_message_and_exit_2(tmp_path: Path) -> None:
+    """A value the plain coercion leaves to typer (a number) is still refused as typer words it,
+    with exit 2, and only then is pydantic loaded."""
+    done, modules = _loaded(tmp_path, "dashboard", str(tmp_path), "--port", "abc")
+    assert done.returncode == 2
+    assert "Invalid value for '--port'" in done.stderr and "valid integer" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert "pydantic" in modules
