@@ -18,6 +18,7 @@ import pytest
 from pluginbench.errors import CorruptLogError
 from pluginbench.projections import _report as report
 from pluginbench.projections import (
+    _report_attempts_html,
     _report_cost,
     _report_html,
     _report_plots,
@@ -136,12 +137,12 @@ def test_above_the_threshold_the_page_summarises_the_attempts(synthetic: Path, m
     """At the threshold every attempt is a table row and a dot; one attempt more, a count table by arm, ranges instead of dots, and a pointer to results.csv."""
     doc = json.loads((synthetic / "report" / "results.json").read_text())
     n = len(doc["attempts"])
-    for module in (_report_html, _report_plots, _report_cost):
+    for module in (_report_attempts_html, _report_plots, _report_cost):
         monkeypatch.setattr(module, "ATTEMPTS_LISTED_MAX", n)
     listed = _report_html.render_html(doc)
     assert 'id="attempts-table"' in listed and f"All {n} attempts" in listed
     assert 'class="dot"' in listed and "attempts-summary" not in listed
-    for module in (_report_html, _report_plots, _report_cost):
+    for module in (_report_attempts_html, _report_plots, _report_cost):
         monkeypatch.setattr(module, "ATTEMPTS_LISTED_MAX", n - 1)
     summary = _report_html.render_html(doc)
     assert 'id="attempts-table"' not in summary and 'class="dot"' not in summary
