@@ -141,13 +141,14 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def patch_mismatch(patch: Path, recorded_sha256: str | None) -> str | None:
+def patch_mismatch(patch: Path | str, recorded_sha256: str | None) -> str | None:
     """Why ``patch`` is not the canonical patch recorded at capture, or ``None`` when its
     sha256 still matches. Grading, measuring and reporting each check it first."""
     if recorded_sha256 is None:
         return None
     try:
-        data = patch.read_bytes()
+        with open(patch, "rb") as fh:  # a str path too: the report checks every attempt's
+            data = fh.read()
     except OSError as exc:
         return f"patch integrity: model.patch is unreadable ({exc.strerror or exc})"
     got = hashlib.sha256(data).hexdigest()

@@ -304,6 +304,9 @@ def json_text(doc: Mapping[str, Any]) -> str:
     return msgspec.json.format(compact, indent=2) + "\n"
 
 
+_NO_GROUP = ("", "")
+
+
 def _cell(v: Any) -> str:
     return "" if v is None else str(v)
 
@@ -389,10 +392,13 @@ def write_csv(out: TextIO, doc: Mapping[str, Any]) -> None:
         if so is not None:
             cells.append(("source_only.reward", r["source_only_reward"], "",
                           "measured" if r["source_only_reward"] is not None else so["status"], so["reason"]))
-        for measure, value, unit, status, reason in cells:
-            if not_done:
-                status, reason = "unknown", not_done
-            w.writerow((*head, measure, _cell(value), unit, status, _cell(reason), *groups.get(measure, ("", ""))))
+        # the csv module writes None as an empty cell and any other value as str(): _cell's text
+        if not_done:
+            w.writerows([(*head, measure, value, unit, "unknown", not_done, *groups.get(measure, _NO_GROUP))
+                         for measure, value, unit, _, _ in cells])
+        else:
+            w.writerows([(*head, measure, value, unit, status, reason, *groups.get(measure, _NO_GROUP))
+                         for measure, value, unit, status, reason in cells])
 
 
 def _write_all(files: dict[Path, Callable[[TextIO], None]]) -> None:
@@ -553,10 +559,11 @@ def report_document(rd: RunDir) -> dict[str, Any]:
     state = fold_checked_log(rd).state  # a missing, empty or damaged log never overwrites a report
     _check_settings_bound(rd, state)  # nor do settings edited after the run froze them
     check_frozen(rd, state)  # nor does evidence changed since it was frozen
+    attempts = os.path.join(rd.evidence, "attempts")  # rd.attempt(id) / "model.patch", without a Path per attempt
     tampered = {
         a.attempt_id: why for a in state.live_attempts()
         if a.state == "complete" and a.captured
-        and (why := patch_mismatch(rd.attempt(a.attempt_id) / "model.patch", a.patch_sha256)) is not None
+        and (why := patch_mismatch(os.path.join(attempts, a.attempt_id, "model.patch"), a.patch_sha256)) is not None
     }
     choice = report_prices(rd.root, state.created.at if state.created else None)
     doc = results_document(

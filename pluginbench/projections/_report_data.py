@@ -228,17 +228,23 @@ def summary_metrics(run: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(c.metric for c in measure_registry.collected_columns(run["measurements"]) if c.summary)
 
 
+_FIELDS: dict[str, str] = {}  # one string per field name (missing_values_for)
+
+
 def missing_values_for(row: Mapping[str, Any], expected: tuple[str, ...]) -> list[dict[str, Any]]:
-    """Every unknown value of one attempt row, each with its reason."""
+    """Every unknown value of one attempt row, each with its reason. The entries of one row
+    share one ``attempt_ids`` list and each field name is one string for all rows (a
+    million-event run has hundreds of thousands of entries): read them, never change them."""
+    ids = [row["attempt_id"]]
 
     def entry(field: str, reason: str | None) -> dict[str, Any]:
         return {
             "scope": "attempt",
             "attempt_id": row["attempt_id"],
-            "attempt_ids": [row["attempt_id"]],
+            "attempt_ids": ids,
             "task": row["task"],
             "arm": row["arm"],
-            "field": field,
+            "field": _FIELDS.setdefault(field, field),
             "reason": reason or "no reason recorded",
         }
 

@@ -7,22 +7,32 @@ through :func:`html.escape`; an unknown value reads "unknown", never 0.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from html import escape
+from collections.abc import Callable, Mapping
 from statistics import NormalDist
 from typing import Any
 
 from .. import stats
 from ..harness_registry import runs_no_agent_cli
-from ..measures import Column, all_columns, collected_columns
 from ._report_activation_html import activation_html
+from ._report_attempts_html import attempts_html, discarded_html, missing_html, reused_html
 from ._report_checks import checks_html
 from ._report_code import PLAIN_COLUMNS
-from ._report_cost import ATTEMPTS_LISTED_MAX, cost_html, dollars_note
+from ._report_cost import cost_html, dollars_note
 from ._report_css import CSS
 from ._report_generated import generated_html
+from ._report_html_base import (
+    UNKNOWN,
+    _e,
+    _or_unknown,
+    _pct,
+    _pp,
+    _shown_columns,
+    _signed,
+    _table,
+    _tokens,
+)
 from ._report_links import CSS as LINK_CSS
-from ._report_links import attempt_link, side_pairs, started
+from ._report_links import side_pairs
 from ._report_plots import PLOT_CSS, plots_section
 from ._report_quality import code_quality_html, not_measured_html, revisions_html
 from ._report_refs import references_html
@@ -30,60 +40,6 @@ from ._report_reviews_html import reviews_html
 from ._report_sequential import sequential_html
 from ._report_verdict import CSS as VERDICT_CSS
 from ._report_verdict import tested_html, verdict_html
-
-UNKNOWN = '<span class="unknown">unknown</span>'
-
-
-def _e(v: Any) -> str:
-    return escape(str(v), quote=True)
-
-
-def _or_unknown(v: Any, fmt: Callable[[Any], str] = lambda x: _e(x)) -> str:
-    return UNKNOWN if v is None else fmt(v)
-
-
-def _pct(x: float) -> str:
-    return f"{x * 100:.0f}%"
-
-
-def _native_session(t: dict[str, Any]) -> str:
-    """Beside an unknown total: the native CLI session's own total, labelled."""
-    native = t.get("native_session")
-    if native is None:
-        return ""
-    return f'<br><small title="{_e(native["label"])}">native session: {_or_unknown(native["total"], _tokens)}</small>'
-
-
-def _tokens(v: float) -> str:
-    return f"{v:,.0f}" if float(v).is_integer() else f"{v:,.1f}"
-
-
-def _pp(d: float) -> str:
-    return "±0 pp" if d == 0 else f"{d * 100:+.0f} pp"
-
-
-def _signed(d: float | None, text: str, *, higher_is_better: bool = True, coloured: bool = True) -> str:
-    if d is None or not coloured:
-        return text
-    cls = "flat" if d == 0 else ("good" if (d > 0) == higher_is_better else "bad")
-    return f'<span class="{cls}">{text}</span>'
-
-
-def _row(cells: Iterable[str], tag: str = "td") -> str:
-    return (
-        "<tr>"
-        + "".join(c if c.startswith("<t") else f"<{tag}>{c}</{tag}>" for c in cells)
-        + "</tr>"
-    )
-
-
-def _table(head: Sequence[str], rows: Iterable[Iterable[str]], table_id: str) -> str:
-    body = "".join(_row(r) for r in rows)
-    return (
-        f'<table id="{table_id}"><thead>{_row((_e(h) for h in head), "th")}</thead>'
-        f"<tbody>{body}</tbody></table>"
-    )
-
 
 # ---------------------------------------------------------------- sections
 
@@ -268,12 +224,6 @@ def _per_task(doc: Mapping[str, Any]) -> str:
     )
 
 
-def _shown_columns(doc: Mapping[str, Any], present: set[str]) -> tuple[Column, ...]:
-    """Registered collector columns, in registry order, that the run selects or ``present`` holds."""
-    chosen = {c.metric for c in collected_columns(doc.get("run", {}).get("measurements", ()))}
-    return tuple(c for c in all_columns() if c.metric in chosen or c.metric in present)
-
-
 def _change_columns(doc: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     """Coding time, then the median of every plain diff-count summary column shown (registry
     order); code measures have their own section, grouped by language and analyzer."""
@@ -281,12 +231,6 @@ def _change_columns(doc: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     return (("median_coding_seconds", "coding s"),
             *((f"median_{c.metric}", c.label) for c in _shown_columns(doc, present)
               if c.summary and c.metric in PLAIN_COLUMNS))
-
-
-def _table_columns(doc: Mapping[str, Any]) -> tuple[Column, ...]:
-    """The measure columns of the attempt table."""
-    present = {k for r in doc["attempts"] for k in r["measures"]}
-    return tuple(c for c in _shown_columns(doc, present) if c.table)
 
 
 def _changes(doc: Mapping[str, Any]) -> str:
@@ -365,206 +309,6 @@ def _dollars_item(doc: Mapping[str, Any], arm: str, d: Mapping[str, Any] | None)
             + (f' <span class="small">({_e(note)})</span>' if note else "") + "</li>")
 
 
-def _missing(doc: Mapping[str, Any]) -> str:
-    rows = doc["missing_values"]
-    if not rows:
-        return "<p>No missing values.</p>"
-    # results.json lists every unknown value; the page groups them by value and reason so
-    # a counter that a harness never reports does not bury the rest.
-    groups: dict[tuple[str, str], dict[tuple[str, str], list[str]]] = {}
-    for m in rows:
-        where = groups.setdefault((m["field"], m["reason"]), {})
-        where.setdefault((m["task"], m["arm"]), []).extend(m["attempt_ids"])
-
-    def place(where: Mapping[tuple[str, str], list[str]]) -> str:
-        parts = []
-        for (task, arm), ids in where.items():
-            label = f"{task} · {arm}"
-            parts.append(
-                f'<span title="{_e(", ".join(ids))}">{_e(label)}'
-                + (f" ×{len(ids)}" if len(ids) > 1 else "")
-                + "</span>"
-            )
-        return ", ".join(parts)
-
-    return (
-        f'<p class="small">{len(rows)} unknown values (each is listed with its attempt in '
-        "results.json under missing_values). Unknown values are never counted as 0.</p>"
-        + _table(
-            ("Value", "Reason", "Count", "Where (task · arm)"),
-            (
-                (
-                    f"<code>{_e(field)}</code>",
-                    _e(reason),
-                    f'<td class="num">{len(where) if field.startswith("per_task.") else sum(len(v) for v in where.values())}</td>',
-                    place(where),
-                )
-                for (field, reason), where in groups.items()
-            ),
-            "missing-values-table",
-        )
-    )
-
-
-def _reused(doc: Mapping[str, Any]) -> str:
-    rows = doc.get("reused_attempts") or []
-    if not rows:
-        return "<p>No attempt was reused from the vanilla cache.</p>"
-    return _table(
-        ("Attempt", "Task", "Repeat", "Origin cohort", "Origin run", "Origin attempt"),
-        (
-            (_e(r["attempt_id"]), _e(r["task"]), _e(r["repeat"]), _e(r["origin_cohort"]), _e(r["origin_run"]),
-             _e(r["origin_attempt"]))
-            for r in rows
-        ),
-        "reused-table",
-    )
-
-
-def _discarded(doc: Mapping[str, Any]) -> str:
-    rows = doc["discarded_attempts"]
-    if not rows:
-        return "<p>No attempt was discarded.</p>"
-    return _table(
-        (
-            "Attempt",
-            "Task",
-            "Arm",
-            "Repeat",
-            "Replaced by",
-            "Reason",
-            "Tokens (total)",
-            "Usage status",
-        ),
-        (
-            (
-                _e(d["attempt_id"]),
-                _e(d["task"]),
-                _e(d["arm"]),
-                _e(d["repeat"]),
-                _e(d["replaced_by"]),
-                _e(d["reason"]),
-                _or_unknown(d["tokens"]["total"], _tokens),
-                _e(d["tokens"]["status"]),
-            )
-            for d in rows
-        ),
-        "discarded-table",
-    )
-
-
-def _native_text(native: Mapping[str, Any] | None) -> str:
-    """reward.json's other keys (partial credit), e.g. ``f2p 20/24 · p2p 295/295 · partial 0.98``."""
-    if not native:
-        return ""
-    parts, rest = [], dict(native)
-    for kind in ("f2p", "p2p"):
-        passed, total = rest.pop(f"{kind}_passed", None), rest.pop(f"{kind}_total", None)
-        if passed is not None and total is not None:
-            rest.pop(kind, None)
-            parts.append(f"{kind} {passed:g}/{total:g}")
-    parts.extend(f"{k} {v:g}" for k, v in sorted(rest.items()) if v is not None)
-    return " · ".join(parts)
-
-
-def _source_only_text(g: Mapping[str, Any] | None) -> str:
-    """The source-only grade in a cell: reward and what was left out, or pending/unavailable."""
-    if not g:
-        return ""
-    if g["status"] != "graded":
-        return f"{g['status']}: {g['reason'] or ''}".strip()
-    reward = "unknown" if g["reward"] is None else f"{g['reward']:g}"
-    if g["nothing_removed"]:
-        return f"{reward} (nothing removed; native reused)"
-    return f"{reward} (without {', '.join(g['removed_test_files'])})"
-
-
-def _attempts(doc: Mapping[str, Any]) -> str:
-    if len(doc["attempts"]) > ATTEMPTS_LISTED_MAX:
-        return _attempts_summary(doc)
-
-    def measure(r: Mapping[str, Any], name: str) -> str:
-        m = r["measures"].get(name)
-        return _or_unknown(None if m is None else m["value"], _tokens)
-
-    columns = _table_columns(doc)
-    rows = []
-    for r in doc["attempts"]:
-        t = r["tokens"]
-        rows.append(
-            (
-                (attempt_link(r["attempt_id"], f"<code>{_e(r['attempt_id'])}</code>") if started(r)
-                 else f"<code>{_e(r['attempt_id'])}</code>"),
-                _e(r["task"]),
-                _e(r["arm"]),
-                _e(r["repeat"]),
-                _e(r["state"]),
-                _or_unknown(r["outcome"]),
-                _or_unknown(r["reward"]),
-                _e(_native_text(r.get("native_grading"))),
-                _e(_source_only_text(r.get("source_only_grading"))),
-                _or_unknown(t["input"], _tokens),
-                _or_unknown(t["output"], _tokens),
-                _or_unknown(t["total"], _tokens),
-                _e(t["status"]) + _native_session(t),
-                _or_unknown(r["coding_seconds"], lambda s: f"{s:.1f}"),
-                *(measure(r, c.metric) for c in columns),
-                _e(r["outcome_reason"] or ""),
-            )
-        )
-    table = _table(
-        (
-            "Attempt",
-            "Task",
-            "Arm",
-            "Repeat",
-            "State",
-            "Outcome",
-            "Reward",
-            "Native grading",
-            "Source-only",
-            "Input tok",
-            "Output tok",
-            "Total tok",
-            "Usage",
-            "Coding s",
-            *(c.label[:1].upper() + c.label[1:] for c in columns),
-            "Reason",
-        ),
-        rows,
-        "attempts-table",
-    )
-    return f"<details><summary>All {len(doc['attempts'])} attempts</summary>{table}</details>"
-
-
-def _attempts_summary(doc: Mapping[str, Any]) -> str:
-    """Above :data:`ATTEMPTS_LISTED_MAX` attempts: counts by arm (state, outcome, known
-    tokens), and where every attempt is listed."""
-    outcomes = ("pass", "overlap_pass", "fail", "empty", "unknown")
-    counts: dict[str, dict[str, int]] = {arm: {} for arm in doc["arms"]}
-    for r in doc["attempts"]:
-        c = counts.setdefault(r["arm"], {})
-        c["attempts"] = c.get("attempts", 0) + 1
-        if r["state"] == "complete":
-            c["complete"] = c.get("complete", 0) + 1
-            key = r["outcome"] if r["outcome"] in outcomes else "unknown"
-            c[key] = c.get(key, 0) + 1
-        if r["tokens"]["total"] is None:
-            c["tokens_unknown"] = c.get("tokens_unknown", 0) + 1
-    table = _table(
-        ("Arm", "Attempts", "Complete", *(o.replace("_", " ").capitalize() for o in outcomes), "Total tokens unknown"),
-        ((_e(arm), *(f"{c.get(k, 0):,}" for k in ("attempts", "complete", *outcomes, "tokens_unknown")))
-         for arm, c in counts.items()),
-        "attempts-summary",
-    )
-    return (
-        f'<p class="small">{len(doc["attempts"]):,} attempts: more than the {ATTEMPTS_LISTED_MAX:,} this page lists '
-        'one by one. Every attempt, with each of its values and the reason of each unknown, is in '
-        '<a href="results.csv">results.csv</a> (a row per attempt and value) and in results.json '
-        "(<code>attempts</code>).</p>" + table
-    )
-
-
 def render_html(doc: Mapping[str, Any]) -> str:
     """The whole report page for a results.json document."""
     run = doc["run"]
@@ -601,10 +345,10 @@ def render_html(doc: Mapping[str, Any]) -> str:
         f'<section id="references"><h2>Against the reference solution</h2>{references_html(doc)}</section>\n'
         f'<section id="measurement-revisions"><h2>Measurement revisions</h2>{revisions_html(doc)}</section>\n'
         f'<section id="not-measured"><h2>Not measured</h2>{not_measured_html(doc)}</section>\n'
-        f'<section id="missing-values"><h2>Missing values</h2>{_missing(doc)}</section>\n'
-        f'<section id="reused"><h2>Reused vanilla attempts</h2>{_reused(doc)}</section>\n'
-        f'<section id="discarded"><h2>Discarded attempts</h2>{_discarded(doc)}</section>\n'
-        f'<section id="attempts"><h2>Attempts</h2>{_attempts(doc)}</section>\n'
+        f'<section id="missing-values"><h2>Missing values</h2>{missing_html(doc)}</section>\n'
+        f'<section id="reused"><h2>Reused vanilla attempts</h2>{reused_html(doc)}</section>\n'
+        f'<section id="discarded"><h2>Discarded attempts</h2>{discarded_html(doc)}</section>\n'
+        f'<section id="attempts"><h2>Attempts</h2>{attempts_html(doc)}</section>\n'
         f"<footer>Built by PluginBench from events.jsonl and evaluation.json; results.json "
         f'schema version {_e(doc["schema_version"])}. Unknown values read "unknown", never 0.'
         "</footer>\n</body></html>\n"

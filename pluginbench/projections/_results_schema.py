@@ -16,6 +16,8 @@ from ..events import AttemptState, MeasureStatus, Outcome, UsageStatus
 from ..measures import Column, all_columns
 from ._results_schema_activation import Activation, Checks
 from ._results_schema_code import CodeMeasureGroup
+from ._results_schema_cost import Costs
+from ._results_schema_reviews import Reviews
 
 
 def doc(t: Any, text: str) -> Any:
@@ -402,126 +404,6 @@ class ReusedAttempt(_Strict, frozen=True):
     origin_entry: Annotated[str | None, Meta(description="The cache entry.")]
     origin_run: Annotated[str | None, Meta(description="The run that coded it.")]
     origin_attempt: Annotated[str | None, Meta(description="Its attempt id there.")]
-
-
-class FindingItem(_Strict, frozen=True):
-    severity: Annotated[Literal["high", "medium", "low"], Meta(description="How much it matters.")]
-    category: Annotated[Literal["correctness", "tests", "design", "readability", "security", "performance"], Meta(description="What it is about.")]
-    title: Annotated[str, Meta(description="One line.")]
-    file: Annotated[str | None, Meta(description="The file it points at.")]
-    line: Annotated[int | None, Meta(description="The line it points at.")]
-    detail: Annotated[str, Meta(description="The reviewer's explanation.")]
-
-
-class ReviewedAttempt(_Strict, frozen=True):
-    task: Annotated[str, Meta(description="Task.")]
-    arm: Annotated[str, Meta(description="Arm.")]
-    status: Annotated[Literal["complete", "failed", "stopped", "started", "pending"], Meta(description="complete (valid findings), failed (no valid findings: `reason`), stopped (a provider stop; "
-                                       "a resume reviews it again), started or pending.")]
-    reason: Annotated[str | None, Meta(description="Why the review failed.")]
-    seconds: Annotated[Num, Meta(description="Wall time of the review call.")]
-    findings: Annotated[int | None, Meta(description="Number of findings; null unless complete (a failed review is never zero findings).")]
-    by_severity: Annotated[dict[str, int] | None, Meta(description="Severity → count.")]
-    by_category: Annotated[dict[str, int] | None, Meta(description="Category → count.")]
-    items: Annotated[list[FindingItem], Meta(description="The findings.")]
-
-
-class FindingCounts(_Strict, frozen=True):
-    findings: Annotated[Num, Meta(description="Findings (a median or a mean of medians; null without a valid review).")]
-    by_severity: Annotated[dict[str, Num], Meta(description="Severity → the same statistic.")]
-    by_category: Annotated[dict[str, Num], Meta(description="Category → the same statistic.")]
-
-
-class TaskArmReviews(_Strict, frozen=True):
-    reviewed: Annotated[int, Meta(description="Submissions with a valid review.")]
-    failed: Annotated[int, Meta(description="Submissions whose review failed, stopped or is pending (left out of the median).")]
-    median: Annotated[FindingCounts, Meta(description="Medians over the valid reviews.")]
-
-
-class ArmReviews(_Strict, frozen=True):
-    tasks_reviewed: Annotated[int, Meta(description="Tasks with at least one valid review.")]
-    mean_of_task_medians: Annotated[FindingCounts, Meta(description="Each task weighs the same: the mean of its medians.")]
-
-
-class ReviewerInfo(_Strict, frozen=True):
-    revision: Annotated[str, Meta(description="The revision this reviewer wrote.")]
-    harness: Annotated[str, Meta(description="claude, codex, or `simulated` (deterministic stand-in: no model call, not a real review).")]
-    model: Annotated[str, Meta(description="Exact model.")]
-    reasoning: Annotated[str | None, Meta(description="Effort.")]
-    cli_version: Annotated[str | None, Meta(description="The host CLI version the reviews ran.")]
-    timeout_seconds: Annotated[int, Meta(description="The review budget (reviewer.timeout_seconds, or timeout_seconds).")]
-    review_criteria_sha256: Annotated[str, Meta(description="SHA-256 of the fixed criteria.")]
-    simulated: Annotated[bool, Meta(description="The simulated stand-in wrote these findings.")]
-
-
-class ReviewRevisionRow(_Strict, frozen=True):
-    revision: Annotated[str, Meta(description="Its name.")]
-    reviewer: Annotated[ReviewerInfo, Meta(description="Its reviewer.")]
-    finished: Annotated[bool, Meta(description="Every assigned review ended.")]
-    selected: Annotated[bool, Meta(description="The report uses it.")]
-    failed_reason: Annotated[str | None, Meta(description="Why it failed (an error stopped it, or the process reviewing it ended); null when it did not fail.")] = None
-
-
-class ReviewUsage(_Strict, frozen=True):
-    calls: Annotated[int, Meta(description="Review calls of the selected revision (retried ones included).")]
-    unknown_calls: Annotated[int, Meta(description="Calls whose usage is unknown.")]
-    status: Annotated[TOKEN_STATUS, Meta(description="exact when every call's usage is exact, else lower_bound (or unknown without calls).")]
-    input: Annotated[int | None, Meta(description="Summed input tokens (cached included).")]
-    cached_input: Annotated[int | None, Meta(description="Summed cached input.")]
-    uncached_input: Annotated[int | None, Meta(description="Summed uncached input.")]
-    output: Annotated[int | None, Meta(description="Summed output tokens.")]
-    total: Annotated[int | None, Meta(description="Summed totals.")]
-
-
-class Reviews(_Strict, frozen=True):
-    selected_revision: Annotated[str, Meta(description="The revision the counts come from.")]
-    reviewer: Annotated[ReviewerInfo, Meta(description="Its reviewer.")]
-    severities: Annotated[list[str], Meta(description="high, medium, low.")]
-    categories: Annotated[list[str], Meta(description="correctness, tests, design, readability, security, performance.")]
-    revisions: Annotated[list[ReviewRevisionRow], Meta(description="Every review revision in evidence, `initial` first.")]
-    per_attempt: Annotated[dict[str, ReviewedAttempt], Meta(description="Attempt → its review (attempts with a submission).")]
-    per_task: Annotated[dict[str, dict[str, TaskArmReviews]], Meta(description="Task → arm → medians.")]
-    per_arm: Annotated[dict[str, ArmReviews], Meta(description="Arm → the mean of its task medians.")]
-    usage: Annotated[ReviewUsage, Meta(description="Reviewer tokens, counted apart from coding usage.")]
-
-
-class CostValue(_Strict, frozen=True):
-    usd: Annotated[Num, Meta(description="Dollars, or null when unknown.")]
-    lower_bound: Annotated[bool, Meta(description="True when some token count behind it is only a lower bound.")]
-    basis: Annotated[str, Meta(description="Which price row and date, which token counts.")]
-    reason: Annotated[str | None, Meta(description="Why the dollars are unknown.")]
-
-
-class PriceRow(_Strict, frozen=True):
-    input_per_million: Annotated[float, Meta(description="Dollars per million uncached input tokens.")]
-    cached_input_per_million: Annotated[float, Meta(description="Dollars per million cached input tokens.")]
-    output_per_million: Annotated[float, Meta(description="Dollars per million output tokens.")]
-    cache_write_per_million: Annotated[float | None, Meta(description="Dollars per million cache-write input tokens as listed, or null; for reference only (token counts do not separate cache writes, so they are priced as uncached input).")]
-
-
-class PriceTable(_Strict, frozen=True):
-    as_of: Annotated[str, Meta(description="The date the prices were read.")]
-    currency: Annotated[str, Meta(description="USD.")]
-    models: Annotated[dict[str, PriceRow], Meta(description="Model → its prices.")]
-    sources: Annotated[dict[str, str], Meta(description="Model → where its prices were read, or why a model is left out (its dollars then unknown).")]
-
-
-class PriceTableUsed(_Strict, frozen=True):
-    source: Annotated[Literal["run", "bundled", "none"], Meta(description="run: the run's own prices.json; bundled: the package's dated table (the run has none); none: the run's prices.json is invalid, so no dollars.")]
-    file: Annotated[str, Meta(description="The table's file: prices.json in the run folder, or pluginbench/stats/prices.json.")]
-    as_of: Annotated[str | None, Meta(description="The table's date, shown beside every dollar figure; null without a table.")]
-    age_warning: Annotated[str | None, Meta(description="Set when the table is more than 90 days older than the run's run.created date (never the wall clock, so rebuilds are byte-identical).")]
-
-
-class Costs(_Strict, frozen=True):
-    prices: Annotated[PriceTable | None, Meta(description="The price table used: the run's prices.json, else the bundled table; null when the run's prices.json is invalid (then every dollar figure is absent).")]
-    reason: Annotated[str | None, Meta(description="Why there are no dollars (an invalid prices.json).")]
-    table: Annotated[PriceTableUsed, Meta(description="Which price table priced this run, and its date.")]
-    attempts: Annotated[dict[str, CostValue], Meta(description="Attempt id → its dollars.")]
-    per_task: Annotated[dict[str, dict[str, CostValue]], Meta(description="Task → arm → dollars summed over its attempts.")]
-    arms: Annotated[dict[str, CostValue], Meta(description="Arm → dollars summed over its attempts (and, for a generated-guidance arm, its generating sessions).")]
-    generation: Annotated[dict[str, CostValue] | None, Meta(description="Generated-guidance arm → dollars of its generating sessions, each at its own model's row (already counted in `per_task` and `arms`); absent when no arm generates.")] = None
-    beside_coding: Annotated[dict[str, CostValue] | None, Meta(description="`review_calls` and `check_votes` (the llm checks' grader calls) → dollars of the run's model calls besides coding, each at its model's row (the reviewer's); counted in `cost_ceiling`, not in `per_task` or `arms`; a call a kill cut off has unknown dollars; absent when the run made none.")] = None
 
 
 class GeneratedSession(_Strict, frozen=True):

@@ -11,6 +11,10 @@ Contract:
   exact. Above, :data:`DRAWS` sign patterns are drawn from ``random.Random(seed)`` (the
   Mersenne Twister stream of an integer seed is stable across Python versions) and
   ``p = (1 + hits) / (1 + draws)``, which keeps the test valid (never below its level).
+  Each draw's sum is its 8-task chunks' table entries (each entry the correctly rounded
+  signed sum of its chunk, as ``math.fsum`` gives it) added left to right from 0.0; numpy
+  does those additions for all draws at once, the same doubles a scalar loop gets, so the
+  p-value is the one the pure-Python loop gave (tests/stats/test_permutation_vectorised.py).
 * Zeros (``x == m``) contribute 0 under either sign, so they neither help nor hurt; a
   pattern whose sum equals ``T`` (to a relative 1e-9, floating point) counts as a hit.
 * :func:`lower_bound` / :func:`upper_bound` invert the one-sided test: the lower bound is
@@ -25,7 +29,7 @@ import functools
 import math
 import random
 from collections.abc import Sequence
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from ._bootstrap import DRAWS as DRAWS  # one copy (stats._bootstrap), re-exported
 from ._bootstrap import SEED as SEED
@@ -52,23 +56,35 @@ def _signed_sums(values: Sequence[float]) -> list[float]:
 
 
 @functools.lru_cache(maxsize=16)
-def _patterns(n: int, draws: int, seed: int) -> tuple[bytes, ...]:
-    """The drawn sign patterns for ``n`` tasks, one little-endian bit string per draw."""
+def _patterns(n: int, draws: int, seed: int) -> Any:
+    """The drawn sign patterns for ``n`` tasks: a read-only ``draws × ⌈n/8⌉`` uint8 array, row
+    ``d`` the little-endian bytes of the ``d``-th ``random.Random(seed).getrandbits(n)``."""
+    import numpy as np  # lazily: only a Monte Carlo test needs it
+
     rand = random.Random(seed)
     width = (n + 7) // 8
-    return tuple(rand.getrandbits(n).to_bytes(width, "little") for _ in range(draws))
+    data = b"".join(rand.getrandbits(n).to_bytes(width, "little") for _ in range(draws))
+    out = np.frombuffer(data, dtype=np.uint8).reshape(draws, width)
+    out.flags.writeable = False
+    return out
 
 
-def _chunk_tables(mags: Sequence[float]) -> list[list[float]]:
-    """Per 8 tasks, the signed sum of each of the 256 bit patterns (bit set → +, clear → −)."""
-    tables = []
-    for start in range(0, len(mags), 8):
-        chunk = mags[start : start + 8]
-        table = []
-        for byte in range(256):
-            table.append(math.fsum(v if byte >> k & 1 else -v for k, v in enumerate(chunk)))
-        tables.append(table)
-    return tables
+def _exact_sums(chunk: Sequence[float]) -> list[float]:
+    """The signed sum of ``chunk`` (at most 8 values) for each of the 256 bit patterns (bit
+    ``k`` set → ``+chunk[k]``, clear → ``−chunk[k]``; bits past the chunk ignored), each
+    correctly rounded: the value ``math.fsum`` gives, from exact integer sums (a finite
+    double is ``m·2^e`` with an integer ``m``) and one correctly rounded conversion each."""
+    parts = [math.frexp(v) for v in chunk]
+    scale = min((e - 53 for m, e in parts if m), default=0)
+    ints = [int(m * 2**53) << (e - 53 - scale) if m else 0 for m, e in parts]
+    sums = [0]
+    for i in ints:
+        sums = [s - i for s in sums] + [s + i for s in sums]
+    sums *= 256 // len(sums)
+    if scale >= 0:
+        return [float(s << scale) for s in sums]
+    div = 1 << -scale
+    return [s / div for s in sums]  # int / int is correctly rounded in CPython
 
 
 def sign_flip_test(
@@ -117,18 +133,20 @@ def sign_flip_test(
                 hits += m - bisect.bisect_left(right, a - s) + bisect.bisect_right(right, -a - s)
         total = len(left) * m
         return SignFlip(min(1.0, hits / total), True, total)
-    tables = _chunk_tables(mags)
-    hits = 0
-    for pattern in _patterns(n, draws, seed):
-        t = 0.0
-        for table, byte in zip(tables, pattern, strict=False):
-            t += table[byte]
-        if alternative == "greater":
-            hits += t >= observed - tol
-        elif alternative == "less":
-            hits += t <= observed + tol
-        else:
-            hits += abs(t) >= abs(observed) - tol
+    import numpy as np  # lazily: only a Monte Carlo test needs it
+
+    bytes_ = _patterns(n, draws, seed)
+    # Each draw's sum adds its chunks' table entries left to right from 0.0, one float
+    # addition at a time, as a scalar loop would: the same doubles, so the same hits.
+    t = np.zeros(draws)
+    for col, start in enumerate(range(0, n, 8)):
+        t += np.asarray(_exact_sums(mags[start : start + 8]))[bytes_[:, col]]
+    if alternative == "greater":
+        hits = int(np.count_nonzero(t >= observed - tol))
+    elif alternative == "less":
+        hits = int(np.count_nonzero(t <= observed + tol))
+    else:
+        hits = int(np.count_nonzero(np.abs(t) >= abs(observed) - tol))
     return SignFlip(min(1.0, (1 + hits) / (1 + draws)), False, draws)
 
 

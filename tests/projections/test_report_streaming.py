@@ -7,6 +7,7 @@ summarises the attempts instead of listing them.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import shutil
@@ -17,6 +18,7 @@ import pytest
 from pluginbench.errors import CorruptLogError
 from pluginbench.projections import _report as report
 from pluginbench.projections import (
+    _report_attempts_html,
     _report_cost,
     _report_html,
     _report_plots,
@@ -45,6 +47,27 @@ def synthetic(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_report_is_byte_identical_to_the_one_built_before_it_streamed(synthetic: Path, name: str) -> None:
     """Each report file of the synthetic run has exactly the bytes main's report code wrote (tests/data/report_golden)."""
     assert (synthetic / "report" / name).read_bytes() == (GOLDEN / name).read_bytes()
+
+
+#: sha256 of the report files of ``make_run(root, tasks=30, repeats=2, running=0)`` as main's
+#: report code wrote them at f48a0cd (before the sign-flip test used numpy): 30 tasks put both
+#: paired intervals on the seeded Monte Carlo test.
+MONTE_CARLO_GOLDEN = {
+    "results.json": "54b81a61cff4ccf2465461034dcadda5294b561fee54e1b6f7d55eb3bc9ae681",
+    "results.csv": "b05e778a6575ac49742a63344fb498e529d0093f2f0b00a15da1de256f7f9e92",
+    "report.html": "291731b49b28e3f7b508fb0387aef23bf572d140bc26b581589e3d358f6ec6bb",
+}
+
+
+def test_a_run_past_the_exact_limit_reports_the_bytes_it_reported_before(tmp_path: Path) -> None:
+    """A 30-task run (Monte Carlo intervals) writes the report files main's code wrote, byte for byte."""
+    run = make_run(tmp_path / "run", tasks=30, repeats=2, running=0)
+    build_report(run)
+    doc = json.loads((run / "report" / "results.json").read_text())
+    assert {k: v["exact"] for k, v in doc["deltas"]["guided"]["summary"].items() if "exact" in v} == {
+        "pass_rate": False, "tokens": False}
+    assert {n: hashlib.sha256((run / "report" / n).read_bytes()).hexdigest() for n in MONTE_CARLO_GOLDEN} == (
+        MONTE_CARLO_GOLDEN)
 
 
 def test_the_streaming_writers_write_what_the_whole_text_functions_return(
@@ -114,12 +137,12 @@ def test_above_the_threshold_the_page_summarises_the_attempts(synthetic: Path, m
     """At the threshold every attempt is a table row and a dot; one attempt more, a count table by arm, ranges instead of dots, and a pointer to results.csv."""
     doc = json.loads((synthetic / "report" / "results.json").read_text())
     n = len(doc["attempts"])
-    for module in (_report_html, _report_plots, _report_cost):
+    for module in (_report_attempts_html, _report_plots, _report_cost):
         monkeypatch.setattr(module, "ATTEMPTS_LISTED_MAX", n)
     listed = _report_html.render_html(doc)
     assert 'id="attempts-table"' in listed and f"All {n} attempts" in listed
     assert 'class="dot"' in listed and "attempts-summary" not in listed
-    for module in (_report_html, _report_plots, _report_cost):
+    for module in (_report_attempts_html, _report_plots, _report_cost):
         monkeypatch.setattr(module, "ATTEMPTS_LISTED_MAX", n - 1)
     summary = _report_html.render_html(doc)
     assert 'id="attempts-table"' not in summary and 'class="dot"' not in summary
