@@ -21,6 +21,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
         "3": (
             "81686857e8b955e4014f90f7f9683a4ed24b8f2f7395479e7c12861d020e02ee",
             "5f8f7c3957ba7414c4cb07062f8cc744efcc205a92ceb293690d8d9879220dfd",
+            "eaec68c9c4b470f348e23505037f14c9100738326523406d93d76ba2dcf91cfb",
         ),
     },
     "cognitive": {
