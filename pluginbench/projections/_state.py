@@ -86,6 +86,7 @@ from ._check_votes import CheckVotes, Tally, observe_review
 from ._generation import Generations
 from ._live_index import LiveIndex, SlotFacts
 from ._records import Discarded, MeasurementRevision, ReviewRecord, ReviewRevision
+from ._state_revisions import apply_revision_event
 
 STATES = ATTEMPT_STATES
 #: The review revision a run's own review phase writes; ``pluginbench review`` adds others.
@@ -539,58 +540,10 @@ class RunState:
                 self._round, self._round_left = set(), 0
             case ExtensionRecorded():
                 self.extension_records.setdefault(event.extension, {})[event.attempt_id or ""] = dict(event.data)
-            case ReviewStarted():
-                rec = self.reviews.setdefault(event.revision, {}).get(event.attempt_id)
-                if rec is None:
-                    rec = ReviewRecord(event.attempt_id, event.revision)
-                    self.reviews[event.revision][event.attempt_id] = rec
-                elif rec.status == "started" and rec.calls:
-                    # an earlier call a kill interrupted: its usage was never saved
-                    rec.earlier_usage.append(Usage(status="unknown", reason="the worker stopped during this review call"))
-                elif rec.usage is not None:
-                    rec.earlier_usage.append(rec.usage)
-                rec.status, rec.calls = "started", rec.calls + 1
-                rec.findings, rec.usage, rec.reason, rec.seconds = [], None, None, None
-            case ReviewCompleted():
-                rec = self.reviews.setdefault(event.revision, {}).setdefault(
-                    event.attempt_id, ReviewRecord(event.attempt_id, event.revision))
-                rec.status, rec.findings, rec.usage = "complete", list(event.findings), event.usage
-                rec.seconds, rec.reason = event.seconds, None
-            case ReviewFailed():
-                rec = self.reviews.setdefault(event.revision, {}).setdefault(
-                    event.attempt_id, ReviewRecord(event.attempt_id, event.revision))
-                rec.status = "stopped" if event.provider_stop else "failed"
-                rec.findings, rec.usage, rec.reason, rec.seconds = [], event.usage, event.reason, event.seconds
-            case ReviewRevisionStarted():
-                self.review_revisions[event.revision] = ReviewRevision(
-                    event.revision, event.reviewer, list(event.assigned), event.select)
-                self.reviews.setdefault(event.revision, {})
-            case ReviewRevisionFinished():
-                rev = self.review_revisions[event.revision]
-                rev.finished, rev.selected, rev.reason = True, event.selected, event.reason
-            case MeasurementReadinessChecked():
-                self.measurement_readiness = list(event.readiness)
-                self.prepared_not_measured = list(event.not_measured)
-                self.observers = dict(event.observers)
-            case ReferenceMeasured():
-                self.references[event.task] = dict(event.measures)
-                if event.seconds is not None:
-                    self.reference_seconds[event.task] = event.seconds
-            case MeasurementRevisionStarted():
-                self.observers.update(event.observers)
-                self.measurement_revisions[event.revision] = MeasurementRevision(
-                    event.revision, list(event.measurements), list(event.added), list(event.readiness),
-                    list(event.not_measured))
-            case RevisionMeasured():
-                mrev = self.measurement_revisions[event.revision]
-                target = mrev.references if event.stage == "reference" else mrev.measures
-                target[event.attempt_id] = dict(event.measures)
-            case MeasurementRevisionFinished():
-                mrev = self.measurement_revisions[event.revision]
-                mrev.finished, mrev.selected, mrev.reason = True, event.selected, event.reason
-                if event.selected:
-                    self.measurement_selected = event.revision
-                    self.revised_evaluation_sha256 = event.evaluation_sha256
+            case (ReviewStarted() | ReviewCompleted() | ReviewFailed() | ReviewRevisionStarted()
+                  | ReviewRevisionFinished() | MeasurementReadinessChecked() | ReferenceMeasured()
+                  | MeasurementRevisionStarted() | RevisionMeasured() | MeasurementRevisionFinished()):
+                apply_revision_event(self, event)
 
     # ------------------------------------------------------------ measurement revisions
 
