@@ -165,7 +165,10 @@ class _Handler(socketserver.BaseRequestHandler):
                 return
             conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
             _relay(conn, up, head[head.index(b"\r\n\r\n") + 4:])
-        except OSError:
+        except (OSError, ValueError):
+            # OSError: a peer went away. ValueError: close() cut the tunnel while this
+            # thread waited on it (select() on a closed socket's fd -1). Either way the
+            # tunnel is over; nothing to report.
             pass
         finally:
             self.server.untrack(conn)
