@@ -247,10 +247,6 @@ class DockerEnvironment:
         When :meth:`prestart` made this attempt's container for exactly this spec, that
         container (created for this sandbox alone, never used) is taken instead of making
         one; any other pre-started container of the attempt and role is removed first."""
-        if not spec.image:
-            raise EnvironmentFailure(
-                f"the docker backend needs spec.image (attempt {spec.attempt_id})"
-            )
         async with engine(self.docker_host) as docker:
             parts = _Parts()
             try:
