@@ -6,10 +6,15 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import stat
 from pathlib import Path
 from typing import NamedTuple
 
 from ..events import Outcome
+
+#: the most a reward file may hold (Harbor's are a number or a small flat object)
+REWARD_FILE_LIMIT = 1 << 20
 
 
 class GradeResult(NamedTuple):
@@ -28,9 +33,13 @@ def read_reward(verifier_dir: Path) -> tuple[float | None, str | None, dict[str,
     value is every other finite numeric key of ``reward.json`` (the native grading)."""
     rj = verifier_dir / "reward.json"
     rt = verifier_dir / "reward.txt"
+    for path in (rj, rt):
+        refused = _not_plain(path)
+        if refused is not None:
+            return None, refused, None
     if rj.is_file():
         try:
-            data = json.loads(rj.read_text())
+            data = json.loads(_read(rj))
         except (ValueError, UnicodeDecodeError) as exc:
             return None, f"reward.json does not parse: {exc}", None
         if not isinstance(data, dict):
@@ -44,7 +53,7 @@ def read_reward(verifier_dir: Path) -> tuple[float | None, str | None, dict[str,
             return None, "reward.json has no finite numeric 'reward'", extra
         return float(value), None, extra
     if rt.is_file():
-        text = rt.read_text(errors="replace").strip()
+        text = _read(rt).decode(errors="replace").strip()
         if not text:
             return None, "reward.txt is empty", None
         try:
@@ -55,6 +64,31 @@ def read_reward(verifier_dir: Path) -> tuple[float | None, str | None, dict[str,
             return None, "reward.txt is not finite", None
         return value, None, None
     return None, "the verifier wrote neither reward.json nor reward.txt", None
+
+
+def _not_plain(path: Path) -> str | None:
+    """Why the reward file ``path`` (in the verifier's copied-out folder) is not read, or None.
+
+    Code under test runs as the verifier's user, so it can plant ``reward.txt`` as a symlink
+    to a file that exists only on the host (``/proc/sys/net/ipv4/ip_forward`` holds ``1``):
+    the test script's own write through it fails inside, and following it here would grade
+    the host's file. A symlink is never followed; a huge file is never loaded."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        return f"{path.name} is a symlink (never followed out of the verifier's sandbox)"
+    if stat.S_ISREG(st.st_mode) and st.st_size > REWARD_FILE_LIMIT:
+        return f"{path.name} is larger than {REWARD_FILE_LIMIT} bytes"
+    return None
+
+
+def _read(path: Path) -> bytes:
+    """At most :data:`REWARD_FILE_LIMIT` bytes of ``path``, never through a symlink."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with open(fd, "rb") as fh:
+        return fh.read(REWARD_FILE_LIMIT)
 
 
 def classify(

@@ -27,6 +27,31 @@ def test_reward_txt_has_no_native_grading(tmp_path: Path) -> None:
     assert read_reward(tmp_path) == (1.0, None, None)
 
 
+@pytest.mark.parametrize("name", ["reward.txt", "reward.json"])
+def test_a_reward_file_symlinked_to_a_host_file_is_never_followed(tmp_path: Path, name: str) -> None:
+    """A reward file the code under test planted as a symlink to a host file holding a passing reward is refused
+    (unknown, naming the symlink), even when the verifier's own reward.txt says 0."""
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "one").write_text('{"reward": 1}\n' if name == "reward.json" else "1\n")
+    verifier = tmp_path / "verifier"
+    verifier.mkdir()
+    if name == "reward.json":
+        (verifier / "reward.txt").write_text("0\n")
+    (verifier / name).symlink_to(host / "one")
+    reward, reason, _native = read_reward(verifier)
+    assert reward is None and reason is not None and f"{name} is a symlink" in reason
+    assert classify(reward, reason, False).outcome == "unknown"
+
+
+def test_a_huge_reward_file_is_not_loaded(tmp_path: Path) -> None:
+    """A reward.txt past the size bound is unknown without being read (a sparse file costs no disk)."""
+    with (tmp_path / "reward.txt").open("wb") as fh:
+        fh.truncate((1 << 20) + 1)
+    reward, reason, _native = read_reward(tmp_path)
+    assert reward is None and reason is not None and "larger than" in reason
+
+
 @pytest.mark.parametrize("reward, native, outcome, why", [
     (1.0, DEEPSWE_PASS, "overlap_pass", "withheld"),
     (1.0, {**DEEPSWE_PASS, "p2p_passed": 1.0}, "unknown", "did not report every"),
