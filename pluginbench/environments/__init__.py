@@ -16,6 +16,7 @@ from ._bwrap import bwrap_usable, find_bwrap
 from ._dialogue import LineChannel
 from ._egress import NO_EGRESS, Egress, EgressProxy, network_policy, policy_for
 from ._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE, NO_MAINTENANCE
+from ._hostcopy import plain_files
 from ._limits import Limits, limits_of, over_storage, task_limits
 from ._local import LocalEnvironment, LocalSandbox, left_behind
 from ._port import Environment, ExecResult, Role, Sandbox, SandboxPaths, SandboxSpec
@@ -85,6 +86,7 @@ __all__ = [
     "network_policy",
     "policy_for",
     "over_storage",
+    "plain_files",
     "register_backend",
     "task_limits",
     "unregister_backend",

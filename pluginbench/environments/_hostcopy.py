@@ -181,6 +181,27 @@ def copy_out(
         os.close(parent)
 
 
+def plain_files(root: Path, pattern: str = "*") -> list[Path]:
+    """The regular files below ``root`` whose path ends with ``pattern`` (as
+    :meth:`pathlib.PurePath.match`: ``"*.jsonl"``, ``"chats/*.jsonl"``), sorted, reached
+    through no symlink (``root`` included).
+
+    For host-side readers of a folder :func:`copy_out` brought back: the copy keeps the
+    sandbox's symlinks as symlinks, and ``rglob`` plus ``copyfile`` would follow one
+    planted at ``~/.claude/projects/<slug>/<session>/x.jsonl -> /root/.codex/auth.json``
+    (a host file in the evidence) or ``-> /dev/zero`` (a host disk filled)."""
+    if root.is_symlink() or not root.is_dir():
+        return []
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):  # never descends a symlinked folder
+        dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
+        for name in filenames:
+            path = Path(dirpath, name)
+            if path.relative_to(root).match(pattern) and stat.S_ISREG(os.lstat(path).st_mode):
+                found.append(path)
+    return sorted(found)
+
+
 def _write_file_in(dir_fd: int, name: str, src: Path, mode: int) -> None:
     try:
         fd = os.open(

@@ -47,7 +47,7 @@ import anyio
 import msgspec
 
 from ..config import ENFORCED, NOT_ENFORCED, capability_entry
-from ..environments import Sandbox
+from ..environments import Sandbox, plain_files
 from ..errors import ConfigError, DiscoveryMismatch, InputError
 from ..events import Usage
 from ..harness_registry import SpecProblem
@@ -379,9 +379,10 @@ class ClaudeHarness(HarnessBase):
             except Exception:  # noqa: BLE001 - no projects folder means no transcript
                 return None
             root = got / f"{session}.jsonl"
-            if not root.is_file():
+            # The copy keeps the agent's symlinks: none is ever followed to a host file.
+            if root.is_symlink() or not root.is_file():
                 return None
-            subs = sorted((got / session).rglob("*.jsonl")) if (got / session).is_dir() else []
+            subs = plain_files(got / session, "*.jsonl")
             dest.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(root, dest / root.name)
             for s in subs:

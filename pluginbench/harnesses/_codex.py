@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Capabilities, capability_record
-from ..environments import Sandbox
+from ..environments import Sandbox, plain_files
 from ..errors import CodexLoginError, CodexSetupError, DiscoveryMismatch, InputError
 from ..events import Usage
 from ..treatments import (
@@ -532,7 +532,7 @@ class CodexHarness(CodexDeclaration):
             except Exception:  # noqa: BLE001 - no sessions folder: usage becomes unknown
                 return []
             texts = []
-            for f in sorted(got.rglob("rollout-*.jsonl")):
+            for f in plain_files(got, "rollout-*.jsonl"):  # never a symlink the agent planted
                 shutil.copyfile(f, dest / f.name)
                 texts.append(f.read_text(encoding="utf-8", errors="replace"))
             return texts

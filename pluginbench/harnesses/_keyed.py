@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Self
 
 from ..config import Capabilities, capability_record
-from ..environments import Sandbox
+from ..environments import Sandbox, plain_files
 from ..errors import ConfigError, DiscoveryMismatch, InputError
 from ..events import Usage
 from ..treatments import admit_guidance, admit_skill
@@ -248,7 +248,7 @@ class KeyedCliHarness(HarnessBase):
                 except Exception:  # noqa: BLE001 - nothing recorded: usage becomes unknown
                     continue
                 (agent_dir / dest).mkdir(exist_ok=True)
-                for f in sorted(got.rglob(pattern)):
+                for f in plain_files(got, pattern):  # never a symlink the agent planted
                     shutil.copyfile(f, agent_dir / dest / f.name)
 
     def _refuse_plugins(self, treatment: FrozenTreatment) -> None:
