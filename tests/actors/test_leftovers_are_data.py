@@ -156,3 +156,26 @@ async def test_the_canonical_patch_names_each_nested_repository_it_dropped(tmp_p
     assert "b/sub/x.txt" in text and "b/nested/n.txt" in text and head not in text and "Subproject" not in text
     assert [d.split(":")[0] for d in info.dropped] == ["nested/.git", "sub/.git"]
     assert (tmp_path / "out" / "model.patch.dropped.txt").read_text().count("nested .git") == 2
+
+
+def test_a_path_git_refuses_is_dropped_not_the_whole_patch(tmp_path: Path) -> None:
+    """An export holding .Git/, a git~1 file and a symlinked sub/.gitmodules (paths git will not index) still gives
+    the patch of the agent's solution, and model.patch.dropped.txt names each refused path."""
+    from pluginbench.actors._patch import make_patch
+
+    start = tmp_path / "start"
+    start.mkdir()
+    (start / "a.txt").write_text("a\n")
+    export = tmp_path / "export"
+    shutil.copytree(start, export)
+    (export / "solution.py").write_text("def add(a, b):\n    return a - b\n")
+    (export / ".Git").mkdir()
+    (export / ".Git" / "x").write_text("x\n")
+    (export / "git~1").write_text("y\n")
+    (export / "sub").mkdir()
+    (export / "sub" / ".gitmodules").symlink_to("/etc/passwd")
+    info = make_patch(start, export, tmp_path / "out" / "model.patch")
+    text = info.path.read_text()
+    assert "b/solution.py" in text and info.files_changed == 1 and ".Git" not in text and "git~1" not in text
+    assert [d.split(":")[0] for d in info.dropped] == [".Git/x", "git~1", "sub/.gitmodules"]
+    assert (tmp_path / "out" / "model.patch.dropped.txt").read_text().count("git refuses") == 3
