@@ -197,10 +197,12 @@ class DockerEnvironment:
         }
         if spec.cpus is not None:
             host["NanoCpus"] = int(spec.cpus * 1e9)
-        if spec.memory_mb is not None:
-            host["Memory"] = host["MemorySwap"] = int(spec.memory_mb) * 1024 * 1024
-        # A fork bomb stays in its container (docker's default is pids.max=max).
-        host["PidsLimit"] = limits_of(spec.memory_mb, spec.cpus, spec.pids, spec.storage_mb).pids
+        limits = limits_of(spec.memory_mb, spec.cpus, spec.pids, spec.storage_mb)
+        # The limits the sandbox records are the ones it gets: a task that declares no
+        # memory_mb gets the default (docker's own default is no memory limit at all), and
+        # a fork bomb stays in its container (docker's default is pids.max=max).
+        host["Memory"] = host["MemorySwap"] = limits.memory_mb * 1024 * 1024
+        host["PidsLimit"] = limits.pids
         labels = {
             LABEL_OWNER: OWNER,
             LABEL_RUN: spec.run_id,

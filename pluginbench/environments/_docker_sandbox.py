@@ -387,7 +387,7 @@ class DockerSandbox:
         try:
             info = await self._container.show()
             if (info.get("State") or {}).get("OOMKilled"):
-                found.append(f"memory: the container was killed at its {self.spec.memory_mb} MB limit (memory_mb)")
+                found.append(f"memory: the container was killed at its {self.limits.memory_mb} MB limit (memory_mb)")
         except aiodocker.DockerError:
             pass
         text = await anyio.to_thread.run_sync(_host_cgroup_counters, self.container_id)
@@ -400,7 +400,7 @@ class DockerSandbox:
         if counts.get("max", "0") != "0":
             found.append(f"processes: a fork was refused at the {self.limits.pids} process limit (pids_limit)")
         if counts.get("oom_kill", "0") != "0" and not any(f.startswith("memory:") for f in found):
-            found.append(f"memory: a process was killed at the {self.spec.memory_mb} MB limit (memory_mb)")
+            found.append(f"memory: a process was killed at the {self.limits.memory_mb} MB limit (memory_mb)")
         return found
     async def ended_by(self, settle: float = 0.0) -> str | None:
         """Why the container is no longer running although :meth:`stop` was not called

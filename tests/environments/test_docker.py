@@ -167,6 +167,16 @@ def test_container_config_binds_nothing_from_the_host(tmp_path):
     assert str(tmp_path) not in json.dumps(config)
 
 
+def test_a_task_without_memory_mb_still_gets_the_default_memory_limit(tmp_path):
+    """A container of a task that declares no memory_mb is capped at the default it records (8192 MB, swap
+    off), never left without a memory limit; a declared value wins."""
+    spec = SandboxSpec("run1", "att1", "coding", "demo", image="sha256:abc", workspace=tmp_path)
+    host = DockerEnvironment(run_id="run1")._config(spec)["HostConfig"]
+    assert host["Memory"] == host["MemorySwap"] == 8192 * 1024 * 1024 and host["PidsLimit"] == 4096
+    declared = DockerEnvironment(run_id="run1")._config(spec._replace(memory_mb=300))["HostConfig"]
+    assert declared["Memory"] == 300 * 1024 * 1024
+
+
 def test_only_unix_endpoints_are_accepted(monkeypatch):
     """DOCKER_HOST is honoured for unix:// sockets and refused with a fix for anything else."""
     monkeypatch.setenv("DOCKER_HOST", "unix:///run/custom.sock")
