@@ -355,6 +355,10 @@ async def _collect_artifacts(sandbox: Sandbox, task: HarborTask, attempt_dir: Pa
         shutil.rmtree(artifacts)
     try:
         await sandbox.get(f"{sandbox.paths.logs}/artifacts", artifacts)
+    except ResourceLimitHit as exc:  # a sparse file there would be gigabytes on the host
+        shutil.rmtree(artifacts, ignore_errors=True)
+        artifacts.mkdir(parents=True)
+        (attempt_dir / "artifacts.dropped.txt").write_text(f"/logs/artifacts: {exc}\n")
     except Exception:  # noqa: BLE001 - an empty or missing artifacts folder is not an error
         artifacts.mkdir(parents=True, exist_ok=True)
 

@@ -20,7 +20,7 @@ import aiodocker
 import aiohttp
 import anyio
 
-from ..errors import EnvironmentFailure
+from ..errors import EnvironmentFailure, ResourceLimitHit
 
 DEFAULT_SOCKET = "/var/run/docker.sock"
 MEMORY_BUDGET = 0.8
@@ -126,13 +126,28 @@ def _archive_url(cid: str) -> str:
     return f"containers/{cid}/archive"
 
 
-async def get_archive(docker: aiodocker.Docker, cid: str, path: str, out: IO[bytes]) -> None:
-    """Stream the engine's tar of ``path`` in container ``cid`` into ``out`` (not into memory)."""
+def archive_limit(storage_bytes: int) -> int:
+    """The most archive bytes taken for a copy bounded by ``storage_bytes`` of content:
+    twice that plus 64 MiB leaves room for tar's headers and padding; the content itself
+    is checked against the bound after unpacking (pure)."""
+    return 2 * storage_bytes + (64 << 20)
+
+
+async def get_archive(docker: aiodocker.Docker, cid: str, path: str, out: IO[bytes], *,
+                      limit: int | None = None) -> None:
+    """Stream the engine's tar of ``path`` in container ``cid`` into ``out`` (not into
+    memory); past ``limit`` bytes the copy stops with :class:`ResourceLimitHit` (a sparse
+    file in a container streams every zero byte)."""
+    taken = 0
     try:
         # aiodocker's get_archive reads the whole archive into memory; workspaces can be
         # large, so the archive endpoint is read in chunks through the same session.
         async with docker._query(_archive_url(cid), method="GET", params={"path": path}) as resp:
             async for chunk in resp.content.iter_chunked(1 << 20):
+                taken += len(chunk)
+                if limit is not None and taken > limit:
+                    raise ResourceLimitHit(f"disk: {path} is over the storage bound (storage_mb): its archive "
+                                           f"passed {limit // (1024 * 1024)} MB and it is not copied out of the sandbox")
                 await anyio.to_thread.run_sync(out.write, chunk)
     except aiodocker.DockerError as exc:
         if exc.status == 404:

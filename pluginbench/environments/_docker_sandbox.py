@@ -19,7 +19,7 @@ from ..errors import CommandStartFailed, EnvironmentFailure
 from . import _docker_scripts as scripts
 from ._dialogue import Dialogue, LineChannel, first_error
 from ._docker_containers import stop_confirmed
-from ._docker_engine import get_archive, put_archive
+from ._docker_engine import archive_limit, get_archive, put_archive
 from ._docker_tar import pack, pack_many, unpack
 from ._egress import EgressProxy
 from ._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE
@@ -365,9 +365,12 @@ class DockerSandbox:
             raise EnvironmentFailure("the sandbox is gone")
         source = _absolute(sandbox_path)
         with tempfile.TemporaryFile() as fh:
-            await get_archive(self._docker, self.container_id, source, fh)
+            # Bounded while streaming and while unpacking: a sparse file in a container
+            # streams every zero byte, and must not become gigabytes on the host.
+            bound = self.limits.storage_mb * 1024 * 1024
+            await get_archive(self._docker, self.container_id, source, fh, limit=archive_limit(bound))
             fh.seek(0)
-            await anyio.to_thread.run_sync(lambda: unpack(fh, Path(host_path), skip_top=skip_top))
+            await anyio.to_thread.run_sync(lambda: unpack(fh, Path(host_path), skip_top=skip_top, limit=bound))
 
     async def get(self, sandbox_path: str, host_path: Path) -> None:
         """Copy a sandbox file or folder to exactly ``host_path``; symlinks are never followed."""

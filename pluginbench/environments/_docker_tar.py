@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO
 
-from ..errors import EnvironmentFailure
+from ..errors import EnvironmentFailure, ResourceLimitHit
 from ..tasks import scan_tree
 from ._hostcopy import NESTED_GIT, SPECIAL_BITS, SPECIAL_FILE, write_dropped
 
@@ -124,21 +124,32 @@ def _write(tf: tarfile.TarFile, member: tarfile.TarInfo, target: Path) -> None:
 
 
 def unpack(
-    archive: IO[bytes], dest: Path, *, skip_top: Callable[[str], bool] = lambda _n: False
+    archive: IO[bytes], dest: Path, *, skip_top: Callable[[str], bool] = lambda _n: False,
+    limit: int | None = None,
 ) -> None:
     """Extract a Docker archive of one sandbox path to exactly ``dest``.
 
     The first member names the sandbox path (its basename). A file is written to ``dest``;
     a folder's content goes below ``dest``, leaving out top-level names ``skip_top``
-    accepts. The sandbox path itself being a symlink or special file is refused.
+    accepts. The sandbox path itself being a symlink or special file is refused. With
+    ``limit`` (bytes), the member that would take the files' apparent size past it is
+    refused (:class:`ResourceLimitHit`) before it is written.
     """
     top: str | None = None
     written: dict[str, Path] = {}
     skip_git = skip_top(".git")
     dropped: list[str] = []
+    total = 0
     with tarfile.open(fileobj=archive, mode="r|") as tf:
         for member in tf:
             parts = _parts(member.name)
+            if member.isreg() or member.islnk():
+                linked = written.get("/".join(_parts(member.linkname))) if member.islnk() else None
+                total += member.size if member.isreg() else linked.stat().st_size if linked is not None else 0
+                if limit is not None and total > limit:
+                    raise ResourceLimitHit(f"disk: {member.name} takes the copy over the "
+                                           f"{limit // (1024 * 1024)} MB storage bound (storage_mb); "
+                                           "it is not copied out of the sandbox")
             if top is None:
                 top = parts[0]
             if parts[0] != top:

@@ -24,7 +24,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from ..errors import EnvironmentFailure
+from ..errors import EnvironmentFailure, ResourceLimitHit
 from ..tasks import scan_tree
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -143,15 +143,47 @@ def _nested_git(name: str) -> bool:
     return name == ".git"
 
 
+def _size_at(dir_fd: int, stop_above: int) -> int:
+    """The apparent size of the regular files below the open folder ``dir_fd`` (never
+    through a symlink), counted until past ``stop_above``."""
+    total = 0
+    for name in os.listdir(dir_fd):
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if stat.S_ISREG(st.st_mode):
+            total += st.st_size
+        elif stat.S_ISDIR(st.st_mode):
+            sub = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+            try:
+                total += _size_at(sub, stop_above - total)
+            finally:
+                os.close(sub)
+        if total > stop_above:
+            break
+    return total
+
+
+def _check_size(size: int, limit: int | None, rel: str) -> None:
+    if limit is not None and size > limit:
+        raise ResourceLimitHit(f"disk: {rel or 'the folder'} is over the {limit // (1024 * 1024)} MB storage bound "
+                               "(storage_mb) and is not copied out of the sandbox")
+
+
 def copy_out(
-    base: Path, rel: str, dest: Path, *, skip_top: Callable[[str], bool] = lambda _n: False
+    base: Path, rel: str, dest: Path, *, skip_top: Callable[[str], bool] = lambda _n: False,
+    limit: int | None = None,
 ) -> None:
-    """Copy ``base/rel`` (a sandbox file or folder) to the host path ``dest``."""
+    """Copy ``base/rel`` (a sandbox file or folder) to the host path ``dest``.
+
+    With ``limit`` (bytes), a file or folder whose apparent size is over it is refused
+    (:class:`ResourceLimitHit`) before anything is written: a sparse file costs the
+    sandbox no disk, but its copy would write every byte on the host."""
     parts = [p for p in rel.split("/") if p]
     dropped: list[str] = []
     if not parts:
         fd = _open_dir(base, [], create=False)
         try:
+            if limit is not None:
+                _check_size(_size_at(fd, limit), limit, rel)
             _copy_dir_out(fd, dest, skip_top, dropped)
         finally:
             os.close(fd)
@@ -170,12 +202,17 @@ def copy_out(
         if stat.S_ISDIR(st.st_mode):
             sub = os.open(name, _DIR_FLAGS, dir_fd=parent)
             try:
+                if limit is not None:
+                    _check_size(_size_at(sub, limit), limit, rel)
                 _copy_dir_out(sub, dest, skip_top, dropped)
             finally:
                 os.close(sub)
             if skip_top(".git"):
                 write_dropped(dest, dropped)
-        elif not (stat.S_ISREG(st.st_mode) and _copy_file_out(parent, name, dest)):
+            return
+        if stat.S_ISREG(st.st_mode):
+            _check_size(st.st_size, limit, rel)
+        if not (stat.S_ISREG(st.st_mode) and _copy_file_out(parent, name, dest)):
             raise _refuse("not a regular file", rel)
     finally:
         os.close(parent)

@@ -399,7 +399,8 @@ class LocalSandbox:
         if self._closed:
             raise EnvironmentFailure("the sandbox is gone")
         base, rel = self._to_host(sandbox_path)
-        await anyio.to_thread.run_sync(_hostcopy.copy_out, base, rel, Path(host_path))
+        bound = self.limits.storage_mb * 1024 * 1024  # a sparse file must not become gigabytes on the host
+        await anyio.to_thread.run_sync(lambda: _hostcopy.copy_out(base, rel, Path(host_path), limit=bound))
 
     async def stop(self) -> None:
         """Kill every process still running in the sandbox and confirm they are gone."""

@@ -138,7 +138,9 @@ class Sandbox(Protocol):
         ...
 
     async def get(self, sandbox_path: str, host_path: Path) -> None:
-        """Copy a file or folder out to the host."""
+        """Copy a file or folder out to the host; one over the sandbox's storage bound
+        (apparent size: a sparse file counts in full) is refused with
+        :class:`~pluginbench.errors.ResourceLimitHit`."""
         ...
 
     async def stop(self) -> None:

@@ -180,3 +180,36 @@ async def test_a_sparse_file_in_the_tree_is_never_exported(tmp_path: Path) -> No
     assert result.run.resource_limit and "1024 MB" in result.run.resource_limit
     assert not (attempt / "export").exists() and not (attempt / "model.patch").exists()
     assert tree_bytes(attempt) < 10 * 1024 * 1024
+
+
+@pytest.mark.parametrize(("anyio_backend", "backend"), [
+    ("asyncio", "local"),
+    pytest.param("asyncio", "docker", marks=pytest.mark.docker),
+])
+async def test_a_sparse_file_is_never_copied_out_of_a_sandbox(tmp_path: Path, anyio_backend: str, backend: str) -> None:
+    """get() of a folder or file holding a sparse file past the storage bound (/logs/artifacts, /logs/verifier) is
+    refused as a resource limit before anything is written on the host; a folder within the bound still copies."""
+    from pluginbench.errors import ResourceLimitHit
+
+    if backend == "docker":
+        from pluginbench.environments._docker import DockerEnvironment
+        from tests.environments.test_docker import _require_docker
+        from tests.environments.test_docker import _spec as docker_spec
+
+        _require_docker()
+        env, spec = DockerEnvironment(), docker_spec(tmp_path / "d", storage_mb=8)
+    else:
+        env, spec = LocalEnvironment(isolation=_isolation(), root=tmp_path / "boxes"), _spec(tmp_path, storage_mb=8)
+    async with env.sandbox(spec) as box:
+        logs = box.paths.logs
+        script = (f"import os; os.makedirs('{logs}/artifacts/deep', exist_ok=True); "
+                  f"open('{logs}/artifacts/deep/big.bin', 'wb').truncate(64 * 1024 * 1024); "
+                  f"open('{logs}/verifier/reward.txt', 'w').write('1')")
+        assert (await box.exec(["python3", "-c", script])).exit_code == 0
+        await box.stop()
+        for path in (f"{logs}/artifacts", f"{logs}/artifacts/deep/big.bin"):
+            with pytest.raises(ResourceLimitHit, match="storage"):
+                await box.get(path, tmp_path / "out")
+            assert tree_bytes(tmp_path / "out") < 1024 * 1024
+        await box.get(f"{logs}/verifier", tmp_path / "verifier")
+    assert (tmp_path / "verifier" / "reward.txt").read_text() == "1"
