@@ -186,7 +186,9 @@ def make_patch(starting_source: Path, export: Path, out: Path) -> PatchInfo:
     out.write_bytes(diff)
     report = out.with_name(out.name + ".dropped.txt")
     if dropped:
-        report.write_text("".join(f"{line}\n" for line in dropped))
+        # A name that is not UTF-8 (kept as surrogates) is written escaped, never a crash that
+        # would cost the attempt its submission.
+        report.write_text("".join(f"{line}\n" for line in dropped), encoding="utf-8", errors="backslashreplace")
     else:
         report.unlink(missing_ok=True)
     return PatchInfo(out, hashlib.sha256(diff).hexdigest(), not diff, _changed_files(diff), tuple(dropped))

@@ -129,7 +129,9 @@ def write_dropped(dest: Path, dropped: list[str]) -> None:
     """``<dest>.dropped.txt`` beside an export: one "<path>: <reason>" line each (none: no file)."""
     report = dest.with_name(dest.name + ".dropped.txt")
     if dropped:
-        report.write_text("".join(f"{line}\n" for line in dropped))
+        # A name that is not UTF-8 (kept as surrogates) is written escaped, never a crash that
+        # would cost the attempt its submission.
+        report.write_text("".join(f"{line}\n" for line in dropped), encoding="utf-8", errors="backslashreplace")
     else:
         report.unlink(missing_ok=True)
 

@@ -159,9 +159,11 @@ async def test_the_canonical_patch_names_each_nested_repository_it_dropped(tmp_p
 
 
 def test_a_path_git_refuses_is_dropped_not_the_whole_patch(tmp_path: Path) -> None:
-    """An export holding .Git/, a git~1 file and a symlinked sub/.gitmodules (paths git will not index) still gives
-    the patch of the agent's solution, and model.patch.dropped.txt names each refused path."""
+    """An export holding .Git/, a git~1 file, a symlinked sub/.gitmodules (paths git will not index) and a nested
+    .git below a folder whose name is not UTF-8 still gives the patch of the agent's solution, and the exported
+    tree's and the patch's dropped.txt name each path (escaped), never a crash that voids the submission."""
     from pluginbench.actors._patch import make_patch
+    from pluginbench.environments._hostcopy import copy_out
 
     start = tmp_path / "start"
     start.mkdir()
@@ -174,8 +176,12 @@ def test_a_path_git_refuses_is_dropped_not_the_whole_patch(tmp_path: Path) -> No
     (export / "git~1").write_text("y\n")
     (export / "sub").mkdir()
     (export / "sub" / ".gitmodules").symlink_to("/etc/passwd")
+    (export / "d\udcff" / ".git").mkdir(parents=True)
+    copy_out(export, "", tmp_path / "export2", skip_top=lambda n: n == ".git")
+    assert (tmp_path / "export2.dropped.txt").read_text() == "d\\udcff/.git: a nested .git (a repository or a gitdir pointer) is not exported\n"
     info = make_patch(start, export, tmp_path / "out" / "model.patch")
     text = info.path.read_text()
     assert "b/solution.py" in text and info.files_changed == 1 and ".Git" not in text and "git~1" not in text
-    assert [d.split(":")[0] for d in info.dropped] == [".Git/x", "git~1", "sub/.gitmodules"]
-    assert (tmp_path / "out" / "model.patch.dropped.txt").read_text().count("git refuses") == 3
+    assert [d.split(":")[0] for d in info.dropped] == ["d\udcff/.git", ".Git/x", "git~1", "sub/.gitmodules"]
+    dropped = (tmp_path / "out" / "model.patch.dropped.txt").read_text()
+    assert dropped.count("git refuses") == 3 and dropped.startswith("d\\udcff/.git: a nested .git")
