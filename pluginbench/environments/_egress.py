@@ -114,14 +114,31 @@ def network_policy(coding: Egress, verifier_mode: str | None) -> dict[str, str]:
     return {"coding": coding.describe(), "verifier": verifier.describe()}
 
 
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
+_V4_COMPATIBLE = ipaddress.ip_network("::/96")
+
+
 def public_address(addr: str) -> bool:
-    """Whether ``addr`` is a globally routable unicast address (never loopback or private)."""
+    """Whether ``addr`` is a globally routable unicast address (never loopback or private).
+
+    An IPv6 address that carries an IPv4 one (mapped ``::ffff:a.b.c.d``, NAT64
+    ``64:ff9b::a.b.c.d``, 6to4 ``2002:AABB:CCDD::``, Teredo, IPv4-compatible ``::a.b.c.d``)
+    is public only when that IPv4 address is: a host's NAT64 or 6to4 gateway would
+    otherwise carry ``64:ff9b::a9fe:a9fe`` to 169.254.169.254 or 10.x addresses."""
     try:
         ip = ipaddress.ip_address(addr.split("%", 1)[0])
     except ValueError:
         return False
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip in _NAT64_LOCAL:
+            return False
+        inner = [ip.ipv4_mapped, ip.sixtofour, *(ip.teredo or ())]
+        if ip in _NAT64 or ip in _V4_COMPATIBLE:
+            inner.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+        carried = [v4 for v4 in inner if v4 is not None]
+        if carried:
+            return all(v4.is_global and not v4.is_multicast for v4 in carried)
     return ip.is_global and not ip.is_multicast
 
 

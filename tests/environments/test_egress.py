@@ -49,6 +49,15 @@ def test_only_public_addresses_and_listed_hosts_pass():
     assert allowed_host(Egress("proxy", public=True), "example.com")
 
 
+def test_ipv6_addresses_carrying_a_private_ipv4_address_are_not_public():
+    """NAT64, 6to4, IPv4-compatible and Teredo addresses are public only when the IPv4 address they carry is
+    (a host's NAT64 gateway would take 64:ff9b::a9fe:a9fe to 169.254.169.254)."""
+    for addr in ("64:ff9b::a9fe:a9fe", "64:ff9b::7f00:1", "64:ff9b::a00:1", "64:ff9b:1::101:101",
+                 "2002:7f00:1::", "2002:a00:1::1", "::127.0.0.1", "::a00:1", "2001:0:4136:e378:8000:63bf:3fff:fdd2"):
+        assert not public_address(addr), addr
+    assert public_address("64:ff9b::101:101") and public_address("2002:101:101::1")
+
+
 def test_seccomp_program_refuses_keyring_and_foreign_abis():
     """The filter returns EPERM for keyctl/add_key/request_key and unshare, and for any x32 or i386 call; other
     calls are allowed (checked with a BPF interpreter)."""
