@@ -17,6 +17,7 @@ patch. Git runs with no system or global configuration and no hooks, and nothing
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -142,10 +143,9 @@ def _add_all(repo: Path, dropped: list[str]) -> None:
         return
     except subprocess.CalledProcessError:
         pass
-    try:
+    # Every path git could index is indexed; the rest is listed below.
+    with contextlib.suppress(subprocess.CalledProcessError):
         _git(repo, "add", "-A", "--ignore-errors")
-    except subprocess.CalledProcessError:
-        pass  # every path git could index is indexed; the rest is listed below
     left = _git(repo, "ls-files", "-z", "--others", "--exclude-standard").stdout
     if not left:
         raise subprocess.CalledProcessError(128, ["git", "add", "-A"], b"", b"git add failed and left nothing out")
