@@ -93,7 +93,9 @@ def read_text(folder: Path, rel: str, limit: int = READ_LIMIT) -> str | None:
 
 def list_files(folder: Path) -> list[tuple[str, int]]:
     """(relative path, size) of every regular file under ``folder``, sorted; symlinks are
-    neither listed nor entered."""
+    neither listed nor entered. A name that is not UTF-8 (an agent's file in the export)
+    is listed escaped (``bad\\xff.py``): kept as surrogates it could not be written to a page
+    or to JSON, and the attempt's page would fail."""
     out: list[tuple[str, int]] = []
     stack = [folder]
     while stack:
@@ -110,7 +112,9 @@ def list_files(folder: Path) -> list[tuple[str, int]]:
                 if e.is_dir(follow_symlinks=False):
                     stack.append(Path(e.path))
                 elif e.is_file(follow_symlinks=False):
-                    out.append((Path(e.path).relative_to(folder).as_posix(), e.stat(follow_symlinks=False).st_size))
+                    rel = Path(e.path).relative_to(folder).as_posix()
+                    shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+                    out.append((shown, e.stat(follow_symlinks=False).st_size))
             except OSError:
                 continue
     return sorted(out)

@@ -287,3 +287,21 @@ def test_bad_input_names_the_path_and_exits_2(run: Path, tmp_path: Path) -> None
             tar.addfile(m, None if data is None else io.BytesIO(data))
     res = runner.invoke(app, ["show", str(changed), CLAUDE_ID])
     assert res.exit_code == 2 and "does not match the manifest" in res.output
+
+
+def test_an_evidence_file_whose_name_is_not_utf8_is_listed_escaped(tmp_path: Path) -> None:
+    """An exported file named with non-UTF-8 bytes is listed escaped, so the attempt page and JSON can be written
+    (it made the dashboard's attempt page answer 500)."""
+    from html import escape
+    from urllib.parse import quote
+
+    from pluginbench.viewer._evidence import list_files
+
+    (tmp_path / "export").mkdir()
+    (tmp_path / "export" / os.fsdecode(b"bad\xff.py")).write_text("x\n")
+    (tmp_path / "export" / "ok.py").write_text("y\n")
+    listed = list_files(tmp_path)
+    assert listed == [("export/bad\\xff.py", 2), ("export/ok.py", 2)]
+    json.dumps(listed).encode("utf-8")
+    for path, _size in listed:
+        (quote(path) + escape(path)).encode("utf-8")
