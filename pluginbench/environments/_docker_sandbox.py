@@ -23,7 +23,7 @@ from ._docker_engine import archive_limit, get_archive, put_archive
 from ._docker_tar import pack, pack_many, unpack
 from ._egress import EgressProxy
 from ._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE
-from ._limits import Limits, limits_of
+from ._limits import CappedFile, Limits, limits_of
 from ._port import ExecResult, SandboxPaths, SandboxSpec
 
 MARKER = "PLUGINBENCH_EXEC"
@@ -277,8 +277,10 @@ class DockerSandbox:
             feed = f"{self.paths.tmp}/.pluginbench-stdin-{token}"
             await self._put_bytes(stdin, feed)
             command = ["/bin/sh", "-c", scripts.WITH_STDIN, "pluginbench-stdin", feed, *argv]
-        out_file = open(stdout_path, "wb") if stdout_path is not None else None  # noqa: SIM115
-        err_file = open(stderr_path, "wb") if stderr_path is not None else None  # noqa: SIM115
+        # Bounded by the storage bound: output is evidence on the host's disk.
+        cap = self.limits.storage_mb * 1024 * 1024
+        out_file = CappedFile(stdout_path, cap) if stdout_path is not None else None
+        err_file = CappedFile(stderr_path, cap) if stderr_path is not None else None
         out, err, head = bytearray(), bytearray(), bytearray()
         sinks = {1: _sink(out_file, out), 2: _sink(err_file, err)}
         started = time.monotonic()

@@ -28,6 +28,7 @@ A breach ends the attempt with the execution outcome ``resource_limit`` and the 
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import signal
 from collections.abc import Sequence
@@ -308,3 +309,31 @@ def rlimit_prefix(limits: Limits) -> tuple[list[str], str]:
         args.append(f"--nproc={limits.pids}")
         label += ", RLIMIT_NPROC per user"
     return [*args, "--"], label + " (no cgroup: weaker than per-sandbox limits; a breach is not detected)"
+
+
+class CappedFile(io.FileIO):
+    """A host file a command's output pipe is written to, holding at most ``limit`` bytes
+    and then one line saying it was cut: a process in the sandbox can write to the pipe
+    (through ``/proc/<pid>/fd/1``) as fast as the host reads, and the evidence file must
+    not fill the host's disk. Later bytes are read and dropped, so the writer never blocks."""
+
+    def __init__(self, path: Path | str, limit: int) -> None:
+        super().__init__(path, "wb")
+        self.limit = limit
+        self.written = 0
+        self.cut = False
+
+    def write(self, data: object) -> int:
+        chunk = memoryview(data).cast("B")  # type: ignore[arg-type]
+        room = self.limit - self.written
+        if room > 0:
+            part = chunk[:room]
+            while part:
+                n = super().write(part) or 0
+                part = part[n:]
+                self.written += n
+        if len(chunk) > max(room, 0) and not self.cut:
+            self.cut = True
+            super().write(f"\n[pluginbench: output cut at {self.limit} bytes (the storage bound, storage_mb)]\n".encode())
+        return len(chunk)
+

@@ -272,8 +272,10 @@ class LocalSandbox:
         else:
             command, host_cwd = list(argv), cwd
         command = self._cgroup.wrap(command) if self._cgroup is not None else [*self._rlimit, *command]
-        out_file = open(stdout_path, "wb") if stdout_path is not None else None  # noqa: SIM115
-        err_file = open(stderr_path, "wb") if stderr_path is not None else None  # noqa: SIM115
+        # Bounded by the storage bound: output is evidence on the host's disk.
+        cap = self.limits.storage_mb * 1024 * 1024
+        out_file = _limits.CappedFile(stdout_path, cap) if stdout_path is not None else None
+        err_file = _limits.CappedFile(stderr_path, cap) if stderr_path is not None else None
         out, err = bytearray(), bytearray()
         started = time.monotonic()
         proc: Process | None = None

@@ -213,3 +213,29 @@ async def test_a_sparse_file_is_never_copied_out_of_a_sandbox(tmp_path: Path, an
             assert tree_bytes(tmp_path / "out") < 1024 * 1024
         await box.get(f"{logs}/verifier", tmp_path / "verifier")
     assert (tmp_path / "verifier" / "reward.txt").read_text() == "1"
+
+
+@pytest.mark.parametrize(("anyio_backend", "backend"), [
+    ("asyncio", "local"),
+    pytest.param("asyncio", "docker", marks=pytest.mark.docker),
+])
+async def test_a_commands_output_file_stops_at_the_storage_bound(tmp_path: Path, anyio_backend: str, backend: str) -> None:
+    """A command (a verifier's test code, a process writing to the agent CLI's stdout) printing 24 MB into an
+    8 MB-bound sandbox ends normally, and its host output file holds 8 MB and one line saying it was cut."""
+    if backend == "docker":
+        from pluginbench.environments._docker import DockerEnvironment
+        from tests.environments.test_docker import _require_docker
+        from tests.environments.test_docker import _spec as docker_spec
+
+        _require_docker()
+        env, spec = DockerEnvironment(), docker_spec(tmp_path / "d", storage_mb=8)
+    else:
+        env, spec = LocalEnvironment(isolation=_isolation(), root=tmp_path / "boxes"), _spec(tmp_path, storage_mb=8)
+    out = tmp_path / "stdout.txt"
+    async with env.sandbox(spec) as box:
+        done = await box.exec(["sh", "-c", "head -c 25165824 /dev/zero; echo end >&2"], stdout_path=out,
+                              stderr_path=tmp_path / "stderr.txt", timeout=120)
+    assert done.exit_code == 0 and (tmp_path / "stderr.txt").read_text() == "end\n"
+    data = out.read_bytes()
+    assert len(data) < 9 * 1024 * 1024 and data.endswith(b"output cut at 8388608 bytes (the storage bound, storage_mb)]\n")
+    assert data[:8 * 1024 * 1024] == bytes(8 * 1024 * 1024)
