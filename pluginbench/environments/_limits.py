@@ -324,7 +324,7 @@ class CappedFile(io.FileIO):
         self.cut = False
 
     def write(self, data: object) -> int:
-        chunk = memoryview(data).cast("B")  # type: ignore[arg-type]
+        chunk = memoryview(data).cast("B")  # type: ignore[arg-type]  # any buffer, as FileIO.write takes
         room = self.limit - self.written
         if room > 0:
             part = chunk[:room]
