@@ -14,10 +14,10 @@ import pytest
 
 from pluginbench.environments import LocalEnvironment, _proctree, bwrap_available, make_environment
 from pluginbench.environments._bwrap import (
+    ETC_COPY_LIMIT,
     Bind,
     Hidden,
     TopEntry,
-    ETC_COPY_LIMIT,
     bwrap_args,
     etc_copies,
     host_etc,
