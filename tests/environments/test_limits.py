@@ -180,3 +180,20 @@ async def test_a_sparse_file_in_the_tree_is_never_exported(tmp_path: Path) -> No
     assert result.run.resource_limit and "1024 MB" in result.run.resource_limit
     assert not (attempt / "export").exists() and not (attempt / "model.patch").exists()
     assert tree_bytes(attempt) < 10 * 1024 * 1024
+
+
+def test_only_a_cpu_cap_puts_a_sandbox_in_a_cpu_group_of_its_own() -> None:
+    """Without a CPU cap a sandbox's cgroup has no cpu controller of its own; with one, the cap is its quota."""
+    require(_cgroups_usable(), "a writable cgroup file system (root)")
+    free = Cgroup.create(f"pluginbench-cpu-free-{os.getpid()}", limits_of(64, None, 16, None))
+    capped = Cgroup.create(f"pluginbench-cpu-capped-{os.getpid()}", limits_of(64, 1.5, 16, None))
+    assert free is not None and capped is not None
+    try:
+        if free.version == 1:
+            assert set(free.dirs) == {"memory", "pids"} and set(capped.dirs) == {"memory", "pids", "cpu"}
+            assert (capped.dirs["cpu"] / "cpu.cfs_quota_us").read_text().strip() == "150000"
+        else:
+            assert (capped.dirs[""] / "cpu.max").read_text().split()[0] == "150000"
+    finally:
+        free.remove()
+        capped.remove()
