@@ -78,7 +78,8 @@ def _execvp(command: list[str]) -> None:
     name = command[0].encode(enc, errors)
     if b"/" in name:
         posix.execv(name, command)
-    first, last = None, None
+    first: OSError | None = None
+    last: OSError | None = None
     for folder in posix.environ.get(b"PATH", b"/bin:/usr/bin").split(b":"):
         try:
             posix.execv(folder + b"/" + name if folder else name, command)
