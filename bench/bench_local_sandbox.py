@@ -1,6 +1,6 @@
-"""Local sandbox lifecycle cost. Prints numbers; asserts nothing. Run on demand:
+"""Local sandbox lifecycle and per-command cost. Prints numbers; asserts nothing. Run on demand:
 
-    .venv/bin/python bench/bench_local_sandbox.py [--n 50]
+    .venv/bin/python bench/bench_local_sandbox.py [--n 50] [--execs 40] [--tree PATH]
 
 For each isolation mode (bubblewrap when usable, none) it times N sandboxes through
 create (copy + base commit) -> exec(true) -> stop -> export_workspace -> close, and
@@ -9,6 +9,14 @@ ratio of the cycle to its anchor measured in the same rounds: a bare ``true`` pr
 (``bwrap --ro-bind / / --unshare-all true`` for the bubblewrap modes), with the load.
 ``bubblewrap+egress`` is the same with a probe egress policy (the host proxy thread and
 the in-sandbox forwarder every command starts behind: what a coding sandbox pays).
+
+Per command (the bubblewrap modes): in one sandbox, ``--execs`` times ``exec(["true"])``
+interleaved with its anchor, ``bwrap <the very options that exec passes> -- true`` run
+bare from the host, and prints per command the median wall time and the CPU time
+(user+sys of this process and of every process under it, the sandbox's included: the
+bench adopts bubblewrap's orphaned sandbox init as a child subreaper and reaps it), and
+both as ratios to the anchor. ``--tree PATH`` measures the pluginbench of another
+checkout (say ``main`` in a second worktree) with this same bench, for a before/after.
 """
 
 from __future__ import annotations
@@ -25,7 +33,8 @@ from pathlib import Path
 
 import anyio
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+_TREE = sys.argv[sys.argv.index("--tree") + 1] if "--tree" in sys.argv[:-1] else None
+sys.path.insert(0, str(Path(_TREE).resolve() if _TREE else Path(__file__).resolve().parents[1]))
 
 from pluginbench.environments import LocalEnvironment, SandboxSpec, bwrap_available  # noqa: E402
 
@@ -106,14 +115,115 @@ async def _bench(mode: str, n: int) -> None:
           f"load {load:.1f} -> {os.getloadavg()[0]:.1f}")
 
 
+def _subreaper() -> bool:
+    """Adopt orphaned descendants (bubblewrap's sandbox init outlives bwrap), so their CPU
+    time reaches RUSAGE_CHILDREN once :func:`_reap` has waited for them."""
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        return False
+
+
+def _reap(limit: float = 2.0) -> None:
+    """Wait for every child left (only between measured calls: nothing else is running)."""
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            time.sleep(0.002)
+
+
+def _cpu() -> float:
+    import resource
+
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _anchor_argv(sb: object, fds: list[int]) -> list[str]:
+    """``bwrap`` with the options ``exec`` passes (/etc copies and seccomp included) and ``true``."""
+    from pluginbench.environments import _seccomp
+
+    cwd = sb.paths.app  # type: ignore[attr-defined]
+    try:
+        options = sb._bwrap_prefix(cwd, fds)  # type: ignore[attr-defined]
+    except TypeError:  # an older checkout: no /etc copies
+        options = sb._bwrap_prefix(cwd)  # type: ignore[attr-defined]
+    if _seccomp.supported():
+        fd = os.memfd_create("bench-seccomp")
+        os.write(fd, _seccomp.program_bytes())
+        os.lseek(fd, 0, os.SEEK_SET)
+        fds.append(fd)
+        options += ["--seccomp", str(fd)]
+    return [sb._bwrap, *options, "--", "true"]  # type: ignore[attr-defined]
+
+
+async def _bench_exec(mode: str, n: int) -> None:
+    _, _, egress = mode.partition("+")
+    with tempfile.TemporaryDirectory(prefix="pluginbench-bench-") as tmp:
+        scratch = Path(tmp)
+        spec = SandboxSpec(
+            run_id="bench", attempt_id="x", role="coding", task="bench",
+            workspace=_workspace(scratch / "ws"),
+        )  # fmt: skip
+        if egress:
+            from pluginbench.environments import Egress
+
+            spec = spec._replace(egress=Egress("probe", port=40009))
+        env = LocalEnvironment("bubblewrap", root=scratch / "boxes")
+        async with env.sandbox(spec) as sb:
+            await sb.exec(["true"])  # warm-up (layout read, page cache)
+            load = os.getloadavg()[0]
+            walls: dict[str, list[float]] = {"exec": [], "anchor": []}
+            cpus: dict[str, float] = {"exec": 0.0, "anchor": 0.0}
+            for _ in range(n):
+                _reap()
+                cpu, mark = _cpu(), time.perf_counter()
+                result = await sb.exec(["true"])
+                assert result.exit_code == 0, result
+                walls["exec"].append(time.perf_counter() - mark)
+                _reap()
+                cpus["exec"] += _cpu() - cpu
+                fds: list[int] = []
+                argv = _anchor_argv(sb, fds)
+                cpu, mark = _cpu(), time.perf_counter()
+                subprocess.run(argv, check=True, cwd=str(sb.root), pass_fds=fds, env={"PATH": os.defpath})
+                walls["anchor"].append(time.perf_counter() - mark)
+                for fd in fds:
+                    os.close(fd)
+                _reap()
+                cpus["anchor"] += _cpu() - cpu
+    wall = {k: statistics.median(v) * 1000 for k, v in walls.items()}
+    cpu_ms = {k: v / n * 1000 for k, v in cpus.items()}
+    paired = statistics.median(e / a for e, a in zip(walls["exec"], walls["anchor"], strict=True))
+    print(f"per command, isolation={mode}  n={n}  (milliseconds; CPU = user+sys, sandbox included)")
+    print(f"  exec(true)            wall median {wall['exec']:7.1f}   CPU {cpu_ms['exec']:6.1f}")
+    print(f"  bwrap same args true  wall median {wall['anchor']:7.1f}   CPU {cpu_ms['anchor']:6.1f}")
+    print(f"  exec/anchor: wall {wall['exec'] / wall['anchor']:.2f} (median paired {paired:.2f}), "
+          f"CPU {cpu_ms['exec'] / cpu_ms['anchor']:.2f}; load {load:.1f} -> {os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=50)
+    parser.add_argument("--n", type=int, default=50, help="sandbox cycles per mode (0: none)")
+    parser.add_argument("--execs", type=int, default=40, help="commands per bubblewrap mode (0: none)")
+    parser.add_argument("--tree", help="the checkout whose pluginbench is measured (default: this one)")
     args = parser.parse_args()
     modes = ["bubblewrap", "bubblewrap+egress", "none"] if bwrap_available() else ["none"]
+    print(f"pluginbench from {sys.path[0]}")
     if "bubblewrap" not in modes:
         print("bubblewrap: unavailable here (not measured)")
-    for mode in modes:
+    if args.execs and "bubblewrap" in modes:
+        if not _subreaper():
+            print("(no child subreaper here: the sandbox side's CPU is not counted)")
+        for mode in ("bubblewrap", "bubblewrap+egress"):
+            anyio.run(_bench_exec, mode, args.execs)
+    for mode in modes if args.n else []:
         anyio.run(_bench, mode, args.n)
 
 

@@ -15,12 +15,13 @@ container's init. Without a command it serves in the foreground.
 
 from __future__ import annotations
 
-# The C modules under ``socket`` and ``threading``: the forwarder starts before every
-# command of a local sandbox with egress, and importing the Python wrappers (enum,
-# selectors, collections, ...) was most of its start-up.
+# The C modules under ``socket``, ``threading`` and ``os``: the forwarder starts before
+# every command of a local sandbox with egress, and importing the Python wrappers (enum,
+# selectors, collections; ``os`` alone pulls stat, posixpath and _collections_abc, which
+# ``python3 -S`` does not load) was most of its start-up.
 import _socket
 import _thread
-import os
+import posix
 import sys
 
 
@@ -70,6 +71,26 @@ def _serve(listener: _socket.socket, path: str) -> None:
         _thread.start_new_thread(_relay, (fd, path))
 
 
+def _execvp(command: list[str]) -> None:
+    """``os.execvp`` without ``os``: the first ``PATH`` entry that runs ``command[0]``; the
+    first error other than not-found, else the last, is raised."""
+    enc, errors = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
+    name = command[0].encode(enc, errors)
+    if b"/" in name:
+        posix.execv(name, command)
+    first: OSError | None = None
+    last: OSError | None = None
+    for folder in posix.environ.get(b"PATH", b"/bin:/usr/bin").split(b":"):
+        try:
+            posix.execv(folder + b"/" + name if folder else name, command)
+        except (FileNotFoundError, NotADirectoryError) as exc:
+            last = exc
+        except OSError as exc:
+            last = exc
+            first = first or exc
+    raise first or last or FileNotFoundError(2, "No such file or directory")
+
+
 def main(argv: list[str]) -> None:
     port, path, command = int(argv[1]), argv[2], argv[4:] if len(argv) > 3 and argv[3] == "--" else []
     listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
@@ -79,20 +100,20 @@ def main(argv: list[str]) -> None:
     if not command:
         _serve(listener, path)
         return
-    if os.fork() == 0:
-        null = os.open(os.devnull, os.O_RDWR)
+    if posix.fork() == 0:
+        null = posix.open("/dev/null", posix.O_RDWR)
         for fd in (0, 1, 2):
-            os.dup2(null, fd)
+            posix.dup2(null, fd)
         try:
             _serve(listener, path)
         finally:
-            os._exit(0)
+            posix._exit(0)
     listener.close()
     try:
-        os.execvp(command[0], command)
+        _execvp(command)
     except OSError as exc:
         sys.stderr.write(f"{command[0]}: {exc.strerror}\n")
-        os._exit(127)
+        posix._exit(127)
 
 
 if __name__ == "__main__":

@@ -7,8 +7,11 @@ below; :func:`limits_of` builds it (pure). Every backend enforces it and says ho
 
 * **local, as root with a cgroup file system**: one cgroup per sandbox (v2 under
   ``/sys/fs/cgroup/pluginbench/``, v1 under the worker's own cgroup of the ``memory``,
-  ``pids`` and ``cpu`` hierarchies) with ``memory.max`` (swap off), ``pids.max`` and
-  ``cpu.max``; every command of the sandbox starts inside it (:class:`Cgroup`). A
+  ``pids`` and, with a CPU cap, ``cpu`` hierarchies) with ``memory.max`` (swap off),
+  ``pids.max`` and ``cpu.max``; every command of the sandbox starts inside it
+  (:class:`Cgroup`). Without a CPU cap the sandbox stays in the worker's CPU group: a
+  group of its own would weigh as one task against every other task of the host, and
+  on a busy host each command waited several times its CPU time for a turn. A
   breach (an OOM kill, a refused fork) is read from the cgroup's own event counters,
   which nothing in the sandbox can write, and ends the sandbox's commands at once.
 * **local otherwise**: ``prlimit`` per process (``RLIMIT_AS`` for memory; ``RLIMIT_NPROC``
@@ -102,6 +105,11 @@ def over_storage(root: Path, limits: Limits) -> str | None:
 _ROOT = Path("/sys/fs/cgroup")
 
 
+def _controllers(limits: Limits) -> tuple[str, ...]:
+    """The cgroup controllers a sandbox with ``limits`` joins: ``cpu`` only for a CPU cap."""
+    return ("memory", "pids", "cpu") if limits.cpus else ("memory", "pids")
+
+
 class Cgroup:
     """One sandbox's cgroup (v2, or v1's memory/pids/cpu hierarchies); see the module docstring."""
 
@@ -130,13 +138,14 @@ class Cgroup:
 
     @classmethod
     def _create_v2(cls, name: str, limits: Limits, root: Path) -> Cgroup | None:
-        wanted = {"memory", "pids", "cpu"}
-        if not wanted <= set((root / "cgroup.controllers").read_text().split()):
+        wanted = _controllers(limits)
+        if not set(wanted) <= set((root / "cgroup.controllers").read_text().split()):
             return None
         parent = root / "pluginbench"
-        (root / "cgroup.subtree_control").write_text("+memory +pids +cpu")
+        enable = " ".join("+" + c for c in wanted)
+        (root / "cgroup.subtree_control").write_text(enable)
         parent.mkdir(exist_ok=True)
-        (parent / "cgroup.subtree_control").write_text("+memory +pids +cpu")
+        (parent / "cgroup.subtree_control").write_text(enable)
         folder = parent / name
         folder.mkdir()
         box = cls({"": folder}, 2, limits)
@@ -156,7 +165,7 @@ class Cgroup:
     def _create_v1(cls, name: str, limits: Limits, root: Path) -> Cgroup | None:
         own = _own_v1_paths()
         dirs: dict[str, Path] = {}
-        for controller in ("memory", "pids", "cpu"):
+        for controller in _controllers(limits):
             base = root / controller
             if not (base / "cgroup.procs").is_file() or controller not in own:
                 return None

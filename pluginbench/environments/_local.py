@@ -12,9 +12,9 @@ gives the same ``base_commit`` on every machine.
 
 With bubblewrap every command runs in a mount/pid/ipc/uts namespace without
 capabilities in a default-deny file system (see :mod:`._bwrap`): the system tool folders,
-a few ``/etc`` entries and ``spec.readonly`` read-only, and the sandbox folders at
-``/app`` (or ``spec.workdir``), ``/tests``, ``/solution``, ``/logs``, ``/home/agent`` and
-``/tmp``; no other host folder exists inside. Each command also gets its own network
+a few ``/etc`` entries (in a read-only ``/etc`` of its own) and ``spec.readonly``
+read-only, and the sandbox folders at ``/app`` (or ``spec.workdir``), ``/tests``,
+``/solution``, ``/logs``, ``/home/agent`` and ``/tmp``; no other host folder exists inside. Each command also gets its own network
 namespace (loopback only), ``/proc/sys`` read-only, a seccomp filter refusing the
 kernel keyring (:mod:`._seccomp`) and an environment naming no host folder (``PATH`` is
 the system folders plus the tool folders' own). When ``spec.egress`` allows a way out,
@@ -126,6 +126,8 @@ class LocalSandbox:
         self._rlimit: list[str] = []
         self.limit_mechanism = "not set up"
         self._breaches: list[str] = []
+        self._layout: _bwrap.HostLayout | None = None
+        self._seccomp: bytes | None = _seccomp.program_bytes() if bwrap is not None and _seccomp.supported() else None
 
     # -- setup ---------------------------------------------------------------------
 
@@ -189,7 +191,12 @@ class LocalSandbox:
             self.host_app, root / "home", self.spec.git_identity
         )
 
-    def _bwrap_prefix(self, cwd: str) -> list[str]:
+    def _bwrap_prefix(self, cwd: str, fds: list[int]) -> list[str]:
+        """bwrap's options for one command. The host listings the layout reads (``/``,
+        ``/etc``, ``/proc``, the tool folders) are read at the first command and kept for
+        the sandbox's life; the hidden paths are resolved again for every command, so one
+        that appears later (a cache created mid-attempt) is still covered. The ``/etc``
+        copies' file descriptors are appended to ``fds`` (the caller passes and closes them)."""
         assert self._bwrap is not None
         binds = [
             _bwrap.Bind(str(host), inside)
@@ -201,17 +208,22 @@ class LocalSandbox:
             real = os.path.realpath(path)
             if os.path.lexists(real):
                 hidden.append(_bwrap.Hidden(real, os.path.isdir(real)))
-        args = _bwrap.bwrap_args(
-            _bwrap.host_top_level(),
+        if self._layout is None:
+            self._layout = _bwrap.read_host_layout(tool_folders(self.spec.readonly))
+        layout = self._layout
+        etc_files = [(name, _memfd("pb-etc", data)) for name, data in layout.etc_files.items()]
+        fds += [fd for _, fd in etc_files]
+        return _bwrap.bwrap_args(
+            layout.top,
             binds,
             hidden,
             chdir=cwd,
-            readonly=tool_folders(self.spec.readonly),
-            etc=_bwrap.host_etc(),
+            readonly=layout.readonly,
+            etc=layout.etc,
             egress_dir=str(self.egress.folder) if self.egress is not None else None,
-            proc_entries=_bwrap.host_proc_entries(),
+            proc_entries=layout.proc_entries,
+            etc_files=etc_files,
         )
-        return args
 
     # -- the port ------------------------------------------------------------------
 
@@ -261,8 +273,8 @@ class LocalSandbox:
         if self._bwrap is not None:
             # Options travel through --args (and the filter through --seccomp), so
             # bubblewrap's command line, the sandbox's /proc/1/cmdline, names no host path.
-            seccomp = _memfd("pb-seccomp", _seccomp.program_bytes()) if _seccomp.supported() else None
-            options = self._bwrap_prefix(cwd)
+            seccomp = _memfd("pb-seccomp", self._seccomp) if self._seccomp is not None else None
+            options = self._bwrap_prefix(cwd, fds)
             if seccomp is not None:
                 options += ["--seccomp", str(seccomp)]
                 fds.append(seccomp)

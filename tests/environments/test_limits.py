@@ -239,3 +239,20 @@ async def test_a_commands_output_file_stops_at_the_storage_bound(tmp_path: Path,
     data = out.read_bytes()
     assert len(data) < 9 * 1024 * 1024 and data.endswith(b"output cut at 8388608 bytes (the storage bound, storage_mb)]\n")
     assert data[:8 * 1024 * 1024] == bytes(8 * 1024 * 1024)
+
+
+def test_only_a_cpu_cap_puts_a_sandbox_in_a_cpu_group_of_its_own() -> None:
+    """Without a CPU cap a sandbox's cgroup has no cpu controller of its own; with one, the cap is its quota."""
+    require(_cgroups_usable(), "a writable cgroup file system (root)")
+    free = Cgroup.create(f"pluginbench-cpu-free-{os.getpid()}", limits_of(64, None, 16, None))
+    capped = Cgroup.create(f"pluginbench-cpu-capped-{os.getpid()}", limits_of(64, 1.5, 16, None))
+    assert free is not None and capped is not None
+    try:
+        if free.version == 1:
+            assert set(free.dirs) == {"memory", "pids"} and set(capped.dirs) == {"memory", "pids", "cpu"}
+            assert (capped.dirs["cpu"] / "cpu.cfs_quota_us").read_text().strip() == "150000"
+        else:
+            assert (capped.dirs[""] / "cpu.max").read_text().split()[0] == "150000"
+    finally:
+        free.remove()
+        capped.remove()

@@ -14,10 +14,12 @@ import pytest
 
 from pluginbench.environments import LocalEnvironment, _proctree, bwrap_available, make_environment
 from pluginbench.environments._bwrap import (
+    ETC_COPY_LIMIT,
     Bind,
     Hidden,
     TopEntry,
     bwrap_args,
+    etc_copies,
     host_etc,
     workdir_conflict,
 )
@@ -208,6 +210,18 @@ async def test_every_sandbox_has_only_loopback(tmp_path):
     assert names == {"lo"}
 
 
+@pytest.mark.anyio
+async def test_etc_inside_is_the_hosts_allowed_files_and_read_only(tmp_path):
+    """Inside bubblewrap /etc/passwd reads as the host's, and neither it nor /etc itself can be written."""
+    _require_bwrap()
+    env = LocalEnvironment("bubblewrap", root=tmp_path / "boxes")
+    async with env.sandbox(_spec(tmp_path)) as sb:
+        r = await sb.exec(["sh", "-c", "cat /etc/passwd; echo x >> /etc/passwd || echo refused; "
+                                 "touch /etc/new || echo refused; ls /etc/shadow || echo absent"])
+    assert r.stdout.decode().split("\n")[-4:] == ["refused", "refused", "absent", ""], (r.stdout, r.stderr)
+    assert r.stdout.startswith(Path("/etc/passwd").read_bytes())
+
+
 def test_bwrap_layout_is_default_deny():
     """The argv starts from an empty root, binds only system folders, allowed /etc entries and tool folders
     read-only, keeps top symlinks, and hides only paths a bind would show."""
@@ -234,12 +248,17 @@ def test_bwrap_layout_is_default_deny():
         readonly=["/work/co/node_modules"],
         etc=["passwd", "ssl"],
         proc_entries=["/proc/sys", "/proc/kcore"],
+        etc_files=[("passwd", 9)],
     )
     joined = " ".join(args)
     assert args[:2] == ["--tmpfs", "/"]
     assert "--symlink usr/bin /bin" in joined and "--ro-bind /usr /usr" in joined
-    assert "--ro-bind /etc/passwd /etc/passwd" in joined and "--ro-bind /etc/ssl /etc/ssl" in joined
-    for absent in ("/srv", "/opt", "/var", "/home", "/work", "/.dockerenv", "/tmp", "/etc"):
+    assert "--file 9 /etc/passwd" in joined and "--ro-bind /etc/ssl /etc/ssl" in joined
+    assert "--ro-bind /etc/passwd" not in joined
+    # /etc is a fresh tmpfs, made read-only after every mount under it
+    assert [args[i - 1] for i, a in enumerate(args) if a == "/etc"] == ["--tmpfs", "--remount-ro"]
+    assert joined.index("--remount-ro /etc") > joined.index("--ro-bind /dev/null /usr/secret.key")
+    for absent in ("/srv", "/opt", "/var", "/home", "/work", "/.dockerenv", "/tmp"):
         assert absent not in args, absent
     assert "--bind /h/app /app" in joined
     assert "--ro-bind /work/co/node_modules /work/co/node_modules" in joined
@@ -268,6 +287,18 @@ def test_host_etc_keeps_only_the_allowed_entries(tmp_path):
     for name in ("passwd", "shadow", "ssh", "python3.11", "java-17-openjdk", "npmrc", "resolv.conf", "pip.conf"):
         (tmp_path / name).mkdir()
     assert host_etc(str(tmp_path)) == ["java-17-openjdk", "passwd", "python3.11", "resolv.conf"]
+
+
+def test_etc_copies_take_only_small_readable_regular_files(tmp_path):
+    """Allowed /etc files become copies (through a symlink too); folders, FIFOs and oversized files stay binds."""
+    (tmp_path / "passwd").write_bytes(b"root:x:0:0::/root:/bin/sh\n")
+    (tmp_path / "real-os-release").write_bytes(b"ID=debian\n")
+    (tmp_path / "os-release").symlink_to("real-os-release")
+    (tmp_path / "ssl").mkdir()
+    os.mkfifo(tmp_path / "hosts")
+    (tmp_path / "services").write_bytes(b"x" * (ETC_COPY_LIMIT + 1))
+    names = ["hosts", "missing", "os-release", "passwd", "services", "ssl"]
+    assert etc_copies(names, str(tmp_path)) == {"os-release": b"ID=debian\n", "passwd": b"root:x:0:0::/root:/bin/sh\n"}
 
 
 def test_workdir_must_not_sit_under_a_read_only_host_folder():
