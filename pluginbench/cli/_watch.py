@@ -145,7 +145,10 @@ def render_status(snap: dict[str, Any], *, max_tasks: int | None = None) -> Grou
     header.append(f"{snap['name']}  ", style="bold")
     header.append(f"phase {snap['phase']}", style="bold cyan")
     header.append(f"  ·  {snap['harness']} {snap['model'] or ''}  ·  {snap['backend']} ({snap['isolation']})")
-    lines: list[Any] = [header]
+    # the answer first: the report's own verdicts (stats.verdicts), so status says what
+    # report.html says, above everything that explains them
+    lines: list[Any] = [verdict_text(v) for v in verdicts_beside(Path(snap["report"]))] if snap["report"] else []
+    lines.append(header)
     if snap.get("simulated"):
         lines.append(Text("SIMULATED AGENT: a deterministic stand-in, not a real coding agent", style="bold yellow"))
     if snap.get("probe"):
@@ -257,8 +260,6 @@ def render_status(snap: dict[str, Any], *, max_tasks: int | None = None) -> Grou
     if snap["resume_command"]:
         lines.append(Text(f"resume: {snap['resume_command']}"))
     if snap["report"]:
-        # the report's own verdicts (stats.verdicts), so status says what report.html says
-        lines.extend(verdict_text(v) for v in verdicts_beside(Path(snap["report"])))
         lines.append(Text(f"report: {snap['report']}"))
     return Group(*lines)
 

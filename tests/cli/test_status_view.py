@@ -100,3 +100,15 @@ def test_tokens_of_complete_attempts_show_while_others_run() -> None:
     assert "12,345 so far (4 complete, 2 running)" in _text(snap)
     snap["arms"]["vanilla"]["tokens"] = {**unknown, "complete_total_tokens": None}
     assert "so far (" not in _text(snap)
+
+
+def test_the_verdict_is_the_first_line_of_a_reported_run(tmp_path: Any) -> None:
+    """A run with a report shows the report's one-sentence verdict before the header, tables and report path."""
+    (tmp_path / "results.json").write_text(
+        '{"verdicts": [{"headline": "td vs vanilla: better: +20 pp", "kind": "better"}]}', encoding="utf-8")
+    snap = _snapshot([_attempt("a", "complete", "pass")], active=False)
+    snap["report"] = str(tmp_path / "report.html")
+    lines = _text(snap).splitlines()
+    assert lines[0] == "verdict: td vs vanilla: better: +20 pp"
+    assert lines[1].startswith("demo  phase complete")
+    assert lines[-1] == f"report: {tmp_path / 'report.html'}"
