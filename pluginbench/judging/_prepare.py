@@ -258,6 +258,9 @@ def write_prepared(out: Path, first: str, second: str, pairs: list[Pair], omitte
 def prepare(first: str, second: str, *, tasks: list[str] | None, exclude: list[str], criteria: Path,
             seed: int, output: Path) -> tuple[dict[str, Any], list[Omitted]]:
     """Check every input, then write ``output``; raises :class:`InputError` before writing anything."""
+    if not 0 <= seed < 2**63:
+        raise InputError(f"--seed must be 0 or more and below 2**63, got {seed}", field="--seed",
+                         fix="pass a non-negative integer, e.g. --seed 0 (the same rule as a config's seed)")
     if output.exists():
         raise InputError("the output directory already exists", file=str(output), field="--output",
                          fix="choose a new --output (a prepared directory is never reused)")

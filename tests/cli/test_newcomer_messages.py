@@ -32,6 +32,16 @@ def test_judge_prepare_refuses_a_folder_that_is_not_a_run(tmp_path: Path) -> Non
         assert "Traceback" not in out and not (tmp_path / "judged").exists()
 
 
+def test_judge_prepare_refuses_a_negative_seed_like_a_config_seed(tmp_path: Path) -> None:
+    """judge prepare --seed -1 exits 2 naming --seed and the rule, before reading any run, and writes nothing."""
+    criteria = tmp_path / "criteria.md"
+    criteria.write_text("# criteria\n")
+    code, out = run_cli("judge", "prepare", f"{tmp_path / 'a'}=vanilla", f"{tmp_path / 'b'}=docs", "--criteria",
+                        str(criteria), "--seed", "-1", "--output", str(tmp_path / "judged"))
+    assert code == 2 and "--seed must be 0 or more" in out and "Traceback" not in out, out
+    assert not (tmp_path / "judged").exists()
+
+
 def test_check_ends_with_a_verdict_line(tmp_path: Path) -> None:
     """check's last line says whether a run would start: passed, passed without readiness (and how to add it), or failed with what stops it."""
     config = write_config(tmp_path, tasks=["word-wrap"])
