@@ -19,7 +19,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO, NamedTuple
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
 import msgspec
 
@@ -33,24 +33,24 @@ from ..events import (
     read_run_log,
     require_regular,
 )
+
+# Only the ledger's reader and the group view at import: ``status --json`` answered from the
+# ledger loads neither the fold nor the report behind the other names (see :func:`_read`).
 from ..projections import (
     LedgerSummary,
     LedgerView,
     LeftRunning,
     Owner,
     RunFacts,
-    Status,
-    attempt_rows,
-    fold,
-    fold_checked_log,
     ledger_summary,
     read_ledger,
-    run_row,
     status_of_groups,
-    status_view,
     summable,
 )
 from ..rundir import RunDir
+
+if TYPE_CHECKING:
+    from ..projections import Status
 
 
 def read_status(
@@ -181,7 +181,8 @@ def _from_summary(rd: RunDir, now: float, out: BinaryIO) -> bool:
         out.write(whole[:at + len(_EMPTY) - 3])
         opened = b"[\n"
         for batch in summary.attempt_batches():  # each row is already its final bytes
-            out.write(opened + b",\n".join(batch))
+            out.write(opened)
+            out.write(b",\n".join(batch))  # one write a batch: no copy of it beyond the join
             opened = b",\n"
         out.write(b"[]" if opened == b"[\n" else b"\n  ]")
         out.write(whole[at + len(_EMPTY) - 1:] + b"\n")
@@ -246,6 +247,8 @@ def _facts(rd: RunDir, lock: Any, run: dict[str, Any], last: Any, torn_tail_byte
 
 
 def _read(rd: RunDir, now: float, ledger_reader: Callable[[Path], LedgerView | None], check_left_running: bool) -> Status:
+    from ..projections import attempt_rows, fold_checked_log, run_row, status_view
+
     lock = live_owner(rd.root)
     # One snapshot: the ledger is read, then the log (verified: every line decodes, seq is
     # contiguous, it begins with run.created); last_event is its last complete event, and
@@ -290,6 +293,8 @@ def _selected_measures(rd: RunDir) -> list[str]:
 def left_running_check(run_dir: Path) -> dict[str, Any]:
     """The ``left_running`` object of a run no process owns, from its backend: the
     dashboard's "check for containers left running" action."""
+    from ..projections import fold, run_row
+
     rd = RunDir(run_dir.resolve())
     view = read_ledger(rd.ledger)
     run = view.run if view is not None else run_row(fold(read_run_log(rd.events).events))
