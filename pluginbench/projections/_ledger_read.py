@@ -111,7 +111,7 @@ class LedgerSummary:
         self.log_mark = log_mark
         self.started = started
 
-    def attempt_batches(self, size: int = 4_000) -> Iterator[list[bytes]]:
+    def attempt_batches(self, size: int = 8_192) -> Iterator[list[bytes]]:
         """Every live attempt's ``status --json`` bytes (:func:`status_body`), slot order, a
         batch at a time (the table's own order: no sort, no decode)."""
         cur = self._db.execute("SELECT body FROM live_status ORDER BY slot")

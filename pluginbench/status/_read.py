@@ -116,7 +116,7 @@ def write_status_json(run_dir: Path, out: BinaryIO, *, now: float | None = None,
 _EMPTY = b'\n  "attempts": [],'
 
 
-def _evidence_names(rd: RunDir) -> tuple[set[str], list[str]]:
+def _evidence_names(rd: RunDir) -> tuple[list[str], list[str]]:
     """The names under ``evidence/attempts/`` and under ``evidence/discarded/``."""
     out: list[list[str]] = []
     for kind in ("attempts", "discarded"):
@@ -124,7 +124,7 @@ def _evidence_names(rd: RunDir) -> tuple[set[str], list[str]]:
             out.append(os.listdir(rd.evidence / kind))
         except (FileNotFoundError, NotADirectoryError):
             out.append([])
-    return set(out[0]), out[1]
+    return out[0], out[1]
 
 
 class _Trusted(NamedTuple):
@@ -133,7 +133,7 @@ class _Trusted(NamedTuple):
     selected: list[str]
 
 
-def _trusted(rd: RunDir, summary: LedgerSummary | None, names: tuple[set[str], list[str]]) -> _Trusted | None:
+def _trusted(rd: RunDir, summary: LedgerSummary | None, names: tuple[list[str], list[str]]) -> _Trusted | None:
     """What the ledger's summary may be shown with, or ``None`` when the log must be folded:
     the log still holds exactly the bytes the ledger was written at (:func:`log_mark_holds`)
     and no complete event after them, its last event is the ledger's, every evidence folder
@@ -156,7 +156,7 @@ def _trusted(rd: RunDir, summary: LedgerSummary | None, names: tuple[set[str], l
         return None
     started = summary.started or frozenset()
     attempts, discarded = names
-    if not attempts <= started or any(n not in started and n.rsplit(".", 1)[0] not in started for n in discarded):
+    if not started.issuperset(attempts) or any(n not in started and n.rsplit(".", 1)[0] not in started for n in discarded):
         return None  # a folder the ledger does not explain: the full check decides
     selected = _selected_measures(rd)
     if not summable(summary.run, summary.groups, selected):
