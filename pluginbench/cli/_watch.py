@@ -174,10 +174,13 @@ def render_status(snap: dict[str, Any], *, max_tasks: int | None = None) -> Grou
     for arm in arms:
         table.add_column(arm)
     shown_keys: set[str] = set()
+    cell_rows: dict[tuple[str, str], list[dict[str, Any]]] = {}  # one pass, not one per cell
+    for a in snap["attempts"]:
+        cell_rows.setdefault((a["task"], a["arm"]), []).append(a)
     for task in tasks:
         cells = []
         for arm in arms:
-            rows = sorted((a for a in snap["attempts"] if a["task"] == task and a["arm"] == arm), key=lambda a: a["repeat"])
+            rows = sorted(cell_rows.get((task, arm), ()), key=lambda a: a["repeat"])
             cell = Text()
             for a in rows:
                 key = a["outcome"] if a["state"] == "complete" else a["state"]

@@ -25,7 +25,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import EnvironmentFailure, ResourceLimitHit
-from ..tasks import scan_tree
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 #: the mode bits a copied-out file keeps: read, write and execute, never setuid/setgid/sticky
@@ -275,6 +274,8 @@ def copy_in(src: Path, base: Path, rel: str) -> None:
         return
     if not stat.S_ISDIR(st.st_mode):
         raise _refuse("not a regular file or folder", str(src))
+    from ..tasks import scan_tree  # not at import: `status` asks this package what was left running
+
     entries = scan_tree(src, context="a folder copied into a sandbox")
     root = _open_dir(base, parts, create=True)
     try:

@@ -46,7 +46,6 @@ import anyio
 from anyio.abc import Process
 
 from ..errors import EnvironmentFailure, ResourceLimitHit
-from ..tasks import copy_tree, scan_tree
 from . import _bwrap, _hostcopy, _limits, _proctree, _seccomp
 from ._dialogue import Dialogue, LineChannel, first_error
 from ._egress import EgressProxy
@@ -182,6 +181,11 @@ class LocalSandbox:
                 (spec.home, "home"),
             ):
                 if src is not None:
+                    from ..tasks import (  # not at import: `status` asks this backend
+                        copy_tree,
+                        scan_tree,
+                    )
+
                     copy_tree(
                         src, root / dest, scan_tree(src, context=f"the sandbox {dest}/ source")
                     )

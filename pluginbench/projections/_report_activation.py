@@ -24,9 +24,10 @@ from typing import Any
 
 from ..measures import ACTIVATION_FIRST_TURN_PREFIX as FIRST_TURN_PREFIX
 from ..measures import ACTIVATION_PREFIX as PREFIX
+from ._status_groups import ACTIVATION_MEASURE
 
 #: the measure whose values this section folds, and its value names
-MEASURE = "activation"
+MEASURE = ACTIVATION_MEASURE
 ANY = "activation_any"
 NOTE = ("Descriptive, not causal: the agent chose whether to use the package, so attempts that "
         "used it may differ from those that did not for other reasons.")

@@ -19,7 +19,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO, NamedTuple
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
 import msgspec
 
@@ -33,24 +33,24 @@ from ..events import (
     read_run_log,
     require_regular,
 )
+
+# Only the ledger's reader and the group view at import: ``status --json`` answered from the
+# ledger loads neither the fold nor the report behind the other names (see :func:`_read`).
 from ..projections import (
     LedgerSummary,
     LedgerView,
     LeftRunning,
     Owner,
     RunFacts,
-    Status,
-    attempt_rows,
-    fold,
-    fold_checked_log,
     ledger_summary,
     read_ledger,
-    run_row,
     status_of_groups,
-    status_view,
     summable,
 )
 from ..rundir import RunDir
+
+if TYPE_CHECKING:
+    from ..projections import Status
 
 
 def read_status(
@@ -116,7 +116,7 @@ def write_status_json(run_dir: Path, out: BinaryIO, *, now: float | None = None,
 _EMPTY = b'\n  "attempts": [],'
 
 
-def _evidence_names(rd: RunDir) -> tuple[set[str], list[str]]:
+def _evidence_names(rd: RunDir) -> tuple[list[str], list[str]]:
     """The names under ``evidence/attempts/`` and under ``evidence/discarded/``."""
     out: list[list[str]] = []
     for kind in ("attempts", "discarded"):
@@ -124,7 +124,7 @@ def _evidence_names(rd: RunDir) -> tuple[set[str], list[str]]:
             out.append(os.listdir(rd.evidence / kind))
         except (FileNotFoundError, NotADirectoryError):
             out.append([])
-    return set(out[0]), out[1]
+    return out[0], out[1]
 
 
 class _Trusted(NamedTuple):
@@ -133,7 +133,7 @@ class _Trusted(NamedTuple):
     selected: list[str]
 
 
-def _trusted(rd: RunDir, summary: LedgerSummary | None, names: tuple[set[str], list[str]]) -> _Trusted | None:
+def _trusted(rd: RunDir, summary: LedgerSummary | None, names: tuple[list[str], list[str]]) -> _Trusted | None:
     """What the ledger's summary may be shown with, or ``None`` when the log must be folded:
     the log still holds exactly the bytes the ledger was written at (:func:`log_mark_holds`)
     and no complete event after them, its last event is the ledger's, every evidence folder
@@ -156,7 +156,7 @@ def _trusted(rd: RunDir, summary: LedgerSummary | None, names: tuple[set[str], l
         return None
     started = summary.started or frozenset()
     attempts, discarded = names
-    if not attempts <= started or any(n not in started and n.rsplit(".", 1)[0] not in started for n in discarded):
+    if not started.issuperset(attempts) or any(n not in started and n.rsplit(".", 1)[0] not in started for n in discarded):
         return None  # a folder the ledger does not explain: the full check decides
     selected = _selected_measures(rd)
     if not summable(summary.run, summary.groups, selected):
@@ -181,7 +181,8 @@ def _from_summary(rd: RunDir, now: float, out: BinaryIO) -> bool:
         out.write(whole[:at + len(_EMPTY) - 3])
         opened = b"[\n"
         for batch in summary.attempt_batches():  # each row is already its final bytes
-            out.write(opened + b",\n".join(batch))
+            out.write(opened)
+            out.write(b",\n".join(batch))  # one write a batch: no copy of it beyond the join
             opened = b",\n"
         out.write(b"[]" if opened == b"[\n" else b"\n  ]")
         out.write(whole[at + len(_EMPTY) - 1:] + b"\n")
@@ -246,6 +247,8 @@ def _facts(rd: RunDir, lock: Any, run: dict[str, Any], last: Any, torn_tail_byte
 
 
 def _read(rd: RunDir, now: float, ledger_reader: Callable[[Path], LedgerView | None], check_left_running: bool) -> Status:
+    from ..projections import attempt_rows, fold_checked_log, run_row, status_view
+
     lock = live_owner(rd.root)
     # One snapshot: the ledger is read, then the log (verified: every line decodes, seq is
     # contiguous, it begins with run.created); last_event is its last complete event, and
@@ -290,6 +293,8 @@ def _selected_measures(rd: RunDir) -> list[str]:
 def left_running_check(run_dir: Path) -> dict[str, Any]:
     """The ``left_running`` object of a run no process owns, from its backend: the
     dashboard's "check for containers left running" action."""
+    from ..projections import fold, run_row
+
     rd = RunDir(run_dir.resolve())
     view = read_ledger(rd.ledger)
     run = view.run if view is not None else run_row(fold(read_run_log(rd.events).events))
