@@ -278,6 +278,9 @@ def status_command(
     Also the last activity, attempts by arm and task, and sandboxes a killed worker left
     running. Only reads: the ledger read-only, else a fold of events.jsonl. A cross-agent
     evaluation's folder shows one line per harness, then its matrix answer."""
+    if watch and json_out:
+        raise RunDirError("--watch and --json cannot be combined: --json prints one object and ends", field="--json",
+                          fix="use status --json for one machine-readable snapshot (poll it), or --watch alone to follow the run")
     if group_harnesses(run_dir) is not None:
         from . import _cross
 

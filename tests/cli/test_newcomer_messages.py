@@ -173,3 +173,9 @@ def test_dry_run_attempt_ids_stay_whole_on_a_narrow_console(tmp_path: Path, monk
     words = [word for line in out.splitlines() for word in line.replace("│", " ").split()]
     for attempt_id in ids:
         assert words.count(attempt_id) == 1, (attempt_id, out)
+
+
+def test_status_refuses_watch_with_json(tmp_path: Path) -> None:
+    """status --watch --json exits 2 naming both options and what to use instead, before reading the folder."""
+    code, out = run_cli("status", str(tmp_path / "no-run"), "--watch", "--json")
+    assert code == 2 and "--watch and --json cannot be combined" in out and "Traceback" not in out, out
