@@ -107,8 +107,10 @@ def _parse_lines(data: bytes, path: Path) -> LogContents:
         try:
             event = decode(line)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            what = "is blank (the log holds one event per line, no empty lines)" if not line.strip() \
+                else f"does not decode: {exc}"
             raise CorruptLogError(
-                f"line {lineno} of the event log does not decode: {exc}",
+                f"line {lineno} of the event log {what}",
                 file=str(path),
                 field=f"line {lineno}",
                 fix="restore events.jsonl from a backup; PluginBench never rewrites a "

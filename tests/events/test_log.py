@@ -111,6 +111,16 @@ def test_undecodable_line_before_the_end_is_refused(tmp_path: Path) -> None:
     assert info.value.field == "line 2"
 
 
+def test_a_blank_line_is_refused_as_blank(tmp_path: Path) -> None:
+    """A blank line inside the log is refused naming its line as blank, not as truncated input."""
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(encode(RunStopping(reason="x", seq=1, at=CLOCK)) + b"\n\n"
+                     + encode(RunStopping(reason="y", seq=2, at=CLOCK)) + b"\n")
+    with pytest.raises(CorruptLogError, match="line 2 of the event log is blank") as info:
+        read_events(path)
+    assert info.value.field == "line 2"
+
+
 def test_missing_log_reads_as_empty(tmp_path: Path) -> None:
     """A run with no log yet has no events rather than an error."""
     assert read_events(tmp_path / "events.jsonl") == []
