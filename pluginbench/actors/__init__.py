@@ -49,7 +49,7 @@ from ._runfiles import (
     read_prices,
     resolve_paths,
 )
-from ._runtime import check_runtime, current_runtime, runtime_drift
+from ._runtime import check_runtime, current_runtime, prefetch_launcher_source, runtime_drift
 from ._supervisor import Supervisor
 from ._vanilla import plan_decisions
 from ._worker import build_engine, run_worker
@@ -93,6 +93,7 @@ __all__ = [  # noqa: RUF022 - the history miner's names are kept together at the
     "host_cli_update",
     "check_runtime",
     "current_runtime",
+    "prefetch_launcher_source",
     "runtime_drift",
     "load_config",
     "load_saved",

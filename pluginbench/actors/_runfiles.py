@@ -256,6 +256,11 @@ def check_inputs(
     ``remote`` already holds them."""
     harness = harness_class(ev.runner.harness, file=str(config))
     check_backend_config(ev, config)
+    if harness.cli is not None:  # the CLI's --version start overlaps the checks below (resolve_cli waits for it)
+        from ..probe import find_cli, prefetch_version
+
+        if (found := find_cli(ev.runner.harness)) is not None:
+            prefetch_version(found)
     tasks: dict[str, HarborTask] = {}
     names: dict[str, str] = {}
     for task_id, folder, field in _task_folders(ev, config, remote):

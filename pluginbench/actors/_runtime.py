@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -38,9 +39,35 @@ RECORDED = ("engine_id", "engine_version", "host_cli_version")
 _PACKAGE = Path(__file__).resolve().parents[1]
 
 
-@functools.cache
+def prefetch_launcher_source() -> None:
+    """Start hashing the launcher source in a thread (it reads every ``.py`` file of the
+    package, ~0.1 s of mostly I/O): ``run`` calls this first, so the worker's
+    :func:`current_runtime` finds the hash made while the run was checked and created."""
+    with _AHEAD_LOCK:
+        if _AHEAD:
+            return
+        worker = threading.Thread(target=launcher_source_sha256, name="pluginbench-source-hash", daemon=True)
+        _AHEAD.append(worker)
+    worker.start()
+
+
+_AHEAD: list[threading.Thread] = []
+_AHEAD_LOCK = threading.Lock()
+
+
 def launcher_source_sha256() -> str:
-    """SHA-256 over this PluginBench's Python source (relative path and bytes of each file)."""
+    """SHA-256 over this PluginBench's Python source (relative path and bytes of each file),
+    computed once per process (by whichever caller or :func:`prefetch_launcher_source`'s
+    thread comes first; the others wait for it)."""
+    with _HASH_LOCK:
+        return _launcher_source_sha256()
+
+
+_HASH_LOCK = threading.Lock()
+
+
+@functools.cache
+def _launcher_source_sha256() -> str:
     h = hashlib.sha256()
     for p in sorted(_PACKAGE.rglob("*.py")):
         if "__pycache__" in p.parts:
@@ -71,8 +98,6 @@ def current_runtime(ev: Evaluation, host_cli_version: str | None = None) -> dict
                 got.update(anyio.run(backend_of(ev).environment().runtime, backend="asyncio"))  # type: ignore[attr-defined]  # DockerEnvironment's own
 
         # its own thread: the caller may already run an event loop (a test, the measure command)
-        import threading
-
         asker = threading.Thread(target=ask, name="pluginbench-engine-runtime")
         asker.start()
         asker.join()

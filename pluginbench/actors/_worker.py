@@ -32,7 +32,7 @@ from ._frozen_versions import frozen_cli
 from ._measure_again import measure_again
 from ._remote_tasks import task_sources as task_sources_of
 from ._runfiles import ResolvedCli, check_created_binding, load_saved, resolve_cli
-from ._runtime import check_runtime, current_runtime
+from ._runtime import check_runtime, current_runtime, prefetch_launcher_source
 from ._supervisor import Observer, Supervisor
 from ._sweep import run_temp, sweep_run
 
@@ -117,6 +117,7 @@ def run_worker(
 
     ``cost_ceiling`` replaces the run's dollar ceiling from this worker on (``run.started``).
     ``on_owned`` runs once ``run.lock`` is held, before anything else is written."""
+    prefetch_launcher_source()  # hashed while the run is loaded, locked and recovered
     rd = RunDir(run_dir.resolve())
     saved = load_saved(rd)
     with RunLock(rd.root):

@@ -382,6 +382,10 @@ def run_command(
         check_inputs(resolve_paths(loaded), loaded.path)  # a missing CLI or token is said before asking to pay
     generations = len(ev.tasks.task_ids()) * sum(1 for t in ev.treatments.values() if t.generate is not None)
     _confirm(paid, attempts, yes, generations)
+    if foreground:  # this process codes: the worker's source hash is made while the run is created
+        from ..actors import prefetch_launcher_source
+
+        prefetch_launcher_source()
     rd = _create(loaded, output)
     _go(rd, foreground=foreground, notify=notify, verbose=verbose)
 

@@ -436,8 +436,9 @@ def _sound(event: Event, lineno: int, known: set[str]) -> bool:
 
 
 #: Each event type's current version (its ``v`` default).
-_CURRENT_VERSION: dict[type, int] = {
-    t: next(f.default for f in msgspec.structs.fields(t) if f.name == "v") for t in EVENT_TYPES
+_CURRENT_VERSION: dict[type, int] = {  # the defaults are the trailing fields' (no type hints resolved: cheap at import)
+    t: t.__struct_defaults__[t.__struct_fields__.index("v") - len(t.__struct_fields__) + len(t.__struct_defaults__)]
+    for t in EVENT_TYPES
 }
 #: The fields of each event type that name an attempt of this run (another run's
 #: ``origin_attempt`` is not one).

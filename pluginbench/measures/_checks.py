@@ -28,7 +28,6 @@ import re
 from typing import Literal
 
 import msgspec
-import regex
 
 Target = Literal["answer", "transcript", "patch"]
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
@@ -50,6 +49,8 @@ class _Check(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
 
 
 def _compiles(pattern: str, field: str) -> None:
+    import regex  # imported on first use: a run without regex checks never loads it
+
     try:
         re.compile(pattern)
         regex.compile(pattern)
@@ -188,6 +189,8 @@ def decide(check: Check, ev: Evidence) -> tuple[bool | None, str | None]:
 def _search(pattern: str, text: str, what: str) -> tuple[bool | None, str | None]:
     """Whether ``pattern`` occurs in ``text`` (multi-line); unknown with the reason when the
     search runs past :data:`SEARCH_SECONDS` (catastrophic backtracking on the agent's text)."""
+    import regex
+
     try:
         return regex.search(pattern, text, regex.M, timeout=SEARCH_SECONDS) is not None, None
     except TimeoutError:

@@ -15,7 +15,6 @@ collector then leaves its values unknown with that reason, never zero.
 
 from __future__ import annotations
 
-import importlib.metadata
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +46,8 @@ def language_of(path: str) -> str | None:
 def analyzer_status(language: str) -> tuple[str | None, str | None]:
     """(``"<analyzer> <version>"``, None) when the language's pinned analyzer is installed,
     else (None, the reason)."""
+    import importlib.metadata  # on first use: its email/socket imports cost every run otherwise
+
     package = ANALYZER_PACKAGE[language]
     try:
         version = importlib.metadata.version(package)

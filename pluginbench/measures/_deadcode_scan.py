@@ -16,7 +16,6 @@ never on the host.
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import shutil
 import subprocess
@@ -42,6 +41,8 @@ MIN_CONFIDENCE = 60
 
 def vulture_status() -> tuple[str | None, str | None]:
     """(``"vulture 2.16"``, None) when the pinned Vulture is installed, else (None, why)."""
+    import importlib.metadata  # on first use: its email/socket imports cost every run otherwise
+
     try:
         version = importlib.metadata.version("vulture")
     except importlib.metadata.PackageNotFoundError:

@@ -22,12 +22,14 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
             "81686857e8b955e4014f90f7f9683a4ed24b8f2f7395479e7c12861d020e02ee",
             "5f8f7c3957ba7414c4cb07062f8cc744efcc205a92ceb293690d8d9879220dfd",
             "eaec68c9c4b470f348e23505037f14c9100738326523406d93d76ba2dcf91cfb",
+            "0d36f06db373e594deea3dccbcae44349fd01c14a72d670b2d12efb5453e5938",
         ),
     },
     "cognitive": {
         "1": (
             "350a943f99c2232cde0af813ceb1fc5db97b9067b32adb44207c2fc58e88edb2",
             "eb613a7724ed32384079a5dc4d2921a41219e677f40fee1700bc7e3d7e505814",
+            "227267b93f2b9ffc9cad165407f881d032d66a0e32523c38cc2095a22abfdf5c",
         ),
     },
     "coverage": {
@@ -42,12 +44,14 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
         "1": (
             "350a943f99c2232cde0af813ceb1fc5db97b9067b32adb44207c2fc58e88edb2",
             "eb613a7724ed32384079a5dc4d2921a41219e677f40fee1700bc7e3d7e505814",
+            "227267b93f2b9ffc9cad165407f881d032d66a0e32523c38cc2095a22abfdf5c",
         ),
     },
     "dead_code": {
         "1": (
             "6d297f4c257e6593a7883c4306cb51e9da6b31ff447aaa66431caa6bd73556bb",
             "390518b346f24dee0a4328419d69336ec861e42bc0c4ecc89beb4753d641d655",
+            "f16a3f95005f51695ff4724a8f35d7f69645f2a820de23d872b4d15107b9bbce",
         ),
     },
     "iterations": {

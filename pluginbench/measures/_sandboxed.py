@@ -27,9 +27,6 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
-import anyio
-import anyio.from_thread
-
 from ..errors import AnalyzerFailed, EnvironmentFailure, PatchDoesNotApply
 
 T = TypeVar("T")
@@ -57,6 +54,8 @@ class SandboxedRun(NamedTuple):
 def blocking(fn: Callable[..., Coroutine[Any, Any, T]], *args: Any) -> T:
     """``await fn(*args)`` from synchronous code: on the event loop of the worker thread
     this runs in, else in a fresh event loop."""
+    import anyio.from_thread  # on first use: it loads concurrent.futures and logging
+
     try:
         return anyio.from_thread.run(fn, *args)
     except anyio.NoEventLoopError:

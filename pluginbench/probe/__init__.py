@@ -23,9 +23,18 @@ Public API::
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ScenarioError
-from ._clis import PINNED, VERSIONS_ENV, cli_version, clis_dir, find_cli, versions_env
+from ._clis import (
+    PINNED,
+    VERSIONS_ENV,
+    cli_version,
+    clis_dir,
+    find_cli,
+    prefetch_version,
+    versions_env,
+)
 from ._launch import (
     PROBE_ANTHROPIC_KEY,
     PROBE_GEMINI_KEY,
@@ -38,7 +47,23 @@ from ._launch import (
 )
 from ._match import Choice, assistant_turns, choose, is_coding
 from ._scenario import ErrorSpec, Rule, Scenario, Step, StepUsage, ToolCall, When, load_scenario
-from ._server import ProbeRequest, ProbeServer, serve_forever
+
+if TYPE_CHECKING:
+    from ._server import ProbeRequest, ProbeServer, serve_forever
+
+#: the server's names, imported on first use: its http.server (http.client, ssl, email)
+#: costs every run that only asks a CLI's version or builds a launch environment
+_SERVER_NAMES = frozenset({"ProbeRequest", "ProbeServer", "serve_forever"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SERVER_NAMES:
+        from . import _server
+
+        value = getattr(_server, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 SCENARIOS_DIR = Path(__file__).parent / "scenarios"
 
@@ -74,6 +99,7 @@ __all__ = [
     "bundled_scenario",
     "choose",
     "cli_version",
+    "prefetch_version",
     "clis_dir",
     "find_cli",
     "is_coding",

@@ -9,10 +9,11 @@ import json
 import os
 import shutil
 import subprocess
+import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from ..harness_registry import cli_pins
+from ..harness_registry import CliPin, cli_pins, harness_class, is_registered
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]  # parent of the `pluginbench` package dir
 
@@ -43,10 +44,10 @@ PINNED: Mapping[str, str] = _PinnedVersions()
 def find_cli(name: str) -> Path | None:
     """The CLI of the harness ``name``: the project-local install first, then ``PATH``;
     else None. A harness without a pinned CLI is a ValueError."""
-    pins = cli_pins()
-    if name not in pins:
-        raise ValueError(f"unknown CLI {name!r} (use one of: {', '.join(pins)})")
-    command = pins[name].command
+    pin: CliPin | None = harness_class(name).cli if is_registered(name) else None  # this one adapter, not all
+    if pin is None:
+        raise ValueError(f"unknown CLI {name!r} (use one of: {', '.join(cli_pins())})")
+    command: str = pin.command
     local = clis_dir() / command
     if local.is_file() and local.stat().st_mode & 0o111:
         return local
@@ -92,7 +93,8 @@ def _inherit() -> None:
 def cli_version(path: str | Path, timeout: float = 30.0) -> str | None:
     """The version a CLI reports with ``--version`` (``2.1.328``, ``0.169.0``), or None
     when it cannot be run or prints no version. Remembered per file for this process and
-    the worker it starts (:func:`versions_env`)."""
+    the worker it starts (:func:`versions_env`); a question already being asked (by
+    :func:`prefetch_version`) is waited for, not asked twice."""
     _inherit()
     try:
         real = os.path.realpath(path)
@@ -100,9 +102,36 @@ def cli_version(path: str | Path, timeout: float = 30.0) -> str | None:
     except OSError:
         return None
     key = (real, st.st_ino, st.st_size, st.st_mtime_ns)
-    if key not in _VERSIONS:
-        _VERSIONS[key] = _ask_version(path, timeout)
-    return _VERSIONS[key]
+    with _LOCK:
+        if key in _VERSIONS:
+            return _VERSIONS[key]
+        asking = _ASKING.get(key)
+        mine = asking is None
+        if asking is None:
+            asking = _ASKING[key] = threading.Event()
+    if not mine:
+        asking.wait()
+        return _VERSIONS.get(key)
+    version = None
+    try:
+        version = _ask_version(path, timeout)
+    finally:
+        with _LOCK:
+            _VERSIONS[key] = version
+            del _ASKING[key]
+        asking.set()
+    return version
+
+
+def prefetch_version(path: str | Path) -> None:
+    """Ask ``path --version`` in a thread now (a CLI start, 0.1-0.3 s), so the checks that
+    run meanwhile overlap it and the :func:`cli_version` call that needs it finds it asked."""
+    threading.Thread(target=cli_version, args=(path,), name="pluginbench-cli-version", daemon=True).start()
+
+
+#: questions being asked right now, by key: the others asking wait for the one answer
+_ASKING: dict[tuple[str, int, int, int], threading.Event] = {}
+_LOCK = threading.Lock()
 
 
 def _ask_version(path: str | Path, timeout: float) -> str | None:

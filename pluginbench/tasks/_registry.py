@@ -22,7 +22,6 @@ import hashlib
 import json
 import re
 import tempfile
-import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -113,6 +112,8 @@ def read_registry(location: str, *, timeout: float = REGISTRY_TIMEOUT) -> bytes:
         except OSError as exc:
             raise _bad(f"cannot read the registry index: {exc.strerror or exc}", location, "tasks.registry", fix) from None
     elif parts.scheme == "https":
+        import urllib.request  # on first use: http.client and ssl cost every command that loads a config
+
         try:
             with urllib.request.urlopen(location, timeout=timeout) as resp:  # noqa: S310 - https only
                 data = resp.read(MAX_REGISTRY_BYTES + 1)

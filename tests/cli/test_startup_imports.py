@@ -31,7 +31,9 @@ def _loaded(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str
 
 def test_a_whole_run_imports_neither_compare_nor_pydantic_nor_the_plan_printer(tmp_path: Path) -> None:
     """A one-attempt ``run --foreground`` completes without loading ``compare``'s module, the
-    dry-run plan printer or pydantic (typer's adapters are not needed for str/bool/Path)."""
+    dry-run plan printer, pydantic (typer's adapters are not needed for str/bool/Path), nor what
+    only some measures, task sources or harnesses use (regex, importlib.metadata, urllib.request,
+    anyio.from_thread, the probe's HTTP server, the other harnesses' adapters)."""
     task = tmp_path / "tasks" / "t"
     for sub in ("workspace", "tests", "solution"):
         (task / sub).mkdir(parents=True)
@@ -56,7 +58,12 @@ def test_a_whole_run_imports_neither_compare_nor_pydantic_nor_the_plan_printer(t
     assert "complete" in done.stdout
     assert "pluginbench.actors" in modules  # the probe saw the run itself
     unneeded = {"pluginbench.cli._compare", "pluginbench.cli._compare_io", "pluginbench.cli._plan_lines",
-                "pydantic", "typer._adapters"}
+                "pydantic", "typer._adapters",
+                # imported on first use by the measure, task source or probe run that needs them
+                "regex", "importlib.metadata", "email.message", "urllib.request", "anyio.from_thread",
+                "http.server", "pluginbench.probe._server",
+                "pluginbench.harnesses._codex", "pluginbench.harnesses._gemini", "pluginbench.harnesses._qwen",
+                "pluginbench.harnesses._opencode"}
     assert modules & unneeded == set()
 
 
@@ -68,3 +75,16 @@ def test_a_bad_number_still_gets_typers_message_and_exit_2(tmp_path: Path) -> No
     assert "Invalid value for '--port'" in done.stderr and "valid integer" in done.stderr
     assert "Traceback" not in done.stderr
     assert "pydantic" in modules
+
+
+def test_finding_one_cli_imports_only_its_own_adapter(tmp_path: Path) -> None:
+    """Looking up the claude CLI (what a claude run does) loads the claude adapter and no other
+    harness's, nor the probe's HTTP server."""
+    code = ("import sys; from pluginbench.probe import find_cli; find_cli('claude'); "
+            "print(sorted(m for m in sys.modules if m.startswith(('pluginbench.harnesses._', 'http.'))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    loaded = set(json.loads(done.stdout.replace("'", '"')))
+    assert "pluginbench.harnesses._claude" in loaded
+    assert not loaded & {"pluginbench.harnesses._codex", "pluginbench.harnesses._gemini", "pluginbench.harnesses._qwen",
+                         "pluginbench.harnesses._opencode", "http.server", "http.client"}

@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from pluginbench.probe import PINNED, VERSIONS_ENV, cli_version, find_cli, versions_env
+from pluginbench.probe import (
+    PINNED,
+    VERSIONS_ENV,
+    cli_version,
+    find_cli,
+    prefetch_version,
+    versions_env,
+)
 from pluginbench.probe._clis import clis_dir
 from tests._prereq import require
 
@@ -58,6 +65,17 @@ def test_a_started_process_is_handed_the_asked_version_and_asks_only_a_changed_c
     tool.write_text(tool.read_text() + "# changed\n")  # a new size: another file to ask
     assert run_child(handed) == "1.2.3"
     assert len(calls.read_text().splitlines()) == asked + 2
+
+
+def test_a_prefetched_version_is_asked_once_and_waited_for(tmp_path: Path) -> None:
+    """A version asked ahead (prefetch_version, while other checks run) is the one cli_version
+    returns: cli_version waits for the question in flight instead of starting the CLI again."""
+    calls = tmp_path / "calls"
+    tool = _script(tmp_path, f'echo x >> "{calls}"; sleep 0.3; echo "4.5.6 (Tool)"')
+    prefetch_version(tool)
+    assert cli_version(tool) == "4.5.6"
+    assert cli_version(tool) == "4.5.6"
+    assert len(calls.read_text().splitlines()) == 1
 
 
 def test_find_cli_refuses_unknown_names() -> None:
