@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import sqlite3
 from pathlib import Path
 from typing import NamedTuple
@@ -96,6 +97,19 @@ def _folders(rd: RunDir) -> list[tuple[str, Path]]:
             if folder.is_dir() for child in sorted(folder.iterdir())]
 
 
+def _folder_names(rd: RunDir) -> list[tuple[str, str]]:
+    """``(kind, name)`` of each entry under ``evidence/attempts`` and ``evidence/discarded``, in
+    the directory's own order: the streamed check only asks whether every one was started (no
+    sort, no path per entry; :func:`read_checked_log` sorts them to name the first it refuses)."""
+    out: list[tuple[str, str]] = []
+    for kind in ("attempts", "discarded"):
+        folder = rd.evidence / kind
+        if folder.is_dir():
+            with os.scandir(folder) as entries:
+                out.extend((kind, entry.name) for entry in entries)
+    return out
+
+
 def fold_checked_log(rd: RunDir, *, folding: bool = True) -> CheckedFold:
     """:func:`read_checked_log` and the fold of its events in one streamed pass: the same
     checks and the same refusals (a log that is not sound is read again by
@@ -103,7 +117,7 @@ def fold_checked_log(rd: RunDir, *, folding: bool = True) -> CheckedFold:
     so a million-event log folds in the memory of its state. ``folding=False`` only checks
     (the state returned is then empty)."""
     recorded = ledger_last_seq(rd.ledger)
-    folders = _folders(rd)
+    folders = _folder_names(rd)
     state = RunState()
     started: set[str] = set()
 
@@ -117,8 +131,8 @@ def fold_checked_log(rd: RunDir, *, folding: bool = True) -> CheckedFold:
 
     streamed: StreamedLog | None = stream_run_log(rd.events, sink)
     if streamed is None or (recorded is not None and recorded > streamed.last.seq) or any(
-            (child.name if child.name in started or kind == "attempts" else child.name.rsplit(".", 1)[0])
-            not in started for kind, child in folders):
+            (name if name in started or kind == "attempts" else name.rsplit(".", 1)[0])
+            not in started for kind, name in folders):
         contents = read_checked_log(rd)  # raises, naming the line; a sound log read again is folded again
         return CheckedFold(fold(contents.events) if folding else RunState(), contents.events[-1],
                            len(contents.torn_tail))

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple, TextIO
 import msgspec
 
 from .. import stats
+from .._gc import paused_gc
 from ..errors import RunDirError
 from ..measures import collected_columns
 from ..rundir import RunDir, patch_mismatch, sha256_file
@@ -539,12 +540,16 @@ def treatment_files(rd: RunDir, state: RunState) -> dict[str, Any]:
 def build_report(run_dir: Path) -> ReportFiles:
     """Rebuild ``report/`` of ``run_dir`` from its config and event log; returns the paths."""
     rd = RunDir(Path(run_dir))
-    doc = report_document(rd)  # the fold is gone once it returns: the writers need only the document
     files = ReportFiles(
         rd.report_dir / "results.json", rd.report_dir / "results.csv", rd.report_dir / "report.html"
     )
-    _write_all({files.results_json: lambda out: write_json(out, doc), files.results_csv: lambda out: write_csv(out, doc),
-                files.report_html: lambda out: _write_text(out, render_html(doc))})
+    # The fold and the document are millions of objects that live until the files are
+    # written, and they hold no cycles: the cyclic collector would only rescan them.
+    with paused_gc():
+        doc = report_document(rd)  # the fold is gone once it returns: the writers need only the document
+        _write_all({files.results_json: lambda out: write_json(out, doc),
+                    files.results_csv: lambda out: write_csv(out, doc),
+                    files.report_html: lambda out: _write_text(out, render_html(doc))})
     return files
 
 
