@@ -39,20 +39,12 @@ RECORDED = ("engine_id", "engine_version", "host_cli_version")
 _PACKAGE = Path(__file__).resolve().parents[1]
 
 
+@functools.cache  # once per process: later calls find the thread started
 def prefetch_launcher_source() -> None:
     """Start hashing the launcher source in a thread (it reads every ``.py`` file of the
     package, ~0.1 s of mostly I/O): ``run`` calls this first, so the worker's
     :func:`current_runtime` finds the hash made while the run was checked and created."""
-    with _AHEAD_LOCK:
-        if _AHEAD:
-            return
-        worker = threading.Thread(target=launcher_source_sha256, name="pluginbench-source-hash", daemon=True)
-        _AHEAD.append(worker)
-    worker.start()
-
-
-_AHEAD: list[threading.Thread] = []
-_AHEAD_LOCK = threading.Lock()
+    threading.Thread(target=launcher_source_sha256, name="pluginbench-source-hash", daemon=True).start()
 
 
 def launcher_source_sha256() -> str:

@@ -23,29 +23,14 @@ from typing import Any
 import msgspec
 
 from ..events import Event, LogMark
-from ._ledger_read import (
-    GROUP_COLUMNS,
-    LEDGER_SCHEMA_VERSION,
-    MARK_KEYS,
-    READ_META_SQL,
-    READ_MODE_SQL,
-    READ_ROWS_SQL,
-    LedgerSummary,
-    LedgerView,
-    ledger_summary,
-    ledger_uri,
-    ledger_view,
-    mark_of,
-    read_ledger,
-    read_ledger_summary,
-)
+from ._ledger_read import GROUP_COLUMNS, LEDGER_SCHEMA_VERSION, MARK_KEYS, READ_META_SQL, mark_of
 from ._state import RunState
 from ._status_groups import group_of
 from ._status_types import AttemptStatus
 from ._view import ATTEMPT_EVENTS, attempt_row, run_dynamic, run_static
 
 _SUMS = range(len(GROUP_COLUMNS) - 6)
-_SUM_COLUMNS = ", ".join(f"s{i} INTEGER NOT NULL, c{i} INTEGER NOT NULL" for i in range(len(GROUP_COLUMNS) - 6))
+_SUM_COLUMNS = ", ".join(f"s{i} INTEGER NOT NULL, c{i} INTEGER NOT NULL" for i in _SUMS)
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS attempts (
@@ -217,7 +202,3 @@ class _Tx:
         with contextlib.suppress(sqlite3.Error):
             self.db.execute("ROLLBACK")
 
-
-__all__ = ["GROUP_COLUMNS", "LEDGER_SCHEMA_VERSION", "READ_META_SQL", "READ_MODE_SQL", "READ_ROWS_SQL", "Ledger",
-           "LedgerSummary", "LedgerView", "ledger_summary", "ledger_uri", "ledger_view", "mark_of", "read_ledger",
-           "read_ledger_summary", "status_body"]
