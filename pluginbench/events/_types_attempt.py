@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._types_base import CacheDecision, Measure, ModelRecord, Usage, _Event
+from ._types_base import CacheDecision, Count, Measure, ModelRecord, Usage, _Event
 from ._vocab import Outcome
 
 # ---------------------------------------------------------------- attempts
@@ -15,10 +15,10 @@ class AttemptStarted(_Event, frozen=True, tag="attempt.started"):
     """A fresh sandbox is being made for this attempt."""
 
     attempt_id: str
-    slot: int
+    slot: Count
     task: str
     arm: str
-    repeat: int
+    repeat: Count
 
 
 class AgentLaunched(_Event, frozen=True, tag="agent.launched"):
@@ -128,7 +128,7 @@ class SourceOnlySelected(_Event, frozen=True, tag="source_only.selected"):
     #: SHA-256 of that index.json's bytes when it was selected
     index_sha256: str
     #: grades the index lists
-    grades: int
+    grades: Count
 
 
 class MeasuresCollected(_Event, frozen=True, tag="measures.collected"):
@@ -158,7 +158,7 @@ class AttemptDiscarded(_Event, frozen=True, tag="attempt.discarded"):
     """Resume replaced an attempt whose agent had launched but never finished."""
 
     attempt_id: str
-    slot: int
+    slot: Count
     replaced_by: str
     reason: str
     usage: Usage
@@ -192,10 +192,10 @@ class AttemptReused(_Event, frozen=True, tag="attempt.reused"):
     are the origin's; grading and measures run again in this run."""
 
     attempt_id: str
-    slot: int
+    slot: Count
     task: str
     arm: str
-    repeat: int
+    repeat: Count
     origin_cohort: str
     origin_entry: str
     origin_run: str

@@ -4,11 +4,17 @@ event has. See :mod:`._types` for the schema's rules."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
 from ._vocab import MeasureStatus, ModelStatus, UsageStatus
+
+#: A count PluginBench itself makes (a slot, a repeat, jobs, files, bytes): never negative.
+#: A log line edited to break that is refused when read, naming its line and field, like
+#: any other damaged line. Token counts are not constrained: they come from the CLI, and a
+#: negative one is kept and excluded from token ratios with its reason (docs/results.md).
+Count = Annotated[int, msgspec.Meta(ge=0)]
 
 
 class _Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", omit_defaults=False):
@@ -23,10 +29,10 @@ class _Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", omit_d
 class SlotPlan(msgspec.Struct, frozen=True, kw_only=True):
     """One planned slot: a task × arm × repeat at a randomized position."""
 
-    slot: int
+    slot: Count
     task: str
     arm: str
-    repeat: int
+    repeat: Count
     attempt_id: str
 
 
@@ -128,7 +134,7 @@ class ReviewerSpec(msgspec.Struct, frozen=True, kw_only=True):
     model: str
     reasoning: str | None
     cli_version: str | None
-    timeout_seconds: int
+    timeout_seconds: Count
     criteria_sha256: str
 
 

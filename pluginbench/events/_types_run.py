@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._types_base import ClusterNode, ReviewerSpec, SlotPlan, StoppingSpec, Usage, _Event
+from ._types_base import ClusterNode, Count, ReviewerSpec, SlotPlan, StoppingSpec, Usage, _Event
 
 # ---------------------------------------------------------------- run lifecycle
 
@@ -23,10 +23,10 @@ class RunCreated(_Event, frozen=True, tag="run.created"):
     isolation: str
     tasks: list[str]
     arms: list[str]
-    repeats: int
-    jobs: int
+    repeats: Count
+    jobs: Count
     seed: int
-    timeout_seconds: int
+    timeout_seconds: Count
     slots: list[SlotPlan]
     simulated: bool = False
     probe: bool = False
@@ -40,7 +40,7 @@ class RunCreated(_Event, frozen=True, tag="run.created"):
     #: ``cost_ceiling`` in dollars at creation (a resume may set another, see ``run.started``).
     cost_ceiling: float | None = None
     #: ``runner.max_tokens_per_attempt``: the assumed worst case of one attempt, for the ceiling.
-    max_tokens_per_attempt: int | None = None
+    max_tokens_per_attempt: Count | None = None
     #: the sequential stopping rule (None: a fixed-size run of every planned slot)
     stopping: StoppingSpec | None = None
 
@@ -77,7 +77,7 @@ class ClusterChanged(_Event, frozen=True, tag="cluster.changed"):
 class LogRepaired(_Event, frozen=True, tag="log.repaired"):
     """A torn last line (a crash mid-write) was cut off by the next writer."""
 
-    dropped_bytes: int
+    dropped_bytes: Count
     dropped_sha256: str
 
 
@@ -120,7 +120,7 @@ class TaskPrepared(_Event, frozen=True, tag="task.prepared"):
 
     task: str
     fingerprint: str
-    files: int
+    files: Count
     workdir: str
     #: docker backend: the frozen coding image ID (with the pinned CLI for a real agent)
     image: str | None = None
@@ -141,7 +141,7 @@ class TreatmentFrozen(_Event, frozen=True, tag="treatment.frozen"):
 
     arm: str
     fingerprint: str
-    guidance_bytes: int
+    guidance_bytes: Count
     skills: list[str]
     plugins: list[str]
 
@@ -186,7 +186,7 @@ class GuidanceGenerated(_Event, frozen=True, tag="guidance.generated"):
     file: str
     path: str
     sha256: str
-    bytes: int
+    bytes: Count
     #: the arm's fingerprint on this task (its frozen settings and this file)
     fingerprint: str
     usage: Usage

@@ -11,6 +11,7 @@ import pytest
 
 from pluginbench.errors import CorruptLogError
 from pluginbench.events import (
+    AttemptStarted,
     EventLog,
     LogRepaired,
     RunStopped,
@@ -145,3 +146,16 @@ def test_follow_yields_events_appended_later(tmp_path: Path) -> None:
     thread.join()
     log.close()
     assert got == ["first", "second"]
+
+
+def test_a_negative_slot_edited_into_a_line_is_refused_naming_line_and_field(tmp_path: Path) -> None:
+    """A slot edited to a negative number is refused like any damaged line, naming the line and the field path."""
+    path = tmp_path / "events.jsonl"
+    started = encode(AttemptStarted(attempt_id="a1", slot=3, task="t", arm="vanilla", repeat=0, seq=2, at=CLOCK))
+    good = encode(RunStopping(reason="x", seq=1, at=CLOCK)) + b"\n"
+    path.write_bytes(good + started.replace(b'"slot":3', b'"slot":-3') + b"\n")
+    with pytest.raises(CorruptLogError, match=r"line 2 of the event log does not decode: .*>= 0.*slot") as info:
+        read_events(path)
+    assert info.value.field == "line 2"
+    path.write_bytes(good + started + b"\n")
+    assert read_events(path)[1].slot == 3
