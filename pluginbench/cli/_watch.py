@@ -26,7 +26,7 @@ from ..events import (
 )
 from ..projections import side_lines
 from ..rundir import RunDir
-from ..status import status_snapshot, watch_snapshot, write_status_json
+from ..status import terminal_snapshot, watch_snapshot, write_status_json
 from ._common import console, errors_to_exit_codes, group_harnesses, print_json, refuse_group
 from ._verdict_lines import verdict_text, verdicts_beside
 
@@ -292,7 +292,7 @@ def status_command(
         sys.stdout.flush()
         return
     if not watch:
-        console.print(render_status(status_snapshot(rd.root)))
+        console.print(render_status(terminal_snapshot(rd.root)))
         return
     tasks = watch_tasks()
     snap = watch_snapshot(rd.root, tasks=tasks)
