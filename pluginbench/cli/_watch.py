@@ -149,6 +149,8 @@ def render_status(snap: dict[str, Any], *, max_tasks: int | None = None) -> Grou
     # report.html says, above everything that explains them
     lines: list[Any] = [verdict_text(v) for v in verdicts_beside(Path(snap["report"]))] if snap["report"] else []
     lines.append(header)
+    if snap.get("settings_warning"):
+        lines.append(Text(f"warning: {snap['settings_warning']}", style="bold yellow"))
     if snap.get("simulated"):
         lines.append(Text("SIMULATED AGENT: a deterministic stand-in, not a real coding agent", style="bold yellow"))
     if snap.get("probe"):

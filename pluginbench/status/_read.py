@@ -13,6 +13,7 @@ process owns, and only when the caller wants it (the dashboard's page polls do n
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -281,6 +282,7 @@ def _facts(rd: RunDir, lock: Any, run: dict[str, Any], last: Any, torn_tail_byte
         report_html=str(report_html) if report_html.exists() else None,
         log=str(rd.log) if rd.log.exists() else None,
         left_running=None if owner is not None or not check_left_running else ask_backend(run.get("backend"), rd.run_id),
+        settings_warning=settings_warning(rd),
     )
 
 
@@ -317,6 +319,27 @@ def _newest_write(rd: RunDir) -> float | None:
         except FileNotFoundError:
             continue
     return max(mtimes) if mtimes else None
+
+
+def settings_warning(rd: RunDir) -> str | None:
+    """Why ``report`` and ``run`` would refuse the run's saved settings, as one sentence naming
+    the file and the fix, or ``None``: evaluation.json's SHA-256 is not the one its binding
+    records, or the binding cannot be read (status warns and still shows the run)."""
+    try:
+        bound = json.loads(rd.binding.read_text(encoding="utf-8")).get("evaluation_sha256")
+    except FileNotFoundError:
+        return None  # no binding (a hand-built evidence folder): nothing to hold the settings to
+    except (OSError, ValueError, AttributeError) as exc:
+        return (f"{rd.binding} cannot be read ({exc}): report and resume refuse this run; restore the run's "
+                "evaluation-binding.json (PluginBench never edits it)")
+    try:
+        digest = hashlib.sha256(rd.evaluation.read_bytes()).hexdigest()
+    except OSError as exc:
+        return f"{rd.evaluation} cannot be read ({exc.strerror}): report and resume refuse this run; restore it"
+    if bound == digest:
+        return None
+    return (f"{rd.evaluation} does not match its hash binding ({rd.binding.name}): the saved settings were edited, "
+            "so report and resume refuse this run; restore the original evaluation.json, or start a new run")
 
 
 def _selected_measures(rd: RunDir) -> list[str]:
