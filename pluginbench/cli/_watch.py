@@ -13,7 +13,7 @@ import typer
 from rich.console import Group
 from rich.live import Live
 from rich.table import Table
-from rich.text import Text
+from rich.text import Span, Text
 
 from ..errors import LockHeldError, RunDirError
 from ..events import (
@@ -183,7 +183,9 @@ def render_status(snap: dict[str, Any], *, max_tasks: int | None = None) -> Grou
         cells = []
         for arm in arms:
             rows = sorted(cell_rows.get((task, arm), ()), key=lambda a: a["repeat"])
-            cell = Text()
+            marks: list[str] = []
+            spans: list[Span] = []  # one span a mark, as Text.append makes them (no control codes to strip)
+            at = 0
             for a in rows:
                 key = a["outcome"] if a["state"] == "complete" else a["state"]
                 if key == "running" and not owned:
@@ -191,8 +193,10 @@ def render_status(snap: dict[str, Any], *, max_tasks: int | None = None) -> Grou
                 key = key if key in _CELL else "unknown"
                 shown_keys.add(key)
                 mark, style = _CELL[key]
-                cell.append(mark + " ", style=style)
-            cells.append(cell)
+                marks.append(mark + " ")
+                spans.append(Span(at, at + len(mark) + 1, style))
+                at += len(mark) + 1
+            cells.append(Text("".join(marks), spans=spans))
         table.add_row(task, *cells)
     lines.append(table)
     if hidden:
