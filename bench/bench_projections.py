@@ -15,6 +15,8 @@ real CLI (``python -m pluginbench``), it times and takes the peak resident set
 
 * ``status --json`` with the ledger at the log's last event (states from the ledger);
 * ``status --json`` with the ledger moved aside (states from a fold of the log);
+* plain ``status`` with the ledger at the log's last event (the terminal view of every
+  attempt, to a pipe);
 * one ``status --watch`` redraw (:func:`pluginbench.status.watch_snapshot` and the terminal
   view, in a process of its own);
 * ``report`` (results.json, results.csv, report.html; ``--no-report`` skips it).
@@ -268,6 +270,7 @@ def measure(run: Path, code: Path | None, timeout: float, repeat: int = 3,
                                             for _ in range(repeat)]),
            "status --json (ledger)": median([timed([*py, "status", "--json", str(run)], env, timeout)
                                              for _ in range(repeat)]),
+           "status (terminal)": median([timed([*py, "status", str(run)], env, timeout) for _ in range(repeat)]),
            "status --watch redraw": median([timed([sys.executable, "-c", _WATCH, str(run)], env, timeout)
                                             for _ in range(repeat)])}
     ledger.rename(aside)

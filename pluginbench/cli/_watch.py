@@ -13,7 +13,7 @@ import typer
 from rich.console import Group
 from rich.live import Live
 from rich.table import Table
-from rich.text import Text
+from rich.text import Span, Text
 
 from ..errors import LockHeldError, RunDirError
 from ..events import (
@@ -26,7 +26,7 @@ from ..events import (
 )
 from ..projections import side_lines
 from ..rundir import RunDir
-from ..status import status_snapshot, watch_snapshot, write_status_json
+from ..status import terminal_snapshot, watch_snapshot, write_status_json
 from ._common import console, errors_to_exit_codes, group_harnesses, print_json, refuse_group
 from ._verdict_lines import verdict_text, verdicts_beside
 
@@ -149,6 +149,8 @@ def render_status(snap: dict[str, Any], *, max_tasks: int | None = None) -> Grou
     # report.html says, above everything that explains them
     lines: list[Any] = [verdict_text(v) for v in verdicts_beside(Path(snap["report"]))] if snap["report"] else []
     lines.append(header)
+    if snap.get("settings_warning"):
+        lines.append(Text(f"warning: {snap['settings_warning']}", style="bold yellow"))
     if snap.get("simulated"):
         lines.append(Text("SIMULATED AGENT: a deterministic stand-in, not a real coding agent", style="bold yellow"))
     if snap.get("probe"):
@@ -181,7 +183,9 @@ def render_status(snap: dict[str, Any], *, max_tasks: int | None = None) -> Grou
         cells = []
         for arm in arms:
             rows = sorted(cell_rows.get((task, arm), ()), key=lambda a: a["repeat"])
-            cell = Text()
+            marks: list[str] = []
+            spans: list[Span] = []  # one span a mark, as Text.append makes them (no control codes to strip)
+            at = 0
             for a in rows:
                 key = a["outcome"] if a["state"] == "complete" else a["state"]
                 if key == "running" and not owned:
@@ -189,8 +193,10 @@ def render_status(snap: dict[str, Any], *, max_tasks: int | None = None) -> Grou
                 key = key if key in _CELL else "unknown"
                 shown_keys.add(key)
                 mark, style = _CELL[key]
-                cell.append(mark + " ", style=style)
-            cells.append(cell)
+                marks.append(mark + " ")
+                spans.append(Span(at, at + len(mark) + 1, style))
+                at += len(mark) + 1
+            cells.append(Text("".join(marks), spans=spans))
         table.add_row(task, *cells)
     lines.append(table)
     if hidden:
@@ -292,7 +298,7 @@ def status_command(
         sys.stdout.flush()
         return
     if not watch:
-        console.print(render_status(status_snapshot(rd.root)))
+        console.print(render_status(terminal_snapshot(rd.root)))
         return
     tasks = watch_tasks()
     snap = watch_snapshot(rd.root, tasks=tasks)

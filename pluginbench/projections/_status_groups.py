@@ -43,6 +43,8 @@ class RunFacts(NamedTuple):
     log: str | None
     #: None while owned, or when the caller did not ask the backend
     left_running: LeftRunning | None
+    #: why the saved settings cannot be trusted (edited evaluation.json), or None
+    settings_warning: str | None = None
 
 
 def iso_utc(ts: float) -> str:
@@ -217,6 +219,7 @@ def status_object(run: dict[str, Any], summary: Summary, rows: list[dict[str, An
         "sequential": run.get("sequential"),
         "model_calls": run.get("model_calls"),
         "generation": run.get("generation"),
+        "settings_warning": facts.settings_warning,
     }
     # One conversion checks the whole object against its type (the attempt rows carry
     # more columns than status shows; only the typed ones are kept).

@@ -297,3 +297,8 @@ class Status(_Out, frozen=True):
     generation: Annotated[GenerationStatus | None, Meta(description=(
         "Generated-guidance arms: each arm's generating sessions (counted in `cost_ceiling`) and those not ended; "
         "`null` without one."))] = None
+    settings_warning: Annotated[str | None, Meta(description=(
+        "Set when `evaluation.json` no longer matches its hash binding (`evaluation-binding.json`), or the binding "
+        "cannot be read: the saved settings were edited, so `report` and `run` (resume) refuse the run until they "
+        "are restored; the sentence names the file and what to do. Status still shows what the log and ledger say. "
+        "`null` when they match (or the run has no binding)."))] = None

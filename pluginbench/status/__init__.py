@@ -8,7 +8,8 @@ and hands it to :func:`pluginbench.projections.status_view`, which computes the 
 and the dashboard all read status here; :func:`status_json` is ``status --json``'s bytes,
 from the ledger's groups and pre-encoded rows when the log is still what the ledger folded;
 :func:`watch_snapshot` is what ``status --watch`` redraws from, the same way plus the rows
-of the tasks it shows.
+of the tasks it shows, and :func:`terminal_snapshot` what plain ``status`` draws (every
+attempt, only the fields the terminal view reads).
 """
 
 from ._read import (
@@ -16,9 +17,10 @@ from ._read import (
     read_status,
     status_json,
     status_snapshot,
+    terminal_snapshot,
     watch_snapshot,
     write_status_json,
 )
 
-__all__ = ["left_running_check", "read_status", "status_json", "status_snapshot", "watch_snapshot",
-           "write_status_json"]
+__all__ = ["left_running_check", "read_status", "status_json", "status_snapshot", "terminal_snapshot",
+           "watch_snapshot", "write_status_json"]

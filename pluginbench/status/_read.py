@@ -13,6 +13,7 @@ process owns, and only when the caller wants it (the dashboard's page polls do n
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -87,6 +88,31 @@ def status_snapshot(
 
 
 _ENCODER = msgspec.json.Encoder(order="sorted")
+
+
+class _Cell(msgspec.Struct):
+    """The fields of an attempt row the terminal view reads (the rest are skipped unread)."""
+
+    id: Any = None
+    task: Any = None
+    arm: Any = None
+    repeat: Any = None
+    state: Any = None
+    outcome: Any = None
+    node: Any = None
+
+
+_CELLS = msgspec.json.Decoder(list[_Cell])
+
+
+def terminal_snapshot(run_dir: Path, *, now: float | None = None) -> dict[str, Any]:
+    """What plain ``status`` draws: :func:`status_snapshot`, but from the ledger's groups and
+    rows when :func:`write_status_json` could answer from it, each attempt holding only the
+    fields the terminal view reads (id, task, arm, repeat, state, outcome, node)."""
+    with paused_gc():
+        snap = _ledger_snapshot(RunDir(run_dir.resolve()), time.time() if now is None else now, None,
+                                check_left_running=True)
+    return status_snapshot(run_dir, now=now) if snap is None else snap
 
 
 def status_json(run_dir: Path, *, now: float | None = None, clock: Callable[[], float] = time.time) -> bytes:
@@ -201,26 +227,39 @@ def watch_snapshot(run_dir: Path, *, tasks: int, now: float | None = None) -> di
     lists. From the ledger's groups and those rows alone when :func:`write_status_json`
     could answer from it (no other attempt row is decoded); else the full read, with every
     attempt."""
-    rd = RunDir(run_dir.resolve())
-    at = time.time() if now is None else now
     with paused_gc():
-        require_regular(rd.events)
-        names = _evidence_names(rd)
-        lock = live_owner(rd.root)
-        with ledger_summary(rd.ledger, started=bool(names[0] or names[1])) as summary:
-            trusted = _trusted(rd, summary, names)
-            if summary is not None and trusted is not None:
-                all_tasks = sorted(summary.run.get("tasks") or [])
-                facts = _facts(rd, lock, summary.run, trusted.last, trusted.torn_tail_bytes, "ledger",
-                               trusted.selected, check_left_running=True)
-                snap: dict[str, Any] = msgspec.to_builtins(status_of_groups(summary.run, summary.groups, facts, at))
-                limit = _tasks_limit(tasks, snap["attempts_total"], len(all_tasks))
-                rows = summary.attempts_of(all_tasks[:limit])
-                snap["attempts"] = msgspec.json.decode(b"[" + b",".join(rows) + b"]")
-                return {**snap, "tasks_total": len(all_tasks), "tasks_limit": limit}
+        snap = _ledger_snapshot(RunDir(run_dir.resolve()), time.time() if now is None else now, tasks,
+                                check_left_running=True)
+    if snap is not None:
+        return snap
     snap = status_snapshot(run_dir, now=now)
     n_tasks = len({a["task"] for a in snap["attempts"]})
     return {**snap, "tasks_total": n_tasks, "tasks_limit": _tasks_limit(tasks, snap["attempts_total"], n_tasks)}
+
+
+def _ledger_snapshot(rd: RunDir, now: float, tasks: int | None, *, check_left_running: bool) -> dict[str, Any] | None:
+    """The snapshot from the ledger's groups and rows when it can be trusted (:func:`_trusted`),
+    else ``None``: every live attempt's terminal cell (``tasks`` None), or :func:`watch_snapshot`'s rows of the
+    first ``tasks`` tasks with ``tasks_total`` and ``tasks_limit``."""
+    require_regular(rd.events)
+    names = _evidence_names(rd)
+    lock = live_owner(rd.root)
+    with ledger_summary(rd.ledger, started=bool(names[0] or names[1])) as summary:
+        trusted = _trusted(rd, summary, names)
+        if summary is None or trusted is None:
+            return None
+        facts = _facts(rd, lock, summary.run, trusted.last, trusted.torn_tail_bytes, "ledger", trusted.selected,
+                       check_left_running=check_left_running)
+        snap: dict[str, Any] = msgspec.to_builtins(status_of_groups(summary.run, summary.groups, facts, now))
+        if tasks is None:  # the terminal view's cells, a batch at a time
+            cells = [c for batch in summary.attempt_batches() for c in _CELLS.decode(b"[" + b",".join(batch) + b"]")]
+            snap["attempts"] = msgspec.to_builtins(cells)
+            return snap
+        all_tasks = sorted(summary.run.get("tasks") or [])
+        limit = _tasks_limit(tasks, snap["attempts_total"], len(all_tasks))
+        rows = summary.attempts_of(all_tasks[:limit])
+        snap["attempts"] = msgspec.json.decode(b"[" + b",".join(rows) + b"]")
+        return {**snap, "tasks_total": len(all_tasks), "tasks_limit": limit}
 
 
 def _tasks_limit(tasks: int, attempts: int, n_tasks: int) -> int:
@@ -243,6 +282,7 @@ def _facts(rd: RunDir, lock: Any, run: dict[str, Any], last: Any, torn_tail_byte
         report_html=str(report_html) if report_html.exists() else None,
         log=str(rd.log) if rd.log.exists() else None,
         left_running=None if owner is not None or not check_left_running else ask_backend(run.get("backend"), rd.run_id),
+        settings_warning=settings_warning(rd),
     )
 
 
@@ -279,6 +319,27 @@ def _newest_write(rd: RunDir) -> float | None:
         except FileNotFoundError:
             continue
     return max(mtimes) if mtimes else None
+
+
+def settings_warning(rd: RunDir) -> str | None:
+    """Why ``report`` and ``run`` would refuse the run's saved settings, as one sentence naming
+    the file and the fix, or ``None``: evaluation.json's SHA-256 is not the one its binding
+    records, or the binding cannot be read (status warns and still shows the run)."""
+    try:
+        bound = json.loads(rd.binding.read_text(encoding="utf-8")).get("evaluation_sha256")
+    except FileNotFoundError:
+        return None  # no binding (a hand-built evidence folder): nothing to hold the settings to
+    except (OSError, ValueError, AttributeError) as exc:
+        return (f"{rd.binding} cannot be read ({exc}): report and resume refuse this run; restore the run's "
+                "evaluation-binding.json (PluginBench never edits it)")
+    try:
+        digest = hashlib.sha256(rd.evaluation.read_bytes()).hexdigest()
+    except OSError as exc:
+        return f"{rd.evaluation} cannot be read ({exc.strerror}): report and resume refuse this run; restore it"
+    if bound == digest:
+        return None
+    return (f"{rd.evaluation} does not match its hash binding ({rd.binding.name}): the saved settings were edited, "
+            "so report and resume refuse this run; restore the original evaluation.json, or start a new run")
 
 
 def _selected_measures(rd: RunDir) -> list[str]:

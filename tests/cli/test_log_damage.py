@@ -146,3 +146,22 @@ def test_changed_frozen_evidence_is_refused_by_report_and_recorded_by_the_resume
     assert last["type"] == "run.failed" and "frozen task 'word-wrap'" in str(last["error"]), last
     code, out = run_cli("status", str(run_copy), "--json")
     assert code == 0 and json.loads(out)["phase"] == "failed"
+
+
+def test_hand_edited_settings_are_a_warning_in_status_and_a_refusal_in_report(run_copy: Path) -> None:
+    """An evaluation.json edited by hand: status and status --json still answer (exit 0) with a warning naming the file and the fix, report refuses it, and nothing is written."""
+    code, out = run_cli("status", str(run_copy), "--json")
+    assert code == 0 and json.loads(out)["settings_warning"] is None
+    settings = run_copy / "evaluation.json"
+    settings.write_text(settings.read_text().replace('"name"', '"name" ', 1))
+    before = tree_hash(run_copy)
+    code, out = run_cli("status", str(run_copy), "--json")
+    assert code == 0, out
+    doc = json.loads(out)
+    assert doc["phase"] == "complete" and doc["states"]["complete"] == doc["attempts_total"] > 0
+    assert str(settings) in doc["settings_warning"] and "restore the original evaluation.json" in doc["settings_warning"]
+    code, out = run_cli("status", str(run_copy))
+    assert code == 0 and "warning: " in out, out
+    assert "evaluation.json does not match its hash binding" in " ".join(out.split())  # however the terminal wraps it
+    assert_refused(*run_cli("report", str(run_copy)), "evaluation.json does not match its hash binding", "fix:")
+    assert tree_hash(run_copy) == before
