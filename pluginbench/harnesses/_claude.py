@@ -15,12 +15,22 @@ One attempt, in order (all inside the attempt's sandbox, nothing on the host's c
    control requests only (no model call), answered from local state, then
    ``end_session``; the receipt is built, checked and saved as ``native-treatment.json``
    (its stdout as ``agent/discovery.stdout.jsonl``). A mismatch raises
-   :class:`DiscoveryMismatch` before any model call. Otherwise the coding process starts
-   (hooks on, transcripts on): the same control requests (no model call; its hooks must
-   be enabled), ``await ctx.launched(argv)``, then the task as the first user message;
+   :class:`DiscoveryMismatch` before any model call. A passing receipt is kept for the
+   run under the digest of everything that can change what loads
+   (:mod:`._claude_cache`); a later attempt of the same setup reuses it and starts no
+   discovery run (``cli_processes: 1``, ``cache.hit: true``, no discovery stdout).
+   Then the coding process starts (hooks on, transcripts on): the same control requests
+   (no model call), whose answers must equal the receipt field by field
+   (:func:`._claude_discovery.compare_coding`; its hooks must be enabled) — any
+   difference ends it before ``agent.launched`` and the task, as a
+   :class:`DiscoveryMismatch`, and drops the kept receipt. Then ``await
+   ctx.launched(argv)``, then the task as the first user message;
    stdout → ``agent/stdout.jsonl``, session transcripts → ``agent/transcripts/``; the
    credentials file is removed. The task repository's own ``CLAUDE.md`` and
    ``.claude/`` load (``--setting-sources user,project``) and are listed as task-owned.
+   (Discovery is not folded into the coding process: that process runs its
+   ``SessionStart`` hooks before it reads stdin, so an undeclared hook would run before
+   the receipt could refuse it.)
 4. Usage validation, provider-stop classification, after-run checks and the secret scan
    go to ``execution.json``.
 

@@ -74,7 +74,7 @@ def digest_argv(config: str, marketplace: str, app: str, cli: str) -> list[str]:
     return ["sh", "-c", DIGEST_SCRIPT, "pluginbench-digest", config, marketplace, app, cli, *RUNTIME_STATE]
 
 
-def cache_key(*, files: bytes, cli_version: str, argv: list[str], env: dict[str, str],
+def cache_key(*, files: bytes, cli_version: str | None, argv: list[str], env: dict[str, str],
               paths: list[str], model: str, arm: str, treatment: str, facts: dict[str, Any]) -> str:
     """SHA-256 of everything the loading depends on (``argv`` without the session id)."""
     launch = list(argv)

@@ -10,7 +10,10 @@ Code runs SessionStart hooks at process start, before it reads stdin, so a disco
 the coding process would run them before the receipt is judged. The hook listing is the
 same with hooks disabled (``policy.allDisabled`` is then true), so the receipt still lists
 every declared hook, and no hook may have run. Only a passing receipt starts the coding
-process; its after-run checks compare its ``system/init`` with the receipt.
+process (a passing receipt is reused for later attempts of an identical setup, see
+:mod:`._claude_cache`); the coding process's own control answers must equal it
+(:func:`compare_coding`) before the task is sent, and its after-run checks compare its
+``system/init`` with the receipt.
 The local ``/cost`` command is not used: its output would become part of the
 conversation the model sees.
 
