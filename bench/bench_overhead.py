@@ -5,7 +5,9 @@
 Every row runs PluginBench and its anchor interleaved, round by round, so machine noise
 hits both alike, and prints the medians, the ratio of the medians, every round's own
 ratio (the paired ratios), the CPU seconds of each side's whole process tree (median, and
-paired ratios) and the one-minute load average before and after the row:
+paired ratios; the bench is a child subreaper, so bubblewrap's reparented sandbox init and
+the CLI under it are adopted, reaped and counted) and the one-minute load average before
+and after the row:
 
 * ``attempts`` (per harness): a 12-attempt probe run (2 tasks x 6 repeats, vanilla,
   bubblewrap when available), jobs 1 and jobs 2; per attempt = coding.started to the last
@@ -63,9 +65,38 @@ def _load() -> float:
     return os.getloadavg()[0]
 
 
+def _subreaper() -> bool:
+    """Adopt orphaned descendants: bubblewrap's sandbox init outlives ``bwrap`` and is
+    reparented, so without this the CLI it runs (the bulk of an attempt's CPU) never
+    reaches RUSAGE_CHILDREN; adopted, it does once :func:`_reap` has waited for it."""
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        return False
+
+
+def _reap(limit: float = 5.0) -> None:
+    """Wait for every child left, adopted orphans included (only between measured calls,
+    when nothing of the bench itself is running); at most ``limit`` seconds."""
+    end = time.monotonic() + limit
+    while True:
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0] != 0:
+                pass
+        except ChildProcessError:  # no child left, running or not
+            return
+        if time.monotonic() >= end:
+            return
+        time.sleep(0.005)
+
+
 def _children_cpu() -> float:
     """CPU seconds (user + system) of every finished child process so far: a run's whole
-    process tree (the CLI it launched included), or the bare CLI's."""
+    process tree (the CLI it launched inside bubblewrap included, see :func:`_subreaper`),
+    or the bare CLI's."""
+    _reap()
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
 
@@ -347,7 +378,10 @@ def main() -> None:
                               capture_output=True, text=True, env=_env(Path(tempfile.gettempdir()), checkout),
                               cwd=tempfile.gettempdir())
         print(f"{side}: runs use pluginbench from {Path(used.stdout.strip()).parent}", flush=True)
-    print(f"cores {os.cpu_count()}; load {_load():.1f}", flush=True)
+    adopted = _subreaper()
+    print(f"cores {os.cpu_count()}; load {_load():.1f}; CPU includes orphaned sandbox processes: "
+          f"{'yes' if adopted else 'no (prctl PR_SET_CHILD_SUBREAPER failed): the CLI inside bubblewrap is missed'}",
+          flush=True)
     parts = set(args.parts)
     rows: list[dict[str, object]] = []
     for harness in args.harness:

@@ -15,12 +15,22 @@ One attempt, in order (all inside the attempt's sandbox, nothing on the host's c
    control requests only (no model call), answered from local state, then
    ``end_session``; the receipt is built, checked and saved as ``native-treatment.json``
    (its stdout as ``agent/discovery.stdout.jsonl``). A mismatch raises
-   :class:`DiscoveryMismatch` before any model call. Otherwise the coding process starts
-   (hooks on, transcripts on): the same control requests (no model call; its hooks must
-   be enabled), ``await ctx.launched(argv)``, then the task as the first user message;
+   :class:`DiscoveryMismatch` before any model call. A passing receipt is kept for the
+   run under the digest of everything that can change what loads
+   (:mod:`._claude_cache`); a later attempt of the same setup reuses it and starts no
+   discovery run (``cli_processes: 1``, ``cache.hit: true``, no discovery stdout).
+   Then the coding process starts (hooks on, transcripts on): the same control requests
+   (no model call), whose answers must equal the receipt field by field
+   (:func:`._claude_discovery.compare_coding`; its hooks must be enabled) — any
+   difference ends it before ``agent.launched`` and the task, as a
+   :class:`DiscoveryMismatch`, and drops the kept receipt. Then ``await
+   ctx.launched(argv)``, then the task as the first user message;
    stdout → ``agent/stdout.jsonl``, session transcripts → ``agent/transcripts/``; the
    credentials file is removed. The task repository's own ``CLAUDE.md`` and
    ``.claude/`` load (``--setting-sources user,project``) and are listed as task-owned.
+   (Discovery is not folded into the coding process: that process runs its
+   ``SessionStart`` hooks before it reads stdin, so an undeclared hook would run before
+   the receipt could refuse it.)
 4. Usage validation, provider-stop classification, after-run checks and the secret scan
    go to ``execution.json``.
 
@@ -53,8 +63,16 @@ from ..events import Usage
 from ..harness_registry import SpecProblem
 from ..tasks import copy_tree, fingerprint, scan_tree
 from ..treatments import MARKETPLACE, ClaudeTreatment, admit_claude_treatment
+from ._claude_cache import cache_key, digest_argv
 from ._claude_checks import after_run_checks, effective_effort, execution_outcome
-from ._claude_discovery import Expected, Paths, build_receipt, compare_receipt, discovery_argv
+from ._claude_discovery import (
+    Expected,
+    Paths,
+    build_receipt,
+    compare_coding,
+    compare_receipt,
+    discovery_argv,
+)
 from ._claude_launch import (
     CLI,
     CONFIG_DIR_NAME,
@@ -244,6 +262,8 @@ class ClaudeHarness(HarnessBase):
         self.subagents = subagents
         self._environ = dict(os.environ if environ is None else environ)
         check_operator_env(self._environ, probe=self.probe)
+        #: passing discovery receipts by setup digest, for the life of this harness (one run)
+        self._receipts: dict[str, dict[str, Any]] = {}
 
     @property
     def probe(self) -> bool:
@@ -369,6 +389,37 @@ class ClaudeHarness(HarnessBase):
         receipt["passed"] = not problems
         return receipt
 
+    async def _discover(self, sandbox: Sandbox, ctx: AttemptContext, t: ClaudeTreatment, env: dict[str, str],
+                        facts: dict[str, Any], model: str, disc_argv: list[str], agent_dir: Path,
+                        t1: float) -> dict[str, Any]:
+        """The discovery run (hooks disabled, nothing persisted): its passing receipt, or
+        :class:`DiscoveryMismatch` with the failing one saved as ``native-treatment.json``."""
+        receipts: list[dict[str, Any]] = []
+
+        async def judge(control_stdout: str) -> bool:
+            """Judge the discovery run's control phase; it never sends the task."""
+            receipt = self._judge(control_stdout, t, env, sandbox, facts, model)
+            receipt["seconds"] = round(time.monotonic() - t1, 3)
+            _write_json(ctx.attempt_dir / "native-treatment.json", receipt)
+            receipts.append(receipt)
+            return False
+
+        discovery = ClaudeSession(ctx.task.instruction, judge, setup_timeout=SETUP_TIMEOUT, coding_timeout=0)
+        try:
+            disc = await sandbox.exec(disc_argv, cwd=sandbox.paths.app, env=env, timeout=SETUP_TIMEOUT + 60,
+                                      stdout_path=agent_dir / "discovery.stdout.jsonl",
+                                      stderr_path=agent_dir / "discovery.stderr.txt", dialogue=discovery)
+        except TimeoutError:
+            raise DiscoveryMismatch(f"arm {ctx.treatment.arm}", [
+                f"the CLI did not answer the control requests within {SETUP_TIMEOUT:.0f} s"]) from None
+        if not receipts:
+            stderr_tail = (agent_dir / "discovery.stderr.txt").read_text(errors="replace")[-300:]
+            raise DiscoveryMismatch(f"arm {ctx.treatment.arm}", [
+                f"the CLI ended (exit {disc.exit_code}) before answering every control request: {stderr_tail}"])
+        if not receipts[0]["passed"]:
+            raise DiscoveryMismatch(f"arm {ctx.treatment.arm}", receipts[0]["problems"])
+        return receipts[0]
+
     async def _copy_transcripts(self, sandbox: Sandbox, env: dict[str, str], session: str,
                                 dest: Path) -> tuple[list[str], list[list[str]]] | None:
         slug = _slug(sandbox.paths.app)
@@ -404,52 +455,49 @@ class ClaudeHarness(HarnessBase):
         session_id = str(uuid.uuid4())
         argv = session_argv(self.cli_path, model, effort, session_id, subagents=self.subagents)
         disc_argv = discovery_argv(argv, str(uuid.uuid4()))
-        receipts: list[dict[str, Any]] = []
         refusals: list[str] = []
         try:
             await self._setup(sandbox, t, env, agent_dir, ctx.treatment.arm)
-            managed = await sandbox.exec(["sh", "-c", "test -e /etc/claude-code && echo present || echo absent"],
-                                         env=env, timeout=30)
+            digest = await sandbox.exec(digest_argv(env["CLAUDE_CONFIG_DIR"], f"{sandbox.paths.home}/{MARKETPLACE_DIR_NAME}",
+                                                    sandbox.paths.app, self.cli_path), env=env, timeout=SETUP_TIMEOUT)
+            if digest.exit_code != 0:
+                raise DiscoveryMismatch(f"arm {ctx.treatment.arm}", [
+                    f"the digest of the delivered files failed: {digest.stderr.decode(errors='replace')[-300:]}"])
             facts = {
                 "arm": ctx.treatment.arm, "attempt_id": ctx.attempt_id, "argv": argv[1:],
                 "discovery_argv": disc_argv[1:],
                 "cli_processes": 2, "environment_problems": check_command_env(env, probe=self.probe),
-                "managed_settings": managed.stdout.decode().strip(),
+                "managed_settings": digest.stdout.decode().split("\n", 1)[0].strip(),
                 "trees": await self._trees(sandbox, t, env), "frozen_trees": self._frozen_trees(t),
             }
+            key = cache_key(files=digest.stdout, cli_version=self.cli_version, argv=argv, env=env,
+                            paths=list(sandbox.paths), model=model, arm=ctx.treatment.arm,
+                            treatment=ctx.treatment.fingerprint, facts=facts)
             timings["setup_s"] = round(time.monotonic() - t0, 3)
             t1 = time.monotonic()
-
-            async def judge(control_stdout: str) -> bool:
-                """Judge the discovery run's control phase; it never sends the task."""
-                receipt = self._judge(control_stdout, t, env, sandbox, facts, model)
-                receipt["seconds"] = round(time.monotonic() - t1, 3)
-                _write_json(ctx.attempt_dir / "native-treatment.json", receipt)
-                receipts.append(receipt)
-                return False
-
-            discovery = ClaudeSession(ctx.task.instruction, judge, setup_timeout=SETUP_TIMEOUT, coding_timeout=0)
-            try:
-                disc = await sandbox.exec(disc_argv, cwd=sandbox.paths.app, env=env, timeout=SETUP_TIMEOUT + 60,
-                                          stdout_path=agent_dir / "discovery.stdout.jsonl",
-                                          stderr_path=agent_dir / "discovery.stderr.txt", dialogue=discovery)
-            except TimeoutError:
-                raise DiscoveryMismatch(f"arm {ctx.treatment.arm}", [
-                    f"the CLI did not answer the control requests within {SETUP_TIMEOUT:.0f} s"]) from None
-            if not receipts:
-                stderr_tail = (agent_dir / "discovery.stderr.txt").read_text(errors="replace")[-300:]
-                raise DiscoveryMismatch(f"arm {ctx.treatment.arm}", [
-                    f"the CLI ended (exit {disc.exit_code}) before answering every control request: {stderr_tail}"])
-            if not receipts[0]["passed"]:
-                raise DiscoveryMismatch(f"arm {ctx.treatment.arm}", receipts[0]["problems"])
-            timings["discovery_s"] = receipts[0]["seconds"]
+            cached = self._receipts.get(key)
+            if cached is None:
+                receipt = await self._discover(sandbox, ctx, t, env, facts, model, disc_argv, agent_dir, t1)
+                receipt["cache"] = {"key": key, "hit": False, "origin_attempt": ctx.attempt_id}
+                self._receipts[key] = receipt
+            else:
+                # The same setup passed discovery earlier in this run: its receipt stands for
+                # this attempt once the coding process's own control answers equal it.
+                receipt = {**cached, **{k: v for k, v in facts.items() if k != "discovery_argv"},
+                           "cli_processes": 1, "seconds": round(time.monotonic() - t1, 3),
+                           "cache": {"key": key, "hit": True, "origin_attempt": cached["cache"]["origin_attempt"]}}
+            _write_json(ctx.attempt_dir / "native-treatment.json", receipt)
+            timings["discovery_s"] = receipt["seconds"]
+            paths = Paths(env["CLAUDE_CONFIG_DIR"], f"{sandbox.paths.home}/{MARKETPLACE_DIR_NAME}", sandbox.paths.app)
 
             async def check(control_stdout: str) -> bool:
-                """The coding process: its hooks must be on; then the task is sent."""
-                paths = Paths(env["CLAUDE_CONFIG_DIR"], f"{sandbox.paths.home}/{MARKETPLACE_DIR_NAME}",
-                              sandbox.paths.app)
-                if build_receipt(control_stdout, paths, probe=self.probe)["hooks_all_disabled"] is not False:
-                    refusals.append("hooks are disabled in the coding session")
+                """The coding process loads exactly what the receipt says (hooks on); then the task is sent."""
+                problems = compare_coding(build_receipt(control_stdout, paths, probe=self.probe), receipt)
+                if problems:
+                    refusals.extend(problems)
+                    receipt.update(problems=[*receipt["problems"], *problems], passed=False)
+                    _write_json(ctx.attempt_dir / "native-treatment.json", receipt)
+                    self._receipts.pop(key, None)
                     return False
                 await ctx.launched(argv)
                 return True
@@ -468,7 +516,6 @@ class ClaudeHarness(HarnessBase):
                     raise DiscoveryMismatch(f"arm {ctx.treatment.arm}", [
                         f"the CLI did not answer the control requests within {SETUP_TIMEOUT:.0f} s"]) from None
                 timed_out = True
-            receipt = receipts[0]
             if session.task_sent_at is None:
                 stderr_tail = (agent_dir / "stderr.txt").read_text(errors="replace")[-300:]
                 raise DiscoveryMismatch(f"arm {ctx.treatment.arm}", refusals or [
@@ -508,7 +555,8 @@ class ClaudeHarness(HarnessBase):
             "harness": "claude", "probe": self.probe, "cli_version": self.cli_version,
             "qualified": self.cli_version == PINNED_VERSION, "model": model, "effort": effort,
             "requested_effort": effort, "effective_effort": effective, "effective_effort_evidence": effort_evidence,
-            "argv": argv[1:], "discovery_argv": disc_argv[1:], "cli_processes": 2, "task_sent_as": "first stream-json user message",
+            "argv": argv[1:], "discovery_argv": receipt["discovery_argv"], "cli_processes": receipt["cli_processes"],
+            "discovery_cache": receipt["cache"], "task_sent_as": "first stream-json user message",
             "exit_code": exit_code, "timed_out": timed_out, "coding_seconds": coding_seconds,
             "terminal_reason": res_ev.get("terminal_reason"), "is_error": res_ev.get("is_error"),
             "api_retries": summary.api_retries, "announced_wait_ms": summary.announced_wait_ms,

@@ -10,7 +10,10 @@ Code runs SessionStart hooks at process start, before it reads stdin, so a disco
 the coding process would run them before the receipt is judged. The hook listing is the
 same with hooks disabled (``policy.allDisabled`` is then true), so the receipt still lists
 every declared hook, and no hook may have run. Only a passing receipt starts the coding
-process; its after-run checks compare its ``system/init`` with the receipt.
+process (a passing receipt is reused for later attempts of an identical setup, see
+:mod:`._claude_cache`); the coding process's own control answers must equal it
+(:func:`compare_coding`) before the task is sent, and its after-run checks compare its
+``system/init`` with the receipt.
 The local ``/cost`` command is not used: its output would become part of the
 conversation the model sees.
 
@@ -256,16 +259,7 @@ def _under(path: object, prefix: str) -> bool:
 
 def compare_receipt(receipt: dict[str, Any], exp: Expected) -> list[str]:
     """Every difference between the receipt and the declared arm (empty when it passes)."""
-    t, bad = exp.treatment, []
-    if receipt.get("control_errors"):
-        bad.append(f"control requests failed: {receipt['control_errors']}")
-    missing = sorted({sub for sub, _ in REQUESTS} - {"get_binary_version"} - set(_answered(receipt)))
-    if missing:
-        bad.append(f"control requests unanswered: {missing}")
-    usage = receipt.get("usage_before_task") or {}
-    if (usage.get("total_cost_usd") != 0 or usage.get("model_usage") != {}
-            or usage.get("total_api_duration_ms") != 0):
-        bad.append(f"no-model-call proof failed before the task: {usage}")
+    t, bad = exp.treatment, _control_problems(receipt)
     session = receipt.get("session") or {}
     if receipt.get("cli_version") != exp.cli_version or session.get("claude_code_version") != exp.cli_version:
         bad.append(f"CLI version {receipt.get('cli_version')!r} is not the pinned {exp.cli_version!r}")
@@ -345,3 +339,43 @@ def compare_receipt(receipt: dict[str, Any], exp: Expected) -> list[str]:
 
 def _answered(receipt: dict[str, Any]) -> list[str]:
     return list(receipt.get("answered") or [])
+
+
+def _control_problems(receipt: dict[str, Any]) -> list[str]:
+    """Failed or unanswered control requests, and the no-model-call proof (either process)."""
+    bad = []
+    if receipt.get("control_errors"):
+        bad.append(f"control requests failed: {receipt['control_errors']}")
+    missing = sorted({sub for sub, _ in REQUESTS} - {"get_binary_version"} - set(_answered(receipt)))
+    if missing:
+        bad.append(f"control requests unanswered: {missing}")
+    usage = receipt.get("usage_before_task") or {}
+    if (usage.get("total_cost_usd") != 0 or usage.get("model_usage") != {}
+            or usage.get("total_api_duration_ms") != 0):
+        bad.append(f"no-model-call proof failed before the task: {usage}")
+    return bad
+
+
+#: Control-phase fields that differ between the discovery run and the coding process by
+#: design (its own flag settings and hook policy, the hooks that ran at its start, its
+#: clock); every other field of :func:`build_receipt` must be equal.
+PROCESS_FIELDS = frozenset({"method", "answered", "discovery_flag_settings", "hooks_all_disabled",
+                            "hook_events_before_task", "usage_before_task"})
+
+
+def compare_coding(coding: dict[str, Any], receipt: dict[str, Any]) -> list[str]:
+    """Every way the coding process's own control phase differs from the passing discovery
+    receipt it runs under (empty: this process loaded exactly what discovery saw).
+
+    ``coding`` is :func:`build_receipt` of the coding process's control answers; its hooks
+    must be on (no discovery flag settings), and no model call may have happened."""
+    bad = _control_problems(coding)
+    if coding.get("hooks_all_disabled") is not False:
+        bad.append("hooks are disabled in the coding session")
+    if coding.get("discovery_flag_settings") is not None:
+        bad.append(f"the coding session has flag settings {coding.get('discovery_flag_settings')}")
+    for key in sorted(set(coding) - PROCESS_FIELDS):
+        if coding.get(key) != receipt.get(key):
+            bad.append(f"the coding session's {key} differs from the discovery receipt: "
+                       f"{json.dumps(coding.get(key), sort_keys=True, default=str)[:300]}")
+    return bad

@@ -134,10 +134,11 @@ SETTING_SOURCES = "user,project"
 
 
 def session_argv(cli: str, model: str, effort: str, session_id: str, *, subagents: bool = True) -> list[str]:
-    """The one process of an attempt: stream-json in and out.
+    """The coding process of an attempt: stream-json in and out.
 
-    Discovery (control requests, no model call) and coding (the task as the first user
-    message) happen in this same process, so the receipt describes the session that codes.
+    Its control phase (no model call) is compared with the discovery receipt before the
+    task goes in as the first user message, so the receipt describes the session that
+    codes; the discovery run is this argv with :func:`._claude_discovery.discovery_argv`.
     """
     return [
         cli, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",

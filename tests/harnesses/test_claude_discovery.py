@@ -219,3 +219,33 @@ def test_a_model_invocable_declaration_refuses_a_user_invocable_only_skill(tmp_p
     text = " | ".join(compare_receipt(receipt, Expected(declared, "2.1.328", MODEL, True)))
     assert "skills differ (offered to the model)" in text and "user-invocable-only skills differ" in text
     assert "skill manual-only is 'user-invocable-only', not on" in text
+
+
+def test_coding_control_phase_equals_its_discovery_run_and_drift_is_named() -> None:
+    """The recorded coding process's control answers (hooks on, hook events) equal the discovery receipt; an
+    extra skill, disabled hooks or a model call before the task is each named."""
+    from pluginbench.harnesses._claude_discovery import compare_coding
+
+    coding = build_receipt((DATA / "session.control.stdout.jsonl").read_text(), RECORDED, probe=True)
+    assert coding["hook_events_before_task"] > 0 and compare_coding(coding, _receipt()) == []
+    drift = {**coding, "skills": [*coding["skills"], {"name": "ghost"}]}
+    assert [p.split(":")[0] for p in compare_coding(drift, _receipt())] == [
+        "the coding session's skills differs from the discovery receipt"]
+    assert compare_coding({**coding, "hooks_all_disabled": True}, _receipt()) == [
+        "hooks are disabled in the coding session"]
+    spent = {**coding, "usage_before_task": {**coding["usage_before_task"], "total_cost_usd": 0.01}}
+    assert "no-model-call proof failed" in compare_coding(spent, _receipt())[0]
+
+
+def test_cache_key_ignores_the_session_id_and_follows_files_argv_and_facts() -> None:
+    """Two attempts differing only in session id share a key; any delivered file, argv or judged fact changes it."""
+    from pluginbench.harnesses._claude_cache import cache_key
+
+    base = {"files": b"absent\ncli 1 2 3 4\n/cfg/settings.json abc  -\n", "cli_version": "2.1.328",
+            "argv": ["claude", "-p", "--session-id", "s1"], "env": {"HOME": "/home/agent"}, "paths": ["/app"],
+            "model": MODEL, "arm": "core", "treatment": "fp", "facts": {"trees": {"skill:x": "1"}}}
+    key = cache_key(**base)
+    assert cache_key(**{**base, "argv": ["claude", "-p", "--session-id", "s2"]}) == key
+    for change in ({"files": base["files"] + b"/app/CLAUDE.md def  -\n"}, {"argv": ["claude", "-p", "--x"]},
+                   {"facts": {"trees": {"skill:x": "2"}}}, {"cli_version": "2.1.329"}):
+        assert cache_key(**{**base, **change}) != key

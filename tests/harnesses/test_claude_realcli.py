@@ -71,8 +71,8 @@ def _task(tmp: Path) -> HarborTask:
 
 
 async def _attempt(cli: Path, tmp: Path, probe: ProbeServer, treatment: FrozenTreatment,
-                   name: str, *, prepare=None):
-    harness = ClaudeHarness(cli, PINNED["claude"], probe.base_url, environ={"PATH": "/usr/bin:/bin"})
+                   name: str, *, prepare=None, harness: ClaudeHarness | None = None):
+    harness = harness or ClaudeHarness(cli, PINNED["claude"], probe.base_url, environ={"PATH": "/usr/bin:/bin"})
     home = tmp / f"home-{name}"
     home.mkdir()
     receipt = harness.deliver(treatment, home)
@@ -192,6 +192,35 @@ async def test_discovery_refuses_an_undeclared_skill(cli: Path, tmp_path: Path, 
             chosen = vanilla() if arm == "vanilla" else sample_treatment(tmp_path)
             await _attempt(cli, tmp_path, probe, chosen, "sneak", prepare=sneak)
         assert [r for r in probe.requests if r.kind == "coding"] == []
+
+
+@pytest.mark.anyio
+async def test_same_setup_reuses_discovery_and_a_drifted_coding_process_stops_before_the_task(
+        cli: Path, tmp_path: Path) -> None:
+    """A second attempt of the same setup starts the CLI once (the receipt reused, its coding control answers
+    compared); when those answers differ from the reused receipt it stops before agent.launched and any model call."""
+    scen = load_scenario(write(tmp_path / "s.yaml", SCENARIO))
+    with ProbeServer(scen) as probe:
+        harness = ClaudeHarness(cli, PINNED["claude"], probe.base_url, environ={"PATH": "/usr/bin:/bin"})
+        await _attempt(cli, tmp_path, probe, sample_treatment(tmp_path), "first", harness=harness)
+        _, run, adir, out, launched = await _attempt(cli, tmp_path, probe, sample_treatment(tmp_path), "again",
+                                                     harness=harness)
+        receipt = json.loads((adir / "native-treatment.json").read_text())
+        assert receipt["passed"] and receipt["cli_processes"] == 1
+        assert receipt["cache"]["hit"] is True and receipt["cache"]["origin_attempt"] == "first"
+        assert receipt["attempt_id"] == "again" and not (adir / "agent" / "discovery.stdout.jsonl").exists()
+        assert '"hook_started"' in (adir / "agent" / "stdout.jsonl").read_text()  # the hook ran while coding
+        assert (out / "answer.txt").read_text() == "guided\n" and run.error is None and launched
+        # Drift: the reused receipt no longer says what this coding process loads.
+        (cached,) = harness._receipts.values()
+        cached["skills"] = [*cached["skills"], {"name": "ghost", "source": "userSettings", "path": None,
+                                                "pluginId": None}]
+        coding = [r for r in probe.requests if r.kind == "coding"]
+        with pytest.raises(DiscoveryMismatch, match="skills differs from the discovery receipt"):
+            await _attempt(cli, tmp_path, probe, sample_treatment(tmp_path), "drift", harness=harness)
+        assert [r for r in probe.requests if r.kind == "coding"] == coding
+    drift = json.loads((tmp_path / "attempt-drift" / "native-treatment.json").read_text())
+    assert drift["passed"] is False and drift["cache"]["hit"] is True and harness._receipts == {}
 
 
 def test_refused_operator_variables_raise_before_anything_starts(tmp_path: Path) -> None:
