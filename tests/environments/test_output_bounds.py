@@ -1,0 +1,59 @@
+"""What a sandboxed command prints is bounded in host memory: the in-memory output buffer
+keeps a head and a tail with a cut line, and a dialogue's line channel caps line length
+and how far its reader may fall behind."""
+
+from __future__ import annotations
+
+import pytest
+
+from pluginbench.environments import _dialogue
+from pluginbench.environments._dialogue import LineChannel
+from pluginbench.environments._limits import CappedBuffer
+
+
+def test_output_within_the_bound_comes_back_unchanged() -> None:
+    """Chunks that add up to at most the bound come back byte for byte, without a cut line."""
+    buf = CappedBuffer(10)
+    for chunk in (b"abc", b"", b"defg", b"hij"):
+        buf += chunk
+    assert bytes(buf) == b"abcdefghij" and not buf.cut
+
+
+def test_output_past_the_bound_keeps_head_and_tail_and_says_how_much_was_cut() -> None:
+    """Past the bound the first and last halves are kept and one line names the bytes left out."""
+    buf = CappedBuffer(8)
+    for i in range(1000):
+        buf.extend(str(i % 10).encode() * 1000)  # 1,000,000 bytes in all
+    got = bytes(buf)
+    assert buf.cut and buf.total == 1_000_000
+    assert got.startswith(b"0000\n[pluginbench: output cut: 999992 bytes left out of the middle")
+    assert got.endswith(b"(output kept in memory is bounded at 8 bytes)]\n9999")
+    assert len(got) < 200
+
+
+def test_a_huge_single_chunk_is_cut_too() -> None:
+    """One chunk far over the bound keeps only its first and last halves."""
+    buf = CappedBuffer(4)
+    buf.extend(b"ab" + b"x" * 10_000 + b"yz")
+    assert bytes(buf).startswith(b"ab\n[pluginbench: output cut: 10000 bytes") and bytes(buf).endswith(b"]\nyz")
+
+
+@pytest.mark.anyio
+async def test_a_dialogue_channel_cuts_endless_lines_and_drops_past_its_queue(monkeypatch) -> None:
+    """A line without a newline arrives cut at the line bound; lines past the queue bound are
+    dropped and counted, and reading frees room again."""
+    monkeypatch.setattr(_dialogue, "MAX_LINE_BYTES", 4)
+    monkeypatch.setattr(_dialogue, "MAX_QUEUED_BYTES", 6)
+
+    async def send(_data: bytes) -> None:
+        return None
+
+    channel = LineChannel(send)
+    channel.feed(b"abcdefgh")  # no newline yet: cut at 4, the rest dropped up to its newline
+    channel.feed(b"ijk\nok\n")
+    channel.feed(b"zz\n")  # 4 + 2 queued already: over the queue bound
+    assert channel.dropped == 1
+    assert await channel.receive_line() == b"abcd"
+    channel.feed(b"yy\nz")
+    channel.end()
+    assert [await channel.receive_line() for _ in range(4)] == [b"ok", b"yy", b"z", None]
