@@ -15,7 +15,6 @@ from typing import Any
 
 import anyio
 
-
 #: The longest stdout line a dialogue receives (longer ones arrive cut at this length) and
 #: the most bytes of lines waiting for the reader (past it, lines are dropped and
 #: :attr:`LineChannel.dropped` counts them): the command runs in a sandbox and may print
