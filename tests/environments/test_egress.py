@@ -82,6 +82,38 @@ def _ask(proxy: EgressProxy, request: bytes) -> bytes:
         return s.recv(4096)
 
 
+def test_idle_connections_cannot_exhaust_the_hosts_threads(monkeypatch):
+    """A sandbox that opens hundreds of egress connections and sends nothing gets at most
+    MAX_CONNECTIONS served at once (one host thread each), the rest closed at once, an idle
+    one is dropped after HEAD_SECONDS, and the proxy still answers afterwards."""
+    from pluginbench.environments import _egress
+
+    monkeypatch.setattr(_egress, "HEAD_SECONDS", 1.0)
+    proxy = EgressProxy(Egress("proxy", hosts=("api.anthropic.com",)))
+    before = threading.active_count()
+    socks = []
+    try:
+        for _ in range(300):
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(str(proxy.folder / "egress.sock"))
+            socks.append(s)
+        while len(proxy.refused) < min(300 - _egress.MAX_CONNECTIONS, _egress.MAX_REFUSALS_KEPT):
+            threading.Event().wait(0.05)
+        assert threading.active_count() - before <= _egress.MAX_CONNECTIONS
+        assert len(proxy.refused) == _egress.MAX_REFUSALS_KEPT
+        socks[-1].settimeout(10)
+        assert socks[-1].recv(1) == b""  # closed by the proxy, not left waiting
+        socks[0].settimeout(10)
+        assert socks[0].recv(1) == b""  # the idle one was dropped at its head deadline
+        for s in socks:
+            s.close()
+        assert b" 403 " in _ask(proxy, b"CONNECT example.com:443 HTTP/1.1\r\n\r\n")
+    finally:
+        for s in socks:
+            s.close()
+        proxy.close()
+
+
 def test_connect_proxy_refuses_unlisted_hosts_and_loopback_even_when_public():
     """The host proxy answers 403 to a host off the allow-list and to a name or address that is loopback,
     even with the web allowed, and 405 to anything but CONNECT."""
