@@ -57,3 +57,21 @@ async def test_a_dialogue_channel_cuts_endless_lines_and_drops_past_its_queue(mo
     channel.feed(b"yy\nz")
     channel.end()
     assert [await channel.receive_line() for _ in range(4)] == [b"ok", b"yy", b"z", None]
+
+
+def test_a_copy_out_stops_at_the_bound_even_when_files_grew_after_the_check(tmp_path, monkeypatch) -> None:
+    """Files that grow past the storage bound after get()'s size check (a live sandbox's background
+    writer) are still cut off by the copy itself, and nothing of the copy is left on the host."""
+    from pluginbench.environments import _hostcopy
+    from pluginbench.errors import ResourceLimitHit
+
+    folder = tmp_path / "box" / "artifacts"
+    folder.mkdir(parents=True)
+    for name in ("a", "b", "c"):
+        (folder / name).write_bytes(bytes(1024 * 1024))
+    monkeypatch.setattr(_hostcopy, "_size_at", lambda _fd, _stop: 0)  # what the check saw, before the growth
+    with pytest.raises(ResourceLimitHit, match="storage bound"):
+        _hostcopy.copy_out(tmp_path / "box", "artifacts", tmp_path / "out", limit=2 * 1024 * 1024)
+    assert not (tmp_path / "out").exists()
+    _hostcopy.copy_out(tmp_path / "box", "artifacts", tmp_path / "out", limit=4 * 1024 * 1024)
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a", "b", "c"]
