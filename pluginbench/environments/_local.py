@@ -137,8 +137,7 @@ class LocalSandbox:
             self._rlimit, self.limit_mechanism = _limits.fsize_prefix(self.limits), self._cgroup.mechanism
         else:
             self._rlimit, self.limit_mechanism = _limits.rlimit_prefix(self.limits)
-        if self._rlimit:
-            self.limit_mechanism += f"; {_limits.LOCAL_DISK_MECHANISM}"
+        self.limit_mechanism += f"; {_limits.LOCAL_DISK_MECHANISM}" if self._rlimit else ""
 
     def limit_breaches(self) -> list[str]:
         """Every limit this sandbox's commands hit so far, one reason each (empty: none)."""
@@ -289,10 +288,9 @@ class LocalSandbox:
             command, host_cwd = [self._bwrap, "--args", str(fds[-1]), "--", *inner], str(self.root)
         else:
             command, host_cwd = list(argv), cwd
-        command = [*self._rlimit, *command]  # file sizes capped always; memory too without a cgroup
+        command = [*self._rlimit, *command]  # file sizes always capped; memory too without a cgroup
         command = self._cgroup.wrap(command) if self._cgroup is not None else command
-        # Bounded by the storage bound: output is evidence on the host's disk.
-        cap = self.limits.storage_mb * 1024 * 1024
+        cap = self.limits.storage_mb * 1024 * 1024  # output is evidence on the host's disk
         out_file = _limits.CappedFile(stdout_path, cap) if stdout_path is not None else None
         err_file = _limits.CappedFile(stderr_path, cap) if stderr_path is not None else None
         out, err = _limits.CappedBuffer(), _limits.CappedBuffer()  # in memory: bounded too
