@@ -36,7 +36,7 @@ import socketserver
 import tempfile
 import threading
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 #: where the egress folder (socket and forwarder) appears inside a sandbox
 INSIDE_DIR = "/run/pluginbench"
@@ -271,7 +271,7 @@ class _Server(socketserver.ThreadingUnixStreamServer):
         self._lock = threading.Lock()
         super().__init__(path, _Handler)
 
-    def process_request(self, request: socket.socket, client_address: object) -> None:  # type: ignore[override]
+    def process_request(self, request: Any, client_address: Any) -> None:
         """Serve in a thread of its own, unless :data:`MAX_CONNECTIONS` are open: then the
         connection is closed at once and the refusal noted."""
         with self._lock:
@@ -282,11 +282,11 @@ class _Server(socketserver.ThreadingUnixStreamServer):
             self.note(f"more than {MAX_CONNECTIONS} connections at once")
             self.shutdown_request(request)
             return
-        super().process_request(request, client_address)  # type: ignore[arg-type]
+        super().process_request(request, client_address)
 
-    def process_request_thread(self, request: socket.socket, client_address: object) -> None:  # type: ignore[override]
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
-            super().process_request_thread(request, client_address)  # type: ignore[arg-type]
+            super().process_request_thread(request, client_address)
         finally:
             with self._lock:
                 self._serving -= 1
