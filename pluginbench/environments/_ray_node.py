@@ -32,7 +32,7 @@ import anyio
 
 from ..errors import EnvironmentFailure
 from ..rundir import sha256_file
-from ._dialogue import LineChannel
+from ._dialogue import MAX_QUEUED_BYTES, LineChannel
 from ._egress import Egress
 from ._local import Isolation, LocalEnvironment, _safe_name
 from ._port import SandboxSpec
@@ -50,6 +50,7 @@ class _Dialogue:
 
     def __init__(self) -> None:
         self.lines: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.queued = 0  # bytes of lines waiting for the head: at most about MAX_QUEUED_BYTES
         self.ended = asyncio.Event()
         self.attached = asyncio.Event()  # the command runs and its stdin can take writes
         self.lines_done = asyncio.Event()  # the exec call ended
@@ -62,6 +63,11 @@ class _Dialogue:
 
         async def relay() -> None:
             while (line := await channel.receive_line()) is not None:
+                # Held back while the head is behind: the channel's own bound then drops
+                # lines, so an endless print never fills this node's memory.
+                while self.queued > MAX_QUEUED_BYTES:
+                    await asyncio.sleep(0.01)
+                self.queued += len(line)
                 self.lines.put_nowait(line)
             self.lines.put_nowait(None)
 
@@ -69,6 +75,11 @@ class _Dialogue:
             tg.start_soon(relay)
             await self.ended.wait()
             tg.cancel_scope.cancel()
+
+    def take(self, line: bytes) -> bytes:
+        """A line handed to the head: its bytes no longer wait here."""
+        self.queued -= len(line)
+        return line
 
 
 class _Held:
@@ -314,13 +325,13 @@ class NodeAgent:
         first = await talk.lines.get()
         if first is None:
             return None
-        lines = [first]
+        lines = [talk.take(first)]
         while not talk.lines.empty():
             nxt = talk.lines.get_nowait()
             if nxt is None:
                 talk.lines.put_nowait(None)
                 break
-            lines.append(nxt)
+            lines.append(talk.take(nxt))
         return lines
 
     async def dialogue_send(self, sid: str, call: str, data: bytes) -> None:

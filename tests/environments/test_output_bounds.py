@@ -75,3 +75,31 @@ def test_a_copy_out_stops_at_the_bound_even_when_files_grew_after_the_check(tmp_
     assert not (tmp_path / "out").exists()
     _hostcopy.copy_out(tmp_path / "box", "artifacts", tmp_path / "out", limit=4 * 1024 * 1024)
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_ray_nodes_dialogue_relay_holds_back_when_the_head_is_behind(monkeypatch, anyio_backend) -> None:
+    """A node relaying a dialogue keeps at most about the queue bound of lines for a head that reads
+    nothing; the rest waits in (and is then dropped by) the bounded line channel."""
+    import anyio
+
+    from pluginbench.environments import _ray_node
+    from pluginbench.environments._ray_node import _Dialogue
+
+    monkeypatch.setattr(_ray_node, "MAX_QUEUED_BYTES", 100)
+    monkeypatch.setattr(_dialogue, "MAX_QUEUED_BYTES", 100)
+
+    async def send(_data: bytes) -> None:
+        return None
+
+    talk, channel = _Dialogue(), LineChannel(send)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(talk.run, channel)
+        for _ in range(1000):
+            channel.feed(b"x" * 9 + b"\n")
+            await anyio.sleep(0)
+        await anyio.sleep(0.1)
+        assert talk.queued <= 110 and channel.dropped > 800
+        got = talk.take(talk.lines.get_nowait())
+        assert got == b"x" * 9
+        talk.ended.set()
