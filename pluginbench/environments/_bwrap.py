@@ -88,6 +88,7 @@ NAMESPACE_FLAGS = (
     "--unshare-pid",
     "--unshare-ipc",
     "--unshare-uts",
+    "--unshare-cgroup-try",  # /proc/self/cgroup names no host cgroup path
     "--unshare-net",
     "--cap-drop",
     "ALL",

@@ -203,6 +203,11 @@ class DockerEnvironment:
         # a fork bomb stays in its container (docker's default is pids.max=max).
         host["Memory"] = host["MemorySwap"] = limits.memory_mb * 1024 * 1024
         host["PidsLimit"] = limits.pids
+        # No file bigger than the storage bound (RLIMIT_FSIZE, soft and hard; without
+        # CAP_SYS_RESOURCE nothing inside raises it): a fallocate of the host's free disk
+        # into the container's writable layer is refused by the kernel at once.
+        size = limits.storage_mb * 1024 * 1024
+        host["Ulimits"] = [{"Name": "fsize", "Soft": size, "Hard": size}]
         labels = {
             LABEL_OWNER: OWNER,
             LABEL_RUN: spec.run_id,

@@ -15,15 +15,15 @@ from typing import IO, Any
 import aiodocker
 import anyio
 
-from ..errors import CommandStartFailed, EnvironmentFailure
+from ..errors import CommandStartFailed, EnvironmentFailure, ResourceLimitHit
 from . import _docker_scripts as scripts
 from ._dialogue import Dialogue, LineChannel, first_error
 from ._docker_containers import stop_confirmed
 from ._docker_engine import archive_limit, get_archive, put_archive
-from ._docker_tar import pack, pack_many, unpack
+from ._docker_tar import content_size, pack, pack_many, unpack
 from ._egress import EgressProxy
 from ._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE
-from ._limits import CappedFile, Limits, limits_of
+from ._limits import CappedBuffer, CappedFile, Limits, limits_of
 from ._port import ExecResult, SandboxPaths, SandboxSpec
 
 MARKER = "PLUGINBENCH_EXEC"
@@ -59,7 +59,7 @@ def _transient_start(code: int | None, out: bytes | bytearray) -> bool:
     return code == 126 and out.startswith(_START_FAILED) and any(t in out.lower() for t in _TRANSIENT_START)
 
 
-def _sink(fh: IO[bytes] | None, buffer: bytearray) -> Callable[[bytes], object]:
+def _sink(fh: IO[bytes] | None, buffer: CappedBuffer) -> Callable[[bytes], object]:
     return fh.write if fh is not None else buffer.extend
 
 
@@ -95,18 +95,18 @@ class DockerSandbox:
 
     async def _run_internal(
         self, script: str, *args: str, env: Mapping[str, str] | None = None, user: str = "0"
-    ) -> tuple[int | None, bytearray, bytearray]:
+    ) -> tuple[int | None, bytes, bytes]:
         for pause in (*_START_RETRY_PAUSES, None):
             ex = await self._create_exec(
                 ["/bin/sh", "-c", script, "pluginbench", *args], env or {}, "/", user
             )
-            out, err = bytearray(), bytearray()
+            out, err = CappedBuffer(), CappedBuffer()  # a container's output is bounded in memory
             async with ex.start(detach=False) as stream:
                 while (msg := await stream.read_out()) is not None:
                     (out if msg.stream == 1 else err).extend(msg.data)
             code = await self._exit_code(ex)
-            if pause is None or not _transient_start(code, out):
-                return code, out, err
+            if pause is None or not _transient_start(code, bytes(out)):
+                return code, bytes(out), bytes(err)
             await anyio.sleep(pause)
         raise AssertionError("unreachable: the last pass returns")
 
@@ -281,7 +281,7 @@ class DockerSandbox:
         cap = self.limits.storage_mb * 1024 * 1024
         out_file = CappedFile(stdout_path, cap) if stdout_path is not None else None
         err_file = CappedFile(stderr_path, cap) if stderr_path is not None else None
-        out, err, head = bytearray(), bytearray(), bytearray()
+        out, err, head = CappedBuffer(), CappedBuffer(), bytearray()  # in memory: bounded too
         sinks = {1: _sink(out_file, out), 2: _sink(err_file, err)}
         started = time.monotonic()
         timed_out, ended = False, False
@@ -371,7 +371,10 @@ class DockerSandbox:
             # streams every zero byte, and must not become gigabytes on the host.
             bound = self.limits.storage_mb * 1024 * 1024
             await get_archive(self._docker, self.container_id, source, fh, limit=archive_limit(bound))
-            fh.seek(0)
+            # Refused before anything is written on the host, as the other backends refuse it.
+            if await anyio.to_thread.run_sync(content_size, fh, bound) > bound:
+                raise ResourceLimitHit(f"disk: {source} is over the {bound // (1024 * 1024)} MB storage bound "
+                                       "(storage_mb) and is not copied out of the sandbox")
             await anyio.to_thread.run_sync(lambda: unpack(fh, Path(host_path), skip_top=skip_top, limit=bound))
 
     async def get(self, sandbox_path: str, host_path: Path) -> None:
@@ -382,7 +385,7 @@ class DockerSandbox:
     def limits(self) -> Limits:
         return limits_of(self.spec.memory_mb, self.spec.cpus, self.spec.pids, self.spec.storage_mb)
 
-    limit_mechanism = "docker HostConfig (Memory, NanoCpus, PidsLimit); disk: export size bound"
+    limit_mechanism = "docker HostConfig (Memory, NanoCpus, PidsLimit); disk: RLIMIT_FSIZE per file, export size bound"
 
     async def limit_breaches(self) -> list[str]:
         """The limits hit so far: an OOM kill from the container's state, and the

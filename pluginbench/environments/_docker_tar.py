@@ -123,6 +123,24 @@ def _write(tf: tarfile.TarFile, member: tarfile.TarInfo, target: Path) -> None:
     os.chmod(target, stat.S_IMODE(member.mode) & _MODE_MASK)
 
 
+def content_size(archive: IO[bytes], stop_above: int) -> int:
+    """The apparent size of the regular files a seekable archive holds (a hardlink counts
+    its target again, as its copy would), read from the headers alone; the archive is
+    rewound. Counting stops once past ``stop_above``."""
+    sizes: dict[str, int] = {}
+    total = 0
+    archive.seek(0)
+    with tarfile.open(fileobj=archive, mode="r:") as tf:
+        while total <= stop_above and (member := tf.next()) is not None:
+            if member.isreg():
+                sizes[member.name] = member.size
+                total += member.size
+            elif member.islnk():
+                total += sizes.get(member.linkname, 0)
+    archive.seek(0)
+    return total
+
+
 def unpack(
     archive: IO[bytes], dest: Path, *, skip_top: Callable[[str], bool] = lambda _n: False,
     limit: int | None = None,

@@ -36,7 +36,7 @@ import socketserver
 import tempfile
 import threading
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 #: where the egress folder (socket and forwarder) appears inside a sandbox
 INSIDE_DIR = "/run/pluginbench"
@@ -45,6 +45,12 @@ FORWARDER_NAME = "forward.py"
 #: the in-sandbox port of the CONNECT proxy (the sandbox's own loopback)
 PROXY_PORT = 3128
 _HEAD_LIMIT = 16384
+#: The most connections one sandbox's egress serves at once (each takes a host thread),
+#: and how long a connection may take to send its request head: the sandbox can open
+#: sockets without end and leave them idle, which must not exhaust the host's threads.
+MAX_CONNECTIONS = 64
+HEAD_SECONDS = 30.0
+MAX_REFUSALS_KEPT = 100
 
 
 class Egress(NamedTuple):
@@ -160,9 +166,11 @@ class _Handler(socketserver.BaseRequestHandler):
                 if up is not None:
                     _relay(conn, up, b"")
                 return
+            conn.settimeout(HEAD_SECONDS)
             head = _read_head(conn)
             if head is None:
                 return
+            conn.settimeout(None)
             line = head.split(b"\r\n", 1)[0].decode("latin-1")
             parts = line.split()
             if len(parts) != 3 or parts[0] != "CONNECT":
@@ -215,7 +223,7 @@ class _Handler(socketserver.BaseRequestHandler):
         return None
 
     def _refuse(self, conn: socket.socket, status: str, why: str) -> None:
-        self.server.refused.append(why)
+        self.server.note(why)
         body = f"PluginBench egress: {why}\n".encode()
         conn.sendall(f"HTTP/1.1 {status}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
 
@@ -259,8 +267,36 @@ class _Server(socketserver.ThreadingUnixStreamServer):
         self.policy = policy
         self.refused: list[str] = []
         self._open: set[socket.socket] = set()
+        self._serving = 0
         self._lock = threading.Lock()
         super().__init__(path, _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Serve in a thread of its own, unless :data:`MAX_CONNECTIONS` are open: then the
+        connection is closed at once and the refusal noted."""
+        with self._lock:
+            busy = self._serving >= MAX_CONNECTIONS
+            if not busy:
+                self._serving += 1
+        if busy:
+            self.note(f"more than {MAX_CONNECTIONS} connections at once")
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self._lock:
+                self._serving -= 1
+
+    def note(self, why: str) -> None:
+        """Keep why a connection was refused (the first :data:`MAX_REFUSALS_KEPT`: a
+        sandbox can be refused without end)."""
+        with self._lock:
+            if len(self.refused) < MAX_REFUSALS_KEPT:
+                self.refused.append(why)
 
     def track(self, s: socket.socket) -> None:
         with self._lock:

@@ -23,6 +23,7 @@ import shutil
 import stat
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 from ..errors import EnvironmentFailure, ResourceLimitHit
 
@@ -70,7 +71,32 @@ def _open_dir_at(fd: int, parts: list[str], *, create: bool) -> int:
     return cur
 
 
-def _copy_file_out(dir_fd: int, name: str, dest: Path) -> bool:
+class _Budget:
+    """What a bounded copy may still write; a live sandbox can grow files and folders after
+    the size check, so the copy counts too and stops at the bound."""
+
+    def __init__(self, limit: int | None, rel: str) -> None:
+        self.left = limit
+        self.limit = limit
+        self.rel = rel
+
+    def take(self, n: int) -> None:
+        if self.left is None:
+            return
+        self.left -= n
+        if self.left < 0:
+            assert self.limit is not None
+            _check_size(self.limit + 1, self.limit, self.rel)
+
+
+def _copy_bytes(fin: IO[bytes], fout: IO[bytes], budget: _Budget | None) -> None:
+    while chunk := fin.read(1 << 20):
+        if budget is not None:
+            budget.take(len(chunk))
+        fout.write(chunk)
+
+
+def _copy_file_out(dir_fd: int, name: str, dest: Path, budget: _Budget | None = None) -> bool:
     """Copy one regular file; ``False`` (nothing copied) when it is not regular."""
     try:
         src = os.open(
@@ -87,12 +113,13 @@ def _copy_file_out(dir_fd: int, name: str, dest: Path) -> bool:
         if dest.is_symlink():
             dest.unlink()
         with open(dest, "wb") as fout:
-            shutil.copyfileobj(fin, fout, 1 << 20)
+            _copy_bytes(fin, fout, budget)
     os.chmod(dest, stat.S_IMODE(st.st_mode) & EXPORT_MODE_MASK)
     return True
 
 
-def _copy_dir_out(dir_fd: int, dest: Path, skip: Callable[[str], bool], dropped: list[str], rel: str = "") -> None:
+def _copy_dir_out(dir_fd: int, dest: Path, skip: Callable[[str], bool], dropped: list[str], rel: str = "",
+                  budget: _Budget | None = None) -> None:
     dest.mkdir(parents=True, exist_ok=True)
     for name in sorted(os.listdir(dir_fd)):
         if skip(name):
@@ -104,7 +131,7 @@ def _copy_dir_out(dir_fd: int, dest: Path, skip: Callable[[str], bool], dropped:
         if stat.S_ISDIR(st.st_mode):
             sub = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
             try:
-                _copy_dir_out(sub, target, _nested_git if skip(".git") else _nothing, dropped, f"{rel}{name}/")
+                _copy_dir_out(sub, target, _nested_git if skip(".git") else _nothing, dropped, f"{rel}{name}/", budget)
             finally:
                 os.close(sub)
         elif stat.S_ISLNK(st.st_mode):
@@ -112,7 +139,7 @@ def _copy_dir_out(dir_fd: int, dest: Path, skip: Callable[[str], bool], dropped:
                 target.unlink()
             os.symlink(os.readlink(name, dir_fd=dir_fd), target)
         elif stat.S_ISREG(st.st_mode):
-            if _copy_file_out(dir_fd, name, target) and st.st_mode & ~EXPORT_MODE_MASK & 0o7777:
+            if _copy_file_out(dir_fd, name, target, budget) and st.st_mode & ~EXPORT_MODE_MASK & 0o7777:
                 dropped.append(f"{rel}{name}: {SPECIAL_BITS}")
         else:  # sockets, FIFOs and devices: they have no content to carry
             dropped.append(f"{rel}{name}: {SPECIAL_FILE}")
@@ -177,15 +204,31 @@ def copy_out(
 
     With ``limit`` (bytes), a file or folder whose apparent size is over it is refused
     (:class:`ResourceLimitHit`) before anything is written: a sparse file costs the
-    sandbox no disk, but its copy would write every byte on the host."""
+    sandbox no disk, but its copy would write every byte on the host. The copy counts
+    too and stops at the bound (a live sandbox can grow its files after the check);
+    what it wrote is then removed."""
+    existed = os.path.lexists(dest)
+    try:
+        _copy_out(base, rel, dest, skip_top, limit)
+    except ResourceLimitHit:
+        if not existed:  # what this copy wrote before the bound stopped it goes
+            if dest.is_dir() and not dest.is_symlink():
+                shutil.rmtree(dest, ignore_errors=True)
+            else:
+                dest.unlink(missing_ok=True)
+        raise
+
+
+def _copy_out(base: Path, rel: str, dest: Path, skip_top: Callable[[str], bool], limit: int | None) -> None:
     parts = [p for p in rel.split("/") if p]
     dropped: list[str] = []
+    budget = _Budget(limit, rel) if limit is not None else None
     if not parts:
         fd = _open_dir(base, [], create=False)
         try:
             if limit is not None:
                 _check_size(_size_at(fd, limit), limit, rel)
-            _copy_dir_out(fd, dest, skip_top, dropped)
+            _copy_dir_out(fd, dest, skip_top, dropped, budget=budget)
         finally:
             os.close(fd)
         if skip_top(".git"):  # a workspace export names what it left out
@@ -205,7 +248,7 @@ def copy_out(
             try:
                 if limit is not None:
                     _check_size(_size_at(sub, limit), limit, rel)
-                _copy_dir_out(sub, dest, skip_top, dropped)
+                _copy_dir_out(sub, dest, skip_top, dropped, budget=budget)
             finally:
                 os.close(sub)
             if skip_top(".git"):
@@ -213,7 +256,7 @@ def copy_out(
             return
         if stat.S_ISREG(st.st_mode):
             _check_size(st.st_size, limit, rel)
-        if not (stat.S_ISREG(st.st_mode) and _copy_file_out(parent, name, dest)):
+        if not (stat.S_ISREG(st.st_mode) and _copy_file_out(parent, name, dest, budget)):
             raise _refuse("not a regular file", rel)
     finally:
         os.close(parent)

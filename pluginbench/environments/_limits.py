@@ -21,8 +21,17 @@ below; :func:`limits_of` builds it (pure). Every backend enforces it and says ho
   OOM kill is read from the container's state.
 * **disk, every backend**: the exported working tree is bounded by ``storage_mb`` in
   apparent size (a sparse 1.5 GiB file counts 1.5 GiB), so it can never become a huge run
-  folder, patch or cache entry; the local backend also checks the sandbox folder's
-  allocated size while commands run.
+  folder, patch or cache entry, and so is everything ``get()`` copies out. No single file
+  a sandbox process writes may be bigger than ``storage_mb``: ``RLIMIT_FSIZE`` (soft and
+  hard; ``prlimit`` locally, the container's ``Ulimits`` on docker), so the kernel
+  refuses a ``fallocate`` of the host's free disk at once (``EFBIG``). The local backend
+  also checks the sandbox folder's allocated size every 5 s while commands run. What
+  remains: many files each under the bound add up past it, on the local backend until
+  that check ends the sandbox, on docker until the export (neither host file system here
+  has a per-folder quota: an ext4 overlay2 takes no ``StorageOpt`` size).
+* **output**: a command's output streamed to a host file stops at ``storage_mb``
+  (:class:`CappedFile`); output kept in memory at :data:`IN_MEMORY_OUTPUT_BYTES`
+  (:class:`CappedBuffer`, head and tail kept).
 
 A breach ends the attempt with the execution outcome ``resource_limit`` and the reason
 (see docs/architecture.md, "Limits"); it is never a host outage.
@@ -304,20 +313,86 @@ def _own_v1_paths() -> dict[str, str]:
     return out
 
 
+def fsize_prefix(limits: Limits) -> list[str]:
+    """The ``prlimit`` prefix that caps every file a sandbox process writes at the storage
+    bound (``RLIMIT_FSIZE``, soft and hard: a process cannot raise it, not even as root in
+    its user namespace): the kernel refuses a bigger ``fallocate`` (``EFBIG``) or write
+    (``SIGXFSZ``) at once, where the size check of :meth:`LocalSandbox._watch_limits`
+    runs every few seconds. Per file, not per sandbox: many files below the bound can
+    still add up past it until that check ends the sandbox. Empty without ``prlimit``."""
+    import shutil
+
+    tool = shutil.which("prlimit")
+    return [tool, f"--fsize={limits.storage_mb * 1024 * 1024}", "--"] if tool else []
+
+
+#: the mechanism label's part for the disk bound of the local backend
+LOCAL_DISK_MECHANISM = "disk: RLIMIT_FSIZE per file, the sandbox folder's size checked every 5 s, export size bound"
+
+
 def rlimit_prefix(limits: Limits) -> tuple[list[str], str]:
     """The ``prlimit`` prefix of the fallback (no cgroup) and its mechanism label; an
-    empty prefix when ``prlimit`` is missing."""
+    empty prefix when ``prlimit`` is missing. It caps file sizes too (:func:`fsize_prefix`)."""
     import shutil
 
     tool = shutil.which("prlimit")
     if tool is None:
         return [], "none (no cgroup and no prlimit: limits are not enforced)"
-    args = [tool, f"--as={limits.memory_mb * 1024 * 1024}"]
+    args = [tool, f"--as={limits.memory_mb * 1024 * 1024}", f"--fsize={limits.storage_mb * 1024 * 1024}"]
     label = "prlimit RLIMIT_AS per process"
     if os.geteuid() != 0:
         args.append(f"--nproc={limits.pids}")
         label += ", RLIMIT_NPROC per user"
     return [*args, "--"], label + " (no cgroup: weaker than per-sandbox limits; a breach is not detected)"
+
+
+#: What one stream of a command's output kept in memory (not streamed to a file) may hold:
+#: half from its start, half from its end. A command in a sandbox can print without end,
+#: and every byte kept would be host memory.
+IN_MEMORY_OUTPUT_BYTES = 16 * 1024 * 1024
+
+
+class CappedBuffer:
+    """A command's output kept in memory, bounded at ``limit`` bytes: the first half and
+    the last half are kept, and what was left out of the middle is replaced by one line
+    saying how much (``bytes(buffer)``). Output within the bound comes back unchanged."""
+
+    def __init__(self, limit: int = IN_MEMORY_OUTPUT_BYTES) -> None:
+        self.limit = limit
+        self._head_room = limit // 2
+        self._tail_room = limit - self._head_room
+        self._head = bytearray()
+        self._tail = bytearray()
+        self.total = 0
+
+    def extend(self, data: bytes | bytearray | memoryview) -> None:
+        chunk = memoryview(data).cast("B")
+        self.total += len(chunk)
+        room = self._head_room - len(self._head)
+        if room > 0:
+            self._head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self._tail += chunk[-self._tail_room:] if len(chunk) > self._tail_room else chunk
+            over = len(self._tail) - self._tail_room
+            if over > 0:
+                del self._tail[:over]
+
+    def __iadd__(self, data: bytes | bytearray | memoryview) -> CappedBuffer:
+        self.extend(data)
+        return self
+
+    @property
+    def cut(self) -> bool:
+        return self.total > self.limit
+
+    def __bytes__(self) -> bytes:
+        if not self.cut:
+            return bytes(self._head + self._tail)
+        left_out = self.total - len(self._head) - len(self._tail)
+        marker = (f"\n[pluginbench: output cut: {left_out} bytes left out of the middle "
+                  f"(output kept in memory is bounded at {self.limit} bytes)]\n").encode()
+        return bytes(self._head) + marker + bytes(self._tail)
 
 
 class CappedFile(io.FileIO):

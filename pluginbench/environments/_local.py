@@ -134,9 +134,10 @@ class LocalSandbox:
         """A cgroup of this sandbox's limits, else the prlimit fallback (see :mod:`._limits`)."""
         self._cgroup = await anyio.to_thread.run_sync(_limits.Cgroup.create, self.root.name, self.limits)
         if self._cgroup is not None:
-            self.limit_mechanism = self._cgroup.mechanism
+            self._rlimit, self.limit_mechanism = _limits.fsize_prefix(self.limits), self._cgroup.mechanism
         else:
             self._rlimit, self.limit_mechanism = _limits.rlimit_prefix(self.limits)
+        self.limit_mechanism += f"; {_limits.LOCAL_DISK_MECHANISM}" if self._rlimit else ""
 
     def limit_breaches(self) -> list[str]:
         """Every limit this sandbox's commands hit so far, one reason each (empty: none)."""
@@ -287,12 +288,12 @@ class LocalSandbox:
             command, host_cwd = [self._bwrap, "--args", str(fds[-1]), "--", *inner], str(self.root)
         else:
             command, host_cwd = list(argv), cwd
-        command = self._cgroup.wrap(command) if self._cgroup is not None else [*self._rlimit, *command]
-        # Bounded by the storage bound: output is evidence on the host's disk.
-        cap = self.limits.storage_mb * 1024 * 1024
+        command = [*self._rlimit, *command]  # file sizes always capped; memory too without a cgroup
+        command = self._cgroup.wrap(command) if self._cgroup is not None else command
+        cap = self.limits.storage_mb * 1024 * 1024  # output is evidence on the host's disk
         out_file = _limits.CappedFile(stdout_path, cap) if stdout_path is not None else None
         err_file = _limits.CappedFile(stderr_path, cap) if stderr_path is not None else None
-        out, err = bytearray(), bytearray()
+        out, err = _limits.CappedBuffer(), _limits.CappedBuffer()  # in memory: bounded too
         started = time.monotonic()
         proc: Process | None = None
         timed_out = False

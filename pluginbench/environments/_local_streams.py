@@ -14,6 +14,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from ._dialogue import Dialogue, LineChannel
+from ._limits import CappedBuffer
 
 
 class FileDrains:
@@ -23,11 +24,11 @@ class FileDrains:
     pipe neither hangs the command until its deadline nor writes evidence afterwards."""
 
     def __init__(self) -> None:
-        self._streams: list[tuple[ByteReceiveStream, bytearray, IO[bytes] | None]] = []
+        self._streams: list[tuple[ByteReceiveStream, CappedBuffer, IO[bytes] | None]] = []
         self._scope = anyio.CancelScope()
         self._done = anyio.Event()
 
-    def add(self, stream: ByteReceiveStream, into: bytearray, file: IO[bytes] | None) -> None:
+    def add(self, stream: ByteReceiveStream, into: CappedBuffer, file: IO[bytes] | None) -> None:
         self._streams.append((stream, into, file))
 
     async def run(self) -> None:
@@ -45,7 +46,7 @@ class FileDrains:
         self._scope.cancel()
 
 
-async def drain(stream: ByteReceiveStream, into: bytearray, file: IO[bytes] | None = None) -> None:
+async def drain(stream: ByteReceiveStream, into: CappedBuffer, file: IO[bytes] | None = None) -> None:
     """A pipe to its sink: the host file when given (written as it comes), else the buffer."""
     try:
         async for chunk in stream:
@@ -58,7 +59,7 @@ async def drain(stream: ByteReceiveStream, into: bytearray, file: IO[bytes] | No
         pass
 
 
-async def drain_lines(stream: ByteReceiveStream, into: bytearray, file: IO[bytes] | None,
+async def drain_lines(stream: ByteReceiveStream, into: CappedBuffer, file: IO[bytes] | None,
                        channel: LineChannel) -> None:
     """stdout to its sink (file or buffer) and, line by line, to the dialogue."""
     try:

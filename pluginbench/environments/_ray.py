@@ -31,7 +31,6 @@ import anyio
 
 from ..errors import EnvironmentFailure, WorkerLost
 from ..events import ClusterNode
-from ..rundir import sha256_file
 from ._dialogue import Dialogue, LineChannel, first_error
 from ._local import Isolation
 from ._port import ExecResult, SandboxPaths, SandboxSpec
@@ -423,14 +422,33 @@ class RaySandbox:
             reply = await self._env.call(self.node, ref)
         else:
             reply = await self._converse(call, ref, dialogue)
-        for name, path in (("stdout", stdout_path), ("stderr", stderr_path)):
-            if path is not None:
-                data, digest = reply["files"][name]
-                Path(path).write_bytes(data)
-                if sha256_file(Path(path)) != digest:
-                    raise EnvironmentFailure(f"transfer check failed for {path}: its sha256 differs from the node's")
+        if reply["files"]:
+            try:
+                for name, path in (("stdout", stdout_path), ("stderr", stderr_path)):
+                    if path is not None:
+                        await self._fetch_output(call, name, Path(path), *reply["files"][name])
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await self._call("drop_output", call)
         exit_code, timed_out, seconds, out, err = reply["result"]
         return ExecResult(exit_code, timed_out, seconds, out, err)
+
+    async def _fetch_output(self, call: str, name: str, path: Path, size: int, digest: str) -> None:
+        """Copy an exec call's output file from the node in chunks (never whole in
+        memory: it may be as big as the storage bound) and check its sha256."""
+        import hashlib
+
+        sha = hashlib.sha256()
+        with open(path, "wb") as fh:
+            while fh.tell() < size:
+                chunk = await self._call("read_output", call, name, fh.tell())
+                if not chunk:
+                    break
+                chunk = chunk[: size - fh.tell()]
+                sha.update(chunk)
+                fh.write(chunk)
+        if sha.hexdigest() != digest:
+            raise EnvironmentFailure(f"transfer check failed for {path}: its sha256 differs from the node's")
 
     async def _converse(self, call: str, ref: Any, dialogue: Dialogue) -> Any:
         """Relay the command's stdout lines to ``dialogue`` and its writes to stdin."""

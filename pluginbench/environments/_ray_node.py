@@ -32,7 +32,7 @@ import anyio
 
 from ..errors import EnvironmentFailure
 from ..rundir import sha256_file
-from ._dialogue import LineChannel
+from ._dialogue import MAX_QUEUED_BYTES, LineChannel
 from ._egress import Egress
 from ._local import Isolation, LocalEnvironment, _safe_name
 from ._port import SandboxSpec
@@ -41,6 +41,8 @@ from ._ray_transfer import Packed, pack, unpack
 
 #: Spec fields that are head folders: packed on the head, unpacked here.
 SHIPPED = ("workspace", "tests", "solution", "home")
+#: How much of a command's output file one call to the head carries.
+OUTPUT_CHUNK_BYTES = 8 * 1024 * 1024
 
 
 class _Dialogue:
@@ -48,6 +50,7 @@ class _Dialogue:
 
     def __init__(self) -> None:
         self.lines: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.queued = 0  # bytes of lines waiting for the head: at most about MAX_QUEUED_BYTES
         self.ended = asyncio.Event()
         self.attached = asyncio.Event()  # the command runs and its stdin can take writes
         self.lines_done = asyncio.Event()  # the exec call ended
@@ -60,6 +63,11 @@ class _Dialogue:
 
         async def relay() -> None:
             while (line := await channel.receive_line()) is not None:
+                # Held back while the head is behind: the channel's own bound then drops
+                # lines, so an endless print never fills this node's memory.
+                while self.queued > MAX_QUEUED_BYTES:
+                    await asyncio.sleep(0.01)
+                self.queued += len(line)
                 self.lines.put_nowait(line)
             self.lines.put_nowait(None)
 
@@ -67,6 +75,11 @@ class _Dialogue:
             tg.start_soon(relay)
             await self.ended.wait()
             tg.cancel_scope.cancel()
+
+    def take(self, line: bytes) -> bytes:
+        """A line handed to the head: its bytes no longer wait here."""
+        self.queued -= len(line)
+        return line
 
 
 class _Held:
@@ -81,6 +94,7 @@ class _Held:
         self.task: asyncio.Task[None] | None = None
         self.dialogues: dict[str, _Dialogue] = {}
         self.finished: set[str] = set()  # exec calls that ended
+        self.outputs: dict[str, Path] = {}  # exec call -> its output folder, until the head read it
 
 
 class NodeAgent:
@@ -255,13 +269,16 @@ class NodeAgent:
         self, sid: str, call: str, argv: list[str], cwd: str | None, env: Mapping[str, str] | None,
         timeout: float | None, stdin: bytes | None, to_files: tuple[bool, bool], dialogue: bool,
     ) -> dict[str, Any]:
-        """Run one command; output comes back as bytes with sha256 for the head's files."""
+        """Run one command. Output for the head's files stays in a folder here, listed by
+        size and sha256: the head reads it in chunks (:meth:`read_output`, up to the
+        storage bound, never whole in memory) and then drops it (:meth:`drop_output`)."""
         box, held = self._box(sid), self.held[sid]
         talk = _Dialogue() if dialogue else None
         if talk is not None:
             held.dialogues[call] = talk
         out_dir = Path(tempfile.mkdtemp(prefix="exec-", dir=held.staging))
         paths = [out_dir / "stdout" if to_files[0] else None, out_dir / "stderr" if to_files[1] else None]
+        kept = False
         try:
             result = await box.exec(
                 argv, cwd=cwd, env=env, timeout=timeout, stdout_path=paths[0], stderr_path=paths[1],
@@ -270,7 +287,9 @@ class NodeAgent:
             files = {}
             for name, path in zip(("stdout", "stderr"), paths, strict=True):
                 if path is not None:
-                    files[name] = (path.read_bytes(), sha256_file(path))
+                    files[name] = (path.stat().st_size, sha256_file(path))
+            if files:
+                held.outputs[call], kept = out_dir, True
             return {"result": tuple(result), "files": files}
         finally:
             if talk is not None:
@@ -278,7 +297,25 @@ class NodeAgent:
                 talk.lines_done.set()
                 held.finished.add(call)
                 held.dialogues.pop(call, None)
-            shutil.rmtree(out_dir, ignore_errors=True)
+            if not kept:
+                shutil.rmtree(out_dir, ignore_errors=True)
+
+    async def read_output(self, sid: str, call: str, name: str, offset: int) -> bytes:
+        """Up to :data:`OUTPUT_CHUNK_BYTES` of an exec call's ``stdout``/``stderr`` file from ``offset``."""
+        held = self.held.get(sid)
+        folder = held.outputs.get(call) if held is not None else None
+        if folder is None or name not in ("stdout", "stderr"):
+            raise EnvironmentFailure(f"no output {name!r} of that command is kept on the node")
+        with open(folder / name, "rb") as fh:
+            fh.seek(offset)
+            return fh.read(OUTPUT_CHUNK_BYTES)
+
+    async def drop_output(self, sid: str, call: str) -> None:
+        """Remove an exec call's output files once the head has them."""
+        held = self.held.get(sid)
+        folder = held.outputs.pop(call, None) if held is not None else None
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
 
     async def dialogue_next(self, sid: str, call: str) -> list[bytes] | None:
         """The stdout lines since the last call (waiting for one), or None once stdout ended."""
@@ -288,13 +325,13 @@ class NodeAgent:
         first = await talk.lines.get()
         if first is None:
             return None
-        lines = [first]
+        lines = [talk.take(first)]
         while not talk.lines.empty():
             nxt = talk.lines.get_nowait()
             if nxt is None:
                 talk.lines.put_nowait(None)
                 break
-            lines.append(nxt)
+            lines.append(talk.take(nxt))
         return lines
 
     async def dialogue_send(self, sid: str, call: str, data: bytes) -> None:

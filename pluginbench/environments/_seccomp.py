@@ -6,7 +6,11 @@ program needed is tiny. It mirrors the part of Docker's default profile that mat
 once every capability is dropped: the kernel keyring (``keyctl``, ``add_key``,
 ``request_key`` — keyrings are not namespaced, so root's keyring would be shared between
 attempts and the host) and the namespace/mount/module/kexec/bpf calls. Those return
-``EPERM``, as Docker's profile does; every other call is allowed. A call made through a
+``EPERM``, as Docker's profile does, and so does a ``clone`` asking for a new namespace
+(:data:`CLONE_NEW_ANY`: a child in a user namespace of its own holds every capability
+there, which refusing ``unshare`` alone left open); ``clone3``, whose flags sit behind a
+pointer no filter can read, returns ``ENOSYS`` so the C library falls back to ``clone``
+(Docker's answer too). Every other call is allowed. A call made through a
 foreign ABI (x32, or i386 ``int 0x80`` on x86_64) is refused entirely, so the syscall
 numbers checked are the only ones that can reach the kernel.
 
@@ -23,11 +27,16 @@ import struct
 _LD_W_ABS = 0x20
 _JEQ_K = 0x15
 _JGE_K = 0x35
+_JSET_K = 0x45
 _RET_K = 0x06
 RET_ALLOW = 0x7FFF0000
 RET_ERRNO = 0x00050000
-#: offsets in ``struct seccomp_data``
-_NR, _ARCH = 0, 4
+#: offsets in ``struct seccomp_data`` (``_ARG0``: the low 32 bits of the first argument, little-endian)
+_NR, _ARCH, _ARG0 = 0, 4, 16
+#: CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET: a ``clone`` with any is refused
+CLONE_NEW_ANY = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
+#: (clone, clone3) per machine
+_CLONE = {"x86_64": (56, 435), "aarch64": (220, 435)}
 
 #: (audit arch, x32 bit or None, {syscall name: number}) per machine
 _ARCHES: dict[str, tuple[int, int | None, dict[str, int]]] = {
@@ -63,23 +72,28 @@ def program(machine: str | None = None) -> list[tuple[int, int, int, int]]:
     if name not in _ARCHES:
         raise ValueError(f"no seccomp table for machine {name!r}")
     arch, x32, calls = _ARCHES[name]
-    numbers = sorted(calls.values())
-    body: list[tuple[int, int, int, int]] = []
-    # Layout: ld arch; jeq arch; ld nr; [jge x32]; jeq n...; ret allow; ret errno.
-    n_checks = len(numbers) + (1 if x32 is not None else 0)
-    # From the arch check, the errno return is after: ld nr, checks, ret allow.
-    body.append((_LD_W_ABS, 0, 0, _ARCH))
-    body.append((_JEQ_K, 0, 1 + n_checks + 1, arch))
-    body.append((_LD_W_ABS, 0, 0, _NR))
-    remaining = n_checks
+    clone, clone3 = _CLONE[name]
+    # Written with labels (a jump target is a label, 0 the next instruction), then resolved.
+    labelled: list[tuple[int, str | int, str | int, int]] = [
+        (_LD_W_ABS, 0, 0, _ARCH),
+        (_JEQ_K, 0, "eperm", arch),
+        (_LD_W_ABS, 0, 0, _NR),
+    ]
     if x32 is not None:
-        remaining -= 1
-        body.append((_JGE_K, remaining + 1, 0, x32))
-    for nr in numbers:
-        remaining -= 1
-        body.append((_JEQ_K, remaining + 1, 0, nr))
+        labelled.append((_JGE_K, "eperm", 0, x32))
+    labelled += [(_JEQ_K, "eperm", 0, nr) for nr in sorted(calls.values())]
+    labelled += [
+        (_JEQ_K, "enosys", 0, clone3),
+        (_JEQ_K, 0, "allow", clone),
+        (_LD_W_ABS, 0, 0, _ARG0),
+        (_JSET_K, "eperm", 0, CLONE_NEW_ANY),
+    ]
+    at = {"allow": len(labelled), "eperm": len(labelled) + 1, "enosys": len(labelled) + 2}
+    body = [(code, 0 if jt == 0 else at[str(jt)] - i - 1, 0 if jf == 0 else at[str(jf)] - i - 1, k)
+            for i, (code, jt, jf, k) in enumerate(labelled)]
     body.append((_RET_K, 0, 0, RET_ALLOW))
     body.append((_RET_K, 0, 0, RET_ERRNO | errno.EPERM))
+    body.append((_RET_K, 0, 0, RET_ERRNO | errno.ENOSYS))
     return body
 
 
@@ -88,18 +102,20 @@ def program_bytes(machine: str | None = None) -> bytes:
     return b"".join(struct.pack("=HBBI", *ins) for ins in program(machine))
 
 
-def run(prog: list[tuple[int, int, int, int]], nr: int, arch: int) -> int:
+def run(prog: list[tuple[int, int, int, int]], nr: int, arch: int, arg0: int = 0) -> int:
     """Evaluate ``prog`` for one call (a tiny BPF interpreter for the filter's own tests)."""
     pc, acc = 0, 0
     while True:
         code, jt, jf, k = prog[pc]
         if code == _LD_W_ABS:
-            acc = arch if k == _ARCH else nr
+            acc = {_ARCH: arch, _NR: nr, _ARG0: arg0 & 0xFFFFFFFF}[k]
             pc += 1
         elif code == _JEQ_K:
             pc += 1 + (jt if acc == k else jf)
         elif code == _JGE_K:
             pc += 1 + (jt if acc >= k else jf)
+        elif code == _JSET_K:
+            pc += 1 + (jt if acc & k else jf)
         elif code == _RET_K:
             return k
         else:  # pragma: no cover - the program uses no other opcode

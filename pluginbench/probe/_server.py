@@ -7,13 +7,13 @@ asyncio, trio and plain synchronous tests can all drive a real CLI against it.
 from __future__ import annotations
 
 import contextlib
-import gzip
 import ipaddress
 import json
 import socket
 import threading
 import time
 import uuid
+import zlib
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -31,6 +31,27 @@ from ._match import choose, credential_of, is_coding, looks_real, request_cwd
 from ._scenario import ErrorSpec, Scenario, Step, StepUsage
 
 _MODELS = ("claude-sonnet-4-5", "gpt-5.5")
+#: The biggest request body the probe reads (after gzip): the agent in the sandbox
+#: reaches it, and a body it announces or a gzip bomb it sends is host memory.
+MAX_BODY_BYTES = 64 * 1024 * 1024
+
+
+def _read_body(h: BaseHTTPRequestHandler) -> bytes | None:
+    """The request body (gunzipped when so encoded), or None when it is over
+    :data:`MAX_BODY_BYTES` (announced, or once decompressed)."""
+    try:
+        length = max(0, int(h.headers.get("Content-Length") or 0))
+    except ValueError:
+        length = 0
+    if length > MAX_BODY_BYTES:
+        return None
+    raw = h.rfile.read(length)
+    if (h.headers.get("Content-Encoding") or "").lower() == "gzip":
+        # An undecodable body raises (zlib.error): the request ends unanswered, unrecorded.
+        raw = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, MAX_BODY_BYTES + 1)
+        if len(raw) > MAX_BODY_BYTES:
+            return None
+    return raw
 
 
 class ProbeRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -338,9 +359,16 @@ class ProbeServer:
                 self._lock.notify_all()
 
     def _serve(self, h: _Handler, method: str, seq: int) -> None:
-        raw = h.rfile.read(int(h.headers.get("Content-Length") or 0)) if method == "POST" else b""
-        if (h.headers.get("Content-Encoding") or "").lower() == "gzip":
-            raw = gzip.decompress(raw)
+        raw = _read_body(h) if method == "POST" else b""
+        if raw is None:  # over MAX_BODY_BYTES: never read into memory
+            h.close_connection = True
+            spec = ErrorSpec(status=413, message=f"pluginbench probe: a request body over {MAX_BODY_BYTES} bytes")
+            self._record(ProbeRequest(seq=seq, api="other", method=method, path=h.path[:2000],
+                                      headers=_redact(h.headers), body=None, model=None, kind="side",
+                                      rule=None, rule_index=None, step=None, scripted=False, stream=False,
+                                      usage=None, completed=True, refused_real_credential=False,
+                                      answer="too_large", status=413))
+            return h.send_json(413, resp.error_body(spec))
         try:
             body = json.loads(raw) if raw else {}
         except (json.JSONDecodeError, UnicodeDecodeError):

@@ -33,7 +33,7 @@ from pluginbench.environments import (
     check_backend_config,
     get_backend,
 )
-from pluginbench.errors import ConfigError, EnvironmentFailure
+from pluginbench.errors import ConfigError, EnvironmentFailure, ResourceLimitHit
 
 WORKSPACE = {
     "README.md": ("hello\n", 0o644),
@@ -317,6 +317,41 @@ class EnvironmentContract:
             await sb.get(f"{sb.paths.logs}/artifacts", tmp_path / "art")
         assert (r.exit_code, r.stdout) == (0, b"tool\n")
         assert (tmp_path / "art" / "d" / "q").read_text() == "q\n"
+
+    @pytest.mark.anyio
+    async def test_get_refuses_a_planted_symlink_and_a_folder_over_the_storage_bound(self, environment, tmp_path):
+        """get() never follows a reward.txt symlink the agent planted and refuses a folder whose sparse
+        files add up past storage_mb, writing nothing on the host; a folder within the bound still copies."""
+        async with environment.sandbox(self.make_spec(tmp_path, storage_mb=8)) as sb:
+            r = await self.sh(sb, 'ln -s /etc/passwd "$LOGS_DIR/verifier/reward.txt" && mkdir -p "$LOGS_DIR/artifacts/big" '
+                                  '&& cd "$LOGS_DIR/artifacts/big" && truncate -s 4M a b c && echo ok > "$LOGS_DIR/agent/ok"')
+            assert r.exit_code == 0, r.stderr
+            await sb.stop()
+            with pytest.raises(EnvironmentFailure, match="symlink"):
+                await sb.get(f"{sb.paths.logs}/verifier/reward.txt", tmp_path / "reward.txt")
+            with pytest.raises(ResourceLimitHit, match="storage"):
+                await sb.get(f"{sb.paths.logs}/artifacts", tmp_path / "artifacts")
+            await sb.get(f"{sb.paths.logs}/agent", tmp_path / "agent")
+        assert not os.path.lexists(tmp_path / "reward.txt") and not os.path.lexists(tmp_path / "artifacts")
+        assert (tmp_path / "agent" / "ok").read_text() == "ok\n"
+
+    @pytest.mark.anyio
+    async def test_output_kept_in_memory_is_bounded(self, environment, tmp_path):
+        """A command printing 24 MB without an output file comes back as its head and tail with a cut line."""
+        async with environment.sandbox(self.make_spec(tmp_path)) as sb:
+            r = await self.sh(sb, "head -c 25165824 /dev/zero; echo end >&2", timeout=120)
+        assert r.exit_code == 0 and r.stderr == b"end\n"
+        assert len(r.stdout) < 17 * 1024 * 1024 and b"[pluginbench: output cut: 8388608 bytes" in r.stdout
+        assert r.stdout.startswith(bytes(1024)) and r.stdout.endswith(bytes(1024))
+
+    @pytest.mark.anyio
+    async def test_no_file_can_grow_past_the_storage_bound(self, environment, tmp_path):
+        """The kernel refuses a file bigger than storage_mb at once (fallocate and a sparse extend), so an
+        agent cannot fill the host's disk in one call between two size checks."""
+        async with environment.sandbox(self.make_spec(tmp_path, storage_mb=8)) as sb:
+            r = await self.sh(sb, 'cd "$TMPDIR"; for c in "fallocate -l 9M fa" "truncate -s 9M tr" "fallocate -l 7M ok"; '
+                                  'do if sh -c "$c" 2>/dev/null; then echo grew; else echo refused; fi; done')
+        assert r.stdout.split() == [b"refused", b"refused", b"grew"], (r.stdout, r.stderr)
 
     # -- stop, export, cleanup -------------------------------------------------------
 

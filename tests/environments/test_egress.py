@@ -75,11 +75,78 @@ def test_seccomp_program_refuses_keyring_and_foreign_abis():
     assert len(_seccomp.program_bytes("x86_64")) == 8 * len(prog)
 
 
+def test_seccomp_program_refuses_a_clone_into_new_namespaces():
+    """A clone asking for any new namespace gets EPERM and clone3 ENOSYS (so libc falls back to clone),
+    while a plain fork or thread clone is allowed, on both machines (checked with the BPF interpreter)."""
+    eperm, enosys = _seccomp.RET_ERRNO | errno.EPERM, _seccomp.RET_ERRNO | errno.ENOSYS
+    for machine, arch, clone in (("x86_64", 0xC000003E, 56), ("aarch64", 0xC00000B7, 220)):
+        prog = _seccomp.program(machine)
+        for flag in (0x10000000, 0x00020000, 0x40000000, 0x20000000 | 17):
+            assert _seccomp.run(prog, clone, arch, flag) == eperm, (machine, hex(flag))
+        assert _seccomp.run(prog, clone, arch, 0x01200011) == _seccomp.RET_ALLOW  # fork: CHILD_*TID | SIGCHLD
+        assert _seccomp.run(prog, clone, arch, 0x003D0F00) == _seccomp.RET_ALLOW  # a pthread
+        assert _seccomp.run(prog, 435, arch) == enosys
+
+
+@pytest.mark.anyio
+async def test_a_bubblewrap_sandbox_cannot_clone_into_a_user_namespace(tmp_path):
+    """Inside bubblewrap, clone(CLONE_NEWUSER) is refused (a child there held every capability of its
+    own namespace), while fork and threads still work."""
+    from pluginbench.environments import bwrap_available
+
+    require(bool(bwrap_available()) and _seccomp.supported(), "bubblewrap with the seccomp filter")
+    probe = ("import ctypes, os, signal, threading; libc = ctypes.CDLL(None, use_errno=True); "
+             "libc.syscall.restype = ctypes.c_long; "
+             "pid = libc.syscall(56 if os.uname().machine == 'x86_64' else 220, 0x10020000 | signal.SIGCHLD, 0, 0, 0, 0); "
+             "pid == 0 and os._exit(0); pid > 0 and os.waitpid(pid, 0); "
+             "t = threading.Thread(target=print, args=('thread',)); t.start(); t.join(); "
+             "print('newuser', 'refused' if pid < 0 and ctypes.get_errno() == 1 else 'ALLOWED'); "
+             "print('fork', 'ok' if os.fork() or os._exit(0) else '')")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = LocalEnvironment(isolation="bubblewrap", root=tmp_path / "boxes")
+    async with env.sandbox(SandboxSpec(run_id="r", attempt_id="a", role="coding", task="t", workspace=ws)) as sb:
+        r = await sb.exec(["python3", "-c", probe], timeout=60)
+    assert r.stdout.split() == [b"thread", b"newuser", b"refused", b"fork", b"ok"], (r.stdout, r.stderr)
+
+
 def _ask(proxy: EgressProxy, request: bytes) -> bytes:
     with socket.socket(socket.AF_UNIX) as s:
         s.connect(str(proxy.folder / "egress.sock"))
         s.sendall(request)
         return s.recv(4096)
+
+
+def test_idle_connections_cannot_exhaust_the_hosts_threads(monkeypatch):
+    """A sandbox that opens hundreds of egress connections and sends nothing gets at most
+    MAX_CONNECTIONS served at once (one host thread each), the rest closed at once, an idle
+    one is dropped after HEAD_SECONDS, and the proxy still answers afterwards."""
+    from pluginbench.environments import _egress
+
+    monkeypatch.setattr(_egress, "HEAD_SECONDS", 1.0)
+    proxy = EgressProxy(Egress("proxy", hosts=("api.anthropic.com",)))
+    before = threading.active_count()
+    socks = []
+    try:
+        for _ in range(300):
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(str(proxy.folder / "egress.sock"))
+            socks.append(s)
+        while len(proxy.refused) < min(300 - _egress.MAX_CONNECTIONS, _egress.MAX_REFUSALS_KEPT):
+            threading.Event().wait(0.05)
+        assert threading.active_count() - before <= _egress.MAX_CONNECTIONS
+        assert len(proxy.refused) == _egress.MAX_REFUSALS_KEPT
+        socks[-1].settimeout(10)
+        assert socks[-1].recv(1) == b""  # closed by the proxy, not left waiting
+        socks[0].settimeout(10)
+        assert socks[0].recv(1) == b""  # the idle one was dropped at its head deadline
+        for s in socks:
+            s.close()
+        assert b" 403 " in _ask(proxy, b"CONNECT example.com:443 HTTP/1.1\r\n\r\n")
+    finally:
+        for s in socks:
+            s.close()
+        proxy.close()
 
 
 def test_connect_proxy_refuses_unlisted_hosts_and_loopback_even_when_public():

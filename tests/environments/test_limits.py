@@ -143,7 +143,7 @@ async def test_resume_removes_the_cgroups_a_killed_worker_left(tmp_path: Path) -
 
 
 async def test_a_sparse_file_in_the_tree_is_never_exported(tmp_path: Path) -> None:
-    """An agent that leaves a 1.5 GiB sparse file under a 1,024 MB storage bound gets no export and no
+    """An agent that leaves 1.5 GiB of sparse files under a 1,024 MB storage bound gets no export and no
     patch, its attempt records resource_limit, and the attempt folder stays small."""
     import shutil
 
@@ -157,7 +157,8 @@ async def test_a_sparse_file_in_the_tree_is_never_exported(tmp_path: Path) -> No
 
         async def run(self, sandbox, ctx):  # type: ignore[no-untyped-def]
             await ctx.launched(["sparse"])
-            await sandbox.exec(["python3", "-c", "open('big.bin', 'wb').truncate(1536 * 1024 * 1024)"])
+            # Two files each under the bound (a bigger one is refused by RLIMIT_FSIZE) add up past it.
+            await sandbox.exec(["python3", "-c", "[open(f'big{i}.bin', 'wb').truncate(768 * 1024 * 1024) for i in (1, 2)]"])
             return AgentRun(exit_code=0, timed_out=False, coding_seconds=0.1, usage=NO_MODEL_USAGE)
 
     root = tmp_path / "task"
@@ -203,11 +204,11 @@ async def test_a_sparse_file_is_never_copied_out_of_a_sandbox(tmp_path: Path, an
     async with env.sandbox(spec) as box:
         logs = box.paths.logs
         script = (f"import os; os.makedirs('{logs}/artifacts/deep', exist_ok=True); "
-                  f"open('{logs}/artifacts/deep/big.bin', 'wb').truncate(64 * 1024 * 1024); "
+                  f"[open(f'{logs}/artifacts/deep/big{{i}}.bin', 'wb').truncate(6 * 1024 * 1024) for i in (1, 2)]; "
                   f"open('{logs}/verifier/reward.txt', 'w').write('1')")
         assert (await box.exec(["python3", "-c", script])).exit_code == 0
         await box.stop()
-        for path in (f"{logs}/artifacts", f"{logs}/artifacts/deep/big.bin"):
+        for path in (f"{logs}/artifacts", f"{logs}/artifacts/deep"):
             with pytest.raises(ResourceLimitHit, match="storage"):
                 await box.get(path, tmp_path / "out")
             assert tree_bytes(tmp_path / "out") < 1024 * 1024

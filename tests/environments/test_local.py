@@ -521,3 +521,13 @@ async def test_left_behind_sandboxes_of_a_run_are_removed_and_others_kept(tmp_pa
     finally:
         if child.poll() is None:
             child.kill()
+
+
+@pytest.mark.anyio
+async def test_a_bubblewrap_sandbox_sees_no_host_cgroup_path(tmp_path):
+    """Inside bubblewrap /proc/self/cgroup shows each hierarchy at its root: no host cgroup path
+    (the worker's own cgroup, a sandbox's run and attempt names) is visible."""
+    async with _both(tmp_path, "bubblewrap").sandbox(_spec(tmp_path)) as sb:
+        r = await sb.exec(["cat", "/proc/self/cgroup"])
+    lines = r.stdout.decode().splitlines()
+    assert lines and all(line.endswith(":/") for line in lines), lines

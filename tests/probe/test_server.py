@@ -14,6 +14,7 @@ import pytest
 
 from pluginbench.errors import InputError
 from pluginbench.probe import (
+    PROBE_ANTHROPIC_KEY,
     PROBE_OPENAI_KEY,
     ProbeServer,
     StepUsage,
@@ -374,3 +375,27 @@ def test_log_lines_are_written_as_requests_settle_without_bodies(tmp_path: Path)
         lines = [json.loads(line) for line in log.read_text().splitlines()]
         assert [(r["seq"], r["answer"], r["body"]) for r in lines] == [(1, "tool", None)]
         assert "secret prompt" not in log.read_text()
+
+
+def test_an_oversized_or_gzip_bomb_body_is_refused_without_reading_it(probe: ProbeServer, monkeypatch) -> None:
+    """A body announcing more than MAX_BODY_BYTES, or a small gzip body inflating past it, is answered
+    413 and recorded as too_large; the probe keeps serving."""
+    import gzip
+    import socket
+    from urllib.parse import urlsplit
+
+    from pluginbench.probe import _server
+
+    monkeypatch.setattr(_server, "MAX_BODY_BYTES", 1024 * 1024)
+    parts = urlsplit(probe.base_url)
+    bomb = gzip.compress(bytes(_server.MAX_BODY_BYTES + 1024), compresslevel=9)
+    assert len(bomb) < 8 * 1024
+    heads = [f"Content-Length: {50 * 1024 ** 3}\r\n".encode(),
+             f"Content-Encoding: gzip\r\nContent-Length: {len(bomb)}\r\n".encode()]
+    for head, body in zip(heads, (b"", bomb), strict=True):
+        with socket.create_connection((parts.hostname, parts.port), timeout=60) as s:
+            s.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nx-api-key: " + PROBE_ANTHROPIC_KEY.encode()
+                      + b"\r\n" + head + b"\r\n" + body)
+            assert b" 413 " in s.recv(64)
+    assert [r.answer for r in probe.requests][-2:] == ["too_large", "too_large"]
+    assert request(probe.base_url, "GET", "/v1/models").status == 200

@@ -162,3 +162,28 @@ async def test_a_node_sandbox_reaches_the_probe_port_and_nothing_else(ray_env, t
         for s in servers:
             s.close()
     assert r.stdout.decode().splitlines() == [f"{probe} answer", f"{other} {errno.ECONNREFUSED}"], r.stderr
+
+
+@pytest.mark.anyio
+async def test_a_commands_output_file_crosses_the_cluster_in_chunks(ray_env, tmp_path):
+    """A 20 MB output file reaches the head byte for byte while no reply carries more than one
+    8 MiB chunk of it, and the node keeps nothing of it afterwards."""
+    import hashlib
+
+    from pluginbench.environments._ray_node import OUTPUT_CHUNK_BYTES
+
+    out = tmp_path / "stdout.txt"
+    script = "head -c 20000000 /dev/urandom | tee \"$LOGS_DIR/artifacts/copy\""
+    async with ray_env.sandbox(EnvironmentContract().make_spec(tmp_path, storage_mb=64)) as sb:
+        reply = await ray_env.call(sb.node, sb._agent.exec.remote(
+            sb._sid, "direct", ["sh", "-c", script], None, None, 120, None, (True, False), False))
+        size, digest = reply["files"]["stdout"]
+        assert size == 20_000_000 and len(digest) == 64  # a size and a hash, never the bytes
+        first = await sb._call("read_output", "direct", "stdout", 0)
+        assert len(first) == OUTPUT_CHUNK_BYTES
+        await sb._call("drop_output", "direct")
+        r = await sb.exec(["sh", "-c", script], stdout_path=out, timeout=120)
+        assert r.exit_code == 0
+        await sb.get(f"{sb.paths.logs}/artifacts/copy", tmp_path / "copy")
+        assert not [p for p in Path(sb.owned[1]).iterdir() if p.name.startswith("exec-")]
+    assert hashlib.sha256(out.read_bytes()).hexdigest() == hashlib.sha256((tmp_path / "copy").read_bytes()).hexdigest()
