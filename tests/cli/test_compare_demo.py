@@ -31,10 +31,15 @@ def gates(tmp: Path, name: str, *gate: dict, splits: dict | None = None) -> str:
 
 @pytest.fixture(scope="module")
 def demo_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Two independent demo runs, made at the same time (each mostly waits on its agents and verifiers)."""
     root = tmp_path_factory.mktemp("demos")
+    procs = {}
     for name in ("a", "b"):
-        done = pb("demo", "--output", str(root / name), cwd=root)
-        assert done.returncode == 0, done.stdout + done.stderr
+        with (root / f"demo-{name}.log").open("w") as log:
+            procs[name] = subprocess.Popen([sys.executable, "-m", "pluginbench", "demo", "--output", str(root / name)],
+                                           cwd=root, stdout=log, stderr=subprocess.STDOUT)
+    for name, proc in procs.items():
+        assert proc.wait(timeout=600) == 0, (root / f"demo-{name}.log").read_text()
     return root / "a", root / "b"
 
 

@@ -39,15 +39,17 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     path = find_cli("claude")
     require(path is not None and cli_version(path) == PINNED["claude"], f"Claude Code {PINNED['claude']}")
     root = tmp_path_factory.mktemp("judge-runs")
-    out = []
-    for name in ("r1", "r2"):
+    procs = []
+    for name in ("r1", "r2"):  # both at the same time: each mostly waits on its agents and verifiers
         folder = root / f"cfg-{name}"
         folder.mkdir()
         cfg = write_config(folder, repeats=5, jobs=2, name=name)
-        done = pb("run", str(cfg), "--output", str(root / name), "--foreground", "--yes", cwd=root)
-        assert done.returncode == 0, done.stdout + done.stderr
-        out.append(root / name)
-    return out[0], out[1]
+        procs.append(pb("run", str(cfg), "--output", str(root / name), "--foreground", "--yes", cwd=root, wait=False))
+    for proc in procs:
+        assert isinstance(proc, subprocess.Popen)
+        out, err = proc.communicate(timeout=900)
+        assert proc.returncode == 0, out + err
+    return root / "r1", root / "r2"
 
 
 def prepare(tmp: Path, runs: tuple[Path, Path], out: str = "judging", seed: int = 11) -> Path:
@@ -180,7 +182,7 @@ def test_failed_calls_leave_no_verdict_and_a_rerun_retries_only_them(runs: tuple
     assert any("no valid verdict" in p for p in malformed["problems"])
     refusal(pb("judge", "tally", str(d), cwd=tmp_path), "verdict(s) missing", "run `pluginbench judge run`")
     good = scenario(tmp_path, {n: "tie" for n in range(2, 11)})
-    second = pb("judge", "run", str(d), "--judge", JUDGE, "--probe", str(good), cwd=tmp_path)
+    second = pb("judge", "run", str(d), "--judge", JUDGE, "--jobs", "3", "--probe", str(good), cwd=tmp_path)
     assert second.returncode == 0, second.stderr
     assert sorted(p.name for p in (results / "task-2").iterdir()) == ["call-1", "call-2"]
     assert sorted(p.name for p in (results / "task-1").iterdir()) == ["call-1"]
@@ -208,7 +210,7 @@ def test_inputs_edited_during_a_call_save_no_verdict(runs: tuple[Path, Path], tm
         {"tool": {"name": "Bash", "input": {"command": "sleep 6", "description": "wait"}}},
         {"text": json.dumps({"pair": "task-1", "verdict": "A", "reason": "r"})}]}]
     path = scenario(tmp_path, {}, slow)
-    proc = pb("judge", "run", str(d), "--judge", JUDGE, "--probe", str(path), cwd=tmp_path, wait=False)
+    proc = pb("judge", "run", str(d), "--judge", JUDGE, "--jobs", "3", "--probe", str(path), cwd=tmp_path, wait=False)
     launched = d / "results" / JUDGE_NAME / "task-1" / "call-1" / "launched.json"
     deadline = time.monotonic() + 120
     while not launched.exists() and time.monotonic() < deadline:
