@@ -7,18 +7,20 @@ and refuse what it refuses, whatever the floats, strings and keys.
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import math
 import random
 import struct
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pluginbench.projections import _report as report
+from pluginbench.projections import _report_files as report
 
 
 def dumps(value: Any) -> bytes:
@@ -91,3 +93,39 @@ def test_write_json_of_tricky_rows_is_json_dumps_indented(monkeypatch: pytest.Mo
     out = io.StringIO()
     report.write_json(out, doc)
     assert out.getvalue() == json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+GOLDEN_JSON = Path(__file__).resolve().parents[1] / "data" / "report_golden" / "results.json"
+CSV_TRICKY = ['a,b', 'say "hi"', "line\nbreak", "both,\"\n", "é😀", " spaced ", "", "'single'", "tab\there", "cr\r\n"]
+
+
+def test_results_csv_quotes_every_field_as_csv_writer_does() -> None:
+    """write_csv's rows, with commas, quotes, line breaks and non-ASCII in names, reasons, units and values, are csv.writer's bytes for the same cells."""
+    doc = json.loads(GOLDEN_JSON.read_text())
+    doc["run"]["name"] = "run, \"quoted\"\n"
+    for i, r in enumerate(doc["attempts"]):
+        tricky = CSV_TRICKY[i % len(CSV_TRICKY)]
+        r["task"], r["outcome_reason"] = f"task{tricky}", tricky
+        r["tokens"]["reason"] = tricky or None
+        for m in r["measures"].values():
+            m["reason"], m["unit"], m["language"], m["analyzer"] = tricky, tricky, tricky, f"{tricky}x"
+        if r["measures"]:
+            next(iter(r["measures"].values()))["value"] = tricky  # a value that is text
+    out = io.StringIO()
+    report.write_csv(out, doc)
+    text = out.getvalue()
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    again = io.StringIO()
+    csv.writer(again, lineterminator="\n").writerows(rows)
+    assert again.getvalue() == text
+    assert rows[0] == list(report.CSV_HEADER) and {r[0] for r in rows[1:]} == {doc["run"]["name"]}
+    assert {r[10] for r in rows[1:]} >= {t for t in CSV_TRICKY if t}
+
+
+def test_a_csv_field_is_quoted_as_csv_writer_quotes_it_in_a_row() -> None:
+    """Each field's text (a lone carriage return included, which csv.reader cannot read back) is csv.writer's, between two other fields."""
+    fields = report._CsvFields()
+    for text in [*CSV_TRICKY, "cr\rhere", "\r", '"', ",", "\n", "x" * 3]:
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\n").writerow(["a", text, "b"])
+        assert f"a,{fields[text]},b\n" == buf.getvalue(), text
