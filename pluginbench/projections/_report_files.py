@@ -56,8 +56,9 @@ def _indented(value: Any, depth: int) -> str:
 #: ("0.00001": repr writes "1e-05"). Elsewhere both write the shortest round-trip digits.
 #: A number token follows ``:``, ``,``, ``[`` or starts the text; a string that looks like one only costs a fallback.
 _FLOAT_UNLIKE_REPR = re.compile(rb"(?:^|[:,\[])-?(?:[0-9]+(?:\.[0-9]+)?e|0\.0000)")
-#: A cheap first look for the same (an exponent's ``e`` then a digit or sign, or "0.0000").
-_MAYBE_UNLIKE_REPR = re.compile(rb"e[-0-9]|0\.0000")
+#: A cheap first look for the same: an exponent's ``e`` then a digit or sign (or "0.0000",
+#: looked for apart: one pattern with both is six times slower).
+_MAYBE_EXPONENT = re.compile(rb"e[-0-9]")
 #: A float64 in msgpack (0xcb, big-endian) whose exponent bits are all set: NaN or ±infinity.
 _MAYBE_NONFINITE = re.compile(rb"\xcb[\x7f\xff][\xf0-\xff]")
 _SORTED = msgspec.json.Encoder(order="sorted")
@@ -72,7 +73,7 @@ def _compact_rows(value: Any) -> bytes:
     the text is ``json.dumps``' own, so its bytes and its errors are the same."""
     try:
         out = _SORTED.encode(value)
-        same = ((_MAYBE_UNLIKE_REPR.search(out) is None or _FLOAT_UNLIKE_REPR.search(out) is None)
+        same = (((_MAYBE_EXPONENT.search(out) is None and b"0.0000" not in out) or _FLOAT_UNLIKE_REPR.search(out) is None)
                 and _MAYBE_NONFINITE.search(msgspec.msgpack.encode(value)) is None)
     except (TypeError, OverflowError):  # a non-string key; an int msgpack cannot hold (json.dumps writes both)
         same = False
@@ -84,8 +85,8 @@ def _compact_rows(value: Any) -> bytes:
 
 def _indented_rows(value: Any, depth: int) -> str:
     """:func:`_indented` of a batch of rows, encoded by :func:`_compact_rows`."""
-    text = msgspec.json.format(_compact_rows(value), indent=2).decode("utf-8")
-    return text.replace("\n", "\n" + "  " * depth) if depth else text
+    text = msgspec.json.format(_compact_rows(value), indent=2)
+    return (text.replace(b"\n", b"\n" + b"  " * depth) if depth else text).decode("utf-8")
 
 
 #: How deep :func:`write_json` writes dicts key by key (below, each value is written whole).
