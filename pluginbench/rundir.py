@@ -34,6 +34,7 @@ runs/<evaluation>/
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 from typing import NamedTuple
 
@@ -146,12 +147,17 @@ def patch_mismatch(patch: Path | str, recorded_sha256: str | None) -> str | None
     sha256 still matches. Grading, measuring and reporting each check it first."""
     if recorded_sha256 is None:
         return None
-    try:
-        with open(patch, "rb") as fh:  # a str path too: the report checks every attempt's
-            data = fh.read()
+    digest = hashlib.sha256()
+    try:  # a file descriptor, no buffered file object: the report checks every attempt's (half the CPU)
+        fd = os.open(patch, os.O_RDONLY)
+        try:
+            while block := os.read(fd, 1 << 20):
+                digest.update(block)
+        finally:
+            os.close(fd)
     except OSError as exc:
         return f"patch integrity: model.patch is unreadable ({exc.strerror or exc})"
-    got = hashlib.sha256(data).hexdigest()
+    got = digest.hexdigest()
     if got != recorded_sha256:
         return (f"patch integrity: model.patch has sha256 {got[:12]}…, not the {recorded_sha256[:12]}… "
                 "recorded at capture; the saved submission was changed")

@@ -9,9 +9,7 @@ are relative to the run directory). :func:`results_document` is the pure core.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 import os
 import tempfile
@@ -44,7 +42,6 @@ from ._report_cost import costs_section, report_prices
 from ._report_data import (
     DEFAULT_MEASUREMENTS,
     RESULTS_SCHEMA_VERSION,
-    TOKEN_FIELDS,
     actual_calls,
     arm_order,
     arm_summary,
@@ -59,6 +56,7 @@ from ._report_data import (
     token_provenance,
     tokens_dict,
 )
+from ._report_files import csv_text, json_text, write_csv, write_json
 from ._report_html import render_html
 from ._report_paired import paired_deltas
 from ._report_refs import reference_ratios, references_from_log, references_section
@@ -67,22 +65,6 @@ from ._state import RunState
 
 __all__ = ["ReportFiles", "build_report", "csv_text", "json_text", "report_document", "results_document", "write_csv",
            "write_json"]
-
-CSV_HEADER = (
-    "run",
-    "attempt_id",
-    "task",
-    "arm",
-    "repeat",
-    "outcome",
-    "measure",
-    "value",
-    "unit",
-    "status",
-    "reason",
-    "language",
-    "analyzer",
-)
 
 
 class ReportFiles(NamedTuple):
@@ -243,163 +225,6 @@ def _with_revision_references(references: Mapping[str, Any] | None, state: RunSt
     for task, metrics in revision_references(state).items():
         out.setdefault(task, {}).update(metrics)
     return out
-
-
-#: Rows of a list written in one piece by :func:`write_json` (bounds the text held at once).
-_BATCH = 2_000
-
-
-def _indented(value: Any, depth: int) -> str:
-    """``value`` as ``json.dumps(..., indent=2)`` writes it ``depth`` levels down (sorted keys)."""
-    compact = json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    text = msgspec.json.format(compact, indent=2)
-    return text.replace("\n", "\n" + "  " * depth) if depth else text  # a newline is only ever layout here
-
-
-#: How deep :func:`write_json` writes dicts key by key (below, each value is written whole).
-_STREAM_DEPTH = 3
-
-
-def write_json(out: TextIO, doc: Mapping[str, Any]) -> None:
-    """Write :func:`json_text` of ``doc`` to ``out`` a piece at a time: the dicts of the top
-    levels key by key, and a long list (``attempts``) or a dict of many keys
-    (``costs.attempts``) a batch at a time, so the whole text, or the text of one section,
-    is never held. Same bytes as :func:`json_text`."""
-    _write_value(out, doc, 0)
-    out.write("\n")
-
-
-def _write_value(out: TextIO, value: Any, depth: int) -> None:
-    pad = "  " * depth
-    if isinstance(value, dict) and value and depth < _STREAM_DEPTH:
-        if len(value) <= _BATCH:
-            out.write("{")
-            for i, key in enumerate(sorted(value)):
-                out.write(("," if i else "") + "\n" + pad + "  " + json.dumps(key, ensure_ascii=False) + ": ")
-                _write_value(out, value[key], depth + 1)
-        else:
-            keys = sorted(value)
-            out.write("{")
-            for start in range(0, len(keys), _BATCH):
-                batch = {k: value[k] for k in keys[start:start + _BATCH]}
-                out.write(("," if start else "") + _indented(batch, depth)[1:-len("\n" + pad + "}")])
-        out.write("\n" + pad + "}")
-    elif isinstance(value, list) and len(value) > _BATCH and depth < _STREAM_DEPTH:
-        out.write("[")
-        for start in range(0, len(value), _BATCH):
-            inner = _indented(value[start:start + _BATCH], depth)[1:-len("\n" + pad + "]")]  # without [ and ]
-            out.write(("," if start else "") + inner)
-        out.write("\n" + pad + "]")
-    else:
-        out.write(_indented(value, depth))
-
-
-def json_text(doc: Mapping[str, Any]) -> str:
-    """results.json bytes-to-be: sorted keys, two-space indent, UTF-8, trailing newline.
-
-    The text of ``json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False,
-    allow_nan=False)``: the standard library's C encoder writes it compact (the same
-    number and string tokens; its indenting encoder is pure Python, a minute at a million
-    events) and msgspec indents it (whitespace only)."""
-    compact = json.dumps(doc, sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    return msgspec.json.format(compact, indent=2) + "\n"
-
-
-_NO_GROUP = ("", "")
-
-
-def _cell(v: Any) -> str:
-    return "" if v is None else str(v)
-
-
-def csv_text(doc: Mapping[str, Any]) -> str:
-    """results.csv: one row per attempt × measure; an unknown value is an empty cell."""
-    buf = io.StringIO()
-    write_csv(buf, doc)
-    return buf.getvalue()
-
-
-def write_csv(out: TextIO, doc: Mapping[str, Any]) -> None:
-    """Write :func:`csv_text` of ``doc`` to ``out`` a row at a time."""
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(CSV_HEADER)
-    name = doc["run"]["name"]
-    expected = expected_measures(doc["run"])
-    units = {c.metric: c.unit for c in collected_columns(doc["run"]["measurements"])}
-    for r in doc["attempts"]:
-        head = (name, r["attempt_id"], r["task"], r["arm"], r["repeat"], _cell(r["outcome"]))
-        not_done = r["outcome_reason"] if r["state"] != "complete" else None
-        t = r["tokens"]
-        cells = [
-            (
-                "reward",
-                r["reward"],
-                "",
-                "measured" if r["reward"] is not None else "unknown",
-                not_done or (r["outcome_reason"] if r["reward"] is None else None),
-            )
-        ]
-        for k, _ in TOKEN_FIELDS:
-            known = t[k] is not None
-            cells.append(
-                (
-                    f"tokens.{k}",
-                    t[k],
-                    "tokens",
-                    t["status"] if known else "unknown",
-                    t["reason"] if t["reason"] or known else "not reported by the harness",
-                )
-            )
-        native = t.get("native_session")
-        for k, _ in TOKEN_FIELDS if native is not None else ():
-            known = native[k] is not None
-            cells.append(
-                (
-                    f"native_session_tokens.{k}",
-                    native[k],
-                    "tokens",
-                    native["status"] if known else "unknown",
-                    native["label"] if known else (native["reason"] or "not reported by the harness"),
-                )
-            )
-        cells.append(
-            (
-                "coding_seconds",
-                r["coding_seconds"],
-                "s",
-                "measured" if r["coding_seconds"] is not None else "unknown",
-                None if r["coding_seconds"] is not None else "no coding time was recorded",
-            )
-        )
-        measures = dict(r["measures"])
-        if r["state"] == "complete":
-            for n in expected:
-                measures.setdefault(
-                    n,
-                    {
-                        "value": None,
-                        "unit": units.get(n, ""),
-                        "status": "unknown",
-                        "reason": "not collected for this attempt",
-                    },
-                )
-        groups: dict[str, tuple[str, str]] = {}  # code measures: the language and analyzer each value was measured with
-        for n, m in sorted(measures.items()):
-            cells.append((f"measures.{n}", m["value"], m["unit"], m["status"], m["reason"]))
-            groups[f"measures.{n}"] = (_cell(m.get("language")), _cell(m.get("analyzer")))
-        for n, v in sorted((r.get("native_grading") or {}).items()):
-            cells.append((f"native.{n}", v, "", "measured", None))
-        so = r.get("source_only_grading")
-        if so is not None:
-            cells.append(("source_only.reward", r["source_only_reward"], "",
-                          "measured" if r["source_only_reward"] is not None else so["status"], so["reason"]))
-        # the csv module writes None as an empty cell and any other value as str(): _cell's text
-        if not_done:
-            w.writerows([(*head, measure, value, unit, "unknown", not_done, *groups.get(measure, _NO_GROUP))
-                         for measure, value, unit, _, _ in cells])
-        else:
-            w.writerows([(*head, measure, value, unit, status, reason, *groups.get(measure, _NO_GROUP))
-                         for measure, value, unit, status, reason in cells])
 
 
 def _write_all(files: dict[Path, Callable[[TextIO], None]]) -> None:

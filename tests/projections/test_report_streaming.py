@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from pluginbench.errors import CorruptLogError
-from pluginbench.projections import _report as report
 from pluginbench.projections import (
     _report_attempts_html,
     _report_cost,
@@ -29,6 +28,7 @@ from pluginbench.projections import (
     read_checked_log,
     run_row,
 )
+from pluginbench.projections import _report_files as report
 from pluginbench.rundir import RunDir
 from tests.projections._synthetic_run import make_run
 
