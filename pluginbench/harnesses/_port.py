@@ -241,6 +241,11 @@ class HarnessBase:
         return cls()  # type: ignore[return-value]  # a subclass provides deliver/run
 
     @classmethod
+    def check_cli(cls, cli_path: str | Path, version: str) -> None:
+        """Before a run is created: the install at ``cli_path`` that reported ``version`` is
+        one this harness can launch; raises :class:`~pluginbench.errors.ConfigError`."""
+
+    @classmethod
     def version_argv(cls, cli_path: str | Path) -> list[str]:
         """The argv that makes the installed CLI at ``cli_path`` print its version (by
         default ``<cli> --version``; a harness may skip a wrapper that only starts another
