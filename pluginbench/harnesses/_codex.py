@@ -400,7 +400,7 @@ class CodexHarness(CodexDeclaration):
                 size, _, manifest = res.stdout.partition(b"\n")
                 try:
                     check_manifest(Path(self.native.manifest), manifest.decode("utf-8", "replace"),
-                                   pinned=self.cli_version, triple=self.native.target or "")
+                                   pinned=self.cli_version or "", triple=self.native.target or "")
                 except InputError as exc:
                     raise CodexSetupError(f"{exc.message} ({self.native.manifest} in the coding image): {exc.fix}") from None
                 self._cli_id = native_identity(manifest, int(size))
