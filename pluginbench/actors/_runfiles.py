@@ -78,6 +78,7 @@ def resolve_cli(ev: Evaluation) -> ResolvedCli:
         pin = harness_class(name).cli
         assert pin is not None  # only CLI harnesses are resolved
         path = install_cli(pin, pinned)
+        harness_class(name).check_cli(path, pinned)  # what the harness launches behind the path
         return ResolvedCli(path, pinned, "runner.cli_version")
     if path is None:
         raise ConfigError(
@@ -86,6 +87,7 @@ def resolve_cli(ev: Evaluation) -> ResolvedCli:
         )
     if version is None:
         raise ConfigError(f"{path} --version did not answer", field="runner.cli_version", fix="reinstall the CLI")
+    harness_class(name).check_cli(path, version)  # what the harness launches behind the path
     return ResolvedCli(path, version, "runner.cli_version" if pinned else "host")
 
 

@@ -63,6 +63,8 @@ from ._codex_discovery import (
 )
 from ._codex_events import reachable_sessions, read_exec_stream, read_rollout, stream_gaps
 from ._codex_host import CodexDeclaration
+from ._codex_native import check_manifest, image_native, resolve_native
+from ._codex_native import identity as native_identity
 from ._codex_usage import classify_provider_stop, read_usage_records, validate_usage
 from ._port import (
     AgentRun,
@@ -170,6 +172,11 @@ class CodexHarness(CodexDeclaration):
         capabilities: Capabilities | None = None,
     ) -> None:
         self.cli_path = str(cli_path)
+        #: the native binary every Codex start launches (never the npm node wrapper), resolved
+        #: and checked against the pin here when the host holds it; a coding image's is
+        #: checked in its first sandbox (see :mod:`._codex_native`)
+        self.native = (resolve_native(cli_path, cli_version) if Path(cli_path).exists()
+                       else image_native(self.cli_path))
         self.capabilities = capabilities if capabilities is not None else Capabilities()
         self.cli_version = cli_version
         self.readonly = tool_roots(cli_path) if Path(cli_path).exists() else ()
@@ -177,7 +184,7 @@ class CodexHarness(CodexDeclaration):
         self.host_codex_home = host_codex_home if host_codex_home is not None else Path.home() / ".codex"
         #: passing receipts by setup digest, for the life of this harness (one run)
         self._receipts: dict[str, dict[str, Any]] = {}
-        self._cli_memo: tuple[tuple[str, int, int], str] | None = None
+        self._cli_id: str | None = self._host_identity() if Path(cli_path).exists() else None
 
     # ------------------------------------------------------------------ delivery
 
@@ -192,7 +199,7 @@ class CodexHarness(CodexDeclaration):
         if self.probe_base_url is not None:
             _, key_var, key, _ = _probe_settings(self.probe_base_url)
             extra[key_var] = key
-        return launch_env(home=sandbox.paths.home, tmp=sandbox.paths.tmp, extra=extra)
+        return launch_env(home=sandbox.paths.home, tmp=sandbox.paths.tmp, extra={**dict(self.native.env), **extra})
 
     def deliver(self, treatment: FrozenTreatment, home: Path) -> dict[str, object]:
         """Write the private CODEX_HOME and marketplace into ``home``; return the receipt."""
@@ -297,10 +304,10 @@ class CodexHarness(CodexDeclaration):
         if not plugins:
             return {}
         market = f"{sandbox.paths.home}/{MARKET_DIR}"
-        await self._sh(sandbox, [self.cli_path, "plugin", "marketplace", "add", market], env, "codex plugin marketplace add")
+        await self._sh(sandbox, [self.native.exe, "plugin", "marketplace", "add", market], env, "codex plugin marketplace add")
         roots: dict[str, str] = {}
         for p in plugins:
-            out = await self._sh(sandbox, [self.cli_path, "plugin", "add", f"{p.name}@{MARKETPLACE}"], env, "codex plugin add")
+            out = await self._sh(sandbox, [self.native.exe, "plugin", "add", f"{p.name}@{MARKETPLACE}"], env, "codex plugin add")
             m = _INSTALLED_ROOT.search(out.decode("utf-8", "replace"))
             if not m:
                 raise CodexSetupError(f"codex plugin add {p.name} did not report its installed root")
@@ -352,11 +359,11 @@ class CodexHarness(CodexDeclaration):
                                   sandbox.paths.app], env=env, timeout=_SETUP_TIMEOUT)
         if res.exit_code != 0:
             raise CodexSetupError(f"digest of the delivered files failed: {res.stderr[-500:]!r}")
-        argv = exec_argv(self.cli_path, workdir=sandbox.paths.app, model=ctx.model or "", reasoning=ctx.reasoning,
+        argv = exec_argv(self.native.exe, workdir=sandbox.paths.app, model=ctx.model or "", reasoning=ctx.reasoning,
                          prompt="", bypass_hook_trust=bypass)
         key = {
             "files": hashlib.sha256(res.stdout).hexdigest(),
-            "cli": await self._cli_digest(sandbox, env),
+            "cli": await self._cli_identity(sandbox, env),
             "cli_version": self.cli_version,
             "argv": argv[1:-1],
             "discovery_settings": self._launch_settings(ctx),
@@ -368,26 +375,36 @@ class CodexHarness(CodexDeclaration):
         }
         return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()
 
-    async def _cli_digest(self, sandbox: Sandbox, env: dict[str, str]) -> str:
-        """SHA-256 of the CLI file: on the host when it is there, else (docker: the coding
-        image carries the install at its own path) inside the sandbox, once per harness."""
-        path = Path(self.cli_path).resolve()
-        if path.exists():
-            stat = path.stat()
-            memo = (str(path), stat.st_size, stat.st_mtime_ns)
-        else:
-            memo = ("in-sandbox:" + self.cli_path, 0, 0)
-        if self._cli_memo is None or self._cli_memo[0] != memo:
-            if path.exists():
-                digest = _file_digest(path)
+    def _host_identity(self) -> str:
+        """The CLI's digest part from the host: the native binary's ``codex-package.json`` and
+        size (no 300 MB read), or the whole file when it is not a packaged binary."""
+        exe = Path(self.native.exe)
+        if self.native.manifest is None:
+            return _file_digest(exe)
+        return native_identity(Path(self.native.manifest).read_bytes(), exe.stat().st_size)
+
+    async def _cli_identity(self, sandbox: Sandbox, env: dict[str, str]) -> str:
+        """The CLI's digest part, once per harness. A coding image's binary (not on the host)
+        is read and checked against the pin in the first sandbox: its manifest, its size."""
+        if self._cli_id is None:
+            if self.native.manifest is None:
+                script, args = 'sha256sum < "$(readlink -f "$1")"', [self.native.exe]
             else:
-                res = await sandbox.exec(["sh", "-c", 'sha256sum < "$(readlink -f "$1")"', "sh", self.cli_path],
-                                         env=env, timeout=_SETUP_TIMEOUT)
-                if res.exit_code != 0 or not res.stdout.split():
-                    raise CodexSetupError(f"cannot digest the CLI {self.cli_path} in the sandbox: {res.stderr[-300:]!r}")
-                digest = res.stdout.split()[0].decode()
-            self._cli_memo = (memo, digest)
-        return self._cli_memo[1]
+                script, args = 'stat -L -c %s "$1" && cat "$2"', [self.native.exe, self.native.manifest]
+            res = await sandbox.exec(["sh", "-c", script, "sh", *args], env=env, timeout=_SETUP_TIMEOUT)
+            if res.exit_code != 0 or not res.stdout.split():
+                raise CodexSetupError(f"cannot read the CLI {self.native.exe} in the sandbox: {res.stderr[-300:]!r}")
+            if self.native.manifest is None:
+                self._cli_id = res.stdout.split()[0].decode()
+            else:
+                size, _, manifest = res.stdout.partition(b"\n")
+                try:
+                    check_manifest(Path(self.native.manifest), manifest.decode("utf-8", "replace"),
+                                   pinned=self.cli_version or "", triple=self.native.target or "")
+                except InputError as exc:
+                    raise CodexSetupError(f"{exc.message} ({self.native.manifest} in the coding image): {exc.fix}") from None
+                self._cli_id = native_identity(manifest, int(size))
+        return self._cli_id
 
     async def discover(self, sandbox: Sandbox, ctx: AttemptContext) -> tuple[dict[str, Any], list[CodexPlugin]]:
         """Install plugins and prove (no model call) exactly the declared components load.
@@ -415,9 +432,9 @@ class CodexHarness(CodexDeclaration):
         requests = "".join(json.dumps(r) + "\n" for r in app_server_requests(sandbox.paths.app))
         out_file = f"{sandbox.paths.tmp}/pluginbench-app-server.jsonl"
         prompt_out, server_out, repo_docs = await _together(
-            self._sh(sandbox, [self.cli_path, "debug", "prompt-input", *self._launch_settings(ctx)],
+            self._sh(sandbox, [self.native.exe, "debug", "prompt-input", *self._launch_settings(ctx)],
                      env, "codex debug prompt-input"),
-            self._sh(sandbox, ["sh", "-c", APP_SERVER_SCRIPT, "sh", requests, out_file, self.cli_path],
+            self._sh(sandbox, ["sh", "-c", APP_SERVER_SCRIPT, "sh", requests, out_file, self.native.exe],
                      env, "codex app-server discovery"),
             self._repo_docs(sandbox),
         )
@@ -435,7 +452,7 @@ class CodexHarness(CodexDeclaration):
             "probe": self.probe_base_url is not None,
             "installed_plugin_roots": roots,
             "discovery_settings": self._launch_settings(ctx),
-            "launch_argv": exec_argv(self.cli_path, workdir=sandbox.paths.app, model=ctx.model or "",
+            "launch_argv": exec_argv(self.native.exe, workdir=sandbox.paths.app, model=ctx.model or "",
                                      reasoning=ctx.reasoning, prompt="",
                                      bypass_hook_trust=any(p.hooks for p in plugins))[1:-2],
             "cache": {"key": key, "hit": False, "origin_attempt": ctx.attempt_id},
@@ -452,6 +469,7 @@ class CodexHarness(CodexDeclaration):
                              fix='set runner.model, e.g. "gpt-5.5"')
         agent_dir = ctx.attempt_dir / "agent"
         agent_dir.mkdir(parents=True, exist_ok=True)
+        await self._cli_identity(sandbox, self._env(sandbox))  # a coding image's binary checked before any start
         credential = await self._put_credential(sandbox)
         try:
             login = await self.login_status(sandbox)
@@ -471,7 +489,7 @@ class CodexHarness(CodexDeclaration):
         if ctx.model is None:  # config validation requires runner.model for a real harness
             raise CodexSetupError("codex needs an exact runner.model; none reached the attempt")
         argv = exec_argv(
-            self.cli_path,
+            self.native.exe,
             workdir=sandbox.paths.app,
             model=ctx.model,
             reasoning=ctx.reasoning,
@@ -510,7 +528,7 @@ class CodexHarness(CodexDeclaration):
         """
         if self.probe_base_url is not None:
             return {"checked": False, "reason": "probe mode: the loopback provider's env key is the credential"}
-        res = await sandbox.exec([self.cli_path, "login", "status"], cwd=sandbox.paths.app, env=self._env(sandbox),
+        res = await sandbox.exec([self.native.exe, "login", "status"], cwd=sandbox.paths.app, env=self._env(sandbox),
                                  timeout=_SETUP_TIMEOUT)
         text = (res.stdout + res.stderr).decode("utf-8", "replace")
         if res.exit_code != 0:

@@ -117,6 +117,25 @@ class CodexDeclaration(HarnessBase):
         }
 
     @classmethod
+    def check_cli(cls, cli_path: str | Path, version: str) -> None:
+        """The native binary behind the npm wrapper is there, at ``version`` (its ``codex-package.json``)."""
+        from ._codex_native import resolve_native
+
+        resolve_native(cli_path, version)
+
+    @classmethod
+    def version_argv(cls, cli_path: str | Path) -> list[str]:
+        """The native binary's ``--version`` (a 0.02 s start, not the npm wrapper's node start)."""
+        from ..errors import InputError
+        from ._codex_native import resolve_native
+
+        try:
+            exe = resolve_native(cli_path, "").exe  # any version: the caller compares it with the pin
+        except InputError:
+            exe = str(cli_path)  # no usable native layout: the wrapper says what it says
+        return [exe, "--version"]
+
+    @classmethod
     def admit_evaluation(cls, ev: Any, *, probe: bool) -> None:
         admit_evaluation(ev, probe=probe)
 

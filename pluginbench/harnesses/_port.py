@@ -241,6 +241,18 @@ class HarnessBase:
         return cls()  # type: ignore[return-value]  # a subclass provides deliver/run
 
     @classmethod
+    def check_cli(cls, cli_path: str | Path, version: str) -> None:
+        """Before a run is created: the install at ``cli_path`` that reported ``version`` is
+        one this harness can launch; raises :class:`~pluginbench.errors.ConfigError`."""
+
+    @classmethod
+    def version_argv(cls, cli_path: str | Path) -> list[str]:
+        """The argv that makes the installed CLI at ``cli_path`` print its version (by
+        default ``<cli> --version``; a harness may skip a wrapper that only starts another
+        program)."""
+        return [str(cli_path), "--version"]
+
+    @classmethod
     def launch_identity(cls, model: str | None, reasoning: str | None, *, subagents: bool = True) -> dict[str, Any]:
         """The pinned launch for this model and effort as data for the vanilla cache key, with
         placeholders (``<cli>``, ``<prompt>``...) for per-attempt values. Pure."""

@@ -134,9 +134,19 @@ _ASKING: dict[tuple[str, int, int, int], threading.Event] = {}
 _LOCK = threading.Lock()
 
 
+def _version_argv(path: str | Path) -> list[str]:
+    """``<path> --version``, or what the harness whose pinned command ``path`` is named
+    after declares instead (Codex: its native binary, skipping the npm node wrapper)."""
+    name = Path(path).name
+    cls = harness_class(name) if is_registered(name) else None
+    if cls is not None and cls.cli is not None and cls.cli.command == name:
+        return list(cls.version_argv(path))
+    return [str(path), "--version"]
+
+
 def _ask_version(path: str | Path, timeout: float) -> str | None:
     try:
-        proc = subprocess.run([str(path), "--version"], capture_output=True, text=True,
+        proc = subprocess.run(_version_argv(path), capture_output=True, text=True,
                               timeout=timeout, stdin=subprocess.DEVNULL, check=False,
                               start_new_session=True)
     except (OSError, subprocess.SubprocessError):

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
+from pluginbench.harnesses._codex_native import image_native
 from pluginbench.probe import SCENARIOS_DIR, find_cli
 from pluginbench.rundir import RunDir
 from tests._prereq import require
@@ -156,6 +157,29 @@ def test_real_openai_compatible_clis_in_the_coding_image(tmp_path: Path, harness
     assert prepared["image"] != prepared["verifier_image"]  # the coding image carries the CLI
     invocation = json.loads((run / "evidence" / "attempts" / "add-numbers__vanilla__r1" / "invocation.json").read_text())
     assert invocation["argv"][0] == f"/opt/pluginbench/clis/node_modules/.bin/{harness}"
+    assert our_containers(run) == []
+
+
+def test_real_codex_starts_its_native_binary_in_the_coding_image(tmp_path: Path) -> None:
+    """Codex runs in a derived coding image against the probe, launched as the native binary the image carries (not
+    the npm node wrapper); the guidance changes the grade and usage is exact."""
+    require(find_cli("codex") is not None, "codex CLI (tools/install-clis.sh)")
+    guidance = tmp_path / "core.md"
+    guidance.write_text("# Guidance\nPLUGINBENCH-GUIDANCE-MARKER: write guided answers.\n")
+    path = config(
+        tmp_path, tasks={"source": str(PROBE_TASKS), "ids": ["add-numbers"]},
+        treatments={"guided": {"guidance": [str(guidance)]}}, timeout_seconds=600,
+        runner={"harness": "codex", "model": "gpt-5.5", "probe": str(SCENARIOS_DIR / "guided.yaml")},
+    )
+    run = tmp_path / "run"
+    cli("run", str(path), "--output", str(run), "--foreground", "--yes")
+    results = json.loads((run / "report" / "results.json").read_text())
+    per = results["per_task"]["add-numbers"]
+    assert (per["vanilla"]["pass_rate"], per["guided"]["pass_rate"]) == (0.0, 1.0)
+    assert all(a["tokens"]["status"] == "exact" for a in results["attempts"]), [a["tokens"] for a in results["attempts"]]
+    invocation = json.loads((run / "evidence" / "attempts" / "add-numbers__vanilla__r1" / "invocation.json").read_text())
+    native = image_native("/opt/pluginbench/clis/node_modules/.bin/codex").exe
+    assert invocation["argv"][0] == native and "/vendor/" in native
     assert our_containers(run) == []
 
 

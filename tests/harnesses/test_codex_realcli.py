@@ -10,6 +10,7 @@ import pytest
 
 from pluginbench.environments import LocalEnvironment, SandboxSpec
 from pluginbench.harnesses._codex import CodexHarness, DiscoveryMismatch
+from pluginbench.harnesses._codex_native import resolve_native
 from pluginbench.harnesses._port import AttemptContext, FrozenTreatment
 from pluginbench.probe._clis import find_cli
 from pluginbench.probe._scenario import load_scenario
@@ -129,6 +130,7 @@ async def test_vanilla_attempt_edits_workspace_and_usage_is_exact(tmp_path, cli)
     assert receipt["skills"] == [] and receipt["plugins"] == [] and not receipt["memory_file"]["loaded"]
     assert rec.requests_at_launch == 0  # discovery made no model request
     assert rec.launched[0][1:3] == ["exec", "--json"]
+    assert rec.launched[0][0] == resolve_native(cli, "0.169.0").exe  # the native binary, not the node wrapper
     assert_usage_equals_served(run, served)
     assert list((adir / "agent" / "rollouts").glob("rollout-*.jsonl"))
     assert (adir / "agent" / "stdout.jsonl").read_text().count('"turn.completed"') == 1
