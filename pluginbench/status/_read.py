@@ -13,12 +13,13 @@ process owns, and only when the caller wants it (the dashboard's page polls do n
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
@@ -190,16 +191,27 @@ def _trusted(rd: RunDir, summary: LedgerSummary | None, names: tuple[list[str], 
     return _Trusted(last, len(rest), selected)
 
 
-def _from_summary(rd: RunDir, now: float, out: BinaryIO) -> bool:
+@contextlib.contextmanager
+def _trusted_summary(rd: RunDir, *, check_left_running: bool) -> Iterator[tuple[LedgerSummary, RunFacts] | None]:
+    """The ledger's summary and the run's facts when the ledger can be trusted
+    (:func:`_trusted`), held in one read transaction for the ``with``; else ``None``."""
     require_regular(rd.events)
     names = _evidence_names(rd)
     lock = live_owner(rd.root)
     with ledger_summary(rd.ledger, started=bool(names[0] or names[1])) as summary:
         trusted = _trusted(rd, summary, names)
         if summary is None or trusted is None:
+            yield None
+            return
+        yield summary, _facts(rd, lock, summary.run, trusted.last, trusted.torn_tail_bytes, "ledger",
+                              trusted.selected, check_left_running=check_left_running)
+
+
+def _from_summary(rd: RunDir, now: float, out: BinaryIO) -> bool:
+    with _trusted_summary(rd, check_left_running=True) as got:
+        if got is None:
             return False
-        facts = _facts(rd, lock, summary.run, trusted.last, trusted.torn_tail_bytes, "ledger", trusted.selected,
-                       check_left_running=True)
+        summary, facts = got
         whole = msgspec.json.format(_ENCODER.encode(status_of_groups(summary.run, summary.groups, facts, now)), indent=2)
         at = whole.find(_EMPTY)  # the top-level key, one level in ("active" and "arms" come first)
         if at < 0:
@@ -241,15 +253,10 @@ def _ledger_snapshot(rd: RunDir, now: float, tasks: int | None, *, check_left_ru
     """The snapshot from the ledger's groups and rows when it can be trusted (:func:`_trusted`),
     else ``None``: every live attempt's terminal cell (``tasks`` None), or :func:`watch_snapshot`'s rows of the
     first ``tasks`` tasks with ``tasks_total`` and ``tasks_limit``."""
-    require_regular(rd.events)
-    names = _evidence_names(rd)
-    lock = live_owner(rd.root)
-    with ledger_summary(rd.ledger, started=bool(names[0] or names[1])) as summary:
-        trusted = _trusted(rd, summary, names)
-        if summary is None or trusted is None:
+    with _trusted_summary(rd, check_left_running=check_left_running) as got:
+        if got is None:
             return None
-        facts = _facts(rd, lock, summary.run, trusted.last, trusted.torn_tail_bytes, "ledger", trusted.selected,
-                       check_left_running=check_left_running)
+        summary, facts = got
         snap: dict[str, Any] = msgspec.to_builtins(status_of_groups(summary.run, summary.groups, facts, now))
         if tasks is None:  # the terminal view's cells, a batch at a time
             cells = [c for batch in summary.attempt_batches() for c in _CELLS.decode(b"[" + b",".join(batch) + b"]")]
