@@ -5,7 +5,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..events import Finding, Measure, NotMeasured, ReadinessRow, ReviewerSpec, Usage
+from ..events import (
+    AttemptState,
+    Finding,
+    Measure,
+    ModelRecord,
+    NotMeasured,
+    Outcome,
+    ReadinessRow,
+    ReviewerSpec,
+    SourceOnlyGraded,
+    Usage,
+)
 
 __all__ = ["Discarded", "MeasurementRevision", "ReviewRecord", "ReviewRevision", "review_revision_failure"]
 
@@ -83,3 +94,54 @@ class Discarded:
     replaced_by: str
     reason: str
     usage: Usage
+
+
+@dataclass(slots=True)
+class Attempt:
+    """One attempt at one slot. Mutated only by :meth:`RunState.apply`."""
+
+    attempt_id: str
+    slot: int
+    task: str
+    arm: str
+    repeat: int
+    state: AttemptState = "pending"
+    launched: bool = False
+    #: the cluster node its agent ran on (ray backend); None on one machine
+    node: str | None = None
+    exited: bool = False
+    exit_code: int | None = None
+    timed_out: bool = False
+    coding_seconds: float | None = None
+    usage: Usage | None = None
+    agent_error: str | None = None
+    model_record: ModelRecord | None = None
+    captured: bool = False
+    patch_sha256: str | None = None
+    empty: bool | None = None
+    files_changed: int | None = None
+    graded: bool = False
+    outcome: Outcome | None = None
+    reward: float | None = None
+    outcome_reason: str | None = None
+    native_grading: dict[str, float] | None = None
+    overlap_paths: list[str] = field(default_factory=list)
+    #: the latest source-only grade (any filter revision; see source_only.graded)
+    source_only: SourceOnlyGraded | None = None
+    measured: bool = False
+    measures: dict[str, Measure] = field(default_factory=dict)
+    missing_reason: str | None = None
+    interrupted_reason: str | None = None
+    provider_stop: bool = False
+    started_seq: int | None = None
+    completed_seq: int | None = None
+    #: imported from the vanilla cache instead of coded (its coding facts are the origin's)
+    reused: bool = False
+    origin_cohort: str | None = None
+    origin_entry: str | None = None
+    origin_run: str | None = None
+    origin_attempt: str | None = None
+    #: published to the vanilla cache: True, False (``cache_reason`` says why), None (not tried)
+    cached: bool | None = None
+    cache_entry: str | None = None
+    cache_reason: str | None = None

@@ -22,126 +22,30 @@ from typing import Any
 from ..events import (
     ATTEMPT_STATES,
     VANILLA,
-    AgentExited,
-    AgentLaunched,
-    AttemptCached,
-    AttemptCompleted,
-    AttemptDiscarded,
-    AttemptGraded,
-    AttemptInterrupted,
-    AttemptReset,
-    AttemptReused,
-    AttemptStarted,
-    AttemptState,
-    CheckVoteCast,
-    CheckVoteDiscarded,
-    CheckVoteStarted,
-    ClusterChanged,
     ClusterNode,
-    CodingStarted,
     Event,
-    ExtensionRecorded,
-    GenerationFailed,
-    GenerationStarted,
-    GuidanceGenerated,
-    LogRepaired,
     Measure,
-    MeasurementReadinessChecked,
-    MeasurementRevisionFinished,
-    MeasurementRevisionStarted,
-    MeasuresCollected,
-    ModelRecord,
     NotMeasured,
-    Outcome,
     Phase,
-    PreparationStarted,
     ReadinessChecked,
     ReadinessRow,
-    ReferenceMeasured,
-    ReportBuilt,
-    ReviewCompleted,
     ReviewerSpec,
-    ReviewFailed,
-    ReviewRevisionFinished,
-    ReviewRevisionStarted,
-    ReviewStarted,
-    RevisionMeasured,
     RunCreated,
-    RunFailed,
-    RunFinished,
-    RunStarted,
-    RunStopped,
-    RunStopping,
-    SourceOnlyGraded,
     SourceOnlySelected,
-    SourceOnlyStarted,
-    SubmissionCaptured,
-    SubmissionMissing,
     TaskPrepared,
     TreatmentFrozen,
-    Usage,
     VanillaCacheChecked,
 )
-from ._check_votes import CheckVotes, Tally, observe_review
+from ._check_votes import CheckVotes, Tally
 from ._generation import Generations
 from ._live_index import LiveIndex, SlotFacts
+from ._records import Attempt as Attempt  # the record moved beside the others; its name stays here
 from ._records import Discarded, MeasurementRevision, ReviewRecord, ReviewRevision
-from ._state_revisions import apply_revision_event
+from ._state_fold import DISPATCH, resolve
 
 STATES = ATTEMPT_STATES
 #: The review revision a run's own review phase writes; ``pluginbench review`` adds others.
 INITIAL_REVIEW = "initial"
-
-
-@dataclass(slots=True)
-class Attempt:
-    """One attempt at one slot. Mutated only by :meth:`RunState.apply`."""
-
-    attempt_id: str
-    slot: int
-    task: str
-    arm: str
-    repeat: int
-    state: AttemptState = "pending"
-    launched: bool = False
-    #: the cluster node its agent ran on (ray backend); None on one machine
-    node: str | None = None
-    exited: bool = False
-    exit_code: int | None = None
-    timed_out: bool = False
-    coding_seconds: float | None = None
-    usage: Usage | None = None
-    agent_error: str | None = None
-    model_record: ModelRecord | None = None
-    captured: bool = False
-    patch_sha256: str | None = None
-    empty: bool | None = None
-    files_changed: int | None = None
-    graded: bool = False
-    outcome: Outcome | None = None
-    reward: float | None = None
-    outcome_reason: str | None = None
-    native_grading: dict[str, float] | None = None
-    overlap_paths: list[str] = field(default_factory=list)
-    #: the latest source-only grade (any filter revision; see source_only.graded)
-    source_only: SourceOnlyGraded | None = None
-    measured: bool = False
-    measures: dict[str, Measure] = field(default_factory=dict)
-    missing_reason: str | None = None
-    interrupted_reason: str | None = None
-    provider_stop: bool = False
-    started_seq: int | None = None
-    completed_seq: int | None = None
-    #: imported from the vanilla cache instead of coded (its coding facts are the origin's)
-    reused: bool = False
-    origin_cohort: str | None = None
-    origin_entry: str | None = None
-    origin_run: str | None = None
-    origin_attempt: str | None = None
-    #: published to the vanilla cache: True, False (``cache_reason`` says why), None (not tried)
-    cached: bool | None = None
-    cache_entry: str | None = None
-    cache_reason: str | None = None
 
 
 @dataclass(slots=True)
@@ -367,183 +271,14 @@ class RunState:
             index.move(s, b, self._facts(s))
         return self
 
-    def _apply(self, event: Event) -> None:  # noqa: C901 - one branch per event type
+    def _apply(self, event: Event) -> None:
+        """The state change of one event: its handler looked up by the event's class (built
+        once, :mod:`._state_fold`) instead of a class-pattern ``match`` tried case by case."""
+        handler = DISPATCH.get(type(event)) or resolve(type(event))
         self.last_seq = event.seq
         self.last_at = event.at
         self.last_type = event.__struct_config__.tag  # type: ignore[assignment]  # msgspec types tags str | int | None; every event declares a str tag
-        if isinstance(event, (ReviewStarted, ReviewCompleted, ReviewFailed)):
-            rev = self.review_revisions.get(event.revision)
-            spec = rev.reviewer if rev is not None else self.reviewer
-            observe_review(self.review_tally, self.reviews, spec.model if spec is not None else None, event)
-        match event:
-            case RunCreated():
-                self.created = event
-                self.cost_ceiling = event.cost_ceiling
-                for s in event.slots:
-                    self.attempts[s.attempt_id] = Attempt(s.attempt_id, s.slot, s.task, s.arm, s.repeat)
-                    self.live[s.slot] = s.attempt_id
-            case ClusterChanged():
-                self.nodes = event.nodes
-            case RunStarted():
-                self.worker_pid = event.pid
-                self.workers += 1
-                self.nodes = event.nodes
-                if event.cost_ceiling is not None:
-                    self.cost_ceiling = event.cost_ceiling
-                # A new worker clears the previous worker's ending; its history stays in the log.
-                self.stopping = self.stopped = self.failed = None
-                self.stopping_failure = False
-                self.failed_calls_in_row = []
-                self.finished = False
-                self.source_only_round = []
-                self.source_only_tried = set()
-                self._round, self._round_left = set(), 0
-            case LogRepaired():
-                self.repairs += 1
-            case PreparationStarted():
-                self.preparing = True
-            case TaskPrepared():
-                self.prepared_tasks[event.task] = event
-            case TreatmentFrozen():
-                self.frozen_treatments[event.arm] = event
-            case ReadinessChecked():
-                self.readiness[(event.task, event.control)] = event
-            case GenerationStarted() | GuidanceGenerated() | GenerationFailed():
-                self.generations.apply(event)
-            case CheckVoteStarted() | CheckVoteCast() | CheckVoteDiscarded():
-                self.check_votes.apply(event)
-            case CodingStarted():
-                self.preparing = False
-                self.coding = True
-            case AttemptStarted():
-                a = self.attempts.get(event.attempt_id)
-                if a is None:  # a replacement attempt with a derived id
-                    a = Attempt(event.attempt_id, event.slot, event.task, event.arm, event.repeat)
-                    self.attempts[event.attempt_id] = a
-                self.live[event.slot] = event.attempt_id
-                a.state = "running"
-                a.started_seq = event.seq
-            case AgentLaunched():
-                self.attempts[event.attempt_id].launched = True
-                self.attempts[event.attempt_id].node = event.node
-            case AgentExited():
-                a = self.attempts[event.attempt_id]
-                a.exited = True
-                a.exit_code = event.exit_code
-                a.timed_out = event.timed_out
-                a.coding_seconds = event.coding_seconds
-                a.usage = event.usage
-                a.agent_error = event.error
-                a.model_record = event.model_record
-            case SubmissionCaptured():
-                self.failed_calls_in_row = []
-                a = self.attempts[event.attempt_id]
-                a.captured = True
-                a.patch_sha256 = event.patch_sha256
-                a.empty = event.empty
-                a.files_changed = event.files_changed
-            case SubmissionMissing():
-                a = self.attempts[event.attempt_id]
-                a.missing_reason = event.reason
-                if a.agent_error:
-                    self.failed_calls_in_row.append(event.attempt_id)
-                else:
-                    self.failed_calls_in_row = []
-            case AttemptGraded():
-                a = self.attempts[event.attempt_id]
-                a.graded = True
-                a.outcome = event.outcome
-                a.reward = event.reward
-                a.outcome_reason = event.reason
-                a.native_grading = dict(event.native_grading) if event.native_grading is not None else None
-                a.overlap_paths = list(event.overlap_paths)
-            case SourceOnlyStarted():
-                self.source_only_round = list(event.attempt_ids)
-                self._round = set(event.attempt_ids)
-                self._round_left = len(self._round - self.source_only_tried)
-            case SourceOnlyGraded():
-                self.attempts[event.attempt_id].source_only = event
-                if event.attempt_id in self._round and event.attempt_id not in self.source_only_tried:
-                    self._round_left -= 1
-                self.source_only_tried.add(event.attempt_id)
-            case SourceOnlySelected():
-                self.source_only_selected = event
-            case MeasuresCollected():
-                a = self.attempts[event.attempt_id]
-                a.measured = True
-                a.measures = dict(event.measures)
-            case AttemptCompleted():
-                a = self.attempts[event.attempt_id]
-                a.state = "complete"
-                a.completed_seq = event.seq
-            case AttemptInterrupted():
-                a = self.attempts[event.attempt_id]
-                a.state = "interrupted"
-                a.interrupted_reason = event.reason
-                a.provider_stop = event.provider_stop
-            case AttemptDiscarded():
-                old = self.attempts[event.attempt_id]
-                old.state = "interrupted"
-                self.discarded.append(
-                    Discarded(
-                        old.attempt_id, old.slot, old.task, old.arm, old.repeat,
-                        event.replaced_by, event.reason, event.usage,
-                    )
-                )
-                self.attempts[event.replaced_by] = Attempt(
-                    event.replaced_by, old.slot, old.task, old.arm, old.repeat
-                )
-                self.live[old.slot] = event.replaced_by
-            case VanillaCacheChecked():
-                self.vanilla_cache[event.task] = event
-            case AttemptReused():
-                a = self.attempts.get(event.attempt_id)
-                if a is None:
-                    a = Attempt(event.attempt_id, event.slot, event.task, event.arm, event.repeat)
-                    self.attempts[event.attempt_id] = a
-                self.live[event.slot] = event.attempt_id
-                # Coded in the origin run; graded and measured again here, like a captured attempt.
-                a.state = "running"
-                a.started_seq = event.seq
-                a.reused = True
-                a.origin_cohort, a.origin_entry = event.origin_cohort, event.origin_entry
-                a.origin_run, a.origin_attempt = event.origin_run, event.origin_attempt
-                a.launched = a.exited = True
-                a.exit_code, a.timed_out = event.exit_code, event.timed_out
-                a.coding_seconds, a.usage, a.agent_error = event.coding_seconds, event.usage, event.error
-                if event.patch_sha256 is not None:
-                    a.captured = True
-                    a.patch_sha256, a.empty, a.files_changed = event.patch_sha256, event.empty, event.files_changed
-                else:
-                    a.missing_reason = event.missing_reason or "the cached attempt has no submission"
-            case AttemptCached():
-                a = self.attempts[event.attempt_id]
-                a.cached = event.entry is not None
-                a.cache_entry, a.cache_reason = event.entry, event.reason
-            case AttemptReset():
-                a = self.attempts[event.attempt_id]
-                self.attempts[event.attempt_id] = Attempt(a.attempt_id, a.slot, a.task, a.arm, a.repeat)
-            case RunStopping():
-                self.stopping = event.reason
-                self.stopping_failure = event.failure
-            case RunStopped():
-                self.stopped = event.reason
-            case RunFailed():
-                self.failed = event.error
-                self.finished = False  # the last ending wins: a finished run whose evidence changed since failed
-            case RunFinished():
-                self.finished = True
-                self.report = event.report
-            case ReportBuilt():
-                self.report = event.path
-                self.source_only_round = []
-                self._round, self._round_left = set(), 0
-            case ExtensionRecorded():
-                self.extension_records.setdefault(event.extension, {})[event.attempt_id or ""] = dict(event.data)
-            case (ReviewStarted() | ReviewCompleted() | ReviewFailed() | ReviewRevisionStarted()
-                  | ReviewRevisionFinished() | MeasurementReadinessChecked() | ReferenceMeasured()
-                  | MeasurementRevisionStarted() | RevisionMeasured() | MeasurementRevisionFinished()):
-                apply_revision_event(self, event)
+        handler(self, event)
 
     # ------------------------------------------------------------ measurement revisions
 
@@ -572,6 +307,8 @@ class RunState:
     def not_measured(self) -> list[NotMeasured]:
         rev = self.selected_measurement()
         return list(rev.not_measured) if rev is not None else list(self.prepared_not_measured)
+
+
 
 
 def fold(events: Iterable[Event], state: RunState | None = None) -> RunState:
