@@ -78,6 +78,28 @@ def task_limits(memory_mb: int | None, cpus: float | None, pids: int | None, sto
                      container_cpus if container_cpus is not None else cpus, pids, storage_mb)
 
 
+PID_MAX_FILE = "/proc/sys/kernel/pid_max"
+
+
+def pids_fit(jobs: int, pids: int, pid_max: int) -> str | None:
+    """Why ``jobs`` sandboxes of ``pids`` processes each do not fit under the kernel's
+    ``pid_max`` (every pid of the host comes from it), or ``None`` when they do (pure)."""
+    if jobs * pids < pid_max:
+        return None
+    return (f"{jobs} jobs x {pids} processes per sandbox = {jobs * pids} is not under the kernel's "
+            f"pid_max ({pid_max}, {PID_MAX_FILE}): sandboxes at their process limit would leave "
+            "the host no pids; lower jobs, or raise kernel.pid_max (sysctl -w kernel.pid_max=4194304)")
+
+
+def read_pid_max(path: str = PID_MAX_FILE) -> int | None:
+    """The kernel's ``pid_max``, ``None`` when it cannot be read."""
+    try:
+        with open(path) as fh:
+            return int(fh.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
 def tree_bytes(root: Path, *, allocated: bool = False, stop_above: int | None = None) -> int:
     """The size of the files under ``root`` (never following a symlink): apparent sizes,
     or with ``allocated`` the blocks on disk. Stops counting once past ``stop_above``."""

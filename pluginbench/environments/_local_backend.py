@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, EnvironmentFailure
 from ._backend import Backend, LeftRunning
 from ._bwrap import bwrap_usable
 
@@ -47,8 +47,15 @@ class LocalBackend(Backend):
 
     async def check_capacity(self, environment: Any, jobs: int, cpus: float | None,
                              memory_mb: int | None) -> None:
-        """Nothing to fit: local sandboxes share the host, and :meth:`check_host` checked
-        bubblewrap before the run was created."""
+        """``jobs`` sandboxes at the default process limit fit under the kernel's
+        ``pid_max`` (:func:`._limits.pids_fit`); :meth:`check_host` checked bubblewrap
+        before the run was created."""
+        from ._limits import DEFAULT_PIDS, pids_fit, read_pid_max
+
+        pid_max = read_pid_max()
+        problem = pids_fit(jobs, DEFAULT_PIDS, pid_max) if pid_max is not None else None
+        if problem is not None:
+            raise EnvironmentFailure(f"this host cannot hold {jobs} local sandboxes: {problem}")
 
     def check_host(self, ev: Evaluation, path: Path, tasks: Mapping[str, HarborTask]) -> None:
         """bubblewrap works when required, and a real agent is never silently unisolated."""

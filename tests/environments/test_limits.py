@@ -257,3 +257,26 @@ def test_only_a_cpu_cap_puts_a_sandbox_in_a_cpu_group_of_its_own() -> None:
     finally:
         free.remove()
         capped.remove()
+
+
+def test_jobs_times_the_pids_limit_must_stay_under_pid_max() -> None:
+    """jobs x the per-sandbox pids limit under pid_max fits; at or over it the reason names kernel.pid_max."""
+    from pluginbench.environments._limits import pids_fit
+
+    assert pids_fit(4, 4096, 32768) is None
+    why = pids_fit(8, 4096, 32768)
+    assert why is not None and "pid_max (32768" in why and "kernel.pid_max" in why and "lower jobs" in why
+    assert pids_fit(1, 4096, 4096) is not None
+
+
+@pytest.mark.anyio
+async def test_local_capacity_check_refuses_jobs_over_pid_max(tmp_path: Path, monkeypatch) -> None:
+    """The local backend's capacity check fails with the pid_max reason when jobs x pids do not fit."""
+    from pluginbench.environments import _limits
+    from pluginbench.environments._local_backend import LocalBackend
+    from pluginbench.errors import EnvironmentFailure
+
+    monkeypatch.setattr(_limits, "read_pid_max", lambda path=_limits.PID_MAX_FILE: 8192)
+    await LocalBackend().check_capacity(None, 1, None, None)
+    with pytest.raises(EnvironmentFailure, match="pid_max"):
+        await LocalBackend().check_capacity(None, 2, None, None)
