@@ -1,12 +1,16 @@
-"""The open issue of local sandboxes running as the host's root (docs/architecture.md, root powers):
-a reproduction, expected to fail until sandboxes run as a uid of their own (branch ired3-wip)."""
+"""The open issue of local sandboxes running as the host's root (docs/architecture.md, root
+powers): a reproduction, expected to fail until sandboxes run as a uid of their own (branch
+ired3-wip).
+
+Its consequence was shown by hand, not here: a sandbox holding the 128 inotify instances a
+uid may have made ``inotify_init1`` fail (EMFILE) for every root process of the host, the
+docker daemon included. Doing that in the suite would break whatever else runs beside it,
+so the test reads the cause instead: which host uid the sandbox's root is."""
 
 from __future__ import annotations
 
-import ctypes
 import os
 
-import anyio
 import pytest
 
 from pluginbench.environments import LocalEnvironment
@@ -14,56 +18,34 @@ from pluginbench.environments import LocalEnvironment
 from .contract import EnvironmentContract
 from .test_local import _require_bwrap
 
-# Opens inotify instances until the kernel refuses, says how many, holds them until the
-# host drops /logs/done.
-_HOG = r"""
-import ctypes, os, time
-libc = ctypes.CDLL(None, use_errno=True)
-n = 0
-while n < 4096 and libc.inotify_init1(0) >= 0:
-    n += 1
-open("/logs/count.tmp", "w").write(str(n))
-os.rename("/logs/count.tmp", "/logs/count")
-while not os.path.exists("/logs/done"):
-    time.sleep(0.05)
-"""
+
+def host_uid_of_root(uid_map: str) -> int | None:
+    """The host uid that uid 0 of a process's user namespace is, from its ``/proc/self/uid_map``."""
+    for line in uid_map.splitlines():
+        inside, outside, count = (int(x) for x in line.split())
+        if inside <= 0 < inside + count:
+            return outside + (0 - inside)
+    return None
 
 
-def _host_inotify_errno() -> int:
-    """0 when this process can open an inotify instance now, else the errno."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    fd = libc.inotify_init1(0)
-    if fd >= 0:
-        os.close(fd)
-        return 0
-    return ctypes.get_errno()
+def test_host_uid_of_root_reads_the_mapping() -> None:
+    """The identity map makes root the host's root; a one-uid map names the host uid it maps to."""
+    assert host_uid_of_root("         0          0 4294967295\n") == 0
+    assert host_uid_of_root("         0 1900000123          1\n") == 1900000123
+    assert host_uid_of_root("      1000       1000          1\n") is None
 
 
 @pytest.mark.xfail(os.geteuid() == 0, strict=True,
                    reason="open: bubblewrap sandboxes run as host uid 0 and share its per-user counters")
 @pytest.mark.anyio
-async def test_a_sandbox_exhausting_inotify_leaves_the_host_root_its_own(tmp_path):
-    """A sandbox holding every inotify instance its uid may have leaves the host's root its
-    own: while the sandbox holds them, a root process of the host still opens one."""
+async def test_a_sandbox_root_is_not_the_host_root(tmp_path):
+    """Uid 0 inside a bubblewrap sandbox is not uid 0 of the host, so the sandbox's per-user
+    kernel counters (inotify instances, processes) are not the host root's."""
     _require_bwrap()
     if os.geteuid() != 0:
-        pytest.skip("the counter is shared with the host only when PluginBench runs as root")
+        pytest.skip("a sandbox can map to the host's root only when PluginBench runs as root")
     env = LocalEnvironment("bubblewrap", root=tmp_path / "boxes")
-    seen: dict[str, object] = {}
     async with env.sandbox(EnvironmentContract().make_spec(tmp_path)) as sb:
-        logs = sb.root / "logs"
-
-        async def hog() -> None:
-            seen["hog"] = await sb.exec(["python3", "-c", _HOG], timeout=60)
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(hog)
-            with anyio.fail_after(50):
-                while not (logs / "count").exists():
-                    await anyio.sleep(0.05)
-            seen["count"] = int((logs / "count").read_text())
-            seen["host"] = _host_inotify_errno()
-            (logs / "done").write_text("")
-    assert seen["hog"].exit_code == 0, seen["hog"].stderr  # type: ignore[attr-defined]
-    assert seen["count"] >= 1  # type: ignore[operator]
-    assert seen["host"] == 0, f"the host root got errno {seen['host']} while the sandbox held its inotify instances"
+        got = await sb.exec(["cat", "/proc/self/uid_map"], timeout=60)
+    assert got.exit_code == 0, got.stderr
+    assert host_uid_of_root(got.stdout.decode()) not in (0, None)
