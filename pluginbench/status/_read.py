@@ -111,8 +111,7 @@ def terminal_snapshot(run_dir: Path, *, now: float | None = None) -> dict[str, A
     rows when :func:`write_status_json` could answer from it, each attempt holding only the
     fields the terminal view reads (id, task, arm, repeat, state, outcome, node)."""
     with paused_gc():
-        snap = _ledger_snapshot(RunDir(run_dir.resolve()), time.time() if now is None else now, None,
-                                check_left_running=True)
+        snap = _ledger_snapshot(RunDir(run_dir.resolve()), time.time() if now is None else now, None)
     return status_snapshot(run_dir, now=now) if snap is None else snap
 
 
@@ -192,9 +191,11 @@ def _trusted(rd: RunDir, summary: LedgerSummary | None, names: tuple[list[str], 
 
 
 @contextlib.contextmanager
-def _trusted_summary(rd: RunDir, *, check_left_running: bool) -> Iterator[tuple[LedgerSummary, RunFacts] | None]:
+def _trusted_summary(rd: RunDir) -> Iterator[tuple[LedgerSummary, RunFacts] | None]:
     """The ledger's summary and the run's facts when the ledger can be trusted
-    (:func:`_trusted`), held in one read transaction for the ``with``; else ``None``."""
+    (:func:`_trusted`), held in one read transaction for the ``with``; else ``None``. The
+    facts ask the backend about sandboxes left running (the callers are the CLI's views,
+    never a page poll)."""
     require_regular(rd.events)
     names = _evidence_names(rd)
     lock = live_owner(rd.root)
@@ -204,11 +205,11 @@ def _trusted_summary(rd: RunDir, *, check_left_running: bool) -> Iterator[tuple[
             yield None
             return
         yield summary, _facts(rd, lock, summary.run, trusted.last, trusted.torn_tail_bytes, "ledger",
-                              trusted.selected, check_left_running=check_left_running)
+                              trusted.selected, check_left_running=True)
 
 
 def _from_summary(rd: RunDir, now: float, out: BinaryIO) -> bool:
-    with _trusted_summary(rd, check_left_running=True) as got:
+    with _trusted_summary(rd) as got:
         if got is None:
             return False
         summary, facts = got
@@ -240,8 +241,7 @@ def watch_snapshot(run_dir: Path, *, tasks: int, now: float | None = None) -> di
     could answer from it (no other attempt row is decoded); else the full read, with every
     attempt."""
     with paused_gc():
-        snap = _ledger_snapshot(RunDir(run_dir.resolve()), time.time() if now is None else now, tasks,
-                                check_left_running=True)
+        snap = _ledger_snapshot(RunDir(run_dir.resolve()), time.time() if now is None else now, tasks)
     if snap is not None:
         return snap
     snap = status_snapshot(run_dir, now=now)
@@ -249,11 +249,11 @@ def watch_snapshot(run_dir: Path, *, tasks: int, now: float | None = None) -> di
     return {**snap, "tasks_total": n_tasks, "tasks_limit": _tasks_limit(tasks, snap["attempts_total"], n_tasks)}
 
 
-def _ledger_snapshot(rd: RunDir, now: float, tasks: int | None, *, check_left_running: bool) -> dict[str, Any] | None:
+def _ledger_snapshot(rd: RunDir, now: float, tasks: int | None) -> dict[str, Any] | None:
     """The snapshot from the ledger's groups and rows when it can be trusted (:func:`_trusted`),
     else ``None``: every live attempt's terminal cell (``tasks`` None), or :func:`watch_snapshot`'s rows of the
     first ``tasks`` tasks with ``tasks_total`` and ``tasks_limit``."""
-    with _trusted_summary(rd, check_left_running=check_left_running) as got:
+    with _trusted_summary(rd) as got:
         if got is None:
             return None
         summary, facts = got
