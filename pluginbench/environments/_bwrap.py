@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ._egress import INSIDE_DIR
+from ._local_uid import UID_BASE, USERNS_FLAGS, drops, setpriv_prefix, userns_failure
 
 #: Top-level host folders bound read-only (or recreated as symlinks): tools and libraries.
 SYSTEM_DIRS = frozenset({"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"})
@@ -216,6 +217,7 @@ def bwrap_args(
     egress_dir: str | None = None,
     proc_entries: Sequence[str] = (*PROC_READ_ONLY, *PROC_MASKED),
     etc_files: Sequence[tuple[str, int]] = (),
+    userns: bool = False,
 ) -> list[str]:
     """Options for ``bwrap`` (without the executable and the ``--`` command).
 
@@ -260,6 +262,8 @@ def bwrap_args(
     if etc:  # last, so a tool folder or a hidden path under /etc still had its mount point made
         args += ["--remount-ro", "/etc"]
     args += list(NAMESPACE_FLAGS)
+    if userns:  # started as an unprivileged uid: its own user namespace, uid 0 inside
+        args += list(USERNS_FLAGS)
     args += ["--chdir", chdir]
     return args
 
@@ -318,6 +322,11 @@ def _probe_once(executable: str) -> str | None:
     argv = [executable, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
     argv += _proc_guards(host_proc_entries())
     argv += list(NAMESPACE_FLAGS)
+    if drops():  # as a sandbox starts it: an unprivileged uid in its own user namespace
+        off = userns_failure()
+        if off is not None:
+            return off
+        argv = [*setpriv_prefix(UID_BASE), *argv, *USERNS_FLAGS]
     argv.append("true")
     try:
         done = subprocess.run(

@@ -46,10 +46,11 @@ import anyio
 from anyio.abc import Process
 
 from ..errors import EnvironmentFailure, ResourceLimitHit
-from . import _bwrap, _hostcopy, _limits, _proctree, _seccomp
+from . import _bwrap, _hostcopy, _limits, _local_uid, _proctree, _seccomp
 from ._dialogue import Dialogue, LineChannel, first_error
 from ._egress import EgressProxy
 from ._gitbase import init_base_repo
+from ._local_paths import _memfd, sandbox_path, tool_folders
 from ._local_streams import FileDrains, converse, drain, drain_lines, feed
 from ._port import ExecResult, SandboxPaths, SandboxSpec
 
@@ -127,6 +128,8 @@ class LocalSandbox:
         self._breaches: list[str] = []
         self._layout: _bwrap.HostLayout | None = None
         self._seccomp: bytes | None = _seccomp.program_bytes() if bwrap is not None and _seccomp.supported() else None
+        #: the host uid the sandbox's processes run as (None: as PluginBench itself; see :mod:`._local_uid`)
+        self.uid = _local_uid.sandbox_uid(root.name) if bwrap is not None and _local_uid.drops() else None
 
     # -- setup ---------------------------------------------------------------------
 
@@ -195,6 +198,8 @@ class LocalSandbox:
         self.base_commit = await init_base_repo(
             self.host_app, root / "home", self.spec.git_identity
         )
+        if self.uid is not None:
+            await anyio.to_thread.run_sync(_local_uid.chown_tree, root, self.uid)
 
     def _bwrap_prefix(self, cwd: str, fds: list[int]) -> list[str]:
         """bwrap's options for one command. The host listings the layout reads (``/``,
@@ -228,6 +233,7 @@ class LocalSandbox:
             egress_dir=str(self.egress.folder) if self.egress is not None else None,
             proc_entries=layout.proc_entries,
             etc_files=etc_files,
+            userns=self.uid is not None,
         )
 
     # -- the port ------------------------------------------------------------------
@@ -286,6 +292,8 @@ class LocalSandbox:
             fds.append(_memfd("pb-bwrap-args", b"".join(a.encode() + b"\0" for a in options)))
             inner = [*self.egress.forwarder_argv(), "--", *argv] if self.egress is not None else list(argv)
             command, host_cwd = [self._bwrap, "--args", str(fds[-1]), "--", *inner], str(self.root)
+            if self.uid is not None:
+                command = [*_local_uid.setpriv_prefix(self.uid), *command]
         else:
             command, host_cwd = list(argv), cwd
         command = [*self._rlimit, *command]  # file sizes always capped; memory too without a cgroup
@@ -412,6 +420,8 @@ class LocalSandbox:
         self._usable()
         base, rel = self._to_host(sandbox_path)
         await anyio.to_thread.run_sync(_hostcopy.copy_in, Path(host_path), base, rel)
+        if self.uid is not None:
+            await anyio.to_thread.run_sync(_local_uid.chown_down, base, rel, self.uid)
 
     async def get(self, sandbox_path: str, host_path: Path) -> None:
         """Copy a sandbox file or folder to exactly ``host_path``; symlinks are never followed."""
@@ -456,41 +466,6 @@ class LocalSandbox:
                 await anyio.to_thread.run_sync(self._cgroup.kill)
                 await anyio.to_thread.run_sync(self._cgroup.remove)
             await anyio.to_thread.run_sync(_rmtree, self.root)
-
-
-#: the system folders every sandbox's PATH starts with
-SYSTEM_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
-
-
-def sandbox_path(tools: Sequence[str], host_path: str | None = None) -> str:
-    """``PATH`` inside: the system folders, then the host ``PATH`` entries that lie in a
-    bound tool folder (a pinned node next to the CLI); no other host folder."""
-    host = (host_path if host_path is not None else os.environ.get("PATH", "")).split(os.pathsep)
-    extra = [d for d in host if d and d not in SYSTEM_PATH and any(_bwrap._under(d, t) for t in tools)]
-    return os.pathsep.join([*SYSTEM_PATH, *dict.fromkeys(extra)])
-
-
-def _memfd(name: str, data: bytes) -> int:
-    """An anonymous file holding ``data``, positioned at its start (close-on-exec;
-    ``pass_fds`` hands it to bubblewrap alone)."""
-    fd = os.memfd_create(name)
-    os.write(fd, data)
-    os.lseek(fd, 0, os.SEEK_SET)
-    return fd
-
-
-def tool_folders(paths: Sequence[Path]) -> list[str]:
-    """The existing tool folders of a spec, each at its given and at its resolved path
-    (a checkout reached through a symlink), in order, without duplicates."""
-    out: list[str] = []
-    for p in paths:
-        real = os.path.realpath(p)
-        if not os.path.isdir(real):
-            continue
-        for path in (os.path.abspath(p), real):
-            if path not in out:
-                out.append(path)
-    return out
 
 
 def left_behind(run_id: str, root: Path | None = None) -> list[Path]:
@@ -579,6 +554,12 @@ class LocalEnvironment:
                 raise EnvironmentFailure(conflict)
         parent = self.root if self.root is not None else Path(tempfile.gettempdir())
         parent.mkdir(parents=True, exist_ok=True)
+        if bwrap is not None and _local_uid.drops():
+            closed = _local_uid.unreachable(parent / "x")
+            if closed is not None:
+                raise EnvironmentFailure(
+                    f"the sandbox folder's parent {closed} is not searchable by other uids, and sandboxes run "
+                    f"as a uid of their own; chmod o+x {closed} or put the sandboxes elsewhere (TMPDIR)")
         prefix = "-".join(
             ["pluginbench", *(_safe_name(x) for x in (spec.run_id, spec.attempt_id, spec.role))]
         )

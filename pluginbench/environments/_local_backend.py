@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, EnvironmentFailure
 from ._backend import Backend, LeftRunning
-from ._bwrap import bwrap_usable
+from ._bwrap import bwrap_failure, bwrap_usable
 
 if TYPE_CHECKING:
     from ..config import Evaluation
@@ -65,7 +65,7 @@ class LocalBackend(Backend):
         has_bwrap = bwrap_usable()
         if env.isolation == "bubblewrap" and not has_bwrap:
             raise ConfigError(
-                "environment.isolation is bubblewrap but bwrap is not usable here", file=str(path),
+                f"environment.isolation is bubblewrap but bwrap is not usable here ({bwrap_failure()})", file=str(path),
                 field="environment.isolation", fix="install bubblewrap (apt-get install bubblewrap) or set isolation: auto",
             )
         unisolated = env.isolation == "none" or not has_bwrap

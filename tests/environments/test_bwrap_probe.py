@@ -33,6 +33,9 @@ def _fresh_probe_state(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_bwrap, "_usable", set())
     monkeypatch.setattr(_bwrap, "_failed", {})
     monkeypatch.setattr(_bwrap, "PROBE_RETRY_PAUSES", (0.0, 0.0))
+    # The stand-in counts its starts in tmp_path, which the sandbox uid root would start it as
+    # cannot write; the uid switch itself is tested in test_local_uid.py.
+    monkeypatch.setattr(_bwrap, "drops", lambda: False)
 
 
 def _starts(calls: Path) -> int:

@@ -109,6 +109,7 @@ def _spec(tmp_path: Path, **kw):
 def visible_secret():
     """A folder with a secret file in a host location outside the sandbox folders (/var/tmp)."""
     folder = Path(tempfile.mkdtemp(prefix="pluginbench-test-secret-", dir="/var/tmp"))
+    folder.chmod(0o755)  # a tool folder is readable by the sandbox's own uid
     (folder / "secret.txt").write_text("top secret\n")
     yield folder
     shutil.rmtree(folder)
