@@ -85,6 +85,7 @@ async def _bench(mode: str, n: int) -> None:
     isolation, _, egress = mode.partition("+")
     with tempfile.TemporaryDirectory(prefix="pluginbench-bench-") as tmp:
         scratch = Path(tmp)
+        scratch.chmod(0o711)  # the sandbox uid must reach the sandbox folders (see _local_uid)
         spec = SandboxSpec(
             run_id="bench", attempt_id="a", role="coding", task="bench",
             workspace=_workspace(scratch / "ws"),
@@ -167,6 +168,7 @@ async def _bench_exec(mode: str, n: int) -> None:
     _, _, egress = mode.partition("+")
     with tempfile.TemporaryDirectory(prefix="pluginbench-bench-") as tmp:
         scratch = Path(tmp)
+        scratch.chmod(0o711)  # the sandbox uid must reach the sandbox folders (see _local_uid)
         spec = SandboxSpec(
             run_id="bench", attempt_id="x", role="coding", task="bench",
             workspace=_workspace(scratch / "ws"),
