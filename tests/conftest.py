@@ -31,18 +31,3 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         os.environ.pop("XDG_CACHE_HOME", None)
     else:
         os.environ["XDG_CACHE_HOME"] = old
-
-
-@pytest.fixture(autouse=True)
-def _searchable_tmp_path(request: pytest.FixtureRequest) -> None:
-    """A test's tmp_path and its pytest parents are searchable (not listable) by other uids:
-    bubblewrap sandboxes run as a uid of their own and must reach the sandbox folders made there."""
-    if "tmp_path" not in request.fixturenames:
-        return
-    path: Path = request.getfixturevalue("tmp_path")
-    base = request.getfixturevalue("tmp_path_factory").getbasetemp()
-    for folder in (path, *path.parents):
-        if os.stat(folder).st_mode & 0o001 == 0:
-            os.chmod(folder, os.stat(folder).st_mode | 0o011)
-        if folder == base.parent.parent:
-            break

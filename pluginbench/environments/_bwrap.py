@@ -46,7 +46,7 @@ import stat
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -218,6 +218,7 @@ def bwrap_args(
     proc_entries: Sequence[str] = (*PROC_READ_ONLY, *PROC_MASKED),
     etc_files: Sequence[tuple[str, int]] = (),
     userns: bool = False,
+    sources: Mapping[str, str] | None = None,
 ) -> list[str]:
     """Options for ``bwrap`` (without the executable and the ``--`` command).
 
@@ -226,6 +227,8 @@ def bwrap_args(
     host has (a missing one cannot be bound). ``/etc`` is a fresh tmpfs, read-only once
     everything is mounted, holding the ``etc`` entries: those named in ``etc_files`` as
     copies read from the paired file descriptor (``--file``), the others bound.
+    ``sources`` names another host path to bind a tool folder from (its mount point in
+    :class:`._local_binds.BindNamespace`); the folder still appears at its own path.
     """
     args: list[str] = ["--tmpfs", "/"]
     for t in top:
@@ -251,7 +254,7 @@ def bwrap_args(
     for b in binds:
         args += ["--bind", b.host, b.inside]
     for path in bound[len(system) + len(etc) :]:
-        args += ["--ro-bind", path, path]
+        args += ["--ro-bind", (sources or {}).get(path, path), path]
     for h in hidden:
         if not visible_inside(h.path, bound):
             continue  # not there at all inside

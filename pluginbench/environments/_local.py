@@ -50,6 +50,7 @@ from . import _bwrap, _hostcopy, _limits, _local_uid, _proctree, _seccomp
 from ._dialogue import Dialogue, LineChannel, first_error
 from ._egress import EgressProxy
 from ._gitbase import init_base_repo
+from ._local_binds import BindNamespace, uid_problem
 from ._local_paths import _memfd, sandbox_path, tool_folders
 from ._local_streams import FileDrains, converse, drain, drain_lines, feed
 from ._port import ExecResult, SandboxPaths, SandboxSpec
@@ -130,6 +131,7 @@ class LocalSandbox:
         self._seccomp: bytes | None = _seccomp.program_bytes() if bwrap is not None and _seccomp.supported() else None
         #: the host uid the sandbox's processes run as (None: as PluginBench itself; see :mod:`._local_uid`)
         self.uid = _local_uid.sandbox_uid(root.name) if bwrap is not None and _local_uid.drops() else None
+        self._binds: BindNamespace | None = None  # where bwrap run as self.uid finds its sources (._local_binds)
 
     # -- setup ---------------------------------------------------------------------
 
@@ -200,6 +202,8 @@ class LocalSandbox:
         )
         if self.uid is not None:
             await anyio.to_thread.run_sync(_local_uid.chown_tree, root, self.uid)
+            others = [str(self.egress.folder)] if self.egress is not None else []
+            self._binds = await anyio.to_thread.run_sync(BindNamespace.create, root, tool_folders(spec.readonly), others)
 
     def _bwrap_prefix(self, cwd: str, fds: list[int]) -> list[str]:
         """bwrap's options for one command. The host listings the layout reads (``/``,
@@ -208,10 +212,8 @@ class LocalSandbox:
         that appears later (a cache created mid-attempt) is still covered. The ``/etc``
         copies' file descriptors are appended to ``fds`` (the caller passes and closes them)."""
         assert self._bwrap is not None
-        binds = [
-            _bwrap.Bind(str(host), inside)
-            for inside, host in sorted(self._mounts, key=lambda m: len(m[0]))
-        ]
+        src = self._binds.source if self._binds is not None else str
+        binds = [_bwrap.Bind(src(str(host)), inside) for inside, host in sorted(self._mounts, key=lambda m: len(m[0]))]
         hidden: list[_bwrap.Hidden] = []
         # The folder holding every sandbox is hidden too: other attempts live there.
         for path in (*self.spec.hidden, self.root.parent):
@@ -230,10 +232,11 @@ class LocalSandbox:
             chdir=cwd,
             readonly=layout.readonly,
             etc=layout.etc,
-            egress_dir=str(self.egress.folder) if self.egress is not None else None,
+            egress_dir=src(str(self.egress.folder)) if self.egress is not None else None,
             proc_entries=layout.proc_entries,
             etc_files=etc_files,
             userns=self.uid is not None,
+            sources={tool: src(tool) for tool in layout.readonly},
         )
 
     # -- the port ------------------------------------------------------------------
@@ -292,8 +295,8 @@ class LocalSandbox:
             fds.append(_memfd("pb-bwrap-args", b"".join(a.encode() + b"\0" for a in options)))
             inner = [*self.egress.forwarder_argv(), "--", *argv] if self.egress is not None else list(argv)
             command, host_cwd = [self._bwrap, "--args", str(fds[-1]), "--", *inner], str(self.root)
-            if self.uid is not None:
-                command = [*_local_uid.setpriv_prefix(self.uid), *command]
+            if self.uid is not None and self._binds is not None:
+                command = [*self._binds.enter_prefix(self.uid), *command]
         else:
             command, host_cwd = list(argv), cwd
         command = [*self._rlimit, *command]  # file sizes always capped; memory too without a cgroup
@@ -465,6 +468,8 @@ class LocalSandbox:
             if self._cgroup is not None:
                 await anyio.to_thread.run_sync(self._cgroup.kill)
                 await anyio.to_thread.run_sync(self._cgroup.remove)
+            if self._binds is not None:
+                self._binds.close()
             await anyio.to_thread.run_sync(_rmtree, self.root)
 
 
@@ -554,16 +559,13 @@ class LocalEnvironment:
                 raise EnvironmentFailure(conflict)
         parent = self.root if self.root is not None else Path(tempfile.gettempdir())
         parent.mkdir(parents=True, exist_ok=True)
-        if bwrap is not None and _local_uid.drops():
-            closed = _local_uid.unreachable(parent / "x")
-            if closed is not None:
-                raise EnvironmentFailure(
-                    f"the sandbox folder's parent {closed} is not searchable by other uids, and sandboxes run "
-                    f"as a uid of their own; chmod o+x {closed} or put the sandboxes elsewhere (TMPDIR)")
+        problem = uid_problem(tool_folders(spec.readonly)) if bwrap and _local_uid.drops() else None
+        if problem is not None:
+            raise EnvironmentFailure(problem)
         prefix = "-".join(
             ["pluginbench", *(_safe_name(x) for x in (spec.run_id, spec.attempt_id, spec.role))]
         )
-        root = Path(tempfile.mkdtemp(prefix=prefix + "-", dir=parent))
+        root = await anyio.to_thread.run_sync(_local_uid.make_folder, parent, prefix, bool(bwrap) and _local_uid.drops())
         box = LocalSandbox(root, spec, bwrap)
         try:
             if bwrap is not None and spec.egress.active:

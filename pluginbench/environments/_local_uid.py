@@ -11,22 +11,27 @@ host, root, still reads them).
 
 The uid is one per sandbox, from :data:`UID_BASE` ... ``UID_BASE + UID_COUNT - 1``,
 chosen from the sandbox folder's unique name (a CRC, deterministic): sandboxes do not share
-counters either, and the range lies above the ranges systemd and ``/etc/subuid`` hand out
-(a collision of two live sandboxes shares counters between those two only, never with the
-host). A non-root PluginBench runs bubblewrap as itself, as before.
+counters either, and the range lies above the ranges systemd and ``/etc/subuid`` hand out.
+:func:`make_folder` draws another folder name while a live sandbox folder beside it owns
+that uid, so two sandboxes under one parent never share one (sandboxes under different
+parents could, one chance in 65536: they would share counters with each other, never with
+the host). A non-root PluginBench runs bubblewrap as itself, as before.
 
-Everything bubblewrap opens as that uid must be reachable by it: the sandbox folder's
-parents searchable by others (the system temp dir is), the tool folders readable by
-others, the egress socket connectable (it is mode 0666 in a 0755 folder).
+bubblewrap run as that uid resolves its bind sources as that uid; :mod:`._local_binds`
+binds the sandbox folder, the tool folders and the egress folder where it reaches them
+(a mount namespace of the sandbox's own), so only what is inside them must be readable by
+others (and the egress socket connectable: it is mode 0666).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import stat
+import tempfile
 import zlib
 from pathlib import Path
+
+from ..errors import EnvironmentFailure
 
 #: first host uid of the sandbox range (above systemd's container range, which ends at 1879048191)
 UID_BASE = 1_900_000_000
@@ -44,6 +49,28 @@ def drops() -> bool:
 def sandbox_uid(name: str) -> int:
     """The host uid (and gid) of the sandbox whose folder is called ``name`` (pure)."""
     return UID_BASE + zlib.crc32(name.encode()) % UID_COUNT
+
+
+#: how many folder names :func:`make_folder` draws before it gives up
+MAKE_FOLDER_TRIES = 64
+
+
+def make_folder(parent: Path, prefix: str, drop: bool) -> Path:
+    """A new sandbox folder ``parent/<prefix>-XXXXXXXX``. With ``drop``, owned by its
+    :func:`sandbox_uid`, which no other ``pluginbench-*`` folder in ``parent`` owns."""
+    if not drop:
+        return Path(tempfile.mkdtemp(prefix=prefix + "-", dir=parent))
+    with os.scandir(parent) as it:
+        taken = {e.stat(follow_symlinks=False).st_uid for e in it if e.name.startswith("pluginbench-")}
+    for _ in range(MAKE_FOLDER_TRIES):
+        root = Path(tempfile.mkdtemp(prefix=prefix + "-", dir=parent))
+        uid = sandbox_uid(root.name)
+        if uid not in taken:
+            os.lchown(root, uid, uid)  # claimed at once: a sandbox starting beside it sees the uid taken
+            return root
+        root.rmdir()
+    raise EnvironmentFailure(f"no sandbox uid left free in {MAKE_FOLDER_TRIES} draws: {len(taken)} sandbox "
+                             f"folders in {parent} own uids already; end some runs or remove stale folders")
 
 
 def setpriv_prefix(uid: int) -> list[str]:
@@ -67,18 +94,6 @@ def chown_down(base: Path, rel: str, uid: int) -> None:
     for i in range(1, len(parts)):
         os.lchown(base.joinpath(*parts[:i]), uid, uid)
     chown_tree(base.joinpath(*parts) if parts else base, uid)
-
-
-def unreachable(path: Path) -> str | None:
-    """The first parent of ``path`` another uid cannot search (no ``o+x``), or ``None``."""
-    for parent in reversed(Path(os.path.abspath(path)).parents):
-        try:
-            mode = os.stat(parent).st_mode
-        except OSError:
-            return str(parent)
-        if not mode & stat.S_IXOTH:
-            return str(parent)
-    return None
 
 
 #: (sysctl, value that turns unprivileged user namespaces off, the value that turns them on)
