@@ -4,7 +4,8 @@
 
 For each isolation mode (bubblewrap when usable, none) it times N sandboxes through
 create (copy + base commit) -> exec(true) -> stop -> export_workspace -> close, and
-prints the median and p95 of the whole cycle and of each phase, in milliseconds, and the
+prints the median and p95 of the whole cycle and of each phase, in milliseconds (create
+also in CPU time), and the
 ratio of the cycle to its anchor measured in the same rounds: a bare ``true`` process
 (``bwrap --ro-bind / / --unshare-all true`` for the bubblewrap modes), with the load.
 ``bubblewrap+egress`` is the same with a probe egress policy (the host proxy thread and
@@ -15,7 +16,8 @@ interleaved with its anchor, ``bwrap <the very options that exec passes> -- true
 bare from the host, and prints per command the median wall time and the CPU time
 (user+sys of this process and of every process under it, the sandbox's included: the
 bench adopts bubblewrap's orphaned sandbox init as a child subreaper and reaps it), and
-both as ratios to the anchor. ``--tree PATH`` measures the pluginbench of another
+both as ratios to the anchor. As root, also the per-sandbox cost of the mount namespace a
+sandbox run as its own uid gets (made and let go, against ``true``). ``--tree PATH`` measures the pluginbench of another
 checkout (say ``main`` in a second worktree) with this same bench, for a before/after.
 """
 
@@ -58,11 +60,12 @@ async def _cycle(
     env: LocalEnvironment, spec: SandboxSpec, scratch: Path, i: int
 ) -> dict[str, float]:
     t: dict[str, float] = {}
-    start = time.perf_counter()
+    cpu, start = _cpu(), time.perf_counter()
     cm = env.sandbox(spec._replace(attempt_id=f"a{i}"))
     sb = await cm.__aenter__()
     try:
         t["create"] = time.perf_counter() - start
+        t["create_cpu"] = _cpu() - cpu  # this process and its waited-for children (git, the uid's mount namespace)
         mark = time.perf_counter()
         result = await sb.exec(["true"])
         assert result.exit_code == 0, result
@@ -85,7 +88,6 @@ async def _bench(mode: str, n: int) -> None:
     isolation, _, egress = mode.partition("+")
     with tempfile.TemporaryDirectory(prefix="pluginbench-bench-") as tmp:
         scratch = Path(tmp)
-        scratch.chmod(0o711)  # the sandbox uid must reach the sandbox folders (see _local_uid)
         spec = SandboxSpec(
             run_id="bench", attempt_id="a", role="coding", task="bench",
             workspace=_workspace(scratch / "ws"),
@@ -109,6 +111,8 @@ async def _bench(mode: str, n: int) -> None:
     for phase in PHASES:
         values = [r[phase] * 1000 for r in rows]
         print(f"  {phase:<7} median {statistics.median(values):8.1f}   p95 {_p95(values):8.1f}")
+    cpus = [r["create_cpu"] * 1000 for r in rows]
+    print(f"  create CPU (user+sys, children waited for) median {statistics.median(cpus):6.1f}   p95 {_p95(cpus):6.1f}")
     cycle, anchor = statistics.median(r["total"] for r in rows), statistics.median(bare)
     paired = statistics.median(r["total"] / b for r, b in zip(rows, bare, strict=True))
     print(f"  anchor  {' '.join(bare_argv[-1:] if isolation != 'bubblewrap' else ['bwrap', 'true'])}: median "
@@ -151,10 +155,15 @@ def _anchor_argv(sb: object, fds: list[int]) -> list[str]:
     from pluginbench.environments import _seccomp
 
     cwd = sb.paths.app  # type: ignore[attr-defined]
+    # As bwrap run bare by root: host paths, no user namespace (not as the sandbox's own uid, see _local_binds).
+    binds, uid = getattr(sb, "_binds", None), getattr(sb, "uid", None)
+    sb._binds, sb.uid = None, None  # type: ignore[attr-defined]
     try:
         options = sb._bwrap_prefix(cwd, fds)  # type: ignore[attr-defined]
     except TypeError:  # an older checkout: no /etc copies
         options = sb._bwrap_prefix(cwd)  # type: ignore[attr-defined]
+    finally:
+        sb._binds, sb.uid = binds, uid  # type: ignore[attr-defined]
     if _seccomp.supported():
         fd = os.memfd_create("bench-seccomp")
         os.write(fd, _seccomp.program_bytes())
@@ -168,7 +177,6 @@ async def _bench_exec(mode: str, n: int) -> None:
     _, _, egress = mode.partition("+")
     with tempfile.TemporaryDirectory(prefix="pluginbench-bench-") as tmp:
         scratch = Path(tmp)
-        scratch.chmod(0o711)  # the sandbox uid must reach the sandbox folders (see _local_uid)
         spec = SandboxSpec(
             run_id="bench", attempt_id="x", role="coding", task="bench",
             workspace=_workspace(scratch / "ws"),
@@ -210,6 +218,40 @@ async def _bench_exec(mode: str, n: int) -> None:
           f"CPU {cpu_ms['exec'] / cpu_ms['anchor']:.2f}; load {load:.1f} -> {os.getloadavg()[0]:.1f}")
 
 
+def _bench_uid_namespace(n: int) -> None:
+    """As root: the mount namespace a sandbox run as its own uid gets at its start (see
+    ``_local_binds``), made and let go ``n`` times, interleaved with the anchor ``true``."""
+    try:
+        from pluginbench.environments._local_binds import BindNamespace
+    except ImportError:
+        print("uid mount namespace: not in this checkout (sandboxes run as host root)")
+        return
+    with tempfile.TemporaryDirectory(prefix="pluginbench-bench-") as tmp:
+        tool = Path(tmp) / "tool"
+        tool.mkdir()
+        load = os.getloadavg()[0]
+        walls: dict[str, list[float]] = {"ns": [], "anchor": []}
+        cpus: dict[str, float] = {"ns": 0.0, "anchor": 0.0}
+        for i in range(n):
+            box = Path(tmp) / f"box{i}"
+            box.mkdir()
+            cpu, mark = _cpu(), time.perf_counter()
+            BindNamespace.create(box, [str(tool)], []).close()
+            walls["ns"].append(time.perf_counter() - mark)
+            cpus["ns"] += _cpu() - cpu
+            cpu, mark = _cpu(), time.perf_counter()
+            subprocess.run(["true"], check=True)
+            walls["anchor"].append(time.perf_counter() - mark)
+            cpus["anchor"] += _cpu() - cpu
+    wall = {k: statistics.median(v) * 1000 for k, v in walls.items()}
+    cpu_ms = {k: v / n * 1000 for k, v in cpus.items()}
+    print(f"uid mount namespace per sandbox (one tool folder)  n={n}  (milliseconds; CPU = user+sys)")
+    print(f"  made and let go       wall median {wall['ns']:7.1f}   CPU {cpu_ms['ns']:6.1f}")
+    print(f"  anchor true           wall median {wall['anchor']:7.1f}   CPU {cpu_ms['anchor']:6.1f}")
+    print(f"  ratio: wall {wall['ns'] / wall['anchor']:.1f}, CPU {cpu_ms['ns'] / cpu_ms['anchor']:.1f}; "
+          f"load {load:.1f} -> {os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=50, help="sandbox cycles per mode (0: none)")
@@ -225,6 +267,8 @@ def main() -> None:
             print("(no child subreaper here: the sandbox side's CPU is not counted)")
         for mode in ("bubblewrap", "bubblewrap+egress"):
             anyio.run(_bench_exec, mode, args.execs)
+        if os.geteuid() == 0:
+            _bench_uid_namespace(args.execs)
     for mode in modes if args.n else []:
         anyio.run(_bench, mode, args.n)
 

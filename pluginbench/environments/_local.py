@@ -296,7 +296,7 @@ class LocalSandbox:
             inner = [*self.egress.forwarder_argv(), "--", *argv] if self.egress is not None else list(argv)
             command, host_cwd = [self._bwrap, "--args", str(fds[-1]), "--", *inner], str(self.root)
             if self.uid is not None and self._binds is not None:
-                command = [*self._binds.enter_prefix(self.uid), *command]
+                command = [*self._binds.enter_prefix(self.uid, host_cwd), *command]
         else:
             command, host_cwd = list(argv), cwd
         command = [*self._rlimit, *command]  # file sizes always capped; memory too without a cgroup

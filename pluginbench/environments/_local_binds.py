@@ -138,11 +138,12 @@ class BindNamespace:
                 f"for its uid: {said or f'{unshare} exited {holder.returncode}'}")
         return cls(fd, moves)
 
-    def enter_prefix(self, uid: int) -> list[str]:
-        """argv that runs the rest in this namespace (at its ``/``; bubblewrap changes to its own
-        ``--chdir``) as ``uid``/``uid`` without supplementary groups."""
+    def enter_prefix(self, uid: int, cwd: str) -> list[str]:
+        """argv that runs the rest in this namespace as ``uid``/``uid`` without supplementary groups,
+        in the host folder ``cwd`` (nsenter opens it as root, before it enters)."""
         nsenter = shutil.which("nsenter") or "nsenter"
-        return [nsenter, f"--mount=/proc/{os.getpid()}/fd/{self.fd}", f"--setuid={uid}", f"--setgid={uid}", "--"]
+        return [nsenter, f"--mount=/proc/{os.getpid()}/fd/{self.fd}", f"--wd={cwd}", f"--setuid={uid}",
+                f"--setgid={uid}", "--"]
 
     def close(self) -> None:
         """Let the namespace go (its binds with it once no command is left in it)."""
