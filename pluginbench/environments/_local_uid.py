@@ -60,8 +60,14 @@ def make_folder(parent: Path, prefix: str, drop: bool) -> Path:
     :func:`sandbox_uid`, which no other ``pluginbench-*`` folder in ``parent`` owns."""
     if not drop:
         return Path(tempfile.mkdtemp(prefix=prefix + "-", dir=parent))
+    taken: set[int] = set()
     with os.scandir(parent) as it:
-        taken = {e.stat(follow_symlinks=False).st_uid for e in it if e.name.startswith("pluginbench-")}
+        for entry in it:
+            if entry.name.startswith("pluginbench-"):
+                try:
+                    taken.add(entry.stat(follow_symlinks=False).st_uid)
+                except OSError:
+                    continue  # a sandbox closing meanwhile
     for _ in range(MAKE_FOLDER_TRIES):
         root = Path(tempfile.mkdtemp(prefix=prefix + "-", dir=parent))
         uid = sandbox_uid(root.name)
