@@ -11,7 +11,9 @@ a fixed author, committer, dates and message and no hooks or templates, so equal
 gives the same ``base_commit`` on every machine.
 
 With bubblewrap every command runs in a mount/pid/ipc/uts namespace without
-capabilities in a default-deny file system (see :mod:`._bwrap`): the system tool folders,
+capabilities (as root: as a host uid of the sandbox's own, uid 0 only in a user namespace
+of its own; see :mod:`._local_uid`, :mod:`._local_binds`) in a default-deny file system
+(see :mod:`._bwrap`): the system tool folders,
 a few ``/etc`` entries (in a read-only ``/etc`` of its own) and ``spec.readonly``
 read-only, and the sandbox folders at ``/app`` (or ``spec.workdir``), ``/tests``,
 ``/solution``, ``/logs``, ``/home/agent`` and ``/tmp``; no other host folder exists inside. Each command also gets its own network
