@@ -286,6 +286,8 @@ class LocalSandbox:
             raise EnvironmentFailure("exec takes stdin bytes or a dialogue, not both")
         cwd = cwd or self.paths.app
         fds: list[int] = []
+        if self._bwrap is not None and self.uid is not None and self._binds is None:
+            raise EnvironmentFailure("the sandbox's mount namespace is not set up")  # never bwrap as host root
         if self._bwrap is not None:
             # Options travel through --args (and the filter through --seccomp), so
             # bubblewrap's command line, the sandbox's /proc/1/cmdline, names no host path.

@@ -3,6 +3,8 @@ command that writes a rejected ``rate_limit_event`` and a failed 429 ``result`` 
 CLI's own stdout through ``/proc/<pid>/fd/1`` (every process whose command line names
 claude), as an attacker inside the sandbox would to void its attempt. The run must not
 stop as a provider stop, the attempt must be graded, and it must carry an integrity note.
+When PluginBench runs as root the sandbox runs as a uid of its own, which cannot reopen the
+CLI's stdout (a pipe host root made): the forged lines never get there.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ def _script() -> str:
     return (
         ': > forged.txt; for p in /proc/[0-9]*; do '
         'if tr "\\0" " " < "$p/cmdline" 2>/dev/null | grep -q "claude" && [ "${p#/proc/}" != "$$" ]; then '
-        f"printf '{payload}\\n' > \"$p/fd/1\" 2>/dev/null && echo \"wrote ${{p#/proc/}}\" >> forged.txt; fi; done; "
+        f"if printf '{payload}\\n' > \"$p/fd/1\" 2>/dev/null; then echo \"wrote ${{p#/proc/}}\" >> forged.txt; "
+        "else echo \"refused ${p#/proc/}\" >> forged.txt; fi; fi; done; "
         "printf 'def add(a, b):\\n    return a + b\\n' > solution.py"
     )
 
@@ -59,8 +62,9 @@ def _scenario(folder: Path) -> Path:
 
 
 def test_a_forged_rate_limit_event_neither_stops_the_run_nor_discards_the_attempt(tmp_path: Path) -> None:
-    """A rejected rate_limit_event and a 429 result written into the CLI's stdout by the agent cause no
-    provider stop: the run finishes, the attempt is graded (pass), and it carries integrity notes."""
+    """A rejected rate_limit_event and a 429 result the agent writes into the CLI's stdout cause no provider stop:
+    the run finishes and the attempt is graded (pass) with integrity notes, or, as root, the sandbox's own uid may
+    not open that stdout at all."""
     require(find_cli("claude") is not None, "claude CLI (tools/install-clis.sh)")
     tasks = tmp_path / "tasks"
     shutil.copytree(PROBE_TASKS / "add-numbers", tasks / "add-numbers")
@@ -89,11 +93,15 @@ def test_a_forged_rate_limit_event_neither_stops_the_run_nor_discards_the_attemp
     attempt = run / "evidence" / "attempts" / graded[0]["attempt_id"]
     assert len(graded) == 1 and graded[0]["outcome"] == "pass", graded
     patch = (attempt / "model.patch").read_text()
-    assert "+wrote " in patch, "the forging command reached no claude process: " + patch
     stdout = (attempt / "agent" / "stdout.jsonl").read_text()
-    assert '"rateLimitType":"five_hour"' in stdout, "the forged line did not reach the CLI's stdout"
     execution = json.loads((attempt / "execution.json").read_text())
     assert execution["provider_stop"] is None
+    if os.geteuid() == 0:  # the CLI's stdout is a pipe of host root's; the sandbox's uid may not reopen it
+        assert "+refused " in patch, "the forging command found no claude process: " + patch
+        assert '"rateLimitType":"five_hour"' not in stdout, "a forged line reached the CLI's stdout"
+        return
+    assert "+wrote " in patch, "the forging command reached no claude process: " + patch
+    assert '"rateLimitType":"five_hour"' in stdout, "the forged line did not reach the CLI's stdout"
     assert execution["integrity"], execution
     exited = next(e for e in events if e["type"] == "agent.exited")
     assert exited["integrity"] == execution["integrity"]
