@@ -30,8 +30,10 @@
 # The engine listens where DOCKER_HOST (unix://...) points, else /var/run/docker.sock.
 # PLUGINBENCH_DOCKER_ROOT=/var/lib/<name> starts a second engine beside the machine's own
 # (tests of this script, work that must not restart the shared engine): data root <name>,
-# exec root and pid file under /var/run/<name>, log /tmp/<name>.log, no bridge and no
-# iptables rules (sandboxes use no network); give it its own DOCKER_HOST socket.
+# exec root and pid file under /var/run/<name>, log /tmp/<name>.log, a bridge link of its
+# own (pb-<checksum of name>) and no iptables rules (sandboxes use no network); give it its own
+# DOCKER_HOST socket. Never --bridge=none: dockerd then deletes the link named docker0 in
+# the machine's network namespace, and the machine's own engine loses its default bridge.
 # apt waits up to 4 min for a dpkg lock another installer holds. Every step has a timeout: CI runs this unattended and it must never hang.
 set -euo pipefail
 
@@ -50,8 +52,9 @@ if [ -n "${PLUGINBENCH_DOCKER_ROOT:-}" ]; then
     exec_root="/var/run/$name"
     pidfile="$exec_root/dockerd.pid"
     log="/tmp/$name.log"
+    bridge="pb-$(printf '%s' "$name" | cksum | cut -d' ' -f1)"  # a link name has at most 15 characters
     root_args=(--data-root "$data_root" --exec-root "$exec_root" --pidfile "$pidfile"
-               --bridge=none --iptables=false --ip-masq=false)
+               --bridge="$bridge" --iptables=false --ip-masq=false)
 else
     data_root=/var/lib/docker
     pidfile=/var/run/docker.pid
@@ -161,6 +164,10 @@ if [ "$userns" = default ]; then
     ensure_remap_ids
     # A daemon.json that sets it already must not get the flag too (dockerd refuses both).
     grep -qs '"userns-remap"' /etc/docker/daemon.json || remap_args=(--userns-remap=default)
+fi
+
+if [ -n "${bridge:-}" ] && ! ip link show "$bridge" >/dev/null 2>&1; then
+    timeout 30 ip link add name "$bridge" type bridge
 fi
 
 host_args=()
