@@ -78,7 +78,7 @@ from ._docker_containers import (
 from ._docker_engine import EngineInfo, capacity_problem, engine, engine_info
 from ._docker_images import BASE_IMAGE, image_id, prepare_image
 from ._docker_sandbox import DockerSandbox
-from ._docker_userns import host_root_problem
+from ._docker_userns import FIX, OPT_OUT, host_root_problem
 from ._egress import INSIDE_DIR, EgressProxy
 from ._limits import limits_of
 from ._port import SandboxSpec
@@ -133,7 +133,7 @@ class DockerEnvironment:
             )
         problem = host_root_problem(info.user_namespace, self.allow_host_root)
         if problem is not None:
-            raise HostRootEngine(problem)
+            raise HostRootEngine(f"{problem}; {FIX}, {OPT_OUT}")
 
     async def check_capacity(
         self, jobs: int, cpus: float | None, memory_mb: int | None

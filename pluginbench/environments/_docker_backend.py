@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError, EnvironmentFailure, HostRootEngine, RunDirError, TaskError
+from ..errors import ConfigError, EnvironmentFailure, RunDirError, TaskError
 from ._backend import Backend, LeftRunning
-from ._docker_userns import FIX, host_root_problem, host_root_warning
+from ._docker_userns import FIX, OPT_OUT, host_root_problem, host_root_warning
 
 if TYPE_CHECKING:
     from ..config import Evaluation
@@ -69,12 +69,11 @@ class DockerBackend(Backend):
         docker = self.environment(allow_host_root=env.allow_host_root)
         try:
             info = anyio.run(docker.info, backend="asyncio")
+            problem = host_root_problem(info.user_namespace, env.allow_host_root)
+            if problem is not None:
+                raise ConfigError(problem, file=str(path), field="environment.allow_host_root",
+                                  fix=f"{FIX}, {OPT_OUT}")
             anyio.run(docker.check, backend="asyncio")
-        except HostRootEngine as exc:
-            raise ConfigError(
-                str(exc), file=str(path), field="environment.allow_host_root",
-                fix=f"{FIX}; or set environment.allow_host_root: true to accept the host's root",
-            ) from None
         except EnvironmentFailure as exc:
             raise ConfigError(
                 f"environment.backend is docker but {exc}", file=str(path), field="environment.backend",

@@ -29,8 +29,9 @@ if TYPE_CHECKING:
 UserNamespace = Literal["userns", "rootless", "none"]
 
 #: what a user is told to do about an engine whose container root is the host's root
-FIX = ("start dockerd with --userns-remap=default (tools/start-docker.sh does; "
-       "PLUGINBENCH_DOCKER_RESTART=1 restarts an engine it started), or use rootless Docker")
+FIX = ("start dockerd with --userns-remap=default (tools/start-docker.sh does; with "
+       "PLUGINBENCH_DOCKER_RESTART=1 it restarts a running engine when it can), or use rootless Docker")
+OPT_OUT = "or accept the host's root with environment.allow_host_root: true"
 
 
 def user_namespace(info: Mapping[str, Any]) -> UserNamespace:
@@ -50,12 +51,13 @@ def user_namespace(info: Mapping[str, Any]) -> UserNamespace:
 
 def host_root_problem(namespace: str, allowed: bool) -> str | None:
     """Why sandboxes must not start on an engine whose user namespace is ``namespace``,
-    or ``None`` when they may (pure). ``allowed`` is ``environment.allow_host_root``."""
+    or ``None`` when they may (pure). ``allowed`` is ``environment.allow_host_root``. The
+    problem only: callers add :data:`FIX` (and :data:`OPT_OUT` where the setting can change)."""
     if namespace != "none" or allowed:
         return None
     return ("the Docker engine runs containers without user-namespace remapping, so uid 0 in "
-            "every sandbox is the host's root (it shares root's per-user kernel limits with the "
-            "host, dockerd included); " + FIX + ", or accept it with environment.allow_host_root: true")
+            "every sandbox is the host's root (sharing root's per-user kernel limits with the "
+            "host, dockerd included)")
 
 
 def host_root_warning(namespace: str) -> str | None:
@@ -98,5 +100,5 @@ async def probe_root_uid(docker: aiodocker.Docker, image: str) -> int | None:
     return host_uid_of_root(text)
 
 
-__all__ = ["FIX", "UserNamespace", "host_root_problem", "host_root_warning", "host_uid_of_root",
+__all__ = ["FIX", "OPT_OUT", "UserNamespace", "host_root_problem", "host_root_warning", "host_uid_of_root",
            "probe_root_uid", "user_namespace"]

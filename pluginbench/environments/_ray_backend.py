@@ -15,7 +15,7 @@ import msgspec
 
 from ..errors import ConfigError, EnvironmentFailure, HostRootEngine, TaskError
 from ._backend import Backend
-from ._docker_userns import FIX
+from ._docker_userns import FIX, OPT_OUT, host_root_problem
 from ._ray import DEFAULT_LABEL, RayEnvironment
 
 if TYPE_CHECKING:
@@ -159,9 +159,10 @@ class RayDockerBackend(RayBackend):
         head = DockerEnvironment(docker_host=s.docker_host, allow_host_root=ev.environment.allow_host_root)
         try:
             anyio.run(head.check, backend="asyncio")
-        except HostRootEngine as exc:
-            raise ConfigError(f"the head's {exc}", file=str(path), field="environment.allow_host_root",
-                              fix=f"{FIX}; or set environment.allow_host_root: true to accept the host's root") from None
+        except HostRootEngine:
+            raise ConfigError(f"on the head: {host_root_problem('none', False)}", file=str(path),
+                              field="environment.allow_host_root",
+                              fix=f"{FIX}, {OPT_OUT}") from None
         except EnvironmentFailure as exc:
             raise ConfigError(
                 f"ray docker sandboxes prepare task images on the head, but {exc}", file=str(path),
