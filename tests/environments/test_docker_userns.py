@@ -94,6 +94,20 @@ def test_a_resume_on_a_host_root_engine_is_refused(tmp_path: Path) -> None:
     backend.refuse_runtime(_ev(), {}, tmp_path / "events.jsonl")  # the engine did not answer: preparation says why
 
 
+def test_a_resume_with_coding_left_checks_the_engine_it_would_code_on(tmp_path: Path) -> None:
+    """check_runtime (run <run-dir> and the worker) refuses a resume whose engine lost its remapping; an allowed
+    run accepts it and names the change."""
+    from pluginbench.actors import check_runtime
+    from pluginbench.events import RunStarted
+
+    events = [RunStarted(pid=1, pgid=1, resumed=False, runtime={"backend": "docker", "engine_user_namespace": "userns"})]
+    now = {"backend": "docker", "engine_user_namespace": "none"}
+    with pytest.raises(RunDirError) as err:
+        check_runtime(events, now, tmp_path / "events.jsonl", _ev())
+    assert err.value.field == "run.started.runtime.engine_user_namespace"
+    assert check_runtime(events, now, tmp_path / "events.jsonl", _ev(allow=True)) == ["engine_user_namespace: userns -> none"]
+
+
 def test_the_opt_out_is_frozen_only_when_set() -> None:
     """A false allow_host_root leaves evaluation.json as it was; a true one is frozen with the run."""
     assert "allow_host_root" not in frozen_builtins(_ev())["environment"]
