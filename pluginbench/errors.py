@@ -81,6 +81,11 @@ class EnvironmentFailure(PluginBenchError):
     """A sandbox could not be created, used, or cleaned up."""
 
 
+class HostRootEngine(EnvironmentFailure):
+    """The Docker engine maps container root to the host's root (no user-namespace
+    remapping) and ``environment.allow_host_root`` does not accept it."""
+
+
 class WorkerLost(EnvironmentFailure):
     """The cluster node that ran a sandbox died (its attempt is interrupted, not failed)."""
 

@@ -10,9 +10,11 @@ complete finishes without these coding checks:
   backend, and the engine's OS type and architecture (its platform). A change refuses
   the resume (exit 2) naming each field with its saved and current values; restore that
   runtime, or start a new run.
-* **recorded, not compared** (:data:`RECORDED`): the engine ID and version, and the host
-  CLI version when the coding images carry the frozen CLI. A change is accepted, said in
-  a progress line and recorded in ``run.started.accepted``.
+* **recorded, not compared** (:data:`RECORDED`): the engine ID and version, its user
+  namespace (``userns``, ``rootless``, or ``none``: container root is the host's root), and
+  the host CLI version when the coding images carry the frozen CLI. A change is accepted,
+  said in a progress line and recorded in ``run.started.accepted``; an engine the backend
+  refuses (docker: ``none`` without ``environment.allow_host_root``) refuses the resume.
 
 Container CPU and memory limits are frozen in ``evaluation.json``; the engine's capacity
 for them is checked again before preparation (they only have to fit).
@@ -34,7 +36,7 @@ from ..events import Event, RunStarted
 #: runtime fields a resume requires unchanged
 EXACT = ("launcher_version", "launcher_source_sha256", "backend", "engine_os", "engine_arch")
 #: runtime fields a resume records when they changed, without refusing
-RECORDED = ("engine_id", "engine_version", "host_cli_version")
+RECORDED = ("engine_id", "engine_version", "engine_user_namespace", "host_cli_version")
 
 _PACKAGE = Path(__file__).resolve().parents[1]
 
@@ -123,13 +125,20 @@ def coding_left(events: Iterable[Event]) -> bool:
     return not attempts or any(a.state != "complete" for a in attempts)
 
 
-def check_runtime(events: Iterable[Event], now: Mapping[str, str], events_file: Path) -> list[str]:
-    """Refuse (exit 2) a resume with coding left whose runtime changed where it must match;
+def check_runtime(events: Iterable[Event], now: Mapping[str, str], events_file: Path,
+                  ev: Evaluation | None = None) -> list[str]:
+    """Refuse (exit 2) a resume with coding left whose runtime changed where it must match,
+    or (given the run's settings ``ev``) one its backend refuses to start sandboxes under
+    (:meth:`Backend.refuse_runtime`: docker, an engine whose container root is the host's);
     the accepted changes (none are checked when nothing is left to code)."""
     events = list(events)
     saved = recorded_runtime(events)
     if saved is None or not coding_left(events):
         return []
+    if ev is not None:
+        from ..environments import backend_of
+
+        backend_of(ev).refuse_runtime(ev, now, events_file)
     refused, accepted = runtime_drift(saved, now)
     if refused:
         raise RunDirError("the runtime changed since the run last coded: " + "; ".join(refused),

@@ -170,7 +170,7 @@ def _supervise(rd: RunDir, saved: Any, log: EventLog, state: RunState, *, foregr
             engine = build_engine(rd, saved.evaluation, probe_url, state.created)
             if resumed and engine.runtime is not None:
                 # a changed launcher or engine platform is refused; a recorded-only change is said
-                engine.accepted = check_runtime(log.recovered, engine.runtime, rd.events)
+                engine.accepted = check_runtime(log.recovered, engine.runtime, rd.events, saved.evaluation)
                 for change in engine.accepted:
                     print(f"accepted a runtime change since the run last coded: {change}", flush=True)
             supervisor = Supervisor(

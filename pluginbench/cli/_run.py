@@ -415,7 +415,8 @@ def resume_checks(rd: RunDir) -> tuple[Any, Any]:
         cli = frozen_cli(saved.evaluation, created, rd.events)
         # a changed launcher source or engine platform is refused; the host CLI update is said
         check_runtime(contents.events, current_runtime(saved.evaluation, (cli.host_version or cli.version)
-                                                       if cli is not None else None), rd.events)
+                                                       if cli is not None else None), rd.events,
+                      saved.evaluation)
         update = host_cli_update(cli)
         if update is not None:
             print(update)

@@ -137,6 +137,9 @@ def check_command(
         "readiness": [],
         "ignored_settings": ignored,
     }
+    sandbox_root = backend.sandbox_root(ev)
+    if sandbox_root is not None:  # docker: whether a sandbox's root is the host's
+        results["sandbox_root"] = sandbox_root
     if not json_out:
         # Everything known without a sandbox is printed before readiness, which can take minutes.
         console.print(f"config ok: {len(tasks)} tasks, arms {', '.join(results['plan']['arms'])}, isolation {results['isolation']}", highlight=False, markup=False)
@@ -146,6 +149,9 @@ def check_command(
         else:
             console.print(f"verifier contracts: {len(contracts)} task(s) admitted (--verbose prints each)",
                           highlight=False, markup=False)
+        if sandbox_root is not None:
+            console.print(f"sandbox root: {sandbox_root_words(sandbox_root)}", highlight=False, markup=False,
+                          style="yellow" if sandbox_root == "none" else None)
         for tid, names in ignored.items():
             console.print(f"task {tid}: the {backend.name} backend ignores {', '.join(names)}",
                           style="yellow", highlight=False, markup=False)
@@ -194,6 +200,13 @@ def check_command(
         console.print(_verdict(results, readiness, measures), highlight=False)
     if not ok:
         raise typer.Exit(1)
+
+
+def sandbox_root_words(user_namespace: str) -> str:
+    """``check``'s line about whose uid a sandbox's root is (:meth:`Backend.sandbox_root`)."""
+    if user_namespace == "none":
+        return "the host's root (no user-namespace remapping; accepted by environment.allow_host_root)"
+    return f"an unprivileged host uid ({user_namespace})"
 
 
 def _print_control(r: dict[str, Any]) -> None:

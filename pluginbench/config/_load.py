@@ -485,13 +485,15 @@ def to_builtins(ev: Evaluation) -> dict[str, Any]:
 
 def frozen_builtins(ev: Evaluation) -> dict[str, Any]:
     """The settings a run freezes into evaluation.json: absent optional blocks are left out
-    (``comparison``, ``runner.harnesses``, a treatment's ``generate``), so a config without
-    them freezes as it always did."""
+    (``comparison``, ``runner.harnesses``, a treatment's ``generate``, a false
+    ``environment.allow_host_root``), so a config without them freezes as it always did."""
     data = to_builtins(ev)
     if data.get("comparison") is None:
         data.pop("comparison", None)
     if data["runner"].get("harnesses") is None:
         data["runner"].pop("harnesses", None)
+    if not data["environment"].get("allow_host_root"):
+        data["environment"].pop("allow_host_root", None)
     for treatment in (data.get("treatments") or {}).values():
         if isinstance(treatment, dict) and treatment.get("generate") is None:
             treatment.pop("generate", None)

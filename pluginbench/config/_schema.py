@@ -217,12 +217,16 @@ class Capabilities(_Strict, frozen=True):
 class EnvironmentConfig(_Strict, frozen=True):
     """Where attempts run. ``backend`` names a registered execution backend (checked
     against the backend registry, ``pluginbench.environments``); ``isolation`` and
-    ``allow_unisolated`` apply to the local backend, the ``container_*`` limits to docker;
+    ``allow_unisolated`` apply to the local backend, the ``container_*`` limits and
+    ``allow_host_root`` to docker (and ray's docker sandboxes);
     ``settings`` is the selected backend's own block, decoded by that backend's type."""
 
     backend: str = "local"
     isolation: Literal["auto", "bubblewrap", "none"] = "auto"
     allow_unisolated: bool = False
+    #: docker: accept an engine whose container root is the host's root (no user-namespace
+    #: remapping); refused by default. Recorded in the report's comparison identity.
+    allow_host_root: bool = False
     container_cpus: float | None = None
     container_memory_mb: int | None = None
     #: the selected backend's own settings (a backend without settings refuses any)

@@ -149,6 +149,18 @@ class Backend(abc.ABC):
         """Whether agents run behind a sandbox boundary (the report's ``isolated``)."""
         return True
 
+    def refuse_runtime(self, ev: Evaluation, runtime: Mapping[str, str], path: Path) -> None:
+        """Refuse (raise an :class:`~pluginbench.errors.InputError`) to resume coding under
+        ``runtime`` (a worker's recorded runtime, ``run.started.runtime``), e.g. an engine
+        that changed since the run started. Default: nothing refused."""
+        return None
+
+    def sandbox_root(self, ev: Evaluation) -> str | None:
+        """Whose uid a sandbox's root is on this host, as ``check`` reports it (I/O allowed):
+        the docker backend says ``userns`` or ``rootless`` (an unprivileged host uid) or
+        ``none`` (the host's root); ``None``: the backend does not say."""
+        return None
+
     def readiness_key(self, ev: Evaluation) -> list[str]:
         """What readiness results depend on besides the task and images: a cached
         readiness pass is reused only when these parts are equal."""

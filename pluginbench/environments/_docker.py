@@ -7,6 +7,9 @@ Each sandbox is one container made from ``spec.image`` (a frozen image ID, see
 namespace holding loopback only (``NetworkMode: none``; never the host network, never a
 bridge), every capability dropped, ``no-new-privileges``, Docker's default seccomp
 profile (the keyring and namespace calls refused) and Docker's read-only ``/proc/sys``.
+Container root must be an unprivileged host uid (the engine remaps users or is rootless):
+:meth:`DockerEnvironment.check` refuses an engine whose container root is the host's root
+unless ``allow_host_root`` (``environment.allow_host_root``) accepts it (:mod:`._docker_userns`).
 When ``spec.egress`` allows a way out, the egress folder of an
 :class:`~._egress.EgressProxy` is the one bind (read-only at ``/run/pluginbench``) and
 the in-container forwarder is started once, before the sandbox is yielded (it needs the
@@ -53,7 +56,7 @@ from typing import Any, NamedTuple
 import aiodocker
 import anyio
 
-from ..errors import EnvironmentFailure
+from ..errors import EnvironmentFailure, HostRootEngine
 from ..harness_registry import CliPin
 from ..tasks import HarborTask
 from . import _docker_derived as _derived
@@ -75,6 +78,7 @@ from ._docker_containers import (
 from ._docker_engine import EngineInfo, capacity_problem, engine, engine_info
 from ._docker_images import BASE_IMAGE, image_id, prepare_image
 from ._docker_sandbox import DockerSandbox
+from ._docker_userns import FIX, OPT_OUT, host_root_problem
 from ._egress import INSIDE_DIR, EgressProxy
 from ._limits import limits_of
 from ._port import SandboxSpec
@@ -89,9 +93,13 @@ class DockerEnvironment:
 
     name = "docker"
 
-    def __init__(self, docker_host: str | None = None, run_id: str | None = None) -> None:
+    def __init__(self, docker_host: str | None = None, run_id: str | None = None,
+                 allow_host_root: bool = False) -> None:
         self.docker_host = docker_host
         self.run_id = run_id
+        #: ``environment.allow_host_root``: sandboxes may start on an engine whose container
+        #: root is the host's root (see :mod:`._docker_userns`); refused otherwise
+        self.allow_host_root = allow_host_root
         # Tasks prepare their images ``jobs`` at a time; tasks on the same image share one
         # coding image, derived once while the others wait for it.
         self._deriving: dict[tuple[str, str, str], anyio.Lock] = {}
@@ -111,15 +119,21 @@ class DockerEnvironment:
             version = dict(await docker.version())
             info = await engine_info(docker)
         return {"engine_id": info.id, "engine_version": str(version.get("Version", info.version)),
-                "engine_os": str(version.get("Os", info.os_type)), "engine_arch": str(version.get("Arch", ""))}
+                "engine_os": str(version.get("Os", info.os_type)), "engine_arch": str(version.get("Arch", "")),
+                "engine_user_namespace": info.user_namespace}
 
     async def check(self) -> None:
-        """Raise :class:`EnvironmentFailure` unless an engine answers and runs Linux containers."""
+        """Raise :class:`EnvironmentFailure` unless an engine answers, runs Linux containers,
+        and maps container root to an unprivileged host uid (or ``allow_host_root`` accepts
+        the host's root)."""
         info = await self.info()
         if info.os_type != "linux":
             raise EnvironmentFailure(
                 f"the Docker engine runs {info.os_type or 'unknown'} containers; PluginBench needs Linux containers"
             )
+        problem = host_root_problem(info.user_namespace, self.allow_host_root)
+        if problem is not None:
+            raise HostRootEngine(f"{problem}; {FIX}, {OPT_OUT}")
 
     async def check_capacity(
         self, jobs: int, cpus: float | None, memory_mb: int | None

@@ -1,18 +1,21 @@
 """The ``docker`` backend: one labelled container per sandbox on a local Docker engine.
 
 Its settings are the common ``environment.container_cpus`` and
-``environment.container_memory_mb`` (else the tasks' own declarations); it takes no
-``environment.settings`` block. aiodocker is imported only when the backend is used.
+``environment.container_memory_mb`` (else the tasks' own declarations) and
+``environment.allow_host_root`` (an engine without user-namespace remapping is refused
+unless it is true; :mod:`._docker_userns`); it takes no ``environment.settings`` block. aiodocker is imported only when the backend is used.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError, EnvironmentFailure, TaskError
+from ..errors import ConfigError, EnvironmentFailure, RunDirError, TaskError
 from ._backend import Backend, LeftRunning
+from ._docker_userns import FIX, OPT_OUT, host_root_problem, host_root_warning
 
 if TYPE_CHECKING:
     from ..config import Evaluation
@@ -37,7 +40,7 @@ class DockerBackend(Backend):
         return DockerEnvironment(**options)
 
     def options(self, ev: Evaluation, run_id: str) -> dict[str, Any]:
-        return {"run_id": run_id}
+        return {"run_id": run_id, "allow_host_root": ev.environment.allow_host_root}
 
     def validate(self, ev: Evaluation, path: Path | str) -> None:
         super().validate(ev, path)
@@ -63,14 +66,22 @@ class DockerBackend(Backend):
                     file=str(path), field=f"environment.{field}",
                     fix=f"set a common environment.{field} that covers every task",
                 )
-        docker = self.environment()
+        docker = self.environment(allow_host_root=env.allow_host_root)
         try:
+            info = anyio.run(docker.info, backend="asyncio")
+            problem = host_root_problem(info.user_namespace, env.allow_host_root)
+            if problem is not None:
+                raise ConfigError(problem, file=str(path), field="environment.allow_host_root",
+                                  fix=f"{FIX}, {OPT_OUT}")
             anyio.run(docker.check, backend="asyncio")
         except EnvironmentFailure as exc:
             raise ConfigError(
                 f"environment.backend is docker but {exc}", file=str(path), field="environment.backend",
                 fix="start an engine (tools/start-docker.sh) or use backend: local",
             ) from None
+        warning = host_root_warning(info.user_namespace)
+        if warning is not None:
+            print(warning, file=sys.stderr, flush=True)
         cpus = env.container_cpus if env.container_cpus is not None else next((t.cpus for t in tasks.values() if t.cpus), None)
         memory = env.container_memory_mb if env.container_memory_mb is not None else next(
             (t.memory_mb for t in tasks.values() if t.memory_mb), None)
@@ -93,6 +104,21 @@ class DockerBackend(Backend):
                         file=str(task.root / "task.toml"), field=field,
                         fix=f"docker pull {ref} (or load or build it), then run again",
                     )
+
+    def refuse_runtime(self, ev: Evaluation, runtime: Mapping[str, str], path: Path) -> None:
+        """An engine that now maps container root to the host's root, unless the run's
+        ``environment.allow_host_root`` accepts it (an engine that did not answer is not judged)."""
+        namespace = runtime.get("engine_user_namespace")
+        problem = host_root_problem(namespace, ev.environment.allow_host_root) if namespace else None
+        if problem is not None:
+            raise RunDirError(problem, file=str(path), field="run.started.runtime.engine_user_namespace",
+                              fix=f"{FIX}, then resume (the run's settings are frozen)")
+
+    def sandbox_root(self, ev: Evaluation) -> str | None:
+        """The engine's user namespace: ``userns``, ``rootless`` or ``none`` (the host's root)."""
+        import anyio
+
+        return str(anyio.run(self.environment().info, backend="asyncio").user_namespace)
 
     async def check_capacity(self, environment: Environment, jobs: int, cpus: float | None,
                              memory_mb: int | None) -> None:

@@ -21,6 +21,7 @@ import aiohttp
 import anyio
 
 from ..errors import EnvironmentFailure, ResourceLimitHit
+from ._docker_userns import user_namespace
 
 DEFAULT_SOCKET = "/var/run/docker.sock"
 MEMORY_BUDGET = 0.8
@@ -77,6 +78,9 @@ class EngineInfo(NamedTuple):
     os_type: str
     cpus: int
     memory_mb: int
+    #: whose uid the containers' root is: ``userns`` (remapped), ``rootless`` or ``none``
+    #: (the host's root; see :mod:`._docker_userns`)
+    user_namespace: str = "none"
 
     @property
     def memory_budget_mb(self) -> int:
@@ -91,6 +95,7 @@ async def engine_info(docker: aiodocker.Docker) -> EngineInfo:
         os_type=str(info.get("OSType", "")),
         cpus=int(info.get("NCPU") or 0),
         memory_mb=int(info.get("MemTotal") or 0) // (1024 * 1024),
+        user_namespace=user_namespace(info),
     )
 
 

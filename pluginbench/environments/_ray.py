@@ -113,6 +113,7 @@ class RayEnvironment:
         sandbox: str = "bubblewrap",
         docker_host: str | None = None,
         docker_hosts: Mapping[str, str] | None = None,
+        allow_host_root: bool = False,
     ) -> None:
         self.address = address
         self.label = label
@@ -132,6 +133,8 @@ class RayEnvironment:
         self.sandbox_kind = sandbox
         self.docker_host = docker_host
         self.docker_hosts = dict(docker_hosts or {})
+        #: docker sandboxes: engines whose container root is the host's root are accepted
+        self.allow_host_root = allow_host_root
         self._images: Any = None
         self._shipper: Any = None
         if sandbox == "docker":
@@ -140,7 +143,7 @@ class RayEnvironment:
             from ._docker import DockerEnvironment
             from ._ray_images import ImageShipper
 
-            self._images = DockerEnvironment(docker_host=docker_host, run_id=run_id)
+            self._images = DockerEnvironment(docker_host=docker_host, run_id=run_id, allow_host_root=allow_host_root)
             self._shipper = ImageShipper(docker_host, Path(root or tempfile.gettempdir()) / "pluginbench-ray-exports")
 
     # -- the cluster ---------------------------------------------------------------------
@@ -189,7 +192,8 @@ class RayEnvironment:
             agent = ray.remote(NodeAgent).options(
                 num_cpus=0, max_restarts=0, max_task_retries=0, max_concurrency=1000,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False),
-            ).remote(node.name, self.isolation, self.root, self.sandbox_kind, self.docker_hosts.get(node.name))
+            ).remote(node.name, self.isolation, self.root, self.sandbox_kind, self.docker_hosts.get(node.name),
+                     self.allow_host_root)
             self._agents[node.node_id] = agent
         return agent
 

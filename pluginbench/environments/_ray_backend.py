@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 import msgspec
 
-from ..errors import ConfigError, EnvironmentFailure, TaskError
+from ..errors import ConfigError, EnvironmentFailure, HostRootEngine, TaskError
 from ._backend import Backend
+from ._docker_userns import FIX, OPT_OUT, host_root_problem
 from ._ray import DEFAULT_LABEL, RayEnvironment
 
 if TYPE_CHECKING:
@@ -83,7 +84,8 @@ class RayBackend(Backend):
         return {"address": s.address, "label": s.node_label, "jobs": ev.jobs,
                 "nodes": {name: n.jobs for name, n in s.nodes.items() if n.jobs is not None},
                 "isolation": s.isolation, "run_id": run_id, "sandbox": s.sandbox, "docker_host": s.docker_host,
-                "docker_hosts": {name: n.docker_host for name, n in s.nodes.items() if n.docker_host}}
+                "docker_hosts": {name: n.docker_host for name, n in s.nodes.items() if n.docker_host},
+                **({"allow_host_root": True} if ev.environment.allow_host_root else {})}
 
     def validate(self, ev: Evaluation, path: Path | str) -> None:
         s: RaySettings = self.settings(ev, path)
@@ -154,9 +156,13 @@ class RayDockerBackend(RayBackend):
         from ._docker import DockerEnvironment
 
         s: RaySettings = self.settings(ev)
-        head = DockerEnvironment(docker_host=s.docker_host)
+        head = DockerEnvironment(docker_host=s.docker_host, allow_host_root=ev.environment.allow_host_root)
         try:
             anyio.run(head.check, backend="asyncio")
+        except HostRootEngine:
+            raise ConfigError(f"on the head: {host_root_problem('none', False)}", file=str(path),
+                              field="environment.allow_host_root",
+                              fix=f"{FIX}, {OPT_OUT}") from None
         except EnvironmentFailure as exc:
             raise ConfigError(
                 f"ray docker sandboxes prepare task images on the head, but {exc}", file=str(path),

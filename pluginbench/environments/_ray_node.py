@@ -101,16 +101,17 @@ class NodeAgent:
     """Serves one node's sandboxes to the head (see the module docstring)."""
 
     def __init__(self, node_name: str, isolation: Isolation = "auto", root: str | None = None,
-                 sandbox: str = "bubblewrap", docker_host: str | None = None) -> None:
+                 sandbox: str = "bubblewrap", docker_host: str | None = None, allow_host_root: bool = False) -> None:
         self.node_name = node_name
         self.root = Path(root) if root else Path(tempfile.gettempdir())
         self.sandbox_kind = sandbox
         self.docker_host = docker_host
+        self.allow_host_root = allow_host_root
         self.env: Any
         if sandbox == "docker":
             from ._docker import DockerEnvironment
 
-            self.env = DockerEnvironment(docker_host=docker_host)
+            self.env = DockerEnvironment(docker_host=docker_host, allow_host_root=allow_host_root)
         else:
             self.env = LocalEnvironment(isolation=isolation, root=self.root)
         self.held: dict[str, _Held] = {}
@@ -160,7 +161,9 @@ class NodeAgent:
 
         try:
             where = socket_of(self.docker_host)[0]
-            env = DockerEnvironment(docker_host=self.docker_host)
+            # only docker sandboxes run as the engine's container root
+            env = DockerEnvironment(docker_host=self.docker_host,
+                                    allow_host_root=self.allow_host_root or self.sandbox_kind != "docker")
             info = await env.info()
             await env.check()
         except EnvironmentFailure as exc:

@@ -41,6 +41,7 @@ from ._report_code import (
 from ._report_cost import costs_section, report_prices
 from ._report_data import (
     DEFAULT_MEASUREMENTS,
+    HOST_ROOT_NOTE,
     RESULTS_SCHEMA_VERSION,
     actual_calls,
     arm_order,
@@ -172,7 +173,7 @@ def results_document(
                                generation=[r for r in gen_rows if r["task"] in tasks], calls=beside_coding(state)),
         # present only when an arm generates its guidance (treatments.<arm>.generate)
         **({"generated": {"sessions": gen_rows, "arms": generation_totals(state.generations)}} if generating else {}),
-        "notes": notes_for(run, state, rows) + (
+        "notes": notes_for(run, state, rows) + ([HOST_ROOT_NOTE] if identity.get("allow_host_root") else []) + (
             [f"Source-only grades withheld: {source_only_index['reason']}"]
             if source_only_index is not None and source_only_index["reason"] else []
         ) + activation_notes(activation_section(rows, arms, run["measurements"])),

@@ -54,6 +54,13 @@ UNISOLATED_NOTE = (
 )
 
 
+HOST_ROOT_NOTE = (
+    "environment.allow_host_root is true: the Docker engine may have mapped each sandbox's root to the "
+    "host's root (no user-namespace remapping; each worker's engine_user_namespace is in run.started.runtime), "
+    "so an agent shared the host root's per-user kernel limits"
+)
+
+
 def num(x: float | int | None) -> float | int | None:
     """A JSON-safe number: ints as-is, floats rounded to :data:`DIGITS`; non-finite → ``None``."""
     if x is None or isinstance(x, bool):
@@ -524,6 +531,9 @@ def comparison_identity(config: Mapping[str, Any], state: RunState, run: Mapping
         # Arms whose guidance the agent generated per task (generate): the generating settings and
         # each task's file hash; like guidance, recorded here and not required to agree.
         **({"generated": gen} if (gen := _generated_identity(config, state)) else {}),
+        # docker: sandboxes were allowed to run as the host's root (environment.allow_host_root);
+        # recorded only when true, not required to agree
+        **({"allow_host_root": True} if (config.get("environment") or {}).get("allow_host_root") else {}),
         **measurement_capabilities(state),
     }
 

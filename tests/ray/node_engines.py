@@ -5,7 +5,9 @@ image is loaded on the node that runs the attempt" would prove nothing. So the t
 one more real ``dockerd`` per worker node, each with its own data root (its own image
 store), exec root, pid file and Unix socket, and no iptables rules (containers use the host
 network or none, as PluginBench's sandboxes do). Needs root, ``dockerd`` and ``ip``; each
-engine starts with an empty image store and is stopped and removed afterwards.
+engine starts with an empty image store and is stopped and removed afterwards. Each remaps
+users (``--userns-remap=default``, the ``dockremap`` ranges tools/start-docker.sh adds), as
+PluginBench requires of an engine whose containers run sandboxes.
 
 Each engine gets a bridge of its own (``-b pbdk<name><n>``, made here, deleted after), never
 ``--bridge=none``: an engine started with ``--bridge=none`` deletes the link named
@@ -76,12 +78,14 @@ def _storage_driver() -> str:
 
 def _start(name: str, driver: str) -> NodeEngine:
     root = Path(tempfile.mkdtemp(prefix=f"pbdk-{name}-", dir="/tmp"))  # short: socket path length limit
+    root.chmod(0o711)  # the remapped root must be able to pass through the data root's parents
     bridge = _bridge_for(name)
     log = open(root / "dockerd.log", "wb")  # noqa: SIM115 - kept open for the daemon's life
     proc = subprocess.Popen(
         ["dockerd", "--data-root", str(root / "data"), "--exec-root", str(root / "exec"),
          "--pidfile", str(root / "dockerd.pid"), "-H", f"unix://{root}/docker.sock",
-         "-b", bridge, "--iptables=false", "--ip-masq=false", f"--storage-driver={driver}"],
+         "-b", bridge, "--iptables=false", "--ip-masq=false", f"--storage-driver={driver}",
+         "--userns-remap=default"],
         stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
     )
     engine = NodeEngine(name, root, proc, bridge)
