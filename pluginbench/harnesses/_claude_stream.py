@@ -36,6 +36,8 @@ from collections import Counter
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
+from .._parsing import loads_json
+
 
 class HookRun(NamedTuple):
     hook_id: str
@@ -87,7 +89,7 @@ def _decode(lines: list[str]) -> tuple[list[dict[str, Any]], int]:
         if not line.strip():
             continue
         try:
-            ev = json.loads(line)
+            ev = loads_json(line)
         except json.JSONDecodeError:
             bad += 1
             continue
@@ -137,7 +139,7 @@ class OpenTools:
     def feed(self, line: str) -> dict[str, Any] | None:
         """Track one stdout line; its decoded event, or ``None`` when it is not one."""
         try:
-            ev = json.loads(line)
+            ev = loads_json(line)
         except json.JSONDecodeError:
             return None
         if not isinstance(ev, dict):
@@ -290,7 +292,7 @@ def final_and_writes(stdout: str) -> tuple[str | None, list[str]]:
     final, tools = None, []
     for line in stdout.splitlines():
         try:
-            ev = json.loads(line)
+            ev = loads_json(line)
         except json.JSONDecodeError:
             continue
         if not isinstance(ev, dict):

@@ -36,6 +36,7 @@ import json
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from .._parsing import loads_json
 from ..events import Usage
 from ._claude_launch import PINNED_VERSION as QUALIFIED_VERSION
 from ._claude_stream import StreamSummary
@@ -96,7 +97,7 @@ def read_stream_answers(lines: Iterable[str]) -> StreamAnswers:
         if not line.strip():
             continue
         try:
-            ev = json.loads(line)
+            ev = loads_json(line)
         except json.JSONDecodeError:
             continue
         if not isinstance(ev, dict):
@@ -140,7 +141,7 @@ def read_transcripts(root: Iterable[str], subagents: Iterable[Iterable[str]] = (
             if not line.strip():
                 continue
             try:
-                ev = json.loads(line)
+                ev = loads_json(line)
             except json.JSONDecodeError:
                 bad += 1
                 continue

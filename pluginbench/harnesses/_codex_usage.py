@@ -38,6 +38,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
+from .._parsing import loads_json
 from ..events import Usage, UsageStatus
 from ._codex_events import (
     USAGE_KEYS,
@@ -89,7 +90,7 @@ def read_usage_records(text: str) -> UsageRecords:
     in_response = False
     for line in text.splitlines():
         try:
-            rec = json.loads(line)
+            rec = loads_json(line)
         except json.JSONDecodeError:
             continue  # read_rollout counts undecodable lines
         if not isinstance(rec, Mapping):
