@@ -8,7 +8,7 @@ import math
 import os
 import stat
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeGuard
 
 from .._parsing import loads_json
 from ..events import Outcome
@@ -63,7 +63,7 @@ def read_reward(verifier_dir: Path) -> tuple[float | None, str | None, dict[str,
     return None, "the verifier wrote neither reward.json nor reward.txt", None
 
 
-def _finite(v: object) -> bool:
+def _finite(v: object) -> TypeGuard[int | float]:
     """Whether ``v`` is a finite number as a float (not a bool; an integer too large for a
     float, ``1`` followed by 400 zeros, is not one)."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):

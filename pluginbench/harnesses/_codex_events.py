@@ -50,7 +50,8 @@ def parse_jsonl(text: str) -> tuple[list[dict[str, Any]], int]:
         except ValueError:
             bad += 1
             continue
-        if isinstance(obj, dict):
+        # a "type" that is not text (a list) cannot be Codex's, and would fail every lookup by it
+        if isinstance(obj, dict) and (obj.get("type") is None or isinstance(obj["type"], str)):
             out.append(obj)
         else:
             bad += 1

@@ -108,7 +108,7 @@ def read_usage_records(text: str) -> UsageRecords:
             else:
                 faults.append(f"response {payload.get('response_id')}: usage {usage!r}")
         elif kind == "response_item":
-            item = payload.get("type")
+            item = payload.get("type") if isinstance(payload.get("type"), str) else None
             model_made = item in _MODEL_ITEMS or (item == "message" and payload.get("role") == "assistant")
             if model_made and not in_response:
                 responses += 1

@@ -1,4 +1,4 @@
-"""A line an agent writes into its Claude Code stream or transcript with a field of the wrong
+"""A line an agent writes into its Claude Code or Codex stream or transcript with a field of the wrong
 type (``"message": 1``) is an undecodable line, never an exception in the host's parse (which
 recorded the attempt as a harness error with a coding time of 0.0 s and no integrity note)."""
 
@@ -46,3 +46,21 @@ def test_a_forged_line_of_the_wrong_shape_is_counted_as_undecodable(tmp_path: Pa
                                            timed_out=False, exit_code=0, seconds=1.0)
     assert clean is not None and clean.status != "unknown"
     assert usage is not None and usage.status == "unknown" and "undecodable transcript" in (usage.reason or "")
+
+
+CODEX = Path(__file__).resolve().parents[1] / "data" / "quality" / "iterations" / "codex"
+
+
+def test_a_codex_line_whose_type_is_not_text_is_undecodable(tmp_path: Path) -> None:
+    """A stdout event and a rollout item whose ``type`` is a list (an unhashable lookup before) leave the usage readable."""
+    from pluginbench.harnesses._codex import CodexHarness
+
+    attempt = tmp_path / "attempt"
+    shutil.copytree(CODEX, attempt)
+    stdout = attempt / "agent" / "stdout.jsonl"
+    stdout.write_text(stdout.read_text() + json.dumps({"type": []}) + "\n")
+    (rollout,) = (attempt / "agent" / "rollouts").rglob("rollout-*.jsonl")
+    rollout.write_text(rollout.read_text() + json.dumps({"type": "response_item", "payload": {"type": []}}) + "\n")
+    usage = CodexHarness.revalidate_usage(attempt, model="gpt-5.5", cli_version="0.169.0", timed_out=False,
+                                          exit_code=0, seconds=1.0)
+    assert usage is not None
