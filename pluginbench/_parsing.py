@@ -5,6 +5,10 @@
   to YAML, and the error should say so.
 * :func:`json_lines`: the JSON objects of a JSON-lines text (a CLI's trace or stream) and
   the lines that are not one (a torn last line...), for the measures and the viewer alike.
+* :func:`loads_json`: :func:`json.loads` for text an agent or a task wrote (a CLI's stream,
+  a transcript, a reward file): a document nested deeper than :data:`MAX_JSON_DEPTH` is a
+  :class:`json.JSONDecodeError` like any other undecodable text, never a ``RecursionError``
+  that ends the attempt's parsing (or a later recursive walk of what it returned).
 """
 
 from __future__ import annotations
@@ -41,6 +45,47 @@ def looks_numeric(text: str) -> bool:
     return True
 
 
+#: The deepest nesting a JSON document read from an agent's or a task's files may have: a
+#: CLI's records nest a few levels, and Python's parser (and every recursive walk after it)
+#: fails with a RecursionError near 1,000.
+MAX_JSON_DEPTH = 200
+
+
+def _too_deep(text: str | bytes, value: Any) -> bool:
+    """Whether ``value`` (decoded from ``text``) nests deeper than :data:`MAX_JSON_DEPTH`;
+    only walked when ``text`` has that many opening brackets at all."""
+    opening = (text.count(b"[") + text.count(b"{")) if isinstance(text, bytes) else text.count("[") + text.count("{")
+    if opening <= MAX_JSON_DEPTH:
+        return False
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is None:
+            continue
+        if depth > MAX_JSON_DEPTH:
+            return True
+        stack.extend((c, depth + 1) for c in children)
+    return False
+
+
+def _too_deep_error(text: str | bytes) -> json.JSONDecodeError:
+    doc = text if isinstance(text, str) else text.decode("utf-8", "replace")
+    return json.JSONDecodeError(f"nested more than {MAX_JSON_DEPTH} levels deep", doc[:200], 0)
+
+
+def loads_json(text: str | bytes) -> Any:
+    """:func:`json.loads` of ``text``; nesting deeper than :data:`MAX_JSON_DEPTH` raises
+    :class:`json.JSONDecodeError` (a ``ValueError``), as undecodable text does."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise _too_deep_error(text) from None
+    if _too_deep(text, value):
+        raise _too_deep_error(text)
+    return value
+
+
 def json_lines(text: str) -> tuple[list[dict[str, Any]], list[str]]:
     """The JSON objects of the non-blank lines of ``text``, in order, and the lines that are
     not a JSON object. Accepts exactly what :func:`json.loads` accepts (``NaN`` included);
@@ -52,13 +97,13 @@ def json_lines(text: str) -> tuple[list[dict[str, Any]], list[str]]:
             continue
         try:
             obj = _DECODE(line)
-        except (msgspec.DecodeError, ValueError):
+        except (msgspec.DecodeError, ValueError, RecursionError):
             try:
-                obj = json.loads(line)
+                obj = loads_json(line)
             except ValueError:
                 bad.append(line)
                 continue
-        if isinstance(obj, dict):
+        if isinstance(obj, dict) and not _too_deep(line, obj):
             objs.append(obj)
         else:
             bad.append(line)

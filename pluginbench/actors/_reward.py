@@ -4,13 +4,13 @@ grade they give (:func:`classify`), pure but for reading the files the verifier 
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import stat
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeGuard
 
+from .._parsing import loads_json
 from ..events import Outcome
 
 #: the most a reward file may hold (Harbor's are a number or a small flat object)
@@ -39,17 +39,14 @@ def read_reward(verifier_dir: Path) -> tuple[float | None, str | None, dict[str,
             return None, refused, None
     if rj.is_file():
         try:
-            data = json.loads(_read(rj))
+            data = loads_json(_read(rj))
         except (ValueError, UnicodeDecodeError) as exc:
             return None, f"reward.json does not parse: {exc}", None
         if not isinstance(data, dict):
             return None, "reward.json is not an object", None
-        extra = {
-            str(k): float(v) for k, v in sorted(data.items())
-            if k != "reward" and not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
-        }
+        extra = {str(k): float(v) for k, v in sorted(data.items()) if k != "reward" and _finite(v)}
         value = data.get("reward")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        if not _finite(value):
             return None, "reward.json has no finite numeric 'reward'", extra
         return float(value), None, extra
     if rt.is_file():
@@ -64,6 +61,17 @@ def read_reward(verifier_dir: Path) -> tuple[float | None, str | None, dict[str,
             return None, "reward.txt is not finite", None
         return value, None, None
     return None, "the verifier wrote neither reward.json nor reward.txt", None
+
+
+def _finite(v: object) -> TypeGuard[int | float]:
+    """Whether ``v`` is a finite number as a float (not a bool; an integer too large for a
+    float, ``1`` followed by 400 zeros, is not one)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(v))
+    except OverflowError:
+        return False
 
 
 def _not_plain(path: Path) -> str | None:

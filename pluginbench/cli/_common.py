@@ -6,20 +6,42 @@ import errno
 import functools
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 import msgspec
 import typer
 from rich.console import Console
+from rich.segment import Segment
 
 from ..errors import InputError, PluginBenchError
+
+#: What :func:`visible` writes for each character a terminal would act on: every C0 and C1
+#: control character but newline and tab (``\x1b`` starts CSI, OSC 8 links, OSC 52 clipboard
+#: writes, titles; ``\r`` overwrites a line) and the bidirectional overrides and isolates
+#: (U+202A-U+202E, U+2066-U+2069) that reorder what a line seems to say.
+CONTROL_CHARS = {c: f"\\x{c:02x}" for c in (*range(0, 9), *range(11, 32), *range(127, 160))} | {
+    c: f"\\u{c:04x}" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+
+
+def visible(text: str) -> str:
+    """``text`` with every character of :data:`CONTROL_CHARS` written as text (``\\x1b``)."""
+    return text.translate(CONTROL_CHARS)
 
 
 class _KeepWorkingConsole(Console):
     """A console whose closed reader (``| head``) silences it instead of ending the process:
     Rich's default raises SystemExit, which inside a review, a measurement revision or a
-    foreground run aborts the work half done (and, in a task group, prints a traceback)."""
+    foreground run aborts the work half done (and, in a task group, prints a traceback).
+
+    Every text it writes goes through :func:`visible`: names, reasons, verifier output and
+    errors come from tasks and agents, and an escape sequence in them must not write the
+    clipboard (OSC 52), plant a link (OSC 8), clear or retitle the terminal. Styles and a live
+    view's cursor moves are Rich's own segments (``control``), written as they are."""
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        return super()._render_buffer(
+            s if s.control else Segment(visible(s.text), s.style) for s in buffer)
 
     def on_broken_pipe(self) -> None:
         self.quiet = True

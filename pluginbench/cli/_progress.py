@@ -19,7 +19,7 @@ from rich.progress import (
 from ..events import Event, type_name
 from ..projections import RunState
 from ..rundir import RunDir
-from ._common import console
+from ._common import console, visible
 
 _MARK = {"pass": "[green]pass[/]", "overlap_pass": "[green]overlap_pass[/]", "fail": "[red]fail[/]", "empty": "[yellow]empty[/]", "unknown": "[magenta]unknown[/]"}
 
@@ -96,10 +96,11 @@ def describe(state: RunState, event: Event, *, verbose: bool = True) -> str | No
 
 
 def log_line(state: RunState, event: Event) -> None:
-    """Observer for the background worker: one plain line per notable event."""
+    """Observer for the background worker: one plain line per notable event (``run.log``, read
+    with ``tail -f``: names and reasons go through :func:`visible`, as on the console)."""
     text = describe(state, event)
     if text is not None:
-        sys.stdout.write(f"{event.at} {text}\n")
+        sys.stdout.write(f"{event.at} {visible(text)}\n")
         sys.stdout.flush()
 
 

@@ -24,7 +24,7 @@ from ..viewer import (
     facts_json,
     opened_run,
 )
-from ._common import console, errors_to_exit_codes, print_json
+from ._common import console, errors_to_exit_codes, print_json, visible
 
 _MARK = {"pass": "green", "overlap_pass": "green", "fail": "red", "empty": "yellow", "unknown": "magenta"}
 #: Timeline steps printed in the terminal (the dashboard pages through all of them).
@@ -173,15 +173,12 @@ def facts_view(f: AttemptFacts) -> Group:
     return Group(*parts)
 
 
-_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0, 9), *range(11, 32), *range(127, 160))}
-
-
 def _printable(value: Any) -> Any:
     """``value`` with every control character but newline and tab in every string shown as
     ``\\x1b``: transcripts, verifier output and patches are the agent's and the task's
     text, and an escape sequence in them must not retitle, clear or recolour the terminal."""
     if isinstance(value, str):
-        return value.translate(_CONTROL)
+        return visible(value)
     if isinstance(value, list | tuple):
         return type(value)(_printable(v) for v in value)
     if isinstance(value, dict):

@@ -56,6 +56,7 @@ from typing import Any
 import anyio
 import msgspec
 
+from .._parsing import loads_json
 from ..config import ENFORCED, NOT_ENFORCED, capability_entry
 from ..environments import Sandbox, plain_files
 from ..errors import ConfigError, DiscoveryMismatch, InputError
@@ -346,7 +347,7 @@ class ClaudeHarness(HarnessBase):
             log.append({"argv": argv[1:], "exit_code": res.exit_code, "stdout": out})
             first = out.strip().splitlines()[0] if out.strip() else "{}"
             try:
-                outcome = json.loads(first).get("outcome")
+                outcome = loads_json(first).get("outcome")
             except (json.JSONDecodeError, AttributeError):
                 outcome = None
             if res.exit_code != 0 or outcome != "ok":

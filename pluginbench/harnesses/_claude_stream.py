@@ -36,6 +36,8 @@ from collections import Counter
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
+from .._parsing import loads_json
+
 
 class HookRun(NamedTuple):
     hook_id: str
@@ -81,17 +83,35 @@ _AGENT_TOOLS = frozenset({"Task", "Agent"})
 _STOP_LINES = frozenset({("system", "api_retry"), ("result", None)})
 
 
+#: The fields whose type the folds here and in ``_claude_usage`` rely on, with the types the
+#: CLI writes: a line with another type in one (``"message": 1``, an ``id`` that is a list)
+#: cannot be the CLI's. It is counted as an undecodable line (an integrity note on stdout,
+#: usage unknown in a transcript), never an AttributeError that ends the harness's parse.
+_EVENT_FIELDS: tuple[tuple[str, type | tuple[type, ...]], ...] = (
+    ("type", str), ("subtype", str), ("message", dict), ("modelUsage", dict), ("rate_limit_info", dict))
+_MESSAGE_FIELDS: tuple[tuple[str, type | tuple[type, ...]], ...] = (
+    ("id", str), ("model", str), ("content", (list, str)))
+
+
+def well_formed(ev: dict[str, Any]) -> bool:
+    """Whether every field of :data:`_EVENT_FIELDS` (and the message's) is absent, null or of its type."""
+    if not all(ev.get(k) is None or isinstance(ev[k], t) for k, t in _EVENT_FIELDS):
+        return False
+    msg = ev.get("message")
+    return msg is None or all(msg.get(k) is None or isinstance(msg[k], t) for k, t in _MESSAGE_FIELDS)
+
+
 def _decode(lines: list[str]) -> tuple[list[dict[str, Any]], int]:
     events, bad = [], 0
     for line in lines:
         if not line.strip():
             continue
         try:
-            ev = json.loads(line)
+            ev = loads_json(line)
         except json.JSONDecodeError:
             bad += 1
             continue
-        if not isinstance(ev, dict):
+        if not isinstance(ev, dict) or not well_formed(ev):
             bad += 1
             continue
         events.append(ev)
@@ -137,10 +157,10 @@ class OpenTools:
     def feed(self, line: str) -> dict[str, Any] | None:
         """Track one stdout line; its decoded event, or ``None`` when it is not one."""
         try:
-            ev = json.loads(line)
+            ev = loads_json(line)
         except json.JSONDecodeError:
             return None
-        if not isinstance(ev, dict):
+        if not isinstance(ev, dict) or not well_formed(ev):
             return None
         for block in _blocks(ev):
             if ev.get("type") == "assistant" and block.get("type") == "tool_use" and isinstance(block.get("id"), str) \
@@ -290,10 +310,10 @@ def final_and_writes(stdout: str) -> tuple[str | None, list[str]]:
     final, tools = None, []
     for line in stdout.splitlines():
         try:
-            ev = json.loads(line)
+            ev = loads_json(line)
         except json.JSONDecodeError:
             continue
-        if not isinstance(ev, dict):
+        if not isinstance(ev, dict) or not well_formed(ev):
             continue
         if ev.get("type") == "result" and isinstance(ev.get("result"), str):
             final = ev["result"]

@@ -36,9 +36,10 @@ import json
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from .._parsing import loads_json
 from ..events import Usage
 from ._claude_launch import PINNED_VERSION as QUALIFIED_VERSION
-from ._claude_stream import StreamSummary
+from ._claude_stream import StreamSummary, well_formed
 
 COMPACTION_PROMPT_ALLOWANCE = 4_000
 KEYS = ("input", "cache_read", "cache_creation", "output")
@@ -96,10 +97,10 @@ def read_stream_answers(lines: Iterable[str]) -> StreamAnswers:
         if not line.strip():
             continue
         try:
-            ev = json.loads(line)
+            ev = loads_json(line)
         except json.JSONDecodeError:
             continue
-        if not isinstance(ev, dict):
+        if not isinstance(ev, dict) or not well_formed(ev):
             continue
         if ev.get("type") == "system" and ev.get("subtype") == "api_retry" and ev.get("error_status") is None:
             cut += 1
@@ -140,11 +141,14 @@ def read_transcripts(root: Iterable[str], subagents: Iterable[Iterable[str]] = (
             if not line.strip():
                 continue
             try:
-                ev = json.loads(line)
+                ev = loads_json(line)
             except json.JSONDecodeError:
                 bad += 1
                 continue
             if not isinstance(ev, dict):
+                continue
+            if not well_formed(ev):
+                bad += 1
                 continue
             if index == 0 and ev.get("type") == "system" and ev.get("subtype") == "compact_boundary":
                 compactions.append(ev.get("compactMetadata") or ev.get("compact_metadata") or {})

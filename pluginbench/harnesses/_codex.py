@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .._parsing import loads_json
 from ..config import Capabilities, capability_record
 from ..environments import Sandbox, plain_files
 from ..errors import CodexLoginError, CodexSetupError, DiscoveryMismatch, InputError
@@ -439,7 +440,7 @@ class CodexHarness(CodexDeclaration):
             self._repo_docs(sandbox),
         )
         try:
-            prompt_input = json.loads(prompt_out)
+            prompt_input = loads_json(prompt_out)
         except ValueError as exc:
             raise CodexSetupError(f"codex debug prompt-input printed no JSON: {exc}") from exc
         expected = self._expected(sandbox, ctx.treatment, plugins, roots)

@@ -22,10 +22,11 @@ nothing. The receipt proves availability, not activation.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
+
+from .._parsing import loads_json
 
 #: Skill scopes that are not treatment components: bundled (system) and task-owned (repo).
 AMBIENT_SCOPES = frozenset({"system", "repo"})
@@ -138,7 +139,7 @@ def app_server_results(stdout: str) -> dict[int, Any]:
     out: dict[int, Any] = {}
     for line in stdout.splitlines():
         try:
-            msg = json.loads(line)
+            msg = loads_json(line)
         except ValueError:
             continue
         if isinstance(msg, dict) and isinstance(msg.get("id"), int):

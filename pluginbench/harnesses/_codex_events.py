@@ -25,6 +25,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
+from .._parsing import loads_json
+
 #: Usage keys shared by ``turn.completed.usage`` and ``token_count.total_token_usage``.
 USAGE_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens")
 
@@ -44,11 +46,12 @@ def parse_jsonl(text: str) -> tuple[list[dict[str, Any]], int]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = loads_json(line)
         except ValueError:
             bad += 1
             continue
-        if isinstance(obj, dict):
+        # a "type" that is not text (a list) cannot be Codex's, and would fail every lookup by it
+        if isinstance(obj, dict) and (obj.get("type") is None or isinstance(obj["type"], str)):
             out.append(obj)
         else:
             bad += 1
@@ -341,7 +344,7 @@ def final_and_writes(stdout: str) -> tuple[str | None, list[str]]:
     final, writes = None, []
     for line in stdout.splitlines():
         try:
-            ev = json.loads(line)
+            ev = loads_json(line)
         except json.JSONDecodeError:
             continue
         if not isinstance(ev, dict) or ev.get("type") != "item.completed":

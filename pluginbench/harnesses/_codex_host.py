@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .._parsing import loads_json
 from ..config import ENFORCED, NOT_APPLICABLE, NOT_ENFORCED, capability_entry
 from ..errors import ConfigError
 from ..harness_registry import CliPin
@@ -73,7 +74,7 @@ def native_identity(call_dir: Path) -> dict[str, Any]:
     for path in sorted((call_dir / "agent" / "rollouts").rglob("*.jsonl")):
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
             try:
-                ev = json.loads(line)
+                ev = loads_json(line)
             except json.JSONDecodeError:
                 continue
             payload = _payload if isinstance(ev, dict) and isinstance(_payload := ev.get("payload"), dict) else {}

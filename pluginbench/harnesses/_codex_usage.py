@@ -38,6 +38,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
+from .._parsing import loads_json
 from ..events import Usage, UsageStatus
 from ._codex_events import (
     USAGE_KEYS,
@@ -89,7 +90,7 @@ def read_usage_records(text: str) -> UsageRecords:
     in_response = False
     for line in text.splitlines():
         try:
-            rec = json.loads(line)
+            rec = loads_json(line)
         except json.JSONDecodeError:
             continue  # read_rollout counts undecodable lines
         if not isinstance(rec, Mapping):
@@ -107,7 +108,7 @@ def read_usage_records(text: str) -> UsageRecords:
             else:
                 faults.append(f"response {payload.get('response_id')}: usage {usage!r}")
         elif kind == "response_item":
-            item = payload.get("type")
+            item = payload.get("type") if isinstance(payload.get("type"), str) else None
             model_made = item in _MODEL_ITEMS or (item == "message" and payload.get("role") == "assistant")
             if model_made and not in_response:
                 responses += 1

@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
-from .._parsing import json_lines
+from .._parsing import json_lines, loads_json
 from ..events import Usage
 from ._opencode_config import SEPARATOR
 
@@ -61,7 +61,7 @@ def _json(text: str) -> Any:
     if start < 0:
         return None
     try:
-        return json.loads(text[start:])
+        return loads_json(text[start:])
     except ValueError:
         return None
 
@@ -220,7 +220,7 @@ def validate_usage(stdout: str, exports: dict[str, str], *, timed_out: bool) -> 
     for sid in (trace.session_id, *trace.children):
         text = exports.get(sid)
         try:
-            export = json.loads(text[text.find("{"):]) if text else None
+            export = loads_json(text[text.find("{"):]) if text else None
         except ValueError:
             export = None
         if not isinstance(export, dict):

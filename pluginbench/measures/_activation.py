@@ -33,6 +33,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, NamedTuple
 
+from .._parsing import loads_json
+
 State = Literal["used", "not_used", "unknown"]
 Owner = Literal["treatment", "task"]
 
@@ -171,7 +173,7 @@ def _lines(text: str) -> tuple[list[dict[str, Any]], int]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = loads_json(line)
         except ValueError:
             bad += 1
             continue

@@ -8,6 +8,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
     "activation": {
         "1": (
             "8e3c1e3d3110d7b2c62d5445d81e45c0a00e6f420a9a1a0ac8af2f3c53f2dfcd",
+            "4fb021ba9d383af78c14f072468bbe4a7e3971da55bfb5216226e049f5a148a0",
         ),
     },
     "checks": {
@@ -58,6 +59,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
         "2": (
             "2391cef08222873a15e6745dd473e7e7501b7bceb926de97eebc8971c1644fa7",
             "087ce655f87b7311ca27945dcaea0d16764881515327300c90f9d0bb4a6d1a11",
+            "82fb7b45069cd4b280d4ac4dbee11d33298828e00af5a1f229f325f32f1c6b10",
         ),
     },
 }

@@ -26,7 +26,7 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
 
-from .._parsing import json_lines
+from .._parsing import json_lines, loads_json
 from ._shell import lex, verification_tool
 
 EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
@@ -232,7 +232,7 @@ def _args(raw: object) -> dict[str, Any]:
         return raw
     if isinstance(raw, str):
         try:
-            got = json.loads(raw)
+            got = loads_json(raw)
         except ValueError:
             return {}
         return got if isinstance(got, dict) else {}
@@ -243,7 +243,7 @@ def _patch_applied(output: str) -> bool | None:
     """Whether an ``apply_patch`` output says it applied: its JSON metadata exit code, or
     the ``Success.`` / ``error`` text Codex writes."""
     try:
-        meta = json.loads(output)
+        meta = loads_json(output)
     except ValueError:
         meta = None
     if isinstance(meta, dict):
@@ -313,7 +313,7 @@ def _maybe_verification(raw: str) -> bool:
 def _launch_workdir(attempt_dir: Path) -> str | None:
     """The ``-C`` folder of the recorded Codex launch (``invocation.json``), or None."""
     try:
-        argv = json.loads((attempt_dir / "invocation.json").read_text()).get("argv") or []
+        argv = loads_json((attempt_dir / "invocation.json").read_text()).get("argv") or []
     except (OSError, ValueError, AttributeError):
         return None
     for flag, value in zip(argv, argv[1:], strict=False):

@@ -12,12 +12,12 @@ Unknown stays ``None`` with the reason, never zero.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from .._parsing import loads_json
 from ..errors import InputError, PluginBenchError
 from ..rundir import RunDir
 from ._diff import PatchFile, split_patch
@@ -109,7 +109,7 @@ def _json(folder: Path, rel: str) -> Any:
     if text is None:
         return None
     try:
-        return json.loads(text)
+        return loads_json(text)
     except ValueError:
         return None
 
@@ -129,7 +129,7 @@ def _results(run_dir: Path) -> dict[str, Any] | None:
     if text is None:
         return None
     try:
-        doc = json.loads(text)
+        doc = loads_json(text)
     except ValueError:
         return None
     return doc if isinstance(doc, dict) and isinstance(doc.get("attempts"), list) else None

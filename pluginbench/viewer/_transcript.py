@@ -31,7 +31,7 @@ from typing import Any
 
 import msgspec
 
-from .._parsing import json_lines
+from .._parsing import json_lines, loads_json
 from ..measures import SUBAGENT_TOOLS, unwrap_shell
 
 #: Characters of a tool input or output kept in a step (the rest is cut, and says so).
@@ -288,7 +288,7 @@ def _codex_thread(text: str, name: str) -> tuple[Thread, str | None, str | None,
                 args: Mapping[str, Any] = {}
                 if isinstance(raw, str):
                     try:
-                        parsed = json.loads(raw)
+                        parsed = loads_json(raw)
                         args = parsed if isinstance(parsed, Mapping) else {}
                     except ValueError:
                         args = {}
