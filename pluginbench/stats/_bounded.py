@@ -99,7 +99,9 @@ def bounded_interval(values: Sequence[float], alpha: float, low: float = -1.0,
 
     def edge(up: bool) -> float:
         # up: the largest m the "greater" test rejects (it rejects every m below it)
-        rejects = lambda m: 1.0 / _max_capital(ys, m, up, alpha) <= alpha  # noqa: E731
+        def rejects(m: float) -> bool:
+            return 1.0 / _max_capital(ys, m, up, alpha) <= alpha
+
         a, b = (0.0, 1.0) if up else (1.0, 0.0)  # a: the side that may reject, b: never
         if not rejects(a):
             return a
