@@ -27,7 +27,13 @@ interval; nominal is the one-sided α = 5% of the default 90% level unless said.
   ``gate_decision`` the Supervisor uses) looked at after every task of a 30-task pool under
   A/A, 1 and 3 treatments: any false success or failure (nominal 10%);
 * ``peeking``: a user comparing runs of 6 tasks each and looking after each (6 … 30 tasks,
-  fixed-N sign-flip, better or worse): what optional stopping across ``compare`` costs.
+  fixed-N sign-flip, better or worse): what optional stopping across ``compare`` costs;
+* ``ratios``: the token bound gate at factor 1.3 (``stats.bound_decision``) and the
+  ``cost_ratio`` rule at 1.3 (the one-sided sign-flip test of ``c − 1.3 · v``, as
+  ``stats._cost_gate`` decides it) when the truth sits on the factor: every task × 1.3 (a
+  scale null, exact), or the whole effect on 30% of the tasks (skewed); log-normal task sizes
+  (σ 1 or 2) and attempt noise (σ 0.35 or 1). Shown, not changed (left: unbounded values have
+  no finite-sample test of a mean without a symmetry assumption).
 """
 
 from __future__ import annotations
@@ -227,12 +233,43 @@ def peeking(sims: int, seed: int) -> None:
               flush=True)
 
 
+def _arm(rng: random.Random, size: float, sigma: float, repeats: int) -> float:
+    """One arm's mean tokens (or dollars) on a task of ``size``: ``repeats`` log-normal attempts."""
+    return sum(size * rng.lognormvariate(0.0, sigma) for _ in range(repeats)) / repeats
+
+
+def ratios(ns: list[int], sims: int, seed: int) -> None:
+    print(f"\nRatio gates at factor 1.3 with the truth on the factor; {sims} runs per cell; a pass is a false positive "
+          "(nominal 5%)")
+    f = 1.3
+    for sig_task, sig_att in ((1.0, 0.35), (2.0, 1.0)):
+        for repeats in (1, 3):
+            for n in ns:
+                rng = random.Random(f"ratio-{seed}-{sig_task}-{repeats}-{n}")
+                scale = skew = cost = 0
+                for _ in range(sims):
+                    rs, rk, tc, vc = [], [], [], []
+                    for _ in range(n):
+                        base = rng.lognormvariate(0.0, sig_task)
+                        rs.append(_arm(rng, base * f, sig_att, repeats) / _arm(rng, base, sig_att, repeats))
+                        rk.append(_arm(rng, base * (f ** (1 / 0.3) if rng.random() < 0.3 else 1.0), sig_att, repeats)
+                                  / _arm(rng, base, sig_att, repeats))
+                        tc.append(_arm(rng, base * (1 + (f - 1) / 0.3 if rng.random() < 0.3 else 1.0), sig_att, repeats))
+                        vc.append(_arm(rng, base, sig_att, repeats))
+                    scale += stats.bound_decision("token_bound", rs, f, LEVEL)[0]
+                    skew += stats.bound_decision("token_bound", rk, f, LEVEL)[0]
+                    cost += sign_flip([c - f * v for c, v in zip(tc, vc, strict=True)], 0.0, "less")
+                print(f"tasks σ {sig_task} attempts σ {sig_att} R={repeats} n={n:>2} | tokens, scale null "
+                      f"{rate(scale, sims)} | tokens, skewed {rate(skew, sims)} | cost_ratio, skewed {rate(cost, sims)}",
+                      flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sims", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--ns", default="6,10,15,20,30")
-    ap.add_argument("--only", default="ni,equivalence,family,coverage,power,sequential,peeking")
+    ap.add_argument("--only", default="ni,equivalence,family,coverage,power,sequential,peeking,ratios")
     args = ap.parse_args()
     ns = [int(x) for x in args.ns.split(",")]
     only = set(args.only.split(","))
@@ -243,7 +280,8 @@ def main() -> None:
                       ("coverage", lambda: coverage(ns, args.sims, args.seed)),
                       ("power", lambda: power(ns, args.sims, args.seed)),
                       ("sequential", lambda: sequential(args.sims, args.seed)),
-                      ("peeking", lambda: peeking(args.sims, args.seed))):
+                      ("peeking", lambda: peeking(args.sims, args.seed)),
+                      ("ratios", lambda: ratios(ns, args.sims, args.seed))):
         if name in only:
             run()
     print(f"\n({time.process_time() - start:.0f} CPU s)")
