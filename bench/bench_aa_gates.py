@@ -34,7 +34,7 @@ Intervals a reader decides on (issue 22 items 5 and 7), the same null data:
   by. Old: the ``cost_ratio`` gate at factor 1 as it was, comparing the point ratio of mean
   dollars per attempt.
 Each rate has its Monte Carlo 95% Wilson interval; the new method must stay at or below
-nominal within that error. The power table follows: the normal-approximation plan
+nominal within that error. The power table follows: the plan
 (``stats.plan``) and, as a check, the simulated power at the tasks it asks for.
 """
 
