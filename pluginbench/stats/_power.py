@@ -8,7 +8,7 @@ is taken as ``power = Φ(δ·√n / σ − t₁₋α,ₙ₋₁ · √(1 + δ²/�
 standard deviation of one task's difference and ``t`` Student's quantile with ``n − 1``
 degrees of freedom (the small-sample tail of a studentised mean; Hill's 1970 expansion).
 The plain normal formula ``Φ(δ·√n / σ − z₁₋α)`` it replaces promised 80% where the test
-had 38% at 6 tasks, 61% at 10, 69% at 20 and 71% at 30 (3 repeats, Beta(2, 2); simulated
+had 40% at 6 tasks, 62% at 10, 71% at 20 and 69% at 30 (3 repeats, Beta(2, 2); simulated
 through the test, ``bench/bench_aa_stats.py --only power``); this one is within a few
 points of the simulated power at 6–30 tasks and tends to the normal formula as ``n`` grows.
 The stated assumption for ``σ`` when no data is at hand: every task has its own
