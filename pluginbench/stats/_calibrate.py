@@ -9,8 +9,9 @@ vanilla) is then decided by its own rule — the same function ``compare`` uses:
 * a **bound gate** is a one-sided test at ``alpha = (1 − level) / 2``: its nominal error is
   alpha. A/A data has a true difference of 0, so each seed's per-task values are moved onto
   the gate's own limit — the least favourable truth under which passing is wrong: pass-rate
-  differences ``+ margin`` (a non-inferiority gate with margin −5 pp sees a treatment that
-  is exactly 5 pp worse), token ratios ``× factor`` — and the gate's decision
+  differences ``x · (1 − |margin|) + margin``, which keeps them within ±1 (a non-inferiority
+  gate with margin −5 pp sees a treatment that is exactly 5 pp worse; at margin 0 they are
+  unchanged), token ratios ``× factor`` — and the gate's decision
   (:func:`bound_decision`, margin, direction and bound kind) is taken on them; a false
   positive is a seed where it passes;
 * a **cost_ratio gate** is the same one-sided test on dollars: the treatment's dollars are
@@ -116,7 +117,8 @@ def _bound_seed(kind: str, limit: float, level: float, tasks: list[str], a: Pack
     if kind == "correctness_bound":
         if any(p.pass_rate_difference is None for p in pairs):
             return None
-        values = [p.pass_rate_difference + limit for p in pairs if p.pass_rate_difference is not None]
+        shrink = 1.0 - abs(limit)  # onto the margin, still within [-1, 1] (a pass-rate difference's range)
+        values = [p.pass_rate_difference * shrink + limit for p in pairs if p.pass_rate_difference is not None]
     else:
         if any(p.token_ratio is None for p in pairs):
             return None

@@ -13,6 +13,8 @@ from typing import Any
 
 import msgspec
 
+from ._bounded import METHOD as BOUNDED_METHOD
+from ._bounded import bounded_interval, bounded_p
 from ._decide import alpha_of, p_above, p_below_ratio
 from ._format import format_p, format_pp
 from ._gates import Gate
@@ -302,12 +304,19 @@ def bound_decision(kind: str, values: Sequence[float], limit: float, level: floa
 
     ``correctness_bound``: the mean pass-rate difference is credibly above ``limit`` (the
     margin); ``token_bound``: the geometric-mean token ratio is credibly below ``limit`` (the
-    factor). Both are the one-sided sign-flip test at ``alpha = (1 − level) / 2``, so the
-    interval shown beside them (its inversion) lies above the margin / below the factor
-    exactly when the gate passes. The one rule ``calibrate`` and the bench apply too.
+    factor). Each is a one-sided test at ``alpha = (1 − level) / 2``: the sign-flip test, so
+    the interval shown beside it (its inversion) lies above the margin / below the factor
+    exactly when the gate passes — except a correctness bound at a margin other than 0, where
+    the sign-flip test's symmetry fails (pass-rate differences are bounded and mostly tied;
+    shifted by the margin every tie turns into evidence) and the betting test for a bounded
+    mean decides (:mod:`._bounded`, no symmetry assumed). The one rule ``calibrate`` and the
+    benches apply too.
     """
     alpha = alpha_of(level)
-    p = p_above(values, limit) if kind == "correctness_bound" else p_below_ratio(values, limit)
+    if kind == "correctness_bound":
+        p = p_above(values, limit) if limit == 0.0 else bounded_p(values, limit, "greater", alpha)
+    else:
+        p = p_below_ratio(values, limit)
     return p <= alpha, p
 
 
@@ -338,6 +347,17 @@ def bound_gate(g: Gate, cand: Package, comp: Package, paired: PairedComparison) 
             **common,
         )
     ok, p = bound_decision(g.kind, values, (g.margin or 0.0) if g.kind == "correctness_bound" else (g.factor or 1.0), level)
+    if g.kind == "correctness_bound" and (g.margin or 0.0) != 0.0:  # decided without symmetry (bound_decision)
+        bounded = bounded_interval(values, alpha_of(level))
+        low = iv.low if bounded is None else bounded[0]
+        return _result(
+            g, cand, comp, status=PASSED if ok else FAILED, candidate_value=low,
+            detail=(f"mean {stat} {format_pp(iv.estimate)} over {iv.tasks} task(s), one-sided {(1 - alpha_of(level)) * 100:g}% lower bound "
+                    f"{format_pp(low)} by the {BOUNDED_METHOD} (a sign-flip interval assumes differences symmetric "
+                    f"about the margin, which ties at 0 are not): p = {format_p(p)} at the margin, passes when "
+                    f"p <= {format_p(alpha_of(level))}"),
+            **common,
+        )
     if g.kind == "correctness_bound":
         endpoint = iv.low
         shown = f"mean {stat} {format_pp(iv.estimate)}, {pct} interval [{format_pp(iv.low)}, {format_pp(iv.high)}]"

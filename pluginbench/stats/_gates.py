@@ -13,7 +13,8 @@ Three kinds of gate (product description, "Compare runs"):
   against the comparator's, scaled by ``factor``;
 * a **bound gate** (``bound``): an endpoint of the paired sign-flip interval at
   ``confidence_level`` against a limit (``margin`` for pass-rate differences, ``factor``
-  for the token ratio on the log scale) — the one-sided sign-flip test at that limit;
+  for the token ratio on the log scale) — the one-sided sign-flip test at that limit (a
+  non-zero pass-rate margin: the betting test for a bounded mean, :mod:`._bounded`);
 * a **cost gate** (``cost: cost_per_pass|cost_ratio``): the candidate's dollars against the
   comparator's, both priced by the same table (:mod:`._cost_gate`), within ``factor``;
 * a **rate gate** (``rate`` with ``threshold``): the candidate's share of attempts with a 0/1
@@ -102,7 +103,7 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
     ] = None
     margin: Annotated[
         float | None,
-        msgspec.Meta(description="Correctness bound gates: the lower endpoint (at confidence_level) of the mean pass-rate difference must be above margin (e.g. -0.05): the one-sided sign-flip test of the difference against margin."),
+        msgspec.Meta(description="Correctness bound gates: the mean pass-rate difference must be credibly above margin (e.g. -0.05) at the one-sided (1 − confidence_level) / 2: at margin 0 by the sign-flip test (exact when the arms are exchangeable), at any other margin by the betting test for a bounded mean, which assumes no symmetry (tied differences shifted by a margin are not symmetric); its lower bound is shown."),
     ] = None
     rate: Annotated[
         str | None,

@@ -14,9 +14,17 @@ the sign-flip interval of the mean per-task pass-rate difference, ``_decide``):
 * a sequential run (``doc["sequential"]``) uses its anytime-valid confidence sequence
   (the last point) instead of the fixed-N interval, and says so;
 * the treatment measured as not exercised (the package never loaded) → ``not_exercised``;
-* lower bound above 0 → ``better``; upper bound below 0 → ``worse``;
+* lower bound above 0 → ``better``; upper bound below 0 → ``worse`` (the sign-flip test at
+  0, exact when the arms are exchangeable); with several treatments against one comparator
+  (a fixed-size run) a better/worse reading is claimed only when Holm's step-down correction
+  over the treatments keeps it (each treatment's one-sided sign-flip p at 0 against
+  alpha / (k − j)), so the chance of any false better (or worse) claim stays at alpha;
+  otherwise the verdict is ``undetermined`` and says why;
 * the whole interval within ± ``equivalence_margin`` (10 pp by default) → ``equivalent``:
-  "no difference larger than X", X the larger distance of an endpoint from 0;
+  "no difference larger than X", X the larger distance of an endpoint from 0 — for a
+  fixed-size run the endpoints of the betting interval for a bounded mean (:mod:`._bounded`;
+  the sign-flip ends assume symmetry away from 0, which tied differences break), and the
+  sign-flip interval must lie within the margin too;
 * otherwise (or too few tasks for an interval) → ``undetermined``, with how many more
   tasks would likely decide it at the spread observed (or assumed, :mod:`._power`).
 """
@@ -29,9 +37,11 @@ from typing import Any, Literal
 
 import msgspec
 
+from ._bounded import bounded_interval
 from ._cost import cost_per_pass
 from ._decide import LEVEL, METHOD, alpha_of, ratio_of_means_interval
-from ._format import format_dollars, format_pp, format_ratio
+from ._format import format_dollars, format_p, format_pp, format_ratio
+from ._permutation import sign_flip_test
 from ._power import POWER, assumed_sd, mde, tasks_needed
 from ._sequential import METHOD as SEQUENTIAL_METHOD
 
@@ -172,9 +182,11 @@ def _sentence(kind: Kind, treatment: str, against: str, effect: str, extra: str,
 def verdict_for(
     doc: Mapping[str, Any], treatment: str, *, run_status: str = "complete",
     equivalence_margin: float = EQUIVALENCE_MARGIN, exercised: bool | None = None,
-    exercised_reason: str = "not measured in this run",
+    exercised_reason: str = "not measured in this run", not_claimed: str = "",
 ) -> Verdict:
-    """The verdict of ``treatment`` in the results document ``doc`` (module docstring)."""
+    """The verdict of ``treatment`` in the results document ``doc`` (module docstring).
+    ``not_claimed``: why a better/worse reading is not claimed (Holm's correction over the
+    run's treatments, :func:`verdicts`); the verdict is then undetermined and says so."""
     delta = doc["deltas"][treatment]
     against = delta["against"]
     pr = delta["summary"]["pass_rate"]
@@ -234,17 +246,19 @@ def verdict_for(
         extra_line = f" (run {why}, {done} of {total} attempts complete)"
     elif exercised is False:
         kind, extra_line = "not_exercised", f" (the package was not exercised: {exercised_reason})"
-    elif low is not None and low > 0:
+    elif low is not None and low > 0 and not not_claimed:
         kind, extra_line = "better", ""
-    elif high is not None and high < 0:
+    elif high is not None and high < 0 and not not_claimed:
         kind, extra_line = "worse", ""
-    elif low is not None and high is not None and max(-low, high) <= equivalence_margin:
-        kind, extra_line = "equivalent", ""
-        within = max(-low, high)
+    elif (low is not None and high is not None and max(-low, high) <= equivalence_margin
+          and (bounded := _equivalence(seq, diffs, low, high, alpha)) is not None
+          and bounded[0] <= equivalence_margin):
+        kind, extra_line = "equivalent", bounded[1]
+        within = bounded[0]
     else:
         kind = "undetermined"
         more = _more_tasks(est or 0.0, sd, alpha, equivalence_margin, n)
-        extra_line = (f" — about {more} more task(s) would likely decide it" if more else "") + (
+        extra_line = not_claimed + (f" — about {more} more task(s) would likely decide it" if more else "") + (
             f"; at the spread {'observed' if sd_source.startswith('observed') else 'assumed'} these {n} tasks "
             f"detect {format_pp(m)} with 80% power" if m is not None else "")
     sentence = _sentence(kind, treatment, against, effect + extra_line,
@@ -257,6 +271,43 @@ def verdict_for(
         prices_as_of=as_of, exercised=exercised, exercised_reason=exercised_reason,
         attempts_complete=done, attempts_total=total, run_status=run_status,
     )
+
+
+def _equivalence(seq: Any, diffs: Sequence[float], low: float, high: float,
+                 alpha: float) -> tuple[float, str] | None:
+    """The largest difference an equivalence claim may rule out, and the words saying how.
+
+    A sequential run's confidence sequence is already valid for a bounded mean: its own ends.
+    A fixed-size run's sign-flip interval is exact at 0 under exchangeability, but its ends
+    elsewhere assume differences symmetric about them, which tied pass-rate differences are
+    not (six ties give [0, 0]); the claim takes the betting interval for a bounded mean
+    (:mod:`._bounded`) instead, shown in the sentence."""
+    if seq:
+        return max(-low, high), ""
+    iv = bounded_interval(diffs, alpha)
+    if iv is None:
+        return None
+    return max(-iv[0], iv[1]), (f" (ruled out by the bounded-mean interval {format_pp(iv[0])} to {format_pp(iv[1])}, "
+                                "no symmetry assumed)")
+
+
+def _holm(doc: Mapping[str, Any], arms: Sequence[str], kinds: Sequence[str], alpha: float) -> dict[str, str]:
+    """The treatments whose better/worse reading Holm's step-down correction over ``arms``
+    does not keep, each with the words saying why (module docstring)."""
+    ps = []
+    for arm, kind in zip(arms, kinds, strict=True):
+        diffs = [p["pass_rate_difference"] for p in doc["deltas"][arm]["per_task"].values()
+                 if p["pass_rate_difference"] is not None]
+        sides = [sign_flip_test(diffs, alternative=a).p for a in ("greater", "less")]
+        ps.append((sides[0] if kind == "better" else sides[1] if kind == "worse" else min(sides), arm, kind))
+    k, out, stop = len(ps), {}, None
+    for j, (p, arm, kind) in enumerate(sorted(ps)):
+        if stop is None and p > alpha / (k - j):
+            stop = alpha / (k - j)  # step-down: the first p above its threshold ends the claims
+        if stop is not None and kind in ("better", "worse"):
+            out[arm] = (f" — not claimed {kind}: with {k} treatments against one comparator, Holm's correction "
+                        f"stopped at its threshold p <= {format_p(stop)} and this one's sign-flip p is {format_p(p)}")
+    return out
 
 
 def _sequential_interval(seq: Mapping[str, Any], arm: str) -> tuple[float | None, float | None, float | None, int]:
@@ -282,9 +333,15 @@ def verdicts(doc: Mapping[str, Any], *, run_status: str = "complete",
              equivalence_margin: float = EQUIVALENCE_MARGIN) -> list[Verdict]:
     """Every treatment's verdict in the document's arm order; whether each package was
     exercised comes from the document's activation section when the run measured it."""
+    arms = [arm for arm in doc["arms"] if arm in doc["deltas"]]
+    out = [verdict_for(doc, arm, run_status=run_status, equivalence_margin=equivalence_margin,
+                       **_activation_of(doc, arm)) for arm in arms]
+    if len(arms) < 2 or doc.get("sequential") or not any(v.kind in ("better", "worse") for v in out):
+        return out  # one treatment; a sequential run's sequences already hold together (Bonferroni)
+    dropped = _holm(doc, arms, [v.kind for v in out], alpha_of(out[0].level))
     return [verdict_for(doc, arm, run_status=run_status, equivalence_margin=equivalence_margin,
-                        **_activation_of(doc, arm))
-            for arm in doc["arms"] if arm in doc["deltas"]]
+                        not_claimed=dropped[arm], **_activation_of(doc, arm)) if arm in dropped else v
+            for arm, v in zip(arms, out, strict=True)]
 
 
 def _activation_of(doc: Mapping[str, Any], arm: str) -> dict[str, Any]:

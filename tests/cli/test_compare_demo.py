@@ -45,10 +45,11 @@ def demo_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 def test_demo_runs_compare_with_exit_codes(demo_runs: tuple[Path, Path], tmp_path: Path) -> None:
     """The treatment of one demo run against the vanilla of another: 0 when gates pass, 1 on a failing token
-    gate, 3 when a two-task split cannot give a bound; the identical identities are accepted."""
+    gate or a -5 pp non-inferiority gate six tasks cannot establish (the bounded-mean test), 3 when a two-task split
+    cannot give a bound; the identical identities are accepted."""
     a, b = demo_runs
     inputs = (f"{a}=testing-discipline", f"{b}=vanilla")
-    ok = pb("compare", *inputs, "--gates", gates(tmp_path, "ok", PASSES, NON_INFERIOR), cwd=tmp_path)
+    ok = pb("compare", *inputs, "--gates", gates(tmp_path, "ok", PASSES), cwd=tmp_path)
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "verdict: pass (exit 0)" in ok.stdout
     assert "Paired · all · testing-discipline vs vanilla" in ok.stdout
@@ -56,8 +57,12 @@ def test_demo_runs_compare_with_exit_codes(demo_runs: tuple[Path, Path], tmp_pat
 
     failing = pb("compare", *inputs, "--gates", gates(tmp_path, "fail", PASSES, TOKENS), cwd=tmp_path)
     assert failing.returncode == 1, failing.stdout + failing.stderr
+    ni = pb("compare", *inputs, "--gates", gates(tmp_path, "ni", PASSES, NON_INFERIOR), cwd=tmp_path)
+    assert ni.returncode == 1 and "by the betting test for a bounded mean" in ni.stdout, ni.stdout + ni.stderr
 
-    split = gates(tmp_path, "undetermined", NON_INFERIOR, splits={"two": ["roman-numerals", "word-wrap"]})
+    ceiling = {"name": "ceiling", "metrics": ["Input tokens", "Output tokens"], "against": "vanilla",
+               "direction": "lower", "bound": "upper", "factor": 2.0}
+    split = gates(tmp_path, "undetermined", ceiling, splits={"two": ["roman-numerals", "word-wrap"]})
     undetermined = pb("compare", *inputs, "--gates", split, "--json", cwd=tmp_path)
     assert undetermined.returncode == 3, undetermined.stdout + undetermined.stderr
     doc = json.loads(undetermined.stdout)

@@ -228,7 +228,11 @@ BOUND_CASES = [
     ("too few tasks", BOUND_P, {t: [P] for t in SIX[:4]}, {t: [P] for t in SIX[:4]}, None, "undetermined", "too few tasks: 4"),
     ("an excluded task in the split", BOUND_P, {**{t: [P] for t in SIX}, "t6": [U]}, {t: [P] for t in [*SIX, "t6"]}, None, "undetermined", "t6: candidate: unknown correctness"),
     ("a missing attempt excludes the task", BOUND_P, {t: [P] for t in SIX}, {t: [P] for t in [*SIX, "t6"]}, None, "undetermined", "t6: no attempts in candidate"),
-    ("equal pass rates meet a -5 point margin", BOUND_P, {t: [P] for t in SIX}, {t: [P] for t in SIX}, None, "pass", "interval [+0.0 pp, +0.0 pp]"),
+    # six ties cannot rule out a treatment 5 pp worse (one task in twenty always lost): the
+    # betting test for a bounded mean decides a non-zero margin, not the sign-flip test
+    ("six ties do not meet a -5 point margin", BOUND_P, {t: [P] for t in SIX}, {t: [P] for t in SIX}, None, "fail", "lower bound -47.8 pp by the betting test"),
+    ("six clear wins meet a -5 point margin", BOUND_P, {t: [P] for t in SIX}, {t: [F] for t in SIX}, None, "pass", "p = 0.0"),
+    ("margin 0 keeps the exact sign-flip test", {**BOUND_P, "margin": 0.0}, {t: [P] for t in SIX}, {t: [F] for t in SIX}, None, "pass", "interval [+100.0 pp, +100.0 pp]"),
     ("a lower endpoint below the margin fails", BOUND_P, {t: [F] if t == "t0" else [P] for t in SIX}, {t: [P] for t in SIX}, None, "fail", ""),
     ("equal tokens meet a 1.3 ceiling", BOUND_T, {t: [P] for t in SIX}, {t: [P] for t in SIX}, None, "pass", "interval [×1, ×1]"),
     ("double tokens break the ceiling", BOUND_T, {t: [P] for t in SIX}, {t: [P] for t in SIX}, {t: (200, 20) for t in SIX}, "fail", ""),
@@ -238,7 +242,7 @@ BOUND_CASES = [
 
 @pytest.mark.parametrize(("case", "gate", "cand", "comp", "ctok", "status", "detail"), BOUND_CASES, ids=[c[0] for c in BOUND_CASES])
 def test_bound_gate_rules(case, gate, cand, comp, ctok, status, detail) -> None:
-    """A bound gate passes when the one-sided sign-flip test at its limit rejects, and is undetermined with too few or excluded tasks."""
+    """A bound gate passes when its one-sided test at the limit rejects (sign-flip; a non-zero pass-rate margin by the bounded-mean betting test), and is undetermined with too few or excluded tasks."""
     res = _bound(gate, cand, comp, cand_tokens=ctok)
     assert res.status == status, res.detail
     assert detail in res.detail

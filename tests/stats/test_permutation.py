@@ -86,15 +86,21 @@ def test_ratio_interval_is_on_the_log_scale() -> None:
     assert passes_upper(r, 1.5) and not passes_upper(r, 1.1)
 
 
-def test_power_numbers_match_the_normal_formula_and_binomial_check() -> None:
-    """MDE and tasks needed follow (z_a + z_b)·σ/√n with σ from Beta(2,2) and 3 repeats; SciPy's binomtest agrees that 5 all-positive tasks reach one-sided 5%."""
+def test_power_numbers_follow_the_sign_flip_critical_value_and_binomial_check() -> None:
+    """Power is Φ(δ√n/σ − t₀.₉₅,ₙ₋₁·√(1 + δ²/σ²)) with σ from Beta(2,2) and 3 repeats (SciPy's t agrees); the MDE is
+    where it reaches 80%, +10 pp needs 88 tasks, 6 tasks × 3 repeats detect nothing with 80% power; SciPy's binomtest
+    agrees that 5 all-positive tasks reach one-sided 5%."""
     sd = assumed_sd(3)
     assert sd == pytest.approx(math.sqrt(2 * 0.2 / 3))
-    z = sps.norm.ppf(0.95) + sps.norm.ppf(0.80)
-    assert mde(50, sd, 0.05) == pytest.approx(z * sd / math.sqrt(50))
-    assert tasks_needed(0.10, sd, 0.05) == math.ceil((z * sd / 0.10) ** 2) == 83
-    assert power_at(0.10, 83, sd, 0.05) == pytest.approx(0.80, abs=0.01)
-    assert plan(20, 3, 0.05).tasks_needed == {"+10 pp": 83, "+5 pp": 330}
+    for n, d in ((6, 0.3), (20, 0.2), (83, 0.1)):
+        want = sps.norm.cdf(d * math.sqrt(n) / sd - sps.t.ppf(0.95, n - 1) * math.sqrt(1 + (d / sd) ** 2))
+        assert power_at(d, n, sd, 0.05) == pytest.approx(want, abs=1e-3)
+    assert power_at(mde(50, sd, 0.05) or 0.0, 50, sd, 0.05) == pytest.approx(0.80, abs=1e-6)
+    assert mde(50, sd, 0.05) > (sps.norm.ppf(0.95) + sps.norm.ppf(0.80)) * sd / math.sqrt(50)
+    assert mde(6, sd, 0.05) is None
+    assert tasks_needed(0.10, sd, 0.05) == 88
+    assert power_at(0.10, 87, sd, 0.05) < 0.80 <= power_at(0.10, 88, sd, 0.05)
+    assert plan(20, 3, 0.05).tasks_needed == {"+10 pp": 88, "+5 pp": 336}
     assert sps.binomtest(5, 5, alternative="greater").pvalue == sign_flip_test([1 / 3] * 5).p
 
 

@@ -41,8 +41,13 @@ CASES = [
     # case, diffs, kwargs, kind, words in the headline
     ("better", UP, {}, "better", ["guided is better than vanilla", "+37.5 pp", "90%: +22.2 pp to +50.0 pp", "tokens ×1.20"]),
     ("worse", [-d for d in UP], {}, "worse", ["guided is worse than vanilla", "-37.5 pp"]),
-    ("equivalent", [0.0, 0.0, 1 / 30, -1 / 30] * 8, {}, "equivalent",
-     ["no difference larger than", "against vanilla"]),
+    ("equivalent", [0.0, 0.0, 1 / 30, -1 / 30] * 12, {}, "equivalent",
+     ["no difference larger than 8.2 pp against vanilla", "ruled out by the bounded-mean interval -8.2 pp to +8.1 pp"]),
+    # the sign-flip interval of 32 near-ties is ±0.7 pp, but ties do not rule out a 10 pp loss concentrated on
+    # a few tasks: the bounded-mean interval (±11.9 pp) decides an equivalence claim
+    ("near-ties of 32 tasks are not equivalent", [0.0, 0.0, 1 / 30, -1 / 30] * 8, {}, "undetermined",
+     ["undetermined", "[90%: -0.7 pp to +0.7 pp]"]),
+    ("six ties are not equivalent", [0.0] * 6, {}, "undetermined", ["undetermined", "[90%: +0.0 pp to +0.0 pp]"]),
     ("undetermined", [1 / 3, -1 / 3, 0.0, 1 / 3, -1 / 3, 2 / 3, 0.0], {}, "undetermined",
      ["undetermined", "more task(s) would likely decide it", "detect"]),
     ("too few tasks", [1 / 3, 1 / 3], {}, "undetermined", ["too few tasks for a 90% interval: 2 of 5"]),
@@ -118,3 +123,28 @@ def test_the_activation_section_decides_not_exercised() -> None:
     doc["activation"]["per_arm"]["guided"] = {"exercised": True, "any": {"used": 20, "not_used": 4, "unknown": 0}}
     v = verdicts(doc)[0]
     assert v.kind == "better" and v.exercised is True
+
+
+def test_holm_keeps_the_family_of_better_claims_at_alpha() -> None:
+    """With several treatments against vanilla a better reading is claimed only when Holm's step-down correction keeps
+    it: two treatments each at p = 3.5% (better alone) both read undetermined and say why; beside a strong one the
+    same treatment is compared with 5% (step-down) and stays better; a single treatment is never corrected."""
+    from pluginbench.stats import sign_flip_test, verdicts
+
+    weak = [1 / 3] * 7 + [-1 / 3, 0.0, 0.0]
+    assert sign_flip_test(weak, alternative="greater").p == pytest.approx(0.03515625)
+
+    def family(first: list[float]) -> dict[str, Any]:
+        doc = doc_of(first)
+        doc["arms"].append("weak")
+        doc["deltas"]["weak"] = {**doc["deltas"]["guided"], "per_task": {
+            t: {"pass_rate_difference": d} for t, d in zip(doc["tasks"], weak, strict=True)}}
+        return {v.treatment: v for v in verdicts(doc)}
+
+    assert verdicts(doc_of(weak))[0].kind == "better"  # one treatment: unchanged
+    both = family(list(reversed(weak)))
+    assert [both[a].kind for a in ("guided", "weak")] == ["undetermined", "undetermined"], both["weak"].headline
+    assert ("not claimed better: with 2 treatments against one comparator, Holm's correction stopped at its "
+            "threshold p <= 0.025 and this one's sign-flip p is 0.035") in both["weak"].headline, both["weak"].headline
+    strong = family(UP + [1 / 3, 1 / 3])
+    assert [strong[a].kind for a in ("guided", "weak")] == ["better", "better"], strong["weak"].headline
