@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
 #: Entries of the private config folder the CLI itself writes on every start (session
@@ -74,13 +75,19 @@ def digest_argv(config: str, marketplace: str, app: str, cli: str) -> list[str]:
     return ["sh", "-c", DIGEST_SCRIPT, "pluginbench-digest", config, marketplace, app, cli, *RUNTIME_STATE]
 
 
+#: A probe run's loopback model server: its port is new in every run and names nothing that loads.
+_LOOPBACK_PORT = re.compile(r"^(https?://(?:127\.0\.0\.1|localhost|\[::1\])):\d+/?$")
+
+
 def cache_key(*, files: bytes, cli_version: str | None, argv: list[str], env: dict[str, str],
               paths: list[str], model: str, arm: str, treatment: str, facts: dict[str, Any]) -> str:
-    """SHA-256 of everything the loading depends on (``argv`` without the session id)."""
+    """SHA-256 of everything the loading depends on (``argv`` without the session id; a
+    loopback ``ANTHROPIC_BASE_URL``'s port as ``<port>``, so probe runs share a key)."""
     launch = list(argv)
     if "--session-id" in launch:
         i = launch.index("--session-id")
         del launch[i: i + 2]
+    env = {k: _LOOPBACK_PORT.sub(r"\1:<port>", v) if k == "ANTHROPIC_BASE_URL" else v for k, v in env.items()}
     key = {
         "files": hashlib.sha256(files).hexdigest(), "cli_version": cli_version,
         "argv": launch, "env": env, "paths": paths, "model": model, "arm": arm, "treatment": treatment,
