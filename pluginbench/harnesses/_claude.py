@@ -18,7 +18,9 @@ One attempt, in order (all inside the attempt's sandbox, nothing on the host's c
    :class:`DiscoveryMismatch` before any model call. A passing receipt is kept for the
    run under the digest of everything that can change what loads
    (:mod:`._claude_cache`); a later attempt of the same setup reuses it and starts no
-   discovery run (``cli_processes: 1``, ``cache.hit: true``, no discovery stdout).
+   discovery run (``cli_processes: 1``, ``cache.hit: true``, no discovery stdout). A
+   run's first attempt of a setup reads the cross-run store first (:mod:`._claude_reuse`,
+   :mod:`._discovery_store`): stored answers are judged again with its own facts.
    Then the coding process starts (hooks on, transcripts on): the same control requests
    (no model call), whose answers must equal the receipt field by field
    (:func:`._claude_discovery.compare_coding`; its hooks must be enabled) — any
@@ -88,7 +90,7 @@ from ._claude_launch import (
     session_argv,
     spec_problem,
 )
-from ._claude_reuse import from_store, store_entry, store_note
+from ._claude_reuse import from_store, keep, store_note
 from ._claude_session import ClaudeSession
 from ._claude_stream import final_and_writes, parse_stream, provider_stop, uncorroborated
 from ._claude_usage import read_stream_answers, read_transcripts, unrecovered_cut, validate_usage
@@ -493,8 +495,7 @@ class ClaudeHarness(HarnessBase):
                 stored["seconds"] = round(time.monotonic() - t1, 3)
                 self._receipts[key] = receipt = stored
             elif cached is None:
-                receipt, answers = await self._discover(sandbox, ctx, t, env, facts, model, disc_argv,
-                                                               agent_dir, t1)
+                receipt, answers = await self._discover(sandbox, ctx, t, env, facts, model, disc_argv, agent_dir, t1)
                 receipt["cache"] = {"key": key, "hit": False, "origin_attempt": ctx.attempt_id}
                 if self.store is not None:
                     receipt["cache"].update(origin_run=ctx.run_id, store=note)
@@ -522,13 +523,9 @@ class ClaudeHarness(HarnessBase):
                     if self.store is not None:
                         self.store.drop(key)
                     return False
-                if self.store is not None and answers is not None:
-                    # Two processes agreed: later runs may reuse these answers.
-                    problem = self.store.write(key, store_entry(
-                        run=ctx.run_id, attempt=ctx.attempt_id, cli_version=self.cli_version,
-                        control_stdout=answers, receipt=receipt))
-                    receipt["cache"]["store"].update(written=problem is None, **({"write_problem": problem}
-                                                                                  if problem else {}))
+                if self.store is not None and answers is not None:  # two processes agreed: keep the answers
+                    keep(self.store, key, run=ctx.run_id, attempt=ctx.attempt_id, cli_version=self.cli_version,
+                         answers=answers, receipt=receipt)
                     _write_json(ctx.attempt_dir / "native-treatment.json", receipt)
                 await ctx.launched(argv)
                 return True

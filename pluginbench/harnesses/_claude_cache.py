@@ -1,4 +1,5 @@
-"""The key under which a passing Claude Code discovery receipt is reused within one run.
+"""The key under which a passing Claude Code discovery receipt is reused (within one run,
+and across runs through the store of :mod:`._discovery_store`).
 
 Discovery (a hooks-disabled run of the CLI, see :mod:`._claude_discovery`) proves what a
 session loads before any hook runs. Its answer depends only on files and launch settings,
@@ -11,7 +12,8 @@ The key (:func:`cache_key`) covers everything Claude Code's loading can depend o
 private config (settings, ``CLAUDE.md``, skills, installed plugins) and marketplace, the
 task repository's ``CLAUDE.md``/``CLAUDE.local.md``/``.claude/``/``.mcp.json`` and the
 same files in every folder above it, the managed settings folder ``/etc/claude-code``,
-the CLI binary (size, times, inode) and version, the launch argv without the session id, the environment, the
+the CLI binary (size, times, inode) and version, the launch argv without the session id, the environment (a
+probe run's loopback base URL without its port, which is new in every run), the
 sandbox paths, the model, and the attempt's judged facts (delivered trees, managed
 settings, environment problems). Left out, because every CLI start rewrites them and they
 name nothing that loads: the credentials file, the CLI's own state file ``.claude.json``

@@ -56,6 +56,17 @@ def from_store(store: DiscoveryStore, key: str, judge: Callable[[str], dict[str,
     return receipt, receipt["cache"]["store"]
 
 
+def keep(store: DiscoveryStore, key: str, *, run: str, attempt: str, cli_version: str | None, answers: str,
+         receipt: dict[str, Any]) -> None:
+    """Store the answers of a discovery whose coding process agreed with it; say so in
+    ``receipt["cache"]["store"]`` (``written``, and ``write_problem`` when it could not be)."""
+    problem = store.write(key, store_entry(run=run, attempt=attempt, cli_version=cli_version, control_stdout=answers,
+                                           receipt=receipt))
+    receipt["cache"]["store"]["written"] = problem is None
+    if problem:
+        receipt["cache"]["store"]["write_problem"] = problem
+
+
 def store_entry(*, run: str, attempt: str, cli_version: str | None, control_stdout: str,
                 receipt: dict[str, Any]) -> dict[str, Any]:
     """What a passing discovery leaves in the store (see :mod:`._discovery_store`)."""
