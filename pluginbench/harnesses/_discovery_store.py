@@ -32,6 +32,7 @@ import contextlib
 import json
 import os
 import stat
+import uuid
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -142,7 +143,7 @@ class DiscoveryStore:
         if problem:
             return problem
         data = json.dumps({**entry, "schema": SCHEMA, "key": key}, sort_keys=True).encode()
-        tmp = self.folder / f".{key}.{os.getpid()}.tmp"
+        tmp = self.folder / f".{key}.{uuid.uuid4().hex}.tmp"  # two attempts of one run may race: both land whole
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
             with os.fdopen(fd, "wb") as f:
