@@ -486,10 +486,11 @@ class ClaudeHarness(HarnessBase):
             t1 = time.monotonic()
             cached = self._receipts.get(key)
             answers: str | None = None  # the discovery answers judged in this attempt (None: reused)
-            stored, note = None, store_note("off")
-            if cached is None and self.store is not None:
+            store = self.store if sandbox.isolated else None  # an unisolated agent could write the cache root
+            stored, note = None, store_note("off", None if store else "the sandbox is not isolated")
+            if cached is None and store is not None:
                 # An earlier run's discovery of the same setup: its answers judged again here.
-                stored, note = from_store(self.store, key, lambda out: self._judge(out, t, env, sandbox, facts, model),
+                stored, note = from_store(store, key, lambda out: self._judge(out, t, env, sandbox, facts, model),
                                           agent_dir)
             if stored is not None:
                 stored["seconds"] = round(time.monotonic() - t1, 3)
@@ -523,8 +524,8 @@ class ClaudeHarness(HarnessBase):
                     if self.store is not None:
                         self.store.drop(key)
                     return False
-                if self.store is not None and answers is not None:  # two processes agreed: keep the answers
-                    keep(self.store, key, run=ctx.run_id, attempt=ctx.attempt_id, cli_version=self.cli_version,
+                if store is not None and answers is not None:  # two processes agreed: keep the answers
+                    keep(store, key, run=ctx.run_id, attempt=ctx.attempt_id, cli_version=self.cli_version,
                          answers=answers, receipt=receipt)
                     _write_json(ctx.attempt_dir / "native-treatment.json", receipt)
                 await ctx.launched(argv)

@@ -11,7 +11,8 @@ then discovers as if the store were empty):
 
 * written only by PluginBench on the host, by the harness object of a run, after the
   coding process of the attempt that discovered it answered the same (two CLI processes
-  agreed); never from a sandbox (the cache root is hidden from every sandbox);
+  agreed); never from a sandbox (the cache root is hidden from every sandbox), and an
+  attempt in an unisolated sandbox neither reads nor writes it;
 * the folder is a real folder (not a symlink) owned by the current user and writable by
   nobody else; it is created ``0700``;
 * an entry is a regular file opened without following a symlink, owned by the current

@@ -72,7 +72,8 @@ def _task(tmp: Path) -> HarborTask:
 
 
 async def _attempt(cli: Path, tmp: Path, probe: ProbeServer, treatment: FrozenTreatment,
-                   name: str, *, prepare=None, harness: ClaudeHarness | None = None, run_id: str = "run"):
+                   name: str, *, prepare=None, harness: ClaudeHarness | None = None, run_id: str = "run",
+                   isolation: str = "auto"):
     harness = harness or ClaudeHarness(cli, PINNED["claude"], probe.base_url, environ={"PATH": "/usr/bin:/bin"})
     home = tmp / f"home-{name}"
     home.mkdir()
@@ -90,7 +91,7 @@ async def _attempt(cli: Path, tmp: Path, probe: ProbeServer, treatment: FrozenTr
     ctx = AttemptContext(run_id, name, _task(tmp), treatment, MODEL, "medium", 0, 120.0, attempt_dir, on_launch)
     spec = SandboxSpec(run_id="run", attempt_id=name, role="coding", task="t1", workspace=work, home=home,
                        readonly=harness.readonly, egress=harness.egress("coding", None))
-    async with LocalEnvironment(isolation="auto").sandbox(spec) as sb:
+    async with LocalEnvironment(isolation=isolation).sandbox(spec) as sb:
         run = await harness.run(sb, ctx)
         await sb.stop()
         out = tmp / f"export-{name}"
@@ -229,7 +230,7 @@ async def test_a_later_run_reuses_stored_discovery_answers_and_a_tampered_entry_
         cli: Path, tmp_path: Path) -> None:
     """A later run (another harness and probe port) starts the CLI once from the store, with the entry copied into
     the attempt and its origin run named; a tampered entry fails the coding comparison before any model call and is
-    dropped from the store."""
+    dropped from the store; an unisolated sandbox neither reads nor writes it."""
     scen = load_scenario(write(tmp_path / "s.yaml", SCENARIO))
     store = DiscoveryStore(tmp_path / "store" / "claude")
 
@@ -266,6 +267,12 @@ async def test_a_later_run_reuses_stored_discovery_answers_and_a_tampered_entry_
                            run_id="r3")
         assert [r for r in probe.requests if r.kind == "coding"] == []
     assert not entry_file.exists()
+    with ProbeServer(scen) as probe:
+        await _attempt(cli, tmp_path, probe, vanilla(), "open", harness=harness(probe), run_id="r4", isolation="none")
+    unisolated = json.loads((tmp_path / "attempt-open" / "native-treatment.json").read_text())
+    assert unisolated["cli_processes"] == 2 and unisolated["cache"]["store"] == {
+        "read": "off", "reason": "the sandbox is not isolated", "written": False}
+    assert list(store.folder.glob("*.json")) == []
 
 
 def test_refused_operator_variables_raise_before_anything_starts(tmp_path: Path) -> None:
