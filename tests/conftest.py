@@ -26,6 +26,8 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     # Unrelated tests must not reuse each other's vanilla attempts through the shared
     # cache; tests of the vanilla cache turn it back on (tests/cache/).
     os.environ["PLUGINBENCH_VANILLA_CACHE"] = "off"
+    # Nor each other's discovery answers (the store's own tests give a harness its store).
+    os.environ["PLUGINBENCH_DISCOVERY_STORE"] = "off"
     yield cache
     if old is None:
         os.environ.pop("XDG_CACHE_HOME", None)

@@ -18,7 +18,9 @@ One attempt, in order (all inside the attempt's sandbox, nothing on the host's c
    :class:`DiscoveryMismatch` before any model call. A passing receipt is kept for the
    run under the digest of everything that can change what loads
    (:mod:`._claude_cache`); a later attempt of the same setup reuses it and starts no
-   discovery run (``cli_processes: 1``, ``cache.hit: true``, no discovery stdout).
+   discovery run (``cli_processes: 1``, ``cache.hit: true``, no discovery stdout). A
+   run's first attempt of a setup reads the cross-run store first (:mod:`._claude_reuse`,
+   :mod:`._discovery_store`): stored answers are judged again with its own facts.
    Then the coding process starts (hooks on, transcripts on): the same control requests
    (no model call), whose answers must equal the receipt field by field
    (:func:`._claude_discovery.compare_coding`; its hooks must be enabled) — any
@@ -89,9 +91,11 @@ from ._claude_launch import (
     session_argv,
     spec_problem,
 )
+from ._claude_reuse import from_store, keep, store_note
 from ._claude_session import ClaudeSession
 from ._claude_stream import final_and_writes, parse_stream, provider_stop, uncorroborated
 from ._claude_usage import read_stream_answers, read_transcripts, unrecovered_cut, validate_usage
+from ._discovery_store import DiscoveryStore
 from ._port import (
     AgentRun,
     AttemptContext,
@@ -192,7 +196,8 @@ class ClaudeHarness(HarnessBase):
     @classmethod
     def for_run(cls, ev: Any, *, cli_path: str | Path | None, cli_version: str | None,
                 probe_base_url: str | None) -> ClaudeHarness:
-        return cls(str(cli_path), cli_version or "", probe_base_url, subagents=ev.capabilities.subagents)
+        return cls(str(cli_path), cli_version or "", probe_base_url, subagents=ev.capabilities.subagents,
+                   store=DiscoveryStore.for_harness("claude"))
 
     @classmethod
     def read_final(cls, stdout: str) -> tuple[str | None, list[str]]:
@@ -255,7 +260,8 @@ class ClaudeHarness(HarnessBase):
         return {"environ": {k: v for k, v in os.environ.items() if k != TOKEN_VARIABLE}}
 
     def __init__(self, cli_path: str | Path, cli_version: str, probe_base_url: str | None = None,
-                 *, subagents: bool = True, environ: Mapping[str, str] | None = None) -> None:
+                 *, subagents: bool = True, environ: Mapping[str, str] | None = None,
+                 store: DiscoveryStore | None = None) -> None:
         self.cli_path = str(cli_path)
         self.cli_version = cli_version
         self.readonly = tool_roots(cli_path) if Path(cli_path).exists() else ()
@@ -265,6 +271,8 @@ class ClaudeHarness(HarnessBase):
         check_operator_env(self._environ, probe=self.probe)
         #: passing discovery receipts by setup digest, for the life of this harness (one run)
         self._receipts: dict[str, dict[str, Any]] = {}
+        #: passing discovery answers across runs (None: off, every run discovers again)
+        self.store = store
 
     @property
     def probe(self) -> bool:
@@ -392,9 +400,10 @@ class ClaudeHarness(HarnessBase):
 
     async def _discover(self, sandbox: Sandbox, ctx: AttemptContext, t: ClaudeTreatment, env: dict[str, str],
                         facts: dict[str, Any], model: str, disc_argv: list[str], agent_dir: Path,
-                        t1: float) -> dict[str, Any]:
-        """The discovery run (hooks disabled, nothing persisted): its passing receipt, or
-        :class:`DiscoveryMismatch` with the failing one saved as ``native-treatment.json``."""
+                        t1: float) -> tuple[dict[str, Any], str]:
+        """The discovery run (hooks disabled, nothing persisted): its passing receipt and the
+        control answers it was judged from, or :class:`DiscoveryMismatch` with the failing
+        one saved as ``native-treatment.json``."""
         receipts: list[dict[str, Any]] = []
 
         async def judge(control_stdout: str) -> bool:
@@ -419,7 +428,7 @@ class ClaudeHarness(HarnessBase):
                 f"the CLI ended (exit {disc.exit_code}) before answering every control request: {stderr_tail}"])
         if not receipts[0]["passed"]:
             raise DiscoveryMismatch(f"arm {ctx.treatment.arm}", receipts[0]["problems"])
-        return receipts[0]
+        return receipts[0], "\n".join(discovery.control_lines) + "\n"
 
     async def _copy_transcripts(self, sandbox: Sandbox, env: dict[str, str], session: str,
                                 dest: Path) -> tuple[list[str], list[list[str]]] | None:
@@ -477,9 +486,21 @@ class ClaudeHarness(HarnessBase):
             timings["setup_s"] = round(time.monotonic() - t0, 3)
             t1 = time.monotonic()
             cached = self._receipts.get(key)
-            if cached is None:
-                receipt = await self._discover(sandbox, ctx, t, env, facts, model, disc_argv, agent_dir, t1)
+            answers: str | None = None  # the discovery answers judged in this attempt (None: reused)
+            store = self.store if sandbox.isolated else None  # an unisolated agent could write the cache root
+            stored, note = None, store_note("off", None if store else "the sandbox is not isolated")
+            if cached is None and store is not None:
+                # An earlier run's discovery of the same setup: its answers judged again here.
+                stored, note = from_store(store, key, lambda out: self._judge(out, t, env, sandbox, facts, model),
+                                          agent_dir)
+            if stored is not None:
+                stored["seconds"] = round(time.monotonic() - t1, 3)
+                self._receipts[key] = receipt = stored
+            elif cached is None:
+                receipt, answers = await self._discover(sandbox, ctx, t, env, facts, model, disc_argv, agent_dir, t1)
                 receipt["cache"] = {"key": key, "hit": False, "origin_attempt": ctx.attempt_id}
+                if self.store is not None:
+                    receipt["cache"].update(origin_run=ctx.run_id, store=note)
                 self._receipts[key] = receipt
             else:
                 # The same setup passed discovery earlier in this run: its receipt stands for
@@ -487,6 +508,8 @@ class ClaudeHarness(HarnessBase):
                 receipt = {**cached, **{k: v for k, v in facts.items() if k != "discovery_argv"},
                            "cli_processes": 1, "seconds": round(time.monotonic() - t1, 3),
                            "cache": {"key": key, "hit": True, "origin_attempt": cached["cache"]["origin_attempt"]}}
+                if "origin_run" in cached["cache"]:
+                    receipt["cache"].update(origin_run=cached["cache"]["origin_run"], store=store_note("kept"))
             _write_json(ctx.attempt_dir / "native-treatment.json", receipt)
             timings["discovery_s"] = receipt["seconds"]
             paths = Paths(env["CLAUDE_CONFIG_DIR"], f"{sandbox.paths.home}/{MARKETPLACE_DIR_NAME}", sandbox.paths.app)
@@ -499,7 +522,13 @@ class ClaudeHarness(HarnessBase):
                     receipt.update(problems=[*receipt["problems"], *problems], passed=False)
                     _write_json(ctx.attempt_dir / "native-treatment.json", receipt)
                     self._receipts.pop(key, None)
+                    if self.store is not None:
+                        self.store.drop(key)
                     return False
+                if store is not None and answers is not None:  # two processes agreed: keep the answers
+                    keep(store, key, run=ctx.run_id, attempt=ctx.attempt_id, cli_version=self.cli_version,
+                         answers=answers, receipt=receipt)
+                    _write_json(ctx.attempt_dir / "native-treatment.json", receipt)
                 await ctx.launched(argv)
                 return True
 

@@ -1,4 +1,5 @@
-"""The key under which a passing Claude Code discovery receipt is reused within one run.
+"""The key under which a passing Claude Code discovery receipt is reused (within one run,
+and across runs through the store of :mod:`._discovery_store`).
 
 Discovery (a hooks-disabled run of the CLI, see :mod:`._claude_discovery`) proves what a
 session loads before any hook runs. Its answer depends only on files and launch settings,
@@ -11,7 +12,8 @@ The key (:func:`cache_key`) covers everything Claude Code's loading can depend o
 private config (settings, ``CLAUDE.md``, skills, installed plugins) and marketplace, the
 task repository's ``CLAUDE.md``/``CLAUDE.local.md``/``.claude/``/``.mcp.json`` and the
 same files in every folder above it, the managed settings folder ``/etc/claude-code``,
-the CLI binary (size, times, inode) and version, the launch argv without the session id, the environment, the
+the CLI binary (size, times, inode) and version, the launch argv without the session id, the environment (a
+probe run's loopback base URL without its port, which is new in every run), the
 sandbox paths, the model, and the attempt's judged facts (delivered trees, managed
 settings, environment problems). Left out, because every CLI start rewrites them and they
 name nothing that loads: the credentials file, the CLI's own state file ``.claude.json``
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
 #: Entries of the private config folder the CLI itself writes on every start (session
@@ -74,13 +77,19 @@ def digest_argv(config: str, marketplace: str, app: str, cli: str) -> list[str]:
     return ["sh", "-c", DIGEST_SCRIPT, "pluginbench-digest", config, marketplace, app, cli, *RUNTIME_STATE]
 
 
+#: A probe run's loopback model server: its port is new in every run and names nothing that loads.
+_LOOPBACK_PORT = re.compile(r"^(https?://(?:127\.0\.0\.1|localhost|\[::1\])):\d+/?$")
+
+
 def cache_key(*, files: bytes, cli_version: str | None, argv: list[str], env: dict[str, str],
               paths: list[str], model: str, arm: str, treatment: str, facts: dict[str, Any]) -> str:
-    """SHA-256 of everything the loading depends on (``argv`` without the session id)."""
+    """SHA-256 of everything the loading depends on (``argv`` without the session id; a
+    loopback ``ANTHROPIC_BASE_URL``'s port as ``<port>``, so probe runs share a key)."""
     launch = list(argv)
     if "--session-id" in launch:
         i = launch.index("--session-id")
         del launch[i: i + 2]
+    env = {k: _LOOPBACK_PORT.sub(r"\1:<port>", v) if k == "ANTHROPIC_BASE_URL" else v for k, v in env.items()}
     key = {
         "files": hashlib.sha256(files).hexdigest(), "cli_version": cli_version,
         "argv": launch, "env": env, "paths": paths, "model": model, "arm": arm, "treatment": treatment,

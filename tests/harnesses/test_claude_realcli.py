@@ -12,6 +12,7 @@ from pluginbench.environments._local import LocalEnvironment
 from pluginbench.environments._port import SandboxSpec
 from pluginbench.errors import InputError
 from pluginbench.harnesses._claude import ClaudeHarness, DiscoveryMismatch
+from pluginbench.harnesses._discovery_store import DiscoveryStore
 from pluginbench.harnesses._port import AttemptContext, FrozenTreatment  # noqa: F401
 from pluginbench.harnesses._secrets import scan_for_secret
 from pluginbench.probe import (
@@ -71,7 +72,8 @@ def _task(tmp: Path) -> HarborTask:
 
 
 async def _attempt(cli: Path, tmp: Path, probe: ProbeServer, treatment: FrozenTreatment,
-                   name: str, *, prepare=None, harness: ClaudeHarness | None = None):
+                   name: str, *, prepare=None, harness: ClaudeHarness | None = None, run_id: str = "run",
+                   isolation: str = "auto"):
     harness = harness or ClaudeHarness(cli, PINNED["claude"], probe.base_url, environ={"PATH": "/usr/bin:/bin"})
     home = tmp / f"home-{name}"
     home.mkdir()
@@ -86,10 +88,10 @@ async def _attempt(cli: Path, tmp: Path, probe: ProbeServer, treatment: FrozenTr
         launched.append(list(argv))
 
     attempt_dir = tmp / f"attempt-{name}"
-    ctx = AttemptContext("run", name, _task(tmp), treatment, MODEL, "medium", 0, 120.0, attempt_dir, on_launch)
+    ctx = AttemptContext(run_id, name, _task(tmp), treatment, MODEL, "medium", 0, 120.0, attempt_dir, on_launch)
     spec = SandboxSpec(run_id="run", attempt_id=name, role="coding", task="t1", workspace=work, home=home,
                        readonly=harness.readonly, egress=harness.egress("coding", None))
-    async with LocalEnvironment(isolation="auto").sandbox(spec) as sb:
+    async with LocalEnvironment(isolation=isolation).sandbox(spec) as sb:
         run = await harness.run(sb, ctx)
         await sb.stop()
         out = tmp / f"export-{name}"
@@ -221,6 +223,56 @@ async def test_same_setup_reuses_discovery_and_a_drifted_coding_process_stops_be
         assert [r for r in probe.requests if r.kind == "coding"] == coding
     drift = json.loads((tmp_path / "attempt-drift" / "native-treatment.json").read_text())
     assert drift["passed"] is False and drift["cache"]["hit"] is True and harness._receipts == {}
+
+
+@pytest.mark.anyio
+async def test_a_later_run_reuses_stored_discovery_answers_and_a_tampered_entry_is_dropped(
+        cli: Path, tmp_path: Path) -> None:
+    """A later run (another harness and probe port) starts the CLI once from the store, with the entry copied into
+    the attempt and its origin run named; a tampered entry fails the coding comparison before any model call and is
+    dropped from the store; an unisolated sandbox neither reads nor writes it."""
+    scen = load_scenario(write(tmp_path / "s.yaml", SCENARIO))
+    store = DiscoveryStore(tmp_path / "store" / "claude")
+
+    def harness(probe: ProbeServer) -> ClaudeHarness:
+        return ClaudeHarness(cli, PINNED["claude"], probe.base_url, environ={"PATH": "/usr/bin:/bin"}, store=store)
+
+    with ProbeServer(scen) as probe:
+        await _attempt(cli, tmp_path, probe, sample_treatment(tmp_path), "first", harness=harness(probe), run_id="r1")
+    first = json.loads((tmp_path / "attempt-first" / "native-treatment.json").read_text())
+    assert first["cli_processes"] == 2 and first["cache"]["store"] == {"read": "miss", "reason": None, "written": True}
+    (entry_file,) = store.folder.glob("*.json")
+    with ProbeServer(scen) as probe:
+        _, run, adir, out, launched = await _attempt(cli, tmp_path, probe, sample_treatment(tmp_path), "later",
+                                                     harness=harness(probe), run_id="r2")
+    receipt = json.loads((adir / "native-treatment.json").read_text())
+    assert receipt["passed"] and receipt["cli_processes"] == 1 and receipt["attempt_id"] == "later"
+    assert receipt["cache"]["hit"] is True and (receipt["cache"]["origin_run"], receipt["cache"]["origin_attempt"]) \
+        == ("r1", "first") and receipt["cache"]["store"]["read"] == "hit"
+    assert json.loads((adir / "agent" / "discovery.origin.json").read_text()) == json.loads(entry_file.read_text())
+    assert not (adir / "agent" / "discovery.stdout.jsonl").exists()
+    assert (out / "answer.txt").read_text() == "guided\n" and run.error is None and launched
+    # Tampered (same owner, same mode): a built-in command removed from the stored answers.
+    entry = json.loads(entry_file.read_text())
+    lines = [json.loads(line) for line in entry["discovery_stdout"].splitlines()]
+    for line in lines:
+        if (line.get("response") or {}).get("request_id", "").endswith("_initialize"):
+            commands = line["response"]["response"]["commands"]
+            commands.remove(next(c for c in commands if c.get("builtin")))  # not a component: judged as passing
+    entry["discovery_stdout"] = "".join(json.dumps(line) + "\n" for line in lines)
+    entry_file.write_text(json.dumps(entry))
+    with ProbeServer(scen) as probe:
+        with pytest.raises(DiscoveryMismatch, match="session differs from the discovery receipt"):
+            await _attempt(cli, tmp_path, probe, sample_treatment(tmp_path), "tampered", harness=harness(probe),
+                           run_id="r3")
+        assert [r for r in probe.requests if r.kind == "coding"] == []
+    assert not entry_file.exists()
+    with ProbeServer(scen) as probe:
+        await _attempt(cli, tmp_path, probe, vanilla(), "open", harness=harness(probe), run_id="r4", isolation="none")
+    unisolated = json.loads((tmp_path / "attempt-open" / "native-treatment.json").read_text())
+    assert unisolated["cli_processes"] == 2 and unisolated["cache"]["store"] == {
+        "read": "off", "reason": "the sandbox is not isolated", "written": False}
+    assert list(store.folder.glob("*.json")) == []
 
 
 def test_refused_operator_variables_raise_before_anything_starts(tmp_path: Path) -> None:

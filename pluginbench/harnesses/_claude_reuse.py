@@ -1,0 +1,74 @@
+"""Claude Code discovery answers reused from the cross-run store (:mod:`._discovery_store`).
+
+A stored entry holds the control answers a discovery run gave (``discovery_stdout``, the
+control phase only), the receipt judged from them and the run and attempt that produced
+them. A reading attempt trusts the answers alone: :func:`from_store` judges them again
+with this attempt's own facts (delivered trees, environment, managed settings), so a
+receipt that would fail today fails here too and the entry is dropped; a passing one is
+this attempt's receipt (``cli_processes: 1``), its coding process's answers still
+compared with it field by field before the task. The entry is copied verbatim into the
+attempt as ``agent/discovery.origin.json``: the run's evidence does not depend on the
+cache root or on the origin run still existing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ._discovery_store import DiscoveryStore
+
+#: The copy of a reused store entry in the attempt's ``agent/`` folder.
+ORIGIN_FILE = "discovery.origin.json"
+
+
+def store_note(read: str, reason: str | None = None) -> dict[str, Any]:
+    """``cache.store`` of a receipt: how the store was read and whether this attempt wrote it."""
+    return {"read": read, "reason": reason, "written": False}
+
+
+def from_store(store: DiscoveryStore, key: str, judge: Callable[[str], dict[str, Any]],
+               agent_dir: Path) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """The receipt judged again from the stored answers under ``key`` (None on a miss, a
+    refused entry or answers that fail today's checks), and the ``cache.store`` note."""
+    read = store.read(key)
+    if read.entry is None:
+        return None, store_note(read.status, read.reason)
+    entry = read.entry
+    origin = entry.get("origin")
+    stdout, disc_argv = entry.get("discovery_stdout"), entry.get("discovery_argv")
+    if not (isinstance(origin, dict) and isinstance(origin.get("run"), str) and isinstance(origin.get("attempt"), str)
+            and isinstance(stdout, str) and isinstance(disc_argv, list)):
+        return None, store_note("refused", "the entry lacks its origin, answers or discovery argv")
+    receipt = judge(stdout)
+    if not receipt["passed"]:
+        store.drop(key)
+        return None, store_note("refused", "the stored answers fail this attempt's checks: "
+                                + "; ".join(receipt["problems"])[:500])
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    (agent_dir / ORIGIN_FILE).write_text(json.dumps(entry, indent=1, sort_keys=True) + "\n")
+    receipt["discovery_argv"] = disc_argv
+    receipt["cli_processes"] = 1
+    receipt["cache"] = {"key": key, "hit": True, "origin_attempt": origin["attempt"], "origin_run": origin["run"],
+                        "store": store_note("hit")}
+    return receipt, receipt["cache"]["store"]
+
+
+def keep(store: DiscoveryStore, key: str, *, run: str, attempt: str, cli_version: str | None, answers: str,
+         receipt: dict[str, Any]) -> None:
+    """Store the answers of a discovery whose coding process agreed with it; say so in
+    ``receipt["cache"]["store"]`` (``written``, and ``write_problem`` when it could not be)."""
+    problem = store.write(key, store_entry(run=run, attempt=attempt, cli_version=cli_version, control_stdout=answers,
+                                           receipt=receipt))
+    receipt["cache"]["store"]["written"] = problem is None
+    if problem:
+        receipt["cache"]["store"]["write_problem"] = problem
+
+
+def store_entry(*, run: str, attempt: str, cli_version: str | None, control_stdout: str,
+                receipt: dict[str, Any]) -> dict[str, Any]:
+    """What a passing discovery leaves in the store (see :mod:`._discovery_store`)."""
+    return {"origin": {"run": run, "attempt": attempt}, "cli_version": cli_version,
+            "discovery_argv": receipt["discovery_argv"], "discovery_stdout": control_stdout, "receipt": receipt}
