@@ -119,6 +119,8 @@ def _status(run_dir: Path) -> dict[str, Any]:
 
     try:
         return status_snapshot(run_dir, check_left_running=False)
+    except InputError:
+        raise  # it already names the file, the field and the fix (a damaged log, a changed evaluation.json)
     except (PluginBenchError, OSError, ValueError, msgspec.MsgspecError) as exc:
         raise InputError(f"{run_dir}: the run cannot be read ({exc})", file=str(run_dir / "events.jsonl"),
                          fix="pass a run directory (it holds evaluation.json and events.jsonl)") from exc
