@@ -537,10 +537,14 @@ def load_saved(rd: RunDir) -> SavedRun:
             fix="pass a folder made by `pluginbench run` (it holds evaluation.json and evaluation-binding.json)",
         )
     data = rd.evaluation.read_bytes()
+    fix = "restore the run's evaluation-binding.json; PluginBench never edits it"
     try:
         binding = json.loads(rd.binding.read_text())
     except ValueError as exc:
-        raise RunDirError(f"evaluation-binding.json does not parse: {exc}", file=str(rd.binding)) from None
+        raise RunDirError(f"evaluation-binding.json does not parse: {exc}", file=str(rd.binding), fix=fix) from None
+    if not isinstance(binding, dict):
+        raise RunDirError("evaluation-binding.json is not a JSON object",
+                          file=str(rd.binding), fix=fix)
     if binding.get("evaluation_sha256") != hashlib.sha256(data).hexdigest():
         raise RunDirError(
             "evaluation.json does not match its hash binding", file=str(rd.evaluation),
