@@ -41,7 +41,7 @@ from ..events import EventLog, FrozenPrice, RunCreated, RunLock, StoppingSpec
 from ..harness_registry import harness_class, real_harness_names
 from ..plan import arms_of, plan_slots
 from ..projections import Ledger, RunState
-from ..rundir import RunDir
+from ..rundir import RunDir, refuse_lost_settings
 from ..stats import Prices, bundled_prices, parse_prices
 from ..tasks import HarborTask, admit_contract, load_task, scan_tree
 from ..treatments import GUIDANCE_LIMIT, GUIDANCE_SEPARATOR
@@ -532,6 +532,7 @@ def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
 def load_saved(rd: RunDir) -> SavedRun:
     """The frozen settings of a run, checked against their hash binding."""
     if not rd.is_run():
+        refuse_lost_settings(rd)
         raise RunDirError(
             f"{rd.root} is not a run directory", file=str(rd.root),
             fix="pass a folder made by `pluginbench run` (it holds evaluation.json and evaluation-binding.json)",

@@ -25,7 +25,7 @@ from ..events import (
     read_run_log,
 )
 from ..projections import side_lines
-from ..rundir import RunDir
+from ..rundir import RunDir, refuse_lost_settings
 from ..status import terminal_snapshot, watch_snapshot, write_status_json
 from ._common import console, errors_to_exit_codes, group_harnesses, print_json, refuse_group
 from ._verdict_lines import verdict_text, verdicts_beside
@@ -47,6 +47,7 @@ def _require_run(path: Path) -> RunDir:
     rd = RunDir(path.resolve())
     refuse_group(path, "this command reads one harness's run")
     if not rd.is_run():
+        refuse_lost_settings(rd)
         raise RunDirError(
             f"{path} is not a run directory", file=str(path),
             fix="pass a folder made by `pluginbench run` (it holds evaluation.json)",

@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 
 from ..errors import InputError, PluginBenchError
-from ..rundir import RunDir
+from ..rundir import RunDir, refuse_lost_settings
 from ._diff import PatchFile, split_patch
 from ._evidence import list_files, read_text, require_attempt, safe_file
 from ._transcript import Timeline, claude_timeline, codex_timeline, totals
@@ -139,6 +139,7 @@ def _results(run_dir: Path) -> dict[str, Any] | None:
 
 def require_run(run_dir: Path) -> Path:
     if not RunDir(run_dir).is_run():
+        refuse_lost_settings(RunDir(run_dir))
         raise InputError(f"{run_dir} is not a run directory (no evaluation.json and evaluation-binding.json)",
                          file=str(run_dir), fix="pass the folder `pluginbench run` wrote (runs/<run>)")
     return run_dir
