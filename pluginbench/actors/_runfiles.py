@@ -35,7 +35,7 @@ from ..config import (
     parse_evaluation,
     validate,
 )
-from ..environments import backend_of, check_backend_config
+from ..environments import backend_of, check_backend_config, host_top_level, workdir_conflict
 from ..errors import ConfigError, OutputExistsError, RunDirError, TaskError, TreatmentError
 from ..events import EventLog, FrozenPrice, RunCreated, RunLock, StoppingSpec
 from ..harness_registry import harness_class, real_harness_names
@@ -265,8 +265,13 @@ def check_inputs(
             prefetch_version(found)
     tasks: dict[str, HarborTask] = {}
     names: dict[str, str] = {}
+    bwrap_top = host_top_level() if ev.environment.backend == "local" and effective_isolation(ev) == "bubblewrap" else None
     for task_id, folder, field in _task_folders(ev, config, remote):
         task = load_task(folder, task_id)
+        if bwrap_top is not None and (conflict := workdir_conflict(task.workdir, bwrap_top)) is not None:
+            raise TaskError(  # bubblewrap mounts these itself; found here, before a run folder exists, not in readiness
+                f"task '{task_id}': {conflict}", file=str(folder / "task.toml"), field="environment.workdir",
+                fix='give the starting source a folder of its own, e.g. workdir = "/app"')
         name = _declared_name(folder)
         if name is not None:
             if name in names:
