@@ -117,7 +117,8 @@ def main() -> None:
         if "--json" in sys.argv[2:]:
             from ._common import print_json_error
 
-            print_json_error(exc.format_message(), 2, field=_usage_field(exc) or None,
+            usage: Any = exc
+            print_json_error(usage.format_message(), 2, field=_usage_field(exc) or None,
                              fix=f"see `{_usage_command(exc)} --help` for the options and arguments it takes")
         sys.exit(2)
     except click_exception as exc:
