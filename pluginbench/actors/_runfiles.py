@@ -25,6 +25,7 @@ import msgspec
 
 from .. import __version__
 from .. import measures as measure_registry
+from ..cache import vanilla_cache_enabled
 from ..config import (
     DatasetSource,
     Evaluation,
@@ -258,6 +259,7 @@ def check_inputs(
     ``remote`` already holds them."""
     harness = harness_class(ev.runner.harness, file=str(config))
     check_backend_config(ev, config)
+    vanilla_cache_enabled(ev)  # a PLUGINBENCH_VANILLA_CACHE that is neither off nor on is refused before a run folder exists
     if harness.cli is not None:  # the CLI's --version start overlaps the checks below (resolve_cli waits for it)
         from ..probe import find_cli, prefetch_version
 
