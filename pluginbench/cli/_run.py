@@ -405,6 +405,9 @@ def resume_checks(rd: RunDir) -> tuple[Any, Any]:
 
     saved = load_saved(rd)
     contents = read_checked_log(rd)  # refuse a missing, corrupt or damaged log here, not in the background
+    from ..cache import vanilla_cache_enabled
+
+    vanilla_cache_enabled(saved.evaluation)  # a bad PLUGINBENCH_VANILLA_CACHE, here and not in the worker's preparation
     created = next((e for e in contents.events if isinstance(e, RunCreated)), None)
     if created is not None:
         revised = [e.evaluation_sha256 for e in contents.events
