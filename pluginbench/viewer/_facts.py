@@ -114,7 +114,8 @@ def _json(folder: Path, rel: str) -> Any:
         return None
 
 
-def _status(run_dir: Path) -> dict[str, Any]:
+def run_status(run_dir: Path) -> dict[str, Any]:
+    """The run's status snapshot; a run that cannot be read (a damaged log) is refused as bad input."""
     from ..status import status_snapshot
 
     try:
@@ -148,7 +149,7 @@ def require_run(run_dir: Path) -> Path:
 def attempt_rows(run_dir: Path) -> list[AttemptRow]:
     """Every attempt of the run (status's list), sorted by task, arm and repeat."""
     require_run(run_dir)
-    snap = _status(run_dir)
+    snap = run_status(run_dir)
     rows = [AttemptRow(attempt_id=str(a["id"]), task=str(a["task"]), arm=str(a["arm"]), repeat=a.get("repeat"),
                        state=str(a.get("state")), outcome=a.get("outcome"), outcome_reason=a.get("outcome_reason"),
                        tokens=a.get("tokens"), tokens_status=a.get("tokens_status"), reused=bool(a.get("reused")))
@@ -209,7 +210,7 @@ def attempt_facts(run_dir: Path, attempt_id: str) -> AttemptFacts:
     """The facts of one attempt (bad input: no such run or attempt, exit 2)."""
     require_run(run_dir)
     folder = require_attempt(run_dir, attempt_id)
-    snap = _status(run_dir)
+    snap = run_status(run_dir)
     row = next((a for a in snap.get("attempts") or [] if a.get("id") == attempt_id), None)
     results = _results(run_dir)
     rep = next((a for a in (results or {}).get("attempts") or [] if a.get("attempt_id") == attempt_id), None)
