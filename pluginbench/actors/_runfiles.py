@@ -440,6 +440,14 @@ def evaluation_bytes(ev: Evaluation, config_file: Path) -> bytes:
     return json.dumps(data, indent=2, sort_keys=True).encode() + b"\n"
 
 
+def output_exists(output: Path) -> OutputExistsError:
+    """The refusal of an ``--output`` that already exists."""
+    return OutputExistsError(
+        f"the output folder {output} already exists", file=str(output), field="--output",
+        fix="choose a new folder, or pass the run directory itself to resume it",
+    )
+
+
 def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
     """Make ``output`` a new run: settings, binding, and ``run.created`` with the plan."""
     ev = resolve_paths(loaded)
@@ -448,10 +456,7 @@ def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
     from ..cache import check_output_outside, resolve_cache_root
 
     check_output_outside(output, resolve_cache_root())
-    exists = OutputExistsError(
-        f"the output folder {output} already exists", file=str(output), field="--output",
-        fix="choose a new folder, or pass the run directory itself to resume it",
-    )
+    exists = output_exists(output)
     if output.exists():
         raise exists
     try:

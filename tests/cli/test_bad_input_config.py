@@ -288,3 +288,15 @@ def test_a_workdir_on_a_sandbox_mount_is_bad_input_before_readiness(tmp_path: Pa
         code, out = run_cli(*argv)
         assert_refused(code, out, "collides with a sandbox mount", str(toml), "environment.workdir", "fix:")
     assert not (tmp_path / "r").exists()
+
+
+def test_a_dry_run_refuses_an_output_folder_that_run_would_refuse(tmp_path: Path) -> None:
+    """run --dry-run with an --output that exists exits 2 naming --output, as run itself would, instead of printing a plan that cannot start."""
+    config = write_config(tmp_path)
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    code, out = run_cli("run", str(config), "--dry-run", "--output", str(taken))
+    assert_refused(code, out, f"the output folder {taken} already exists", "--output", "fix:")
+    assert list(taken.iterdir()) == []
+    code, out = run_cli("run", str(config), "--dry-run", "--output", str(tmp_path / "free"))
+    assert code == 0 and not (tmp_path / "free").exists(), out
