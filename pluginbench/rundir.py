@@ -108,6 +108,13 @@ class RunDir(NamedTuple):
     def is_run(self) -> bool:
         return self.evaluation.is_file() and self.binding.is_file()
 
+    def lost_settings(self) -> Path | None:
+        """evaluation.json or evaluation-binding.json when a folder ``pluginbench run`` made
+        (it holds events.jsonl) has lost it, else None."""
+        if not self.events.is_file():
+            return None
+        return next((p for p in (self.evaluation, self.binding) if not p.is_file()), None)
+
 
 #: The manifest that makes a folder a cross-agent evaluation (a folder of per-harness runs).
 CROSS_AGENT_FILE = "cross-agent.json"
@@ -162,3 +169,15 @@ def patch_mismatch(patch: Path | str, recorded_sha256: str | None) -> str | None
         return (f"patch integrity: model.patch has sha256 {got[:12]}…, not the {recorded_sha256[:12]}… "
                 "recorded at capture; the saved submission was changed")
     return None
+
+
+def refuse_lost_settings(rd: RunDir) -> None:
+    """Refuse a run folder that lost its frozen settings (exit 2), naming the missing file,
+    instead of calling it no run directory."""
+    lost = rd.lost_settings()
+    if lost is not None:
+        from .errors import RunDirError
+
+        raise RunDirError(
+            f"{rd.root} is a run whose {lost.name} is missing", file=str(lost),
+            fix=f"restore {lost.name} from a backup; status, report and resume need the run's frozen settings")

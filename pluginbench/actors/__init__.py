@@ -46,6 +46,7 @@ from ._runfiles import (
     effective_isolation,
     load_config,
     load_saved,
+    output_exists,
     read_prices,
     resolve_paths,
 )
@@ -97,6 +98,7 @@ __all__ = [  # noqa: RUF022 - the history miner's names are kept together at the
     "runtime_drift",
     "load_config",
     "load_saved",
+    "output_exists",
     "measurement_readiness",
     "plan_decisions",
     "plan_measure",

@@ -25,6 +25,7 @@ import msgspec
 
 from .. import __version__
 from .. import measures as measure_registry
+from ..cache import vanilla_cache_enabled
 from ..config import (
     DatasetSource,
     Evaluation,
@@ -35,13 +36,13 @@ from ..config import (
     parse_evaluation,
     validate,
 )
-from ..environments import backend_of, check_backend_config
+from ..environments import backend_of, check_backend_config, host_top_level, workdir_conflict
 from ..errors import ConfigError, OutputExistsError, RunDirError, TaskError, TreatmentError
 from ..events import EventLog, FrozenPrice, RunCreated, RunLock, StoppingSpec
 from ..harness_registry import harness_class, real_harness_names
 from ..plan import arms_of, plan_slots
 from ..projections import Ledger, RunState
-from ..rundir import RunDir
+from ..rundir import RunDir, refuse_lost_settings
 from ..stats import Prices, bundled_prices, parse_prices
 from ..tasks import HarborTask, admit_contract, load_task, scan_tree
 from ..treatments import GUIDANCE_LIMIT, GUIDANCE_SEPARATOR
@@ -258,6 +259,7 @@ def check_inputs(
     ``remote`` already holds them."""
     harness = harness_class(ev.runner.harness, file=str(config))
     check_backend_config(ev, config)
+    vanilla_cache_enabled(ev)  # a PLUGINBENCH_VANILLA_CACHE that is neither off nor on is refused before a run folder exists
     if harness.cli is not None:  # the CLI's --version start overlaps the checks below (resolve_cli waits for it)
         from ..probe import find_cli, prefetch_version
 
@@ -265,8 +267,13 @@ def check_inputs(
             prefetch_version(found)
     tasks: dict[str, HarborTask] = {}
     names: dict[str, str] = {}
+    bwrap_top = host_top_level() if ev.environment.backend == "local" and effective_isolation(ev) == "bubblewrap" else None
     for task_id, folder, field in _task_folders(ev, config, remote):
         task = load_task(folder, task_id)
+        if bwrap_top is not None and (conflict := workdir_conflict(task.workdir, bwrap_top)) is not None:
+            raise TaskError(  # bubblewrap mounts these itself; found here, before a run folder exists, not in readiness
+                f"task '{task_id}': {conflict}", file=str(folder / "task.toml"), field="environment.workdir",
+                fix='give the starting source a folder of its own, e.g. workdir = "/app"')
         name = _declared_name(folder)
         if name is not None:
             if name in names:
@@ -433,6 +440,14 @@ def evaluation_bytes(ev: Evaluation, config_file: Path) -> bytes:
     return json.dumps(data, indent=2, sort_keys=True).encode() + b"\n"
 
 
+def output_exists(output: Path) -> OutputExistsError:
+    """The refusal of an ``--output`` that already exists."""
+    return OutputExistsError(
+        f"the output folder {output} already exists", file=str(output), field="--output",
+        fix="choose a new folder, or pass the run directory itself to resume it",
+    )
+
+
 def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
     """Make ``output`` a new run: settings, binding, and ``run.created`` with the plan."""
     ev = resolve_paths(loaded)
@@ -441,10 +456,7 @@ def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
     from ..cache import check_output_outside, resolve_cache_root
 
     check_output_outside(output, resolve_cache_root())
-    exists = OutputExistsError(
-        f"the output folder {output} already exists", file=str(output), field="--output",
-        fix="choose a new folder, or pass the run directory itself to resume it",
-    )
+    exists = output_exists(output)
     if output.exists():
         raise exists
     try:
@@ -532,15 +544,20 @@ def create_run(loaded: LoadedConfig, output: Path) -> RunDir:
 def load_saved(rd: RunDir) -> SavedRun:
     """The frozen settings of a run, checked against their hash binding."""
     if not rd.is_run():
+        refuse_lost_settings(rd)
         raise RunDirError(
             f"{rd.root} is not a run directory", file=str(rd.root),
             fix="pass a folder made by `pluginbench run` (it holds evaluation.json and evaluation-binding.json)",
         )
     data = rd.evaluation.read_bytes()
+    fix = "restore the run's evaluation-binding.json; PluginBench never edits it"
     try:
         binding = json.loads(rd.binding.read_text())
     except ValueError as exc:
-        raise RunDirError(f"evaluation-binding.json does not parse: {exc}", file=str(rd.binding)) from None
+        raise RunDirError(f"evaluation-binding.json does not parse: {exc}", file=str(rd.binding), fix=fix) from None
+    if not isinstance(binding, dict):
+        raise RunDirError("evaluation-binding.json is not a JSON object",
+                          file=str(rd.binding), fix=fix)
     if binding.get("evaluation_sha256") != hashlib.sha256(data).hexdigest():
         raise RunDirError(
             "evaluation.json does not match its hash binding", file=str(rd.evaluation),

@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 
 from ..config import Evaluation
-from ..errors import CacheError
+from ..errors import CacheError, InputError
 from ..tasks import copy_tree, scan_tree
 from ._admit import EntryManifest
 from ._key import COHORT_DIR, entry_of
@@ -43,9 +43,13 @@ def resolve_cache_root(environ: dict[str, str] | None = None) -> Path:
 
 
 def vanilla_cache_enabled(ev: Evaluation, environ: dict[str, str] | None = None) -> bool:
-    """``runner.vanilla_cache`` (default true), unless the process switch turns it off."""
+    """``runner.vanilla_cache`` (default true), unless the process switch turns it off; a
+    switch value that is neither off nor on is refused, never read as on."""
     env = os.environ if environ is None else environ
     switch = env.get(ENV_SWITCH, "").strip().lower()
+    if switch not in ("", "0", "off", "false", "no", "1", "on", "true", "yes"):
+        raise InputError(f"{ENV_SWITCH}={env.get(ENV_SWITCH)!r} is neither off nor on", field=ENV_SWITCH,
+                         fix=f"set {ENV_SWITCH}=off to turn the vanilla cache off for this process, or unset it")
     return bool(ev.runner.vanilla_cache) and switch not in ("0", "off", "false", "no")
 
 

@@ -114,6 +114,12 @@ def main() -> None:
         code = built(standalone_mode=False)
     except usage_error as exc:  # a bad option or argument: said like every other bad input
         print(usage_error_text(exc), file=sys.stderr)
+        if "--json" in sys.argv[2:]:
+            from ._common import print_json_error
+
+            usage: Any = exc
+            print_json_error(usage.format_message(), 2, field=_usage_field(exc) or None,
+                             fix=f"see `{_usage_command(exc)} --help` for the options and arguments it takes")
         sys.exit(2)
     except click_exception as exc:
         shown: Any = exc
@@ -128,20 +134,29 @@ def main() -> None:
 def usage_error_text(exc: Any) -> str:
     """A command-line usage error (unknown option, bad value, missing argument) as PluginBench
     prints bad input: the error, the option or argument as the field, and the fix."""
+    field = _usage_field(exc)
+    lines = [f"error: {exc.format_message()}"]
+    if field:
+        lines.append(f"  field: {field}")
+    lines.append(f"  fix:   see `{_usage_command(exc)} --help` for the options and arguments it takes")
+    return "\n".join(lines)
+
+
+def _usage_command(exc: Any) -> str:
+    """The command a usage error is about (``pluginbench status``)."""
     ctx = getattr(exc, "ctx", None)
-    command = ctx.command_path if ctx is not None else "pluginbench"
+    return str(ctx.command_path) if ctx is not None else "pluginbench"
+
+
+def _usage_field(exc: Any) -> str:
+    """The option or argument a usage error names, or ``""``."""
     param = getattr(exc, "param", None)
     field = ""
     if param is not None:
         opts = list(getattr(param, "opts", None) or [])
         field = "/".join(opts) if getattr(param, "param_type_name", "") == "option" else \
             str(getattr(param, "human_readable_name", "") or getattr(param, "name", "") or "")
-    field = field or str(getattr(exc, "param_hint", None) or getattr(exc, "option_name", None) or "")
-    lines = [f"error: {exc.format_message()}"]
-    if field:
-        lines.append(f"  field: {field}")
-    lines.append(f"  fix:   see `{command} --help` for the options and arguments it takes")
-    return "\n".join(lines)
+    return field or str(getattr(exc, "param_hint", None) or getattr(exc, "option_name", None) or "")
 
 
 __all__ = ["app", "main"]

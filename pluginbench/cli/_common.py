@@ -100,31 +100,54 @@ def errors_to_exit_codes(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        global _json_written
+        wants_json = bool(kwargs.get("json_out") or kwargs.get("as_json"))
+        _json_written = False
         try:
             return fn(*args, **kwargs)
         except InputError as exc:
             err_console.print(exc.render(), markup=False, highlight=False)
+            if wants_json:
+                print_json_error(exc.message, 2, file=exc.file, field=exc.field, fix=exc.fix, answered=_json_written)
             raise typer.Exit(2) from None
         except PluginBenchError as exc:
             err_console.print(f"error: {exc}", markup=False, highlight=False)
+            if wants_json:
+                print_json_error(str(exc), exc.exit_code, answered=_json_written)
             raise typer.Exit(exc.exit_code) from None
         except (OSError, RecursionError, BaseExceptionGroup) as exc:
             refusal = input_error_of(exc)
             if refusal is None:
                 raise
             err_console.print(refusal.render(), markup=False, highlight=False)
+            if wants_json:
+                print_json_error(refusal.message, 2, file=refusal.file, field=refusal.field, fix=refusal.fix,
+                                 answered=_json_written)
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]  # functools.wraps keeps the signature; mypy types the wrapper (*args, **kwargs)
 
 
 _ENCODER = msgspec.json.Encoder(order="sorted")
+#: Whether this process has printed its JSON answer (an error after it adds no second object).
+_json_written = False
 
 
 def print_json(data: Any) -> None:
     """Indented JSON with sorted keys (msgspec: a 10,000-attempt status in milliseconds)."""
     sys.stdout.buffer.write(msgspec.json.format(_ENCODER.encode(data), indent=2) + b"\n")
     sys.stdout.flush()
+    global _json_written
+    _json_written = True
+
+
+def print_json_error(message: str, exit_code: int, *, file: str | None = None, field: str | None = None,
+                     fix: str | None = None, answered: bool = False) -> None:
+    """A ``--json`` command's refusal or failure as one JSON object on stdout, so a tool reading
+    stdout always gets JSON; the message on stderr is unchanged. Nothing when the command's
+    answer was already printed (``answered``)."""
+    if not answered:
+        print_json({"error": {"message": message, "file": file, "field": field, "fix": fix}, "exit_code": exit_code})
 
 
 def print_failed_control(row: Any, base: Any = None) -> None:

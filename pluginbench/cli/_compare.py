@@ -122,7 +122,8 @@ def _paired_lines(split: SplitResult) -> list[str]:
     for p in split.paired:
         pr, tk, s = p.pass_rate, p.tokens, p.sign_test
         out.append(f"Paired · {split.name} · {p.candidate} vs {p.against}")
-        out.append(f"  {stats.verdict_of_paired(p).headline}")
+        attempts = [m.attempts for m in split.measures if m.package in (p.candidate, p.against) and m.attempts]
+        out.append(f"  {stats.verdict_of_paired(p, repeats=min(attempts, default=3)).headline}")
         method = "sign-flip permutation interval" if pr.method == "sign-flip permutation test" else pr.method
         out.append(f"  mean pass-rate difference: {_interval(pr, stats.format_pp)} ({method})")
         out.append(f"  secondary: exact sign test +{s.positives} −{s.negatives} ={s.ties}, two-sided p = {stats.format_p(s.p)}")

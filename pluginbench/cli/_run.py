@@ -47,12 +47,7 @@ def _create(loaded: Any, output: Path | None, prefix: str = "") -> RunDir:
     from ..actors import create_run
 
     if output is not None:
-        try:
-            output.resolve()
-        except RuntimeError:  # pathlib's word for a symlink loop
-            raise RunDirError(f"--output {output} goes through a symlink loop", file=str(output), field="--output",
-                              fix="remove the loop, or pass another folder") from None
-        refuse_output_inside_inputs(loaded, output)
+        _refuse_output(loaded, output, dry_run=False)
         return create_run(loaded, output)
     base = _default_output(prefix)
     refuse_output_inside_inputs(loaded, base)
@@ -65,6 +60,25 @@ def _create(loaded: Any, output: Path | None, prefix: str = "") -> RunDir:
         except OutputExistsError:
             continue  # another run took this name between the check and mkdir
     return create_run(loaded, base)  # 99 runs in one second: refused with the usual message
+
+
+def _refuse_output(loaded: Any, output: Path, *, dry_run: bool) -> None:
+    """Refuse an explicit ``--output`` through a symlink loop or inside the run's inputs; for a
+    dry run (which makes nothing) also what making the run would refuse: a folder that exists,
+    or one inside the cache root."""
+    try:
+        output.resolve()
+    except RuntimeError:  # pathlib's word for a symlink loop
+        raise RunDirError(f"--output {output} goes through a symlink loop", file=str(output), field="--output",
+                          fix="remove the loop, or pass another folder") from None
+    refuse_output_inside_inputs(loaded, output)
+    if dry_run:
+        from ..actors import output_exists
+        from ..cache import check_output_outside, resolve_cache_root
+
+        check_output_outside(output, resolve_cache_root())
+        if output.exists():
+            raise output_exists(output)
 
 
 def _inputs(loaded: Any) -> list[tuple[str, Path]]:
@@ -348,6 +362,8 @@ def run_command(
     if dry_run:
         ev = resolve_paths(loaded)
         tasks = check_inputs(ev, loaded.path)
+        if output is not None:
+            _refuse_output(loaded, output, dry_run=True)  # what `run` would refuse, said by the dry run
         from ..actors import plan_decisions, read_prices
         from ..plan import network_plan, plan_summary
         from ._plan_lines import print_plan, sandbox_limits
@@ -405,6 +421,9 @@ def resume_checks(rd: RunDir) -> tuple[Any, Any]:
 
     saved = load_saved(rd)
     contents = read_checked_log(rd)  # refuse a missing, corrupt or damaged log here, not in the background
+    from ..cache import vanilla_cache_enabled
+
+    vanilla_cache_enabled(saved.evaluation)  # a bad PLUGINBENCH_VANILLA_CACHE, here and not in the worker's preparation
     created = next((e for e in contents.events if isinstance(e, RunCreated)), None)
     if created is not None:
         revised = [e.evaluation_sha256 for e in contents.events

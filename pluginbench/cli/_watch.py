@@ -25,7 +25,7 @@ from ..events import (
     read_run_log,
 )
 from ..projections import side_lines
-from ..rundir import RunDir
+from ..rundir import RunDir, refuse_lost_settings
 from ..status import terminal_snapshot, watch_snapshot, write_status_json
 from ._common import console, errors_to_exit_codes, group_harnesses, print_json, refuse_group
 from ._verdict_lines import verdict_text, verdicts_beside
@@ -47,6 +47,7 @@ def _require_run(path: Path) -> RunDir:
     rd = RunDir(path.resolve())
     refuse_group(path, "this command reads one harness's run")
     if not rd.is_run():
+        refuse_lost_settings(rd)
         raise RunDirError(
             f"{path} is not a run directory", file=str(path),
             fix="pass a folder made by `pluginbench run` (it holds evaluation.json)",
@@ -67,13 +68,14 @@ def _node_lines(snap: dict[str, Any]) -> list[Text]:
             for n in nodes]
 
 
-def so_far_tokens(t: dict[str, Any]) -> str | None:
+def so_far_tokens(t: dict[str, Any], owned: bool = True) -> str | None:
     """``12,345 so far (4 complete, 2 running)`` for a total that is unknown only because
-    attempts are still running and whose complete attempts are all measured; else None."""
+    attempts are still running and whose complete attempts are all measured; else None.
+    With no live owner those attempts are ``interrupted``, as the grid and counts call them."""
     if t.get("total_tokens") is not None or not t.get("running_attempts") or t.get("complete_total_tokens") is None:
         return None
     return (f"{t['complete_total_tokens']:,} so far ({t['complete_attempts']} complete, "
-            f"{t['running_attempts']} running)")
+            f"{t['running_attempts']} {'running' if owned else 'interrupted'})")
 
 
 def _measure_lines(measures: dict[str, Any], owned: bool) -> list[Text]:
@@ -220,7 +222,7 @@ def render_status(snap: dict[str, Any], *, max_tasks: int | None = None) -> Grou
         t = info["tokens"]
         suffix = " (lower bound)" if t["lower_bound"] and t["total_tokens"] is not None else ""
         tok.add_row(arm, shown(t["input_tokens"]), shown(t["cached_input_tokens"]), shown(t["output_tokens"]),
-                    so_far_tokens(t) or shown(t["total_tokens"]) + suffix)
+                    so_far_tokens(t, owned) or shown(t["total_tokens"]) + suffix)
     lines.append(tok)
     waiting = [arm for arm, info in snap["arms"].items()
                if info["tokens"]["total_tokens"] is None and (info.get("states") or {}).get("running")]

@@ -50,7 +50,7 @@ def read_raw(path: Path) -> Any:
     try:
         if path.suffix == ".json":
             return json.loads(text, object_pairs_hook=_refuse_duplicate_json_keys(path))
-        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=_ConfigLoader)  # noqa: S506 - a SafeLoader subclass
     except RecursionError:
         raise ConfigError("the config is nested too deeply to read", file=str(path),
                           fix="a config is a mapping of settings a few levels deep; remove the nesting") from None
@@ -65,7 +65,9 @@ def read_raw(path: Path) -> Any:
             file=str(path),
             field=where,
             fix="write each key once (merge the two entries or rename one)"
-            if "duplicate key" in str(getattr(exc, "problem", "")) else "fix the syntax at that position",
+            if "duplicate key" in str(getattr(exc, "problem", ""))
+            else "write every key as a name (quote it if it must be a number)"
+            if "is not a name" in str(getattr(exc, "problem", "")) else "fix the syntax at that position",
         ) from None
 
 
@@ -94,6 +96,25 @@ def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, 
 
 
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+
+
+class _ConfigLoader(_UniqueKeyLoader):
+    """The config's loader: also refuses a key that is not text (``5:``, ``~:``, ``yes:``), which
+    no setting, treatment or task is named by, at its line instead of as a schema type error."""
+
+
+def _construct_config_mapping(loader: _ConfigLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    mapping = _construct_unique_mapping(loader, node, deep)
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if not isinstance(key, str):
+            raise yaml.constructor.ConstructorError(
+                None, None, f"the key {key_node.value or key!r} is not a name (YAML reads it as {key!r})",
+                key_node.start_mark)
+    return mapping
+
+
+_ConfigLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_config_mapping)
 
 
 def safe_load_unique(text: str) -> Any:

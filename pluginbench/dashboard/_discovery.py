@@ -1,6 +1,7 @@
 """Finding run directories under the folders ``pluginbench dashboard`` was given.
 
-A run directory holds ``evaluation.json`` and ``evaluation-binding.json``. The walk never
+A run directory holds ``evaluation.json`` and ``evaluation-binding.json`` (or ``events.jsonl`` and one of
+them: a run that lost the other is listed as unreadable, not hidden). The walk never
 follows a symlink (a link to a folder is not entered, a linked run is not a run), skips
 hidden folders, and never looks inside a run directory (its evidence holds frozen
 folders that must not be mistaken for runs). Each run gets a key for its URLs: a
@@ -28,7 +29,12 @@ def run_key(run_dir: Path) -> str:
 
 
 def _is_run(entries: dict[str, os.DirEntry[str]]) -> bool:
-    return all(m in entries and entries[m].is_file(follow_symlinks=False) for m in RUN_MARKERS)
+    """Both markers, or an event log beside one of them: a run that lost a settings file is
+    listed (as unreadable, saying which) rather than hidden."""
+    def has(name: str) -> bool:
+        return name in entries and entries[name].is_file(follow_symlinks=False)
+
+    return all(has(m) for m in RUN_MARKERS) or (has("events.jsonl") and any(has(m) for m in RUN_MARKERS))
 
 
 def find_runs(roots: Iterable[Path]) -> dict[str, Path]:

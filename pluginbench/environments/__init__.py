@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._backend import Backend, LeftRunning
-from ._bwrap import bwrap_usable, find_bwrap
+from ._bwrap import bwrap_usable, find_bwrap, host_top_level, workdir_conflict
 from ._dialogue import LineChannel
 from ._egress import NO_EGRESS, Egress, EgressProxy, network_policy, policy_for
 from ._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE, NO_MAINTENANCE
@@ -79,6 +79,7 @@ __all__ = [
     "check_backend_config",
     "find_bwrap",
     "get_backend",
+    "host_top_level",
     "left_behind",
     "left_running",
     "limits_of",
@@ -90,4 +91,5 @@ __all__ = [
     "register_backend",
     "task_limits",
     "unregister_backend",
+    "workdir_conflict",
 ]

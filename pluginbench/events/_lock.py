@@ -9,6 +9,7 @@ recorded start time (pids are reused).
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -141,7 +142,9 @@ class RunLock:
             raise RunDirError(
                 f"cannot open run.lock for writing: {exc.strerror or exc}",
                 file=str(self.path),
-                fix="the run folder must be writable to run, resume, review or measure it (report, status "
+                fix="run.lock must be a file PluginBench can write: remove what stands in its place (it holds "
+                "only the owner record)" if exc.errno in (errno.EISDIR, errno.ENXIO, errno.ELOOP)
+                else "the run folder must be writable to run, resume, review or measure it (report, status "
                 "and events only read); make it writable and try again",
             ) from None
         try:

@@ -287,13 +287,17 @@ def _check_settings_bound(rd: RunDir, state: RunState) -> None:
     """evaluation.json is the one its binding names, and the one ``run.created`` (or the
     selected measurement revision) recorded: an edited or re-bound settings file is refused."""
     digest = hashlib.sha256(rd.evaluation.read_bytes()).hexdigest()
+    fix = "restore the run's evaluation-binding.json; PluginBench never edits it"
     try:
-        bound = json.loads(rd.binding.read_text(encoding="utf-8")).get("evaluation_sha256")
+        binding = json.loads(rd.binding.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return  # no binding (a hand-built evidence folder): nothing names the settings to hold them to
-    except (OSError, ValueError, AttributeError) as exc:
-        raise RunDirError(f"evaluation-binding.json cannot be read: {exc}", file=str(rd.binding),
-                          fix="restore the run's evaluation-binding.json; PluginBench never edits it") from None
+    except (OSError, ValueError) as exc:
+        raise RunDirError(f"evaluation-binding.json cannot be read: {exc}", file=str(rd.binding), fix=fix) from None
+    if not isinstance(binding, dict):
+        raise RunDirError("evaluation-binding.json is not a JSON object",
+                          file=str(rd.binding), fix=fix)
+    bound = binding.get("evaluation_sha256")
     if bound != digest:
         raise RunDirError("evaluation.json does not match its hash binding", file=str(rd.evaluation),
                           field="evaluation_sha256", fix="the saved settings were edited; restore them or start a new run")

@@ -360,12 +360,13 @@ def _activation_of(doc: Mapping[str, Any], arm: str) -> dict[str, Any]:
     return {"exercised": bool(per_arm["exercised"]), "exercised_reason": reason}
 
 
-def verdict_of_paired(paired: Any, *, equivalence_margin: float = EQUIVALENCE_MARGIN) -> Verdict:
+def verdict_of_paired(paired: Any, *, equivalence_margin: float = EQUIVALENCE_MARGIN, repeats: int = 3) -> Verdict:
     """The verdict of a ``compare`` paired section (:class:`PairedComparison`), through :func:`verdict_for`.
 
     Saved reports are finished runs' (compare refuses others), so the run is complete here;
     its dollars are the paired section's ratio of mean dollars per attempt (per solved task
-    needs the report's totals: ``compare``'s cost gates)."""
+    needs the report's totals: ``compare``'s cost gates). ``repeats`` (attempts per task and
+    arm) sets the assumed spread below three tasks, as the run's own report does."""
 
     def iv(i: Any) -> dict[str, Any]:
         return {"estimate": i.estimate, "low": i.low, "high": i.high, "tasks": i.tasks,
@@ -373,7 +374,7 @@ def verdict_of_paired(paired: Any, *, equivalence_margin: float = EQUIVALENCE_MA
 
     doc = {
         "arms": [paired.against, paired.candidate], "tasks": [], "per_task": {},
-        "run": {"attempts_total": 1, "attempts_complete": 1},
+        "run": {"attempts_total": 1, "attempts_complete": 1, "repeats": repeats},
         "deltas": {paired.candidate: {
             "against": paired.against,
             "per_task": {p.task: {"pass_rate_difference": p.pass_rate_difference} for p in paired.per_task},

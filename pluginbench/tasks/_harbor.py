@@ -239,6 +239,9 @@ def load_task(root: Path, task_id: str | None = None) -> HarborTask:
         raise TaskError(f"task '{tid}': task.toml is not UTF-8 text at {utf8_position(raw, exc)}", file=str(toml_path),
                         field=utf8_position(raw, exc), fix="save task.toml as UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
+        if raw.startswith(b"\xef\xbb\xbf"):  # an editor's byte-order mark: tomllib says only "Invalid statement"
+            raise TaskError(f"task '{tid}': task.toml starts with a byte-order mark (BOM), which TOML does not allow",
+                            file=str(toml_path), field="line 1, column 1", fix="save task.toml as UTF-8 without a BOM") from None
         raise TaskError(f"task '{tid}': task.toml does not parse: {exc}", file=str(toml_path), fix="fix the TOML syntax (UTF-8)") from None
     except OSError as exc:
         raise TaskError(f"task '{tid}': cannot read task.toml: {exc.strerror}", file=str(toml_path), fix="make it a readable file") from None

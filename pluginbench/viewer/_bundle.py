@@ -41,7 +41,7 @@ import msgspec
 
 from ..errors import BundleRefused, InputError
 from ..harnesses import scan_for_secrets
-from ..rundir import RunDir
+from ..rundir import RunDir, refuse_lost_settings
 from ._evidence import list_files
 from ._scrub import credential_forms, findings, fragment_grams, scrub_text
 
@@ -189,8 +189,12 @@ def write_bundle(run_dir: Path, out: Path, *, environ: Mapping[str, str] | None 
     written) when a scan still finds something."""
     env = dict(os.environ if environ is None else environ)
     if not RunDir(run_dir).is_run():
+        refuse_lost_settings(RunDir(run_dir))
         raise InputError(f"{run_dir} is not a run directory (no evaluation.json and evaluation-binding.json)",
                          file=str(run_dir), fix="pass the folder `pluginbench run` wrote (runs/<run>)")
+    from ._facts import run_status
+
+    run_status(run_dir)  # a damaged log is refused here: a bundle of it could not be opened
     if out.is_dir():
         raise InputError(f"{out} is a folder", file=str(out), fix="give -o a file name ending .tar.gz")
     if out.exists() or out.is_symlink():

@@ -19,7 +19,7 @@ import msgspec
 
 from .._parsing import loads_json
 from ..errors import InputError, PluginBenchError
-from ..rundir import RunDir
+from ..rundir import RunDir, refuse_lost_settings
 from ._diff import PatchFile, split_patch
 from ._evidence import list_files, read_text, require_attempt, safe_file
 from ._transcript import Timeline, claude_timeline, codex_timeline, totals
@@ -114,11 +114,14 @@ def _json(folder: Path, rel: str) -> Any:
         return None
 
 
-def _status(run_dir: Path) -> dict[str, Any]:
+def run_status(run_dir: Path) -> dict[str, Any]:
+    """The run's status snapshot; a run that cannot be read (a damaged log) is refused as bad input."""
     from ..status import status_snapshot
 
     try:
         return status_snapshot(run_dir, check_left_running=False)
+    except InputError:
+        raise  # it already names the file, the field and the fix (a damaged log, a changed evaluation.json)
     except (PluginBenchError, OSError, ValueError, msgspec.MsgspecError) as exc:
         raise InputError(f"{run_dir}: the run cannot be read ({exc})", file=str(run_dir / "events.jsonl"),
                          fix="pass a run directory (it holds evaluation.json and events.jsonl)") from exc
@@ -137,6 +140,7 @@ def _results(run_dir: Path) -> dict[str, Any] | None:
 
 def require_run(run_dir: Path) -> Path:
     if not RunDir(run_dir).is_run():
+        refuse_lost_settings(RunDir(run_dir))
         raise InputError(f"{run_dir} is not a run directory (no evaluation.json and evaluation-binding.json)",
                          file=str(run_dir), fix="pass the folder `pluginbench run` wrote (runs/<run>)")
     return run_dir
@@ -145,7 +149,7 @@ def require_run(run_dir: Path) -> Path:
 def attempt_rows(run_dir: Path) -> list[AttemptRow]:
     """Every attempt of the run (status's list), sorted by task, arm and repeat."""
     require_run(run_dir)
-    snap = _status(run_dir)
+    snap = run_status(run_dir)
     rows = [AttemptRow(attempt_id=str(a["id"]), task=str(a["task"]), arm=str(a["arm"]), repeat=a.get("repeat"),
                        state=str(a.get("state")), outcome=a.get("outcome"), outcome_reason=a.get("outcome_reason"),
                        tokens=a.get("tokens"), tokens_status=a.get("tokens_status"), reused=bool(a.get("reused")))
@@ -206,7 +210,7 @@ def attempt_facts(run_dir: Path, attempt_id: str) -> AttemptFacts:
     """The facts of one attempt (bad input: no such run or attempt, exit 2)."""
     require_run(run_dir)
     folder = require_attempt(run_dir, attempt_id)
-    snap = _status(run_dir)
+    snap = run_status(run_dir)
     row = next((a for a in snap.get("attempts") or [] if a.get("id") == attempt_id), None)
     results = _results(run_dir)
     rep = next((a for a in (results or {}).get("attempts") or [] if a.get("attempt_id") == attempt_id), None)

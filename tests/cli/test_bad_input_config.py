@@ -270,3 +270,33 @@ def test_large_dry_run_lists_every_slot(tmp_path: Path) -> None:
     assert code == 0, out
     ids = [line.split()[1] for line in out.splitlines() if line[:4].strip().isdigit() and "__r" in line]
     assert len(ids) == len(set(ids)) == 2 * 31 * 10
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap (tools/setup.sh --dev)")
+@pytest.mark.parametrize("workdir", ["/proc", "/tmp/app", "/home/agent"])
+def test_a_workdir_on_a_sandbox_mount_is_bad_input_before_readiness(tmp_path: Path, workdir: str) -> None:
+    """A task whose workdir is a folder bubblewrap mounts itself: check and run --dry-run exit 2 naming task.toml and environment.workdir, not a readiness failure (exit 1) after a run folder exists."""
+    tasks = tmp_path / "tasks"
+    shutil.copytree(QUICKSTART / "tasks" / "word-wrap", tasks / "word-wrap")
+    toml = tasks / "word-wrap" / "task.toml"
+    toml.write_text(toml.read_text().replace('workdir = "/app"', f'workdir = "{workdir}"'))
+    assert f'workdir = "{workdir}"' in toml.read_text()
+    config = write_config(tmp_path, tasks=["word-wrap"], treatments={},
+                          environment={"backend": "local", "isolation": "bubblewrap"})
+    edit(config, tasks__source=str(tasks))
+    for argv in (["check", str(config), "--no-readiness"], ["run", str(config), "--dry-run", "-o", str(tmp_path / "r")]):
+        code, out = run_cli(*argv)
+        assert_refused(code, out, "collides with a sandbox mount", str(toml), "environment.workdir", "fix:")
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_dry_run_refuses_an_output_folder_that_run_would_refuse(tmp_path: Path) -> None:
+    """run --dry-run with an --output that exists exits 2 naming --output, as run itself would, instead of printing a plan that cannot start."""
+    config = write_config(tmp_path)
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    code, out = run_cli("run", str(config), "--dry-run", "--output", str(taken))
+    assert_refused(code, out, f"the output folder {taken} already exists", "--output", "fix:")
+    assert list(taken.iterdir()) == []
+    code, out = run_cli("run", str(config), "--dry-run", "--output", str(tmp_path / "free"))
+    assert code == 0 and not (tmp_path / "free").exists(), out

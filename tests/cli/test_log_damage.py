@@ -165,3 +165,27 @@ def test_hand_edited_settings_are_a_warning_in_status_and_a_refusal_in_report(ru
     assert "evaluation.json does not match its hash binding" in " ".join(out.split())  # however the terminal wraps it
     assert_refused(*run_cli("report", str(run_copy)), "evaluation.json does not match its hash binding", "fix:")
     assert tree_hash(run_copy) == before
+
+
+def test_a_binding_that_is_not_a_json_object_is_refused_by_report_and_resume(run_copy: Path) -> None:
+    """An evaluation-binding.json holding a JSON array: report and run --dry-run exit 2 naming the file and the fix, without a traceback, and change nothing."""
+    (run_copy / "evaluation-binding.json").write_text("[]\n")
+    before = tree_hash(run_copy)
+    for argv in (["report", str(run_copy)], ["run", str(run_copy), "--dry-run"]):
+        code, out = run_cli(*argv)
+        assert_refused(code, out, "evaluation-binding.json is not a JSON object", "evaluation-binding.json", "fix:")
+        assert "Traceback" not in out and "attribute" not in out
+    assert tree_hash(run_copy) == before
+
+
+@pytest.mark.parametrize("lost", ["evaluation.json", "evaluation-binding.json"])
+def test_a_run_that_lost_its_settings_file_is_refused_naming_that_file(run_copy: Path, lost: str) -> None:
+    """A run folder whose evaluation.json or binding was deleted: status, report, show and run --dry-run exit 2 naming the missing file and saying to restore it, not calling it no run directory."""
+    (run_copy / lost).unlink()
+    before = tree_hash(run_copy)
+    for argv in (["status", str(run_copy)], ["report", str(run_copy)], ["show", str(run_copy)],
+                 ["run", str(run_copy), "--dry-run"]):
+        code, out = run_cli(*argv)
+        assert_refused(code, out, f"is a run whose {lost} is missing", str(run_copy / lost), f"restore {lost}")
+        assert "not a run directory" not in out
+    assert tree_hash(run_copy) == before

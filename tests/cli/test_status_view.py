@@ -112,3 +112,13 @@ def test_the_verdict_is_the_first_line_of_a_reported_run(tmp_path: Any) -> None:
     assert lines[0] == "verdict: td vs vanilla: better: +20 pp"
     assert lines[1].startswith("demo  phase complete")
     assert lines[-1] == f"report: {tmp_path / 'report.html'}"
+
+
+def test_an_unowned_runs_tokens_so_far_count_interrupted_not_running_attempts() -> None:
+    """With no live owner the arm's tokens-so-far cell counts the cut-off attempts as interrupted, as the grid does, never as running."""
+    unknown = {**_TOKENS, "total_tokens": None, "complete_total_tokens": 12345, "complete_attempts": 4,
+               "running_attempts": 1}
+    snap = _snapshot([_attempt("a", "running", None)], active=False)
+    snap["arms"] = {"vanilla": {"tokens": unknown, "states": {"running": 1, "complete": 4}}}
+    out = _text(snap)
+    assert "12,345 so far (4 complete, 1 interrupted)" in out and "1 running" not in out

@@ -342,3 +342,15 @@ def test_run_page_shows_generation_checks_and_votes_beside_coding(tmp_path: Path
            "unknown usage); 1 discarded (cut off by a killed worker" in html
     plain = run_fragment(run_model(src))
     assert "beside-coding" not in plain
+
+
+def test_a_run_that_lost_a_settings_file_is_still_found(tmp_path: Path) -> None:
+    """A folder with events.jsonl beside only one of the two run files is listed (to be shown unreadable), while a lone evaluation.json is not a run."""
+    lost = tmp_path / "runs" / "lost"
+    lost.mkdir(parents=True)
+    (lost / "evaluation-binding.json").write_text("{}")
+    (lost / "events.jsonl").write_text("")
+    half = tmp_path / "runs" / "half"
+    half.mkdir()
+    (half / "evaluation.json").write_text("{}")
+    assert list(find_runs([tmp_path / "runs"]).values()) == [lost]

@@ -81,3 +81,12 @@ def test_moved_run_is_refused(tmp_path: Path) -> None:
     (tmp_path / "run.lock").write_text(json.dumps({"pid": 1, "pgid": 1, "started_at": "x", "run_dir": "/elsewhere"}))
     with pytest.raises(RunDirError, match="moved"):
         RunLock(tmp_path).acquire()
+
+
+def test_a_folder_in_place_of_run_lock_is_refused_saying_to_remove_it(tmp_path: Path) -> None:
+    """A folder named run.lock is refused naming it with the fix to remove it, not to make the run folder writable."""
+    (tmp_path / "run.lock").mkdir()
+    with pytest.raises(RunDirError) as caught:
+        RunLock(tmp_path).acquire()
+    assert caught.value.file == str(tmp_path / "run.lock")
+    assert caught.value.fix is not None and "remove what stands in its place" in caught.value.fix

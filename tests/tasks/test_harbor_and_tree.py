@@ -143,3 +143,10 @@ def test_reward_contract(tmp_path: Path, files: dict[str, str], reward: float | 
 def test_outcome_classification(reward: float | None, empty: bool, outcome: str) -> None:
     """An empty patch is 'empty' whatever the reward; only 1 passes and only 0 fails."""
     assert classify(reward, None if reward is not None else "missing", empty).outcome == outcome
+
+
+def test_a_task_toml_with_a_byte_order_mark_is_refused_saying_so(tmp_path: Path) -> None:
+    """A task.toml an editor saved with a UTF-8 BOM is refused naming the BOM and the fix, not as an invalid statement."""
+    with pytest.raises(TaskError, match="byte-order mark") as caught:
+        load_task(make_task(tmp_path / "t", '\ufeffschema_version = "1.4"\n'))
+    assert caught.value.fix == "save task.toml as UTF-8 without a BOM"

@@ -83,3 +83,13 @@ def test_the_plan_records_each_tasks_sandbox_limits(tmp_path: Path) -> None:
     assert code == 0, out
     limits = json.loads(out)["plan"]["limits"]
     assert limits == {"t": {"memory_mb": 512, "cpus": 1.5, "pids": 200, "storage_mb": 10240}}
+
+
+def test_check_names_verifier_env_as_ignored_since_the_verifier_does_not_get_it(tmp_path: Path) -> None:
+    """A [verifier.env] table, which tests/test.sh never receives, is named by check as a setting the backend ignores."""
+    _task(tmp_path, '[verifier.env]\nFOO = "bar"\n')
+    config = edit(write_config(tmp_path), tasks={"source": str(tmp_path / "tasks"), "ids": ["t"]})
+    code, out = run_cli("check", str(config), "--no-readiness")
+    assert code == 0, out
+    line = next(ln for ln in out.splitlines() if ln.startswith("task t:"))
+    assert "verifier.env" in line

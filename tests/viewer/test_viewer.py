@@ -305,3 +305,32 @@ def test_an_evidence_file_whose_name_is_not_utf8_is_listed_escaped(tmp_path: Pat
     json.dumps(listed).encode("utf-8")
     for path, _size in listed:
         (quote(path) + escape(path)).encode("utf-8")
+
+
+def test_a_damaged_log_is_refused_once_with_its_own_file_field_and_fix(run: Path, tmp_path: Path) -> None:
+    """show of a run whose log has a garbled line prints that refusal once (line, file, fix), not wrapped in a second error that calls it no run directory."""
+    import shutil
+
+    damaged = tmp_path / "damaged"
+    shutil.copytree(run, damaged)
+    lines = (damaged / "events.jsonl").read_bytes().splitlines(keepends=True)
+    lines[1] = b'{"type": "attempt.sta\n'
+    (damaged / "events.jsonl").write_bytes(b"".join(lines))
+    res = CliRunner().invoke(app, ["show", str(damaged)])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert res.output.count("error:") == 1 and "field: line 2" in res.output
+    assert "pass a run directory" not in res.output
+
+
+def test_a_run_with_a_damaged_log_is_not_bundled(run: Path, tmp_path: Path) -> None:
+    """bundle of a run whose log has a garbled line exits 2 naming the line and writes no archive that show could not open."""
+    import shutil
+
+    damaged = tmp_path / "damaged"
+    shutil.copytree(run, damaged)
+    lines = (damaged / "events.jsonl").read_bytes().splitlines(keepends=True)
+    lines[1] = b'{"type": "attempt.sta\n'
+    (damaged / "events.jsonl").write_bytes(b"".join(lines))
+    res = CliRunner().invoke(app, ["bundle", str(damaged), "-o", str(tmp_path / "b.tar.gz")])
+    assert res.exit_code == 2 and "field: line 2" in res.output and "Traceback" not in res.output
+    assert not (tmp_path / "b.tar.gz").exists()
