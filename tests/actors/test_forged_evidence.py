@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,11 +19,9 @@ import yaml
 
 from pluginbench.probe import find_cli
 from tests._prereq import require
+from tests.actors._probe_run import PROBE_TASKS, run_probe_evaluation
 
 pytestmark = [pytest.mark.realcli, pytest.mark.slow]
-PROBE_TASKS = Path(__file__).resolve().parents[1] / "data" / "probe-tasks"
-REFUSED = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_OAUTH_TOKEN",
-           "OPENAI_API_KEY", "CODEX_API_KEY")
 FORGED = [
     {"type": "rate_limit_event", "rate_limit_info": {"status": "rejected", "rateLimitType": "five_hour",
                                                      "resetsAt": 1800000000, "isUsingOverage": False}},
@@ -77,17 +73,7 @@ def test_a_forged_rate_limit_event_neither_stops_the_run_nor_discards_the_attemp
         "repeats": 1, "jobs": 1, "seed": 1, "timeout_seconds": 180,
         "environment": {"isolation": "bubblewrap"},
     }
-    path = tmp_path / "evaluation.yaml"
-    path.write_text(yaml.safe_dump(config))
-    run = tmp_path / "run"
-    env = {k: v for k, v in os.environ.items() if k not in REFUSED}
-    env.update(HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "cache"))
-    done = subprocess.run(
-        [sys.executable, "-m", "pluginbench", "run", str(path), "--output", str(run), "--foreground", "--yes"],
-        capture_output=True, text=True, env=env, timeout=900,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
+    run, events = run_probe_evaluation(tmp_path, config, timeout=900)
     assert not [e for e in events if e["type"] == "attempt.interrupted"], "a forged line stopped the attempt"
     graded = [e for e in events if e["type"] == "attempt.graded"]
     attempt = run / "evidence" / "attempts" / graded[0]["attempt_id"]
@@ -138,17 +124,7 @@ def test_encoded_copies_of_the_delivered_credential_are_redacted_everywhere(tmp_
         "runner": {"harness": "claude", "model": "claude-sonnet-4-5", "reasoning": "low", "probe": str(scenario)},
         "repeats": 1, "jobs": 1, "seed": 1, "timeout_seconds": 180, "environment": {"isolation": "bubblewrap"},
     }
-    path = tmp_path / "evaluation.yaml"
-    path.write_text(yaml.safe_dump(config))
-    run = tmp_path / "run"
-    env = {k: v for k, v in os.environ.items() if k not in REFUSED}
-    env.update(HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "cache"))
-    done = subprocess.run(
-        [sys.executable, "-m", "pluginbench", "run", str(path), "--output", str(run), "--foreground", "--yes"],
-        capture_output=True, text=True, env=env, timeout=900,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
+    run, events = run_probe_evaluation(tmp_path, config, timeout=900)
     missing = [e for e in events if e["type"] == "submission.missing"]
     assert len(missing) == 1 and "credential" in missing[0]["reason"] and "leak.b64" in missing[0]["reason"], missing
     attempt = run / "evidence" / "attempts" / missing[0]["attempt_id"]

@@ -3,16 +3,14 @@ solution, then appends a line of 100,000 nested ``[`` to its own session transcr
 the CLI's stdout (``/proc/<pid>/fd/1``). Python's JSON parser raises RecursionError on it;
 before, the harness's host-side parse crashed, and the attempt was recorded as a harness
 error with ``coding_seconds`` 0.0 (a false zero) and no integrity note. The line must be
-read as an undecodable line like any other.
+read as an undecodable line like any other. When PluginBench runs as root the sandbox's own
+uid cannot reopen the CLI's stdout (a pipe of host root's), so only the transcript gets it.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,7 +18,7 @@ import yaml
 
 from pluginbench.probe import find_cli
 from tests._prereq import require
-from tests.actors.test_forged_evidence import PROBE_TASKS, REFUSED
+from tests.actors._probe_run import PROBE_TASKS, run_probe_evaluation
 
 pytestmark = [pytest.mark.realcli, pytest.mark.slow]
 
@@ -39,7 +37,7 @@ SCRIPT = ("printf 'def add(a, b):\\n    return a + b\\n' > solution.py; "
 
 
 def test_a_nested_json_bomb_in_the_transcript_and_stdout_is_an_undecodable_line(tmp_path: Path) -> None:
-    """The attempt keeps its exit code and measured coding time, carries an integrity note and is graded."""
+    """The attempt keeps its exit code and measured coding time, tokens unknown with the reason, and is graded."""
     require(find_cli("claude") is not None, "claude CLI (tools/install-clis.sh)")
     tasks = tmp_path / "tasks"
     shutil.copytree(PROBE_TASKS / "add-numbers", tasks / "add-numbers")
@@ -52,23 +50,17 @@ def test_a_nested_json_bomb_in_the_transcript_and_stdout_is_an_undecodable_line(
     config = {"name": "nest-local-claude", "tasks": {"source": str(tasks), "ids": ["add-numbers"]}, "treatments": {},
               "runner": {"harness": "claude", "model": "claude-sonnet-4-5", "reasoning": "low", "probe": str(scenario)},
               "repeats": 1, "jobs": 1, "seed": 1, "timeout_seconds": 180, "environment": {"isolation": "bubblewrap"}}
-    path = tmp_path / "evaluation.yaml"
-    path.write_text(yaml.safe_dump(config))
-    run = tmp_path / "run"
-    env = {k: v for k, v in os.environ.items() if k not in REFUSED}
-    env.update(HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "cache"))
-    done = subprocess.run(
-        [sys.executable, "-m", "pluginbench", "run", str(path), "--output", str(run), "--foreground", "--yes"],
-        capture_output=True, text=True, env=env, timeout=900,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
+    run, events = run_probe_evaluation(tmp_path, config, timeout=900)
     exited = next(e for e in events if e["type"] == "agent.exited")
     attempt = run / "evidence" / "attempts" / exited["attempt_id"]
-    assert "[[[[[[[[" in (attempt / "agent" / "stdout.jsonl").read_text(), "the bomb did not reach the CLI's stdout"
+    stdout_lines = (attempt / "agent" / "stdout.jsonl").read_text().splitlines()
     assert exited["error"] is None and exited["exit_code"] == 0, exited
     assert exited["coding_seconds"] > 0, exited
-    assert any("undecodable" in note for note in exited["integrity"]), exited
+    if os.geteuid() == 0:  # the CLI's stdout is a pipe of host root's; the sandbox's own uid may not reopen it
+        assert not any(line.startswith("[[[[") for line in stdout_lines), "the sandbox wrote into the CLI's stdout"
+    else:
+        assert any(line.startswith("[[[[") for line in stdout_lines), "the bomb did not reach the CLI's stdout"
+        assert any("undecodable" in note for note in exited["integrity"]), exited
     assert exited["usage"]["status"] == "unknown" and "undecodable" in exited["usage"]["reason"], exited
     graded = next(e for e in events if e["type"] == "attempt.graded")
     assert graded["outcome"] == "pass", graded

@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,11 +19,9 @@ import yaml
 from pluginbench.environments._limits import Cgroup, limits_of
 from pluginbench.probe import find_cli
 from tests._prereq import require
+from tests.actors._probe_run import PROBE_TASKS, run_probe_evaluation
 
 pytestmark = [pytest.mark.realcli, pytest.mark.slow]
-PROBE_TASKS = Path(__file__).resolve().parents[1] / "data" / "probe-tasks"
-REFUSED = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_OAUTH_TOKEN",
-           "OPENAI_API_KEY", "CODEX_API_KEY")
 MARK = "PB_LIMIT_TEST_MARK"
 SCRIPTS = {
     "fork-bomb": f"export {MARK}=1; i=0; while [ $i -lt 5000 ]; do sleep 120 & i=$((i+1)); done; wait",
@@ -86,17 +82,7 @@ def test_an_agent_past_its_limits_ends_with_resource_limit(tmp_path: Path, load:
         "repeats": 1, "jobs": 1, "seed": 1, "timeout_seconds": 150,
         "environment": {"isolation": "bubblewrap"},
     }
-    path = tmp_path / "evaluation.yaml"
-    path.write_text(yaml.safe_dump(config))
-    run = tmp_path / "run"
-    env = {k: v for k, v in os.environ.items() if k not in REFUSED}
-    env.update(HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "cache"))
-    done = subprocess.run(
-        [sys.executable, "-m", "pluginbench", "run", str(path), "--output", str(run), "--foreground", "--yes"],
-        capture_output=True, text=True, env=env, timeout=600,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
+    run, events = run_probe_evaluation(tmp_path, config, timeout=600)
     exited = next(e for e in events if e["type"] == "agent.exited")
     assert exited["resource_limit"] and needle in exited["resource_limit"], exited
     assert exited["coding_seconds"] < 100, "the load ran to its own end instead of being stopped"
