@@ -500,8 +500,10 @@ def serve_forever(scenario: Scenario, port: int = 0, host: str = "127.0.0.1",
         signal.signal(signal.SIGTERM, _term)
     stream = out if out is not None else sys.stdout
     with ProbeServer(scenario, host=host, port=port, log=log) as server:
-        print(server.base_url, file=stream, flush=True)
+        # The print sits inside the try: a SIGTERM that lands as soon as the URL is
+        # out (the reader may act on it at once) must end the server cleanly too.
         try:
+            print(server.base_url, file=stream, flush=True)
             while True:
                 time.sleep(3600)
         except KeyboardInterrupt:
