@@ -90,7 +90,7 @@ async def code_one(engine: Engine, job: Start) -> None:
             attempt_id=job.attempt_id,
             exit_code=run.exit_code,
             timed_out=run.timed_out,
-            coding_seconds=round(run.coding_seconds, 3),
+            coding_seconds=None if run.coding_seconds is None else round(run.coding_seconds, 3),
             usage=run.usage,
             error=run.error,
             model_record=run.model_record,

@@ -190,7 +190,8 @@ async def generate_one(engine: Engine, arm: str, spec: Generate, task_id: str, n
     event = GuidanceGenerated(
         arm=arm, task=task_id, generation_id=gid, file=file, path=target.relative_to(engine.run_dir.root).as_posix(),
         sha256=sha, bytes=len(written), fingerprint=bound_fingerprint(base.fingerprint, spec, engine.harness.name, sha),
-        usage=run.usage, seconds=round(run.coding_seconds, 3), exit_code=run.exit_code,
+        usage=run.usage, seconds=None if run.coding_seconds is None else round(run.coding_seconds, 3),
+        exit_code=run.exit_code,
         discarded_changes=[p for p in changed if p != file],
     )
     await out.send(event)

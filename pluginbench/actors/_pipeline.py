@@ -218,6 +218,7 @@ async def _code_attempt(
         egress=harness.egress("coding", task.agent_network_mode),
     )
     launched_flag = False
+    measured: list[float] = []  # the agent process's wall time, once the harness measured it
 
     async def on_launch(argv: Sequence[str]) -> None:
         nonlocal launched_flag
@@ -241,6 +242,7 @@ async def _code_attempt(
         attempt_dir=attempt_dir,
         launched=on_launch,
         writes=writes,
+        measured=measured.append,
     )
     export = attempt_dir / "export"
 
@@ -258,10 +260,11 @@ async def _code_attempt(
                 await _raise_if_lost(sandbox, exc, settle=KILLED_SETTLE_SECONDS)
                 from ..events import Usage
 
+                # the wall time the harness measured before it failed, else unknown (never 0)
                 run = AgentRun(
                     exit_code=None,
                     timed_out=False,
-                    coding_seconds=0.0,
+                    coding_seconds=round(measured[-1], 3) if measured else None,
                     usage=Usage(status="unknown", reason=f"the harness failed: {exc}"),
                     error=f"harness error: {exc}",
                 )

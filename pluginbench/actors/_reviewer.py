@@ -62,4 +62,4 @@ async def review_submission(engine: Engine, reviewer: Reviewer, job: Review) -> 
         return ReviewFailed(attempt_id=job.attempt_id, revision=job.revision, reason=outcome.reason or "failed",
                             usage=outcome.usage, seconds=outcome.seconds, provider_stop=outcome.provider_stop)
     return ReviewCompleted(attempt_id=job.attempt_id, revision=job.revision, findings=outcome.findings,
-                           usage=outcome.usage, seconds=outcome.seconds or 0.0)
+                           usage=outcome.usage, seconds=outcome.seconds)

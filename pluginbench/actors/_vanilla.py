@@ -194,7 +194,7 @@ def current_usage(m: EntryManifest, attempt_dir: Path) -> Usage:
     rec = m.attempt
     try:
         usage = revalidate_usage(m.inputs.harness, attempt_dir, model=m.inputs.model, cli_version=m.inputs.cli_version,
-                                 timed_out=rec.timed_out, exit_code=rec.exit_code, seconds=rec.coding_seconds or 0.0)
+                                 timed_out=rec.timed_out, exit_code=rec.exit_code, seconds=rec.coding_seconds)
     except Exception as exc:  # noqa: BLE001 - unreadable evidence makes usage unknown, never zero
         usage = Usage(status="unknown", reason=f"the saved traces could not be re-validated: {exc}")
     current = rec.usage if usage is None else usage

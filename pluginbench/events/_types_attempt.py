@@ -36,7 +36,9 @@ class AgentExited(_Event, frozen=True, tag="agent.exited"):
     attempt_id: str
     exit_code: int | None
     timed_out: bool
-    coding_seconds: float
+    #: wall time of the agent process; None: not measured (the harness failed before it
+    #: measured it). Logs written before this was allowed have 0.0 there and keep it.
+    coding_seconds: float | None
     usage: Usage
     error: str | None = None
     #: Codex: the models and efforts its sessions ran on (None: not read, e.g. Claude)

@@ -23,7 +23,8 @@ class ReviewCompleted(_Event, frozen=True, tag="review.completed"):
     revision: str
     findings: list[Finding]
     usage: Usage
-    seconds: float
+    #: wall time of the review call; None: not measured (never 0 for unknown)
+    seconds: float | None
 
 
 class ReviewFailed(_Event, frozen=True, tag="review.failed"):

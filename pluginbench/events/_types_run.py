@@ -190,7 +190,8 @@ class GuidanceGenerated(_Event, frozen=True, tag="guidance.generated"):
     #: the arm's fingerprint on this task (its frozen settings and this file)
     fingerprint: str
     usage: Usage
-    seconds: float
+    #: wall time of the session; None: not measured (never 0 for unknown)
+    seconds: float | None
     exit_code: int | None = None
     #: other paths the session changed in the repository (left behind: only ``file`` is kept)
     discarded_changes: list[str] = []

@@ -209,7 +209,7 @@ class ClaudeHarness(HarnessBase):
 
     @classmethod
     def revalidate_usage(cls, attempt_dir: Path, *, model: str | None, cli_version: str | None, timed_out: bool,
-                         exit_code: int | None, seconds: float) -> Usage | None:
+                         exit_code: int | None, seconds: float | None) -> Usage | None:
         """Its stream and session transcripts (``agent/stdout.jsonl``,
         ``agent/transcripts/<session>.jsonl`` and its subagents under ``<session>/``)."""
         agent = attempt_dir / "agent"
@@ -550,7 +550,7 @@ class ClaudeHarness(HarnessBase):
                 stderr_tail = (agent_dir / "stderr.txt").read_text(errors="replace")[-300:]
                 raise DiscoveryMismatch(f"arm {ctx.treatment.arm}", refusals or [
                     f"the coding CLI ended (exit {exit_code}) before answering every control request: {stderr_tail}"])
-            coding_seconds = time.monotonic() - session.task_sent_at
+            coding_seconds = ctx.ran(time.monotonic() - session.task_sent_at)
             timings["coding_s"] = round(coding_seconds, 3)
             t2 = time.monotonic()
             transcripts = await self._copy_transcripts(sandbox, env, session_id, agent_dir / "transcripts")

@@ -156,7 +156,7 @@ class CodexHarness(CodexDeclaration):
 
     @classmethod
     def revalidate_usage(cls, attempt_dir: Path, *, model: str | None, cli_version: str | None, timed_out: bool,
-                         exit_code: int | None, seconds: float) -> Usage | None:
+                         exit_code: int | None, seconds: float | None) -> Usage | None:
         """Its ``exec --json`` stdout and session rollouts (``agent/stdout.jsonl``, ``agent/rollouts/``)."""
         agent = attempt_dir / "agent"
         rollouts = [_text(p) for p in sorted((agent / "rollouts").rglob("rollout-*.jsonl"))]
@@ -503,6 +503,7 @@ class CodexHarness(CodexDeclaration):
             argv, cwd=sandbox.paths.app, env=env, timeout=ctx.timeout_seconds,
             stdout_path=agent_dir / "stdout.jsonl", stderr_path=agent_dir / "stderr.txt",
         )
+        ctx.ran(res.seconds)
         rollout_texts = await self._collect_rollouts(sandbox, agent_dir)
         run = read_agent_run(
             (agent_dir / "stdout.jsonl").read_text(encoding="utf-8", errors="replace"),
@@ -557,7 +558,7 @@ class CodexHarness(CodexDeclaration):
             return texts
 
 
-def read_agent_run(stdout: str, rollouts: list[str], *, exit_code: int | None, timed_out: bool, seconds: float,
+def read_agent_run(stdout: str, rollouts: list[str], *, exit_code: int | None, timed_out: bool, seconds: float | None,
                    model: str | None = None, effort: str | None = None) -> AgentRun:
     """Pure: the :class:`AgentRun` of one exec from its stdout and rollout texts."""
     trace = read_exec_stream(stdout)

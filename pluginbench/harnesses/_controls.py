@@ -46,6 +46,7 @@ class NopHarness(HarnessBase):
         argv = ["true"]
         await ctx.launched(argv)
         res = await sandbox.exec(argv, cwd=sandbox.paths.app, timeout=ctx.timeout_seconds)
+        ctx.ran(res.seconds)
         error = None
         if res.timed_out:
             error = f"timed out after {ctx.timeout_seconds:g}s"
@@ -96,6 +97,7 @@ class OracleHarness(HarnessBase):
             stdout_path=agent_dir / "oracle.stdout.txt",
             stderr_path=stderr_path,
         )
+        ctx.ran(res.seconds)
         error = None
         if res.timed_out:
             error = f"solve.sh timed out after {ctx.timeout_seconds:g}s"

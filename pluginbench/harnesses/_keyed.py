@@ -173,13 +173,13 @@ class KeyedCliHarness(HarnessBase):
 
     @classmethod
     def revalidate_usage(cls, attempt_dir: Path, *, model: str | None, cli_version: str | None, timed_out: bool,
-                         exit_code: int | None, seconds: float) -> Usage | None:
+                         exit_code: int | None, seconds: float | None) -> Usage | None:
         agent = attempt_dir / "agent"
         return cls._usage(agent, text(agent / "stdout.jsonl"), timed_out=timed_out)
 
     @classmethod
     def read_agent_run(cls, agent_dir: Path, *, exit_code: int | None, timed_out: bool,
-                       seconds: float) -> AgentRun:
+                       seconds: float | None) -> AgentRun:
         """The :class:`AgentRun` of one session from what ``agent_dir`` saved; a nonzero exit
         with no failure record of the CLI's own is the error."""
         stdout = text(agent_dir / "stdout.jsonl")
@@ -233,6 +233,7 @@ class KeyedCliHarness(HarnessBase):
         res = await sandbox.exec(argv, cwd=sandbox.paths.app, env=self._env(sandbox), timeout=ctx.timeout_seconds,
                                  stdin=stdin, stdout_path=agent_dir / "stdout.jsonl",
                                  stderr_path=agent_dir / "stderr.txt")
+        ctx.ran(res.seconds)
         await self._collect(sandbox, agent_dir)
         return self.read_agent_run(agent_dir, exit_code=res.exit_code, timed_out=res.timed_out, seconds=res.seconds)
 

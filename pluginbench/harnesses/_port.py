@@ -100,6 +100,15 @@ class AttemptContext(NamedTuple):
     #: a guidance-generating session: the instruction file it is asked to write in the
     #: working directory (the simulated agent writes one; a real CLI follows the prompt)
     writes: str | None = None
+    #: told the agent process's wall time as soon as it is measured (before the trace is
+    #: read), so a harness that fails after that still leaves the real figure; None: nobody asks
+    measured: Callable[[float], None] | None = None
+
+    def ran(self, seconds: float) -> float:
+        """Report the agent process's measured wall time (see :attr:`measured`); returns it."""
+        if self.measured is not None:
+            self.measured(seconds)
+        return seconds
 
 
 class AgentRun(NamedTuple):
@@ -107,7 +116,8 @@ class AgentRun(NamedTuple):
 
     exit_code: int | None
     timed_out: bool
-    coding_seconds: float
+    #: wall time of the agent process; None: not measured (the harness failed before it)
+    coding_seconds: float | None
     usage: Usage
     error: str | None = None
     provider_stop: str | None = None  # the cause, when the provider/account stopped it
@@ -301,7 +311,7 @@ class HarnessBase:
 
     @classmethod
     def revalidate_usage(cls, attempt_dir: Path, *, model: str | None, cli_version: str | None, timed_out: bool,
-                         exit_code: int | None, seconds: float) -> Usage | None:
+                         exit_code: int | None, seconds: float | None) -> Usage | None:
         """The usage today's rules give an attempt's saved traces (a reused vanilla attempt,
         a judge call), or ``None`` when the harness keeps its recorded usage."""
         return None

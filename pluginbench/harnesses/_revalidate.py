@@ -20,7 +20,7 @@ from ..harness_registry import harness_class, is_registered
 
 def revalidate_usage(
     harness: str, attempt_dir: Path, *, model: str | None, cli_version: str | None, timed_out: bool,
-    exit_code: int | None, seconds: float,
+    exit_code: int | None, seconds: float | None,
 ) -> Usage | None:
     """The usage today's rules give the saved traces, or ``None`` when the harness has none
     (or no harness is registered under the name)."""

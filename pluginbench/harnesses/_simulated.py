@@ -390,6 +390,7 @@ class SimulatedHarness(HarnessBase):
             stderr_path=agent_dir / "stderr.txt",
             stdin=ctx.task.instruction.encode(),
         )
+        ctx.ran(res.seconds)
         text = (
             stdout_path.read_text(encoding="utf-8", errors="replace")
             if stdout_path.exists()

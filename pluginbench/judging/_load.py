@@ -27,7 +27,7 @@ def _traced_usage(call_dir: Path, spec: dict[str, Any]) -> dict[str, Any]:
     except (OSError, json.JSONDecodeError):
         version = None
     usage = revalidate_usage(str(spec.get("harness")), call_dir, model=spec.get("model"), cli_version=version,
-                             timed_out=False, exit_code=None, seconds=0.0)
+                             timed_out=False, exit_code=None, seconds=None)
     return {} if usage is None else {"status": usage.status, "input_tokens": usage.input_tokens,
                                      "output_tokens": usage.output_tokens,
                                      "cached_input_tokens": usage.cached_input_tokens}

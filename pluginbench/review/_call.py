@@ -175,7 +175,7 @@ async def _call(reviewer: Reviewer, environment: Environment, spec: ReviewerSpec
     except Exception as exc:  # noqa: BLE001 - a failed call is recorded with its reason
         usage = Usage(status="unknown", reason=f"the {what} call failed: {exc}")
         return Answer(None, f"the {what} call failed: {exc}", usage, round(time.monotonic() - t0, 3))
-    seconds = round(run.coding_seconds, 3)
+    seconds = None if run.coding_seconds is None else round(run.coding_seconds, 3)
     if run.provider_stop:
         return Answer(None, f"provider stop: {run.provider_stop}", run.usage, seconds, provider_stop=True)
     if run.timed_out:
