@@ -192,7 +192,8 @@ def _flat(tokens: Any) -> dict[str, int | None]:
 
 def _answers(export: dict[str, Any]) -> list[dict[str, int | None]]:
     out = []
-    for m in export.get("messages") or []:
+    messages = export.get("messages")
+    for m in messages if isinstance(messages, list) else []:
         info = m.get("info") if isinstance(m, dict) else None
         if isinstance(info, dict) and info.get("role") == "assistant":
             out.append(_flat(info.get("tokens")))
@@ -223,7 +224,7 @@ def validate_usage(stdout: str, exports: dict[str, str], *, timed_out: bool) -> 
             export = loads_json(text[text.find("{"):]) if text else None
         except ValueError:
             export = None
-        if not isinstance(export, dict):
+        if not isinstance(export, dict) or not isinstance(export.get("messages", []), list | None):
             return unknown(f"no readable export of session {sid}")
         answers, total = _answers(export), _total(export)
         if sid == trace.session_id:

@@ -40,8 +40,11 @@ def read_context(stdout: str) -> ContextListing:
         if ev.get("type") == "system" and ev.get("subtype") == "init":
             version = ev.get("qwen_code_version")
         elif ev.get("type") == "result":
+            n = ev.get("num_turns")
+            if n is not None and _int(n) is None:
+                continue  # a count of the wrong type or sign: an undecodable line, not the CLI's result
             result = str(ev.get("result") or "")
-            turns = int(ev.get("num_turns") or 0)
+            turns = n or 0
             ok = not ev.get("is_error")
     memory: list[str] = []
     skills: list[str] = []
@@ -120,6 +123,8 @@ def read_stream(stdout: str) -> Trace:
             if ev.get("is_error"):
                 err = ev.get("error")
                 error = str(err.get("message") if isinstance(err, dict) else err or ev.get("subtype"))
+                # an empty message still ends in an error: never an empty (false) one
+                error = error if error.strip() else str(ev.get("subtype") or "the result event reports an error")
     return Trace(session, result, error)
 
 
