@@ -25,6 +25,7 @@ from ..errors import InputError, RunDirError
 from ..events import PASSING_OUTCOMES
 from ..rundir import GroupDir, RunDir
 from ..stats import DECIDED
+from ._report_html_base import csp_meta
 
 #: the cross-agent results.json schema version
 CROSS_SCHEMA_VERSION = 1
@@ -204,7 +205,7 @@ def render_cross_html(doc: Mapping[str, Any]) -> str:
               for h in doc["harnesses"] if doc["per_harness"][h]["simulated"] or doc["per_harness"][h]["probe"]]
     banner = (f'<p class="banner" id="labels">{escape("; ".join(labels))}: these results say nothing about a real '
               "model's behaviour.</p>\n" if labels else "")
-    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">{csp_meta(_CSS)}'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>\n"
             f'<section id="answer"><h2>Answer, per harness</h2>{answer}'

@@ -30,6 +30,7 @@ from ._report_html_base import (
     _signed,
     _table,
     _tokens,
+    csp_meta,
 )
 from ._report_links import CSS as LINK_CSS
 from ._report_links import side_pairs
@@ -315,10 +316,11 @@ def render_html(doc: Mapping[str, Any]) -> str:
     banner_titles = ("SIMULATED AGENT", "PROBE RUN", "UNISOLATED RUN")
     notes = "".join(f"<li>{_e(n)}</li>" for n in doc["notes"] if not n.startswith(banner_titles))
     title = f"PluginBench report: {run['name']}"
+    style = f"{CSS}{PLOT_CSS}{VERDICT_CSS}{LINK_CSS}"
     return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">{csp_meta(style)}'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{_e(title)}</title><style>{CSS}{PLOT_CSS}{VERDICT_CSS}{LINK_CSS}</style></head><body>\n"
+        f"<title>{_e(title)}</title><style>{style}</style></head><body>\n"
         f"{verdict_html(doc)}\n"
         f"<header><h1>{_e(title)}</h1>"
         f'<p class="subtitle">{len(doc["tasks"])} tasks × {len(doc["arms"])} arms '
