@@ -9,6 +9,8 @@
   a transcript, a reward file): a document nested deeper than :data:`MAX_JSON_DEPTH` is a
   :class:`json.JSONDecodeError` like any other undecodable text, never a ``RecursionError``
   that ends the attempt's parsing (or a later recursive walk of what it returned).
+* :func:`visible`: text an agent or a task wrote, made safe to write to a terminal or to
+  ``run.log`` (which a person reads with ``tail``): control characters written as text.
 """
 
 from __future__ import annotations
@@ -20,6 +22,20 @@ from typing import Any
 import msgspec
 
 _DECODE = msgspec.json.Decoder().decode
+
+#: What :func:`visible` writes for each character a terminal would act on: every C0 and C1
+#: control character but newline and tab (``\x1b`` starts CSI, OSC 8 links, OSC 52 clipboard
+#: writes, titles; ``\r`` overwrites a line) and the bidirectional overrides and isolates
+#: (U+202A-U+202E, U+2066-U+2069) that reorder what a line seems to say.
+CONTROL_CHARS = {c: f"\\x{c:02x}" for c in (*range(0, 9), *range(11, 32), *range(127, 160))} | {
+    c: f"\\u{c:04x}" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+
+
+def visible(text: str) -> str:
+    """``text`` with every character of :data:`CONTROL_CHARS` written as text (``\\x1b``)."""
+    return text.translate(CONTROL_CHARS)
+
+
 _PATH_PART = re.compile(r"[^.\[\]]+|\[\d+\]")
 
 

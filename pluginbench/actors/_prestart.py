@@ -16,6 +16,7 @@ from typing import Any, TypeVar, cast
 
 import anyio
 
+from .._parsing import visible
 from ..environments import Environment, SandboxSpec
 
 T = TypeVar("T")
@@ -31,7 +32,7 @@ async def discard_prestarted(environment: Environment, run_id: str, attempt_id: 
     try:
         await discard(run_id, attempt_id)
     except Exception as exc:  # noqa: BLE001 - cleanup; the labels let a resume find what is left
-        print(f"could not remove a pre-started grading sandbox of {attempt_id or run_id}: {exc}",
+        print(visible(f"could not remove a pre-started grading sandbox of {attempt_id or run_id}: {exc}"),
               file=sys.stderr, flush=True)
 
 

@@ -36,6 +36,7 @@ import anyio
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from .._parsing import visible
 from ..events import (
     AgentLaunched,
     AttemptCached,
@@ -301,19 +302,19 @@ class Supervisor:
         if remove is not None:
             try:
                 for thing in await remove(self.engine.run_id):
-                    print(f"removed {thing}, left stopped by an attempt that a kill interrupted", flush=True)
+                    print(visible(f"removed {thing}, left stopped by an attempt that a kill interrupted"), flush=True)
             except Exception as exc:  # noqa: BLE001 - said, not fatal: the next resume tries again
-                print(f"could not remove sandboxes left stopped: {exc}", flush=True)
+                print(visible(f"could not remove sandboxes left stopped: {exc}"), flush=True)
         stop = getattr(self.engine.environment, "stop_left_running", None)
         if stop is None:
             return
         try:
             left = await stop(self.engine.run_id)
         except Exception as exc:  # noqa: BLE001 - said, not fatal: the next resume tries again
-            print(f"could not check for sandboxes left running: {exc}", flush=True)
+            print(visible(f"could not check for sandboxes left running: {exc}"), flush=True)
             return
         for thing in left:
-            print(f"stopped {thing}, left running by an attempt that a kill interrupted", flush=True)
+            print(visible(f"stopped {thing}, left running by an attempt that a kill interrupted"), flush=True)
 
     def _archive(self, attempt_id: str) -> None:
         """Keep a replaced attempt's evidence (invocation, any usage) out of the live tree."""
@@ -351,7 +352,7 @@ class Supervisor:
         else:
             entry, reason = None, str(manifest)
         if entry is None:
-            print(f"vanilla attempt {attempt_id} is not cached: {reason}", flush=True)
+            print(visible(f"vanilla attempt {attempt_id} is not cached: {reason}"), flush=True)
         assert self._inbox is not None
         # The run may already have ended (failed); the entry itself is complete either way.
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):

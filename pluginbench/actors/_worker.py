@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio
 
+from .._parsing import visible
 from ..config import Evaluation
 from ..errors import PluginBenchError
 from ..events import EventLog, RunCreated, RunFailed, RunLock
@@ -126,7 +127,8 @@ def run_worker(
         read_checked_log(rd)  # a lost, emptied or damaged log is refused, never recreated or recoded
         swept = sweep_run(rd)
         if swept:
-            print(f"removed {len(swept)} temporary file(s) left by a process that ended: {', '.join(swept)}", flush=True)
+            print(visible(f"removed {len(swept)} temporary file(s) left by a process that ended: {', '.join(swept)}"),
+                  flush=True)
         with EventLog(rd.events) as log, run_temp(rd):
             return _own(rd, saved, log, foreground=foreground, observer=observer, handle_signals=handle_signals,
                         cost_ceiling=cost_ceiling)
@@ -172,7 +174,7 @@ def _supervise(rd: RunDir, saved: Any, log: EventLog, state: RunState, *, foregr
                 # a changed launcher or engine platform is refused; a recorded-only change is said
                 engine.accepted = check_runtime(log.recovered, engine.runtime, rd.events, saved.evaluation)
                 for change in engine.accepted:
-                    print(f"accepted a runtime change since the run last coded: {change}", flush=True)
+                    print(visible(f"accepted a runtime change since the run last coded: {change}"), flush=True)
             supervisor = Supervisor(
                 engine, log, ledger, state, observer=observer, handle_signals=handle_signals,
                 cost_ceiling=cost_ceiling,

@@ -14,19 +14,8 @@ import typer
 from rich.console import Console
 from rich.segment import Segment
 
+from .._parsing import visible as visible  # re-exported: the CLI's modules import it from here
 from ..errors import InputError, PluginBenchError
-
-#: What :func:`visible` writes for each character a terminal would act on: every C0 and C1
-#: control character but newline and tab (``\x1b`` starts CSI, OSC 8 links, OSC 52 clipboard
-#: writes, titles; ``\r`` overwrites a line) and the bidirectional overrides and isolates
-#: (U+202A-U+202E, U+2066-U+2069) that reorder what a line seems to say.
-CONTROL_CHARS = {c: f"\\x{c:02x}" for c in (*range(0, 9), *range(11, 32), *range(127, 160))} | {
-    c: f"\\u{c:04x}" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))}
-
-
-def visible(text: str) -> str:
-    """``text`` with every character of :data:`CONTROL_CHARS` written as text (``\\x1b``)."""
-    return text.translate(CONTROL_CHARS)
 
 
 class _KeepWorkingConsole(Console):

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import InputError
-from ._common import console, err_console, errors_to_exit_codes, print_json
+from ._common import console, err_console, errors_to_exit_codes, print_json, visible
 from ._help import HelpWhenBareGroup
 
 judge_app = typer.Typer(
@@ -173,4 +173,4 @@ def tally_command(
     if as_json:
         print_json(result)
     else:
-        sys.stdout.write(text)
+        sys.stdout.write(visible(text))  # judges' answers are model text

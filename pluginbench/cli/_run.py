@@ -30,6 +30,7 @@ from ._common import (
     errors_to_exit_codes,
     group_harnesses,
     print_failed_control,
+    visible,
 )
 from ._progress import ForegroundProgress, log_line
 from ._verdict_lines import print_verdicts
@@ -438,7 +439,7 @@ def resume_checks(rd: RunDir) -> tuple[Any, Any]:
                       saved.evaluation)
         update = host_cli_update(cli)
         if update is not None:
-            print(update)
+            print(visible(update))
     check_not_moved(rd.root)
     return contents, saved
 
