@@ -118,6 +118,7 @@ def load_frozen(engine: Engine, state: RunState) -> None:
             )
         engine.tasks[task_id] = load_task(dest, task_id)
         engine.contracts[task_id] = admit_contract(engine.tasks[task_id])
+        engine.verifier_env(task_id)  # on resume the host must still hold what the verifier reads
         if prepared.image is not None and prepared.verifier_image is not None:
             engine.images[task_id] = TaskImages(prepared.image, prepared.verifier_image)
     for arm in _arms(engine):
@@ -339,6 +340,7 @@ async def _run_control_raw(engine: Engine, task_id: str, control: str) -> Contro
         hidden=engine.hidden,
         source=engine.source(task_id, "verifier"),
         contract=engine.contracts.get(task_id),
+        verifier_env=engine.verifier_env(task_id),
     )
     if control == "oracle":
         if result.patch.empty:
@@ -403,6 +405,7 @@ async def prepare(engine: Engine, state: RunState) -> None:
                         fix="put the starting source in workspace/, or use environment.backend: docker",
                     )
                 engine.tasks[task_id] = task
+                engine.verifier_env(task_id)  # a host variable unset since check: refused before any sandbox
                 frozen_tasks.append((task_id, fp, record_contract(engine, task_id)))
             except PluginBenchError as exc:  # the tasks before it are still prepared and reported, in order
                 freeze_error = exc
@@ -421,6 +424,7 @@ async def prepare(engine: Engine, state: RunState) -> None:
                 patch_applied_by=contract.patch_applied_by, contract=contract.kind,
                 network=network_policy(engine.harness.egress("coding", task.agent_network_mode),
                                        task.verifier_network_mode),
+                verifier_env=engine.verifier_env(task_id).record or None,
             ))
         if freeze_error is not None:
             raise freeze_error

@@ -44,7 +44,7 @@ from ..plan import arms_of, plan_slots
 from ..projections import Ledger, RunState
 from ..rundir import RunDir, refuse_lost_settings
 from ..stats import Prices, bundled_prices, parse_prices
-from ..tasks import HarborTask, admit_contract, load_task, scan_tree
+from ..tasks import HarborTask, admit_contract, load_task, resolve_verifier_env, scan_tree
 from ..treatments import GUIDANCE_LIMIT, GUIDANCE_SEPARATOR
 from ._remote_tasks import RemoteTasks, freeze_remote, resolve_remote
 from ._writer import RunWriter
@@ -270,6 +270,9 @@ def check_inputs(
     bwrap_top = host_top_level() if ev.environment.backend == "local" and effective_isolation(ev) == "bubblewrap" else None
     for task_id, folder, field in _task_folders(ev, config, remote):
         task = load_task(folder, task_id)
+        # refused names, unallowed or unset host variables: exit 2 here, before a run folder exists
+        resolve_verifier_env(task.verifier_env, allowed=ev.verifier_env_from_host, host=os.environ,
+                             file=str(folder / "task.toml"), tid=task_id)
         if bwrap_top is not None and (conflict := workdir_conflict(task.workdir, bwrap_top)) is not None:
             raise TaskError(  # bubblewrap mounts these itself; found here, before a run folder exists, not in readiness
                 f"task '{task_id}': {conflict}", file=str(folder / "task.toml"), field="environment.workdir",
@@ -338,7 +341,10 @@ def check_inputs(
             )
     backend.check_host(ev, config, tasks)
     if harness.cli is not None:
-        resolve_cli(ev)
+        from ..harnesses import tool_roots
+
+        cli = resolve_cli(ev)
+        backend.check_tools(ev, config, tool_roots(cli.path))  # e.g. a CLI folder local sandboxes cannot read
     if ev.runner.probe is not None:
         if not harness.real:
             real = real_harness_names()

@@ -272,6 +272,14 @@ class ComparisonConfig(_Strict, frozen=True):
     stopping: StoppingConfig | None = None
 
 
+class GradingConfig(_Strict, frozen=True):
+    """How attempts are graded (docs/configuration.md#grading)."""
+
+    #: Host variables a task's ``[verifier.env]`` may read with ``${NAME}`` / ``${NAME:-default}``;
+    #: a reference to any other name is refused. Values are never recorded, only names.
+    verifier_env_from_host: list[str] = []
+
+
 class Evaluation(_Strict, frozen=True):
     """A whole evaluation: tasks × (vanilla + treatments) × repeats, everything else fixed."""
 
@@ -299,8 +307,16 @@ class Evaluation(_Strict, frozen=True):
     statistics: StatisticsConfig = StatisticsConfig()
     #: Sequential stopping (off when absent); left out of the frozen evaluation.json when absent.
     comparison: ComparisonConfig | None = None
+    #: Grading settings (absent: no host variable reaches a verifier); left out of the frozen
+    #: evaluation.json when absent.
+    grading: GradingConfig | None = None
 
     @property
     def stopping(self) -> StoppingConfig | None:
         """The sequential-stopping settings, or None for a fixed-size run."""
         return self.comparison.stopping if self.comparison is not None else None
+
+    @property
+    def verifier_env_from_host(self) -> tuple[str, ...]:
+        """The host variables a task's ``[verifier.env]`` may read (``grading.verifier_env_from_host``)."""
+        return tuple(self.grading.verifier_env_from_host) if self.grading is not None else ()
