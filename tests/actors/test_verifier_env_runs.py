@@ -25,12 +25,12 @@ HOST_SHA = hashlib.sha256(HOST_VALUE.encode()).hexdigest()  # test.sh checks the
 TEST_SH = """#!/bin/sh
 mkdir -p "$LOGS_DIR/verifier"
 echo "the verifier saw: $SOME_VAR / $FROM_HOST"
-if [ -f "$APP_DIR/b.txt" ] && [ "$SOME_VAR" = "task-value" ] && [ "$(printf %%s "$FROM_HOST" | sha256sum | cut -d' ' -f1)" = "%s" ]; then
+if [ -f "$APP_DIR/b.txt" ] && [ "$SOME_VAR" = "task-value" ] && [ "$(printf %s "$FROM_HOST" | sha256sum | cut -d' ' -f1)" = "HOST_SHA" ]; then
   echo 1
 else
   echo 0
 fi > "$LOGS_DIR/verifier/reward.txt"
-""" % HOST_SHA
+""".replace("HOST_SHA", HOST_SHA)
 
 
 def _task(root: Path) -> Path:
