@@ -252,11 +252,13 @@ def _reload_treatment(engine: Engine, arm: str) -> FrozenTreatment:
 
 
 def _readiness_key(engine: Engine, task_id: str, task_fp: str) -> str:
-    """Readiness holds for this task content, backend, effective isolation, images and build."""
+    """Readiness holds for this task content, backend, effective isolation, images and build (and,
+    for a task with ``[verifier.env]``, where each variable came from)."""
     images = engine.images.get(task_id)
+    record = engine.verifier_env(task_id).record  # host values never enter the key: only where each came from
     raw = json.dumps([
         task_fp, *backend_of(engine.evaluation).readiness_key(engine.evaluation),
-        list(images) if images else None, __version__,
+        list(images) if images else None, __version__, *([record] if record else []),
     ])
     return hashlib.sha256(raw.encode()).hexdigest()
 
@@ -405,8 +407,9 @@ async def prepare(engine: Engine, state: RunState) -> None:
                         fix="put the starting source in workspace/, or use environment.backend: docker",
                     )
                 engine.tasks[task_id] = task
+                contract = record_contract(engine, task_id)
                 engine.verifier_env(task_id)  # a host variable unset since check: refused before any sandbox
-                frozen_tasks.append((task_id, fp, record_contract(engine, task_id)))
+                frozen_tasks.append((task_id, fp, contract))
             except PluginBenchError as exc:  # the tasks before it are still prepared and reported, in order
                 freeze_error = exc
                 break

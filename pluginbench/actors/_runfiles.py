@@ -270,9 +270,6 @@ def check_inputs(
     bwrap_top = host_top_level() if ev.environment.backend == "local" and effective_isolation(ev) == "bubblewrap" else None
     for task_id, folder, field in _task_folders(ev, config, remote):
         task = load_task(folder, task_id)
-        # refused names, unallowed or unset host variables: exit 2 here, before a run folder exists
-        resolve_verifier_env(task.verifier_env, allowed=ev.verifier_env_from_host, host=os.environ,
-                             file=str(folder / "task.toml"), tid=task_id)
         if bwrap_top is not None and (conflict := workdir_conflict(task.workdir, bwrap_top)) is not None:
             raise TaskError(  # bubblewrap mounts these itself; found here, before a run folder exists, not in readiness
                 f"task '{task_id}': {conflict}", file=str(folder / "task.toml"), field="environment.workdir",
@@ -288,6 +285,9 @@ def check_inputs(
             names[name] = task_id
         scan_tree(folder, context=f"task '{task_id}'")
         admit_contract(task)  # who applies model.patch; an ambiguous or unreviewed contract is refused here
+        # refused names, unallowed or unset host variables: exit 2 here, before a run folder exists
+        resolve_verifier_env(task.verifier_env, allowed=ev.verifier_env_from_host, host=os.environ,
+                             file=str(folder / "task.toml"), tid=task_id)
         if backend_of(ev, config).needs_workspace and not task.has_workspace:
             raise TaskError(
                 f"task '{task_id}' has no workspace/ folder for the {ev.environment.backend} backend",

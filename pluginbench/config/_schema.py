@@ -275,9 +275,12 @@ class ComparisonConfig(_Strict, frozen=True):
 class GradingConfig(_Strict, frozen=True):
     """How attempts are graded (docs/configuration.md#grading)."""
 
-    #: Host variables a task's ``[verifier.env]`` may read with ``${NAME}`` / ``${NAME:-default}``;
-    #: a reference to any other name is refused. Values are never recorded, only names.
-    verifier_env_from_host: list[str] = []
+    verifier_env_from_host: Annotated[list[str], msgspec.Meta(description=(
+        "Host environment variables a task's `[verifier.env]` may read with a whole value `${NAME}` or "
+        "`${NAME:-default}`. A reference to any other name is refused at `check`/`run` (exit 2, naming "
+        "`verifier.env.<KEY>` in task.toml), and so is an allowed name the host does not set (without a "
+        "default). The values reach `tests/test.sh` only: the run records each variable's name and that it "
+        "came from the host, never its value, and the grading output is redacted of it."))] = []
 
 
 class Evaluation(_Strict, frozen=True):
