@@ -17,7 +17,12 @@ from pluginbench.doctable import replace_generated  # noqa: E402
 def blocks() -> dict[tuple[str, str], str]:
     """(page, block name) → the generated markdown."""
     from pluginbench.cache import KeyInputs
-    from pluginbench.config import DEFAULT_GENERATE_INSTRUCTION, Generate, GradingConfig, HarnessEntry
+    from pluginbench.config import (
+        DEFAULT_GENERATE_INSTRUCTION,
+        Generate,
+        GradingConfig,
+        HarnessEntry,
+    )
     from pluginbench.doctable import table
     from pluginbench.environments import BUILTIN_BACKENDS, backends_table
     from pluginbench.events import event_index_table, vocabulary_table
