@@ -225,8 +225,8 @@ def verdict_for(
                  f" [{pct} range, no symmetry assumed: {format_pp(low)} to {format_pp(high)}]")
     effect = (
         "no usable task pair yet" if est is None
-        else f"{format_pp(est)} pass rate over {n} task(s)" + (shown if low is not None else
-                                                              f" (too few tasks for a {pct} interval: {n} of {pr.get('min_tasks')})")
+        else f"{format_pp(est)} pass rate over {n} task(s){shown}" if low is not None
+        else f"{format_pp(est)} pass rate (too few tasks for a {pct} interval: {n} of {pr.get('min_tasks')}) over {n} task(s)"
     )
     usd_t, usd_v = _cost(doc, treatment), _cost(doc, against)
     solved_t, solved_v = _passes(doc, treatment), _passes(doc, against)
