@@ -108,12 +108,11 @@ def difference_interval(values: Sequence[float], level: float = LEVEL) -> Estima
     need, n = min_tasks(alpha), len(vals)
 
     def made(estimate: float | None, iv: tuple[float, float] | None, status: str) -> Estimate:
-        ps: dict[str, float] = {}
-        if status == OK:
-            ps = {"p_greater": sign_flip_test(vals, alternative="greater").p,
-                  "p_less": sign_flip_test(vals, alternative="less").p}
+        ok = status == OK
         return Estimate(estimate=estimate, low=iv[0] if iv else None, high=iv[1] if iv else None, status=status,
-                        tasks=n, level=level, exact=n <= EXACT_MAX, min_tasks=need, method=BOUNDED_METHOD, **ps)
+                        tasks=n, level=level, exact=n <= EXACT_MAX, min_tasks=need, method=BOUNDED_METHOD,
+                        p_greater=sign_flip_test(vals, alternative="greater").p if ok else None,
+                        p_less=sign_flip_test(vals, alternative="less").p if ok else None)
 
     if n == 0:
         return made(None, None, NO_TASKS)

@@ -289,7 +289,7 @@ def _zero_ps(diffs: Sequence[float], alpha: float) -> tuple[float | None, float 
     fewest tasks that can reach ``alpha`` (``too_few_tasks``)."""
     if len(diffs) < min_tasks(alpha):
         return None, None
-    return tuple(sign_flip_test(diffs, alternative=a).p for a in ("greater", "less"))  # type: ignore[return-value]
+    return sign_flip_test(diffs, alternative="greater").p, sign_flip_test(diffs, alternative="less").p
 
 
 def _includes_zero(low: float | None, high: float | None) -> str:

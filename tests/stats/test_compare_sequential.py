@@ -1,6 +1,6 @@
 """``compare`` on a sequential run: the same run's treatment-vs-vanilla pair shows and gates on
 the run's anytime-valid interval over the tasks that entered the sequence; other pairs and
-fixed-size runs keep the sign-flip interval."""
+fixed-size runs keep the fixed-size interval (bounded mean, betting)."""
 
 from __future__ import annotations
 
