@@ -237,7 +237,7 @@ class StatisticsConfig(_Strict, frozen=True):
     """How the report decides: one confidence level for every interval on the page, and the
     power the planning numbers aim at (docs/configuration.md#statistics)."""
 
-    #: Two-sided level of every interval shown; each verdict is the one-sided sign-flip test at (1 − level) / 2.
+    #: Two-sided level of every interval shown; each better/worse verdict is the one-sided sign-flip test at 0 at (1 − level) / 2.
     confidence_level: Annotated[float, msgspec.Meta(gt=0.5, lt=1.0)] = 0.90
     #: The power of "tasks needed" and the minimum detectable effect.
     power: Annotated[float, msgspec.Meta(gt=0.5, lt=1.0)] = 0.80

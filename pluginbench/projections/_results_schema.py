@@ -310,7 +310,7 @@ class SignTest(_Strict, frozen=True):
 class Summary(_Strict, frozen=True):
     statistic: Annotated[str, Meta(description="mean_pass_rate_difference or geometric_mean_token_ratio.")]
     estimate: Annotated[Num, Meta(description="The mean difference or geometric-mean ratio over usable tasks.")]
-    low: Annotated[Num, Meta(description="Lower end of the interval at `level` (a one-sided (1 + level) / 2 bound): the sign-flip permutation test inverted.")]
+    low: Annotated[Num, Meta(description="Lower end of the interval at `level` (a one-sided (1 + level) / 2 bound), the test of `method` inverted: pass_rate the betting test for a bounded mean (no symmetry assumed), tokens the sign-flip permutation test.")]
     high: Annotated[Num, Meta(description="Upper end of the interval.")]
     tasks: Annotated[int, Meta(description="Usable task pairs.")]
     status: Annotated[str, Meta(description="ok, too_few_tasks (fewer than min_tasks) or no_tasks.")]
@@ -318,9 +318,11 @@ class Summary(_Strict, frozen=True):
     draws: Annotated[int | None, Meta(description="Monte Carlo sign patterns (10,000) above 20 tasks; null when exact.")]
     seed: Annotated[int, Meta(description="Seed of the Monte Carlo sign patterns (0).")]
     min_tasks: Annotated[int, Meta(description="Fewest tasks that can reach the level (5 at 90%).")]
-    method: Annotated[str, Meta(description="sign-flip permutation test (runs reported before it: percentile bootstrap).")] = "percentile bootstrap"
+    method: Annotated[str, Meta(description="The interval's method: pass_rate the betting test for a bounded mean (runs reported before it: sign-flip permutation test), tokens the sign-flip permutation test (before it: percentile bootstrap).")] = "percentile bootstrap"
     exact: Annotated[bool | None, Meta(description="Every sign pattern enumerated (up to 20 tasks).")] = None
     sign_test: Annotated[SignTest | None, Meta(description="pass_rate only: the exact sign test.")] = None
+    p_greater: Annotated[Num | None, Meta(description="pass_rate only: the one-sided sign-flip p at 0 against \"the treatment is better\" (the verdict's test; exact, draws and seed describe it); null unless status ok.")] = None
+    p_less: Annotated[Num | None, Meta(description="pass_rate only: the same against \"the treatment is worse\".")] = None
     basis: Annotated[str | None, Meta(description="tokens only: input_plus_output.")] = None
 
 
