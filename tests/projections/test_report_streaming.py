@@ -54,12 +54,15 @@ def test_the_report_is_byte_identical_to_the_one_built_before_it_streamed(synthe
 #: paired intervals on the seeded Monte Carlo test. results.json and report.html rebuilt when the
 #: power plan took the sign-flip test's own critical value and a t tail (its MDE, tasks needed
 #: and the verdict's "detect" and "more tasks" numbers changed, nothing else; results.csv unchanged).
+#: results.json and report.html rebuilt when the pass-rate interval shown became the bounded-mean
+#: betting interval (branch iciv: summary.pass_rate low/high/method, its p_greater/p_less, the
+#: verdict's sentence and p, the page's method line, summary cells and forest plot; results.csv unchanged).
 #: report.html rebuilt when the page got its Content-Security-Policy meta (branch iunk): the page
-#: without that one element is the earlier e763f180… byte for byte.
+#: without that one element is the earlier a32c1aa0… byte for byte.
 MONTE_CARLO_GOLDEN = {
-    "results.json": "b52552449aff540a0cbe67b381d4887377fc51eabe79977c12041ae04d9c0059",
+    "results.json": "bc54fbc2b0fbb008544f1c186e525ddcd8fe7767da5ab2de31ec00c955e27181",
     "results.csv": "b05e778a6575ac49742a63344fb498e529d0093f2f0b00a15da1de256f7f9e92",
-    "report.html": "97e2a062a6b9b57c384f64b4cbfa704c3d376d32f1b6ac095a6fe722597f169f",
+    "report.html": "c09b9f7f8d075aeb81f115c2d29c42f040ccc5e27ae56ba7cc40a7a7d17f518b",
 }
 
 
