@@ -1,7 +1,7 @@
 """Attacks on the decision rules at 6–30 tasks, through the package's own pure functions.
 
     .venv/bin/python bench/bench_aa_stats.py [--sims 1000] [--seed 0] [--ns 6,10,15,20,30]
-        [--only ni,equivalence,family,coverage,power,sequential,peeking]
+        [--only ni,equivalence,family,coverage,power,sequential,peeking,ratios,token_coverage]
 
 Simulated experiments, no model call. Every task has its own vanilla pass probability from
 one of three shapes — ``beta22`` (Beta(2, 2), the planner's assumption), ``ties`` (45% of
@@ -19,8 +19,9 @@ interval; nominal is the one-sided α = 5% of the default 90% level unless said.
   the truth is 10 pp apart (±) — old: the sign-flip interval within ±10 pp; new: the verdict;
 * ``family``: 1–3 treatments identical to vanilla (shared vanilla), any false "better"
   among the verdicts (``stats.verdicts``) — old: each verdict alone; new: with Holm;
-* ``coverage``: coverage of the 90% sign-flip interval shown for the mean difference at
-  δ = ±10 pp (concentrated) — shown, not changed (left: see docs/metrics.md);
+* ``coverage``: coverage of the 90% interval shown for the mean pass-rate difference at
+  δ = ±10 pp (concentrated) — before: the sign-flip interval; after: the betting interval
+  for a bounded mean (``stats.difference_interval``) — and the price: mean widths;
 * ``power``: the plan's minimum detectable effect at N (``stats.mde``, Beta(2, 2),
   one-sided 5%, 80%) against the simulated power of the margin-0 test at that effect;
 * ``sequential``: the sequential rule (``stats._sequential_sim.endings``, the fold and the
@@ -33,12 +34,16 @@ interval; nominal is the one-sided α = 5% of the default 90% level unless said.
   ``stats._cost_gate`` decides it) when the truth sits on the factor: every task × 1.3 (a
   scale null, exact), or the whole effect on 30% of the tasks (skewed); log-normal task sizes
   (σ 1 or 2) and attempt noise (σ 0.35 or 1). Shown, not changed (left: unbounded values have
-  no finite-sample test of a mean without a symmetry assumption).
+  no finite-sample test of a mean without a symmetry assumption);
+* ``token_coverage``: coverage of the 90% geometric-mean token-ratio interval shown (sign-flip
+  on log ratios) when the true geometric-mean ratio is 1.3, every task × 1.3 or skewed (the
+  whole effect on 30% of the tasks). Shown, not changed (same reason).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import sys
 import time
@@ -107,7 +112,7 @@ def doc_of(arms: dict[str, list[float]]) -> dict:
             "per_task": {}, "costs": {},
             "deltas": {a: {"against": "vanilla",
                            "per_task": {t: {"pass_rate_difference": d} for t, d in zip(tasks, ds, strict=True)},
-                           "summary": {"pass_rate": summary(stats.mean_interval(ds, LEVEL)),
+                           "summary": {"pass_rate": summary(stats.difference_interval(ds, LEVEL)),
                                        "tokens": {"estimate": None}, "dollars": {}}}
                        for a, ds in arms.items()}}
 
@@ -171,21 +176,42 @@ def family(ns: list[int], sims: int, seed: int) -> None:
             print(f"{n:>5} {k:>1} | {rate(old, sims):<24} | {rate(new, sims):<24}", flush=True)
 
 
+WIDTH_NS = (6, 10, 30)
+WIDTH_RUNS = 200
+
+
 def coverage(ns: list[int], sims: int, seed: int) -> None:
-    print(f"\nCoverage of the 90% sign-flip interval of the mean difference (the truth inside both one-sided bounds), "
-          f"δ = ±10 pp concentrated; {sims} runs per cell (nominal 90%)")
+    print(f"\nCoverage of the 90% interval shown for the mean pass-rate difference (the truth inside it), "
+          f"δ = ±10 pp concentrated on 30% of the tasks; {sims} runs per cell (nominal 90%). before: the sign-flip "
+          "interval (both one-sided sign-flip tests at δ); after: stats.difference_interval (the betting interval "
+          f"for a bounded mean). Mean width on the first {WIDTH_RUNS} runs of a cell at {', '.join(map(str, WIDTH_NS))} "
+          "tasks (before: stats.mean_interval)")
+    print(f"{'shape':<7} {'R':>1} {'tasks':>5} | {'before: sign-flip':<24} | {'after: bounded mean':<24} | "
+          f"{'width before':>12} | {'width after':>11}")
     for shape in ("beta22", "ties"):
         for repeats in (1, 3):
-            cells = []
             for n in ns:
                 rng = random.Random(f"cov-{seed}-{shape}-{repeats}-{n}")
-                inside = 0
+                before = after = 0
+                w_before: list[float] = []
+                w_after: list[float] = []
                 for i in range(sims):
                     delta = 0.10 if i % 2 else -0.10
                     d = diffs(rng, shape, n, repeats, delta, "conc")
-                    inside += not (sign_flip(d, delta, "greater") or sign_flip(d, delta, "less"))
-                cells.append(f"{n}: {rate(inside, sims)}")
-            print(f"{shape:<7} R={repeats} | " + " | ".join(cells), flush=True)
+                    before += not (sign_flip(d, delta, "greater") or sign_flip(d, delta, "less"))
+                    iv = stats.difference_interval(d, LEVEL)
+                    assert iv.low is not None and iv.high is not None
+                    after += iv.low <= delta <= iv.high
+                    if n in WIDTH_NS and i < WIDTH_RUNS:
+                        old = stats.mean_interval(d, LEVEL)
+                        assert old.low is not None and old.high is not None
+                        w_before.append(old.high - old.low)
+                        w_after.append(iv.high - iv.low)
+                widths = (f"{stats.format_pp(sum(w_before) / len(w_before)).lstrip('+'):>12} | "
+                          f"{stats.format_pp(sum(w_after) / len(w_after)).lstrip('+'):>11}") if w_before else \
+                    f"{'':>12} | {'':>11}"
+                print(f"{shape:<7} {repeats:>1} {n:>5} | {rate(before, sims):<24} | {rate(after, sims):<24} | {widths}",
+                      flush=True)
 
 
 def power(ns: list[int], sims: int, seed: int) -> None:
@@ -264,12 +290,39 @@ def ratios(ns: list[int], sims: int, seed: int) -> None:
                       flush=True)
 
 
+def token_coverage(ns: list[int], sims: int, seed: int) -> None:
+    print(f"\nCoverage of the 90% token-ratio interval shown (geometric mean, sign-flip on log ratios) with the true "
+          f"geometric-mean ratio 1.3: every task × 1.3 (symmetric) or the whole effect on 30% of the tasks (skewed "
+          f"log ratios, an asymmetric null); log-normal task sizes and attempt noise (σ 0.1: nearly noiseless attempts, the "
+          f"skew undiluted); {sims} runs per cell "
+          "(nominal 90%). Shown, not changed.")
+    f = 1.3
+    for sig_task, sig_att in ((1.0, 0.1), (1.0, 0.35), (2.0, 1.0)):
+        for repeats in (1, 3):
+            for n in ns:
+                rng = random.Random(f"tokcov-{seed}-{sig_task}-{repeats}-{n}")
+                scale = skew = 0
+                for _ in range(sims):
+                    rs, rk = [], []
+                    for _ in range(n):
+                        base = rng.lognormvariate(0.0, sig_task)
+                        rs.append(_arm(rng, base * f, sig_att, repeats) / _arm(rng, base, sig_att, repeats))
+                        rk.append(_arm(rng, base * (f ** (1 / 0.3) if rng.random() < 0.3 else 1.0), sig_att, repeats)
+                                  / _arm(rng, base, sig_att, repeats))
+                    for logs, is_scale in (([math.log(r) for r in rs], True), ([math.log(r) for r in rk], False)):
+                        inside = not (sign_flip(logs, math.log(f), "greater") or sign_flip(logs, math.log(f), "less"))
+                        scale += inside and is_scale
+                        skew += inside and not is_scale
+                print(f"tasks σ {sig_task} attempts σ {sig_att} R={repeats} n={n:>2} | every task ×1.3 "
+                      f"{rate(scale, sims)} | skewed {rate(skew, sims)}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sims", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--ns", default="6,10,15,20,30")
-    ap.add_argument("--only", default="ni,equivalence,family,coverage,power,sequential,peeking,ratios")
+    ap.add_argument("--only", default="ni,equivalence,family,coverage,power,sequential,peeking,ratios,token_coverage")
     args = ap.parse_args()
     ns = [int(x) for x in args.ns.split(",")]
     only = set(args.only.split(","))
@@ -281,7 +334,8 @@ def main() -> None:
                       ("power", lambda: power(ns, args.sims, args.seed)),
                       ("sequential", lambda: sequential(args.sims, args.seed)),
                       ("peeking", lambda: peeking(args.sims, args.seed)),
-                      ("ratios", lambda: ratios(ns, args.sims, args.seed))):
+                      ("ratios", lambda: ratios(ns, args.sims, args.seed)),
+                      ("token_coverage", lambda: token_coverage(ns, args.sims, args.seed))):
         if name in only:
             run()
     print(f"\n({time.process_time() - start:.0f} CPU s)")

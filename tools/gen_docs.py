@@ -17,7 +17,12 @@ from pluginbench.doctable import replace_generated  # noqa: E402
 def blocks() -> dict[tuple[str, str], str]:
     """(page, block name) → the generated markdown."""
     from pluginbench.cache import KeyInputs
-    from pluginbench.config import DEFAULT_GENERATE_INSTRUCTION, Generate, HarnessEntry
+    from pluginbench.config import (
+        DEFAULT_GENERATE_INSTRUCTION,
+        Generate,
+        GradingConfig,
+        HarnessEntry,
+    )
     from pluginbench.doctable import table
     from pluginbench.environments import BUILTIN_BACKENDS, backends_table
     from pluginbench.events import event_index_table, vocabulary_table
@@ -47,6 +52,7 @@ def blocks() -> dict[tuple[str, str], str]:
         ("docs/configuration.md", "backends"): backends_table(BUILTIN_BACKENDS),
         ("docs/configuration.md", "runner-harnesses"): table(HarnessEntry),
         ("docs/configuration.md", "generate"): table(Generate),
+        ("docs/configuration.md", "grading"): table(GradingConfig),
         ("docs/configuration.md", "generate-prompt"): f"```text\n{DEFAULT_GENERATE_INSTRUCTION}\n```\n",
     }
 

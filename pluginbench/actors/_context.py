@@ -7,6 +7,7 @@ appended (used for ``agent.launched``, which must be on disk before a paid call)
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -21,7 +22,7 @@ from ..errors import LaunchRefused
 from ..events import ClusterNode, Event
 from ..harnesses import FrozenTreatment, Harness
 from ..rundir import RunDir
-from ..tasks import HarborTask, VerifierContract
+from ..tasks import HarborTask, VerifierContract, VerifierEnv, resolve_verifier_env
 
 
 class SandboxSource(NamedTuple):
@@ -107,6 +108,8 @@ class Engine:
     #: the npm prefix holding the run's CLI on the host (``.tools/clis``, or the host CLI cache
     #: folder of a ``runner.cli_version`` installed there): what a coding image copies
     cli_root: Path | None = None
+    #: task -> its resolved ``[verifier.env]`` (:meth:`verifier_env`; values never recorded)
+    verifier_envs: dict[str, VerifierEnv] = field(default_factory=dict)
 
     @property
     def reviewer(self) -> Any:
@@ -151,6 +154,17 @@ class Engine:
         if spec is None or spec.generate is None:
             return self.treatments[arm]
         return self.generated.get((arm, task), f"no guidance was generated for task '{task}'")
+
+    def verifier_env(self, task: str) -> VerifierEnv:
+        """The task's ``[verifier.env]`` for ``tests/test.sh``, host variables read once (only
+        those ``grading.verifier_env_from_host`` allows). Raises :class:`TaskError`."""
+        resolved = self.verifier_envs.get(task)
+        if resolved is None:
+            declared = self.tasks[task]
+            resolved = resolve_verifier_env(declared.verifier_env, allowed=self.evaluation.verifier_env_from_host,
+                                            host=os.environ, file=str(declared.root / "task.toml"), tid=task)
+            self.verifier_envs[task] = resolved
+        return resolved
 
     def attempt_timeout(self, task: HarborTask) -> float:
         return float(self.evaluation.timeout_seconds)

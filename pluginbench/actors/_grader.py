@@ -62,6 +62,7 @@ async def grade_one(engine: Engine, attempt_id: str, task_id: str, patch_sha256:
             source=engine.source(task_id, "verifier"),
             contract=engine.contracts.get(task_id),
             secrets=engine.harness.secrets(),
+            verifier_env=engine.verifier_env(task_id),
         )
     except Exception as exc:  # noqa: BLE001 - an ungraded attempt is unknown, never a fail
         await engine.outbox.send(

@@ -10,7 +10,7 @@ import inspect
 import json
 import shutil
 import tempfile
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -31,8 +31,10 @@ from ..harnesses import AgentRun, AttemptContext, FrozenTreatment, Harness
 from ..tasks import (
     HarborTask,
     VerifierContract,
+    VerifierEnv,
     owned_in_tree,
     patch_paths,
+    resolve_verifier_env,
     restore_removed,
     stripped_copy,
 )
@@ -434,15 +436,21 @@ async def grade_patch(
     source: SandboxSource | None = None,
     contract: VerifierContract | None = None,
     secrets: Sequence[str] = (),
+    verifier_env: VerifierEnv | None = None,
 ) -> GradeResult:
     """:func:`grade_in_sandbox`, then every form of ``secrets`` (the coding harness's
-    credentials) is redacted from the grading output in ``out_dir`` on every way out:
-    test code can print what the agent hid in its patch."""
+    credentials) and of the verifier's host variables is redacted from the grading output
+    in ``out_dir`` on every way out: test code can print what the agent hid in its patch,
+    and what it was given."""
+    if verifier_env is None:  # no evaluation to allow host variables: the task's literals only
+        verifier_env = resolve_verifier_env(task.verifier_env, allowed=(), host={},
+                                            file=str(task.root / "task.toml"), tid=task.id)
+    secrets = [*secrets, *(verifier_env.values[k] for k, r in verifier_env.record.items() if r["from"] == "host")]
     try:
         return await grade_in_sandbox(
             environment=environment, run_id=run_id, attempt_id=attempt_id, task=task,
             starting_source=starting_source, patch_path=patch_path, empty=empty, out_dir=out_dir,
-            hidden=hidden, source=source, contract=contract,
+            hidden=hidden, source=source, contract=contract, verifier_env=verifier_env.values,
         )
     finally:
         if secrets:
@@ -465,13 +473,15 @@ async def grade_in_sandbox(
     hidden: tuple[Path, ...],
     source: SandboxSource | None = None,
     contract: VerifierContract | None = None,
+    verifier_env: Mapping[str, str] | None = None,
 ) -> GradeResult:
     """Grade the canonical patch in a separate sandbox made from the starting source (or
     the verifier image), with the hidden tests in ``/tests``: ``/logs/artifacts`` holds only
     what PluginBench made, the canonical ``model.patch`` (never what the agent left under
     ``/logs/artifacts``, which stays evidence in the attempt's ``artifacts/``), PluginBench
     applies the patch unless the task's contract says its verifier does, then
-    ``tests/test.sh`` runs and the reward is read."""
+    ``tests/test.sh`` runs with ``verifier_env`` (the task's resolved ``[verifier.env]``)
+    and the reward is read."""
     out_dir.mkdir(parents=True, exist_ok=True)
     spec = verifier_spec(run_id, attempt_id, task, starting_source, hidden, source)
     async with environment.sandbox(spec) as sb:
@@ -495,6 +505,7 @@ async def grade_in_sandbox(
         result = await sb.exec(
             [test_sh],
             cwd=sb.paths.app,
+            env=dict(verifier_env) if verifier_env else None,
             timeout=task.verifier_timeout_sec,
             stdout_path=out_dir / "test-stdout.txt",
             stderr_path=out_dir / "test-stderr.txt",

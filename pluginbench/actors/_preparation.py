@@ -118,6 +118,7 @@ def load_frozen(engine: Engine, state: RunState) -> None:
             )
         engine.tasks[task_id] = load_task(dest, task_id)
         engine.contracts[task_id] = admit_contract(engine.tasks[task_id])
+        engine.verifier_env(task_id)  # on resume the host must still hold what the verifier reads
         if prepared.image is not None and prepared.verifier_image is not None:
             engine.images[task_id] = TaskImages(prepared.image, prepared.verifier_image)
     for arm in _arms(engine):
@@ -251,11 +252,13 @@ def _reload_treatment(engine: Engine, arm: str) -> FrozenTreatment:
 
 
 def _readiness_key(engine: Engine, task_id: str, task_fp: str) -> str:
-    """Readiness holds for this task content, backend, effective isolation, images and build."""
+    """Readiness holds for this task content, backend, effective isolation, images and build (and,
+    for a task with ``[verifier.env]``, where each variable came from)."""
     images = engine.images.get(task_id)
+    record = engine.verifier_env(task_id).record  # host values never enter the key: only where each came from
     raw = json.dumps([
         task_fp, *backend_of(engine.evaluation).readiness_key(engine.evaluation),
-        list(images) if images else None, __version__,
+        list(images) if images else None, __version__, *([record] if record else []),
     ])
     return hashlib.sha256(raw.encode()).hexdigest()
 
@@ -339,6 +342,7 @@ async def _run_control_raw(engine: Engine, task_id: str, control: str) -> Contro
         hidden=engine.hidden,
         source=engine.source(task_id, "verifier"),
         contract=engine.contracts.get(task_id),
+        verifier_env=engine.verifier_env(task_id),
     )
     if control == "oracle":
         if result.patch.empty:
@@ -403,7 +407,9 @@ async def prepare(engine: Engine, state: RunState) -> None:
                         fix="put the starting source in workspace/, or use environment.backend: docker",
                     )
                 engine.tasks[task_id] = task
-                frozen_tasks.append((task_id, fp, record_contract(engine, task_id)))
+                contract = record_contract(engine, task_id)
+                engine.verifier_env(task_id)  # a host variable unset since check: refused before any sandbox
+                frozen_tasks.append((task_id, fp, contract))
             except PluginBenchError as exc:  # the tasks before it are still prepared and reported, in order
                 freeze_error = exc
                 break
@@ -421,6 +427,7 @@ async def prepare(engine: Engine, state: RunState) -> None:
                 patch_applied_by=contract.patch_applied_by, contract=contract.kind,
                 network=network_policy(engine.harness.egress("coding", task.agent_network_mode),
                                        task.verifier_network_mode),
+                verifier_env=engine.verifier_env(task_id).record or None,
             ))
         if freeze_error is not None:
             raise freeze_error

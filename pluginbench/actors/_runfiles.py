@@ -44,7 +44,7 @@ from ..plan import arms_of, plan_slots
 from ..projections import Ledger, RunState
 from ..rundir import RunDir, refuse_lost_settings
 from ..stats import Prices, bundled_prices, parse_prices
-from ..tasks import HarborTask, admit_contract, load_task, scan_tree
+from ..tasks import HarborTask, admit_contract, load_task, resolve_verifier_env, scan_tree
 from ..treatments import GUIDANCE_LIMIT, GUIDANCE_SEPARATOR
 from ._remote_tasks import RemoteTasks, freeze_remote, resolve_remote
 from ._writer import RunWriter
@@ -285,6 +285,9 @@ def check_inputs(
             names[name] = task_id
         scan_tree(folder, context=f"task '{task_id}'")
         admit_contract(task)  # who applies model.patch; an ambiguous or unreviewed contract is refused here
+        # refused names, unallowed or unset host variables: exit 2 here, before a run folder exists
+        resolve_verifier_env(task.verifier_env, allowed=ev.verifier_env_from_host, host=os.environ,
+                             file=str(folder / "task.toml"), tid=task_id)
         if backend_of(ev, config).needs_workspace and not task.has_workspace:
             raise TaskError(
                 f"task '{task_id}' has no workspace/ folder for the {ev.environment.backend} backend",
@@ -338,7 +341,10 @@ def check_inputs(
             )
     backend.check_host(ev, config, tasks)
     if harness.cli is not None:
-        resolve_cli(ev)
+        from ..harnesses import tool_roots
+
+        cli = resolve_cli(ev)
+        backend.check_tools(ev, config, tool_roots(cli.path))  # e.g. a CLI folder local sandboxes cannot read
     if ev.runner.probe is not None:
         if not harness.real:
             real = real_harness_names()

@@ -103,6 +103,7 @@ async def _grade(engine: Engine, job: GradeSourceOnly) -> SourceOnlyGraded:
         hidden=engine.hidden,
         source=engine.source(job.task, "verifier"),
         contract=contract,
+        verifier_env=engine.verifier_env(job.task),
     )
     return SourceOnlyGraded(**fields, status="graded", reward=result.reward, grading=result.native_grading,
                             reason=None if result.reward is not None else result.reason)

@@ -126,6 +126,9 @@ def _paired_lines(split: SplitResult) -> list[str]:
         out.append(f"  {stats.verdict_of_paired(p, repeats=min(attempts, default=3)).headline}")
         method = "sign-flip permutation interval" if pr.method == "sign-flip permutation test" else pr.method
         out.append(f"  mean pass-rate difference: {_interval(pr, stats.format_pp)} ({method})")
+        if pr.p_greater is not None and pr.p_less is not None:
+            out.append(f"  direction: one-sided sign-flip test at 0, p = {stats.format_p(pr.p_greater)} (better), "
+                       f"{stats.format_p(pr.p_less)} (worse)")
         out.append(f"  secondary: exact sign test +{s.positives} −{s.negatives} ={s.ties}, two-sided p = {stats.format_p(s.p)}")
         out.append(f"  geometric-mean token ratio: {_interval(tk, stats.format_ratio)}")
         d = p.dollars

@@ -254,6 +254,9 @@ def validate(ev: Evaluation, path: Path) -> None:
     def bad(message: str, field: str, fix: str) -> ConfigError:
         return ConfigError(message, file=f, field=field, fix=fix)
 
+    from ..tasks import check_allowed_names
+
+    check_allowed_names(ev.verifier_env_from_host, path)
     if ev.runner.harnesses is not None:  # a cross-agent evaluation: each harness's expansion by these rules
         check_entries(ev, path, bad, validate)
         return
@@ -485,11 +488,13 @@ def to_builtins(ev: Evaluation) -> dict[str, Any]:
 
 def frozen_builtins(ev: Evaluation) -> dict[str, Any]:
     """The settings a run freezes into evaluation.json: absent optional blocks are left out
-    (``comparison``, ``runner.harnesses``, a treatment's ``generate``, a false
+    (``comparison``, ``grading``, ``runner.harnesses``, a treatment's ``generate``, a false
     ``environment.allow_host_root``), so a config without them freezes as it always did."""
     data = to_builtins(ev)
     if data.get("comparison") is None:
         data.pop("comparison", None)
+    if data.get("grading") is None:
+        data.pop("grading", None)
     if data["runner"].get("harnesses") is None:
         data["runner"].pop("harnesses", None)
     if not data["environment"].get("allow_host_root"):

@@ -237,7 +237,7 @@ class StatisticsConfig(_Strict, frozen=True):
     """How the report decides: one confidence level for every interval on the page, and the
     power the planning numbers aim at (docs/configuration.md#statistics)."""
 
-    #: Two-sided level of every interval shown; each verdict is the one-sided sign-flip test at (1 − level) / 2.
+    #: Two-sided level of every interval shown; each better/worse verdict is the one-sided sign-flip test at 0 at (1 − level) / 2.
     confidence_level: Annotated[float, msgspec.Meta(gt=0.5, lt=1.0)] = 0.90
     #: The power of "tasks needed" and the minimum detectable effect.
     power: Annotated[float, msgspec.Meta(gt=0.5, lt=1.0)] = 0.80
@@ -272,6 +272,17 @@ class ComparisonConfig(_Strict, frozen=True):
     stopping: StoppingConfig | None = None
 
 
+class GradingConfig(_Strict, frozen=True):
+    """How attempts are graded (docs/configuration.md#grading)."""
+
+    verifier_env_from_host: Annotated[list[str], msgspec.Meta(description=(
+        "Host environment variables a task's `[verifier.env]` may read with a whole value `${NAME}` or "
+        "`${NAME:-default}`. A reference to any other name is refused at `check`/`run` (exit 2, naming "
+        "`verifier.env.<KEY>` in task.toml), and so is an allowed name the host does not set (without a "
+        "default). The values reach `tests/test.sh` only: the run records each variable's name and that it "
+        "came from the host, never its value, and the grading output is redacted of it."))] = []
+
+
 class Evaluation(_Strict, frozen=True):
     """A whole evaluation: tasks × (vanilla + treatments) × repeats, everything else fixed."""
 
@@ -299,8 +310,16 @@ class Evaluation(_Strict, frozen=True):
     statistics: StatisticsConfig = StatisticsConfig()
     #: Sequential stopping (off when absent); left out of the frozen evaluation.json when absent.
     comparison: ComparisonConfig | None = None
+    #: Grading settings (absent: no host variable reaches a verifier); left out of the frozen
+    #: evaluation.json when absent.
+    grading: GradingConfig | None = None
 
     @property
     def stopping(self) -> StoppingConfig | None:
         """The sequential-stopping settings, or None for a fixed-size run."""
         return self.comparison.stopping if self.comparison is not None else None
+
+    @property
+    def verifier_env_from_host(self) -> tuple[str, ...]:
+        """The host variables a task's ``[verifier.env]`` may read (``grading.verifier_env_from_host``)."""
+        return tuple(self.grading.verifier_env_from_host) if self.grading is not None else ()

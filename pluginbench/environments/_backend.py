@@ -25,7 +25,7 @@ registered once (:func:`pluginbench.environments.register_backend`). See
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -117,6 +117,12 @@ class Backend(abc.ABC):
         """Foreground checks before a run is created (I/O allowed): raise an
         :class:`~pluginbench.errors.InputError` naming the field and the fix. Default:
         nothing to check on the host."""
+        return None
+
+    def check_tools(self, ev: Evaluation, path: Path, tools: Sequence[Path]) -> None:
+        """Foreground check that sandboxes can use the host tool folders ``tools`` (the
+        agent CLI's), once the CLI is resolved: raise an :class:`~pluginbench.errors.InputError`.
+        Default: tools are not taken from the host."""
         return None
 
     # -- building environments -------------------------------------------------------

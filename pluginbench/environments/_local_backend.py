@@ -6,7 +6,7 @@ it takes no ``environment.settings`` block.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +76,21 @@ class LocalBackend(Backend):
                 fix="install bubblewrap, use environment.backend: docker, or set allow_unisolated: true "
                 "(the evidence and report then label the run unisolated)",
             )
+
+    def check_tools(self, ev: Evaluation, path: Path, tools: Sequence[Path]) -> None:
+        """Sandboxes that run as a uid of their own (PluginBench as root, under bubblewrap)
+        can read the tool folders ``tools`` (the agent CLI's): refused here, before a run
+        folder exists, with the same words a sandbox's start would use."""
+        from ._local_binds import unreadable_tool
+        from ._local_paths import tool_folders
+        from ._local_uid import drops
+
+        if self.isolation(ev) != "bubblewrap" or not drops():
+            return
+        found = unreadable_tool(tool_folders(tools))
+        if found is not None:
+            raise ConfigError(f"the local backend cannot start its sandboxes: {found[0]}", file=str(path),
+                              field="runner.harness", fix=found[1])
 
     def left_running(self, run_id: str) -> LeftRunning:
         """Sandbox folders a killed worker left (resume removes them; no command needed)."""

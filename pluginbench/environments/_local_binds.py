@@ -38,16 +38,23 @@ from ..errors import EnvironmentFailure
 POINT = "/tmp/pluginbench-binds"
 
 
-def uid_problem(tools: Sequence[str]) -> str | None:
-    """Why a sandbox with the tool folders ``tools`` cannot run as a uid of its own (what
-    to change), or ``None``."""
+def unreadable_tool(tools: Sequence[str]) -> tuple[str, str] | None:
+    """The first of the tool folders ``tools`` other uids cannot read and search: what is
+    wrong, and the command that fixes it; or ``None``."""
     for folder in tools:
         real = os.path.realpath(folder)
         mode = os.stat(real).st_mode
         if mode & (stat.S_IROTH | stat.S_IXOTH) != stat.S_IROTH | stat.S_IXOTH:
             return (f"the tool folder {real} (mode {stat.S_IMODE(mode):04o}) is not readable by other uids, and "
-                    f"sandboxes run as a uid of their own that only sees what others may; chmod -R o+rX {real}")
+                    "sandboxes run as a uid of their own that only sees what others may", f"chmod -R o+rX {real}")
     return None
+
+
+def uid_problem(tools: Sequence[str]) -> str | None:
+    """Why a sandbox with the tool folders ``tools`` cannot run as a uid of its own (what
+    to change), or ``None``."""
+    found = unreadable_tool(tools)
+    return f"{found[0]}; {found[1]}" if found is not None else None
 
 
 def ensure_point(point: str = POINT) -> None:
@@ -152,4 +159,4 @@ class BindNamespace:
             self.fd = -1
 
 
-__all__ = ["POINT", "BindNamespace", "ensure_point", "moved", "plan", "uid_problem"]
+__all__ = ["POINT", "BindNamespace", "ensure_point", "moved", "plan", "uid_problem", "unreadable_tool"]

@@ -134,6 +134,10 @@ class TaskPrepared(_Event, frozen=True, tag="task.prepared"):
     #: what its sandboxes may reach, in words: ``coding`` and ``verifier`` (readiness
     #: sandboxes follow the verifier's), e.g. ``loopback + probe``, ``loopback only``
     network: dict[str, str] | None = None
+    #: what ``tests/test.sh`` got from ``[verifier.env]``: variable -> ``{"from": "task",
+    #: "value": ...}``, ``{"from": "host", "variable": NAME}`` (never the value) or ``{"from":
+    #: "default", "variable": NAME, "value": ...}``; null when the task declares none
+    verifier_env: dict[str, dict[str, str]] | None = None
 
 
 class TreatmentFrozen(_Event, frozen=True, tag="treatment.frozen"):

@@ -166,6 +166,10 @@ def _fmt_cell(c: Mapping[str, Any]) -> str:
         interval = (f" [{c['low_pp']:+.1f}, {c['high_pp']:+.1f}]" if c["low_pp"] is not None and c["high_pp"] is not None
                     else "")
         effect = f"<br>{c['effect_pp']:+.1f} pp{interval}, {c['tasks']} task(s)"
+        if c["verdict"] in ("better", "worse") and interval and c["low_pp"] <= 0 <= c["high_pp"]:
+            # the range assumes no symmetry and is wider than the exact test at 0 is sharp (stats._verdict)
+            effect += '<br><span class="note">the range includes 0: it assumes nothing; the direction is the exact test\'s</span>'
+
     return (f'<td data-harness="{escape(c["harness"], quote=True)}" data-verdict="{escape(c["verdict"], quote=True)}" '
             f'title="{escape(c["headline"], quote=True)}"><span{cls}>{escape(c["verdict"])}</span>{effect}</td>')
 

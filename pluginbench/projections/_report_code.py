@@ -11,9 +11,9 @@ in ``not_applicable``, never as unknown; a cell whose every value is not applica
 ``status: not_applicable``.
 
 A treatment's ``delta_vs_vanilla`` is paired by task (its median minus vanilla's on each task
-both have) and carries the page's interval: the sign-flip interval of the mean paired delta at
-the run's ``statistics.confidence_level`` (``stats.mean_interval``, the method of the pass-rate
-difference; A/A-calibrated for continuous deltas by ``bench/bench_aa_gates.py``). ``better``
+both have) and carries the sign-flip interval of the mean paired delta at
+the run's ``statistics.confidence_level`` (``stats.mean_interval``: a code delta is unbounded, so
+it has no bounded-mean range as the pass-rate difference has; A/A-calibrated for continuous deltas by ``bench/bench_aa_gates.py``). ``better``
 is the column's declared better direction (the measure port) and ``reading`` what the interval
 says in that direction: ``better`` / ``worse`` (the whole interval on one side of 0),
 ``unclear`` (it spans 0, or too few tasks for an interval), ``descriptive`` (no better

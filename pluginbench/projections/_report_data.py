@@ -523,6 +523,10 @@ def comparison_identity(config: Mapping[str, Any], state: RunState, run: Mapping
         # What each task's sandboxes could reach (the model endpoint, the web, nothing);
         # a run saved before it was recorded has none.
         "network": {t: dict(net) for t in tasks if (net := state.prepared_tasks[t].network)},
+        # What each task's tests/test.sh got from [verifier.env] (task literals with their value,
+        # host variables by name only); recorded only for tasks that declare one.
+        **({"verifier_env": venv} if (venv := {t: {k: dict(v) for k, v in ve.items()} for t in tasks
+                                                if (ve := state.prepared_tasks[t].verifier_env)}) else {}),
         "measurement_settings": {"measurements": list(run["measurements"])},
         # Arms that started without the repository's own guidance (task_owned: remove);
         # like guidance, recorded here and not required to agree.

@@ -153,9 +153,14 @@ def _interval_text(s: Mapping[str, Any], fmt: Callable[[Any], str], *, higher_is
                    colour: bool = True) -> str:
     if s["estimate"] is None:
         return '<span class="excluded">no usable tasks</span>'
-    # coloured only when the interval (the decision) excludes no-difference, never by the point alone
-    decided = s["status"] == "ok" and s["low"] is not None and s["high"] is not None and (
-        s["low"] > centre or s["high"] < centre)
+    # coloured only when the decision excludes no-difference, never by the point alone: a pass-rate
+    # difference by its exact sign-flip test at 0 (the verdict's), any other interval by its ends
+    zero_p = _zero_p(s)
+    if zero_p is not None:
+        decided = zero_p <= stats.alpha_of(float(s["level"]))
+    else:
+        decided = s["status"] == "ok" and s["low"] is not None and s["high"] is not None and (
+            s["low"] > centre or s["high"] < centre)
     est = _signed(s["estimate"] - centre, fmt(s["estimate"]), higher_is_better=higher_is_better,
                   coloured=colour and decided)
     if s["status"] != "ok":
@@ -163,10 +168,26 @@ def _interval_text(s: Mapping[str, Any], fmt: Callable[[Any], str], *, higher_is
             f'{est} <span class="excluded">too few tasks (n &lt; {s["min_tasks"]})</span> '
             f'<span class="small">{s["tasks"]} usable</span>'
         )
+    if zero_p is None:
+        return (
+            f'{est} <span class="interval">[{fmt(s["low"])}, {fmt(s["high"])}] '
+            f"{_pct(s['level'])} CI, {s['tasks']} tasks</span>"
+        )
+    note = "; the range includes 0 as it assumes nothing" if decided and s["low"] <= centre <= s["high"] else ""
     return (
         f'{est} <span class="interval">[{fmt(s["low"])}, {fmt(s["high"])}] '
-        f"{_pct(s['level'])} CI, {s['tasks']} tasks</span>"
+        f"{_pct(s['level'])} range, no symmetry assumed, {s['tasks']} tasks; sign-flip test at 0: "
+        f"p = {stats.format_p(zero_p)}{note}</span>"
     )
+
+
+def _zero_p(s: Mapping[str, Any]) -> float | None:
+    """A pass-rate summary's one-sided sign-flip p at 0 in the direction of its estimate (the
+    verdict's test); ``None`` for other summaries and for reports made before it was recorded."""
+    greater, less = s.get("p_greater"), s.get("p_less")
+    if greater is None or less is None:
+        return None
+    return float(min(greater, less))
 
 
 def _per_task(doc: Mapping[str, Any]) -> str:

@@ -9,10 +9,11 @@ Contract (product description, "Compare runs", paired section):
   attempts or with attempts that are not complete excludes the task from both; any
   unknown correctness excludes it from pass-rate statistics; any missing, negative or
   non-finite token total, or a mean that is not positive, excludes it from token statistics.
-* Summary over usable tasks (equal weight): mean pass-rate difference and geometric-mean
-  token ratio (log scale), each with the sign-flip permutation interval at the run's one
-  ``statistics.confidence_level`` (the test every verdict and bound gate decides with), and
-  an exact two-sided sign test as a secondary line. Fewer usable tasks than the level
+* Summary over usable tasks (equal weight), at the run's one ``statistics.confidence_level``:
+  the mean pass-rate difference with the betting interval for a bounded mean (no symmetry
+  assumed, ``stats.difference_interval``) and the one-sided sign-flip p-values at 0 that the
+  better/worse verdict decides with; the geometric-mean token ratio (log scale) with the
+  sign-flip permutation interval; an exact two-sided sign test as a secondary line. Fewer usable tasks than the level
   needs → ``too_few_tasks``, no interval.
 """
 
@@ -113,6 +114,12 @@ def _interval(res: stats.Estimate, statistic: str, **extra: Any) -> dict[str, An
     }
 
 
+def _pass_rate(res: stats.Estimate, sign: dict[str, Any]) -> dict[str, Any]:
+    """``summary.pass_rate``: the bounded-mean interval, the sign test, and the sign-flip p at 0."""
+    return _interval(res, "mean_pass_rate_difference", sign_test=sign, p_greater=num(res.p_greater),
+                     p_less=num(res.p_less))
+
+
 def paired_deltas(tasks: Sequence[str], arms: Sequence[str], rows: Rows, level: float = stats.LEVEL) -> dict[str, Any]:
     """``deltas`` of results.json: one entry per treatment arm (every arm after vanilla)."""
     base = arms[0]
@@ -142,9 +149,7 @@ def paired_deltas(tasks: Sequence[str], arms: Sequence[str], rows: Rows, level: 
             "against": base,
             "per_task": pairs,
             "summary": {
-                "pass_rate": _interval(
-                    stats.mean_interval(diffs, level), "mean_pass_rate_difference", sign_test=sign
-                ),
+                "pass_rate": _pass_rate(stats.difference_interval(diffs, level), sign),
                 "tokens": _interval(
                     stats.ratio_interval(ratios, level),
                     "geometric_mean_token_ratio",

@@ -7,7 +7,8 @@ is only visible as a picture. Unknown values are never drawn as 0: they are left
 the picture and counted in the caption.
 
 * :func:`forest_plot` — per-task pass-rate differences of one treatment against vanilla
-  with Newcombe intervals, and the summary mean with its sign-flip interval, all at the run's one level.
+  with Newcombe intervals, and the summary mean with its bounded-mean range (no symmetry assumed), all
+  at the run's one level.
 * :func:`distribution_plot` — one value per attempt (input + output tokens, or coding
   seconds) as dots per arm with the arm's median.
 * :func:`cost_plot` — pass rate against dollars per attempt per arm, when the run has prices.
@@ -128,7 +129,7 @@ def forest_plot(doc: Mapping[str, Any], arm: str) -> str:
 
     parts: list[str] = []
     caption = (f"Pass rate of {arm} minus {base}, per task: dot the difference, line its Newcombe {summary['level'] * 100:g}% interval; "
-               f"diamond: the mean over tasks across its {summary['level'] * 100:g}% sign-flip interval.")
+               f"diamond: the mean over tasks across its {summary['level'] * 100:g}% range, no symmetry assumed.")
     bottom = TOP + ROW_H * (len(rows) + 1.5)
     for tick in (-1.0, -0.5, 0.0, 0.5, 1.0):
         cls = "zero-line" if tick == 0 else "grid-line"
@@ -166,7 +167,7 @@ def forest_plot(doc: Mapping[str, Any], arm: str) -> str:
     shown = [r for r in rows if r["difference"] is not None]
     lvl = f"{summary['level'] * 100:g}%"
     if summary["status"] == "ok":
-        summary_text = (f"mean {_pp(est)}, {lvl} sign-flip interval {_pp(summary['low'])} to {_pp(summary['high'])} "
+        summary_text = (f"mean {_pp(est)}, {lvl} range (no symmetry assumed) {_pp(summary['low'])} to {_pp(summary['high'])} "
                         f"over {summary['tasks']} tasks")
     elif est is not None:
         summary_text = f"mean {_pp(est)} over {summary['tasks']} tasks, too few for an interval"
@@ -190,7 +191,7 @@ def forest_plot(doc: Mapping[str, Any], arm: str) -> str:
              _pp(r["high"]) if r["high"] is not None else "", r["excluded"] or "")
             for r in rows
         ]
-        + [(f"mean over tasks ({lvl} sign-flip)", _pp(est), _pp(summary["low"]) if summary["low"] is not None else "",
+        + [(f"mean over tasks ({lvl} range, no symmetry assumed)", _pp(est), _pp(summary["low"]) if summary["low"] is not None else "",
             _pp(summary["high"]) if summary["high"] is not None else "", "" if summary["status"] == "ok" else summary["status"])],
     )
     title = f"Pass-rate difference by task: {arm} − {base}"

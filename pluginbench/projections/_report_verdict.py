@@ -36,9 +36,10 @@ def verdict_html(doc: Mapping[str, Any]) -> str:
     if not rows:
         rows.append('<p class="verdict verdict-plain">No treatment arm: nothing to compare with vanilla.</p>')
     level = next((v["level"] for v in doc.get("verdicts") or []), stats.LEVEL)
-    method = (f'<p class="power">Intervals are {level * 100:g}% sign-flip permutation intervals of the mean '
-              "per-task pass-rate difference (tokens: of the log ratio); a verdict is the one-sided test at "
-              f"{stats.alpha_of(level) * 100:g}% each way. {escape(stats.power_sentence(doc.get('power')))}</p>")
+    method = (f'<p class="power">Better or worse is the exact one-sided sign-flip test at 0, at '
+              f"{stats.alpha_of(level) * 100:g}% each way. The pass-rate range is a {level * 100:g}% interval for a bounded "
+              "mean (betting, no symmetry assumed: at least that coverage however the tasks spread); tokens: the "
+              f"sign-flip interval of the log ratio. {escape(stats.power_sentence(doc.get('power')))}</p>")
     return f'<section id="verdict"><h2>Verdict</h2>{"".join(rows)}{method}</section>'
 
 

@@ -121,6 +121,7 @@ class ComparisonIdentity(_Strict, frozen=True):
     measurement_capabilities: Annotated[dict[str, dict[str, MeasurementCapability]], Meta(description="Task → measure → its readiness (preparation's rows, with the selected measurement revision's over them).")] = {}
     effective_observer_scripts: Annotated[dict[str, dict[str, str]], Meta(description="Task → measure → the observer version bound to the run, for the measures ready on the task.")] = {}
     network: Annotated[dict[str, dict[str, str]], Meta(description="Task → sandbox kind (`coding`, `verifier`) → the network policy it ran under, e.g. `loopback + probe`, `loopback + proxy to api.anthropic.com + public internet`, `loopback only`.")] = {}
+    verifier_env: Annotated[dict[str, dict[str, dict[str, str]]] | None, Meta(description="Task → variable → where `tests/test.sh` got it from the task's `[verifier.env]`: `{from: task, value}` for a literal, `{from: host, variable}` for a host variable allowed by `grading.verifier_env_from_host` (its value is never recorded), `{from: default, variable, value}` when that host variable was unset and the task's default was used. Required to agree; absent when no task declares one.")] = None
     task_owned: Annotated[dict[str, str], Meta(description="Arm → `remove` for each arm whose coding sandboxes started without the repository's own instruction files and skills (`task_owned: remove`); vanilla and other arms keep them. Recorded, not required to agree (like guidance).")] = {}
     allow_host_root: Annotated[bool | None, Meta(description="`true` when `environment.allow_host_root` let docker sandboxes run on an engine whose container root is the host's root (no user-namespace remapping); absent otherwise. Recorded, not required to agree.")] = None
     generated: Annotated[dict[str, dict[str, Any]] | None, Meta(description="Generated-guidance arm → its `generate` settings (harness, model, reasoning, kind, instruction `built-in` or `custom`) and `files` (task → the generated file's SHA-256, null when its generation failed). Recorded, not required to agree (like guidance); absent when no arm generates.")] = None
@@ -309,7 +310,7 @@ class SignTest(_Strict, frozen=True):
 class Summary(_Strict, frozen=True):
     statistic: Annotated[str, Meta(description="mean_pass_rate_difference or geometric_mean_token_ratio.")]
     estimate: Annotated[Num, Meta(description="The mean difference or geometric-mean ratio over usable tasks.")]
-    low: Annotated[Num, Meta(description="Lower end of the interval at `level` (a one-sided (1 + level) / 2 bound): the sign-flip permutation test inverted.")]
+    low: Annotated[Num, Meta(description="Lower end of the interval at `level` (a one-sided (1 + level) / 2 bound), the test of `method` inverted: pass_rate the betting test for a bounded mean (no symmetry assumed), tokens the sign-flip permutation test.")]
     high: Annotated[Num, Meta(description="Upper end of the interval.")]
     tasks: Annotated[int, Meta(description="Usable task pairs.")]
     status: Annotated[str, Meta(description="ok, too_few_tasks (fewer than min_tasks) or no_tasks.")]
@@ -317,9 +318,11 @@ class Summary(_Strict, frozen=True):
     draws: Annotated[int | None, Meta(description="Monte Carlo sign patterns (10,000) above 20 tasks; null when exact.")]
     seed: Annotated[int, Meta(description="Seed of the Monte Carlo sign patterns (0).")]
     min_tasks: Annotated[int, Meta(description="Fewest tasks that can reach the level (5 at 90%).")]
-    method: Annotated[str, Meta(description="sign-flip permutation test (runs reported before it: percentile bootstrap).")] = "percentile bootstrap"
+    method: Annotated[str, Meta(description="The interval's method: pass_rate the betting test for a bounded mean (runs reported before it: sign-flip permutation test), tokens the sign-flip permutation test (before it: percentile bootstrap).")] = "percentile bootstrap"
     exact: Annotated[bool | None, Meta(description="Every sign pattern enumerated (up to 20 tasks).")] = None
     sign_test: Annotated[SignTest | None, Meta(description="pass_rate only: the exact sign test.")] = None
+    p_greater: Annotated[Num | None, Meta(description="pass_rate only: the one-sided sign-flip p at 0 against \"the treatment is better\" (the verdict's test; exact, draws and seed describe it); null unless status ok.")] = None
+    p_less: Annotated[Num | None, Meta(description="pass_rate only: the same against \"the treatment is worse\".")] = None
     basis: Annotated[str | None, Meta(description="tokens only: input_plus_output.")] = None
 
 

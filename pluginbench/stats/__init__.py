@@ -5,6 +5,8 @@
 * :func:`mean_interval` / :func:`ratio_interval` — the one decision method: mean over tasks
   (geometric mean for ratios) with the sign-flip permutation interval at one level
   (``_decide``, ``_permutation``: exact up to 2^20 sign patterns, seeded Monte Carlo above).
+* :func:`difference_interval` — the pass-rate difference shown: its mean with the betting
+  interval for a bounded mean (no symmetry assumed) and the sign-flip p at 0 that decides.
 * :func:`bound_decision` — a bound gate's rule (margin / factor, direction) as that test.
 * :func:`plan` — power before spending (``_power``): MDE and tasks needed.
 * :func:`paired_bootstrap` / :func:`geometric_mean_ratio` — the previous percentile
@@ -64,6 +66,7 @@ if TYPE_CHECKING:
         LEVEL,
         Estimate,
         alpha_of,
+        difference_interval,
         mean_interval,
         passes_lower,
         passes_upper,
@@ -163,6 +166,7 @@ __all__ = [
     "SignFlip",
     "PowerPlan",
     "alpha_of",
+    "difference_interval",
     "mean_interval",
     "passes_lower",
     "passes_upper",

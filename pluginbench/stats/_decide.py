@@ -8,6 +8,11 @@ Contract:
 * :func:`mean_interval` — mean of per-task values with the sign-flip interval (test
   inversion, ``_permutation``); :func:`ratio_interval` — the same on log ratios,
   exponentiated (a geometric mean). Fewer tasks than :func:`min_tasks` → ``too_few_tasks``.
+* :func:`difference_interval` — the mean of per-task pass-rate differences (each in [−1, 1])
+  with the betting interval for a bounded mean (:mod:`._bounded`, no symmetry assumed: at
+  least ``level`` coverage for any distribution of the differences, where the sign-flip ends
+  covered 55% at 6 mostly tied tasks) and the exact one-sided sign-flip p-values at 0
+  (``p_greater``, ``p_less``) the better/worse verdict decides with.
 * :func:`ratio_of_means_interval` — ``Σ treatment / Σ comparator`` over tasks (per-task mean
   dollars per attempt: the cost ratio, :data:`~._cost.COST_RATIO_DEFINITION`) with the
   sign-flip interval of the ratio by test inversion: ``r`` is inside when the test of "the
@@ -26,6 +31,8 @@ from collections.abc import Callable, Sequence
 import msgspec
 
 from ._bootstrap import LEVEL as LEVEL  # one copy (stats._bootstrap), re-exported
+from ._bounded import METHOD as BOUNDED_METHOD
+from ._bounded import bounded_interval
 from ._permutation import (
     DRAWS,
     EXACT_MAX,
@@ -55,6 +62,10 @@ class Estimate(msgspec.Struct, frozen=True, kw_only=True):
     draws: int = DRAWS
     seed: int = SEED
     min_tasks: int = 5
+    #: pass-rate differences only (:func:`difference_interval`): the exact one-sided sign-flip
+    #: p-values at 0 ("the treatment is better" / "worse"), which the verdict decides with
+    p_greater: float | None = None
+    p_less: float | None = None
 
 
 def alpha_of(level: float) -> float:
@@ -84,6 +95,31 @@ def mean_interval(values: Sequence[float], level: float = LEVEL) -> Estimate:
     if lo is None or hi is None:
         return made(mean, None, None, TOO_FEW_TASKS)
     return made(mean, lo, hi, OK)
+
+
+def difference_interval(values: Sequence[float], level: float = LEVEL) -> Estimate:
+    """Mean of per-task pass-rate differences (each in [−1, 1]) with the two-sided betting
+    interval for a bounded mean at ``level`` (each end the one-sided ``(1 − level) / 2`` bound of
+    :func:`._bounded.bounded_interval`) and the exact sign-flip p-values at 0 (module
+    docstring). Fewer tasks than :func:`min_tasks` → ``too_few_tasks`` (no interval, no p), as
+    :func:`mean_interval`: the sign-flip test at 0 cannot decide below it."""
+    vals = [float(v) for v in values]
+    alpha = alpha_of(level)
+    need, n = min_tasks(alpha), len(vals)
+
+    def made(estimate: float | None, iv: tuple[float, float] | None, status: str) -> Estimate:
+        ok = status == OK
+        return Estimate(estimate=estimate, low=iv[0] if iv else None, high=iv[1] if iv else None, status=status,
+                        tasks=n, level=level, exact=n <= EXACT_MAX, min_tasks=need, method=BOUNDED_METHOD,
+                        p_greater=sign_flip_test(vals, alternative="greater").p if ok else None,
+                        p_less=sign_flip_test(vals, alternative="less").p if ok else None)
+
+    if n == 0:
+        return made(None, None, NO_TASKS)
+    mean = math.fsum(vals) / n
+    if n < need:
+        return made(mean, None, TOO_FEW_TASKS)
+    return made(mean, bounded_interval(vals, alpha), OK)
 
 
 def ratio_interval(ratios: Sequence[float], level: float = LEVEL) -> Estimate:

@@ -20,6 +20,7 @@ from ._format import format_p, format_pp
 from ._gates import Gate
 from ._intervals import median
 from ._paired import PairedComparison
+from ._permutation import lower_bound
 from ._records import (
     PASS,
     UNKNOWN,
@@ -321,7 +322,10 @@ def bound_decision(kind: str, values: Sequence[float], limit: float, level: floa
 
 
 def bound_gate(g: Gate, cand: Package, comp: Package, paired: PairedComparison) -> GateResult:
-    """A gate on an endpoint of the paired sign-flip interval (the one-sided test at its limit)."""
+    """A gate on a one-sided bound (the one-sided test at its limit, :func:`bound_decision`): a
+    token bound on the paired sign-flip interval's upper end; a pass-rate bound at margin 0 on
+    the sign-flip lower bound (shown beside the bounded-mean range the page shows), at any
+    other margin on the bounded-mean lower bound."""
     level = paired.pass_rate.level
     pct = f"{level * 100:g}%"
     if g.kind == "correctness_bound":
@@ -358,9 +362,10 @@ def bound_gate(g: Gate, cand: Package, comp: Package, paired: PairedComparison) 
                     f"p <= {format_p(alpha_of(level))}"),
             **common,
         )
-    if g.kind == "correctness_bound":
-        endpoint = iv.low
-        shown = f"mean {stat} {format_pp(iv.estimate)}, {pct} interval [{format_pp(iv.low)}, {format_pp(iv.high)}]"
+    if g.kind == "correctness_bound":  # margin 0: the exact sign-flip test at 0, its own bound as the value
+        endpoint = lower_bound(values, alpha_of(level))
+        shown = (f"mean {stat} {format_pp(iv.estimate)}, {pct} range of the true difference [{format_pp(iv.low)}, "
+                 f"{format_pp(iv.high)}] (no symmetry assumed), one-sided sign-flip lower bound {format_pp(endpoint)}")
     else:
         endpoint = iv.high
         shown = f"geometric-mean {stat} ×{iv.estimate:.3g}, {pct} interval [×{iv.low:.3g}, ×{iv.high:.3g}]"

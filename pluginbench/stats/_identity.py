@@ -3,7 +3,8 @@
 Checked fields (product description, "Compare runs"): ``runner.harness``,
 ``runner.model``, ``runner.reasoning``, ``harness_version`` and ``capabilities``; for each
 task compared, ``tasks.<task>``, ``task_limits.<task>.effective.agent_timeout_seconds`` and
-``network.<task>`` (the sandboxes' network policy);
+``network.<task>`` (the sandboxes' network policy) and ``verifier_env.<task>`` (what
+``tests/test.sh`` got from ``[verifier.env]``: names, literal values, host names);
 the measurement scope ``measurement_settings`` (its ``source_scope``, ``test_scope``,
 ``coverage``, each ``coverage_profiles`` entry both saved, ``fallow_config_sha256`` and
 ``measurements``); ``effective_observer_scripts.<task>`` and each measure's
@@ -42,6 +43,7 @@ TASK_FIELDS = (
     "task_limits.{task}.effective.agent_timeout_seconds",
     "effective_observer_scripts.{task}",
     "network.{task}",
+    "verifier_env.{task}",
 )
 #: Longer values are shown as ``sha256:<12 hex>`` in the refusal.
 SHORT = 40

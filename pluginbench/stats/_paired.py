@@ -9,11 +9,13 @@ Contract (product description, "Compare runs", paired section):
   from both statistics; any unknown correctness excludes it from pass-rate statistics; any
   missing, non-finite or negative token total, or a mean that is not positive, excludes it
   from token statistics — each exclusion with its reason;
-* the summary weighs tasks equally: the mean pass-rate difference and the geometric-mean
-  token ratio, each with the sign-flip permutation interval at the page's one ``level``
-  (``_decide``; the token ratio on the log scale) — the same test the bound gates decide
-  with — and, as a secondary line, the exact two-sided sign test; fewer usable task pairs
-  than the level needs give ``too_few_tasks`` and no interval;
+* the summary weighs tasks equally, at the page's one ``level``: the mean pass-rate
+  difference with the betting interval for a bounded mean (``_decide.difference_interval``,
+  no symmetry assumed) and the one-sided sign-flip p-values at 0 the verdict and a margin-0
+  bound gate decide with; the geometric-mean token ratio with the sign-flip permutation
+  interval of the log ratios — the test the token bound gate decides with; as a secondary
+  line, the exact two-sided sign test; fewer usable task pairs than the level needs give
+  ``too_few_tasks`` and no interval;
 * dollars: the ratio of mean dollars per attempt (``_verdict.DOLLARS_RATIO``) over the tasks
   where every attempt of both packages has dollars, with its sign-flip interval
   (``ratio_of_means_interval``); ``no_prices`` when either package has no dollars or the two
@@ -28,7 +30,14 @@ from fractions import Fraction
 
 import msgspec
 
-from ._decide import LEVEL, METHOD, Estimate, mean_interval, ratio_interval, ratio_of_means_interval
+from ._decide import (
+    LEVEL,
+    METHOD,
+    Estimate,
+    difference_interval,
+    ratio_interval,
+    ratio_of_means_interval,
+)
 from ._gates import INPUT_TOKENS, OUTPUT_TOKENS
 from ._intervals import exact_sign_test
 from ._permutation import DRAWS, SEED
@@ -48,7 +57,8 @@ class TaskPair(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Interval(msgspec.Struct, frozen=True, kw_only=True):
-    """A summary estimate and its two-sided sign-flip interval at ``level``."""
+    """A summary estimate and its two-sided interval at ``level`` by ``method``; a pass-rate
+    difference also carries the one-sided sign-flip p-values at 0 (``p_greater``, ``p_less``)."""
 
     statistic: str
     estimate: float | None
@@ -62,6 +72,8 @@ class Interval(msgspec.Struct, frozen=True, kw_only=True):
     draws: int = DRAWS
     seed: int = SEED
     min_tasks: int = 5
+    p_greater: float | None = None
+    p_less: float | None = None
 
 
 class SignTest(msgspec.Struct, frozen=True, kw_only=True):
@@ -168,7 +180,8 @@ def task_pair(task: str, cand: Package, comp: Package, overlap: bool) -> TaskPai
 def _interval(res: Estimate, statistic: str) -> Interval:
     return Interval(
         statistic=statistic, estimate=res.estimate, low=res.low, high=res.high, tasks=res.tasks,
-        status=res.status, level=res.level, exact=res.exact, min_tasks=res.min_tasks,
+        status=res.status, level=res.level, method=res.method, exact=res.exact, min_tasks=res.min_tasks,
+        p_greater=res.p_greater, p_less=res.p_less,
     )
 
 
@@ -190,7 +203,7 @@ def paired_comparison(
         candidate=cand.name,
         against=comp.name,
         per_task=pairs,
-        pass_rate=_interval(mean_interval(diffs, level), "mean_pass_rate_difference"),
+        pass_rate=_interval(difference_interval(diffs, level), "mean_pass_rate_difference"),
         tokens=_interval(ratio_interval(ratios, level), "geometric_mean_token_ratio"),
         sign_test=sign,
         dollars=_dollars(tasks, cand, comp, level),

@@ -6,25 +6,26 @@ frozen config and the event log), the run's status (``complete``, ``stopped``, `
 report.html, results.json, ``status``, ``compare``, ``run``'s last line, ``demo`` and the
 dashboard all render it (:func:`headline`), so the words and numbers never drift.
 
-Rules (one level for the page, the run's ``statistics.confidence_level``; the interval is
-the sign-flip interval of the mean per-task pass-rate difference, ``_decide``):
+Rules (one level for the page, the run's ``statistics.confidence_level``, α = (1 − level) / 2):
 
 * a run that is not complete (attempts missing, stopped, failed) → ``partial``: no
   verdict, the numbers so far — except a sequential run stopped because it was decided;
 * a sequential run (``doc["sequential"]``) uses its anytime-valid confidence sequence
-  (the last point) instead of the fixed-N interval, and says so;
+  (the last point) instead of the fixed-N interval, and says so: its lower end above 0 →
+  ``better``, upper end below 0 → ``worse``;
 * the treatment measured as not exercised (the package never loaded) → ``not_exercised``;
-* lower bound above 0 → ``better``; upper bound below 0 → ``worse`` (the sign-flip test at
-  0, exact when the arms are exchangeable); with several treatments against one comparator
-  (a fixed-size run) a better/worse reading is claimed only when Holm's step-down correction
-  over the treatments keeps it (each treatment's one-sided sign-flip p at 0 against
-  alpha / (k − j)), so the chance of any false better (or worse) claim stays at alpha;
-  otherwise the verdict is ``undetermined`` and says why;
+* a fixed-size run: the one-sided sign-flip test at 0 (exact when the arms are
+  exchangeable, A/A ≤ α) with p ≤ α → ``better`` (``greater``) or ``worse`` (``less``); the
+  sentence gives that p. With several treatments against one comparator a better/worse
+  reading is claimed only when Holm's step-down correction over the treatments keeps it
+  (each treatment's p against alpha / (k − j)), so the chance of any false better (or
+  worse) claim stays at alpha; otherwise the verdict is ``undetermined`` and says why;
+* the interval shown is the range of the true mean difference with no symmetry assumed:
+  the betting interval for a bounded mean (:mod:`._bounded`, ``summary.pass_rate``), at
+  least ``level`` coverage for any distribution of per-task differences. It is wider than
+  the test at 0 is sharp, so it can include 0 beside "better"; the sentence then says so;
 * the whole interval within ± ``equivalence_margin`` (10 pp by default) → ``equivalent``:
-  "no difference larger than X", X the larger distance of an endpoint from 0 — for a
-  fixed-size run the endpoints of the betting interval for a bounded mean (:mod:`._bounded`;
-  the sign-flip ends assume symmetry away from 0, which tied differences break), and the
-  sign-flip interval must lie within the margin too;
+  "no difference larger than X", X the larger distance of an endpoint from 0;
 * otherwise (or too few tasks for an interval) → ``undetermined``, with how many more
   tasks would likely decide it at the spread observed (or assumed, :mod:`._power`).
 """
@@ -37,11 +38,10 @@ from typing import Any, Literal
 
 import msgspec
 
-from ._bounded import bounded_interval
 from ._cost import cost_per_pass
 from ._decide import LEVEL, METHOD, alpha_of, ratio_of_means_interval
 from ._format import format_dollars, format_p, format_pp, format_ratio
-from ._permutation import sign_flip_test
+from ._permutation import min_tasks, sign_flip_test
 from ._power import POWER, assumed_sd, mde, tasks_needed
 from ._sequential import METHOD as SEQUENTIAL_METHOD
 
@@ -60,9 +60,12 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True):
     headline: str
     level: float
     effect: float | None  # mean per-task pass-rate difference (fraction)
-    low: float | None
+    low: float | None  # the range shown: the bounded-mean interval (a sequential run: its sequence)
     high: float | None
     tasks: int
+    #: fixed-size runs: the one-sided sign-flip p at 0 in the direction of the estimate (the
+    #: better/worse test); None for a sequential run or with too few tasks
+    p: float | None
     equivalence_margin: float
     within: float | None  # equivalent: no difference larger than this
     more_tasks: int | None  # undetermined: about this many more tasks would decide it
@@ -202,6 +205,7 @@ def verdict_for(
     seq = doc.get("sequential")
     decided_stop = False
     seq_cost = None
+    p_zero: float | None = None
     if seq:  # a sequential run decides (and is shown) with its anytime-valid sequence, never the fixed-N interval
         est, low, high, n = _sequential_interval(seq, treatment)
         tok = _sequential_ratio(seq, treatment, "tokens") or tok
@@ -209,11 +213,20 @@ def verdict_for(
         family = int(seq.get("family") or 1)
         pct = f"{level * 100:g}% anytime-valid" + (f", simultaneous over {family} sequences" if family > 1 else "")
         decided_stop = bool(seq.get("stopped_by_decision"))
+        is_better, is_worse = low is not None and low > 0, high is not None and high < 0
+        shown = f" [{pct}: {format_pp(low)} to {format_pp(high)}]"
+    else:  # the exact sign-flip test at 0 decides the direction; the range shown assumes no symmetry
+        p_greater, p_less = _zero_ps(diffs, alpha)
+        is_better, is_worse = p_greater is not None and p_greater <= alpha, p_less is not None and p_less <= alpha
+        if p_greater is not None and p_less is not None:
+            p_zero = p_greater if p_greater <= p_less else p_less
+        shown = (f", sign-flip test at 0: p = {format_p(p_zero)} [{pct} range, no symmetry assumed: "
+                 f"{format_pp(low)} to {format_pp(high)}]" if p_zero is not None else
+                 f" [{pct} range, no symmetry assumed: {format_pp(low)} to {format_pp(high)}]")
     effect = (
         "no usable task pair yet" if est is None
-        else f"{format_pp(est)} pass rate" + (f" [{pct}: {format_pp(low)} to {format_pp(high)}]" if low is not None else
-                                            f" (too few tasks for a {pct} interval: {n} of {pr.get('min_tasks')})")
-        + f" over {n} task(s)"
+        else f"{format_pp(est)} pass rate over {n} task(s){shown}" if low is not None
+        else f"{format_pp(est)} pass rate (too few tasks for a {pct} interval: {n} of {pr.get('min_tasks')}) over {n} task(s)"
     )
     usd_t, usd_v = _cost(doc, treatment), _cost(doc, against)
     solved_t, solved_v = _passes(doc, treatment), _passes(doc, against)
@@ -246,15 +259,13 @@ def verdict_for(
         extra_line = f" (run {why}, {done} of {total} attempts complete)"
     elif exercised is False:
         kind, extra_line = "not_exercised", f" (the package was not exercised: {exercised_reason})"
-    elif low is not None and low > 0 and not not_claimed:
-        kind, extra_line = "better", ""
-    elif high is not None and high < 0 and not not_claimed:
-        kind, extra_line = "worse", ""
-    elif (low is not None and high is not None and max(-low, high) <= equivalence_margin
-          and (bounded := _equivalence(seq, diffs, low, high, alpha)) is not None
-          and bounded[0] <= equivalence_margin):
-        kind, extra_line = "equivalent", bounded[1]
-        within = bounded[0]
+    elif is_better and not not_claimed:
+        kind, extra_line = "better", _includes_zero(low, high)
+    elif is_worse and not not_claimed:
+        kind, extra_line = "worse", _includes_zero(low, high)
+    elif low is not None and high is not None and max(-low, high) <= equivalence_margin:
+        kind, extra_line = "equivalent", ""
+        within = max(-low, high)
     else:
         kind = "undetermined"
         more = _more_tasks(est or 0.0, sd, alpha, equivalence_margin, n)
@@ -265,7 +276,7 @@ def verdict_for(
                          format_pp(within).lstrip("+") if within is not None else "", money)
     return Verdict(
         treatment=treatment, against=against, kind=kind, headline=sentence, level=level, effect=est, low=low,
-        high=high, tasks=n, equivalence_margin=equivalence_margin, within=within, more_tasks=more, mde=m, sd=sd,
+        high=high, tasks=n, p=p_zero, equivalence_margin=equivalence_margin, within=within, more_tasks=more, mde=m, sd=sd,
         sd_source=sd_source, token_ratio=tok.get("estimate"), token_low=tok.get("low"), token_high=tok.get("high"),
         usd=usd_t, usd_against=usd_v, cost_ratio=ratio, cost_low=cost_low, cost_high=cost_high, usd_per_solved=per_t, usd_per_solved_against=per_v,
         prices_as_of=as_of, exercised=exercised, exercised_reason=exercised_reason,
@@ -273,22 +284,19 @@ def verdict_for(
     )
 
 
-def _equivalence(seq: Any, diffs: Sequence[float], low: float, high: float,
-                 alpha: float) -> tuple[float, str] | None:
-    """The largest difference an equivalence claim may rule out, and the words saying how.
+def _zero_ps(diffs: Sequence[float], alpha: float) -> tuple[float | None, float | None]:
+    """The one-sided sign-flip p-values at 0, ``greater`` and ``less``; ``None`` below the
+    fewest tasks that can reach ``alpha`` (``too_few_tasks``)."""
+    if len(diffs) < min_tasks(alpha):
+        return None, None
+    return sign_flip_test(diffs, alternative="greater").p, sign_flip_test(diffs, alternative="less").p
 
-    A sequential run's confidence sequence is already valid for a bounded mean: its own ends.
-    A fixed-size run's sign-flip interval is exact at 0 under exchangeability, but its ends
-    elsewhere assume differences symmetric about them, which tied pass-rate differences are
-    not (six ties give [0, 0]); the claim takes the betting interval for a bounded mean
-    (:mod:`._bounded`) instead, shown in the sentence."""
-    if seq:
-        return max(-low, high), ""
-    iv = bounded_interval(diffs, alpha)
-    if iv is None:
-        return None
-    return max(-iv[0], iv[1]), (f" (ruled out by the bounded-mean interval {format_pp(iv[0])} to {format_pp(iv[1])}, "
-                                "no symmetry assumed)")
+
+def _includes_zero(low: float | None, high: float | None) -> str:
+    """What a better/worse sentence adds when the range shown still includes 0 (module docstring)."""
+    if low is None or high is None or not low <= 0.0 <= high:
+        return ""
+    return " (the range includes 0: it assumes nothing about the tasks; the direction is the exact sign-flip test's)"
 
 
 def _holm(doc: Mapping[str, Any], arms: Sequence[str], kinds: Sequence[str], alpha: float) -> dict[str, str]:

@@ -70,6 +70,12 @@ if TYPE_CHECKING:
     from ._settings import COMMON_SETTINGS, ignored_settings
     from ._tree import TreeEntry, copy_tree, fingerprint, freeze_tree, scan_tree
     from ._urls import parse_task_url, tasks_block
+    from ._verifier_env import (
+        FROM_HOST_FIELD,
+        VerifierEnv,
+        check_allowed_names,
+        resolve_verifier_env,
+    )
 
 __all__ = [  # noqa: RUF022 - history mining's names are kept together at the end
     "detect_format",
@@ -97,6 +103,10 @@ __all__ = [  # noqa: RUF022 - history mining's names are kept together at the en
     "select_dataset",
     "write_dataset_pin",
     "COMMON_SETTINGS",
+    "FROM_HOST_FIELD",
+    "VerifierEnv",
+    "check_allowed_names",
+    "resolve_verifier_env",
     "DEEPSWE_PAYLOAD",
     "MODEL_PATCH",
     "BadTaskUrl",

@@ -15,7 +15,8 @@ whole trusted verifier payload has the reviewed shape:
 * ``artifacts`` is exactly ``["/logs/artifacts/model.patch"]`` and the only
   ``[[verifier.collect]]`` command is exactly :func:`collect_command` of the base commit;
 * nothing redirects verification: no ``TESTS_DIR``/``VERIFIER_DIR``/``APP_DIR``/
-  ``ARTIFACTS_DIR`` in ``[verifier.env]`` or assigned in ``test.sh``, a ``/app`` workdir,
+  ``ARTIFACTS_DIR`` in ``[verifier.env]`` or assigned in ``test.sh``, no ``PYTHON*``
+  variable in ``[verifier.env]`` (it would change how grader.py runs), a ``/app`` workdir,
   and a ``tests/Dockerfile`` (when present) that only copies files and runs ``chmod``.
 """
 
@@ -112,6 +113,10 @@ def admit_deepswe(task: HarborTask, replaced: list[str]) -> VerifierContract:
     if redirect:
         raise _refuse(task, f"[verifier.env] sets {', '.join(redirect)}, which could redirect verification",
                       "verifier.env", f"remove {', '.join(redirect)} from [verifier.env]")
+    interpreter = sorted(k for k in task.verifier_env if k.startswith("PYTHON"))
+    if interpreter:  # PYTHONPATH/PYTHONSTARTUP/... would run other code inside the reviewed grader.py
+        raise _refuse(task, f"[verifier.env] sets {', '.join(interpreter)}, which changes how the reviewed grader.py runs",
+                      f"verifier.env.{interpreter[0]}", f"remove {', '.join(interpreter)} from [verifier.env]")
     test_sh = (tests / "test.sh").read_text(errors="replace")
     for sub in ("prepare", "grade"):
         if f"python3 /tests/grader.py {sub}" not in test_sh:

@@ -45,7 +45,7 @@ class HarborTask(NamedTuple):
     metadata: dict[str, Any]
     #: container paths of the top-level ``artifacts`` (a ``{source = ...}`` table gives its source)
     artifacts: tuple[str, ...] = ()
-    #: ``[verifier.env]``: variables for ``tests/test.sh``
+    #: ``[verifier.env]``: variables for ``tests/test.sh`` as written (see :mod:`._verifier_env`)
     verifier_env: dict[str, Any] = {}
     #: the agent phase's ``network_mode`` (``[agent]``, else ``[environment]``, else
     #: ``allow_internet``): ``public``, ``no-network``, ``allowlist`` or ``None`` (undeclared)
@@ -335,7 +335,7 @@ def load_task(root: Path, task_id: str | None = None) -> HarborTask:
             )
     memory = env.get("memory_mb")
     artifacts = _artifacts(data.get("artifacts"), toml_path)
-    venv_vars = verifier.get("env") or {}
+    venv_vars = _table(verifier, "env", toml_path, tid, "verifier")
     return HarborTask(
         id=tid,
         root=root,
@@ -352,7 +352,7 @@ def load_task(root: Path, task_id: str | None = None) -> HarborTask:
         collect=collect,
         metadata=dict(metadata),
         artifacts=artifacts,
-        verifier_env=dict(venv_vars) if isinstance(venv_vars, dict) else {},
+        verifier_env=dict(venv_vars),
         agent_network_mode=_network_mode([(agent, "agent"), (env, "environment")], env, toml_path, tid),
         verifier_network_mode=_network_mode([(verifier, "verifier"), (env, "environment")], env, toml_path, tid),
         storage_mb=None if (st := _num(env, "storage_mb", None, toml_path, "environment", tid)) is None else int(st),

@@ -46,8 +46,8 @@ _REFUSED_HOST = {
 COMMON_SETTINGS = frozenset({
     "environment.workdir", "environment.os", "environment.cpus", "environment.memory_mb",
     "environment.storage_mb", "environment.pids_limit", "environment.build_timeout_sec", "agent.timeout_sec", "verifier.timeout_sec",
-    "verifier.environment_mode", "verifier.collect",
-})  # not verifier.env: tests/test.sh does not get [verifier.env]'s variables yet, so check names it as ignored
+    "verifier.environment_mode", "verifier.collect", "verifier.env",
+})
 
 
 def _tables(data: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:

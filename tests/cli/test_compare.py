@@ -49,6 +49,10 @@ def test_two_runs_that_pass_every_gate_exit_zero(tmp_path: Path) -> None:
     assert "first-two: 2 task(s)" in out and "all: 6 task(s)" in out
     assert "verdict: pass (exit 0)" in out
     assert "Paired · all · docs vs vanilla" in out
+    # the paired lines: the verdict with the exact test's p and the range that assumes no symmetry, then the p each way
+    assert "docs is better than vanilla: +100.0 pp pass rate over 6 task(s), sign-flip test at 0: p = 0.016 " \
+           "[90% range, no symmetry assumed: +7.3 pp to +100.0 pp]" in out
+    assert "direction: one-sided sign-flip test at 0, p = 0.016 (better), 1.00 (worse)" in out
 
 
 def test_a_failing_gate_exits_one(tmp_path: Path) -> None:

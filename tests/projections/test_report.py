@@ -517,7 +517,7 @@ def six_task_run(root: Path, guided_passes: dict[str, int]) -> Path:
 
 
 def test_paired_deltas_with_six_tasks(tmp_path: Path) -> None:
-    """Six usable tasks give per-task differences, a sign-flip permutation interval and an exact sign test."""
+    """Six usable tasks give per-task differences, the bounded-mean interval with the sign-flip p at 0, and an exact sign test."""
     passes = {"t1": 2, "t2": 2, "t3": 1, "t4": 0, "t5": 2, "t6": 2}
     doc = load(six_task_run(tmp_path / "run", passes))
     d = doc["deltas"]["guided"]
@@ -525,9 +525,12 @@ def test_paired_deltas_with_six_tasks(tmp_path: Path) -> None:
     assert [d["per_task"][t]["pass_rate_difference"] for t in sorted(passes)] == diffs
     assert all(d["per_task"][t]["token_ratio"] == 1.5 for t in passes)
     s = d["summary"]["pass_rate"]
-    expected = stats.mean_interval(diffs)
-    assert (s["status"], s["tasks"], s["method"], s["exact"]) == ("ok", 6, "sign-flip permutation test", True)
+    expected = stats.difference_interval(diffs)
+    assert (s["status"], s["tasks"], s["method"], s["exact"]) == ("ok", 6, expected.method, True)
+    assert expected.method.startswith("betting test for a bounded mean")
     assert (s["estimate"], s["low"], s["high"]) == tuple(round(x, 6) for x in (expected.estimate, expected.low, expected.high))
+    assert (s["p_greater"], s["p_less"]) == (round(stats.sign_flip_test(diffs, alternative="greater").p, 6),
+                                             round(stats.sign_flip_test(diffs, alternative="less").p, 6))
     assert s["sign_test"] == {
         "positives": 4,
         "negatives": 1,

@@ -162,7 +162,7 @@ def test_rendered_dom_has_per_task_pass_rates_and_banner(
     footer = dom[dom.index('<tr class="summary">') :]
     footer = " ".join(footer[: footer.index("</tr>")].split())
     assert stats.format_pp(summary["estimate"]) in footer  # pp with one decimal, as the headline
-    assert f"90% CI, {summary['tasks']} tasks" in footer
+    assert f"90% range, no symmetry assumed, {summary['tasks']} tasks; sign-flip test at 0: p =" in footer
 
 
 def test_screenshot_is_a_non_trivial_render(report: tuple[Path, dict], tmp_path: Path) -> None:

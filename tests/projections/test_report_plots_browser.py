@@ -57,7 +57,7 @@ def bbox(driver: Any, css: str) -> list[dict[str, float]]:
 
 def test_forest_plot_elements_sit_at_their_values(page: tuple[Any, dict]) -> None:
     """The forest plot has one row per task, a dot at each usable task's difference on the axis, an
-    interval line around it, and the summary diamond spanning the 90% sign-flip interval."""
+    interval line around it, and the summary diamond spanning the 90% range of the mean (bounded-mean interval)."""
     driver, doc = page
     svg = "#forest-guided"
     assert driver.execute_script(f"return document.querySelector('{svg}').getAttribute('role')") == "img"

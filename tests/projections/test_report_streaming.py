@@ -54,10 +54,13 @@ def test_the_report_is_byte_identical_to_the_one_built_before_it_streamed(synthe
 #: paired intervals on the seeded Monte Carlo test. results.json and report.html rebuilt when the
 #: power plan took the sign-flip test's own critical value and a t tail (its MDE, tasks needed
 #: and the verdict's "detect" and "more tasks" numbers changed, nothing else; results.csv unchanged).
+#: results.json and report.html rebuilt when the pass-rate interval shown became the bounded-mean
+#: betting interval (branch iciv: summary.pass_rate low/high/method, its p_greater/p_less, the
+#: verdict's sentence and p, the page's method line, summary cells and forest plot; results.csv unchanged).
 MONTE_CARLO_GOLDEN = {
-    "results.json": "b52552449aff540a0cbe67b381d4887377fc51eabe79977c12041ae04d9c0059",
+    "results.json": "bc54fbc2b0fbb008544f1c186e525ddcd8fe7767da5ab2de31ec00c955e27181",
     "results.csv": "b05e778a6575ac49742a63344fb498e529d0093f2f0b00a15da1de256f7f9e92",
-    "report.html": "e763f180300bf56aceb0132cd0f7a65aa7e28435ec9d50df6afec12322d73479",
+    "report.html": "a32c1aa0750ce9cb57eadb88636a342f1166d4d6dd69421767390385a916c1df",
 }
 
 

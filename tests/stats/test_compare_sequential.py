@@ -1,12 +1,13 @@
 """``compare`` on a sequential run: the same run's treatment-vs-vanilla pair shows and gates on
 the run's anytime-valid interval over the tasks that entered the sequence; other pairs and
-fixed-size runs keep the sign-flip interval."""
+fixed-size runs keep the fixed-size interval (bounded mean, betting)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from pluginbench import stats
+from pluginbench.stats._bounded import METHOD as BOUNDED_METHOD
 from tests.stats._compare_data import gates, package
 
 BOUND = {"name": "better", "against": "vanilla", "direction": "higher", "correctness": "passes", "bound": "lower",
@@ -47,12 +48,12 @@ def test_an_endpoint_not_above_the_margin_fails_the_bound_gate() -> None:
     assert row.status == stats.FAILED and row.candidate_value == 0.0
 
 
-def test_pairs_across_runs_and_fixed_size_runs_keep_the_sign_flip_interval() -> None:
-    """A treatment from another run, or no saved sequence, is compared as before (sign-flip; unrun tasks excluded)."""
+def test_pairs_across_runs_and_fixed_size_runs_keep_the_fixed_size_interval() -> None:
+    """A treatment from another run, or no saved sequence, is compared with the fixed-size interval (bounded mean; unrun tasks excluded)."""
     for pkgs, seqs in ((_packages(run="run-b"), {"run-a": _sequence(0.2, TASKS[:10])}), (_packages(), {})):
         split = next(s for s in stats.compare_packages(pkgs, gates(BOUND), {}, sequences=seqs).splits if s.name == "all")
         pair = split.paired[0]
-        assert pair.pass_rate.method == "sign-flip permutation test"
+        assert pair.pass_rate.method == BOUNDED_METHOD
         assert {p.task for p in pair.excluded("pass_rate")} == set(TASKS[10:])
 
 

@@ -232,7 +232,7 @@ BOUND_CASES = [
     # betting test for a bounded mean decides a non-zero margin, not the sign-flip test
     ("six ties do not meet a -5 point margin", BOUND_P, {t: [P] for t in SIX}, {t: [P] for t in SIX}, None, "fail", "lower bound -47.8 pp by the betting test"),
     ("six clear wins meet a -5 point margin", BOUND_P, {t: [P] for t in SIX}, {t: [F] for t in SIX}, None, "pass", "p = 0.0"),
-    ("margin 0 keeps the exact sign-flip test", {**BOUND_P, "margin": 0.0}, {t: [P] for t in SIX}, {t: [F] for t in SIX}, None, "pass", "interval [+100.0 pp, +100.0 pp]"),
+    ("margin 0 keeps the exact sign-flip test", {**BOUND_P, "margin": 0.0}, {t: [P] for t in SIX}, {t: [F] for t in SIX}, None, "pass", "[+7.3 pp, +100.0 pp] (no symmetry assumed), one-sided sign-flip lower bound +100.0 pp"),
     ("a lower endpoint below the margin fails", BOUND_P, {t: [F] if t == "t0" else [P] for t in SIX}, {t: [P] for t in SIX}, None, "fail", ""),
     ("equal tokens meet a 1.3 ceiling", BOUND_T, {t: [P] for t in SIX}, {t: [P] for t in SIX}, None, "pass", "interval [×1, ×1]"),
     ("double tokens break the ceiling", BOUND_T, {t: [P] for t in SIX}, {t: [P] for t in SIX}, {t: (200, 20) for t in SIX}, "fail", ""),

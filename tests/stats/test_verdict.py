@@ -6,13 +6,13 @@ from typing import Any
 
 import pytest
 
-from pluginbench.stats import mean_interval, ratio_interval, verdict_for
+from pluginbench.stats import difference_interval, ratio_interval, verdict_for
 
 
 def doc_of(diffs: list[float], *, complete: int | None = None, usd: tuple[float, float] | None = None) -> dict[str, Any]:
     """A minimal results document: vanilla and 'guided' on len(diffs) tasks with these per-task differences."""
     tasks = [f"t{i:02d}" for i in range(len(diffs))]
-    iv, tok = mean_interval(diffs), ratio_interval([1.2] * len(diffs))
+    iv, tok = difference_interval(diffs), ratio_interval([1.2] * len(diffs))
     summary = lambda e: {"estimate": e.estimate, "low": e.low, "high": e.high, "tasks": e.tasks,  # noqa: E731
                          "status": e.status, "level": e.level, "min_tasks": e.min_tasks}
     total = 2 * 3 * len(diffs)
@@ -39,15 +39,20 @@ def doc_of(diffs: list[float], *, complete: int | None = None, usd: tuple[float,
 UP = [1 / 3, 2 / 3, 1 / 3, 0.0, 1 / 3, 1 / 3, 2 / 3, 1 / 3]
 CASES = [
     # case, diffs, kwargs, kind, words in the headline
-    ("better", UP, {}, "better", ["guided is better than vanilla", "+37.5 pp", "90%: +22.2 pp to +50.0 pp", "tokens ×1.20"]),
-    ("worse", [-d for d in UP], {}, "worse", ["guided is worse than vanilla", "-37.5 pp"]),
+    ("better", UP, {}, "better", ["guided is better than vanilla", "+37.5 pp", "sign-flip test at 0: p = 0.0078",
+                                     "[90% range, no symmetry assumed: -15.2 pp to +68.1 pp] (the range includes 0",
+                                     "tokens ×1.20"]),
+    ("worse", [-d for d in UP], {}, "worse", ["guided is worse than vanilla", "-37.5 pp", "p = 0.0078", "the range includes 0"]),
     ("equivalent", [0.0, 0.0, 1 / 30, -1 / 30] * 12, {}, "equivalent",
-     ["no difference larger than 8.2 pp against vanilla", "ruled out by the bounded-mean interval -8.2 pp to +8.1 pp"]),
-    # the sign-flip interval of 32 near-ties is ±0.7 pp, but ties do not rule out a 10 pp loss concentrated on
-    # a few tasks: the bounded-mean interval (±11.9 pp) decides an equivalence claim
+     ["no difference larger than 8.2 pp against vanilla", "[90% range, no symmetry assumed: -8.2 pp to +8.1 pp]"]),
+    # the sign-flip interval of 32 near-ties was ±0.7 pp, but ties do not rule out a 10 pp loss concentrated on
+    # a few tasks: the bounded-mean interval shown (±11.9 pp) decides an equivalence claim
     ("near-ties of 32 tasks are not equivalent", [0.0, 0.0, 1 / 30, -1 / 30] * 8, {}, "undetermined",
-     ["undetermined", "[90%: -0.7 pp to +0.7 pp]"]),
-    ("six ties are not equivalent", [0.0] * 6, {}, "undetermined", ["undetermined", "[90%: +0.0 pp to +0.0 pp]"]),
+     ["undetermined", "[90% range, no symmetry assumed: -11.9 pp to +11.9 pp]"]),
+    ("six ties are not equivalent", [0.0] * 6, {}, "undetermined",
+     ["undetermined", "[90% range, no symmetry assumed: -47.8 pp to +47.8 pp]"]),
+    # a decided direction whose range excludes 0 needs no explanation
+    ("worse without a note", [-1.0] * 6, {}, "worse", ["p = 0.016 [90% range, no symmetry assumed: -100.0 pp to -7.3 pp]; tokens"]),
     ("undetermined", [1 / 3, -1 / 3, 0.0, 1 / 3, -1 / 3, 2 / 3, 0.0], {}, "undetermined",
      ["undetermined", "more task(s) would likely decide it", "detect"]),
     ("too few tasks", [1 / 3, 1 / 3], {}, "undetermined", ["too few tasks for a 90% interval: 2 of 5"]),

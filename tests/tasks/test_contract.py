@@ -90,6 +90,8 @@ def test_a_declared_artifact_that_no_verifier_file_reads_is_ambiguous(tmp_path: 
     (lambda r: _edit(r / "tests" / "grader.py", "def log(msg):", "def log(msg):  # changed"), "tests/grader.py"),
     (lambda r: _edit(r / "task.toml", "git diff --binary", "git diff"), "verifier.collect"),
     (lambda r: _edit(r / "task.toml", "[verifier.env]\n", "[verifier.env]\nTESTS_DIR = \"/tmp/x\"\n"), "verifier.env"),
+    (lambda r: _edit(r / "task.toml", "[verifier.env]\n", "[verifier.env]\nPYTHONPATH = \"/tmp/x\"\n"),
+     "verifier.env.PYTHONPATH"),
     (lambda r: (r / "tests" / "Dockerfile").write_text(
         (r / "tests" / "Dockerfile").read_text() + "ENTRYPOINT [\"/bin/true\"]\n"), "tests/Dockerfile"),
     (lambda r: _edit(r / "tests" / "test.sh", "cd /app ||", "APP_DIR=/tmp/fake; cd /app ||"), "tests/test.sh"),
@@ -100,7 +102,7 @@ def test_a_declared_artifact_that_no_verifier_file_reads_is_ambiguous(tmp_path: 
         {**json.loads((r / "tests" / "config.json").read_text()), "f2p_node_ids": []})), "f2p_node_ids"),
 ])
 def test_deepswe_payload_and_collect_command_are_checked(tmp_path: Path, change, field: str) -> None:  # type: ignore[no-untyped-def]
-    """A changed grader, collect command, redirecting path setting, Dockerfile entrypoint, missing test.patch,
+    """A changed grader, collect command, redirecting path or PYTHON* setting, Dockerfile entrypoint, missing test.patch,
     disagreeing base commit or empty fail-to-pass list is refused, naming the field."""
     root = _copy(tmp_path)
     change(root)

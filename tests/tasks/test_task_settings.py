@@ -85,11 +85,32 @@ def test_the_plan_records_each_tasks_sandbox_limits(tmp_path: Path) -> None:
     assert limits == {"t": {"memory_mb": 512, "cpus": 1.5, "pids": 200, "storage_mb": 10240}}
 
 
-def test_check_names_verifier_env_as_ignored_since_the_verifier_does_not_get_it(tmp_path: Path) -> None:
-    """A [verifier.env] table, which tests/test.sh never receives, is named by check as a setting the backend ignores."""
-    _task(tmp_path, '[verifier.env]\nFOO = "bar"\n')
+def test_check_no_longer_names_verifier_env_as_ignored(tmp_path: Path) -> None:
+    """A [verifier.env] of literals passes check and is not named as a setting the backend ignores (test.sh gets it)."""
+    _task(tmp_path, '[verifier.env]\nFOO = "bar"\nN = 3\n')
     config = edit(write_config(tmp_path), tasks={"source": str(tmp_path / "tasks"), "ids": ["t"]})
     code, out = run_cli("check", str(config), "--no-readiness")
     assert code == 0, out
-    line = next(ln for ln in out.splitlines() if ln.startswith("task t:"))
-    assert "verifier.env" in line
+    assert "verifier.env" not in out
+
+
+def test_check_refuses_a_host_reference_the_evaluation_does_not_allow(tmp_path: Path) -> None:
+    """A [verifier.env] value ${NAME} whose NAME is not in grading.verifier_env_from_host exits 2 naming the file, the key and the fix."""
+    root = _task(tmp_path, '[verifier.env]\nTOKEN = "${PB_TEST_TOKEN}"\n')
+    config = edit(write_config(tmp_path), tasks={"source": str(tmp_path / "tasks"), "ids": ["t"]})
+    code, out = run_cli("check", str(config), "--no-readiness", env={"PB_TEST_TOKEN": "s3cr3t-value"})
+    assert_refused(code, out, str(root / "task.toml"), "verifier.env.TOKEN", "grading.verifier_env_from_host")
+    assert "s3cr3t-value" not in out
+
+
+def test_check_refuses_an_allowed_host_variable_that_is_unset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An allowed ${NAME} without a default exits 2 when the host does not set NAME, and passes once it does."""
+    _task(tmp_path, '[verifier.env]\nTOKEN = "${PB_TEST_TOKEN}"\n')
+    config = edit(write_config(tmp_path), tasks={"source": str(tmp_path / "tasks"), "ids": ["t"]},
+                  grading={"verifier_env_from_host": ["PB_TEST_TOKEN"]})
+    monkeypatch.delenv("PB_TEST_TOKEN", raising=False)
+    code, out = run_cli("check", str(config), "--no-readiness")
+    assert_refused(code, out, "verifier.env.TOKEN", "PB_TEST_TOKEN", "not set")
+    code, out = run_cli("check", str(config), "--no-readiness", env={"PB_TEST_TOKEN": "s3cr3t-value"})
+    assert code == 0, out
+    assert "s3cr3t-value" not in out
