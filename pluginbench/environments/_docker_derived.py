@@ -12,6 +12,7 @@ engine caller checks ``<cli> --version`` in a container before any coding.
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import shutil
@@ -78,10 +79,10 @@ def _add_bytes(tf: tarfile.TarFile, name: str, data: bytes, mode: int) -> None:
     tf.addfile(info, io.BytesIO(data))
 
 
-def private_node(cli: CliPin) -> tuple[Path, str]:
-    """The host's ``node`` executable and its version for a CLI that needs at least
-    ``cli.node_major``; an :class:`EnvironmentFailure` naming both versions when there is
-    none that new."""
+@functools.lru_cache(maxsize=1)
+def _host_node() -> tuple[str | None, str]:
+    """The host's ``node`` and what its ``--version`` says (``""`` when it says nothing), asked
+    once per process: a run asks for every task whose coding image it derives."""
     found = shutil.which("node")
     version = ""
     if found is not None:
@@ -90,6 +91,14 @@ def private_node(cli: CliPin) -> tuple[Path, str]:
                                      stdin=subprocess.DEVNULL, check=False, start_new_session=True).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             version = ""
+    return found, version
+
+
+def private_node(cli: CliPin) -> tuple[Path, str]:
+    """The host's ``node`` executable and its version for a CLI that needs at least
+    ``cli.node_major``; an :class:`EnvironmentFailure` naming both versions when there is
+    none that new."""
+    found, version = _host_node()
     major = int(version.lstrip("v").split(".")[0]) if version.lstrip("v").split(".")[0].isdigit() else 0
     if found is None or major < (cli.node_major or 0):
         raise EnvironmentFailure(

@@ -4,12 +4,17 @@ Layer: uses ``events``, ``tasks``, ``environments`` and ``harnesses``; used by `
 (the reviewer actor and ``pluginbench review``) and ``projections`` (the report's counts).
 """
 
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy
 from ..errors import MalformedResponse, PacketError
-from ._call import REVIEWER_ARM, Answer, Reviewer, ReviewOutcome, ask_in_packet, review_once
-from ._packet import Packet, build_packet, packet_dir, verify_packet
-from ._prompt import MARKER, review_prompt
-from ._response import CATEGORIES, RESPONSE_SCHEMA, SEVERITIES, final_message, parse_response
-from ._simulated import simulated_findings
+
+if TYPE_CHECKING:
+    from ._call import REVIEWER_ARM, Answer, Reviewer, ReviewOutcome, ask_in_packet, review_once
+    from ._packet import Packet, build_packet, packet_dir, verify_packet
+    from ._prompt import MARKER, review_prompt
+    from ._response import CATEGORIES, RESPONSE_SCHEMA, SEVERITIES, final_message, parse_response
+    from ._simulated import simulated_findings
 
 DEFAULT_CRITERIA = "criteria.md"
 
@@ -44,3 +49,5 @@ __all__ = [
     "simulated_findings",
     "verify_packet",
 ]
+
+__getattr__ = lazy(__name__, __file__)

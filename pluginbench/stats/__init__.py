@@ -18,100 +18,120 @@
   measure and gate tables, paired sections and the exit status (``_compare.py``).
 """
 
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy
 from ..errors import CompareRefused
-from ._betting import BettingFold
-from ._bootstrap import (
-    DRAWS,
-    MIN_TASKS,
-    NO_TASKS,
-    OK,
-    SEED,
-    TOO_FEW_TASKS,
-    BootstrapResult,
-    geometric_mean_ratio,
-    paired_bootstrap,
-    percentile,
-)
-from ._calibrate import DEFAULT_SEEDS, Calibration, calibrate
-from ._compare import (
-    ALL,
-    EXIT_BAD_INPUT,
-    EXIT_FAIL,
-    EXIT_PASS,
-    EXIT_UNDETERMINED,
-    CompareResult,
-    MeasureRow,
-    SplitResult,
-    compare_packages,
-)
-from ._cost import (
-    COST_PER_PASS_DEFINITION,
-    COST_RATIO_DEFINITION,
-    Cost,
-    ModelPrice,
-    Prices,
-    attempt_cost,
-    cost_per_pass,
-    cost_ratio,
-    parse_prices,
-    total_cost,
-)
-from ._cost_gate import cost_gate
-from ._decide import (
-    LEVEL,
-    Estimate,
-    alpha_of,
-    difference_interval,
-    mean_interval,
-    passes_lower,
-    passes_upper,
-    ratio_interval,
-    ratio_of_means_interval,
-)
-from ._format import format_dollars, format_p, format_pp, format_rate, format_ratio
-from ._gate_eval import FAILED, PASSED, UNDETERMINED, GateResult, TaskValue, bound_decision
-from ._gates import COST_METRICS, METRICS, STATISTICS, Gate, GatesFile, parse_gates
-from ._identity import compare_identities, shown
-from ._intervals import (
-    Z_95,
-    Interval,
-    exact_sign_test,
-    median,
-    newcombe_difference,
-    wilson_interval,
-)
-from ._paired import PairedComparison, TaskPair, paired_comparison
-from ._permutation import SignFlip, lower_bound, min_tasks, sign_flip_test, upper_bound
-from ._power import POWER, PowerPlan, assumed_sd, mde, plan, power_at, power_sentence, tasks_needed
-from ._price_table import STALE_AFTER_DAYS, PriceChoice, age_warning, bundled_prices, choose_prices
-from ._records import DOLLARS, AttemptRecord, Package, correctness
-from ._sequential import (
-    GateTrace,
-    SequentialState,
-    StoppingRule,
-    TaskValues,
-    bounded_sequence,
-    confidence_sequence,
-    family_size,
-    gate_alpha,
-    gate_decision,
-    gate_metrics,
-    sequential_method,
-    sequential_state,
-    task_order,
-)
-from ._sequential import to_builtins as sequential_to_builtins
-from ._sequential_sim import PLAN_EFFECTS, Expected, plan_expectations
-from ._verdict import (
-    DECIDED,
-    DOLLARS_RATIO,
-    EQUIVALENCE_MARGIN,
-    Verdict,
-    dollars_summary,
-    verdict_for,
-    verdict_of_paired,
-    verdicts,
-)
+
+if TYPE_CHECKING:
+    from ._betting import BettingFold
+    from ._bootstrap import (
+        DRAWS,
+        MIN_TASKS,
+        NO_TASKS,
+        OK,
+        SEED,
+        TOO_FEW_TASKS,
+        BootstrapResult,
+        geometric_mean_ratio,
+        paired_bootstrap,
+        percentile,
+    )
+    from ._calibrate import DEFAULT_SEEDS, Calibration, calibrate
+    from ._compare import (
+        ALL,
+        EXIT_BAD_INPUT,
+        EXIT_FAIL,
+        EXIT_PASS,
+        EXIT_UNDETERMINED,
+        CompareResult,
+        MeasureRow,
+        SplitResult,
+        compare_packages,
+    )
+    from ._cost import (
+        COST_PER_PASS_DEFINITION,
+        COST_RATIO_DEFINITION,
+        Cost,
+        ModelPrice,
+        Prices,
+        attempt_cost,
+        cost_per_pass,
+        cost_ratio,
+        parse_prices,
+        total_cost,
+    )
+    from ._cost_gate import cost_gate
+    from ._decide import (
+        LEVEL,
+        Estimate,
+        alpha_of,
+        difference_interval,
+        mean_interval,
+        passes_lower,
+        passes_upper,
+        ratio_interval,
+        ratio_of_means_interval,
+    )
+    from ._format import format_dollars, format_p, format_pp, format_rate, format_ratio
+    from ._gate_eval import FAILED, PASSED, UNDETERMINED, GateResult, TaskValue, bound_decision
+    from ._gates import COST_METRICS, METRICS, STATISTICS, Gate, GatesFile, parse_gates
+    from ._identity import compare_identities, shown
+    from ._intervals import (
+        Z_95,
+        Interval,
+        exact_sign_test,
+        median,
+        newcombe_difference,
+        wilson_interval,
+    )
+    from ._paired import PairedComparison, TaskPair, paired_comparison
+    from ._permutation import SignFlip, lower_bound, min_tasks, sign_flip_test, upper_bound
+    from ._power import (
+        POWER,
+        PowerPlan,
+        assumed_sd,
+        mde,
+        plan,
+        power_at,
+        power_sentence,
+        tasks_needed,
+    )
+    from ._price_table import (
+        STALE_AFTER_DAYS,
+        PriceChoice,
+        age_warning,
+        bundled_prices,
+        choose_prices,
+    )
+    from ._records import DOLLARS, AttemptRecord, Package, correctness
+    from ._sequential import (
+        GateTrace,
+        SequentialState,
+        StoppingRule,
+        TaskValues,
+        bounded_sequence,
+        confidence_sequence,
+        family_size,
+        gate_alpha,
+        gate_decision,
+        gate_metrics,
+        sequential_method,
+        sequential_state,
+        task_order,
+    )
+    from ._sequential import to_builtins as sequential_to_builtins
+    from ._sequential_sim import PLAN_EFFECTS, Expected, plan_expectations
+    from ._verdict import (
+        DECIDED,
+        DOLLARS_RATIO,
+        EQUIVALENCE_MARGIN,
+        Verdict,
+        dollars_summary,
+        verdict_for,
+        verdict_of_paired,
+        verdicts,
+    )
 
 __all__ = [
     "BettingFold",
@@ -234,3 +254,5 @@ __all__ = [
     "total_cost",
     "wilson_interval",
 ]
+
+__getattr__ = lazy(__name__, __file__)

@@ -4,29 +4,34 @@ A refusal is always a :class:`~pluginbench.errors.TreatmentError` whose message 
 with ``[rule]``, whose ``field`` is the rule name and whose ``file`` is the offending path.
 """
 
-from ._claude_rules import (
-    MARKETPLACE,
-    ClaudeTreatment,
-    DeclaredHook,
-    DeclaredPlugin,
-    DeclaredSkill,
-    admit_claude_plugin,
-    admit_claude_skill,
-    admit_claude_treatment,
-)
-from ._codex_rules import CodexPlugin, installed_command, read_codex_plugin
-from ._shared import (
-    GUIDANCE_LIMIT,
-    GUIDANCE_SEPARATOR,
-    SkillInfo,
-    admit_guidance,
-    admit_plugin_tree,
-    admit_shared,
-    admit_skill,
-    read_frontmatter,
-    refuse,
-    safe_tree,
-)
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy
+
+if TYPE_CHECKING:
+    from ._claude_rules import (
+        MARKETPLACE,
+        ClaudeTreatment,
+        DeclaredHook,
+        DeclaredPlugin,
+        DeclaredSkill,
+        admit_claude_plugin,
+        admit_claude_skill,
+        admit_claude_treatment,
+    )
+    from ._codex_rules import CodexPlugin, installed_command, read_codex_plugin
+    from ._shared import (
+        GUIDANCE_LIMIT,
+        GUIDANCE_SEPARATOR,
+        SkillInfo,
+        admit_guidance,
+        admit_plugin_tree,
+        admit_shared,
+        admit_skill,
+        read_frontmatter,
+        refuse,
+        safe_tree,
+    )
 
 __all__ = [
     "GUIDANCE_LIMIT",
@@ -51,3 +56,5 @@ __all__ = [
     "refuse",
     "safe_tree",
 ]
+
+__getattr__ = lazy(__name__, __file__)

@@ -31,7 +31,8 @@ def _loaded(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str
 
 def test_a_whole_run_imports_neither_compare_nor_pydantic_nor_the_plan_printer(tmp_path: Path) -> None:
     """A one-attempt ``run --foreground`` completes without loading ``compare``'s module, the
-    dry-run plan printer, pydantic (typer's adapters are not needed for str/bool/Path), nor what
+    dry-run plan printer, pydantic (typer's adapters are not needed for str/bool/Path), other
+    commands' modules (history mining, doctor, groups, calibration, the dashboard), nor what
     only some measures, task sources or harnesses use (regex, importlib.metadata, urllib.request,
     anyio.from_thread, the probe's HTTP server, the other harnesses' adapters)."""
     task = tmp_path / "tasks" / "t"
@@ -63,7 +64,12 @@ def test_a_whole_run_imports_neither_compare_nor_pydantic_nor_the_plan_printer(t
                 "regex", "importlib.metadata", "email.message", "urllib.request", "anyio.from_thread",
                 "http.server", "pluginbench.probe._server",
                 "pluginbench.harnesses._codex", "pluginbench.harnesses._gemini", "pluginbench.harnesses._qwen",
-                "pluginbench.harnesses._opencode"}
+                "pluginbench.harnesses._opencode",
+                # other commands' code, behind the lazy package surfaces (history mining, doctor,
+                # groups, calibration, the dashboard)
+                "pluginbench.tasks._mine_git", "pluginbench.tasks._mine_task", "pluginbench.tasks._mine_mutate",
+                "pluginbench.actors._mine", "pluginbench.actors._doctor", "pluginbench.actors._group",
+                "pluginbench.stats._calibrate", "pluginbench.dashboard", "pluginbench.cli._dashboard"}
     assert modules & unneeded == set()
 
 
