@@ -188,7 +188,15 @@ start_dockerd() {
     # iptables may be unusable inside some VMs; dockerd then fails on its bridge setup,
     # so the fallback below retries without iptables management.
     if [ "${2:-}" = "no-iptables" ]; then extra=(--iptables=false --ip-masq=false); fi
-    setsid dockerd --storage-driver="$driver" "${remap_args[@]}" "${root_args[@]}" "${host_args[@]}" "${extra[@]}" \
+    # dockerd outlives this script, so it gets a clean environment: a caller's TMPDIR,
+    # HOME or XDG_* folders (a test harness's, removed when it ends) would otherwise be
+    # where runc writes its exec files, and every later exec would fail with
+    # "open $TMPDIR/runc-process...: no such file or directory".
+    local keep=(PATH="$PATH")
+    for var in http_proxy https_proxy no_proxy HTTP_PROXY HTTPS_PROXY NO_PROXY; do
+        if [ -n "${!var:-}" ]; then keep+=("$var=${!var}"); fi
+    done
+    setsid env -i "${keep[@]}" dockerd --storage-driver="$driver" "${remap_args[@]}" "${root_args[@]}" "${host_args[@]}" "${extra[@]}" \
         >>"$log" 2>&1 </dev/null &
     dockerd_pid=$!
     local waited=0
