@@ -109,7 +109,7 @@ def test_bundled_table_is_named_beside_the_dollars() -> None:
 
 
 def test_undetermined_says_how_many_more_tasks() -> None:
-    """An undetermined verdict's extra-task count is the plan's tasks for its observed effect, minus the tasks run."""
+    """An undetermined verdict says how many more tasks would likely decide it, and the sentence carries that count."""
     v = verdict_for(doc_of([1 / 3, -1 / 3, 0.0, 1 / 3, -1 / 3, 2 / 3, 0.0]), "guided")
     assert v.kind == "undetermined" and v.more_tasks is not None and v.more_tasks > 0
     assert f"about {v.more_tasks} more task(s)" in v.headline
