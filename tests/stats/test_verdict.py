@@ -54,7 +54,7 @@ CASES = [
     # a decided direction whose range excludes 0 needs no explanation
     ("worse without a note", [-1.0] * 6, {}, "worse", ["p = 0.016 [90% range, no symmetry assumed: -100.0 pp to -7.3 pp]; tokens"]),
     ("undetermined", [1 / 3, -1 / 3, 0.0, 1 / 3, -1 / 3, 2 / 3, 0.0], {}, "undetermined",
-     ["undetermined", "more task(s) would likely decide it", "detect"]),
+     ["undetermined", "more task(s) might decide it (roughly even odds: 7 task(s) say little about the spread)", "detect"]),
     ("too few tasks", [1 / 3, 1 / 3], {}, "undetermined", ["too few tasks for a 90% interval: 2 of 5"]),
     ("partial", UP, {"complete": 10}, "partial", ["no verdict yet", "10 of 48 attempts complete"]),
     ("stopped", UP, {"run_status": "stopped"}, "partial", ["no verdict yet", "run stopped"]),
