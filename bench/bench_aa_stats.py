@@ -1,7 +1,7 @@
 """Attacks on the decision rules at 6–30 tasks, through the package's own pure functions.
 
     .venv/bin/python bench/bench_aa_stats.py [--sims 1000] [--seed 0] [--ns 6,10,15,20,30]
-        [--only ni,equivalence,family,coverage,power,sequential,peeking,ratios,token_coverage]
+        [--only ni,equivalence,family,coverage,power,sequential,peeking,ratios,token_coverage,more_tasks]
 
 Simulated experiments, no model call. Every task has its own vanilla pass probability from
 one of three shapes — ``beta22`` (Beta(2, 2), the planner's assumption), ``ties`` (45% of
@@ -37,7 +37,15 @@ interval; nominal is the one-sided α = 5% of the default 90% level unless said.
   no finite-sample test of a mean without a symmetry assumption);
 * ``token_coverage``: coverage of the 90% geometric-mean token-ratio interval shown (sign-flip
   on log ratios) when the true geometric-mean ratio is 1.3, every task × 1.3 or skewed (the
-  whole effect on 30% of the tasks). Shown, not changed (same reason).
+  whole effect on 30% of the tasks). Shown, not changed (same reason);
+* ``more_tasks``: the undetermined verdict's "about N more tasks would likely decide it",
+  checked: each run whose sentence gives N gets N fresh tasks from the same truth (same shape,
+  same effect, 3 repeats) added to its own, and the verdict's rules (``stats.verdict_for``)
+  are asked again at n + N; the share decided is what "likely" really is (target ≥ 50%).
+  before: the normal-approximation count the verdict used (``stats.tasks_needed`` at the
+  observed σ for the effect and for the margin minus the effect); after: the bootstrap
+  through the deciding rules (``stats._more_tasks``). Also: how often a count is given, its
+  median, and how often the sentence says "not reachable". ``--sims`` is capped at 300 here.
 """
 
 from __future__ import annotations
@@ -317,12 +325,76 @@ def token_coverage(ns: list[int], sims: int, seed: int) -> None:
                       f"{rate(scale, sims)} | skewed {rate(skew, sims)}", flush=True)
 
 
+def old_more(d: list[float]) -> int | None:
+    """The count the verdict gave before (normal approximation at the observed σ)."""
+    n = len(d)
+    mean = sum(d) / n
+    sd = math.sqrt(sum((x - mean) ** 2 for x in d) / (n - 1)) if n >= 3 else 0.0
+    sd = sd if sd > 0 else stats.assumed_sd(3)
+    needs = []
+    if abs(mean) > 1e-9:
+        needs.append(stats.tasks_needed(abs(mean), sd, ALPHA))
+    if abs(mean) < 0.10:
+        needs.append(stats.tasks_needed(0.10 - abs(mean), sd, ALPHA))
+    return max(1, min(needs) - n) if needs else None
+
+
+def _decided(d: list[float]) -> bool:
+    return stats.verdict_for(doc_of({"t": d}), "t").kind in stats.DECIDED
+
+
+def more_tasks(ns: list[int], sims: int, seed: int) -> None:
+    sims = min(sims, 300)
+    print(f"\n'About N more tasks would likely decide it', checked: undetermined runs at n tasks (3 repeats) get N fresh "
+          f"tasks from the same truth and the verdict is asked again; {sims} runs per cell. given: runs whose sentence "
+          "gives a count; median N; decided at n + N (target >= 50%); not reachable: sentence says so (after only)")
+    print(f"{'shape':<7} {'effect':>6} {'tasks':>5} | {'before: given':>13} {'median N':>8} {'decided at n+N':<24} | "
+          f"{'after: given':>12} {'median N':>8} {'decided at n+N':<24} {'not reachable':>13}")
+    cpu = 0.0
+    calls = 0
+    for shape in ("ties", "beta22"):
+        for delta in (0.0, 0.10):
+            for n in ns:
+                rng = random.Random(f"more-{seed}-{shape}-{delta}-{n}")
+                got = {"before": [0, 0, []], "after": [0, 0, []]}
+                unreachable = 0
+                for _ in range(sims):
+                    p = [task_p(rng, shape) for _ in range(n + 500)]
+                    d = diffs(rng, shape, n, 3, delta, "prop", p)
+                    t0 = time.process_time()
+                    v = stats.verdict_for(doc_of({"t": d}), "t")
+                    cpu += time.process_time() - t0
+                    calls += 1
+                    if v.kind != "undetermined":
+                        continue
+                    unreachable += "not reachable" in v.headline
+                    fresh = diffs(rng, shape, 500, 3, delta, "prop", p[n:])
+                    for name, k in (("before", old_more(d)), ("after", v.more_tasks)):
+                        if k is None:
+                            continue
+                        row = got[name]
+                        row[0] += 1
+                        row[1] += _decided(d + fresh[:k])
+                        row[2].append(k)
+
+                def cell(row: list) -> str:
+                    if not row[0]:
+                        return f"{0:>4} {'-':>8} {'-':<24}"
+                    ks = sorted(row[2])
+                    return f"{row[0]:>4} {ks[len(ks) // 2]:>8} {rate(row[1], row[0]):<24}"
+
+                print(f"{shape:<7} {delta * 100:>+5.0f}% {n:>5} | {'':>8} {cell(got['before'])} | {'':>7} "
+                      f"{cell(got['after'])} {unreachable:>13}", flush=True)
+    print(f"verdict_for with the count: {cpu / max(1, calls) * 1000:.1f} ms CPU per verdict (mean over {calls})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sims", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--ns", default="6,10,15,20,30")
-    ap.add_argument("--only", default="ni,equivalence,family,coverage,power,sequential,peeking,ratios,token_coverage")
+    ap.add_argument("--only", default="ni,equivalence,family,coverage,power,sequential,peeking,ratios,token_coverage,"
+                                      "more_tasks")
     args = ap.parse_args()
     ns = [int(x) for x in args.ns.split(",")]
     only = set(args.only.split(","))
@@ -335,7 +407,8 @@ def main() -> None:
                       ("sequential", lambda: sequential(args.sims, args.seed)),
                       ("peeking", lambda: peeking(args.sims, args.seed)),
                       ("ratios", lambda: ratios(ns, args.sims, args.seed)),
-                      ("token_coverage", lambda: token_coverage(ns, args.sims, args.seed))):
+                      ("token_coverage", lambda: token_coverage(ns, args.sims, args.seed)),
+                      ("more_tasks", lambda: more_tasks(ns, args.sims, args.seed))):
         if name in only:
             run()
     print(f"\n({time.process_time() - start:.0f} CPU s)")

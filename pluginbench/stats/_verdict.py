@@ -27,7 +27,12 @@ Rules (one level for the page, the run's ``statistics.confidence_level``, α = (
 * the whole interval within ± ``equivalence_margin`` (10 pp by default) → ``equivalent``:
   "no difference larger than X", X the larger distance of an endpoint from 0;
 * otherwise (or too few tasks for an interval) → ``undetermined``, with how many more
-  tasks would likely decide it at the spread observed (or assumed, :mod:`._power`).
+  tasks would likely decide it by these same rules (:mod:`._more_tasks`: the run's own
+  differences resampled through the sign-flip test at 0 and the betting interval within the
+  margin; "not reachable within 500 tasks" when so; below 3 tasks the sign-flip test's power
+  at the assumed spread, :mod:`._power`; below 10 tasks "might …, roughly even odds", which is
+  what such a count had in simulation). A sequential run's sentence gives no count: its
+  sequence, not these fixed-size rules, decides it (its plan in ``check`` gives the tasks).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ import msgspec
 from ._cost import cost_per_pass
 from ._decide import LEVEL, METHOD, alpha_of, ratio_of_means_interval
 from ._format import format_dollars, format_p, format_pp, format_ratio
+from ._more_tasks import more_tasks
 from ._permutation import min_tasks, sign_flip_test
 from ._power import POWER, assumed_sd, mde, tasks_needed
 from ._sequential import METHOD as SEQUENTIAL_METHOD
@@ -153,16 +159,36 @@ def dollars_summary(doc: Mapping[str, Any], treatment: str, against: str, level:
             "min_tasks": iv.min_tasks}
 
 
-def _more_tasks(effect: float, sd: float, alpha: float, margin: float, tasks: int) -> int | None:
-    """Tasks beyond ``tasks`` after which the observed effect (if it held) would be decided."""
-    needs = []
-    if abs(effect) > 1e-9:
-        needs.append(tasks_needed(abs(effect), sd, alpha, POWER))
-    if abs(effect) < margin:
-        needs.append(tasks_needed(margin - abs(effect), sd, alpha, POWER))
-    if not needs:
-        return None
-    return max(1, min(needs) - tasks)
+#: Below this many tasks the count is a rough guide: simulated, runs of 6 tasks given a count were
+#: decided at that count in 33–66% of cases (``bench/bench_aa_stats.py --only more_tasks``).
+FEW_FOR_COUNT = 10
+
+
+def _more_tasks(diffs: Sequence[float], effect: float, sd: float, alpha: float, margin: float,
+                tasks: int) -> tuple[int | None, str]:
+    """More tasks beyond ``tasks`` after which the verdict would likely be decided, and the words
+    saying so. From 3 observed differences on: the bootstrap of the run's own differences through
+    the rules that decide (:mod:`._more_tasks`: the sign-flip test at 0 for better/worse, the
+    betting interval within ± ``margin`` for equivalent), or "not reachable" within
+    :data:`~._more_tasks.MAX_TASKS` tasks. Below that, too few to resample: the sign-flip test's
+    power (:mod:`._power`) at the observed effect and the assumed spread, direction only. Below
+    :data:`FEW_FOR_COUNT` tasks the sentence says "might" and roughly even odds, which is what
+    the count had in simulation; from 10 tasks on "would likely" held in 48–93% of simulated runs
+    (48% [38, 58] at 10 Beta(2, 2) tasks with no effect, 74% or more from 20 tasks)."""
+    if len(diffs) >= 3:
+        got = more_tasks(diffs, alpha, margin)
+        if got.more is None:
+            return None, (f" — not reachable within {got.max_tasks} tasks: even that many, at the differences "
+                          "observed, would likely not decide it")
+        more = got.more
+    elif abs(effect) <= 1e-9:
+        return None, ""
+    else:
+        more = max(1, tasks_needed(abs(effect), sd, alpha, POWER) - tasks)
+    if len(diffs) < FEW_FOR_COUNT:
+        return more, (f" — about {more} more task(s) might decide it (roughly even odds: {len(diffs)} task(s) say "
+                      "little about the spread)")
+    return more, f" — about {more} more task(s) would likely decide it"
 
 
 def headline(v: Verdict) -> str:
@@ -268,8 +294,8 @@ def verdict_for(
         within = max(-low, high)
     else:
         kind = "undetermined"
-        more = _more_tasks(est or 0.0, sd, alpha, equivalence_margin, n)
-        extra_line = not_claimed + (f" — about {more} more task(s) would likely decide it" if more else "") + (
+        more, more_words = (None, "") if seq else _more_tasks(diffs, est or 0.0, sd, alpha, equivalence_margin, n)
+        extra_line = not_claimed + more_words + (
             f"; at the spread {'observed' if sd_source.startswith('observed') else 'assumed'} these {n} tasks "
             f"detect {format_pp(m)} with 80% power" if m is not None else "")
     sentence = _sentence(kind, treatment, against, effect + extra_line,

@@ -54,7 +54,7 @@ CASES = [
     # a decided direction whose range excludes 0 needs no explanation
     ("worse without a note", [-1.0] * 6, {}, "worse", ["p = 0.016 [90% range, no symmetry assumed: -100.0 pp to -7.3 pp]; tokens"]),
     ("undetermined", [1 / 3, -1 / 3, 0.0, 1 / 3, -1 / 3, 2 / 3, 0.0], {}, "undetermined",
-     ["undetermined", "more task(s) would likely decide it", "detect"]),
+     ["undetermined", "more task(s) might decide it (roughly even odds: 7 task(s) say little about the spread)", "detect"]),
     ("too few tasks", [1 / 3, 1 / 3], {}, "undetermined", ["too few tasks for a 90% interval: 2 of 5"]),
     ("partial", UP, {"complete": 10}, "partial", ["no verdict yet", "10 of 48 attempts complete"]),
     ("stopped", UP, {"run_status": "stopped"}, "partial", ["no verdict yet", "run stopped"]),
@@ -109,7 +109,7 @@ def test_bundled_table_is_named_beside_the_dollars() -> None:
 
 
 def test_undetermined_says_how_many_more_tasks() -> None:
-    """An undetermined verdict's extra-task count is the plan's tasks for its observed effect, minus the tasks run."""
+    """An undetermined verdict says how many more tasks would likely decide it, and the sentence carries that count."""
     v = verdict_for(doc_of([1 / 3, -1 / 3, 0.0, 1 / 3, -1 / 3, 2 / 3, 0.0]), "guided")
     assert v.kind == "undetermined" and v.more_tasks is not None and v.more_tasks > 0
     assert f"about {v.more_tasks} more task(s)" in v.headline
