@@ -72,6 +72,7 @@ async def code_one(engine: Engine, job: Start) -> None:
             # the attempt's own grading sandbox, made while the agent codes where the backend can
             verifier=verifier_spec(engine.run_id, job.attempt_id, task, engine.starting_source(job.task),
                                    engine.hidden, engine.source(job.task, "verifier")),
+            solution_env=engine.solution_env(job.task) if engine.harness.needs_solution else None,
         )
     except LaunchRefused as exc:  # stopping: the agent never started; the slot waits for the resume
         await out.send(AttemptReset(attempt_id=job.attempt_id, reason=str(exc)))

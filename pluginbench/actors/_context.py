@@ -22,7 +22,15 @@ from ..errors import LaunchRefused
 from ..events import ClusterNode, Event
 from ..harnesses import FrozenTreatment, Harness
 from ..rundir import RunDir
-from ..tasks import HarborTask, VerifierContract, VerifierEnv, resolve_verifier_env
+from ..tasks import (
+    SOLUTION,
+    VERIFIER,
+    EnvTable,
+    HarborTask,
+    VerifierContract,
+    VerifierEnv,
+    resolve_env,
+)
 
 
 class SandboxSource(NamedTuple):
@@ -108,8 +116,9 @@ class Engine:
     #: the npm prefix holding the run's CLI on the host (``.tools/clis``, or the host CLI cache
     #: folder of a ``runner.cli_version`` installed there): what a coding image copies
     cli_root: Path | None = None
-    #: task -> its resolved ``[verifier.env]`` (:meth:`verifier_env`; values never recorded)
-    verifier_envs: dict[str, VerifierEnv] = field(default_factory=dict)
+    #: (table, task) -> its resolved ``[verifier.env]`` / ``[solution.env]`` (:meth:`verifier_env`,
+    #: :meth:`solution_env`; values never recorded)
+    resolved_envs: dict[tuple[str, str], VerifierEnv] = field(default_factory=dict)
 
     @property
     def reviewer(self) -> Any:
@@ -158,12 +167,21 @@ class Engine:
     def verifier_env(self, task: str) -> VerifierEnv:
         """The task's ``[verifier.env]`` for ``tests/test.sh``, host variables read once (only
         those ``grading.verifier_env_from_host`` allows). Raises :class:`TaskError`."""
-        resolved = self.verifier_envs.get(task)
+        return self._resolved_env(task, VERIFIER)
+
+    def solution_env(self, task: str) -> VerifierEnv:
+        """The task's ``[solution.env]`` for the oracle's ``solve.sh``, host variables read once
+        (the same allowed names). Raises :class:`TaskError`."""
+        return self._resolved_env(task, SOLUTION)
+
+    def _resolved_env(self, task: str, table: EnvTable) -> VerifierEnv:
+        resolved = self.resolved_envs.get((table.name, task))
         if resolved is None:
             declared = self.tasks[task]
-            resolved = resolve_verifier_env(declared.verifier_env, allowed=self.evaluation.verifier_env_from_host,
-                                            host=os.environ, file=str(declared.root / "task.toml"), tid=task)
-            self.verifier_envs[task] = resolved
+            env = declared.verifier_env if table is VERIFIER else declared.solution_env
+            resolved = resolve_env(env, table, allowed=self.evaluation.verifier_env_from_host,
+                                   host=os.environ, file=str(declared.root / "task.toml"), tid=task)
+            self.resolved_envs[(table.name, task)] = resolved
         return resolved
 
     def attempt_timeout(self, task: HarborTask) -> float:

@@ -29,11 +29,14 @@ from ..environments import (
 from ..errors import ResourceLimitHit, SandboxLost, WorkerLost
 from ..harnesses import AgentRun, AttemptContext, FrozenTreatment, Harness
 from ..tasks import (
+    SOLUTION,
     HarborTask,
     VerifierContract,
     VerifierEnv,
+    host_values,
     owned_in_tree,
     patch_paths,
+    resolve_env,
     resolve_verifier_env,
     restore_removed,
     stripped_copy,
@@ -42,6 +45,7 @@ from ._context import SandboxSource
 from ._patch import PatchInfo, make_patch
 from ._prestart import discard_prestarted, prestarting
 from ._reward import GradeResult, _stderr_hint, classify, read_reward
+from ._task_env import environment_env, with_task_env
 from ._task_owned import strip_task_owned_inside
 
 
@@ -107,8 +111,14 @@ async def code_attempt(
     source: SandboxSource | None = None,
     writes: str | None = None,
     verifier: SandboxSpec | None = None,
+    solution_env: VerifierEnv | None = None,
 ) -> CodingResult:
     """Deliver, run the agent, stop the sandbox, export the tree, make the patch.
+
+    Every command the harness runs gets the task's ``[environment.env]``; a harness that
+    needs the solution (the oracle) also gets ``solution_env`` (the task's resolved
+    ``[solution.env]``; without one, its literals only), whose host values are redacted
+    from the attempt's evidence like the harness's credentials.
 
     With ``verifier`` (the spec :func:`grade_patch` will ask for, :func:`verifier_spec`),
     a backend that can pre-start sandboxes (docker: ``prestart``) makes the attempt's own
@@ -122,6 +132,10 @@ async def code_attempt(
     and an export holding one is deleted (:func:`scrub_attempt`).
     """
     graded_next = False
+    if harness.needs_solution and solution_env is None:  # no evaluation to allow host variables: literals only
+        solution_env = resolve_env(task.solution_env, SOLUTION, allowed=(), host={},
+                                   file=str(task.root / "task.toml"), tid=task.id)
+    solution = solution_env if harness.needs_solution and solution_env is not None else VerifierEnv({}, {})
     try:
         with contextlib.ExitStack() as stack:
             removed: tuple[str, ...] | None = None
@@ -140,7 +154,7 @@ async def code_attempt(
                 environment=environment, harness=harness, run_id=run_id, attempt_id=attempt_id, task=task,
                 starting_source=starting_source, treatment=treatment, attempt_dir=attempt_dir, model=model,
                 reasoning=reasoning, seed=seed, timeout=timeout, hidden=hidden, launched=launched, source=source,
-                removed=removed, strip_inside=inside, writes=writes, verifier=verifier,
+                removed=removed, strip_inside=inside, writes=writes, verifier=verifier, solution_env=solution.values,
             )
             graded_next = result.patch is not None
             return result
@@ -148,7 +162,7 @@ async def code_attempt(
         with anyio.CancelScope(shield=True):
             if verifier is not None and not graded_next:
                 await discard_prestarted(environment, verifier.run_id, verifier.attempt_id)
-            await anyio.to_thread.run_sync(scrub_attempt, harness.secrets(), attempt_dir)
+            await anyio.to_thread.run_sync(scrub_attempt, [*harness.secrets(), *host_values(solution)], attempt_dir)
 
 
 def verifier_spec(run_id: str, attempt_id: str, task: HarborTask, starting_source: Path, hidden: tuple[Path, ...],
@@ -197,7 +211,9 @@ async def _code_attempt(
     strip_inside: bool = False,
     writes: str | None = None,
     verifier: SandboxSpec | None = None,
+    solution_env: Mapping[str, str] | None = None,
 ) -> CodingResult:
+    task_env = environment_env(task).values
     attempt_dir.mkdir(parents=True, exist_ok=True)
     (attempt_dir / "agent").mkdir(exist_ok=True)
     delivery = attempt_dir / "delivery"
@@ -255,7 +271,7 @@ async def _code_attempt(
             if strip_inside and removed:
                 await strip_task_owned_inside(sandbox, removed)
             try:
-                run = await harness.run(sandbox, ctx)
+                run = await harness.run(with_task_env(sandbox, {**task_env, **(solution_env or {})}), ctx)
             except Exception as exc:  # noqa: BLE001 - after launch, a harness crash is the attempt's result
                 if not launched_flag or isinstance(exc, WorkerLost):
                     raise
@@ -280,7 +296,7 @@ async def _code_attempt(
                                                               "limits": _limits_record(sandbox, spec)})
             if run.provider_stop:
                 return CodingResult(run, None, None)
-            await _collect_artifacts(sandbox, task, attempt_dir)
+            await _collect_artifacts(with_task_env(sandbox, task_env), task, attempt_dir)
             await sandbox.stop()
             if export.exists():
                 shutil.rmtree(export)
@@ -448,12 +464,14 @@ async def grade_patch(
     if verifier_env is None:  # no evaluation to allow host variables: the task's literals only
         verifier_env = resolve_verifier_env(task.verifier_env, allowed=(), host={},
                                             file=str(task.root / "task.toml"), tid=task.id)
-    secrets = [*secrets, *(verifier_env.values[k] for k, r in verifier_env.record.items() if r["from"] == "host")]
+    secrets = [*secrets, *host_values(verifier_env)]
+    # test.sh runs in the task's environment too: its [environment.env], then [verifier.env] over it
+    test_env = {**environment_env(task).values, **verifier_env.values}
     try:
         return await grade_in_sandbox(
             environment=environment, run_id=run_id, attempt_id=attempt_id, task=task,
             starting_source=starting_source, patch_path=patch_path, empty=empty, out_dir=out_dir,
-            hidden=hidden, source=source, contract=contract, verifier_env=verifier_env.values,
+            hidden=hidden, source=source, contract=contract, verifier_env=test_env,
         )
     finally:
         if secrets:
@@ -483,8 +501,8 @@ async def grade_in_sandbox(
     what PluginBench made, the canonical ``model.patch`` (never what the agent left under
     ``/logs/artifacts``, which stays evidence in the attempt's ``artifacts/``), PluginBench
     applies the patch unless the task's contract says its verifier does, then
-    ``tests/test.sh`` runs with ``verifier_env`` (the task's resolved ``[verifier.env]``)
-    and the reward is read."""
+    ``tests/test.sh`` runs with ``verifier_env`` (the task's ``[environment.env]`` and its
+    resolved ``[verifier.env]`` over it) and the reward is read."""
     out_dir.mkdir(parents=True, exist_ok=True)
     spec = verifier_spec(run_id, attempt_id, task, starting_source, hidden, source)
     async with environment.sandbox(spec) as sb:

@@ -54,6 +54,7 @@ from ._generate import generate_all, load_generated
 from ._grader_proof import prove_grader_image
 from ._pipeline import code_attempt, grade_patch, verifier_spec, write_json
 from ._references import record_references
+from ._task_env import environment_env
 from ._vanilla import consult
 
 T = TypeVar("T")
@@ -256,9 +257,11 @@ def _readiness_key(engine: Engine, task_id: str, task_fp: str) -> str:
     for a task with ``[verifier.env]``, where each variable came from)."""
     images = engine.images.get(task_id)
     record = engine.verifier_env(task_id).record  # host values never enter the key: only where each came from
+    solution = engine.solution_env(task_id).record  # the oracle's solve.sh: where each of its variables came from
     raw = json.dumps([
         task_fp, *backend_of(engine.evaluation).readiness_key(engine.evaluation),
         list(images) if images else None, __version__, *([record] if record else []),
+        *([{"solution_env": solution}] if solution else []),
     ])
     return hashlib.sha256(raw.encode()).hexdigest()
 
@@ -327,6 +330,7 @@ async def _run_control_raw(engine: Engine, task_id: str, control: str) -> Contro
         source=engine.source(task_id, "coding"),
         verifier=verifier_spec(engine.run_id, f"readiness-{control}-{task_id}", task, engine.starting_source(task_id),
                                engine.hidden, engine.source(task_id, "verifier")),
+        solution_env=engine.solution_env(task_id) if harness.needs_solution else None,
     )
     if result.patch is None:
         return ControlResult(False, None, result.capture_error or result.run.error or "no patch")
@@ -409,6 +413,8 @@ async def prepare(engine: Engine, state: RunState) -> None:
                 engine.tasks[task_id] = task
                 contract = record_contract(engine, task_id)
                 engine.verifier_env(task_id)  # a host variable unset since check: refused before any sandbox
+                engine.solution_env(task_id)
+                environment_env(task)
                 frozen_tasks.append((task_id, fp, contract))
             except PluginBenchError as exc:  # the tasks before it are still prepared and reported, in order
                 freeze_error = exc
@@ -428,6 +434,8 @@ async def prepare(engine: Engine, state: RunState) -> None:
                 network=network_policy(engine.harness.egress("coding", task.agent_network_mode),
                                        task.verifier_network_mode),
                 verifier_env=engine.verifier_env(task_id).record or None,
+                environment_env=environment_env(task).record or None,
+                solution_env=engine.solution_env(task_id).record or None,
             ))
         if freeze_error is not None:
             raise freeze_error

@@ -44,7 +44,16 @@ from ..plan import arms_of, plan_slots
 from ..projections import Ledger, RunState
 from ..rundir import RunDir, refuse_lost_settings
 from ..stats import Prices, bundled_prices, parse_prices
-from ..tasks import HarborTask, admit_contract, load_task, resolve_verifier_env, scan_tree
+from ..tasks import (
+    ENVIRONMENT,
+    SOLUTION,
+    VERIFIER,
+    HarborTask,
+    admit_contract,
+    load_task,
+    resolve_env,
+    scan_tree,
+)
 from ..treatments import GUIDANCE_LIMIT, GUIDANCE_SEPARATOR
 from ._remote_tasks import RemoteTasks, freeze_remote, resolve_remote
 from ._writer import RunWriter
@@ -286,8 +295,10 @@ def check_inputs(
         scan_tree(folder, context=f"task '{task_id}'")
         admit_contract(task)  # who applies model.patch; an ambiguous or unreviewed contract is refused here
         # refused names, unallowed or unset host variables: exit 2 here, before a run folder exists
-        resolve_verifier_env(task.verifier_env, allowed=ev.verifier_env_from_host, host=os.environ,
-                             file=str(folder / "task.toml"), tid=task_id)
+        for table, env in ((ENVIRONMENT, task.environment_env), (SOLUTION, task.solution_env),
+                           (VERIFIER, task.verifier_env)):
+            resolve_env(env, table, allowed=ev.verifier_env_from_host, host=os.environ,
+                        file=str(folder / "task.toml"), tid=task_id)
         if backend_of(ev, config).needs_workspace and not task.has_workspace:
             raise TaskError(
                 f"task '{task_id}' has no workspace/ folder for the {ev.environment.backend} backend",

@@ -276,11 +276,12 @@ class GradingConfig(_Strict, frozen=True):
     """How attempts are graded (docs/configuration.md#grading)."""
 
     verifier_env_from_host: Annotated[list[str], msgspec.Meta(description=(
-        "Host environment variables a task's `[verifier.env]` may read with a whole value `${NAME}` or "
-        "`${NAME:-default}`. A reference to any other name is refused at `check`/`run` (exit 2, naming "
-        "`verifier.env.<KEY>` in task.toml), and so is an allowed name the host does not set (without a "
-        "default). The values reach `tests/test.sh` only: the run records each variable's name and that it "
-        "came from the host, never its value, and the grading output is redacted of it."))] = []
+        "Host environment variables a task's `[verifier.env]` (and `[solution.env]`) may read with a whole value "
+        "`${NAME}` or `${NAME:-default}`. A reference to any other name is refused at `check`/`run` (exit 2, "
+        "naming `verifier.env.<KEY>` or `solution.env.<KEY>` in task.toml), and so is an allowed name the host "
+        "does not set (without a default). The values reach `tests/test.sh` (and the oracle's `solve.sh`) only, "
+        "never the agent: the run records each variable's name and that it came from the host, never its value, "
+        "and the grading and oracle output is redacted of it. `[environment.env]` may read no host variable."))] = []
 
 
 class Evaluation(_Strict, frozen=True):

@@ -138,6 +138,13 @@ class TaskPrepared(_Event, frozen=True, tag="task.prepared"):
     #: "value": ...}``, ``{"from": "host", "variable": NAME}`` (never the value) or ``{"from":
     #: "default", "variable": NAME, "value": ...}``; null when the task declares none
     verifier_env: dict[str, dict[str, str]] | None = None
+    #: what every command of the coding sandbox (and ``tests/test.sh``) got from
+    #: ``[environment.env]``: variable -> ``{"from": "task", "value": ...}`` (literals only);
+    #: null when the task declares none
+    environment_env: dict[str, dict[str, str]] | None = None
+    #: what the oracle's ``solve.sh`` got from ``[solution.env]`` (shaped like ``verifier_env``);
+    #: null when the task declares none
+    solution_env: dict[str, dict[str, str]] | None = None
 
 
 class TreatmentFrozen(_Event, frozen=True, tag="treatment.frozen"):

@@ -527,6 +527,10 @@ def comparison_identity(config: Mapping[str, Any], state: RunState, run: Mapping
         # host variables by name only); recorded only for tasks that declare one.
         **({"verifier_env": venv} if (venv := {t: {k: dict(v) for k, v in ve.items()} for t in tasks
                                                 if (ve := state.prepared_tasks[t].verifier_env)}) else {}),
+        # What every command of each task's sandboxes got from [environment.env] (literals); only for
+        # tasks that declare one. Both arms of a run get the same; two runs must agree.
+        **({"environment_env": eenv} if (eenv := {t: {k: dict(v) for k, v in ee.items()} for t in tasks
+                                                  if (ee := state.prepared_tasks[t].environment_env)}) else {}),
         "measurement_settings": {"measurements": list(run["measurements"])},
         # Arms that started without the repository's own guidance (task_owned: remove);
         # like guidance, recorded here and not required to agree.

@@ -3,8 +3,9 @@
 Checked fields (product description, "Compare runs"): ``runner.harness``,
 ``runner.model``, ``runner.reasoning``, ``harness_version`` and ``capabilities``; for each
 task compared, ``tasks.<task>``, ``task_limits.<task>.effective.agent_timeout_seconds`` and
-``network.<task>`` (the sandboxes' network policy) and ``verifier_env.<task>`` (what
-``tests/test.sh`` got from ``[verifier.env]``: names, literal values, host names);
+``network.<task>`` (the sandboxes' network policy), ``verifier_env.<task>`` (what
+``tests/test.sh`` got from ``[verifier.env]``: names, literal values, host names) and
+``environment_env.<task>`` (what the sandboxes' commands got from ``[environment.env]``);
 the measurement scope ``measurement_settings`` (its ``source_scope``, ``test_scope``,
 ``coverage``, each ``coverage_profiles`` entry both saved, ``fallow_config_sha256`` and
 ``measurements``); ``effective_observer_scripts.<task>`` and each measure's
@@ -44,6 +45,7 @@ TASK_FIELDS = (
     "effective_observer_scripts.{task}",
     "network.{task}",
     "verifier_env.{task}",
+    "environment_env.{task}",
 )
 #: Longer values are shown as ``sha256:<12 hex>`` in the refusal.
 SHORT = 40

@@ -71,9 +71,15 @@ if TYPE_CHECKING:
     from ._tree import TreeEntry, copy_tree, fingerprint, freeze_tree, scan_tree
     from ._urls import parse_task_url, tasks_block
     from ._verifier_env import (
+        ENVIRONMENT,
         FROM_HOST_FIELD,
+        SOLUTION,
+        VERIFIER,
+        EnvTable,
         VerifierEnv,
         check_allowed_names,
+        host_values,
+        resolve_env,
         resolve_verifier_env,
     )
 
@@ -103,9 +109,15 @@ __all__ = [  # noqa: RUF022 - history mining's names are kept together at the en
     "select_dataset",
     "write_dataset_pin",
     "COMMON_SETTINGS",
+    "ENVIRONMENT",
     "FROM_HOST_FIELD",
+    "SOLUTION",
+    "VERIFIER",
+    "EnvTable",
     "VerifierEnv",
     "check_allowed_names",
+    "host_values",
+    "resolve_env",
     "resolve_verifier_env",
     "DEEPSWE_PAYLOAD",
     "MODEL_PATCH",

@@ -109,14 +109,15 @@ def admit_deepswe(task: HarborTask, replaced: list[str]) -> VerifierContract:
     if task.workdir != "/app":
         raise _refuse(task, f"the workdir is {task.workdir}, the grader works in /app", "environment.workdir",
                       "remove environment.workdir or set it to /app")
-    redirect = sorted(k for k in task.verifier_env if k in REDIRECTING)
-    if redirect:
-        raise _refuse(task, f"[verifier.env] sets {', '.join(redirect)}, which could redirect verification",
-                      "verifier.env", f"remove {', '.join(redirect)} from [verifier.env]")
-    interpreter = sorted(k for k in task.verifier_env if k.startswith("PYTHON"))
-    if interpreter:  # PYTHONPATH/PYTHONSTARTUP/... would run other code inside the reviewed grader.py
-        raise _refuse(task, f"[verifier.env] sets {', '.join(interpreter)}, which changes how the reviewed grader.py runs",
-                      f"verifier.env.{interpreter[0]}", f"remove {', '.join(interpreter)} from [verifier.env]")
+    for env, table in ((task.verifier_env, "verifier.env"), (task.environment_env, "environment.env")):
+        redirect = sorted(k for k in env if k in REDIRECTING)  # [environment.env] reaches test.sh too
+        if redirect:
+            raise _refuse(task, f"[{table}] sets {', '.join(redirect)}, which could redirect verification",
+                          table, f"remove {', '.join(redirect)} from [{table}]")
+        interpreter = sorted(k for k in env if k.startswith("PYTHON"))
+        if interpreter:  # PYTHONPATH/PYTHONSTARTUP/... would run other code inside the reviewed grader.py
+            raise _refuse(task, f"[{table}] sets {', '.join(interpreter)}, which changes how the reviewed grader.py runs",
+                          f"{table}.{interpreter[0]}", f"remove {', '.join(interpreter)} from [{table}]")
     test_sh = (tests / "test.sh").read_text(errors="replace")
     for sub in ("prepare", "grade"):
         if f"python3 /tests/grader.py {sub}" not in test_sh:

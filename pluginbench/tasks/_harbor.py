@@ -47,6 +47,11 @@ class HarborTask(NamedTuple):
     artifacts: tuple[str, ...] = ()
     #: ``[verifier.env]``: variables for ``tests/test.sh`` as written (see :mod:`._verifier_env`)
     verifier_env: dict[str, Any] = {}
+    #: ``[environment.env]``: variables for every command of the coding sandbox and for
+    #: ``tests/test.sh`` (under ``verifier_env``), literals only (see :mod:`._verifier_env`)
+    environment_env: dict[str, Any] = {}
+    #: ``[solution.env]``: variables for ``solution/solve.sh`` when the oracle runs it
+    solution_env: dict[str, Any] = {}
     #: the agent phase's ``network_mode`` (``[agent]``, else ``[environment]``, else
     #: ``allow_internet``): ``public``, ``no-network``, ``allowlist`` or ``None`` (undeclared)
     agent_network_mode: str | None = None
@@ -336,6 +341,8 @@ def load_task(root: Path, task_id: str | None = None) -> HarborTask:
     memory = env.get("memory_mb")
     artifacts = _artifacts(data.get("artifacts"), toml_path)
     venv_vars = _table(verifier, "env", toml_path, tid, "verifier")
+    env_vars = _table(env, "env", toml_path, tid, "environment")
+    solution_vars = _table(_table(data, "solution", toml_path, tid), "env", toml_path, tid, "solution")
     return HarborTask(
         id=tid,
         root=root,
@@ -353,6 +360,8 @@ def load_task(root: Path, task_id: str | None = None) -> HarborTask:
         metadata=dict(metadata),
         artifacts=artifacts,
         verifier_env=dict(venv_vars),
+        environment_env=dict(env_vars),
+        solution_env=dict(solution_vars),
         agent_network_mode=_network_mode([(agent, "agent"), (env, "environment")], env, toml_path, tid),
         verifier_network_mode=_network_mode([(verifier, "verifier"), (env, "environment")], env, toml_path, tid),
         storage_mb=None if (st := _num(env, "storage_mb", None, toml_path, "environment", tid)) is None else int(st),

@@ -46,7 +46,7 @@ _REFUSED_HOST = {
 COMMON_SETTINGS = frozenset({
     "environment.workdir", "environment.os", "environment.cpus", "environment.memory_mb",
     "environment.storage_mb", "environment.pids_limit", "environment.build_timeout_sec", "agent.timeout_sec", "verifier.timeout_sec",
-    "verifier.environment_mode", "verifier.collect", "verifier.env",
+    "verifier.environment_mode", "verifier.collect", "verifier.env", "environment.env",
 })
 
 

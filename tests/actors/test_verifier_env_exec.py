@@ -88,3 +88,16 @@ async def test_a_task_with_verifier_env_hands_test_sh_its_values(tmp_path: Path)
     (task_dir / "task.toml").write_text('[verifier.env]\nSOME_VAR = "v"\nN = 2\n')
     call = await _test_sh_call(task_dir, tmp_path / "g")
     assert call["env"] == {"SOME_VAR": "v", "N": "2"}
+
+
+@pytest.mark.anyio
+async def test_test_sh_also_gets_environment_env_under_verifier_env(tmp_path: Path) -> None:
+    """test.sh runs in the task's environment: it gets [environment.env], with [verifier.env] winning a shared name."""
+    task_dir = tmp_path / "t"
+    for d in ("tests", "workspace"):
+        (task_dir / d).mkdir(parents=True)
+    (task_dir / "tests" / "test.sh").write_text("#!/bin/sh\n")
+    (task_dir / "instruction.md").write_text("x\n")
+    (task_dir / "task.toml").write_text('[environment.env]\nENV_VAR = "e"\nBOTH = "env"\n[verifier.env]\nBOTH = "verifier"\n')
+    call = await _test_sh_call(task_dir, tmp_path / "g")
+    assert call["env"] == {"ENV_VAR": "e", "BOTH": "verifier"}

@@ -83,3 +83,43 @@ def test_verifier_env_reaches_test_sh_on_docker(tmp_path: Path) -> None:
     """On docker with the real engine, test.sh gets the task's literal and the allowed host variable: the oracle grades 1."""
     require(_engine_up(), "docker engine and pluginbench/base:bookworm (tools/start-docker.sh, tools/build-base-image.sh)")
     _assert_graded_with_env(_run_oracle(tmp_path, {"backend": "docker"}))
+
+
+SOLUTION_HOST = "pb-solution-host-value-91c2"
+TASK_ENV_TEST_SH = """#!/bin/sh
+mkdir -p "$LOGS_DIR/verifier"
+if [ "$(cat "$APP_DIR/b.txt")" = "sol-value/env-value" ] && [ "$ENV_VAR" = "env-value" ]; then echo 1; else echo 0; fi \\
+  > "$LOGS_DIR/verifier/reward.txt"
+"""
+
+
+def test_solution_env_and_environment_env_reach_solve_sh_and_test_sh_on_local_bubblewrap(tmp_path: Path) -> None:
+    """Under bubblewrap the oracle's solve.sh gets [solution.env] and [environment.env] (it writes the fix from
+    both, so the oracle passes only if they arrived), test.sh gets [environment.env], nop still fails, the
+    identity records the environment's variables, and the allowed host value solve.sh printed is written nowhere."""
+    require(bwrap_usable(), "bubblewrap (apt-get install bubblewrap)")
+    t = tmp_path / "tasks" / "envtask"
+    for d in ("workspace", "tests", "solution"):
+        (t / d).mkdir(parents=True)
+    (t / "workspace" / "a.txt").write_text("a\n")
+    (t / "task.toml").write_text('schema_version = "1.4"\n[verifier]\ntimeout_sec = 60\n'
+                                 '[environment.env]\nENV_VAR = "env-value"\n'
+                                 '[solution.env]\nSOL_VAR = "sol-value"\nSOL_TOKEN = "${PB_IT_SOLUTION_HOST}"\n')
+    (t / "instruction.md").write_text("Create b.txt.\n")
+    (t / "tests" / "test.sh").write_text(TASK_ENV_TEST_SH)
+    (t / "solution" / "solve.sh").write_text('#!/bin/sh\necho "token: $SOL_TOKEN"\n'
+                                             'printf %s "$SOL_VAR/$ENV_VAR" > "$APP_DIR/b.txt"\n')
+    path = config(tmp_path, name="tenv", tasks={"source": str(tmp_path / "tasks"), "ids": ["envtask"]}, treatments={},
+                  runner={"harness": "oracle"}, jobs=1, environment={"backend": "local", "isolation": "bubblewrap"},
+                  grading={"verifier_env_from_host": ["PB_IT_SOLUTION_HOST"]})
+    run = tmp_path / "run"
+    cli("run", str(path), "--output", str(run), "--foreground", env={**os.environ, "PB_IT_SOLUTION_HOST": SOLUTION_HOST})
+    ready = [e for e in events_of(run) if e["type"] == "readiness.checked"]
+    assert {(e["control"], e["ok"]) for e in ready} == {("oracle", True), ("nop", True)}
+    results = json.loads((run / "report" / "results.json").read_text())
+    assert [a["outcome"] for a in results["attempts"]] == ["pass"]
+    assert results["comparison_identity"]["environment_env"] == {"envtask": {"ENV_VAR": {"from": "task", "value": "env-value"}}}
+    prepared = next(e for e in events_of(run) if e["type"] == "task.prepared")
+    assert prepared["solution_env"]["SOL_TOKEN"] == {"from": "host", "variable": "PB_IT_SOLUTION_HOST"}
+    leaks = [p for p in run.rglob("*") if p.is_file() and not p.is_symlink() and SOLUTION_HOST.encode() in p.read_bytes()]
+    assert leaks == []  # solve.sh printed it; the oracle's evidence is redacted

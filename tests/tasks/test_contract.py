@@ -92,6 +92,8 @@ def test_a_declared_artifact_that_no_verifier_file_reads_is_ambiguous(tmp_path: 
     (lambda r: _edit(r / "task.toml", "[verifier.env]\n", "[verifier.env]\nTESTS_DIR = \"/tmp/x\"\n"), "verifier.env"),
     (lambda r: _edit(r / "task.toml", "[verifier.env]\n", "[verifier.env]\nPYTHONPATH = \"/tmp/x\"\n"),
      "verifier.env.PYTHONPATH"),
+    (lambda r: _edit(r / "task.toml", "[environment.env]\n", "[environment.env]\nPYTHONPATH = \"/tmp/x\"\n"),
+     "environment.env.PYTHONPATH"),
     (lambda r: (r / "tests" / "Dockerfile").write_text(
         (r / "tests" / "Dockerfile").read_text() + "ENTRYPOINT [\"/bin/true\"]\n"), "tests/Dockerfile"),
     (lambda r: _edit(r / "tests" / "test.sh", "cd /app ||", "APP_DIR=/tmp/fake; cd /app ||"), "tests/test.sh"),
