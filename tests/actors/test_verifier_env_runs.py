@@ -93,11 +93,7 @@ if [ "$(cat "$APP_DIR/b.txt")" = "sol-value/env-value" ] && [ "$ENV_VAR" = "env-
 """
 
 
-def test_solution_env_and_environment_env_reach_solve_sh_and_test_sh_on_local_bubblewrap(tmp_path: Path) -> None:
-    """Under bubblewrap the oracle's solve.sh gets [solution.env] and [environment.env] (it writes the fix from
-    both, so the oracle passes only if they arrived), test.sh gets [environment.env], nop still fails, the
-    identity records the environment's variables, and the allowed host value solve.sh printed is written nowhere."""
-    require(bwrap_usable(), "bubblewrap (apt-get install bubblewrap)")
+def _run_task_env(tmp_path: Path, environment: dict[str, object]) -> None:
     t = tmp_path / "tasks" / "envtask"
     for d in ("workspace", "tests", "solution"):
         (t / d).mkdir(parents=True)
@@ -110,7 +106,7 @@ def test_solution_env_and_environment_env_reach_solve_sh_and_test_sh_on_local_bu
     (t / "solution" / "solve.sh").write_text('#!/bin/sh\necho "token: $SOL_TOKEN"\n'
                                              'printf %s "$SOL_VAR/$ENV_VAR" > "$APP_DIR/b.txt"\n')
     path = config(tmp_path, name="tenv", tasks={"source": str(tmp_path / "tasks"), "ids": ["envtask"]}, treatments={},
-                  runner={"harness": "oracle"}, jobs=1, environment={"backend": "local", "isolation": "bubblewrap"},
+                  runner={"harness": "oracle"}, jobs=1, environment=environment,
                   grading={"verifier_env_from_host": ["PB_IT_SOLUTION_HOST"]})
     run = tmp_path / "run"
     cli("run", str(path), "--output", str(run), "--foreground", env={**os.environ, "PB_IT_SOLUTION_HOST": SOLUTION_HOST})
@@ -123,3 +119,19 @@ def test_solution_env_and_environment_env_reach_solve_sh_and_test_sh_on_local_bu
     assert prepared["solution_env"]["SOL_TOKEN"] == {"from": "host", "variable": "PB_IT_SOLUTION_HOST"}
     leaks = [p for p in run.rglob("*") if p.is_file() and not p.is_symlink() and SOLUTION_HOST.encode() in p.read_bytes()]
     assert leaks == []  # solve.sh printed it; the oracle's evidence is redacted
+
+
+def test_solution_env_and_environment_env_reach_solve_sh_and_test_sh_on_local_bubblewrap(tmp_path: Path) -> None:
+    """Under bubblewrap the oracle's solve.sh gets [solution.env] and [environment.env] (it writes the fix from
+    both, so the oracle passes only if they arrived), test.sh gets [environment.env], nop still fails, the
+    identity records the environment's variables, and the allowed host value solve.sh printed is written nowhere."""
+    require(bwrap_usable(), "bubblewrap (apt-get install bubblewrap)")
+    _run_task_env(tmp_path, {"backend": "local", "isolation": "bubblewrap"})
+
+
+@pytest.mark.docker
+def test_solution_env_and_environment_env_reach_solve_sh_and_test_sh_on_docker(tmp_path: Path) -> None:
+    """On docker with the real engine, solve.sh gets [solution.env] and [environment.env] and test.sh gets
+    [environment.env]: the oracle grades 1, nop 0, and the host value solve.sh printed is written nowhere."""
+    require(_engine_up(), "docker engine and pluginbench/base:bookworm (tools/start-docker.sh, tools/build-base-image.sh)")
+    _run_task_env(tmp_path, {"backend": "docker"})

@@ -114,3 +114,19 @@ def test_check_refuses_an_allowed_host_variable_that_is_unset(tmp_path: Path, mo
     code, out = run_cli("check", str(config), "--no-readiness", env={"PB_TEST_TOKEN": "s3cr3t-value"})
     assert code == 0, out
     assert "s3cr3t-value" not in out
+
+
+@pytest.mark.parametrize(("extra", "field"), [
+    ('[environment.env]\nENV_VAR = "${PB_ANY_HOST}"\n', "environment.env.ENV_VAR"),
+    ('[solution.env]\nSOL_VAR = "${PB_ANY_HOST}"\n', "solution.env.SOL_VAR"),
+])
+def test_check_refuses_host_references_the_task_env_tables_may_not_make(tmp_path: Path, extra: str, field: str) -> None:
+    """`check` exits 2 naming task.toml and the key for a host reference in [environment.env] (never allowed) and in
+    [solution.env] (its name is not in grading.verifier_env_from_host); a literal [environment.env] is not called ignored."""
+    (_task(tmp_path, "") / "task.toml").write_text(extra)
+    config = edit(write_config(tmp_path), tasks={"source": str(tmp_path / "tasks"), "ids": ["t"]})
+    code, out = run_cli("check", str(config), "--no-readiness")
+    assert_refused(code, out, field, "task.toml")
+    (tmp_path / "tasks" / "t" / "task.toml").write_text('[environment.env]\nENV_VAR = "x"\n')
+    code, out = run_cli("check", str(config), "--no-readiness")
+    assert code == 0 and "environment.env" not in out, out
