@@ -157,12 +157,25 @@ async def code_attempt(
                 removed=removed, strip_inside=inside, writes=writes, verifier=verifier, solution_env=solution.values,
             )
             graded_next = result.patch is not None
-            return result
+            return _without_values(result, host_values(solution))
     finally:
         with anyio.CancelScope(shield=True):
             if verifier is not None and not graded_next:
                 await discard_prestarted(environment, verifier.run_id, verifier.attempt_id)
             await anyio.to_thread.run_sync(scrub_attempt, [*harness.secrets(), *host_values(solution)], attempt_dir)
+
+
+def _without_values(result: CodingResult, values: Sequence[str]) -> CodingResult:
+    """``result`` with ``values`` (the oracle's host variables) redacted from its error, which
+    quotes ``solve.sh``'s stderr and is recorded in the events."""
+    error = result.run.error
+    if not values or not error:
+        return result
+    from ..harnesses import REDACTED
+
+    for value in sorted(values, key=len, reverse=True):
+        error = error.replace(value, REDACTED.decode())
+    return result._replace(run=result.run._replace(error=error))
 
 
 def verifier_spec(run_id: str, attempt_id: str, task: HarborTask, starting_source: Path, hidden: tuple[Path, ...],

@@ -132,3 +132,16 @@ def test_the_comparison_identity_records_environment_env_and_compare_refuses_a_d
     diffs, _ = compare_identities(one, identity({"ENV_VAR": {"from": "task", "value": "b"}}), ["t"])
     assert [d.field for d in diffs] == ["environment_env.t"]
     assert "environment_env" not in identity(None)
+
+
+def test_the_oracles_host_values_are_redacted_from_its_error() -> None:
+    """solve.sh's stderr quoted in the oracle's error (recorded in events) has the [solution.env] host values redacted."""
+    from pluginbench.actors._pipeline import CodingResult, _without_values
+    from pluginbench.events import Usage
+    from pluginbench.harnesses import AgentRun
+
+    run = AgentRun(exit_code=1, timed_out=False, coding_seconds=0.1, usage=Usage(status="unknown", reason="x"),
+                   error="solve.sh exited with 1: token pb-secret-value-1234 rejected")
+    got = _without_values(CodingResult(run, None, None), ["pb-secret-value-1234"])
+    assert got.run.error is not None and "pb-secret-value-1234" not in got.run.error and "redacted" in got.run.error
+    assert _without_values(CodingResult(run, None, None), []).run.error == run.error
