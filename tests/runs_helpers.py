@@ -35,3 +35,13 @@ def write_config(tmp: Path, *, harness: str = "simulated", tasks: list[str] | No
 
 def events_of(run_dir: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines() if line.strip()]
+
+
+def task_folder(root: Path, toml: str) -> Path:
+    """A minimal Harbor task folder at ``root`` (empty workspace, a no-op test.sh) whose task.toml is ``toml``."""
+    for d in ("tests", "workspace"):
+        (root / d).mkdir(parents=True)
+    (root / "tests" / "test.sh").write_text("#!/bin/sh\n")
+    (root / "instruction.md").write_text("x\n")
+    (root / "task.toml").write_text(toml)
+    return root

@@ -13,6 +13,7 @@ import pytest
 from pluginbench.actors._pipeline import grade_patch
 from pluginbench.environments import ExecResult, SandboxPaths
 from pluginbench.tasks import admit_contract, load_task, resolve_verifier_env
+from tests.runs_helpers import task_folder
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 DEEPSWE = [DATA / "deep-swe" / "anko-default-function-arguments", DATA / "deep-swe" / "textual-kitty-key-phases",
@@ -80,12 +81,7 @@ async def test_a_deepswe_task_without_verifier_env_runs_test_sh_as_before(task_d
 @pytest.mark.anyio
 async def test_a_task_with_verifier_env_hands_test_sh_its_values(tmp_path: Path) -> None:
     """A task's literal [verifier.env] reaches test.sh's exec (and grading without an evaluation reads no host variable)."""
-    task_dir = tmp_path / "t"
-    for d in ("tests", "workspace"):
-        (task_dir / d).mkdir(parents=True)
-    (task_dir / "tests" / "test.sh").write_text("#!/bin/sh\n")
-    (task_dir / "instruction.md").write_text("x\n")
-    (task_dir / "task.toml").write_text('[verifier.env]\nSOME_VAR = "v"\nN = 2\n')
+    task_dir = task_folder(tmp_path / "t", '[verifier.env]\nSOME_VAR = "v"\nN = 2\n')
     call = await _test_sh_call(task_dir, tmp_path / "g")
     assert call["env"] == {"SOME_VAR": "v", "N": "2"}
 
@@ -93,11 +89,6 @@ async def test_a_task_with_verifier_env_hands_test_sh_its_values(tmp_path: Path)
 @pytest.mark.anyio
 async def test_test_sh_also_gets_environment_env_under_verifier_env(tmp_path: Path) -> None:
     """test.sh runs in the task's environment: it gets [environment.env], with [verifier.env] winning a shared name."""
-    task_dir = tmp_path / "t"
-    for d in ("tests", "workspace"):
-        (task_dir / d).mkdir(parents=True)
-    (task_dir / "tests" / "test.sh").write_text("#!/bin/sh\n")
-    (task_dir / "instruction.md").write_text("x\n")
-    (task_dir / "task.toml").write_text('[environment.env]\nENV_VAR = "e"\nBOTH = "env"\n[verifier.env]\nBOTH = "verifier"\n')
+    task_dir = task_folder(tmp_path / "t", '[environment.env]\nENV_VAR = "e"\nBOTH = "env"\n[verifier.env]\nBOTH = "verifier"\n')
     call = await _test_sh_call(task_dir, tmp_path / "g")
     assert call["env"] == {"ENV_VAR": "e", "BOTH": "verifier"}

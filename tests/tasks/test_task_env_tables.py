@@ -19,17 +19,10 @@ from pluginbench.tasks import (
     load_task,
     resolve_env,
 )
+from tests.runs_helpers import task_folder
+from tests.tasks.test_verifier_env import prepared_identity
 
 FILE = "/tasks/t/task.toml"
-
-
-def _task(root: Path, toml: str) -> Path:
-    for d in ("tests", "workspace"):
-        (root / d).mkdir(parents=True)
-    (root / "tests" / "test.sh").write_text("#!/bin/sh\n")
-    (root / "instruction.md").write_text("x\n")
-    (root / "task.toml").write_text(toml)
-    return root
 
 
 def test_solution_env_reads_allowed_host_variables_and_names_its_table_when_refused() -> None:
@@ -73,7 +66,7 @@ def test_agent_cli_names_stay_allowed_where_the_agent_never_looks() -> None:
 
 def test_load_task_reads_both_tables_and_check_no_longer_calls_environment_env_ignored(tmp_path: Path) -> None:
     """load_task keeps [environment.env] and [solution.env] as written; environment.env is a setting every backend honours."""
-    task = load_task(_task(tmp_path / "t", '[environment.env]\nENV_VAR = "e"\nN = 1\n[solution.env]\nSOL_VAR = "s"\n'))
+    task = load_task(task_folder(tmp_path / "t", '[environment.env]\nENV_VAR = "e"\nN = 1\n[solution.env]\nSOL_VAR = "s"\n'))
     assert task.environment_env == {"ENV_VAR": "e", "N": 1} and task.solution_env == {"SOL_VAR": "s"}
     assert environment_env(task).values == {"ENV_VAR": "e", "N": "1"}
     assert "environment.env" in task.settings and "environment.env" in COMMON_SETTINGS
@@ -83,7 +76,7 @@ def test_load_task_reads_both_tables_and_check_no_longer_calls_environment_env_i
 def test_a_solution_env_that_is_not_a_table_is_refused_naming_it(tmp_path: Path) -> None:
     """solution.env = "x" (not a table) is refused naming solution.env."""
     with pytest.raises(TaskError) as err:
-        load_task(_task(tmp_path / "t", '[solution]\nenv = "x"\n'))
+        load_task(task_folder(tmp_path / "t", '[solution]\nenv = "x"\n'))
     assert err.value.field == "solution.env"
 
 
@@ -114,18 +107,10 @@ async def test_every_exec_of_the_wrapped_sandbox_gets_the_task_env_under_the_cal
 def test_the_comparison_identity_records_environment_env_and_compare_refuses_a_difference() -> None:
     """A task's recorded [environment.env] is in comparison_identity.environment_env and two runs differing there
     differ on that field; a task without one adds no key."""
-    from pluginbench.events import TaskPrepared
-    from pluginbench.projections import RunState
-    from pluginbench.projections._report_data import comparison_identity
     from pluginbench.stats._identity import compare_identities
 
     def identity(env: dict[str, dict[str, str]] | None) -> dict[str, object]:
-        state = RunState()
-        state.prepared_tasks["t"] = TaskPrepared(task="t", fingerprint="sha256:x", files=1, workdir="/app",
-                                                 environment_env=env)
-        run = {"timeout_seconds": 60, "harness": "oracle", "model": None, "reasoning": None, "cli_version": None,
-               "capabilities": {}, "measurements": []}
-        return comparison_identity({}, state, run)
+        return prepared_identity(environment_env=env)
 
     one = identity({"ENV_VAR": {"from": "task", "value": "a"}})
     assert one["environment_env"] == {"t": {"ENV_VAR": {"from": "task", "value": "a"}}}

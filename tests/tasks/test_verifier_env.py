@@ -95,14 +95,15 @@ def test_allowed_names_in_the_config_must_be_variable_names() -> None:
     assert err.value.field == "grading.verifier_env_from_host[1]"
 
 
-def _identity(verifier_env: dict[str, dict[str, str]] | None) -> dict[str, object]:
+def prepared_identity(**prepared: object) -> dict[str, object]:
+    """The comparison identity of a one-task run whose task.prepared carries ``prepared`` (e.g. verifier_env=...)."""
     from pluginbench.events import TaskPrepared
     from pluginbench.projections import RunState
     from pluginbench.projections._report_data import comparison_identity
 
     state = RunState()
     state.prepared_tasks["t"] = TaskPrepared(task="t", fingerprint="sha256:x", files=1, workdir="/app",
-                                             verifier_env=verifier_env)
+                                             **prepared)  # type: ignore[arg-type]
     run = {"timeout_seconds": 60, "harness": "oracle", "model": None, "reasoning": None, "cli_version": None,
            "capabilities": {}, "measurements": []}
     return comparison_identity({}, state, run)
@@ -113,10 +114,10 @@ def test_the_comparison_identity_records_the_verifier_env_and_compare_refuses_a_
     on that field, and a task without one leaves the identity as it was (no verifier_env key)."""
     from pluginbench.stats._identity import compare_identities
 
-    literal = _identity({"MODE": {"from": "task", "value": "strict"}, "TOKEN": {"from": "host", "variable": "HF"}})
-    other = _identity({"MODE": {"from": "task", "value": "lax"}, "TOKEN": {"from": "host", "variable": "HF"}})
+    literal = prepared_identity(verifier_env={"MODE": {"from": "task", "value": "strict"}, "TOKEN": {"from": "host", "variable": "HF"}})
+    other = prepared_identity(verifier_env={"MODE": {"from": "task", "value": "lax"}, "TOKEN": {"from": "host", "variable": "HF"}})
     assert literal["verifier_env"] == {"t": {"MODE": {"from": "task", "value": "strict"},
                                              "TOKEN": {"from": "host", "variable": "HF"}}}
     diffs, _ = compare_identities(literal, other, ["t"])
     assert [d.field for d in diffs] == ["verifier_env.t"]
-    assert "verifier_env" not in _identity(None)
+    assert "verifier_env" not in prepared_identity(verifier_env=None)
