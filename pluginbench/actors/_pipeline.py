@@ -132,10 +132,10 @@ async def code_attempt(
     and an export holding one is deleted (:func:`scrub_attempt`).
     """
     graded_next = False
-    if harness.needs_solution and solution_env is None:  # no evaluation to allow host variables: literals only
-        solution_env = resolve_env(task.solution_env, SOLUTION, allowed=(), host={},
-                                   file=str(task.root / "task.toml"), tid=task.id)
-    solution = solution_env if harness.needs_solution and solution_env is not None else VerifierEnv({}, {})
+    solution = VerifierEnv({}, {})
+    if harness.needs_solution:  # without a resolved one (no evaluation to allow host variables): literals only
+        solution = solution_env or resolve_env(task.solution_env, SOLUTION, allowed=(), host={},
+                                               file=str(task.root / "task.toml"), tid=task.id)
     try:
         with contextlib.ExitStack() as stack:
             removed: tuple[str, ...] | None = None
@@ -171,11 +171,9 @@ def _without_values(result: CodingResult, values: Sequence[str]) -> CodingResult
     error = result.run.error
     if not values or not error:
         return result
-    from ..harnesses import REDACTED
+    from ..harnesses import redact_text
 
-    for value in sorted(values, key=len, reverse=True):
-        error = error.replace(value, REDACTED.decode())
-    return result._replace(run=result.run._replace(error=error))
+    return result._replace(run=result.run._replace(error=redact_text(error, values)))
 
 
 def verifier_spec(run_id: str, attempt_id: str, task: HarborTask, starting_source: Path, hidden: tuple[Path, ...],

@@ -33,7 +33,14 @@ from ._port import (
 )
 from ._receipt import DiscoveryIdentity, discovery_identity
 from ._revalidate import revalidate_usage
-from ._secrets import REDACTED, redact_secrets, scan_for_secret, scan_for_secrets, secret_forms
+from ._secrets import (
+    REDACTED,
+    redact_secrets,
+    redact_text,
+    scan_for_secret,
+    scan_for_secrets,
+    secret_forms,
+)
 from ._simulated import (
     SimPlan,
     SimulatedHarness,
@@ -84,6 +91,7 @@ __all__ = [
     "scan_for_secrets",
     "secret_forms",
     "redact_secrets",
+    "redact_text",
     "REDACTED",
     "tool_roots",
     "uncacheable_cli",

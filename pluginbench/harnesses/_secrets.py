@@ -107,6 +107,15 @@ def scan_for_secrets(paths: Iterable[Path], secrets: Iterable[str]) -> list[tupl
     return hits
 
 
+def redact_text(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every form of ``secrets`` (:func:`secret_forms`) replaced by
+    :data:`REDACTED`, longer forms first (as :func:`redact_secrets` does in files)."""
+    data = text.encode()
+    for form in sorted({f for s in secrets for f in secret_forms(s)}, key=len, reverse=True):
+        data = data.replace(form, REDACTED)
+    return data.decode(errors="replace")
+
+
 def redact_secrets(paths: Iterable[Path], secrets: Iterable[str]) -> list[Path]:
     """Replace every form of ``secrets`` in the files under ``paths`` with
     :data:`REDACTED`, in place; the files changed. Longer forms go first, so a literal

@@ -17,7 +17,7 @@ test sees every value there (and can print it, or send it to its model), so a ho
 would leave the host through the agent; a task that needs one for grading puts it in
 ``[verifier.env]``.
 
-:func:`resolve` returns the values (which may hold host secrets: they go to the verifier's
+:func:`resolve_env` returns the values (which may hold host secrets: they go to the verifier's
 ``exec`` only) and a record safe to keep (:attr:`VerifierEnv.record`: for each variable,
 where it came from; a task literal with its value, a host variable by its name only).
 

@@ -120,13 +120,16 @@ def test_the_comparison_identity_records_environment_env_and_compare_refuses_a_d
 
 
 def test_the_oracles_host_values_are_redacted_from_its_error() -> None:
-    """solve.sh's stderr quoted in the oracle's error (recorded in events) has the [solution.env] host values redacted."""
+    """solve.sh's stderr quoted in the oracle's error (recorded in events) has the [solution.env] host values redacted in
+    every encoded form the run's files are scrubbed of, and a value too short to be told from text is left."""
     from pluginbench.actors._pipeline import CodingResult, _without_values
     from pluginbench.events import Usage
     from pluginbench.harnesses import AgentRun
 
     run = AgentRun(exit_code=1, timed_out=False, coding_seconds=0.1, usage=Usage(status="unknown", reason="x"),
-                   error="solve.sh exited with 1: token pb-secret-value-1234 rejected")
-    got = _without_values(CodingResult(run, None, None), ["pb-secret-value-1234"])
-    assert got.run.error is not None and "pb-secret-value-1234" not in got.run.error and "redacted" in got.run.error
+                   error="solve.sh exited with 1: token pb-secret-value-1234 rejected; base64 "
+                         "cGItc2VjcmV0LXZhbHVlLTEyMzQ=; 1 of 1 failed")
+    got = _without_values(CodingResult(run, None, None), ["pb-secret-value-1234", "1"])
+    assert got.run.error == ("solve.sh exited with 1: token <redacted credential> rejected; base64 "
+                             "<redacted credential>Q=; 1 of 1 failed")  # every encoded form (the padded end stays); a short value is left
     assert _without_values(CodingResult(run, None, None), []).run.error == run.error
