@@ -118,6 +118,9 @@ class ForegroundProgress:
             TimeElapsedColumn(),
             console=console,
             transient=False,
+            # Off a terminal the bar is printed once, at the end; redrawing it ten times a
+            # second for nobody to see costs the run CPU (a thread that renders the table).
+            auto_refresh=console.is_terminal,
         )
         self.bar = self.progress.add_task("starting", total=None)
 
