@@ -29,7 +29,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from ._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE, NO_MAINTENANCE
+import anyio
+
+from ..errors import EnvironmentFailure
+from ._gitbase import (
+    BASE_DATE,
+    BASE_IDENTITY,
+    BASE_MESSAGE,
+    GIT_EXCLUDE,
+    NO_MAINTENANCE,
+    _set_identity,
+    init_base_repo,
+)
+from ._gitbase import (
+    _git as _sandbox_git,
+)
 
 if TYPE_CHECKING:
     from ..tasks import TreeEntry
@@ -115,6 +129,29 @@ def mark_index_racy(git_dir: Path) -> None:
     """Make every entry of ``git_dir``'s index racily clean: git then compares each one by
     content even when its stat data happens to match a file."""
     os.utime(git_dir / "index", (1, 1))
+
+
+async def base_repo(app: Path, home: Path, identity: tuple[str, str], source: Path | None,
+                    entries: Sequence[TreeEntry] | None) -> str:
+    """Make ``app`` (a copy of ``source`` as scanned in ``entries``) the base repository with
+    the agent's ``identity``; return the base commit. From the kept template: its ``.git``
+    copied, the index refreshed against ``app``'s own files (``git update-index --refresh``:
+    one process where :func:`._gitbase.init_base_repo` takes three, the same repository);
+    without a source, or when that fails, by the recipe itself."""
+    if source is None or entries is None:
+        return await init_base_repo(app, home, identity)
+    try:
+        template = await anyio.to_thread.run_sync(template_for, source, entries)
+    except (OSError, subprocess.CalledProcessError):
+        return await init_base_repo(app, home, identity)
+    await anyio.to_thread.run_sync(copy_git, template, app / ".git")
+    try:
+        await _sandbox_git(app, home, "update-index", "--refresh")  # fails when a file differs from the template
+    except EnvironmentFailure:
+        await anyio.to_thread.run_sync(shutil.rmtree, app / ".git")
+        return await init_base_repo(app, home, identity)
+    _set_identity(app / ".git" / "config", identity)
+    return template.commit
 
 
 @atexit.register

@@ -43,7 +43,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from subprocess import DEVNULL, PIPE
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 from anyio.abc import Process
@@ -52,11 +52,14 @@ from ..errors import EnvironmentFailure, ResourceLimitHit
 from . import _bwrap, _hostcopy, _limits, _local_after, _local_uid, _proctree, _seccomp
 from ._dialogue import Dialogue, LineChannel, first_error
 from ._egress import EgressProxy
-from ._gitbase import init_base_repo
+from ._gitbase_template import base_repo
 from ._local_binds import BindNamespace, uid_problem
 from ._local_paths import _memfd, sandbox_path, tool_folders
 from ._local_streams import FileDrains, converse, drain, drain_lines, feed
 from ._port import ExecResult, SandboxPaths, SandboxSpec
+
+if TYPE_CHECKING:
+    from ..tasks import TreeEntry
 
 Isolation = Literal["auto", "bubblewrap", "none"]
 
@@ -180,29 +183,22 @@ class LocalSandbox:
         spec, root = self.spec, self.root
         await self._set_limits()
 
-        def copy_all() -> None:
+        def copy_all() -> list[TreeEntry] | None:
+            from ..tasks import copy_tree, scan_tree  # not at import: `status` asks this backend
+
             for sub in ("app", "logs/agent", "logs/verifier", "logs/artifacts", "home", "tmp"):
                 (root / sub).mkdir(parents=True)
-            for src, dest in (
-                (spec.workspace, "app"),
-                (spec.tests, "tests"),
-                (spec.solution, "solution"),
-                (spec.home, "home"),
-            ):
+            scanned: dict[str, list[TreeEntry]] = {}
+            for src, dest in ((spec.workspace, "app"), (spec.tests, "tests"), (spec.solution, "solution"),
+                              (spec.home, "home")):
                 if src is not None:
-                    from ..tasks import (  # not at import: `status` asks this backend
-                        copy_tree,
-                        scan_tree,
-                    )
+                    scanned[dest] = scan_tree(src, context=f"the sandbox {dest}/ source")
+                    copy_tree(src, root / dest, scanned[dest])
+            return scanned.get("app")
 
-                    copy_tree(
-                        src, root / dest, scan_tree(src, context=f"the sandbox {dest}/ source")
-                    )
-
-        await anyio.to_thread.run_sync(copy_all)
-        self.base_commit = await init_base_repo(
-            self.host_app, root / "home", self.spec.git_identity
-        )
+        entries = await anyio.to_thread.run_sync(copy_all)
+        self.base_commit = await base_repo(self.host_app, root / "home", self.spec.git_identity,
+                                           spec.workspace, entries)
         if self.uid is not None:
             await anyio.to_thread.run_sync(_local_uid.chown_tree, root, self.uid)
             others = [str(self.egress.folder)] if self.egress is not None else []
