@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import zlib
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
@@ -84,9 +85,11 @@ def _build(source: Path, entries: Sequence[TreeEntry], folder: Path) -> BaseTemp
     (repo / ".git" / "info").mkdir(parents=True, exist_ok=True)
     (repo / ".git" / "info" / "exclude").write_text(GIT_EXCLUDE)
     _git(repo, "add", "-A")
-    tree = _git(repo, "write-tree")
     _git(repo, "-c", "commit.gpgsign=false", "commit", "-q", "--allow-empty", "--no-verify", "-m", BASE_MESSAGE)
     commit = (repo / ".git" / "refs" / "heads" / "main").read_text().strip()
+    # The commit's tree from its loose object (``commit <size>\0tree <sha>\n...``): no process.
+    body = zlib.decompress((repo / ".git" / "objects" / commit[:2] / commit[2:]).read_bytes())
+    tree = body.split(b"\0", 1)[1].split(b"\n", 1)[0].removeprefix(b"tree ").decode()
     return BaseTemplate(repo, commit, tree)
 
 

@@ -57,7 +57,7 @@ CHANGES: dict[str, Callable[[Path], Any]] = {
 @pytest.mark.parametrize("change", list(CHANGES))
 def test_patch_in_two_git_calls_counts_files_as_git_names_them(tmp_path: Path, change: str,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """make_patch builds the source's base once (init, add, write-tree, commit), then runs add and
+    """make_patch builds the source's base once (init, add, commit), then runs add and
     one diff per patch (no maintenance), and its files_changed equals the paths ``git diff
     --name-only`` lists for the same patch."""
     monkeypatch.setattr(_gitbase_template, "_kept", _gitbase_template.OrderedDict())
@@ -74,7 +74,7 @@ def test_patch_in_two_git_calls_counts_files_as_git_names_them(tmp_path: Path, c
 
     monkeypatch.setattr(_patch.subprocess, "run", counting)
     first = _patch.make_patch(src, export, tmp_path / "first.patch")
-    assert [_verb(argv) for argv in calls] == ["init", "add", "write-tree", "commit", "add", "diff"]
+    assert [_verb(argv) for argv in calls] == ["init", "add", "commit", "add", "diff"]
     calls.clear()
     info = _patch.make_patch(src, export, tmp_path / "model.patch")
     assert [_verb(argv) for argv in calls] == ["add", "diff"] and info.sha256 == first.sha256
