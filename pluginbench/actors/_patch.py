@@ -182,11 +182,11 @@ def _base_from_template(starting_source: Path, entries: list[TreeEntry], repo: P
     build it (the recipe below then runs and reports)."""
     try:
         template = template_for(starting_source, entries)
+        repo.mkdir(parents=True)
+        copy_git(template, repo / ".git")
+        mark_index_racy(repo / ".git")
     except (OSError, subprocess.CalledProcessError):
         return None
-    repo.mkdir(parents=True)
-    copy_git(template, repo / ".git")
-    mark_index_racy(repo / ".git")
     return template.tree
 
 

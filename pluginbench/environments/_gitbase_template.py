@@ -6,7 +6,8 @@ and its grading sandbox's ``app/.git``. Each built it with ``git init``, ``git a
 and ``git commit`` of its own (eleven git processes an attempt). A :class:`BaseTemplate`
 is that repository built once (the :mod:`._gitbase` recipe: same exclude, identity, dates
 and message, so the same commit), kept under the source's fingerprint (paths, modes and
-contents) for the process, and *copied*, never shared: each user gets its own ``.git``
+contents) in the temp folder of the moment (a worker's is its run's own temp root, removed
+with the run), and *copied*, never shared: each user gets its own ``.git``
 (objects, refs, reflog, index), so nothing one attempt does reaches another or the template.
 
 A copied index holds the template's file stat data, which never matches another file: the
@@ -98,12 +99,17 @@ def template_for(source: Path, entries: Sequence[TreeEntry]) -> BaseTemplate:
     Raises ``subprocess.CalledProcessError`` or ``OSError`` when git fails."""
     from ..tasks import fingerprint
 
-    key = fingerprint(list(entries))
+    # Under the temp folder of the moment: a worker points it at the run's own temp root,
+    # removed with the run, so a template is kept per run and a removed one is built again.
+    parent = tempfile.gettempdir()
+    key = f"{parent}\0{fingerprint(list(entries))}"
     with _lock:
-        if key in _kept:
+        kept = _kept.get(key)
+        if kept is not None and (kept.repo / ".git" / "HEAD").is_file():
             _kept.move_to_end(key)
-            return _kept[key]
-    folder = Path(tempfile.mkdtemp(prefix="pluginbench-gitbase-"))
+            return kept
+        _kept.pop(key, None)
+    folder = Path(tempfile.mkdtemp(prefix="pluginbench-gitbase-", dir=parent))
     try:
         built = _build(source, entries, folder)
     except BaseException:
@@ -147,11 +153,11 @@ async def base_repo(app: Path, home: Path, identity: tuple[str, str], source: Pa
         template = await anyio.to_thread.run_sync(template_for, source, entries)
     except (OSError, subprocess.CalledProcessError):
         return await init_base_repo(app, home, identity)
-    await anyio.to_thread.run_sync(copy_git, template, app / ".git")
     try:
+        await anyio.to_thread.run_sync(copy_git, template, app / ".git")
         await _sandbox_git(app, home, "update-index", "--refresh")  # fails when a file differs from the template
-    except EnvironmentFailure:
-        await anyio.to_thread.run_sync(shutil.rmtree, app / ".git")
+    except (OSError, EnvironmentFailure):
+        await anyio.to_thread.run_sync(lambda: shutil.rmtree(app / ".git", ignore_errors=True))
         return await init_base_repo(app, home, identity)
     _set_identity(app / ".git" / "config", identity)
     return template.commit

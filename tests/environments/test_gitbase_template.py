@@ -72,3 +72,29 @@ async def test_sandboxes_copy_one_kept_base_in_one_git_process(tmp_path: Path, m
     template = next(iter(_gitbase_template._kept.values()))
     assert _git(template.repo, "rev-parse", "HEAD").strip() == expected_commit
     assert _git(template.repo, "status", "--porcelain") == ""
+
+
+def test_a_removed_template_is_built_again_and_each_temp_root_keeps_its_own(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run's temp root removed with its template (the worker's cleanup) gives a fresh template, not a dead
+    path; another temp root gets a template of its own."""
+    import shutil
+    import tempfile
+
+    from pluginbench.tasks import scan_tree
+
+    monkeypatch.setattr(_gitbase_template, "_kept", _gitbase_template.OrderedDict())
+    ws = write_workspace(tmp_path / "ws")
+    entries = scan_tree(ws)
+    runs = [tmp_path / "run1", tmp_path / "run2"]
+    for run in runs:
+        run.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(runs[0]))
+    first = _gitbase_template.template_for(ws, entries)
+    assert first.repo.is_relative_to(runs[0])
+    shutil.rmtree(first.repo.parent)
+    again = _gitbase_template.template_for(ws, entries)
+    assert again.repo != first.repo and (again.repo / ".git" / "HEAD").is_file() and again.commit == first.commit
+    monkeypatch.setattr(tempfile, "tempdir", str(runs[1]))
+    other = _gitbase_template.template_for(ws, entries)
+    assert other.repo.is_relative_to(runs[1]) and other.commit == first.commit
