@@ -542,6 +542,7 @@ async def grade_in_sandbox(
                 ["git", "apply", "--binary", "--whitespace=nowarn", f"{sb.paths.logs}/artifacts/model.patch"],
                 cwd=sb.paths.app,
                 timeout=120,
+                egress=False,  # a public verifier's forwarder is for test.sh
             )
             if applied.exit_code != 0:
                 (out_dir / "apply.txt").write_bytes(applied.stdout + applied.stderr)
