@@ -2,7 +2,10 @@
 
 The agent's own ``.git`` is never trusted: the patch is made on the host in a fresh
 repository whose single commit is the frozen starting source (committed exactly as the
-sandboxes commit it), with the exported working tree laid over it. Generated caches
+sandboxes commit it), with the exported working tree laid over it. That repository is a
+copy of the source's base kept for the worker process
+(:mod:`pluginbench.environments._gitbase_template`): a patch then costs two git processes
+(``add -A`` and ``diff``), the same bytes as the five of a base built afresh. Generated caches
 (``.pytest_cache``, ``__pycache__``) are excluded and the exclusions are documented.
 
 What the agent left is data: a nested ``.git`` (a folder, or a file whose ``gitdir:``
@@ -27,8 +30,17 @@ import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
-from ..environments import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE, NO_MAINTENANCE
-from ..tasks import copy_tree, scan_tree
+from ..environments import (
+    BASE_DATE,
+    BASE_IDENTITY,
+    BASE_MESSAGE,
+    GIT_EXCLUDE,
+    NO_MAINTENANCE,
+    copy_git,
+    mark_index_racy,
+    template_for,
+)
+from ..tasks import TreeEntry, copy_tree, scan_tree
 
 # The sandboxes' recipe (environments._gitbase), so host-side patches and sandbox base
 # commits agree byte for byte.
@@ -163,17 +175,35 @@ def _drop_gitlinks(repo: Path, dropped: list[str]) -> None:
             dropped.append(f"{path}: a gitlink (another repository's commit) is not part of the submission")
 
 
+def _base_from_template(starting_source: Path, entries: list[TreeEntry], repo: Path) -> str | None:
+    """``repo/.git`` copied from the starting source's kept base repository (the same
+    index and tree the recipe below makes, built once per process), its index marked racy
+    (so every entry is compared by content); the base tree. ``None`` when git could not
+    build it (the recipe below then runs and reports)."""
+    try:
+        template = template_for(starting_source, entries)
+        repo.mkdir(parents=True)
+        copy_git(template, repo / ".git")
+        mark_index_racy(repo / ".git")
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return template.tree
+
+
 def make_patch(starting_source: Path, export: Path, out: Path) -> PatchInfo:
     """Write ``git diff --binary BASE`` of ``export`` over ``starting_source`` to ``out``."""
     with tempfile.TemporaryDirectory(prefix="pluginbench-patch-") as tmp:
         repo = Path(tmp) / "repo"
         entries = scan_tree(starting_source, context="the starting source")
-        copy_tree(starting_source, repo, entries)
-        # The base as a tree object (no commit, no HEAD: the diff is the same bytes, and a
-        # commit would cost a process and start git's automatic maintenance).
-        _index_base(repo)
-        base = _git(repo, "write-tree").stdout.decode().strip()
-        _clear_worktree(repo)
+        base = _base_from_template(starting_source, entries, repo)
+        if base is None:
+            shutil.rmtree(repo, ignore_errors=True)
+            copy_tree(starting_source, repo, entries)
+            # The base as a tree object (no commit, no HEAD: the diff is the same bytes, and a
+            # commit would cost a process and start git's automatic maintenance).
+            _index_base(repo)
+            base = _git(repo, "write-tree").stdout.decode().strip()
+            _clear_worktree(repo)
         dropped: list[str] = []
         _overlay(export, repo, dropped)
         _add_all(repo, dropped)

@@ -9,6 +9,7 @@ import contextlib
 import inspect
 import json
 import shutil
+import stat
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -174,6 +175,19 @@ def _without_values(result: CodingResult, values: Sequence[str]) -> CodingResult
     from ..harnesses import redact_text
 
     return result._replace(run=result.run._replace(error=redact_text(error, values)))
+
+
+def executable_by_all(tests_dir: Path | None) -> bool:
+    """Whether the task's own ``tests/test.sh`` is a regular file with every execute bit set.
+    Both backends stage ``tests/`` with its files' modes, so ``chmod +x`` (any umask) would
+    change nothing in the sandbox and is not run."""
+    if tests_dir is None:  # the image's own /tests: its modes are unknown here
+        return False
+    try:
+        st = (tests_dir / "test.sh").lstat()
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_mode & 0o111 == 0o111
 
 
 def verifier_spec(run_id: str, attempt_id: str, task: HarborTask, starting_source: Path, hidden: tuple[Path, ...],
@@ -528,12 +542,14 @@ async def grade_in_sandbox(
                 ["git", "apply", "--binary", "--whitespace=nowarn", f"{sb.paths.logs}/artifacts/model.patch"],
                 cwd=sb.paths.app,
                 timeout=120,
+                egress=False,  # a public verifier's forwarder is for test.sh
             )
             if applied.exit_code != 0:
                 (out_dir / "apply.txt").write_bytes(applied.stdout + applied.stderr)
                 return GradeResult("unknown", None, "the canonical patch does not apply to the starting source")
         test_sh = f"{sb.paths.tests}/test.sh"
-        await sb.exec(["chmod", "+x", test_sh], timeout=30)
+        if not executable_by_all(task.tests_dir):  # else the staged copy already is: chmod +x would change nothing
+            await sb.exec(["chmod", "+x", test_sh], timeout=30, egress=False)
         result = await sb.exec(
             [test_sh],
             cwd=sb.paths.app,

@@ -16,6 +16,7 @@ from ._bwrap import bwrap_usable, find_bwrap, host_top_level, workdir_conflict
 from ._dialogue import LineChannel
 from ._egress import NO_EGRESS, Egress, EgressProxy, network_policy, policy_for
 from ._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE, NO_MAINTENANCE
+from ._gitbase_template import BaseTemplate, copy_git, mark_index_racy, template_for
 from ._hostcopy import plain_files
 from ._limits import Limits, limits_of, over_storage, task_limits
 from ._local import LocalEnvironment, LocalSandbox, left_behind
@@ -53,6 +54,7 @@ __all__ = [
     "BASE_DATE",
     "BASE_IDENTITY",
     "BASE_MESSAGE",
+    "BaseTemplate",
     "BUILTIN_BACKENDS",
     "GIT_EXCLUDE",
     "NO_MAINTENANCE",
@@ -77,6 +79,7 @@ __all__ = [
     "bwrap_available",
     "bwrap_usable",
     "check_backend_config",
+    "copy_git",
     "find_bwrap",
     "get_backend",
     "host_top_level",
@@ -84,12 +87,14 @@ __all__ = [
     "left_running",
     "limits_of",
     "make_environment",
+    "mark_index_racy",
     "network_policy",
     "policy_for",
     "over_storage",
     "plain_files",
     "register_backend",
     "task_limits",
+    "template_for",
     "unregister_backend",
     "workdir_conflict",
 ]

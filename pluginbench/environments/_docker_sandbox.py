@@ -222,6 +222,8 @@ class DockerSandbox:
         stderr_path: Path | None = None,
         stdin: bytes | None = None,
         dialogue: Dialogue | None = None,
+        egress: bool = True,
+        remove_after: Sequence[str] = (),
     ) -> ExecResult:
         """Run ``argv``; see :meth:`pluginbench.environments.Sandbox.exec`.
 
@@ -230,6 +232,9 @@ class DockerSandbox:
         that the command opens and removes before it starts. A ``dialogue`` writes to the
         exec's attached stdin, which the engine cannot half-close: the dialogue ends the
         command through its own protocol.
+
+        Every exec shares the container's network, so ``egress`` changes nothing, and
+        ``remove_after`` is never done here (``removed`` stays ``False``).
 
         When the runtime fails to start the command for a passing reason
         (:data:`_TRANSIENT_START`: its init process died before the command ran), the

@@ -20,8 +20,9 @@ read-only, and the sandbox folders at ``/app`` (or ``spec.workdir``), ``/tests``
 namespace (loopback only), ``/proc/sys`` read-only, a seccomp filter refusing the
 kernel keyring (:mod:`._seccomp`) and an environment naming no host folder (``PATH`` is
 the system folders plus the tool folders' own). When ``spec.egress`` allows a way out,
-one :class:`~._egress.EgressProxy` per sandbox serves it and every command starts
-behind the in-sandbox forwarder (see :mod:`._egress`).
+one :class:`~._egress.EgressProxy` per sandbox serves it and every command that asks
+for it (``egress=True``, the default) starts behind the in-sandbox forwarder (see
+:mod:`._egress`); one that does not has loopback only.
 Without it (``isolation="none"``) commands are plain host processes in their own session
 and ``paths`` are the host folders; that is no security boundary and ``isolated`` says so.
 
@@ -42,20 +43,23 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from subprocess import DEVNULL, PIPE
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 from anyio.abc import Process
 
 from ..errors import EnvironmentFailure, ResourceLimitHit
-from . import _bwrap, _hostcopy, _limits, _local_uid, _proctree, _seccomp
+from . import _bwrap, _hostcopy, _limits, _local_after, _local_uid, _proctree, _seccomp
 from ._dialogue import Dialogue, LineChannel, first_error
 from ._egress import EgressProxy
-from ._gitbase import init_base_repo
+from ._gitbase_template import base_repo
 from ._local_binds import BindNamespace, uid_problem
 from ._local_paths import _memfd, sandbox_path, tool_folders
 from ._local_streams import FileDrains, converse, drain, drain_lines, feed
 from ._port import ExecResult, SandboxPaths, SandboxSpec
+
+if TYPE_CHECKING:
+    from ..tasks import TreeEntry
 
 Isolation = Literal["auto", "bubblewrap", "none"]
 
@@ -179,29 +183,22 @@ class LocalSandbox:
         spec, root = self.spec, self.root
         await self._set_limits()
 
-        def copy_all() -> None:
+        def copy_all() -> list[TreeEntry] | None:
+            from ..tasks import copy_tree, scan_tree  # not at import: `status` asks this backend
+
             for sub in ("app", "logs/agent", "logs/verifier", "logs/artifacts", "home", "tmp"):
                 (root / sub).mkdir(parents=True)
-            for src, dest in (
-                (spec.workspace, "app"),
-                (spec.tests, "tests"),
-                (spec.solution, "solution"),
-                (spec.home, "home"),
-            ):
+            scanned: dict[str, list[TreeEntry]] = {}
+            for src, dest in ((spec.workspace, "app"), (spec.tests, "tests"), (spec.solution, "solution"),
+                              (spec.home, "home")):
                 if src is not None:
-                    from ..tasks import (  # not at import: `status` asks this backend
-                        copy_tree,
-                        scan_tree,
-                    )
+                    scanned[dest] = scan_tree(src, context=f"the sandbox {dest}/ source")
+                    copy_tree(src, root / dest, scanned[dest])
+            return scanned.get("app")
 
-                    copy_tree(
-                        src, root / dest, scan_tree(src, context=f"the sandbox {dest}/ source")
-                    )
-
-        await anyio.to_thread.run_sync(copy_all)
-        self.base_commit = await init_base_repo(
-            self.host_app, root / "home", self.spec.git_identity
-        )
+        entries = await anyio.to_thread.run_sync(copy_all)
+        self.base_commit = await base_repo(self.host_app, root / "home", self.spec.git_identity,
+                                           spec.workspace, entries)
         if self.uid is not None:
             await anyio.to_thread.run_sync(_local_uid.chown_tree, root, self.uid)
             others = [str(self.egress.folder)] if self.egress is not None else []
@@ -272,18 +269,24 @@ class LocalSandbox:
         stderr_path: Path | None = None,
         stdin: bytes | None = None,
         dialogue: Dialogue | None = None,
+        egress: bool = True,
+        remove_after: Sequence[str] = (),
     ) -> ExecResult:
         """Run ``argv``; see :meth:`pluginbench.environments.Sandbox.exec`.
 
         ``stdout_path``/``stderr_path`` are truncated first. At the deadline the whole
         tree is killed and ``exit_code`` is ``None``, even when the command itself had
-        ended but a process it left behind kept its output open.
+        ended but a process it left behind kept its output open. With bubblewrap,
+        ``egress=False`` starts no forwarder and ``remove_after`` is done in the same
+        launch (see :mod:`._local_after`); unisolated, ``remove_after`` is not done.
         """
         self._usable()
         if not argv:
             raise EnvironmentFailure("exec needs a command")
         if dialogue is not None and stdin is not None:
             raise EnvironmentFailure("exec takes stdin bytes or a dialogue, not both")
+        for path in remove_after:
+            self._to_host(path)  # a path outside the sandbox folders is refused before anything runs
         cwd = cwd or self.paths.app
         fds: list[int] = []
         if self._bwrap is not None and self.uid is not None and self._binds is None:
@@ -297,7 +300,8 @@ class LocalSandbox:
                 options += ["--seccomp", str(seccomp)]
                 fds.append(seccomp)
             fds.append(_memfd("pb-bwrap-args", b"".join(a.encode() + b"\0" for a in options)))
-            inner = [*self.egress.forwarder_argv(), "--", *argv] if self.egress is not None else list(argv)
+            inner = _local_after.wrapped(argv, remove_after, self._env(env)) if remove_after else list(argv)
+            inner = [*self.egress.forwarder_argv(), "--", *inner] if self.egress is not None and egress else inner
             command, host_cwd = [self._bwrap, "--args", str(fds[-1]), "--", *inner], str(self.root)
             if self.uid is not None and self._binds is not None:
                 command = [*self._binds.enter_prefix(self.uid, host_cwd), *command]
@@ -381,12 +385,15 @@ class LocalSandbox:
                         if fh is not None:
                             fh.close()
         assert proc is not None
+        removed = bool(remove_after) and self._bwrap is not None and not timed_out and all(
+            _local_after.confirmed_absent(*self._to_host(f)) for f in remove_after)
         return ExecResult(
             exit_code=None if timed_out else proc.returncode,
             timed_out=timed_out,
             seconds=time.monotonic() - started,
             stdout=bytes(out),
             stderr=bytes(err),
+            removed=removed,
         )
 
     async def _kill(self, roots: list[int], *, sweep: bool = False) -> None:

@@ -97,6 +97,10 @@ class ExecResult(NamedTuple):
     seconds: float
     stdout: bytes
     stderr: bytes
+    #: every ``remove_after`` file was removed by the command's own launch, as the backend
+    #: confirmed once nothing of the command was left running (``False``: not done or
+    #: unsure; the caller removes them itself)
+    removed: bool = False
 
 
 class Sandbox(Protocol):
@@ -118,8 +122,18 @@ class Sandbox(Protocol):
         stderr_path: Path | None = None,
         stdin: bytes | None = None,
         dialogue: Dialogue | None = None,
+        egress: bool = True,
+        remove_after: Sequence[str] = (),
     ) -> ExecResult:
         """Run ``argv`` inside; kill the whole process tree at ``timeout`` seconds.
+
+        ``egress=False``: the command does not need the sandbox's way out
+        (``spec.egress``); a backend whose commands each have their own network (local
+        bubblewrap) then gives it loopback only, one whose commands share the sandbox's
+        network (docker) may ignore it. ``remove_after``: sandbox paths to ``rm -f`` once
+        the command ended, in the same launch where the backend can (local bubblewrap);
+        ``ExecResult.removed`` says whether that was done and confirmed, and when it is
+        ``False`` the caller removes them itself.
 
         With ``dialogue`` (never together with ``stdin``) the command's stdin stays open
         and ``dialogue(channel)`` runs alongside it: it reads stdout lines and writes

@@ -412,9 +412,13 @@ class RaySandbox:
         stderr_path: Path | None = None,
         stdin: bytes | None = None,
         dialogue: Dialogue | None = None,
+        egress: bool = True,
+        remove_after: Sequence[str] = (),
     ) -> ExecResult:
         """Run ``argv`` on the node; see :meth:`pluginbench.environments.Sandbox.exec`.
-        Output for ``stdout_path``/``stderr_path`` is written when the command ends."""
+        Output for ``stdout_path``/``stderr_path`` is written when the command ends;
+        ``egress`` and ``remove_after`` do not travel (every command gets the sandbox's
+        egress, and ``removed`` stays ``False``)."""
         if dialogue is not None and stdin is not None:
             raise EnvironmentFailure("exec takes stdin bytes or a dialogue, not both")
         call = uuid.uuid4().hex
@@ -434,7 +438,7 @@ class RaySandbox:
             finally:
                 with anyio.CancelScope(shield=True):
                     await self._call("drop_output", call)
-        exit_code, timed_out, seconds, out, err = reply["result"]
+        exit_code, timed_out, seconds, out, err = reply["result"][:5]
         return ExecResult(exit_code, timed_out, seconds, out, err)
 
     async def _fetch_output(self, call: str, name: str, path: Path, size: int, digest: str) -> None:

@@ -466,10 +466,13 @@ class ClaudeHarness(HarnessBase):
         argv = session_argv(self.cli_path, model, effort, session_id, subagents=self.subagents)
         disc_argv = discovery_argv(argv, str(uuid.uuid4()))
         refusals: list[str] = []
+        credentials = f"{env['CLAUDE_CONFIG_DIR']}/.credentials.json"
+        removed = False  # the coding command's own launch removed the credentials (confirmed by the backend)
         try:
             await self._setup(sandbox, t, env, agent_dir, ctx.treatment.arm)
             digest = await sandbox.exec(digest_argv(env["CLAUDE_CONFIG_DIR"], f"{sandbox.paths.home}/{MARKETPLACE_DIR_NAME}",
-                                                    sandbox.paths.app, self.cli_path), env=env, timeout=SETUP_TIMEOUT)
+                                                    sandbox.paths.app, self.cli_path), env=env, timeout=SETUP_TIMEOUT,
+                                        egress=False)
             if digest.exit_code != 0:
                 raise DiscoveryMismatch(f"arm {ctx.treatment.arm}", [
                     f"the digest of the delivered files failed: {digest.stderr.decode(errors='replace')[-300:]}"])
@@ -539,8 +542,9 @@ class ClaudeHarness(HarnessBase):
                 res = await sandbox.exec(argv, cwd=sandbox.paths.app, env=env,
                                          timeout=SETUP_TIMEOUT + ctx.timeout_seconds + 60,
                                          stdout_path=agent_dir / "stdout.jsonl",
-                                         stderr_path=agent_dir / "stderr.txt", dialogue=session)
-                timed_out, exit_code = res.timed_out, res.exit_code
+                                         stderr_path=agent_dir / "stderr.txt", dialogue=session,
+                                         remove_after=(credentials,))
+                timed_out, exit_code, removed = res.timed_out, res.exit_code, res.removed
             except TimeoutError:
                 if session.task_sent_at is None:
                     raise DiscoveryMismatch(f"arm {ctx.treatment.arm}", [
@@ -557,9 +561,10 @@ class ClaudeHarness(HarnessBase):
             trees = await self._trees(sandbox, t, env)
         finally:
             # A stopped sandbox is removed with its files, so a failure here is harmless.
+            # Unless the coding command's launch confirmed the removal, it is done here.
             with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
-                await sandbox.exec(["rm", "-f", f"{env['CLAUDE_CONFIG_DIR']}/.credentials.json"],
-                                   env=env, timeout=30)
+                if not removed:
+                    await sandbox.exec(["rm", "-f", credentials], env=env, timeout=30, egress=False)
         stdout = (agent_dir / "stdout.jsonl").read_text(errors="replace")
         summary = parse_stream(stdout)
         totals = read_transcripts(*transcripts) if transcripts else None

@@ -357,7 +357,7 @@ class CodexHarness(CodexDeclaration):
         binary, and the launch settings (argv without the prompt, environment, paths).
         """
         res = await sandbox.exec(["sh", "-c", DIGEST_SCRIPT, "pluginbench-digest", sandbox.paths.home,
-                                  sandbox.paths.app], env=env, timeout=_SETUP_TIMEOUT)
+                                  sandbox.paths.app], env=env, timeout=_SETUP_TIMEOUT, egress=False)
         if res.exit_code != 0:
             raise CodexSetupError(f"digest of the delivered files failed: {res.stderr[-500:]!r}")
         argv = exec_argv(self.native.exe, workdir=sandbox.paths.app, model=ctx.model or "", reasoning=ctx.reasoning,
@@ -478,7 +478,7 @@ class CodexHarness(CodexDeclaration):
             return await self._run(sandbox, ctx, agent_dir)
         finally:
             if credential is not None:
-                await sandbox.exec(["rm", "-f", credential], timeout=30)
+                await sandbox.exec(["rm", "-f", credential], timeout=30, egress=False)
 
     async def _run(self, sandbox: Sandbox, ctx: AttemptContext, agent_dir: Path) -> AgentRun:
         receipt, plugins = await self.discover(sandbox, ctx)

@@ -1,6 +1,7 @@
-"""An attempt's host-side git work in few processes: the canonical patch in five git calls and
-the sandbox base commit in three, none starting git's automatic maintenance, with the same
-bytes, counts and identity as git's own commands give."""
+"""An attempt's host-side git work in few processes: the canonical patch in two git calls once the
+starting source's base is kept (five without it, the same bytes), the sandbox base commit in three,
+none starting git's automatic maintenance, with the same bytes, counts and identity as git's own
+commands give."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import anyio
 import pytest
 
 from pluginbench.actors import _patch
-from pluginbench.environments import _gitbase
+from pluginbench.environments import _gitbase, _gitbase_template
 
 GIT_ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
 
@@ -54,10 +55,12 @@ CHANGES: dict[str, Callable[[Path], Any]] = {
 
 
 @pytest.mark.parametrize("change", list(CHANGES))
-def test_patch_in_five_git_calls_counts_files_as_git_names_them(tmp_path: Path, change: str,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """make_patch runs init, add, write-tree, add and one diff (no commit, no maintenance), and
-    its files_changed equals the paths ``git diff --name-only`` lists for the same patch."""
+def test_patch_in_two_git_calls_counts_files_as_git_names_them(tmp_path: Path, change: str,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """make_patch builds the source's base once (init, add, commit), then runs add and
+    one diff per patch (no maintenance), and its files_changed equals the paths ``git diff
+    --name-only`` lists for the same patch."""
+    monkeypatch.setattr(_gitbase_template, "_kept", _gitbase_template.OrderedDict())
     src = _source(tmp_path)
     export = tmp_path / "export"
     subprocess.run(["cp", "-a", str(src), str(export)], check=True)
@@ -70,8 +73,11 @@ def test_patch_in_five_git_calls_counts_files_as_git_names_them(tmp_path: Path, 
         return real(argv, *a, **kw)
 
     monkeypatch.setattr(_patch.subprocess, "run", counting)
+    first = _patch.make_patch(src, export, tmp_path / "first.patch")
+    assert [_verb(argv) for argv in calls] == ["init", "add", "commit", "add", "diff"]
+    calls.clear()
     info = _patch.make_patch(src, export, tmp_path / "model.patch")
-    assert [_verb(argv) for argv in calls] == ["init", "add", "write-tree", "add", "diff"]
+    assert [_verb(argv) for argv in calls] == ["add", "diff"] and info.sha256 == first.sha256
     assert all("maintenance.auto=false" in argv and "gc.auto=0" in argv for argv in calls)
     # git's own list of the patch's paths, from a repository holding the starting source
     check = tmp_path / "check"
@@ -110,3 +116,42 @@ def test_sandbox_base_commit_in_three_git_calls_with_the_agents_identity(tmp_pat
     got = subprocess.run(["git", "config", "--get-regexp", "^user"], cwd=app, env=GIT_ENV | {"HOME": str(tmp_path)},
                          capture_output=True, text=True, check=True).stdout
     assert got == f"user.name {identity[0]}\nuser.email {identity[1]}\n"
+
+
+def _tricky(root: Path) -> tuple[Path, Path]:
+    """A starting source and an export with a binary edit, a mode change, a rename, a deletion, CRLF lines
+    (also under a text=auto attribute), a new empty file and a tracked file the agent's .gitignore now ignores."""
+    src = _source(root)
+    (src / "crlf.txt").write_bytes(b"one\r\ntwo\r\n")
+    (src / "auto").mkdir()
+    (src / "auto" / ".gitattributes").write_text("* text=auto\n")
+    (src / "auto" / "w.txt").write_bytes(b"x\r\ny\r\n")
+    (src / "kept.log").write_text("tracked\n")
+    export = root / "export"
+    subprocess.run(["cp", "-a", str(src), str(export)], check=True)
+    (export / "bin.dat").write_bytes(bytes(range(255, -1, -1)) * 4)
+    os.chmod(export / "run.sh", 0o755)
+    (export / "ren.txt").rename(export / "ren2.txt")
+    (export / "d" / "x.py").unlink()
+    (export / "crlf.txt").write_bytes(b"one\r\nthree\r\n")
+    (export / "auto" / "w.txt").write_bytes(b"x\r\nz\r\n")
+    (export / "empty").write_bytes(b"")
+    (export / ".gitignore").write_text("*.log\n__pycache__/\n")
+    (export / "kept.log").write_text("changed while ignored\n")
+    return src, export
+
+
+def test_a_kept_base_gives_the_same_patch_bytes_as_a_fresh_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The patch made over the kept base is byte-identical to the one made over a freshly built base, on an
+    export with binary, mode, rename, deletion, CRLF and ignored-but-tracked changes; the kept base is untouched."""
+    monkeypatch.setattr(_gitbase_template, "_kept", _gitbase_template.OrderedDict())
+    src, export = _tricky(tmp_path)
+    kept = [_patch.make_patch(src, export, tmp_path / f"kept{i}.patch") for i in range(2)]
+    template = _gitbase_template.template_for(src, _patch.scan_tree(src))
+    index = (template.repo / ".git" / "index").read_bytes()
+    monkeypatch.setattr(_patch, "_base_from_template", lambda *a: None)
+    fresh = _patch.make_patch(src, export, tmp_path / "fresh.patch")
+    assert kept[0].path.read_bytes() == kept[1].path.read_bytes() == fresh.path.read_bytes()
+    assert kept[0].files_changed == fresh.files_changed == 9  # the rename is one header
+    assert b"kept.log" in fresh.path.read_bytes() and b"GIT binary patch" in fresh.path.read_bytes()
+    assert (template.repo / ".git" / "index").read_bytes() == index
