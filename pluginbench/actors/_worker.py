@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio
 
+from .._gc import end_startup
 from .._parsing import visible
 from ..config import Evaluation
 from ..errors import PluginBenchError
@@ -187,6 +188,7 @@ def _supervise(rd: RunDir, saved: Any, log: EventLog, state: RunState, *, foregr
                     engine.cluster_nodes = await anyio.to_thread.run_sync(find)
                 return await supervisor.run(resumed=resumed, foreground=foreground)
 
+            end_startup()  # the collector, paused while the command started (pluginbench._gc)
             return anyio.run(main, backend="asyncio")
     finally:
         ledger.close()
