@@ -16,9 +16,23 @@ from collections.abc import Callable
 from pathlib import Path
 
 
+def _blocks(source: str) -> str:
+    """The package's top-level ``if TYPE_CHECKING:`` blocks alone (each up to the next line
+    that starts at column 0), so only they are parsed, not the whole ``__init__``."""
+    lines = source.splitlines()
+    kept: list[str] = []
+    inside = False
+    for line in lines:
+        if line and not line[0].isspace():
+            inside = line.rstrip() == "if TYPE_CHECKING:"
+        if inside:
+            kept.append(line)
+    return "\n".join(kept) + "\n"
+
+
 def _table(init: str) -> dict[str, tuple[str, str]]:
     """Each name a package's ``if TYPE_CHECKING:`` block imports: (relative module, its name there)."""
-    tree = ast.parse(Path(init).read_text(encoding="utf-8"), filename=init)
+    tree = ast.parse(_blocks(Path(init).read_text(encoding="utf-8")), filename=init)
     table: dict[str, tuple[str, str]] = {}
     for node in tree.body:
         if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":

@@ -36,6 +36,9 @@ def _fast_status_json(argv: list[str]) -> bool:
 
 
 def main() -> None:
+    from ._gc import pause_startup
+
+    pause_startup()  # the CLI (or the long-running command) turns it back on: _gc.end_startup
     if _fast_status_json(sys.argv[1:]):
         return
     from .cli import main as cli_main

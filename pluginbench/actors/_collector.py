@@ -25,7 +25,6 @@ from ..environments import NO_EGRESS
 from ..events import CheckVoteCast, CheckVoteStarted, Event, Measure, MeasuresCollected
 from ..harness_registry import harness_class
 from ..measures import CollectorInput, MeasureSpec
-from ..review import ask_in_packet
 from ..rundir import patch_mismatch
 from ._context import Engine
 from ._decide import Measure as MeasureCommand
@@ -107,6 +106,7 @@ def llm_voter(reviewer: Any, run_id: str, *, attempt_id: str | None = None,
     made no model call and records neither."""
     if reviewer is None or reviewer.harness is None:
         return None
+    from ..review import ask_in_packet  # the review call's stack, only for a run that votes
 
     async def vote(packet_root: Path, prompt: Callable[[str], str], out_dir: Path, *,
                    check: str = "", vote: int = 0, votes: int = 0) -> registry.VoteAnswer:

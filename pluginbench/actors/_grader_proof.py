@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..environments import SandboxSpec
 from ..errors import TaskError
-from ..tasks import DEEPSWE_PAYLOAD, fingerprint, scan_tree
+from ..tasks import fingerprint, scan_tree
 from ._context import Engine
 from ._pipeline import write_json
 
@@ -42,6 +42,8 @@ async def _inventory(engine: Engine, task_id: str, image: str, role: str, tests:
         files = await sb.exec([*git, "ls-files", "-s"], timeout=300)
         payload: dict[str, str] = {}
         if tests is not None:
+            from ..tasks import DEEPSWE_PAYLOAD  # the DeepSWE contract's code, only for its tasks
+
             for name in DEEPSWE_PAYLOAD:
                 got = await sb.exec(["sha256sum", f"{sb.paths.tests}/{name}"], timeout=60)
                 payload[f"tests/{name}"] = got.stdout.decode(errors="replace").split(" ")[0].strip()

@@ -13,23 +13,17 @@ and never resolve a link or consult a registry again.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..cache import resolve_cache_root
 from ..config import Evaluation
 from ..errors import NotInDataset, RunDirError, TaskError
 from ..rundir import RunDir
-from ..tasks import (
-    HARBOR_REGISTRY,
-    DatasetPin,
-    TaskPin,
-    freeze_tree,
-    read_pins,
-    resolve_dataset,
-    resolve_pins,
-    write_dataset_pin,
-    write_pins,
-)
+
+# The pinning, fetching and registry code (``tasks._remote``, ``_registry``, ``_urls``)
+# loads with a run that links its tasks; a run of local task folders never needs it.
+if TYPE_CHECKING:
+    from ..tasks import DatasetPin, TaskPin
 
 
 class RemoteTasks(NamedTuple):
@@ -46,6 +40,8 @@ def task_cache() -> Path:
 
 def resolve_remote(ev: Evaluation, config: Path) -> RemoteTasks:
     """Every ``tasks.urls`` link, or every ``tasks.dataset`` task, pinned and fetched."""
+    from ..tasks import HARBOR_REGISTRY, resolve_dataset, resolve_pins
+
     ds = ev.tasks.dataset_source()
     if ds is None:
         def error(i: int, message: str, fix: str) -> TaskError:
@@ -68,6 +64,8 @@ def resolve_remote(ev: Evaluation, config: Path) -> RemoteTasks:
 
 def freeze_remote(rd: RunDir, remote: RemoteTasks) -> None:
     """Copy each fetched folder into the run and write the pins beside them."""
+    from ..tasks import freeze_tree, write_dataset_pin, write_pins
+
     pins = []
     for pin, folder in remote.tasks:
         fp, entries = freeze_tree(folder, rd.remote_task(pin.task_id), context=f"task '{pin.task_id}'")
@@ -85,6 +83,8 @@ def freeze_remote(rd: RunDir, remote: RemoteTasks) -> None:
 
 def frozen_pins(rd: RunDir) -> list[TaskPin]:
     """The pins a run froze (never resolved again); a missing or broken file is refused."""
+    from ..tasks import read_pins
+
     try:
         return read_pins(rd.remote_pins)
     except (OSError, ValueError) as exc:

@@ -8,16 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from ..events import Event, ReviewCompleted, ReviewFailed, ReviewStarted, Usage
-from ..review import Reviewer, build_packet, review_once
 from ._context import Engine
 from ._pipeline import write_json
 from ._review_rules import Review
+
+if TYPE_CHECKING:  # the review call's stack loads with the first review (a run without one never does)
+    from ..review import Reviewer
 
 
 def criteria_path(engine: Engine) -> Path:
@@ -34,6 +37,8 @@ async def reviewer_actor(engine: Engine, inbox: MemoryObjectReceiveStream[Review
 
 async def review_submission(engine: Engine, reviewer: Reviewer, job: Review) -> Event:
     """One review; returns its ending event (the caller sends it)."""
+    from ..review import build_packet, review_once
+
     rd = engine.run_dir
     out_dir = rd.evidence / "reviews" / job.revision / job.attempt_id
     task = engine.tasks[job.task]

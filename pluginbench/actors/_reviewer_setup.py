@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import Evaluation, reviewer_spec_problem
 from ..errors import ConfigError, EnvironmentFailure
 from ..events import ReviewerSpec
 from ..harness_registry import harness_class
-from ..review import Reviewer, default_criteria
+from ..review import default_criteria
+
+if TYPE_CHECKING:  # the review call's stack loads with a run's reviewer (a run without one never does)
+    from ..review import Reviewer
 
 
 def criteria_bytes(ev: Evaluation, config: Path | None = None) -> bytes:
@@ -78,6 +81,8 @@ def frozen_spec(ev: Evaluation, criteria: bytes, cli_version: str | None) -> Rev
 
 def make_reviewer(spec: ReviewerSpec, *, probe_base_url: str | None, hidden: tuple[Path, ...]) -> Reviewer:
     """The reviewer's adapter: the host CLI through the coding harness of the same name."""
+    from ..review import Reviewer
+
     cls = harness_class(spec.harness)
     if cls.cli is None:  # the simulated stand-in reviews without a CLI
         return Reviewer(spec, None, None, hidden)

@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio
 
+from .._gc import end_startup
 from .._parsing import visible
 from ..config import Evaluation
 from ..errors import PluginBenchError
@@ -30,7 +31,6 @@ from ._actor_ext import SetupContext
 from ._context import Engine, Outbox, cache_root
 from ._extensions import setup_extensions
 from ._frozen_versions import frozen_cli
-from ._measure_again import measure_again
 from ._remote_tasks import task_sources as task_sources_of
 from ._runfiles import ResolvedCli, check_created_binding, load_saved, resolve_cli
 from ._runtime import check_runtime, current_runtime, prefetch_launcher_source
@@ -145,6 +145,8 @@ def _own(rd: RunDir, saved: Any, log: EventLog, *, foreground: bool, observer: O
                            handle_signals=handle_signals, cost_ceiling=cost_ceiling)
         if abandoned and final.finished:
             log.close()  # the measurement writes through its own writer, under this lock
+            from ._measure_again import measure_again  # only for a run with an abandoned revision
+
             measure_again(rd, abandoned)
             final = fold(read_checked_log(rd).events)
         if final.stopped is not None and final.extension_record(SEQUENTIAL) is not None:
@@ -187,6 +189,7 @@ def _supervise(rd: RunDir, saved: Any, log: EventLog, state: RunState, *, foregr
                     engine.cluster_nodes = await anyio.to_thread.run_sync(find)
                 return await supervisor.run(resumed=resumed, foreground=foreground)
 
+            end_startup()  # the collector, paused while the command started (pluginbench._gc)
             return anyio.run(main, backend="asyncio")
     finally:
         ledger.close()

@@ -15,6 +15,7 @@ from typing import Any
 
 import typer
 
+from .._gc import end_startup
 from . import _coerce
 from ._help import HelpWhenBareGroup, reflow_help
 
@@ -45,6 +46,11 @@ _COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("judge", "._judge", "judge_app"),
     ("worker", "._run", "worker_command"),
 )
+
+
+#: commands that end start-up themselves (``_gc.end_startup`` where a run's event loop starts),
+#: so the modules they import before it are left out of the cyclic collector's scans too
+_OWN_STARTUP = frozenset({"run", "worker", "demo"})
 
 
 def _version(value: bool) -> None:
@@ -111,6 +117,8 @@ def main() -> None:
         first = sys.argv[1] if len(sys.argv) > 1 else None
         built = build_app(only=first) if first is not None and any(first == n for n, _, _ in _COMMANDS) \
             else __getattr__("app")
+        if first not in _OWN_STARTUP:
+            end_startup()
         code = built(standalone_mode=False)
     except usage_error as exc:  # a bad option or argument: said like every other bad input
         print(usage_error_text(exc), file=sys.stderr)

@@ -12,10 +12,9 @@ from typing import Any, NamedTuple
 import msgspec
 
 from .. import measures as measure_registry
-from ..errors import ConfigError
+from ..errors import BadTaskUrl, ConfigError
 from ..harness_registry import SpecProblem, harness_class, harness_names
 from ..measures import settings_of, validate_settings
-from ..tasks import BadTaskUrl, package_hub_refusal, parse_task_url
 from ._harnesses import check_entries
 from ._parse import parse_evaluation, read_raw
 from ._schema import (
@@ -216,6 +215,8 @@ def _check_dataset(ev: Evaluation, bad: Callable[[str, str, str], ConfigError]) 
     if not _REGISTRY_NAME.match(ds.name):
         raise bad(f"dataset name {ds.name!r} is not a registry name", field("name"),
                   "write the dataset's registry name, e.g. terminal-bench")
+    from ..tasks import package_hub_refusal  # the registry code, only for a dataset source
+
     hub = package_hub_refusal(ds.name) if ds.registry is None else None
     if hub is not None:  # Harbor's own index never holds an org/name: that is a package-hub name
         raise bad(hub[0], field("name"), hub[1])
@@ -310,6 +311,9 @@ def validate(ev: Evaluation, path: Path) -> None:
                       "remove tasks.ids (the task id is the last folder of each link)")
         if not ev.tasks.urls:
             raise bad("tasks.urls is empty", "tasks.urls", "link at least one task folder")
+        # the link parser loads only for a config that links its tasks
+        from ..tasks import parse_task_url
+
         seen: dict[str, int] = {}
         for i, url in enumerate(ev.tasks.urls):
             try:

@@ -15,26 +15,20 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import AnalyzerFailed, PatchDoesNotApply
 from ..events import Measure
-from ._complexity import ComplexityDelta, compare
-from ._complexity_scan import analyzer_status, language_of, scan_paths
-from ._deadcode import introduced, introduced_groups
-from ._deadcode_scan import (
-    cargo_status,
-    run_cargo_check,
-    run_staticcheck,
-    run_vulture,
-    staticcheck_status,
-    vulture_status,
-)
 from ._iterations import METHOD, count_attempt
-from ._js_analyzers import run_jscpd, run_knip, tool_status
 from ._port import CollectorInput, Column, MeasureSpec, Readiness, ReadinessInput
 from ._registry import register
 from ._tree import changed_paths, source_files, submission_tree
+
+# The scanners and rules of cyclomatic, cognitive and dead_code (``_complexity*``,
+# ``_deadcode*``, ``_js_analyzers``) load with their first collection or readiness check:
+# registering the measures (every command that reads a config) does not need them.
+if TYPE_CHECKING:
+    from ._complexity import ComplexityDelta
 
 # ------------------------------------------------------------------ iterations
 
@@ -91,6 +85,9 @@ def _complexity(inp: CollectorInput) -> tuple[str | None, str | None, str | None
 
 
 def _scan_complexity(inp: CollectorInput) -> tuple[str | None, str | None, str | None, ComplexityDelta | None]:
+    from ._complexity import ComplexityDelta, compare
+    from ._complexity_scan import analyzer_status, language_of, scan_paths
+
     before_paths, after_paths = changed_paths(inp.patch)
     changed = {p for p in before_paths | after_paths if language_of(p)}
     languages = sorted({lang for p in changed if (lang := language_of(p)) is not None})
@@ -150,6 +147,8 @@ def collect_cognitive(inp: CollectorInput) -> Mapping[str, Measure]:
 
 
 def check_complexity(inp: ReadinessInput) -> Readiness:
+    from ._complexity_scan import analyzer_status, language_of
+
     """Ready when the starting source has analyzed source in languages whose analyzer is
     installed; not_configured without such source; broken when an analyzer is missing."""
     present = sorted({lang for p in source_files(inp.starting_source, _SUFFIXES) if (lang := language_of(p)) is not None})
@@ -227,6 +226,8 @@ def _starting(starting: Path, analyzer: str, scan: Callable[[], Any]) -> Any:
 def collect_dead_code(inp: CollectorInput) -> Mapping[str, Measure]:
     """Unused-code candidates (Vulture for Python, knip for JS/TS) and JS/TS duplicate-code
     groups (jscpd) the submission introduces since the starting scan."""
+    from ._complexity_scan import language_of
+
     before_paths, after_paths = changed_paths(inp.patch)
     changed = {p for p in before_paths | after_paths if language_of(p)}
     languages = {language_of(p) for p in changed} - {None}
@@ -245,6 +246,9 @@ _JS = frozenset({"javascript", "typescript"})
 
 
 def _unused_candidates(inp: CollectorInput, languages: set[str | None], touched: set[str]) -> dict[str, Measure]:
+    from ._deadcode import introduced
+    from ._deadcode_scan import run_vulture, vulture_status
+
     unit = "candidates"
     groups = [g for g in ({"python"}, _JS, {"rust"}, {"go"}) if languages & g]
     if len(groups) > 1:
@@ -284,6 +288,10 @@ def _unused_candidates(inp: CollectorInput, languages: set[str | None], touched:
 
 
 def _knip_candidates(inp: CollectorInput, touched: set[str]) -> Measure:
+    from ._complexity_scan import language_of
+    from ._deadcode import introduced
+    from ._js_analyzers import run_knip, tool_status
+
     unit = "candidates"
     analyzer, reason = tool_status("knip")
     if analyzer is None:
@@ -318,13 +326,18 @@ class _BuildChecker:
     key: str  # the starting-scan cache key
     manifest: str
     tool: str  # as named in messages
-    status: Callable[[], tuple[str | None, str | None]]
-    run: Callable[[Any, str], Any]  # (open_task_sandbox, patch) -> scan
+    status: str  # the ``_deadcode_scan`` function: () -> (analyzer, reason)
+    run: str  # the ``_deadcode_scan`` function: (open_task_sandbox, patch) -> scan
 
 
 def _checker_candidates(inp: CollectorInput, checker: _BuildChecker) -> Measure:
+    from . import _deadcode_scan
+    from ._deadcode import introduced
+
+    status: Callable[[], tuple[str | None, str | None]] = getattr(_deadcode_scan, checker.status)
+    run: Callable[[Any, str], Any] = getattr(_deadcode_scan, checker.run)
     unit = "candidates"
-    analyzer, reason = checker.status()
+    analyzer, reason = status()
     if analyzer is None:
         return Measure(value=None, unit=unit, status="unknown", reason=reason)
     if not (inp.starting_source / checker.manifest).is_file():
@@ -332,8 +345,8 @@ def _checker_candidates(inp: CollectorInput, checker: _BuildChecker) -> Measure:
                        reason=f"{checker.tool} needs the repository's {checker.manifest} at its root; "
                               "the starting source has none")
     try:
-        before = _starting(inp.starting_source, checker.key, lambda: checker.run(inp.open_task_sandbox, ""))
-        after = checker.run(inp.open_task_sandbox, inp.patch)
+        before = _starting(inp.starting_source, checker.key, lambda: run(inp.open_task_sandbox, ""))
+        after = run(inp.open_task_sandbox, inp.patch)
     except (PatchDoesNotApply, AnalyzerFailed) as exc:
         return Measure(value=None, unit=unit, status="unknown", reason=str(exc),
                        language=checker.language, analyzer=analyzer)
@@ -342,14 +355,16 @@ def _checker_candidates(inp: CollectorInput, checker: _BuildChecker) -> Measure:
     return Measure(value=len(new), unit=unit, language=checker.language, analyzer=analyzer)
 
 
-_CARGO = _BuildChecker(language="rust", key="cargo", tool="cargo check", manifest="Cargo.toml", status=cargo_status,
-                       run=run_cargo_check)
-_STATICCHECK = _BuildChecker(language="go", key="staticcheck", tool="staticcheck", manifest="go.mod", status=staticcheck_status,
-                             run=run_staticcheck)
+_CARGO = _BuildChecker(language="rust", key="cargo", tool="cargo check", manifest="Cargo.toml", status="cargo_status",
+                       run="run_cargo_check")
+_STATICCHECK = _BuildChecker(language="go", key="staticcheck", tool="staticcheck", manifest="go.mod",
+                             status="staticcheck_status", run="run_staticcheck")
 
 
 def _vulture_copy(starting: Path, scratch: Path) -> object:
     """Vulture on a private copy of the starting source (no symlink, nothing outside it)."""
+    from ._deadcode_scan import run_vulture
+
     work = scratch / "dead-code-start"
     try:
         return run_vulture(submission_tree(starting, "", work))
@@ -358,6 +373,9 @@ def _vulture_copy(starting: Path, scratch: Path) -> object:
 
 
 def _duplicate_groups(inp: CollectorInput, js_changed: bool) -> Measure:
+    from ._deadcode import introduced_groups
+    from ._js_analyzers import run_jscpd, tool_status
+
     unit = "groups"
     analyzer, reason = tool_status("jscpd")
     if analyzer is None:
@@ -381,6 +399,10 @@ def _evidence(inp: CollectorInput, name: str, lines: list[str]) -> None:
 
 
 def check_dead_code(inp: ReadinessInput) -> Readiness:
+    from ._complexity_scan import language_of
+    from ._deadcode_scan import cargo_status, staticcheck_status, vulture_status
+    from ._js_analyzers import tool_status
+
     present = {language_of(p) for p in source_files(inp.starting_source, _SUFFIXES)} - {None}
     if not present & ({"python", "rust", "go"} | _JS):
         return Readiness("not_configured", "dead code is analyzed for Python (Vulture), JavaScript/TypeScript "

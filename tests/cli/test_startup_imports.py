@@ -12,9 +12,10 @@ import yaml
 
 #: Run as ``python -c``: the real entry point, then the loaded module names into a file.
 _PROBE = """
-import atexit, json, runpy, sys
+import atexit, gc, json, runpy, sys
 out = sys.argv[1]
 atexit.register(lambda: open(out, "w").write(json.dumps(sorted(sys.modules))))
+atexit.register(lambda: open(out + ".gc", "w").write(json.dumps([gc.isenabled(), gc.get_freeze_count() > 0])))
 sys.argv = ["pluginbench", *sys.argv[2:]]
 runpy.run_module("pluginbench", run_name="__main__", alter_sys=True)
 """
@@ -33,8 +34,10 @@ def test_a_whole_run_imports_neither_compare_nor_pydantic_nor_the_plan_printer(t
     """A one-attempt ``run --foreground`` completes without loading ``compare``'s module, the
     dry-run plan printer, pydantic (typer's adapters are not needed for str/bool/Path), other
     commands' modules (history mining, doctor, groups, calibration, the dashboard), nor what
-    only some measures, task sources or harnesses use (regex, importlib.metadata, urllib.request,
-    anyio.from_thread, the probe's HTTP server, the other harnesses' adapters)."""
+    only some measures, task sources, reviews or harnesses use (regex, importlib.metadata,
+    urllib.request, anyio.from_thread, the probe's HTTP server, the other harnesses' adapters,
+    the code-quality scanners, remote-task pinning, the review call), and ends with the cyclic
+    collector on and start-up's objects frozen."""
     task = tmp_path / "tasks" / "t"
     for sub in ("workspace", "tests", "solution"):
         (task / sub).mkdir(parents=True)
@@ -69,8 +72,16 @@ def test_a_whole_run_imports_neither_compare_nor_pydantic_nor_the_plan_printer(t
                 # groups, calibration, the dashboard)
                 "pluginbench.tasks._mine_git", "pluginbench.tasks._mine_task", "pluginbench.tasks._mine_mutate",
                 "pluginbench.actors._mine", "pluginbench.actors._doctor", "pluginbench.actors._group",
-                "pluginbench.stats._calibrate", "pluginbench.dashboard", "pluginbench.cli._dashboard"}
+                "pluginbench.stats._calibrate", "pluginbench.dashboard", "pluginbench.cli._dashboard",
+                # measures the config does not select, task sources it does not use, no reviewer
+                "pluginbench.measures._complexity", "pluginbench.measures._complexity_scan",
+                "pluginbench.measures._deadcode", "pluginbench.measures._deadcode_scan",
+                "pluginbench.measures._js_analyzers", "pluginbench.measures._sandboxed",
+                "pluginbench.tasks._remote", "pluginbench.tasks._registry", "pluginbench.tasks._urls",
+                "pluginbench.tasks._deepswe", "pluginbench.actors._measure_again",
+                "pluginbench.review._call", "pluginbench.review._packet", "pluginbench.review._prompt"}
     assert modules & unneeded == set()
+    assert json.loads((tmp_path / "modules.json.gc").read_text()) == [True, True]
 
 
 def test_a_bad_number_still_gets_typers_message_and_exit_2(tmp_path: Path) -> None:
