@@ -89,7 +89,7 @@ def _launcher_source_sha256() -> str:
 def _source_files() -> list[Path]:
     """Every ``.py`` file of the package outside ``__pycache__``, in path order (os.walk: a
     third of pathlib's rglob's time)."""
-    found = []
+    found: list[Path] = []
     for folder, dirs, names in os.walk(_PACKAGE):
         dirs[:] = [d for d in dirs if d != "__pycache__"]
         found.extend(Path(folder, n) for n in names if n.endswith(".py"))
