@@ -17,7 +17,7 @@ import pytest
 from pluginbench.actors import _patch
 from pluginbench.environments import _gitbase, _gitbase_template
 
-GIT_ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+from ..git_helpers import GIT_ENV, record_git_processes
 
 
 def _source(root: Path) -> Path:
@@ -100,14 +100,7 @@ def test_sandbox_base_commit_in_three_git_calls_with_the_agents_identity(tmp_pat
     quotes and backslashes included."""
     app = _source(tmp_path)
     (tmp_path / "home").mkdir()
-    calls: list[list[str]] = []
-    real = anyio.run_process
-
-    async def counting(argv: list[str], *a: Any, **kw: Any) -> Any:
-        calls.append(list(argv))
-        return await real(argv, *a, **kw)
-
-    monkeypatch.setattr(_gitbase.anyio, "run_process", counting)
+    calls = record_git_processes(monkeypatch)
     identity = ('Agent "Q" \\ Name', "agent@pluginbench.invalid")
     sha = anyio.run(_gitbase.init_base_repo, app, tmp_path / "home", identity)
     assert [_verb(argv) for argv in calls] == ["init", "add", "commit"]

@@ -17,13 +17,13 @@ from tests.runs_helpers import events_of, write_config
 pytestmark = pytest.mark.slow
 
 # Stands in front of the real git on PATH. Once armed by the test, the first host-side
-# `git add -A` made for a verifier sandbox (its app/ has a tests/ beside it) says so and
-# stalls, so the stop lands exactly while grading sets up; without its own session the
+# git that sets up a verifier sandbox's base (its app/ has a tests/ beside it: `update-index
+# --refresh` over the kept base's copy, or `add -A` of the recipe) says so and stalls, so the stop lands exactly while grading sets up; without its own session the
 # stop's SIGTERM to the worker's process group kills it and the grade becomes unknown.
 GIT_WRAPPER = """#!/bin/sh
 state="{state}"
 case " $* " in
-  *" add -A "*)
+  *" add -A "*|*" update-index --refresh "*)
     if [ -e "$state/armed" ] && [ -d ../tests ] && mkdir "$state/once" 2>/dev/null; then
       touch "$state/stalled"
       sleep 4
@@ -65,7 +65,7 @@ def test_stop_during_grading_keeps_the_verifiers_grade(tmp_path: Path) -> None:
     _cli("run", str(config), "--output", str(run_dir), env=env)
     _wait_for(lambda: any(e["type"] == "coding.started" for e in events_of(run_dir)), "coding to start")
     (state / "armed").touch()
-    _wait_for(lambda: (state / "stalled").exists(), "a verifier sandbox's git add -A")
+    _wait_for(lambda: (state / "stalled").exists(), "a verifier sandbox's base git")
     _cli("stop", str(run_dir), "--wait", env=env)
 
     events = events_of(run_dir)

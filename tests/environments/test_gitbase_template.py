@@ -7,17 +7,16 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
-from typing import Any
 
-import anyio
 import pytest
 
 from pluginbench.environments import LocalEnvironment, SandboxSpec, _gitbase, _gitbase_template
 
+from ..git_helpers import GIT_ENV as BASE_GIT_ENV
+from ..git_helpers import record_git_processes
 from .contract import write_workspace
 
-GIT_ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GIT_CONFIG_NOSYSTEM": "1",
-           "GIT_CONFIG_GLOBAL": os.devnull, "HOME": "/nonexistent"}
+GIT_ENV = {**BASE_GIT_ENV, "HOME": "/nonexistent"}
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -49,14 +48,7 @@ async def test_sandboxes_copy_one_kept_base_in_one_git_process(tmp_path: Path, m
     expected_commit = await _gitbase.init_base_repo(reference, tmp_path / "home", identity)
     expected = _repo_facts(reference)
 
-    calls: list[list[str]] = []
-    real = anyio.run_process
-
-    async def counting(argv: list[str], *a: Any, **kw: Any) -> Any:
-        calls.append(list(argv))
-        return await real(argv, *a, **kw)
-
-    monkeypatch.setattr(_gitbase.anyio, "run_process", counting)
+    calls = record_git_processes(monkeypatch)
     env = LocalEnvironment("none", root=tmp_path / "boxes")
     seen = []
     for attempt in ("a1", "a2"):
