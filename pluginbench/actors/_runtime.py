@@ -24,10 +24,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
-import os
 import threading
-import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -46,18 +43,16 @@ _PACKAGE = Path(__file__).resolve().parents[1]
 
 @functools.cache  # once per process: later calls find the thread started
 def prefetch_launcher_source() -> None:
-    """Start hashing the launcher source in a thread (unchanged source only stats its
-    ``.py`` files, see :func:`launcher_source_sha256`): ``run`` calls this first, so the
-    worker's :func:`current_runtime` finds the hash made while the run was checked and created."""
+    """Start hashing the launcher source in a thread (it reads every ``.py`` file of the
+    package, ~0.1 s of mostly I/O): ``run`` calls this first, so the worker's
+    :func:`current_runtime` finds the hash made while the run was checked and created."""
     threading.Thread(target=launcher_source_sha256, name="pluginbench-source-hash", daemon=True).start()
 
 
 def launcher_source_sha256() -> str:
     """SHA-256 over this PluginBench's Python source (relative path and bytes of each file),
     computed once per process (by whichever caller or :func:`prefetch_launcher_source`'s
-    thread comes first; the others wait for it). The bytes are read only when the files'
-    stat signature differs from the one stored beside the hash in the user's cache root
-    (:data:`SOURCE_HASH_CACHE`): an unchanged install is not read again on every run."""
+    thread comes first; the others wait for it)."""
     with _HASH_LOCK:
         return _launcher_source_sha256()
 
@@ -65,86 +60,14 @@ def launcher_source_sha256() -> str:
 _HASH_LOCK = threading.Lock()
 
 
-#: the cache file (under the user's cache root) that maps the source files' stat signature
-#: to their hash, so a run of unchanged source reads no file of it
-SOURCE_HASH_CACHE = "launcher-source.json"
-
-
 @functools.cache
 def _launcher_source_sha256() -> str:
-    files = _source_files()
-    signature, settled = _stat_signature(files)
-    cached = _cached_hash(signature)
-    if cached is not None:
-        return cached
     h = hashlib.sha256()
-    for p in files:
+    for p in sorted(_PACKAGE.rglob("*.py")):
+        if "__pycache__" in p.parts:
+            continue
         h.update(p.relative_to(_PACKAGE).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
-    digest = h.hexdigest()
-    if settled:
-        _store_hash(signature, digest)
-    return digest
-
-
-def _source_files() -> list[Path]:
-    """Every ``.py`` file of the package outside ``__pycache__``, in path order (os.walk: a
-    third of pathlib's rglob's time)."""
-    found: list[Path] = []
-    for folder, dirs, names in os.walk(_PACKAGE):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
-        found.extend(Path(folder, n) for n in names if n.endswith(".py"))
-    return sorted(found)
-
-
-#: a file changed less than this long ago may change again within the file system's clock
-#: tick and keep its stat (git's "racy" entries): the hash is then not stored
-SETTLE_NS = 2_000_000_000
-
-
-def _stat_signature(files: Iterable[Path]) -> tuple[str, bool]:
-    """What changes whenever a source file's bytes can have changed (its path, size, inode and
-    modification and change times in nanoseconds; the change time cannot be set back by a
-    user, so an edit that restores the old modification time still changes it), and whether
-    every file is older than :data:`SETTLE_NS` (only then may the signature stand for bytes)."""
-    h = hashlib.sha256()
-    newest = 0
-    for p in files:
-        st = p.stat()
-        newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
-        h.update(f"{p.relative_to(_PACKAGE).as_posix()}\0{st.st_size}\0{st.st_ino}\0{st.st_dev}\0"
-                 f"{st.st_mtime_ns}\0{st.st_ctime_ns}\n".encode())
-    return f"{_PACKAGE}\0{h.hexdigest()}", newest < time.time_ns() - SETTLE_NS
-
-
-def _cache_file() -> Path:
-    from ..cache import resolve_cache_root
-
-    return resolve_cache_root() / SOURCE_HASH_CACHE
-
-
-def _cached_hash(signature: str) -> str | None:
-    """The hash stored for exactly this signature, or None (no cache, unreadable, other source)."""
-    try:
-        saved = json.loads(_cache_file().read_text())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(saved, dict) or saved.get("signature") != signature:
-        return None
-    digest = saved.get("sha256")
-    return digest if isinstance(digest, str) and len(digest) == 64 else None
-
-
-def _store_hash(signature: str, digest: str) -> None:
-    """Best effort: a cache root that cannot be written only means the next run hashes again.
-    Written to a temporary name and renamed, so a reader never sees half a file."""
-    try:
-        target = _cache_file()
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"signature": signature, "sha256": digest}))
-        os.replace(tmp, target)
-    except OSError:
-        return
+    return h.hexdigest()
 
 
 def current_runtime(ev: Evaluation, host_cli_version: str | None = None) -> dict[str, str]:
