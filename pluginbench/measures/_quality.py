@@ -147,10 +147,10 @@ def collect_cognitive(inp: CollectorInput) -> Mapping[str, Measure]:
 
 
 def check_complexity(inp: ReadinessInput) -> Readiness:
-    from ._complexity_scan import analyzer_status, language_of
-
     """Ready when the starting source has analyzed source in languages whose analyzer is
     installed; not_configured without such source; broken when an analyzer is missing."""
+    from ._complexity_scan import analyzer_status, language_of
+
     present = sorted({lang for p in source_files(inp.starting_source, _SUFFIXES) if (lang := language_of(p)) is not None})
     if not present:
         return Readiness("not_configured", "no Python, JavaScript, TypeScript, Go or Rust source to analyze")
