@@ -23,12 +23,13 @@ class Layer(NamedTuple):
 
 
 LAYERS: tuple[Layer, ...] = (
-    Layer(1, ("errors", "rundir", "doctable", "layering", "harness_registry", "_gc", "_parsing", "_lazy"),
+    Layer(1, ("errors", "rundir", "doctable", "layering", "harness_registry", "_gc", "_parsing", "_lazy",
+              "_serving"),
           "the one error tree, the run directory's paths, reference tables for the docs "
           "(from msgspec types), this table, the harness registry (harness names → adapter "
           "classes, imported by module path on demand), pausing the garbage collector around "
           "bulk decodes, small shared readers of input text (a field's value by its path, numeric text, JSON lines), "
-          "lazy re-exports for a package's `__init__`"),
+          "lazy re-exports for a package's `__init__`, a socketserver loop that stops at once"),
     Layer(2, ("events", "config", "tasks", "measures", "stats", "probe"),
           "events (types, log, lock); config (uses `tasks` to check links); tasks (Harbor "
           "folders, safe trees, task links: parsing, resolving, fetching and verifying them "

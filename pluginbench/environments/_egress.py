@@ -29,7 +29,6 @@ import contextlib
 import ipaddress
 import os
 import select
-import selectors
 import shutil
 import socket
 import socketserver
@@ -37,6 +36,8 @@ import tempfile
 import threading
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
+
+from .._serving import WakeableServing
 
 #: where the egress folder (socket and forwarder) appears inside a sandbox
 INSIDE_DIR = "/run/pluginbench"
@@ -342,23 +343,8 @@ class EgressProxy:
         path = str(self.folder / SOCKET_NAME)
         self._server = _Server(path, policy)
         os.chmod(path, 0o666)  # the image's user (any uid) must be able to connect
-        # close() wakes the serving thread through this pipe at once; socketserver's own
-        # shutdown() waits for its 0.5 s poll, which every sandbox paid on exit.
-        self._wake_r, self._wake_w = os.pipe()
-        self._thread = threading.Thread(target=self._serve, name="pb-egress", daemon=True)
-        self._thread.start()
-
-    def _serve(self) -> None:
-        """Accept connections (each served by its own thread) until :meth:`close` writes
-        to the wake pipe."""
-        with selectors.DefaultSelector() as sel:
-            sel.register(self._server.fileno(), selectors.EVENT_READ)
-            sel.register(self._wake_r, selectors.EVENT_READ)
-            while True:
-                ready = {key.fd for key, _ in sel.select()}
-                if self._wake_r in ready:
-                    return
-                self._server.handle_request()  # readable: accept returns at once
+        # each connection served by its own thread; close() stops accepting at once
+        self._serving = WakeableServing(self._server, "pb-egress")
 
     @property
     def refused(self) -> list[str]:
@@ -372,10 +358,7 @@ class EgressProxy:
     def close(self) -> None:
         """Stop serving (at once, no poll to wait out), cut every open tunnel and remove
         the folder."""
-        os.write(self._wake_w, b"x")
-        self._thread.join(timeout=10)
+        self._serving.stop(timeout=10)
         self._server.close_all()
         self._server.server_close()
-        for fd in (self._wake_r, self._wake_w):
-            os.close(fd)
         shutil.rmtree(self.folder, ignore_errors=True)

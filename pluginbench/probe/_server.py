@@ -21,6 +21,7 @@ from typing import Any
 
 import msgspec
 
+from .._serving import WakeableServing
 from ..errors import InputError
 from . import _anthropic as anth
 from . import _chat as chat
@@ -244,7 +245,7 @@ class ProbeServer:
         self._in_flight = 0
         self._last_activity = time.monotonic()
         self._conns: set[socket.socket] = set()
-        self._thread: threading.Thread | None = None
+        self._serving: WakeableServing | None = None
         h = bind if family == socket.AF_INET else f"[{bind}]"
         self.port: int = self._httpd.server_address[1]
         self.base_url = f"http://{h}:{self.port}"
@@ -252,19 +253,15 @@ class ProbeServer:
     # -- lifecycle
 
     def start(self) -> ProbeServer:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._httpd.serve_forever,
-                                            kwargs={"poll_interval": 0.05},
-                                            name=f"probe:{self.port}", daemon=True)
-            self._thread.start()
+        if self._serving is None:
+            self._serving = WakeableServing(self._httpd, f"probe:{self.port}")
         return self
 
     def stop(self) -> None:
         """Stop serving and cut any open connection (idempotent)."""
-        if self._thread is not None:
-            self._httpd.shutdown()
-            self._thread.join()
-            self._thread = None
+        if self._serving is not None:
+            self._serving.stop()  # at once: no poll interval to wait out
+            self._serving = None
         with self._lock:
             conns = list(self._conns)
         for conn in conns:
