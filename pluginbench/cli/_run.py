@@ -297,6 +297,10 @@ def run_command(
     run per harness, run one after another and compared within each harness only; pass
     that folder to resume it (see docs/cross-agent.md).
     """
+    if not target.is_dir():  # a new run: its sandbox probe overlaps the imports and checks below
+        from ..environments import prefetch_bwrap
+
+        prefetch_bwrap()
     from ..actors import check_inputs, resolve_paths
 
     if cost_ceiling is not None and not (cost_ceiling > 0 and math.isfinite(cost_ceiling)):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._backend import Backend, LeftRunning
-from ._bwrap import bwrap_usable, find_bwrap, host_top_level, workdir_conflict
+from ._bwrap import bwrap_usable, find_bwrap, host_top_level, prefetch_bwrap, workdir_conflict
 from ._dialogue import LineChannel
 from ._egress import NO_EGRESS, Egress, EgressProxy, network_policy, policy_for
 from ._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE, NO_MAINTENANCE
@@ -78,6 +78,7 @@ __all__ = [
     "backends_table",
     "bwrap_available",
     "bwrap_usable",
+    "prefetch_bwrap",
     "check_backend_config",
     "copy_git",
     "find_bwrap",

@@ -384,6 +384,13 @@ def bwrap_failure(executable: str | None = None) -> str | None:
         return why
 
 
+def prefetch_bwrap() -> None:
+    """Probe ``bwrap`` (:func:`bwrap_failure`) in a thread now: a sandbox start of 10-30 ms
+    that the caller's imports and checks overlap, so the first :func:`bwrap_usable` call
+    finds it answered (or waits for this one probe, never starts a second)."""
+    threading.Thread(target=bwrap_failure, name="pluginbench-bwrap-probe", daemon=True).start()
+
+
 def bwrap_usable() -> bool:
     """Whether ``bwrap`` on PATH starts a sandbox with our flags, its own network
     namespace included (see :func:`bwrap_failure` for how often it is probed)."""

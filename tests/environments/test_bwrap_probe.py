@@ -85,3 +85,13 @@ def test_required_bubblewrap_that_cannot_start_names_bwraps_reason(tmp_path: Pat
     monkeypatch.setattr(_bwrap, "find_bwrap", lambda: str(script))
     with pytest.raises(EnvironmentFailure, match="Resource temporarily unavailable"):
         LocalEnvironment("bubblewrap")._bwrap_executable()
+
+
+def test_a_prefetched_probe_is_the_one_the_first_check_uses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """prefetch_bwrap probes in the background; the check that follows waits for that probe's answer instead of starting bwrap again."""
+    script, calls = _fake_bwrap(tmp_path, fail_first=0)
+    monkeypatch.setattr(_bwrap, "find_bwrap", lambda: str(script))
+    _bwrap.prefetch_bwrap()
+    assert _bwrap.bwrap_usable()
+    assert _bwrap.bwrap_failure() is None
+    assert _starts(calls) == 1
