@@ -15,7 +15,11 @@ and after the row:
   run ``jobs`` at a time, wall over 12.
 * ``one`` (per harness): a whole one-attempt run, ``pluginbench run --foreground --yes``
   as a process (imports, run creation, preparation with warm readiness, the attempt,
-  grading, report). Anchor: one bare CLI session.
+  grading, report). Anchor: one bare CLI session. Each side's runs are also split at the
+  attempt (``attempt.started``/``attempt.completed`` against the process's start and
+  exit): the run's fixed cost (interpreter, imports, run creation, preparation before the
+  attempt; report and exit after it) apart from the attempt itself, with the fixed cost's
+  paired ratios against the first side (``--before``'s).
 * ``docker``: a whole 6-attempt ``oracle`` run on the docker backend with warm images and
   readiness. Anchor: six bare ``docker run --rm <base image> true``, one after another.
 * ``cold``: the preparation of a cold docker run (two tasks, each with a Dockerfile built
@@ -138,11 +142,14 @@ def _env(cache: Path, checkout: str | None = None) -> dict[str, str]:
     return env
 
 
-def _run(root: Path, name: str, cfg: dict[str, object], env: dict[str, str]) -> tuple[float, list[dict[str, object]]]:
-    """A whole run through the CLI: (process wall seconds, its events)."""
+def _run(root: Path, name: str, cfg: dict[str, object], env: dict[str, str],
+         split: list[tuple[float, float, float]] | None = None) -> tuple[float, list[dict[str, object]]]:
+    """A whole run through the CLI: (process wall seconds, its events). ``split``, when
+    given, gets the run's :func:`_split` appended."""
     path = root / f"{name}.yaml"
     path.write_text(yaml.safe_dump(cfg))
     out = root / name
+    started = time.time()
     t = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "pluginbench", "run", str(path), "--output", str(out),
                            "--foreground", "--yes"], capture_output=True, text=True, env=env, timeout=1800,
@@ -151,16 +158,29 @@ def _run(root: Path, name: str, cfg: dict[str, object], env: dict[str, str]) -> 
     if done.returncode != 0:
         raise SystemExit(f"run {name} exited {done.returncode}:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
     events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
+    if split is not None:
+        split.append(_split(started, wall, events))
     return wall, events
+
+
+def _ts(e: dict[str, object]) -> float:
+    return dt.datetime.fromisoformat(str(e["at"]).replace("Z", "+00:00")).timestamp()
+
+
+def _split(started: float, wall: float, events: list[dict[str, object]]) -> tuple[float, float, float]:
+    """A one-attempt run's wall split at its attempt: (process start to attempt.started, the
+    attempt itself: attempt.started to attempt.completed, attempt.completed to the process's
+    exit). The first and last are the run's fixed cost (interpreter, imports, run creation,
+    preparation, report, exit), the middle one what every further attempt costs again."""
+    first = next(_ts(e) for e in events if e["type"] == "attempt.started")
+    last = max(_ts(e) for e in events if e["type"] == "attempt.completed")
+    return first - started, last - first, started + wall - last
 
 
 def _coding_seconds(events: list[dict[str, object]]) -> tuple[float, int]:
     """coding.started to the last attempt.completed, and how many attempts completed."""
-    def ts(e: dict[str, object]) -> float:
-        return dt.datetime.fromisoformat(str(e["at"]).replace("Z", "+00:00")).timestamp()
-
-    start = next(ts(e) for e in events if e["type"] == "coding.started")
-    done = [ts(e) for e in events if e["type"] == "attempt.completed"]
+    start = next(_ts(e) for e in events if e["type"] == "coding.started")
+    done = [_ts(e) for e in events if e["type"] == "attempt.completed"]
     return max(done) - start, len(done)
 
 
@@ -250,12 +270,41 @@ def harness_rows(harness: str, rounds: int, parts: set[str], isolation: str, sid
                     f"bare {harness} x12, {jobs} at a time"))
         if "one" in parts:
             cfg1 = {**base, "tasks": {"source": str(source), "ids": ["p0"]}, "repeats": 1, "jobs": 1}
-            rows.append(_row(
+            splits: dict[str, list[tuple[float, float, float]]] = {side: [] for side in envs}
+            row = _row(
                 f"{harness} whole one-attempt run", rounds,
-                {side: (lambda env=env: _run(root, f"r{next(counter)}", cfg1, env)[0])  # type: ignore[misc]
+                {side: (lambda env=env, side=side: _run(root, f"r{next(counter)}", cfg1, env,  # type: ignore[misc]
+                                                        splits[side])[0])
                  for side, env in envs.items()},
-                lambda: _bare_batch(harness, cli, probe.base_url, 1, 1), f"one bare {harness} session"))
+                lambda: _bare_batch(harness, cli, probe.base_url, 1, 1), f"one bare {harness} session")
+            row["fixed"] = _print_split(harness, splits)
+            rows.append(row)
     return rows
+
+
+def _print_split(harness: str, splits: dict[str, list[tuple[float, float, float]]]) -> dict[str, object]:
+    """Print and return each side's medians of :func:`_split` (the fixed cost is before +
+    after; its paired ratio is against the first side, round by round)."""
+    out: dict[str, object] = {}
+    first = next(iter(splits))
+    text = []
+    for side, rows in splits.items():
+        fixed = [b + a for b, _, a in rows]
+        med = {"before_attempt_s": round(statistics.median(b for b, _, _ in rows), 3),
+               "attempt_s": round(statistics.median(m for _, m, _ in rows), 3),
+               "after_attempt_s": round(statistics.median(a for _, _, a in rows), 3),
+               "fixed_s": round(statistics.median(fixed), 3)}
+        if side != first:
+            paired = [x / y for x, y in zip(fixed, [b + a for b, _, a in splits[first]], strict=True)]
+            med["fixed_paired_vs_" + first] = [round(r, 2) for r in paired]
+            med["fixed_median_paired_vs_" + first] = round(statistics.median(paired), 2)
+        out[side] = med
+        text.append(f"{side}: fixed {med['fixed_s']:.3f} s (before the attempt {med['before_attempt_s']:.3f} + "
+                    f"after it {med['after_attempt_s']:.3f}), the attempt {med['attempt_s']:.3f} s"
+                    + (f", fixed/{first} paired median {med['fixed_median_paired_vs_' + first]:.2f}"
+                       if side != first else ""))
+    print(f"[{harness} one-attempt run, split at its attempt] " + " | ".join(text), flush=True)
+    return out
 
 
 def docker_row(rounds: int, sides: Sides) -> list[dict[str, object]]:
@@ -329,11 +378,8 @@ def cold_docker_row(rounds: int, sides: Sides) -> list[dict[str, object]]:
             _remove_images({str(e.get(k) or "") for e in events if e["type"] == "task.prepared"
                             for k in ("image", "verifier_image")})
 
-            def ts(e: dict[str, object]) -> float:
-                return dt.datetime.fromisoformat(str(e["at"]).replace("Z", "+00:00")).timestamp()
-
-            return (ts(next(e for e in events if e["type"] == "coding.started"))
-                    - ts(next(e for e in events if e["type"] == "preparation.started")))
+            return (_ts(next(e for e in events if e["type"] == "coding.started"))
+                    - _ts(next(e for e in events if e["type"] == "preparation.started")))
 
         def bare_builds() -> float:
             nonce = f"n{next(counter)}-{os.getpid()}"
