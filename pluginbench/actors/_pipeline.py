@@ -122,8 +122,8 @@ async def code_attempt(
     from the attempt's evidence like the harness's credentials.
 
     With ``verifier`` (the spec :func:`grade_patch` will ask for, :func:`verifier_spec`),
-    a backend that can pre-start sandboxes (docker: ``prestart``) makes the attempt's own
-    fresh grading container while the agent codes; it is kept for grading only when a
+    a backend that can pre-start sandboxes (``prestart``: docker, and local under bubblewrap)
+    makes the attempt's own fresh grading sandbox while the agent codes; it is kept for grading only when a
     patch was captured, and removed on every other way out (no patch, a failure, a cancel).
 
     Raises only for failures *before* the agent launched (the sandbox or delivery is

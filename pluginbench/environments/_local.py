@@ -34,9 +34,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-import re
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -54,8 +52,9 @@ from ._dialogue import Dialogue, LineChannel, first_error
 from ._egress import EgressProxy
 from ._gitbase_template import base_repo
 from ._local_binds import BindNamespace, uid_problem
-from ._local_paths import _memfd, sandbox_path, tool_folders
+from ._local_paths import _memfd, _rmtree, _safe_name, left_behind, sandbox_path, tool_folders
 from ._local_streams import FileDrains, converse, drain, drain_lines, feed
+from ._local_warm import WarmSandboxes
 from ._port import ExecResult, SandboxPaths, SandboxSpec
 
 if TYPE_CHECKING:
@@ -66,28 +65,6 @@ Isolation = Literal["auto", "bubblewrap", "none"]
 _KILL_CONFIRM_SECONDS = 10.0
 #: how long a file-bound pipe is still read after its command exited
 _FILE_DRAIN_GRACE_SECONDS = 2.0
-
-
-def _safe_name(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]", "_", text)[:40] or "_"
-
-
-def _rmtree(path: Path) -> None:
-    """Remove ``path`` entirely, also folders a process made read-only (never follows links)."""
-
-    def make_writable(func: object, p: str, exc: object) -> None:
-        parent = os.path.dirname(p)
-        os.chmod(parent, 0o700)
-        if os.path.isdir(p) and not os.path.islink(p):
-            os.chmod(p, 0o700)
-            shutil.rmtree(p)
-        else:
-            os.unlink(p)
-
-    if sys.version_info >= (3, 12):
-        shutil.rmtree(path, onexc=make_writable)
-    else:
-        shutil.rmtree(path, onerror=make_writable)
 
 
 class LocalSandbox:
@@ -484,13 +461,6 @@ class LocalSandbox:
             await anyio.to_thread.run_sync(_rmtree, self.root)
 
 
-def left_behind(run_id: str, root: Path | None = None) -> list[Path]:
-    """Sandbox folders of ``run_id`` that still exist (a worker was killed mid-attempt)."""
-    parent = root if root is not None else Path(tempfile.gettempdir())
-    prefix = f"pluginbench-{_safe_name(run_id)}-"
-    return [f for f in sorted(parent.glob(prefix + "*")) if f.is_dir() and not f.is_symlink()]
-
-
 class LocalEnvironment:
     """Sandboxes on this machine; ``isolation`` picks bubblewrap, none, or ``auto``."""
 
@@ -503,6 +473,7 @@ class LocalEnvironment:
             )
         self.isolation: Isolation = isolation
         self.root = Path(root) if root is not None else None
+        self._warm = WarmSandboxes()  # grading sandboxes made while the agent codes; see prestart()
 
     def _bwrap_executable(self) -> str | None:
         """The bwrap to use, ``None`` for unisolated; raises when bubblewrap is required."""
@@ -558,9 +529,9 @@ class LocalEnvironment:
         """Whether sandboxes made now would run under bubblewrap."""
         return self._bwrap_executable() is not None
 
-    @asynccontextmanager
-    async def sandbox(self, spec: SandboxSpec) -> AsyncIterator[LocalSandbox]:
-        """A fresh :class:`LocalSandbox`; its folder and processes are gone on exit."""
+    async def _made(self, spec: SandboxSpec) -> LocalSandbox:
+        """A fresh, populated :class:`LocalSandbox` of ``spec``; what was made is removed
+        again when making it fails or is cancelled."""
         bwrap = await anyio.to_thread.run_sync(self._bwrap_executable)
         if bwrap is not None:
             conflict = _bwrap.workdir_conflict(
@@ -582,14 +553,57 @@ class LocalEnvironment:
             if bwrap is not None and spec.egress.active:
                 box.egress = await anyio.to_thread.run_sync(EgressProxy, spec.egress)
             await box._populate()
+        except BaseException as exc:
+            await _closed(box, exc)
+            raise
+        return box
+
+    @asynccontextmanager
+    async def sandbox(self, spec: SandboxSpec) -> AsyncIterator[LocalSandbox]:
+        """A fresh :class:`LocalSandbox`; its folder and processes are gone on exit.
+
+        When :meth:`prestart` made this attempt's sandbox for exactly ``spec`` (nothing has
+        run in it), that one is taken instead of making one; any other pre-started
+        sandbox of the attempt and role is removed first."""
+        box = await self._warm.take(spec) or await self._made(spec)
+        try:
             yield box
         except BaseException as exc:
-            with anyio.CancelScope(shield=True):
-                try:
-                    await box._close()
-                except Exception as cleanup:  # keep the original error; say cleanup failed too
-                    exc.add_note(f"sandbox cleanup also failed: {cleanup}")
+            await _closed(box, exc)
             raise
         else:
             with anyio.CancelScope(shield=True):
                 await box._close()
+
+    # -- pre-started sandboxes (a grading sandbox made while the agent codes) ----------
+
+    async def prestart(self, spec: SandboxSpec) -> bool:
+        """Make the fresh sandbox a later :meth:`sandbox` of exactly ``spec`` takes (an
+        attempt's grading sandbox, made while its agent codes); whether one was made.
+        See :mod:`._local_warm`: only under bubblewrap; a failure or cancel removes what
+        was made and raises; :meth:`discard_prestarted` removes one no grading took."""
+        if await anyio.to_thread.run_sync(self._bwrap_executable) is None:
+            return False
+        await self.discard_prestarted(spec.run_id, spec.attempt_id, spec.role)
+        self._warm.keep(spec, await self._made(spec))
+        return True
+
+    def prestarted(self, run_id: str) -> list[Path]:
+        """The folders of the pre-started sandboxes of ``run_id`` not yet taken or removed."""
+        return self._warm.folders(run_id)
+
+    async def discard_prestarted(self, run_id: str, attempt_id: str | None = None,
+                                 role: str | None = None) -> list[Path]:
+        """Remove the pre-started sandboxes of ``run_id`` (of one attempt, and role, when
+        given) that no sandbox took, with their mount namespaces and cgroups; their
+        folders. Shielded from cancellation."""
+        return await self._warm.discard(run_id, attempt_id, role)
+
+
+async def _closed(box: LocalSandbox, exc: BaseException) -> None:
+    """Close ``box`` (shielded) on the way out of ``exc``; a cleanup failure is noted on ``exc``."""
+    with anyio.CancelScope(shield=True):
+        try:
+            await box._close()
+        except Exception as cleanup:  # keep the original error; say cleanup failed too
+            exc.add_note(f"sandbox cleanup also failed: {cleanup}")
