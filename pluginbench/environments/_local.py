@@ -378,7 +378,7 @@ class LocalSandbox:
 
         def kill() -> set[int]:
             extra = _proctree.marked(marker) if sweep and not self.isolated else set()
-            return _proctree.kill_trees(roots, extra)
+            return _proctree.kill_trees(roots, extra) if roots or extra else set()  # no /proc walk for nothing
 
         victims = await anyio.to_thread.run_sync(kill)
         with anyio.move_on_after(_KILL_CONFIRM_SECONDS):
