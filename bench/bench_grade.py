@@ -1,6 +1,6 @@
 """Grading one attempt on the local backend (bubblewrap): ``grade_patch`` alone, before/after (issue 27).
 
-    .venv/bin/python bench/bench_grade.py [--rounds 7] [--n 5] [--before /tmp/before-checkout]
+    .venv/bin/python bench/bench_grade.py [--rounds 7] [--n 5] [--before /tmp/before-checkout] [--after <checkout>]
 
 Each round runs, for each tree (``--before``, then this one; the order alternates by
 round), a child process with that tree first on ``PYTHONPATH`` that builds one fixture task
@@ -122,12 +122,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--n", type=int, default=5)
     parser.add_argument("--before", type=Path)
+    parser.add_argument("--after", type=Path, help="measure this checkout as the after side instead of this tree")
     parser.add_argument("--child", action="store_true")
     args = parser.parse_args()
     if args.child:
         child(args.n)
         return
-    here = Path(__file__).resolve().parents[1]
+    here = args.after or Path(__file__).resolve().parents[1]
     sides = {"before": args.before, "after": here} if args.before else {"after": here}
     got: dict[str, dict[str, list[float]]] = {k: {} for k in sides}
     load0 = os.getloadavg()[0]
