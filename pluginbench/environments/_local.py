@@ -156,6 +156,8 @@ class LocalSandbox:
         entries = await anyio.to_thread.run_sync(copy_all)
         self.base_commit = await base_repo(self.host_app, root / "home", self.spec.git_identity,
                                            spec.workspace, entries)
+        if self._bwrap is not None:  # read here, not at the first command: a pre-started sandbox has it ready
+            self._layout = await anyio.to_thread.run_sync(_bwrap.read_host_layout, tool_folders(spec.readonly))
         if self.uid is not None:
             await anyio.to_thread.run_sync(_local_uid.chown_tree, root, self.uid)
             others = [str(self.egress.folder)] if self.egress is not None else []

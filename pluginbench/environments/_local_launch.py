@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
 def bwrap_options(box: LocalSandbox, cwd: str, fds: list[int]) -> list[str]:
     """bwrap's options for one command of ``box``. The host listings the layout reads (``/``,
-    ``/etc``, ``/proc``, the tool folders) are read at the first command and kept for
-    the sandbox's life; the hidden paths are resolved again for every command, so one
+    ``/etc``, ``/proc``, the tool folders) are read when the sandbox is made (else at the
+    first command) and kept for the sandbox's life; the hidden paths are resolved again for every command, so one
     that appears later (a cache created mid-attempt) is still covered. The ``/etc``
     copies' file descriptors are appended to ``fds`` (the caller passes and closes them)."""
     assert box._bwrap is not None
