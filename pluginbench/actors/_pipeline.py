@@ -122,8 +122,8 @@ async def code_attempt(
     from the attempt's evidence like the harness's credentials.
 
     With ``verifier`` (the spec :func:`grade_patch` will ask for, :func:`verifier_spec`),
-    a backend that can pre-start sandboxes (docker: ``prestart``) makes the attempt's own
-    fresh grading container while the agent codes; it is kept for grading only when a
+    a backend that can pre-start sandboxes (``prestart``: docker, and local under bubblewrap)
+    makes the attempt's own fresh grading sandbox while the agent codes; it is kept for grading only when a
     patch was captured, and removed on every other way out (no patch, a failure, a cancel).
 
     Raises only for failures *before* the agent launched (the sandbox or delivery is
@@ -506,6 +506,11 @@ async def grade_patch(
                 await anyio.to_thread.run_sync(redact_secrets, [out_dir], list(secrets))
 
 
+#: grading's own deadline for ``git apply``, and what a patch that does not apply is graded
+_APPLY_TIMEOUT = 120
+_DOES_NOT_APPLY = "the canonical patch does not apply to the starting source"
+
+
 async def grade_in_sandbox(
     *,
     environment: Environment,
@@ -527,7 +532,9 @@ async def grade_in_sandbox(
     ``/logs/artifacts``, which stays evidence in the attempt's ``artifacts/``), PluginBench
     applies the patch unless the task's contract says its verifier does, then
     ``tests/test.sh`` runs with ``verifier_env`` (the task's ``[environment.env]`` and its
-    resolved ``[verifier.env]`` over it) and the reward is read."""
+    resolved ``[verifier.env]`` over it) and the reward is read. Where the sandbox offers
+    ``apply_and_exec`` (local, bubblewrap) the apply and test.sh are one launch whose apply
+    result test.sh cannot reach; elsewhere two, with the same grade and files."""
     out_dir.mkdir(parents=True, exist_ok=True)
     spec = verifier_spec(run_id, attempt_id, task, starting_source, hidden, source)
     async with environment.sandbox(spec) as sb:
@@ -537,27 +544,42 @@ async def grade_in_sandbox(
             staged = Path(tmp) / "model.patch"
             shutil.copyfile(patch_path, staged)  # empty or not, the canonical patch is the one graded
             await sb.put(staged, f"{sb.paths.logs}/artifacts/model.patch")
-        if not empty and (contract is None or contract.patch_applied_by == "pluginbench"):
-            applied = await sb.exec(
-                ["git", "apply", "--binary", "--whitespace=nowarn", f"{sb.paths.logs}/artifacts/model.patch"],
-                cwd=sb.paths.app,
-                timeout=120,
-                egress=False,  # a public verifier's forwarder is for test.sh
-            )
-            if applied.exit_code != 0:
-                (out_dir / "apply.txt").write_bytes(applied.stdout + applied.stderr)
-                return GradeResult("unknown", None, "the canonical patch does not apply to the starting source")
+        patch_in = f"{sb.paths.logs}/artifacts/model.patch"
+        apply = not empty and (contract is None or contract.patch_applied_by == "pluginbench")
         test_sh = f"{sb.paths.tests}/test.sh"
-        if not executable_by_all(task.tests_dir):  # else the staged copy already is: chmod +x would change nothing
-            await sb.exec(["chmod", "+x", test_sh], timeout=30, egress=False)
-        result = await sb.exec(
-            [test_sh],
-            cwd=sb.paths.app,
-            env=dict(verifier_env) if verifier_env else None,
-            timeout=task.verifier_timeout_sec,
-            stdout_path=out_dir / "test-stdout.txt",
-            stderr_path=out_dir / "test-stderr.txt",
-        )
+        test_env = dict(verifier_env) if verifier_env else None
+        test_out, test_err = out_dir / "test-stdout.txt", out_dir / "test-stderr.txt"
+        # One launch for the apply and test.sh where the backend can keep the apply's result out
+        # of test.sh's reach (local under bubblewrap: environments/_local_apply.py); else two.
+        together = getattr(sb, "apply_and_exec", None) if apply else None
+        chmod = not executable_by_all(task.tests_dir)  # else the staged copy already is: chmod +x would change nothing
+        ran = None
+        if together is not None:
+            if chmod:
+                await sb.exec(["chmod", "+x", test_sh], timeout=30, egress=False)
+                chmod = False
+            ran = await together(patch_in, [test_sh], cwd=sb.paths.app, env=test_env, apply_timeout=_APPLY_TIMEOUT,
+                                 timeout=task.verifier_timeout_sec, stdout_path=test_out, stderr_path=test_err)
+            if ran is not None and not ran.applied:
+                (out_dir / "apply.txt").write_bytes(ran.apply_output)
+                return GradeResult("unknown", None, _DOES_NOT_APPLY)
+        if ran is not None:
+            result = ran.result
+        else:
+            if apply:
+                applied = await sb.exec(
+                    ["git", "apply", "--binary", "--whitespace=nowarn", patch_in],
+                    cwd=sb.paths.app,
+                    timeout=_APPLY_TIMEOUT,
+                    egress=False,  # a public verifier's forwarder is for test.sh
+                )
+                if applied.exit_code != 0:
+                    (out_dir / "apply.txt").write_bytes(applied.stdout + applied.stderr)
+                    return GradeResult("unknown", None, _DOES_NOT_APPLY)
+            if chmod:
+                await sb.exec(["chmod", "+x", test_sh], timeout=30, egress=False)
+            result = await sb.exec([test_sh], cwd=sb.paths.app, env=test_env, timeout=task.verifier_timeout_sec,
+                                   stdout_path=test_out, stderr_path=test_err)
         await sb.stop()
         verifier_out = out_dir / "verifier"
         if verifier_out.exists():

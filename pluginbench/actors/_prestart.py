@@ -1,9 +1,10 @@
 """An attempt's grading sandbox made while its agent codes (on a backend that can).
 
-The docker backend's ``prestart(spec)`` makes the fresh container a later
-``sandbox(spec)`` of exactly that spec takes (:meth:`~pluginbench.environments.DockerEnvironment.prestart`):
-the attempt's own grading container, never shared with another attempt or with the coding
-container. :func:`prestarting` runs it beside the coding sandbox; :func:`discard_prestarted`
+A backend's ``prestart(spec)`` makes the fresh sandbox a later ``sandbox(spec)`` of exactly
+that spec takes: docker's grading container (:meth:`~pluginbench.environments.DockerEnvironment.prestart`),
+the local backend's sandbox folder, base repository, cgroup and mount namespace under
+bubblewrap (:mod:`pluginbench.environments._local_warm`). It is the attempt's own, never
+shared with another attempt or with the coding sandbox. :func:`prestarting` runs it beside the coding sandbox; :func:`discard_prestarted`
 removes what no grading took (no patch, a failure, a cancel, the worker's end).
 """
 

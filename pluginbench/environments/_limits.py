@@ -339,7 +339,7 @@ def fsize_prefix(limits: Limits) -> list[str]:
     """The ``prlimit`` prefix that caps every file a sandbox process writes at the storage
     bound (``RLIMIT_FSIZE``, soft and hard: a process cannot raise it, not even as root in
     its user namespace): the kernel refuses a bigger ``fallocate`` (``EFBIG``) or write
-    (``SIGXFSZ``) at once, where the size check of :meth:`LocalSandbox._watch_limits`
+    (``SIGXFSZ``) at once, where the size check of :func:`._local_launch.watch_limits`
     runs every few seconds. Per file, not per sandbox: many files below the bound can
     still add up past it until that check ends the sandbox. Empty without ``prlimit``."""
     import shutil

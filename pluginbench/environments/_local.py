@@ -34,9 +34,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-import re
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -53,9 +51,12 @@ from . import _bwrap, _hostcopy, _limits, _local_after, _local_uid, _proctree, _
 from ._dialogue import Dialogue, LineChannel, first_error
 from ._egress import EgressProxy
 from ._gitbase_template import base_repo
+from ._local_apply import AppliedRun, ApplyChannel, apply_and_exec, free_digit
 from ._local_binds import BindNamespace, uid_problem
-from ._local_paths import _memfd, sandbox_path, tool_folders
+from ._local_launch import bwrap_options, watch_limits
+from ._local_paths import _memfd, _rmtree, _safe_name, left_behind, sandbox_path, tool_folders
 from ._local_streams import FileDrains, converse, drain, drain_lines, feed
+from ._local_warm import WarmSandboxes
 from ._port import ExecResult, SandboxPaths, SandboxSpec
 
 if TYPE_CHECKING:
@@ -66,28 +67,6 @@ Isolation = Literal["auto", "bubblewrap", "none"]
 _KILL_CONFIRM_SECONDS = 10.0
 #: how long a file-bound pipe is still read after its command exited
 _FILE_DRAIN_GRACE_SECONDS = 2.0
-
-
-def _safe_name(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]", "_", text)[:40] or "_"
-
-
-def _rmtree(path: Path) -> None:
-    """Remove ``path`` entirely, also folders a process made read-only (never follows links)."""
-
-    def make_writable(func: object, p: str, exc: object) -> None:
-        parent = os.path.dirname(p)
-        os.chmod(parent, 0o700)
-        if os.path.isdir(p) and not os.path.islink(p):
-            os.chmod(p, 0o700)
-            shutil.rmtree(p)
-        else:
-            os.unlink(p)
-
-    if sys.version_info >= (3, 12):
-        shutil.rmtree(path, onexc=make_writable)
-    else:
-        shutil.rmtree(path, onerror=make_writable)
 
 
 class LocalSandbox:
@@ -157,28 +136,6 @@ class LocalSandbox:
             found += [b for b in self._cgroup.breaches() if b not in found]
         return found
 
-    async def _watch_limits(self, root_pid: int) -> None:
-        """While a command runs: on a cgroup breach, or the sandbox folder over its disk
-        bound, end every process of the sandbox (a breach ends the attempt, not the host)."""
-        bound = self.limits.storage_mb * 1024 * 1024
-        tick = 0
-        while True:
-            await anyio.sleep(0.25)
-            tick += 1
-            hit = self._cgroup.breaches() if self._cgroup is not None else []
-            if not hit and tick % 20 == 0:
-                used = await anyio.to_thread.run_sync(
-                    lambda: _limits.tree_bytes(self.root, allocated=True, stop_above=bound))
-                if used > bound:
-                    hit = [f"disk: the sandbox's files are over the {self.limits.storage_mb} MB storage bound "
-                           "(storage_mb)"]
-                    self._breaches += [h for h in hit if h not in self._breaches]
-            if hit:
-                if self._cgroup is not None:
-                    await anyio.to_thread.run_sync(self._cgroup.kill)
-                await anyio.to_thread.run_sync(_proctree.kill_trees, [root_pid])
-                return
-
     async def _populate(self) -> None:
         spec, root = self.spec, self.root
         await self._set_limits()
@@ -199,44 +156,12 @@ class LocalSandbox:
         entries = await anyio.to_thread.run_sync(copy_all)
         self.base_commit = await base_repo(self.host_app, root / "home", self.spec.git_identity,
                                            spec.workspace, entries)
+        if self._bwrap is not None:  # read here, not at the first command: a pre-started sandbox has it ready
+            self._layout = await anyio.to_thread.run_sync(_bwrap.read_host_layout, tool_folders(spec.readonly))
         if self.uid is not None:
             await anyio.to_thread.run_sync(_local_uid.chown_tree, root, self.uid)
             others = [str(self.egress.folder)] if self.egress is not None else []
             self._binds = await anyio.to_thread.run_sync(BindNamespace.create, root, tool_folders(spec.readonly), others)
-
-    def _bwrap_prefix(self, cwd: str, fds: list[int]) -> list[str]:
-        """bwrap's options for one command. The host listings the layout reads (``/``,
-        ``/etc``, ``/proc``, the tool folders) are read at the first command and kept for
-        the sandbox's life; the hidden paths are resolved again for every command, so one
-        that appears later (a cache created mid-attempt) is still covered. The ``/etc``
-        copies' file descriptors are appended to ``fds`` (the caller passes and closes them)."""
-        assert self._bwrap is not None
-        src = self._binds.source if self._binds is not None else str
-        binds = [_bwrap.Bind(src(str(host)), inside) for inside, host in sorted(self._mounts, key=lambda m: len(m[0]))]
-        hidden: list[_bwrap.Hidden] = []
-        # The folder holding every sandbox is hidden too: other attempts live there.
-        for path in (*self.spec.hidden, self.root.parent):
-            real = os.path.realpath(path)
-            if os.path.lexists(real):
-                hidden.append(_bwrap.Hidden(real, os.path.isdir(real)))
-        if self._layout is None:
-            self._layout = _bwrap.read_host_layout(tool_folders(self.spec.readonly))
-        layout = self._layout
-        etc_files = [(name, _memfd("pb-etc", data)) for name, data in layout.etc_files.items()]
-        fds += [fd for _, fd in etc_files]
-        return _bwrap.bwrap_args(
-            layout.top,
-            binds,
-            hidden,
-            chdir=cwd,
-            readonly=layout.readonly,
-            etc=layout.etc,
-            egress_dir=src(str(self.egress.folder)) if self.egress is not None else None,
-            proc_entries=layout.proc_entries,
-            etc_files=etc_files,
-            userns=self.uid is not None,
-            sources={tool: src(tool) for tool in layout.readonly},
-        )
 
     # -- the port ------------------------------------------------------------------
 
@@ -280,6 +205,36 @@ class LocalSandbox:
         ``egress=False`` starts no forwarder and ``remove_after`` is done in the same
         launch (see :mod:`._local_after`); unisolated, ``remove_after`` is not done.
         """
+        done = await self._launch(argv, cwd=cwd, env=env, timeout=timeout, stdout_path=stdout_path,
+                                  stderr_path=stderr_path, stdin=stdin, dialogue=dialogue, egress=egress,
+                                  remove_after=remove_after)
+        assert done is not None  # only an apply channel's launch can be refused
+        return done
+
+    async def apply_and_exec(self, patch: str, argv: Sequence[str], *, cwd: str, env: Mapping[str, str] | None,
+                             apply_timeout: float, timeout: float | None, stdout_path: Path,
+                             stderr_path: Path) -> AppliedRun | None:
+        """Grading's ``git apply`` of ``patch``, then ``argv`` (test.sh), in ONE bubblewrap
+        launch; see :func:`._local_apply.apply_and_exec`."""
+        return await apply_and_exec(self, patch, argv, cwd=cwd, env=env, apply_timeout=apply_timeout, timeout=timeout,
+                                    stdout_path=stdout_path, stderr_path=stderr_path)
+
+    async def _launch(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        stdout_path: Path | None = None,
+        stderr_path: Path | None = None,
+        stdin: bytes | None = None,
+        dialogue: Dialogue | None = None,
+        egress: bool = True,
+        remove_after: Sequence[str] = (),
+        channel: ApplyChannel | None = None,
+    ) -> ExecResult | None:
+        """:meth:`exec`; with ``channel``, :meth:`apply_and_exec`'s launch (``None``: nothing ran)."""
         self._usable()
         if not argv:
             raise EnvironmentFailure("exec needs a command")
@@ -295,13 +250,18 @@ class LocalSandbox:
             # Options travel through --args (and the filter through --seccomp), so
             # bubblewrap's command line, the sandbox's /proc/1/cmdline, names no host path.
             seccomp = _memfd("pb-seccomp", self._seccomp) if self._seccomp is not None else None
-            options = self._bwrap_prefix(cwd, fds)
+            options = bwrap_options(self, cwd, fds)
             if seccomp is not None:
                 options += ["--seccomp", str(seccomp)]
                 fds.append(seccomp)
             fds.append(_memfd("pb-bwrap-args", b"".join(a.encode() + b"\0" for a in options)))
             inner = _local_after.wrapped(argv, remove_after, self._env(env)) if remove_after else list(argv)
-            inner = [*self.egress.forwarder_argv(), "--", *inner] if self.egress is not None and egress else inner
+            forwarder = [*self.egress.forwarder_argv(), "--"] if self.egress is not None and egress else []
+            if channel is not None:
+                channel.fd = free_digit(fds) or 0
+                inner = channel.inner(argv, self._env(env), forwarder)
+            else:
+                inner = [*forwarder, *inner]
             command, host_cwd = [self._bwrap, "--args", str(fds[-1]), "--", *inner], str(self.root)
             if self.uid is not None and self._binds is not None:
                 command = [*self._binds.enter_prefix(self.uid, host_cwd), *command]
@@ -309,6 +269,13 @@ class LocalSandbox:
             command, host_cwd = list(argv), cwd
         command = [*self._rlimit, *command]  # file sizes always capped; memory too without a cgroup
         command = self._cgroup.wrap(command) if self._cgroup is not None else command
+        if channel is not None:
+            outer = channel.outer(command, fds)
+            if outer is None:
+                for fd in fds:
+                    os.close(fd)
+                return None  # apply_and_exec falls back to two launches
+            command = outer
         cap = self.limits.storage_mb * 1024 * 1024  # output is evidence on the host's disk
         out_file = _limits.CappedFile(stdout_path, cap) if stdout_path is not None else None
         err_file = _limits.CappedFile(stderr_path, cap) if stderr_path is not None else None
@@ -325,7 +292,8 @@ class LocalSandbox:
                 with anyio.CancelScope(shield=True):
                     proc = await anyio.open_process(
                         command,
-                        stdin=PIPE if stdin is not None or dialogue is not None else DEVNULL,
+                        stdin=(channel.write_end if channel is not None
+                               else PIPE if stdin is not None or dialogue is not None else DEVNULL),
                         # Always pipes that PluginBench reads, never the host file itself: a
                         # process in the sandbox can reopen /proc/<pid>/fd/1 of the command, and
                         # through a file descriptor it could truncate or rewrite the evidence.
@@ -341,6 +309,8 @@ class LocalSandbox:
             finally:
                 for fd in fds:
                     os.close(fd)
+                if channel is not None:
+                    channel.close_write()  # the launch's command is the only writer left
             # A shielded scope swallows nothing (no deadline), so open_process returned.
             assert proc is not None
             self._procs.add(proc)
@@ -348,9 +318,9 @@ class LocalSandbox:
                 async with anyio.create_task_group() as tg:
                     if dialogue is not None:
                         assert proc.stdin is not None and proc.stdout is not None
-                        channel = LineChannel(proc.stdin.send)
-                        tg.start_soon(drain_lines, proc.stdout, out, out_file, channel)
-                        tg.start_soon(converse, dialogue, channel, proc.stdin)
+                        lines = LineChannel(proc.stdin.send)
+                        tg.start_soon(drain_lines, proc.stdout, out, out_file, lines)
+                        tg.start_soon(converse, dialogue, lines, proc.stdin)
                     files = FileDrains()
                     for stream, into, file in ((proc.stdout if dialogue is None else None, out, out_file),
                                                (proc.stderr, err, err_file)):
@@ -363,11 +333,13 @@ class LocalSandbox:
                         tg.start_soon(feed, proc.stdin, stdin)
                     watch = anyio.CancelScope()
 
-                    async def watch_limits(pid: int = proc.pid) -> None:
+                    async def watching(pid: int = proc.pid) -> None:
                         with watch:
-                            await self._watch_limits(pid)
+                            await watch_limits(self, pid)
 
-                    tg.start_soon(watch_limits)
+                    tg.start_soon(watching)
+                    if channel is not None:
+                        tg.start_soon(channel.watch, deadline)
                     await proc.wait()
                     watch.cancel()
                     await files.finish(_FILE_DRAIN_GRACE_SECONDS)
@@ -408,7 +380,7 @@ class LocalSandbox:
 
         def kill() -> set[int]:
             extra = _proctree.marked(marker) if sweep and not self.isolated else set()
-            return _proctree.kill_trees(roots, extra)
+            return _proctree.kill_trees(roots, extra) if roots or extra else set()  # no /proc walk for nothing
 
         victims = await anyio.to_thread.run_sync(kill)
         with anyio.move_on_after(_KILL_CONFIRM_SECONDS):
@@ -484,13 +456,6 @@ class LocalSandbox:
             await anyio.to_thread.run_sync(_rmtree, self.root)
 
 
-def left_behind(run_id: str, root: Path | None = None) -> list[Path]:
-    """Sandbox folders of ``run_id`` that still exist (a worker was killed mid-attempt)."""
-    parent = root if root is not None else Path(tempfile.gettempdir())
-    prefix = f"pluginbench-{_safe_name(run_id)}-"
-    return [f for f in sorted(parent.glob(prefix + "*")) if f.is_dir() and not f.is_symlink()]
-
-
 class LocalEnvironment:
     """Sandboxes on this machine; ``isolation`` picks bubblewrap, none, or ``auto``."""
 
@@ -503,6 +468,7 @@ class LocalEnvironment:
             )
         self.isolation: Isolation = isolation
         self.root = Path(root) if root is not None else None
+        self._warm = WarmSandboxes()  # grading sandboxes made while the agent codes; see prestart()
 
     def _bwrap_executable(self) -> str | None:
         """The bwrap to use, ``None`` for unisolated; raises when bubblewrap is required."""
@@ -558,9 +524,8 @@ class LocalEnvironment:
         """Whether sandboxes made now would run under bubblewrap."""
         return self._bwrap_executable() is not None
 
-    @asynccontextmanager
-    async def sandbox(self, spec: SandboxSpec) -> AsyncIterator[LocalSandbox]:
-        """A fresh :class:`LocalSandbox`; its folder and processes are gone on exit."""
+    async def _made(self, spec: SandboxSpec) -> LocalSandbox:
+        """A fresh, populated :class:`LocalSandbox` of ``spec`` (removed again on a failure or cancel)."""
         bwrap = await anyio.to_thread.run_sync(self._bwrap_executable)
         if bwrap is not None:
             conflict = _bwrap.workdir_conflict(
@@ -582,14 +547,57 @@ class LocalEnvironment:
             if bwrap is not None and spec.egress.active:
                 box.egress = await anyio.to_thread.run_sync(EgressProxy, spec.egress)
             await box._populate()
+        except BaseException as exc:
+            await _closed(box, exc)
+            raise
+        return box
+
+    @asynccontextmanager
+    async def sandbox(self, spec: SandboxSpec) -> AsyncIterator[LocalSandbox]:
+        """A fresh :class:`LocalSandbox`; its folder and processes are gone on exit.
+
+        When :meth:`prestart` made this attempt's sandbox for exactly ``spec`` (nothing has
+        run in it), that one is taken instead of making one; any other pre-started
+        sandbox of the attempt and role is removed first."""
+        box = await self._warm.take(spec) or await self._made(spec)
+        try:
             yield box
         except BaseException as exc:
-            with anyio.CancelScope(shield=True):
-                try:
-                    await box._close()
-                except Exception as cleanup:  # keep the original error; say cleanup failed too
-                    exc.add_note(f"sandbox cleanup also failed: {cleanup}")
+            await _closed(box, exc)
             raise
         else:
             with anyio.CancelScope(shield=True):
                 await box._close()
+
+    # -- pre-started sandboxes (a grading sandbox made while the agent codes) ----------
+
+    async def prestart(self, spec: SandboxSpec) -> bool:
+        """Make the fresh sandbox a later :meth:`sandbox` of exactly ``spec`` takes (an
+        attempt's grading sandbox, made while its agent codes); whether one was made.
+        See :mod:`._local_warm`: only under bubblewrap; a failure or cancel removes what
+        was made and raises; :meth:`discard_prestarted` removes one no grading took."""
+        if await anyio.to_thread.run_sync(self._bwrap_executable) is None:
+            return False
+        await self.discard_prestarted(spec.run_id, spec.attempt_id, spec.role)
+        self._warm.keep(spec, await self._made(spec))
+        return True
+
+    def prestarted(self, run_id: str) -> list[Path]:
+        """The folders of the pre-started sandboxes of ``run_id`` not yet taken or removed."""
+        return self._warm.folders(run_id)
+
+    async def discard_prestarted(self, run_id: str, attempt_id: str | None = None,
+                                 role: str | None = None) -> list[Path]:
+        """Remove the pre-started sandboxes of ``run_id`` (of one attempt, and role, when
+        given) that no sandbox took, with their mount namespaces and cgroups; their
+        folders. Shielded from cancellation."""
+        return await self._warm.discard(run_id, attempt_id, role)
+
+
+async def _closed(box: LocalSandbox, exc: BaseException) -> None:
+    """Close ``box`` (shielded) on the way out of ``exc``; a cleanup failure is noted on ``exc``."""
+    with anyio.CancelScope(shield=True):
+        try:
+            await box._close()
+        except Exception as cleanup:  # keep the original error; say cleanup failed too
+            exc.add_note(f"sandbox cleanup also failed: {cleanup}")

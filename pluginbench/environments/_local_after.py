@@ -30,9 +30,13 @@ _SCRIPT = '{pwd}"$@"; s=$?; rm -f -- {files}; exit "$s"'
 def wrapped(argv: Sequence[str], files: Sequence[str], env: Mapping[str, str]) -> list[str]:
     """``argv`` under the ``sh`` that removes ``files`` (sandbox paths) once it exited; the
     command's environment is ``env`` exactly (``PWD`` as given, or none)."""
-    pwd = f"PWD={shlex.quote(env['PWD'])}; export PWD; " if "PWD" in env else "unset PWD; "
-    script = _SCRIPT.format(pwd=pwd, files=" ".join(shlex.quote(f) for f in files))
+    script = _SCRIPT.format(pwd=pwd_prefix(env), files=" ".join(shlex.quote(f) for f in files))
     return ["/bin/sh", "-c", script, "pluginbench-after", *argv]
+
+
+def pwd_prefix(env: Mapping[str, str]) -> str:
+    """The ``sh`` words that leave ``PWD`` as ``env`` gives it, or unset (dash exports its own)."""
+    return f"PWD={shlex.quote(env['PWD'])}; export PWD; " if "PWD" in env else "unset PWD; "
 
 
 def confirmed_absent(base: Path, rel: str) -> bool:

@@ -94,7 +94,7 @@ class LocalBackend(Backend):
 
     def left_running(self, run_id: str) -> LeftRunning:
         """Sandbox folders a killed worker left (resume removes them; no command needed)."""
-        from ._local import left_behind
+        from ._local_paths import left_behind
 
         return LeftRunning(folders=[str(f) for f in left_behind(run_id)])
 

@@ -1,9 +1,14 @@
-"""The local backend's host paths: a sandbox's ``PATH``, its tool folders, and the
-anonymous files bubblewrap reads its options from."""
+"""The local backend's host paths: a sandbox's ``PATH``, its tool folders, the
+anonymous files bubblewrap reads its options from, and the sandbox folders (their names,
+those a killed worker left, their removal)."""
 
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -44,4 +49,33 @@ def tool_folders(paths: Sequence[Path]) -> list[str]:
     return out
 
 
-__all__ = ["SYSTEM_PATH", "sandbox_path", "tool_folders"]
+def _safe_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]", "_", text)[:40] or "_"
+
+
+def _rmtree(path: Path) -> None:
+    """Remove ``path`` entirely, also folders a process made read-only (never follows links)."""
+
+    def make_writable(func: object, p: str, exc: object) -> None:
+        parent = os.path.dirname(p)
+        os.chmod(parent, 0o700)
+        if os.path.isdir(p) and not os.path.islink(p):
+            os.chmod(p, 0o700)
+            shutil.rmtree(p)
+        else:
+            os.unlink(p)
+
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=make_writable)
+    else:
+        shutil.rmtree(path, onerror=make_writable)
+
+
+def left_behind(run_id: str, root: Path | None = None) -> list[Path]:
+    """Sandbox folders of ``run_id`` that still exist (a worker was killed mid-attempt)."""
+    parent = root if root is not None else Path(tempfile.gettempdir())
+    prefix = f"pluginbench-{_safe_name(run_id)}-"
+    return [f for f in sorted(parent.glob(prefix + "*")) if f.is_dir() and not f.is_symlink()]
+
+
+__all__ = ["SYSTEM_PATH", "left_behind", "sandbox_path", "tool_folders"]
