@@ -18,8 +18,10 @@ pytestmark = pytest.mark.slow
 
 # Stands in front of the real git on PATH. Once armed by the test, the first host-side
 # git that sets up a verifier sandbox's base (its app/ has a tests/ beside it: `update-index
-# --refresh` over the kept base's copy, or `add -A` of the recipe) says so and stalls, so the stop lands exactly while grading sets up; without its own session the
-# stop's SIGTERM to the worker's process group kills it and the grade becomes unknown.
+# --refresh` over the kept base's copy, or `add -A` of the recipe) says so and stalls, so the stop lands exactly while
+# the attempt's grading sandbox is set up (on the local backend under bubblewrap that is while its agent codes: the
+# sandbox is pre-started); without its own session the stop's SIGTERM to the worker's process group kills it and the
+# grade becomes unknown.
 GIT_WRAPPER = """#!/bin/sh
 state="{state}"
 case " $* " in
