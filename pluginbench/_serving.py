@@ -19,7 +19,7 @@ class WakeableServing:
     thread named ``name`` until :meth:`stop`; :meth:`stop` returns once the loop has
     ended, without any poll to wait out. One use: start once, stop once (idempotent)."""
 
-    def __init__(self, server: socketserver.BaseServer, name: str) -> None:
+    def __init__(self, server: socketserver.TCPServer, name: str) -> None:
         self._server = server
         self._wake_r, self._wake_w = os.pipe()
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)

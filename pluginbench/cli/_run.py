@@ -21,7 +21,7 @@ from rich.markup import escape
 from ..config import is_cross_agent
 from ..errors import LockHeldError, OutputExistsError, PluginBenchError, RunDirError
 from ..events import check_not_moved, live_owner
-from ..harness_registry import harness_class
+from ..harness_registry import harness_class, is_registered
 from ..projections import read_checked_log
 from ..rundir import RunDir
 from ._common import (
@@ -301,8 +301,6 @@ def run_command(
         from ..environments import prefetch_bwrap
 
         prefetch_bwrap()
-    from ..actors import check_inputs, resolve_paths
-
     if cost_ceiling is not None and not (cost_ceiling > 0 and math.isfinite(cost_ceiling)):
         raise RunDirError(f"--cost-ceiling must be a positive number of dollars, got {cost_ceiling}",
                           field="--cost-ceiling", fix="pass e.g. --cost-ceiling 50")
@@ -350,9 +348,14 @@ def run_command(
     if cost_ceiling is not None:
         raise RunDirError("--cost-ceiling applies only when resuming a run directory", field="--cost-ceiling",
                           fix="set cost_ceiling in the config for a new run")
-    from ..actors import load_config
+    from ..config import load as load_evaluation
 
-    loaded = load_config(target)
+    loaded = load_evaluation(target)  # the config layer's rules; the backend's below, as load_config does
+    _prefetch_cli_version(loaded.evaluation.runner.harness)  # its --version start overlaps the imports below
+    from ..actors import check_inputs, resolve_paths
+    from ..environments import check_backend_config
+
+    check_backend_config(loaded.evaluation, loaded.path)
     if is_cross_agent(loaded.evaluation):  # runner.harnesses: one run per harness, compared within each
         from . import _cross
 
@@ -409,6 +412,18 @@ def run_command(
         prefetch_launcher_source()
     rd = _create(loaded, output)
     _go(rd, foreground=foreground, notify=notify, verbose=verbose)
+
+
+def _prefetch_cli_version(harness: str) -> None:
+    """Ask ``harness``'s installed CLI for its ``--version`` in a thread now (a Codex start
+    is about 0.1 s), so the imports and checks that follow overlap it; the version check
+    that needs the answer finds it asked. Nothing for a harness without a CLI."""
+    if not is_registered(harness) or harness_class(harness).cli is None:
+        return
+    from ..probe import find_cli, prefetch_version
+
+    if (found := find_cli(harness)) is not None:
+        prefetch_version(found)
 
 
 def resume_checks(rd: RunDir) -> tuple[Any, Any]:

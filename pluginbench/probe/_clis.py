@@ -90,7 +90,7 @@ def _inherit() -> None:
             _VERSIONS.setdefault((entry[0], entry[1], entry[2], entry[3]), entry[4])
 
 
-def cli_version(path: str | Path, timeout: float = 30.0) -> str | None:
+def cli_version(path: str | Path, timeout: float = 30.0, *, argv: list[str] | None = None) -> str | None:
     """The version a CLI reports with ``--version`` (``2.1.328``, ``0.169.0``), or None
     when it cannot be run or prints no version. Remembered per file for this process and
     the worker it starts (:func:`versions_env`); a question already being asked (by
@@ -114,7 +114,7 @@ def cli_version(path: str | Path, timeout: float = 30.0) -> str | None:
         return _VERSIONS.get(key)
     version = None
     try:
-        version = _ask_version(path, timeout)
+        version = _ask_version(argv if argv is not None else _version_argv(path), timeout)
     finally:
         with _LOCK:
             _VERSIONS[key] = version
@@ -124,9 +124,13 @@ def cli_version(path: str | Path, timeout: float = 30.0) -> str | None:
 
 
 def prefetch_version(path: str | Path) -> None:
-    """Ask ``path --version`` in a thread now (a CLI start, 0.1-0.3 s), so the checks that
-    run meanwhile overlap it and the :func:`cli_version` call that needs it finds it asked."""
-    threading.Thread(target=cli_version, args=(path,), name="pluginbench-cli-version", daemon=True).start()
+    """Ask ``path --version`` in a thread now (a CLI start, 0.01-0.3 s), so the imports and
+    checks that run meanwhile overlap it and the :func:`cli_version` call that needs it
+    finds it asked. The command is worked out here, in the caller's thread: the thread
+    itself imports nothing, so it never races the caller's imports for a module lock."""
+    argv = _version_argv(path)
+    threading.Thread(target=cli_version, args=(path,), kwargs={"argv": argv}, name="pluginbench-cli-version",
+                     daemon=True).start()
 
 
 #: questions being asked right now, by key: the others asking wait for the one answer
@@ -144,9 +148,9 @@ def _version_argv(path: str | Path) -> list[str]:
     return [str(path), "--version"]
 
 
-def _ask_version(path: str | Path, timeout: float) -> str | None:
+def _ask_version(argv: list[str], timeout: float) -> str | None:
     try:
-        proc = subprocess.run(_version_argv(path), capture_output=True, text=True,
+        proc = subprocess.run(argv, capture_output=True, text=True,
                               timeout=timeout, stdin=subprocess.DEVNULL, check=False,
                               start_new_session=True)
     except (OSError, subprocess.SubprocessError):

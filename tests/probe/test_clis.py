@@ -78,6 +78,27 @@ def test_a_prefetched_version_is_asked_once_and_waited_for(tmp_path: Path) -> No
     assert len(calls.read_text().splitlines()) == 1
 
 
+def test_a_prefetch_works_out_its_command_in_the_callers_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """prefetch_version decides the command (which can import a harness module) before its thread starts, so the
+    thread never imports beside the caller's own imports."""
+    import threading
+
+    from pluginbench.probe import _clis
+
+    tool = _script(tmp_path, 'echo "7.8.9 (Tool)"')
+    seen: list[str] = []
+    real = _clis._version_argv
+
+    def spy(path: str | Path) -> list[str]:
+        seen.append(threading.current_thread().name)
+        return real(path)
+
+    monkeypatch.setattr(_clis, "_version_argv", spy)
+    prefetch_version(tool)
+    assert cli_version(tool) == "7.8.9"
+    assert seen == [threading.current_thread().name]
+
+
 def test_find_cli_refuses_unknown_names() -> None:
     """Only claude and codex are known."""
     with pytest.raises(ValueError):
