@@ -300,7 +300,9 @@ class CodexHarness(CodexDeclaration):
     # ------------------------------------------------------------------ run
 
     async def _sh(self, sandbox: Sandbox, argv: list[str], env: dict[str, str], what: str) -> bytes:
-        res = await sandbox.exec(argv, cwd=sandbox.paths.app, env=env, timeout=_SETUP_TIMEOUT)
+        """One no-model setup command (plugin installation, discovery): loopback only, as it
+        needs no network (``egress=False``: no forwarder starts; see :func:`offline_env`)."""
+        res = await sandbox.exec(argv, cwd=sandbox.paths.app, env=env, timeout=_SETUP_TIMEOUT, egress=False)
         if res.exit_code != 0:
             tail = (res.stderr or res.stdout)[-2000:].decode("utf-8", "replace")
             raise CodexSetupError(f"{what} failed (exit {res.exit_code}, timed out {res.timed_out}): {tail}")
