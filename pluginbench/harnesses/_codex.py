@@ -14,12 +14,15 @@ One attempt:
    (see :mod:`._codex_discovery`) and saves ``native-treatment.json``; a mismatch raises
    :class:`DiscoveryMismatch` before ``agent.launched``. Then it launches the pinned argv
    with stdin closed, streams stdout to ``agent/stdout.jsonl``, copies the session
-   rollouts to ``agent/rollouts/`` and reads usage and provider stops from both.
+   rollouts to ``agent/rollouts/`` and reads usage and provider stops from both. A real
+   run's ``auth.json`` is removed in that launch once the CLI ended (``remove_after``),
+   and by a separate ``rm -f`` when the backend did not confirm it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import re
@@ -28,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import anyio
 
 from .._parsing import loads_json
 from ..config import Capabilities, capability_record
@@ -295,7 +300,9 @@ class CodexHarness(CodexDeclaration):
     # ------------------------------------------------------------------ run
 
     async def _sh(self, sandbox: Sandbox, argv: list[str], env: dict[str, str], what: str) -> bytes:
-        res = await sandbox.exec(argv, cwd=sandbox.paths.app, env=env, timeout=_SETUP_TIMEOUT)
+        """One no-model setup command (plugin installation, discovery): loopback only, as it
+        needs no network (``egress=False``: no forwarder starts; see :func:`offline_env`)."""
+        res = await sandbox.exec(argv, cwd=sandbox.paths.app, env=env, timeout=_SETUP_TIMEOUT, egress=False)
         if res.exit_code != 0:
             tail = (res.stderr or res.stdout)[-2000:].decode("utf-8", "replace")
             raise CodexSetupError(f"{what} failed (exit {res.exit_code}, timed out {res.timed_out}): {tail}")
@@ -472,15 +479,24 @@ class CodexHarness(CodexDeclaration):
         agent_dir.mkdir(parents=True, exist_ok=True)
         await self._cli_identity(sandbox, self._env(sandbox))  # a coding image's binary checked before any start
         credential = await self._put_credential(sandbox)
+        removed = False  # the coding command's own launch removed the credential (confirmed by the backend)
         try:
             login = await self.login_status(sandbox)
             (agent_dir / "login-status.json").write_text(json.dumps(login, indent=2, sort_keys=True) + "\n")
-            return await self._run(sandbox, ctx, agent_dir)
+            run, removed = await self._run(sandbox, ctx, agent_dir, credential)
+            return run
         finally:
-            if credential is not None:
-                await sandbox.exec(["rm", "-f", credential], timeout=30, egress=False)
+            # A stopped sandbox is removed with its files, so a failure here is harmless.
+            # Unless the coding command's launch confirmed the removal, it is done here.
+            with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+                if credential is not None and not removed:
+                    await sandbox.exec(["rm", "-f", credential], timeout=30, egress=False)
 
-    async def _run(self, sandbox: Sandbox, ctx: AttemptContext, agent_dir: Path) -> AgentRun:
+    async def _run(self, sandbox: Sandbox, ctx: AttemptContext, agent_dir: Path,
+                   credential: str | None) -> tuple[AgentRun, bool]:
+        """Discovery, then the coding launch, which removes ``credential`` once the CLI ended
+        (see :mod:`pluginbench.environments._local_after`); the run, and whether the backend
+        confirmed that removal."""
         receipt, plugins = await self.discover(sandbox, ctx)
         (ctx.attempt_dir / "native-treatment.json").write_text(
             json.dumps(receipt, indent=2, sort_keys=True) + "\n", encoding="utf-8"
@@ -502,6 +518,7 @@ class CodexHarness(CodexDeclaration):
         res = await sandbox.exec(
             argv, cwd=sandbox.paths.app, env=env, timeout=ctx.timeout_seconds,
             stdout_path=agent_dir / "stdout.jsonl", stderr_path=agent_dir / "stderr.txt",
+            remove_after=(credential,) if credential is not None else (),
         )
         ctx.ran(res.seconds)
         rollout_texts = await self._collect_rollouts(sandbox, agent_dir)
@@ -518,7 +535,7 @@ class CodexHarness(CodexDeclaration):
             # Hook subprocesses may spend tokens nobody meters: the total is unknown, the
             # session's usage stays, labelled as the native session's.
             run = run._replace(usage=hook_arm_usage(run.usage))
-        return run
+        return run, res.removed
 
     async def login_status(self, sandbox: Sandbox) -> dict[str, Any]:
         """``codex login status`` with the delivered credential, before any model call.

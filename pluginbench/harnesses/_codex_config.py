@@ -188,19 +188,16 @@ def app_server_requests(cwd: str) -> list[dict[str, object]]:
     ]
 
 
-#: POSIX sh: feed the requests (``$1``), keep stdin open until every answer (ids 2-4) is
-#: in ``$2`` so the server answers before it sees EOF, at most ~30 s; stdout is a copy.
+#: POSIX sh: feed the requests (``$1``) and keep stdin open until every answer (ids 2-4)
+#: came, so the server answers before it sees EOF (at most 30 s); then print everything
+#: the server wrote (a copy is kept in ``$2``). No polling: the answers are counted as
+#: they arrive, and the count is the signal (through a FIFO held open read-write, so
+#: neither side can block on opening it) that closes the server's stdin at once.
 APP_SERVER_SCRIPT = r"""
 req="$1"; out="$2"; shift 2
-: > "$out"
-{ printf '%s' "$req"
-  i=0
-  while [ "$i" -lt 600 ]; do
-    n=$(grep -c -E '"id":(2|3|4),' "$out" 2>/dev/null || true)
-    [ "${n:-0}" -ge 3 ] && break
-    i=$((i + 1))
-    sleep 0.05
-  done
-} | "$@" app-server | tee "$out"
+rm -f "$out.fifo" && mkfifo -m 600 "$out.fifo" && exec 4<>"$out.fifo" && rm -f "$out.fifo" || exit 125
+{ printf '%s' "$req"; read -r _ <&4; } | "$@" app-server 4>&- | tee "$out" | {
+  n=$(timeout 30 grep -m 3 -c -E '"id":(2|3|4),'); echo "${n:-0}" >&4; cat > /dev/null; }
+cat "$out"
 """
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import time
 import tomllib
 from pathlib import Path
 
@@ -10,7 +12,14 @@ import pytest
 
 from pluginbench.errors import InputError, TreatmentError
 from pluginbench.harnesses._codex import CodexHarness
-from pluginbench.harnesses._codex_config import OFFLINE_PROXY, exec_argv, launch_env, offline_env
+from pluginbench.harnesses._codex_config import (
+    APP_SERVER_SCRIPT,
+    OFFLINE_PROXY,
+    app_server_requests,
+    exec_argv,
+    launch_env,
+    offline_env,
+)
 from pluginbench.harnesses._codex_discovery import Expected, ExpectedPlugin, compare
 from pluginbench.harnesses._port import FrozenTreatment
 from pluginbench.probe._launch import PROBE_OPENAI_KEY
@@ -250,3 +259,33 @@ def test_offline_env_keeps_the_launch_env_and_closes_every_way_out() -> None:
     assert out["NO_PROXY"] == out["no_proxy"] == ""
     assert OFFLINE_PROXY.startswith("http://127.0.0.1:")
     assert base["HTTPS_PROXY"] == "http://127.0.0.1:3128"  # the caller's mapping is not changed
+
+
+#: A stand-in for ``codex app-server`` (its argument ignored): answers every request with an id
+#: as the real one prints it, then says when it saw EOF on stdin; ``dies`` exits at once instead.
+_FAKE_SERVER = {
+    "answers": 'while IFS= read -r l; do id=$(printf %s "$l" | sed -n \'s/.*"id": \\([0-9]*\\).*/\\1/p\'); '
+               '[ -n "$id" ] && printf \'{"id":%s,"result":{}}\\n\' "$id"; done; echo \'{"method":"eof"}\'',
+    "dies": "echo '{\"id\":1,\"result\":{}}'; exit 3",
+}
+
+
+@pytest.mark.parametrize("server", list(_FAKE_SERVER))
+def test_app_server_script_closes_stdin_once_answered_and_never_hangs(tmp_path: Path, server: str) -> None:
+    """Discovery's app-server script closes the server's stdin as soon as ids 2-4 are answered (not
+    at its 30 s cap), prints all the server wrote, leaves no FIFO behind, and ends when the server dies."""
+    fake = tmp_path / "codex"
+    fake.write_text(f"#!/bin/sh\n{_FAKE_SERVER[server]}\n")
+    fake.chmod(0o755)
+    requests = "".join(json.dumps(r) + "\n" for r in app_server_requests("/app"))
+    started = time.monotonic()
+    done = subprocess.run(["sh", "-c", APP_SERVER_SCRIPT, "sh", requests, str(tmp_path / "out.jsonl"), str(fake)],
+                          capture_output=True, text=True, timeout=25)
+    assert time.monotonic() - started < 10
+    ids = [json.loads(line).get("id") for line in done.stdout.splitlines()]
+    if server == "answers":
+        assert done.returncode == 0 and ids == [1, 2, 3, 4, None]  # None: the server saw EOF after answering
+        assert done.stdout.splitlines()[-1] == '{"method":"eof"}'
+    else:
+        assert ids == [1]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["codex", "out.jsonl"]

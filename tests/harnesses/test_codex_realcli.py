@@ -216,11 +216,26 @@ async def test_provider_errors_are_provider_stops(tmp_path, cli, scenario, cause
     assert run.usage.status == "unknown" and run.usage.input_tokens is None
 
 
+class _ForwardedAnyway:
+    """The sandbox, every command given the egress forwarder whatever it asked for (``egress`` kept)."""
+
+    def __init__(self, sandbox) -> None:
+        self._sandbox = sandbox
+        self.asked: list[tuple[str, bool]] = []
+
+    def __getattr__(self, name):
+        return getattr(self._sandbox, name)
+
+    async def exec(self, argv, **kw):
+        self.asked.append((" ".join(argv[:3]), kw.pop("egress", True)))
+        return await self._sandbox.exec(argv, **kw)
+
+
 @pytest.mark.anyio
 async def test_discovery_makes_no_network_call(tmp_path, cli):
-    """Discovery (plugin install, prompt-input, app-server) in a sandbox whose only way out is the
-    egress proxy tries no host at all: Codex's curated-plugins sync (git ls-remote github.com,
-    then api.github.com and chatgpt.com) is never attempted, and the plugin still installs."""
+    """Discovery (plugin install, prompt-input, app-server) asks for no way out at all, and even
+    given the egress proxy's forwarder it tries no host: Codex's curated-plugins sync (git ls-remote
+    github.com, then api.github.com and chatgpt.com) is never attempted, and the plugin still installs."""
     from pluginbench.environments import Egress
 
     ws = tmp_path / "ws"
@@ -241,8 +256,10 @@ async def test_discovery_makes_no_network_call(tmp_path, cli):
                        egress=Egress("proxy", hosts=("api.openai.com",)))
     async with LocalEnvironment(isolation="auto").sandbox(spec) as sb:
         require(sb.egress is not None, "bubblewrap (an egress proxy needs an isolated sandbox)")
-        receipt, _ = await harness.discover(sb, ctx)
+        spy = _ForwardedAnyway(sb)
+        receipt, _ = await harness.discover(spy, ctx)
         refused = sb.egress.refused
     assert receipt["ok"], receipt.get("mismatches")
+    assert spy.asked and not any(egress for _, egress in spy.asked), spy.asked
     assert receipt["plugins"] == ["starter@pluginbench-local"]
     assert refused == []  # before: ['github.com is not on the allow-list'] (and api.github.com, chatgpt.com)
