@@ -191,17 +191,26 @@ def in_turn(events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[st
     return kept, notes
 
 
+def decode_stream(lines: list[str] | str) -> tuple[list[dict[str, Any]], int]:
+    """The well-formed events of stream-json lines, and how many non-blank lines were not
+    (undecodable, or a field of :data:`_EVENT_FIELDS` of another type): what
+    :func:`parse_stream` and :func:`~._claude_usage.read_stream_answers` fold, decoded once."""
+    return _decode(lines.splitlines() if isinstance(lines, str) else lines)
+
+
 def parse_stream(lines: list[str] | str) -> StreamSummary:
     """Fold stream-json lines; undecodable lines are counted, never fatal; stop lines
     that cannot be the CLI's are left out and noted (:func:`in_turn`)."""
-    if isinstance(lines, str):
-        lines = lines.splitlines()
+    return parse_decoded(*decode_stream(lines))
+
+
+def parse_decoded(decoded: list[dict[str, Any]], bad: int) -> StreamSummary:
+    """:func:`parse_stream` of what :func:`decode_stream` returned."""
     inits, results, retries, limits, denials, tools = [], [], [], [], [], []
     hooks: dict[str, dict[str, Any]] = {}
     compactions = 0
     replied = False
     last: tuple[str, str | None] | None = None
-    decoded, bad = _decode(lines)
     events, integrity = in_turn(decoded)
     for ev in events:
         etype, sub = ev.get("type"), ev.get("subtype")
