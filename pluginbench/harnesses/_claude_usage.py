@@ -36,10 +36,9 @@ import json
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from .._parsing import loads_json
 from ..events import Usage
 from ._claude_launch import PINNED_VERSION as QUALIFIED_VERSION
-from ._claude_stream import StreamSummary, decode_stream, well_formed
+from ._claude_stream import StreamSummary, decode_stream, loads_line, well_formed
 
 COMPACTION_PROMPT_ALLOWANCE = 4_000
 KEYS = ("input", "cache_read", "cache_creation", "output")
@@ -138,7 +137,7 @@ def read_transcripts(root: Iterable[str], subagents: Iterable[Iterable[str]] = (
             if not line.strip():
                 continue
             try:
-                ev = loads_json(line)
+                ev = loads_line(line)
             except json.JSONDecodeError:
                 bad += 1
                 continue
