@@ -201,6 +201,7 @@ class Supervisor:
                         self._grow_pools(tg, self.state.coding_capacity)
                     if envelope.done is not None:
                         envelope.done.set()
+            assert self._prep_scope is not None  # set by run() before it calls _run()
             self._prep_scope.cancel()
             signal_scope.cancel()
             watching.cancel()
