@@ -20,7 +20,8 @@ CPU milliseconds of each side and the after/before ratio, with the load before a
   main process mostly waits there; work moved into the start-up is off the critical path).
 
 Then every round's outputs are compared between the sides (events.jsonl, execution.json,
-native-treatment.json, measurements.json, report.html/CSV/JSON, the file list), with
+native-treatment.json, measurements.json, report.html/CSV/JSON, the file list; not the copy
+of the discovery store entry, whose origin is whichever warm-up attempt stored it), with
 timestamps, run paths, ids, timings and the plots' timing-dependent ticks normalised: a
 line says how many rounds had the same outputs and shows the first difference otherwise.
 """
@@ -123,7 +124,8 @@ def _normalised(text: str, root: Path) -> str:
     text = re.sub(r'"(pid|pgid|seconds|coding_seconds)": ?\d+', r'"\1": N', text)
     text = re.sub(r'_ms(\\?)": ?\d+', r'_ms\1": N', text)
     text = re.sub(r"\b[0-9a-f]{64}\b", "SHA", text)
-    text = re.sub(r'"(origin_run|run)": "[^"]*"', r'"\1": "R"', text)
+    # where the discovery store entry came from: whichever warm-up attempt stored it first
+    text = re.sub(r'"(origin_run|origin_attempt)": "[^"]*"', r'"\1": "R"', text)
     text = re.sub(r"<svg.*?</svg>", lambda m: re.sub(r"\d+", "N", re.sub(
         r'<line class="grid-line"[^>]*/>|<text class="tick"[^>]*>[^<]*</text>', "", m.group(0))), text, flags=re.S)
     return re.sub(r"(/[\w.+-]+)+/\.tools/", "TOOLS/", text)
@@ -137,7 +139,9 @@ def _difference(a: Path, b: Path) -> str | None:
     if listing(a) != listing(b):
         return f"file lists differ: {sorted(set(listing(a)) ^ set(listing(b)))}"
     for rel in [*("events.jsonl", "report/report.html", "report/results.csv", "report/results.json"),
-                *(str(p.relative_to(a)) for p in sorted((a / "evidence" / "attempts").rglob("*.json")))]:
+                *(str(p.relative_to(a)) for p in sorted((a / "evidence" / "attempts").rglob("*.json"))
+                  # a verbatim copy of the store entry: which warm-up attempt wrote it is a race
+                  if p.name != "discovery.origin.json")]:
         ta, tb = (_normalised((r / rel).read_text(errors="replace"), r) for r in (a, b))
         if ta != tb:
             diff = difflib.unified_diff(ta.splitlines(), tb.splitlines(), lineterm="", n=0)
