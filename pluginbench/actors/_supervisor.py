@@ -48,7 +48,8 @@ from ..events import (
     RunStarted,
     RunStopping,
 )
-from ..projections import Ledger, RunState, frozen_changes, load_prices
+from ..harnesses import offer_while_starting, withdraw_offer
+from ..projections import Ledger, RunState, frozen_changes, load_prices, warm_report
 from ..stats import Prices
 from ._coding import coding_actor
 from ._collector import collector_actor
@@ -152,6 +153,16 @@ class Supervisor:
                 return self.state
             load_frozen(self.engine, self.state)
         self._prices, self._prices_reason = load_prices(self.engine.run_dir.root)
+        if self.report_builder is None:  # the report's modules load while an agent CLI starts up
+            offer_while_starting(warm_report)
+        try:
+            return await self._run(jobs, inbox_send, inbox_recv, resumed=resumed, foreground=foreground)
+        finally:
+            withdraw_offer(warm_report)
+
+    async def _run(self, jobs: int, inbox_send: MemoryObjectSendStream[Envelope],
+                   inbox_recv: MemoryObjectReceiveStream[Envelope], *, resumed: bool, foreground: bool) -> RunState:
+        nodes = self.engine.cluster_nodes
         feeding = anyio.CancelScope()
         async with anyio.create_task_group() as tg:
             self._tg = tg
@@ -190,6 +201,7 @@ class Supervisor:
                         self._grow_pools(tg, self.state.coding_capacity)
                     if envelope.done is not None:
                         envelope.done.set()
+            assert self._prep_scope is not None  # set by run() before it calls _run()
             self._prep_scope.cancel()
             signal_scope.cancel()
             watching.cancel()

@@ -21,6 +21,7 @@ from ..harness_registry import (
 )
 from ._claude_launch import TOKEN_VARIABLE, check_model, check_operator_env
 from ._controls import NopHarness, OracleHarness
+from ._idle import offer_while_starting, start_offered, withdraw_offer
 from ._launch_identity import delivery_policy, launch_identity, uncacheable_cli
 from ._port import (
     NO_MODEL_USAGE,
@@ -85,11 +86,13 @@ __all__ = [
     "launch_identity",
     "load_plan",
     "make_harness",
+    "offer_while_starting",
     "register_harness",
     "revalidate_usage",
     "scan_for_secret",
     "scan_for_secrets",
     "secret_forms",
+    "start_offered",
     "redact_secrets",
     "redact_text",
     "REDACTED",
@@ -97,4 +100,5 @@ __all__ = [
     "uncacheable_cli",
     "unregister_harness",
     "usage_from_stream",
+    "withdraw_offer",
 ]

@@ -93,8 +93,14 @@ from ._claude_launch import (
 )
 from ._claude_reuse import from_store, keep, store_note
 from ._claude_session import ClaudeSession
-from ._claude_stream import final_and_writes, parse_stream, provider_stop, uncorroborated
-from ._claude_usage import read_stream_answers, read_transcripts, unrecovered_cut, validate_usage
+from ._claude_stream import (
+    decode_stream,
+    final_and_writes,
+    parse_decoded,
+    provider_stop,
+    uncorroborated,
+)
+from ._claude_usage import read_transcripts, stream_answers, unrecovered_cut, validate_usage
 from ._discovery_store import DiscoveryStore
 from ._port import (
     AgentRun,
@@ -107,8 +113,6 @@ from ._port import (
 
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 SETUP_TIMEOUT = 120.0
-
-
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -220,10 +224,9 @@ class ClaudeHarness(HarnessBase):
             subs_dir = folder / roots[0].stem
             subs = sorted(subs_dir.rglob("*.jsonl")) if subs_dir.is_dir() else []
             totals = read_transcripts(_text(roots[0]).splitlines(), [_text(s).splitlines() for s in subs])
-        stdout = _text(agent / "stdout.jsonl")
-        usage, _ = validate_usage(parse_stream(stdout), totals, runner_model=model or "",
-                                  cli_version=cli_version or "", timed_out=timed_out,
-                                  answers=read_stream_answers(stdout.splitlines()))
+        events, bad = decode_stream(_text(agent / "stdout.jsonl"))
+        usage, _ = validate_usage(parse_decoded(events, bad), totals, runner_model=model or "",
+                                  cli_version=cli_version or "", timed_out=timed_out, answers=stream_answers(events))
         return usage
 
     @classmethod
@@ -366,6 +369,8 @@ class ClaudeHarness(HarnessBase):
     async def _trees(self, sandbox: Sandbox, t: ClaudeTreatment, env: dict[str, str]) -> dict[str, str]:
         """Fingerprints of the delivered skill and plugin trees as the sandbox holds them."""
         out: dict[str, str] = {}
+        if not t.loose_skills and not t.plugins:
+            return out  # nothing delivered to fetch (no folder to make and remove)
         with tempfile.TemporaryDirectory(prefix="pb-trees-") as tmp:
             for info in t.loose_skills:
                 dest = Path(tmp) / "s" / info.name
@@ -565,11 +570,11 @@ class ClaudeHarness(HarnessBase):
             with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
                 if not removed:
                     await sandbox.exec(["rm", "-f", credentials], env=env, timeout=30, egress=False)
-        stdout = (agent_dir / "stdout.jsonl").read_text(errors="replace")
-        summary = parse_stream(stdout)
+        events, bad = decode_stream((agent_dir / "stdout.jsonl").read_text(errors="replace"))  # decoded once
+        summary = parse_decoded(events, bad)
         totals = read_transcripts(*transcripts) if transcripts else None
         usage, accounting = validate_usage(summary, totals, runner_model=model, cli_version=self.cli_version,
-                                           timed_out=timed_out, answers=read_stream_answers(stdout.splitlines()))
+                                           timed_out=timed_out, answers=stream_answers(events))
         if t.hooks:
             # Hook subprocesses may spend tokens nobody meters: the total is unknown, the
             # validated figures stay, labelled as the native session's.

@@ -9,10 +9,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .._parsing import loads_json
 from ..treatments import ClaudeTreatment
 from ._claude_launch import PINNED_TOOLS, PINNED_VERSION, disallowed_tools
-from ._claude_stream import StreamSummary
+from ._claude_stream import StreamSummary, loads_line
 
 
 def _matches_startup(matcher: str) -> bool:
@@ -126,7 +125,7 @@ def effective_effort(transcripts: tuple[list[str], list[list[str]]] | None,
         if '"api-request"' not in line:
             continue
         try:
-            ev = loads_json(line)
+            ev = loads_line(line)
         except json.JSONDecodeError:
             continue
         if not isinstance(ev, dict) or ev.get("type") != "api-request":

@@ -34,9 +34,9 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
-from .._parsing import loads_json
 from ..treatments import MARKETPLACE, ClaudeTreatment
 from ._claude_launch import BUILTIN_AGENTS, PINNED_SETTINGS
+from ._claude_stream import loads_line
 
 SCHEMA = "pluginbench.claude.native-treatment/2"
 REQUESTS: tuple[tuple[str, dict[str, Any]], ...] = (
@@ -93,7 +93,7 @@ def end_session(index: int) -> bytes:
 def response_id(line: str) -> str | None:
     """The request id a stdout line answers, or None when it is not a control response."""
     try:
-        ev = loads_json(line)
+        ev = loads_line(line)
     except json.JSONDecodeError:
         return None
     if not isinstance(ev, dict) or ev.get("type") != "control_response":
@@ -103,7 +103,7 @@ def response_id(line: str) -> str | None:
 
 def is_result(line: str) -> bool:
     try:
-        ev = loads_json(line)
+        ev = loads_line(line)
     except json.JSONDecodeError:
         return False
     return isinstance(ev, dict) and ev.get("type") == "result"
@@ -142,7 +142,7 @@ def build_receipt(stdout: str, paths: Paths, *, probe: bool) -> dict[str, Any]:
     hook_events = 0
     for line in stdout.splitlines():
         try:
-            ev = loads_json(line)
+            ev = loads_line(line)
         except json.JSONDecodeError:
             continue
         if not isinstance(ev, dict):

@@ -29,6 +29,7 @@ from ._claude_discovery import (
     user_message,
 )
 from ._claude_stream import OpenTools
+from ._idle import start_offered
 
 
 class ClaudeSession:
@@ -51,6 +52,7 @@ class ClaudeSession:
             # Pipelined: the CLI answers them in order from local state, and a round trip
             # per request would add its latency to every attempt.
             await channel.send(b"".join(control_request(i, sub, params) for i, (sub, params) in enumerate(REQUESTS, 1)))
+            start_offered()  # the CLI starts up before it answers: the run's advance work runs meanwhile
             waiting = {request_id(i, sub) for i, (sub, _) in enumerate(REQUESTS, 1)}
             while waiting:
                 raw = await channel.receive_line()

@@ -36,7 +36,26 @@ from collections import Counter
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
-from .._parsing import loads_json
+import msgspec
+
+from .._parsing import MAX_JSON_DEPTH, loads_json
+
+_DECODE = msgspec.json.Decoder().decode
+
+
+def loads_line(line: str) -> Any:
+    """:func:`~pluginbench._parsing.loads_json` of one line of the CLI's stdout or
+    transcripts, decoded by msgspec where it can: wherever msgspec accepts the text it gives
+    the value :func:`json.loads` gives, and the text it refuses (``NaN``, a lone surrogate,
+    an out-of-range float, malformed JSON) and any line with enough brackets to nest too deep
+    go to ``loads_json``, so what is accepted, refused and raised is its own."""
+    try:
+        value = _DECODE(line)
+    except (msgspec.DecodeError, ValueError, RecursionError):
+        return loads_json(line)
+    if line.count("[") + line.count("{") > MAX_JSON_DEPTH:
+        return loads_json(line)
+    return value
 
 
 class HookRun(NamedTuple):
@@ -107,7 +126,7 @@ def _decode(lines: list[str]) -> tuple[list[dict[str, Any]], int]:
         if not line.strip():
             continue
         try:
-            ev = loads_json(line)
+            ev = loads_line(line)
         except json.JSONDecodeError:
             bad += 1
             continue
@@ -157,7 +176,7 @@ class OpenTools:
     def feed(self, line: str) -> dict[str, Any] | None:
         """Track one stdout line; its decoded event, or ``None`` when it is not one."""
         try:
-            ev = loads_json(line)
+            ev = loads_line(line)
         except json.JSONDecodeError:
             return None
         if not isinstance(ev, dict) or not well_formed(ev):
@@ -191,17 +210,26 @@ def in_turn(events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[st
     return kept, notes
 
 
+def decode_stream(lines: list[str] | str) -> tuple[list[dict[str, Any]], int]:
+    """The well-formed events of stream-json lines, and how many non-blank lines were not
+    (undecodable, or a field of :data:`_EVENT_FIELDS` of another type): what
+    :func:`parse_stream` and :func:`~._claude_usage.read_stream_answers` fold, decoded once."""
+    return _decode(lines.splitlines() if isinstance(lines, str) else lines)
+
+
 def parse_stream(lines: list[str] | str) -> StreamSummary:
     """Fold stream-json lines; undecodable lines are counted, never fatal; stop lines
     that cannot be the CLI's are left out and noted (:func:`in_turn`)."""
-    if isinstance(lines, str):
-        lines = lines.splitlines()
+    return parse_decoded(*decode_stream(lines))
+
+
+def parse_decoded(decoded: list[dict[str, Any]], bad: int) -> StreamSummary:
+    """:func:`parse_stream` of what :func:`decode_stream` returned."""
     inits, results, retries, limits, denials, tools = [], [], [], [], [], []
     hooks: dict[str, dict[str, Any]] = {}
     compactions = 0
     replied = False
     last: tuple[str, str | None] | None = None
-    decoded, bad = _decode(lines)
     events, integrity = in_turn(decoded)
     for ev in events:
         etype, sub = ev.get("type"), ev.get("subtype")
@@ -310,7 +338,7 @@ def final_and_writes(stdout: str) -> tuple[str | None, list[str]]:
     final, tools = None, []
     for line in stdout.splitlines():
         try:
-            ev = loads_json(line)
+            ev = loads_line(line)
         except json.JSONDecodeError:
             continue
         if not isinstance(ev, dict) or not well_formed(ev):

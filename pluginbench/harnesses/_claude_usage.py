@@ -36,10 +36,9 @@ import json
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from .._parsing import loads_json
 from ..events import Usage
 from ._claude_launch import PINNED_VERSION as QUALIFIED_VERSION
-from ._claude_stream import StreamSummary, well_formed
+from ._claude_stream import StreamSummary, decode_stream, loads_line, well_formed
 
 COMPACTION_PROMPT_ALLOWANCE = 4_000
 KEYS = ("input", "cache_read", "cache_creation", "output")
@@ -91,17 +90,14 @@ class StreamAnswers(NamedTuple):
 def read_stream_answers(lines: Iterable[str]) -> StreamAnswers:
     """Fold the stream-json stdout into :class:`StreamAnswers` (undecodable lines skipped:
     :func:`~pluginbench.harnesses._claude_stream.parse_stream` counts them)."""
+    return stream_answers(decode_stream(list(lines))[0])
+
+
+def stream_answers(events: Iterable[dict[str, Any]]) -> StreamAnswers:
+    """:func:`read_stream_answers` of the events :func:`~._claude_stream.decode_stream` returned."""
     seen: dict[str, str | None] = {}
     cut = 0
-    for line in lines:
-        if not line.strip():
-            continue
-        try:
-            ev = loads_json(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(ev, dict) or not well_formed(ev):
-            continue
+    for ev in events:
         if ev.get("type") == "system" and ev.get("subtype") == "api_retry" and ev.get("error_status") is None:
             cut += 1
         if ev.get("type") != "assistant":
@@ -141,7 +137,7 @@ def read_transcripts(root: Iterable[str], subagents: Iterable[Iterable[str]] = (
             if not line.strip():
                 continue
             try:
-                ev = loads_json(line)
+                ev = loads_line(line)
             except json.JSONDecodeError:
                 bad += 1
                 continue

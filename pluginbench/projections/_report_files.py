@@ -93,11 +93,21 @@ def _indented_rows(value: Any, depth: int) -> str:
 _STREAM_DEPTH = 3
 
 
+#: Up to this many attempts :func:`write_json` writes :func:`json_text` in one piece (a
+#: small document: its text is small, and a piece at a time costs more than the whole).
+_WHOLE_MAX_ATTEMPTS = 100
+
+
 def write_json(out: TextIO, doc: Mapping[str, Any]) -> None:
     """Write :func:`json_text` of ``doc`` to ``out`` a piece at a time: the dicts of the top
     levels key by key, and a long list (``attempts``) or a dict of many keys
     (``costs.attempts``) a batch at a time, so the whole text, or the text of one section,
-    is never held. Same bytes as :func:`json_text`."""
+    is never held (a document of at most :data:`_WHOLE_MAX_ATTEMPTS` attempts is written
+    whole). Same bytes as :func:`json_text`."""
+    attempts = doc.get("attempts")
+    if not isinstance(attempts, list) or len(attempts) <= _WHOLE_MAX_ATTEMPTS:
+        out.write(json_text(doc))
+        return
     _write_value(out, doc, 0)
     out.write("\n")
 

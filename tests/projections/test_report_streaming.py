@@ -81,15 +81,21 @@ def test_a_run_past_the_exact_limit_reports_the_bytes_it_reported_before(tmp_pat
 
 def test_the_streaming_writers_write_what_the_whole_text_functions_return(
         synthetic: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """write_json and write_csv, with rows in batches of 3, give json.dumps' indented text and csv_text's rows."""
+    """write_json and write_csv, with rows in batches of 3 or a small document whole, give json.dumps' indented text and csv_text's rows."""
     doc = json.loads((synthetic / "report" / "results.json").read_text())
     monkeypatch.setattr(report, "_BATCH", 3)
+    monkeypatch.setattr(report, "_WHOLE_MAX_ATTEMPTS", -1)  # every document a piece at a time
     deep = {"costs": {"attempts": {f"a{i}": {"usd": i / 3, "n": [i] * 4} for i in range(11)}, "x": [[1]] * 8}}
     for value in (doc, {}, {"attempts": []}, {"attempts": [{"a": [1, {}], "é": "\n"}] * 7, "b": {}}, deep,
                   {"a": {"b": {"c": {"d": list(range(9))}}}}):
         out = io.StringIO()
         report.write_json(out, value)
         assert out.getvalue() == json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+        monkeypatch.setattr(report, "_WHOLE_MAX_ATTEMPTS", 100)  # and written whole: the same text
+        whole = io.StringIO()
+        report.write_json(whole, value)
+        assert whole.getvalue() == out.getvalue()
+        monkeypatch.setattr(report, "_WHOLE_MAX_ATTEMPTS", -1)
     out = io.StringIO()
     report.write_csv(out, doc)
     assert out.getvalue() == report.csv_text(doc) == (synthetic / "report" / "results.csv").read_text()
