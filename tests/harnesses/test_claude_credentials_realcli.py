@@ -5,29 +5,23 @@ the command's wrapper, or leaves daemons that keep writing the file back."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 
-from pluginbench.environments import ExecResult, LocalEnvironment, SandboxSpec, bwrap_available
+from pluginbench.environments import LocalEnvironment, SandboxSpec, bwrap_available
 from pluginbench.harnesses._claude import ClaudeHarness
 from pluginbench.harnesses._port import AttemptContext
 from pluginbench.probe import PINNED, ProbeServer, load_scenario
 from tests._prereq import require
 from tests.harnesses._claude_pkg import vanilla, write
+from tests.harnesses._credential_agents import KILL_WRAPPER, ExecSpy, daemons
 
 from .test_claude_realcli import MODEL, _task, cli  # noqa: F401 - cli is a fixture
 
 pytestmark = pytest.mark.realcli
 
-_DAEMONS = ('c="${CLAUDE_CONFIG_DIR:-$HOME/.claude-config}/.credentials.json"; cp "$c" "$HOME/saved"; '
-            'for i in 1 2 3; do setsid sh -c \'while :; do cp "$1" "$0" 2>/dev/null; done\' "$c" "$HOME/saved" '
-            '</dev/null >/dev/null 2>&1 & done; echo started')
-
-#: the agent kills the sh that would remove the credentials after the CLI (and so the CLI with it)
-_KILL_WRAPPER = "pkill -9 -f pluginbench-after; sleep 5"
-AGENT = {"plain": None, "daemons": _DAEMONS, "killed": _KILL_WRAPPER}
+AGENT = {"plain": None, "daemons": daemons("${CLAUDE_CONFIG_DIR:-$HOME/.claude-config}/.credentials.json"), "killed": KILL_WRAPPER}
 
 
 def _scenario(command: str | None) -> str:
@@ -37,21 +31,6 @@ def _scenario(command: str | None) -> str:
     return yaml.safe_dump({"name": "credentials", "final": {"text": "Done.", "usage": {
         "input_tokens": 900, "output_tokens": 5}}, "rules": [rule] if command else []}, sort_keys=False)
 
-
-class _Spy:
-    """The sandbox, with every exec's argv and result kept."""
-
-    def __init__(self, sandbox: Any) -> None:
-        self._sandbox = sandbox
-        self.calls: list[tuple[list[str], dict[str, Any], ExecResult]] = []
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._sandbox, name)
-
-    async def exec(self, argv: Any, **kw: Any) -> ExecResult:
-        res = await self._sandbox.exec(argv, **kw)
-        self.calls.append((list(argv), kw, res))
-        return res
 
 
 @pytest.fixture
@@ -82,7 +61,7 @@ async def test_credentials_are_gone_when_the_harness_returns(cli: Path, tmp_path
         spec = SandboxSpec(run_id="run", attempt_id="a1", role="coding", task="t1", workspace=work, home=home,
                            readonly=harness.readonly, egress=harness.egress("coding", None))
         async with LocalEnvironment(isolation="bubblewrap").sandbox(spec) as sb:
-            spy = _Spy(sb)
+            spy = ExecSpy(sb)
             run = await harness.run(spy, ctx)  # type: ignore[arg-type]
             left = (sb.root / "home" / ".claude-config" / ".credentials.json").exists()
             saved = (sb.root / "home" / "saved").exists()

@@ -7,13 +7,11 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 
 from pluginbench.environments import (
-    ExecResult,
     LocalEnvironment,
     Sandbox,
     SandboxSpec,
@@ -24,18 +22,14 @@ from pluginbench.harnesses._codex_config import config_toml, launch_env
 from pluginbench.harnesses._port import AttemptContext, FrozenTreatment
 from pluginbench.probe import ProbeServer, load_scenario
 from tests._prereq import require
+from tests.harnesses._credential_agents import KILL_WRAPPER, ExecSpy, daemons
 
 from .test_codex_realcli import cli, task  # noqa: F401 - cli is a fixture
 
 pytestmark = pytest.mark.realcli
 
 VANILLA = FrozenTreatment("vanilla", None, (), (), (), "v")
-_DAEMONS = ('c="$CODEX_HOME/auth.json"; cp "$c" "$HOME/saved"; '
-            'for i in 1 2 3; do setsid sh -c \'while :; do cp "$1" "$0" 2>/dev/null; done\' "$c" "$HOME/saved" '
-            '</dev/null >/dev/null 2>&1 & done; echo started')
-#: the agent kills the sh that would remove the credential after the CLI (and so the CLI with it)
-_KILL_WRAPPER = "pkill -9 -f pluginbench-after; sleep 5"
-AGENT = {"plain": None, "daemons": _DAEMONS, "killed": _KILL_WRAPPER}
+AGENT = {"plain": None, "daemons": daemons("$CODEX_HOME/auth.json"), "killed": KILL_WRAPPER}
 
 
 def _scenario(path: Path, command: str | None) -> Path:
@@ -75,21 +69,6 @@ class _CredentialToProbe(CodexHarness):
         return launch_env(home=sandbox.paths.home, tmp=sandbox.paths.tmp, extra={**dict(self.native.env), key_var: key})
 
 
-class _Spy:
-    """The sandbox, with every exec's argv and result kept."""
-
-    def __init__(self, sandbox: Any) -> None:
-        self._sandbox = sandbox
-        self.calls: list[tuple[list[str], dict[str, Any], ExecResult]] = []
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._sandbox, name)
-
-    async def exec(self, argv: Any, **kw: Any) -> ExecResult:
-        res = await self._sandbox.exec(argv, **kw)
-        self.calls.append((list(argv), kw, res))
-        return res
-
 
 @pytest.fixture
 def anyio_backend() -> str:
@@ -121,7 +100,7 @@ async def test_credential_is_gone_when_the_harness_returns(cli: Path, tmp_path: 
         spec = SandboxSpec(run_id="run", attempt_id="a1", role="coding", task="t1", workspace=work, home=home,
                            readonly=harness.readonly, egress=egress)
         async with LocalEnvironment(isolation="bubblewrap").sandbox(spec) as sb:
-            spy = _Spy(sb)
+            spy = ExecSpy(sb)
             run = await harness.run(spy, ctx)  # type: ignore[arg-type]
             left = (sb.root / "home" / ".codex" / "auth.json").exists()
             saved = (sb.root / "home" / "saved").exists()
