@@ -45,3 +45,19 @@ def task_folder(root: Path, toml: str) -> Path:
     (root / "instruction.md").write_text("x\n")
     (root / "task.toml").write_text(toml)
     return root
+
+
+def b_txt_task(tmp_path: Path, verifier: str) -> Any:
+    """The pre-start tests' task (loaded): a workspace with a.txt, "Create b.txt.", and
+    ``verifier`` as an executable tests/test.sh."""
+    from pluginbench.tasks import load_task
+
+    root = tmp_path / "task"
+    for sub in ("workspace", "tests", "solution"):
+        (root / sub).mkdir(parents=True)
+    (root / "workspace" / "a.txt").write_text("a\n")
+    (root / "task.toml").write_text('schema_version = "1.4"\n[verifier]\ntimeout_sec = 60\n')
+    (root / "instruction.md").write_text("Create b.txt.\n")
+    (root / "tests" / "test.sh").write_text(verifier)
+    (root / "tests" / "test.sh").chmod(0o755)
+    return load_task(root)

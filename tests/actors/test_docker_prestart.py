@@ -20,8 +20,9 @@ from pluginbench.environments import SandboxSpec
 from pluginbench.environments._docker import DockerEnvironment
 from pluginbench.harnesses import FrozenTreatment, NopHarness
 from pluginbench.harnesses._port import NO_MODEL_USAGE, AgentRun
-from pluginbench.tasks import HarborTask, load_task
+from pluginbench.tasks import HarborTask
 from tests._prereq import require
+from tests.runs_helpers import b_txt_task
 
 pytestmark = [pytest.mark.docker]
 VANILLA = FrozenTreatment("vanilla", None, (), (), (), "0")
@@ -87,15 +88,7 @@ class Agent(NopHarness):
 
 
 def _task(tmp_path: Path) -> HarborTask:
-    root = tmp_path / "task"
-    for sub in ("workspace", "tests", "solution"):
-        (root / sub).mkdir(parents=True)
-    (root / "workspace" / "a.txt").write_text("a\n")
-    (root / "task.toml").write_text('schema_version = "1.4"\n[verifier]\ntimeout_sec = 60\n')
-    (root / "instruction.md").write_text("Create b.txt.\n")
-    (root / "tests" / "test.sh").write_text(VERIFIER)
-    (root / "tests" / "test.sh").chmod(0o755)
-    return load_task(root)
+    return b_txt_task(tmp_path, VERIFIER)
 
 
 async def _environment(jobs: int = 1, cpus: float | None = None) -> DockerEnvironment:

@@ -16,8 +16,9 @@ from pluginbench.actors._pipeline import code_attempt, grade_patch, verifier_spe
 from pluginbench.environments import LocalEnvironment, bwrap_available, left_behind
 from pluginbench.harnesses import FrozenTreatment, NopHarness
 from pluginbench.harnesses._port import NO_MODEL_USAGE, AgentRun
-from pluginbench.tasks import HarborTask, load_task
+from pluginbench.tasks import HarborTask
 from tests._prereq import require
+from tests.runs_helpers import b_txt_task
 
 VANILLA = FrozenTreatment("vanilla", None, (), (), (), "0")
 VERIFIER = '#!/bin/sh\nif [ -f "$APP_DIR/b.txt" ]; then echo 1; else echo 0; fi > "$LOGS_DIR/verifier/reward.txt"\n'
@@ -34,15 +35,7 @@ def _env(tmp_path: Path) -> LocalEnvironment:
 
 
 def _task(tmp_path: Path) -> HarborTask:
-    root = tmp_path / "task"
-    for sub in ("workspace", "tests", "solution"):
-        (root / sub).mkdir(parents=True)
-    (root / "workspace" / "a.txt").write_text("a\n")
-    (root / "task.toml").write_text('schema_version = "1.4"\n[verifier]\ntimeout_sec = 60\n')
-    (root / "instruction.md").write_text("Create b.txt.\n")
-    (root / "tests" / "test.sh").write_text(VERIFIER)
-    (root / "tests" / "test.sh").chmod(0o755)
-    return load_task(root)
+    return b_txt_task(tmp_path, VERIFIER)
 
 
 class Agent(NopHarness):
