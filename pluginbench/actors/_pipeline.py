@@ -19,6 +19,7 @@ import anyio
 import msgspec
 
 from ..environments import (
+    GIT_APPLY,
     Environment,
     Role,
     Sandbox,
@@ -549,26 +550,23 @@ async def grade_in_sandbox(
         test_sh = f"{sb.paths.tests}/test.sh"
         test_env = dict(verifier_env) if verifier_env else None
         test_out, test_err = out_dir / "test-stdout.txt", out_dir / "test-stderr.txt"
+        if not executable_by_all(task.tests_dir):  # else the staged copy already is: chmod +x would change nothing
+            await sb.exec(["chmod", "+x", test_sh], timeout=30, egress=False)
         # One launch for the apply and test.sh where the backend can keep the apply's result out
         # of test.sh's reach (local under bubblewrap: environments/_local_apply.py); else two.
         together = getattr(sb, "apply_and_exec", None) if apply else None
-        chmod = not executable_by_all(task.tests_dir)  # else the staged copy already is: chmod +x would change nothing
-        ran = None
-        if together is not None:
-            if chmod:
-                await sb.exec(["chmod", "+x", test_sh], timeout=30, egress=False)
-                chmod = False
-            ran = await together(patch_in, [test_sh], cwd=sb.paths.app, env=test_env, apply_timeout=_APPLY_TIMEOUT,
-                                 timeout=task.verifier_timeout_sec, stdout_path=test_out, stderr_path=test_err)
-            if ran is not None and not ran.applied:
+        ran = None if together is None else await together(
+            patch_in, [test_sh], cwd=sb.paths.app, env=test_env, apply_timeout=_APPLY_TIMEOUT,
+            timeout=task.verifier_timeout_sec, stdout_path=test_out, stderr_path=test_err)
+        if ran is not None:
+            if not ran.applied:
                 (out_dir / "apply.txt").write_bytes(ran.apply_output)
                 return GradeResult("unknown", None, _DOES_NOT_APPLY)
-        if ran is not None:
             result = ran.result
         else:
             if apply:
                 applied = await sb.exec(
-                    ["git", "apply", "--binary", "--whitespace=nowarn", patch_in],
+                    [*GIT_APPLY, patch_in],
                     cwd=sb.paths.app,
                     timeout=_APPLY_TIMEOUT,
                     egress=False,  # a public verifier's forwarder is for test.sh
@@ -576,8 +574,6 @@ async def grade_in_sandbox(
                 if applied.exit_code != 0:
                     (out_dir / "apply.txt").write_bytes(applied.stdout + applied.stderr)
                     return GradeResult("unknown", None, _DOES_NOT_APPLY)
-            if chmod:
-                await sb.exec(["chmod", "+x", test_sh], timeout=30, egress=False)
             result = await sb.exec([test_sh], cwd=sb.paths.app, env=test_env, timeout=task.verifier_timeout_sec,
                                    stdout_path=test_out, stderr_path=test_err)
         await sb.stop()

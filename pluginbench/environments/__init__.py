@@ -20,6 +20,7 @@ from ._gitbase_template import BaseTemplate, copy_git, mark_index_racy, template
 from ._hostcopy import plain_files
 from ._limits import Limits, limits_of, over_storage, task_limits
 from ._local import LocalEnvironment, LocalSandbox
+from ._local_apply import GIT_APPLY
 from ._local_paths import left_behind
 from ._port import Environment, ExecResult, Role, Sandbox, SandboxPaths, SandboxSpec
 from ._registry import (
@@ -59,6 +60,7 @@ __all__ = [
     "BUILTIN_BACKENDS",
     "GIT_EXCLUDE",
     "NO_MAINTENANCE",
+    "GIT_APPLY",
     "Backend",
     "Egress",
     "EgressProxy",

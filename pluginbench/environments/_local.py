@@ -258,7 +258,12 @@ class LocalSandbox:
             inner = _local_after.wrapped(argv, remove_after, self._env(env)) if remove_after else list(argv)
             forwarder = [*self.egress.forwarder_argv(), "--"] if self.egress is not None and egress else []
             if channel is not None:
-                channel.fd = free_digit(fds) or 0
+                digit = free_digit(fds)
+                if digit is None:  # every single digit is taken: apply_and_exec falls back to two launches
+                    for fd in fds:
+                        os.close(fd)
+                    return None
+                channel.fd = digit
                 inner = channel.inner(argv, self._env(env), forwarder)
             else:
                 inner = [*forwarder, *inner]
@@ -270,12 +275,7 @@ class LocalSandbox:
         command = [*self._rlimit, *command]  # file sizes always capped; memory too without a cgroup
         command = self._cgroup.wrap(command) if self._cgroup is not None else command
         if channel is not None:
-            outer = channel.outer(command, fds)
-            if outer is None:
-                for fd in fds:
-                    os.close(fd)
-                return None  # apply_and_exec falls back to two launches
-            command = outer
+            command = channel.outer(command)
         cap = self.limits.storage_mb * 1024 * 1024  # output is evidence on the host's disk
         out_file = _limits.CappedFile(stdout_path, cap) if stdout_path is not None else None
         err_file = _limits.CappedFile(stderr_path, cap) if stderr_path is not None else None

@@ -43,8 +43,8 @@ from ._port import ExecResult
 if TYPE_CHECKING:
     from ._local import LocalSandbox
 
-#: the argv of grading's ``git apply`` (the patch path is appended)
-APPLY = ("git", "apply", "--binary", "--whitespace=nowarn")
+#: the argv of grading's ``git apply`` (the patch path is appended), one launch or two
+GIT_APPLY = ("git", "apply", "--binary", "--whitespace=nowarn")
 #: how much of git's output is kept (a patch naming many files that do not apply)
 OUTPUT_CAP = 1 << 20
 
@@ -77,14 +77,10 @@ class ApplyChannel:
         self.output = bytearray()
         self.fd = 0
 
-    def outer(self, command: Sequence[str], taken: Sequence[int]) -> list[str] | None:
-        """``command`` behind the host-side ``sh`` that moves the write end (its stdin) to a
-        free digit not in ``taken``; ``None`` when no digit is free."""
-        fd = free_digit(taken)
-        if fd is None:
-            return None
-        self.fd = fd
-        script = f'exec {fd}>&0 0</dev/null; unset PWD OLDPWD; exec "$@"'
+    def outer(self, command: Sequence[str]) -> list[str]:
+        """``command`` behind the host-side ``sh`` that moves the write end (its stdin) to
+        :attr:`fd` (a digit the launch passes nothing else on)."""
+        script = f'exec {self.fd}>&0 0</dev/null; unset PWD OLDPWD; exec "$@"'
         return ["/bin/sh", "-c", script, "pluginbench-channel", *command]
 
     def inner(self, argv: Sequence[str], env: Mapping[str, str], forwarder: Sequence[str]) -> list[str]:
@@ -93,7 +89,7 @@ class ApplyChannel:
         n, q = self.fd, shlex.quote
         assigns = " ".join(q(f"{k}={v}") for k, v in self.apply_env.items())
         script = (
-            f"env -i {assigns} {' '.join(q(a) for a in (*APPLY, self.patch))} </dev/null >&{n} 2>&{n} {n}>&-; "
+            f"env -i {assigns} {' '.join(q(a) for a in (*GIT_APPLY, self.patch))} </dev/null >&{n} 2>&{n} {n}>&-; "
             f"s=$?; printf '%s %s\\n' {self.nonce.decode()} \"$s\" >&{n}; exec {n}>&-; "
             f'[ "$s" -eq 0 ] || exit 125; {pwd_prefix(env)}exec "$@"'
         )
@@ -174,4 +170,4 @@ async def apply_and_exec(box: LocalSandbox, patch: str, argv: Sequence[str], *, 
     return ran
 
 
-__all__ = ["APPLY", "AppliedRun", "ApplyChannel", "apply_and_exec", "free_digit"]
+__all__ = ["GIT_APPLY", "AppliedRun", "ApplyChannel", "apply_and_exec", "free_digit"]

@@ -50,7 +50,6 @@ def bwrap_options(box: LocalSandbox, cwd: str, fds: list[int]) -> list[str]:
     )
 
 
-
 async def watch_limits(box: LocalSandbox, root_pid: int) -> None:
     """While a command of ``box`` runs: on a cgroup breach, or the sandbox folder over its disk
     bound, end every process of the sandbox (a breach ends the attempt, not the host)."""

@@ -124,10 +124,12 @@ async def test_one_launch_grades_byte_identically_to_two(tmp_path: Path, monkeyp
             patch = tmp_path / f"{name}.patch"
             patch.write_text(text)
             graded = {}
+            launched: list[object] = []
             for way in ("one", "two"):
-                if way == "two":
-                    monkeypatch.setattr(local_module.LocalSandbox, "apply_and_exec",
-                                        lambda *a, **kw: _none())
+                if way == "one":
+                    monkeypatch.setattr(local_module.LocalSandbox, "apply_and_exec", _recording(launched))
+                else:  # no descriptor digit free: the launch is refused and grading makes two, as elsewhere
+                    monkeypatch.setattr(local_module, "free_digit", lambda taken: None)
                 out = tmp_path / f"{name}-{bool(net)}-{way}"
                 grade = await grade_patch(environment=env, run_id="r", attempt_id=f"{name}{way}", task=task,
                                           starting_source=task.workspace_dir, patch_path=patch, empty=not text,
@@ -135,9 +137,19 @@ async def test_one_launch_grades_byte_identically_to_two(tmp_path: Path, monkeyp
                 graded[way] = (grade, _files(out))
                 monkeypatch.undo()
             assert graded["one"] == graded["two"], (name, net)
+            # an empty patch is not applied: test.sh alone, one launch either way
+            assert [r is not None for r in launched] == ([] if name == "empty" else [True]), launched
             expected = {"good": "pass", "bad": "unknown", "empty": "empty"}[name]
             assert graded["one"][0].outcome == expected, graded["one"]
 
 
-async def _none() -> None:
-    return None
+def _recording(into: list[object]):  # type: ignore[no-untyped-def]
+    """LocalSandbox.apply_and_exec, each result kept in ``into`` (``None``: the launch was refused)."""
+    real = local_module.LocalSandbox.apply_and_exec
+
+    async def apply_and_exec(self, *a, **kw):  # type: ignore[no-untyped-def]
+        ran = await real(self, *a, **kw)
+        into.append(ran)
+        return ran
+
+    return apply_and_exec
