@@ -124,10 +124,25 @@ class DockerSandbox:
             ) from exc
 
     async def _exit_code(self, ex: Any) -> int | None:
-        """The exec's exit code once the engine says it is no longer running."""
+        """The exec's exit code once the engine says it is no longer running.
+
+        ``None`` (unknown, never 0) when the sandbox was closed under the command: its
+        container is removed and its engine client may be closed before the command's
+        own task asks, so the engine can no longer say. Any other failure to ask is an
+        :class:`EnvironmentFailure`."""
         with anyio.move_on_after(_CONFIRM_SECONDS):
             while True:
-                info = await ex.inspect()
+                try:
+                    info = await ex.inspect()
+                except Exception as exc:  # a closed client fails with DockerError or RuntimeError
+                    if self._closed:
+                        return None
+                    if not isinstance(exc, aiodocker.DockerError):
+                        raise
+                    raise EnvironmentFailure(
+                        f"cannot read the exit code of exec {ex.id[:12]} in container "
+                        f"{self.container_id[:12]}: {exc.message}"
+                    ) from exc
                 if not info.get("Running"):
                     code = info.get("ExitCode")
                     return int(code) if code is not None else None

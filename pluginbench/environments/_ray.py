@@ -367,6 +367,11 @@ async def _translate(env: RayEnvironment, node: RayNode, ref: Any) -> Any:
         if isinstance(cause, EnvironmentFailure):
             raise type(cause)(str(cause)) from None
         raise EnvironmentFailure(f"on worker node {node.name}: {cause or exc}") from None
+    except ray.exceptions.UnserializableException as exc:
+        # The node's exception could not travel back; its text (a traceback) still ends
+        # with the line that names what failed.
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        raise EnvironmentFailure(f"on worker node {node.name}: {lines[-1] if lines else type(exc).__name__}") from None
     except (ray.exceptions.RayActorError, ray.exceptions.NodeDiedError, ray.exceptions.ObjectLostError,
             ray.exceptions.WorkerCrashedError) as exc:
         env.mark_lost(node)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import aiodocker
+from aiodocker.execs import Exec
 import anyio
 import pytest
 
@@ -317,6 +318,25 @@ async def test_check_passes_and_capacity_refuses_what_does_not_fit():
         await env.check_capacity(2, float(info.cpus), None)
     with pytest.raises(EnvironmentFailure, match="80% memory budget"):
         await env.check_capacity(1, None, info.memory_budget_mb + 1)
+
+
+@pytest.mark.docker
+@pytest.mark.anyio
+async def test_a_command_whose_sandbox_closed_under_it_has_an_unknown_exit_code(tmp_path):
+    """Asked for a command's exit code after its sandbox closed (container removed, engine
+    client closed), the sandbox says unknown (None, never 0); an engine that cannot say
+    while the sandbox is open is an EnvironmentFailure, never a raw engine error."""
+    _require_docker()
+    async with DockerEnvironment().sandbox(_spec(tmp_path)) as sb:
+        ex = await sb._create_exec(["true"], {}, "/")
+        async with ex.start(detach=False) as stream:
+            while await stream.read_out() is not None:
+                pass
+    assert await sb._exit_code(ex) is None
+    async with DockerEnvironment().sandbox(_spec(tmp_path)) as sb:
+        unknown = Exec(sb._docker, "0" * 64, False)  # the engine answers 404 for it
+        with pytest.raises(EnvironmentFailure, match="cannot read the exit code of exec 000000000000"):
+            await sb._exit_code(unknown)
 
 
 # -- labels, limits, network ------------------------------------------------------------

@@ -102,6 +102,21 @@ def test_placement_prefers_free_slots_then_name():
     assert choose_node(nodes, {"n1": 2, "n2": 1}, False, "n2").name == "b"
 
 
+@pytest.mark.anyio
+async def test_a_node_exception_that_cannot_travel_back_is_an_environment_failure():
+    """A node-side exception Ray cannot deserialise on the head becomes an EnvironmentFailure naming the node and the failure's own line."""
+    import ray.exceptions
+
+    from pluginbench.environments._ray import _translate
+
+    async def fails() -> None:
+        raise ray.exceptions.UnserializableException(
+            "Traceback (most recent call last):\n  File \"x.py\", line 1\nDockerError: [900] Connector is closed.\n")
+
+    with pytest.raises(EnvironmentFailure, match=r"^on worker node b: DockerError: \[900\] Connector is closed\.$"):
+        await _translate(None, RayNode("n2", "b", 1), fails())  # type: ignore[arg-type]
+
+
 def test_only_alive_labelled_nodes_take_part_with_their_jobs():
     """Nodes without the label, dead nodes and nodes set to 0 jobs get no sandbox; per-node jobs override."""
     seen = [
