@@ -56,7 +56,7 @@ from ._local_binds import BindNamespace, uid_problem
 from ._local_launch import bwrap_options, watch_limits
 from ._local_paths import _memfd, _rmtree, _safe_name, left_behind, sandbox_path, tool_folders
 from ._local_streams import FileDrains, converse, drain, drain_lines, feed
-from ._local_warm import WarmSandboxes
+from ._local_warm import WarmSandboxes, room_for
 from ._port import ExecResult, SandboxPaths, SandboxSpec
 
 if TYPE_CHECKING:
@@ -574,9 +574,15 @@ class LocalEnvironment:
     async def prestart(self, spec: SandboxSpec) -> bool:
         """Make the fresh sandbox a later :meth:`sandbox` of exactly ``spec`` takes (an
         attempt's grading sandbox, made while its agent codes); whether one was made.
-        See :mod:`._local_warm`: only under bubblewrap; a failure or cancel removes what
-        was made and raises; :meth:`discard_prestarted` removes one no grading took."""
+        See :mod:`._local_warm`: only under bubblewrap, and only when the disk keeps the
+        agent's whole storage bound free after it; a failure or cancel removes what was
+        made and raises; :meth:`discard_prestarted` removes one no grading took."""
         if await anyio.to_thread.run_sync(self._bwrap_executable) is None:
+            return False
+        parent = self.root if self.root is not None else Path(tempfile.gettempdir())
+        parent.mkdir(parents=True, exist_ok=True)
+        bound = _limits.limits_of(None, None, None, spec.storage_mb).storage_mb * 1024 * 1024
+        if not await anyio.to_thread.run_sync(room_for, spec, parent, bound):
             return False
         await self.discard_prestarted(spec.run_id, spec.attempt_id, spec.role)
         self._warm.keep(spec, await self._made(spec))

@@ -13,6 +13,9 @@ role) for that one attempt and role only:
   and runs as another uid, so the agent cannot reach it; unisolated, the agent is a host
   process that could write into it, and grading makes its own sandbox after the agent is
   gone, as before;
+* made only when the disk has room for it and still leaves the coding agent its whole
+  storage bound (:func:`room_for`): the copy is made while the agent writes, and must never
+  be what fills the disk under it;
 * removed (processes, cgroup, mount namespace, folder) when no grading takes it: no patch,
   a failure, a cancel, the worker's end (:func:`~pluginbench.actors._prestart.discard_prestarted`).
   A killed worker leaves an ordinary sandbox folder (``pluginbench-<run>-<attempt>-verifier-*``)
@@ -22,6 +25,8 @@ role) for that one attempt and role only:
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,6 +36,31 @@ from ._port import SandboxSpec
 
 if TYPE_CHECKING:
     from ._local import LocalSandbox
+
+
+def _tree_bytes(root: Path) -> int:
+    """Bytes of the regular files under ``root`` (symlinks not followed; unreadable parts skipped)."""
+    total = 0
+    for folder, _, files in os.walk(root):
+        for name in files:
+            try:
+                st = os.lstat(os.path.join(folder, name))
+            except OSError:
+                continue
+            total += st.st_size
+    return total
+
+
+def room_for(spec: SandboxSpec, parent: Path, storage_bytes: int) -> bool:
+    """Whether the disk holding ``parent`` has room for a pre-started sandbox of ``spec``
+    and, after it, still ``storage_bytes`` (the coding agent's storage bound) free.
+
+    The sandbox is counted as twice its sources: the working tree and the base
+    repository made from it (its objects are at most the tree's size, compressed).
+    """
+    sources = [p for p in (spec.workspace, spec.tests, spec.solution, spec.home) if p is not None]
+    needed = sum(_tree_bytes(p) for p in sources) * 2 + storage_bytes
+    return shutil.disk_usage(parent).free >= needed
 
 
 class WarmSandboxes:

@@ -149,3 +149,19 @@ async def test_a_prestarted_sandbox_is_taken_only_by_exactly_its_spec_and_discar
     _nothing_left(env, tmp_path)
     assert not await LocalEnvironment("none", root=tmp_path / "boxes").prestart(spec)
     _nothing_left(env, tmp_path)
+
+
+@pytest.mark.anyio
+async def test_nothing_is_prestarted_when_the_disk_could_not_keep_the_agents_storage_bound(tmp_path: Path) -> None:
+    """A pre-start that would leave less than the coding agent's storage bound free on the disk makes nothing;
+    with room it is made."""
+    env, task = _env(tmp_path), _task(tmp_path)
+    spec = verifier_spec("r", "a1", task, task.workspace_dir, ())
+    free_mb = shutil.disk_usage(tmp_path).free // (1024 * 1024)
+    assert not await env.prestart(spec._replace(storage_mb=free_mb + 1))
+    assert env.prestarted("r") == []
+    _nothing_left(env, tmp_path)
+    assert await env.prestart(spec._replace(storage_mb=1))
+    assert len(env.prestarted("r")) == 1
+    await env.discard_prestarted("r")
+    _nothing_left(env, tmp_path)
