@@ -36,6 +36,9 @@ One attempt, in order (all inside the attempt's sandbox, nothing on the host's c
 4. Usage validation, provider-stop classification, after-run checks and the secret scan
    go to ``execution.json``.
 
+The class side (launch identity, config and credential rules, capability policy, usage
+re-read from saved evidence) is :mod:`._claude_rules`; this module is the attempt itself.
+
 Probe mode (``probe_base_url``): the probe's fake key travels the same way as a real
 token (credentials file), only the base URL (and retry cap) come from
 :func:`pluginbench.probe.launch_env`; a real token in the environment is refused and
@@ -59,11 +62,8 @@ import anyio
 import msgspec
 
 from .._parsing import loads_json
-from ..config import ENFORCED, NOT_ENFORCED, capability_entry
 from ..environments import Sandbox, plain_files
-from ..errors import ConfigError, DiscoveryMismatch, InputError
-from ..events import Usage
-from ..harness_registry import SpecProblem
+from ..errors import DiscoveryMismatch
 from ..tasks import copy_tree, fingerprint, scan_tree
 from ..treatments import MARKETPLACE, ClaudeTreatment, admit_claude_treatment
 from ._claude_cache import cache_key, digest_argv
@@ -77,7 +77,6 @@ from ._claude_discovery import (
     discovery_argv,
 )
 from ._claude_launch import (
-    CLI,
     CONFIG_DIR_NAME,
     MARKETPLACE_DIR_NAME,
     PINNED_SETTINGS,
@@ -89,13 +88,12 @@ from ._claude_launch import (
     credentials_json,
     pinned_env,
     session_argv,
-    spec_problem,
 )
 from ._claude_reuse import from_store, keep, store_note
+from ._claude_rules import ClaudeHarnessRules
 from ._claude_session import ClaudeSession
 from ._claude_stream import (
     decode_stream,
-    final_and_writes,
     parse_decoded,
     provider_stop,
     uncorroborated,
@@ -106,7 +104,6 @@ from ._port import (
     AgentRun,
     AttemptContext,
     FrozenTreatment,
-    HarnessBase,
     hook_arm_usage,
     tool_roots,
 )
@@ -120,147 +117,18 @@ def _write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, indent=1, sort_keys=True, default=str) + "\n")
 
 
-def _text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
-
-
 def _slug(cwd: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in cwd)
 
 
-class ClaudeHarness(HarnessBase):
+class ClaudeHarness(ClaudeHarnessRules):
     """Claude Code behind the harness port (see the module docstring)."""
-
-    name = "claude"
-    instruction_file = "CLAUDE.md"
-    summary = "Claude Code (stream-json), the pinned CLI"
-    real = True
-    reviewer = True
-    native_receipts = True
-    agent_traces = True
-    cli = CLI
-    doctor_model = "claude-sonnet-4-5"
-    #: the Messages API (the OAuth token is used there too); nonessential traffic is off
-    model_hosts = ("api.anthropic.com",)
-    delivery_policy = "claude-native-v1"
-
-    @classmethod
-    def launch_identity(cls, model: str | None, reasoning: str | None, *, subagents: bool = True) -> dict[str, Any]:
-        from . import _claude_launch as cl
-        from ._claude_discovery import REQUESTS, SCHEMA
-
-        m, effort = model or "<model>", reasoning or "<effort>"
-        return {
-            # Discovery runs first with hooks disabled; then the coding process.
-            "argv": cl.session_argv("<cli>", m, effort, "<session>", subagents=subagents),
-            "discovery_argv": discovery_argv(cl.session_argv("<cli>", m, effort, "<session>", subagents=subagents),
-                                             "<discovery-session>"),
-            "discovery": {"control_requests": [[sub, params] for sub, params in REQUESTS], "receipt": SCHEMA},
-            "refused_variables": sorted(cl.REFUSED_VARIABLES),
-            "settings": cl.PINNED_SETTINGS,
-            "builtin_agents": sorted(cl.BUILTIN_AGENTS),
-            "init_tools": sorted(cl.PINNED_TOOLS.get(m, ())),
-            "pinned_version": cl.PINNED_VERSION,
-        }
-
-    @classmethod
-    def uncacheable_cli(cls, cli_version: str | None) -> str | None:
-        """Claude Code's built-in commands, agents and init tools are part of the vanilla
-        arm, and PluginBench pins them for one CLI version only; any other version codes its
-        own vanilla arm every run."""
-        if cli_version != PINNED_VERSION:
-            return (f"Claude Code {cli_version} is not {PINNED_VERSION}, the version whose built-ins PluginBench pins; "
-                    "this run codes its own vanilla arm and publishes nothing")
-        return None
-
-    @classmethod
-    def spec_problem(cls, model: str | None, reasoning: str | None) -> SpecProblem | None:
-        return spec_problem(model, reasoning)
-
-    @classmethod
-    def validate_config(cls, ev: Any, path: Path) -> None:
-        """Claude Code enforces neither thread nor depth limits: refuse them."""
-        for key in ("max_threads", "max_depth"):
-            if getattr(ev.capabilities, key) is not None:
-                raise ConfigError(f"capabilities.{key} is not enforced by Claude Code", file=str(path),
-                                  field=f"capabilities.{key}", fix="remove it for runner.harness: claude")
-
-    @classmethod
-    def admit_evaluation(cls, ev: Any, *, probe: bool) -> None:
-        """Every treatment admissible for Claude Code; the operator environment holds the
-        token (and no refused variable; no token for a probe run)."""
-        check_operator_env(os.environ, probe=probe)
-        for t in ev.treatments.values():
-            admit_claude_treatment(tuple(Path(p) for p in t.guidance), tuple(Path(p) for p in t.skills),
-                                   tuple(Path(p) for p in t.plugins))
 
     @classmethod
     def for_run(cls, ev: Any, *, cli_path: str | Path | None, cli_version: str | None,
                 probe_base_url: str | None) -> ClaudeHarness:
         return cls(str(cli_path), cli_version or "", probe_base_url, subagents=ev.capabilities.subagents,
                    store=DiscoveryStore.for_harness("claude"))
-
-    @classmethod
-    def read_final(cls, stdout: str) -> tuple[str | None, list[str]]:
-        return final_and_writes(stdout)
-
-    @classmethod
-    def check_launch(cls, model: str | None, reasoning: str | None) -> None:
-        check_model(model, reasoning)
-
-    @classmethod
-    def revalidate_usage(cls, attempt_dir: Path, *, model: str | None, cli_version: str | None, timed_out: bool,
-                         exit_code: int | None, seconds: float | None) -> Usage | None:
-        """Its stream and session transcripts (``agent/stdout.jsonl``,
-        ``agent/transcripts/<session>.jsonl`` and its subagents under ``<session>/``)."""
-        agent = attempt_dir / "agent"
-        folder = agent / "transcripts"
-        roots = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
-        totals = None
-        if len(roots) == 1:
-            subs_dir = folder / roots[0].stem
-            subs = sorted(subs_dir.rglob("*.jsonl")) if subs_dir.is_dir() else []
-            totals = read_transcripts(_text(roots[0]).splitlines(), [_text(s).splitlines() for s in subs])
-        events, bad = decode_stream(_text(agent / "stdout.jsonl"))
-        usage, _ = validate_usage(parse_decoded(events, bad), totals, runner_model=model or "",
-                                  cli_version=cli_version or "", timed_out=timed_out, answers=stream_answers(events))
-        return usage
-
-    @classmethod
-    def capability_policy(cls, caps: Any) -> dict[str, dict[str, Any]]:
-        """The Agent tool is disallowed for ``subagents: false``; no concurrency or depth limit."""
-        return {
-            "subagents": capability_entry(caps.subagents, ENFORCED, "the Agent tool is disallowed"
-                                          if not caps.subagents else "the Agent tool is allowed"),
-            "max_threads": capability_entry(caps.max_threads, NOT_ENFORCED, "Claude Code has no concurrency limit"),
-            "max_depth": capability_entry(caps.max_depth, NOT_ENFORCED, "Claude Code has no depth limit"),
-        }
-
-    @classmethod
-    def check_reviewer_host(cls, cli_path: Path, *, probe: bool, field: str, file: str | None) -> None:
-        """Credentials exactly as coding runs take them: the subscription token only."""
-        check_operator_env(os.environ, probe=probe)
-        if not probe and not os.environ.get(TOKEN_VARIABLE):
-            raise InputError(f"the Claude reviewer needs {TOKEN_VARIABLE}", field=f"{field}.harness",
-                             fix=f"export {TOKEN_VARIABLE} (from `claude setup-token`)")
-
-    @classmethod
-    def reviewer_options(cls) -> dict[str, Any]:
-        return {"subagents": False}
-
-    @classmethod
-    def credential_check(cls) -> tuple[bool, str]:
-        if os.environ.get(TOKEN_VARIABLE):
-            return True, f"{TOKEN_VARIABLE} is set (validity not checked)"
-        return False, f"{TOKEN_VARIABLE} is not set (needed for real runs, not for probe runs)"
-
-    @classmethod
-    def doctor_options(cls) -> dict[str, Any]:
-        """The doctor's attempt is a probe run: the real token is left out."""
-        return {"environ": {k: v for k, v in os.environ.items() if k != TOKEN_VARIABLE}}
 
     def __init__(self, cli_path: str | Path, cli_version: str, probe_base_url: str | None = None,
                  *, subagents: bool = True, environ: Mapping[str, str] | None = None,
