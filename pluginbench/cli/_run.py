@@ -34,6 +34,7 @@ from ._common import (
 )
 from ._progress import ForegroundProgress, log_line
 from ._verdict_lines import print_verdicts
+from ._worker_start import FROM_STDIN, EarlyWorker, WorkerStart, await_start
 
 
 def _default_output(prefix: str = "") -> Path:
@@ -146,7 +147,12 @@ def _confirm(real: bool, attempts: int, yes: bool, generations: int = 0) -> None
         raise typer.Exit(1)
 
 
-def _spawn_worker(rd: RunDir, notify: bool, cost_ceiling: float | None = None) -> int:
+def _spawn_worker(rd: RunDir, notify: bool, cost_ceiling: float | None = None,
+                  early: EarlyWorker | None = None) -> int:
+    from ..probe import VERSIONS_ENV, versions_env
+
+    if early is not None and early.hand(WorkerStart(rd.root, notify, cost_ceiling, versions_env()[VERSIONS_ENV])):
+        return _await_owner(rd, early.process, early.output)
     argv = [sys.executable, "-m", "pluginbench", "worker", str(rd.root), "--adopt-run-log"]
     if notify:
         argv.append("--notify")
@@ -157,22 +163,20 @@ def _spawn_worker(rd: RunDir, notify: bool, cost_ceiling: float | None = None) -
     # below): run.log belongs to whoever owns the run, and a worker that loses the lock
     # race must not write its refusal into the winner's log. The worker moves its output
     # to run.log itself once it owns the run (--adopt-run-log).
-    early = tempfile.TemporaryFile()  # noqa: SIM115 - read back on failure, closed below
-    from ..probe import versions_env
-
+    early_output = tempfile.TemporaryFile()  # noqa: SIM115 - read back on failure, closed below
     try:
         child = subprocess.Popen(
             scope + argv,
             env={**os.environ, **versions_env()},  # the CLI version asked at creation, not asked again
             stdin=subprocess.DEVNULL,
-            stdout=early,
+            stdout=early_output,
             stderr=subprocess.STDOUT,
             start_new_session=True,
             close_fds=True,
         )
-        return _await_owner(rd, child, early)
+        return _await_owner(rd, child, early_output)
     finally:
-        early.close()
+        early_output.close()
 
 
 def _await_owner(rd: RunDir, child: subprocess.Popen[bytes], early: Any) -> int:
@@ -351,6 +355,24 @@ def run_command(
     from ..config import load as load_evaluation
 
     loaded = load_evaluation(target)  # the config layer's rules; the backend's below, as load_config does
+    # A new background run of a valid config: its worker starts now and imports while this
+    # process checks and creates the run (see _worker_start); it is handed the run once the
+    # run exists, or killed on any other way out.
+    starts = not (foreground or dry_run or json_out or is_cross_agent(loaded.evaluation))
+    early = EarlyWorker.start(_systemd_scope()) if starts else None
+    try:
+        _from_config(loaded, output, dry_run=dry_run, json_out=json_out, yes=yes, foreground=foreground,
+                     notify=notify, verbose=verbose, early=early)
+    finally:
+        if early is not None:
+            early.discard()
+
+
+def _from_config(loaded: Any, output: Path | None, *, dry_run: bool, json_out: bool, yes: bool, foreground: bool,
+                 notify: bool, verbose: bool, early: EarlyWorker | None) -> None:
+    """``run`` of the loaded config ``loaded``: a cross-agent evaluation, a dry run, or a new
+    run (checks that need no model, the confirmation, the run folder, then its worker:
+    ``early`` when one was started)."""
     _prefetch_cli_version(loaded.evaluation.runner.harness)  # its --version start overlaps the imports below
     from ..actors import check_inputs, resolve_paths
     from ..environments import check_backend_config
@@ -411,7 +433,7 @@ def run_command(
 
         prefetch_launcher_source()
     rd = _create(loaded, output)
-    _go(rd, foreground=foreground, notify=notify, verbose=verbose)
+    _go(rd, foreground=foreground, notify=notify, verbose=verbose, early=early)
 
 
 def _prefetch_cli_version(harness: str) -> None:
@@ -463,12 +485,13 @@ def resume_checks(rd: RunDir) -> tuple[Any, Any]:
     return contents, saved
 
 
-def _go(rd: RunDir, *, foreground: bool, notify: bool, cost_ceiling: float | None = None, verbose: bool = False) -> None:
+def _go(rd: RunDir, *, foreground: bool, notify: bool, cost_ceiling: float | None = None, verbose: bool = False,
+        early: EarlyWorker | None = None) -> None:
     if notify and not (shutil.which("notify-send") or shutil.which("osascript")):
         err_console.print("warning: --notify: neither notify-send nor osascript is on PATH; no notifications")
     if foreground:
         raise typer.Exit(_run_foreground(rd, notify=notify, cost_ceiling=cost_ceiling, verbose=verbose))
-    pid = _spawn_worker(rd, notify, cost_ceiling)
+    pid = _spawn_worker(rd, notify, cost_ceiling, early)
     console.print(f"run {rd.root} started in the background (pid {pid})", highlight=False)
     console.print(f"watch it:  pluginbench status {shlex.quote(str(rd.root))} --watch", highlight=False)
 
@@ -480,7 +503,17 @@ def worker_command(
     adopt_run_log: Annotated[bool, typer.Option("--adopt-run-log", help="Send output to run.log once the run is owned.")] = False,
     cost_ceiling: Annotated[float | None, typer.Option("--cost-ceiling")] = None,
 ) -> None:
-    """Own a run in this process until it ends (started by `run` in a new session)."""
+    """Own a run in this process until it ends (started by `run` in a new session; with
+    `-` for the run directory, `run` hands the run over on stdin once it exists)."""
+    if str(run_dir) == FROM_STDIN:
+        try:
+            start = await_start(sys.stdin.buffer)
+        except ValueError as exc:
+            raise RunDirError(f"the run handed to this worker on stdin is malformed: {exc}",
+                              fix="start runs with `pluginbench run`, which writes that line") from None
+        if start is None:  # `run` ended without a run for this worker: nothing was written
+            raise typer.Exit(0)
+        run_dir, notify, cost_ceiling = start.run_dir, start.notify, start.cost_ceiling
     from ..actors import run_worker
 
     if group_harnesses(run_dir) is not None:  # a cross-agent evaluation: each harness's run, then the matrix

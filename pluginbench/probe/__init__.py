@@ -29,6 +29,7 @@ from ..errors import ScenarioError
 from ._clis import (
     PINNED,
     VERSIONS_ENV,
+    adopt_versions,
     cli_version,
     clis_dir,
     find_cli,
@@ -83,6 +84,7 @@ __all__ = [
     "PROBE_TOKENS",
     "SCENARIOS_DIR",
     "VERSIONS_ENV",
+    "adopt_versions",
     "Choice",
     "ErrorSpec",
     "LaunchEnv",

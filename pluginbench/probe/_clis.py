@@ -73,6 +73,16 @@ def versions_env() -> dict[str, str]:
     return {VERSIONS_ENV: json.dumps(known, separators=(",", ":"))}
 
 
+def adopt_versions(handed: str) -> None:
+    """Take the versions a parent hands over after this process started (``run``'s early
+    worker gets them on its stdin), as if they had been in :data:`VERSIONS_ENV` from the
+    start; versions this process asked already stay."""
+    global _inherited
+    os.environ[VERSIONS_ENV] = handed
+    _inherited = False
+    _inherit()
+
+
 def _inherit() -> None:
     """Adopt the versions the parent process handed over (malformed entries are ignored)."""
     global _inherited

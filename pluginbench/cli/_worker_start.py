@@ -1,0 +1,145 @@
+"""The background worker of ``run``, started before the run exists.
+
+``pluginbench run`` (in the background, the default) checks its inputs, creates or checks
+the run folder, then hands the run to a worker process in a new session and returns once
+that worker owns ``run.lock``. Started only then, the worker's interpreter start and
+imports (about 0.3 s of CPU) came after all of the foreground's own work. So the worker
+is started first (:meth:`EarlyWorker.start`): ``pluginbench worker -`` imports what owning
+a run needs, then waits on its stdin for one line naming the run (:func:`await_start`),
+while the foreground checks and creates it on the other core.
+
+Nothing happens in the waiting worker before that line: it holds no lock, opens no run
+folder, writes no file and calls no model. The foreground hands it the run only once the
+run exists (:meth:`EarlyWorker.hand`); on every other way out (bad input with exit 2, a
+dry run, a declined confirmation, a cross-agent config, an error) the worker is killed and
+reaped before the command returns (:meth:`EarlyWorker.discard`). A foreground killed with
+``-9`` closes the pipe: the waiting worker reads end-of-file and exits 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import IO, Any, NamedTuple
+
+#: the run-directory argument that makes ``pluginbench worker`` wait for its run on stdin
+FROM_STDIN = "-"
+
+
+class WorkerStart(NamedTuple):
+    """What the foreground hands the early worker: the run and ``worker``'s own options."""
+
+    run_dir: Path
+    notify: bool
+    cost_ceiling: float | None
+    #: the CLI versions the foreground asked (``probe.VERSIONS_ENV``'s value), never asked again
+    versions: str
+
+
+def encode_start(start: WorkerStart) -> bytes:
+    """The one line :func:`read_start` reads back."""
+    return (json.dumps({"run_dir": str(start.run_dir), "notify": start.notify,
+                        "cost_ceiling": start.cost_ceiling, "versions": start.versions},
+                       separators=(",", ":")) + "\n").encode()
+
+
+def read_start(line: bytes) -> WorkerStart | None:
+    """The start line, or ``None`` for end-of-file (the foreground ended without a run).
+    A malformed line is a ValueError naming what is wrong (only ``run`` writes it)."""
+    if not line:
+        return None
+    data: Any = json.loads(line)
+    if not isinstance(data, dict) or set(data) != {"run_dir", "notify", "cost_ceiling", "versions"}:
+        raise ValueError("the start line must be an object with run_dir, notify, cost_ceiling and versions")
+    run_dir, notify, ceiling, versions = data["run_dir"], data["notify"], data["cost_ceiling"], data["versions"]
+    if not isinstance(run_dir, str) or not os.path.isabs(run_dir):
+        raise ValueError("run_dir must be an absolute path")
+    if not isinstance(notify, bool) or not isinstance(versions, str):
+        raise ValueError("notify must be a boolean and versions a string")
+    if ceiling is not None and (isinstance(ceiling, bool) or not isinstance(ceiling, int | float)
+                                or not (math.isfinite(ceiling) and ceiling > 0)):
+        raise ValueError("cost_ceiling must be null or a positive number")
+    return WorkerStart(Path(run_dir), notify, None if ceiling is None else float(ceiling), versions)
+
+
+def await_start(stdin: IO[bytes]) -> WorkerStart | None:
+    """In the early worker: import what owning a run needs, then read the start line from
+    ``stdin`` and point file descriptor 0 at ``/dev/null`` (nothing the run starts inherits
+    the pipe). ``None``: the foreground ended without handing a run."""
+    from .. import actors  # noqa: F401 - the imports this early start is for
+    from ..probe import adopt_versions
+
+    start = read_start(stdin.readline())
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(devnull, 0)
+    finally:
+        os.close(devnull)
+    if start is not None:
+        adopt_versions(start.versions)
+    return start
+
+
+class EarlyWorker:
+    """The foreground's handle on a worker started before its run exists."""
+
+    def __init__(self, process: subprocess.Popen[bytes], output: IO[bytes]) -> None:
+        self.process = process
+        #: the worker's own output until it owns the run (read back when it fails to)
+        self.output = output
+        self.handed = False
+
+    @classmethod
+    def start(cls, scope: list[str]) -> EarlyWorker | None:
+        """Start ``pluginbench worker -`` (inside ``scope``, e.g. a systemd user scope) in
+        a new session; None when it cannot be started (the run then starts its worker
+        the usual way)."""
+        output = tempfile.TemporaryFile()  # noqa: SIM115 - kept for the hand-over, closed by discard()
+        try:
+            process = subprocess.Popen(
+                [*scope, sys.executable, "-m", "pluginbench", "worker", FROM_STDIN, "--adopt-run-log"],
+                stdin=subprocess.PIPE, stdout=output, stderr=subprocess.STDOUT,
+                start_new_session=True, close_fds=True,
+            )
+        except OSError:
+            output.close()
+            return None
+        return cls(process, output)
+
+    def hand(self, start: WorkerStart) -> bool:
+        """Give the waiting worker its run; whether it took the line (False: it is gone,
+        the caller starts a worker the usual way)."""
+        stdin = self.process.stdin
+        if stdin is None or self.process.poll() is not None:
+            return False
+        try:
+            stdin.write(encode_start(start))
+            stdin.close()
+        except (BrokenPipeError, OSError):
+            return False
+        self.handed = True
+        return True
+
+    def discard(self) -> None:
+        """Unless it was handed a run: kill the waiting worker and reap it. Idempotent."""
+        if not self.handed:
+            with _quiet():
+                if self.process.stdin is not None:
+                    self.process.stdin.close()
+            if self.process.poll() is None:
+                with _quiet():
+                    os.killpg(self.process.pid, 9)  # its own session: anything it started goes too
+            with _quiet():
+                self.process.wait(timeout=10)
+        self.output.close()
+
+
+def _quiet() -> contextlib.suppress:
+    """The OS errors of cleaning up a process that may be gone already, suppressed."""
+    return contextlib.suppress(OSError, subprocess.SubprocessError)
