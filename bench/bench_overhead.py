@@ -20,6 +20,10 @@ and after the row:
   exit): the run's fixed cost (interpreter, imports, run creation, preparation before the
   attempt; report and exit after it) apart from the attempt itself, with the fixed cost's
   paired ratios against the first side (``--before``'s).
+* ``background`` (per harness): the same one-attempt run as ``one``, started the way users
+  start runs, ``pluginbench run --yes`` without ``--foreground``: wall from the command's
+  start to the end of the background worker it leaves (the bench adopts and reaps it as
+  a subreaper), and separately until ``run`` returned. Anchor: one bare CLI session.
 * ``docker``: a whole 6-attempt ``oracle`` run on the docker backend with warm images and
   readiness. Anchor: six bare ``docker run --rm <base image> true``, one after another.
 * ``cold``: the preparation of a cold docker run (two tasks, each with a Dockerfile built
@@ -163,6 +167,31 @@ def _run(root: Path, name: str, cfg: dict[str, object], env: dict[str, str],
     return wall, events
 
 
+def _run_background(root: Path, name: str, cfg: dict[str, object], env: dict[str, str],
+                    returned: list[float]) -> float:
+    """A whole run started in the background (``run`` without ``--foreground``): wall
+    seconds until its worker ended; the seconds until ``run`` returned go to ``returned``."""
+    path = root / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    out = root / name
+    t = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "pluginbench", "run", str(path), "--output", str(out), "--yes"],
+                          capture_output=True, text=True, env=env, timeout=1800, cwd=root)
+    returned.append(time.perf_counter() - t)
+    if done.returncode != 0:
+        raise SystemExit(f"run {name} exited {done.returncode}:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    pid = int(done.stdout.split("(pid ")[1].split(")")[0])
+    try:
+        os.waitpid(pid, 0)  # adopted: the bench is a subreaper and the worker's parent has exited
+    except ChildProcessError:  # not adopted (no subreaper): wait for it to go
+        while os.path.exists(f"/proc/{pid}"):
+            time.sleep(0.002)
+    wall = time.perf_counter() - t
+    if '"attempt.completed"' not in (out / "events.jsonl").read_text():
+        raise SystemExit(f"run {name} completed no attempt")
+    return wall
+
+
 def _ts(e: dict[str, object]) -> float:
     return dt.datetime.fromisoformat(str(e["at"]).replace("Z", "+00:00")).timestamp()
 
@@ -278,6 +307,19 @@ def harness_rows(harness: str, rounds: int, parts: set[str], isolation: str, sid
                  for side, env in envs.items()},
                 lambda: _bare_batch(harness, cli, probe.base_url, 1, 1), f"one bare {harness} session")
             row["fixed"] = _print_split(harness, splits)
+            rows.append(row)
+        if "background" in parts:
+            cfg1 = {**base, "tasks": {"source": str(source), "ids": ["p0"]}, "repeats": 1, "jobs": 1}
+            returned: dict[str, list[float]] = {side: [] for side in envs}
+            row = _row(
+                f"{harness} whole one-attempt run in the background", rounds,
+                {side: (lambda env=env, side=side: _run_background(  # type: ignore[misc]
+                    root, f"r{next(counter)}", cfg1, env, returned[side]))
+                 for side, env in envs.items()},
+                lambda: _bare_batch(harness, cli, probe.base_url, 1, 1), f"one bare {harness} session")
+            row["run_returned_s"] = {side: round(statistics.median(r), 3) for side, r in returned.items()}
+            print(f"  [{harness}] `run` returned after (median): "
+                  + ", ".join(f"{side} {statistics.median(r):.3f} s" for side, r in returned.items()), flush=True)
             rows.append(row)
     return rows
 
@@ -412,8 +454,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--harness", nargs="*", default=["claude", "codex"])
-    parser.add_argument("--parts", nargs="+", default=["attempts", "one", "docker", "cold", "null"],
-                        choices=["attempts", "one", "docker", "cold", "null"])
+    parser.add_argument("--parts", nargs="+", default=["attempts", "one", "background", "docker", "cold", "null"],
+                        choices=["attempts", "one", "background", "docker", "cold", "null"])
     parser.add_argument("--isolation", default="auto", choices=["auto", "none", "bubblewrap"])
     parser.add_argument("--json", type=Path, help="also write every row to this file")
     parser.add_argument("--before", type=Path, help="an older checkout (with its .tools link) measured in the "
@@ -436,7 +478,7 @@ def main() -> None:
     parts = set(args.parts)
     rows: list[dict[str, object]] = []
     for harness in args.harness:
-        if parts & {"attempts", "one"}:
+        if parts & {"attempts", "one", "background"}:
             rows += harness_rows(harness, args.rounds, parts, args.isolation, sides)
     if "docker" in parts:
         rows += docker_row(args.rounds, sides)
