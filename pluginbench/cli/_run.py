@@ -198,7 +198,7 @@ def _await_owner(rd: RunDir, child: subprocess.Popen[bytes], early: Any) -> int:
                 early.seek(0)
                 tail = early.read().decode(errors="replace")[-2000:]
                 raise PluginBenchError(f"the background worker exited ({child.returncode}) before owning the run:\n{tail}")
-        time.sleep(0.05)
+        time.sleep(0.01)
     early.seek(0)
     tail = early.read().decode(errors="replace")[-2000:]
     raise PluginBenchError(f"the background worker did not take {rd.lock} within 60 s:\n{tail}")

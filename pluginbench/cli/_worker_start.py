@@ -71,9 +71,17 @@ def read_start(line: bytes) -> WorkerStart | None:
 def await_start(stdin: IO[bytes]) -> WorkerStart | None:
     """In the early worker: import what owning a run needs, then read the start line from
     ``stdin`` and point file descriptor 0 at ``/dev/null`` (nothing the run starts inherits
-    the pipe). ``None``: the foreground ended without handing a run."""
-    from .. import actors  # noqa: F401 - the imports this early start is for
+    the pipe). ``None``: the foreground ended without handing a run.
+
+    While it waits it also hashes the launcher source and probes bubblewrap in threads
+    (both read-only; what any worker does first), so the run finds them answered."""
+    # the package import brings the rest of what this early start is for
+    from ..actors import prefetch_launcher_source
+    from ..environments import prefetch_bwrap
     from ..probe import adopt_versions
+
+    prefetch_launcher_source()
+    prefetch_bwrap()
 
     start = read_start(stdin.readline())
     devnull = os.open(os.devnull, os.O_RDONLY)
