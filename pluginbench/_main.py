@@ -3,7 +3,8 @@
 ``status RUN --json`` is what dashboards and scripts poll, often; it is answered here
 without importing the CLI framework (typer, rich), which costs more than the status
 itself on a large run. Everything else, including any error in that path, goes through
-the typer app, so messages and exit codes stay the same.
+the typer app, so messages and exit codes stay the same. A background ``run`` starts its
+worker here first (:mod:`pluginbench._worker_start`).
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ def main() -> None:
     pause_startup()  # the CLI (or the long-running command) turns it back on: _gc.end_startup
     if _fast_status_json(sys.argv[1:]):
         return
+    from ._worker_start import start_early
+
+    start_early(sys.argv[1:])  # a background run's worker imports while the CLI below does
     from .cli import main as cli_main
 
     cli_main()

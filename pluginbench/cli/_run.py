@@ -18,6 +18,14 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
+from .._worker_start import (
+    FROM_STDIN,
+    EarlyWorker,
+    WorkerStart,
+    await_start,
+    systemd_scope,
+    take_early,
+)
 from ..config import is_cross_agent
 from ..errors import LockHeldError, OutputExistsError, PluginBenchError, RunDirError
 from ..events import check_not_moved, live_owner
@@ -34,7 +42,6 @@ from ._common import (
 )
 from ._progress import ForegroundProgress, log_line
 from ._verdict_lines import print_verdicts
-from ._worker_start import FROM_STDIN, EarlyWorker, WorkerStart, await_start
 
 
 def _default_output(prefix: str = "") -> Path:
@@ -158,7 +165,7 @@ def _spawn_worker(rd: RunDir, notify: bool, cost_ceiling: float | None = None,
         argv.append("--notify")
     if cost_ceiling is not None:
         argv += ["--cost-ceiling", repr(cost_ceiling)]
-    scope = _systemd_scope()
+    scope = systemd_scope()
     # Until the worker holds run.lock, its output is its own (an unlinked file read back
     # below): run.log belongs to whoever owns the run, and a worker that loses the lock
     # race must not write its refusal into the winner's log. The worker moves its output
@@ -202,19 +209,6 @@ def _await_owner(rd: RunDir, child: subprocess.Popen[bytes], early: Any) -> int:
     early.seek(0)
     tail = early.read().decode(errors="replace")[-2000:]
     raise PluginBenchError(f"the background worker did not take {rd.lock} within 60 s:\n{tail}")
-
-
-def _systemd_scope() -> list[str]:
-    """``systemd-run --user --scope`` when a user manager answers, so the worker survives
-    the launcher's cgroup; nothing otherwise (most containers, macOS)."""
-    if not shutil.which("systemd-run") or not os.environ.get("XDG_RUNTIME_DIR"):
-        return []
-    try:
-        ok = subprocess.run(["systemctl", "--user", "show-environment"], capture_output=True, timeout=3,
-                            start_new_session=True).returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        ok = False
-    return ["systemd-run", "--user", "--scope", "--quiet", "--collect"] if ok else []
 
 
 def _notifying(observer: Callable[[Any, Any], None], rd: RunDir, notify: bool) -> Callable[[Any, Any], None]:
@@ -301,6 +295,19 @@ def run_command(
     run per harness, run one after another and compared within each harness only; pass
     that folder to resume it (see docs/cross-agent.md).
     """
+    early = take_early()  # the background worker the entry point started (pluginbench._worker_start)
+    try:
+        _run_target(target, output=output, dry_run=dry_run, json_out=json_out, yes=yes, foreground=foreground,
+                    notify=notify, cost_ceiling=cost_ceiling, verbose=verbose, early=early)
+    finally:
+        if early is not None:  # handed the run, or killed and reaped here
+            early.discard()
+
+
+def _run_target(target: Path, *, output: Path | None, dry_run: bool, json_out: bool, yes: bool, foreground: bool,
+                notify: bool, cost_ceiling: float | None, verbose: bool, early: EarlyWorker | None) -> None:
+    """``run`` (see :func:`run_command`); ``early`` is the worker started before the CLI's
+    imports, handed the run when one starts in the background."""
     if not target.is_dir():  # a new run: its sandbox probe overlaps the imports and checks below
         from ..environments import prefetch_bwrap
 
@@ -347,7 +354,7 @@ def run_command(
             }
             print_plan(summary, json_out)
             return
-        _go(rd, foreground=foreground, notify=notify, cost_ceiling=cost_ceiling, verbose=verbose)
+        _go(rd, foreground=foreground, notify=notify, cost_ceiling=cost_ceiling, verbose=verbose, early=early)
         return
     if cost_ceiling is not None:
         raise RunDirError("--cost-ceiling applies only when resuming a run directory", field="--cost-ceiling",
@@ -355,17 +362,8 @@ def run_command(
     from ..config import load as load_evaluation
 
     loaded = load_evaluation(target)  # the config layer's rules; the backend's below, as load_config does
-    # A new background run of a valid config: its worker starts now and imports while this
-    # process checks and creates the run (see _worker_start); it is handed the run once the
-    # run exists, or killed on any other way out.
-    starts = not (foreground or dry_run or json_out or is_cross_agent(loaded.evaluation))
-    early = EarlyWorker.start(_systemd_scope()) if starts else None
-    try:
-        _from_config(loaded, output, dry_run=dry_run, json_out=json_out, yes=yes, foreground=foreground,
-                     notify=notify, verbose=verbose, early=early)
-    finally:
-        if early is not None:
-            early.discard()
+    _from_config(loaded, output, dry_run=dry_run, json_out=json_out, yes=yes, foreground=foreground,
+                 notify=notify, verbose=verbose, early=early)
 
 
 def _from_config(loaded: Any, output: Path | None, *, dry_run: bool, json_out: bool, yes: bool, foreground: bool,

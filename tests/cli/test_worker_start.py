@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pluginbench.cli._worker_start import EarlyWorker, WorkerStart, encode_start, read_start
+from pluginbench._worker_start import EarlyWorker, WorkerStart, encode_start, read_start
 from tests.runs_helpers import events_of, write_config
 
 from .test_runs import wait_until_unowned

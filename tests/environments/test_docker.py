@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import aiodocker
-from aiodocker.execs import Exec
 import anyio
 import pytest
+from aiodocker.execs import Exec
 
 from pluginbench.environments import LocalEnvironment, SandboxSpec, _docker_engine, make_environment
 from pluginbench.environments._docker import (

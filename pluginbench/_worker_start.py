@@ -1,27 +1,32 @@
-"""The background worker of ``run``, started before the run exists.
+"""The background worker of ``run``, started before the CLI is even imported.
 
 ``pluginbench run`` (in the background, the default) checks its inputs, creates or checks
 the run folder, then hands the run to a worker process in a new session and returns once
 that worker owns ``run.lock``. Started only then, the worker's interpreter start and
-imports (about 0.3 s of CPU) came after all of the foreground's own work. So the worker
-is started first (:meth:`EarlyWorker.start`): ``pluginbench worker -`` imports what owning
-a run needs, then waits on its stdin for one line naming the run (:func:`await_start`),
-while the foreground checks and creates it on the other core.
+imports (about 0.4 s) came after all of the foreground's own work. So the console entry
+point (:mod:`pluginbench._main`) starts it first, before the CLI's own imports, whenever
+the command line asks for a background ``run`` (:func:`start_early`): ``pluginbench
+worker -`` imports what owning a run needs, then waits on its stdin for one line naming
+the run (:func:`await_start`), while the foreground imports, checks and creates the run
+on the other core.
 
 Nothing happens in the waiting worker before that line: it holds no lock, opens no run
-folder, writes no file and calls no model. The foreground hands it the run only once the
-run exists (:meth:`EarlyWorker.hand`); on every other way out (bad input with exit 2, a
-dry run, a declined confirmation, a cross-agent config, an error) the worker is killed and
-reaped before the command returns (:meth:`EarlyWorker.discard`). A foreground killed with
-``-9`` closes the pipe: the waiting worker reads end-of-file and exits 0.
+folder, writes no file and calls no model. ``run`` takes the handle (:func:`take_early`)
+and hands it the run only once the run exists (:meth:`EarlyWorker.hand`); on every other
+way out (bad input with exit 2, a dry run, a declined confirmation, a cross-agent config,
+a usage error, an error) the worker is killed and reaped before the process exits
+(:meth:`EarlyWorker.discard`, also at exit). A foreground killed with ``-9`` closes the
+pipe: the waiting worker reads end-of-file and exits 0.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -30,6 +35,10 @@ from typing import IO, Any, NamedTuple
 
 #: the run-directory argument that makes ``pluginbench worker`` wait for its run on stdin
 FROM_STDIN = "-"
+#: ``run`` options after which no background worker is started
+_NO_WORKER = frozenset({"--foreground", "--dry-run", "--json", "--help"})
+#: the worker :func:`start_early` started, until ``run`` takes it
+_early: EarlyWorker | None = None
 
 
 class WorkerStart(NamedTuple):
@@ -76,9 +85,9 @@ def await_start(stdin: IO[bytes]) -> WorkerStart | None:
     While it waits it also hashes the launcher source and probes bubblewrap in threads
     (both read-only; what any worker does first), so the run finds them answered."""
     # the package import brings the rest of what this early start is for
-    from ..actors import prefetch_launcher_source
-    from ..environments import prefetch_bwrap
-    from ..probe import adopt_versions
+    from .actors import prefetch_launcher_source
+    from .environments import prefetch_bwrap
+    from .probe import adopt_versions
 
     prefetch_launcher_source()
     prefetch_bwrap()
@@ -151,3 +160,36 @@ class EarlyWorker:
 def _quiet() -> contextlib.suppress:
     """The OS errors of cleaning up a process that may be gone already, suppressed."""
     return contextlib.suppress(OSError, subprocess.SubprocessError)
+
+
+def systemd_scope() -> list[str]:
+    """``systemd-run --user --scope`` when a user manager answers, so the worker survives
+    the launcher's cgroup; nothing otherwise (most containers, macOS)."""
+    if not shutil.which("systemd-run") or not os.environ.get("XDG_RUNTIME_DIR"):
+        return []
+    try:
+        ok = subprocess.run(["systemctl", "--user", "show-environment"], capture_output=True, timeout=3,
+                            start_new_session=True).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        ok = False
+    return ["systemd-run", "--user", "--scope", "--quiet", "--collect"] if ok else []
+
+
+def start_early(argv: list[str]) -> None:
+    """At the console entry: start the background worker now when ``argv`` (without the
+    program name) is a ``run`` that will want one (no ``--foreground``, ``--dry-run``,
+    ``--json`` or ``--help``); ``run`` takes it with :func:`take_early`, and one it never
+    took is killed at exit."""
+    global _early
+    if not argv or argv[0] != "run" or _NO_WORKER.intersection(argv[1:]) or _early is not None:
+        return
+    _early = EarlyWorker.start(systemd_scope())
+    if _early is not None:
+        atexit.register(_early.discard)
+
+
+def take_early() -> EarlyWorker | None:
+    """The worker :func:`start_early` started for this command, if any (then no longer held here)."""
+    global _early
+    early, _early = _early, None
+    return early
