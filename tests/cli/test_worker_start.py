@@ -9,10 +9,19 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from pluginbench._worker_start import EarlyWorker, WorkerStart, encode_start, read_start
+from pluginbench import _worker_start
+from pluginbench._worker_start import (
+    EarlyWorker,
+    WorkerStart,
+    encode_start,
+    read_start,
+    start_early,
+    take_early,
+)
 from tests.runs_helpers import events_of, write_config
 
 from .test_runs import wait_until_unowned
@@ -64,6 +73,24 @@ def test_the_start_line_reads_back_and_anything_else_is_refused() -> None:
                 b'{"run_dir":"/a","notify":false,"cost_ceiling":null}\n', b"not json\n"):
         with pytest.raises(ValueError):
             read_start(bad)
+
+
+def test_only_a_background_run_starts_a_worker_at_the_entry_point(monkeypatch) -> None:
+    """`run CONFIG` (and a resume) start one at the entry; --foreground, --dry-run, --json, --help and other commands
+    do not; run takes it once."""
+    started: list[list[str]] = []
+    worker = SimpleNamespace(discard=lambda: None)
+    monkeypatch.setattr(EarlyWorker, "start", classmethod(lambda cls, scope: started.append(scope) or worker))
+    monkeypatch.setattr(_worker_start, "systemd_scope", lambda: ["scope"])
+    monkeypatch.setattr(_worker_start.atexit, "register", lambda fn: None)
+    for argv in (["run", "c.yaml", "--foreground"], ["run", "c.yaml", "--dry-run"], ["run", "c.yaml", "--dry-run", "--json"],
+                 ["run", "--help"], ["status", "r"], ["worker", "-"], []):
+        start_early(argv)
+        assert take_early() is None, argv
+    for argv in (["run", "c.yaml"], ["run", "-y", "c.yaml", "-o", "out"], ["run", "runs/r1", "--cost-ceiling", "5"]):
+        start_early(argv)
+        assert take_early() is worker and take_early() is None, argv
+    assert started == [["scope"]] * 3
 
 
 def test_a_waiting_worker_whose_run_never_comes_exits_and_writes_nothing(tmp_path: Path, monkeypatch) -> None:
