@@ -47,9 +47,10 @@ LAYERS: tuple[Layer, ...] = (
           "and `environments` for the left-running check); dashboard (uses `status`, "
           "`projections`, `events`, `viewer`); judging (uses `harnesses`, `environments`, `tasks`, `probe`); "
           "viewer (one attempt's facts, transcripts, bundles: uses `status`, `measures`, `harnesses`)"),
-    Layer(7, ("cli", "_main", "__main__"),
+    Layer(7, ("cli", "_main", "__main__", "_worker_start"),
           "the command line: parsing and dispatch only (`_main` answers `status --json` "
-          "without loading the CLI framework)"),
+          "without loading the CLI framework, and starts a background run's worker before "
+          "it: `_worker_start`)"),
 )
 
 
