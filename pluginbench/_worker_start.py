@@ -117,7 +117,10 @@ class EarlyWorker:
         """Start ``pluginbench worker -`` (inside ``scope``, e.g. a systemd user scope) in
         a new session; None when it cannot be started (the run then starts its worker
         the usual way)."""
-        output = tempfile.TemporaryFile()  # noqa: SIM115 - kept for the hand-over, closed by discard()
+        try:  # no temporary folder to write to: no early worker (run then says what is wrong)
+            output = tempfile.TemporaryFile()  # noqa: SIM115 - kept for the hand-over, closed by discard()
+        except OSError:
+            return None
         try:
             process = subprocess.Popen(
                 [*scope, sys.executable, "-m", "pluginbench", "worker", FROM_STDIN, "--adopt-run-log"],
