@@ -19,8 +19,9 @@ from ._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE, NO_MA
 from ._gitbase_template import BaseTemplate, copy_git, mark_index_racy, template_for
 from ._hostcopy import plain_files
 from ._limits import Limits, limits_of, over_storage, task_limits
-from ._local import LocalEnvironment, LocalSandbox
+from ._local import LocalSandbox
 from ._local_apply import GIT_APPLY
+from ._local_env import LocalEnvironment
 from ._local_paths import left_behind
 from ._port import Environment, ExecResult, Role, Sandbox, SandboxPaths, SandboxSpec
 from ._registry import (

@@ -17,7 +17,7 @@ from ._bwrap import bwrap_failure, bwrap_usable
 if TYPE_CHECKING:
     from ..config import Evaluation
     from ..tasks import HarborTask
-    from ._local import LocalEnvironment
+    from ._local_env import LocalEnvironment
 
 
 class LocalBackend(Backend):
@@ -29,7 +29,7 @@ class LocalBackend(Backend):
     uses_images = False
 
     def environment(self, **options: Any) -> LocalEnvironment:
-        from ._local import LocalEnvironment
+        from ._local_env import LocalEnvironment
 
         return LocalEnvironment(**options)
 

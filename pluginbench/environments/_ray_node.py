@@ -34,7 +34,8 @@ from ..errors import EnvironmentFailure
 from ..rundir import sha256_file
 from ._dialogue import MAX_QUEUED_BYTES, LineChannel
 from ._egress import Egress
-from ._local import Isolation, LocalEnvironment
+from ._local import Isolation
+from ._local_env import LocalEnvironment
 from ._local_paths import _safe_name
 from ._port import SandboxSpec
 from ._ray_images import ImageExport, load_image, node_image_id, require_frozen_id

@@ -78,7 +78,7 @@ def test_a_failure_stands_only_for_its_ttl(tmp_path: Path, monkeypatch: pytest.M
 
 def test_required_bubblewrap_that_cannot_start_names_bwraps_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """isolation=bubblewrap with a bwrap that cannot start fails with bwrap's own reason in the message."""
-    from pluginbench.environments._local import LocalEnvironment
+    from pluginbench.environments._local_env import LocalEnvironment
     from pluginbench.errors import EnvironmentFailure
 
     script, _ = _fake_bwrap(tmp_path, fail_first=99)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pluginbench.environments._local import LocalEnvironment
+from pluginbench.environments._local_env import LocalEnvironment
 from pluginbench.environments._port import SandboxSpec
 from pluginbench.errors import InputError
 from pluginbench.harnesses._claude import ClaudeHarness, DiscoveryMismatch
