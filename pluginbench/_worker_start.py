@@ -141,7 +141,7 @@ class EarlyWorker:
         try:
             stdin.write(encode_start(start))
             stdin.close()
-        except (BrokenPipeError, OSError):
+        except OSError:  # a broken pipe: the worker is gone
             return False
         self.handed = True
         return True

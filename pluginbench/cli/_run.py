@@ -9,7 +9,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -156,37 +155,27 @@ def _confirm(real: bool, attempts: int, yes: bool, generations: int = 0) -> None
 
 def _spawn_worker(rd: RunDir, notify: bool, cost_ceiling: float | None = None,
                   early: EarlyWorker | None = None) -> int:
+    """Hand ``rd`` to a background worker (``early``, started at the entry point, or one
+    started now the same way, see :mod:`pluginbench._worker_start`) and return its pid once
+    it owns ``run.lock``. Until then its output is its own (an unlinked file, read back on
+    failure): run.log belongs to whoever owns the run, and a worker that loses the lock race
+    must not write its refusal into the winner's log (--adopt-run-log moves it later)."""
     from ..probe import VERSIONS_ENV, versions_env
 
-    if early is not None and early.hand(WorkerStart(rd.root, notify, cost_ceiling, versions_env()[VERSIONS_ENV])):
+    start = WorkerStart(rd.root, notify, cost_ceiling, versions_env()[VERSIONS_ENV])
+    if early is not None and early.hand(start):
         return _await_owner(rd, early.process, early.output)
-    argv = [sys.executable, "-m", "pluginbench", "worker", str(rd.root), "--adopt-run-log"]
-    if notify:
-        argv.append("--notify")
-    if cost_ceiling is not None:
-        argv += ["--cost-ceiling", repr(cost_ceiling)]
-    scope = systemd_scope()
-    # Until the worker holds run.lock, its output is its own (an unlinked file read back
-    # below): run.log belongs to whoever owns the run, and a worker that loses the lock
-    # race must not write its refusal into the winner's log. The worker moves its output
-    # to run.log itself once it owns the run (--adopt-run-log).
-    early_output = tempfile.TemporaryFile()  # noqa: SIM115 - read back on failure, closed below
+    fresh = EarlyWorker.start(systemd_scope())
+    if fresh is None:
+        raise PluginBenchError(f"cannot start the background worker ({sys.executable} -m pluginbench worker)")
     try:
-        child = subprocess.Popen(
-            scope + argv,
-            env={**os.environ, **versions_env()},  # the CLI version asked at creation, not asked again
-            stdin=subprocess.DEVNULL,
-            stdout=early_output,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            close_fds=True,
-        )
-        return _await_owner(rd, child, early_output)
+        fresh.hand(start)  # a worker already gone is reported below, with its output
+        return _await_owner(rd, fresh.process, fresh.output)
     finally:
-        early_output.close()
+        fresh.discard()
 
 
-def _await_owner(rd: RunDir, child: subprocess.Popen[bytes], early: Any) -> int:
+def _await_owner(rd: RunDir, child: subprocess.Popen[bytes], output: Any) -> int:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         owner = live_owner(rd.root)
@@ -202,12 +191,12 @@ def _await_owner(rd: RunDir, child: subprocess.Popen[bytes], early: Any) -> int:
                     fix=f"watch it with: pluginbench status {rd.root} --watch, or stop it with: pluginbench stop {rd.root}",
                 )
             if owner is None:
-                early.seek(0)
-                tail = early.read().decode(errors="replace")[-2000:]
+                output.seek(0)
+                tail = output.read().decode(errors="replace")[-2000:]
                 raise PluginBenchError(f"the background worker exited ({child.returncode}) before owning the run:\n{tail}")
         time.sleep(0.01)
-    early.seek(0)
-    tail = early.read().decode(errors="replace")[-2000:]
+    output.seek(0)
+    tail = output.read().decode(errors="replace")[-2000:]
     raise PluginBenchError(f"the background worker did not take {rd.lock} within 60 s:\n{tail}")
 
 

@@ -93,6 +93,12 @@ class LocalEnvironment:
         """Whether sandboxes made now would run under bubblewrap."""
         return self._bwrap_executable() is not None
 
+    def _parent(self) -> Path:
+        """The folder this environment makes its sandboxes in (made when missing)."""
+        parent = self.root if self.root is not None else Path(tempfile.gettempdir())
+        parent.mkdir(parents=True, exist_ok=True)
+        return parent
+
     async def _made(self, spec: SandboxSpec) -> LocalSandbox:
         """A fresh, populated :class:`LocalSandbox` of ``spec`` (removed again on a failure or cancel)."""
         bwrap = await anyio.to_thread.run_sync(self._bwrap_executable)
@@ -102,8 +108,7 @@ class LocalEnvironment:
             )
             if conflict:
                 raise EnvironmentFailure(conflict)
-        parent = self.root if self.root is not None else Path(tempfile.gettempdir())
-        parent.mkdir(parents=True, exist_ok=True)
+        parent = self._parent()
         problem = uid_problem(tool_folders(spec.readonly)) if bwrap and _local_uid.drops() else None
         if problem is not None:
             raise EnvironmentFailure(problem)
@@ -148,10 +153,8 @@ class LocalEnvironment:
         made and raises; :meth:`discard_prestarted` removes one no grading took."""
         if await anyio.to_thread.run_sync(self._bwrap_executable) is None:
             return False
-        parent = self.root if self.root is not None else Path(tempfile.gettempdir())
-        parent.mkdir(parents=True, exist_ok=True)
         bound = _limits.limits_of(None, None, None, spec.storage_mb).storage_mb * 1024 * 1024
-        if not await anyio.to_thread.run_sync(room_for, spec, parent, bound):
+        if not await anyio.to_thread.run_sync(room_for, spec, self._parent(), bound):
             return False
         await self.discard_prestarted(spec.run_id, spec.attempt_id, spec.role)
         self._warm.keep(spec, await self._made(spec))
