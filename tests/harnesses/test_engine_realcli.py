@@ -147,8 +147,11 @@ def test_whole_evaluation_shows_the_guidance_delta_and_exact_usage(guided_runs: 
     assert "PROBE" in (run_dir / "report" / "report.html").read_text()
 
 
-@pytest.mark.parametrize("stop", ["rate-limit", "auth", "server-error"])
-@pytest.mark.parametrize("harness, model", [("claude", "claude-sonnet-4-5"), ("codex", "gpt-5.5")])
+#: every kind on Claude Code; Codex once, since its reading of each kind is checked one attempt at a time
+#: (test_codex_realcli.py::test_provider_errors_are_provider_stops) and the stop and resume are the engine's
+@pytest.mark.parametrize(("harness", "model", "stop"), [
+    ("claude", "claude-sonnet-4-5", "rate-limit"), ("claude", "claude-sonnet-4-5", "auth"),
+    ("claude", "claude-sonnet-4-5", "server-error"), ("codex", "gpt-5.5", "auth")])
 def test_provider_stop_stops_the_run_and_resume_finishes(tmp_path: Path, harness: str, model: str, stop: str) -> None:
     """A limit, auth failure or 5xx stops the run naming the attempt; once the provider answers, resume codes the slot again."""
     require(find_cli(harness) is not None, f"{harness} CLI (tools/install-clis.sh)")

@@ -58,6 +58,9 @@ GROUPED = {
 DUP_GROUP = "any|lines observer 1"  # language-independent: both tasks in one group
 
 pytestmark = pytest.mark.slow
+#: one attempt per task and arm: the candidates are fixed (no randomness), so a second repeat would
+#: measure the same code again
+REPEATS = 1
 
 
 class CodeQualityCells(HTMLParser):
@@ -108,7 +111,7 @@ def quality_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "treatments": {"small-functions": {"guidance": [str(DATA / "guidance" / "small-functions.md")]},
                        "placebo": {"guidance": [str(DATA / "guidance" / "placebo.md")]}},
         "runner": {"harness": "simulated", "model": "simulated-1"},
-        "repeats": 2, "jobs": 2, "seed": 1, "timeout_seconds": 120,
+        "repeats": REPEATS, "jobs": 2, "seed": 1, "timeout_seconds": 120,
         "environment": {"isolation": "none", "allow_unisolated": True},
         "measurements": ["tokens", "time", "lines", "iterations", "cyclomatic", "cognitive", "dead_code", "coverage"],
         "measurement_settings": {"coverage_profiles": {"python": PROFILE}},
@@ -141,7 +144,7 @@ def test_every_attempt_carries_its_candidates_hand_counted_quality(quality_run: 
     hidden tests), with the language and analyzer they were measured with; on restock-go coverage is
     unknown (not measured: no coverage profile for Go), never 0."""
     doc = _results(quality_run)
-    assert {r["outcome"] for r in doc["attempts"]} == {"pass"} and len(doc["attempts"]) == 12
+    assert {r["outcome"] for r in doc["attempts"]} == {"pass"} and len(doc["attempts"]) == 6 * REPEATS
     for row in doc["attempts"]:
         go = row["task"] == "restock-go"
         hand = (HAND_GO if go else HAND)[ARM_CANDIDATE[row["arm"]]]
@@ -178,7 +181,7 @@ def test_results_json_shows_the_differences_per_arm_grouped_by_language_and_anal
                 continue  # coverage on the Go task: unknown, checked below
             for arm, candidate in ARM_CANDIDATE.items():
                 assert g["per_task"][task][arm]["median"] == hand[candidate][metric], (metric, task, arm)
-                assert g["per_task"][task][arm]["n"] == 2
+                assert g["per_task"][task][arm]["n"] == REPEATS
                 assert g["per_arm"][arm]["mean_of_task_medians"] == hand[candidate][metric], (metric, arm)
     for group, arm, delta in ((RCA, "small-functions", -17), (RCA, "placebo", 0), (LIZARD, "small-functions", -14)):
         assert cm["cognitive_added"][group]["per_arm"][arm]["delta_vs_vanilla"] == delta, (group, arm)
@@ -218,14 +221,14 @@ def test_results_csv_rows_carry_language_and_analyzer(quality_run: Path) -> None
     an unknown value is an empty cell with its reason."""
     rows = list(csv.DictReader(io.StringIO((quality_run / "report" / "results.csv").read_text())))
     cog = [r for r in rows if r["measure"] == "measures.cognitive_added"]
-    assert len(cog) == 12
+    assert len(cog) == 6 * REPEATS
     assert {(r["task"], r["language"], r["analyzer"], r["unit"]) for r in cog} == {
         ("restock", "python", "rust-code-analysis 0.0.4", "points"), ("restock-go", "go", "lizard 1.24.3", "points")}
     assert {(r["task"], r["arm"], r["value"]) for r in cog} == {
         ("restock", "vanilla", "20"), ("restock", "placebo", "20"), ("restock", "small-functions", "3"),
         ("restock-go", "vanilla", "19"), ("restock-go", "placebo", "19"), ("restock-go", "small-functions", "5")}
     go_cov = [r for r in rows if r["measure"] == "measures.changed_line_coverage" and r["task"] == "restock-go"]
-    assert len(go_cov) == 6 and all(r["value"] == "" and r["status"] == "unknown" and r["reason"] for r in go_cov)
+    assert len(go_cov) == 3 * REPEATS and all(r["value"] == "" and r["status"] == "unknown" and r["reason"] for r in go_cov)
 
 
 def test_report_html_shows_the_code_quality_per_arm_and_rebuilds_byte_for_byte(quality_run: Path) -> None:
@@ -244,7 +247,7 @@ def test_report_html_shows_the_code_quality_per_arm_and_rebuilds_byte_for_byte(q
                 continue
             for arm, candidate in ARM_CANDIDATE.items():
                 cell = page.cells[(metric, group, task, arm)]
-                assert float(cell["value"]) == hand[candidate][metric] and "(n=2)" in cell["text"], (metric, arm, cell)
+                assert float(cell["value"]) == hand[candidate][metric] and f"(n={REPEATS})" in cell["text"], (metric, arm, cell)
                 assert float(page.cells[(metric, group, None, arm)]["value"]) == hand[candidate][metric]
             assert (metric, group, "restock-go" if task == "restock" else "restock", "vanilla") not in page.cells
     assert "×1.83 of ref." in page.cells[("cyclomatic_added", LIZARD, "restock-go", "vanilla")]["text"]

@@ -30,7 +30,9 @@ def _with_backend(path: Path, environment: dict[str, object]) -> Path:
     return path
 
 
-@pytest.mark.parametrize("harness", ["nop", "oracle", "simulated"])
+#: nop submits nothing, the simulated agent's candidates (seed 3) pass or submit nothing; the oracle's solution on Ray
+#: is graded by the kill and join tests (test_ray_faults, test_ray_join, and the head-kill test below)
+@pytest.mark.parametrize("harness", ["nop", "simulated"])
 def test_whole_evaluation_matches_the_docker_backend(cluster, engines, base_id, tmp_path: Path,  # noqa: F811
                                                      harness: str) -> None:
     """The same evaluation and seed give the same results.json with docker sandboxes on two Ray worker nodes as on
