@@ -159,9 +159,12 @@ def _anchor_argv(sb: object, fds: list[int]) -> list[str]:
     binds, uid = getattr(sb, "_binds", None), getattr(sb, "uid", None)
     sb._binds, sb.uid = None, None  # type: ignore[attr-defined]
     try:
-        options = sb._bwrap_prefix(cwd, fds)  # type: ignore[attr-defined]
-    except TypeError:  # an older checkout: no /etc copies
-        options = sb._bwrap_prefix(cwd)  # type: ignore[attr-defined]
+        try:
+            from pluginbench.environments._local_launch import bwrap_options
+        except ImportError:  # an older checkout: the options were a sandbox method
+            options = sb._bwrap_prefix(cwd, fds)  # type: ignore[attr-defined]
+        else:
+            options = bwrap_options(sb, cwd, fds)  # type: ignore[arg-type]
     finally:
         sb._binds, sb.uid = binds, uid  # type: ignore[attr-defined]
     if _seccomp.supported():

@@ -19,7 +19,9 @@ and after the row:
   attempt (``attempt.started``/``attempt.completed`` against the process's start and
   exit): the run's fixed cost (interpreter, imports, run creation, preparation before the
   attempt; report and exit after it) apart from the attempt itself, with the fixed cost's
-  paired ratios against the first side (``--before``'s).
+  paired ratios against the first side (``--before``'s); and phase by phase at the events
+  between (:data:`PHASES`: run.created, attempt.started, agent.launched, agent.exited,
+  attempt.completed), each side's medians beside the bare session's.
 * ``background`` (per harness): the same one-attempt run as ``one``, started the way users
   start runs, ``pluginbench run --yes`` without ``--foreground``: wall from the command's
   start to the end of the background worker it leaves (the bench adopts and reaps it as
@@ -147,9 +149,10 @@ def _env(cache: Path, checkout: str | None = None) -> dict[str, str]:
 
 
 def _run(root: Path, name: str, cfg: dict[str, object], env: dict[str, str],
-         split: list[tuple[float, float, float]] | None = None) -> tuple[float, list[dict[str, object]]]:
-    """A whole run through the CLI: (process wall seconds, its events). ``split``, when
-    given, gets the run's :func:`_split` appended."""
+         split: list[tuple[float, float, float]] | None = None,
+         phases: list[dict[str, float]] | None = None) -> tuple[float, list[dict[str, object]]]:
+    """A whole run through the CLI: (process wall seconds, its events). ``split`` and
+    ``phases``, when given, get the run's :func:`_split` and :func:`_phases` appended."""
     path = root / f"{name}.yaml"
     path.write_text(yaml.safe_dump(cfg))
     out = root / name
@@ -164,16 +167,20 @@ def _run(root: Path, name: str, cfg: dict[str, object], env: dict[str, str],
     events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
     if split is not None:
         split.append(_split(started, wall, events))
+    if phases is not None:
+        phases.append(_phases(started, wall, events))
     return wall, events
 
 
 def _run_background(root: Path, name: str, cfg: dict[str, object], env: dict[str, str],
-                    returned: list[float]) -> float:
+                    returned: list[float], phases: list[dict[str, float]] | None = None) -> float:
     """A whole run started in the background (``run`` without ``--foreground``): wall
-    seconds until its worker ended; the seconds until ``run`` returned go to ``returned``."""
+    seconds until its worker ended; the seconds until ``run`` returned go to ``returned``,
+    and its :func:`_phases` (to the worker's end) to ``phases`` when given."""
     path = root / f"{name}.yaml"
     path.write_text(yaml.safe_dump(cfg))
     out = root / name
+    started = time.time()
     t = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "pluginbench", "run", str(path), "--output", str(out), "--yes"],
                           capture_output=True, text=True, env=env, timeout=1800, cwd=root)
@@ -187,8 +194,11 @@ def _run_background(root: Path, name: str, cfg: dict[str, object], env: dict[str
         while os.path.exists(f"/proc/{pid}"):
             time.sleep(0.002)
     wall = time.perf_counter() - t
-    if '"attempt.completed"' not in (out / "events.jsonl").read_text():
+    text = (out / "events.jsonl").read_text()
+    if '"attempt.completed"' not in text:
         raise SystemExit(f"run {name} completed no attempt")
+    if phases is not None:
+        phases.append(_phases(started, wall, [json.loads(line) for line in text.splitlines()]))
     return wall
 
 
@@ -204,6 +214,43 @@ def _split(started: float, wall: float, events: list[dict[str, object]]) -> tupl
     first = next(_ts(e) for e in events if e["type"] == "attempt.started")
     last = max(_ts(e) for e in events if e["type"] == "attempt.completed")
     return first - started, last - first, started + wall - last
+
+
+#: A one-attempt run's phases, each from the event (or the process's start) to the next.
+PHASES = (
+    ("process start", "run.created", "interpreter, imports, config checks, run folder"),
+    ("run.created", "attempt.started", "worker and Supervisor start, preparation"),
+    ("attempt.started", "agent.launched", "delivery, sandbox, the CLI's start-up and control phase"),
+    ("agent.launched", "agent.exited", "the session: task to result, the CLI's exit"),
+    ("agent.exited", "attempt.completed", "transcripts, export, patch, grading"),
+    ("attempt.completed", "process exit", "report, verdicts, interpreter exit (background: the worker's)"),
+)
+
+
+def _phases(started: float, wall: float, events: list[dict[str, object]]) -> dict[str, float]:
+    """A one-attempt run's wall cut at the events of :data:`PHASES` (seconds per phase,
+    keyed ``"<from> -> <to>"``); a phase whose event is missing is left out."""
+    at = {"process start": started, "process exit": started + wall}
+    for e in events:
+        at.setdefault(str(e["type"]), _ts(e))
+    return {f"{a} -> {b}": at[b] - at[a] for a, b, _ in PHASES if a in at and b in at}
+
+
+def _print_phases(harness: str, phases: dict[str, list[dict[str, float]]], anchor: float) -> dict[str, object]:
+    """Print each side's median seconds per phase (and the whole run's overhead over the
+    bare session's median ``anchor``); return them for the JSON row."""
+    out: dict[str, object] = {}
+    print(f"[{harness} one-attempt run, phase by phase (median seconds)]", flush=True)
+    for (a, b, what) in PHASES:
+        key = f"{a} -> {b}"
+        cells = {side: statistics.median(r[key] for r in rows) for side, rows in phases.items()
+                 if rows and all(key in r for r in rows)}
+        for side, v in cells.items():
+            out.setdefault(side, {})[key] = round(v, 3)  # type: ignore[index]
+        print(f"  {key:40} " + "  ".join(f"{side} {v:6.3f}" for side, v in cells.items()) + f"   ({what})",
+              flush=True)
+    print(f"  {'the bare session (anchor)':40} {anchor:6.3f}", flush=True)
+    return out
 
 
 def _coding_seconds(events: list[dict[str, object]]) -> tuple[float, int]:
@@ -300,23 +347,27 @@ def harness_rows(harness: str, rounds: int, parts: set[str], isolation: str, sid
         if "one" in parts:
             cfg1 = {**base, "tasks": {"source": str(source), "ids": ["p0"]}, "repeats": 1, "jobs": 1}
             splits: dict[str, list[tuple[float, float, float]]] = {side: [] for side in envs}
+            phases: dict[str, list[dict[str, float]]] = {side: [] for side in envs}
             row = _row(
                 f"{harness} whole one-attempt run", rounds,
                 {side: (lambda env=env, side=side: _run(root, f"r{next(counter)}", cfg1, env,  # type: ignore[misc]
-                                                        splits[side])[0])
+                                                        splits[side], phases[side])[0])
                  for side, env in envs.items()},
                 lambda: _bare_batch(harness, cli, probe.base_url, 1, 1), f"one bare {harness} session")
             row["fixed"] = _print_split(harness, splits)
+            row["phases"] = _print_phases(harness, phases, float(row["anchor_s"]))  # type: ignore[arg-type]
             rows.append(row)
         if "background" in parts:
             cfg1 = {**base, "tasks": {"source": str(source), "ids": ["p0"]}, "repeats": 1, "jobs": 1}
             returned: dict[str, list[float]] = {side: [] for side in envs}
+            bg_phases: dict[str, list[dict[str, float]]] = {side: [] for side in envs}
             row = _row(
                 f"{harness} whole one-attempt run in the background", rounds,
                 {side: (lambda env=env, side=side: _run_background(  # type: ignore[misc]
-                    root, f"r{next(counter)}", cfg1, env, returned[side]))
+                    root, f"r{next(counter)}", cfg1, env, returned[side], bg_phases[side]))
                  for side, env in envs.items()},
                 lambda: _bare_batch(harness, cli, probe.base_url, 1, 1), f"one bare {harness} session")
+            row["phases"] = _print_phases(f"{harness} background", bg_phases, float(row["anchor_s"]))  # type: ignore[arg-type]
             row["run_returned_s"] = {side: round(statistics.median(r), 3) for side, r in returned.items()}
             print(f"  [{harness}] `run` returned after (median): "
                   + ", ".join(f"{side} {statistics.median(r):.3f} s" for side, r in returned.items()), flush=True)
