@@ -1,4 +1,6 @@
-"""Viewer benchmarks (issue 26). Prints numbers; asserts nothing. Run on demand:
+"""Attempt viewer page latency on long transcripts, and the shareable bundle's size and time (issue 26).
+
+Prints numbers; asserts nothing. Run on demand:
 
     .venv/bin/python bench/bench_viewer.py [--turns 5000] [--samples 20] [--attempts 300] [--demo runs/demo]
 

@@ -37,6 +37,7 @@ def blocks() -> dict[tuple[str, str], str]:
         ("docs/architecture.md", "layering"): layering_table(),
         ("docs/events.md", "event-index"): event_index_table(),
         ("docs/architecture.md", "harnesses"): harness_table(),
+        ("docs/architecture.md", "bench-index"): bench_index(),
         ("docs/compare.md", "gates-file"): table(GatesFile),
         ("docs/metrics.md", "measures"): measures_table(),
         ("docs/metrics.md", "code-measures"): code_measures_table(),
@@ -71,6 +72,29 @@ def harness_table() -> str:
         module = cls.__module__.removeprefix("pluginbench.").replace(".", "/")
         lines.append(f"| `{name}` | `{module}.py: {cls.__qualname__}` | {cls.summary} | {cli} | "
                      f"{yes(cls.reviewer)} | {yes(cls.simulated)} |")
+    return "\n".join(lines) + "\n"
+
+
+#: Sentences of a bench docstring's first paragraph that say how it runs, not what it measures.
+_BENCH_BOILERPLATE = ("Prints numbers; asserts nothing.", "Prints; asserts nothing.", "Prints numbers.",
+                      "Run on demand:")
+
+
+def bench_index() -> str:
+    """Every ``bench/bench_*.py`` with what it measures: its docstring's first paragraph
+    (how-to-run sentences left out), so no benchmark goes unlisted or drifts from its text."""
+    import ast
+
+    lines = ["| Script | What it measures |", "| --- | --- |"]
+    for path in sorted((ROOT / "bench").glob("bench_*.py")):
+        doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+        summary = " ".join(doc.split("\n\n", 1)[0].split())
+        for sentence in _BENCH_BOILERPLATE:
+            summary = summary.replace(sentence, "")
+        summary = " ".join(summary.split()).replace("|", "\\|")
+        if not summary:
+            raise SystemExit(f"{path.relative_to(ROOT)} has no docstring saying what it measures")
+        lines.append(f"| [`{path.name}`](../bench/{path.name}) | {summary} |")
     return "\n".join(lines) + "\n"
 
 
