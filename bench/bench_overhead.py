@@ -34,10 +34,10 @@ and after the row:
 * ``null``: the ``nop`` harness against OpenBench's ``null`` control, only when ``obench``
   is installed (it is not part of PluginBench; the row says so when it is missing).
 
-Each side's unmeasured warm-up run also fills that side's Claude Code discovery store
-(its own cache root), so a tree with the store measures a repeat run of the same setup
-(one CLI process per attempt); ``PLUGINBENCH_DISCOVERY_STORE=off`` in the bench's
-environment measures every run as a first one (two).
+Each side's unmeasured warm-up run also fills that side's discovery store (Claude Code's
+and Codex's, in its own cache root), so a tree with the store measures a repeat run of the
+same setup (one CLI start per attempt); ``PLUGINBENCH_DISCOVERY_STORE=off`` in the bench's
+environment measures every run as a first one (Claude Code two starts, Codex three).
 
 The vanilla cache is off (``PLUGINBENCH_VANILLA_CACHE=off``): every run codes. The
 PluginBench side is only ever driven through its CLI and read back from ``events.jsonl``,

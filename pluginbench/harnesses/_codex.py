@@ -46,7 +46,6 @@ from ..treatments import (
     installed_command,
     read_codex_plugin,
 )
-from ._codex_children import model_record
 from ._codex_config import (
     APP_SERVER_SCRIPT,
     CODEX_DIR,
@@ -59,6 +58,7 @@ from ._codex_config import (
     launch_env,
     marketplace_json,
     offline_env,
+    probe_settings,
 )
 from ._codex_discovery import (
     Expected,
@@ -67,11 +67,12 @@ from ._codex_discovery import (
     compare,
     norm_event,
 )
-from ._codex_events import reachable_sessions, read_exec_stream, read_rollout, stream_gaps
 from ._codex_host import CodexDeclaration
 from ._codex_native import check_manifest, image_native, resolve_native
 from ._codex_native import identity as native_identity
-from ._codex_usage import classify_provider_stop, read_usage_records, validate_usage
+from ._codex_record import read_agent_run
+from ._codex_reuse import Answers, keep, read_answers, refused_answers, reused_cache, store_note
+from ._discovery_store import DiscoveryStore
 from ._port import (
     AgentRun,
     AttemptContext,
@@ -86,16 +87,24 @@ __all__ = ["CodexHarness", "DiscoveryMismatch"]
 REPO_DOC_NAMES = ("AGENTS.override.md", "AGENTS.md")
 #: POSIX sh: one line per file Codex's loading can depend on (path, then sha256 of the
 #: contents): the whole private HOME, the repository's instruction files and skill
-#: folders, and system config. Sorted, so the same files give the same digest.
+#: folders, and system config. Sorted, so the same files give the same digest. The private
+#: ``config.toml`` is hashed with a loopback URL's port as ``<port>``: a probe run's model
+#: server gets a new port in every run and names nothing that loads (so probe runs share
+#: keys across runs, as Claude Code's do, :mod:`._claude_cache`).
 DIGEST_SCRIPT = r"""
 home="$1"; app="$2"
 { find "$home" -type f -o -type l
   for f in AGENTS.override.md AGENTS.md; do [ -e "$app/$f" ] && echo "$app/$f"; done
   for d in "$app/.agents" "$app/.codex" /etc/codex; do [ -d "$d" ] && find "$d" -type f -o -type l; done
 } 2>/dev/null | LC_ALL=C sort | while IFS= read -r f; do
-  printf '%s ' "$f"; if [ -L "$f" ]; then printf 'link:%s\n' "$(readlink "$f")"; else sha256sum < "$f"; fi
+  printf '%s ' "$f"
+  if [ -L "$f" ]; then printf 'link:%s\n' "$(readlink "$f")"
+  elif [ "$f" = "$home/.codex/config.toml" ]; then
+    sed -E 's#(https?://(127\.0\.0\.1|localhost|\[::1\])):[0-9]+#\1:<port>#g' "$f" | sha256sum
+  else sha256sum < "$f"; fi
 done
 """
+assert CODEX_DIR == ".codex"  # the private config.toml the script names
 
 
 def _file_digest(path: Path) -> str:
@@ -108,26 +117,6 @@ def _file_digest(path: Path) -> str:
 
 _INSTALLED_ROOT = re.compile(r"^Installed plugin root:\s*(\S.*)$", re.M)
 _SETUP_TIMEOUT = 120.0
-
-
-def _probe_settings(base_url: str) -> tuple[str, str, str, dict[str, str]]:
-    """(provider id, key variable, fake key, provider table) from the probe's launch settings."""
-    from ..probe import PROBE_OPENAI_KEY
-    from ..probe import launch_env as probe_launch_env
-
-    launch = probe_launch_env("responses", base_url)
-    provider_id = ""
-    table: dict[str, str] = {}
-    for arg in launch.config_args[1::2]:
-        key, _, value = arg.partition("=")
-        if key == "model_provider":
-            provider_id = json.loads(value)
-        elif key.startswith("model_providers."):
-            table[key.split(".", 2)[2]] = value
-    ((key_var, key),) = launch.env.items()
-    if key != PROBE_OPENAI_KEY or not provider_id:
-        raise InputError("probe launch settings carry an unexpected credential", fix="use the probe's fake key")
-    return provider_id, key_var, key, table
 
 
 def _text(path: Path) -> str:
@@ -157,7 +146,8 @@ class CodexHarness(CodexDeclaration):
     @classmethod
     def for_run(cls, ev: Any, *, cli_path: str | Path | None, cli_version: str | None,
                 probe_base_url: str | None) -> CodexHarness:
-        return cls(str(cli_path), cli_version or "", probe_base_url, capabilities=ev.capabilities)
+        return cls(str(cli_path), cli_version or "", probe_base_url, capabilities=ev.capabilities,
+                   store=DiscoveryStore.for_harness("codex"))
 
     @classmethod
     def revalidate_usage(cls, attempt_dir: Path, *, model: str | None, cli_version: str | None, timed_out: bool,
@@ -176,6 +166,7 @@ class CodexHarness(CodexDeclaration):
         *,
         host_codex_home: Path | None = None,
         capabilities: Capabilities | None = None,
+        store: DiscoveryStore | None = None,
     ) -> None:
         self.cli_path = str(cli_path)
         #: the native binary every Codex start launches (never the npm node wrapper), resolved
@@ -190,6 +181,8 @@ class CodexHarness(CodexDeclaration):
         self.host_codex_home = host_codex_home if host_codex_home is not None else Path.home() / ".codex"
         #: passing receipts by setup digest, for the life of this harness (one run)
         self._receipts: dict[str, dict[str, Any]] = {}
+        #: passing discovery answers across runs (None: off, every run discovers again)
+        self.store = store
         self._cli_id: str | None = self._host_identity() if Path(cli_path).exists() else None
 
     # ------------------------------------------------------------------ delivery
@@ -197,13 +190,13 @@ class CodexHarness(CodexDeclaration):
     def _config(self) -> str:
         if self.probe_base_url is None:
             return config_toml(probe=None, capabilities=self.capabilities)
-        provider_id, _, _, table = _probe_settings(self.probe_base_url)
+        provider_id, _, _, table = probe_settings(self.probe_base_url)
         return config_toml(probe=(provider_id, table), capabilities=self.capabilities)
 
     def _env(self, sandbox: Sandbox) -> dict[str, str]:
         extra: dict[str, str] = {}
         if self.probe_base_url is not None:
-            _, key_var, key, _ = _probe_settings(self.probe_base_url)
+            _, key_var, key, _ = probe_settings(self.probe_base_url)
             extra[key_var] = key
         return launch_env(home=sandbox.paths.home, tmp=sandbox.paths.tmp, extra={**dict(self.native.env), **extra})
 
@@ -418,7 +411,9 @@ class CodexHarness(CodexDeclaration):
         """Install plugins and prove (no model call) exactly the declared components load.
 
         The receipt of an identical setup (same digest, see :meth:`_cache_key`) is reused
-        instead of starting the CLI twice more; the reuse is marked in the receipt.
+        instead of starting the CLI twice more: from earlier in this run, else (isolated
+        sandboxes only) judged again from an earlier run's stored answers
+        (:mod:`._codex_reuse`); the reuse is marked in the receipt.
         """
         env = offline_env(self._env(sandbox))  # discovery needs no network: none is tried
         t0 = time.monotonic()
@@ -428,10 +423,29 @@ class CodexHarness(CodexDeclaration):
         key = await self._cache_key(sandbox, env, ctx, roots, any(p.hooks for p in plugins))
         cached = self._receipts.get(key)
         if cached is not None:
-            receipt = {**cached, "arm": ctx.treatment.arm, "installed_plugin_roots": roots,
-                       "cache": {"key": key, "hit": True, "origin_attempt": cached["cache"]["origin_attempt"]},
+            cache = {"key": key, "hit": True, "origin_attempt": cached["cache"]["origin_attempt"]}
+            if "origin_run" in cached["cache"]:
+                cache.update(origin_run=cached["cache"]["origin_run"], store=store_note("kept"))
+            receipt = {**cached, "arm": ctx.treatment.arm, "installed_plugin_roots": roots, "cache": cache,
                        "seconds": {"install": round(t1 - t0, 3), "discovery": round(time.monotonic() - t1, 3)}}
             return receipt, plugins
+        store = self.store if sandbox.isolated else None  # an unisolated agent could write the cache root
+        note = store_note("off", "the sandbox is not isolated")
+        if store is not None:
+            stored = read_answers(store, key)
+            note = stored.note
+            if stored.entry is not None and stored.answers is not None:
+                try:
+                    receipt = await self._judged(sandbox, ctx, plugins, roots, stored.answers)
+                except CodexSetupError as exc:  # a damaged entry: its prompt-input is no JSON
+                    receipt = {"ok": False, "mismatches": [exc.message]}
+                if receipt["ok"]:
+                    receipt.update(cache=reused_cache(key, stored.entry, note, ctx.attempt_dir / "agent"),
+                                   seconds={"install": round(t1 - t0, 3),
+                                            "discovery": round(time.monotonic() - t1, 3)})
+                    self._receipts[key] = receipt
+                    return receipt, plugins
+                note = refused_answers(store, key, receipt)
         # Codex 0.169.0 has no single no-model command that both renders the input and lists
         # hooks and plugins (app-server's thread/start names instruction files, not what the
         # model receives), so discovery needs both CLI starts; they read the same finished
@@ -446,13 +460,34 @@ class CodexHarness(CodexDeclaration):
                      env, "codex app-server discovery"),
             self._repo_docs(sandbox),
         )
-        try:
-            prompt_input = loads_json(prompt_out)
-        except ValueError as exc:
-            raise CodexSetupError(f"codex debug prompt-input printed no JSON: {exc}") from exc
+        answers = Answers(prompt_out.decode("utf-8", "replace"), server_out.decode("utf-8", "replace"))
+        receipt = await self._judged(sandbox, ctx, plugins, roots, answers, repo_docs)
+        receipt.update(cache={"key": key, "hit": False, "origin_attempt": ctx.attempt_id},
+                       seconds={"install": round(t1 - t0, 3), "discovery": round(time.monotonic() - t1, 3)})
+        if self.store is not None:
+            receipt["cache"].update(origin_run=ctx.run_id, store=note)
+        if receipt["ok"]:
+            self._receipts[key] = receipt
+            if store is not None:
+                keep(store, key, run=ctx.run_id, attempt=ctx.attempt_id, cli_version=self.cli_version,
+                     answers=answers, receipt=receipt)
+        return receipt, plugins
+
+    async def _judged(self, sandbox: Sandbox, ctx: AttemptContext, plugins: list[CodexPlugin],
+                      roots: dict[str, str], answers: Answers,
+                      repo_docs: tuple[tuple[str, str], ...] | None = None) -> dict[str, Any]:
+        """The receipt of ``answers`` against what this attempt declared and its repository
+        holds (read here unless given): :func:`._codex_discovery.compare` and the launch
+        facts. Raises :class:`CodexSetupError` when the prompt-input answer is no JSON."""
+        if repo_docs is None:
+            repo_docs = await self._repo_docs(sandbox)
         expected = self._expected(sandbox, ctx.treatment, plugins, roots)
         expected = expected._replace(repo_docs=repo_docs, workdir=sandbox.paths.app)
-        receipt = compare(expected, prompt_input, app_server_results(server_out.decode("utf-8", "replace")))
+        try:
+            prompt_input = loads_json(answers.prompt_input)
+        except ValueError as exc:
+            raise CodexSetupError(f"codex debug prompt-input printed no JSON: {exc}") from exc
+        receipt = compare(expected, prompt_input, app_server_results(answers.app_server))
         receipt.update({
             "harness": self.name,
             "cli_version": self.cli_version,
@@ -463,12 +498,8 @@ class CodexHarness(CodexDeclaration):
             "launch_argv": exec_argv(self.native.exe, workdir=sandbox.paths.app, model=ctx.model or "",
                                      reasoning=ctx.reasoning, prompt="",
                                      bypass_hook_trust=any(p.hooks for p in plugins))[1:-2],
-            "cache": {"key": key, "hit": False, "origin_attempt": ctx.attempt_id},
-            "seconds": {"install": round(t1 - t0, 3), "discovery": round(time.monotonic() - t1, 3)},
         })
-        if receipt["ok"]:
-            self._receipts[key] = receipt
-        return receipt, plugins
+        return receipt
 
     async def run(self, sandbox: Sandbox, ctx: AttemptContext) -> AgentRun:
         """Discover, launch the pinned ``codex exec --json``, read its trace and rollouts."""
@@ -573,25 +604,3 @@ class CodexHarness(CodexDeclaration):
                 shutil.copyfile(f, dest / f.name)
                 texts.append(f.read_text(encoding="utf-8", errors="replace"))
             return texts
-
-
-def read_agent_run(stdout: str, rollouts: list[str], *, exit_code: int | None, timed_out: bool, seconds: float | None,
-                   model: str | None = None, effort: str | None = None) -> AgentRun:
-    """Pure: the :class:`AgentRun` of one exec from its stdout and rollout texts."""
-    trace = read_exec_stream(stdout)
-    parsed = [read_rollout(t) for t in rollouts]
-    if trace.thread_id is None:
-        sessions: list[Any] = []
-        problems = ["stdout has no thread.started: root session unknown"]
-    else:
-        sessions, problems = reachable_sessions(trace.thread_id, parsed)
-    usage = validate_usage(trace, sessions, problems, timed_out=timed_out,
-                           records=[read_usage_records(t) for t in rollouts])
-    stop = classify_provider_stop(trace, sessions[0] if sessions else None, timed_out=timed_out)
-    error = trace.turn_failed
-    if error is None and not timed_out and exit_code not in (0, None):
-        error = f"codex exited {exit_code} without a turn.failed event"
-    integrity = (*trace.integrity, *stream_gaps(trace, exit_code=exit_code, timed_out=timed_out))
-    return AgentRun(exit_code=exit_code, timed_out=timed_out, coding_seconds=seconds, usage=usage,
-                    error=error, provider_stop=stop,
-                    model_record=model_record(sessions, model=model, effort=effort), integrity=integrity)

@@ -17,6 +17,7 @@ import json
 from collections.abc import Mapping, Sequence
 
 from ..config import Capabilities
+from ..errors import InputError
 
 #: The most concurrently running Codex children, and the default.
 CODEX_MAX_THREADS = 4
@@ -201,3 +202,22 @@ rm -f "$out.fifo" && mkfifo -m 600 "$out.fifo" && exec 4<>"$out.fifo" && rm -f "
 cat "$out"
 """
 
+
+def probe_settings(base_url: str) -> tuple[str, str, str, dict[str, str]]:
+    """(provider id, key variable, fake key, provider table) from the probe's launch settings."""
+    from ..probe import PROBE_OPENAI_KEY
+    from ..probe import launch_env as probe_launch_env
+
+    launch = probe_launch_env("responses", base_url)
+    provider_id = ""
+    table: dict[str, str] = {}
+    for arg in launch.config_args[1::2]:
+        key, _, value = arg.partition("=")
+        if key == "model_provider":
+            provider_id = json.loads(value)
+        elif key.startswith("model_providers."):
+            table[key.split(".", 2)[2]] = value
+    ((key_var, key),) = launch.env.items()
+    if key != PROBE_OPENAI_KEY or not provider_id:
+        raise InputError("probe launch settings carry an unexpected credential", fix="use the probe's fake key")
+    return provider_id, key_var, key, table

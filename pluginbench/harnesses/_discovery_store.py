@@ -1,27 +1,30 @@
 """The cross-run store of passing discovery answers, with its trust rules (file I/O only).
 
 A harness keeps a passing discovery receipt for the rest of a run under a digest of its
-setup (:mod:`._claude_cache`). This store keeps it across runs: one JSON file per digest,
+setup (:mod:`._claude_cache`, :meth:`~._codex.CodexHarness._cache_key`). This store keeps it across runs: one JSON file per digest,
 ``<cache root>/discovery/<harness>/<key>.json`` (``<cache root>`` is
-``$XDG_CACHE_HOME/pluginbench``), holding the raw control answers the discovery run gave,
-the receipt judged from them and the run and attempt that produced them.
+``$XDG_CACHE_HOME/pluginbench``), holding the raw answers the discovery gave (Claude Code's
+control answers, Codex's prompt-input and app-server output), the receipt judged from them
+and the run and attempt that produced them.
 
 Trust rules (an entry that breaks one is ignored and the reason recorded; the attempt
 then discovers as if the store were empty):
 
-* written only by PluginBench on the host, by the harness object of a run, after the
-  coding process of the attempt that discovered it answered the same (two CLI processes
-  agreed); never from a sandbox (the cache root is hidden from every sandbox), and an
-  attempt in an unisolated sandbox neither reads nor writes it;
+* written only by PluginBench on the host, by the harness object of a run: Claude Code's
+  after the coding process of the attempt that discovered it answered the same (two CLI
+  processes agreed), Codex's once its discovery passed (``codex exec`` answers no control
+  requests; :mod:`._codex_reuse`); never from a sandbox (the cache root is hidden from
+  every sandbox), and an attempt in an unisolated sandbox neither reads nor writes it;
 * the folder is a real folder (not a symlink) owned by the current user and writable by
   nobody else; it is created ``0700``;
 * an entry is a regular file opened without following a symlink, owned by the current
   user, mode exactly ``0600``, at most :data:`MAX_BYTES`, of :data:`SCHEMA`, naming the
   key it is stored under;
 * a reader trusts only the answers: the receipt is judged again from them with this
-  attempt's facts (:meth:`~._claude.ClaudeHarness._judge`), and the coding process's own
-  answers must still equal it field by field before the task is sent; a mismatch drops
-  the entry (:meth:`DiscoveryStore.drop`).
+  attempt's facts (:meth:`~._claude.ClaudeHarness._judge`,
+  :meth:`~._codex.CodexHarness._judged`), and a Claude Code coding process's own answers
+  must still equal it field by field before the task is sent; a mismatch drops the entry
+  (:meth:`DiscoveryStore.drop`).
 
 ``PLUGINBENCH_DISCOVERY_STORE=off`` (or ``0``, ``false``, ``no``) turns the store off for
 one process: every run's first attempt of a setup discovers again, as before.

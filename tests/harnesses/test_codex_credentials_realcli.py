@@ -17,8 +17,8 @@ from pluginbench.environments import (
     SandboxSpec,
     bwrap_available,
 )
-from pluginbench.harnesses._codex import CodexHarness, _probe_settings
-from pluginbench.harnesses._codex_config import config_toml, launch_env
+from pluginbench.harnesses._codex import CodexHarness
+from pluginbench.harnesses._codex_config import config_toml, launch_env, probe_settings
 from pluginbench.harnesses._port import AttemptContext, FrozenTreatment
 from pluginbench.probe import ProbeServer, load_scenario
 from tests._prereq import require
@@ -61,11 +61,11 @@ class _CredentialToProbe(CodexHarness):
         self._probe_url = base_url
 
     def _config(self) -> str:
-        provider_id, _, _, table = _probe_settings(self._probe_url)
+        provider_id, _, _, table = probe_settings(self._probe_url)
         return config_toml(probe=(provider_id, table), capabilities=self.capabilities)
 
     def _env(self, sandbox: Sandbox) -> dict[str, str]:
-        _, key_var, key, _ = _probe_settings(self._probe_url)
+        _, key_var, key, _ = probe_settings(self._probe_url)
         return launch_env(home=sandbox.paths.home, tmp=sandbox.paths.tmp, extra={**dict(self.native.env), key_var: key})
 
 

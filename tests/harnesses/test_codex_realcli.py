@@ -263,3 +263,87 @@ async def test_discovery_makes_no_network_call(tmp_path, cli):
     assert spy.asked and not any(egress for _, egress in spy.asked), spy.asked
     assert receipt["plugins"] == ["starter@pluginbench-local"]
     assert refused == []  # before: ['github.com is not on the allow-list'] (and api.github.com, chatgpt.com)
+
+
+class _Starts:
+    """The sandbox, with the argv of every command it was asked to run."""
+
+    def __init__(self, sandbox) -> None:
+        self._sandbox = sandbox
+        self.argvs: list[list[str]] = []
+
+    def __getattr__(self, name):
+        return getattr(self._sandbox, name)
+
+    async def exec(self, argv, **kw):
+        self.argvs.append(list(argv))
+        return await self._sandbox.exec(argv, **kw)
+
+
+async def stored_attempt(tmp: Path, cli: Path, store, name: str, run_id: str, *, isolation: str = "auto"):
+    """One vanilla attempt of run ``run_id`` with its own probe server (a new port) and a new
+    harness object sharing ``store``: (its receipt, the Codex starts it made, its attempt folder)."""
+    root = tmp / name
+    (root / "ws").mkdir(parents=True)
+    (root / "ws" / "README.md").write_text("starting source\n")
+    vanilla = FrozenTreatment("vanilla", None, (), (), (), "v")
+    with ProbeServer(load_scenario(SCENARIOS / "edit-file.yaml")) as probe:
+        harness = CodexHarness(cli, "0.169.0", probe.base_url, store=store)
+        harness.deliver(vanilla, root / "home")
+
+        async def launched(argv):
+            pass
+
+        ctx = AttemptContext(run_id, name, task(root, "Do the task."), vanilla, "gpt-5.5", "medium", 1, 120.0,
+                             root / "attempt", launched)
+        spec = SandboxSpec(run_id, name, "coding", "t", workspace=root / "ws", home=root / "home",
+                           readonly=harness.readonly, egress=harness.egress("coding", None))
+        async with LocalEnvironment(isolation=isolation).sandbox(spec) as sb:
+            if isolation != "none":
+                require(sb.isolated, "bubblewrap (the store is read only from isolated sandboxes)")
+            spy = _Starts(sb)
+            run = await harness.run(spy, ctx)
+        probe.wait_idle(timeout=60)
+    assert run.error is None, run.error
+    starts = [a for a in spy.argvs if a and a[0] == harness.native.exe]
+    return json.loads((root / "attempt" / "native-treatment.json").read_text()), starts, root / "attempt"
+
+
+@pytest.mark.anyio
+async def test_a_later_run_reuses_stored_discovery_answers_and_damaged_ones_are_dropped(tmp_path, cli):
+    """A later run (new harness, new probe port) judges the stored discovery answers again and starts Codex
+    once, the entry copied into the attempt with its origin run named; answers that fail today's judging
+    are dropped and the attempt discovers afresh; an unisolated sandbox neither reads nor writes the store."""
+    from pluginbench.harnesses._discovery_store import DiscoveryStore
+
+    store = DiscoveryStore(tmp_path / "store" / "codex")
+    first, starts, _ = await stored_attempt(tmp_path, cli, store, "first", "r1")
+    assert first["ok"] and first["cache"]["hit"] is False
+    assert first["cache"]["store"] == {"read": "miss", "reason": None, "written": True}
+    assert sorted(a[1] for a in starts) == ["debug", "exec"]  # + the app-server session, started by sh
+    (entry_file,) = store.folder.glob("*.json")
+
+    later, starts, adir = await stored_attempt(tmp_path, cli, store, "later", "r2")
+    assert later["ok"] and later["cache"]["key"] == first["cache"]["key"]
+    assert later["cache"]["hit"] is True and (later["cache"]["origin_run"], later["cache"]["origin_attempt"]) \
+        == ("r1", "first") and later["cache"]["store"]["read"] == "hit"
+    assert [a[1] for a in starts] == ["exec"]  # no prompt-input, no app-server: the coding launch only
+    assert json.loads((adir / "agent" / "discovery.origin.json").read_text()) == json.loads(entry_file.read_text())
+
+    # Damaged (same owner, same mode): the stored input now carries a global AGENTS.md vanilla never declared.
+    entry = json.loads(entry_file.read_text())
+    prompt = json.loads(entry["prompt_input"])
+    prompt.insert(0, {"type": "message", "role": "user", "content": [{"type": "input_text", "text":
+                      "# AGENTS.md instructions for /app\n\n<INSTRUCTIONS>\nplanted\n</INSTRUCTIONS>"}]})
+    entry["prompt_input"] = json.dumps(prompt)
+    entry_file.write_text(json.dumps(entry))
+    damaged, starts, _ = await stored_attempt(tmp_path, cli, store, "damaged", "r3")
+    assert damaged["ok"] and damaged["cache"]["hit"] is False and damaged["cache"]["store"]["read"] == "refused"
+    assert "vanilla arm loaded a global AGENTS.md" in damaged["cache"]["store"]["reason"]
+    assert sorted(a[1] for a in starts) == ["debug", "exec"]  # discovered again
+    assert json.loads(entry_file.read_text())["origin"] == {"run": "r3", "attempt": "damaged"}  # replaced
+
+    entry_file.unlink()
+    open_, starts, _ = await stored_attempt(tmp_path, cli, store, "open", "r4", isolation="none")
+    assert open_["cache"]["store"] == {"read": "off", "reason": "the sandbox is not isolated", "written": False}
+    assert sorted(a[1] for a in starts) == ["debug", "exec"] and list(store.folder.glob("*.json")) == []
