@@ -52,6 +52,7 @@ def _task_sandbox(start: Path) -> Callable[..., AbstractAsyncContextManager[Any]
 
     def open_task_sandbox(**overrides: Any) -> AbstractAsyncContextManager[Any]:
         spec = SandboxSpec(run_id="bench", attempt_id="t", role="readiness", task="t", workspace=start)
+        assert overrides.pop("network", "none") == "none"  # the port's word for the default egress
         return environment.sandbox(spec._replace(**overrides))
 
     return open_task_sandbox

@@ -78,22 +78,23 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--attempts", type=int, default=60)
     args = ap.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="bench-ray-"))
-    rows = [("local backend (jobs 2)", nop_run(tmp, None, args.attempts, "local"))]
-    with local_cluster(("a",)) as one:
-        rows.append(("ray, 1 worker node (jobs 2)", nop_run(tmp, one.address, args.attempts, "ray1")))
-    with local_cluster(("a", "b")) as two:
-        rows.append(("ray, 2 worker nodes (jobs 2 each)", nop_run(tmp, two.address, args.attempts, "ray2")))
-        to_discard, to_relaunch = loss_to_recode(tmp, two)
-    base = rows[0][1]
-    print(f"{args.attempts} nop attempts (coding phase, from the log's timestamps)")
-    print(f"{'where':<36} {'seconds':>8} {'s/attempt':>10} {'overhead s/attempt vs local':>28}")
-    for label, seconds in rows:
-        print(f"{label:<36} {seconds:8.1f} {seconds / args.attempts:10.3f} {(seconds - base) / args.attempts:28.3f}")
-    print()
-    print("worker node lost (kill -9 of its raylet) mid-attempt")
-    print(f"  seconds to attempt.discarded (recode decided): {to_discard:.2f}")
-    print(f"  seconds to the replacement's agent.launched:   {to_relaunch:.2f}")
+    with tempfile.TemporaryDirectory(prefix="bench-ray-") as scratch:  # runs, configs and caches go with it
+        tmp = Path(scratch)
+        rows = [("local backend (jobs 2)", nop_run(tmp, None, args.attempts, "local"))]
+        with local_cluster(("a",)) as one:
+            rows.append(("ray, 1 worker node (jobs 2)", nop_run(tmp, one.address, args.attempts, "ray1")))
+        with local_cluster(("a", "b")) as two:
+            rows.append(("ray, 2 worker nodes (jobs 2 each)", nop_run(tmp, two.address, args.attempts, "ray2")))
+            to_discard, to_relaunch = loss_to_recode(tmp, two)
+        base = rows[0][1]
+        print(f"{args.attempts} nop attempts (coding phase, from the log's timestamps)")
+        print(f"{'where':<36} {'seconds':>8} {'s/attempt':>10} {'overhead s/attempt vs local':>28}")
+        for label, seconds in rows:
+            print(f"{label:<36} {seconds:8.1f} {seconds / args.attempts:10.3f} {(seconds - base) / args.attempts:28.3f}")
+        print()
+        print("worker node lost (kill -9 of its raylet) mid-attempt")
+        print(f"  seconds to attempt.discarded (recode decided): {to_discard:.2f}")
+        print(f"  seconds to the replacement's agent.launched:   {to_relaunch:.2f}")
 
 
 if __name__ == "__main__":

@@ -95,21 +95,22 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--attempts", type=int, default=24)
     args = ap.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="bench-raydocker-"))
-    with node_engines(("a", "b")) as engines, local_cluster(("a", "b")) as cluster:
-        ship = shipping(cluster.address, engines, tmp)
-    local = nop_run(tmp, {"backend": "docker"}, args.attempts, "docker")
-    with node_engines(("a",)) as engines, local_cluster(("a",)) as cluster:
-        settings = {"address": cluster.address, "sandbox": "docker", "nodes": {"a": {"docker_host": engines["a"].host}}}
-        ray = nop_run(tmp, {"backend": "ray", "settings": settings}, args.attempts, "ray")
-    print("image shipping (base task image, head -> node's own Docker engine)")
-    for label, seconds in ship:
-        print(f"  {label:<58} {seconds:8.2f}")
-    print()
-    print(f"{args.attempts} nop attempts, jobs 2 (coding phase, from the log's timestamps)")
-    print(f"  {'where':<40} {'seconds':>8} {'s/attempt':>10} {'overhead s/attempt':>19}")
-    for label, seconds in (("docker backend (one machine)", local), ("ray, docker sandboxes, 1 node", ray)):
-        print(f"  {label:<40} {seconds:8.1f} {seconds / args.attempts:10.3f} {(seconds - local) / args.attempts:19.3f}")
+    with tempfile.TemporaryDirectory(prefix="bench-raydocker-") as scratch:  # runs, configs and caches go with it
+        tmp = Path(scratch)
+        with node_engines(("a", "b")) as engines, local_cluster(("a", "b")) as cluster:
+            ship = shipping(cluster.address, engines, tmp)
+        local = nop_run(tmp, {"backend": "docker"}, args.attempts, "docker")
+        with node_engines(("a",)) as engines, local_cluster(("a",)) as cluster:
+            settings = {"address": cluster.address, "sandbox": "docker", "nodes": {"a": {"docker_host": engines["a"].host}}}
+            ray = nop_run(tmp, {"backend": "ray", "settings": settings}, args.attempts, "ray")
+        print("image shipping (base task image, head -> node's own Docker engine)")
+        for label, seconds in ship:
+            print(f"  {label:<58} {seconds:8.2f}")
+        print()
+        print(f"{args.attempts} nop attempts, jobs 2 (coding phase, from the log's timestamps)")
+        print(f"  {'where':<40} {'seconds':>8} {'s/attempt':>10} {'overhead s/attempt':>19}")
+        for label, seconds in (("docker backend (one machine)", local), ("ray, docker sandboxes, 1 node", ray)):
+            print(f"  {label:<40} {seconds:8.1f} {seconds / args.attempts:10.3f} {(seconds - local) / args.attempts:19.3f}")
 
 
 if __name__ == "__main__":

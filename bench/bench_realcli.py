@@ -172,11 +172,16 @@ def main() -> None:
                 probe.wait_idle(timeout=30)
                 before = len(probe.requests)
 
-                def served(before: int = before) -> tuple[int, int]:
+                def served(before: int = before, name: str = name) -> tuple[int, int]:
+                    """(input, output) the probe served, in PluginBench's usage terms (docs/metrics.md):
+                    Claude Code's input counts cache reads and writes, Gemini CLI's output its thoughts."""
                     probe.wait_idle(timeout=30)
-                    done = [r for r in probe.requests[before:] if r.kind == "coding" and r.status == 200 and r.usage]
-                    return (sum(r.usage.input_tokens for r in done if r.usage),
-                            sum(r.usage.output_tokens for r in done if r.usage))
+                    done = [r.usage for r in probe.requests[before:] if r.kind == "coding" and r.status == 200 and r.usage]
+                    extra_in = (lambda u: u.cache_read_input_tokens + u.cache_creation_input_tokens) \
+                        if name == "claude" else (lambda u: 0)
+                    extra_out = (lambda u: u.reasoning_tokens) if name == "gemini" else (lambda u: 0)
+                    return (sum(u.input_tokens + extra_in(u) for u in done),
+                            sum(u.output_tokens + extra_out(u) for u in done))
 
                 with tempfile.TemporaryDirectory(prefix="pb-bench-") as tmp:
                     took, ok, exact = anyio.run(through_pluginbench, name, harness, Path(tmp), served,
