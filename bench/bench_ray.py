@@ -76,8 +76,10 @@ def loss_to_recode(tmp: Path, cluster) -> tuple[float, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--attempts", type=int, default=60)
+    ap.add_argument("--attempts", type=int, default=60, help="6 to 60, a multiple of 6 (3 arms x 2 tasks x repeats)")
     args = ap.parse_args()
+    if not (6 <= args.attempts <= 60 and args.attempts % 6 == 0):
+        ap.error(f"--attempts must be a multiple of 6 from 6 to 60 (3 arms x 2 tasks x 1-10 repeats), got {args.attempts}")
     with tempfile.TemporaryDirectory(prefix="bench-ray-") as scratch:  # runs, configs and caches go with it
         tmp = Path(scratch)
         rows = [("local backend (jobs 2)", nop_run(tmp, None, args.attempts, "local"))]

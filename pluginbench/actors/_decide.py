@@ -125,6 +125,11 @@ def requirements() -> tuple[Requirement, ...]:
     return (*CORE_REQUIREMENTS, *extension_requirements())
 
 FAILED_CALLS_LIMIT = 3
+#: Paid attempts of one slot lost in this run (its sandbox or cluster node ended under the
+#: agent, or a worker died under it) after which the run stops instead of paying for the
+#: slot again: a replacement is never the agent's outcome, so an agent that can end its own
+#: sandbox would otherwise be re-coded without end.
+LOSSES_PER_SLOT_LIMIT = 3
 
 UNKNOWN_USAGE_KILLED = Usage(
     status="unknown", reason="the worker was killed before the attempt saved its execution receipt"
@@ -412,7 +417,17 @@ def _decide_core(state: RunState, event: Event) -> list[Command]:
                 return _drained(state)
             return [BuildReport()]
         case AttemptInterrupted() if event.worker_lost:
-            return [Emit(_replace_lost(state, state.attempts[event.attempt_id], event.reason))]
+            a = state.attempts[event.attempt_id]
+            lost = 1 + sum(1 for d in state.discarded if d.slot == a.slot)
+            if a.launched and lost >= LOSSES_PER_SLOT_LIMIT:  # left interrupted: a resume replaces it
+                if state.stopping is not None:
+                    return _drained(state)
+                return [Emit(RunStopping(
+                    reason=f"{lost} paid attempts of task {a.task}, arm {a.arm}, repeat {a.repeat} were lost in this "
+                           f"run, the last {a.attempt_id}: {event.reason}; the run stops instead of paying for the slot "
+                           "again (evidence/discarded/ holds the lost ones; a resume codes the slot again)",
+                    failure=True))]
+            return [Emit(_replace_lost(state, a, event.reason))]
         case AttemptInterrupted():
             if state.stopping is None:
                 cause = "provider stop" if event.provider_stop else "attempt failed before a submission"

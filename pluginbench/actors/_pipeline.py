@@ -305,19 +305,20 @@ async def _code_attempt(
                 from ..events import Usage
 
                 # the wall time the harness measured before it failed, else unknown (never 0)
-                run = AgentRun(
+                run = _ended_inside(sandbox, AgentRun(
                     exit_code=None,
                     timed_out=False,
                     coding_seconds=round(measured[-1], 3) if measured else None,
                     usage=Usage(status="unknown", reason=f"the harness failed: {exc}"),
                     error=f"harness error: {exc}",
-                )
+                ))
             run = await _with_limits(run, sandbox)
             if run.resource_limit is None:
                 # A sandbox its own limit ended (an OOM kill) is the attempt's resource_limit,
                 # recorded above; one ended from outside the run is an environment failure.
                 killed = run.exit_code is None or run.exit_code >= 128 or run.exit_code < 0  # ended by a signal
                 await _raise_if_lost(sandbox, settle=KILLED_SETTLE_SECONDS if killed else 0.0)
+                run = _ended_inside(sandbox, run)
             _merge_execution(attempt_dir / "execution.json", {"attempt_id": attempt_id, **_run_dict(run),
                                                               "limits": _limits_record(sandbox, spec)})
             if run.provider_stop:
@@ -382,6 +383,15 @@ async def _raise_if_lost(sandbox: Sandbox, cause: BaseException | None = None, *
     why = await ended_by(settle) if ended_by is not None else None
     if why is not None:
         raise SandboxLost(f"the coding sandbox ended under the agent: {why}") from cause
+
+
+def _ended_inside(sandbox: Sandbox, run: AgentRun) -> AgentRun:
+    """``run`` with its error saying so when the agent's own processes ended the sandbox
+    (a backend that can tell sets ``ended_inside``): the agent's outcome, not a loss."""
+    inside = getattr(sandbox, "ended_inside", None)
+    if not inside or (run.error and inside in run.error):
+        return run
+    return run._replace(error=f"{run.error}; {inside}" if run.error else inside)
 
 
 async def _collect_artifacts(sandbox: Sandbox, task: HarborTask, attempt_dir: Path) -> None:

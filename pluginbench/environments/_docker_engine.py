@@ -11,7 +11,9 @@ do not fit an engine's CPUs and 80% of its memory, or ``None`` when they fit.
 
 from __future__ import annotations
 
+import json
 import os
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import IO, Any, NamedTuple
@@ -194,3 +196,25 @@ async def put_archive(docker: aiodocker.Docker, cid: str, path: str, data: IO[by
         raise EnvironmentFailure(
             f"cannot copy into the container at {path}: {exc.message}"
         ) from exc
+
+
+async def engine_kills(docker: aiodocker.Docker, cid: str, since: float) -> int | None:
+    """How many ``kill`` events the engine recorded for container ``cid`` from ``since``
+    (Unix seconds) until now: every ``docker kill`` and ``docker stop`` through the API,
+    from any client, records one; processes the container's own agent killed record none.
+    None when the engine's event log cannot be read."""
+    filters = json.dumps({"type": ["container"], "container": [cid], "event": ["kill"]})
+    params = {"since": f"{since:.6f}", "until": f"{time.time():.6f}", "filters": filters}
+    try:
+        async with docker._query("events", method="GET", params=params) as resp:
+            body = await resp.read()
+    except (aiodocker.DockerError, OSError, ValueError):
+        return None
+    kills = 0
+    for line in body.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            return None
+        kills += isinstance(event, dict) and event.get("Action") == "kill"
+    return kills

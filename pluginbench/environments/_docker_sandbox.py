@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import posixpath
 import re
 import secrets
@@ -19,7 +20,7 @@ from ..errors import CommandStartFailed, EnvironmentFailure, ResourceLimitHit
 from . import _docker_scripts as scripts
 from ._dialogue import Dialogue, LineChannel, first_error
 from ._docker_containers import stop_confirmed
-from ._docker_engine import archive_limit, get_archive, put_archive
+from ._docker_engine import archive_limit, engine_kills, get_archive, put_archive
 from ._docker_tar import content_size, pack, pack_many, unpack
 from ._egress import EgressProxy
 from ._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE
@@ -80,6 +81,9 @@ class DockerSandbox:
         self._stopped = False
         self._closed = False
         self.egress: EgressProxy | None = None
+        #: set when the container ended because its own processes were all killed from
+        #: inside (:meth:`ended_by` then reports no loss): said in the attempt's record
+        self.ended_inside: str | None = None
 
     # -- internal execs --------------------------------------------------------------
 
@@ -451,8 +455,29 @@ class DockerSandbox:
                 return None
             await anyio.sleep(0.1)
         oom = ", out of memory (OOM killed)" if state.get("OOMKilled") else ""
+        if not oom and await self._ended_from_inside(state):
+            # Its keep-alive died with nothing killing the container through the engine: the
+            # agent killed every process it could (``kill -9 -1``). That is the agent's own
+            # outcome, recorded as such; a replacement would let it end its sandbox again
+            # and again, each time a paid attempt (see ``LOSSES_PER_SLOT_LIMIT``).
+            self.ended_inside = (f"the agent's own processes ended the container {self.container_id[:12]} "
+                                 f"(exit code {state.get('ExitCode')}; no kill through the engine)")
+            return None
         return (f"the container {self.container_id[:12]} was stopped from outside the run "
                 f"(exit code {state.get('ExitCode')}{oom})")
+
+    async def _ended_from_inside(self, state: Mapping[str, Any]) -> bool:
+        """Whether the engine says no one killed the (exited) container through it since it
+        started: no ``kill`` event (``docker kill``/``stop`` from any client) in its event log.
+        False when the start time or the log cannot be read (then it counts as from outside)."""
+        started = str(state.get("StartedAt") or "")
+        try:  # RFC 3339 with nanoseconds; Python reads microseconds
+            head, _, frac = started.rstrip("Z").partition(".")
+            since = dt.datetime.fromisoformat(f"{head}.{(frac + '000000')[:6]}+00:00").timestamp()
+        except ValueError:
+            return False
+        kills = await engine_kills(self._docker, self.container_id, since - 1.0)
+        return kills == 0
 
     async def stop(self) -> None:
         """``docker stop`` the container and confirm through inspect that it is not running."""

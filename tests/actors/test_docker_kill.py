@@ -84,3 +84,21 @@ def test_resume_removes_the_runs_exited_and_never_started_containers(tmp_path: P
         assert subprocess.run(["docker", "inspect", other], capture_output=True).returncode == 0
     finally:
         subprocess.run(["docker", "rm", "-f", exited, never_started, other], capture_output=True)
+
+
+def test_an_agent_that_kills_every_process_in_its_container_gets_its_own_outcome(tmp_path: Path) -> None:
+    """kill -9 -1 from the agent ends its own container (docker-init's child dies): no kill went through the engine,
+    so the attempt is graded as the agent's outcome with the reason in its error, never discarded and coded again."""
+    source = tmp_path / "tasks"
+    task(source, "selfkill", solve='echo b > "$APP_DIR/b.txt"; kill -9 -1; sleep 30\n')
+    path = config(tmp_path, tasks={"source": str(source), "ids": ["selfkill"]}, treatments={},
+                  runner={"harness": "oracle"}, jobs=1)
+    run = tmp_path / "run"
+    cli("run", str(path), "--output", str(run), "--foreground")
+    events = events_of(run)
+    assert not [e for e in events if e["type"] == "attempt.discarded"], [e["type"] for e in events]
+    assert events[-1]["type"] == "run.finished"
+    (exited,) = [e for e in events if e["type"] == "agent.exited"]
+    assert "the agent's own processes ended the container" in exited["error"] and exited["exit_code"] == 137
+    (graded,) = [e for e in events if e["type"] == "attempt.graded"]
+    assert graded["attempt_id"] == "selfkill__vanilla__r1" and graded["outcome"] == "pass"  # b.txt was written first

@@ -54,3 +54,33 @@ def test_a_lost_node_before_launch_resets_the_attempt() -> None:
     run.start("t1__vanilla__r1")
     commands = run.apply(AttemptInterrupted(attempt_id="t1__vanilla__r1", reason="lost", worker_lost=True))
     assert [type(c.event) for c in commands] == [AttemptReset]
+
+
+def test_a_slot_whose_paid_attempts_keep_being_lost_stops_the_run_at_the_limit() -> None:
+    """Two lost paid attempts of a slot are replaced; the third stops the run (a failure naming the slot), is left
+    interrupted for a resume to replace, and no fourth attempt starts: an agent that ends its own sandbox cannot
+    make the run pay for its slot without end."""
+    from pluginbench.actors._decide import LOSSES_PER_SLOT_LIMIT
+
+    run = _cluster_run()
+    aid = "t0__vanilla__r1"
+    for n in range(1, LOSSES_PER_SLOT_LIMIT + 1):
+        run.start(aid)
+        run.apply(AgentLaunched(attempt_id=aid, argv=["x"], node="n1"))
+        commands = run.apply(AttemptInterrupted(attempt_id=aid, reason="the coding sandbox ended under the agent",
+                                                worker_lost=True))
+        (command,) = commands
+        assert isinstance(command, Emit)
+        if n < LOSSES_PER_SLOT_LIMIT:
+            assert isinstance(command.event, AttemptDiscarded)
+            run.apply(command.event)
+            aid = command.event.replaced_by
+        else:
+            assert isinstance(command.event, RunStopping) and command.event.failure
+            assert f"3 paid attempts of task t0, arm vanilla, repeat 1 were lost in this run, the last {aid}: " \
+                in command.event.reason
+            assert "ended under the agent" in command.event.reason
+    run.apply(command.event)
+    assert aid == "t0__vanilla__r1~3" and run.state.attempts[aid].state == "interrupted"
+    assert len(run.state.discarded) == LOSSES_PER_SLOT_LIMIT - 1
+    assert not any(a.startswith("t0__vanilla__r1~4") for a in run.state.attempts)
