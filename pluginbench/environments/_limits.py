@@ -25,7 +25,10 @@ below; :func:`limits_of` builds it (pure). Every backend enforces it and says ho
   a sandbox process writes may be bigger than ``storage_mb``: ``RLIMIT_FSIZE`` (soft and
   hard; ``prlimit`` locally, the container's ``Ulimits`` on docker), so the kernel
   refuses a ``fallocate`` of the host's free disk at once (``EFBIG``). The local backend
-  also checks the sandbox folder's allocated size every 5 s while commands run. What
+  also checks the sandbox folder's allocated size every 5 s while commands run. Every
+  entry (file, folder, link, FIFO) counts at least :data:`ENTRY_BYTES`, one file system
+  block, so empty files cannot use up the host's inodes under the bound: a sandbox holds
+  at most ``storage_mb`` × 256 entries (the 10 GiB default: about 2.6 million). What
   remains: many files each under the bound add up past it, on the local backend until
   that check ends the sandbox, on docker until the export (neither host file system here
   has a per-folder quota: an ext4 overlay2 takes no ``StorageOpt`` size).
@@ -100,9 +103,15 @@ def read_pid_max(path: str = PID_MAX_FILE) -> int | None:
         return None
 
 
+#: What every entry under a sandbox's storage bound counts at least (one file system
+#: block): an empty file, a folder or a link takes an inode of the host's, not bytes.
+ENTRY_BYTES = 4096
+
+
 def tree_bytes(root: Path, *, allocated: bool = False, stop_above: int | None = None) -> int:
-    """The size of the files under ``root`` (never following a symlink): apparent sizes,
-    or with ``allocated`` the blocks on disk. Stops counting once past ``stop_above``."""
+    """The size of the entries under ``root`` (never following a symlink): apparent sizes,
+    or with ``allocated`` the blocks on disk; every entry counts at least
+    :data:`ENTRY_BYTES`. Stops counting once past ``stop_above``."""
     total = 0
     stack = [str(root)]
     while stack:
@@ -112,9 +121,12 @@ def tree_bytes(root: Path, *, allocated: bool = False, stop_above: int | None = 
                     try:
                         if entry.is_dir(follow_symlinks=False):
                             stack.append(entry.path)
+                            total += ENTRY_BYTES
                         elif entry.is_file(follow_symlinks=False):
                             st = entry.stat(follow_symlinks=False)
-                            total += st.st_blocks * 512 if allocated else st.st_size
+                            total += max(st.st_blocks * 512 if allocated else st.st_size, ENTRY_BYTES)
+                        else:  # a link, FIFO, socket or device node: an inode, no data
+                            total += ENTRY_BYTES
                     except OSError:
                         continue
                     if stop_above is not None and total > stop_above:

@@ -98,6 +98,36 @@ def test_a_sparse_file_counts_at_its_apparent_size(tmp_path: Path) -> None:
     assert over_storage(tree, limits_of(None, None, None, 2048)) is None
 
 
+def test_every_entry_counts_at_least_one_block(tmp_path: Path) -> None:
+    """Empty files, folders and links take no bytes but an inode each: 2,000 of them count 2,000 blocks, over a
+    4 MB bound (1,024 entries) in apparent and in allocated size."""
+    from pluginbench.environments._limits import ENTRY_BYTES
+
+    tree = tmp_path / "export"
+    (tree / "d").mkdir(parents=True)
+    for i in range(1000):
+        (tree / "d" / f"e{i}").touch()
+        (tree / f"l{i}").symlink_to("/nowhere")
+    assert tree_bytes(tree) >= 2001 * ENTRY_BYTES and tree_bytes(tree, allocated=True) >= 2001 * ENTRY_BYTES
+    why = over_storage(tree, limits_of(None, None, None, 4))
+    assert why is not None and "4 MB" in why
+    assert over_storage(tree, limits_of(None, None, None, 16)) is None
+
+
+async def test_many_empty_files_in_a_sandbox_end_it_at_its_storage_bound(tmp_path: Path) -> None:
+    """A command creating 20,000 empty files in an 8 MB sandbox (2,048 entries) is ended by the disk check and the
+    breach is recorded: empty files cannot use up the host's inodes."""
+    require(bwrap_available(), "bubblewrap (the disk check watches isolated sandboxes)")
+    env = LocalEnvironment(isolation="bubblewrap", root=tmp_path / "boxes")
+    many = 'mkdir -p /tmp/many && cd /tmp/many && i=0; while [ $i -lt 20000 ]; do : > f$i; i=$((i+1)); done; sleep 60'
+    started = time.monotonic()
+    async with env.sandbox(_spec(tmp_path, storage_mb=8)) as box:
+        done = await box.exec(["sh", "-c", many], timeout=120)
+        assert not done.timed_out and done.exit_code != 0
+        assert any(b.startswith("disk:") and "8 MB" in b for b in box.limit_breaches()), box.limit_breaches()
+    assert time.monotonic() - started < 60
+
+
 # -- docker ------------------------------------------------------------------------------------
 
 
