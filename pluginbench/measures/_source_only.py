@@ -32,7 +32,61 @@ FILTER_REVISION = "1"
 
 _SETUP_DIRS = {"testdata", "fixtures", "examples"}
 _SETUP_NAMES = re.compile(r"^(pyproject\.toml|package\.json|jest\.config\..*|pytest\.ini|tox\.ini)$")
-_DIFF_GIT = re.compile(r'^diff --git "?a/(.*?)"? "?b/(.*?)"?$')
+_DIFF_GIT = "diff --git "
+_EXTENDED = ("rename from ", "rename to ", "copy from ", "copy to ")
+_C_ESCAPES = {"a": "\a", "b": "\b", "t": "\t", "n": "\n", "v": "\v", "f": "\f", "r": "\r", '"': '"', "\\": "\\"}
+
+
+def _c_string(text: str) -> tuple[str, int] | None:
+    """The C-quoted string git wrote at the start of ``text`` (``"a/x\\ty"``, octal
+    bytes for non-ASCII) and the index just past its closing quote; None if unclosed."""
+    raw, i = bytearray(), 1
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            return raw.decode("utf-8", "replace"), i + 1
+        if c == "\\" and i + 1 < len(text):
+            nxt = text[i + 1]
+            if nxt in "0123" and text[i + 1: i + 4].isdigit():
+                raw.append(int(text[i + 1: i + 4], 8) & 0xFF)
+                i += 4
+            else:
+                raw.extend(_C_ESCAPES.get(nxt, nxt).encode())
+                i += 2
+            continue
+        raw.extend(c.encode())
+        i += 1
+    return None
+
+
+def _unquote(text: str) -> str:
+    """A path as git wrote it on a line of its own: C-quoted or plain."""
+    parsed = _c_string(text) if text.startswith('"') else None
+    return parsed[0] if parsed is not None and parsed[1] == len(text) else text
+
+
+def _head_paths(rest: str) -> tuple[str, str] | None:
+    """(old, new) of a ``diff --git`` line's ``a/<old> b/<new>``. Unquoted paths may hold
+    spaces and `` b/``, so a file that is neither renamed nor copied (both paths the same)
+    is split at its middle; quoted ones are read as C strings; a rename's or copy's paths
+    are then taken from its ``rename from``/``rename to`` lines (see :func:`sections`)."""
+    if rest.startswith('"'):
+        parsed = _c_string(rest)
+        if parsed is None or rest[parsed[1]: parsed[1] + 1] != " ":
+            return None
+        first, second = parsed[0], _unquote(rest[parsed[1] + 1:])
+    else:
+        n = len(rest) - len("a/ b/")
+        half = rest[2: 2 + n // 2] if n >= 0 and n % 2 == 0 else None
+        if half is not None and rest == f"a/{half} b/{half}":
+            return half, half
+        cut = rest.rfind(' "b/') if rest.endswith('"') else rest.find(" b/")
+        if cut == -1:
+            return None
+        first, second = rest[:cut], _unquote(rest[cut + 1:])
+    if not (first.startswith("a/") and second.startswith("b/")):
+        return None
+    return first[2:], second[2:]
 
 
 class FileSection(NamedTuple):
@@ -73,12 +127,18 @@ def sections(patch: str) -> list[FileSection]:
             out.append(FileSection(head[0], head[1], "".join(current), rename))
 
     for line in patch.splitlines(keepends=True):
-        m = _DIFF_GIT.match(line.rstrip("\n"))
-        if m:
+        bare = line.rstrip("\n")
+        paths = _head_paths(bare[len(_DIFF_GIT):]) if bare.startswith(_DIFF_GIT) else None
+        if paths is not None:
             flush()
-            head, current, rename = (m.group(1), m.group(2)), [], False
-        elif head is not None and (line.startswith("rename from ") or line.startswith("copy from ")):
-            rename = True
+            head, current, rename = paths, [], False
+        elif head is not None and current and len(current) < 8 and bare.startswith(_EXTENDED):
+            # git's extended header: a rename's or copy's paths, whole on their own lines
+            field, _, value = bare.partition(" ")
+            which, _, path = value.partition(" ")
+            if which in ("from", "to") and field in ("rename", "copy"):
+                rename = True
+                head = (_unquote(path), head[1]) if which == "from" else (head[0], _unquote(path))
         current.append(line)
     flush()
     return out

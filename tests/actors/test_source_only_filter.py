@@ -57,3 +57,35 @@ def test_sections_and_classifier() -> None:
     assert [s.path for s in sections(diff("a.py") + diff("b/c.py"))] == ["a.py", "b/c.py"]
     assert is_source_only_test("x/conftest.py") and is_source_only_test("tests/fixtures/a.json")
     assert not is_source_only_test("testdata/in.txt") and not is_source_only_test("src/fixtures/b.css")
+
+
+def test_sections_read_the_real_paths_of_names_with_spaces_b_slashes_quotes_and_renames(tmp_path) -> None:
+    """From a real git diff: a name holding " b/" (split at its middle, not at the first " b/"), C-quoted names
+    (non-ASCII, a quote, a tab) and a renamed test file whose paths come from its rename lines; the test files
+    among them leave the patch, the production ones stay."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path,
+                              check=True, capture_output=True, text=True).stdout
+
+    git("init", "-q")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "old name.py").write_text("def test_a():\n    assert True\n" * 5)
+    git("add", "-A")
+    git("commit", "-qm", "base")
+    names = ["q b/k.py", "tests/a b/test_x.py", "src/tést.py", 'src/we"ird.py', "tests/tab\there_test.py"]
+    for name in names:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x = 1\n")
+    (tmp_path / "tests" / "new b").mkdir()
+    (tmp_path / "tests" / "old name.py").rename(tmp_path / "tests" / "new b" / "name_test.py")
+    git("add", "-A")
+    patch = git("diff", "--cached", "--binary", "-M")
+    got = {(s.old, s.new, s.rename) for s in sections(patch)}
+    assert got == {*((n, n, False) for n in names), ("tests/old name.py", "tests/new b/name_test.py", True)}
+    filtered = filter_patch(patch, "", [])
+    assert filtered.removed_test_files == sorted(["tests/a b/test_x.py", "tests/tab\there_test.py",
+                                                  "tests/new b/name_test.py"])
+    kept = {s.new for s in sections(filtered.text)}
+    assert kept == {"q b/k.py", "src/tést.py", 'src/we"ird.py'}
