@@ -46,6 +46,7 @@ from ..treatments import (
     installed_command,
     read_codex_plugin,
 )
+from ._claude_reuse import store_note
 from ._codex_config import (
     APP_SERVER_SCRIPT,
     CODEX_DIR,
@@ -71,7 +72,7 @@ from ._codex_host import CodexDeclaration
 from ._codex_native import check_manifest, image_native, resolve_native
 from ._codex_native import identity as native_identity
 from ._codex_record import read_agent_run
-from ._codex_reuse import Answers, keep, read_answers, refused_answers, reused_cache, store_note
+from ._codex_reuse import Answers, keep, read_answers, refused_answers, reused_cache
 from ._discovery_store import DiscoveryStore
 from ._port import (
     AgentRun,
@@ -438,7 +439,7 @@ class CodexHarness(CodexDeclaration):
                 try:
                     receipt = await self._judged(sandbox, ctx, plugins, roots, stored.answers)
                 except CodexSetupError as exc:  # a damaged entry: its prompt-input is no JSON
-                    receipt = {"ok": False, "mismatches": [exc.message]}
+                    receipt = {"ok": False, "mismatches": [str(exc)]}
                 if receipt["ok"]:
                     receipt.update(cache=reused_cache(key, stored.entry, note, ctx.attempt_dir / "agent"),
                                    seconds={"install": round(t1 - t0, 3),

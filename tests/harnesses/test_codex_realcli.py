@@ -343,7 +343,14 @@ async def test_a_later_run_reuses_stored_discovery_answers_and_damaged_ones_are_
     assert sorted(a[1] for a in starts) == ["debug", "exec"]  # discovered again
     assert json.loads(entry_file.read_text())["origin"] == {"run": "r3", "attempt": "damaged"}  # replaced
 
+    entry = json.loads(entry_file.read_text())
+    entry["prompt_input"] = "not JSON"
+    entry_file.write_text(json.dumps(entry))
+    unreadable, starts, _ = await stored_attempt(tmp_path, cli, store, "unreadable", "r4")
+    assert unreadable["ok"] and unreadable["cache"]["store"]["read"] == "refused"
+    assert "printed no JSON" in unreadable["cache"]["store"]["reason"] and sorted(a[1] for a in starts) == ["debug", "exec"]
+
     entry_file.unlink()
-    open_, starts, _ = await stored_attempt(tmp_path, cli, store, "open", "r4", isolation="none")
+    open_, starts, _ = await stored_attempt(tmp_path, cli, store, "open", "r5", isolation="none")
     assert open_["cache"]["store"] == {"read": "off", "reason": "the sandbox is not isolated", "written": False}
     assert sorted(a[1] for a in starts) == ["debug", "exec"] and list(store.folder.glob("*.json")) == []
