@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import os
 import posixpath
 import re
 import secrets
@@ -24,7 +25,7 @@ from ._docker_engine import archive_limit, engine_kills, get_archive, put_archiv
 from ._docker_tar import content_size, pack, pack_many, unpack
 from ._egress import EgressProxy
 from ._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE
-from ._limits import CappedBuffer, CappedFile, Limits, limits_of
+from ._limits import CappedBuffer, CappedFile, Limits, limits_of, tree_bytes
 from ._port import ExecResult, SandboxPaths, SandboxSpec
 
 MARKER = "PLUGINBENCH_EXEC"
@@ -64,6 +65,11 @@ def _sink(fh: IO[bytes] | None, buffer: CappedBuffer) -> Callable[[bytes], objec
     return fh.write if fh is not None else buffer.extend
 
 
+#: How often a running command's container is checked against its storage bound (the local
+#: backend's sandbox folder check runs as often).
+DISK_CHECK_SECONDS = 5.0
+
+
 class DockerSandbox:
     """One container of :class:`DockerEnvironment` (see the module docstring)."""
 
@@ -84,6 +90,10 @@ class DockerSandbox:
         #: set when the container ended because its own processes were all killed from
         #: inside (:meth:`ended_by` then reports no loss): said in the attempt's record
         self.ended_inside: str | None = None
+        #: the container's writable layer on the host (overlay2's upper dir), once looked up:
+        #: a path, or "" when the engine is not local or its storage driver has none
+        self._upper: Path | str | None = None
+        self._disk_breaches: list[str] = []
 
     # -- internal execs --------------------------------------------------------------
 
@@ -333,7 +343,11 @@ class DockerSandbox:
                         async with anyio.create_task_group() as tg:
                             if dialogue is not None and channel is not None:
                                 tg.start_soon(dialogue, channel)
+                            upper, watch = await self._upper_dir(), anyio.CancelScope()
+                            if upper is not None:
+                                tg.start_soon(self._watch_disk, upper, marker, ex, watch)
                             await read()
+                            watch.cancel()  # the command ended: so does its disk check
                 ended = True
             timed_out = deadline.cancelled_caught
         except BaseException as exc:
@@ -409,7 +423,8 @@ class DockerSandbox:
     def limits(self) -> Limits:
         return limits_of(self.spec.memory_mb, self.spec.cpus, self.spec.pids, self.spec.storage_mb)
 
-    limit_mechanism = "docker HostConfig (Memory, NanoCpus, PidsLimit); disk: RLIMIT_FSIZE per file, export size bound"
+    limit_mechanism = ("docker HostConfig (Memory, NanoCpus, PidsLimit); disk: RLIMIT_FSIZE per file, the writable "
+                       "layer checked every 5 s on a local engine, export size bound")
 
     async def limit_breaches(self) -> list[str]:
         """The limits hit so far: an OOM kill from the container's state, and the
@@ -433,7 +448,37 @@ class DockerSandbox:
             found.append(f"processes: a fork was refused at the {self.limits.pids} process limit (pids_limit)")
         if counts.get("oom_kill", "0") != "0" and not any(f.startswith("memory:") for f in found):
             found.append(f"memory: a process was killed at the {self.limits.memory_mb} MB limit (memory_mb)")
-        return found
+        return [*found, *self._disk_breaches]
+
+    async def _upper_dir(self) -> Path | None:
+        """The container's writable layer as the host sees it (overlay2's ``UpperDir``), or
+        None when the engine is not on this machine or its storage driver has none."""
+        if self._upper is None:
+            self._upper = ""
+            with contextlib.suppress(aiodocker.DockerError, KeyError, TypeError):
+                upper = (await self._container.show())["GraphDriver"]["Data"]["UpperDir"]
+                if upper and await anyio.to_thread.run_sync(os.path.isdir, upper):
+                    self._upper = Path(upper)
+        return self._upper if isinstance(self._upper, Path) else None
+
+    async def _watch_disk(self, upper: Path, marker: str, ex: Any, scope: anyio.CancelScope) -> None:
+        """While a command runs: every 5 s, the container's writable layer against the
+        storage bound (every entry at least one block, :data:`._limits.ENTRY_BYTES`), as
+        the local backend watches its sandbox folder; over it, the command's tree is killed
+        and the breach recorded (many small or empty files, each under ``RLIMIT_FSIZE``)."""
+        bound = self.limits.storage_mb * 1024 * 1024
+        with scope:
+            while True:
+                await anyio.sleep(DISK_CHECK_SECONDS)
+                used = await anyio.to_thread.run_sync(lambda: tree_bytes(upper, allocated=True, stop_above=bound))
+                if used > bound:
+                    hit = (f"disk: the container's files are over the {self.limits.storage_mb} MB storage bound "
+                           "(storage_mb)")
+                    if hit not in self._disk_breaches:
+                        self._disk_breaches.append(hit)
+                    await self._kill(marker, ex)
+                    return
+
     async def ended_by(self, settle: float = 0.0) -> str | None:
         """Why the container is no longer running although :meth:`stop` was not called
         (killed or removed from outside the run, OOM), or None while it runs. The engine

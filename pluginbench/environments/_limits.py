@@ -30,8 +30,10 @@ below; :func:`limits_of` builds it (pure). Every backend enforces it and says ho
   block, so empty files cannot use up the host's inodes under the bound: a sandbox holds
   at most ``storage_mb`` × 256 entries (the 10 GiB default: about 2.6 million). What
   remains: many files each under the bound add up past it, on the local backend until
-  that check ends the sandbox, on docker until the export (neither host file system here
-  has a per-folder quota: an ext4 overlay2 takes no ``StorageOpt`` size).
+  that check ends the sandbox, on docker until the same 5-second check of the container's
+  writable layer kills the command (a local engine; a remote one's until the export)
+  (neither host file system here has a per-folder quota: an ext4 overlay2 takes no
+  ``StorageOpt`` size).
 * **output**: a command's output streamed to a host file stops at ``storage_mb``
   (:class:`CappedFile`); output kept in memory at :data:`IN_MEMORY_OUTPUT_BYTES`
   (:class:`CappedBuffer`, head and tail kept).

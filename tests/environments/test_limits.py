@@ -155,6 +155,29 @@ async def test_docker_containers_get_a_process_and_memory_limit(tmp_path: Path, 
         assert any(b.startswith("memory:") for b in found), found
 
 
+@pytest.mark.docker
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_many_empty_files_in_a_container_end_its_command_at_the_storage_bound(tmp_path: Path,
+                                                                                   anyio_backend: str) -> None:
+    """On docker too: 20,000 empty files in an 8 MB container (2,048 entries) get its command killed by the 5-second
+    check of its writable layer and the breach recorded; a command within the bound records none."""
+    from pluginbench.environments._docker import DockerEnvironment
+    from tests.environments.test_docker import _require_docker
+    from tests.environments.test_docker import _spec as docker_spec
+
+    _require_docker()
+    many = 'mkdir -p /tmp/many && cd /tmp/many && i=0; while [ $i -lt 20000 ]; do : > f$i; i=$((i+1)); done; sleep 60'
+    started = time.monotonic()
+    async with DockerEnvironment().sandbox(docker_spec(tmp_path / "d", storage_mb=8)) as box:
+        quiet = await box.exec(["sh", "-c", "echo ok"], timeout=30)
+        assert quiet.exit_code == 0 and await box.limit_breaches() == []
+        done = await box.exec(["sh", "-c", many], timeout=120)
+        assert not done.timed_out and done.exit_code != 0
+        found = await box.limit_breaches()
+        assert any(b.startswith("disk:") and "8 MB" in b for b in found), found
+    assert time.monotonic() - started < 60
+
+
 async def test_resume_removes_the_cgroups_a_killed_worker_left(tmp_path: Path) -> None:
     """A sandbox cgroup of a run whose worker was killed (never cleaned up) is killed and removed by the
     backend's stop_left_running, and another run's cgroup is left alone."""
