@@ -305,13 +305,13 @@ async def _code_attempt(
                 from ..events import Usage
 
                 # the wall time the harness measured before it failed, else unknown (never 0)
-                run = _ended_inside(sandbox, AgentRun(
+                run = AgentRun(
                     exit_code=None,
                     timed_out=False,
                     coding_seconds=round(measured[-1], 3) if measured else None,
                     usage=Usage(status="unknown", reason=f"the harness failed: {exc}"),
                     error=f"harness error: {exc}",
-                ))
+                )
             run = await _with_limits(run, sandbox)
             if run.resource_limit is None:
                 # A sandbox its own limit ended (an OOM kill) is the attempt's resource_limit,
@@ -389,7 +389,7 @@ def _ended_inside(sandbox: Sandbox, run: AgentRun) -> AgentRun:
     """``run`` with its error saying so when the agent's own processes ended the sandbox
     (a backend that can tell sets ``ended_inside``): the agent's outcome, not a loss."""
     inside = getattr(sandbox, "ended_inside", None)
-    if not inside or (run.error and inside in run.error):
+    if not inside:
         return run
     return run._replace(error=f"{run.error}; {inside}" if run.error else inside)
 

@@ -89,7 +89,7 @@ from ._claude_launch import (
     pinned_env,
     session_argv,
 )
-from ._claude_reuse import from_store, keep, store_note
+from ._claude_reuse import from_store, keep
 from ._claude_rules import ClaudeHarnessRules
 from ._claude_session import ClaudeSession
 from ._claude_stream import (
@@ -99,7 +99,7 @@ from ._claude_stream import (
     uncorroborated,
 )
 from ._claude_usage import read_transcripts, stream_answers, unrecovered_cut, validate_usage
-from ._discovery_store import DiscoveryStore
+from ._discovery_store import DiscoveryStore, store_note
 from ._port import (
     AgentRun,
     AttemptContext,

@@ -13,20 +13,11 @@ cache root or on the origin run still existing.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ._discovery_store import DiscoveryStore
-
-#: The copy of a reused store entry in the attempt's ``agent/`` folder.
-ORIGIN_FILE = "discovery.origin.json"
-
-
-def store_note(read: str, reason: str | None = None) -> dict[str, Any]:
-    """``cache.store`` of a receipt: how the store was read and whether this attempt wrote it."""
-    return {"read": read, "reason": reason, "written": False}
+from ._discovery_store import DiscoveryStore, copy_origin, has_origin, store_note, write_noted
 
 
 def from_store(store: DiscoveryStore, key: str, judge: Callable[[str], dict[str, Any]],
@@ -39,16 +30,15 @@ def from_store(store: DiscoveryStore, key: str, judge: Callable[[str], dict[str,
     entry = read.entry
     origin = entry.get("origin")
     stdout, disc_argv = entry.get("discovery_stdout"), entry.get("discovery_argv")
-    if not (isinstance(origin, dict) and isinstance(origin.get("run"), str) and isinstance(origin.get("attempt"), str)
-            and isinstance(stdout, str) and isinstance(disc_argv, list)):
+    if not (has_origin(entry) and isinstance(origin, dict) and isinstance(stdout, str)
+            and isinstance(disc_argv, list)):
         return None, store_note("refused", "the entry lacks its origin, answers or discovery argv")
     receipt = judge(stdout)
     if not receipt["passed"]:
         store.drop(key)
         return None, store_note("refused", "the stored answers fail this attempt's checks: "
                                 + "; ".join(receipt["problems"])[:500])
-    agent_dir.mkdir(parents=True, exist_ok=True)
-    (agent_dir / ORIGIN_FILE).write_text(json.dumps(entry, indent=1, sort_keys=True) + "\n")
+    copy_origin(entry, agent_dir)
     receipt["discovery_argv"] = disc_argv
     receipt["cli_processes"] = 1
     receipt["cache"] = {"key": key, "hit": True, "origin_attempt": origin["attempt"], "origin_run": origin["run"],
@@ -60,11 +50,8 @@ def keep(store: DiscoveryStore, key: str, *, run: str, attempt: str, cli_version
          receipt: dict[str, Any]) -> None:
     """Store the answers of a discovery whose coding process agreed with it; say so in
     ``receipt["cache"]["store"]`` (``written``, and ``write_problem`` when it could not be)."""
-    problem = store.write(key, store_entry(run=run, attempt=attempt, cli_version=cli_version, control_stdout=answers,
-                                           receipt=receipt))
-    receipt["cache"]["store"]["written"] = problem is None
-    if problem:
-        receipt["cache"]["store"]["write_problem"] = problem
+    write_noted(store, key, store_entry(run=run, attempt=attempt, cli_version=cli_version, control_stdout=answers,
+                                        receipt=receipt), receipt)
 
 
 def store_entry(*, run: str, attempt: str, cli_version: str | None, control_stdout: str,

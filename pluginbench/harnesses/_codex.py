@@ -46,7 +46,6 @@ from ..treatments import (
     installed_command,
     read_codex_plugin,
 )
-from ._claude_reuse import store_note
 from ._codex_config import (
     APP_SERVER_SCRIPT,
     CODEX_DIR,
@@ -73,7 +72,7 @@ from ._codex_native import check_manifest, image_native, resolve_native
 from ._codex_native import identity as native_identity
 from ._codex_record import read_agent_run
 from ._codex_reuse import Answers, keep, read_answers, refused_answers, reused_cache
-from ._discovery_store import DiscoveryStore
+from ._discovery_store import DiscoveryStore, store_note
 from ._port import (
     AgentRun,
     AttemptContext,
@@ -93,19 +92,18 @@ REPO_DOC_NAMES = ("AGENTS.override.md", "AGENTS.md")
 #: server gets a new port in every run and names nothing that loads (so probe runs share
 #: keys across runs, as Claude Code's do, :mod:`._claude_cache`).
 DIGEST_SCRIPT = r"""
-home="$1"; app="$2"
+home="$1"; app="$2"; cfg="$3"
 { find "$home" -type f -o -type l
   for f in AGENTS.override.md AGENTS.md; do [ -e "$app/$f" ] && echo "$app/$f"; done
   for d in "$app/.agents" "$app/.codex" /etc/codex; do [ -d "$d" ] && find "$d" -type f -o -type l; done
 } 2>/dev/null | LC_ALL=C sort | while IFS= read -r f; do
   printf '%s ' "$f"
   if [ -L "$f" ]; then printf 'link:%s\n' "$(readlink "$f")"
-  elif [ "$f" = "$home/.codex/config.toml" ]; then
+  elif [ "$f" = "$cfg" ]; then
     sed -E 's#(https?://(127\.0\.0\.1|localhost|\[::1\])):[0-9]+#\1:<port>#g' "$f" | sha256sum
   else sha256sum < "$f"; fi
 done
 """
-assert CODEX_DIR == ".codex"  # the private config.toml the script names
 
 
 def _file_digest(path: Path) -> str:
@@ -358,7 +356,8 @@ class CodexHarness(CodexDeclaration):
         binary, and the launch settings (argv without the prompt, environment, paths).
         """
         res = await sandbox.exec(["sh", "-c", DIGEST_SCRIPT, "pluginbench-digest", sandbox.paths.home,
-                                  sandbox.paths.app], env=env, timeout=_SETUP_TIMEOUT, egress=False)
+                                  sandbox.paths.app, f"{sandbox.paths.home}/{CODEX_DIR}/config.toml"], env=env,
+                                 timeout=_SETUP_TIMEOUT, egress=False)
         if res.exit_code != 0:
             raise CodexSetupError(f"digest of the delivered files failed: {res.stderr[-500:]!r}")
         argv = exec_argv(self.native.exe, workdir=sandbox.paths.app, model=ctx.model or "", reasoning=ctx.reasoning,

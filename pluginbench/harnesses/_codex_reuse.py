@@ -24,12 +24,10 @@ its later attempts of that digest.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ._claude_reuse import ORIGIN_FILE, store_note
-from ._discovery_store import DiscoveryStore
+from ._discovery_store import DiscoveryStore, copy_origin, has_origin, store_note, write_noted
 
 
 class Answers(NamedTuple):
@@ -54,9 +52,8 @@ def read_answers(store: DiscoveryStore, key: str) -> Stored:
     if read.entry is None:
         return Stored(None, None, store_note(read.status, read.reason))
     entry = read.entry
-    origin, prompt, server = entry.get("origin"), entry.get("prompt_input"), entry.get("app_server")
-    if not (isinstance(origin, dict) and isinstance(origin.get("run"), str) and isinstance(origin.get("attempt"), str)
-            and isinstance(prompt, str) and isinstance(server, str)):
+    prompt, server = entry.get("prompt_input"), entry.get("app_server")
+    if not (has_origin(entry) and isinstance(prompt, str) and isinstance(server, str)):
         return Stored(None, None, store_note("refused", "the entry lacks its origin or either discovery answer"))
     return Stored(entry, Answers(prompt, server), store_note("hit"))
 
@@ -71,8 +68,7 @@ def refused_answers(store: DiscoveryStore, key: str, receipt: dict[str, Any]) ->
 def reused_cache(key: str, entry: dict[str, Any], note: dict[str, Any], agent_dir: Path) -> dict[str, Any]:
     """The ``cache`` record of a receipt judged from a stored entry, after copying the
     entry into the attempt (``agent/discovery.origin.json``)."""
-    agent_dir.mkdir(parents=True, exist_ok=True)
-    (agent_dir / ORIGIN_FILE).write_text(json.dumps(entry, indent=1, sort_keys=True) + "\n")
+    copy_origin(entry, agent_dir)
     origin = entry["origin"]
     return {"key": key, "hit": True, "origin_attempt": origin["attempt"], "origin_run": origin["run"], "store": note}
 
@@ -83,7 +79,4 @@ def keep(store: DiscoveryStore, key: str, *, run: str, attempt: str, cli_version
     (``written``, and ``write_problem`` when it could not be)."""
     entry = {"origin": {"run": run, "attempt": attempt}, "cli_version": cli_version,
              "prompt_input": answers.prompt_input, "app_server": answers.app_server, "receipt": receipt}
-    problem = store.write(key, entry)
-    receipt["cache"]["store"]["written"] = problem is None
-    if problem:
-        receipt["cache"]["store"]["write_problem"] = problem
+    write_noted(store, key, entry, receipt)

@@ -165,3 +165,36 @@ class DiscoveryStore:
         if _folder_problem(self.folder) is None:
             with contextlib.suppress(OSError):
                 os.unlink(self._path(key))
+
+
+# -- what both harnesses' reuse (:mod:`._claude_reuse`, :mod:`._codex_reuse`) records ----------
+
+#: The copy of a reused store entry in the attempt's ``agent/`` folder.
+ORIGIN_FILE = "discovery.origin.json"
+
+
+def store_note(read: str, reason: str | None = None) -> dict[str, Any]:
+    """``cache.store`` of a receipt: how the store was read and whether this attempt wrote it."""
+    return {"read": read, "reason": reason, "written": False}
+
+
+def has_origin(entry: dict[str, Any]) -> bool:
+    """Whether ``entry`` names the run and attempt that produced it."""
+    origin = entry.get("origin")
+    return isinstance(origin, dict) and isinstance(origin.get("run"), str) and isinstance(origin.get("attempt"), str)
+
+
+def copy_origin(entry: dict[str, Any], agent_dir: Path) -> None:
+    """The reused entry, verbatim, into the attempt (``agent/discovery.origin.json``): the
+    run's evidence does not depend on the cache root or on the origin run still existing."""
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    (agent_dir / ORIGIN_FILE).write_text(json.dumps(entry, indent=1, sort_keys=True) + "\n")
+
+
+def write_noted(store: DiscoveryStore, key: str, entry: dict[str, Any], receipt: dict[str, Any]) -> None:
+    """Store ``entry`` under ``key`` and say so in ``receipt["cache"]["store"]`` (``written``,
+    and ``write_problem`` when it could not be)."""
+    problem = store.write(key, entry)
+    receipt["cache"]["store"]["written"] = problem is None
+    if problem:
+        receipt["cache"]["store"]["write_problem"] = problem

@@ -12,8 +12,8 @@ import pytest
 
 from pluginbench.harnesses import _discovery_store
 from pluginbench.harnesses._claude_cache import cache_key
-from pluginbench.harnesses._claude_reuse import ORIGIN_FILE, from_store, store_entry
-from pluginbench.harnesses._discovery_store import DiscoveryStore, store_enabled
+from pluginbench.harnesses._claude_reuse import from_store, store_entry
+from pluginbench.harnesses._discovery_store import ORIGIN_FILE, DiscoveryStore, store_enabled
 
 KEY = "ab" * 32
 
