@@ -4,7 +4,10 @@
   ``python -m vulture <root> --min-confidence 60`` with the interpreter PluginBench runs
   on, over the whole tree so tests count as users.
   Vulture only parses (``ast``), so it runs on the host, on a private copy that holds no
-  symlink (:func:`~._tree.submission_tree`).
+  symlink (:func:`~._tree.submission_tree`), in isolated mode (``-I``: neither the tree nor
+  ``PYTHONPATH`` is on its import path, so no module of the submission can stand in for
+  Vulture's or the standard library's) and with no configuration file (``--config`` names
+  ``/dev/null``: a ``pyproject.toml`` of the submission's cannot tell it what to ignore).
 * Go: staticcheck's U1000 check (Debian's go-staticcheck 2023.1 with Debian's Go), offline.
 * Rust: rustc's own ``dead_code`` and ``unused_*`` lints, from ``cargo check --offline``
   (the library and binaries, as shipped) with the host's Cargo.
@@ -56,7 +59,9 @@ def run_vulture(root: Path, timeout: float = 300.0) -> DeadCodeScan:
     """Vulture's candidates under ``root`` (paths relative to it)."""
     if not any(root.rglob("*.py")):
         return DeadCodeScan((), ())
-    proc = subprocess.run([sys.executable, "-m", "vulture", ".", "--min-confidence", str(MIN_CONFIDENCE),
+    # -I: `-m` would put the working folder (the submission) first on the import path
+    proc = subprocess.run([sys.executable, "-I", "-m", "vulture", ".", "--config", os.devnull,
+                           "--min-confidence", str(MIN_CONFIDENCE),
                            "--exclude", ".git,node_modules,.venv,venv,__pycache__"],
                           cwd=root, capture_output=True, text=True, check=False, timeout=timeout,
                           stdin=subprocess.DEVNULL, start_new_session=True)

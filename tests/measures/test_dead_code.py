@@ -202,3 +202,21 @@ def test_readiness_per_language(tmp_path: Path) -> None:
     (docs / "a.md").write_text("x\n")
     none = check_dead_code(ReadinessInput("t", tmp_path, docs, None, None, {}, tmp_path))
     assert none.state == "not_configured"
+
+
+def test_a_submission_cannot_run_code_or_configure_vulture(tmp_path: Path) -> None:
+    """A tree carrying its own `vulture.py`, a shadowed standard module and a pyproject.toml that ignores every
+    name runs none of them: the real Vulture scans it and still finds the unused function."""
+    _require_vulture()
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    marker = tmp_path / "ran"
+    payload = f"open({str(marker)!r}, 'a').write(__name__)\n"
+    (tree / "vulture.py").write_text(payload)
+    (tree / "argparse.py").write_text(payload)
+    (tree / "tokenize.py").write_text(payload)
+    (tree / "pyproject.toml").write_text('[tool.vulture]\nignore_names = ["*"]\nexclude = ["*.py"]\n')
+    (tree / "unused.py").write_text("def never_called():\n    return 1\n")
+    scan = run_vulture(tree)
+    assert not marker.exists()
+    assert any(c.path == "unused.py" and "never_called" in c.message for c in scan.candidates), scan
