@@ -123,7 +123,9 @@ class EarlyWorker:
             return None
         try:
             process = subprocess.Popen(
-                [*scope, sys.executable, "-m", "pluginbench", "worker", FROM_STDIN, "--adopt-run-log"],
+                # -P: ``-m`` would put the working folder first on the import path, where a
+                # ``pluginbench/`` folder of the user's (say, of configs) would stand in for the package
+                [*scope, sys.executable, "-P", "-m", "pluginbench", "worker", FROM_STDIN, "--adopt-run-log"],
                 stdin=subprocess.PIPE, stdout=output, stderr=subprocess.STDOUT,
                 start_new_session=True, close_fds=True,
             )

@@ -104,7 +104,8 @@ def go(root: Path, *, foreground: bool, verbose: bool = False) -> None:
         raise typer.Exit(run_all(root, foreground=True, verbose=verbose))
     log = open(group.dir.root / "run.log", "ab")  # noqa: SIM115 - handed to the child, closed below
     try:
-        child = subprocess.Popen([sys.executable, "-m", "pluginbench", "worker", str(group.dir.root)],
+        # -P: not the working folder first on the import path (see pluginbench._worker_start)
+        child = subprocess.Popen([sys.executable, "-P", "-m", "pluginbench", "worker", str(group.dir.root)],
                                  stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                  start_new_session=True, close_fds=True)
     finally:

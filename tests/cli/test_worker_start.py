@@ -147,3 +147,16 @@ def test_run_refused_after_its_worker_started_leaves_no_worker(tmp_path: Path) -
     assert "Traceback" not in done.stdout + done.stderr
     assert sorted(os.listdir(taken)) == ["keep.txt"]
     assert _marked(mark) == []
+
+
+def test_a_background_run_started_beside_a_pluginbench_folder_completes(tmp_path: Path) -> None:
+    """Started from a folder that holds a `pluginbench/` folder of the user's (here, its config), the background
+    worker still imports the installed package, owns the run and completes it."""
+    (tmp_path / "pluginbench").mkdir()
+    config = write_config(tmp_path / "pluginbench", harness="simulated")
+    run = tmp_path / "run"
+    # -P, as the console script starts: no working folder on the import path of the command itself
+    done = subprocess.run([sys.executable, "-P", "-m", "pluginbench", "run", str(config), "--output", str(run)],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert wait_until_unowned(run)["phase"] == "complete"
