@@ -54,6 +54,9 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
             "390518b346f24dee0a4328419d69336ec861e42bc0c4ecc89beb4753d641d655",
             "f16a3f95005f51695ff4724a8f35d7f69645f2a820de23d872b4d15107b9bbce",
         ),
+        "2": (
+            "9bb160fd55085e1655e2f37312d4e1227be148ffc350351707911776bcce3378",
+        ),
     },
     "iterations": {
         "2": (

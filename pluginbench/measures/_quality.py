@@ -451,7 +451,8 @@ DEAD_CODE = register(MeasureSpec(
                "JavaScript/TypeScript duplicate-code groups introduced since the starting scan.",
                "Duplicate-code groups added", better="lower"),
     ),
-    observer_version="1",
+    # 2: Vulture reads no pyproject.toml of the tree ([tool.vulture] ignore_names etc. no longer apply)
+    observer_version="2",
     languages=("python", "javascript", "typescript", "rust", "go"),
     collect=collect_dead_code,
     reference=True,

@@ -89,7 +89,7 @@ def test_code_measures_are_added_as_a_selected_revision(lines_run: Path, tmp_pat
     identity = doc["comparison_identity"]
     assert set(ADDED.split(",")) <= set(identity["measurement_settings"]["measurements"])
     assert identity["measurement_capabilities"]["clamp-ref"]["cognitive"]["state"] == "ready"
-    assert identity["effective_observer_scripts"]["clamp-ref"]["dead_code"] == "1"
+    assert identity["effective_observer_scripts"]["clamp-ref"]["dead_code"] == "2"
     html = (run / "report" / "report.html").read_text()
     assert 'data-reference-task="clamp-ref" data-metric="cognitive_added"' in html and "3 (3.00×)" in html
     code, out = run_cli("report", str(run))  # the rewritten settings still verify
