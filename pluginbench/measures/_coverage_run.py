@@ -18,8 +18,10 @@ declared coverage.py version (coverage.py JSON), and measures the same executabl
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -36,8 +38,13 @@ from ._coverage_data import (
     parse_lcov,
 )
 from ._coverage_profile import CoverageProfile
+from ._tree import read_inside
 
 OpenSandbox = Callable[[], AbstractAsyncContextManager[Any]]
+
+#: the most bytes of Go source (``.go`` files and ``go.mod``) read back from a sandbox's
+#: workspace: a submission could otherwise make the host read gigabytes
+GO_SOURCE_BYTES = 64 * 1024 * 1024
 
 SIDE_SUFFIXES = (".per-test.json", ".go-list.json", ".go-blocks.txt", ".instrumented.txt")
 
@@ -93,14 +100,49 @@ async def run_coverage(open_sandbox: OpenSandbox, starting: Path, profile: Cover
             if profile.format == "go-coverprofile":
                 tree = out_dir / "go-tree"
                 await sb.export_workspace(tree)
-                sources = {str(p.relative_to(tree)): p.read_text(errors="replace") for p in tree.rglob("*.go")}
-                go_mod = (tree / "go.mod").read_text() if (tree / "go.mod").is_file() else ""
-                shutil.rmtree(tree, ignore_errors=True)
+                try:
+                    sources, go_mod = go_sources(tree)
+                finally:
+                    shutil.rmtree(tree, ignore_errors=True)
     except EnvironmentFailure as exc:
         raise MeasurementError(f"the coverage sandbox failed: {exc}") from None
     (out_dir / "test-command-status.txt").write_text(
         f"exit {result.exit_code}: test outcomes stay separate from coverage availability\n")
     return read_report(out_dir, profile, sources, go_mod if profile.format == "go-coverprofile" else "")
+
+
+def go_sources(tree: Path, limit: int = GO_SOURCE_BYTES) -> tuple[dict[str, str], str]:
+    """The ``.go`` files (repository-relative path → text) and the ``go.mod`` text of an
+    exported workspace, read on the host without following any symlink: a symlinked file or
+    folder, a FIFO or a device is left out (never a host file, never a read that blocks).
+    More than ``limit`` bytes in all is a :class:`MeasurementError`."""
+    sources: dict[str, str] = {}
+    total = 0
+
+    def read(rel: str) -> str | None:
+        nonlocal total
+        try:
+            st = os.lstat(tree / rel)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        total += st.st_size
+        if total > limit:
+            raise MeasurementError(f"the workspace's Go sources exceed {limit // (1024 * 1024)} MiB; "
+                                   "their coverage is not read")
+        data = read_inside(tree, rel)
+        return None if data is None else data.decode("utf-8", errors="replace")
+
+    for dirpath, dirnames, filenames in os.walk(tree):  # never into a symlinked folder
+        dirnames.sort()
+        for name in sorted(filenames):
+            if name.endswith(".go"):
+                rel = Path(dirpath, name).relative_to(tree).as_posix()
+                text = read(rel)
+                if text is not None:
+                    sources[rel] = text
+    return sources, read("go.mod") or ""
 
 
 #: the shell's exit status for a command it cannot find

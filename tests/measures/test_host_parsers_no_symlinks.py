@@ -1,10 +1,16 @@
 """Host-side parsers (complexity, Vulture) read a private copy of the canonical patch applied to the
-frozen starting source, and never follow a symlink out of it (issue 20, Why 6)."""
+frozen starting source, and never follow a symlink out of it (issue 20, Why 6); nor does the read-back
+of a Go coverage run's sources."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import pytest
+
+from pluginbench.errors import MeasurementError
+from pluginbench.measures._coverage_run import go_sources
 from pluginbench.measures._deadcode_scan import vulture_status
 from pluginbench.measures._quality import collect_cyclomatic, collect_dead_code
 from tests._prereq import require
@@ -55,3 +61,29 @@ def test_the_private_copy_holds_no_symlink_and_reads_refuse_links(tmp_path: Path
     assert read_inside(tree, "linked/host.txt") is None
     assert read_inside(tree, "../host.txt") is None
     assert read_inside(tree, "pkg/extra.py") == (tree / "pkg" / "extra.py").read_bytes()
+
+
+def test_go_coverage_reads_back_no_host_file_through_a_symlink(tmp_path: Path) -> None:
+    """The Go sources read back from a coverage sandbox's workspace leave out symlinked files and folders, FIFOs
+    and a symlinked go.mod (never a host file, never a blocking read); too many bytes in all is refused."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("module host.example/secret\nTOPSECRET\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "o.go").write_text("package o\n")
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "a.go").write_text("package a\n")
+    (tree / "pkg" / "b.go").write_text("package pkg\n")
+    (tree / "leak.go").symlink_to(secret)
+    (tree / "go.mod").symlink_to(secret)
+    (tree / "linked").symlink_to(outside, target_is_directory=True)
+    os.mkfifo(tree / "fifo.go")
+    sources, go_mod = go_sources(tree)
+    assert sources == {"a.go": "package a\n", "pkg/b.go": "package pkg\n"}
+    assert go_mod == ""
+    (tree / "go.mod").unlink()
+    (tree / "go.mod").write_text("module example.com/a\n")
+    assert go_sources(tree)[1] == "module example.com/a\n"
+    with pytest.raises(MeasurementError, match="exceed"):
+        go_sources(tree, limit=10)
