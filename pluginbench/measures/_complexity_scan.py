@@ -11,10 +11,18 @@
 
 A language whose analyzer is not installed is reported by :func:`analyzer_status`; the
 collector then leaves its values unknown with that reason, never zero.
+
+The analyzers parse in a child process (:func:`scan_paths`) with a deadline: their time is
+not linear in a file's size (rust-code-analysis is quadratic in nesting depth: 80 KB of
+nested parentheses took four minutes), so a file past :data:`SCAN_SECONDS` leaves the scan
+unknown instead of stalling the measurement.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -111,14 +119,68 @@ def _lizard(path: str, text: str) -> list[FunctionScore]:
     return [FunctionScore(path, n, cyc, cog, True) for n, (_, cyc, cog) in zip(names, found, strict=True)]
 
 
-def scan_paths(root: Path, paths: set[str]) -> dict[str, FileScan]:
-    """Scans of the analyzed source files among ``paths`` that exist under ``root``."""
-    out: dict[str, FileScan] = {}
-    for rel in sorted(paths):
-        if language_of(rel) is None:
-            continue
-        data = read_inside(root, rel)  # never through a symlink: a host file is not source
-        if data is None:
-            continue
-        out[rel] = scan_file(rel, data.decode("utf-8", errors="replace"))
+#: the longest the scan of one tree's changed files may take, all files together
+SCAN_SECONDS = 120.0
+
+
+def scan_paths(root: Path, paths: set[str], timeout: float = SCAN_SECONDS) -> dict[str, FileScan]:
+    """Scans of the analyzed source files among ``paths`` that exist under ``root`` (one tree
+    of :func:`scan_trees`)."""
+    return scan_trees([(root, paths)], timeout)[0]
+
+
+def scan_trees(trees: list[tuple[Path, set[str]]], timeout: float = SCAN_SECONDS) -> list[dict[str, FileScan]]:
+    """For each ``(root, paths)``: the scans of the analyzed source files among ``paths`` that
+    exist under ``root``, all parsed in one child process (:func:`scan_texts`). Past
+    ``timeout`` seconds, or when the child dies, every file's scan is an error naming why
+    (the values are then unknown)."""
+    texts: dict[str, str] = {}
+    for i, (root, paths) in enumerate(trees):
+        for rel in sorted(paths):
+            if language_of(rel) is None:
+                continue
+            data = read_inside(root, rel)  # never through a symlink: a host file is not source
+            if data is not None:
+                texts[f"{i}/{rel}"] = data.decode("utf-8", errors="replace")
+    scans = scan_texts(texts, timeout) if texts else {}
+    out: list[dict[str, FileScan]] = [{} for _ in trees]
+    for key, scan in scans.items():
+        tree, rel = key.split("/", 1)
+        out[int(tree)][rel] = scan._replace(path=rel, functions=tuple(f._replace(path=rel) for f in scan.functions))
     return out
+
+
+def scan_texts(texts: dict[str, str], timeout: float = SCAN_SECONDS) -> dict[str, FileScan]:
+    """:func:`scan_file` of each ``path → text``, run in a child interpreter (``-P``: no
+    working folder on its import path; started from ``/``) that is killed at ``timeout``."""
+    def failed(why: str) -> dict[str, FileScan]:
+        out = {}
+        for rel in texts:
+            language = LANGUAGES[Path(rel).suffix]
+            out[rel] = FileScan(rel, language, ANALYZER_NAME[ANALYZER_PACKAGE[language]], (), why)
+        return out
+
+    try:
+        done = subprocess.run(
+            [sys.executable, "-P", "-c", "from pluginbench.measures._complexity_scan import child_main; child_main()"],
+            input=json.dumps(texts).encode(), capture_output=True, timeout=timeout, check=False, cwd="/",
+            start_new_session=True)
+    except subprocess.TimeoutExpired:
+        return failed(f"the complexity analyzers did not finish within {timeout:g} s (their time grows "
+                      "faster than a file's size)")
+    except OSError as exc:
+        return failed(f"the complexity analyzers could not start: {exc}")
+    if done.returncode != 0:
+        tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [f"exit {done.returncode}"]
+        return failed(f"the complexity analyzers failed ({tail[0][:200]})")
+    rows = json.loads(done.stdout)
+    return {r[0]: FileScan(r[0], r[1], r[2], tuple(FunctionScore(*f) for f in r[3]), r[4]) for r in rows}
+
+
+def child_main() -> None:
+    """The child of :func:`scan_texts`: ``path → text`` as JSON on stdin, the scans as JSON
+    rows on stdout."""
+    texts = json.loads(sys.stdin.buffer.read())
+    scans = [scan_file(rel, text) for rel, text in texts.items()]
+    out = json.dumps([[s.path, s.language, s.analyzer, [list(f) for f in s.functions], s.error] for s in scans])
+    sys.stdout.write(out)

@@ -86,7 +86,7 @@ def _complexity(inp: CollectorInput) -> tuple[str | None, str | None, str | None
 
 def _scan_complexity(inp: CollectorInput) -> tuple[str | None, str | None, str | None, ComplexityDelta | None]:
     from ._complexity import ComplexityDelta, compare
-    from ._complexity_scan import analyzer_status, language_of, scan_paths
+    from ._complexity_scan import analyzer_status, language_of, scan_trees
 
     before_paths, after_paths = changed_paths(inp.patch)
     changed = {p for p in before_paths | after_paths if language_of(p)}
@@ -107,8 +107,7 @@ def _scan_complexity(inp: CollectorInput) -> tuple[str | None, str | None, str |
     work = inp.work_dir.parent / "complexity-tree"
     try:
         after_root = submission_tree(inp.starting_source, inp.patch, work, only=before_paths)
-        before = scan_paths(inp.starting_source, before_paths & changed)
-        after = scan_paths(after_root, after_paths & changed)
+        before, after = scan_trees([(inp.starting_source, before_paths & changed), (after_root, after_paths & changed)])
     except PatchDoesNotApply as exc:
         return language, analyzer, str(exc), None
     finally:

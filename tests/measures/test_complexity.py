@@ -5,12 +5,13 @@ from __future__ import annotations
 import importlib.util
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from pluginbench.measures._complexity import FileScan, FunctionScore, compare
-from pluginbench.measures._complexity_scan import analyzer_status, scan_file
+from pluginbench.measures._complexity_scan import analyzer_status, scan_file, scan_texts
 from pluginbench.measures._port import ReadinessInput
 from pluginbench.measures._quality import check_complexity, collect_cognitive, collect_cyclomatic
 from tests._prereq import require
@@ -137,3 +138,16 @@ def test_readiness_names_the_languages_it_can_analyze(tmp_path: Path) -> None:
     (tmp_path / "docs" / "a.md").write_text("x\n")
     none = check_complexity(ReadinessInput("t", tmp_path, tmp_path / "docs", None, None, {}, tmp_path))
     assert none.state == "not_configured" and "no Python" in (none.reason or "")
+
+
+def test_a_file_the_analyzers_cannot_finish_in_time_is_unknown_not_a_stall() -> None:
+    """The analyzers parse in a child process with a deadline: 80 KB of nested parentheses (minutes for
+    rust-code-analysis) ends at the deadline as an error naming it, and an ordinary file still scans."""
+    _require_analyzers()
+    deep = "x = " + "(" * 40_000 + "1" + ")" * 40_000 + "\n"
+    started = time.monotonic()
+    got = scan_texts({"deep.py": deep, "ok.py": "def f(x):\n    return 1 if x else 2\n"}, timeout=2)
+    assert time.monotonic() - started < 30
+    assert got["deep.py"].functions == () and "did not finish within 2 s" in (got["deep.py"].error or "")
+    fine = scan_texts({"ok.py": "def f(x):\n    return 1 if x else 2\n"})["ok.py"]
+    assert fine.error is None and [(f.name, f.cyclomatic) for f in fine.functions] == [("f", 2)]
