@@ -15,7 +15,10 @@ reaches the index is removed from it; devices, FIFOs and sockets are dropped; sy
 copied as symlinks, never followed; git records only 644/755 modes (no setuid). Each drop is
 named with its reason in ``PatchInfo.dropped`` and in ``<patch>.dropped.txt`` beside the
 patch. Git runs with no system or global configuration and no hooks, and nothing here runs
-``git submodule`` (a ``.gitmodules`` ``update = !cmd`` is a text file, never executed).
+``git submodule`` (a ``.gitmodules`` ``update = !cmd`` is a text file, never executed). The
+diff leaves the tree's ``diff`` attributes aside (``* !diff`` in the repository's own
+``info/attributes``): git tells text from binary by content, so a ``.gitattributes`` of the
+agent's cannot turn a text change into a binary one.
 """
 
 from __future__ import annotations
@@ -211,6 +214,12 @@ def make_patch(starting_source: Path, export: Path, out: Path) -> PatchInfo:
         # source that holds a repository of its own.
         if any(".git" in e.relpath.split("/") for e in entries):
             _drop_gitlinks(repo, dropped)
+        # The diff ignores what the tree's .gitattributes says of diffing (`*.py -diff`, `binary`,
+        # `diff=driver`): this repository's own info/attributes, read first, leaves `diff`
+        # unspecified, so git looks at the content: a text change is never passed off as
+        # binary (which would hide its lines from the lines measure).
+        (repo / ".git" / "info").mkdir(parents=True, exist_ok=True)
+        (repo / ".git" / "info" / "attributes").write_text("* !diff\n")
         diff = _git(repo, "diff", "--cached", "--binary", "--full-index", "--no-color", "--no-ext-diff", base).stdout
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(diff)

@@ -148,3 +148,24 @@ def test_a_kept_base_gives_the_same_patch_bytes_as_a_fresh_one(tmp_path: Path, m
     assert kept[0].files_changed == fresh.files_changed == 9  # the rename is one header
     assert b"kept.log" in fresh.path.read_bytes() and b"GIT binary patch" in fresh.path.read_bytes()
     assert (template.repo / ".git" / "index").read_bytes() == index
+
+
+def test_a_gitattributes_of_the_agents_cannot_pass_a_text_change_off_as_binary(tmp_path: Path) -> None:
+    """With `*.py -diff` and `*.txt binary` in the export's .gitattributes, the patch still shows the Python
+    and text edits as lines (git tells text from binary by content), a real binary edit stays binary, and the
+    patch applied to the source gives the export's files."""
+    src = _source(tmp_path)
+    export = tmp_path / "export"
+    subprocess.run(["cp", "-a", str(src), str(export)], check=True)
+    (export / ".gitattributes").write_text("*.py -diff\n*.txt binary\n")
+    (export / "d" / "x.py").write_text("print(1)\nprint('added')\n")
+    (export / "a.txt").write_text("a\nb\nc\n")
+    (export / "bin.dat").write_bytes(bytes(range(255, -1, -1)) * 4)
+    patch = _patch.make_patch(src, export, tmp_path / "model.patch").path.read_text()
+    assert "+print('added')" in patch and "\n+c\n" in patch
+    assert patch.count("GIT binary patch") == 1  # bin.dat only
+    applied = tmp_path / "applied"
+    subprocess.run(["cp", "-a", str(src), str(applied)], check=True)
+    subprocess.run(["git", "apply", "--binary", str(tmp_path / "model.patch")], cwd=applied, check=True, env=GIT_ENV)
+    for rel in (".gitattributes", "d/x.py", "a.txt", "bin.dat"):
+        assert (applied / rel).read_bytes() == (export / rel).read_bytes(), rel
