@@ -58,6 +58,9 @@ def submission_tree(starting: Path, patch: str, dest: Path, only: set[str] | Non
     else:
         dest.mkdir(parents=True)
         for rel in sorted(only):
+            parts = rel.split("/")
+            if rel.startswith("/") or ".." in parts or ".git" in parts:
+                raise PatchDoesNotApply(f"model.patch names {rel!r}, a path outside the repository's files")
             src = starting / rel
             if src.is_file():
                 (dest / rel).parent.mkdir(parents=True, exist_ok=True)

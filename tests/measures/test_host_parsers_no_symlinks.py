@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pluginbench.errors import MeasurementError
+from pluginbench.errors import MeasurementError, PatchDoesNotApply
 from pluginbench.measures._coverage_run import go_sources
 from pluginbench.measures._deadcode_scan import vulture_status
 from pluginbench.measures._quality import collect_cyclomatic, collect_dead_code
@@ -61,6 +61,20 @@ def test_the_private_copy_holds_no_symlink_and_reads_refuse_links(tmp_path: Path
     assert read_inside(tree, "linked/host.txt") is None
     assert read_inside(tree, "../host.txt") is None
     assert read_inside(tree, "pkg/extra.py") == (tree / "pkg" / "extra.py").read_bytes()
+
+
+def test_a_patch_path_outside_the_repository_copies_nothing(tmp_path: Path) -> None:
+    """A patch naming `../x`, an absolute path or a `.git` path makes no copy of a file outside the starting
+    source: the private copy is refused with the path named."""
+    from pluginbench.measures._tree import submission_tree
+
+    start = tmp_path / "start"
+    start.mkdir()
+    (tmp_path / "outside.py").write_text("x = 1\n")
+    for rel in ("../outside.py", "/etc/hostname", ".git/config"):
+        with pytest.raises(PatchDoesNotApply, match="outside the repository"):
+            submission_tree(start, "diff --git a/x b/x\n", tmp_path / "copy", only={rel})
+        assert not any((tmp_path / "copy").rglob("*"))
 
 
 def test_go_coverage_reads_back_no_host_file_through_a_symlink(tmp_path: Path) -> None:
