@@ -12,11 +12,20 @@ Both load project configuration that can be code (``knip.config.js``), so they r
 fresh sandbox of the frozen task with their install folder bound read-only
 (:mod:`._sandboxed`), never on the host; ``--version`` alone runs on the host (no project
 file is read).
+
+What configures them comes from the frozen starting source, never from the submission
+(:func:`analysis_patch`): a submission's changes to a root knip or jscpd configuration file
+or to any ``.gitignore`` are left out of the tree they analyze, and the ``knip`` and
+``jscpd`` keys of its ``package.json`` are set back to the starting source's before they
+run. Otherwise a submission could tell them what not to see (``knip.json``
+``{"ignore": [...]}``, ``.jscpd.json`` ``{"minTokens": 100000}``) and report none of what
+it added.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -27,6 +36,8 @@ from typing import Any
 from ..errors import AnalyzerFailed
 from ._deadcode import KnipScan, duplicate_groups, parse_knip
 from ._sandboxed import TMP, SandboxedRun, not_found, run_sandboxed
+from ._source_only import sections
+from ._tree import read_inside
 
 OpenSandbox = Callable[..., AbstractAsyncContextManager[Any]]
 
@@ -58,6 +69,42 @@ def tool_status(name: str) -> tuple[str | None, str | None]:
     return f"{name} {version}", None
 
 
+#: knip's and jscpd's configuration files, read from the repository root
+_CONFIG_FILE = re.compile(r"\.?knip(\.config)?\.(jsonc?|[cm]?[jt]s)|\.jscpd\.json")
+#: the keys of package.json they read their configuration from
+MANIFEST_KEYS = ("knip", "jscpd")
+#: run inside the sandbox before the analyzer: package.json's MANIFEST_KEYS set to the
+#: starting source's (argv[1]: those keys as a JSON object; a key it lacks is removed)
+_RESTORE_KEYS = ("const fs=require('fs');const p=JSON.parse(fs.readFileSync('package.json','utf8'));"
+                 "const w=JSON.parse(process.argv[1]);for(const k of " + json.dumps(list(MANIFEST_KEYS)) + ")"
+                 "{if(Object.prototype.hasOwnProperty.call(w,k))p[k]=w[k];else delete p[k];}"
+                 "fs.writeFileSync('package.json',JSON.stringify(p,null,2)+'\\n')")
+
+
+def _configures(path: str) -> bool:
+    """Whether ``path`` tells knip or jscpd what to analyze: a root configuration file of
+    theirs or any ``.gitignore`` (both skip what it ignores)."""
+    return bool("/" not in path and _CONFIG_FILE.fullmatch(path)) or path.rsplit("/", 1)[-1] == ".gitignore"
+
+
+def analysis_patch(patch: str) -> str:
+    """``patch`` without its file sections that change what configures the analyzers
+    (:func:`_configures`, either side of a rename): the analysis sees those files as the
+    frozen starting source has them."""
+    return "".join(s.text for s in sections(patch) if not (_configures(s.old) or _configures(s.new)))
+
+
+def starting_keys(starting: Path) -> dict[str, Any]:
+    """The :data:`MANIFEST_KEYS` of the starting source's ``package.json`` (none when it has
+    no readable one)."""
+    data = read_inside(starting, "package.json")
+    try:
+        manifest = json.loads(data) if data is not None else {}
+    except ValueError:
+        return {}
+    return {k: manifest[k] for k in MANIFEST_KEYS if isinstance(manifest, dict) and k in manifest}
+
+
 def _install_root(path: Path) -> Path:
     """The folder holding the ``node_modules`` a tool binary lives in (bound read-only)."""
     for parent in path.parents:
@@ -67,14 +114,21 @@ def _install_root(path: Path) -> Path:
 
 
 def _sandboxed(name: str, open_sandbox: OpenSandbox | None, patch: str, args: list[str], timeout: float,
-               outputs: tuple[str, ...] = ()) -> SandboxedRun:
+               outputs: tuple[str, ...] = (), starting: Path | None = None) -> SandboxedRun:
     """``name`` (its binary from :func:`_binary`) run in a fresh sandbox of the frozen task
-    with ``patch`` applied, its install folder bound read-only."""
+    with ``patch`` applied as :func:`analysis_patch` leaves it, its install folder bound
+    read-only; when the patch changes ``package.json``, its :data:`MANIFEST_KEYS` are first
+    set back to those of ``starting`` (the starting source)."""
     path = _binary(name)
     if path is None:
         raise AnalyzerFailed(tool_status(name)[1] or f"{name} is not installed")
     roots = (_install_root(path), _install_root(path.resolve()))
-    run = run_sandboxed(open_sandbox, patch, [str(path), *args], tool=name, timeout=timeout, readonly=roots,
+    patch = analysis_patch(patch)
+    argv = [str(path), *args]
+    if starting is not None and any("package.json" in (s.old, s.new) for s in sections(patch)):
+        argv = ["sh", "-c", 'node -e "$1" "$2" && shift 2 && exec "$@"', "sh", _RESTORE_KEYS,
+                json.dumps(starting_keys(starting)), *argv]
+    run = run_sandboxed(open_sandbox, patch, argv, tool=name, timeout=timeout, readonly=roots,
                         outputs=outputs, env={"PATH": "/usr/local/bin:/usr/bin:/bin", "NO_COLOR": "1"})
     if not_found(run):
         raise AnalyzerFailed(f"{name} (or node) is not in the analysis sandbox (on docker the frozen task image "
@@ -82,12 +136,14 @@ def _sandboxed(name: str, open_sandbox: OpenSandbox | None, patch: str, args: li
     return run
 
 
-def run_knip(open_sandbox: OpenSandbox | None, patch: str, timeout: float = 300.0) -> KnipScan:
+def run_knip(open_sandbox: OpenSandbox | None, patch: str, timeout: float = 300.0,
+             starting: Path | None = None) -> KnipScan:
     """knip's unused-code candidates of the project at the repository root (needs its
     package.json), in a fresh sandbox: knip loads the project's ``knip.config.js`` and its
-    plugins' configuration files, which are code."""
+    plugins' configuration files, which are code. Configured as ``starting`` (the starting
+    source) is (:func:`_sandboxed`)."""
     run = _sandboxed("knip", open_sandbox, patch, ["--reporter", "json", "--no-progress", "--no-config-hints"],
-                     timeout)
+                     timeout, starting=starting)
     try:
         report = json.loads(run.stdout)
     except ValueError:
@@ -96,13 +152,15 @@ def run_knip(open_sandbox: OpenSandbox | None, patch: str, timeout: float = 300.
     return parse_knip(report)
 
 
-def run_jscpd(open_sandbox: OpenSandbox | None, patch: str, timeout: float = 300.0) -> set[str]:
+def run_jscpd(open_sandbox: OpenSandbox | None, patch: str, timeout: float = 300.0,
+              starting: Path | None = None) -> set[str]:
     """jscpd's duplicate-code groups among the JS/TS files of the repository, in a fresh
-    sandbox (it reads the project's ``.jscpd.json`` and ``package.json`` settings)."""
+    sandbox (it reads the project's ``.jscpd.json`` and ``package.json`` settings), configured
+    as ``starting`` (the starting source) is (:func:`_sandboxed`)."""
     run = _sandboxed("jscpd", open_sandbox, patch,
                      ["--silent", "--reporters", "json", "--output", f"{TMP}/jscpd-out", "--format",
                       "javascript,typescript,jsx,tsx", "--ignore", "**/node_modules/**,**/.git/**", "."],
-                     timeout, outputs=("jscpd-out/jscpd-report.json",))
+                     timeout, outputs=("jscpd-out/jscpd-report.json",), starting=starting)
     report = run.files.get("jscpd-out/jscpd-report.json")
     if report is None:
         if run.exit_code == 1 and "analyzes no files" in (run.stderr + run.stdout):

@@ -57,7 +57,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
             "f16a3f95005f51695ff4724a8f35d7f69645f2a820de23d872b4d15107b9bbce",
         ),
         "2": (
-            "9bb160fd55085e1655e2f37312d4e1227be148ffc350351707911776bcce3378",
+            "242d85073b7c387e2a9b63b412fe265a246b48c19bac9df745bae07de250e066",
         ),
     },
     "iterations": {

@@ -301,7 +301,7 @@ def _knip_candidates(inp: CollectorInput, touched: set[str]) -> Measure:
     language = "typescript" if any(language_of(p) == "typescript" for p in touched) else "javascript"
     try:
         before = _starting(inp.starting_source, "knip", lambda: run_knip(inp.open_task_sandbox, ""))
-        after = run_knip(inp.open_task_sandbox, inp.patch)
+        after = run_knip(inp.open_task_sandbox, inp.patch, starting=inp.starting_source)
     except (PatchDoesNotApply, AnalyzerFailed) as exc:
         return Measure(value=None, unit=unit, status="unknown", reason=str(exc), language=language, analyzer=analyzer)
     unresolved = [u for u in after.unresolved if u not in before.unresolved]
@@ -384,7 +384,7 @@ def _duplicate_groups(inp: CollectorInput, js_changed: bool) -> Measure:
         return Measure(value=0, unit=unit, language="javascript/typescript", analyzer=analyzer)
     try:
         before = _starting(inp.starting_source, "jscpd", lambda: run_jscpd(inp.open_task_sandbox, ""))
-        after = run_jscpd(inp.open_task_sandbox, inp.patch)
+        after = run_jscpd(inp.open_task_sandbox, inp.patch, starting=inp.starting_source)
     except (PatchDoesNotApply, AnalyzerFailed) as exc:
         return Measure(value=None, unit=unit, status="unknown", reason=str(exc))
     new = introduced_groups(before, after)
@@ -450,7 +450,8 @@ DEAD_CODE = register(MeasureSpec(
                "JavaScript/TypeScript duplicate-code groups introduced since the starting scan.",
                "Duplicate-code groups added", better="lower"),
     ),
-    # 2: Vulture reads no pyproject.toml of the tree ([tool.vulture] ignore_names etc. no longer apply)
+    # 2: configured by the starting source only: Vulture reads no pyproject.toml; knip and jscpd see
+    # the starting source's configuration files, .gitignore files and package.json keys
     observer_version="2",
     languages=("python", "javascript", "typescript", "rust", "go"),
     collect=collect_dead_code,

@@ -220,3 +220,38 @@ def test_a_submission_cannot_run_code_or_configure_vulture(tmp_path: Path) -> No
     scan = run_vulture(tree)
     assert not marker.exists()
     assert any(c.path == "unused.py" and "never_called" in c.message for c in scan.candidates), scan
+
+
+_CONFIG_PATCH = (
+    'diff --git a/knip.json b/knip.json\nnew file mode 100644\n--- /dev/null\n+++ b/knip.json\n@@ -0,0 +1 @@\n'
+    '+{"ignore": ["src/util.js"], "ignoreExportsUsedInFile": true}\n'
+    'diff --git a/.jscpd.json b/.jscpd.json\nnew file mode 100644\n--- /dev/null\n+++ b/.jscpd.json\n@@ -0,0 +1 @@\n'
+    '+{"minTokens": 100000, "minLines": 10000}\n'
+    'diff --git a/.gitignore b/.gitignore\nnew file mode 100644\n--- /dev/null\n+++ b/.gitignore\n@@ -0,0 +1 @@\n'
+    '+src/util.js\n'
+    'diff --git a/package.json b/package.json\n--- a/package.json\n+++ b/package.json\n@@ -2,5 +2,7 @@\n'
+    '   "name": "util",\n   "version": "1.0.0",\n   "private": true,\n-  "main": "src/index.js"\n'
+    '+  "main": "src/index.js",\n+  "knip": {"ignore": ["src/util.js"]},\n+  "jscpd": {"minTokens": 100000}\n }\n'
+)
+
+
+def test_the_analysis_leaves_out_what_a_submission_changes_of_the_analyzers_configuration() -> None:
+    """A patch's sections that change a root knip or jscpd configuration file or any .gitignore (either side of
+    a rename) are left out of what the analyzers see; every other section is kept byte for byte."""
+    from pluginbench.measures._js_analyzers import analysis_patch
+
+    keep = (QUALITY / "javascript" / "submission.patch").read_text()
+    renamed = ("diff --git a/notes.json b/knip.jsonc\nsimilarity index 100%\nrename from notes.json\n"
+               "rename to knip.jsonc\n")
+    nested = "diff --git a/lib/knip.json b/lib/knip.json\nnew file mode 100644\n--- /dev/null\n+++ b/lib/knip.json\n"
+    got = analysis_patch(keep + _CONFIG_PATCH + renamed + nested)
+    assert got == keep + _CONFIG_PATCH[_CONFIG_PATCH.index("diff --git a/package.json"):] + nested
+
+
+def test_a_submission_cannot_configure_knip_or_jscpd_to_see_nothing(tmp_path: Path) -> None:
+    """The JavaScript submission plus a knip.json, .jscpd.json, .gitignore and package.json keys that would hide
+    its unused exports and its duplicate: the analyzers, configured as the starting source is, still find 2 and 1."""
+    _require_js_tools()
+    patch = (QUALITY / "javascript" / "submission.patch").read_text() + _CONFIG_PATCH
+    got = collect_dead_code(fixture_input(tmp_path, "javascript", patch=patch))
+    assert (got["dead_code_candidates_added"].value, got["duplicate_groups_added"].value) == (2, 1), got
