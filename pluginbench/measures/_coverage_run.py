@@ -38,6 +38,7 @@ from ._coverage_data import (
     parse_lcov,
 )
 from ._coverage_profile import CoverageProfile
+from ._source_only import sections
 from ._tree import read_inside
 
 OpenSandbox = Callable[[], AbstractAsyncContextManager[Any]]
@@ -64,6 +65,8 @@ async def run_coverage(open_sandbox: OpenSandbox, starting: Path, profile: Cover
     its report. Raises :class:`MeasurementError` with the reason when there is none."""
     _refuse_preexisting(starting, profile)
     out_dir.mkdir(parents=True, exist_ok=True)
+    if patch:
+        patch = coverage_patch(patch, profile.command, starting)
     try:
         async with open_sandbox() as sb:
             if patch:
@@ -109,6 +112,21 @@ async def run_coverage(open_sandbox: OpenSandbox, starting: Path, profile: Cover
     (out_dir / "test-command-status.txt").write_text(
         f"exit {result.exit_code}: test outcomes stay separate from coverage availability\n")
     return read_report(out_dir, profile, sources, go_mod if profile.format == "go-coverprofile" else "")
+
+
+#: coverage.py's own configuration file (a submission's would choose what is measured)
+_COVERAGE_CONFIG = frozenset({".coveragerc"})
+
+
+def coverage_patch(patch: str, command: Sequence[str], starting: Path) -> str:
+    """``patch`` without its file sections that change the coverage command's own files (an
+    argument of the command naming a file of the starting source, e.g. ``cover.sh``) or a
+    root ``.coveragerc``: the command runs as the task wrote it, so a submission cannot
+    rewrite what it reports. The submission's tests (and their configuration) stay: they
+    are what the coverage measures."""
+    own = {a.removeprefix("./") for a in command[1:] if not a.startswith("-") and ".." not in a.split("/")
+           and not a.startswith("/") and (starting / a.removeprefix("./")).is_file()} | _COVERAGE_CONFIG
+    return "".join(s.text for s in sections(patch) if s.old not in own and s.new not in own)
 
 
 def go_sources(tree: Path, limit: int = GO_SOURCE_BYTES) -> tuple[dict[str, str], str]:

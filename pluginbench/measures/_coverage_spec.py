@@ -25,8 +25,10 @@ from ._registry import register, register_general_setting
 
 #: 2: Go line coverage (a profile version 1 froze has none); 3: Go blocks named after a line
 #: directive's target are attributed to the file holding it, and a frozen file a directive
-#: names has no line population either (version 2 refused such profiles)
-COVERAGE_OBSERVER_VERSION = "3"
+#: names has no line population either (version 2 refused such profiles); 4: the command's own
+#: files (an argument naming a file of the starting source) and .coveragerc stay as the task has
+#: them, whatever the patch changes, and a Go run's sources are read without following a symlink
+COVERAGE_OBSERVER_VERSION = "4"
 
 _DESCRIPTIONS = {
     "changed_line_coverage": ("cov lines", "Share of the submission's executable added source lines its tests ran.",

@@ -41,6 +41,9 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
         "3": (
             "93c34ad1a578b32970f1abb26f68c851407b157d856c84fb952cefad0c7a2676",
         ),
+        "4": (
+            "93c34ad1a578b32970f1abb26f68c851407b157d856c84fb952cefad0c7a2676",
+        ),
     },
     "cyclomatic": {
         "1": (

@@ -76,3 +76,24 @@ def test_a_killed_revisions_saved_profiles_resolve_again_for_its_tasks() -> None
     for task, want in (("t1", b), ("t2", c), ("t3", a)):
         url = meta[task].get("repository_url")
         assert resolve_profile(got, meta[task]["language"].lower(), url)[0] == want
+
+
+def test_the_coverage_command_runs_as_the_task_wrote_it_with_the_submissions_tests(tmp_path: Path) -> None:
+    """A patch's changes to the coverage command's own script (an argument naming a file of the starting source)
+    and to .coveragerc are left out of the coverage sandbox; its source and test changes are kept."""
+    from pluginbench.measures._coverage_run import coverage_patch
+
+    start = tmp_path / "start"
+    (start / "scripts").mkdir(parents=True)
+    (start / "scripts" / "cover.sh").write_text("#!/bin/sh\n")
+    (start / "tests").mkdir()
+
+    def section(path: str, body: str = "+x\n") -> str:
+        return f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-y\n{body}"
+
+    kept = section("b.go") + section("tests/test_b.py") + section("pyproject.toml")
+    dropped = section("scripts/cover.sh", '+printf "mode: set\\nexample.com/m/b.go:3.20,4.11 1 1\\n" > cover.out\n')
+    dropped += section(".coveragerc", "+[report]\n+omit = *\n")
+    got = coverage_patch(dropped[: dropped.index("diff --git a/.coveragerc")] + kept + dropped[dropped.index(
+        "diff --git a/.coveragerc"):], ["sh", "./scripts/cover.sh", "-v", "tests"], start)
+    assert got == kept

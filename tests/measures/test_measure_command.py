@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from pluginbench.measures._coverage_spec import COVERAGE_OBSERVER_VERSION
 from tests.cli._cli_helpers import assert_refused, run_cli
 from tests.runs_helpers import events_of
 
@@ -250,10 +251,10 @@ def test_preparation_checks_coverage_per_task_and_saves_readiness(tmp_path: Path
     doc = json.loads((run / "measurement-readiness.json").read_text())
     assert doc["readiness"] == [{"task": "clamp", "measure": "coverage", "state": "ready", "reason": None,
                                  "detail": "7.17.3"}]
-    assert doc["observers"]["coverage"] == "3" and doc["not_measured"] == [] and doc["blocking"] == []
+    assert doc["observers"]["coverage"] == COVERAGE_OBSERVER_VERSION and doc["not_measured"] == [] and doc["blocking"] == []
     assert json.loads((run / "check.json").read_text())["measurements"] == doc
     checked = [e for e in events_of(run) if e["type"] == "measurement_readiness.checked"]
-    assert len(checked) == 1 and checked[0]["observers"]["coverage"] == "3"
+    assert len(checked) == 1 and checked[0]["observers"]["coverage"] == COVERAGE_OBSERVER_VERSION
 
 
 def test_coverage_ready_on_no_task_stops_the_run_before_coding(tmp_path: Path, venv_path) -> None:
@@ -277,7 +278,9 @@ def test_a_different_frozen_observer_version_is_refused(finished_run: Path, tmp_
                         "--coverage-profiles", str(_profiles(tmp_path)), "--yes")
     assert code == 0, out
     log = run / "events.jsonl"
-    log.write_text(log.read_text().replace('"observers":{"coverage":"3"', '"observers":{"coverage":"2"'))
+    frozen = f'"observers":{{"coverage":"{COVERAGE_OBSERVER_VERSION}"'
+    assert frozen in log.read_text()
+    log.write_text(log.read_text().replace(frozen, '"observers":{"coverage":"2"'))
     (run / "evidence" / "ledger.sqlite").unlink(missing_ok=True)
     code, out = run_cli("measure", str(run), "--measurements", "coverage", "--revision", "r2", "--yes")
     assert_refused(code, out, "the run froze the 'coverage' observer at version 2")
@@ -289,7 +292,7 @@ def test_an_observer_source_no_version_declares_is_refused(finished_run: Path, t
     changed without a declaration), measure refuses with exit 2 and records nothing."""
     from pluginbench.measures._observers_declared import DECLARED
 
-    monkeypatch.setitem(DECLARED, "coverage", {"3": ("0" * 64,)})
+    monkeypatch.setitem(DECLARED, "coverage", {COVERAGE_OBSERVER_VERSION: ("0" * 64,)})
     run = _copy(finished_run, tmp_path)
     before = (run / "events.jsonl").read_text()
     code, out = run_cli("measure", str(run), "--measurements", "coverage", "--revision", "r1",
