@@ -15,7 +15,7 @@ file is read).
 
 What configures them comes from the frozen starting source, never from the submission
 (:func:`analysis_patch`): a submission's changes to a root knip or jscpd configuration file
-or to any ``.gitignore`` are left out of the tree they analyze, and the ``knip`` and
+or to any ``.gitignore`` or ``.ignore`` are left out of the tree they analyze, and the ``knip`` and
 ``jscpd`` keys of its ``package.json`` are set back to the starting source's before they
 run. Otherwise a submission could tell them what not to see (``knip.json``
 ``{"ignore": [...]}``, ``.jscpd.json`` ``{"minTokens": 100000}``) and report none of what
@@ -81,10 +81,14 @@ _RESTORE_KEYS = ("const fs=require('fs');const p=JSON.parse(fs.readFileSync('pac
                  "fs.writeFileSync('package.json',JSON.stringify(p,null,2)+'\\n')")
 
 
+#: ignore files, at any level, that make them skip what they list (jscpd honours ``.ignore`` too)
+_IGNORE_FILES = frozenset({".gitignore", ".ignore"})
+
+
 def _configures(path: str) -> bool:
     """Whether ``path`` tells knip or jscpd what to analyze: a root configuration file of
-    theirs or any ``.gitignore`` (both skip what it ignores)."""
-    return bool("/" not in path and _CONFIG_FILE.fullmatch(path)) or path.rsplit("/", 1)[-1] == ".gitignore"
+    theirs or an ignore file at any level (:data:`_IGNORE_FILES`)."""
+    return bool("/" not in path and _CONFIG_FILE.fullmatch(path)) or path.rsplit("/", 1)[-1] in _IGNORE_FILES
 
 
 def analysis_patch(patch: str) -> str:

@@ -60,7 +60,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
             "f16a3f95005f51695ff4724a8f35d7f69645f2a820de23d872b4d15107b9bbce",
         ),
         "2": (
-            "242d85073b7c387e2a9b63b412fe265a246b48c19bac9df745bae07de250e066",
+            "218e5da2249d79cdbd8ecf94c28c656b97dbd354672b55ab76f9e0876b953c35",
         ),
     },
     "iterations": {

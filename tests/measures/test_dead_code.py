@@ -229,6 +229,8 @@ _CONFIG_PATCH = (
     '+{"minTokens": 100000, "minLines": 10000}\n'
     'diff --git a/.gitignore b/.gitignore\nnew file mode 100644\n--- /dev/null\n+++ b/.gitignore\n@@ -0,0 +1 @@\n'
     '+src/util.js\n'
+    'diff --git a/src/.ignore b/src/.ignore\nnew file mode 100644\n--- /dev/null\n+++ b/src/.ignore\n@@ -0,0 +1 @@\n'
+    '+util.js\n'
     'diff --git a/package.json b/package.json\n--- a/package.json\n+++ b/package.json\n@@ -2,5 +2,7 @@\n'
     '   "name": "util",\n   "version": "1.0.0",\n   "private": true,\n-  "main": "src/index.js"\n'
     '+  "main": "src/index.js",\n+  "knip": {"ignore": ["src/util.js"]},\n+  "jscpd": {"minTokens": 100000}\n }\n'
@@ -236,8 +238,8 @@ _CONFIG_PATCH = (
 
 
 def test_the_analysis_leaves_out_what_a_submission_changes_of_the_analyzers_configuration() -> None:
-    """A patch's sections that change a root knip or jscpd configuration file or any .gitignore (either side of
-    a rename) are left out of what the analyzers see; every other section is kept byte for byte."""
+    """A patch's sections that change a root knip or jscpd configuration file or any .gitignore or .ignore
+    (either side of a rename) are left out of what the analyzers see; every other section is kept byte for byte."""
     from pluginbench.measures._js_analyzers import analysis_patch
 
     keep = (QUALITY / "javascript" / "submission.patch").read_text()
@@ -249,7 +251,7 @@ def test_the_analysis_leaves_out_what_a_submission_changes_of_the_analyzers_conf
 
 
 def test_a_submission_cannot_configure_knip_or_jscpd_to_see_nothing(tmp_path: Path) -> None:
-    """The JavaScript submission plus a knip.json, .jscpd.json, .gitignore and package.json keys that would hide
+    """The JavaScript submission plus a knip.json, .jscpd.json, .gitignore, .ignore and package.json keys that would hide
     its unused exports and its duplicate: the analyzers, configured as the starting source is, still find 2 and 1."""
     _require_js_tools()
     patch = (QUALITY / "javascript" / "submission.patch").read_text() + _CONFIG_PATCH
