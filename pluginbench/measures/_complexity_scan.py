@@ -12,10 +12,10 @@
 A language whose analyzer is not installed is reported by :func:`analyzer_status`; the
 collector then leaves its values unknown with that reason, never zero.
 
-The analyzers parse in a child process (:func:`scan_paths`) with a deadline: their time is
-not linear in a file's size (rust-code-analysis is quadratic in nesting depth: 80 KB of
-nested parentheses took four minutes), so a file past :data:`SCAN_SECONDS` leaves the scan
-unknown instead of stalling the measurement.
+The analyzers parse in their own process (:mod:`._complexity_child`, :func:`scan_texts`)
+with a deadline: their time is not linear in a file's size (rust-code-analysis is quadratic
+in nesting depth: 80 KB of nested parentheses took four minutes), so a file past
+:data:`SCAN_SECONDS` leaves the scan unknown instead of stalling the measurement.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 from ._complexity import FileScan, FunctionScore, qualify
 from ._lines import is_test_path
@@ -68,55 +67,9 @@ def analyzer_status(language: str) -> tuple[str | None, str | None]:
 
 
 def scan_file(path: str, text: str) -> FileScan:
-    """The function population of one source file (``path`` relative, for identity)."""
-    language = LANGUAGES[Path(path).suffix]
-    analyzer, reason = analyzer_status(language)
-    if analyzer is None:
-        return FileScan(path, language, ANALYZER_NAME[ANALYZER_PACKAGE[language]], (), reason)
-    try:
-        functions = _lizard(path, text) if language == "go" else _rca(path, text)
-    except Exception as exc:  # noqa: BLE001 - an analyzer failure is an unknown value, with its reason
-        return FileScan(path, language, analyzer, (), f"{analyzer} failed on {path}: {exc}")
-    except BaseException as exc:  # a Rust panic surfaces as pyo3's PanicException
-        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-            raise
-        return FileScan(path, language, analyzer, (), f"{analyzer} panicked on {path}: {exc}")
-    return FileScan(path, language, analyzer, tuple(functions))
-
-
-def _rca(path: str, text: str) -> list[FunctionScore]:
-    from rust_code_analysis_python import compute_metrics
-
-    root = compute_metrics(path, text, unit=False)
-    found: list[tuple[tuple[str, ...], int, int, bool]] = []
-
-    def walk(space: dict[str, Any], names: tuple[str, ...], in_function: bool) -> None:
-        for child in space.get("spaces") or []:
-            kind = child.get("kind")
-            qualified = (*names, str(child.get("name") or "<anonymous>"))
-            if kind == "function":
-                m = child["metrics"]
-                found.append((qualified, int(m["cyclomatic"]["sum"]), int(m["cognitive"]["sum"]), not in_function))
-                walk(child, qualified, True)
-            else:
-                walk(child, qualified, in_function)
-
-    walk(root, (), False)
-    names = qualify(q for q, *_ in found)
-    return [FunctionScore(path, n, cyc, cog, outer) for n, (_, cyc, cog, outer) in zip(names, found, strict=True)]
-
-
-def _lizard(path: str, text: str) -> list[FunctionScore]:
-    import lizard
-
-    analyzer = lizard.FileAnalyzer(lizard.get_extensions(["cognitive"]))
-    result = analyzer.analyze_source_code(path, text)
-    found = []
-    for f in result.function_list:
-        receiver = f.long_name.split(")", 1)[0] + ")" if f.long_name.startswith("(") else ""
-        found.append(((receiver + f.name,), int(f.cyclomatic_complexity), int(f.cognitive_complexity)))
-    names = qualify(q for q, *_ in found)
-    return [FunctionScore(path, n, cyc, cog, True) for n, (_, cyc, cog) in zip(names, found, strict=True)]
+    """The function population of one source file (``path`` relative, for identity), from
+    the analyzers' own process (:func:`scan_texts`)."""
+    return scan_texts({path: text})[path]
 
 
 #: the longest the scan of one tree's changed files may take, all files together
@@ -150,37 +103,54 @@ def scan_trees(trees: list[tuple[Path, set[str]]], timeout: float = SCAN_SECONDS
     return out
 
 
+#: the analyzers' own process, run as a script by its path (it imports nothing of PluginBench's)
+_CHILD = Path(__file__).with_name("_complexity_child.py")
+
+
 def scan_texts(texts: dict[str, str], timeout: float = SCAN_SECONDS) -> dict[str, FileScan]:
-    """:func:`scan_file` of each ``path → text``, run in a child interpreter (``-P``: no
-    working folder on its import path; started from ``/``) that is killed at ``timeout``."""
-    def failed(why: str) -> dict[str, FileScan]:
-        out = {}
-        for rel in texts:
-            language = LANGUAGES[Path(rel).suffix]
-            out[rel] = FileScan(rel, language, ANALYZER_NAME[ANALYZER_PACKAGE[language]], (), why)
+    """The :class:`FileScan` of each ``path → text``. A language whose pinned analyzer is not
+    installed gets that reason; the others are parsed in one child interpreter
+    (:mod:`._complexity_child`, ``-P``: no folder of anyone's first on its import path;
+    started from ``/``), killed at ``timeout``, after which (or when it dies) every file it
+    had gets an error naming why, and the values are unknown."""
+    out: dict[str, FileScan] = {}
+    todo: dict[str, tuple[str, str, str]] = {}  # path -> (language, analyzer, text)
+    for rel, text in texts.items():
+        language = LANGUAGES[Path(rel).suffix]
+        analyzer, reason = analyzer_status(language)
+        if analyzer is None:
+            out[rel] = FileScan(rel, language, ANALYZER_NAME[ANALYZER_PACKAGE[language]], (), reason)
+        else:
+            todo[rel] = (language, analyzer, text)
+    if not todo:
         return out
 
+    def failed(why: str) -> dict[str, FileScan]:
+        return {**out, **{rel: FileScan(rel, lang, analyzer, (), why) for rel, (lang, analyzer, _) in todo.items()}}
+
+    request = {str(i): [lang, rel, text] for i, (rel, (lang, _, text)) in enumerate(todo.items())}
     try:
-        done = subprocess.run(
-            [sys.executable, "-P", "-c", "from pluginbench.measures._complexity_scan import child_main; child_main()"],
-            input=json.dumps(texts).encode(), capture_output=True, timeout=timeout, check=False, cwd="/",
-            start_new_session=True)
+        done = subprocess.run([sys.executable, "-P", str(_CHILD)], input=json.dumps(request).encode(),
+                              capture_output=True, timeout=timeout, check=False, cwd="/", start_new_session=True)
     except subprocess.TimeoutExpired:
         return failed(f"the complexity analyzers did not finish within {timeout:g} s (their time grows "
                       "faster than a file's size)")
     except OSError as exc:
         return failed(f"the complexity analyzers could not start: {exc}")
-    if done.returncode != 0:
+    try:
+        answers = json.loads(done.stdout) if done.returncode == 0 else None
+    except ValueError:
+        answers = None
+    if not isinstance(answers, dict):
         tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [f"exit {done.returncode}"]
         return failed(f"the complexity analyzers failed ({tail[0][:200]})")
-    rows = json.loads(done.stdout)
-    return {r[0]: FileScan(r[0], r[1], r[2], tuple(FunctionScore(*f) for f in r[3]), r[4]) for r in rows}
-
-
-def child_main() -> None:
-    """The child of :func:`scan_texts`: ``path → text`` as JSON on stdin, the scans as JSON
-    rows on stdout."""
-    texts = json.loads(sys.stdin.buffer.read())
-    scans = [scan_file(rel, text) for rel, text in texts.items()]
-    out = json.dumps([[s.path, s.language, s.analyzer, [list(f) for f in s.functions], s.error] for s in scans])
-    sys.stdout.write(out)
+    for i, (rel, (language, analyzer, _)) in enumerate(todo.items()):
+        got = answers.get(str(i)) or {"functions": [], "error": "no answer"}
+        if got["error"] is not None:
+            out[rel] = FileScan(rel, language, analyzer, (), f"{analyzer} {got['error']}")
+            continue
+        rows = got["functions"]
+        names = qualify(tuple(r[0]) for r in rows)
+        out[rel] = FileScan(rel, language, analyzer, tuple(
+            FunctionScore(rel, n, int(r[1]), int(r[2]), bool(r[3])) for n, r in zip(names, rows, strict=True)))
+    return out

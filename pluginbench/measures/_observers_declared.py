@@ -31,7 +31,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
             "350a943f99c2232cde0af813ceb1fc5db97b9067b32adb44207c2fc58e88edb2",
             "eb613a7724ed32384079a5dc4d2921a41219e677f40fee1700bc7e3d7e505814",
             "227267b93f2b9ffc9cad165407f881d032d66a0e32523c38cc2095a22abfdf5c",
-            "c653a6b2ede355ab667e76d549a5d8a27bc6b878a8ed08cd26bc64b8131552e7",
+            "ef0ce6483ff353e10ed2f3afe29e2e352e34050b3e7e78ba8b789675391ad7c2",
         ),
     },
     "coverage": {
@@ -50,7 +50,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
             "350a943f99c2232cde0af813ceb1fc5db97b9067b32adb44207c2fc58e88edb2",
             "eb613a7724ed32384079a5dc4d2921a41219e677f40fee1700bc7e3d7e505814",
             "227267b93f2b9ffc9cad165407f881d032d66a0e32523c38cc2095a22abfdf5c",
-            "c653a6b2ede355ab667e76d549a5d8a27bc6b878a8ed08cd26bc64b8131552e7",
+            "ef0ce6483ff353e10ed2f3afe29e2e352e34050b3e7e78ba8b789675391ad7c2",
         ),
     },
     "dead_code": {

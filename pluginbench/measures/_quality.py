@@ -162,7 +162,8 @@ def check_complexity(inp: ReadinessInput) -> Readiness:
     return Readiness("ready", None, ", ".join(sorted(set(versions))))
 
 
-_COMPLEXITY_OBSERVER = ("pluginbench.measures._complexity", "pluginbench.measures._complexity_scan")
+_COMPLEXITY_OBSERVER = ("pluginbench.measures._complexity", "pluginbench.measures._complexity_child",
+                        "pluginbench.measures._complexity_scan")
 
 CYCLOMATIC = register(MeasureSpec(
     name="cyclomatic",

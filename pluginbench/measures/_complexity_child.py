@@ -1,0 +1,80 @@
+"""The complexity analyzers' own process: parse source texts, print their function scores.
+
+:func:`pluginbench.measures._complexity_scan.scan_texts` runs this file by its path, as a
+script (``python -P <this file>``), with a deadline: the analyzers' time is not linear in a
+file's size, so they never run inside PluginBench's own process. It imports nothing of
+PluginBench's (starting the measures package would cost a tenth of a second per scan), only
+the two analyzers, and only the one a language needs.
+
+Input on stdin: a JSON object ``key → [language, path, text]``. Output on stdout: a JSON
+object ``key → {"functions": [[names, cyclomatic, cognitive, outermost], ...], "error":
+str | null}``, where ``names`` is the function's qualified name as a list (outer first) and
+``outermost`` says it is not nested in another function. The parent qualifies the names and
+builds its scores from them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+#: one function: (qualified name parts, cyclomatic sum, cognitive sum, outermost)
+Row = tuple[list[str], int, int, bool]
+
+
+def rca(path: str, text: str) -> list[Row]:
+    """rust-code-analysis's function spaces (Python, JavaScript, TypeScript, Rust)."""
+    from rust_code_analysis_python import compute_metrics
+
+    root = compute_metrics(path, text, unit=False)
+    found: list[Row] = []
+
+    def walk(space: dict[str, Any], names: list[str], in_function: bool) -> None:
+        for child in space.get("spaces") or []:
+            kind = child.get("kind")
+            qualified = [*names, str(child.get("name") or "<anonymous>")]
+            if kind == "function":
+                m = child["metrics"]
+                found.append((qualified, int(m["cyclomatic"]["sum"]), int(m["cognitive"]["sum"]), not in_function))
+                walk(child, qualified, True)
+            else:
+                walk(child, qualified, in_function)
+
+    walk(root, [], False)
+    return found
+
+
+def lizard_go(path: str, text: str) -> list[Row]:
+    """lizard's functions of a Go file, with its cognitive-complexity extension."""
+    import lizard
+
+    analyzer = lizard.FileAnalyzer(lizard.get_extensions(["cognitive"]))
+    result = analyzer.analyze_source_code(path, text)
+    found: list[Row] = []
+    for f in result.function_list:
+        receiver = f.long_name.split(")", 1)[0] + ")" if f.long_name.startswith("(") else ""
+        found.append(([receiver + f.name], int(f.cyclomatic_complexity), int(f.cognitive_complexity), True))
+    return found
+
+
+def score(language: str, path: str, text: str) -> dict[str, Any]:
+    """One file's rows, or the analyzer's failure as ``error`` (a Rust panic included)."""
+    try:
+        rows = lizard_go(path, text) if language == "go" else rca(path, text)
+    except Exception as exc:  # noqa: BLE001 - an analyzer failure is an unknown value, with its reason
+        return {"functions": [], "error": f"failed on {path}: {exc}"}
+    except BaseException as exc:  # a Rust panic surfaces as pyo3's PanicException
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        return {"functions": [], "error": f"panicked on {path}: {exc}"}
+    return {"functions": [list(r) for r in rows], "error": None}
+
+
+def main() -> None:
+    files = json.loads(sys.stdin.buffer.read())
+    sys.stdout.write(json.dumps({key: score(language, path, text) for key, (language, path, text) in files.items()}))
+
+
+if __name__ == "__main__":
+    main()
