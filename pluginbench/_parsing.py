@@ -31,6 +31,23 @@ CONTROL_CHARS = {c: f"\\x{c:02x}" for c in (*range(0, 9), *range(11, 32), *range
     c: f"\\u{c:04x}" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))}
 
 
+def git_lines(text: str, keepends: bool = False) -> list[str]:
+    """``text`` split into lines at ``\\n`` only, as git writes a patch and compilers number a
+    file's lines. ``str.splitlines`` also splits at ``\\x0b``, ``\\x0c``, ``\\x1c``-``\\x1e``,
+    ``\\x85``, ``\\u2028``, ``\\u2029`` and a lone ``\\r``, which a file's content may hold
+    inside one of its lines (a form feed in a comment): split there, the rest of such a line
+    could pass for a patch header or shift every line number after it. Without ``keepends``
+    a line's ending ``\\r\\n`` is removed whole, as ``splitlines`` removes it; with it, the
+    lines joined give ``text`` back."""
+    parts = text.split("\n")
+    if keepends:
+        lines = [p + "\n" for p in parts[:-1]]
+        return [*lines, parts[-1]] if parts[-1] else lines
+    if parts[-1] == "":
+        parts.pop()
+    return [p[:-1] if p.endswith("\r") else p for p in parts]
+
+
 def visible(text: str) -> str:
     """``text`` with every character of :data:`CONTROL_CHARS` written as text (``\\x1b``)."""
     return text.translate(CONTROL_CHARS)

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 import msgspec
 
+from .._parsing import git_lines
 from ..errors import InputError
 
 
@@ -67,7 +68,7 @@ def _strip_prefix(path: str) -> str:
 def anonymize_diff(diff: str) -> str:
     """Headers become ``a/`` and ``b/`` and ``index`` lines go, so no tooling marks a side."""
     out: list[str] = []
-    for line in diff.splitlines(keepends=True):
+    for line in git_lines(diff, keepends=True):
         body = line.rstrip("\n")
         if _INDEX.match(body):
             continue

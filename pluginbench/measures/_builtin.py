@@ -11,8 +11,10 @@ from ._lines import count_lines
 from ._port import CollectorInput, Column, MeasureSpec
 from ._registry import register
 
-#: the version of the line-counting rules (``_lines.py``); bump it when a count can change
-LINES_OBSERVER_VERSION = "1"
+#: the version of the line-counting rules (``_lines.py``); bump it when a count can change.
+#: 2: a patch is split into lines at ``\n`` only (a form feed inside an added line no
+#: longer starts a line of its own, which could pass for a header and stop the count)
+LINES_OBSERVER_VERSION = "2"
 
 
 def collect_lines(inp: CollectorInput) -> Mapping[str, Measure]:

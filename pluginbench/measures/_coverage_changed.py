@@ -24,6 +24,7 @@ import fnmatch
 import re
 from collections.abc import Callable, Iterable
 
+from .._parsing import git_lines
 from ..events import Measure
 from ._coverage_data import CoverageReport
 from ._lines import is_test_path
@@ -68,7 +69,7 @@ def added_lines(patch: str) -> dict[str, frozenset[int]]:
     path: str | None = None
     new_line = 0
     in_hunk = False
-    for line in patch.splitlines():
+    for line in git_lines(patch):
         if line.startswith("diff --git "):
             path, in_hunk = None, False
             m = re.match(r"diff --git a/(.*) b/(.*)$", line)

@@ -25,6 +25,7 @@ from typing import Any
 
 import msgspec
 
+from .._parsing import git_lines
 from ..errors import MeasurementError
 
 FORMATS = ("lcov", "coverage-py-json", "go-coverprofile")
@@ -182,7 +183,7 @@ def parse_lcov(text: str, per_test_text: str | None = None, *, root: str | None 
     fn_lines: dict[str, int] = {}
     fn_hits: dict[str, int] = {}
     fn_clash = False
-    for number, raw in enumerate(text.splitlines(), 1):
+    for number, raw in enumerate(git_lines(text), 1):
         line = raw.strip()
         if not line or line.startswith("TN:"):
             continue
@@ -272,7 +273,7 @@ def _go_code_lines(source: str) -> set[int]:
     """Lines that are neither blank nor comment-only (a line holding only ``}`` counts as code)."""
     out: set[int] = set()
     in_block = False
-    for number, raw in enumerate(source.splitlines(), 1):
+    for number, raw in enumerate(git_lines(source), 1):
         line = raw.strip()
         code = False
         while line:
@@ -296,7 +297,7 @@ def _go_code_lines(source: str) -> set[int]:
 
 
 def go_module_path(go_mod: str) -> str | None:
-    for line in go_mod.splitlines():
+    for line in git_lines(go_mod):
         m = re.match(r"^\s*module\s+(\S+)", line)
         if m:
             return m.group(1).strip('"')
@@ -308,7 +309,7 @@ def parse_go_coverprofile(text: str, sources: Mapping[str, str], module: str,
     """A ``go test -coverprofile`` report. ``sources`` maps repository-relative ``.go`` paths to
     their text (to drop blank and comment-only lines) and ``module`` is go.mod's module path,
     which the profile's import-path names start with. Branch and per-test data stay unknown."""
-    body = text.splitlines()
+    body = git_lines(text)
     if not body or not body[0].startswith("mode: ") or body[0][6:] not in ("set", "count", "atomic"):
         raise MeasurementError(f"{where}: the first line must be 'mode: set|count|atomic'")
     spans: dict[str, list[tuple[int, int, int, int]]] = {}
@@ -371,7 +372,7 @@ def go_line_directives(source: str) -> list[str]:
     ``:line`` or ``:line:col``. (Strings and comments are recognized per line, as Go source is
     written; a ``/*line`` inside a multi-line raw string is an approximation.)"""
     out: list[str] = []
-    for raw in source.splitlines():
+    for raw in git_lines(source):
         m = _LINE_COMMENT.match(raw)
         if m:
             out.append(m.group(1))

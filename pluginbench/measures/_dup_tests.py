@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
+from .._parsing import git_lines
 from ._lines import is_test_path
 
 BLOCK = 6
@@ -26,7 +27,7 @@ def added_test_runs(patch: str) -> list[list[tuple[int, str]]]:
     is_test = False
     in_hunk = False
     line_id = 0
-    for raw in patch.splitlines():
+    for raw in git_lines(patch):
         line_id += 1
         m = _DIFF_GIT.match(raw)
         if m:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from .._parsing import git_lines
+
 _TEST_DIRS = {"tests", "test", "__tests__", "spec", "specs", "testdata", "testing"}
 _TEST_NAME = re.compile(
     r"(^test_.*\.py$|.*_test\.py$|^conftest\.py$|.*_test\.go$|.*\.(test|spec)\.[cm]?[jt]sx?$"
@@ -38,7 +40,7 @@ def count_lines(patch: str) -> LineCounts:
     files = binary = 0
     kind = "source"
     in_hunk = False
-    for line in patch.splitlines():
+    for line in git_lines(patch):
         if line.startswith("diff --git "):
             files += 1
             in_hunk = False

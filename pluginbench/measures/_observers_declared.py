@@ -39,10 +39,9 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
             "fbd7eaa9f03a6c82c6fbfc3a7cd35ef4253677350e3f392b88dbb6375480b6d3",
         ),
         "3": (
-            "93c34ad1a578b32970f1abb26f68c851407b157d856c84fb952cefad0c7a2676",
         ),
         "4": (
-            "93c34ad1a578b32970f1abb26f68c851407b157d856c84fb952cefad0c7a2676",
+            "a35c9715635d8e23b2ee64790ed6f6c41e221afef43069cb8db4a7ed1cfba0c9",
         ),
     },
     "cyclomatic": {

@@ -25,6 +25,7 @@ import hashlib
 import re
 from typing import NamedTuple
 
+from .._parsing import git_lines
 from ._lines import is_test_path
 
 #: the revision of the rule above; a grade under another revision is graded again
@@ -126,7 +127,7 @@ def sections(patch: str) -> list[FileSection]:
         if head is not None:
             out.append(FileSection(head[0], head[1], "".join(current), rename))
 
-    for line in patch.splitlines(keepends=True):
+    for line in git_lines(patch, keepends=True):
         bare = line.rstrip("\n")
         paths = _head_paths(bare[len(_DIFF_GIT):]) if bare.startswith(_DIFF_GIT) else None
         if paths is not None:

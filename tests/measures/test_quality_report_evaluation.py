@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
+from pluginbench.measures._builtin import LINES_OBSERVER_VERSION
 from pluginbench.measures._complexity_scan import analyzer_status
 from pluginbench.measures._deadcode_scan import vulture_status
 from pluginbench.projections._results_schema import validate as validate_results
@@ -55,7 +56,7 @@ GROUPED = {
     "functions_over_cognitive_15": (RCA, LIZARD), "dead_code_candidates_added": (VULTURE, STATICCHECK),
     "changed_line_coverage": (COVPY, "go|unknown"), "redundant_added_tests": (COVPY, "go|unknown"),
 }
-DUP_GROUP = "any|lines observer 1"  # language-independent: both tasks in one group
+DUP_GROUP = f"any|lines observer {LINES_OBSERVER_VERSION}"  # language-independent: both tasks in one group
 
 pytestmark = pytest.mark.slow
 #: one attempt per task and arm: the candidates are fixed (no randomness), so a second repeat would

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from pluginbench.measures._builtin import LINES_OBSERVER_VERSION
 from pluginbench.projections._report_code import code_measures_section
 from pluginbench.projections._report_quality import (
     code_quality_html,
@@ -123,7 +124,7 @@ def test_a_language_independent_measure_groups_under_its_observer() -> None:
                  duplicated_test_lines_added=_m(12, unit="lines"),
                  verification_iterations=_m(None, reason="no transcript", unit="iterations"))]
     section = code_measures_section(None, rows, ["py-task"], ["vanilla"], ["lines", "iterations"])
-    assert set(section["duplicated_test_lines_added"]) == {"any|lines observer 1"}
+    assert set(section["duplicated_test_lines_added"]) == {f"any|lines observer {LINES_OBSERVER_VERSION}"}
     assert set(section["verification_iterations"]) == {"any|iterations observer 2"}
     assert "source_lines_added" not in section  # plain diff counts stay in per_task
 
