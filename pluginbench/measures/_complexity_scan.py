@@ -74,6 +74,8 @@ def scan_file(path: str, text: str) -> FileScan:
 
 #: the longest the scan of one tree's changed files may take, all files together
 SCAN_SECONDS = 120.0
+#: the most memory (address space) the analyzers' process may take
+SCAN_MEMORY_BYTES = 2 * 1024 ** 3
 
 
 def scan_paths(root: Path, paths: set[str], timeout: float = SCAN_SECONDS) -> dict[str, FileScan]:
@@ -111,8 +113,9 @@ def scan_texts(texts: dict[str, str], timeout: float = SCAN_SECONDS) -> dict[str
     """The :class:`FileScan` of each ``path → text``. A language whose pinned analyzer is not
     installed gets that reason; the others are parsed in one child interpreter
     (:mod:`._complexity_child`, ``-P``: no folder of anyone's first on its import path;
-    started from ``/``), killed at ``timeout``, after which (or when it dies) every file it
-    had gets an error naming why, and the values are unknown."""
+    started from ``/``; its memory bounded at :data:`SCAN_MEMORY_BYTES`), killed at
+    ``timeout``, after which (or when it dies) every file it had gets an error naming why,
+    and the values are unknown."""
     out: dict[str, FileScan] = {}
     todo: dict[str, tuple[str, str, str]] = {}  # path -> (language, analyzer, text)
     for rel, text in texts.items():
@@ -130,7 +133,7 @@ def scan_texts(texts: dict[str, str], timeout: float = SCAN_SECONDS) -> dict[str
 
     request = {str(i): [lang, rel, text] for i, (rel, (lang, _, text)) in enumerate(todo.items())}
     try:
-        done = subprocess.run([sys.executable, "-P", str(_CHILD)], input=json.dumps(request).encode(),
+        done = subprocess.run([sys.executable, "-P", str(_CHILD), str(SCAN_MEMORY_BYTES)], input=json.dumps(request).encode(),
                               capture_output=True, timeout=timeout, check=False, cwd="/", start_new_session=True)
     except subprocess.TimeoutExpired:
         return failed(f"the complexity analyzers did not finish within {timeout:g} s (their time grows "
@@ -143,7 +146,8 @@ def scan_texts(texts: dict[str, str], timeout: float = SCAN_SECONDS) -> dict[str
         answers = None
     if not isinstance(answers, dict):
         tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [f"exit {done.returncode}"]
-        return failed(f"the complexity analyzers failed ({tail[0][:200]})")
+        return failed(f"the complexity analyzers failed ({tail[0][:200]}; their memory bound is "
+                      f"{SCAN_MEMORY_BYTES // 1024 ** 2} MiB)")
     for i, (rel, (language, analyzer, _)) in enumerate(todo.items()):
         got = answers.get(str(i)) or {"functions": [], "error": "no answer"}
         if got["error"] is not None:

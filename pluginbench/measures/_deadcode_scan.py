@@ -6,8 +6,9 @@
   Vulture only parses (``ast``), so it runs on the host, on a private copy that holds no
   symlink (:func:`~._tree.submission_tree`), in isolated mode (``-I``: neither the tree nor
   ``PYTHONPATH`` is on its import path, so no module of the submission can stand in for
-  Vulture's or the standard library's) and with no configuration file (``--config`` names
-  ``/dev/null``: a ``pyproject.toml`` of the submission's cannot tell it what to ignore).
+  Vulture's or the standard library's), with no configuration file (``--config`` names
+  ``/dev/null``: a ``pyproject.toml`` of the submission's cannot tell it what to ignore) and
+  with its memory bounded (:data:`VULTURE_MEMORY_BYTES`).
 * Go: staticcheck's U1000 check (Debian's go-staticcheck 2023.1 with Debian's Go), offline.
 * Rust: rustc's own ``dead_code`` and ``unused_*`` lints, from ``cargo check --offline``
   (the library and binaries, as shipped) with the host's Cargo.
@@ -38,6 +39,13 @@ _SYSTEM_PATH = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/local/go/bin", "/usr
 
 VULTURE_VERSION = "2.16"
 MIN_CONFIDENCE = 60
+#: the most memory (address space) Vulture's process may take
+VULTURE_MEMORY_BYTES = 2 * 1024 ** 3
+#: ``python -I -c`` of this, then the bound and Vulture's own arguments: ``python -m vulture``
+#: with its memory bounded (``RLIMIT_AS``) before anything of it is imported
+_BOUNDED_VULTURE = ("import resource, runpy, sys; bound = int(sys.argv[1]); "
+                    "resource.setrlimit(resource.RLIMIT_AS, (bound, bound)); sys.argv = ['vulture', *sys.argv[2:]]; "
+                    "runpy.run_module('vulture', run_name='__main__', alter_sys=True)")
 
 
 
@@ -59,15 +67,19 @@ def run_vulture(root: Path, timeout: float = 300.0) -> DeadCodeScan:
     """Vulture's candidates under ``root`` (paths relative to it)."""
     if not any(root.rglob("*.py")):
         return DeadCodeScan((), ())
-    # -I: `-m` would put the working folder (the submission) first on the import path
-    proc = subprocess.run([sys.executable, "-I", "-m", "vulture", ".", "--config", os.devnull,
-                           "--min-confidence", str(MIN_CONFIDENCE),
+    # -I: `-m` would put the working folder (the submission) first on the import path; its
+    # memory is bounded first (Vulture's is not linear in a file's size: 6 MB took 4.2 GB)
+    proc = subprocess.run([sys.executable, "-I", "-c", _BOUNDED_VULTURE, str(VULTURE_MEMORY_BYTES), ".",
+                           "--config", os.devnull, "--min-confidence", str(MIN_CONFIDENCE),
                            "--exclude", ".git,node_modules,.venv,venv,__pycache__"],
                           cwd=root, capture_output=True, text=True, check=False, timeout=timeout,
                           stdin=subprocess.DEVNULL, start_new_session=True)
     # 0: nothing unused, 3: unused code found, 1: some input was invalid (reported per file)
     if proc.returncode not in (0, 1, 3):
         raise AnalyzerFailed(f"vulture exited {proc.returncode}: {proc.stderr.strip()[:300]}")
+    if "Traceback (most recent call last)" in proc.stderr:  # a crash (MemoryError past the bound), not bad input
+        last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+        raise AnalyzerFailed(f"vulture failed: {last[:300]} (its memory bound is {VULTURE_MEMORY_BYTES // 1024 ** 2} MiB)")
     return parse_vulture(proc.stdout, proc.stderr)
 
 

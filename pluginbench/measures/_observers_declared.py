@@ -31,7 +31,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
             "350a943f99c2232cde0af813ceb1fc5db97b9067b32adb44207c2fc58e88edb2",
             "eb613a7724ed32384079a5dc4d2921a41219e677f40fee1700bc7e3d7e505814",
             "227267b93f2b9ffc9cad165407f881d032d66a0e32523c38cc2095a22abfdf5c",
-            "ef0ce6483ff353e10ed2f3afe29e2e352e34050b3e7e78ba8b789675391ad7c2",
+            "b7d1d039bc76692cc51b634b3b0fe6abf681cae7fb1bcc6cb5c5096159c2a691",
         ),
     },
     "coverage": {
@@ -39,6 +39,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
             "fbd7eaa9f03a6c82c6fbfc3a7cd35ef4253677350e3f392b88dbb6375480b6d3",
         ),
         "3": (
+            "93c34ad1a578b32970f1abb26f68c851407b157d856c84fb952cefad0c7a2676",
         ),
         "4": (
             "a35c9715635d8e23b2ee64790ed6f6c41e221afef43069cb8db4a7ed1cfba0c9",
@@ -49,7 +50,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
             "350a943f99c2232cde0af813ceb1fc5db97b9067b32adb44207c2fc58e88edb2",
             "eb613a7724ed32384079a5dc4d2921a41219e677f40fee1700bc7e3d7e505814",
             "227267b93f2b9ffc9cad165407f881d032d66a0e32523c38cc2095a22abfdf5c",
-            "ef0ce6483ff353e10ed2f3afe29e2e352e34050b3e7e78ba8b789675391ad7c2",
+            "b7d1d039bc76692cc51b634b3b0fe6abf681cae7fb1bcc6cb5c5096159c2a691",
         ),
     },
     "dead_code": {
@@ -59,7 +60,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
             "f16a3f95005f51695ff4724a8f35d7f69645f2a820de23d872b4d15107b9bbce",
         ),
         "2": (
-            "218e5da2249d79cdbd8ecf94c28c656b97dbd354672b55ab76f9e0876b953c35",
+            "2170c61eb03b07d525cd968ef14fbc74949f869152ae39d1ec5e03177a6c4c1a",
         ),
     },
     "iterations": {

@@ -151,3 +151,15 @@ def test_a_file_the_analyzers_cannot_finish_in_time_is_unknown_not_a_stall() -> 
     assert got["deep.py"].functions == () and "did not finish within 2 s" in (got["deep.py"].error or "")
     fine = scan_texts({"ok.py": "def f(x):\n    return 1 if x else 2\n"})["ok.py"]
     assert fine.error is None and [(f.name, f.cyclomatic) for f in fine.functions] == [("f", 2)]
+
+
+def test_a_file_past_the_analyzers_memory_bound_is_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The analyzers' process has its memory bounded: 60,000 arrow functions past a 300 MiB bound end the
+    scan as an error naming the bound (not the host's memory)."""
+    _require_analyzers()
+    from pluginbench.measures import _complexity_scan
+
+    monkeypatch.setattr(_complexity_scan, "SCAN_MEMORY_BYTES", 300 * 1024 * 1024)
+    big = "x = [" + ",".join("() => 0" for _ in range(60_000)) + "]\n"
+    got = scan_texts({"big.js": big})["big.js"]
+    assert got.functions == () and "memory bound is 300 MiB" in (got.error or "")

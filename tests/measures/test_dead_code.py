@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from pluginbench.measures._deadcode import Candidate, introduced, parse_vulture
 from pluginbench.measures._deadcode_scan import (
     cargo_status,
@@ -257,3 +259,17 @@ def test_a_submission_cannot_configure_knip_or_jscpd_to_see_nothing(tmp_path: Pa
     patch = (QUALITY / "javascript" / "submission.patch").read_text() + _CONFIG_PATCH
     got = collect_dead_code(fixture_input(tmp_path, "javascript", patch=patch))
     assert (got["dead_code_candidates_added"].value, got["duplicate_groups_added"].value) == (2, 1), got
+
+
+def test_vulture_past_its_memory_bound_is_unknown_never_zero(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Vulture runs with its memory bounded; a file that takes it past the bound (a MemoryError, exit 1) is a
+    failed analysis naming the bound, never an empty scan that would read as nothing unused."""
+    _require_vulture()
+    from pluginbench.errors import AnalyzerFailed
+    from pluginbench.measures import _deadcode_scan
+
+    monkeypatch.setattr(_deadcode_scan, "VULTURE_MEMORY_BYTES", 300 * 1024 * 1024)
+    (tmp_path / "big.py").write_text("x = [" + ",".join("a" for _ in range(1_500_000)) + "]\n")
+    (tmp_path / "ok.py").write_text("def unused():\n    return 1\n")
+    with pytest.raises(AnalyzerFailed, match="memory bound is 300 MiB"):
+        run_vulture(tmp_path)
