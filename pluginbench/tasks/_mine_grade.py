@@ -70,13 +70,20 @@ def _unittest(app: Path, out: Path) -> None:
     out.write_text(json.dumps(outcomes, sort_keys=True))
 
 
+#: ``python -I -c`` of this (then the app folder and pytest's arguments): the installed pytest
+#: and its JUnit writer imported before the app folder goes first on the import path, so a
+#: ``pytest.py`` or ``xml/`` of the working tree is not what runs or writes the report
+_PYTEST = ("import sys, pytest, _pytest.junitxml, xml.etree.ElementTree; app = sys.argv[1]; "
+           "sys.path.insert(0, app); sys.exit(pytest.main(sys.argv[2:]))")
+
+
 def _pytest(app: Path, out: Path, env: dict[str, str]) -> None:
     """Run pytest over ``app`` with a JUnit report; each ``class::name`` → pass, fail or skip."""
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "junit.xml"
-        subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
-                        f"--junitxml={report}", "--rootdir", str(app)], cwd=app, env=env, check=False,
-                       start_new_session=True)
+        subprocess.run([sys.executable, "-I", "-c", _PYTEST, str(app), "-q", "-p", "no:cacheprovider",
+                        "-o", "addopts=", f"--junitxml={report}", "--rootdir", str(app)], cwd=app, env=env,
+                       check=False, start_new_session=True)
         outcomes = junit_outcomes(report.read_text(encoding="utf-8")) if report.exists() else {}
         out.write_text(json.dumps(outcomes, sort_keys=True))
 
@@ -234,8 +241,8 @@ def main() -> int:
     results = verifier / "tests.json"
     runner = config.get("runner", "auto")
     if runner == "auto":
-        has_pytest = subprocess.run([sys.executable, "-c", "import pytest"], env=env, capture_output=True,
-                                    check=False, start_new_session=True).returncode == 0
+        has_pytest = subprocess.run([sys.executable, "-I", "-c", "import pytest"], env=env, capture_output=True,
+                                    check=False, cwd="/", start_new_session=True).returncode == 0
         runner = "pytest" if has_pytest else "unittest"
     if runner == "pytest":
         _pytest(app, results, env)

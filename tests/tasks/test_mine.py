@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -238,3 +239,31 @@ def test_screened_history_prints_a_table_and_writes_only_the_summary(tmp_path: P
     summary = json.loads((tmp_path / "out" / "mining.json").read_text())
     assert [c["reason"] for c in summary["candidates"]][0] == "the change adds or changes no test file"
     assert all(c["sandbox_runs"] == 0 for c in summary["candidates"])
+
+
+def test_the_grader_runs_the_installed_pytest_not_one_the_working_tree_holds(tmp_path: Path) -> None:
+    """An agent's `pytest.py` (and `xml/`) in the working tree is not the pytest the mined grader runs: a
+    failing fail-to-pass test still fails (reward 0) and the planted module never runs."""
+    from pluginbench.tasks import _mine_grade
+
+    app, tests, logs = tmp_path / "app", tmp_path / "tests", tmp_path / "logs"
+    (tests / "files" / "tests").mkdir(parents=True)
+    (app / "tests").mkdir(parents=True)
+    (app / "xml").mkdir()
+    marker = tmp_path / "planted-ran"
+    fake = (f"open({str(marker)!r}, 'a').write(__name__)\n"
+            "import sys\nfor a in sys.argv:\n    if a.startswith('--junitxml='):\n"
+            "        open(a.split('=', 1)[1], 'w').write('<testsuite><testcase classname=\"tests.test_x\" "
+            "name=\"test_real\"/></testsuite>')\n")
+    (app / "pytest.py").write_text(fake)
+    (app / "xml" / "__init__.py").write_text(fake)
+    test = "def test_real():\n    assert False\n"
+    (tests / "files" / "tests" / "test_x.py").write_text(test)
+    (tests / "config.json").write_text(json.dumps({"test_files": ["tests/test_x.py"], "deleted_test_files": [],
+                                                   "runner": "pytest", "f2p": ["tests.test_x::test_real"], "p2p": []}))
+    env = {"PATH": os.environ["PATH"], "APP_DIR": str(app), "TESTS_DIR": str(tests), "LOGS_DIR": str(logs)}
+    done = subprocess.run([sys.executable, str(Path(_mine_grade.__file__))], env=env, capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert (logs / "verifier" / "reward.txt").read_text().strip() == "0", done.stdout + done.stderr
+    assert json.loads((logs / "verifier" / "tests.json").read_text())["tests.test_x::test_real"] == "fail"
+    assert not marker.exists()
