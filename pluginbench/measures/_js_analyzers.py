@@ -69,8 +69,9 @@ def tool_status(name: str) -> tuple[str | None, str | None]:
     return f"{name} {version}", None
 
 
-#: knip's and jscpd's configuration files, read from the repository root
-_CONFIG_FILE = re.compile(r"\.?knip(\.config)?\.(jsonc?|[cm]?[jt]s)|\.jscpd\.json")
+#: knip's and jscpd's configuration files, read from the repository root (jscpd also reads
+#: ``.config/jscpd.json`` and ``.config/.jscpd.json``)
+_CONFIG_FILE = re.compile(r"\.?knip(\.config)?\.(jsonc?|[cm]?[jt]s)|(\.config/\.?jscpd|\.jscpd)\.json")
 #: the keys of package.json they read their configuration from
 MANIFEST_KEYS = ("knip", "jscpd")
 #: run inside the sandbox before the analyzer: package.json's MANIFEST_KEYS set to the
@@ -88,7 +89,7 @@ _IGNORE_FILES = frozenset({".gitignore", ".ignore"})
 def _configures(path: str) -> bool:
     """Whether ``path`` tells knip or jscpd what to analyze: a root configuration file of
     theirs or an ignore file at any level (:data:`_IGNORE_FILES`)."""
-    return bool("/" not in path and _CONFIG_FILE.fullmatch(path)) or path.rsplit("/", 1)[-1] in _IGNORE_FILES
+    return bool(_CONFIG_FILE.fullmatch(path)) or path.rsplit("/", 1)[-1] in _IGNORE_FILES
 
 
 def analysis_patch(patch: str) -> str:

@@ -60,7 +60,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
             "f16a3f95005f51695ff4724a8f35d7f69645f2a820de23d872b4d15107b9bbce",
         ),
         "2": (
-            "2170c61eb03b07d525cd968ef14fbc74949f869152ae39d1ec5e03177a6c4c1a",
+            "df18e309243e8b323d1297b1ddf4c1f704733c22065bc53405fb1f5a0d52e5ed",
         ),
     },
     "iterations": {

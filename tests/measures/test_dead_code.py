@@ -233,6 +233,8 @@ _CONFIG_PATCH = (
     '+src/util.js\n'
     'diff --git a/src/.ignore b/src/.ignore\nnew file mode 100644\n--- /dev/null\n+++ b/src/.ignore\n@@ -0,0 +1 @@\n'
     '+util.js\n'
+    'diff --git a/.config/jscpd.json b/.config/jscpd.json\nnew file mode 100644\n--- /dev/null\n'
+    '+++ b/.config/jscpd.json\n@@ -0,0 +1 @@\n+{"minTokens": 100000}\n'
     'diff --git a/package.json b/package.json\n--- a/package.json\n+++ b/package.json\n@@ -2,5 +2,7 @@\n'
     '   "name": "util",\n   "version": "1.0.0",\n   "private": true,\n-  "main": "src/index.js"\n'
     '+  "main": "src/index.js",\n+  "knip": {"ignore": ["src/util.js"]},\n+  "jscpd": {"minTokens": 100000}\n }\n'
