@@ -76,7 +76,7 @@ _CONFIG_FILE = re.compile(r"\.?knip(\.config)?\.(jsonc?|[cm]?[jt]s)|(\.config/\.
 MANIFEST_KEYS = ("knip", "jscpd")
 #: run inside the sandbox before the analyzer: package.json's MANIFEST_KEYS set to the
 #: starting source's (argv[1]: those keys as a JSON object; a key it lacks is removed)
-_RESTORE_KEYS = ("const fs=require('fs');const p=JSON.parse(fs.readFileSync('package.json','utf8'));"
+_RESTORE_KEYS = ("const fs=require('fs');const p=JSON.parse(fs.readFileSync('package.json','utf8').replace(/^\\uFEFF/,''));"
                  "const w=JSON.parse(process.argv[1]);for(const k of " + json.dumps(list(MANIFEST_KEYS)) + ")"
                  "{if(Object.prototype.hasOwnProperty.call(w,k))p[k]=w[k];else delete p[k];}"
                  "fs.writeFileSync('package.json',JSON.stringify(p,null,2)+'\\n')")

@@ -60,7 +60,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
             "f16a3f95005f51695ff4724a8f35d7f69645f2a820de23d872b4d15107b9bbce",
         ),
         "2": (
-            "df18e309243e8b323d1297b1ddf4c1f704733c22065bc53405fb1f5a0d52e5ed",
+            "a42879bb434b911a2280439ce6bc6d1591cbb706cca39b2e489f64b829166803",
         ),
     },
     "iterations": {
