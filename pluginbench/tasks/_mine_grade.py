@@ -70,7 +70,8 @@ def _unittest(app: Path, out: Path) -> None:
     out.write_text(json.dumps(outcomes, sort_keys=True))
 
 
-#: ``python -I -c`` of this (then the app folder and pytest's arguments): the installed pytest
+#: ``python -I -B -c`` of this (then the app folder and pytest's arguments; -B: no bytecode, as
+#: PYTHONDONTWRITEBYTECODE asks, which -I ignores): the installed pytest
 #: and its JUnit writer imported before the app folder goes first on the import path, so a
 #: ``pytest.py`` or ``xml/`` of the working tree is not what runs or writes the report
 _PYTEST = ("import sys, pytest, _pytest.junitxml, xml.etree.ElementTree; app = sys.argv[1]; "
@@ -81,7 +82,7 @@ def _pytest(app: Path, out: Path, env: dict[str, str]) -> None:
     """Run pytest over ``app`` with a JUnit report; each ``class::name`` → pass, fail or skip."""
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "junit.xml"
-        subprocess.run([sys.executable, "-I", "-c", _PYTEST, str(app), "-q", "-p", "no:cacheprovider",
+        subprocess.run([sys.executable, "-I", "-B", "-c", _PYTEST, str(app), "-q", "-p", "no:cacheprovider",
                         "-o", "addopts=", f"--junitxml={report}", "--rootdir", str(app)], cwd=app, env=env,
                        check=False, start_new_session=True)
         outcomes = junit_outcomes(report.read_text(encoding="utf-8")) if report.exists() else {}
