@@ -1,14 +1,11 @@
 """The complexity analyzers' own process: parse source texts, print their function scores.
 
 :func:`pluginbench.measures._complexity_scan.scan_texts` runs this file by its path, as a
-script (``python -P <this file>``), with a deadline: the analyzers' time is not linear in a
-file's size, so they never run inside PluginBench's own process. It imports nothing of
-PluginBench's (starting the measures package would cost a tenth of a second per scan), only
-the two analyzers, and only the one a language needs.
-
-Its one argument bounds its memory (``RLIMIT_AS``, bytes): an analyzer's memory is not
-linear in a file's size either (1.2 MB of arrow functions took 2.8 GB), so past the bound
-the analyzers fail with ``MemoryError`` and the values are unknown.
+script (:func:`pluginbench.measures._tree.bounded_python`: isolated, its memory bounded),
+with a deadline: the analyzers' time and memory are not linear in a file's size (1.2 MB of
+arrow functions took 2.8 GB), so they never run inside PluginBench's own process. It imports
+nothing of PluginBench's (starting the measures package would cost a tenth of a second per
+scan), only the two analyzers, and only the one a language needs.
 
 Input on stdin: a JSON object ``key → [language, path, text]``. Output on stdout: a JSON
 object ``key → {"functions": [[names, cyclomatic, cognitive, outermost], ...], "error":
@@ -76,11 +73,6 @@ def score(language: str, path: str, text: str) -> dict[str, Any]:
 
 
 def main() -> None:
-    if len(sys.argv) > 1:  # the parent's bound on this process's memory (address space, bytes)
-        import resource
-
-        limit = int(sys.argv[1])
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     files = json.loads(sys.stdin.buffer.read())
     sys.stdout.write(json.dumps({key: score(language, path, text) for key, (language, path, text) in files.items()}))
 

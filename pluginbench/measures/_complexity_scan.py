@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 from ._complexity import FileScan, FunctionScore, qualify
 from ._lines import is_test_path
-from ._tree import read_inside
+from ._tree import bounded_python, read_inside
 
 LANGUAGES: dict[str, str] = {
     ".py": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
@@ -64,12 +63,6 @@ def analyzer_status(language: str) -> tuple[str | None, str | None]:
     if version != PINNED[package]:
         return None, f"{package} {version} is installed but {PINNED[package]} is pinned"
     return f"{ANALYZER_NAME[package]} {version}", None
-
-
-def scan_file(path: str, text: str) -> FileScan:
-    """The function population of one source file (``path`` relative, for identity), from
-    the analyzers' own process (:func:`scan_texts`)."""
-    return scan_texts({path: text})[path]
 
 
 #: the longest the scan of one tree's changed files may take, all files together
@@ -112,8 +105,8 @@ _CHILD = Path(__file__).with_name("_complexity_child.py")
 def scan_texts(texts: dict[str, str], timeout: float = SCAN_SECONDS) -> dict[str, FileScan]:
     """The :class:`FileScan` of each ``path → text``. A language whose pinned analyzer is not
     installed gets that reason; the others are parsed in one child interpreter
-    (:mod:`._complexity_child`, ``-P``: no folder of anyone's first on its import path;
-    started from ``/``; its memory bounded at :data:`SCAN_MEMORY_BYTES`), killed at
+    (:mod:`._complexity_child` by :func:`~._tree.bounded_python`, from ``/``, its memory
+    bounded at :data:`SCAN_MEMORY_BYTES`), killed at
     ``timeout``, after which (or when it dies) every file it had gets an error naming why,
     and the values are unknown."""
     out: dict[str, FileScan] = {}
@@ -133,7 +126,7 @@ def scan_texts(texts: dict[str, str], timeout: float = SCAN_SECONDS) -> dict[str
 
     request = {str(i): [lang, rel, text] for i, (rel, (lang, _, text)) in enumerate(todo.items())}
     try:
-        done = subprocess.run([sys.executable, "-P", str(_CHILD), str(SCAN_MEMORY_BYTES)], input=json.dumps(request).encode(),
+        done = subprocess.run(bounded_python(SCAN_MEMORY_BYTES, str(_CHILD)), input=json.dumps(request).encode(),
                               capture_output=True, timeout=timeout, check=False, cwd="/", start_new_session=True)
     except subprocess.TimeoutExpired:
         return failed(f"the complexity analyzers did not finish within {timeout:g} s (their time grows "

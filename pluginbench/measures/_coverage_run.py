@@ -38,7 +38,7 @@ from ._coverage_data import (
     parse_lcov,
 )
 from ._coverage_profile import CoverageProfile
-from ._source_only import sections
+from ._source_only import without_sections
 from ._tree import read_inside
 
 OpenSandbox = Callable[[], AbstractAsyncContextManager[Any]]
@@ -126,7 +126,7 @@ def coverage_patch(patch: str, command: Sequence[str], starting: Path) -> str:
     are what the coverage measures."""
     own = {a.removeprefix("./") for a in command[1:] if not a.startswith("-") and ".." not in a.split("/")
            and not a.startswith("/") and (starting / a.removeprefix("./")).is_file()} | _COVERAGE_CONFIG
-    return "".join(s.text for s in sections(patch) if s.old not in own and s.new not in own)
+    return without_sections(patch, own.__contains__)
 
 
 def go_sources(tree: Path, limit: int = GO_SOURCE_BYTES) -> tuple[dict[str, str], str]:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import Any
 from ..errors import AnalyzerFailed
 from ._deadcode import DeadCodeScan, parse_cargo_messages, parse_staticcheck, parse_vulture
 from ._sandboxed import TMP, not_found, run_sandboxed
+from ._tree import bounded_python
 
 OpenSandbox = Callable[..., AbstractAsyncContextManager[Any]]
 #: the system tool folders a sandboxed analyzer searches (the environment's own PATH is the host's)
@@ -41,11 +41,6 @@ VULTURE_VERSION = "2.16"
 MIN_CONFIDENCE = 60
 #: the most memory (address space) Vulture's process may take
 VULTURE_MEMORY_BYTES = 2 * 1024 ** 3
-#: ``python -I -c`` of this, then the bound and Vulture's own arguments: ``python -m vulture``
-#: with its memory bounded (``RLIMIT_AS``) before anything of it is imported
-_BOUNDED_VULTURE = ("import resource, runpy, sys; bound = int(sys.argv[1]); "
-                    "resource.setrlimit(resource.RLIMIT_AS, (bound, bound)); sys.argv = ['vulture', *sys.argv[2:]]; "
-                    "runpy.run_module('vulture', run_name='__main__', alter_sys=True)")
 
 
 
@@ -67,11 +62,11 @@ def run_vulture(root: Path, timeout: float = 300.0) -> DeadCodeScan:
     """Vulture's candidates under ``root`` (paths relative to it)."""
     if not any(root.rglob("*.py")):
         return DeadCodeScan((), ())
-    # -I: `-m` would put the working folder (the submission) first on the import path; its
-    # memory is bounded first (Vulture's is not linear in a file's size: 6 MB took 4.2 GB)
-    proc = subprocess.run([sys.executable, "-I", "-c", _BOUNDED_VULTURE, str(VULTURE_MEMORY_BYTES), ".",
-                           "--config", os.devnull, "--min-confidence", str(MIN_CONFIDENCE),
-                           "--exclude", ".git,node_modules,.venv,venv,__pycache__"],
+    # isolated: `python -m` would put the working folder (the submission) first on the import
+    # path; bounded: Vulture's memory is not linear in a file's size (6 MB took 4.2 GB)
+    proc = subprocess.run(bounded_python(VULTURE_MEMORY_BYTES, "vulture", ".", "--config", os.devnull,
+                                         "--min-confidence", str(MIN_CONFIDENCE),
+                                         "--exclude", ".git,node_modules,.venv,venv,__pycache__", module=True),
                           cwd=root, capture_output=True, text=True, check=False, timeout=timeout,
                           stdin=subprocess.DEVNULL, start_new_session=True)
     # 0: nothing unused, 3: unused code found, 1: some input was invalid (reported per file)

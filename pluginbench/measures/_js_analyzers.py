@@ -36,7 +36,7 @@ from typing import Any
 from ..errors import AnalyzerFailed
 from ._deadcode import KnipScan, duplicate_groups, parse_knip
 from ._sandboxed import TMP, SandboxedRun, not_found, run_sandboxed
-from ._source_only import sections
+from ._source_only import sections, without_sections
 from ._tree import read_inside
 
 OpenSandbox = Callable[..., AbstractAsyncContextManager[Any]]
@@ -96,7 +96,7 @@ def analysis_patch(patch: str) -> str:
     """``patch`` without its file sections that change what configures the analyzers
     (:func:`_configures`, either side of a rename): the analysis sees those files as the
     frozen starting source has them."""
-    return "".join(s.text for s in sections(patch) if not (_configures(s.old) or _configures(s.new)))
+    return without_sections(patch, _configures)
 
 
 def starting_keys(starting: Path) -> dict[str, Any]:

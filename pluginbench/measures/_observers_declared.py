@@ -31,7 +31,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
             "350a943f99c2232cde0af813ceb1fc5db97b9067b32adb44207c2fc58e88edb2",
             "eb613a7724ed32384079a5dc4d2921a41219e677f40fee1700bc7e3d7e505814",
             "227267b93f2b9ffc9cad165407f881d032d66a0e32523c38cc2095a22abfdf5c",
-            "b7d1d039bc76692cc51b634b3b0fe6abf681cae7fb1bcc6cb5c5096159c2a691",
+            "b246de50a76836f8b3d4ecba62f498ba4b4c52f2849ab95e13eba539d32b065d",
         ),
     },
     "coverage": {
@@ -50,7 +50,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
             "350a943f99c2232cde0af813ceb1fc5db97b9067b32adb44207c2fc58e88edb2",
             "eb613a7724ed32384079a5dc4d2921a41219e677f40fee1700bc7e3d7e505814",
             "227267b93f2b9ffc9cad165407f881d032d66a0e32523c38cc2095a22abfdf5c",
-            "b7d1d039bc76692cc51b634b3b0fe6abf681cae7fb1bcc6cb5c5096159c2a691",
+            "b246de50a76836f8b3d4ecba62f498ba4b4c52f2849ab95e13eba539d32b065d",
         ),
     },
     "dead_code": {
@@ -60,7 +60,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
             "f16a3f95005f51695ff4724a8f35d7f69645f2a820de23d872b4d15107b9bbce",
         ),
         "2": (
-            "a42879bb434b911a2280439ce6bc6d1591cbb706cca39b2e489f64b829166803",
+            "5335fc7d116abef0ff18f55ba9d85c952c3fafacc516a4e14f3a52d8a35c6b97",
         ),
     },
     "iterations": {

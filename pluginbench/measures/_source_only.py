@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
 from .._parsing import git_lines
@@ -143,6 +144,12 @@ def sections(patch: str) -> list[FileSection]:
         current.append(line)
     flush()
     return out
+
+
+def without_sections(patch: str, leaves_out: Callable[[str], bool]) -> str:
+    """``patch`` without its file sections whose path, on either side of a rename, is one
+    ``leaves_out`` names; every other section byte for byte."""
+    return "".join(s.text for s in sections(patch) if not (leaves_out(s.old) or leaves_out(s.new)))
 
 
 def is_source_only_test(path: str) -> bool:

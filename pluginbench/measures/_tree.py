@@ -15,6 +15,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 from ..errors import PatchDoesNotApply
@@ -25,6 +26,24 @@ SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", "
                        ".tox", "target", "dist", "build", ".next", "vendor", ".cache"})
 
 
+
+
+#: ``python -I -c`` of this, then the memory bound (bytes), ``module`` or ``script``, the
+#: module's name or the script's path, and its arguments: the module or script run as
+#: ``__main__`` with the process's address space bounded (``RLIMIT_AS``) first
+_BOUNDED = ("import resource, runpy, sys; bound, kind, target = sys.argv[1:4]; "
+            "resource.setrlimit(resource.RLIMIT_AS, (int(bound), int(bound))); sys.argv = [target, *sys.argv[4:]]; "
+            "runpy.run_module(target, run_name='__main__', alter_sys=True) if kind == 'module' "
+            "else runpy.run_path(target, run_name='__main__')")
+
+
+def bounded_python(memory_bytes: int, target: str, *args: str, module: bool = False) -> list[str]:
+    """The argv of a host-side parser's own interpreter: ``target`` (a module's name with
+    ``module``, else a script's path) run with ``args`` in isolated mode (``-I``: neither the
+    working folder nor ``PYTHONPATH`` is on its import path, so no file of a submission can
+    stand in for a module it imports) with its memory bounded at ``memory_bytes``. Its
+    parsers' time and memory are not linear in a file's size."""
+    return [sys.executable, "-I", "-c", _BOUNDED, str(memory_bytes), "module" if module else "script", target, *args]
 
 
 def changed_paths(patch: str) -> tuple[set[str], set[str]]:

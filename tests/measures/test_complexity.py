@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pluginbench.measures._complexity import FileScan, FunctionScore, compare
-from pluginbench.measures._complexity_scan import analyzer_status, scan_file, scan_texts
+from pluginbench.measures._complexity_scan import analyzer_status, scan_texts
 from pluginbench.measures._port import ReadinessInput
 from pluginbench.measures._quality import check_complexity, collect_cognitive, collect_cyclomatic
 from tests._prereq import require
@@ -120,7 +120,7 @@ def test_nested_functions_are_counted_once_in_the_sum() -> None:
     """RCA scores an outer function including its nested one; the sum counts only outermost functions."""
     require(importlib.util.find_spec("rust_code_analysis_python") is not None, "rust-code-analysis-python")
     src = "def outer(a):\n    def inner(b):\n        if b:\n            return 1\n        return 0\n    return inner(a)\n"
-    scan = scan_file("m.py", src)
+    scan = scan_texts({"m.py": src})["m.py"]
     by_name = {f.name: f for f in scan.functions}
     assert set(by_name) == {"outer", "outer.inner"}
     assert by_name["outer.inner"].outermost is False

@@ -39,4 +39,4 @@ def test_duplicated_test_lines_see_the_whole_line() -> None:
     block = "".join(f"+    assert f({i}) == {i}  # \x0ccheck\n" for i in range(6))
     patch = "".join(f"diff --git a/tests/test_{n}.py b/tests/test_{n}.py\nnew file mode 100644\n--- /dev/null\n"
                     f"+++ b/tests/test_{n}.py\n@@ -0,0 +1,6 @@\n{block}" for n in ("a", "b"))
-    assert duplicated_test_lines(patch) == duplicated_test_lines(patch.replace("\x0c", ""))
+    assert duplicated_test_lines(patch) == duplicated_test_lines(patch.replace("\x0c", "")) == 12
