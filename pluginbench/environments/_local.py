@@ -38,7 +38,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from subprocess import DEVNULL, PIPE
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 from anyio.abc import Process
@@ -215,7 +215,17 @@ class LocalSandbox:
         return await apply_and_exec(self, patch, argv, cwd=cwd, env=env, apply_timeout=apply_timeout, timeout=timeout,
                                     stdout_path=stdout_path, stderr_path=stderr_path)
 
-    async def _launch(
+    async def _launch(self, argv: Sequence[str], *, remove_after: Sequence[str] = (), **kw: Any) -> ExecResult | None:
+        """:meth:`exec`; with ``channel``, :meth:`apply_and_exec`'s launch (``None``: nothing ran).
+        A bubblewrap launch with ``remove_after`` watches its pid namespace end (see :mod:`._local_after`)."""
+        watch = _local_after.NamespaceWatch() if remove_after and self._bwrap is not None else None
+        try:
+            return await self._launch_watched(argv, remove_after=remove_after, ns_watch=watch, **kw)
+        finally:
+            if watch is not None:
+                watch.close()
+
+    async def _launch_watched(
         self,
         argv: Sequence[str],
         *,
@@ -229,8 +239,9 @@ class LocalSandbox:
         egress: bool = True,
         remove_after: Sequence[str] = (),
         channel: ApplyChannel | None = None,
+        ns_watch: _local_after.NamespaceWatch | None = None,
     ) -> ExecResult | None:
-        """:meth:`exec`; with ``channel``, :meth:`apply_and_exec`'s launch (``None``: nothing ran)."""
+        """:meth:`_launch`, with the watch of its pid namespace when it has one."""
         self._usable()
         if not argv:
             raise EnvironmentFailure("exec needs a command")
@@ -250,6 +261,9 @@ class LocalSandbox:
             if seccomp is not None:
                 options += ["--seccomp", str(seccomp)]
                 fds.append(seccomp)
+            if ns_watch is not None:
+                options += ns_watch.options()
+                fds.append(ns_watch.write_fd)
             fds.append(_memfd("pb-bwrap-args", b"".join(a.encode() + b"\0" for a in options)))
             inner = _local_after.wrapped(argv, remove_after, self._env(env)) if remove_after else list(argv)
             forwarder = [*self.egress.forwarder_argv(), "--"] if self.egress is not None and egress else []
@@ -353,8 +367,10 @@ class LocalSandbox:
                         if fh is not None:
                             fh.close()
         assert proc is not None
-        removed = bool(remove_after) and self._bwrap is not None and not timed_out and all(
-            _local_after.confirmed_absent(*self._to_host(f)) for f in remove_after)
+        # A daemon of the launch may still write the file until its pid namespace is gone;
+        # waiting for that also keeps the caller's own rm clear of it.
+        gone = ns_watch is not None and not timed_out and await ns_watch.gone()
+        removed = gone and all(_local_after.confirmed_absent(*self._to_host(f)) for f in remove_after)
         return ExecResult(
             exit_code=None if timed_out else proc.returncode,
             timed_out=timed_out,

@@ -63,6 +63,8 @@ def score(language: str, path: str, text: str) -> dict[str, Any]:
     """One file's rows, or the analyzer's failure as ``error`` (a Rust panic included)."""
     try:
         rows = lizard_go(path, text) if language == "go" else rca(path, text)
+    except MemoryError:
+        raise  # past the memory bound: the process fails, and the parent names the bound
     except Exception as exc:  # noqa: BLE001 - an analyzer failure is an unknown value, with its reason
         return {"functions": [], "error": f"failed on {path}: {exc}"}
     except BaseException as exc:  # a Rust panic surfaces as pyo3's PanicException

@@ -9,10 +9,11 @@ import socket
 import threading
 from pathlib import Path
 
+import anyio
 import pytest
 
 from pluginbench.environments import Egress, LocalEnvironment, SandboxSpec, bwrap_available
-from pluginbench.environments._local_after import confirmed_absent
+from pluginbench.environments._local_after import NamespaceWatch, confirmed_absent
 from tests._prereq import require
 
 CRED = "/home/agent/.cfg/.credentials.json"
@@ -98,4 +99,33 @@ async def test_remove_after_is_confirmed_only_when_the_file_is_gone(tmp_path: Pa
             left = await run(daemon)
             there = on_host.exists()
             assert left.removed == (not there)
+            await anyio.sleep(0.2)
             assert on_host.exists() == there
+
+
+def _watch_of(pid_json: bytes) -> NamespaceWatch:
+    watch = NamespaceWatch()
+    os.write(watch.write_fd, pid_json)
+    os.close(watch.write_fd)
+    return watch
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_namespace_watch_says_gone_only_once_pid_1_has_ended() -> None:
+    """The watch reads the pid bubblewrap reports: a live process is not gone (within the wait), an ended or
+    reaped one is, and an unreadable report is never taken for gone."""
+    import subprocess
+
+    proc = subprocess.Popen(["sleep", "30"])
+    try:
+        assert not await _watch_of(b'{"child-pid": %d}' % proc.pid).gone(timeout=0.1)
+        ending = _watch_of(b'{\n    "child-pid": %d\n}\n' % proc.pid)
+        proc.kill()
+        assert await ending.gone(timeout=5)  # a zombie has ended: the pidfd is readable
+    finally:
+        proc.kill()
+        proc.wait()
+    assert await _watch_of(b'{"child-pid": %d}' % proc.pid).gone(timeout=0.1)  # reaped
+    for bad in (b"", b"{", b'{"child-pid": "1"}', b'{"child-pid": 1}', b"[]"):
+        assert not await _watch_of(bad).gone(timeout=0.1)
