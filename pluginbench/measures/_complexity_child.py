@@ -9,8 +9,9 @@ scan), only the two analyzers, and only the one a language needs.
 
 Input on stdin: a JSON object ``key → [language, path, text]``. Output on stdout: a JSON
 object ``key → {"functions": [[names, cyclomatic, cognitive, outermost], ...], "error":
-str | null}``, where ``names`` is the function's qualified name as a list (outer first) and
-``outermost`` says it is not nested in another function. The parent qualifies the names and
+str | null}`` (with ``"out_of_memory": true`` when the error is the memory bound), where
+``names`` is the function's qualified name as a list (outer first) and ``outermost`` says
+it is not nested in another function. The parent qualifies the names and
 builds its scores from them.
 """
 
@@ -63,8 +64,8 @@ def score(language: str, path: str, text: str) -> dict[str, Any]:
     """One file's rows, or the analyzer's failure as ``error`` (a Rust panic included)."""
     try:
         rows = lizard_go(path, text) if language == "go" else rca(path, text)
-    except MemoryError:
-        raise  # past the memory bound: the process fails, and the parent names the bound
+    except MemoryError:  # past the memory bound: the parent names the bound; the other files keep their values
+        return {"functions": [], "error": f"ran out of memory on {path}", "out_of_memory": True}
     except Exception as exc:  # noqa: BLE001 - an analyzer failure is an unknown value, with its reason
         return {"functions": [], "error": f"failed on {path}: {exc}"}
     except BaseException as exc:  # a Rust panic surfaces as pyo3's PanicException

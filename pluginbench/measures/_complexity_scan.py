@@ -144,7 +144,8 @@ def scan_texts(texts: dict[str, str], timeout: float = SCAN_SECONDS) -> dict[str
     for i, (rel, (language, analyzer, _)) in enumerate(todo.items()):
         got = answers.get(str(i)) or {"functions": [], "error": "no answer"}
         if got["error"] is not None:
-            out[rel] = FileScan(rel, language, analyzer, (), f"{analyzer} {got['error']}")
+            bound = f" (their memory bound is {SCAN_MEMORY_BYTES // 1024 ** 2} MiB)" if got.get("out_of_memory") else ""
+            out[rel] = FileScan(rel, language, analyzer, (), f"{analyzer} {got['error']}{bound}")
             continue
         rows = got["functions"]
         names = qualify(tuple(r[0]) for r in rows)

@@ -32,6 +32,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
             "eb613a7724ed32384079a5dc4d2921a41219e677f40fee1700bc7e3d7e505814",
             "227267b93f2b9ffc9cad165407f881d032d66a0e32523c38cc2095a22abfdf5c",
             "b246de50a76836f8b3d4ecba62f498ba4b4c52f2849ab95e13eba539d32b065d",
+            "e4cf5fa456c6d5a0113e4578bab2641d76b79af90ecad54e43a87cd837a16b3f",
         ),
     },
     "coverage": {
@@ -51,6 +52,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
             "eb613a7724ed32384079a5dc4d2921a41219e677f40fee1700bc7e3d7e505814",
             "227267b93f2b9ffc9cad165407f881d032d66a0e32523c38cc2095a22abfdf5c",
             "b246de50a76836f8b3d4ecba62f498ba4b4c52f2849ab95e13eba539d32b065d",
+            "e4cf5fa456c6d5a0113e4578bab2641d76b79af90ecad54e43a87cd837a16b3f",
         ),
     },
     "dead_code": {

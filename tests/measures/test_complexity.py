@@ -163,3 +163,34 @@ def test_a_file_past_the_analyzers_memory_bound_is_unknown(monkeypatch: pytest.M
     big = "x = [" + ",".join("() => 0" for _ in range(60_000)) + "]\n"
     got = scan_texts({"big.js": big})["big.js"]
     assert got.functions == () and "memory bound is 300 MiB" in (got.error or "")
+
+
+def test_an_analyzer_out_of_memory_on_one_file_names_the_bound_and_keeps_the_others(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A MemoryError the analyzer raises (rather than the process dying) is that file's unknown value naming
+    the memory bound; the other files of the same child keep their scores."""
+    _require_analyzers()
+    from pluginbench.measures import _complexity_scan
+
+    spec = importlib.util.spec_from_file_location("complexity_child", _complexity_scan._CHILD)
+    assert spec is not None and spec.loader is not None
+    child = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(child)
+    real = child.rca
+
+    def rca(path: str, text: str) -> list[object]:
+        if path == "big.js":
+            raise MemoryError
+        return real(path, text)
+
+    monkeypatch.setattr(child, "rca", rca)
+    assert child.score("javascript", "big.js", "x") == {"functions": [], "error": "ran out of memory on big.js",
+                                                        "out_of_memory": True}
+    assert child.score("python", "ok.py", "def f():\n    return 1\n")["functions"] == [[["f"], 1, 0, True]]
+    # The parent, given such an answer by its child, names the bound on that file only.
+    fake = Path(__file__).with_name("_oom_child_fake.py")
+    monkeypatch.setattr(_complexity_scan, "_CHILD", fake)
+    got = scan_texts({"big.js": "x", "ok.py": "def f():\n    return 1\n"})
+    assert got["big.js"].functions == () and (got["big.js"].error or "").endswith(
+        "ran out of memory on big.js (their memory bound is 2048 MiB)")
+    assert got["ok.py"].error is None and [f.name for f in got["ok.py"].functions] == ["f"]
