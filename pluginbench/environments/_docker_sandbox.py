@@ -399,7 +399,7 @@ class DockerSandbox:
         await self._put(Path(host_path), sandbox_path)
 
     async def _get(
-        self, sandbox_path: str, host_path: Path, skip_top: Callable[[str], bool]
+        self, sandbox_path: str, host_path: Path, skip_top: Callable[[str], bool], limit: int | None = None
     ) -> None:
         if self._closed:
             raise EnvironmentFailure("the sandbox is gone")
@@ -408,6 +408,7 @@ class DockerSandbox:
             # Bounded while streaming and while unpacking: a sparse file in a container
             # streams every zero byte, and must not become gigabytes on the host.
             bound = self.limits.storage_mb * 1024 * 1024
+            bound = bound if limit is None else min(bound, limit)
             await get_archive(self._docker, self.container_id, source, fh, limit=archive_limit(bound))
             # Refused before anything is written on the host, as the other backends refuse it.
             if await anyio.to_thread.run_sync(content_size, fh, bound) > bound:
@@ -415,9 +416,9 @@ class DockerSandbox:
                                        "(storage_mb) and is not copied out of the sandbox")
             await anyio.to_thread.run_sync(lambda: unpack(fh, Path(host_path), skip_top=skip_top, limit=bound))
 
-    async def get(self, sandbox_path: str, host_path: Path) -> None:
+    async def get(self, sandbox_path: str, host_path: Path, *, limit: int | None = None) -> None:
         """Copy a sandbox file or folder to exactly ``host_path``; symlinks are never followed."""
-        await self._get(sandbox_path, host_path, lambda _n: False)
+        await self._get(sandbox_path, host_path, lambda _n: False, limit)
 
     @property
     def limits(self) -> Limits:

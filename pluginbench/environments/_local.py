@@ -421,12 +421,13 @@ class LocalSandbox:
         if self.uid is not None:
             await anyio.to_thread.run_sync(_local_uid.chown_down, base, rel, self.uid)
 
-    async def get(self, sandbox_path: str, host_path: Path) -> None:
+    async def get(self, sandbox_path: str, host_path: Path, *, limit: int | None = None) -> None:
         """Copy a sandbox file or folder to exactly ``host_path``; symlinks are never followed."""
         if self._closed:
             raise EnvironmentFailure("the sandbox is gone")
         base, rel = self._to_host(sandbox_path)
         bound = self.limits.storage_mb * 1024 * 1024  # a sparse file must not become gigabytes on the host
+        bound = bound if limit is None else min(bound, limit)
         await anyio.to_thread.run_sync(lambda: _hostcopy.copy_out(base, rel, Path(host_path), limit=bound))
 
     async def stop(self) -> None:

@@ -151,10 +151,11 @@ class Sandbox(Protocol):
         """Copy a host file or folder in (modes kept, symlinks refused)."""
         ...
 
-    async def get(self, sandbox_path: str, host_path: Path) -> None:
-        """Copy a file or folder out to the host; one over the sandbox's storage bound
-        (apparent size: a sparse file counts in full) is refused with
-        :class:`~pluginbench.errors.ResourceLimitHit`."""
+    async def get(self, sandbox_path: str, host_path: Path, *, limit: int | None = None) -> None:
+        """Copy a file or folder out to the host; one over the sandbox's storage bound, or
+        over ``limit`` bytes when that is smaller (apparent size: a sparse file counts in
+        full), is refused with :class:`~pluginbench.errors.ResourceLimitHit` before anything
+        is written on the host."""
         ...
 
     async def stop(self) -> None:

@@ -496,9 +496,10 @@ class RaySandbox:
         packed = await anyio.to_thread.run_sync(pack, host_path)
         await self._call("put", packed, sandbox_path)
 
-    async def get(self, sandbox_path: str, host_path: Path) -> None:
-        """Copy a file or folder out to ``host_path``, checked against the node's sha256s."""
-        packed = await self._call("get", sandbox_path)
+    async def get(self, sandbox_path: str, host_path: Path, *, limit: int | None = None) -> None:
+        """Copy a file or folder out to ``host_path``, checked against the node's sha256s
+        (``limit`` is applied on the node, before anything is packed)."""
+        packed = await self._call("get", sandbox_path, limit)
         await anyio.to_thread.run_sync(unpack, packed, Path(host_path))
 
     async def stop(self) -> None:

@@ -382,9 +382,9 @@ class NodeAgent:
         finally:
             shutil.rmtree(incoming, ignore_errors=True)
 
-    async def get(self, sid: str, sandbox_path: str) -> Packed:
+    async def get(self, sid: str, sandbox_path: str, limit: int | None = None) -> Packed:
         box, held = self._box(sid), self.held[sid]
-        return await self._out(held, lambda dest: box.get(sandbox_path, dest))
+        return await self._out(held, lambda dest: box.get(sandbox_path, dest, limit=limit))
 
     async def stop(self, sid: str) -> None:
         await self._box(sid).stop()

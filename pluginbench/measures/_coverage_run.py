@@ -28,7 +28,7 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
-from ..errors import EnvironmentFailure, MeasurementError
+from ..errors import EnvironmentFailure, MeasurementError, ResourceLimitHit
 from ..events import ReadinessRow
 from ._coverage_data import (
     CoverageReport,
@@ -48,6 +48,12 @@ OpenSandbox = Callable[[], AbstractAsyncContextManager[Any]]
 GO_SOURCE_BYTES = 64 * 1024 * 1024
 
 SIDE_SUFFIXES = (".per-test.json", ".go-list.json", ".go-blocks.txt", ".instrumented.txt")
+#: the sidecars each report format reads (only these are copied out of the sandbox)
+READ_SIDECARS = {"lcov": (".per-test.json",)}
+
+#: the most bytes of one report or sidecar copied out of a sandbox and parsed on the host:
+#: the submission's code writes it, and parsing JSON takes about 25 times its size
+REPORT_BYTES = 32 * 1024 * 1024
 
 
 def _refuse_preexisting(starting: Path, profile: CoverageProfile) -> None:
@@ -89,16 +95,19 @@ async def run_coverage(open_sandbox: OpenSandbox, starting: Path, profile: Cover
                 raise MeasurementError(f"the coverage command timed out after {profile.timeout_seconds} s")
             base = f"{sb.paths.app}/{profile.report_path}"
             try:
-                await sb.get(base, out_dir / "report.raw")
+                await _get_report(sb, base, out_dir / "report.raw", profile.report_path)
             except (EnvironmentFailure, OSError, FileNotFoundError):
                 tail = _tail(out_dir / "command-stderr.txt")
                 if not_found(result.exit_code, tail):
                     raise MeasurementError(not_found_message(profile.command, result.exit_code, tail)) from None
                 raise MeasurementError(f"the coverage command (exit {result.exit_code}) wrote no {profile.report_path}"
                                        + (f": {tail}" if tail else "")) from None
-            for suffix in SIDE_SUFFIXES:
-                with contextlib.suppress(EnvironmentFailure, OSError):  # a sidecar is optional
-                    await sb.get(base + suffix, out_dir / ("report.raw" + suffix))
+            for suffix in READ_SIDECARS.get(profile.format, ()):
+                # A sidecar is optional: missing, it is left out; too big or not a file, the
+                # measurement fails (MeasurementError).
+                with contextlib.suppress(EnvironmentFailure, OSError):
+                    await _get_report(sb, base + suffix, out_dir / ("report.raw" + suffix),
+                                      profile.report_path + suffix)
             sources: dict[str, str] = {}
             if profile.format == "go-coverprofile":
                 tree = out_dir / "go-tree"
@@ -114,19 +123,50 @@ async def run_coverage(open_sandbox: OpenSandbox, starting: Path, profile: Cover
     return read_report(out_dir, profile, sources, go_mod if profile.format == "go-coverprofile" else "")
 
 
+async def _get_report(sb: Any, sandbox_path: str, dest: Path, name: str) -> None:
+    """Copy one report file out: at most :data:`REPORT_BYTES`, and only a regular file (a
+    folder of symlinks the command left there is removed again, never kept as evidence)."""
+    try:
+        await sb.get(sandbox_path, dest, limit=REPORT_BYTES)
+    except ResourceLimitHit:
+        raise MeasurementError(f"{name} is over {REPORT_BYTES // (1024 * 1024)} MiB; a coverage report that "
+                               "large is not copied out of the sandbox or read") from None
+    st = os.lstat(dest)
+    if not stat.S_ISREG(st.st_mode):
+        if stat.S_ISDIR(st.st_mode):
+            shutil.rmtree(dest)  # never follows a symlink inside
+        else:
+            dest.unlink()
+        raise MeasurementError(f"{name} is not a regular file; the coverage command must write its report there")
+
+
 #: coverage.py's own configuration file (a submission's would choose what is measured)
 _COVERAGE_CONFIG = frozenset({".coveragerc"})
+#: a module a command runs with ``python -m`` (``-m coverage``, ``-m pytest``)
+_RUN_MODULE = re.compile(r"(?:^|\s)-m\s*([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _shadows(modules: set[str]) -> Callable[[str], bool]:
+    """Whether a path is a module or package at the repository root named in ``modules``
+    (``python -m`` puts the root first on the import path: it would run instead)."""
+    def shadows(path: str) -> bool:
+        top = path.split("/", 1)[0]
+        return top in modules or top.removesuffix(".py") in modules and "/" not in path
+    return shadows
 
 
 def coverage_patch(patch: str, command: Sequence[str], starting: Path) -> str:
     """``patch`` without its file sections that change the coverage command's own files (an
-    argument of the command naming a file of the starting source, e.g. ``cover.sh``) or a
-    root ``.coveragerc``: the command runs as the task wrote it, so a submission cannot
-    rewrite what it reports. The submission's tests (and their configuration) stay: they
-    are what the coverage measures."""
+    argument of the command naming a file of the starting source, e.g. ``cover.sh``), a
+    root ``.coveragerc``, or a root module or package named like one the command runs with
+    ``-m`` (a ``coverage/`` package would run instead of coverage.py and write any report):
+    the command runs as the task wrote it, so a submission cannot rewrite what it reports.
+    The submission's tests (and their configuration) stay: they are what the coverage
+    measures."""
     own = {a.removeprefix("./") for a in command[1:] if not a.startswith("-") and ".." not in a.split("/")
            and not a.startswith("/") and (starting / a.removeprefix("./")).is_file()} | _COVERAGE_CONFIG
-    return without_sections(patch, own.__contains__)
+    shadows = _shadows({m.group(1) for m in _RUN_MODULE.finditer(" ".join(command))})
+    return without_sections(patch, lambda path: path in own or shadows(path))
 
 
 def go_sources(tree: Path, limit: int = GO_SOURCE_BYTES) -> tuple[dict[str, str], str]:
@@ -186,11 +226,16 @@ def not_found_message(command: Sequence[str], exit_code: int | None, tail: str) 
             "install it in the task image")
 
 
-def _tail(path: Path) -> str:
+def _tail(path: Path, window: int = 65536) -> str:
+    """The last non-empty line of the command's output file, from its last ``window`` bytes
+    (the file may be as large as the sandbox's storage bound)."""
     try:
-        lines = [ln.strip() for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
+        with path.open("rb") as fh:
+            fh.seek(max(0, fh.seek(0, os.SEEK_END) - window))
+            tail = fh.read(window).decode(errors="replace")
     except OSError:
         return ""
+    lines = [ln.strip() for ln in tail.splitlines() if ln.strip()]
     return lines[-1][:200] if lines else ""
 
 

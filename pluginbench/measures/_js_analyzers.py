@@ -14,8 +14,9 @@ fresh sandbox of the frozen task with their install folder bound read-only
 file is read).
 
 What configures them comes from the frozen starting source, never from the submission
-(:func:`analysis_patch`): a submission's changes to a root knip or jscpd configuration file
-or to any ``.gitignore`` or ``.ignore`` are left out of the tree they analyze, and the ``knip`` and
+(:func:`analysis_patch`): a submission's changes to a root knip or jscpd configuration file,
+to any ``.gitignore`` or ``.ignore``, or to a configuration script knip's plugins load
+(``jest.config.js``, ``.eslintrc.cjs``, ...; :data:`_PLUGIN_CONFIG`) are left out of the tree they analyze, and the ``knip`` and
 ``jscpd`` keys of its ``package.json`` are set back to the starting source's before they
 run. Otherwise a submission could tell them what not to see (``knip.json``
 ``{"ignore": [...]}``, ``.jscpd.json`` ``{"minTokens": 100000}``) and report none of what
@@ -84,12 +85,21 @@ _RESTORE_KEYS = ("const fs=require('fs');const p=JSON.parse(fs.readFileSync('pac
 
 #: ignore files, at any level, that make them skip what they list (jscpd honours ``.ignore`` too)
 _IGNORE_FILES = frozenset({".gitignore", ".ignore"})
+#: the code-bearing configuration files of the tools knip's plugins load, at any level
+#: (``jest.config.js``, ``vite.config.ts``, ``.eslintrc.cjs``, ``gatsby-node.js``,
+#: ``Gruntfile.js``, ``.storybook/main.ts``, ...): knip imports them, so a submission's
+#: version would run inside knip and could print any report
+_PLUGIN_CONFIG = re.compile(
+    r"(?:.*/)?(?:[^/]*\.(?:config|conf|workspace)(?:\.[^/.]+)?|\.[^/]*rc|gatsby-(?:browser|config|node|ssr)"
+    r"|[Gg]runtfile|[Gg]ulpfile)\.[cm]?[jt]sx?|(?:.*/)?\.storybook/[^/]*\.[cm]?[jt]sx?")
 
 
 def _configures(path: str) -> bool:
-    """Whether ``path`` tells knip or jscpd what to analyze: a root configuration file of
-    theirs or an ignore file at any level (:data:`_IGNORE_FILES`)."""
-    return bool(_CONFIG_FILE.fullmatch(path)) or path.rsplit("/", 1)[-1] in _IGNORE_FILES
+    """Whether ``path`` tells knip or jscpd what to analyze, or is code knip loads as
+    configuration: a root configuration file of theirs, an ignore file at any level
+    (:data:`_IGNORE_FILES`), or a plugin's configuration script (:data:`_PLUGIN_CONFIG`)."""
+    return (bool(_CONFIG_FILE.fullmatch(path)) or path.rsplit("/", 1)[-1] in _IGNORE_FILES
+            or bool(_PLUGIN_CONFIG.fullmatch(path)))
 
 
 def analysis_patch(patch: str) -> str:

@@ -20,6 +20,8 @@ called outside one (a test, a script).
 from __future__ import annotations
 
 import contextlib
+import os
+import stat
 import tempfile
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
@@ -30,6 +32,9 @@ from typing import Any, NamedTuple, TypeVar
 from ..errors import AnalyzerFailed, EnvironmentFailure, PatchDoesNotApply
 
 T = TypeVar("T")
+
+#: the most bytes of one output file an analyzer writes that is copied out and read on the host
+OUTPUT_BYTES = 64 * 1024 * 1024
 
 #: the placeholders an analyzer's argv and env may hold: the sandbox's repository root and
 #: its private scratch folder (``/app`` and ``/tmp`` under bubblewrap and docker)
@@ -104,10 +109,14 @@ async def run_sandboxed_async(
             files: dict[str, bytes] = {}
             if outputs:
                 with tempfile.TemporaryDirectory(prefix="pluginbench-analyzer-") as back:
-                    for rel in outputs:
+                    for i, rel in enumerate(outputs):
+                        # A missing, oversized or non-file output is left out (the analyzer's
+                        # parser then says what is missing); never read past the bound.
                         with contextlib.suppress(EnvironmentFailure, OSError):
-                            await sb.get(f"{tmp}/{rel}", Path(back) / "out")
-                            files[rel] = (Path(back) / "out").read_bytes()
+                            got = Path(back) / f"out-{i}"
+                            await sb.get(f"{tmp}/{rel}", got, limit=OUTPUT_BYTES)
+                            if stat.S_ISREG(os.lstat(got).st_mode):
+                                files[rel] = got.read_bytes()
     except EnvironmentFailure as exc:
         raise AnalyzerFailed(f"the {tool} sandbox failed: {exc}") from None
     if done.timed_out:

@@ -336,6 +336,19 @@ class EnvironmentContract:
         assert (tmp_path / "agent" / "ok").read_text() == "ok\n"
 
     @pytest.mark.anyio
+    async def test_get_with_a_limit_refuses_what_is_over_it_before_writing(self, environment, tmp_path):
+        """get(limit=) refuses a file whose apparent size (sparse included) is over the limit, though within
+        storage_mb, and writes nothing; a file within the limit copies."""
+        async with environment.sandbox(self.make_spec(tmp_path, storage_mb=64)) as sb:
+            r = await self.sh(sb, 'cd "$LOGS_DIR/agent" && truncate -s 3M big && head -c 1000 /dev/zero > small')
+            assert r.exit_code == 0, r.stderr
+            await sb.stop()
+            with pytest.raises(ResourceLimitHit):
+                await sb.get(f"{sb.paths.logs}/agent/big", tmp_path / "big", limit=1024 * 1024)
+            await sb.get(f"{sb.paths.logs}/agent/small", tmp_path / "small", limit=1024 * 1024)
+        assert not os.path.lexists(tmp_path / "big") and (tmp_path / "small").stat().st_size == 1000
+
+    @pytest.mark.anyio
     async def test_output_kept_in_memory_is_bounded(self, environment, tmp_path):
         """A command printing 24 MB without an output file comes back as its head and tail with a cut line."""
         async with environment.sandbox(self.make_spec(tmp_path)) as sb:

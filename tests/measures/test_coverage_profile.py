@@ -97,3 +97,20 @@ def test_the_coverage_command_runs_as_the_task_wrote_it_with_the_submissions_tes
     got = coverage_patch(dropped[: dropped.index("diff --git a/.coveragerc")] + kept + dropped[dropped.index(
         "diff --git a/.coveragerc"):], ["sh", "./scripts/cover.sh", "-v", "tests"], start)
     assert got == kept
+
+
+def test_a_root_package_named_like_the_commands_module_is_left_out_of_the_coverage_sandbox(tmp_path: Path) -> None:
+    """``python -m coverage`` puts the repository root first on the import path: a submission's root ``coverage/``
+    package or ``coverage.py`` would run instead of coverage.py and write any report, so those sections are left out;
+    a ``coverage`` folder deeper in the tree, and everything else, is kept."""
+    from pluginbench.measures._coverage_run import coverage_patch
+
+    def section(path: str) -> str:
+        return f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n+x\n"
+
+    kept = section("calc.py") + section("src/coverage/report.py") + section("tests/test_calc.py")
+    planted = section("coverage/__main__.py") + section("coverage.py") + section("pytest/__init__.py")
+    command = ["sh", "-c", "python3 -m coverage run -m pytest; python3 -m coverage json -o cov.json"]
+    assert coverage_patch(planted + kept, command, tmp_path) == kept
+    assert coverage_patch(planted + kept, ["python3", "-m", "coverage", "run", "-m", "unittest"], tmp_path) == (
+        section("pytest/__init__.py") + kept)

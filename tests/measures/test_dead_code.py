@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -254,12 +255,59 @@ def test_the_analysis_leaves_out_what_a_submission_changes_of_the_analyzers_conf
     assert got == keep + _CONFIG_PATCH[_CONFIG_PATCH.index("diff --git a/package.json"):] + nested
 
 
+_PLUGIN_CONFIG_PATCH = (
+    'diff --git a/jest.config.js b/jest.config.js\nnew file mode 100644\n--- /dev/null\n+++ b/jest.config.js\n'
+    '@@ -0,0 +1,2 @@\n+process.stdout.write(JSON.stringify({files: [], issues: []}));\n+process.exit(0);\n'
+    'diff --git a/web/.eslintrc.cjs b/web/.eslintrc.cjs\nnew file mode 100644\n--- /dev/null\n+++ b/web/.eslintrc.cjs\n'
+    '@@ -0,0 +1 @@\n+process.exit(0);\n'
+)
+
+
+def test_the_analysis_leaves_out_configuration_scripts_knips_plugins_would_run() -> None:
+    """Configuration scripts knip's plugins import (jest.config.js, .eslintrc.cjs, vite.config.ts, Gruntfile.js, a
+    .storybook file, at any level) are left out of what the analyzers see; source files named like config are kept."""
+    from pluginbench.measures._js_analyzers import _configures, analysis_patch
+
+    keep = (QUALITY / "javascript" / "submission.patch").read_text()
+    assert analysis_patch(keep + _PLUGIN_CONFIG_PATCH) == keep
+    for path in ("vite.config.ts", "web/next.config.mjs", "karma.conf.js", "webpack.config.babel.js", "Gruntfile.js",
+                 "gatsby-node.js", ".storybook/main.ts", "src/.mocharc.js", "vitest.workspace.ts"):
+        assert _configures(path), path
+    for path in ("src/config.js", "src/my-config.js", "config/index.ts", "src/app.config.json", "src/rc.js"):
+        assert not _configures(path), path
+
+
 def test_a_submission_cannot_configure_knip_or_jscpd_to_see_nothing(tmp_path: Path) -> None:
-    """The JavaScript submission plus a knip.json, .jscpd.json, .gitignore, .ignore and package.json keys that would hide
-    its unused exports and its duplicate: the analyzers, configured as the starting source is, still find 2 and 1."""
+    """The JavaScript submission plus a knip.json, .jscpd.json, .gitignore, .ignore, package.json keys and a
+    jest.config.js that prints an empty report, any of which would hide its unused exports and its duplicate: the
+    analyzers, configured as the starting source is, still find 2 and 1."""
     _require_js_tools()
-    patch = (QUALITY / "javascript" / "submission.patch").read_text() + _CONFIG_PATCH
+    patch = (QUALITY / "javascript" / "submission.patch").read_text() + _CONFIG_PATCH + _PLUGIN_CONFIG_PATCH
     got = collect_dead_code(fixture_input(tmp_path, "javascript", patch=patch))
+    assert (got["dead_code_candidates_added"].value, got["duplicate_groups_added"].value) == (2, 1), got
+
+
+_JEST_PATCH = (
+    'diff --git a/package.json b/package.json\n--- a/package.json\n+++ b/package.json\n@@ -2,5 +2,6 @@\n'
+    '   "name": "util",\n   "version": "1.0.0",\n   "private": true,\n-  "main": "src/index.js"\n'
+    '+  "main": "src/index.js",\n+  "devDependencies": {"jest": "29.0.0"}\n }\n'
+) + _PLUGIN_CONFIG_PATCH
+
+
+def test_a_plugin_configuration_script_of_the_submission_never_runs_inside_knip(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With jest among its devDependencies, knip's jest plugin imports jest.config.js: the submission's version,
+    which prints an empty report and exits, is left out, so knip still reports the 2 unused exports and the
+    duplicate (kept in, it would have made them 0)."""
+    _require_js_tools()
+    from pluginbench.measures import _js_analyzers
+
+    patch = (QUALITY / "javascript" / "submission.patch").read_text() + _JEST_PATCH
+    got = collect_dead_code(fixture_input(tmp_path / "a", "javascript", patch=patch))
+    assert (got["dead_code_candidates_added"].value, got["duplicate_groups_added"].value) == (2, 1), got
+    monkeypatch.setattr(_js_analyzers, "_PLUGIN_CONFIG", re.compile("(?!)"))  # kept in: the script runs in knip
+    lied = collect_dead_code(fixture_input(tmp_path / "b", "javascript", patch=patch))
+    assert lied["dead_code_candidates_added"].value == 0, lied
     assert (got["dead_code_candidates_added"].value, got["duplicate_groups_added"].value) == (2, 1), got
 
 

@@ -101,3 +101,43 @@ def test_go_coverage_reads_back_no_host_file_through_a_symlink(tmp_path: Path) -
     assert go_sources(tree)[1] == "module example.com/a\n"
     with pytest.raises(MeasurementError, match="exceed"):
         go_sources(tree, limit=10)
+
+
+def _coverage_from(tmp_path: Path, script: str) -> tuple[str, list[str]]:
+    """Run a coverage command (``sh -c script``) in a bubblewrap sandbox of a one-file starting source; the
+    measurement's error and what it left in its evidence folder."""
+    import anyio
+
+    from pluginbench.environments import LocalEnvironment, SandboxSpec, bwrap_available
+    from pluginbench.measures._coverage_profile import CoverageProfile
+    from pluginbench.measures._coverage_run import run_coverage
+
+    require(bwrap_available(), "bubblewrap")
+    start = tmp_path / "start"
+    start.mkdir()
+    (start / "a.py").write_text("x = 1\n")
+    env = LocalEnvironment("bubblewrap", root=tmp_path / "boxes")
+    spec = SandboxSpec(run_id="r", attempt_id="m", role="measure", task="t", workspace=start)
+    profile = CoverageProfile(command=["sh", "-c", script], report_path="cov.json", format="lcov", tool_version="1")
+    out = tmp_path / "out"
+    with pytest.raises(MeasurementError) as caught:
+        anyio.run(lambda: run_coverage(lambda: env.sandbox(spec), start, profile, None, out))
+    left = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
+    return str(caught.value), left
+
+
+def test_a_coverage_report_that_is_a_folder_of_links_is_refused_and_not_kept(tmp_path: Path) -> None:
+    """A command that leaves a folder of symlinks to host files where its report goes gets an error naming it, and
+    nothing of that folder is kept as evidence (only the command's own output files)."""
+    error, left = _coverage_from(tmp_path, "mkdir cov.json && ln -s /etc/shadow cov.json/shadow "
+                                           "&& ln -s ../../../../ cov.json/up")
+    assert "cov.json is not a regular file" in error
+    assert left == ["command-exit.txt", "command-stderr.txt", "command-stdout.txt"]
+
+
+def test_a_coverage_report_over_its_bound_is_never_copied_out(tmp_path: Path) -> None:
+    """A 40 MiB sparse report (within the sandbox's storage bound) is over the 32 MiB report bound: an error, and
+    no byte of it written on the host."""
+    error, left = _coverage_from(tmp_path, "truncate -s 40M cov.json")
+    assert "cov.json is over 32 MiB" in error
+    assert "report.raw" not in left
