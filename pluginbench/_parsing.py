@@ -11,12 +11,16 @@
   that ends the attempt's parsing (or a later recursive walk of what it returned).
 * :func:`visible`: text an agent or a task wrote, made safe to write to a terminal or to
   ``run.log`` (which a person reads with ``tail``): control characters written as text.
+* :func:`file_tail`: the end of an output file a sandbox wrote (it may be as large as the
+  output bound), read without loading the rest.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -141,3 +145,14 @@ def json_lines(text: str) -> tuple[list[dict[str, Any]], list[str]]:
         else:
             bad.append(line)
     return objs, bad
+
+
+def file_tail(path: Path, window: int = 65536) -> str:
+    """The text of the last ``window`` bytes of ``path`` (empty when it cannot be read):
+    for the end of a command's output file, whose size a sandbox controls."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(max(0, fh.seek(0, os.SEEK_END) - window))
+            return fh.read(window).decode("utf-8", errors="replace")
+    except OSError:
+        return ""

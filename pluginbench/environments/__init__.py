@@ -18,7 +18,7 @@ from ._egress import NO_EGRESS, Egress, EgressProxy, network_policy, policy_for
 from ._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE, NO_MAINTENANCE
 from ._gitbase_template import BaseTemplate, copy_git, mark_index_racy, template_for
 from ._hostcopy import plain_files
-from ._limits import Limits, limits_of, over_storage, task_limits
+from ._limits import OUTPUT_FILE_BYTES, Limits, limits_of, over_storage, task_limits
 from ._local import LocalSandbox
 from ._local_apply import GIT_APPLY
 from ._local_env import LocalEnvironment
@@ -73,6 +73,7 @@ __all__ = [
     "LocalEnvironment",
     "LocalSandbox",
     "NO_EGRESS",
+    "OUTPUT_FILE_BYTES",
     "Role",
     "Sandbox",
     "SandboxPaths",

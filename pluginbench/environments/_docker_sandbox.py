@@ -25,7 +25,7 @@ from ._docker_engine import archive_limit, engine_kills, get_archive, put_archiv
 from ._docker_tar import content_size, pack, pack_many, unpack
 from ._egress import EgressProxy
 from ._gitbase import BASE_DATE, BASE_IDENTITY, BASE_MESSAGE, GIT_EXCLUDE
-from ._limits import CappedBuffer, CappedFile, Limits, limits_of, tree_bytes
+from ._limits import CappedBuffer, CappedFile, Limits, limits_of, output_file_cap, tree_bytes
 from ._port import ExecResult, SandboxPaths, SandboxSpec
 
 MARKER = "PLUGINBENCH_EXEC"
@@ -311,8 +311,8 @@ class DockerSandbox:
             feed = f"{self.paths.tmp}/.pluginbench-stdin-{token}"
             await self._put_bytes(stdin, feed)
             command = ["/bin/sh", "-c", scripts.WITH_STDIN, "pluginbench-stdin", feed, *argv]
-        # Bounded by the storage bound: output is evidence on the host's disk.
-        cap = self.limits.storage_mb * 1024 * 1024
+        # Bounded: output is evidence on the host's disk, parsed there.
+        cap = output_file_cap(self.limits)
         out_file = CappedFile(stdout_path, cap) if stdout_path is not None else None
         err_file = CappedFile(stderr_path, cap) if stderr_path is not None else None
         out, err, head = CappedBuffer(), CappedBuffer(), bytearray()  # in memory: bounded too

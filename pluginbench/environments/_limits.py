@@ -34,9 +34,10 @@ below; :func:`limits_of` builds it (pure). Every backend enforces it and says ho
   writable layer kills the command (a local engine; a remote one's until the export)
   (neither host file system here has a per-folder quota: an ext4 overlay2 takes no
   ``StorageOpt`` size).
-* **output**: a command's output streamed to a host file stops at ``storage_mb``
-  (:class:`CappedFile`); output kept in memory at :data:`IN_MEMORY_OUTPUT_BYTES`
-  (:class:`CappedBuffer`, head and tail kept).
+* **output**: a command's output streamed to a host file stops at ``storage_mb`` or
+  :data:`OUTPUT_FILE_BYTES`, the smaller (:class:`CappedFile`; :func:`output_file_cap`);
+  output kept in memory at :data:`IN_MEMORY_OUTPUT_BYTES` (:class:`CappedBuffer`, head
+  and tail kept).
 
 A breach ends the attempt with the execution outcome ``resource_limit`` and the reason
 (see docs/architecture.md, "Limits"); it is never a host outage.
@@ -387,6 +388,18 @@ def rlimit_prefix(limits: Limits) -> tuple[list[str], str]:
 #: and every byte kept would be host memory.
 IN_MEMORY_OUTPUT_BYTES = 16 * 1024 * 1024
 
+#: the most bytes of one command's output a host file keeps. The host parses such files
+#: (a CLI's event stream), and a process in the sandbox can write to the command's output
+#: (``/proc/<pid>/fd/1``) as fast as the host reads: at the 10 GiB storage default, a
+#: stream that size would be read into the host's memory. A real session's stream is tens
+#: of megabytes.
+OUTPUT_FILE_BYTES = 256 * 1024 * 1024
+
+
+def output_file_cap(limits: Limits) -> int:
+    """The bytes a command's output file keeps: ``storage_mb`` or :data:`OUTPUT_FILE_BYTES`."""
+    return min(limits.storage_mb * 1024 * 1024, OUTPUT_FILE_BYTES)
+
 
 class CappedBuffer:
     """A command's output kept in memory, bounded at ``limit`` bytes: the first half and
@@ -454,6 +467,7 @@ class CappedFile(io.FileIO):
                 self.written += n
         if len(chunk) > max(room, 0) and not self.cut:
             self.cut = True
-            super().write(f"\n[pluginbench: output cut at {self.limit} bytes (the storage bound, storage_mb)]\n".encode())
+            bound = "the storage bound, storage_mb" if self.limit < OUTPUT_FILE_BYTES else "the output file bound"
+            super().write(f"\n[pluginbench: output cut at {self.limit} bytes ({bound})]\n".encode())
         return len(chunk)
 

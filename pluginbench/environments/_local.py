@@ -286,7 +286,7 @@ class LocalSandbox:
         command = self._cgroup.wrap(command) if self._cgroup is not None else command
         if channel is not None:
             command = channel.outer(command)
-        cap = self.limits.storage_mb * 1024 * 1024  # output is evidence on the host's disk
+        cap = _limits.output_file_cap(self.limits)  # output is evidence on the host's disk, parsed there
         out_file = _limits.CappedFile(stdout_path, cap) if stdout_path is not None else None
         err_file = _limits.CappedFile(stderr_path, cap) if stderr_path is not None else None
         out, err = _limits.CappedBuffer(), _limits.CappedBuffer()  # in memory: bounded too

@@ -61,8 +61,8 @@ from typing import Any
 import anyio
 import msgspec
 
-from .._parsing import loads_json
-from ..environments import Sandbox, plain_files
+from .._parsing import file_tail, loads_json
+from ..environments import OUTPUT_FILE_BYTES, Sandbox, plain_files
 from ..errors import DiscoveryMismatch
 from ..tasks import copy_tree, fingerprint, scan_tree
 from ..treatments import MARKETPLACE, ClaudeTreatment, admit_claude_treatment
@@ -296,7 +296,7 @@ class ClaudeHarness(ClaudeHarnessRules):
             raise DiscoveryMismatch(f"arm {ctx.treatment.arm}", [
                 f"the CLI did not answer the control requests within {SETUP_TIMEOUT:.0f} s"]) from None
         if not receipts:
-            stderr_tail = (agent_dir / "discovery.stderr.txt").read_text(errors="replace")[-300:]
+            stderr_tail = file_tail(agent_dir / "discovery.stderr.txt")[-300:]
             raise DiscoveryMismatch(f"arm {ctx.treatment.arm}", [
                 f"the CLI ended (exit {disc.exit_code}) before answering every control request: {stderr_tail}"])
         if not receipts[0]["passed"]:
@@ -309,7 +309,8 @@ class ClaudeHarness(ClaudeHarnessRules):
         with tempfile.TemporaryDirectory(prefix="pb-tx-") as tmp:
             got = Path(tmp) / "projects"
             try:
-                await sandbox.get(f"{env['CLAUDE_CONFIG_DIR']}/projects/{slug}", got)
+                # bounded as the CLI's stream is: the agent can write to its transcripts
+                await sandbox.get(f"{env['CLAUDE_CONFIG_DIR']}/projects/{slug}", got, limit=OUTPUT_FILE_BYTES)
             except Exception:  # noqa: BLE001 - no projects folder means no transcript
                 return None
             root = got / f"{session}.jsonl"
@@ -424,7 +425,7 @@ class ClaudeHarness(ClaudeHarnessRules):
                         f"the CLI did not answer the control requests within {SETUP_TIMEOUT:.0f} s"]) from None
                 timed_out = True
             if session.task_sent_at is None:
-                stderr_tail = (agent_dir / "stderr.txt").read_text(errors="replace")[-300:]
+                stderr_tail = file_tail(agent_dir / "stderr.txt")[-300:]
                 raise DiscoveryMismatch(f"arm {ctx.treatment.arm}", refusals or [
                     f"the coding CLI ended (exit {exit_code}) before answering every control request: {stderr_tail}"])
             coding_seconds = ctx.ran(time.monotonic() - session.task_sent_at)

@@ -36,7 +36,7 @@ import anyio
 
 from .._parsing import loads_json
 from ..config import Capabilities, capability_record
-from ..environments import Sandbox, plain_files
+from ..environments import OUTPUT_FILE_BYTES, Sandbox, plain_files
 from ..errors import CodexLoginError, CodexSetupError, DiscoveryMismatch, InputError
 from ..events import Usage
 from ..treatments import (
@@ -596,7 +596,8 @@ class CodexHarness(CodexDeclaration):
         with tempfile.TemporaryDirectory(prefix="pb-codex-sessions-") as tmp:
             got = Path(tmp) / "sessions"
             try:
-                await sandbox.get(f"{sandbox.paths.home}/{CODEX_DIR}/sessions", got)
+                # bounded as the CLI's stream is: the agent can write to its rollouts
+                await sandbox.get(f"{sandbox.paths.home}/{CODEX_DIR}/sessions", got, limit=OUTPUT_FILE_BYTES)
             except Exception:  # noqa: BLE001 - no sessions folder: usage becomes unknown
                 return []
             texts = []

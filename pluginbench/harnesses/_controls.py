@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .._parsing import file_tail
 from ..environments import Sandbox
 from ._port import NO_MODEL_USAGE, AgentRun, AttemptContext, FrozenTreatment, HarnessBase
 
@@ -102,7 +103,7 @@ class OracleHarness(HarnessBase):
         if res.timed_out:
             error = f"solve.sh timed out after {ctx.timeout_seconds:g}s"
         elif res.exit_code != 0:
-            tail = stderr_path.read_text(encoding="utf-8", errors="replace").strip()[-500:]
+            tail = file_tail(stderr_path).strip()[-500:]
             error = f"solve.sh exited with {res.exit_code}" + (f": {tail}" if tail else "")
         return AgentRun(
             exit_code=res.exit_code,

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..config import ENFORCED, NOT_APPLICABLE, capability_entry
-from ..environments import Sandbox
+from ..environments import OUTPUT_FILE_BYTES, Sandbox
 from ..events import Usage
 from ..harness_registry import CliPin
 from ..treatments import admit_guidance, admit_skill
@@ -145,7 +145,7 @@ class GeminiHarness(KeyedCliHarness):
         with tempfile.TemporaryDirectory(prefix="pb-gemini-") as tmp:
             got = Path(tmp) / "home" / GEMINI_DIR
             try:
-                await sandbox.get(f"{sandbox.paths.home}/{GEMINI_DIR}", got)
+                await sandbox.get(f"{sandbox.paths.home}/{GEMINI_DIR}", got, limit=OUTPUT_FILE_BYTES)
             except Exception:  # noqa: BLE001 - nothing delivered: the receipt says so
                 got.mkdir(parents=True, exist_ok=True)
             receipt = delivered_receipt(Path(tmp) / "home",

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Self
 
 from ..config import Capabilities, capability_record
-from ..environments import Sandbox, plain_files
+from ..environments import OUTPUT_FILE_BYTES, Sandbox, plain_files
 from ..errors import ConfigError, DiscoveryMismatch, InputError
 from ..events import Usage
 from ..treatments import admit_guidance, admit_skill
@@ -245,7 +245,7 @@ class KeyedCliHarness(HarnessBase):
             for sub, dest, pattern in copies:
                 got = Path(tmp) / sub
                 try:
-                    await sandbox.get(f"{sandbox.paths.home}/{self.config_dir}/{sub}", got)
+                    await sandbox.get(f"{sandbox.paths.home}/{self.config_dir}/{sub}", got, limit=OUTPUT_FILE_BYTES)
                 except Exception:  # noqa: BLE001 - nothing recorded: usage becomes unknown
                     continue
                 (agent_dir / dest).mkdir(exist_ok=True)

@@ -27,6 +27,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from .._parsing import file_tail
 from ..environments import Sandbox
 from ..errors import TaskError, TreatmentError
 from ..events import Usage
@@ -305,11 +306,7 @@ def _result_error(text: str) -> str | None:
 
 def _tail(path: Path, limit: int = 500) -> str | None:
     """The last ``limit`` characters of a text file, or None when empty or absent."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        return None
-    return text[-limit:] or None
+    return file_tail(path).strip()[-limit:] or None
 
 
 # ------------------------------------------------------------------ the harness

@@ -28,6 +28,7 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
+from .._parsing import file_tail
 from ..errors import EnvironmentFailure, MeasurementError, ResourceLimitHit
 from ..events import ReadinessRow
 from ._coverage_data import (
@@ -226,16 +227,10 @@ def not_found_message(command: Sequence[str], exit_code: int | None, tail: str) 
             "install it in the task image")
 
 
-def _tail(path: Path, window: int = 65536) -> str:
-    """The last non-empty line of the command's output file, from its last ``window`` bytes
-    (the file may be as large as the sandbox's storage bound)."""
-    try:
-        with path.open("rb") as fh:
-            fh.seek(max(0, fh.seek(0, os.SEEK_END) - window))
-            tail = fh.read(window).decode(errors="replace")
-    except OSError:
-        return ""
-    lines = [ln.strip() for ln in tail.splitlines() if ln.strip()]
+def _tail(path: Path) -> str:
+    """The last non-empty line of the command's output file, from its end only (the file
+    may be as large as the output bound)."""
+    lines = [ln.strip() for ln in file_tail(path).splitlines() if ln.strip()]
     return lines[-1][:200] if lines else ""
 
 

@@ -333,3 +333,18 @@ async def test_local_capacity_check_refuses_jobs_over_pid_max(tmp_path: Path, mo
     await LocalBackend().check_capacity(None, 1, None, None)
     with pytest.raises(EnvironmentFailure, match="pid_max"):
         await LocalBackend().check_capacity(None, 2, None, None)
+
+
+def test_an_output_file_keeps_at_most_the_output_bound_whatever_the_storage_bound(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command's output file keeps storage_mb or OUTPUT_FILE_BYTES, the smaller (the host parses such files, and
+    the sandbox can write to them as fast as the host reads), and its cut line names the bound that cut it."""
+    from pluginbench.environments import _limits
+
+    assert _limits.output_file_cap(limits_of(None, None, None, 10240)) == _limits.OUTPUT_FILE_BYTES == 256 * 1024 ** 2
+    assert _limits.output_file_cap(limits_of(None, None, None, 8)) == 8 * 1024 ** 2
+    monkeypatch.setattr(_limits, "OUTPUT_FILE_BYTES", 1000)
+    with _limits.CappedFile(tmp_path / "out", _limits.output_file_cap(limits_of(None, None, None, 8))) as fh:
+        fh.write(b"x" * 1500)
+    data = (tmp_path / "out").read_bytes()
+    assert data.startswith(b"x" * 1000) and data.endswith(b"output cut at 1000 bytes (the output file bound)]\n")
