@@ -43,6 +43,7 @@ from ..environments import (
     mark_index_racy,
     template_for,
 )
+from ..errors import ResourceLimitHit
 from ..tasks import TreeEntry, copy_tree, scan_tree
 
 # The sandboxes' recipe (environments._gitbase), so host-side patches and sandbox base
@@ -193,8 +194,14 @@ def _base_from_template(starting_source: Path, entries: list[TreeEntry], repo: P
     return template.tree
 
 
+#: the largest canonical patch: the host reads it whole (patch, measures, grading copy); a
+#: bigger one is a :class:`~pluginbench.errors.ResourceLimitHit` (the attempt is not graded)
+PATCH_BYTES = 256 * 1024 * 1024
+
+
 def make_patch(starting_source: Path, export: Path, out: Path) -> PatchInfo:
-    """Write ``git diff --binary BASE`` of ``export`` over ``starting_source`` to ``out``."""
+    """Write ``git diff --binary BASE`` of ``export`` over ``starting_source`` to ``out``;
+    one over :data:`PATCH_BYTES` is removed again and refused (:class:`ResourceLimitHit`)."""
     with tempfile.TemporaryDirectory(prefix="pluginbench-patch-") as tmp:
         repo = Path(tmp) / "repo"
         entries = scan_tree(starting_source, context="the starting source")
@@ -220,9 +227,16 @@ def make_patch(starting_source: Path, export: Path, out: Path) -> PatchInfo:
         # binary (which would hide its lines from the lines measure).
         (repo / ".git" / "info").mkdir(parents=True, exist_ok=True)
         (repo / ".git" / "info" / "attributes").write_text("* !diff\n")
-        diff = _git(repo, "diff", "--cached", "--binary", "--full-index", "--no-color", "--no-ext-diff", base).stdout
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(diff)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with open(out, "wb") as fh:  # streamed: the diff never sits whole in memory before it is bounded
+            _git(repo, "diff", "--cached", "--binary", "--full-index", "--no-color", "--no-ext-diff", base,
+                 stdout=fh.fileno())
+    size = out.stat().st_size
+    if size > PATCH_BYTES:
+        out.unlink()
+        raise ResourceLimitHit(f"disk: the canonical patch is {size // 2 ** 20} MiB, over the "
+                               f"{PATCH_BYTES // 2 ** 20} MiB patch bound (the host reads and measures it whole)")
+    diff = out.read_bytes()
     report = out.with_name(out.name + ".dropped.txt")
     if dropped:
         # A name that is not UTF-8 (kept as surrogates) is written escaped, never a crash that

@@ -365,6 +365,10 @@ async def _code_attempt(
                                                      "restored_before_patch": list(restored)})
     try:
         patch = await anyio.to_thread.run_sync(make_patch, starting_source, export, attempt_dir / "model.patch")
+    except ResourceLimitHit as exc:  # a patch as large as the workspace bound: never read whole on the host
+        run = run._replace(resource_limit=run.resource_limit or str(exc))
+        _merge_execution(attempt_dir / "execution.json", {**_run_dict(run)})
+        return CodingResult(run, None, f"resource_limit: {exc}; the attempt is not graded")
     except Exception as exc:  # noqa: BLE001
         return CodingResult(run, None, f"could not make the canonical patch: {exc}")
     return CodingResult(run, patch, None)

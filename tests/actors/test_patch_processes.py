@@ -169,3 +169,20 @@ def test_a_gitattributes_of_the_agents_cannot_pass_a_text_change_off_as_binary(t
     subprocess.run(["git", "apply", "--binary", str(tmp_path / "model.patch")], cwd=applied, check=True, env=GIT_ENV)
     for rel in (".gitattributes", "d/x.py", "a.txt", "bin.dat"):
         assert (applied / rel).read_bytes() == (export / rel).read_bytes(), rel
+
+
+def test_a_patch_over_its_bound_is_refused_and_not_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The canonical patch is streamed to its file and bounded (the host reads it whole afterwards): one over
+    PATCH_BYTES is a ResourceLimitHit and leaves no model.patch; within the bound, the same bytes as before."""
+    from pluginbench.errors import ResourceLimitHit
+
+    src = _source(tmp_path)
+    export = tmp_path / "export"
+    subprocess.run(["cp", "-a", str(src), str(export)], check=True)
+    (export / "big.txt").write_text("".join(f"line {i}\n" for i in range(2000)))
+    within = _patch.make_patch(src, export, tmp_path / "a" / "model.patch")
+    assert within.path.read_bytes().count(b"\n+line ") == 2000
+    monkeypatch.setattr(_patch, "PATCH_BYTES", 4096)
+    with pytest.raises(ResourceLimitHit, match="over the 0 MiB patch bound"):
+        _patch.make_patch(src, export, tmp_path / "b" / "model.patch")
+    assert not (tmp_path / "b" / "model.patch").exists()
