@@ -10,10 +10,10 @@ The removal counts only when the host confirms it (:func:`confirmed_absent`), af
 launch's pid namespace is gone (:class:`NamespaceWatch`), so no process of the launch is
 left to put a file back. bubblewrap's outer process exits as soon as the command did; its
 pid 1 inside is killed only then (``--die-with-parent``) and takes the namespace's other
-processes with it a moment later, so the end of the launch alone does not say that. The agent's code runs under that ``sh`` and may
-kill it, make it hang until the deadline, or leave a daemon that writes the file again
-after the ``rm``: each leaves the file in place (or the launch unfinished), the host sees
-it, and the caller runs its own ``rm`` as before. The host only looks: it never removes
+processes with it a moment later, so the end of the launch alone does not say that. The
+agent's code runs under that ``sh`` and may kill it, make it hang until the deadline, or
+leave a daemon that writes the file again after the ``rm``: each leaves the file in place
+(or the launch unfinished), the host sees it, and the caller runs its own ``rm`` as before. The host only looks: it never removes
 a file inside a sandbox folder, and it follows no symlink an agent could plant.
 """
 
