@@ -149,7 +149,8 @@ _RUN_MODULE = re.compile(r"(?:^|\s)-m\s*([A-Za-z_][A-Za-z0-9_]*)")
 
 def _shadows(modules: set[str]) -> Callable[[str], bool]:
     """Whether a path is a module or package at the repository root named in ``modules``
-    (``python -m`` puts the root first on the import path: it would run instead)."""
+    (``python -m`` puts the root first on the import path: it would run instead of the
+    installed tool)."""
     def shadows(path: str) -> bool:
         top = path.split("/", 1)[0]
         return top in modules or top.removesuffix(".py") in modules and "/" not in path
@@ -159,14 +160,19 @@ def _shadows(modules: set[str]) -> Callable[[str], bool]:
 def coverage_patch(patch: str, command: Sequence[str], starting: Path) -> str:
     """``patch`` without its file sections that change the coverage command's own files (an
     argument of the command naming a file of the starting source, e.g. ``cover.sh``), a
-    root ``.coveragerc``, or a root module or package named like one the command runs with
-    ``-m`` (a ``coverage/`` package would run instead of coverage.py and write any report):
+    root ``.coveragerc``, or a root module or package the starting source does not have,
+    named like one the command runs with ``-m`` (a ``coverage/`` package would run instead
+    of coverage.py and write any report):
     the command runs as the task wrote it, so a submission cannot rewrite what it reports.
     The submission's tests (and their configuration) stay: they are what the coverage
     measures."""
     own = {a.removeprefix("./") for a in command[1:] if not a.startswith("-") and ".." not in a.split("/")
            and not a.startswith("/") and (starting / a.removeprefix("./")).is_file()} | _COVERAGE_CONFIG
-    shadows = _shadows({m.group(1) for m in _RUN_MODULE.finditer(" ".join(command))})
+    # A module the starting source already has at its root is the project's own (``-m
+    # mypkg.tests``): the submission's changes to it are what the coverage measures.
+    named = {m.group(1) for m in _RUN_MODULE.finditer(" ".join(command))}
+    shadows = _shadows({m for m in named if not os.path.lexists(starting / m)
+                        and not os.path.lexists(starting / f"{m}.py")})
     return without_sections(patch, lambda path: path in own or shadows(path))
 
 

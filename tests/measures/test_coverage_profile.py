@@ -102,7 +102,8 @@ def test_the_coverage_command_runs_as_the_task_wrote_it_with_the_submissions_tes
 def test_a_root_package_named_like_the_commands_module_is_left_out_of_the_coverage_sandbox(tmp_path: Path) -> None:
     """``python -m coverage`` puts the repository root first on the import path: a submission's root ``coverage/``
     package or ``coverage.py`` would run instead of coverage.py and write any report, so those sections are left out;
-    a ``coverage`` folder deeper in the tree, and everything else, is kept."""
+    a ``coverage`` folder deeper in the tree, a package the starting source already has, and everything else, is
+    kept."""
     from pluginbench.measures._coverage_run import coverage_patch
 
     def section(path: str) -> str:
@@ -114,3 +115,8 @@ def test_a_root_package_named_like_the_commands_module_is_left_out_of_the_covera
     assert coverage_patch(planted + kept, command, tmp_path) == kept
     assert coverage_patch(planted + kept, ["python3", "-m", "coverage", "run", "-m", "unittest"], tmp_path) == (
         section("pytest/__init__.py") + kept)
+    # The project's own package, run with -m, is the code under test: its changes stay.
+    (tmp_path / "mypkg").mkdir()
+    own = section("mypkg/tests.py") + section("mypkg/core.py")
+    assert coverage_patch(own + planted, ["python3", "-m", "coverage", "run", "-m", "mypkg.tests"], tmp_path) == (
+        own + section("pytest/__init__.py"))
