@@ -26,6 +26,8 @@ it added.
 from __future__ import annotations
 
 import json
+import os
+import posixpath
 import re
 import shutil
 import subprocess
@@ -85,28 +87,45 @@ _RESTORE_KEYS = ("const fs=require('fs');const p=JSON.parse(fs.readFileSync('pac
 
 #: ignore files, at any level, that make them skip what they list (jscpd honours ``.ignore`` too)
 _IGNORE_FILES = frozenset({".gitignore", ".ignore"})
-#: the code-bearing configuration files of the tools knip's plugins load, at any level
-#: (``jest.config.js``, ``vite.config.ts``, ``.eslintrc.cjs``, ``gatsby-node.js``,
-#: ``Gruntfile.js``, ``.storybook/main.ts``, ...): knip imports them, so a submission's
-#: version would run inside knip and could print any report
+#: the code-bearing configuration files of the tools knip's plugins load (``jest.config.js``,
+#: ``vite.config.ts``, ``.eslintrc.cjs``, ``gatsby-node.js``, ``Gruntfile.js``,
+#: ``.storybook/main.ts``, ...), where knip looks for them: in a package's root folder (the
+#: repository's, or one holding a ``package.json``). knip imports them, so a submission's
+#: version would run inside knip and could print any report. Elsewhere such a name is
+#: source (Angular's ``src/app/app.config.ts``) and is analyzed as the submission has it.
 _PLUGIN_CONFIG = re.compile(
     r"(?:.*/)?(?:[^/]*\.(?:config|conf|workspace)(?:\.[^/.]+)?|\.[^/]*rc|gatsby-(?:browser|config|node|ssr)"
     r"|[Gg]runtfile|[Gg]ulpfile)\.[cm]?[jt]sx?|(?:.*/)?\.storybook/[^/]*\.[cm]?[jt]sx?")
 
 
-def _configures(path: str) -> bool:
+def _configures(path: str, package_root: Callable[[str], bool] = lambda folder: folder == "") -> bool:
     """Whether ``path`` tells knip or jscpd what to analyze, or is code knip loads as
     configuration: a root configuration file of theirs, an ignore file at any level
-    (:data:`_IGNORE_FILES`), or a plugin's configuration script (:data:`_PLUGIN_CONFIG`)."""
-    return (bool(_CONFIG_FILE.fullmatch(path)) or path.rsplit("/", 1)[-1] in _IGNORE_FILES
-            or bool(_PLUGIN_CONFIG.fullmatch(path)))
+    (:data:`_IGNORE_FILES`), or a plugin's configuration script (:data:`_PLUGIN_CONFIG`) in
+    a folder ``package_root`` says is a package's root (by default only the repository's)."""
+    if _CONFIG_FILE.fullmatch(path) or posixpath.basename(path) in _IGNORE_FILES:
+        return True
+    if not _PLUGIN_CONFIG.fullmatch(path):
+        return False
+    folder = posixpath.dirname(path)
+    if posixpath.basename(folder) == ".storybook":
+        folder = posixpath.dirname(folder)
+    return ".." in folder.split("/") or package_root(folder)
 
 
-def analysis_patch(patch: str) -> str:
+def analysis_patch(patch: str, starting: Path | None = None) -> str:
     """``patch`` without its file sections that change what configures the analyzers
     (:func:`_configures`, either side of a rename): the analysis sees those files as the
-    frozen starting source has them."""
-    return without_sections(patch, _configures)
+    frozen starting source has them. A package's root folder is the repository's, one
+    holding a ``package.json`` in ``starting``, or one the patch gives a ``package.json``."""
+    manifests = {posixpath.dirname(p) for s in sections(patch) for p in (s.old, s.new)
+                 if posixpath.basename(p) == "package.json"}
+
+    def package_root(folder: str) -> bool:
+        return folder == "" or folder in manifests or (
+            starting is not None and os.path.lexists(starting / folder / "package.json"))
+
+    return without_sections(patch, lambda path: _configures(path, package_root))
 
 
 def starting_keys(starting: Path) -> dict[str, Any]:
@@ -138,7 +157,7 @@ def _sandboxed(name: str, open_sandbox: OpenSandbox | None, patch: str, args: li
     if path is None:
         raise AnalyzerFailed(tool_status(name)[1] or f"{name} is not installed")
     roots = (_install_root(path), _install_root(path.resolve()))
-    patch = analysis_patch(patch)
+    patch = analysis_patch(patch, starting)
     argv = [str(path), *args]
     if starting is not None and any("package.json" in (s.old, s.new) for s in sections(patch)):
         argv = ["sh", "-c", 'node -e "$1" "$2" && shift 2 && exec "$@"', "sh", _RESTORE_KEYS,

@@ -63,7 +63,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
         ),
         "2": (
             "5335fc7d116abef0ff18f55ba9d85c952c3fafacc516a4e14f3a52d8a35c6b97",
-            "66660bc87a727dd5ece1f8f3ffa100a85575df676601a2a492c4e21f81ff1a85",
+            "a36c5037a0ab3bc8167c363c086cf186d600d29da77a5c5d6265d919e3bef51a",
         ),
     },
     "iterations": {

@@ -258,22 +258,31 @@ def test_the_analysis_leaves_out_what_a_submission_changes_of_the_analyzers_conf
 _PLUGIN_CONFIG_PATCH = (
     'diff --git a/jest.config.js b/jest.config.js\nnew file mode 100644\n--- /dev/null\n+++ b/jest.config.js\n'
     '@@ -0,0 +1,2 @@\n+process.stdout.write(JSON.stringify({files: [], issues: []}));\n+process.exit(0);\n'
-    'diff --git a/web/.eslintrc.cjs b/web/.eslintrc.cjs\nnew file mode 100644\n--- /dev/null\n+++ b/web/.eslintrc.cjs\n'
+    'diff --git a/.eslintrc.cjs b/.eslintrc.cjs\nnew file mode 100644\n--- /dev/null\n+++ b/.eslintrc.cjs\n'
     '@@ -0,0 +1 @@\n+process.exit(0);\n'
 )
 
 
-def test_the_analysis_leaves_out_configuration_scripts_knips_plugins_would_run() -> None:
+def test_the_analysis_leaves_out_configuration_scripts_knips_plugins_would_run(tmp_path: Path) -> None:
     """Configuration scripts knip's plugins import (jest.config.js, .eslintrc.cjs, vite.config.ts, Gruntfile.js, a
-    .storybook file, at any level) are left out of what the analyzers see; source files named like config are kept."""
+    .storybook file) in a package's root folder (the repository's, one with a package.json in the starting source
+    or in the patch) are left out of what the analyzers see; the same names elsewhere are source, and kept."""
     from pluginbench.measures._js_analyzers import _configures, analysis_patch
 
     keep = (QUALITY / "javascript" / "submission.patch").read_text()
-    assert analysis_patch(keep + _PLUGIN_CONFIG_PATCH) == keep
-    for path in ("vite.config.ts", "web/next.config.mjs", "karma.conf.js", "webpack.config.babel.js", "Gruntfile.js",
-                 "gatsby-node.js", ".storybook/main.ts", "src/.mocharc.js", "vitest.workspace.ts"):
+    web = ("diff --git a/web/vite.config.ts b/web/vite.config.ts\nnew file mode 100644\n--- /dev/null\n"
+           "+++ b/web/vite.config.ts\n@@ -0,0 +1 @@\n+process.exit(0);\n")
+    assert analysis_patch(keep + _PLUGIN_CONFIG_PATCH + web) == keep + web  # web/ holds no package.json
+    (tmp_path / "web").mkdir()
+    (tmp_path / "web" / "package.json").write_text("{}")
+    assert analysis_patch(keep + _PLUGIN_CONFIG_PATCH + web, tmp_path) == keep
+    manifest = "diff --git a/web/package.json b/web/package.json\nnew file mode 100644\n--- /dev/null\n"
+    assert analysis_patch(keep + _PLUGIN_CONFIG_PATCH + web + manifest) == keep + manifest
+    for path in ("vite.config.ts", "karma.conf.js", "webpack.config.babel.js", "Gruntfile.js", "gatsby-node.js",
+                 ".storybook/main.ts", ".mocharc.js", "vitest.workspace.ts", "eslint.config.mjs"):
         assert _configures(path), path
-    for path in ("src/config.js", "src/my-config.js", "config/index.ts", "src/app.config.json", "src/rc.js"):
+    for path in ("src/config.js", "src/my-config.js", "config/index.ts", "src/app.config.json", "src/rc.js",
+                 "src/app/app.config.ts", "src/.mocharc.js"):
         assert not _configures(path), path
 
 
