@@ -13,8 +13,9 @@ pid 1 inside is killed only then (``--die-with-parent``) and takes the namespace
 processes with it a moment later, so the end of the launch alone does not say that. The
 agent's code runs under that ``sh`` and may kill it, make it hang until the deadline, or
 leave a daemon that writes the file again after the ``rm``: each leaves the file in place
-(or the launch unfinished), the host sees it, and the caller runs its own ``rm`` as before. The host only looks: it never removes
-a file inside a sandbox folder, and it follows no symlink an agent could plant.
+(or the launch unfinished), the host sees it, and the caller runs its own ``rm`` as
+before. The host only looks: it never removes a file inside a sandbox folder, and it
+follows no symlink an agent could plant.
 """
 
 from __future__ import annotations
@@ -94,15 +95,14 @@ class NamespaceWatch:
     """
 
     def __init__(self) -> None:
-        self.read_fd, self.write_fd = os.pipe()  # the caller passes write_fd to bubblewrap and closes it
+        # The caller passes write_fd to bubblewrap and closes it after the spawn; it owns
+        # the watch and calls close() once the launch is done with.
+        self.read_fd, self.write_fd = os.pipe()
         os.set_blocking(self.read_fd, False)
-        self._closed = False
 
     def close(self) -> None:
-        """Close the read end (idempotent)."""
-        if not self._closed:
-            self._closed = True
-            os.close(self.read_fd)
+        """Close the read end."""
+        os.close(self.read_fd)
 
     def options(self) -> list[str]:
         """bubblewrap's options that write the pid (pass :attr:`write_fd` and close it after the spawn)."""
@@ -123,28 +123,23 @@ class NamespaceWatch:
 
     async def gone(self, timeout: float = NAMESPACE_GONE_SECONDS) -> bool:
         """Whether the launch's pid 1 (and so every process it held) has ended, waiting up to ``timeout``."""
-        if self._closed:
+        pid = self._pid()
+        if pid is None:
             return False
         try:
-            pid = self._pid()
-            if pid is None:
-                return False
-            try:
-                pidfd = os.pidfd_open(pid)
-            except ProcessLookupError:
-                return True  # ended and reaped
-            except OSError:
-                return False
-            try:
-                deadline = time.monotonic() + timeout
-                poll = select.poll()
-                poll.register(pidfd, select.POLLIN)
-                while not poll.poll(0):
-                    if time.monotonic() >= deadline:
-                        return False
-                    await anyio.sleep(0.002)
-                return True
-            finally:
-                os.close(pidfd)
+            pidfd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            return True  # ended and reaped
+        except OSError:
+            return False
+        try:
+            deadline = time.monotonic() + timeout
+            poll = select.poll()
+            poll.register(pidfd, select.POLLIN)
+            while not poll.poll(0):
+                if time.monotonic() >= deadline:
+                    return False
+                await anyio.sleep(0.002)
+            return True
         finally:
-            self.close()
+            os.close(pidfd)

@@ -162,10 +162,9 @@ def coverage_patch(patch: str, command: Sequence[str], starting: Path) -> str:
     argument of the command naming a file of the starting source, e.g. ``cover.sh``), a
     root ``.coveragerc``, or a root module or package the starting source does not have,
     named like one the command runs with ``-m`` (a ``coverage/`` package would run instead
-    of coverage.py and write any report):
-    the command runs as the task wrote it, so a submission cannot rewrite what it reports.
-    The submission's tests (and their configuration) stay: they are what the coverage
-    measures."""
+    of coverage.py and write any report): the command runs as the task wrote it, so a
+    submission cannot rewrite what it reports. The submission's tests (and their
+    configuration) stay: they are what the coverage measures."""
     own = {a.removeprefix("./") for a in command[1:] if not a.startswith("-") and ".." not in a.split("/")
            and not a.startswith("/") and (starting / a.removeprefix("./")).is_file()} | _COVERAGE_CONFIG
     # A module the starting source already has at its root is the project's own (``-m

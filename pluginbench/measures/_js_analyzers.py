@@ -15,10 +15,10 @@ file is read).
 
 What configures them comes from the frozen starting source, never from the submission
 (:func:`analysis_patch`): a submission's changes to a root knip or jscpd configuration file,
-to any ``.gitignore`` or ``.ignore``, or to a configuration script knip's plugins load
-(``jest.config.js``, ``.eslintrc.cjs``, ...; :data:`_PLUGIN_CONFIG`) are left out of the tree they analyze, and the ``knip`` and
-``jscpd`` keys of its ``package.json`` are set back to the starting source's before they
-run. Otherwise a submission could tell them what not to see (``knip.json``
+to any ``.gitignore`` or ``.ignore``, or to a configuration script knip's plugins load from
+a package's root folder (``jest.config.js``, ``.eslintrc.cjs``, ...; :data:`_PLUGIN_CONFIG`)
+are left out of the tree they analyze, and the ``knip`` and ``jscpd`` keys of its
+``package.json`` are set back to the starting source's before they run. Otherwise a submission could tell them what not to see (``knip.json``
 ``{"ignore": [...]}``, ``.jscpd.json`` ``{"minTokens": 100000}``) and report none of what
 it added.
 """

@@ -103,11 +103,15 @@ async def test_remove_after_is_confirmed_only_when_the_file_is_gone(tmp_path: Pa
             assert on_host.exists() == there
 
 
-def _watch_of(pid_json: bytes) -> NamespaceWatch:
+async def _gone(pid_json: bytes, timeout: float) -> bool:
+    """What a watch whose bubblewrap reported ``pid_json`` says."""
     watch = NamespaceWatch()
     os.write(watch.write_fd, pid_json)
     os.close(watch.write_fd)
-    return watch
+    try:
+        return await watch.gone(timeout=timeout)
+    finally:
+        watch.close()
 
 
 @pytest.mark.anyio
@@ -119,13 +123,12 @@ async def test_namespace_watch_says_gone_only_once_pid_1_has_ended() -> None:
 
     proc = subprocess.Popen(["sleep", "30"])
     try:
-        assert not await _watch_of(b'{"child-pid": %d}' % proc.pid).gone(timeout=0.1)
-        ending = _watch_of(b'{\n    "child-pid": %d\n}\n' % proc.pid)
+        assert not await _gone(b'{"child-pid": %d}' % proc.pid, timeout=0.1)
         proc.kill()
-        assert await ending.gone(timeout=5)  # a zombie has ended: the pidfd is readable
+        assert await _gone(b'{\n    "child-pid": %d\n}\n' % proc.pid, timeout=5)  # a zombie has ended
     finally:
         proc.kill()
         proc.wait()
-    assert await _watch_of(b'{"child-pid": %d}' % proc.pid).gone(timeout=0.1)  # reaped
+    assert await _gone(b'{"child-pid": %d}' % proc.pid, timeout=0.1)  # reaped
     for bad in (b"", b"{", b'{"child-pid": "1"}', b'{"child-pid": 1}', b"[]"):
-        assert not await _watch_of(bad).gone(timeout=0.1)
+        assert not await _gone(bad, timeout=0.1)
