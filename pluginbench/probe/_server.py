@@ -10,6 +10,7 @@ import contextlib
 import ipaddress
 import json
 import socket
+import socketserver
 import threading
 import time
 import uuid
@@ -113,6 +114,14 @@ def _redact(headers: Any) -> dict[str, str]:
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     probe: ProbeServer
+
+    def server_bind(self) -> None:
+        # HTTPServer's own asks the resolver for the loopback address's name
+        # (socket.getfqdn), only to fill a CGI variable: a reverse lookup that a broken
+        # resolver can stall, at every probe start
+        socketserver.TCPServer.server_bind(self)
+        self.server_name = str(self.server_address[0])
+        self.server_port = int(self.server_address[1])
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -399,3 +399,18 @@ def test_an_oversized_or_gzip_bomb_body_is_refused_without_reading_it(probe: Pro
             assert b" 413 " in s.recv(64)
     assert [r.answer for r in probe.requests][-2:] == ["too_large", "too_large"]
     assert request(probe.base_url, "GET", "/v1/models").status == 200
+
+
+def test_the_server_starts_and_answers_without_a_reverse_lookup_of_its_address(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Binding asks no resolver for the loopback address's name (http.server's own
+    ``server_bind`` calls ``socket.getfqdn``, which a broken resolver can stall)."""
+    import socket
+
+    def no_lookup(*args: object) -> str:
+        raise AssertionError("the probe server asked the resolver for a name")
+
+    monkeypatch.setattr(socket, "getfqdn", no_lookup)
+    with ProbeServer(SCEN) as server:
+        reply = request(server.base_url, "POST", "/v1/messages", anthropic_body([user("hello")], stream=False))
+        assert reply.status == 200 and reply.json()["content"], reply.raw
+        assert server.base_url == f"http://127.0.0.1:{server.port}"
