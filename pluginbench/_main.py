@@ -4,12 +4,15 @@
 without importing the CLI framework (typer, rich), which costs more than the status
 itself on a large run. Everything else, including any error in that path, goes through
 the typer app, so messages and exit codes stay the same. A background ``run`` starts its
-worker here first (:mod:`pluginbench._worker_start`).
+worker here first (:mod:`pluginbench._worker_start`). The commands that own a run end
+without the interpreter's teardown (:mod:`pluginbench._exit`).
 """
 
 from __future__ import annotations
 
 import sys
+
+from ._exit import QUICK_EXIT_COMMANDS, exit_quickly
 
 
 def _fast_status_json(argv: list[str]) -> bool:
@@ -47,4 +50,10 @@ def main() -> None:
     start_early(sys.argv[1:])  # a background run's worker imports while the CLI below does
     from .cli import main as cli_main
 
-    cli_main()
+    if not (argv := sys.argv[1:]) or argv[0] not in QUICK_EXIT_COMMANDS:
+        cli_main()
+        return
+    try:
+        cli_main()
+    except SystemExit as exc:
+        exit_quickly(exc)  # a run keeps nothing for the interpreter's teardown (pluginbench._exit)

@@ -47,10 +47,11 @@ LAYERS: tuple[Layer, ...] = (
           "and `environments` for the left-running check); dashboard (uses `status`, "
           "`projections`, `events`, `viewer`); judging (uses `harnesses`, `environments`, `tasks`, `probe`); "
           "viewer (one attempt's facts, transcripts, bundles: uses `status`, `measures`, `harnesses`)"),
-    Layer(7, ("cli", "_main", "__main__", "_worker_start"),
+    Layer(7, ("cli", "_main", "__main__", "_worker_start", "_exit"),
           "the command line: parsing and dispatch only (`_main` answers `status --json` "
           "without loading the CLI framework, and starts a background run's worker before "
-          "it: `_worker_start`)"),
+          "it: `_worker_start`; the commands that own a run end without the interpreter's "
+          "teardown: `_exit`)"),
 )
 
 
