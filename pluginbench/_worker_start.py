@@ -91,6 +91,7 @@ def await_start(stdin: IO[bytes]) -> WorkerStart | None:
 
     prefetch_launcher_source()
     prefetch_bwrap()
+    warm_engine()
 
     start = read_start(stdin.readline())
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -101,6 +102,16 @@ def await_start(stdin: IO[bytes]) -> WorkerStart | None:
     if start is not None:
         adopt_versions(start.versions)
     return start
+
+
+def warm_engine() -> None:
+    """Import the engine every run's worker loads (the Supervisor and its actors, the
+    event loop's backend) while the foreground is still checking and creating the run,
+    on the other core; otherwise they came after the hand-over, before the run could
+    start. Importing runs no code of a run and touches no run folder."""
+    import anyio._backends._asyncio  # noqa: F401 - the backend ``anyio.run`` loads on its first call
+
+    from .actors import run_worker  # noqa: F401 - the lazy export imports the Supervisor and its actors
 
 
 class EarlyWorker:

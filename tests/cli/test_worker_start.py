@@ -160,3 +160,16 @@ def test_a_background_run_started_beside_a_pluginbench_folder_completes(tmp_path
                           capture_output=True, text=True, cwd=tmp_path, timeout=300, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert wait_until_unowned(run)["phase"] == "complete"
+
+
+def test_the_waiting_worker_has_the_engine_imported_before_its_run_arrives() -> None:
+    """While it waits for the start line, the early worker imports the Supervisor, its
+    actors and the event loop's backend (they load on the other core while the foreground
+    checks and creates the run); end-of-file still means no run."""
+    code = ("import io, sys\n"
+            "from pluginbench._worker_start import await_start\n"
+            "print(await_start(io.BytesIO(b'')), *(m in sys.modules for m in "
+            "('pluginbench.actors._worker', 'pluginbench.actors._supervisor', 'anyio._backends._asyncio')))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["None", "True", "True", "True"]
