@@ -25,7 +25,9 @@ and after the row:
 * ``background`` (per harness): the same one-attempt run as ``one``, started the way users
   start runs, ``pluginbench run --yes`` without ``--foreground``: wall from the command's
   start to the end of the background worker it leaves (the bench adopts and reaps it as
-  a subreaper), and separately until ``run`` returned. Anchor: one bare CLI session.
+  a subreaper), and separately until ``run`` returned; split at its attempt and phase by
+  phase as ``one`` is (the fixed cost ends at the worker's exit). Anchor: one bare CLI
+  session.
 * ``docker``: a whole 6-attempt ``oracle`` run on the docker backend with warm images and
   readiness. Anchor: six bare ``docker run --rm <base image> true``, one after another.
 * ``cold``: the preparation of a cold docker run (two tasks, each with a Dockerfile built
@@ -173,10 +175,12 @@ def _run(root: Path, name: str, cfg: dict[str, object], env: dict[str, str],
 
 
 def _run_background(root: Path, name: str, cfg: dict[str, object], env: dict[str, str],
-                    returned: list[float], phases: list[dict[str, float]] | None = None) -> float:
+                    returned: list[float], phases: list[dict[str, float]] | None = None,
+                    splits: list[tuple[float, float, float]] | None = None) -> float:
     """A whole run started in the background (``run`` without ``--foreground``): wall
     seconds until its worker ended; the seconds until ``run`` returned go to ``returned``,
-    and its :func:`_phases` (to the worker's end) to ``phases`` when given."""
+    its :func:`_phases` (to the worker's end) to ``phases`` and its :func:`_split` to
+    ``splits`` when given."""
     path = root / f"{name}.yaml"
     path.write_text(yaml.safe_dump(cfg))
     out = root / name
@@ -197,8 +201,11 @@ def _run_background(root: Path, name: str, cfg: dict[str, object], env: dict[str
     text = (out / "events.jsonl").read_text()
     if '"attempt.completed"' not in text:
         raise SystemExit(f"run {name} completed no attempt")
+    events = [json.loads(line) for line in text.splitlines()]
     if phases is not None:
-        phases.append(_phases(started, wall, [json.loads(line) for line in text.splitlines()]))
+        phases.append(_phases(started, wall, events))
+    if splits is not None:
+        splits.append(_split(started, wall, events))
     return wall
 
 
@@ -361,12 +368,14 @@ def harness_rows(harness: str, rounds: int, parts: set[str], isolation: str, sid
             cfg1 = {**base, "tasks": {"source": str(source), "ids": ["p0"]}, "repeats": 1, "jobs": 1}
             returned: dict[str, list[float]] = {side: [] for side in envs}
             bg_phases: dict[str, list[dict[str, float]]] = {side: [] for side in envs}
+            bg_splits: dict[str, list[tuple[float, float, float]]] = {side: [] for side in envs}
             row = _row(
                 f"{harness} whole one-attempt run in the background", rounds,
                 {side: (lambda env=env, side=side: _run_background(  # type: ignore[misc]
-                    root, f"r{next(counter)}", cfg1, env, returned[side], bg_phases[side]))
+                    root, f"r{next(counter)}", cfg1, env, returned[side], bg_phases[side], bg_splits[side]))
                  for side, env in envs.items()},
                 lambda: _bare_batch(harness, cli, probe.base_url, 1, 1), f"one bare {harness} session")
+            row["fixed"] = _print_split(f"{harness} background", bg_splits)
             row["phases"] = _print_phases(f"{harness} background", bg_phases, float(row["anchor_s"]))  # type: ignore[arg-type]
             row["run_returned_s"] = {side: round(statistics.median(r), 3) for side, r in returned.items()}
             print(f"  [{harness}] `run` returned after (median): "
