@@ -60,18 +60,57 @@ def lizard_go(path: str, text: str) -> list[Row]:
     return found
 
 
+def _out_of_memory(path: str) -> dict[str, Any]:
+    return {"functions": [], "error": f"ran out of memory on {path}", "out_of_memory": True}
+
+
+#: a failure after this process's address space came this close to its bound is the bound's:
+#: a tenth of the bound, or 64 MiB (one failed allocation of the analyzer's can be that big),
+#: whichever is more
+NEAR_BOUND_SHARE = 0.1
+NEAR_BOUND_BYTES = 64 * 1024 * 1024
+
+
+def _near(peak: int, bound: int) -> bool:
+    return bound - peak <= max(NEAR_BOUND_SHARE * bound, NEAR_BOUND_BYTES)
+
+
+def address_space() -> tuple[int, int | None]:
+    """This process's peak address space in bytes (``VmPeak``; 0 when unreadable) and its
+    ``RLIMIT_AS`` bound (None: unbounded): the bound the parent sets is on exactly this."""
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    try:
+        with open("/proc/self/status") as fh:
+            peak = next((int(line.split()[1]) * 1024 for line in fh if line.startswith("VmPeak:")), 0)
+    except (OSError, ValueError):
+        peak = 0
+    return peak, None if soft == resource.RLIM_INFINITY else soft
+
+
 def score(language: str, path: str, text: str) -> dict[str, Any]:
-    """One file's rows, or the analyzer's failure as ``error`` (a Rust panic included)."""
+    """One file's rows, or the analyzer's failure as ``error`` (a Rust panic included).
+
+    A failure is out of memory when it is a MemoryError, when the analyzer's binding
+    wrapped one (rust-code-analysis: ``ValueError("MemoryError: ")``, met building its
+    result), or when it came as this file's parse took the address space near its bound
+    (:func:`_near`; a pyo3 panic, "Python API call failed", is how a failed allocation
+    inside the binding surfaces)."""
+    before = address_space()[0]
     try:
         rows = lizard_go(path, text) if language == "go" else rca(path, text)
     except MemoryError:  # past the memory bound: the parent names the bound; the other files keep their values
-        return {"functions": [], "error": f"ran out of memory on {path}", "out_of_memory": True}
-    except Exception as exc:  # noqa: BLE001 - an analyzer failure is an unknown value, with its reason
-        return {"functions": [], "error": f"failed on {path}: {exc}"}
-    except BaseException as exc:  # a Rust panic surfaces as pyo3's PanicException
+        return _out_of_memory(path)
+    except BaseException as exc:  # noqa: BLE001 - an analyzer failure is an unknown value, with its reason
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
-        return {"functions": [], "error": f"panicked on {path}: {exc}"}
+        peak, bound = address_space()
+        if str(exc).startswith("MemoryError") or (bound is not None and _near(peak, bound) and not _near(before, bound)):
+            return _out_of_memory(path)
+        # a Rust panic surfaces as pyo3's PanicException, a BaseException
+        verb = "failed" if isinstance(exc, Exception) else "panicked"
+        return {"functions": [], "error": f"{verb} on {path}: {exc}"}
     return {"functions": [list(r) for r in rows], "error": None}
 
 

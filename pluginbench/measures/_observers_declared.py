@@ -33,6 +33,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
             "227267b93f2b9ffc9cad165407f881d032d66a0e32523c38cc2095a22abfdf5c",
             "b246de50a76836f8b3d4ecba62f498ba4b4c52f2849ab95e13eba539d32b065d",
             "e4cf5fa456c6d5a0113e4578bab2641d76b79af90ecad54e43a87cd837a16b3f",
+            "6135f6113f4adbcfc870ad64e2b8386e837b382960e5d58b087a0e1f01cd54dc",
         ),
     },
     "coverage": {
@@ -53,6 +54,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
             "227267b93f2b9ffc9cad165407f881d032d66a0e32523c38cc2095a22abfdf5c",
             "b246de50a76836f8b3d4ecba62f498ba4b4c52f2849ab95e13eba539d32b065d",
             "e4cf5fa456c6d5a0113e4578bab2641d76b79af90ecad54e43a87cd837a16b3f",
+            "6135f6113f4adbcfc870ad64e2b8386e837b382960e5d58b087a0e1f01cd54dc",
         ),
     },
     "dead_code": {

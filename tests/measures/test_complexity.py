@@ -167,8 +167,10 @@ def test_a_file_past_the_analyzers_memory_bound_is_unknown(monkeypatch: pytest.M
 
 def test_an_analyzer_out_of_memory_on_one_file_names_the_bound_and_keeps_the_others(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """A MemoryError the analyzer raises (rather than the process dying) is that file's unknown value naming
-    the memory bound; the other files of the same child keep their scores."""
+    """A MemoryError the analyzer raises (rather than the process dying), or one its binding wraps (a
+    ValueError("MemoryError: ") from rust-code-analysis, met building its result), is that file's unknown
+    value naming the memory bound; any other failure is named as it is; the other files of the same child
+    keep their scores."""
     _require_analyzers()
     from pluginbench.measures import _complexity_scan
 
@@ -181,11 +183,17 @@ def test_an_analyzer_out_of_memory_on_one_file_names_the_bound_and_keeps_the_oth
     def rca(path: str, text: str) -> list[object]:
         if path == "big.js":
             raise MemoryError
+        if path == "wrapped.js":
+            raise ValueError("MemoryError: ")
+        if path == "bad.js":
+            raise ValueError("unexpected token")
         return real(path, text)
 
     monkeypatch.setattr(child, "rca", rca)
-    assert child.score("javascript", "big.js", "x") == {"functions": [], "error": "ran out of memory on big.js",
+    for name in ("big.js", "wrapped.js"):
+        assert child.score("javascript", name, "x") == {"functions": [], "error": f"ran out of memory on {name}",
                                                         "out_of_memory": True}
+    assert child.score("javascript", "bad.js", "x") == {"functions": [], "error": "failed on bad.js: unexpected token"}
     assert child.score("python", "ok.py", "def f():\n    return 1\n")["functions"] == [[["f"], 1, 0, True]]
     # The parent, given such an answer by its child, names the bound on that file only.
     fake = Path(__file__).with_name("_oom_child_fake.py")
@@ -194,3 +202,37 @@ def test_an_analyzer_out_of_memory_on_one_file_names_the_bound_and_keeps_the_oth
     assert got["big.js"].functions == () and (got["big.js"].error or "").endswith(
         "ran out of memory on big.js (their memory bound is 2048 MiB)")
     assert got["ok.py"].error is None and [f.name for f in got["ok.py"].functions] == ["f"]
+
+
+def test_a_panic_while_the_address_space_reaches_its_bound_is_out_of_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failed allocation inside the analyzer's binding can surface as a pyo3 panic ("Python API call
+    failed"): a failure while that file took the address space near its bound (within a tenth of it or
+    64 MiB) is out of memory; the same panic far from the bound is named as a panic."""
+    _require_analyzers()
+    from pluginbench.measures import _complexity_scan
+
+    spec = importlib.util.spec_from_file_location("complexity_child", _complexity_scan._CHILD)
+    assert spec is not None and spec.loader is not None
+    child = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(child)
+
+    class PanicException(BaseException):  # what pyo3 raises for a Rust panic
+        pass
+
+    def rca(path: str, text: str) -> list[object]:
+        raise PanicException("Python API call failed")
+
+    monkeypatch.setattr(child, "rca", rca)
+    real_reading = child.address_space
+    mib, gib = 1024 ** 2, 1024 ** 3
+    oom = {"functions": [], "error": "ran out of memory on big.js", "out_of_memory": True}
+    panic = {"functions": [], "error": "panicked on big.js: Python API call failed"}
+    for before, after, bound, expected in ((100 * mib, 1900 * mib, 2 * gib, oom),  # within a tenth of 2 GiB
+                                           (100 * mib, 250 * mib, 300 * mib, oom),  # within 64 MiB of 300 MiB
+                                           (100 * mib, 1000 * mib, 2 * gib, panic),
+                                           (1900 * mib, 1900 * mib, 2 * gib, panic)):  # an earlier file's peak
+        readings = iter([(before, bound), (after, bound)])
+        monkeypatch.setattr(child, "address_space", lambda readings=readings: next(readings))
+        assert child.score("javascript", "big.js", "x") == expected
+    peak, bound = real_reading()  # the real reading: this process's peak, and no bound here
+    assert peak > 0 and bound is None
