@@ -19,11 +19,16 @@ patch. Git runs with no system or global configuration and no hooks, and nothing
 diff leaves the tree's ``diff`` attributes aside (``* !diff`` in the repository's own
 ``info/attributes``): git tells text from binary by content, so a ``.gitattributes`` of the
 agent's cannot turn a text change into a binary one.
+
+Host memory is bounded: the patch is streamed to its file and refused over
+:data:`PATCH_BYTES`, and a file over that bound that the starting source does not hold
+unchanged is refused before git runs (git would hold it whole in memory to diff it).
 """
 
 from __future__ import annotations
 
 import contextlib
+import filecmp
 import hashlib
 import os
 import shutil
@@ -122,9 +127,27 @@ def _clear_worktree(repo: Path) -> None:
             child.unlink()
 
 
-def _overlay(export: Path, repo: Path, dropped: list[str], rel: str = "") -> None:
+#: the largest canonical patch: the host reads it whole (patch, measures, grading copy); a
+#: bigger one is a :class:`~pluginbench.errors.ResourceLimitHit` (the attempt is not graded)
+PATCH_BYTES = 256 * 1024 * 1024
+
+
+def _unchanged(child: Path, starting: Path) -> bool:
+    """Whether ``starting`` is a regular file (no symlink followed) with ``child``'s bytes."""
+    try:
+        st = starting.lstat()
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and filecmp.cmp(child, starting, shallow=False)
+
+
+def _overlay(export: Path, repo: Path, dropped: list[str], start: Path, rel: str = "") -> None:
     """Lay ``export`` over ``repo``: folders, regular files and symlinks (as symlinks); every
-    ``.git`` and every special file is left out and named in ``dropped``."""
+    ``.git`` and every special file is left out and named in ``dropped``. A regular file
+    over :data:`PATCH_BYTES` (apparent size) that is not the starting source's own
+    (``start``), unchanged, is refused (:class:`ResourceLimitHit`): host-side git holds a
+    changed file whole in memory to diff it (a sparse 1 GiB file: 1 GiB of git's memory),
+    and its change could fit the patch bound only by compressing."""
     for child in sorted(export.iterdir(), key=lambda p: p.name):
         name = f"{rel}{child.name}"
         target = repo / child.name
@@ -136,8 +159,12 @@ def _overlay(export: Path, repo: Path, dropped: list[str], rel: str = "") -> Non
             os.symlink(os.readlink(child), target)
         elif stat.S_ISDIR(st.st_mode):
             target.mkdir(exist_ok=True)
-            _overlay(child, target, dropped, f"{name}/")
+            _overlay(child, target, dropped, start / child.name, f"{name}/")
         elif stat.S_ISREG(st.st_mode):
+            if st.st_size > PATCH_BYTES and not _unchanged(child, start / child.name):
+                raise ResourceLimitHit(
+                    f"disk: {name} is {st.st_size // 2 ** 20} MiB and not the starting source's, over the "
+                    f"{PATCH_BYTES // 2 ** 20} MiB patch bound (the host would diff it whole in memory)")
             shutil.copyfile(child, target, follow_symlinks=False)
             os.chmod(target, 0o755 if st.st_mode & 0o111 else 0o644)
         else:
@@ -194,14 +221,12 @@ def _base_from_template(starting_source: Path, entries: list[TreeEntry], repo: P
     return template.tree
 
 
-#: the largest canonical patch: the host reads it whole (patch, measures, grading copy); a
-#: bigger one is a :class:`~pluginbench.errors.ResourceLimitHit` (the attempt is not graded)
-PATCH_BYTES = 256 * 1024 * 1024
-
 
 def make_patch(starting_source: Path, export: Path, out: Path) -> PatchInfo:
     """Write ``git diff --binary BASE`` of ``export`` over ``starting_source`` to ``out``;
-    one over :data:`PATCH_BYTES` is removed again and refused (:class:`ResourceLimitHit`)."""
+    one over :data:`PATCH_BYTES` is removed again and refused (:class:`ResourceLimitHit`),
+    and so, before git runs, is an export holding a file over that bound that the starting
+    source does not hold unchanged."""
     with tempfile.TemporaryDirectory(prefix="pluginbench-patch-") as tmp:
         repo = Path(tmp) / "repo"
         entries = scan_tree(starting_source, context="the starting source")
@@ -215,7 +240,7 @@ def make_patch(starting_source: Path, export: Path, out: Path) -> PatchInfo:
             base = _git(repo, "write-tree").stdout.decode().strip()
             _clear_worktree(repo)
         dropped: list[str] = []
-        _overlay(export, repo, dropped)
+        _overlay(export, repo, dropped, starting_source)
         _add_all(repo, dropped)
         # The overlay drops every nested .git, so a gitlink can only come from a starting
         # source that holds a repository of its own.

@@ -186,3 +186,35 @@ def test_a_patch_over_its_bound_is_refused_and_not_kept(tmp_path: Path, monkeypa
     with pytest.raises(ResourceLimitHit, match="over the 0 MiB patch bound"):
         _patch.make_patch(src, export, tmp_path / "b" / "model.patch")
     assert not (tmp_path / "b" / "model.patch").exists()
+
+
+def test_a_big_new_file_is_refused_before_git_holds_it_in_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file over PATCH_BYTES that the starting source does not hold unchanged (here a sparse 1 GiB file,
+    which would take host-side git 1 GiB of memory to diff into a 6 MB patch) is a ResourceLimitHit naming it
+    and the bound, before any git runs, and leaves no model.patch; the starting source's own big file,
+    unchanged, is no change and no refusal, while the same file changed is refused."""
+    from pluginbench.errors import ResourceLimitHit
+
+    src = _source(tmp_path)
+    export = tmp_path / "export"
+    subprocess.run(["cp", "-a", str(src), str(export)], check=True)
+    with open(export / "zeros.bin", "wb") as fh:
+        fh.truncate(1024 ** 3)
+    gits: list[list[str]] = []
+    real_git = _patch._git
+    monkeypatch.setattr(_patch, "_git", lambda repo, *a, **k: (gits.append(list(a)), real_git(repo, *a, **k))[1])
+    with pytest.raises(ResourceLimitHit, match=r"zeros\.bin is 1024 MiB and not the starting source's, over the "
+                                               r"256 MiB patch bound"):
+        _patch.make_patch(src, export, tmp_path / "a" / "model.patch")
+    assert not (tmp_path / "a" / "model.patch").exists()
+    assert not any(a and a[0] in ("add", "diff") for a in gits), gits
+    (export / "zeros.bin").unlink()
+
+    monkeypatch.setattr(_patch, "PATCH_BYTES", 4096)
+    (src / "data.bin").write_bytes(bytes(range(256)) * 64)  # 16 KiB, over this bound, in the starting source
+    subprocess.run(["cp", "-a", str(src / "data.bin"), str(export / "data.bin")], check=True)
+    same = _patch.make_patch(src, export, tmp_path / "b" / "model.patch")
+    assert same.empty
+    (export / "data.bin").write_bytes(bytes(range(256)) * 63 + bytes(256))
+    with pytest.raises(ResourceLimitHit, match=r"data\.bin is 0 MiB and not the starting source's"):
+        _patch.make_patch(src, export, tmp_path / "c" / "model.patch")
