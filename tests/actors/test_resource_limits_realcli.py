@@ -92,3 +92,31 @@ def test_an_agent_past_its_limits_ends_with_resource_limit(tmp_path: Path, load:
     assert execution["limits"]["pids"] == 128 and execution["limits"]["memory_mb"] == 768
     assert execution["limits"]["mechanism"].startswith("cgroup")
     assert _marked_processes() == []
+
+
+def test_an_agent_leaving_a_big_new_file_ends_with_resource_limit_before_the_host_diffs_it(tmp_path: Path) -> None:
+    """An agent that leaves a sparse 300 MiB file in its workspace (no disk, no memory in the sandbox) ends
+    the attempt with resource_limit naming the file and the 256 MiB patch bound: no canonical patch, no
+    grade, and the run finishes (host-side git would have held the file whole in memory to diff it)."""
+    require(find_cli("claude") is not None, "claude CLI (tools/install-clis.sh)")
+    tasks = tmp_path / "tasks"
+    shutil.copytree(PROBE_TASKS / "add-numbers", tasks / "add-numbers")
+    config = {
+        "name": "limits-sparse",
+        "tasks": {"source": str(tasks), "ids": ["add-numbers"]},
+        "treatments": {},
+        "runner": {"harness": "claude", "model": "claude-sonnet-4-5", "reasoning": "low",
+                   "probe": str(_scenario(tmp_path, "truncate -s 300M zeros.bin"))},
+        "repeats": 1, "jobs": 1, "seed": 1, "timeout_seconds": 150,
+        "environment": {"isolation": "bubblewrap"},
+    }
+    run, events = run_probe_evaluation(tmp_path, config, timeout=600)
+    assert events[-1]["type"] == "run.finished"
+    completed = next(e for e in events if e["type"] == "attempt.completed")
+    attempt = run / "evidence" / "attempts" / completed["attempt_id"]
+    execution = json.loads((attempt / "execution.json").read_text())
+    assert execution["execution_outcome"] == "resource_limit", execution
+    assert "zeros.bin is 300 MiB and not the starting source's, over the 256 MiB patch bound" in \
+        execution["resource_limit"], execution
+    assert not (attempt / "model.patch").exists()
+    assert not any(e["type"] == "attempt.graded" and e.get("reward") is not None for e in events)
