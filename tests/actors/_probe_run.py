@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -32,3 +33,17 @@ def run_probe_evaluation(tmp_path: Path, config: dict[str, Any], timeout: float 
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return run, [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
+
+
+def claude_add_numbers(tmp_path: Path, name: str, scenario: Path, timeout_seconds: int) -> tuple[dict[str, Any], Path]:
+    """A one-attempt Claude Code evaluation (bubblewrap) of the probe task ``add-numbers``, copied to
+    ``tmp_path/tasks`` (its folder is returned, for a test to edit), against ``scenario``."""
+    tasks = tmp_path / "tasks"
+    shutil.copytree(PROBE_TASKS / "add-numbers", tasks / "add-numbers")
+    config = {
+        "name": name, "tasks": {"source": str(tasks), "ids": ["add-numbers"]}, "treatments": {},
+        "runner": {"harness": "claude", "model": "claude-sonnet-4-5", "reasoning": "low", "probe": str(scenario)},
+        "repeats": 1, "jobs": 1, "seed": 1, "timeout_seconds": timeout_seconds,
+        "environment": {"isolation": "bubblewrap"},
+    }
+    return config, tasks / "add-numbers"

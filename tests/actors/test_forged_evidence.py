@@ -19,7 +19,7 @@ import yaml
 
 from pluginbench.probe import find_cli
 from tests._prereq import require
-from tests.actors._probe_run import PROBE_TASKS, run_probe_evaluation
+from tests.actors._probe_run import PROBE_TASKS, claude_add_numbers, run_probe_evaluation
 
 pytestmark = [pytest.mark.realcli, pytest.mark.slow]
 FORGED = [
@@ -62,17 +62,7 @@ def test_a_forged_rate_limit_event_neither_stops_the_run_nor_discards_the_attemp
     the run finishes and the attempt is graded (pass) with integrity notes, or, as root, the sandbox's own uid may
     not open that stdout at all."""
     require(find_cli("claude") is not None, "claude CLI (tools/install-clis.sh)")
-    tasks = tmp_path / "tasks"
-    shutil.copytree(PROBE_TASKS / "add-numbers", tasks / "add-numbers")
-    config = {
-        "name": "forge-local-claude",
-        "tasks": {"source": str(tasks), "ids": ["add-numbers"]},
-        "treatments": {},
-        "runner": {"harness": "claude", "model": "claude-sonnet-4-5", "reasoning": "low",
-                   "probe": str(_scenario(tmp_path))},
-        "repeats": 1, "jobs": 1, "seed": 1, "timeout_seconds": 180,
-        "environment": {"isolation": "bubblewrap"},
-    }
+    config, _ = claude_add_numbers(tmp_path, "forge-local-claude", _scenario(tmp_path), 180)
     run, events = run_probe_evaluation(tmp_path, config, timeout=900)
     assert not [e for e in events if e["type"] == "attempt.interrupted"], "a forged line stopped the attempt"
     graded = [e for e in events if e["type"] == "attempt.graded"]

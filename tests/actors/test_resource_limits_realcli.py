@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ import yaml
 from pluginbench.environments._limits import Cgroup, limits_of
 from pluginbench.probe import find_cli
 from tests._prereq import require
-from tests.actors._probe_run import PROBE_TASKS, run_probe_evaluation
+from tests.actors._probe_run import claude_add_numbers, run_probe_evaluation
 
 pytestmark = [pytest.mark.realcli, pytest.mark.slow]
 MARK = "PB_LIMIT_TEST_MARK"
@@ -69,19 +68,9 @@ def test_an_agent_past_its_limits_ends_with_resource_limit(tmp_path: Path, load:
     with resource_limit naming the limit, well before the load's own 120 s, and leaves nothing running."""
     require(find_cli("claude") is not None, "claude CLI (tools/install-clis.sh)")
     require(_cgroups_usable(), "root and a writable cgroup file system")
-    tasks = tmp_path / "tasks"
-    shutil.copytree(PROBE_TASKS / "add-numbers", tasks / "add-numbers")
-    toml = tasks / "add-numbers" / "task.toml"
+    config, task = claude_add_numbers(tmp_path, f"limits-{load}", _scenario(tmp_path, SCRIPTS[load]), 150)
+    toml = task / "task.toml"
     toml.write_text(toml.read_text().replace('[environment]\n', '[environment]\nmemory_mb = 768\npids_limit = 128\n'))
-    config = {
-        "name": f"limits-{load}",
-        "tasks": {"source": str(tasks), "ids": ["add-numbers"]},
-        "treatments": {},
-        "runner": {"harness": "claude", "model": "claude-sonnet-4-5", "reasoning": "low",
-                   "probe": str(_scenario(tmp_path, SCRIPTS[load]))},
-        "repeats": 1, "jobs": 1, "seed": 1, "timeout_seconds": 150,
-        "environment": {"isolation": "bubblewrap"},
-    }
     run, events = run_probe_evaluation(tmp_path, config, timeout=600)
     exited = next(e for e in events if e["type"] == "agent.exited")
     assert exited["resource_limit"] and needle in exited["resource_limit"], exited
@@ -99,17 +88,7 @@ def test_an_agent_leaving_a_big_new_file_ends_with_resource_limit_before_the_hos
     the attempt with resource_limit naming the file and the 256 MiB patch bound: no canonical patch, no
     grade, and the run finishes (host-side git would have held the file whole in memory to diff it)."""
     require(find_cli("claude") is not None, "claude CLI (tools/install-clis.sh)")
-    tasks = tmp_path / "tasks"
-    shutil.copytree(PROBE_TASKS / "add-numbers", tasks / "add-numbers")
-    config = {
-        "name": "limits-sparse",
-        "tasks": {"source": str(tasks), "ids": ["add-numbers"]},
-        "treatments": {},
-        "runner": {"harness": "claude", "model": "claude-sonnet-4-5", "reasoning": "low",
-                   "probe": str(_scenario(tmp_path, "truncate -s 300M zeros.bin"))},
-        "repeats": 1, "jobs": 1, "seed": 1, "timeout_seconds": 150,
-        "environment": {"isolation": "bubblewrap"},
-    }
+    config, _ = claude_add_numbers(tmp_path, "limits-sparse", _scenario(tmp_path, "truncate -s 300M zeros.bin"), 150)
     run, events = run_probe_evaluation(tmp_path, config, timeout=600)
     assert events[-1]["type"] == "run.finished"
     completed = next(e for e in events if e["type"] == "attempt.completed")
