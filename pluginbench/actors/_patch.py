@@ -28,7 +28,6 @@ unchanged is refused before git runs (git would hold it whole in memory to diff 
 from __future__ import annotations
 
 import contextlib
-import filecmp
 import hashlib
 import os
 import shutil
@@ -49,6 +48,7 @@ from ..environments import (
     template_for,
 )
 from ..errors import ResourceLimitHit
+from ..rundir import sha256_file
 from ..tasks import TreeEntry, copy_tree, scan_tree
 
 # The sandboxes' recipe (environments._gitbase), so host-side patches and sandbox base
@@ -132,22 +132,13 @@ def _clear_worktree(repo: Path) -> None:
 PATCH_BYTES = 256 * 1024 * 1024
 
 
-def _unchanged(child: Path, starting: Path) -> bool:
-    """Whether ``starting`` is a regular file (no symlink followed) with ``child``'s bytes."""
-    try:
-        st = starting.lstat()
-    except OSError:
-        return False
-    return stat.S_ISREG(st.st_mode) and filecmp.cmp(child, starting, shallow=False)
-
-
-def _overlay(export: Path, repo: Path, dropped: list[str], start: Path, rel: str = "") -> None:
+def _overlay(export: Path, repo: Path, dropped: list[str], start: dict[str, TreeEntry], rel: str = "") -> None:
     """Lay ``export`` over ``repo``: folders, regular files and symlinks (as symlinks); every
     ``.git`` and every special file is left out and named in ``dropped``. A regular file
     over :data:`PATCH_BYTES` (apparent size) that is not the starting source's own
-    (``start``), unchanged, is refused (:class:`ResourceLimitHit`): host-side git holds a
-    changed file whole in memory to diff it (a sparse 1 GiB file: 1 GiB of git's memory),
-    and its change could fit the patch bound only by compressing."""
+    (``start``: its scan by path), unchanged, is refused (:class:`ResourceLimitHit`):
+    host-side git holds a changed file whole in memory to diff it (a sparse 1 GiB file:
+    1 GiB of git's memory), and its change could fit the patch bound only by compressing."""
     for child in sorted(export.iterdir(), key=lambda p: p.name):
         name = f"{rel}{child.name}"
         target = repo / child.name
@@ -159,9 +150,11 @@ def _overlay(export: Path, repo: Path, dropped: list[str], start: Path, rel: str
             os.symlink(os.readlink(child), target)
         elif stat.S_ISDIR(st.st_mode):
             target.mkdir(exist_ok=True)
-            _overlay(child, target, dropped, start / child.name, f"{name}/")
+            _overlay(child, target, dropped, start, f"{name}/")
         elif stat.S_ISREG(st.st_mode):
-            if st.st_size > PATCH_BYTES and not _unchanged(child, start / child.name):
+            if st.st_size > PATCH_BYTES and not (
+                    (kept := start.get(name)) is not None and kept.size == st.st_size
+                    and sha256_file(child) == kept.sha256):
                 raise ResourceLimitHit(
                     f"disk: {name} is {st.st_size // 2 ** 20} MiB and not the starting source's, over the "
                     f"{PATCH_BYTES // 2 ** 20} MiB patch bound (the host would diff it whole in memory)")
@@ -221,7 +214,6 @@ def _base_from_template(starting_source: Path, entries: list[TreeEntry], repo: P
     return template.tree
 
 
-
 def make_patch(starting_source: Path, export: Path, out: Path) -> PatchInfo:
     """Write ``git diff --binary BASE`` of ``export`` over ``starting_source`` to ``out``;
     one over :data:`PATCH_BYTES` is removed again and refused (:class:`ResourceLimitHit`),
@@ -240,7 +232,7 @@ def make_patch(starting_source: Path, export: Path, out: Path) -> PatchInfo:
             base = _git(repo, "write-tree").stdout.decode().strip()
             _clear_worktree(repo)
         dropped: list[str] = []
-        _overlay(export, repo, dropped, starting_source)
+        _overlay(export, repo, dropped, {e.relpath: e for e in entries})
         _add_all(repo, dropped)
         # The overlay drops every nested .git, so a gitlink can only come from a starting
         # source that holds a repository of its own.

@@ -1,9 +1,10 @@
 """Limits against a real agent: the real Claude Code CLI, driven by the loopback probe on
-the local backend (bubblewrap), runs a fork bomb of 5,000 processes or allocates past the
-task's ``memory_mb``. The attempt ends with the execution outcome ``resource_limit``
-(recorded in execution.json and the ``agent.exited`` event), the run finishes, and no
-process of the attempt is left on the machine. The task's limits are small (128
-processes, 768 MB) so the test's real load stays modest.
+the local backend (bubblewrap), runs a fork bomb of 5,000 processes, allocates past the
+task's ``memory_mb``, or leaves a sparse file over the patch bound. The attempt ends with
+the execution outcome ``resource_limit`` (recorded in execution.json, and for the first two
+in the ``agent.exited`` event), the run finishes, and no process of the attempt is left on
+the machine. The task's limits are small (128 processes, 768 MB) so the test's real load
+stays modest.
 """
 
 from __future__ import annotations
