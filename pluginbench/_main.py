@@ -1,11 +1,16 @@
 """The ``pluginbench`` console entry point.
 
-``status RUN --json`` is what dashboards and scripts poll, often; it is answered here
-without importing the CLI framework (typer, rich), which costs more than the status
-itself on a large run. Everything else, including any error in that path, goes through
-the typer app, so messages and exit codes stay the same. A background ``run`` starts its
-worker here first (:mod:`pluginbench._worker_start`). The commands that own a run end
-without the interpreter's teardown (:mod:`pluginbench._exit`).
+Two command lines skip the CLI framework (typer), whose import and command building cost
+more than their own work:
+
+* ``status RUN --json``, what dashboards and scripts poll, often, even on a large run;
+* a ``run`` line made only of ``run``'s own options (:mod:`pluginbench.cli._run_plain`),
+  where typer was a tenth of a one-attempt run's fixed cost.
+
+Everything else, and any error or unusual line in those two, goes through the typer app,
+so messages and exit codes stay the same. A background ``run`` starts its worker here
+first (:mod:`pluginbench._worker_start`). The commands that own a run end without the
+interpreter's teardown (:mod:`pluginbench._exit`).
 """
 
 from __future__ import annotations
@@ -54,6 +59,10 @@ def main() -> None:
         cli_main()
         return
     try:
+        if argv[0] == "run":
+            from .cli import run_plain
+
+            run_plain(argv[1:])  # a plain line of run's options ends here, without typer
         cli_main()
     except SystemExit as exc:
         exit_quickly(exc)  # a run keeps nothing for the interpreter's teardown (pluginbench._exit)

@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 import msgspec
-import typer
 from rich.console import Console
 from rich.segment import Segment
 
@@ -44,6 +43,15 @@ console = _KeepWorkingConsole(soft_wrap=not sys.stdout.isatty(), emoji=False)
 err_console = _KeepWorkingConsole(stderr=True, soft_wrap=not sys.stderr.isatty(), emoji=False)
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def tolerate_unencodable_output() -> None:
+    """A terminal or pipe that cannot encode a character (PYTHONIOENCODING=ascii, a C
+    locale) shows it escaped instead of ending the command with a UnicodeEncodeError."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
 
 
 #: What the user can fix about a path the command was given (or that a run folder holds),
@@ -85,7 +93,8 @@ def input_error_of(exc: BaseException) -> InputError | None:
 
 def errors_to_exit_codes(fn: F) -> F:
     """Print a one-screen error and exit 2 for bad input, 1 for other deliberate errors; an
-    unplanned OSError about a path the user gave (see :func:`input_error_of`) is bad input."""
+    unplanned OSError about a path the user gave (see :func:`input_error_of`) is bad input.
+    The exit leaves as ``SystemExit``: through typer and without it alike."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -98,12 +107,12 @@ def errors_to_exit_codes(fn: F) -> F:
             err_console.print(exc.render(), markup=False, highlight=False)
             if wants_json:
                 print_json_error(exc.message, 2, file=exc.file, field=exc.field, fix=exc.fix, answered=_json_written)
-            raise typer.Exit(2) from None
+            raise SystemExit(2) from None
         except PluginBenchError as exc:
             err_console.print(f"error: {exc}", markup=False, highlight=False)
             if wants_json:
                 print_json_error(str(exc), exc.exit_code, answered=_json_written)
-            raise typer.Exit(exc.exit_code) from None
+            raise SystemExit(exc.exit_code) from None
         except (OSError, RecursionError, BaseExceptionGroup) as exc:
             refusal = input_error_of(exc)
             if refusal is None:
@@ -112,7 +121,7 @@ def errors_to_exit_codes(fn: F) -> F:
             if wants_json:
                 print_json_error(refusal.message, 2, file=refusal.file, field=refusal.field, fix=refusal.fix,
                                  answered=_json_written)
-            raise typer.Exit(2) from None
+            raise SystemExit(2) from None
 
     return wrapper  # type: ignore[return-value]  # functools.wraps keeps the signature; mypy types the wrapper (*args, **kwargs)
 

@@ -1,4 +1,8 @@
-"""``run``, ``demo`` and the hidden ``worker``: start, resume and own runs."""
+"""``run``, ``demo`` and the hidden ``worker``: start, resume and own runs.
+
+No CLI framework here: :mod:`._run_commands` declares the three commands' options and
+help for typer, and a plain ``run`` line reaches :func:`run` without typer
+(:mod:`._run_argv`). A command's exit code leaves as ``SystemExit``."""
 
 from __future__ import annotations
 
@@ -12,9 +16,8 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-import typer
 from rich.markup import escape
 
 from .._worker_start import (
@@ -149,8 +152,10 @@ def _confirm(real: bool, attempts: int, yes: bool, generations: int = 0) -> None
             f"this run makes {what} with a real agent and no answer can be read",
             fix="pass --yes to start it without asking",
         )
+    import typer  # only to ask: a run started with --yes never imports the CLI framework
+
     if not typer.confirm(f"Start {what} with a real agent?", default=False):
-        raise typer.Exit(1)
+        raise SystemExit(1)
 
 
 def _spawn_worker(rd: RunDir, notify: bool, cost_ceiling: float | None = None,
@@ -262,28 +267,11 @@ def _finish(rd: RunDir, state: object, notify: bool) -> int:
 
 
 @errors_to_exit_codes
-def run_command(
-    target: Annotated[Path, typer.Argument(help="evaluation.yaml/.json to start a run, or a run directory (or a cross-agent evaluation's folder) to resume it.")],
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="The new run directory (default runs/<timestamp>). Only with a config.")] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the whole plan (attempts, order, arms, budgets) and start nothing.")] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="With --dry-run: the full plan as JSON.")] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before starting paid coding attempts.")] = False,
-    foreground: Annotated[bool, typer.Option("--foreground", help="Run in this terminal with a progress view instead of in the background.")] = False,
-    notify: Annotated[bool, typer.Option("--notify", help="Desktop notification when coding starts and when the run ends (best effort).")] = False,
-    cost_ceiling: Annotated[float | None, typer.Option("--cost-ceiling", help="Resuming only: the run's new dollar ceiling (recorded in run.started), e.g. after a cost_ceiling stop.")] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="With --foreground: also print each task's readiness and vanilla-cache lookup and each attempt's cache line (run.log always has them).")] = False,
-) -> None:
-    """Start an evaluation from a config, or resume a run directory.
-
-    Checks everything that needs no model in the foreground, then starts the run in the
-    background and returns once the background worker owns run.lock, printing the
-    `status --watch` command. Every setting lives in the config; a run directory
-    resumes with its saved settings. Completed attempts are never coded again.
-
-    A config with runner.harnesses (a cross-agent evaluation) becomes a folder with one
-    run per harness, run one after another and compared within each harness only; pass
-    that folder to resume it (see docs/cross-agent.md).
-    """
+def run(target: Path, *, output: Path | None = None, dry_run: bool = False, json_out: bool = False, yes: bool = False,
+        foreground: bool = False, notify: bool = False, cost_ceiling: float | None = None,
+        verbose: bool = False) -> None:
+    """``pluginbench run`` with its parsed options (the help is ``_run_commands.run_command``'s):
+    exits through ``SystemExit`` with the command's code, bad input as exit 2."""
     early = take_early()  # the background worker the entry point started (pluginbench._worker_start)
     try:
         _run_target(target, output=output, dry_run=dry_run, json_out=json_out, yes=yes, foreground=foreground,
@@ -404,7 +392,7 @@ def _from_config(loaded: Any, output: Path | None, *, dry_run: bool, json_out: b
             if not json_out:
                 err_console.print(f"dry run: {len(measures['blocking'])} measure problem(s) would stop the run; "
                                   "fix them (above) or deselect the measure", markup=False, highlight=False)
-            raise typer.Exit(1)
+            raise SystemExit(1)
         return
     if json_out:
         raise RunDirError("--json applies only with --dry-run", field="--json", fix="add --dry-run, or use pluginbench status --json")
@@ -477,21 +465,16 @@ def _go(rd: RunDir, *, foreground: bool, notify: bool, cost_ceiling: float | Non
     if notify and not (shutil.which("notify-send") or shutil.which("osascript")):
         err_console.print("warning: --notify: neither notify-send nor osascript is on PATH; no notifications")
     if foreground:
-        raise typer.Exit(_run_foreground(rd, notify=notify, cost_ceiling=cost_ceiling, verbose=verbose))
+        raise SystemExit(_run_foreground(rd, notify=notify, cost_ceiling=cost_ceiling, verbose=verbose))
     pid = _spawn_worker(rd, notify, cost_ceiling, early)
     console.print(f"run {rd.root} started in the background (pid {pid})", highlight=False)
     console.print(f"watch it:  pluginbench status {shlex.quote(str(rd.root))} --watch", highlight=False)
 
 
 @errors_to_exit_codes
-def worker_command(
-    run_dir: Annotated[Path, typer.Argument(help="The run directory to own.")],
-    notify: Annotated[bool, typer.Option("--notify")] = False,
-    adopt_run_log: Annotated[bool, typer.Option("--adopt-run-log", help="Send output to run.log once the run is owned.")] = False,
-    cost_ceiling: Annotated[float | None, typer.Option("--cost-ceiling")] = None,
-) -> None:
-    """Own a run in this process until it ends (started by `run` in a new session; with
-    `-` for the run directory, `run` hands the run over on stdin once it exists)."""
+def worker(run_dir: Path, *, notify: bool = False, adopt_run_log: bool = False,
+           cost_ceiling: float | None = None) -> None:
+    """``pluginbench worker`` (see ``_run_commands.worker_command``)."""
     if str(run_dir) == FROM_STDIN:
         try:
             start = await_start(sys.stdin.buffer)
@@ -499,18 +482,18 @@ def worker_command(
             raise RunDirError(f"the run handed to this worker on stdin is malformed: {exc}",
                               fix="start runs with `pluginbench run`, which writes that line") from None
         if start is None:  # `run` ended without a run for this worker: nothing was written
-            raise typer.Exit(0)
+            raise SystemExit(0)
         run_dir, notify, cost_ceiling = start.run_dir, start.notify, start.cost_ceiling
     from ..actors import run_worker
 
     if group_harnesses(run_dir) is not None:  # a cross-agent evaluation: each harness's run, then the matrix
         from . import _cross
 
-        raise typer.Exit(_cross.worker(run_dir.resolve()))
+        raise SystemExit(_cross.worker(run_dir.resolve()))
     rd = RunDir(run_dir.resolve())
     state = run_worker(rd.root, observer=_notifying(log_line, rd, notify), cost_ceiling=cost_ceiling,
                        on_owned=(lambda: _adopt_run_log(rd)) if adopt_run_log else None)
-    raise typer.Exit(_finish(rd, state, notify))
+    raise SystemExit(_finish(rd, state, notify))
 
 
 def _adopt_run_log(rd: RunDir) -> None:
@@ -527,17 +510,8 @@ def _adopt_run_log(rd: RunDir) -> None:
 
 
 @errors_to_exit_codes
-def demo_command(
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Run directory (default runs/demo-<timestamp>).")] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also print each task's readiness and vanilla-cache lookup and each attempt's cache line.")] = False,
-) -> None:
-    """Run the bundled quickstart evaluation in the foreground and print where the report is.
-
-    Six small Python tasks, vanilla plus one guidance treatment, three repeats each,
-    coded by PluginBench's deterministic simulated agent on the local backend. It
-    spends nothing and needs no credentials; the report says prominently that the
-    agent was simulated.
-    """
+def demo(*, output: Path | None = None, verbose: bool = False) -> None:
+    """``pluginbench demo`` (see ``_run_commands.demo_command``)."""
     config = Path(__file__).resolve().parents[2] / "examples" / "quickstart" / "evaluation.yaml"
     if not config.is_file():
         raise RunDirError(
@@ -549,4 +523,4 @@ def demo_command(
     loaded = load_config(config)
     rd = _create(loaded, output, prefix="demo-")
     console.print(f"demo run: {rd.root}", highlight=False)
-    raise typer.Exit(_run_foreground(rd, notify=False, verbose=verbose))
+    raise SystemExit(_run_foreground(rd, notify=False, verbose=verbose))

@@ -32,7 +32,8 @@ def _loaded(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str
 
 def test_a_whole_run_imports_neither_compare_nor_pydantic_nor_the_plan_printer(tmp_path: Path) -> None:
     """A one-attempt ``run --foreground`` completes without loading ``compare``'s module, the
-    dry-run plan printer, pydantic (typer's adapters are not needed for str/bool/Path), other
+    dry-run plan printer, the CLI framework (a plain ``run`` line needs no typer, no click,
+    and so no pydantic either), other
     commands' modules (history mining, doctor, groups, calibration, the dashboard), nor what
     only some measures, task sources, reviews or harnesses use (regex, importlib.metadata,
     urllib.request, anyio.from_thread, the probe's HTTP server, the other harnesses' adapters,
@@ -62,7 +63,7 @@ def test_a_whole_run_imports_neither_compare_nor_pydantic_nor_the_plan_printer(t
     assert "complete" in done.stdout
     assert "pluginbench.actors" in modules  # the probe saw the run itself
     unneeded = {"pluginbench.cli._compare", "pluginbench.cli._compare_io", "pluginbench.cli._plan_lines",
-                "pydantic", "typer._adapters",
+                "pydantic", "typer", "typer._click", "click", "pluginbench.cli._app", "pluginbench.cli._run_commands",
                 # imported on first use by the measure, task source or probe run that needs them
                 "regex", "importlib.metadata", "email.message", "urllib.request", "anyio.from_thread",
                 "http.server", "pluginbench.probe._server",
