@@ -90,8 +90,6 @@ def resume(target: Path, *, flags: dict[str, object], foreground: bool, verbose:
 
 def go(root: Path, *, foreground: bool, verbose: bool = False) -> None:
     """Run (or resume) every harness run of the folder that has not ended, in config order."""
-    import typer
-
     from ..actors import load_group
 
     group = load_group(root)
@@ -101,7 +99,7 @@ def go(root: Path, *, foreground: bool, verbose: bool = False) -> None:
             raise LockHeldError(f"the {r.harness} run is owned by live pid {owner.pid}", file=str(r.run.lock),
                                 fix=f"watch it with: pluginbench status {root} --watch")
     if foreground:
-        raise typer.Exit(run_all(root, foreground=True, verbose=verbose))
+        raise SystemExit(run_all(root, foreground=True, verbose=verbose))
     log = open(group.dir.root / "run.log", "ab")  # noqa: SIM115 - handed to the child, closed below
     try:
         # -P: not the working folder first on the import path (see pluginbench._worker_start)

@@ -21,7 +21,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, NoReturn
 
 
 class RunOption(NamedTuple):
@@ -116,8 +116,7 @@ def run_plain(args: Sequence[str]) -> bool:
         _run.run(**kwargs)
     except EOFError:
         print(file=sys.stderr)
-        print("Aborted!", file=sys.stderr)
-        raise SystemExit(1) from None
+        _aborted()
     except KeyboardInterrupt:
         raise SystemExit(130) from None
     except OSError as exc:
@@ -125,4 +124,18 @@ def run_plain(args: Sequence[str]) -> bool:
             raise
         _quiet_streams()  # what is still buffered goes nowhere, as typer's PacifyFlushWrapper does
         raise SystemExit(1) from None
+    except Exception as exc:
+        # A module the run reached may have imported typer (a prompt, a cross-agent group's
+        # helpers) and end with typer's own Exit or Abort: the code, or "Aborted!" and 1.
+        typer: Any = sys.modules.get("typer")
+        if typer is not None and isinstance(exc, typer.Exit):
+            raise SystemExit(exc.exit_code) from None
+        if typer is not None and isinstance(exc, typer.Abort):
+            _aborted()
+        raise
     raise SystemExit(0)
+
+
+def _aborted() -> NoReturn:
+    print("Aborted!", file=sys.stderr)
+    raise SystemExit(1)

@@ -52,8 +52,8 @@ from ._scenario import ErrorSpec, Rule, Scenario, Step, StepUsage, ToolCall, Whe
 if TYPE_CHECKING:
     from ._server import ProbeRequest, ProbeServer, serve_forever
 
-#: the server's names, imported on first use: its http.server (http.client, ssl, email)
-#: costs every run that only asks a CLI's version or builds a launch environment
+#: the server's names, imported on first use: the server and its HTTP layer (``_http``)
+#: cost every run that only asks a CLI's version or builds a launch environment
 _SERVER_NAMES = frozenset({"ProbeRequest", "ProbeServer", "serve_forever"})
 
 

@@ -1,7 +1,7 @@
 """The loopback HTTP server: routes, credential refusal, recording (stdlib threads).
 
-Backend-neutral on purpose: it runs in its own threads (``ThreadingHTTPServer``), so
-asyncio, trio and plain synchronous tests can all drive a real CLI against it.
+Backend-neutral on purpose: it runs in its own threads (:class:`._http.ThreadingHTTPServer`),
+so asyncio, trio and plain synchronous tests can all drive a real CLI against it.
 """
 
 from __future__ import annotations
@@ -10,13 +10,11 @@ import contextlib
 import ipaddress
 import json
 import socket
-import socketserver
 import threading
 import time
 import uuid
 import zlib
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +26,7 @@ from . import _anthropic as anth
 from . import _chat as chat
 from . import _gemini as gem
 from . import _responses as resp
+from ._http import RequestHandler, ThreadingHTTPServer
 from ._launch import PROBE_TOKENS
 from ._match import choose, credential_of, is_coding, looks_real, request_cwd
 from ._scenario import ErrorSpec, Scenario, Step, StepUsage
@@ -38,7 +37,7 @@ _MODELS = ("claude-sonnet-4-5", "gpt-5.5")
 MAX_BODY_BYTES = 64 * 1024 * 1024
 
 
-def _read_body(h: BaseHTTPRequestHandler) -> bytes | None:
+def _read_body(h: RequestHandler) -> bytes | None:
     """The request body (gunzipped when so encoded), or None when it is over
     :data:`MAX_BODY_BYTES` (announced, or once decompressed)."""
     try:
@@ -112,26 +111,12 @@ def _redact(headers: Any) -> dict[str, str]:
 
 
 class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
     probe: ProbeServer
 
-    def server_bind(self) -> None:
-        # HTTPServer's own asks the resolver for the loopback address's name
-        # (socket.getfqdn), only to fill a CGI variable: a reverse lookup that a broken
-        # resolver can stall, at every probe start
-        socketserver.TCPServer.server_bind(self)
-        self.server_name = str(self.server_address[0])
-        self.server_port = int(self.server_address[1])
 
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server_version = "pluginbench-probe/1"
+class _Handler(RequestHandler):
     timeout = 120  # reaps idle keep-alive connections
     server: _HTTPServer
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        pass
 
     def setup(self) -> None:
         super().setup()

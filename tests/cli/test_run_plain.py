@@ -148,12 +148,14 @@ def _exit_of(argv: list[str], raised: BaseException | None, monkeypatch: pytest.
 
 
 @pytest.mark.parametrize("raised", [None, SystemExit(2), KeyboardInterrupt(), EOFError(),
-                                    BrokenPipeError(errno.EPIPE, "Broken pipe")],
-                         ids=["returns", "exits-2", "ctrl-c", "end-of-input", "broken-pipe"])
+                                    BrokenPipeError(errno.EPIPE, "Broken pipe"), typer.Exit(3), typer.Abort()],
+                         ids=["returns", "exits-2", "ctrl-c", "end-of-input", "broken-pipe", "typer-exit",
+                              "typer-abort"])
 def test_the_plain_path_ends_as_the_typer_app_does(raised: BaseException | None, monkeypatch: pytest.MonkeyPatch,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """The command returning, exiting 2, Ctrl-C (130), end of input at a prompt ("Aborted!",
-    1) and a reader gone away (1) give the same exit code and stderr on both paths."""
+    1), a reader gone away (1), and typer's own Exit and Abort raised by a module the run
+    reached give the same exit code and stderr on both paths."""
     if isinstance(raised, BrokenPipeError):  # both paths point the streams at /dev/null; keep pytest's
         monkeypatch.setattr("pluginbench.cli._run_plain._quiet_streams", lambda: None)
     plain = _exit_of(["cfg.yaml", "--yes"], raised, monkeypatch, capsys, through_typer=False)
