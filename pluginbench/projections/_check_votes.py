@@ -14,8 +14,10 @@ only as the ``checks_grader_tokens`` measure (a total without the input/output s
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
+
+import msgspec
+from msgspec import field
 
 from ..events import (
     CheckVoteCast,
@@ -43,8 +45,7 @@ class PaidCall(NamedTuple):
     usage: Usage
 
 
-@dataclass(slots=True)
-class CheckVotes:
+class CheckVotes(msgspec.Struct):
     """Every llm-check vote of a run. Mutated only by :meth:`apply`."""
 
     #: (attempt, check, vote) -> the start of the vote now in flight (or cut off)
@@ -111,8 +112,7 @@ def unlogged_grader_attempts(attempts: Iterable[Any], votes: CheckVotes) -> list
 _COUNTERS = ("input_tokens", "cached_input_tokens", "output_tokens", "total_tokens")
 
 
-@dataclass(slots=True)
-class Tally:
+class Tally(msgspec.Struct):
     """Token sums over ended calls of one kind, O(1) per call: a counter is ``None`` (unknown)
     once any counted call did not measure it, never a partial sum shown as the total. For the
     cost ceiling it also keeps, per model (None: the run's reviewer model), the sums of the

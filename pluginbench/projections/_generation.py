@@ -11,8 +11,10 @@ report's "Generated guidance" section and ``results.json`` ``generated`` are
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
+
+import msgspec
+from msgspec import field
 
 from ..events import GenerationFailed, GenerationStarted, GuidanceGenerated, Usage
 
@@ -21,8 +23,7 @@ KILLED_GENERATION_USAGE = Usage(
     status="unknown", reason="the generating session ended with its worker (killed or stopped) before its usage was saved")
 
 
-@dataclass(slots=True)
-class Generation:
+class Generation(msgspec.Struct):
     """The latest generating session of one (arm, task) and how it ended (None: running or killed)."""
 
     started: GenerationStarted
@@ -33,8 +34,7 @@ class Generation:
         return self.result is not None
 
 
-@dataclass(slots=True)
-class Generations:
+class Generations(msgspec.Struct):
     """Every generated-guidance arm's sessions. Mutated only by :meth:`apply`."""
 
     #: (arm, task) -> its latest session

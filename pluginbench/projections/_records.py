@@ -3,7 +3,8 @@ measurement revisions and discarded attempts. Mutated only by :meth:`._state.Run
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import msgspec
+from msgspec import field
 
 from ..events import (
     AttemptState,
@@ -21,8 +22,7 @@ from ..events import (
 __all__ = ["Discarded", "MeasurementRevision", "ReviewRecord", "ReviewRevision", "review_revision_failure"]
 
 
-@dataclass(slots=True)
-class ReviewRecord:
+class ReviewRecord(msgspec.Struct):
     """One submission's review in one revision. ``status``: started, complete, failed,
     or stopped (a provider stop: not settled, a resume reviews it again)."""
 
@@ -42,8 +42,7 @@ class ReviewRecord:
         return self.status in ("complete", "failed")
 
 
-@dataclass(slots=True)
-class ReviewRevision:
+class ReviewRevision(msgspec.Struct):
     revision: str
     reviewer: ReviewerSpec
     assigned: list[str]
@@ -67,8 +66,7 @@ def review_revision_failure(rev: ReviewRevision, reviewed: int) -> str | None:
     return None
 
 
-@dataclass(slots=True)
-class MeasurementRevision:
+class MeasurementRevision(msgspec.Struct):
     """A revision ``pluginbench measure`` collected: its measures per submission (and per
     task for ``reference`` stages), readiness rows and the pairs it did not measure."""
 
@@ -84,8 +82,7 @@ class MeasurementRevision:
     reason: str | None = None
 
 
-@dataclass(slots=True)
-class Discarded:
+class Discarded(msgspec.Struct):
     attempt_id: str
     slot: int
     task: str
@@ -96,8 +93,7 @@ class Discarded:
     usage: Usage
 
 
-@dataclass(slots=True)
-class Attempt:
+class Attempt(msgspec.Struct):
     """One attempt at one slot. Mutated only by :meth:`RunState.apply`."""
 
     attempt_id: str
