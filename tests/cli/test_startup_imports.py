@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -33,7 +34,8 @@ def _loaded(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str
 def test_a_whole_run_imports_neither_compare_nor_pydantic_nor_the_plan_printer(tmp_path: Path) -> None:
     """A one-attempt ``run --foreground`` completes without loading ``compare``'s module, the
     dry-run plan printer, the CLI framework (a plain ``run`` line needs no typer, no click,
-    and so no pydantic either), other
+    and so no pydantic either), rich's live view (off a terminal the run ends with one plain
+    line: phase, attempts done of all, time), other
     commands' modules (history mining, doctor, groups, calibration, the dashboard), nor what
     only some measures, task sources, reviews or harnesses use (regex, importlib.metadata,
     urllib.request, anyio.from_thread, the probe's HTTP server, the other harnesses' adapters,
@@ -61,9 +63,12 @@ def test_a_whole_run_imports_neither_compare_nor_pydantic_nor_the_plan_printer(t
     done, modules = _loaded(tmp_path, "run", str(config), "--output", str(tmp_path / "run"), "--foreground", "--yes")
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "complete" in done.stdout
+    assert re.search(r"^  complete · 0 running 1/1 \d+:\d\d:\d\d$", done.stdout, re.M), done.stdout
     assert "pluginbench.actors" in modules  # the probe saw the run itself
     unneeded = {"pluginbench.cli._compare", "pluginbench.cli._compare_io", "pluginbench.cli._plan_lines",
                 "pydantic", "typer", "typer._click", "click", "pluginbench.cli._app", "pluginbench.cli._run_commands",
+                # the live view: written to a pipe, the run's end is one plain line
+                "rich.progress", "rich.live",
                 # imported on first use by the measure, task source or probe run that needs them
                 "regex", "importlib.metadata", "email.message", "urllib.request", "anyio.from_thread",
                 "http.server", "pluginbench.probe._server",
