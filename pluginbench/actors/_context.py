@@ -8,12 +8,13 @@ appended (used for ``agent.launched``, which must be on disk before a paid call)
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import anyio
+import msgspec
 from anyio.streams.memory import MemoryObjectSendStream
+from msgspec import field
 
 from ..cache import resolve_cache_root
 from ..config import Evaluation
@@ -58,8 +59,7 @@ class Envelope(NamedTuple):
     refusal: list[str] | None = None
 
 
-@dataclass
-class Outbox:
+class Outbox(msgspec.Struct):
     stream: MemoryObjectSendStream[Envelope]
 
     async def send(self, event: Event) -> None:
@@ -81,8 +81,7 @@ def cache_root() -> Path:
     return resolve_cache_root()
 
 
-@dataclass
-class Engine:
+class Engine(msgspec.Struct):
     """The run-wide context handed to every actor."""
 
     run_dir: RunDir

@@ -13,9 +13,10 @@ import hashlib
 import shutil
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from ..errors import AnalyzerFailed, PatchDoesNotApply
 from ..events import Measure
@@ -316,8 +317,7 @@ def _knip_candidates(inp: CollectorInput, touched: set[str]) -> Measure:
     return Measure(value=len(new), unit=unit, language=language, analyzer=analyzer)
 
 
-@dataclass(frozen=True)
-class _BuildChecker:
+class _BuildChecker(msgspec.Struct, frozen=True, kw_only=True):
     """A compiled language's unused-code checker: it needs the build manifest at the
     repository root and runs in a fresh sandbox of the frozen task (it loads or executes
     repository code: ``build.rs``, ``go list``)."""
