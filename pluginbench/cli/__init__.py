@@ -7,7 +7,7 @@ Exit codes: 0 success, 1 a run or check that failed (for compare: a gate failed)
 input (nothing started), 3 compare: no gate failed but some gate is undetermined.
 
 This package imports no CLI framework itself: the typer app lives in :mod:`._app`, built
-when a command line needs it, so a plain ``pluginbench run`` line (:mod:`._run_argv`)
+when a command line needs it, so a plain ``pluginbench run`` line (:mod:`._run_plain`)
 starts its run without importing typer at all.
 """
 

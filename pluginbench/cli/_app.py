@@ -1,7 +1,7 @@
 """The typer app: every command's parsing, help and usage errors, and the dispatch to it.
 
 Built per command (:func:`build_app`): ``pluginbench run`` imports ``run``'s module only.
-A plain ``run`` command line skips this module altogether (:mod:`._run_argv`).
+A plain ``run`` command line skips this module altogether (:mod:`._run_plain`).
 """
 
 from __future__ import annotations

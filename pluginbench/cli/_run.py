@@ -2,7 +2,7 @@
 
 No CLI framework here: :mod:`._run_commands` declares the three commands' options and
 help for typer, and a plain ``run`` line reaches :func:`run` without typer
-(:mod:`._run_argv`). A command's exit code leaves as ``SystemExit``."""
+(:mod:`._run_plain`). A command's exit code leaves as ``SystemExit``."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """``run``, ``demo`` and the hidden ``worker`` as typer commands: their options and help.
 
 Each hands its parsed options to :mod:`._run`, which does the work without typer. The
-options of ``run`` are also what :mod:`._run_argv` parses without typer; a test holds the
+options of ``run`` are also what :mod:`._run_plain` parses without typer; a test holds the
 two to the same table.
 """
 
