@@ -10,8 +10,9 @@ A new harness subclasses :class:`HarnessBase` and is registered once
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .._lazy import lazy
 from ..harness_registry import (
     CliPin,
     harness_class,
@@ -42,13 +43,16 @@ from ._secrets import (
     scan_for_secrets,
     secret_forms,
 )
-from ._simulated import (
-    SimPlan,
-    SimulatedHarness,
-    deliver_claude_layout,
-    load_plan,
-    usage_from_stream,
-)
+
+# the simulated agent's names, imported on first use (a run of a real CLI never needs them)
+if TYPE_CHECKING:
+    from ._simulated import (
+        SimPlan,
+        SimulatedHarness,
+        deliver_claude_layout,
+        load_plan,
+        usage_from_stream,
+    )
 
 
 def make_harness(name: str, **options: Any) -> Harness:
@@ -102,3 +106,5 @@ __all__ = [
     "usage_from_stream",
     "withdraw_offer",
 ]
+
+__getattr__ = lazy(__name__, __file__)

@@ -16,8 +16,10 @@ graded patch is empty), ``unknown`` (with ``outcome_reason``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
+from msgspec import field
 
 from ..events import (
     ATTEMPT_STATES,
@@ -48,8 +50,7 @@ STATES = ATTEMPT_STATES
 INITIAL_REVIEW = "initial"
 
 
-@dataclass(slots=True)
-class RunState:
+class RunState(msgspec.Struct):
     """Everything known about a run, folded from its events."""
 
     created: RunCreated | None = None
@@ -113,10 +114,21 @@ class RunState:
     last_at: str | None = None
     #: the live index (:attr:`index`): built by one scan when first asked for, then kept by
     #: ``apply``; a fold that never asks (a report, status from the log) pays nothing per event
-    _live_index: LiveIndex | None = field(default=None, compare=False, repr=False)
+    _live_index: LiveIndex | None = None
     #: the open source-only round's attempts and how many of them this worker has not tried yet
-    _round: set[str] = field(default_factory=set, compare=False, repr=False)
-    _round_left: int = field(default=0, compare=False, repr=False)
+    _round: set[str] = field(default_factory=set)
+    _round_left: int = 0
+
+    # The three fields above are derived (kept by ``apply`` so per-event questions need no
+    # scan): a state's value, its equality and its repr, is the fields before them.
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not RunState:
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in _VALUE_FIELDS)
+
+    def __repr__(self) -> str:
+        return "RunState(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in _VALUE_FIELDS) + ")"
 
     # ------------------------------------------------------------ queries
 
@@ -317,3 +329,7 @@ def fold(events: Iterable[Event], state: RunState | None = None) -> RunState:
     for e in events:
         st.apply(e)
     return st
+
+
+#: the fields that make a state's value (its equality and repr): all but the derived ones
+_VALUE_FIELDS = tuple(name for name in RunState.__struct_fields__ if name not in ("_live_index", "_round", "_round_left"))

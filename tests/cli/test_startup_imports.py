@@ -73,7 +73,8 @@ def test_a_whole_run_imports_neither_compare_nor_pydantic_nor_the_plan_printer(t
                 "regex", "importlib.metadata", "email.message", "urllib.request", "anyio.from_thread",
                 "http.server", "pluginbench.probe._server",
                 "pluginbench.harnesses._codex", "pluginbench.harnesses._gemini", "pluginbench.harnesses._qwen",
-                "pluginbench.harnesses._opencode",
+                "pluginbench.harnesses._opencode", "pluginbench.harnesses._simulated",
+                "pluginbench.harnesses._simulated_agent",
                 # other commands' code, behind the lazy package surfaces (history mining, doctor,
                 # groups, calibration, the dashboard)
                 "pluginbench.tasks._mine_git", "pluginbench.tasks._mine_task", "pluginbench.tasks._mine_mutate",
@@ -110,4 +111,5 @@ def test_finding_one_cli_imports_only_its_own_adapter(tmp_path: Path) -> None:
     loaded = set(json.loads(done.stdout.replace("'", '"')))
     assert "pluginbench.harnesses._claude" in loaded
     assert not loaded & {"pluginbench.harnesses._codex", "pluginbench.harnesses._gemini", "pluginbench.harnesses._qwen",
-                         "pluginbench.harnesses._opencode", "http.server", "http.client"}
+                         "pluginbench.harnesses._opencode", "pluginbench.harnesses._simulated",
+                "pluginbench.harnesses._simulated_agent", "http.server", "http.client"}
