@@ -125,8 +125,8 @@ def run_plain(args: Sequence[str]) -> bool:
         _quiet_streams()  # what is still buffered goes nowhere, as typer's PacifyFlushWrapper does
         raise SystemExit(1) from None
     except Exception as exc:
-        # A module the run reached may have imported typer (a prompt, a cross-agent group's
-        # helpers) and end with typer's own Exit or Abort: the code, or "Aborted!" and 1.
+        # The confirmation prompt imports typer and may end with typer's own Exit or Abort
+        # (so may any module that comes to use typer): the code, or "Aborted!" and 1.
         typer: Any = sys.modules.get("typer")
         if typer is not None and isinstance(exc, typer.Exit):
             raise SystemExit(exc.exit_code) from None

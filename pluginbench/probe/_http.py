@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import socketserver
 import time
-from collections.abc import Iterator
 from http import HTTPStatus
 
 #: the longest request or header line read, CRLF included (the stdlib's limit)
@@ -65,20 +64,11 @@ class Headers:
             raise KeyError(name)
         return value
 
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self.get(name) is not None
-
     def keys(self) -> list[str]:
         return [k for k, _ in self._pairs]
 
     def items(self) -> list[tuple[str, str]]:
         return list(self._pairs)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.keys())
-
-    def __len__(self) -> int:
-        return len(self._pairs)
 
 
 class RequestHandler(socketserver.StreamRequestHandler):

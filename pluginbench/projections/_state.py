@@ -119,8 +119,8 @@ class RunState(msgspec.Struct):
     _round: set[str] = field(default_factory=set)
     _round_left: int = 0
 
-    # The three fields above are derived (kept by ``apply`` so per-event questions need no
-    # scan): a state's value, its equality and its repr, is the fields before them.
+    # The private fields (a leading underscore) are derived, kept by ``apply`` so per-event
+    # questions need no scan: a state's value, its equality and its repr, is the others.
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not RunState:
@@ -331,5 +331,5 @@ def fold(events: Iterable[Event], state: RunState | None = None) -> RunState:
     return st
 
 
-#: the fields that make a state's value (its equality and repr): all but the derived ones
-_VALUE_FIELDS = tuple(name for name in RunState.__struct_fields__ if name not in ("_live_index", "_round", "_round_left"))
+#: the fields that make a state's value (its equality and repr): all but the derived, private ones
+_VALUE_FIELDS = tuple(name for name in RunState.__struct_fields__ if not name.startswith("_"))
