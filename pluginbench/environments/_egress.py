@@ -23,8 +23,6 @@ Policies (:class:`Egress`, pure data carried by :class:`~._port.SandboxSpec`):
   answer can rebind it).
 """
 
-from __future__ import annotations
-
 import contextlib
 import ipaddress
 import os
@@ -156,7 +154,7 @@ def allowed_host(policy: Egress, host: str) -> bool:
 
 
 class _Handler(socketserver.BaseRequestHandler):
-    server: _Server
+    server: "_Server"
 
     def handle(self) -> None:
         conn: socket.socket = self.request
@@ -213,14 +211,19 @@ class _Handler(socketserver.BaseRequestHandler):
             if not found or not all(public_address(a) for _, a in found):
                 return None
             addrs = found
-        for _family, addr in addrs:
+        for family, addr in addrs:
+            # A socket of the address's own family, not create_connection: its getaddrinfo
+            # of an address already numeric loads the IDNA codec (~3 ms) in the first tunnel.
+            up = socket.socket(family, socket.SOCK_STREAM)
             try:
-                up = socket.create_connection((addr, port), timeout=30)
+                up.settimeout(30)
+                up.connect((addr, port))
                 up.settimeout(None)
-                self.server.track(up)
-                return up
             except OSError:
+                up.close()
                 continue
+            self.server.track(up)
+            return up
         return None
 
     def _refuse(self, conn: socket.socket, status: str, why: str) -> None:

@@ -188,6 +188,27 @@ def test_probe_forwarder_reaches_only_the_probe_port():
         server.close()
 
 
+def test_relaying_to_the_probe_loads_no_name_codec() -> None:
+    """The forwarder connects to its numeric address directly, so the first relay loads no IDNA codec (a name lookup's cost in every run's first model call)."""
+    import subprocess
+    import sys
+
+    code = ("import socket, sys, threading\n"
+            "from pluginbench.environments import Egress, EgressProxy\n"
+            "from tests.environments.test_egress import _ask\n"
+            "server = socket.socket(); server.bind(('127.0.0.1', 0)); server.listen()\n"
+            "def echo():\n"
+            "    conn, _ = server.accept(); conn.sendall(conn.recv(100).upper()); conn.close()\n"
+            "threading.Thread(target=echo, daemon=True).start()\n"
+            "proxy = EgressProxy(Egress('probe', port=server.getsockname()[1]))\n"
+            "print(_ask(proxy, b'hi').decode(), 'encodings.idna' in sys.modules)\n"
+            "proxy.close()\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).parents[2])
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["HI", "False"]
+
+
 @pytest.mark.anyio
 async def test_sandbox_reaches_the_probe_but_not_another_host_port(tmp_path: Path):
     """Inside a bubblewrap sandbox with a probe policy the probe's port answers on 127.0.0.1 and a second host
