@@ -36,11 +36,7 @@ namespace/mount calls. The caller passes all these options through ``--args FD``
 the sandbox's ``/proc/1/cmdline`` (bubblewrap's own) names no host path.
 """
 
-from __future__ import annotations
-
-import fnmatch
 import os
-import re
 import shutil
 import stat
 import subprocess
@@ -69,9 +65,12 @@ ETC_ENTRIES = (
     "magic.mime", "locale.alias", "shells", "terminfo", "python3*", "java-*",
 )
 
-#: :data:`ETC_ENTRIES` as one pattern (matching 150 names against 31 patterns one by one
-#: was most of the host's CPU per command)
-_ETC_PATTERN = re.compile("|".join(fnmatch.translate(p) for p in ETC_ENTRIES))
+#: :data:`ETC_ENTRIES` as exact names and name prefixes (each pattern is a name or a name
+#: ending in one ``*``): a set lookup per name, where matching 150 names against 31 shell
+#: patterns one by one was most of the host's CPU per command, and compiling them into one
+#: regular expression cost every run ~1.5 ms at start-up
+_ETC_NAMES = frozenset(p for p in ETC_ENTRIES if "*" not in p)
+_ETC_PREFIXES = tuple(p[:-1] for p in ETC_ENTRIES if "*" in p)
 
 # Top-level names that are the sandbox's own mount points or fresh file systems; a
 # workdir there would collide.
@@ -136,7 +135,7 @@ def host_etc(etc: str = "/etc") -> list[str]:
         names = os.listdir(etc)
     except OSError:
         return []
-    return sorted(n for n in names if _ETC_PATTERN.match(n))
+    return sorted(n for n in names if n in _ETC_NAMES or n.startswith(_ETC_PREFIXES))
 
 
 #: an allowed ``/etc`` file larger than this is bound rather than copied

@@ -293,6 +293,22 @@ def test_host_etc_keeps_only_the_allowed_entries(tmp_path):
     assert host_etc(str(tmp_path)) == ["java-17-openjdk", "passwd", "python3.11", "resolv.conf"]
 
 
+def test_host_etc_matches_each_allowed_entry_as_the_shell_pattern_it_is_written_as(tmp_path):
+    """Every ETC_ENTRIES pattern is a name or a name ending in one '*', and host_etc keeps exactly the names fnmatch would keep (case, suffixes and the bare prefix included)."""
+    import fnmatch
+
+    from pluginbench.environments._bwrap import ETC_ENTRIES
+
+    assert all("*" not in p[:-1] and not set(p) & set("?[]") for p in ETC_ENTRIES)
+    names = {"passwd", "passwd-", "PASSWD", "xpasswd", "python3", "python", "python3.12", "java-", "java",
+             "ssl", "ssl.bak", "hosts", "hosts.allow", "magic", "magic.mime", "shadow", "resolv.conf"}
+    for name in names:
+        (tmp_path / name).mkdir()
+    expected = sorted(n for n in names if any(fnmatch.fnmatchcase(n, p) for p in ETC_ENTRIES))
+    assert host_etc(str(tmp_path)) == expected
+    assert "python3" in expected and "java-" in expected and "passwd-" not in expected
+
+
 def test_etc_copies_take_only_small_readable_regular_files(tmp_path):
     """Allowed /etc files become copies (through a symlink too); folders, FIFOs and oversized files stay binds."""
     (tmp_path / "passwd").write_bytes(b"root:x:0:0::/root:/bin/sh\n")
