@@ -19,8 +19,6 @@ a usage error, an error) the worker is killed and reaped before the process exit
 pipe: the waiting worker reads end-of-file and exits 0.
 """
 
-from __future__ import annotations
-
 import atexit
 import contextlib
 import json
@@ -38,7 +36,7 @@ FROM_STDIN = "-"
 #: ``run`` options after which no background worker is started
 _NO_WORKER = frozenset({"--foreground", "--dry-run", "--json", "--help"})
 #: the worker :func:`start_early` started, until ``run`` takes it
-_early: EarlyWorker | None = None
+_early: "EarlyWorker | None" = None
 
 
 class WorkerStart(NamedTuple):
@@ -124,7 +122,7 @@ class EarlyWorker:
         self.handed = False
 
     @classmethod
-    def start(cls, scope: list[str]) -> EarlyWorker | None:
+    def start(cls, scope: list[str]) -> "EarlyWorker | None":
         """Start ``pluginbench worker -`` (inside ``scope``, e.g. a systemd user scope) in
         a new session; None when it cannot be started (the run then starts its worker
         the usual way)."""

@@ -25,8 +25,6 @@ This module sits at the bottom of the layering (it imports only :mod:`pluginbenc
 so that ``config`` can read it; the adapters it names are imported by name, on demand.
 """
 
-from __future__ import annotations
-
 import importlib
 import sys
 from typing import Any, NamedTuple

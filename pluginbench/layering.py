@@ -9,8 +9,6 @@ units of its own layer or lower ones, never a higher one, and two units never im
 other. A new unit gets a row here before anything imports it.
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 

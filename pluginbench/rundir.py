@@ -31,8 +31,6 @@ runs/<evaluation>/
 ```
 """
 
-from __future__ import annotations
-
 import hashlib
 import os
 from pathlib import Path

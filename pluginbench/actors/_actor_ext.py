@@ -19,8 +19,6 @@ The rules are pure:
 ``engine.outbox``, like every actor.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, NamedTuple

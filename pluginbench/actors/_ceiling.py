@@ -26,8 +26,6 @@ within the ceiling; otherwise the run stops (``run.stopping``, not a failure) an
 with ``--cost-ceiling`` continues it.
 """
 
-from __future__ import annotations
-
 import functools
 from typing import NamedTuple
 

@@ -5,8 +5,6 @@ Actors never write the log. They put events into the Supervisor's inbox through
 appended (used for ``agent.launched``, which must be on disk before a paid call).
 """
 
-from __future__ import annotations
-
 import os
 from pathlib import Path
 from typing import Any, NamedTuple

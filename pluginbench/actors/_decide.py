@@ -8,8 +8,6 @@ does I/O, reads a clock or draws a random number, so both are tested exhaustivel
 resume is nothing more than the same fold over the saved log followed by ``decide``.
 """
 
-from __future__ import annotations
-
 from typing import Any, NamedTuple
 
 from ..events import (

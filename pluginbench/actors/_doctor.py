@@ -9,8 +9,6 @@ loopback probe, with a sample treatment (guidance + a skill), in a real sandbox,
 by a real verifier. It prints what loaded and the parsed usage.
 """
 
-from __future__ import annotations
-
 import hashlib
 import subprocess
 import tempfile

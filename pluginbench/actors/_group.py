@@ -11,8 +11,6 @@ Qwen Code) is refused at admission, before anything is written, naming the harne
 its entry: a package × harness matrix with a silently missing cell would read as a result.
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 from pathlib import Path

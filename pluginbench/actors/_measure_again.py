@@ -26,8 +26,6 @@ Working files stay in ``measure/<name>/``: ``evaluation-before.json``, ``profile
 ``measurement-readiness.json`` and each collection's raw report and command output.
 """
 
-from __future__ import annotations
-
 import contextlib
 import hashlib
 import json

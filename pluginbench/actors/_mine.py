@@ -17,8 +17,6 @@ Nothing from the mined repository runs on the host: git reads it through a herme
 clone, and every test runs in a default-deny sandbox without network.
 """
 
-from __future__ import annotations
-
 import json
 import os
 import shutil

@@ -25,8 +25,6 @@ Host memory is bounded: the patch is streamed to its file and refused over
 unchanged is refused before git runs (git would hold it whole in memory to diff it).
 """
 
-from __future__ import annotations
-
 import contextlib
 import hashlib
 import os

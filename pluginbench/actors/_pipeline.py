@@ -3,8 +3,6 @@ another fresh sandbox. Shared by the coding and grader actors and by readiness c
 so controls go through exactly the path real attempts take.
 """
 
-from __future__ import annotations
-
 import contextlib
 import inspect
 import json

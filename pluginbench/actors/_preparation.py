@@ -13,8 +13,6 @@ order) that fails is the failure reported, as one at a time would. A failure end
 before any coding call.
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 import shutil

@@ -10,8 +10,6 @@ dataset, ``dataset.json`` with its content hash) and a copy of each folder into 
 and never resolve a link or consult a registry again.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -29,8 +27,8 @@ if TYPE_CHECKING:
 class RemoteTasks(NamedTuple):
     """Fetched task folders, each with its pin; for a dataset also the dataset's pin."""
 
-    tasks: list[tuple[TaskPin, Path]]
-    dataset: DatasetPin | None = None
+    tasks: "list[tuple[TaskPin, Path]]"
+    dataset: "DatasetPin | None" = None
 
 
 def task_cache() -> Path:
@@ -81,7 +79,7 @@ def freeze_remote(rd: RunDir, remote: RemoteTasks) -> None:
         write_dataset_pin(remote.dataset, rd.remote_dataset)
 
 
-def frozen_pins(rd: RunDir) -> list[TaskPin]:
+def frozen_pins(rd: RunDir) -> "list[TaskPin]":
     """The pins a run froze (never resolved again); a missing or broken file is refused."""
     from ..tasks import read_pins
 

@@ -11,8 +11,6 @@ packets are the run's own, verified against their bindings. Earlier revisions st
 evidence (``evidence/reviews/<revision>/``). Refusals (exit 2) come before any call.
 """
 
-from __future__ import annotations
-
 import contextlib
 import re
 from collections.abc import Callable, Iterator

@@ -7,8 +7,6 @@ unsettled and stops the run with a failure, as a provider stop in coding does; a
 issues the review again. A stopping run starts no new review.
 """
 
-from __future__ import annotations
-
 from typing import Any, NamedTuple
 
 from ..events import (

@@ -2,8 +2,6 @@
 grade they give (:func:`classify`), pure but for reading the files the verifier wrote.
 """
 
-from __future__ import annotations
-
 import math
 import os
 import stat

@@ -8,8 +8,6 @@ anything is written. ``create_run`` then freezes the settings (paths made absolu
 ``run.created`` with the plan.
 """
 
-from __future__ import annotations
-
 import contextlib
 import hashlib
 import json

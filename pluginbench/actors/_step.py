@@ -12,8 +12,6 @@ The state is the fold's aggregate, updated in place (O(1) per event, as the fold
 and returned, so a caller can chain steps.
 """
 
-from __future__ import annotations
-
 from collections import deque
 from collections.abc import Callable
 from typing import NamedTuple

@@ -14,8 +14,6 @@ that execute repository code only in a sandbox of the frozen task, so a poisoned
 entry runs nothing on the host when a later run reuses it.
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any

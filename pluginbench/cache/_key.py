@@ -12,8 +12,6 @@ they never change it. Image IDs are not in the key (they are only known after
 preparation); admission compares them instead.
 """
 
-from __future__ import annotations
-
 import hashlib
 from typing import Annotated, Any
 

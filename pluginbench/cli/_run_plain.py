@@ -13,8 +13,6 @@ holds :data:`RUN_OPTIONS` to ``run``'s typer parameters and the two parsers to t
 result on every line this one accepts.
 """
 
-from __future__ import annotations
-
 import contextlib
 import errno
 import os

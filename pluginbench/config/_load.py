@@ -1,7 +1,5 @@
 """Loading and validating an evaluation config; every failure names file, field and fix."""
 
-from __future__ import annotations
-
 import math
 import os
 import re

@@ -6,8 +6,6 @@ written; :func:`pluginbench.config.load` resolves them against the config's fold
 See ``docs/configuration.md`` for every field.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal
 
 import msgspec

@@ -6,8 +6,6 @@ newline arrives, and records the ``at`` of every ``attempt.completed`` and
 corruption); the tail only stops collecting at it.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass, field
 from pathlib import Path
 

@@ -5,8 +5,6 @@ cell), never zero. The three pages are Runs (one row per run), Results (one row 
 attempt of every run with a report, filtered) and Run (one run in full).
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -37,7 +35,7 @@ class RunSource(msgspec.Struct, frozen=True, kw_only=True):
     results: dict[str, Any] | None
     stale: str | None
     completed_at: tuple[str, ...] = ()
-    rows: tuple[ResultRow, ...] | None = None  # result_rows(self), computed once per results.json
+    rows: "tuple[ResultRow, ...] | None" = None  # result_rows(self), computed once per results.json
     #: the cross-agent evaluation's folder this run is one harness of (None: a run on its own)
     group: str | None = None
 

@@ -22,8 +22,6 @@ registered once (:func:`pluginbench.environments.register_backend`). See
 ``docs/architecture.md`` ("Backends").
 """
 
-from __future__ import annotations
-
 import abc
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -78,13 +76,13 @@ class Backend(abc.ABC):
 
     # -- configuration ---------------------------------------------------------------
 
-    def for_evaluation(self, ev: Evaluation) -> Backend:
+    def for_evaluation(self, ev: "Evaluation") -> "Backend":
         """The backend object that serves ``ev`` (what :func:`backend_of` returns). A
         backend whose settings change what it is (e.g. ray with docker sandboxes, which
         uses task images) returns a variant; default: itself."""
         return self
 
-    def settings(self, ev: Evaluation, path: Path | str | None = None) -> Any:
+    def settings(self, ev: "Evaluation", path: Path | str | None = None) -> Any:
         """``environment.settings`` decoded into :attr:`settings_type` (``None`` without
         one); a wrong key or type is a :class:`ConfigError` naming the dotted field."""
         raw = ev.environment.settings
@@ -109,17 +107,17 @@ class Backend(abc.ABC):
                 fix=f"see the {self.name} backend's settings in docs/configuration.md",
             ) from None
 
-    def validate(self, ev: Evaluation, path: Path | str) -> None:
+    def validate(self, ev: "Evaluation", path: Path | str) -> None:
         """Cross-field rules of this backend's settings (pure; raise :class:`ConfigError`)."""
         self.settings(ev, path)
 
-    def check_host(self, ev: Evaluation, path: Path, tasks: Mapping[str, HarborTask]) -> None:
+    def check_host(self, ev: "Evaluation", path: Path, tasks: "Mapping[str, HarborTask]") -> None:
         """Foreground checks before a run is created (I/O allowed): raise an
         :class:`~pluginbench.errors.InputError` naming the field and the fix. Default:
         nothing to check on the host."""
         return None
 
-    def check_tools(self, ev: Evaluation, path: Path, tools: Sequence[Path]) -> None:
+    def check_tools(self, ev: "Evaluation", path: Path, tools: Sequence[Path]) -> None:
         """Foreground check that sandboxes can use the host tool folders ``tools`` (the
         agent CLI's), once the CLI is resolved: raise an :class:`~pluginbench.errors.InputError`.
         Default: tools are not taken from the host."""
@@ -128,18 +126,18 @@ class Backend(abc.ABC):
     # -- building environments -------------------------------------------------------
 
     @abc.abstractmethod
-    def environment(self, **options: Any) -> Environment:
+    def environment(self, **options: Any) -> "Environment":
         """An environment built from backend-specific ``options``."""
 
-    def options(self, ev: Evaluation, run_id: str) -> dict[str, Any]:
+    def options(self, ev: "Evaluation", run_id: str) -> dict[str, Any]:
         """The options :meth:`make` passes to :meth:`environment` for a run."""
         return {}
 
-    def make(self, ev: Evaluation, run_id: str) -> Environment:
+    def make(self, ev: "Evaluation", run_id: str) -> "Environment":
         """The environment a run (or ``check``, with run id ``check``) uses."""
         return self.environment(**self.options(ev, run_id))
 
-    async def check_capacity(self, environment: Environment, jobs: int, cpus: float | None,
+    async def check_capacity(self, environment: "Environment", jobs: int, cpus: float | None,
                              memory_mb: int | None) -> None:
         """Before preparation: refuse (never lower) when ``jobs`` sandboxes of these limits
         do not fit. Default: the environment's own :meth:`check`."""
@@ -147,32 +145,32 @@ class Backend(abc.ABC):
 
     # -- identity --------------------------------------------------------------------
 
-    def isolation(self, ev: Evaluation) -> str:
+    def isolation(self, ev: "Evaluation") -> str:
         """The effective isolation label recorded in ``run.created`` and the report."""
         return self.name
 
-    def isolated(self, ev: Evaluation) -> bool:
+    def isolated(self, ev: "Evaluation") -> bool:
         """Whether agents run behind a sandbox boundary (the report's ``isolated``)."""
         return True
 
-    def refuse_runtime(self, ev: Evaluation, runtime: Mapping[str, str], path: Path) -> None:
+    def refuse_runtime(self, ev: "Evaluation", runtime: Mapping[str, str], path: Path) -> None:
         """Refuse (raise an :class:`~pluginbench.errors.InputError`) to resume coding under
         ``runtime`` (a worker's recorded runtime, ``run.started.runtime``), e.g. an engine
         that changed since the run started. Default: nothing refused."""
         return None
 
-    def sandbox_root(self, ev: Evaluation) -> str | None:
+    def sandbox_root(self, ev: "Evaluation") -> str | None:
         """Whose uid a sandbox's root is on this host, as ``check`` reports it (I/O allowed):
         the docker backend says ``userns`` or ``rootless`` (an unprivileged host uid) or
         ``none`` (the host's root); ``None``: the backend does not say."""
         return None
 
-    def readiness_key(self, ev: Evaluation) -> list[str]:
+    def readiness_key(self, ev: "Evaluation") -> list[str]:
         """What readiness results depend on besides the task and images: a cached
         readiness pass is reused only when these parts are equal."""
         return [self.name, self.isolation(ev)]
 
-    def cli_path(self, cli: CliPin, host_path: str | Path) -> str | Path:
+    def cli_path(self, cli: "CliPin", host_path: str | Path) -> str | Path:
         """Where the harness CLI pinned by ``cli``, installed on the host at ``host_path``,
         runs inside this backend's coding sandboxes."""
         return host_path

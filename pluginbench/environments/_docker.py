@@ -44,8 +44,6 @@ this sandbox created, and nothing else, is removed with force, shielded from can
 container, made while its agent codes); see its docstring for who removes it.
 """
 
-from __future__ import annotations
-
 import re
 import secrets
 from collections.abc import AsyncIterator
@@ -241,7 +239,7 @@ class DockerEnvironment:
     def _name(self, spec: SandboxSpec) -> str:
         return "-".join(["pluginbench", _safe(spec.run_id), _safe(spec.attempt_id), spec.role, secrets.token_hex(3)])
 
-    async def _make(self, docker: aiodocker.Docker, spec: SandboxSpec, parts: _Parts) -> None:
+    async def _make(self, docker: aiodocker.Docker, spec: SandboxSpec, parts: "_Parts") -> None:
         """Create, stage, start and prepare a fresh container for ``spec`` (and its egress),
         filling ``parts`` as it goes so the caller's cleanup finds whatever was made."""
         if not spec.image:
@@ -335,7 +333,7 @@ class DockerEnvironment:
                     await _release(docker.containers.container(w.container_id), None, w.proxy)
         return [w.container_id for w in warm]
 
-    async def _claim(self, docker: aiodocker.Docker, spec: SandboxSpec, parts: _Parts) -> bool:
+    async def _claim(self, docker: aiodocker.Docker, spec: SandboxSpec, parts: "_Parts") -> bool:
         """Take the pre-started container of ``spec``'s attempt and role into ``parts`` when it
         was made for exactly ``spec`` and still runs; otherwise remove it; whether taken."""
         warm = self._warm.pop((spec.run_id, spec.attempt_id, spec.role), None)

@@ -6,8 +6,6 @@ removes) the running ones of its run and removes the ones no longer running (exi
 started: a kill left them); ``status`` lists the running ones with a ``docker stop`` command.
 """
 
-from __future__ import annotations
-
 import json
 from collections.abc import Sequence
 from typing import Any, NamedTuple

@@ -9,8 +9,6 @@ to reach the engine is an :class:`EnvironmentFailure` naming the socket and the 
 do not fit an engine's CPUs and 80% of its memory, or ``None`` when they fit.
 """
 
-from __future__ import annotations
-
 import json
 import os
 import time

@@ -17,8 +17,6 @@ racy (every entry then compared by content, git's own rule for an index as new a
 The last :data:`KEEP` templates are kept; the folders go at exit.
 """
 
-from __future__ import annotations
-
 import atexit
 import os
 import shutil
@@ -77,7 +75,7 @@ def _git(repo: Path, *args: str) -> str:
     return done.stdout.decode().strip()
 
 
-def _build(source: Path, entries: Sequence[TreeEntry], folder: Path) -> BaseTemplate:
+def _build(source: Path, entries: "Sequence[TreeEntry]", folder: Path) -> BaseTemplate:
     from ..tasks import copy_tree  # not at import: `status` asks this package
 
     repo = folder / "repo"
@@ -94,7 +92,7 @@ def _build(source: Path, entries: Sequence[TreeEntry], folder: Path) -> BaseTemp
     return BaseTemplate(repo, commit, tree)
 
 
-def template_for(source: Path, entries: Sequence[TreeEntry]) -> BaseTemplate:
+def template_for(source: Path, entries: "Sequence[TreeEntry]") -> BaseTemplate:
     """The template of ``source`` as scanned in ``entries`` (built now unless kept).
     Raises ``subprocess.CalledProcessError`` or ``OSError`` when git fails."""
     from ..tasks import fingerprint
@@ -141,7 +139,7 @@ def mark_index_racy(git_dir: Path) -> None:
 
 
 async def base_repo(app: Path, home: Path, identity: tuple[str, str], source: Path | None,
-                    entries: Sequence[TreeEntry] | None) -> str:
+                    entries: "Sequence[TreeEntry] | None") -> str:
     """Make ``app`` (a copy of ``source`` as scanned in ``entries``) the base repository with
     the agent's ``identity``; return the base commit. From the kept template: its ``.git``
     copied, the index refreshed against ``app``'s own files (``git update-index --refresh``:

@@ -43,8 +43,6 @@ A breach ends the attempt with the execution outcome ``resource_limit`` and the 
 (see docs/architecture.md, "Limits"); it is never a host outage.
 """
 
-from __future__ import annotations
-
 import contextlib
 import io
 import os
@@ -170,7 +168,7 @@ class Cgroup:
         return f"cgroup v{self.version}"
 
     @classmethod
-    def create(cls, name: str, limits: Limits, root: Path = _ROOT) -> Cgroup | None:
+    def create(cls, name: str, limits: Limits, root: Path = _ROOT) -> "Cgroup | None":
         """A fresh cgroup for ``name`` with ``limits`` written, or None when this process
         cannot make one (not root, no writable cgroup file system, a controller missing)."""
         if os.geteuid() != 0:
@@ -183,7 +181,7 @@ class Cgroup:
             return None
 
     @classmethod
-    def _create_v2(cls, name: str, limits: Limits, root: Path) -> Cgroup | None:
+    def _create_v2(cls, name: str, limits: Limits, root: Path) -> "Cgroup | None":
         wanted = _controllers(limits)
         if not set(wanted) <= set((root / "cgroup.controllers").read_text().split()):
             return None
@@ -208,7 +206,7 @@ class Cgroup:
         return box
 
     @classmethod
-    def _create_v1(cls, name: str, limits: Limits, root: Path) -> Cgroup | None:
+    def _create_v1(cls, name: str, limits: Limits, root: Path) -> "Cgroup | None":
         own = _own_v1_paths()
         dirs: dict[str, Path] = {}
         for controller in _controllers(limits):
@@ -427,7 +425,7 @@ class CappedBuffer:
             if over > 0:
                 del self._tail[:over]
 
-    def __iadd__(self, data: bytes | bytearray | memoryview) -> CappedBuffer:
+    def __iadd__(self, data: bytes | bytearray | memoryview) -> "CappedBuffer":
         self.extend(data)
         return self
 

@@ -26,8 +26,6 @@ The host gives the apply phase its own deadline and test.sh its full deadline fr
 moment the status line arrives, as two launches did.
 """
 
-from __future__ import annotations
-
 import os
 import secrets
 import shlex
@@ -144,7 +142,7 @@ class ApplyChannel:
         return AppliedRun(applied, bytes(self.output[:OUTPUT_CAP]), result)
 
 
-async def apply_and_exec(box: LocalSandbox, patch: str, argv: Sequence[str], *, cwd: str,
+async def apply_and_exec(box: "LocalSandbox", patch: str, argv: Sequence[str], *, cwd: str,
                      env: Mapping[str, str] | None, apply_timeout: float, timeout: float | None,
                      stdout_path: Path, stderr_path: Path) -> AppliedRun | None:
     """In ``box``, grading's ``git apply`` of ``patch`` and then ``argv`` (test.sh, through

@@ -19,8 +19,6 @@ unisolated local sandbox uses host folders and exports ``APP_DIR``, ``TESTS_DIR`
 Every command gets those variables in either mode.
 """
 
-from __future__ import annotations
-
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path

@@ -9,8 +9,6 @@ we look escapes this walk; unisolated sandboxes also sweep by marker (:func:`mar
 and bubblewrap sandboxes live in their own pid namespace, which dies with its init.
 """
 
-from __future__ import annotations
-
 import contextlib
 import os
 import signal

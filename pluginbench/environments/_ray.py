@@ -17,8 +17,6 @@ sandboxes at once (``environment.ray.nodes.<name>.jobs``, else the evaluation's
 call on it raise :class:`~pluginbench.errors.WorkerLost`, and it takes no new sandbox.
 """
 
-from __future__ import annotations
-
 import asyncio
 import logging
 import uuid
@@ -317,7 +315,7 @@ class RayEnvironment:
                 await anyio.sleep(0.2)
 
     @asynccontextmanager
-    async def sandbox(self, spec: SandboxSpec) -> AsyncIterator[RaySandbox]:
+    async def sandbox(self, spec: SandboxSpec) -> "AsyncIterator[RaySandbox]":
         """A fresh sandbox on a worker node; it is closed there on exit."""
         try:
             node, slot = await self._place(spec)

@@ -4,8 +4,6 @@ The sandboxes themselves are :mod:`._ray` (head side) and :mod:`._ray_node` (wor
 ``ray`` is imported only when a run selects this backend.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -68,10 +66,10 @@ class RayBackend(Backend):
                "the Supervisor stays on this machine")
     settings_type = RaySettings
 
-    def environment(self, **options: Any) -> Environment:
+    def environment(self, **options: Any) -> "Environment":
         return RayEnvironment(**options)
 
-    def for_evaluation(self, ev: Evaluation) -> Backend:
+    def for_evaluation(self, ev: "Evaluation") -> Backend:
         """Docker sandboxes make it a backend with task images (:class:`RayDockerBackend`)."""
         try:
             s: RaySettings = self.settings(ev)
@@ -79,7 +77,7 @@ class RayBackend(Backend):
             return self  # validate() reports it
         return _RAY_DOCKER if s.sandbox == "docker" else self
 
-    def options(self, ev: Evaluation, run_id: str) -> dict[str, Any]:
+    def options(self, ev: "Evaluation", run_id: str) -> dict[str, Any]:
         s: RaySettings = self.settings(ev)
         return {"address": s.address, "label": s.node_label, "jobs": ev.jobs,
                 "nodes": {name: n.jobs for name, n in s.nodes.items() if n.jobs is not None},
@@ -87,7 +85,7 @@ class RayBackend(Backend):
                 "docker_hosts": {name: n.docker_host for name, n in s.nodes.items() if n.docker_host},
                 **({"allow_host_root": True} if ev.environment.allow_host_root else {})}
 
-    def validate(self, ev: Evaluation, path: Path | str) -> None:
+    def validate(self, ev: "Evaluation", path: Path | str) -> None:
         s: RaySettings = self.settings(ev, path)
         for host, field in [(s.docker_host, "environment.settings.docker_host"),
                             *((n.docker_host, f"environment.settings.nodes.{name}.docker_host")
@@ -102,7 +100,7 @@ class RayBackend(Backend):
                     fix=f"use 0 (the node takes no attempts) to {MAX_NODE_JOBS}",
                 )
 
-    def check_host(self, ev: Evaluation, path: Path, tasks: Mapping[str, HarborTask]) -> None:
+    def check_host(self, ev: "Evaluation", path: Path, tasks: "Mapping[str, HarborTask]") -> None:
         """The cluster answers and has at least one worker node that can make sandboxes."""
         env = self.make(ev, "check")
         try:
@@ -114,7 +112,7 @@ class RayBackend(Backend):
                     f"--labels={self.settings(ev).node_label}=<name> on each worker) or fix the address",
             ) from None
 
-    async def check_capacity(self, environment: Environment, jobs: int, cpus: float | None,
+    async def check_capacity(self, environment: "Environment", jobs: int, cpus: float | None,
                              memory_mb: int | None) -> None:
         """Per node, before anything starts: its jobs × the task limits fit its CPUs and
         memory, and it can make sandboxes. Refuses; never lowers ``jobs``."""
@@ -126,15 +124,15 @@ class RayBackend(Backend):
         if problems:
             raise EnvironmentFailure("per-node capacity check failed: " + "; ".join(problems))
 
-    def isolation(self, ev: Evaluation) -> str:
+    def isolation(self, ev: "Evaluation") -> str:
         s: RaySettings = self.settings(ev)
         return "ray-docker" if s.sandbox == "docker" else f"ray-{s.isolation}"
 
-    def isolated(self, ev: Evaluation) -> bool:
+    def isolated(self, ev: "Evaluation") -> bool:
         s: RaySettings = self.settings(ev)
         return s.sandbox == "docker" or s.isolation == "bubblewrap"
 
-    def readiness_key(self, ev: Evaluation) -> list[str]:
+    def readiness_key(self, ev: "Evaluation") -> list[str]:
         return [self.name, self.isolation(ev)]
 
 
@@ -147,10 +145,10 @@ class RayDockerBackend(RayBackend):
     uses_images = True
     task_settings = frozenset({"environment.docker_image", "verifier.environment.docker_image"})
 
-    def for_evaluation(self, ev: Evaluation) -> Backend:
+    def for_evaluation(self, ev: "Evaluation") -> Backend:
         return RayBackend().for_evaluation(ev)
 
-    def check_host(self, ev: Evaluation, path: Path, tasks: Mapping[str, HarborTask]) -> None:
+    def check_host(self, ev: "Evaluation", path: Path, tasks: "Mapping[str, HarborTask]") -> None:
         """The head's Docker Engine answers and holds every published image a task names
         (images are prepared there), then the cluster's checks."""
         from ._docker import DockerEnvironment
@@ -180,7 +178,7 @@ class RayDockerBackend(RayBackend):
                     )
         super().check_host(ev, path, tasks)
 
-    def cli_path(self, cli: CliPin, host_path: str | Path) -> str | Path:
+    def cli_path(self, cli: "CliPin", host_path: str | Path) -> str | Path:
         """The coding image carries the pinned CLI at a fixed path, as on the docker backend."""
         from ._docker_derived import cli_path_in_image
 

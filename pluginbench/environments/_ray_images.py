@@ -16,8 +16,6 @@ image configuration, so an image built on another engine gets another ID and wou
 refused anyway.
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 import os

@@ -7,8 +7,6 @@ member against the list, so evidence lands byte-identical in the run directory o
 copy fails with an error naming the file.
 """
 
-from __future__ import annotations
-
 import io
 import os
 import stat

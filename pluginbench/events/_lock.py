@@ -7,8 +7,6 @@ a run is *owned* only while the lock is held **and** the recorded pid still has 
 recorded start time (pids are reused).
 """
 
-from __future__ import annotations
-
 import errno
 import fcntl
 import json

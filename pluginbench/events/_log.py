@@ -12,8 +12,6 @@ Contract:
   corruption: :class:`CorruptLogError`, never silently skipped.
 """
 
-from __future__ import annotations
-
 import datetime as _dt
 import hashlib
 import os
@@ -516,7 +514,7 @@ class EventLog:
             os.close(self._fd)
             self._fd = -1
 
-    def __enter__(self) -> EventLog:
+    def __enter__(self) -> "EventLog":
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -12,8 +12,6 @@ within a version; renaming or removing one bumps ``v`` and keeps a decoder for t
 shape. Values that were not measured are ``None`` beside a reason; never zero.
 """
 
-from __future__ import annotations
-
 from typing import Any, Union, get_args
 
 import msgspec

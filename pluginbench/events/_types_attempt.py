@@ -1,8 +1,6 @@
 """Attempt events: an attempt from its start to its completion (launch, exit, submission,
 grade, measures), its interruption, discard or reset, source-only grades and the vanilla cache."""
 
-from __future__ import annotations
-
 from typing import Any
 
 from ._types_base import CacheDecision, Count, Measure, ModelRecord, Usage, _Event

@@ -2,8 +2,6 @@
 rows, reviewer specs, readiness rows...) and ``_Event``, whose ``seq``, ``at`` and ``v`` every
 event has. See :mod:`._types` for the schema's rules."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 import msgspec
@@ -53,7 +51,7 @@ class Usage(msgspec.Struct, frozen=True, kw_only=True):
     reasoning_output_tokens: int | None = None
     total_tokens: int | None = None
     reason: str | None = None
-    native_session: Usage | None = None
+    native_session: "Usage | None" = None
 
 
 class ChildModel(msgspec.Struct, frozen=True, kw_only=True):

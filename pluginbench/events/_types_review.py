@@ -2,8 +2,6 @@
 and ``pluginbench measure`` revisions, measurement readiness and references, and the llm checks'
 grader calls (``check_vote.*``)."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from ._types_base import Finding, Measure, NotMeasured, ReadinessRow, ReviewerSpec, Usage, _Event

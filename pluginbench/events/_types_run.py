@@ -2,8 +2,6 @@
 ends; frozen tasks and treatments, readiness, generated guidance; extension records and the
 report."""
 
-from __future__ import annotations
-
 from typing import Any
 
 from ._types_base import ClusterNode, Count, ReviewerSpec, SlotPlan, StoppingSpec, Usage, _Event

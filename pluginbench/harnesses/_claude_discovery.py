@@ -29,8 +29,6 @@ anything the repository holds, but nothing task-owned may come from outside it.
 declared arm (empty = pass).
 """
 
-from __future__ import annotations
-
 import json
 from typing import Any, NamedTuple
 

@@ -29,8 +29,6 @@ forge"):
   at all, it is named by :func:`uncorroborated` and the attempt stays the agent's.
 """
 
-from __future__ import annotations
-
 import json
 from collections import Counter
 from datetime import UTC, datetime

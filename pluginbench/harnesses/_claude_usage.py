@@ -30,8 +30,6 @@ bound. A session whose result is that connection failure after the retries is a 
 stop (:func:`unrecovered_cut`), not the agent's outcome.
 """
 
-from __future__ import annotations
-
 import json
 from collections.abc import Iterable
 from typing import Any, NamedTuple

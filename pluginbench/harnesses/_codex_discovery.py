@@ -19,8 +19,6 @@ task-owned. Neither counts as a treatment component. Everything else must be exa
 nothing. The receipt proves availability, not activation.
 """
 
-from __future__ import annotations
-
 import hashlib
 import re
 from collections.abc import Mapping

@@ -18,8 +18,6 @@ Facts these readers rely on (the team's measurements of Codex 0.169.0; real samp
   ``event_msg/task_complete`` whose ``error.codex_error_info`` says why a turn failed.
 """
 
-from __future__ import annotations
-
 import json
 import re
 from collections.abc import Iterable, Mapping

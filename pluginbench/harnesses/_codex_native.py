@@ -21,8 +21,6 @@ its own ``codex-path`` folder (the bundled ``rg``) on ``PATH`` itself, found fro
 location, so nothing is added there. Pure but for reading the package's small files.
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 import os

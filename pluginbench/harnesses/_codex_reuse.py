@@ -22,8 +22,6 @@ discovery passed, the same condition under which the run itself reuses the recei
 its later attempts of that digest.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Any, NamedTuple
 

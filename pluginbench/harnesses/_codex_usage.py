@@ -32,8 +32,6 @@ Provider stops ("Concurrency and resume"): a turn that never completed, and
 product description says, even for "stream disconnected before completion".
 """
 
-from __future__ import annotations
-
 import json
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple

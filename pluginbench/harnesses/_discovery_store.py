@@ -30,8 +30,6 @@ then discovers as if the store were empty):
 one process: every run's first attempt of a setup discovers again, as before.
 """
 
-from __future__ import annotations
-
 import contextlib
 import json
 import os
@@ -86,7 +84,7 @@ class DiscoveryStore:
         self.folder = folder
 
     @classmethod
-    def for_harness(cls, harness: str, environ: dict[str, str] | None = None) -> DiscoveryStore | None:
+    def for_harness(cls, harness: str, environ: dict[str, str] | None = None) -> "DiscoveryStore | None":
         """The store of ``harness`` under the user's cache root, or None when switched off."""
         if not store_enabled(environ):
             return None

@@ -21,8 +21,6 @@ Facts measured on ``@google/gemini-cli`` 0.61.0 against the loopback probe:
   labelled ``delivered-home`` listing (see :func:`delivered_receipt`).
 """
 
-from __future__ import annotations
-
 import json
 from typing import Any, NamedTuple
 

@@ -24,8 +24,6 @@ is stored by the CLI as zeros, which a real answer never is: that is how it is s
 Sub-agent sessions (the ``task`` tool) are exported and added the same way.
 """
 
-from __future__ import annotations
-
 import json
 from typing import Any, NamedTuple
 

@@ -49,8 +49,6 @@ creation, the worker, preparation, ``doctor`` and the docker coding image ask th
   :meth:`HarnessBase.doctor_options`).
 """
 
-from __future__ import annotations
-
 import shutil
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path

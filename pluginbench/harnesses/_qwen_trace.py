@@ -12,8 +12,6 @@ reason (never zero). An answer without usage is recorded by the CLI as zeros, wh
 real answer never is: that is how a missing count is seen.
 """
 
-from __future__ import annotations
-
 import re
 from typing import Any, NamedTuple
 

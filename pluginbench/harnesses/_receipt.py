@@ -8,8 +8,6 @@ treatment's components and of the task-owned files. Two attempts with equal iden
 loaded the same things under the same launch.
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 from typing import Any

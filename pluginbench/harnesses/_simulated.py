@@ -16,8 +16,6 @@ like Claude Code where that matters to the pipeline:
   missing or garbled line gives usage ``unknown`` with a reason, never zeros.
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 import math

@@ -5,8 +5,6 @@ from the same source and read the same instruction; an attempt without a saved
 submission cannot be judged and leaves its pair out.
 """
 
-from __future__ import annotations
-
 import hashlib
 import re
 from collections.abc import Iterable

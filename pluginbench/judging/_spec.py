@@ -1,7 +1,5 @@
 """A judge: ``HARNESS:MODEL:EFFORT`` (pure)."""
 
-from __future__ import annotations
-
 import re
 
 import msgspec

@@ -8,8 +8,6 @@
   agreement against the other judges' strict majority, and token usage with unknowns.
 """
 
-from __future__ import annotations
-
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any

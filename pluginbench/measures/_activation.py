@@ -26,8 +26,6 @@ What counts as a use:
   and child rollouts alike. Hooks are unknown.
 """
 
-from __future__ import annotations
-
 import json
 import re
 from collections.abc import Iterable, Mapping

@@ -21,8 +21,6 @@ Kinds (as Claude Code's plugin eval defines them):
   reviewer's read-only sandbox, ``votes`` times (3), by majority (:mod:`._checks_llm`).
 """
 
-from __future__ import annotations
-
 import math
 import re
 from typing import Literal

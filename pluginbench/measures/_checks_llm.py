@@ -12,8 +12,6 @@ fails when more than half say fail, and is unknown otherwise (no majority). Ever
 kept in ``measure/checks/checks.json`` and its traces under ``measure/checks/llm/<name>/``.
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 import re

@@ -18,8 +18,6 @@ A complete scan of a submission that changed no function adds zero; a file the a
 could not read makes the values unknown, never zero.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 

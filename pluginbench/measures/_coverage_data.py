@@ -13,8 +13,6 @@ as the ``<report>.per-test.json`` sidecar in the same form. The empty context (c
 outside a test, such as imports at collection) is ignored. Go has none.
 """
 
-from __future__ import annotations
-
 import base64
 import binascii
 import json

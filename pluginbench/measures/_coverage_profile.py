@@ -16,8 +16,6 @@ Go versions are the operator's declaration). PluginBench installs no coverage fr
 overrides the default.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
 from typing import Any

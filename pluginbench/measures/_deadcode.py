@@ -8,8 +8,6 @@ many more times it occurs after the patch than before (never negative per identi
 Warnings can include public APIs a user of the package needs.
 """
 
-from __future__ import annotations
-
 import contextlib
 import json
 import posixpath

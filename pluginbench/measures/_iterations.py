@@ -16,8 +16,6 @@ edit whose outcome the trace does not give between two verification commands, a 
 that may not have started), makes all three counts unknown with the reason: never zero.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import NamedTuple
 

@@ -6,8 +6,6 @@ A file is a test file when a path component is ``tests``, ``test``, ``__tests__`
 lines; they are counted in ``binary_files`` so a reader sees they were not measured.
 """
 
-from __future__ import annotations
-
 import re
 from typing import NamedTuple
 

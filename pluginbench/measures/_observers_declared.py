@@ -9,6 +9,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
         "1": (
             "8e3c1e3d3110d7b2c62d5445d81e45c0a00e6f420a9a1a0ac8af2f3c53f2dfcd",
             "4fb021ba9d383af78c14f072468bbe4a7e3971da55bfb5216226e049f5a148a0",
+            "227239f86e3862d4ab8cc6b6001f05a83b13af9d71e8e8d3a5500242fd66b3d7",
         ),
     },
     "checks": {
@@ -24,6 +25,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
             "5f8f7c3957ba7414c4cb07062f8cc744efcc205a92ceb293690d8d9879220dfd",
             "eaec68c9c4b470f348e23505037f14c9100738326523406d93d76ba2dcf91cfb",
             "0d36f06db373e594deea3dccbcae44349fd01c14a72d670b2d12efb5453e5938",
+            "f4148b6b834336b41933559ae7a28e5a0ddff5271049280a70318b90a3873877",
         ),
     },
     "cognitive": {
@@ -34,6 +36,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
             "b246de50a76836f8b3d4ecba62f498ba4b4c52f2849ab95e13eba539d32b065d",
             "e4cf5fa456c6d5a0113e4578bab2641d76b79af90ecad54e43a87cd837a16b3f",
             "6135f6113f4adbcfc870ad64e2b8386e837b382960e5d58b087a0e1f01cd54dc",
+            "19a2811e5bd0a63c5f4d8767320436aff5abc55286b81f448af7489051292380",
         ),
     },
     "coverage": {
@@ -45,6 +48,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
         ),
         "4": (
             "a35c9715635d8e23b2ee64790ed6f6c41e221afef43069cb8db4a7ed1cfba0c9",
+            "b32fcbd69050fee0fd665b45a0f10564796a18ac99343e7bb33887c5de29f22b",
         ),
     },
     "cyclomatic": {
@@ -55,6 +59,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
             "b246de50a76836f8b3d4ecba62f498ba4b4c52f2849ab95e13eba539d32b065d",
             "e4cf5fa456c6d5a0113e4578bab2641d76b79af90ecad54e43a87cd837a16b3f",
             "6135f6113f4adbcfc870ad64e2b8386e837b382960e5d58b087a0e1f01cd54dc",
+            "19a2811e5bd0a63c5f4d8767320436aff5abc55286b81f448af7489051292380",
         ),
     },
     "dead_code": {
@@ -66,6 +71,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
         "2": (
             "5335fc7d116abef0ff18f55ba9d85c952c3fafacc516a4e14f3a52d8a35c6b97",
             "a36c5037a0ab3bc8167c363c086cf186d600d29da77a5c5d6265d919e3bef51a",
+            "e0ca3cde55ab4712f81456c4b69d6ae91bdbad865df1926cb20bbf535a464b7d",
         ),
     },
     "iterations": {
@@ -73,6 +79,7 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
             "2391cef08222873a15e6745dd473e7e7501b7bceb926de97eebc8971c1644fa7",
             "087ce655f87b7311ca27945dcaea0d16764881515327300c90f9d0bb4a6d1a11",
             "82fb7b45069cd4b280d4ac4dbee11d33298828e00af5a1f229f325f32f1c6b10",
+            "3a959fffdd9c72addb55bba5863748faf68f21916671fa91ddfe43f8c835caa4",
         ),
     },
 }

@@ -24,8 +24,6 @@ Unknown is never zero: a column the collector leaves out is recorded unknown by 
 collector actor, and a collector that raises makes all its columns unknown with the error.
 """
 
-from __future__ import annotations
-
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path

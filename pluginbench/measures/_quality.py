@@ -7,8 +7,6 @@ names, runs the pure rules (``_iterations``, ``_complexity``, ``_deadcode``) on 
 pinned analyzers report, and returns a value or an unknown with the reason per column.
 """
 
-from __future__ import annotations
-
 import hashlib
 import shutil
 import threading
@@ -67,10 +65,10 @@ ITERATIONS = register(MeasureSpec(
 # ------------------------------------------------------------------ complexity
 
 _SCAN_LOCK = threading.Lock()
-_SCANS: dict[str, tuple[str | None, str | None, str | None, ComplexityDelta | None]] = {}
+_SCANS: "dict[str, tuple[str | None, str | None, str | None, ComplexityDelta | None]]" = {}
 
 
-def _complexity(inp: CollectorInput) -> tuple[str | None, str | None, str | None, ComplexityDelta | None]:
+def _complexity(inp: CollectorInput) -> "tuple[str | None, str | None, str | None, ComplexityDelta | None]":
     """(language, analyzer, reason when unknown, delta) of the submission; cached per
     starting source and patch, since cyclomatic and cognitive share one scan."""
     key = hashlib.sha256(f"{inp.starting_source}\0{inp.patch}".encode("utf-8", "surrogateescape")).hexdigest()
@@ -85,7 +83,7 @@ def _complexity(inp: CollectorInput) -> tuple[str | None, str | None, str | None
     return got
 
 
-def _scan_complexity(inp: CollectorInput) -> tuple[str | None, str | None, str | None, ComplexityDelta | None]:
+def _scan_complexity(inp: CollectorInput) -> "tuple[str | None, str | None, str | None, ComplexityDelta | None]":
     from ._complexity import ComplexityDelta, compare
     from ._complexity_scan import analyzer_status, language_of, scan_trees
 

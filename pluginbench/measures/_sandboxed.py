@@ -17,8 +17,6 @@ sandbox's async calls on the event loop that started the thread, or in a fresh l
 called outside one (a test, a script).
 """
 
-from __future__ import annotations
-
 import contextlib
 import os
 import stat

@@ -16,8 +16,6 @@ Pure: a command line goes in, its segments and their verification status come ou
   before a segment removes only the pipe mask while it is on.
 """
 
-from __future__ import annotations
-
 import re
 from typing import NamedTuple
 

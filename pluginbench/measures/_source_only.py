@@ -19,8 +19,6 @@ Patches are handled as ``latin-1`` text so every byte survives the round trip: d
 saved bytes with ``latin-1`` and encode the filtered text the same way.
 """
 
-from __future__ import annotations
-
 import hashlib
 import re
 from collections.abc import Callable

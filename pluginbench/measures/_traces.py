@@ -19,8 +19,6 @@ Only edits inside the workspace (the session's working folder) are kept: edits e
 do not count. Edits made by shell commands are not seen.
 """
 
-from __future__ import annotations
-
 import json
 import re
 from pathlib import Path, PurePosixPath

@@ -6,8 +6,6 @@ loopback probe in tests and in ``pluginbench doctor``. The real-run path never s
 keys; a run whose launch env carries them is a labelled probe run, not a measurement.
 """
 
-from __future__ import annotations
-
 import msgspec
 
 # Fake credentials: the probe accepts these and refuses anything shaped like a real key.

@@ -4,8 +4,6 @@ Nothing here touches the network; every function takes parsed JSON and returns v
 the matching contract is unit-tested without a server.
 """
 
-from __future__ import annotations
-
 import fnmatch
 import re
 from collections.abc import Iterator

@@ -21,8 +21,6 @@ per-session state). After the script runs out it answers ``final`` (a plain text
 A bare list at the top level is read as ``rules``.
 """
 
-from __future__ import annotations
-
 import json
 from pathlib import Path
 from typing import Any
@@ -50,7 +48,7 @@ class StepUsage(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
     cache_creation_input_tokens: int = 0
     reasoning_tokens: int = 0
 
-    def __add__(self, other: StepUsage) -> StepUsage:
+    def __add__(self, other: "StepUsage") -> "StepUsage":
         return StepUsage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,

@@ -4,8 +4,6 @@ Backend-neutral on purpose: it runs in its own threads (:class:`._http.Threading
 so asyncio, trio and plain synchronous tests can all drive a real CLI against it.
 """
 
-from __future__ import annotations
-
 import contextlib
 import ipaddress
 import json
@@ -111,7 +109,7 @@ def _redact(headers: Any) -> dict[str, str]:
 
 
 class _HTTPServer(ThreadingHTTPServer):
-    probe: ProbeServer
+    probe: "ProbeServer"
 
 
 class _Handler(RequestHandler):
@@ -246,7 +244,7 @@ class ProbeServer:
 
     # -- lifecycle
 
-    def start(self) -> ProbeServer:
+    def start(self) -> "ProbeServer":
         if self._serving is None:
             self._serving = WakeableServing(self._httpd, f"probe:{self.port}")
         return self
@@ -263,7 +261,7 @@ class ProbeServer:
                 conn.shutdown(socket.SHUT_RDWR)
         self._httpd.server_close()
 
-    def __enter__(self) -> ProbeServer:
+    def __enter__(self) -> "ProbeServer":
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -11,8 +11,6 @@ only as the ``checks_grader_tokens`` measure (a total without the input/output s
 :func:`unlogged_grader_attempts` names those attempts so a reader says what it lacks.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
@@ -59,7 +57,7 @@ class CheckVotes(msgspec.Struct):
     #: attempts with at least one vote event
     attempts: set[str] = field(default_factory=set)
     #: token sums over the ended votes
-    tally: Tally = field(default_factory=lambda: Tally())
+    tally: "Tally" = field(default_factory=lambda: Tally())
 
     def apply(self, event: CheckVoteStarted | CheckVoteCast | CheckVoteDiscarded) -> None:
         key = (event.attempt_id, event.check, event.vote)

@@ -10,8 +10,6 @@ is pure; :func:`build_cross_report` reads the folder and writes ``results.json``
 absolute path).
 """
 
-from __future__ import annotations
-
 import csv
 import functools
 import io

@@ -9,8 +9,6 @@ report's "Generated guidance" section and ``results.json`` ``generated`` are
 :func:`generation_spend` items.
 """
 
-from __future__ import annotations
-
 from typing import Any, NamedTuple
 
 import msgspec

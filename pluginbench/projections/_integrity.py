@@ -17,8 +17,6 @@ Any mismatch raises :class:`CorruptLogError` (exit 2) naming the file, the line 
 fix; nothing is written, so a damaged log never becomes a silent rebuild or a recode.
 """
 
-from __future__ import annotations
-
 import contextlib
 import hashlib
 import os

@@ -6,8 +6,6 @@ ledger imports no fold, no report and no measures. Readers open the file read-on
 mode or another schema, or records no log mark (then status folds the log).
 """
 
-from __future__ import annotations
-
 import contextlib
 import json
 import sqlite3

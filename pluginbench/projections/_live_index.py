@@ -10,8 +10,6 @@ after folding it and moves the counts by the difference (:meth:`LiveIndex.move`)
 index is the same function of the events as the rest of the state, at O(1) per event.
 """
 
-from __future__ import annotations
-
 from collections import Counter
 from typing import NamedTuple
 

@@ -1,8 +1,6 @@
 """The records the run aggregate keeps beside its attempts: reviews and review revisions,
 measurement revisions and discarded attempts. Mutated only by :meth:`._state.RunState.apply`."""
 
-from __future__ import annotations
-
 import msgspec
 from msgspec import field
 

@@ -7,8 +7,6 @@ inputs gives byte-identical files, and no absolute path appears in them (evidenc
 are relative to the run directory). :func:`results_document` is the pure core.
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 import os

@@ -13,8 +13,6 @@ hidden tests replace, so source-bound correctness is withheld), ``fail``, ``empt
 graded patch is empty), ``unknown`` (with ``outcome_reason``).
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -268,7 +266,7 @@ class RunState(msgspec.Struct):
             slots.append(slot)
         return slots
 
-    def apply(self, event: Event) -> RunState:
+    def apply(self, event: Event) -> "RunState":
         """Fold one event in; returns ``self`` for chaining. The live index moves by what
         the event changed in the slots it touches."""
         index = self._live_index

@@ -7,8 +7,6 @@ measures. :func:`status_object` builds the typed :class:`Status` from a summary 
 Nothing here reads a file, the clock or the lock, or asks a backend.
 """
 
-from __future__ import annotations
-
 import datetime as _dt
 import shlex
 from collections import Counter

@@ -8,8 +8,6 @@ review budget. The sandbox boundary is mandatory: without bubblewrap the review 
 After the call the staged packet must still match its binding.
 """
 
-from __future__ import annotations
-
 import hashlib
 import os
 import shutil

@@ -9,8 +9,6 @@ starting source). ``binding.json`` beside it binds the packet to the attempt's s
 the arm's name, its guidance, the agent's traces or the verifier's result.
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 import shutil

@@ -6,8 +6,6 @@ severity, a category, a title and optionally a file, a line and a detail. Anythi
 with the reason, and is never read as "no findings".
 """
 
-from __future__ import annotations
-
 import json
 import re
 from typing import Literal

@@ -13,8 +13,6 @@ whose Mersenne Twister stream for an integer seed is stable across Python versio
 and sums use :func:`math.fsum`, so results do not depend on summation order.
 """
 
-from __future__ import annotations
-
 import functools
 import math
 import random

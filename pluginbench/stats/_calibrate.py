@@ -23,8 +23,6 @@ Each rate is over the seeds where the gate was determined, with its Monte Carlo 
 interval; a rate exceeds nominal only when that interval lies wholly above it.
 """
 
-from __future__ import annotations
-
 import random
 
 import msgspec

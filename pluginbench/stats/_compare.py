@@ -13,8 +13,6 @@ only the candidate's rows when a candidate is named (``--candidate v2`` with a g
 ``against: v1`` gates v2 against v1; v1 against vanilla is shown, not deciding).
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping, Sequence
 from typing import Any
 

@@ -14,8 +14,6 @@ lower bound. A sum is unknown when any attempt it counts is unknown, and a lower
 when any is.
 """
 
-from __future__ import annotations
-
 import datetime as _dt
 import math
 from collections.abc import Iterable, Mapping

@@ -23,8 +23,6 @@ Contract:
   The interval's endpoint is that test inverted, so the shown bound and the decision agree.
 """
 
-from __future__ import annotations
-
 import math
 from collections.abc import Callable, Sequence
 

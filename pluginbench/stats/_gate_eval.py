@@ -4,8 +4,6 @@ Every gate ends ``pass``, ``fail`` or ``undetermined``; an undetermined gate say
 ``detail`` (the rules are the product description's, "Compare runs"). Pure functions.
 """
 
-from __future__ import annotations
-
 import math
 from collections.abc import Sequence
 from itertools import product

@@ -23,8 +23,6 @@ Three kinds of gate (product description, "Compare runs"):
   chooses the candidates and is shown for context.
 """
 
-from __future__ import annotations
-
 import math
 import re
 from collections.abc import Mapping

@@ -15,8 +15,6 @@ the measurement scope ``measurement_settings`` (its ``source_scope``, ``test_sco
 Guidance packages, jobs, seed, container limits and the Docker runtime may differ.
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 from collections.abc import Iterable, Mapping

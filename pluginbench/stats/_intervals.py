@@ -3,8 +3,6 @@
 Pure functions over plain numbers; no I/O, no randomness.
 """
 
-from __future__ import annotations
-
 import math
 from collections.abc import Sequence
 from fractions import Fraction

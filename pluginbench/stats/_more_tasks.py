@@ -32,8 +32,6 @@ verdict's count takes a few milliseconds. ``bench/bench_aa_stats.py --only more_
 checks the claim on fresh tasks from the same truth.
 """
 
-from __future__ import annotations
-
 import math
 from collections.abc import Sequence
 from statistics import NormalDist

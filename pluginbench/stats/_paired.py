@@ -22,8 +22,6 @@ Contract (product description, "Compare runs", paired section):
   were priced by different tables (a ratio of two price lists measures the prices).
 """
 
-from __future__ import annotations
-
 import math
 from collections.abc import Sequence
 from fractions import Fraction

@@ -22,8 +22,6 @@ Contract:
   a gate "lower bound ≥ margin" and "p(margin) ≤ alpha" say the same thing.
 """
 
-from __future__ import annotations
-
 import bisect
 import functools
 import math

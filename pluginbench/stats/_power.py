@@ -19,8 +19,6 @@ the same for both arms, and each arm runs ``repeats`` attempts, so
 simulated runs.
 """
 
-from __future__ import annotations
-
 import math
 from collections.abc import Mapping
 from statistics import NormalDist

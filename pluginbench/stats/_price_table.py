@@ -8,8 +8,6 @@ run's own recorded date (``run.created``'s timestamp, never the wall clock, so a
 rebuilds byte-identically) carries a warning beside every dollar.
 """
 
-from __future__ import annotations
-
 import datetime as _dt
 import json
 from importlib import resources

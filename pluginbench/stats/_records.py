@@ -3,8 +3,6 @@
 The CLI builds these from each run's ``report/results.json``; the core never reads files.
 """
 
-from __future__ import annotations
-
 import math
 from collections.abc import Mapping
 from typing import NamedTuple

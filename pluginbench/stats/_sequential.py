@@ -46,8 +46,6 @@ effect of interest (the treatment cannot be better by that much); tokens and cos
 end is above it. A gate once decided stays decided. The run is decided when every gate is.
 """
 
-from __future__ import annotations
-
 import math
 import random
 import threading

@@ -12,8 +12,6 @@ the same ending, run by run). It stops where the run would: when decided, else a
 ``max_tasks`` (or the pool). Seeded: the same arguments give the same numbers.
 """
 
-from __future__ import annotations
-
 import math
 from collections.abc import Sequence
 from typing import Any

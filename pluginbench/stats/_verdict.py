@@ -35,8 +35,6 @@ Rules (one level for the page, the run's ``statistics.confidence_level``, α = (
   sequence, not these fixed-size rules, decides it (its plan in ``check`` gives the tasks).
 """
 
-from __future__ import annotations
-
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal

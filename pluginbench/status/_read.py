@@ -11,8 +11,6 @@ Nothing here writes. The backend is asked what a killed worker left only for a r
 process owns, and only when the caller wants it (the dashboard's page polls do not).
 """
 
-from __future__ import annotations
-
 import contextlib
 import hashlib
 import io
@@ -62,7 +60,7 @@ def read_status(
     clock: Callable[[], float] = time.time,
     ledger_reader: Callable[[Path], LedgerView | None] = read_ledger,
     check_left_running: bool = True,
-) -> Status:
+) -> "Status":
     """The typed ``status --json`` object of ``run_dir``. Read-only.
 
     ``now`` (else ``clock()``) is the moment the heartbeat's age is measured at;
@@ -293,7 +291,7 @@ def _facts(rd: RunDir, lock: Any, run: dict[str, Any], last: Any, torn_tail_byte
     )
 
 
-def _read(rd: RunDir, now: float, ledger_reader: Callable[[Path], LedgerView | None], check_left_running: bool) -> Status:
+def _read(rd: RunDir, now: float, ledger_reader: Callable[[Path], LedgerView | None], check_left_running: bool) -> "Status":
     from ..projections import attempt_rows, fold_checked_log, run_row, status_view
 
     lock = live_owner(rd.root)

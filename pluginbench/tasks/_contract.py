@@ -19,8 +19,6 @@ file that reads it) is refused, naming the fields. DeepSWE-shaped tasks
 (``tests/grader.py`` + ``tests/config.json``) are checked further in :mod:`._deepswe`.
 """
 
-from __future__ import annotations
-
 import re
 from pathlib import Path
 

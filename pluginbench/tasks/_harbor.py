@@ -7,8 +7,6 @@ ignored, as Harbor does. Features this runner cannot honour (multi-step tasks, G
 TPUs, task-authored Compose, Windows) are refused here, before any model call.
 """
 
-from __future__ import annotations
-
 import re
 import tomllib
 from pathlib import Path

@@ -10,8 +10,6 @@ or a merge commit (a merged pull request) against its first parent. Its changed 
 classified by :func:`classify_path` (pure) into tests, source and other files.
 """
 
-from __future__ import annotations
-
 import re
 import tempfile
 from pathlib import Path, PurePosixPath

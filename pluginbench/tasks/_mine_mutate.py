@@ -9,8 +9,6 @@ whatever the agent changed), and the instruction says which tests fail, written 
 PluginBench and marked as such. No I/O here.
 """
 
-from __future__ import annotations
-
 import difflib
 import hashlib
 import re

@@ -8,8 +8,6 @@ reason the candidate is rejected. :func:`task_files` is the text of every file a
 carries besides its trees. No I/O here.
 """
 
-from __future__ import annotations
-
 import json
 import re
 from collections.abc import Mapping, Sequence

@@ -16,8 +16,6 @@ The parsing and selection here are pure; :func:`read_registry` and
 :func:`resolve_dataset` are the edges (a read, git fetches).
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 import re

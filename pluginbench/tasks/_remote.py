@@ -12,8 +12,6 @@ Every git call runs hermetically (no system or global config, no prompts) in its
 session, with a deadline. Nothing here reads the run directory: callers freeze the result.
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 import os

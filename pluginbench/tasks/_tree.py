@@ -7,8 +7,6 @@ SHA-256 over every file's relative path, mode bits and content hash, in sorted o
 so it changes when a byte or an executable bit changes and never with mtimes.
 """
 
-from __future__ import annotations
-
 import hashlib
 import os
 import shutil

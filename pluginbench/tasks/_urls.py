@@ -11,8 +11,6 @@ Two spellings, both ``<repository>/tree/<ref>/<path to the task folder>``:
 slash could not be told apart from the path. The task id is the last path component.
 """
 
-from __future__ import annotations
-
 import re
 from urllib.parse import urlsplit
 

@@ -31,8 +31,6 @@ not set the variables the agent CLIs read (model endpoints, credentials, configu
 folders: :data:`_AGENT_PREFIXES`): a task must not change how the harness under test runs.
 """
 
-from __future__ import annotations
-
 import math
 import re
 from collections.abc import Mapping, Sequence

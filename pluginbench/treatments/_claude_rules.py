@@ -18,8 +18,6 @@ hook-duplicate         same event and command twice, even across plugins
 =====================  ==========================================================
 """
 
-from __future__ import annotations
-
 import json
 import re
 from collections.abc import Sequence

@@ -15,8 +15,6 @@ custom agents, commands, plugin dependencies, asynchronous and non-command hooks
 Every refusal is a :class:`~pluginbench.errors.TreatmentError` naming the rule and path.
 """
 
-from __future__ import annotations
-
 import json
 import re
 from pathlib import Path

@@ -14,8 +14,6 @@ Shared rules: no symlinks, hardlinks or special files (via ``scan_tree``), no do
 files (``.env``, ``.env.*``, ``.envrc``) anywhere, and ``.git`` is excluded, never copied.
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path

@@ -20,8 +20,6 @@ sha256 and size, what was replaced per file, what was left out and why) and
 timestamps and owners, so the same run gives the same bytes.
 """
 
-from __future__ import annotations
-
 import contextlib
 import getpass
 import gzip

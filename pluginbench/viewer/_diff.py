@@ -6,8 +6,6 @@ is the unified diff between two patches, and :func:`divergence` the first step w
 tool-call sequences differ (where two agents' transcripts part ways).
 """
 
-from __future__ import annotations
-
 import difflib
 from collections.abc import Sequence
 

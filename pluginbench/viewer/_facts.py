@@ -10,8 +10,6 @@ evidence folder through :mod:`._evidence` (no symlink, nothing outside the folde
 Unknown stays ``None`` with the reason, never zero.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Any
 

@@ -23,8 +23,6 @@ same shell unwrapping and subagent tool names as the measures' trace reader
 Nothing here reads a file; :func:`load_timeline` in :mod:`._facts` is the I/O edge.
 """
 
-from __future__ import annotations
-
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -49,7 +47,7 @@ class Step(msgspec.Struct, frozen=True, kw_only=True):
     output: str | None = None  # the tool result
     is_error: bool | None = None  # the result said error (None: no result or not said)
     tokens: dict[str, int] | None = None  # the turn's usage, on the turn's first step
-    children: tuple[Thread, ...] = ()  # subagents this call started
+    children: "tuple[Thread, ...]" = ()  # subagents this call started
 
 
 class Thread(msgspec.Struct, frozen=True, kw_only=True):
