@@ -168,13 +168,15 @@ REPORT_MODULES = (
 
 
 def warm_report() -> None:
-    """Load what :func:`build_report` loads on its first call (:data:`REPORT_MODULES`, and the
-    bundled price table's reader and decoder), writing nothing: a run does it while an agent
-    works, so its report is built warm after the last attempt."""
+    """Load what :func:`build_report` loads on its first call (:data:`REPORT_MODULES`, the
+    event decoder, and the bundled price table's reader and decoder), writing nothing: a run
+    does it while an agent works, so its report is built warm after the last attempt."""
     for name in REPORT_MODULES:
         importlib.import_module(name)
+    from ..events import decoder
     from ..stats import bundled_prices
 
+    decoder()
     bundled_prices()
 
 

@@ -58,9 +58,10 @@ from ._report_data import (
 from ._report_files import csv_text, json_text, write_csv, write_json
 from ._report_html import render_html
 from ._report_paired import paired_deltas
-from ._report_refs import reference_ratios, references_from_log, references_section
+from ._report_refs import reference_ratios, references_section
 from ._sequential import sequential_section
 from ._state import RunState
+from ._view import references_from_log
 
 __all__ = ["ReportFiles", "build_report", "csv_text", "json_text", "report_document", "results_document", "write_csv",
            "write_json"]

@@ -4,7 +4,7 @@ measured like an attempt, and each arm's median as a ratio to it.
 A run measures each task's ``solution/solution.patch`` with every selected measure that
 declares ``reference=True`` (lines, complexity, unused code) once in preparation, and again
 in each measurement revision for the measures it collects; those values are events, so
-this module only folds them (:func:`references_from_log`). Each task maps each metric to
+they are folded into rows by :func:`._view.references_from_log`. Each task maps each metric to
 ``status`` (``measured`` or ``unavailable``), ``value`` and ``reason``; a missing reference
 is never 0. A run recorded before reference events existed gets its lines references counted
 here from the frozen patch (:func:`references_section`), as it always did. Code measures are
@@ -19,7 +19,6 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from ..events import Measure
 from ..measures import count_lines
 
 #: The lines metrics a reference is measured on (the attempt measure names).
@@ -55,15 +54,6 @@ def references_section(frozen_tasks: Path, tasks: Iterable[str], measurements: I
             except OSError as exc:
                 out[task] = _unavailable(f"solution/solution.patch unreadable: {exc.strerror}")
     return out
-
-
-def references_from_log(references: Mapping[str, Mapping[str, Measure]]) -> dict[str, dict[str, Any]]:
-    """Task → metric → status/value/reason from the recorded reference measures (pure)."""
-    return {task: {name: ({"status": "measured", "value": m.value, "reason": None}
-                          if m.status == "measured" and m.value is not None
-                          else {"status": "unavailable", "value": None, "reason": m.reason or "not measured"})
-                   for name, m in sorted(measures.items())}
-            for task, measures in sorted(references.items())}
 
 
 def _ratio_reason(median: float | None, reference: Mapping[str, Any] | None) -> str | None:

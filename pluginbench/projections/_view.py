@@ -7,18 +7,28 @@ from a fold of the log, and formats them the same way either way.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 
+from ..events import Measure
 from ._generation import generation_totals
 from ._records import review_revision_failure
-from ._report_refs import references_from_log
 from ._sequential import sequential_section
 from ._state import Attempt, RunState
 
 #: How a native-session usage beside an unknown total is labelled everywhere.
 NATIVE_SESSION_LABEL = "native CLI session only; command-hook subprocesses are unmetered and not included"
+
+
+def references_from_log(references: Mapping[str, Mapping[str, Measure]]) -> dict[str, dict[str, Any]]:
+    """Task → metric → status/value/reason from the recorded reference measures (pure)."""
+    return {task: {name: ({"status": "measured", "value": m.value, "reason": None}
+                          if m.status == "measured" and m.value is not None
+                          else {"status": "unavailable", "value": None, "reason": m.reason or "not measured"})
+                   for name, m in sorted(measures.items())}
+            for task, measures in sorted(references.items())}
 
 
 def usage_dict(usage: Any) -> dict[str, Any] | None:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from pluginbench.events import Measure
-from pluginbench.projections._report_refs import reference_ratios, references_from_log
+from pluginbench.projections._report_refs import reference_ratios
+from pluginbench.projections._view import references_from_log
 
 
 def test_recorded_references_become_rows_and_unknown_is_never_zero() -> None:
