@@ -43,8 +43,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "read_ledger": ("._ledger_read", "read_ledger"),
     "read_ledger_summary": ("._ledger_read", "read_ledger_summary"),
     "legacy_grader_attempts": ("._paid_calls", "legacy_grader_attempts"),
-    "PRICES_FILE": ("._report_cost", "PRICES_FILE"),
-    "load_prices": ("._report_cost", "load_prices"),
+    "PRICES_FILE": ("._prices", "PRICES_FILE"),
+    "load_prices": ("._prices", "load_prices"),
     "tokens_dict": ("._report_data", "tokens_dict"),
     "served_report": ("._report_links", "served_report"),
     "PLOT_CSS": ("._report_plots", "PLOT_CSS"),
@@ -119,8 +119,8 @@ if TYPE_CHECKING:  # the names above, for type checkers; ._report is imported wh
         read_ledger_summary,
     )
     from ._paid_calls import legacy_grader_attempts
+    from ._prices import PRICES_FILE, load_prices
     from ._report import ReportFiles
-    from ._report_cost import PRICES_FILE, load_prices
     from ._report_data import tokens_dict
     from ._report_links import served_report
     from ._report_plots import PLOT_CSS, plots_section

@@ -27,6 +27,7 @@ from ..stats import Prices
 from ._generation import generation_rows, generation_totals
 from ._integrity import check_frozen, fold_checked_log
 from ._paid_calls import beside_coding
+from ._prices import report_prices
 from ._report_activation import activation_notes, activation_section
 from ._report_checks import checks_section
 from ._report_code import (
@@ -36,7 +37,7 @@ from ._report_code import (
     not_measured_rows,
     revision_references,
 )
-from ._report_cost import costs_section, report_prices
+from ._report_cost import costs_section
 from ._report_data import (
     DEFAULT_MEASUREMENTS,
     HOST_ROOT_NOTE,

@@ -1,31 +1,26 @@
 """The report's dollars: ``costs`` in results.json and the Cost section of report.html.
 
-Prices come from ``prices.json`` beside the run's ``evaluation.json`` (dated, per model);
-the arithmetic is :mod:`pluginbench.stats._cost`. Without prices every dollar figure is
+Prices come from ``prices.json`` beside the run's ``evaluation.json`` (dated, per model;
+read by ``_prices``); the arithmetic is :mod:`pluginbench.stats._cost`. Without prices every dollar figure is
 absent with the reason, never 0.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from html import escape
-from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from ..errors import InputError
 from ..stats import (
     Cost,
-    PriceChoice,
     Prices,
     attempt_cost,
-    choose_prices,
     format_dollars,
-    parse_prices,
     total_cost,
 )
+from ._prices import PRICES_FILE
 from ._report_data import num
 
 #: The most attempts report.html shows one by one (a row of the attempts table and of the
@@ -33,30 +28,6 @@ from ._report_data import num
 #: (counts by arm; each arm's range and quartiles) and points to results.csv and
 #: results.json, which list every attempt at any size.
 ATTEMPTS_LISTED_MAX = 5_000
-
-PRICES_FILE = "prices.json"
-
-
-def load_prices(run_root: Path) -> tuple[Prices | None, str | None]:
-    """The run's price table, or ``None`` and why (absent, or invalid with file, field and fix)."""
-    path = run_root / PRICES_FILE
-    if not path.is_file():
-        return None, f"no {PRICES_FILE} beside evaluation.json: dollars are unknown"
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-        return parse_prices(raw, PRICES_FILE), None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        return None, f"{PRICES_FILE} is not valid JSON ({exc}): dollars are unknown"
-    except InputError as exc:
-        return None, f"{PRICES_FILE} is invalid: {exc.message} (field {exc.field}; fix: {exc.fix})"
-
-
-def report_prices(run_root: Path, run_date: str | None) -> PriceChoice:
-    """The table that prices the run's report: its own prices.json, else the bundled table;
-    ``run_date`` (run.created's timestamp) dates the age warning."""
-    prices, reason = load_prices(run_root)
-    return choose_prices(prices, reason, (run_root / PRICES_FILE).is_file(), run_date)
-
 
 def _table_name(source: str) -> str:
     return "the bundled price table" if source == "bundled" else PRICES_FILE

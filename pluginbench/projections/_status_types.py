@@ -6,6 +6,8 @@ and the table in ``docs/metrics.md`` is generated from these types (``tools/gen_
 so the docs cannot drift from the output.
 """
 
+from __future__ import annotations
+
 from typing import Annotated, Any, Literal
 
 import msgspec
