@@ -1,52 +1,33 @@
-"""What every command shares: consoles, the error boundary, and JSON output."""
+"""What every command shares: consoles (made on first use), the error boundary, and JSON output."""
 
 from __future__ import annotations
 
 import errno
 import functools
-import os
 import sys
-from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
-from rich.console import Console
-from rich.highlighter import NullHighlighter
-from rich.segment import Segment
 
 from .._parsing import visible as visible  # re-exported: the CLI's modules import it from here
 from ..errors import InputError, PluginBenchError
+from ._lines import say as say  # re-exported: the CLI's line writer
+
+if TYPE_CHECKING:
+    from ._console import console as console
+    from ._console import err_console as err_console
 
 
-class _KeepWorkingConsole(Console):
-    """A console whose closed reader (``| head``) silences it instead of ending the process:
-    Rich's default raises SystemExit, which inside a review, a measurement revision or a
-    foreground run aborts the work half done (and, in a task group, prints a traceback).
+def __getattr__(name: str) -> Any:
+    # The rich consoles are made on first use (``._console``): a run writing only plain
+    # lines to a file or a pipe never imports rich.
+    if name in ("console", "err_console"):
+        from . import _console
 
-    Every text it writes goes through :func:`visible`: names, reasons, verifier output and
-    errors come from tasks and agents, and an escape sequence in them must not write the
-    clipboard (OSC 52), plant a link (OSC 8), clear or retitle the terminal. Styles and a live
-    view's cursor moves are Rich's own segments (``control``), written as they are."""
+        return getattr(_console, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
-        return super()._render_buffer(
-            s if s.control else Segment(visible(s.text), s.style) for s in buffer)
-
-    def on_broken_pipe(self) -> None:
-        self.quiet = True
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, (sys.stderr if self.stderr else sys.stdout).fileno())
-
-
-# Lines written to a file (run.log, a pipe) are not hard-wrapped at 80 columns.
-# emoji=False: a name such as check:x: is text, never turned into an emoji.
-console = _KeepWorkingConsole(soft_wrap=not sys.stdout.isatty(), emoji=False)
-err_console = _KeepWorkingConsole(stderr=True, soft_wrap=not sys.stderr.isatty(), emoji=False)
-for _uncolored in (console, err_console):
-    # Highlighting only adds colours: without a colour system (a file, a pipe, NO_COLOR) it
-    # changes nothing written, and its first use compiles rich's patterns (~4 ms).
-    if _uncolored.color_system is None:
-        _uncolored.highlighter = NullHighlighter()
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -110,12 +91,12 @@ def errors_to_exit_codes(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except InputError as exc:
-            err_console.print(exc.render(), markup=False, highlight=False)
+            say(exc.render(), err=True)
             if wants_json:
                 print_json_error(exc.message, 2, file=exc.file, field=exc.field, fix=exc.fix, answered=_json_written)
             raise SystemExit(2) from None
         except PluginBenchError as exc:
-            err_console.print(f"error: {exc}", markup=False, highlight=False)
+            say(f"error: {exc}", err=True)
             if wants_json:
                 print_json_error(str(exc), exc.exit_code, answered=_json_written)
             raise SystemExit(exc.exit_code) from None
@@ -123,7 +104,7 @@ def errors_to_exit_codes(fn: F) -> F:
             refusal = input_error_of(exc)
             if refusal is None:
                 raise
-            err_console.print(refusal.render(), markup=False, highlight=False)
+            say(refusal.render(), err=True)
             if wants_json:
                 print_json_error(refusal.message, 2, file=refusal.file, field=refusal.field, fix=refusal.fix,
                                  answered=_json_written)
@@ -163,13 +144,13 @@ def print_failed_control(row: Any, base: Any = None) -> None:
         return
     tail = get("verifier_tail") or []
     if tail:
-        err_console.print(f"  the verifier's last {len(tail)} lines:", markup=False, highlight=False)
+        say(f"  the verifier's last {len(tail)} lines:", err=True)
         for line in tail:
-            err_console.print(f"    {line}", markup=False, highlight=False)
+            say(f"    {line}", err=True)
     evidence = get("evidence")
     if evidence:
         where = f"{base}/{evidence}" if base is not None else evidence
-        err_console.print(f"  evidence: {where}", markup=False, highlight=False)
+        say(f"  evidence: {where}", err=True)
 
 
 def group_harnesses(folder: Any) -> list[str] | None:

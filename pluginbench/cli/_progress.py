@@ -9,14 +9,14 @@ import time
 from types import TracebackType
 from typing import Any
 
-from rich.markup import escape
-
 from ..events import Event, type_name
 from ..projections import RunState
 from ..rundir import RunDir
-from ._common import console, visible
+from ._common import say, visible
+from ._lines import is_terminal
 
-_MARK = {"pass": "[green]pass[/]", "overlap_pass": "[green]overlap_pass[/]", "fail": "[red]fail[/]", "empty": "[yellow]empty[/]", "unknown": "[magenta]unknown[/]"}
+#: the outcome words coloured in an attempt's line, and their colours
+_MARK = {"pass": "green", "overlap_pass": "green", "fail": "red", "empty": "yellow", "unknown": "magenta"}
 
 
 #: per-task and per-attempt bookkeeping lines a foreground terminal shows only with
@@ -114,7 +114,7 @@ class ForegroundProgress:
         self.progress: Any = None
         self._started = time.monotonic()
         self._summary: tuple[str, int | None, int] = ("starting", None, 0)
-        if console.is_terminal:
+        if is_terminal(sys.stdout):
             from rich.progress import (
                 BarColumn,
                 MofNCompleteColumn,
@@ -130,7 +130,7 @@ class ForegroundProgress:
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),
-                console=console,
+                console=_console(),
                 transient=False,
             )
             self.bar = self.progress.add_task("starting", total=None)
@@ -147,21 +147,27 @@ class ForegroundProgress:
         description, total, done = self._summary
         width = len(str(total)) if total is not None else 1
         elapsed = _dt.timedelta(seconds=max(0, int(time.monotonic() - self._started)))
-        console.print(f"  {description} {done:{width}d}/{total if total is not None else '?'} {elapsed}",
-                      markup=False, highlight=False)
+        say(f"  {description} {done:{width}d}/{total if total is not None else '?'} {elapsed}")
 
     def observe(self, state: RunState, event: Event) -> None:
         text = describe(state, event, verbose=self.verbose)
         if text is not None:
-            text = escape(text)  # names and reasons come from users: never rich markup
-            for key, mark in _MARK.items():
+            for key, colour in _MARK.items():
                 if text.endswith(f": {key}") or f": {key} (" in text:
-                    text = text.replace(f": {key}", f": {mark}", 1)
+                    before, _, after = text.partition(f": {key}")
+                    say(f"{before}: ", (key, colour), after)
                     break
-            console.print(text, highlight=False)
+            else:
+                say(text)
         total = len(state.live)
         done = state.count("complete")
         running = state.count("running")
         self._summary = (f"{state.phase} · {running} running", total or None, done)
         if self.progress is not None:
             self.progress.update(self.bar, total=total or None, completed=done, description=self._summary[0])
+
+
+def _console() -> Any:
+    from ._console import console
+
+    return console

@@ -18,8 +18,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rich.markup import escape
-
 from .._worker_start import (
     FROM_STDIN,
     EarlyWorker,
@@ -35,11 +33,10 @@ from ..harness_registry import harness_class, is_registered
 from ..projections import read_checked_log
 from ..rundir import RunDir
 from ._common import (
-    console,
-    err_console,
     errors_to_exit_codes,
     group_harnesses,
     print_failed_control,
+    say,
     visible,
 )
 from ._progress import ForegroundProgress, log_line
@@ -234,34 +231,30 @@ def _finish(rd: RunDir, state: object, notify: bool) -> int:
     pending = [a for a in state.live_attempts() if a.source_only is not None and a.source_only.status == "pending"]
     if pending:
         reasons = sorted({so.reason or "no reason recorded" for a in pending if (so := a.source_only) is not None})
-        console.print(f"{len(pending)} source-only grade(s) pending ({'; '.join(reasons)}); "
-                      f"pluginbench run {shlex.quote(str(rd.root))} tries them again", highlight=False, markup=False)
+        say(f"{len(pending)} source-only grade(s) pending ({'; '.join(reasons)}); "
+            f"pluginbench run {shlex.quote(str(rd.root))} tries them again")
     if state.finished and state.failed is None:  # a finished run whose evidence changed since is failed
         print_verdicts(rd)
-        console.print(f"[bold green]complete[/] report: {escape(str(report))}")
+        say(("complete", "bold green"), f" report: {report}", highlight=True)
         _notify(notify, f"run {rd.root.name} finished")
         return 0
     if state.failed is not None:
-        err_console.print(f"[bold red]failed[/]: {escape(state.failed)}", highlight=False)
+        say(("failed", "bold red"), f": {state.failed}", err=True)
         for checked in state.readiness.values():
             print_failed_control(checked, rd.root)
         if not state.coding:
-            err_console.print(
-                "preparation failed before any coding call; the inputs are frozen in the run, so repair "
-                "them and start a new evaluation", highlight=False,
-            )
+            say("preparation failed before any coding call; the inputs are frozen in the run, so repair "
+                "them and start a new evaluation", err=True)
         else:
-            err_console.print(f"fix the cause, then resume with: pluginbench run {shlex.quote(str(rd.root))}", highlight=False)
+            say(f"fix the cause, then resume with: pluginbench run {shlex.quote(str(rd.root))}", err=True)
         _notify(notify, f"run {rd.root.name} failed")
         return 1
     if state.extension_record(SEQUENTIAL) is not None and report.exists():  # stopped because it was decided
         print_verdicts(rd)
-        console.print(f"[bold green]decided[/]: {escape(state.stopped or '')}. report: {escape(str(report))}",
-                      highlight=False)
+        say(("decided", "bold green"), f": {state.stopped or ''}. report: {report}")
         _notify(notify, f"run {rd.root.name} decided")
         return 0
-    console.print(f"[yellow]stopped[/]: {escape(state.stopped or '')}. Resume with: "
-                  f"pluginbench run {escape(shlex.quote(str(rd.root)))}", highlight=False)
+    say(("stopped", "yellow"), f": {state.stopped or ''}. Resume with: pluginbench run {shlex.quote(str(rd.root))}")
     _notify(notify, f"run {rd.root.name} stopped")
     return 0
 
@@ -390,8 +383,8 @@ def _from_config(loaded: Any, output: Path | None, *, dry_run: bool, json_out: b
             print_measure_readiness(measures)
         if measures is not None and measures.get("blocking"):
             if not json_out:
-                err_console.print(f"dry run: {len(measures['blocking'])} measure problem(s) would stop the run; "
-                                  "fix them (above) or deselect the measure", markup=False, highlight=False)
+                say(f"dry run: {len(measures['blocking'])} measure problem(s) would stop the run; "
+                    "fix them (above) or deselect the measure", err=True)
             raise SystemExit(1)
         return
     if json_out:
@@ -463,12 +456,13 @@ def resume_checks(rd: RunDir) -> tuple[Any, Any]:
 def _go(rd: RunDir, *, foreground: bool, notify: bool, cost_ceiling: float | None = None, verbose: bool = False,
         early: EarlyWorker | None = None) -> None:
     if notify and not (shutil.which("notify-send") or shutil.which("osascript")):
-        err_console.print("warning: --notify: neither notify-send nor osascript is on PATH; no notifications")
+        say("warning: --notify: neither notify-send nor osascript is on PATH; no notifications", err=True,
+            highlight=True)
     if foreground:
         raise SystemExit(_run_foreground(rd, notify=notify, cost_ceiling=cost_ceiling, verbose=verbose))
     pid = _spawn_worker(rd, notify, cost_ceiling, early)
-    console.print(f"run {rd.root} started in the background (pid {pid})", highlight=False)
-    console.print(f"watch it:  pluginbench status {shlex.quote(str(rd.root))} --watch", highlight=False)
+    say(f"run {rd.root} started in the background (pid {pid})")
+    say(f"watch it:  pluginbench status {shlex.quote(str(rd.root))} --watch")
 
 
 @errors_to_exit_codes
@@ -522,5 +516,5 @@ def demo(*, output: Path | None = None, verbose: bool = False) -> None:
 
     loaded = load_config(config)
     rd = _create(loaded, output, prefix="demo-")
-    console.print(f"demo run: {rd.root}", highlight=False)
+    say(f"demo run: {rd.root}")
     raise SystemExit(_run_foreground(rd, notify=False, verbose=verbose))

@@ -9,18 +9,21 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from ..rundir import RunDir
-from ._common import console
+from ._lines import say
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 STYLE = {"better": "bold green", "worse": "bold red", "equivalent": "bold blue"}
 
 
 def verdict_text(v: Mapping[str, Any]) -> Text:
     """One headline, coloured only when decided (a partial run or unexercised package is plain)."""
+    from rich.text import Text
+
     return Text(f"verdict: {v['headline']}", style=STYLE.get(v["kind"], ""))
 
 
@@ -42,4 +45,5 @@ def verdicts_beside(report_html: Path) -> Sequence[Mapping[str, Any]]:
 def print_verdicts(rd: RunDir) -> None:
     """Print every treatment's headline from the run's report, if it has one."""
     for v in saved_verdicts(rd):
-        console.print(verdict_text(v), highlight=False)
+        style = STYLE.get(v["kind"], "")
+        say((f"verdict: {v['headline']}", style) if style else f"verdict: {v['headline']}")

@@ -160,9 +160,9 @@ def test_dry_run_header_counts_in_the_right_number(tmp_path: Path) -> None:
 def test_dry_run_attempt_ids_stay_whole_on_a_narrow_console(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                              columns: int) -> None:
     """At any console width (a pipe is 80 columns) every planned attempt id is printed whole on one line, once."""
-    from pluginbench.cli import _run
+    from pluginbench.cli import _console
 
-    monkeypatch.setattr(_run.console, "width", columns)
+    monkeypatch.setattr(_console.console, "width", columns)
     config = write_config(tmp_path, tasks=["roman-numerals", "word-wrap"], repeats=2)
     code, plan = run_cli("run", str(config), "--dry-run", "--json")
     assert code == 0, plan

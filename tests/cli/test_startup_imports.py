@@ -34,8 +34,8 @@ def _loaded(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str
 def test_a_whole_run_imports_neither_compare_nor_pydantic_nor_the_plan_printer(tmp_path: Path) -> None:
     """A one-attempt ``run --foreground`` completes without loading ``compare``'s module, the
     dry-run plan printer, the CLI framework (a plain ``run`` line needs no typer, no click,
-    and so no pydantic either), rich's live view (off a terminal the run ends with one plain
-    line: phase, attempts done of all, time), other
+    and so no pydantic either), rich (off a terminal every line is written as plain text,
+    and the run ends with one plain line: phase, attempts done of all, time), other
     commands' modules (history mining, doctor, groups, calibration, the dashboard), nor what
     only some measures, task sources, reviews or harnesses use (regex, importlib.metadata,
     urllib.request, anyio.from_thread, the probe's HTTP server, the other harnesses' adapters,
@@ -67,8 +67,9 @@ def test_a_whole_run_imports_neither_compare_nor_pydantic_nor_the_plan_printer(t
     assert "pluginbench.actors" in modules  # the probe saw the run itself
     unneeded = {"pluginbench.cli._compare", "pluginbench.cli._compare_io", "pluginbench.cli._plan_lines",
                 "pydantic", "typer", "typer._click", "click", "pluginbench.cli._app", "pluginbench.cli._run_commands",
-                # the live view: written to a pipe, the run's end is one plain line
-                "rich.progress", "rich.live",
+                # rich itself: written to a pipe, every line is plain text (the live view's
+                # end is one plain line)
+                "rich", "rich.console", "rich.progress", "rich.live",
                 # imported on first use by the measure, task source or probe run that needs them
                 "regex", "importlib.metadata", "email.message", "urllib.request", "anyio.from_thread",
                 "http.server", "pluginbench.probe._server",

@@ -9,7 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pluginbench.cli._common import _KeepWorkingConsole, visible
+from pluginbench.cli._common import visible
+from pluginbench.cli._console import _KeepWorkingConsole
 from pluginbench.cli._watch import render_status
 from tests.cli.test_status_view import _attempt, _snapshot
 from tests.runs_helpers import QUICKSTART, write_config
