@@ -12,8 +12,8 @@ from typing import Any
 from ..events import Event, type_name
 from ..projections import RunState
 from ..rundir import RunDir
-from ._common import say, visible
-from ._lines import is_terminal
+from ._common import visible
+from ._lines import is_terminal, say
 
 #: the outcome words coloured in an attempt's line, and their colours
 _MARK = {"pass": "green", "overlap_pass": "green", "fail": "red", "empty": "yellow", "unknown": "magenta"}
