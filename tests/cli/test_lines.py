@@ -75,7 +75,7 @@ def test_a_line_with_a_tab_is_written_by_rich_with_its_tab_stops(monkeypatch: py
 @pytest.mark.parametrize("tty", [True, False])
 @pytest.mark.parametrize("compatible", [None, "", "0", "1", "2"])
 @pytest.mark.parametrize("force", [None, "", "1", "0"])
-def test_the_terminal_test_is_riches_own(monkeypatch: pytest.MonkeyPatch, tty: bool, compatible: str | None,
+def test_the_terminal_test_is_the_one_rich_uses(monkeypatch: pytest.MonkeyPatch, tty: bool, compatible: str | None,
                                          force: str | None) -> None:
     """is_terminal agrees with rich's Console.is_terminal for TTY_COMPATIBLE, FORCE_COLOR and isatty in every combination, and writes_plain only off a terminal and off a TTY."""
     for name, value in zip(_ENV, (compatible, force), strict=True):

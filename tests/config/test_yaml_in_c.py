@@ -42,8 +42,9 @@ def _python(text: str) -> Any:
 
 
 @pytest.mark.skipif(_parse._CConfigLoader is None, reason="PyYAML without libyaml: the Python loader is the only one")
-@pytest.mark.parametrize("text", _TEXTS + [p.read_text(encoding="utf-8") for p in sorted(
-    [*_ROOT.glob("examples/**/*.yaml"), *_ROOT.glob("tests/data/**/*.yaml")])])
+@pytest.mark.parametrize("text", [pytest.param(t, id=f"text{i}") for i, t in enumerate(_TEXTS)] + [
+    pytest.param(p.read_text(encoding="utf-8"), id=str(p.relative_to(_ROOT)))
+    for p in sorted([*_ROOT.glob("examples/**/*.yaml"), *_ROOT.glob("tests/data/**/*.yaml")])])
 def test_libyaml_and_python_read_every_text_alike(text: str) -> None:
     """The same value, or the same refusal word for word, from the config loader with libyaml as from the Python loader."""
     assert _outcome(_parse._load_yaml, text) == _outcome(_python, text)
