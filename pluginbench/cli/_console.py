@@ -4,7 +4,6 @@ Imported on first use (``_common`` resolves ``console`` and ``err_console`` lazi
 command that writes only plain lines (:func:`._lines.say` to a file or a pipe) never
 imports rich."""
 
-import os
 import sys
 from collections.abc import Iterable
 
@@ -13,6 +12,7 @@ from rich.highlighter import NullHighlighter
 from rich.segment import Segment
 
 from .._parsing import visible
+from ._lines import silence
 
 
 class _KeepWorkingConsole(Console):
@@ -31,8 +31,7 @@ class _KeepWorkingConsole(Console):
 
     def on_broken_pipe(self) -> None:
         self.quiet = True
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, (sys.stderr if self.stderr else sys.stdout).fileno())
+        silence(sys.stderr if self.stderr else sys.stdout)
 
 
 def make_console(*, stderr: bool = False) -> _KeepWorkingConsole:

@@ -58,10 +58,14 @@ def say(*pieces: Piece, err: bool = False, highlight: bool = False) -> None:
         stream.write(visible(text.translate(_RICH_DROPS)) + "\n")
         stream.flush()
     except BrokenPipeError:
-        # As our rich console does: a reader gone away (``| head``) silences the stream
-        # instead of ending the run half done.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, stream.fileno())
+        silence(stream)
+
+
+def silence(stream: TextIO) -> None:
+    """Point ``stream``'s file descriptor at /dev/null: a reader gone away (``| head``)
+    silences the stream instead of ending the run half done (say's and the consoles' way)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, stream.fileno())
 
 
 def _say_rich(pieces: tuple[Piece, ...], *, err: bool, highlight: bool) -> None:

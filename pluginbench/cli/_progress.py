@@ -124,13 +124,15 @@ class ForegroundProgress:
                 TimeElapsedColumn,
             )
 
+            from ._console import console
+
             self.progress = Progress(
                 SpinnerColumn(),
                 TextColumn("[bold]{task.description}"),
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),
-                console=_console(),
+                console=console,
                 transient=False,
             )
             self.bar = self.progress.add_task("starting", total=None)
@@ -165,9 +167,3 @@ class ForegroundProgress:
         self._summary = (f"{state.phase} · {running} running", total or None, done)
         if self.progress is not None:
             self.progress.update(self.bar, total=total or None, completed=done, description=self._summary[0])
-
-
-def _console() -> Any:
-    from ._console import console
-
-    return console

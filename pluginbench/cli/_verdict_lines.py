@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..rundir import RunDir
-from ._lines import say
+from ._lines import Piece, say
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -20,11 +20,19 @@ if TYPE_CHECKING:
 STYLE = {"better": "bold green", "worse": "bold red", "equivalent": "bold blue"}
 
 
+def verdict_piece(v: Mapping[str, Any]) -> Piece:
+    """One headline as a line's piece, coloured only when decided (a partial run or unexercised
+    package is plain)."""
+    text = f"verdict: {v['headline']}"
+    style = STYLE.get(v["kind"], "")
+    return (text, style) if style else text
+
+
 def verdict_text(v: Mapping[str, Any]) -> Text:
-    """One headline, coloured only when decided (a partial run or unexercised package is plain)."""
+    """:func:`verdict_piece` as rich text (the status watch view's lines)."""
     from rich.text import Text
 
-    return Text(f"verdict: {v['headline']}", style=STYLE.get(v["kind"], ""))
+    return Text.assemble(verdict_piece(v))
 
 
 def saved_verdicts(rd: RunDir) -> Sequence[Mapping[str, Any]]:
@@ -45,5 +53,4 @@ def verdicts_beside(report_html: Path) -> Sequence[Mapping[str, Any]]:
 def print_verdicts(rd: RunDir) -> None:
     """Print every treatment's headline from the run's report, if it has one."""
     for v in saved_verdicts(rd):
-        style = STYLE.get(v["kind"], "")
-        say((f"verdict: {v['headline']}", style) if style else f"verdict: {v['headline']}")
+        say(verdict_piece(v))

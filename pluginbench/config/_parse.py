@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 import yaml
 
-from .._parsing import looks_numeric, value_at
+from .._parsing import load_yaml, looks_numeric, value_at
 from ..errors import ConfigError
 from ._schema import Evaluation
 
@@ -128,14 +128,8 @@ if hasattr(yaml, "CSafeLoader"):
 
 def _load_yaml(text: str) -> Any:
     """The config's YAML parsed with :class:`_ConfigLoader`'s rules, by libyaml when PyYAML has
-    it. Text it refuses is parsed again in Python, so every refusal (syntax, a duplicate key, a
-    key that is not a name) reads as it always did."""
-    if _CConfigLoader is not None:
-        try:
-            return yaml.load(text, Loader=_CConfigLoader)  # noqa: S506 - the safe loader's rules, in C
-        except yaml.YAMLError:
-            pass
-    return yaml.load(text, Loader=_ConfigLoader)  # noqa: S506 - a SafeLoader subclass
+    it (every refusal still worded by the Python loader; :func:`load_yaml`)."""
+    return load_yaml(text, _ConfigLoader, _CConfigLoader)
 
 
 def safe_load_unique(text: str) -> Any:
